@@ -1,0 +1,126 @@
+import type { JSONRPCNotification } from '@modelcontextprotocol/client'
+import type { ServerConfig } from '../config/schema.js'
+import type { Logger } from '../logger.js'
+import { backoffDelay } from './backoff.js'
+import { ChildConnection, type ChildState, type ListKind } from './child.js'
+import type { StopBudget } from './process-tree.js'
+import type { CommandHost } from './resolve-command.js'
+
+/** What the supervisor reports to the runtime. */
+export interface SupervisorEvents {
+  listsChanged(child: ChildConnection, kinds: readonly ListKind[]): void
+  stateChanged?(child: ChildConnection, previous: ChildState): void
+  notification(child: ChildConnection, notification: JSONRPCNotification): void
+  request(child: ChildConnection, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>>
+}
+
+export interface SupervisorDeps {
+  logger: Logger
+  version: string
+  host: CommandHost
+  configDir: string
+  events: SupervisorEvents
+  random?: () => number
+}
+
+/** A child that stayed up this long starts its restart count afresh. */
+const STABLE_AFTER_MS = 30_000
+
+/**
+ * Owns every child: starts them in parallel (eager) or on first use (lazy),
+ * restarts a crashed one with jittered exponential backoff, and stops them all.
+ * A failure of one child never touches the others.
+ */
+export class ChildSupervisor {
+  readonly children = new Map<string, ChildConnection>()
+  private readonly attempts = new Map<string, number>()
+  private readonly timers = new Map<string, NodeJS.Timeout>()
+  private closing = false
+
+  constructor(
+    servers: ReadonlyMap<string, ServerConfig>,
+    private readonly deps: SupervisorDeps,
+  ) {
+    for (const [key, config] of servers) {
+      if (config.disabled) continue
+      this.children.set(
+        key,
+        new ChildConnection(key, config, {
+          logger: deps.logger,
+          version: deps.version,
+          host: deps.host,
+          configDir: deps.configDir,
+          events: {
+            stateChanged: (child, previous) => this.onStateChanged(child, previous),
+            listsChanged: (child, kinds) => deps.events.listsChanged(child, kinds),
+            notification: (child, n) => deps.events.notification(child, n),
+            request: (child, method, params, signal) => deps.events.request(child, method, params, signal),
+          },
+        }),
+      )
+    }
+  }
+
+  /** Starts every eager child in parallel; resolves when each is RUNNING or FAILED. */
+  async startAll(): Promise<void> {
+    await Promise.all(
+      [...this.children.values()]
+        .filter((child) => child.config.startup !== 'lazy')
+        .map((child) => child.start().catch((error: unknown) => this.deps.logger.error(error instanceof Error ? error.message : String(error)))),
+    )
+  }
+
+  /** For a lazy child: starts it if needed and waits. Resolves false when it could not start. */
+  async ensureRunning(key: string): Promise<boolean> {
+    const child = this.children.get(key)
+    if (!child) return false
+    if (child.state === 'RUNNING') return true
+    if (this.closing) return false
+    try {
+      await child.start()
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  private onStateChanged(child: ChildConnection, previous: ChildState): void {
+    this.deps.logger.debug(`[${child.key}] ${previous} → ${child.state}${child.lastError ? `: ${child.lastError}` : ''}`)
+    this.deps.events.stateChanged?.(child, previous)
+    if (child.state === 'FAILED' && !this.closing) this.scheduleRestart(child, previous === 'RUNNING')
+  }
+
+  private scheduleRestart(child: ChildConnection, crashed: boolean): void {
+    if (this.timers.has(child.key)) return
+    const ranFor = child.startedAt ? Date.now() - child.startedAt.getTime() : 0
+    if (crashed && ranFor >= STABLE_AFTER_MS) this.attempts.set(child.key, 0)
+    const attempt = this.attempts.get(child.key) ?? 0
+    const delay = backoffDelay(attempt, child.config.restart, this.deps.random)
+    const log = this.deps.logger.withTag(child.key)
+    if (delay === undefined) {
+      log.error(`giving up after ${attempt} restarts: ${child.lastError ?? 'unknown error'}`)
+      return
+    }
+    if (crashed) log.warn(`stopped unexpectedly (${child.lastError ?? 'unknown'}); restarting in ${delay} ms`)
+    else log.warn(`restarting in ${delay} ms (attempt ${attempt + 1} of ${child.config.restart.maxRetries})`)
+    this.attempts.set(child.key, attempt + 1)
+    const timer = setTimeout(() => {
+      this.timers.delete(child.key)
+      if (this.closing) return
+      child.start().then(
+        () => log.success('running again'),
+        () => {},
+      )
+    }, delay)
+    timer.unref()
+    this.timers.set(child.key, timer)
+  }
+
+  /** Stops every child (and its process tree) in parallel. */
+  async stopAll(budget?: StopBudget): Promise<void> {
+    this.closing = true
+    for (const timer of this.timers.values()) clearTimeout(timer)
+    this.timers.clear()
+    await Promise.all([...this.children.values()].map((child) => child.stop(budget)))
+  }
+}

@@ -1,0 +1,104 @@
+import { renderUsage, runCommand, type CommandDef } from 'citty'
+import { ExitCode, MycError } from './errors.js'
+import { createLogger } from './logger.js'
+import { commonArgs } from './commands/_shared.js'
+import { version } from './version.js'
+
+
+type Loader = () => Promise<CommandDef<any>>
+/** Subcommands, each loaded only when it runs so start-up stays fast. */
+const commands: Record<string, Loader> = Object.assign(Object.create(null) as Record<string, Loader>, {
+  serve: () => import('./commands/serve.js').then((m) => m.default),
+  status: () => import('./commands/status.js').then((m) => m.default),
+  tools: () => import('./commands/tools.js').then((m) => m.default),
+})
+
+const main: CommandDef<typeof commonArgs> = {
+  meta: { name: 'myc', version, description: 'Mycelium: one MCP server in front of many, filtered by role and skill' },
+  args: commonArgs,
+  subCommands: commands,
+}
+
+/** Flags that take a value, so the first bare word after them is not a command. */
+const valueFlags = new Set(['--config', '--role', '--skills', '--http', '--model', '--trust', '--executor', '--template', '--context', '--mode', '--on-failure'])
+
+function findCommandIndex(argv: string[]): number {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === '--') return -1
+    if (arg.startsWith('-')) {
+      if (!arg.includes('=') && valueFlags.has(arg)) i++
+      continue
+    }
+    return i
+  }
+  return -1
+}
+
+/**
+ * Runs `myc` with the given arguments and returns the exit code. The only
+ * place that maps errors to exit codes (DESIGN.md section 3).
+ */
+export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY === true): Promise<number> {
+  const wantsJson = argv.includes('--json')
+  const verbose = argv.includes('--verbose')
+  const logger = createLogger({ verbose })
+  try {
+    if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
+      process.stdout.write(`${version}\n`)
+      return ExitCode.ok
+    }
+    const index = findCommandIndex(argv)
+    const name = index === -1 ? undefined : argv[index]!
+    if (argv.includes('--help') || argv.includes('-h')) {
+      const sub = name !== undefined && Object.hasOwn(commands, name) ? await commands[name]!() : undefined
+      process.stdout.write(`${await renderUsage(sub ?? main, sub ? main : undefined)}\n`)
+      return ExitCode.ok
+    }
+    if (name === undefined) {
+      // What MCP client configs run: `myc --config F` with a pipe on stdin.
+      if (!stdinIsTTY) return await runSub('serve', argv)
+      process.stdout.write(`${await renderUsage(main)}\n`)
+      return ExitCode.ok
+    }
+    if (!Object.hasOwn(commands, name)) {
+      const known = Object.keys(commands).join(', ')
+      throw new MycError('USAGE', `Unknown command "${name}". Commands: ${known}. Run \`myc --help\` for usage.`)
+    }
+    return await runSub(name, [...argv.slice(0, index), ...argv.slice(index + 1)])
+  } catch (error) {
+    return reportError(error, { json: wantsJson, verbose, logger })
+  }
+}
+
+async function runSub(name: string, rawArgs: string[]): Promise<number> {
+  const cmd = await commands[name]!()
+  const { result } = await runCommand(cmd, { rawArgs })
+  return typeof result === 'number' ? result : (process.exitCode as number | undefined) ?? ExitCode.ok
+}
+
+function reportError(error: unknown, opts: { json: boolean; verbose: boolean; logger: ReturnType<typeof createLogger> }): number {
+  const known = error instanceof MycError
+  const isCittyUsage = !known && error instanceof Error && error.name === 'CLIError'
+  const code = known ? error.code : isCittyUsage ? 'USAGE' : 'RUNTIME'
+  const exitCode = known ? error.exitCode : isCittyUsage ? ExitCode.usage : ExitCode.runtime
+  const message = error instanceof Error ? error.message : String(error)
+  if (opts.json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message } })}\n`)
+  else if (opts.verbose && error instanceof Error) opts.logger.error(error)
+  else opts.logger.error(message)
+  return exitCode
+}
+
+// Run when executed (bundle, executable, or `tsx src/cli.ts`), not when imported by tests.
+const invokedDirectly = typeof require !== 'undefined' ? require.main === module : process.argv[1]?.endsWith('cli.ts')
+if (invokedDirectly) {
+  runCli(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code
+    },
+    (error: unknown) => {
+      process.stderr.write(`${String(error)}\n`)
+      process.exitCode = ExitCode.runtime
+    },
+  )
+}

@@ -1,0 +1,94 @@
+import { readFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { parseDocument } from 'yaml'
+import { MycError } from '../errors.js'
+import { parseConfig, type ParseSource } from './parse.js'
+import type { MyceliumConfig } from './schema.js'
+
+export { parseConfig, type ParseSource }
+
+export interface LoadConfigOptions {
+  /** `--config F`, relative to `cwd`. */
+  configPath?: string
+  cwd: string
+  env: Record<string, string | undefined>
+}
+
+export interface LoadedConfig {
+  /** Absolute path of the file, or undefined for the embedded default. */
+  file: string | undefined
+  /** Base directory for relative paths in the config (the file's folder, or cwd). */
+  dir: string
+  config: MyceliumConfig
+  /** Every expanded value of `env` and `headers`, for redaction. */
+  secrets: string[]
+}
+
+/** Files looked for when no `--config` is given, in order. */
+export const DEFAULT_CONFIG_FILES = ['mycelium.config.json', 'mycelium.config.yaml', 'mycelium.config.yml'] as const
+
+/**
+ * Finds, reads, parses and validates the config. With no `--config` and no
+ * default file, the embedded default (no servers) is used. Throws
+ * MycError('CONFIG_NOT_FOUND' | 'CONFIG_INVALID') with the file named.
+ */
+export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
+  let file: string | undefined
+  if (options.configPath !== undefined) {
+    file = path.resolve(options.cwd, options.configPath)
+    if (!existsSync(file)) throw new MycError('CONFIG_NOT_FOUND', `Config file not found: ${file} (check the --config path, or run \`myc init\` to create one)`)
+  } else {
+    file = DEFAULT_CONFIG_FILES.map((name) => path.join(options.cwd, name)).find((candidate) => existsSync(candidate))
+  }
+  if (file === undefined) {
+    const { config, secrets } = parseConfig({}, { file: '(embedded default)', env: options.env })
+    return { file: undefined, dir: options.cwd, config, secrets }
+  }
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    throw new MycError('CONFIG_NOT_FOUND', `Cannot read config file ${file}: ${(error as Error).message}`)
+  }
+  const raw = parseText(text, file)
+  const { config, secrets } = parseConfig(raw, { file, env: options.env })
+  return { file, dir: path.dirname(file), config, secrets }
+}
+
+/** Parses JSON or YAML by extension (anything else: JSON, then YAML); errors name line and column. */
+export function parseText(text: string, file: string): unknown {
+  const ext = path.extname(file).toLowerCase()
+  const asJson = () => {
+    try {
+      return JSON.parse(text.replace(/^\uFEFF/, '')) as unknown
+    } catch (error) {
+      const message = (error as Error).message
+      const at = /position (\d+)/.exec(message)
+      const where = at ? lineColumn(text, Number(at[1])) : undefined
+      throw new MycError('CONFIG_INVALID', `Invalid JSON in ${file}${where ? ` at line ${where.line}, column ${where.column}` : ''}: ${message.replace(/ in JSON at position \d+.*$/, '')} (fix the syntax; JSON allows no comments or trailing commas, YAML does: rename to .yaml)`)
+    }
+  }
+  const asYaml = () => {
+    const doc = parseDocument(text, { prettyErrors: false })
+    const error = doc.errors[0]
+    if (error) {
+      const pos = error.linePos?.[0]
+      throw new MycError('CONFIG_INVALID', `Invalid YAML in ${file}${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}: ${error.message.split('\n')[0]} (fix the syntax)`)
+    }
+    return doc.toJS() as unknown
+  }
+  if (ext === '.json') return asJson()
+  if (ext === '.yaml' || ext === '.yml') return asYaml()
+  try {
+    return asJson()
+  } catch {
+    return asYaml()
+  }
+}
+
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset)
+  const line = before.split('\n').length
+  return { line, column: offset - before.lastIndexOf('\n') }
+}

@@ -1,0 +1,208 @@
+import * as v from 'valibot'
+import { MycError } from '../errors.js'
+import { expandTree, formatPath, isSecretPath } from './expand-env.js'
+import { ConfigSchema, HTTP_ONLY_KEYS, STDIO_ONLY_KEYS, type MyceliumConfig, type ServerConfig } from './schema.js'
+import { didYouMean } from './suggest.js'
+
+/** Server keys: a letter or digit, then letters, digits, `_` and `-`. */
+export const SERVER_KEY = /^[A-Za-z0-9][A-Za-z0-9_-]*$/
+/** Reserved for myc's own tools and skills. */
+export const RESERVED_SERVER_KEY = 'mycelium'
+
+/** File names of MCP client configs that myc accepts as they stand. */
+const CLIENT_CONFIG_NAMES = new Set(['claude_desktop_config.json', '.mcp.json', 'mcp.json'])
+
+export interface ParseSource {
+  /** The file the config came from (for messages); absolute. */
+  file: string
+  env: Record<string, string | undefined>
+}
+
+type Path = (string | number)[]
+type Problem = { path: Path; message: string }
+
+/**
+ * Validates and resolves a parsed config document (pure: no I/O). Every
+ * problem is collected; if there are any, one MycError('CONFIG_INVALID')
+ * lists them all, each naming the file, the key path and the fix. Values of
+ * `env` and `headers` never appear in a message.
+ */
+export function parseConfig(raw: unknown, source: ParseSource): { config: MyceliumConfig; secrets: string[] } {
+  const problems: Problem[] = []
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw configError(source.file, [{ path: [], message: 'the file must hold a JSON/YAML object such as { "mcpServers": { … } }' }])
+  }
+  let doc = raw as Record<string, unknown>
+  // A Claude Desktop or Claude Code file carries other settings of its own: keep only what myc reads.
+  if (CLIENT_CONFIG_NAMES.has(basename(source.file))) doc = pick(doc, Object.keys(ConfigSchema.entries))
+
+  const expanded = expandTree(doc, source.env)
+  for (const m of expanded.missing) {
+    problems.push({ path: [], message: `${m.path}: environment variable ${m.name} is not set; set it, or write \${${m.name}:-default} to give a default` })
+  }
+  const normalized = normalizeServers(expanded.value as Record<string, unknown>, problems)
+  checkServerKeys(normalized, problems)
+  const result = v.safeParse(ConfigSchema, normalized)
+  if (!result.success) for (const issue of result.issues) problems.push(describeIssue(issue, normalized))
+  if (problems.length > 0 || !result.success) throw configError(source.file, problems)
+  const { mcpServers, $schema: _schema, ...rest } = result.output
+  return { config: { ...rest, servers: new Map<string, ServerConfig>(Object.entries(mcpServers)) }, secrets: expanded.secrets.filter((s) => s.length > 0) }
+}
+
+/** Server keys: the allowed characters, the reserved key, and no wire separator inside. */
+function checkServerKeys(doc: Record<string, unknown>, problems: Problem[]): void {
+  const servers = doc.mcpServers
+  if (servers === null || typeof servers !== 'object') return
+  const ns = doc.namespace as { separator?: unknown } | undefined
+  const separator = typeof ns?.separator === 'string' ? ns.separator : '__'
+  for (const key of Object.keys(servers)) {
+    if (!SERVER_KEY.test(key)) problems.push({ path: ['mcpServers', key], message: 'server keys start with a letter or digit and contain only letters, digits, "_" and "-"; rename it' })
+    else if (key.toLowerCase() === RESERVED_SERVER_KEY) problems.push({ path: ['mcpServers', key], message: `"${RESERVED_SERVER_KEY}" is reserved for myc's built-in tools; choose another key` })
+    else if (key.includes(separator)) problems.push({ path: ['mcpServers', key], message: `the key contains the wire separator "${separator}", so tool names could not be split back; rename it, or set namespace.separator to another of "__", "_", "-", ".", ":"` })
+  }
+}
+
+function basename(file: string): string {
+  return file.split(/[\\/]/).pop() ?? file
+}
+
+function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(obj).filter(([k]) => keys.includes(k)))
+}
+
+/**
+ * Fills in `type` the way Claude Desktop and Claude Code files imply it:
+ * `stdio` when there is a `command`, `http` when there is only a `url`
+ * (Claude Code's `streamable-http` spelling included).
+ */
+function normalizeServers(doc: Record<string, unknown>, problems: Problem[]): Record<string, unknown> {
+  const servers = doc.mcpServers
+  if (servers === undefined) return doc
+  if (servers === null || typeof servers !== 'object' || Array.isArray(servers)) {
+    problems.push({ path: ['mcpServers'], message: 'must be an object mapping server keys to server entries, e.g. { "fs": { "command": "npx", "args": [...] } }' })
+    const { mcpServers: _drop, ...rest } = doc
+    return rest
+  }
+  const out: Record<string, unknown> = {}
+  for (const [key, entry] of Object.entries(servers)) {
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+      out[key] = entry
+      continue
+    }
+    const e = { ...(entry as Record<string, unknown>) }
+    if (e.type === 'streamable-http' || e.type === 'streamableHttp') e.type = 'http'
+    if (e.type === undefined) {
+      if (Object.hasOwn(e, 'command') && Object.hasOwn(e, 'url')) {
+        problems.push({ path: ['mcpServers', key], message: 'has both "command" and "url": a server is either started (command, type "stdio") or connected to (url, type "http" or "sse"); keep one' })
+        continue
+      }
+      if (Object.hasOwn(e, 'command')) e.type = 'stdio'
+      else if (Object.hasOwn(e, 'url')) e.type = 'http'
+      else {
+        const typo = Object.keys(e)
+          .map((k) => ({ k, s: didYouMean(k, ['command', 'url']) }))
+          .find((x) => x.s !== undefined)
+        problems.push(
+          typo
+            ? { path: ['mcpServers', key, typo.k], message: `unknown key "${typo.k}"; did you mean "${typo.s}"?` }
+            : { path: ['mcpServers', key], message: 'needs "command" (a program to start) or "url" (a server to connect to)' },
+        )
+        continue
+      }
+    }
+    out[key] = e
+  }
+  return { ...doc, mcpServers: out }
+}
+
+type AnySchema = { type: string; entries?: Record<string, AnySchema>; wrapped?: AnySchema; value?: AnySchema; item?: AnySchema; options?: AnySchema[] }
+
+/** The schema at a key path, for "did you mean" suggestions. */
+function schemaAt(path: readonly (string | number)[], rawDoc: unknown): AnySchema | undefined {
+  let schema: AnySchema | undefined = ConfigSchema as unknown as AnySchema
+  let node: unknown = rawDoc
+  for (const part of path) {
+    while (schema?.wrapped) schema = schema.wrapped
+    if (!schema) return undefined
+    if (schema.type === 'variant') {
+      const type = (node as { type?: unknown } | undefined)?.type
+      schema = schema.options?.find((o) => {
+        const t = o.entries?.type as (AnySchema & { literal?: unknown; options?: unknown[] }) | undefined
+        return t?.literal === type || (Array.isArray(t?.options) && t.options.includes(type))
+      })
+      while (schema?.wrapped) schema = schema.wrapped
+    }
+    if (schema?.entries) schema = schema.entries[String(part)]
+    else if (schema?.type === 'record') schema = schema.value
+    else if (schema?.type === 'array') schema = schema.item
+    else return undefined
+    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[String(part)] : undefined
+  }
+  while (schema?.wrapped) schema = schema.wrapped
+  return schema
+}
+
+function keysOf(schema: AnySchema | undefined): string[] {
+  return schema?.entries ? Object.keys(schema.entries) : []
+}
+
+function describeIssue(issue: v.BaseIssue<unknown>, doc: Record<string, unknown>): Problem {
+  const path: Path = (issue.path ?? []).map((p) => p.key as string | number)
+  const secret = isSecretPath(path)
+  if (issue.type === 'strict_object' && issue.expected === 'never') {
+    const key = String(path.at(-1))
+    const parentPath = path.slice(0, -1)
+    const parent = schemaAt(parentPath, doc)
+    const allowed = keysOf(parent)
+    const isServer = parentPath.length === 2 && parentPath[0] === 'mcpServers'
+    if (isServer) {
+      const type = (getAt(doc, parentPath) as { type?: string } | undefined)?.type
+      const otherKeys: readonly string[] = type === 'stdio' ? HTTP_ONLY_KEYS : STDIO_ONLY_KEYS
+      if (otherKeys.includes(key)) {
+        const fits = type === 'stdio' ? '"url" and "headers" fit type "http" or "sse"' : '"command", "args", "env" and "cwd" fit type "stdio"'
+        return { path, message: `"${key}" does not fit a server of type "${type}": ${fits}; remove it or change "type"` }
+      }
+    }
+    const suggestion = didYouMean(key, allowed)
+    return { path, message: `unknown key "${key}"${suggestion ? `; did you mean "${suggestion}"?` : ''} (allowed here: ${allowed.join(', ')})` }
+  }
+  if (issue.type === 'variant') {
+    return { path: [...path, 'type'], message: `unknown server type ${describeValue(issue.input, false)}; use "stdio", "http" or "sse"` }
+  }
+  if (issue.type === 'picklist' || issue.type === 'literal') {
+    return { path, message: `is ${describeValue(issue.input, secret)}, expected one of ${issue.expected}` }
+  }
+  if (issue.kind === 'validation') {
+    return { path, message: `${describeValue(issue.input, secret)} ${issue.message.replace(/^Invalid [^:]+: /, '')}`.trim() }
+  }
+  return { path, message: `expected ${issue.expected ?? 'another value'}, got ${describeValue(issue.input, secret)}${fixFor(path)}` }
+}
+
+function fixFor(path: Path): string {
+  const last = path.at(-1)
+  if (last === 'args') return ' (write args as a list of strings: ["-y", "pkg"])'
+  if (last === 'env' || last === 'headers') return ' (an object of string values)'
+  return ''
+}
+
+function getAt(doc: unknown, path: readonly (string | number)[]): unknown {
+  let node = doc
+  for (const part of path) node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[String(part)] : undefined
+  return node
+}
+
+/** How a value is named in a message; a secret is never shown, only its type. */
+function describeValue(value: unknown, secret: boolean): string {
+  if (value === undefined) return 'nothing'
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'a list'
+  if (typeof value === 'object') return 'an object'
+  if (secret) return `a ${typeof value}`
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value)
+  return `${typeof value} ${String(value)}`
+}
+
+function configError(file: string, problems: Problem[]): MycError {
+  const lines = problems.map((p) => (p.path.length > 0 ? `  ${formatPath(p.path)}: ${p.message}` : `  ${p.message}`))
+  return new MycError('CONFIG_INVALID', `Invalid config ${file}:\n${lines.join('\n')}`)
+}

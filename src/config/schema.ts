@@ -1,0 +1,130 @@
+import * as v from 'valibot'
+
+/**
+ * The config schema of DESIGN.md section 4, in valibot. Objects are strict:
+ * an unknown key is an error (with a "did you mean", see errors.ts). The
+ * output has every default filled in.
+ */
+
+const positiveInt = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
+const stringMap = v.record(v.string(), v.string())
+
+export const RestartSchema = v.strictObject({
+  maxRetries: v.optional(positiveInt(0, 1_000), 5),
+  initialDelayMs: v.optional(positiveInt(1, 3_600_000), 500),
+  maxDelayMs: v.optional(positiveInt(1, 3_600_000), 30_000),
+})
+
+const commonServerKeys = {
+  startup: v.optional(v.picklist(['eager', 'lazy']), 'eager'),
+  timeoutMs: v.optional(positiveInt(1, 86_400_000), 60_000),
+  startupTimeoutMs: v.optional(positiveInt(1, 3_600_000), 30_000),
+  disabled: v.optional(v.boolean(), false),
+  restart: v.optional(RestartSchema, {}),
+}
+
+export const StdioServerSchema = v.strictObject({
+  type: v.literal('stdio'),
+  command: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+  args: v.optional(v.array(v.string()), []),
+  env: v.optional(stringMap, {}),
+  cwd: v.optional(v.string()),
+  ...commonServerKeys,
+})
+
+export const HttpServerSchema = v.strictObject({
+  type: v.picklist(['http', 'sse']),
+  url: v.pipe(v.string(), v.url('must be an absolute URL such as https://example.com/mcp')),
+  headers: v.optional(stringMap, {}),
+  ...commonServerKeys,
+})
+
+export const ServerSchema = v.variant('type', [StdioServerSchema, HttpServerSchema])
+
+/** Keys that fit each server type, for "does not fit" messages. */
+export const STDIO_ONLY_KEYS = ['command', 'args', 'env', 'cwd'] as const
+export const HTTP_ONLY_KEYS = ['url', 'headers'] as const
+
+const patternList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))
+const nameList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))
+
+export const RoleDefinitionSchema = v.strictObject({
+  description: v.optional(v.string()),
+  allowedSkills: v.optional(nameList),
+  deny: v.optional(patternList, []),
+  inherits: v.optional(v.string()),
+})
+
+export const ConfigSchema = v.strictObject({
+  $schema: v.optional(v.string()),
+  mcpServers: v.optional(v.record(v.string(), ServerSchema), {}),
+  skills: v.optional(
+    v.strictObject({
+      dirs: v.optional(v.array(v.string()), ['skills']),
+      strict: v.optional(v.boolean(), true),
+      maxFileBytes: v.optional(positiveInt(1, 1 << 30), 1_048_576),
+      maxSkillBytes: v.optional(positiveInt(1, 1 << 30), 8_388_608),
+    }),
+  ),
+  roles: v.optional(
+    v.strictObject({
+      default: v.optional(v.string()),
+      definitions: v.optional(v.record(v.string(), RoleDefinitionSchema), {}),
+    }),
+    {},
+  ),
+  session: v.optional(
+    v.strictObject({
+      defaultSkills: v.optional(nameList, []),
+      escalation: v.optional(v.picklist(['auto', 'ask', 'manual']), 'auto'),
+      protectedSkills: v.optional(nameList, []),
+      metaTools: v.optional(v.boolean(), true),
+    }),
+    {},
+  ),
+  namespace: v.optional(
+    v.strictObject({
+      separator: v.optional(v.picklist(['__', '_', '-', '.', ':']), '__'),
+      maxLength: v.optional(positiveInt(16, 256), 64),
+    }),
+    {},
+  ),
+  sandbox: v.optional(
+    v.strictObject({
+      executor: v.optional(v.picklist(['auto', 'bubblewrap', 'sandbox-exec', 'docker', 'none']), 'auto'),
+      trust: v.optional(v.picklist(['restricted', 'sandboxed', 'unrestricted']), 'sandboxed'),
+      timeoutMs: v.optional(positiveInt(1, 86_400_000), 60_000),
+      outputLimitBytes: v.optional(positiveInt(1, 1 << 30), 1_048_576),
+      network: v.optional(v.strictObject({ allow: v.optional(v.array(v.string()), []) }), {}),
+      docker: v.optional(v.strictObject({ image: v.optional(v.string(), 'node:22-bookworm-slim') }), {}),
+    }),
+    {},
+  ),
+  memory: v.optional(v.strictObject({ dir: v.optional(v.string(), '.mycelium/memory') }), {}),
+  audit: v.optional(v.strictObject({ file: v.optional(v.string()) }), {}),
+  http: v.optional(
+    v.strictObject({
+      tokens: v.optional(v.array(v.strictObject({ env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')), role: v.string() })), []),
+    }),
+    {},
+  ),
+  agent: v.optional(
+    v.strictObject({
+      model: v.optional(v.string(), 'claude-sonnet-4-5'),
+      maxTurns: v.optional(positiveInt(1, 1_000), 30),
+    }),
+    {},
+  ),
+})
+
+export type RawConfigOutput = v.InferOutput<typeof ConfigSchema>
+export type RestartConfig = v.InferOutput<typeof RestartSchema>
+export type StdioServerConfig = v.InferOutput<typeof StdioServerSchema>
+export type HttpServerConfig = v.InferOutput<typeof HttpServerSchema>
+export type ServerConfig = StdioServerConfig | HttpServerConfig
+export type RoleDefinition = v.InferOutput<typeof RoleDefinitionSchema>
+
+/** The resolved config: defaults filled in, servers in a Map in file order. */
+export type MyceliumConfig = Omit<RawConfigOutput, 'mcpServers' | '$schema'> & {
+  servers: Map<string, ServerConfig>
+}

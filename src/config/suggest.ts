@@ -1,0 +1,34 @@
+/** Damerau–Levenshtein (optimal string alignment) distance, case-insensitive. */
+export function editDistance(a: string, b: string): number {
+  const s = a.toLowerCase()
+  const t = b.toLowerCase()
+  const d: number[][] = Array.from({ length: s.length + 1 }, (_, i) => [i, ...Array<number>(t.length).fill(0)])
+  for (let j = 1; j <= t.length; j++) d[0]![j] = j
+  for (let i = 1; i <= s.length; i++) {
+    for (let j = 1; j <= t.length; j++) {
+      const cost = s[i - 1] === t[j - 1] ? 0 : 1
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
+      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1)
+      d[i]![j] = best
+    }
+  }
+  return d[s.length]![t.length]!
+}
+
+/** The closest candidate to `input`, when it is close enough to be a likely typo. */
+export function didYouMean(input: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Number.POSITIVE_INFINITY
+  for (const candidate of candidates) {
+    const distance = editDistance(input, candidate)
+    if (distance < bestDistance) {
+      best = candidate
+      bestDistance = distance
+    }
+  }
+  const limit = Math.max(1, Math.floor(input.length / 3))
+  if (best !== undefined && (bestDistance <= limit || best.toLowerCase() === input.toLowerCase())) return best
+  // A key with a different case or a dash for camelCase (`allowed-roles`).
+  const folded = input.replace(/[-_]/g, '').toLowerCase()
+  return candidates.find((c) => c.replace(/[-_]/g, '').toLowerCase() === folded)
+}

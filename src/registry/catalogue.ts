@@ -1,0 +1,205 @@
+import { UriTemplate, type Prompt, type Resource, type ResourceTemplateType, type Tool } from '@modelcontextprotocol/client'
+import type { ChildLists, ListKind } from '../children/child.js'
+import { canonicalId, toWireName, type WireNameOptions } from './wire-names.js'
+
+/** A tool or prompt in the merged catalogue. `wire` is the child's definition with the wire name, all else untouched. */
+export interface NamedEntry<T extends { name: string }> {
+  /** Canonical id, `server:name`. */
+  id: string
+  server: string
+  /** The child's own name for it. */
+  name: string
+  wireName: string
+  def: T
+  wire: T
+}
+export type ToolEntry = NamedEntry<Tool>
+export type PromptEntry = NamedEntry<Prompt>
+
+export interface ResourceEntry {
+  server: string
+  def: Resource
+}
+export interface TemplateEntry {
+  server: string
+  def: ResourceTemplateType
+  template: UriTemplate | undefined
+}
+
+/** Two entries that would reach the client under one name (or URI); the later one is left out. */
+export interface Conflict {
+  kind: 'tool' | 'prompt' | 'resource'
+  name: string
+  kept: string
+  dropped: string
+}
+
+type Lists = Partial<ChildLists>
+
+/**
+ * The merged, namespaced catalogue of every running child: tools and prompts
+ * keyed by canonical id and by wire name, resources by URI, templates by
+ * server. Order is deterministic: servers in config order, each child's
+ * entries in its own order. Knows nothing of roles: a policy view filters it.
+ */
+export class Catalogue {
+  private readonly perServer = new Map<string, Lists>()
+  private toolList: ToolEntry[] = []
+  private promptList: PromptEntry[] = []
+  private resourceList: ResourceEntry[] = []
+  private templateList: TemplateEntry[] = []
+  private readonly toolsByWire = new Map<string, ToolEntry>()
+  private readonly toolsById = new Map<string, ToolEntry>()
+  private readonly promptsByWire = new Map<string, PromptEntry>()
+  private readonly promptsById = new Map<string, PromptEntry>()
+  private readonly resourcesByUri = new Map<string, ResourceEntry>()
+  /** Conflicts found by the last rebuild. */
+  conflicts: Conflict[] = []
+  /** Bumped on every change, per kind, so views can cache what they derive. */
+  readonly revision = { tools: 0, prompts: 0, resources: 0 }
+
+  constructor(
+    private readonly serverOrder: readonly string[],
+    private readonly naming: WireNameOptions,
+  ) {}
+
+  /** Replaces some of one server's lists (an empty object removes the server's entries). */
+  setServer(server: string, lists: Lists, kinds: readonly ListKind[]): void {
+    const current = { ...this.perServer.get(server) }
+    for (const kind of kinds) (current as Record<string, unknown>)[kind] = lists[kind] ?? []
+    this.perServer.set(server, current)
+    this.rebuild(kinds)
+  }
+
+  /** Removes every entry of a server (it crashed or stopped). */
+  clearServer(server: string): void {
+    this.perServer.delete(server)
+    this.rebuild(['tools', 'prompts', 'resources', 'resourceTemplates'])
+  }
+
+  private rebuild(kinds: readonly ListKind[]): void {
+    const conflicts = this.conflicts.filter((c) => !(kinds.includes('tools') && c.kind === 'tool') && !(kinds.includes('prompts') && c.kind === 'prompt') && !(kinds.includes('resources') && c.kind === 'resource'))
+    if (kinds.includes('tools')) {
+      this.toolList = this.mergeNamed('tools', this.toolsByWire, this.toolsById, 'tool', conflicts)
+      this.revision.tools++
+    }
+    if (kinds.includes('prompts')) {
+      this.promptList = this.mergeNamed('prompts', this.promptsByWire, this.promptsById, 'prompt', conflicts)
+      this.revision.prompts++
+    }
+    if (kinds.includes('resources')) {
+      this.resourcesByUri.clear()
+      this.resourceList = []
+      for (const server of this.orderedServers()) {
+        for (const def of this.perServer.get(server)?.resources ?? []) {
+          const existing = this.resourcesByUri.get(def.uri)
+          if (existing) {
+            conflicts.push({ kind: 'resource', name: def.uri, kept: existing.server, dropped: server })
+            continue
+          }
+          const entry = { server, def }
+          this.resourcesByUri.set(def.uri, entry)
+          this.resourceList.push(entry)
+        }
+      }
+      this.revision.resources++
+    }
+    if (kinds.includes('resourceTemplates')) {
+      this.templateList = []
+      for (const server of this.orderedServers()) {
+        for (const def of this.perServer.get(server)?.resourceTemplates ?? []) {
+          let template: UriTemplate | undefined
+          try {
+            template = new UriTemplate(def.uriTemplate)
+          } catch {
+            template = undefined
+          }
+          this.templateList.push({ server, def, template })
+        }
+      }
+      this.revision.resources++
+    }
+    this.conflicts = conflicts
+  }
+
+  private orderedServers(): string[] {
+    const known = this.serverOrder.filter((s) => this.perServer.has(s))
+    const extra = [...this.perServer.keys()].filter((s) => !this.serverOrder.includes(s)).sort()
+    return [...known, ...extra]
+  }
+
+  private mergeNamed<T extends { name: string }>(
+    kind: 'tools' | 'prompts',
+    byWire: Map<string, NamedEntry<T>>,
+    byId: Map<string, NamedEntry<T>>,
+    label: 'tool' | 'prompt',
+    conflicts: Conflict[],
+  ): NamedEntry<T>[] {
+    byWire.clear()
+    byId.clear()
+    const list: NamedEntry<T>[] = []
+    for (const server of this.orderedServers()) {
+      for (const def of (this.perServer.get(server)?.[kind] ?? []) as unknown as T[]) {
+        if (typeof def?.name !== 'string') continue
+        const id = canonicalId(server, def.name)
+        const wireName = toWireName(server, def.name, this.naming)
+        const clash = byWire.get(wireName) ?? byId.get(id)
+        if (clash) {
+          conflicts.push({ kind: label, name: wireName, kept: clash.id, dropped: id })
+          continue
+        }
+        const entry: NamedEntry<T> = { id, server, name: def.name, wireName, def, wire: { ...def, name: wireName } }
+        byWire.set(wireName, entry)
+        byId.set(id, entry)
+        list.push(entry)
+      }
+    }
+    return list
+  }
+
+  tools(): readonly ToolEntry[] {
+    return this.toolList
+  }
+  toolByWire(wireName: string): ToolEntry | undefined {
+    return this.toolsByWire.get(wireName)
+  }
+  toolById(id: string): ToolEntry | undefined {
+    return this.toolsById.get(id)
+  }
+  prompts(): readonly PromptEntry[] {
+    return this.promptList
+  }
+  promptByWire(wireName: string): PromptEntry | undefined {
+    return this.promptsByWire.get(wireName)
+  }
+  resources(): readonly ResourceEntry[] {
+    return this.resourceList
+  }
+  templates(): readonly TemplateEntry[] {
+    return this.templateList
+  }
+  /** Servers that have any entry of any kind (a crashed server has none). */
+  servers(): string[] {
+    return this.orderedServers()
+  }
+
+  /**
+   * The server that owns a resource URI: a listed resource first, then the
+   * first server (config order) whose template matches it.
+   */
+  serverForUri(uri: string): string | undefined {
+    const listed = this.resourcesByUri.get(uri)
+    if (listed) return listed.server
+    for (const entry of this.templateList) {
+      try {
+        if (entry.template?.match(uri)) return entry.server
+      } catch {}
+    }
+    return undefined
+  }
+
+  /** The server whose template has exactly this URI template (for completion refs). */
+  serverForTemplate(uriTemplate: string): string | undefined {
+    return this.templateList.find((t) => t.def.uriTemplate === uriTemplate)?.server
+  }
+}

@@ -1,0 +1,19 @@
+import { loadConfig, type LoadedConfig } from '../config/load.js'
+import type { Logger } from '../logger.js'
+import { hostForThisProcess } from './host.js'
+import { Runtime } from './runtime.js'
+
+export interface OpenRuntimeOptions {
+  configPath?: string
+  cwd?: string
+  env?: Record<string, string | undefined>
+  logger: Logger
+  version: string
+}
+
+/** Loads the config and builds (but does not start) the runtime. Throws MycError on a bad config. */
+export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtime: Runtime; loaded: LoadedConfig }> {
+  const loaded = await loadConfig({ configPath: options.configPath, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env })
+  const runtime = new Runtime({ loaded, logger: options.logger, version: options.version, host: hostForThisProcess() })
+  return { runtime, loaded }
+}

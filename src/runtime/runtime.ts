@@ -1,0 +1,133 @@
+import type { JSONRPCNotification } from '@modelcontextprotocol/client'
+import type { ChildConnection, ListKind } from '../children/child.js'
+import type { CommandHost } from '../children/resolve-command.js'
+import { URGENT_STOP_BUDGET } from '../children/process-tree.js'
+import { ChildSupervisor } from '../children/supervisor.js'
+import type { LoadedConfig } from '../config/load.js'
+import type { Logger } from '../logger.js'
+import { Catalogue } from '../registry/catalogue.js'
+
+/** A connected client session, as the runtime sees it. */
+export interface SessionHandle {
+  catalogueChanged(kinds: ReadonlySet<'tools' | 'prompts' | 'resources'>): void
+  childNotification(server: string, notification: JSONRPCNotification): void
+  /** Whether this session's principal reaches the server (so a child's request may go to it). */
+  reaches(server: string): boolean
+  forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>>
+  readonly clientHasRoots: boolean
+}
+
+export interface RuntimeDeps {
+  loaded: LoadedConfig
+  logger: Logger
+  version: string
+  host: CommandHost
+}
+
+/**
+ * Everything one `myc` process runs: the children, the merged catalogue and
+ * the connected sessions. Built once by the command and passed down; there is
+ * no other shared state.
+ */
+export class Runtime {
+  readonly supervisor: ChildSupervisor
+  readonly catalogue: Catalogue
+  readonly sessions = new Set<SessionHandle>()
+  private lastActive: SessionHandle | undefined
+  /** Conflicts already logged, so a rebuild does not repeat them. */
+  private reportedConflicts = new Set<string>()
+
+  constructor(readonly deps: RuntimeDeps) {
+    const { config } = deps.loaded
+    this.catalogue = new Catalogue([...config.servers.keys()], config.namespace)
+    this.supervisor = new ChildSupervisor(config.servers, {
+      logger: deps.logger,
+      version: deps.version,
+      host: deps.host,
+      configDir: deps.loaded.dir,
+      events: {
+        listsChanged: (child, kinds) => this.onListsChanged(child, kinds),
+        notification: (child, n) => this.onChildNotification(child, n),
+        request: (child, method, params, signal) => this.onChildRequest(child, method, params, signal),
+      },
+    })
+  }
+
+  get logger(): Logger {
+    return this.deps.logger
+  }
+
+  /** Starts the eager children (in parallel, each with its own timeout). */
+  start(): Promise<void> {
+    return this.supervisor.startAll()
+  }
+
+  /**
+   * Starts the lazy children a principal reaches that have not been started
+   * yet ("first use" is the first list request that could show them).
+   */
+  async startLazy(reaches: (server: string) => boolean): Promise<void> {
+    const pending = [...this.supervisor.children.values()].filter((c) => c.config.startup === 'lazy' && c.state === 'STOPPED' && c.startedAt === undefined && reaches(c.key))
+    await Promise.all(pending.map((c) => this.supervisor.ensureRunning(c.key)))
+  }
+
+  private onListsChanged(child: ChildConnection, kinds: readonly ListKind[]): void {
+    if (child.state === 'RUNNING') this.catalogue.setServer(child.key, child.lists, kinds)
+    else this.catalogue.clearServer(child.key)
+    const current = new Set<string>()
+    for (const conflict of this.catalogue.conflicts) {
+      const key = `${conflict.kind}\0${conflict.name}\0${conflict.kept}\0${conflict.dropped}`
+      current.add(key)
+      if (this.reportedConflicts.has(key)) continue
+      this.logger.error(
+        conflict.kind === 'resource'
+          ? `servers "${conflict.kept}" and "${conflict.dropped}" both serve the resource ${conflict.name}; reads go to "${conflict.kept}" (config order)`
+          : `two ${conflict.kind}s would reach the client as "${conflict.name}": ${conflict.kept} and ${conflict.dropped}; ${conflict.dropped} is left out (rename a server key or change namespace.separator)`,
+      )
+    }
+    this.reportedConflicts = current
+    const changed = new Set<'tools' | 'prompts' | 'resources'>()
+    for (const kind of kinds) changed.add(kind === 'resourceTemplates' ? 'resources' : kind)
+    for (const session of this.sessions) session.catalogueChanged(changed)
+  }
+
+  private onChildNotification(child: ChildConnection, notification: JSONRPCNotification): void {
+    for (const session of this.sessions) session.childNotification(child.key, notification)
+  }
+
+  private onChildRequest(child: ChildConnection, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const session = this.pickSession(child.key)
+    if (!session) return Promise.reject(new Error(`no MCP client that reaches "${child.key}" is connected to mycelium`))
+    return session.forwardRequest(child.key, method, params, signal)
+  }
+
+  /** The session a child's request goes to: the most recently active one that reaches the child. */
+  private pickSession(server: string): SessionHandle | undefined {
+    if (this.lastActive && this.sessions.has(this.lastActive) && this.lastActive.reaches(server)) return this.lastActive
+    return [...this.sessions].reverse().find((s) => s.reaches(server))
+  }
+
+  /** Marks a session as the one that last sent a request. */
+  touch(session: SessionHandle): void {
+    this.lastActive = session
+  }
+
+  addSession(session: SessionHandle): void {
+    this.sessions.add(session)
+  }
+
+  removeSession(session: SessionHandle): void {
+    this.sessions.delete(session)
+    if (this.lastActive === session) this.lastActive = undefined
+  }
+
+  /** Tells every running child that the client's roots changed. */
+  async rootsChanged(): Promise<void> {
+    await Promise.all([...this.supervisor.children.values()].map((child) => child.notify('notifications/roots/list_changed')))
+  }
+
+  /** Stops every child and its process tree; `urgent` after a signal. */
+  async close(options: { urgent?: boolean } = {}): Promise<void> {
+    await this.supervisor.stopAll(options.urgent ? URGENT_STOP_BUDGET : undefined)
+  }
+}

@@ -1,0 +1,70 @@
+import type { Readable, Writable } from 'node:stream'
+import { ExitCode } from '../errors.js'
+import type { Logger } from '../logger.js'
+import { StdioServerStream } from '../protocol/stdio-server-transport.js'
+import type { Runtime } from '../runtime/runtime.js'
+import { Session } from './session.js'
+import type { PrincipalView } from './view.js'
+
+export interface ServeStdioOptions {
+  runtime: Runtime
+  view: PrincipalView
+  logger: Logger
+  stdin?: Readable
+  stdout?: Writable
+  /** Signals that end the server; defaults to SIGINT and SIGTERM on this process. */
+  signals?: NodeJS.EventEmitter
+}
+
+/**
+ * Runs myc as an MCP server on stdio until the client goes away (stdin
+ * ends) or a signal arrives; then stops every child and its descendants.
+ * Resolves with the exit code (130 after SIGINT).
+ */
+export async function serveStdio(options: ServeStdioOptions): Promise<number> {
+  const { runtime, logger } = options
+  const signals = options.signals ?? process
+  // If myc is ended abruptly, still take the children's process groups down.
+  const killOnExit = () => {
+    for (const child of runtime.supervisor.children.values()) {
+      if (child.pid !== undefined && process.platform !== 'win32') {
+        try {
+          process.kill(-child.pid, 'SIGKILL')
+        } catch {}
+      }
+    }
+  }
+  process.once('exit', killOnExit)
+
+  await runtime.start()
+  const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
+  logger.info(`serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers on stdio`)
+  if (runtime.supervisor.children.size === 0) logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
+
+  const session = new Session({ runtime, view: options.view })
+  let exitCode: number = ExitCode.ok
+  let signalled = false
+  let onSignal: ((signal: NodeJS.Signals) => void) | undefined
+  await new Promise<void>((resolve) => {
+    onSignal = (signal: NodeJS.Signals) => {
+      logger.debug(`received ${signal}; shutting down`)
+      exitCode = signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.ok
+      signalled = true
+      resolve()
+    }
+    signals.once('SIGINT', onSignal)
+    signals.once('SIGTERM', onSignal)
+    session.onclose = () => resolve()
+    session.connect(new StdioServerStream(options.stdin, options.stdout)).catch((error: unknown) => {
+      logger.error(`could not start the stdio server: ${String(error)}`)
+      exitCode = ExitCode.runtime
+      resolve()
+    })
+  })
+  signals.off('SIGINT', onSignal!)
+  signals.off('SIGTERM', onSignal!)
+  await session.close()
+  await runtime.close({ urgent: signalled })
+  process.off('exit', killOnExit)
+  return exitCode
+}

@@ -1,0 +1,319 @@
+import { Server, ProtocolError, type ServerCapabilities } from '@modelcontextprotocol/server'
+import type { CallToolResult, JSONRPCNotification, LoggingLevel, Transport } from '@modelcontextprotocol/client'
+import { InterceptTransport } from '../protocol/intercept-transport.js'
+import { passthrough } from '../protocol/passthrough.js'
+import type { RelayOutcome } from '../protocol/request-relay.js'
+import type { ToolEntry } from '../registry/catalogue.js'
+import type { Runtime, SessionHandle } from '../runtime/runtime.js'
+import { decodeCursor, paginate } from './pagination.js'
+import { UpstreamRelay, type ForwardHandler } from './upstream-relay.js'
+import type { PrincipalView } from './view.js'
+
+/** JSON-RPC code for an unknown tool, prompt or resource (MCP: invalid params). */
+const INVALID_PARAMS = -32602
+
+/**
+ * The answer for a tool that does not exist, and so also for one that is
+ * hidden: both go through this one function, so they cannot differ.
+ */
+export function unknownTool(name: unknown): RelayOutcome {
+  return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown tool: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
+}
+function unknownPrompt(name: unknown): RelayOutcome {
+  return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown prompt: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
+}
+function unknownResource(uri: unknown): RelayOutcome {
+  return { ok: false, error: { code: INVALID_PARAMS, message: `Resource not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}` } }
+}
+
+export interface SessionOptions {
+  runtime: Runtime
+  view: PrincipalView
+  /** Entries per page of myc's own list answers. */
+  pageSize?: number
+}
+
+type ListKindName = 'tools' | 'prompts' | 'resources'
+
+/**
+ * One client connected to myc: an SDK Server for the handshake and the list
+ * methods, and an UpstreamRelay for the forwarded hot path. What the client
+ * sees is computed per request from the principal's view.
+ */
+export class Session implements SessionHandle {
+  readonly server: Server
+  private readonly relay: UpstreamRelay
+  private transport: InterceptTransport | undefined
+  private readonly subscriptions = new Set<string>()
+  private logLevel: LoggingLevel | undefined
+  private readonly pageSize: number
+  private unsubscribeView: (() => void) | undefined
+  private closed = false
+  /** Called once when the client goes away. */
+  onclose?: () => void
+
+  constructor(private readonly options: SessionOptions) {
+    const { runtime } = options
+    this.pageSize = options.pageSize ?? 1_000
+    this.server = new Server(
+      { name: 'mycelium', version: runtime.deps.version },
+      { capabilities: this.capabilities(), instructions: this.instructions() },
+    )
+    this.registerHandlers()
+    const handlers = new Map<string, ForwardHandler>([
+      ['tools/call', (params, ctx) => this.callTool(params, ctx)],
+      ['prompts/get', (params, ctx) => this.getPrompt(params, ctx)],
+      ['resources/read', (params, ctx) => this.readResource(params, ctx)],
+      ['completion/complete', (params, ctx) => this.complete(params, ctx)],
+    ])
+    this.relay = new UpstreamRelay((message) => this.transport!.send(message), handlers, (error) => runtime.logger.debug(`relay: ${String(error)}`))
+  }
+
+  private get view(): PrincipalView {
+    return this.options.view
+  }
+
+  private capabilities(): ServerCapabilities {
+    // What the children together support; a lazy child not started yet may
+    // support anything, so it counts as all.
+    const children = [...this.options.runtime.supervisor.children.values()]
+    const any = (pick: (caps: ServerCapabilities) => unknown) => children.some((c) => c.state !== 'RUNNING' || Boolean(c.capabilities && pick(c.capabilities)))
+    const caps: ServerCapabilities = { tools: { listChanged: true }, logging: {} }
+    if (any((c) => c.prompts)) caps.prompts = { listChanged: true }
+    if (any((c) => c.resources)) caps.resources = { listChanged: true, subscribe: true }
+    if (any((c) => c.completions)) caps.completions = {}
+    return caps
+  }
+
+  private instructions(): string | undefined {
+    const parts: string[] = []
+    for (const child of this.options.runtime.supervisor.children.values()) {
+      if (child.instructions && this.view.serverVisible(child.key)) parts.push(`## ${child.key}\n\n${child.instructions.trim()}`)
+    }
+    return parts.length > 0 ? parts.join('\n\n') : undefined
+  }
+
+  private registerHandlers(): void {
+    const { server } = this
+    const { catalogue } = this.options.runtime
+    server.setRequestHandler('tools/list', async (request) => {
+      this.options.runtime.touch(this)
+      await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
+      const visible = [...this.view.builtinTools(), ...catalogue.tools().filter((e) => this.view.toolVisible(e)).map((e) => e.wire)]
+      const page = paginate(visible, decodeCursor(request.params?.cursor, 'tools'), this.pageSize, 'tools')
+      return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+    })
+    if (this.server.getCapabilities().prompts) {
+      server.setRequestHandler('prompts/list', async (request) => {
+        await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
+        const visible = catalogue.prompts().filter((e) => this.view.promptVisible(e)).map((e) => e.wire)
+        const page = paginate(visible, decodeCursor(request.params?.cursor, 'prompts'), this.pageSize, 'prompts')
+        return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+      })
+    }
+    if (this.server.getCapabilities().resources) {
+      server.setRequestHandler('resources/list', async (request) => {
+        await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
+        const visible = catalogue.resources().filter((e) => this.view.serverVisible(e.server)).map((e) => e.def)
+        const page = paginate(visible, decodeCursor(request.params?.cursor, 'resources'), this.pageSize, 'resources')
+        return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+      })
+      server.setRequestHandler('resources/templates/list', (request) => {
+        const visible = catalogue.templates().filter((e) => this.view.serverVisible(e.server)).map((e) => e.def)
+        const page = paginate(visible, decodeCursor(request.params?.cursor, 'templates'), this.pageSize, 'templates')
+        return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+      })
+      server.setRequestHandler('resources/subscribe', async (request) => {
+        const uri = request.params.uri
+        const child = this.childForUri(uri)
+        if (!child) throw new ProtocolError(INVALID_PARAMS, `Resource not found: ${uri}`)
+        if (child.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri })
+        this.subscriptions.add(uri)
+        return {}
+      })
+      server.setRequestHandler('resources/unsubscribe', async (request) => {
+        const uri = request.params.uri
+        this.subscriptions.delete(uri)
+        const child = this.childForUri(uri)
+        if (child?.capabilities?.resources?.subscribe && !this.otherSessionSubscribed(uri)) await child.request('resources/unsubscribe', { uri }).catch(() => {})
+        return {}
+      })
+    }
+    server.setRequestHandler('logging/setLevel', async (request) => {
+      this.logLevel = request.params.level
+      await Promise.all(
+        [...this.options.runtime.supervisor.children.values()]
+          .filter((c) => c.state === 'RUNNING' && c.capabilities?.logging && this.view.serverVisible(c.key))
+          .map((c) => c.request('logging/setLevel', { level: request.params.level }).catch(() => {})),
+      )
+      return {}
+    })
+    server.setNotificationHandler('notifications/roots/list_changed', () => {
+      void this.options.runtime.rootsChanged()
+    })
+    server.oninitialized = () => {
+      // Children asked for roots before a client was there; let them ask again.
+      if (this.clientHasRoots) void this.options.runtime.rootsChanged()
+    }
+  }
+
+  private otherSessionSubscribed(_uri: string): boolean {
+    return false
+  }
+
+  private childForUri(uri: string) {
+    const server = this.options.runtime.catalogue.serverForUri(uri)
+    if (server === undefined || !this.view.serverVisible(server)) return undefined
+    return this.options.runtime.supervisor.children.get(server)
+  }
+
+  private async callTool(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+    this.options.runtime.touch(this)
+    const name = params?.name
+    if (typeof name !== 'string') return unknownTool(name)
+    const args = (params?.arguments ?? {}) as Record<string, unknown>
+    const builtin = this.view.callBuiltin(name, args, { signal: ctx.signal, elicit: this.elicitFn() })
+    if (builtin) return { ok: true, result: (await builtin) as Record<string, unknown> }
+    const entry: ToolEntry | undefined = this.options.runtime.catalogue.toolByWire(name)
+    if (!entry || !this.view.toolVisible(entry)) return unknownTool(name)
+    const child = this.options.runtime.supervisor.children.get(entry.server)
+    if (!child) return unknownTool(name)
+    const outcome = await child.forward('tools/call', { ...params, name: entry.name }, ctx)
+    if (ctx.signal.aborted) return undefined
+    // A child that is down is a failed call the model can read, not a protocol error.
+    if (!outcome.ok && outcome.error.code === -32000) return { ok: true, result: toolError(outcome.error.message) as unknown as Record<string, unknown> }
+    return outcome
+  }
+
+  private async getPrompt(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+    const name = params?.name
+    const entry = typeof name === 'string' ? this.options.runtime.catalogue.promptByWire(name) : undefined
+    if (!entry || !this.view.promptVisible(entry)) return unknownPrompt(name)
+    const child = this.options.runtime.supervisor.children.get(entry.server)
+    if (!child) return unknownPrompt(name)
+    const outcome = await child.forward('prompts/get', { ...params, name: entry.name }, ctx)
+    return ctx.signal.aborted ? undefined : outcome
+  }
+
+  private async readResource(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+    const uri = params?.uri
+    const child = typeof uri === 'string' ? this.childForUri(uri) : undefined
+    if (!child) return unknownResource(uri)
+    const outcome = await child.forward('resources/read', params, ctx)
+    return ctx.signal.aborted ? undefined : outcome
+  }
+
+  private async complete(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+    const ref = params?.ref as { type?: string; name?: string; uri?: string } | undefined
+    const none: RelayOutcome = { ok: true, result: { completion: { values: [], hasMore: false } } }
+    const { catalogue, supervisor } = this.options.runtime
+    if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
+      const entry = catalogue.promptByWire(ref.name)
+      if (!entry || !this.view.promptVisible(entry)) return unknownPrompt(ref.name)
+      const child = supervisor.children.get(entry.server)
+      if (!child?.capabilities?.completions) return none
+      return child.forward('completion/complete', { ...params, ref: { ...ref, name: entry.name } }, ctx)
+    }
+    if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
+      const server = catalogue.serverForTemplate(ref.uri) ?? catalogue.serverForUri(ref.uri)
+      if (server === undefined || !this.view.serverVisible(server)) return unknownResource(ref.uri)
+      const child = supervisor.children.get(server)
+      if (!child?.capabilities?.completions) return none
+      return child.forward('completion/complete', params, ctx)
+    }
+    return { ok: false, error: { code: INVALID_PARAMS, message: 'completion/complete needs a ref of type ref/prompt or ref/resource' } }
+  }
+
+  private elicitFn(): ((message: string, requestedSchema: Record<string, unknown>) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>) | undefined {
+    if (!this.server.getClientCapabilities()?.elicitation) return undefined
+    return async (message, requestedSchema) => {
+      const result = await this.server.request({ method: 'elicitation/create', params: { mode: 'form', message, requestedSchema } }, passthrough, { timeout: 10 * 60_000 })
+      return result as { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }
+    }
+  }
+
+  /** Connects to the client over the given transport (stdio, HTTP, in-memory). */
+  async connect(transport: Transport): Promise<void> {
+    this.transport = new InterceptTransport(transport, this.relay.intercept)
+    this.options.runtime.addSession(this)
+    this.unsubscribeView = this.view.onChange(() => this.notify('notifications/tools/list_changed'))
+    this.server.onclose = () => this.dispose()
+    await this.server.connect(this.transport)
+  }
+
+  private dispose(): void {
+    if (this.closed) return
+    this.closed = true
+    this.relay.abortAll()
+    this.unsubscribeView?.()
+    this.options.runtime.removeSession(this)
+    this.onclose?.()
+  }
+
+  async close(): Promise<void> {
+    await this.server.close().catch(() => {})
+    this.dispose()
+  }
+
+  private notify(method: string, params?: Record<string, unknown>): void {
+    if (this.closed || !this.transport) return
+    void this.transport.send(params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method }).catch(() => {})
+  }
+
+  // SessionHandle
+
+  get clientHasRoots(): boolean {
+    return Boolean(this.server.getClientCapabilities()?.roots)
+  }
+
+  reaches(server: string): boolean {
+    return this.view.serverVisible(server)
+  }
+
+  catalogueChanged(kinds: ReadonlySet<ListKindName>): void {
+    const caps = this.server.getCapabilities()
+    if (kinds.has('tools')) this.notify('notifications/tools/list_changed')
+    if (kinds.has('prompts') && caps.prompts) this.notify('notifications/prompts/list_changed')
+    if (kinds.has('resources') && caps.resources) this.notify('notifications/resources/list_changed')
+  }
+
+  childNotification(server: string, notification: JSONRPCNotification): void {
+    if (!this.view.serverVisible(server)) return
+    const params = (notification.params ?? {}) as Record<string, unknown>
+    switch (notification.method) {
+      case 'notifications/message':
+        if (this.logLevel === undefined && !this.server.getCapabilities().logging) return
+        this.notify('notifications/message', { ...params, logger: server })
+        return
+      case 'notifications/resources/updated':
+        if (typeof params.uri === 'string' && this.subscriptions.has(params.uri)) this.notify('notifications/resources/updated', params)
+        return
+      default:
+        return
+    }
+  }
+
+  async forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const caps = this.server.getClientCapabilities()
+    if (method === 'roots/list') {
+      if (!caps?.roots) throw new ProtocolError(-32601, 'The MCP client connected to mycelium does not provide roots')
+      return this.server.request({ method, params: params ?? {} }, passthrough, { signal })
+    }
+    if (method === 'elicitation/create') {
+      if (!caps?.elicitation) throw new ProtocolError(-32601, `The MCP client connected to mycelium does not support elicitation (asked by server "${server}")`)
+      const mode = (params?.mode as string | undefined) ?? 'form'
+      if (mode === 'url' && !(caps.elicitation as { url?: unknown }).url) throw new ProtocolError(-32601, `The MCP client connected to mycelium does not support URL elicitation (asked by server "${server}")`)
+      const message = typeof params?.message === 'string' ? `[${server}] ${params.message}` : `[${server}]`
+      return this.server.request({ method, params: { ...params, message } }, passthrough, { signal, timeout: 10 * 60_000 })
+    }
+    if (method === 'sampling/createMessage') {
+      if (!caps?.sampling) throw new ProtocolError(-32601, `The MCP client connected to mycelium does not support sampling (asked by server "${server}")`)
+      return this.server.request({ method, params: params ?? {} }, passthrough, { signal, timeout: 10 * 60_000 })
+    }
+    throw new ProtocolError(-32601, `Method not found: ${method}`)
+  }
+}
+
+function toolError(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true }
+}

@@ -1,0 +1,42 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
+import type { PromptEntry, ToolEntry } from '../registry/catalogue.js'
+
+/** What a built-in tool handler gets from the session. */
+export interface BuiltinCallContext {
+  signal: AbortSignal
+  /** Asks the person at the client (MCP elicitation); undefined when the client cannot. */
+  elicit?: (message: string, requestedSchema: Record<string, unknown>) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>
+}
+
+/**
+ * The seam between the merged catalogue and one client: what this principal
+ * (role plus active skills) sees and may call. The server asks the view on
+ * every request; it never stores what a client may see.
+ */
+export interface PrincipalView {
+  toolVisible(entry: ToolEntry): boolean
+  promptVisible(entry: PromptEntry): boolean
+  /** Whether the principal reaches a server at all (its resources, templates, logs, instructions). */
+  serverVisible(server: string): boolean
+  /** Built-in tools (server `mycelium`) visible now, with their wire names. */
+  builtinTools(): readonly Tool[]
+  /** Runs a visible built-in tool by wire name; undefined when no such built-in is visible. */
+  callBuiltin(wireName: string, args: Record<string, unknown>, ctx: BuiltinCallContext): Promise<CallToolResult> | undefined
+  /** Registers a listener for changes of the view itself (escalation); returns an unsubscribe function. */
+  onChange(listener: () => void): () => void
+}
+
+/**
+ * Open mode (DESIGN.md section 5): no policy, every child tool, prompt and
+ * resource is served, and no built-in tool is.
+ */
+export function openView(): PrincipalView {
+  return {
+    toolVisible: () => true,
+    promptVisible: () => true,
+    serverVisible: () => true,
+    builtinTools: () => [],
+    callBuiltin: () => undefined,
+    onChange: () => () => {},
+  }
+}

@@ -1,0 +1,66 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { Client } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import { repoRoot } from './fixtures.js'
+
+/** The bundle the end-to-end tests run (`npm run build` makes it; `npm test` builds first). */
+export const bundle = path.join(repoRoot, 'build', 'myc.cjs')
+
+export function requireBundle(): void {
+  if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` first (npm test does)`)
+}
+
+/** Absolute path of an npm MCP server's entry script. */
+export function npmServer(name: 'server-everything' | 'server-memory' | 'server-filesystem'): string {
+  return path.join(repoRoot, 'node_modules', '@modelcontextprotocol', name, 'dist', 'index.js')
+}
+
+/** Writes a config file into a new temp dir and returns its path. */
+export function writeConfig(config: unknown, name = 'mycelium.config.json'): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-e2e-'))
+  const file = path.join(dir, name)
+  writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config, null, 2))
+  return file
+}
+
+/** Connects an SDK client to `node build/myc.cjs <args>` over real stdio. */
+export async function connectToMyc(args: string[], options: { capabilities?: Record<string, unknown>; env?: Record<string, string>; setup?: (c: Client) => void } = {}): Promise<{ client: Client; transport: StdioClientTransport }> {
+  requireBundle()
+  const transport = new StdioClientTransport({ command: process.execPath, args: [bundle, ...args], env: { ...(process.env as Record<string, string>), ...options.env }, stderr: 'pipe' })
+  const client = new Client({ name: 'e2e', version: '1.0.0' }, { capabilities: options.capabilities ?? {} })
+  options.setup?.(client)
+  await client.connect(transport)
+  return { client, transport }
+}
+
+/** Every process below `pid` (children, grandchildren…), from `ps`. */
+export function descendants(pid: number): number[] {
+  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' })
+  const children = new Map<number, number[]>()
+  for (const line of out.trim().split('\n')) {
+    const [p, pp] = line.trim().split(/\s+/).map(Number)
+    if (p === undefined || pp === undefined) continue
+    children.set(pp, [...(children.get(pp) ?? []), p])
+  }
+  const result: number[] = []
+  const queue = [pid]
+  while (queue.length > 0) {
+    for (const c of children.get(queue.shift()!) ?? []) {
+      result.push(c)
+      queue.push(c)
+    }
+  }
+  return result
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

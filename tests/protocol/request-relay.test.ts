@@ -1,0 +1,87 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/client'
+import { describe, expect, it } from 'vitest'
+import { RelayErrorCode, RequestRelay } from '../../src/protocol/request-relay.js'
+
+/** A peer on the other end of the relay: records what it receives, answers by hand. */
+function peer() {
+  const received: Array<Record<string, unknown>> = []
+  const relay = new RequestRelay(async (m) => {
+    received.push(m as unknown as Record<string, unknown>)
+  })
+  const answer = (message: Record<string, unknown>) => relay.intercept({ jsonrpc: '2.0', ...message } as JSONRPCMessage)
+  return { relay, received, answer }
+}
+
+describe('RequestRelay', () => {
+  it('sends with its own string id and hands back the peer’s result untouched', async () => {
+    const { relay, received, answer } = peer()
+    const pending = relay.request('tools/call', { name: 'x', arguments: { a: 1 } }, { timeoutMs: 1_000 })
+    expect(received[0]).toMatchObject({ method: 'tools/call', params: { name: 'x', arguments: { a: 1 } } })
+    const id = received[0]!.id as string
+    expect(id).toMatch(/^myc-\d+$/)
+    const result = { content: [{ type: 'text', text: 'ok' }], extra: { kept: true } }
+    expect(answer({ id, result })).toBe(true)
+    expect(await pending).toEqual({ ok: true, result })
+    expect(relay.inFlight).toBe(0)
+  })
+
+  it('passes errors through and ignores messages that are not its own', async () => {
+    const { relay, received, answer } = peer()
+    const pending = relay.request('prompts/get', { name: 'p' }, { timeoutMs: 1_000 })
+    expect(answer({ id: 1, result: {} })).toBe(false)
+    expect(answer({ id: 'other-1', result: {} })).toBe(false)
+    expect(answer({ method: 'notifications/progress', params: { progressToken: 5, progress: 1 } })).toBe(false)
+    answer({ id: received[0]!.id, error: { code: -32602, message: 'bad' } })
+    expect(await pending).toEqual({ ok: false, error: { code: -32602, message: 'bad' } })
+  })
+
+  it('asks for progress only when the caller wants it, and never leaks the caller’s token', async () => {
+    const { relay, received, answer } = peer()
+    const seen: number[] = []
+    const withProgress = relay.request('tools/call', { name: 'x', _meta: { progressToken: 'client-token', other: 1 } }, { timeoutMs: 1_000, onProgress: (p) => seen.push(p.progress) })
+    const id = received[0]!.id as string
+    expect((received[0]!.params as { _meta: unknown })._meta).toEqual({ progressToken: id, other: 1 })
+    expect(answer({ method: 'notifications/progress', params: { progressToken: id, progress: 1, total: 2 } })).toBe(true)
+    answer({ id, result: {} })
+    await withProgress
+    expect(seen).toEqual([1])
+    const without = relay.request('tools/call', { name: 'y', _meta: { progressToken: 'client-token' } }, { timeoutMs: 1_000 })
+    expect((received[1]!.params as { _meta: unknown })._meta).toEqual({})
+    answer({ id: received[1]!.id, result: {} })
+    await without
+  })
+
+  it('times out, cancels at the peer, and progress resets the timer', async () => {
+    const { relay, received, answer } = peer()
+    const started = Date.now()
+    const pending = relay.request('tools/call', {}, { timeoutMs: 200, onProgress: () => {} })
+    const id = received[0]!.id as string
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 120))
+      answer({ method: 'notifications/progress', params: { progressToken: id, progress: i } })
+    }
+    const outcome = await pending
+    expect(Date.now() - started).toBeGreaterThanOrEqual(600)
+    expect(outcome).toMatchObject({ ok: false, error: { code: RelayErrorCode.timeout } })
+    expect(received.at(-1)).toMatchObject({ method: 'notifications/cancelled', params: { requestId: id } })
+  })
+
+  it('cancels at the peer when the caller aborts', async () => {
+    const { relay, received } = peer()
+    const controller = new AbortController()
+    const pending = relay.request('tools/call', {}, { timeoutMs: 5_000, signal: controller.signal })
+    controller.abort('stop')
+    expect(await pending).toMatchObject({ ok: false, error: { code: RelayErrorCode.cancelled } })
+    expect(received.at(-1)).toMatchObject({ method: 'notifications/cancelled', params: { requestId: received[0]!.id, reason: 'stop' } })
+  })
+
+  it('fails every waiting call when the peer goes away', async () => {
+    const { relay } = peer()
+    const a = relay.request('tools/call', {}, { timeoutMs: 5_000 })
+    const b = relay.request('tools/call', {}, { timeoutMs: 5_000 })
+    relay.failAll('gone')
+    expect(await a).toEqual({ ok: false, error: { code: RelayErrorCode.connectionClosed, message: 'gone' } })
+    expect(await b).toMatchObject({ ok: false })
+    expect(relay.inFlight).toBe(0)
+  })
+})
