@@ -70,11 +70,11 @@ export function parseText(text: string, file: string): unknown {
     }
   }
   const asYaml = () => {
-    const doc = parseDocument(text, { prettyErrors: false })
+    const doc = parseDocument(text)
     const error = doc.errors[0]
     if (error) {
       const pos = error.linePos?.[0]
-      throw new MycError('CONFIG_INVALID', `Invalid YAML in ${file}${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}: ${error.message.split('\n')[0]} (fix the syntax)`)
+      throw new MycError('CONFIG_INVALID', `Invalid YAML in ${file}${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')} (fix the syntax)`)
     }
     return doc.toJS() as unknown
   }

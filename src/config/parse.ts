@@ -90,6 +90,13 @@ function normalizeServers(doc: Record<string, unknown>, problems: Problem[]): Re
       continue
     }
     const e = { ...(entry as Record<string, unknown>) }
+    // valibot's record() takes a list too (its indexes as keys): say what is meant instead.
+    for (const mapKey of ['env', 'headers'] as const) {
+      if (Array.isArray(e[mapKey])) {
+        problems.push({ path: ['mcpServers', key, mapKey], message: `must be an object of string values, not a list: { "NAME": "value" }` })
+        delete e[mapKey]
+      }
+    }
     if (e.type === 'streamable-http' || e.type === 'streamableHttp') e.type = 'http'
     if (e.type === undefined) {
       if (Object.hasOwn(e, 'command') && Object.hasOwn(e, 'url')) {
@@ -121,25 +128,28 @@ type AnySchema = { type: string; entries?: Record<string, AnySchema>; wrapped?: 
 function schemaAt(path: readonly (string | number)[], rawDoc: unknown): AnySchema | undefined {
   let schema: AnySchema | undefined = ConfigSchema as unknown as AnySchema
   let node: unknown = rawDoc
-  for (const part of path) {
-    while (schema?.wrapped) schema = schema.wrapped
-    if (!schema) return undefined
-    if (schema.type === 'variant') {
-      const type = (node as { type?: unknown } | undefined)?.type
-      schema = schema.options?.find((o) => {
+  const resolve = (s: AnySchema | undefined, at: unknown): AnySchema | undefined => {
+    while (s?.wrapped) s = s.wrapped
+    if (s?.type !== 'variant') return s
+    const type = (at as { type?: unknown } | undefined)?.type
+    return resolve(
+      s.options?.find((o) => {
         const t = o.entries?.type as (AnySchema & { literal?: unknown; options?: unknown[] }) | undefined
         return t?.literal === type || (Array.isArray(t?.options) && t.options.includes(type))
-      })
-      while (schema?.wrapped) schema = schema.wrapped
-    }
+      }),
+      at,
+    )
+  }
+  for (const part of path) {
+    schema = resolve(schema, node)
+    if (!schema) return undefined
     if (schema?.entries) schema = schema.entries[String(part)]
     else if (schema?.type === 'record') schema = schema.value
     else if (schema?.type === 'array') schema = schema.item
     else return undefined
     node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[String(part)] : undefined
   }
-  while (schema?.wrapped) schema = schema.wrapped
-  return schema
+  return resolve(schema, node)
 }
 
 function keysOf(schema: AnySchema | undefined): string[] {
@@ -167,13 +177,16 @@ function describeIssue(issue: v.BaseIssue<unknown>, doc: Record<string, unknown>
     return { path, message: `unknown key "${key}"${suggestion ? `; did you mean "${suggestion}"?` : ''} (allowed here: ${allowed.join(', ')})` }
   }
   if (issue.type === 'variant') {
-    return { path: [...path, 'type'], message: `unknown server type ${describeValue(issue.input, false)}; use "stdio", "http" or "sse"` }
+    return { path: path.at(-1) === 'type' ? path : [...path, 'type'], message: `unknown server type ${describeValue(issue.input, false)}; use "stdio", "http" or "sse"` }
   }
   if (issue.type === 'picklist' || issue.type === 'literal') {
     return { path, message: `is ${describeValue(issue.input, secret)}, expected one of ${issue.expected}` }
   }
   if (issue.kind === 'validation') {
-    return { path, message: `${describeValue(issue.input, secret)} ${issue.message.replace(/^Invalid [^:]+: /, '')}`.trim() }
+    // valibot's own messages start with "Invalid"; ours (the schema's) say the fix.
+    if (!issue.message.startsWith('Invalid ')) return { path, message: `${describeValue(issue.input, secret)} ${issue.message}` }
+    const expected = issue.type === 'integer' ? 'an integer' : issue.type === 'min_value' ? `at least ${String(issue.requirement)}` : issue.type === 'max_value' ? `at most ${String(issue.requirement)}` : (issue.expected ?? issue.type)
+    return { path, message: `is ${describeValue(issue.input, secret)}, expected ${expected}` }
   }
   return { path, message: `expected ${issue.expected ?? 'another value'}, got ${describeValue(issue.input, secret)}${fixFor(path)}` }
 }

@@ -30,5 +30,9 @@ export function didYouMean(input: string, candidates: readonly string[]): string
   if (best !== undefined && (bestDistance <= limit || best.toLowerCase() === input.toLowerCase())) return best
   // A key with a different case or a dash for camelCase (`allowed-roles`).
   const folded = input.replace(/[-_]/g, '').toLowerCase()
-  return candidates.find((c) => c.replace(/[-_]/g, '').toLowerCase() === folded)
+  const sameLetters = candidates.find((c) => c.replace(/[-_]/g, '').toLowerCase() === folded)
+  if (sameLetters) return sameLetters
+  // A singular for a plural and the like (`maxRetry` for `maxRetries`).
+  const stem = folded.slice(0, -1)
+  return stem.length >= 4 ? candidates.find((c) => c.toLowerCase().startsWith(stem)) : undefined
 }
