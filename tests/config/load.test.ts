@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import Ajv from 'ajv'
+import { Ajv } from 'ajv'
 import { describe, expect, it } from 'vitest'
 import { configJsonSchema } from '../../src/config/json-schema.js'
 import { loadConfig } from '../../src/config/load.js'
