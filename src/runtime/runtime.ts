@@ -7,6 +7,9 @@ import type { LoadedConfig } from '../config/load.js'
 import type { Logger } from '../logger.js'
 import { Catalogue } from '../registry/catalogue.js'
 
+/** How long a list request waits for children still in their first start. */
+export const FIRST_LIST_WAIT_MS = 5_000
+
 /** A connected client session, as the runtime sees it. */
 export interface SessionHandle {
   catalogueChanged(kinds: ReadonlySet<'tools' | 'prompts' | 'resources'>): void
@@ -57,9 +60,24 @@ export class Runtime {
     return this.deps.logger
   }
 
-  /** Starts the eager children (in parallel, each with its own timeout). */
+  private started: Promise<void> | undefined
+
+  /** Starts the eager children (in parallel, each with its own timeout); resolves when each is up or failed. */
   start(): Promise<void> {
-    return this.supervisor.startAll()
+    this.started ??= this.supervisor.startAll()
+    return this.started
+  }
+
+  /**
+   * Waits for the eager children's first start, at most `maxMs`: a list
+   * request should show what is coming up, but a slow child (an `npx` that
+   * downloads) must not hold the client; its entries arrive with list_changed.
+   */
+  async whenStarted(maxMs = FIRST_LIST_WAIT_MS): Promise<void> {
+    if (!this.started) return
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.started, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxMs)))])
+    clearTimeout(timer)
   }
 
   /**
@@ -67,6 +85,7 @@ export class Runtime {
    * yet ("first use" is the first list request that could show them).
    */
   async startLazy(reaches: (server: string) => boolean): Promise<void> {
+    await this.whenStarted()
     const pending = [...this.supervisor.children.values()].filter((c) => c.config.startup === 'lazy' && c.state === 'STOPPED' && c.startedAt === undefined && reaches(c.key))
     await Promise.all(pending.map((c) => this.supervisor.ensureRunning(c.key)))
   }

@@ -36,9 +36,11 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   }
   process.once('exit', killOnExit)
 
-  await runtime.start()
-  const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
-  logger.info(`serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers on stdio`)
+  // The client is served at once; list requests wait (bounded) for the children's first start.
+  void runtime.start().then(() => {
+    const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
+    logger.info(`serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers on stdio`)
+  })
   if (runtime.supervisor.children.size === 0) logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
 
   const session = new Session({ runtime, view: options.view })

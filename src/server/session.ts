@@ -41,7 +41,7 @@ type ListKindName = 'tools' | 'prompts' | 'resources'
  * sees is computed per request from the principal's view.
  */
 export class Session implements SessionHandle {
-  readonly server: Server
+  private srv: Server | undefined
   private readonly relay: UpstreamRelay
   private transport: InterceptTransport | undefined
   private readonly subscriptions = new Set<string>()
@@ -55,11 +55,6 @@ export class Session implements SessionHandle {
   constructor(private readonly options: SessionOptions) {
     const { runtime } = options
     this.pageSize = options.pageSize ?? 1_000
-    this.server = new Server(
-      { name: 'mycelium', version: runtime.deps.version },
-      { capabilities: this.capabilities(), instructions: this.instructions() },
-    )
-    this.registerHandlers()
     const handlers = new Map<string, ForwardHandler>([
       ['tools/call', (params, ctx) => this.callTool(params, ctx)],
       ['prompts/get', (params, ctx) => this.getPrompt(params, ctx)],
@@ -67,6 +62,12 @@ export class Session implements SessionHandle {
       ['completion/complete', (params, ctx) => this.complete(params, ctx)],
     ])
     this.relay = new UpstreamRelay((message) => this.transport!.send(message), handlers, (error) => runtime.logger.debug(`relay: ${String(error)}`))
+  }
+
+  /** The SDK server; exists once connect() has begun talking to the client. */
+  get server(): Server {
+    if (!this.srv) throw new ProtocolError(-32603, 'No MCP client is connected to mycelium yet')
+    return this.srv
   }
 
   private get view(): PrincipalView {
@@ -234,8 +235,15 @@ export class Session implements SessionHandle {
 
   /** Connects to the client over the given transport (stdio, HTTP, in-memory). */
   async connect(transport: Transport): Promise<void> {
+    const { runtime } = this.options
+    // Capabilities and instructions come from the children, so the handshake
+    // waits (bounded) for their first start; the client's messages wait in
+    // the transport until then.
+    await runtime.whenStarted()
+    this.srv = new Server({ name: 'mycelium', version: runtime.deps.version }, { capabilities: this.capabilities(), instructions: this.instructions() })
+    this.registerHandlers()
     this.transport = new InterceptTransport(transport, this.relay.intercept)
-    this.options.runtime.addSession(this)
+    runtime.addSession(this)
     this.unsubscribeView = this.view.onChange(() => this.notify('notifications/tools/list_changed'))
     this.server.onclose = () => this.dispose()
     await this.server.connect(this.transport)
@@ -251,7 +259,7 @@ export class Session implements SessionHandle {
   }
 
   async close(): Promise<void> {
-    await this.server.close().catch(() => {})
+    await this.srv?.close().catch(() => {})
     this.dispose()
   }
 
@@ -263,7 +271,7 @@ export class Session implements SessionHandle {
   // SessionHandle
 
   get clientHasRoots(): boolean {
-    return Boolean(this.server.getClientCapabilities()?.roots)
+    return Boolean(this.srv?.getClientCapabilities()?.roots)
   }
 
   reaches(server: string): boolean {
