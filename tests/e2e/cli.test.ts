@@ -90,3 +90,26 @@ describe('myc (build/myc.cjs) command line', () => {
     expect(lines.every((l: { jsonrpc: string }) => l.jsonrpc === '2.0')).toBe(true)
   })
 })
+
+describe('myc serve shutdown on signals', () => {
+  it.each([
+    ['SIGTERM', 0],
+    ['SIGINT', 130],
+  ] as const)('on %s stops every child and exits %i', async (signal, expected) => {
+    const { spawn } = await import('node:child_process')
+    const { descendants, isAlive } = await import('../helpers/e2e.js')
+    const { waitFor } = await import('../helpers/runtime.js')
+    const config = writeConfig({ mcpServers: { tree: { command: process.execPath, args: [fixtureServer('spawns-grandchild')] }, echo: { command: process.execPath, args: [fixtureServer('echo')] } } })
+    const proc = spawn(process.execPath, [bundle, 'serve', '--config', config], { stdio: ['pipe', 'pipe', 'pipe'] })
+    let out = ''
+    proc.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    proc.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'sig', version: '1' } } })}\n`)
+    await waitFor(() => out.includes('"id":1'), 15_000, 'initialize answer')
+    await waitFor(() => descendants(proc.pid!).length >= 3, 10_000, 'children and grandchild')
+    const tree = descendants(proc.pid!)
+    const exit = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
+    proc.kill(signal)
+    expect(await exit).toBe(expected)
+    await waitFor(() => tree.every((p) => !isAlive(p)), 5_000, 'no process left')
+  })
+})

@@ -115,3 +115,28 @@ describe('stopping', () => {
     await waitFor(() => !isAlive(pids.self) && !isAlive(pids.grandchild), 6_000, 'child and grandchild to exit')
   })
 })
+
+describe('a slow child', () => {
+  it('starts within its own startupTimeoutMs while a fast one is already up', async () => {
+    const { createLogger } = await import('../../src/logger.js')
+    const { Runtime } = await import('../../src/runtime/runtime.js')
+    const { hostForThisProcess } = await import('../../src/runtime/host.js')
+    const { loadedConfig } = await import('../helpers/runtime.js')
+    const runtime = new Runtime({
+      loaded: loadedConfig({ mcpServers: { slow: fixtureEntry('slow-start', { env: { SLOW_START_MS: '1200' }, startupTimeoutMs: 10_000 }), fast: fixtureEntry('echo') } }),
+      logger: createLogger({ quiet: true }),
+      version: 'test',
+      host: hostForThisProcess(),
+    })
+    const started = runtime.start()
+    try {
+      await waitFor(() => runtime.supervisor.children.get('fast')!.state === 'RUNNING', 5_000, 'fast child')
+      expect(runtime.supervisor.children.get('slow')!.state).toBe('INITIALIZING')
+      await started
+      expect(runtime.supervisor.children.get('slow')!.state).toBe('RUNNING')
+      expect(runtime.catalogue.tools().map((t) => t.id).slice(0, 2)).toEqual(['slow:echo', 'fast:echo'])
+    } finally {
+      await runtime.close()
+    }
+  })
+})
