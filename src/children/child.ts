@@ -169,7 +169,8 @@ export class ChildConnection {
         command: resolved.command,
         args: resolved.args,
         env,
-        cwd: config.cwd ? path.resolve(this.deps.configDir, config.cwd) : undefined,
+        // Relative paths in a config mean the config's folder, whatever folder myc was started in.
+        cwd: path.resolve(this.deps.configDir, config.cwd ?? '.'),
         onStderrLine: (line) => log.info(line),
       })
     }

@@ -24,3 +24,14 @@ export function printResult(text: string): void {
 export function printJson(value: unknown): void {
   printResult(JSON.stringify(value, null, 2))
 }
+
+/** `--role R` and `--skills a,b`: who the session is (chosen by whoever launches myc). */
+export const principalArgs = {
+  role: { type: 'string', description: 'Role of the session (else MYCELIUM_ROLE, else roles.default)', valueHint: 'role' },
+  skills: { type: 'string', description: 'Skills active from the start, comma-separated', valueHint: 'a,b' },
+} as const satisfies Record<string, ArgDef>
+
+/** Splits a comma-separated flag value; undefined stays undefined. */
+export function splitList(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean)
+}

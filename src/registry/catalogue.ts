@@ -178,6 +178,12 @@ export class Catalogue {
   templates(): readonly TemplateEntry[] {
     return this.templateList
   }
+  /** The tool names of a server whose tool list is known; undefined while it is not (not started, crashed). */
+  toolNamesOf(server: string): ReadonlySet<string> | undefined {
+    const tools = this.perServer.get(server)?.tools
+    return tools ? new Set(tools.map((t) => t.name)) : undefined
+  }
+
   /** Servers that have any entry of any kind (a crashed server has none). */
   servers(): string[] {
     return this.orderedServers()

@@ -1,5 +1,6 @@
 import { loadConfig, type LoadedConfig } from '../config/load.js'
 import type { Logger } from '../logger.js'
+import { loadPolicyMode, type PolicyMode } from '../session/policy-mode.js'
 import { hostForThisProcess } from './host.js'
 import { Runtime } from './runtime.js'
 
@@ -11,9 +12,15 @@ export interface OpenRuntimeOptions {
   version: string
 }
 
-/** Loads the config and builds (but does not start) the runtime. Throws MycError on a bad config. */
-export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtime: Runtime; loaded: LoadedConfig }> {
+/**
+ * Loads the config and the skills, and builds (but does not start) the
+ * runtime. In policy mode strict loading is re-checked on every catalogue
+ * change. Throws MycError on a bad config.
+ */
+export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode }> {
   const loaded = await loadConfig({ configPath: options.configPath, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env })
   const runtime = new Runtime({ loaded, logger: options.logger, version: options.version, host: hostForThisProcess() })
-  return { runtime, loaded }
+  const mode = await loadPolicyMode(loaded, runtime.catalogue, options.logger)
+  if (mode.kind === 'policy') runtime.onCatalogueChange(() => mode.state.invalidate())
+  return { runtime, loaded, mode }
 }

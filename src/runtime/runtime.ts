@@ -90,9 +90,18 @@ export class Runtime {
     await Promise.all(pending.map((c) => this.supervisor.ensureRunning(c.key)))
   }
 
+  private readonly catalogueListeners = new Set<(kinds: readonly ListKind[]) => void>()
+
+  /** Calls `listener` after every catalogue change, before the sessions hear of it. */
+  onCatalogueChange(listener: (kinds: readonly ListKind[]) => void): () => void {
+    this.catalogueListeners.add(listener)
+    return () => this.catalogueListeners.delete(listener)
+  }
+
   private onListsChanged(child: ChildConnection, kinds: readonly ListKind[]): void {
     if (child.state === 'RUNNING') this.catalogue.setServer(child.key, child.lists, kinds)
     else this.catalogue.clearServer(child.key)
+    for (const listener of this.catalogueListeners) listener(kinds)
     const current = new Set<string>()
     for (const conflict of this.catalogue.conflicts) {
       const key = `${conflict.kind}\0${conflict.name}\0${conflict.kept}\0${conflict.dropped}`

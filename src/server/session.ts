@@ -173,14 +173,23 @@ export class Session implements SessionHandle {
     const name = params?.name
     if (typeof name !== 'string') return unknownTool(name)
     const args = (params?.arguments ?? {}) as Record<string, unknown>
+    const started = performance.now()
+    const record = (outcome: 'ok' | 'error' | 'denied') => this.view.recordCall?.({ name, outcome, durationMs: Math.round(performance.now() - started), argumentKeys: Object.keys(args) })
     const builtin = this.view.callBuiltin(name, args, { signal: ctx.signal, elicit: this.elicitFn() })
-    if (builtin) return { ok: true, result: (await builtin) as Record<string, unknown> }
+    if (builtin) {
+      const result = await builtin
+      record(result.isError ? 'error' : 'ok')
+      return { ok: true, result: result as Record<string, unknown> }
+    }
     const entry: ToolEntry | undefined = this.options.runtime.catalogue.toolByWire(name)
-    if (!entry || !this.view.toolVisible(entry)) return unknownTool(name)
-    const child = this.options.runtime.supervisor.children.get(entry.server)
-    if (!child) return unknownTool(name)
+    const child = entry && this.view.toolVisible(entry) ? this.options.runtime.supervisor.children.get(entry.server) : undefined
+    if (!entry || !child) {
+      record('denied')
+      return unknownTool(name)
+    }
     const outcome = await child.forward('tools/call', { ...params, name: entry.name }, ctx)
     if (ctx.signal.aborted) return undefined
+    record(outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
     // A child that is down is a failed call the model can read, not a protocol error.
     if (!outcome.ok && outcome.error.code === -32000) return { ok: true, result: toolError(outcome.error.message) as unknown as Record<string, unknown> }
     return outcome
@@ -244,7 +253,8 @@ export class Session implements SessionHandle {
     this.registerHandlers()
     this.transport = new InterceptTransport(transport, this.relay.intercept)
     runtime.addSession(this)
-    this.unsubscribeView = this.view.onChange(() => this.notify('notifications/tools/list_changed'))
+    // An escalation changes what exists for this principal: tools, and the prompts and resources of the servers it reaches.
+    this.unsubscribeView = this.view.onChange(() => this.catalogueChanged(new Set(['tools', 'prompts', 'resources'])))
     this.server.onclose = () => this.dispose()
     await this.server.connect(this.transport)
   }

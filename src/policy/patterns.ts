@@ -1,0 +1,121 @@
+/**
+ * Tool patterns of skills and deny lists (DESIGN.md section 2): `fs:read_file`,
+ * `fs__read_file` (the wire form, with the configured separator), `fs:*`,
+ * `fs:read_*` and `*`. Pure: compiled once, matched against (server, tool)
+ * pairs from the catalogue, never against re-split wire strings.
+ */
+
+/** A compiled pattern. `server: '*'` only for the pattern `*`. */
+export interface ToolPattern {
+  source: string
+  server: string
+  /** The exact tool name, or undefined for a glob. */
+  exact?: string
+  /** For globs: the compiled tool-name matcher (`*` alone matches every tool). */
+  glob?: RegExp
+}
+
+export type PatternResult = { ok: true; pattern: ToolPattern } | { ok: false; error: string }
+
+export interface PatternContext {
+  separator: string
+  /** Known server keys (configured children plus `mycelium`), to split the wire form. */
+  servers: ReadonlySet<string>
+}
+
+const SERVER = /^[A-Za-z0-9][A-Za-z0-9_-]*$/
+
+function globToRegExp(glob: string): RegExp {
+  const escaped = glob.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')
+  return new RegExp(`^${escaped}$`)
+}
+
+function build(source: string, server: string, tool: string): PatternResult {
+  if (tool === '') return { ok: false, error: `pattern "${source}" names no tool after the server (write "${server}:*" for all of them)` }
+  if (!tool.includes('*')) return { ok: true, pattern: { source, server, exact: tool } }
+  return { ok: true, pattern: { source, server, glob: globToRegExp(tool) } }
+}
+
+/**
+ * Parses one pattern. The `server:tool` form splits at the first `:` (server
+ * keys never contain one); the wire form `server<sep>tool` needs a known
+ * server key as prefix, the longest one winning.
+ */
+export function parsePattern(source: string, context: PatternContext): PatternResult {
+  const text = source.trim()
+  if (text === '*') return { ok: true, pattern: { source, server: '*', glob: /^.*$/ } }
+  if (text === '') return { ok: false, error: 'empty pattern' }
+  const colon = text.indexOf(':')
+  if (colon > 0) {
+    const server = text.slice(0, colon)
+    if (!SERVER.test(server) && server !== '*') return { ok: false, error: `pattern "${source}": "${server}" is not a server key` }
+    if (server === '*') return { ok: false, error: `pattern "${source}": a server wildcard is written "*" alone` }
+    return build(source, server, text.slice(colon + 1))
+  }
+  let best: string | undefined
+  for (const server of context.servers) {
+    if (text.startsWith(`${server}${context.separator}`) && (best === undefined || server.length > best.length)) best = server
+  }
+  if (best !== undefined) return build(source, best, text.slice(best.length + context.separator.length))
+  const guess = text.split(context.separator)[0]
+  return { ok: false, error: `pattern "${source}" names no configured server${guess && guess !== text ? ` ("${guess}" is not one)` : ''}: write it as server:tool` }
+}
+
+/** Whether one pattern matches a tool of a server. */
+export function patternMatches(pattern: ToolPattern, server: string, tool: string): boolean {
+  if (pattern.server !== '*' && pattern.server !== server) return false
+  return pattern.exact !== undefined ? pattern.exact === tool : pattern.glob!.test(tool)
+}
+
+/**
+ * A set of patterns indexed by server, so matching a catalogue of thousands
+ * of tools costs one map lookup and a few tests per tool.
+ */
+export class PatternSet {
+  private readonly all: boolean
+  private readonly exact = new Map<string, Set<string>>()
+  private readonly globs = new Map<string, RegExp[]>()
+  readonly servers: ReadonlySet<string>
+
+  constructor(readonly patterns: readonly ToolPattern[]) {
+    const servers = new Set<string>()
+    let all = false
+    for (const p of patterns) {
+      if (p.server === '*') {
+        all = true
+        continue
+      }
+      servers.add(p.server)
+      if (p.exact !== undefined) {
+        let set = this.exact.get(p.server)
+        if (!set) this.exact.set(p.server, (set = new Set()))
+        set.add(p.exact)
+      } else {
+        let list = this.globs.get(p.server)
+        if (!list) this.globs.set(p.server, (list = []))
+        list.push(p.glob!)
+      }
+    }
+    this.all = all
+    this.servers = servers
+  }
+
+  /** True when some pattern matches `server:tool`. */
+  matches(server: string, tool: string): boolean {
+    if (this.all) return true
+    if (this.exact.get(server)?.has(tool)) return true
+    const globs = this.globs.get(server)
+    if (globs) for (const g of globs) if (g.test(tool)) return true
+    return false
+  }
+
+  /** True when some pattern could match a tool of `server` (`*` included). */
+  touches(server: string): boolean {
+    return this.all || this.servers.has(server)
+  }
+
+  /** Whether the set contains the `*` pattern. */
+  get matchesEverything(): boolean {
+    return this.all
+  }
+}

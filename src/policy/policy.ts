@@ -1,0 +1,156 @@
+import { parsePattern, PatternSet, type ToolPattern } from './patterns.js'
+import type { ResolvedRole } from './roles.js'
+import type { MemoryGrant, Skill } from './skill.js'
+
+/** The reserved server key of myc's built-in tools. */
+export const BUILTIN_SERVER = 'mycelium'
+/** Built-ins an active skill must allow (DESIGN.md section 6). */
+export const GATED_BUILTINS = ['exec', 'run_script'] as const
+export const MEMORY_BUILTINS = ['save_memory', 'recall_memory', 'list_memories'] as const
+
+/** What policy needs to know of the live catalogue. */
+export interface CatalogueFacts {
+  /** The tool names of a server, or undefined while its list is not known (not started, crashed). */
+  toolsOf(server: string): ReadonlySet<string> | undefined
+}
+
+export interface PolicyInput {
+  skills: readonly Skill[]
+  roles: ReadonlyMap<string, ResolvedRole>
+  /** Configured server keys. */
+  servers: ReadonlySet<string>
+  separator: string
+  catalogue: CatalogueFacts
+  /** Strict loading (DESIGN.md section 6); false only reports. */
+  strict?: boolean
+}
+
+/** Why a skill is disabled (for logs and lint only: never told to the agent). */
+export interface DisabledSkill {
+  skill: string
+  reasons: string[]
+}
+
+/** What one principal (role plus active skills) sees. Pure and cached per principal. */
+export interface PrincipalFilter {
+  readonly role: string
+  readonly active: ReadonlySet<string>
+  toolVisible(server: string, tool: string): boolean
+  /** Whether an active skill touches the server (its prompts, resources, logs, instructions). */
+  serverReached(server: string): boolean
+  /** The strongest memory grant among active skills. */
+  readonly memory: MemoryGrant
+}
+
+const MEMORY_ORDER: MemoryGrant[] = ['none', 'isolated', 'team', 'all']
+
+/**
+ * The compiled policy: skills (with strict loading applied against the live
+ * catalogue), roles and their deny lists, and a cache of principal filters.
+ * Rebuild it when skills, config or a child's tool list change; it is cheap.
+ */
+export class Policy {
+  readonly skills: ReadonlyMap<string, Skill>
+  readonly roles: ReadonlyMap<string, ResolvedRole>
+  readonly disabled: ReadonlyMap<string, DisabledSkill>
+  /** Compiled allowedTools of each enabled skill. */
+  private readonly compiled = new Map<string, ToolPattern[]>()
+  private readonly denies = new Map<string, PatternSet>()
+  private readonly filters = new Map<string, PrincipalFilter>()
+  private readonly context: { separator: string; servers: ReadonlySet<string> }
+
+  constructor(input: PolicyInput) {
+    this.skills = new Map(input.skills.map((s) => [s.name, s]))
+    this.roles = input.roles
+    const known = new Set([...input.servers, BUILTIN_SERVER])
+    const context = { separator: input.separator, servers: known }
+    this.context = context
+    const disabled = new Map<string, DisabledSkill>()
+    for (const skill of input.skills) {
+      const reasons: string[] = []
+      const patterns: ToolPattern[] = []
+      for (const source of skill.allowedTools) {
+        const parsed = parsePattern(source, context)
+        if (!parsed.ok) {
+          reasons.push(parsed.error)
+          continue
+        }
+        const p = parsed.pattern
+        if (p.server !== '*' && p.server !== BUILTIN_SERVER && !input.servers.has(p.server)) reasons.push(`"${source}" names server "${p.server}", which is not configured`)
+        else if (p.exact !== undefined && p.server !== '*' && p.server !== BUILTIN_SERVER) {
+          const tools = input.catalogue.toolsOf(p.server)
+          if (tools && !tools.has(p.exact)) reasons.push(`"${source}": server "${p.server}" has no tool "${p.exact}"`)
+        }
+        patterns.push(p)
+      }
+      for (const host of skill.hostTools) reasons.push(`allowed-tools entry "${host}" names a host tool, not a Mycelium pattern (server:tool)`)
+      if (reasons.length > 0 && input.strict !== false) disabled.set(skill.name, { skill: skill.name, reasons })
+      else this.compiled.set(skill.name, patterns)
+    }
+    this.disabled = disabled
+  }
+
+  /** The enabled skills a role reaches, in name order. */
+  reachable(role: string): Skill[] {
+    const r = this.roles.get(role)
+    if (!r) return []
+    return [...r.skills].filter((name) => this.compiled.has(name)).sort().map((name) => this.skills.get(name)!)
+  }
+
+  /** Whether a role can activate a skill (exists, enabled, reachable). */
+  reaches(role: string, skill: string): boolean {
+    return this.compiled.has(skill) && (this.roles.get(role)?.skills.has(skill) ?? false)
+  }
+
+  /** The compiled patterns of an enabled skill. */
+  patternsOf(skill: string): readonly ToolPattern[] | undefined {
+    return this.compiled.get(skill)
+  }
+
+  /** A role's deny patterns, compiled (unknown servers in deny patterns are ignored, not errors). */
+  denyOf(role: string): PatternSet {
+    let set = this.denies.get(role)
+    if (!set) {
+      const patterns: ToolPattern[] = []
+      for (const source of this.roles.get(role)?.deny ?? []) {
+        const parsed = parsePattern(source, this.context)
+        if (parsed.ok) patterns.push(parsed.pattern)
+      }
+      set = new PatternSet(patterns)
+      this.denies.set(role, set)
+    }
+    return set
+  }
+
+  /**
+   * The filter of a principal. Active skills the role cannot reach (or that
+   * strict loading disabled) count for nothing. Cached per principal.
+   */
+  filter(role: string, active: ReadonlySet<string>): PrincipalFilter {
+    const effective = [...active].filter((s) => this.reaches(role, s)).sort()
+    const key = `${role}\u0000${effective.join('\u0000')}`
+    const cached = this.filters.get(key)
+    if (cached) return cached
+    const allow = new PatternSet(effective.flatMap((s) => this.compiled.get(s) ?? []))
+    const deny = this.denyOf(role)
+    let memory: MemoryGrant = 'none'
+    for (const s of effective) {
+      const grant = this.skills.get(s)!.grants.memory
+      if (MEMORY_ORDER.indexOf(grant) > MEMORY_ORDER.indexOf(memory)) memory = grant
+    }
+    const filter: PrincipalFilter = {
+      role,
+      active: new Set(effective),
+      toolVisible: (server, tool) => allow.matches(server, tool) && !deny.matches(server, tool),
+      serverReached: (server) => allow.touches(server) && !denyAll(deny, server),
+      memory,
+    }
+    this.filters.set(key, filter)
+    return filter
+  }
+}
+
+/** Whether the deny list removes every tool of a server (`server:*` or `*`). */
+function denyAll(deny: PatternSet, server: string): boolean {
+  return deny.patterns.some((p) => (p.server === '*' || p.server === server) && p.glob?.source === '^.*$')
+}

@@ -1,0 +1,43 @@
+import { appendFile, mkdir } from 'node:fs/promises'
+import path from 'node:path'
+
+/** One line of the audit log (JSON Lines). Never carries argument values. */
+export type AuditEvent =
+  | { event: 'session_start'; role: string; skills: string[]; transport: string }
+  | { event: 'skill_activated' | 'skill_deactivated'; role: string; skill: string; by: 'agent' | 'person' }
+  | { event: 'skill_refused'; role: string; skill: string; reason: string }
+  | { event: 'tool_call'; role: string; tool: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys?: string[] }
+  | { event: 'session_end'; role: string }
+
+/** Where audit events go; `undefined` file means nowhere. */
+export interface AuditSink {
+  write(event: AuditEvent): void
+  /** Resolves when every write so far has reached the file. */
+  flush(): Promise<void>
+}
+
+/**
+ * Appends audit events to a JSON Lines file (`audit.file`), one write at a
+ * time so lines never interleave. A write failure is reported once through
+ * `onError` and does not stop the session.
+ */
+export function fileAuditSink(file: string | undefined, onError: (error: unknown) => void): AuditSink {
+  let chain: Promise<void> = Promise.resolve()
+  let failed = false
+  let ready: Promise<unknown> | undefined
+  return {
+    write(event) {
+      if (!file) return
+      const line = `${JSON.stringify({ time: new Date().toISOString(), ...event })}\n`
+      ready ??= mkdir(path.dirname(file), { recursive: true })
+      chain = chain
+        .then(() => ready)
+        .then(() => appendFile(file, line, 'utf8'))
+        .catch((error: unknown) => {
+          if (!failed) onError(error)
+          failed = true
+        })
+    },
+    flush: () => chain,
+  }
+}

@@ -1,0 +1,103 @@
+import { existsSync } from 'node:fs'
+import { readdir, readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { parse as parseYaml } from 'yaml'
+import * as v from 'valibot'
+import type { LoadedConfig } from '../config/load.js'
+import { RoleDefinitionSchema } from '../config/schema.js'
+import { MycError } from '../errors.js'
+import type { Logger } from '../logger.js'
+import { initialSkills } from '../policy/escalation.js'
+import { chooseRole, type RoleDefinitionInput } from '../policy/roles.js'
+import type { Catalogue } from '../registry/catalogue.js'
+import { openView, type PrincipalView } from '../server/view.js'
+import { loadSkills } from '../skills/load.js'
+import { fileAuditSink, type AuditSink } from './audit.js'
+import { PolicyState } from './policy-state.js'
+import { PolicyView } from './policy-view.js'
+
+/** Open mode (no skills: everything served) or policy mode (DESIGN.md section 5). */
+export type PolicyMode = { kind: 'open' } | { kind: 'policy'; state: PolicyState; audit: AuditSink }
+
+/** Whether the config puts myc in policy mode: a `skills` key, or a `skills/` folder beside the config. */
+export function isPolicyMode(loaded: LoadedConfig): boolean {
+  return loaded.config.skills !== undefined || existsSync(path.join(loaded.dir, 'skills'))
+}
+
+/**
+ * Loads skills and role definitions (config `roles.definitions` and
+ * `roles/<id>.yaml` beside the config) and builds the policy state. Problems
+ * with single skills are logged and those skills skipped; a broken role
+ * graph (unknown parent, cycle) is a config error.
+ */
+export async function loadPolicyMode(loaded: LoadedConfig, catalogue: Pick<Catalogue, 'toolNamesOf'>, logger: Logger): Promise<PolicyMode> {
+  if (!isPolicyMode(loaded)) return { kind: 'open' }
+  const { config } = loaded
+  const { skills, problems } = await loadSkills(config.skills?.dirs ?? ['skills'], { baseDir: loaded.dir, separator: config.namespace.separator })
+  for (const p of problems) logger.warn(`skill ${p.file}${p.path ? ` (${p.path})` : ''}: ${p.message}; skipped`)
+  const definitions = new Map<string, RoleDefinitionInput>(Object.entries(config.roles.definitions))
+  for (const [name, def] of await loadRoleFiles(path.join(loaded.dir, 'roles'))) {
+    if (definitions.has(name)) throw new MycError('CONFIG_INVALID', `role "${name}" is defined both in ${loaded.file ?? 'the config'} (roles.definitions) and in roles/${name}.yaml; keep one`)
+    definitions.set(name, def)
+  }
+  let state: PolicyState
+  try {
+    state = new PolicyState({ skills, problems, definitions, config }, catalogue)
+  } catch (error) {
+    throw new MycError('CONFIG_INVALID', `${loaded.file ?? 'config'}: ${(error as Error).message}`)
+  }
+  const audit = fileAuditSink(config.audit.file ? path.resolve(loaded.dir, config.audit.file) : undefined, (error) => logger.warn(`audit log: ${String(error)}`))
+  return { kind: 'policy', state, audit }
+}
+
+async function loadRoleFiles(dir: string): Promise<Map<string, RoleDefinitionInput>> {
+  const out = new Map<string, RoleDefinitionInput>()
+  let names: string[]
+  try {
+    names = (await readdir(dir)).filter((n) => /\.ya?ml$/.test(n)).sort()
+  } catch {
+    return out
+  }
+  for (const name of names) {
+    const file = path.join(dir, name)
+    const parsed = v.safeParse(RoleDefinitionSchema, parseYaml(await readFile(file, 'utf8')) ?? {})
+    if (!parsed.success) {
+      const issue = parsed.issues[0]
+      throw new MycError('CONFIG_INVALID', `${file}: ${(issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'}: ${issue.message} (keys: allowedSkills, deny, inherits, description)`)
+    }
+    out.set(name.replace(/\.ya?ml$/, ''), parsed.output)
+  }
+  return out
+}
+
+export interface ViewRequest {
+  role?: string
+  skills?: readonly string[]
+  env: Record<string, string | undefined>
+  catalogue: Catalogue
+  logger: Logger
+}
+
+/** The view of one session: open mode, or the chosen role's principal. Throws MycError('USAGE') for an unknown role. */
+export function createView(mode: PolicyMode, loaded: LoadedConfig, request: ViewRequest): PrincipalView {
+  if (mode.kind === 'open') return openView()
+  const { config } = loaded
+  const choice = chooseRole({ flag: request.role, env: request.env.MYCELIUM_ROLE, configDefault: config.roles.default }, mode.state.roles)
+  if (!choice.ok) throw new MycError('USAGE', choice.error)
+  const policy = mode.state.policy
+  for (const skill of request.skills ?? []) {
+    if (!policy.reaches(choice.role, skill)) throw new MycError('USAGE', `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)
+  }
+  return new PolicyView({
+    state: mode.state,
+    role: choice.role,
+    initialSkills: initialSkills(policy, choice.role, config.session.defaultSkills, request.skills ?? []),
+    mode: config.session.escalation,
+    protectedSkills: new Set(config.session.protectedSkills),
+    metaTools: config.session.metaTools,
+    naming: config.namespace,
+    audit: mode.audit,
+    logger: request.logger,
+    catalogueTools: () => request.catalogue.tools(),
+  })
+}

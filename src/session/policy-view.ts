@@ -1,0 +1,199 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
+import type { Logger } from '../logger.js'
+import { decideActivation, decideDeactivation, type Actor, type EscalationMode } from '../policy/escalation.js'
+import { BUILTIN_SERVER, type PrincipalFilter } from '../policy/policy.js'
+import type { PromptEntry, ToolEntry } from '../registry/catalogue.js'
+import { toWireName, type WireNameOptions } from '../registry/wire-names.js'
+import type { BuiltinCallContext, PrincipalView } from '../server/view.js'
+import type { AuditSink } from './audit.js'
+import { META_TOOL_DEFS, META_TOOLS, type MetaToolName } from './meta-tools.js'
+import type { PolicyState } from './policy-state.js'
+
+export interface PolicyViewOptions {
+  state: PolicyState
+  role: string
+  initialSkills: ReadonlySet<string>
+  mode: EscalationMode
+  protectedSkills: ReadonlySet<string>
+  metaTools: boolean
+  naming: WireNameOptions
+  audit: AuditSink
+  logger: Logger
+  /** The live catalogue's tools (for get_context counts and the tool diffs of (de)activation). */
+  catalogueTools: () => readonly ToolEntry[]
+}
+
+function text(message: string, isError = false, structured?: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: message }], ...(structured ? { structuredContent: structured } : {}), ...(isError ? { isError: true } : {}) }
+}
+
+/**
+ * Policy mode for one session (DESIGN.md section 6): the principal is the
+ * role chosen by whoever launched myc plus the skills active now. Tools of
+ * inactive or unreachable skills do not exist for it; the meta tools let the
+ * agent see and change its skills within what the role reaches.
+ */
+export class PolicyView implements PrincipalView {
+  private active: Set<string>
+  private readonly listeners = new Set<() => void>()
+  private readonly metaByWire = new Map<string, MetaToolName>()
+  private readonly metaWire: Tool[]
+
+  constructor(private readonly options: PolicyViewOptions) {
+    this.active = new Set(options.initialSkills)
+    this.metaWire = options.metaTools
+      ? META_TOOLS.map((name) => {
+          const wireName = toWireName(BUILTIN_SERVER, name, options.naming)
+          this.metaByWire.set(wireName, name)
+          return { name: wireName, ...META_TOOL_DEFS[name] }
+        })
+      : []
+    options.audit.write({ event: 'session_start', role: options.role, skills: [...this.active], transport: 'stdio' })
+  }
+
+  get role(): string {
+    return this.options.role
+  }
+
+  /** The active skills (only those the role reaches and strict loading kept). */
+  get activeSkills(): string[] {
+    return [...this.filter.active]
+  }
+
+  private get filter(): PrincipalFilter {
+    return this.options.state.policy.filter(this.options.role, this.active)
+  }
+
+  toolVisible(entry: ToolEntry): boolean {
+    return this.filter.toolVisible(entry.server, entry.name)
+  }
+
+  promptVisible(entry: PromptEntry): boolean {
+    return this.filter.serverReached(entry.server)
+  }
+
+  serverVisible(server: string): boolean {
+    return this.filter.serverReached(server)
+  }
+
+  builtinTools(): readonly Tool[] {
+    return this.metaWire
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener)
+    const off = this.options.state.onDisabledChange(listener)
+    return () => {
+      this.listeners.delete(listener)
+      off()
+    }
+  }
+
+  recordCall(call: { name: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys: string[] }): void {
+    this.options.audit.write({ event: 'tool_call', role: this.options.role, tool: call.name, outcome: call.outcome, durationMs: call.durationMs, argumentKeys: call.argumentKeys })
+  }
+
+  callBuiltin(wireName: string, args: Record<string, unknown>, ctx: BuiltinCallContext): Promise<CallToolResult> | undefined {
+    const meta = this.metaByWire.get(wireName)
+    if (!meta) return undefined
+    switch (meta) {
+      case 'list_skills':
+        return Promise.resolve(this.listSkills())
+      case 'get_context':
+        return Promise.resolve(this.context())
+      case 'activate_skill':
+        return this.activate(String(args.name ?? ''), 'agent', ctx)
+      case 'deactivate_skill':
+        return Promise.resolve(this.deactivate(String(args.name ?? ''), 'agent'))
+    }
+  }
+
+  private listSkills(): CallToolResult {
+    const active = this.filter.active
+    const skills = this.options.state.policy.reachable(this.options.role).map((s) => ({ name: s.name, description: s.description, triggers: s.triggers, active: active.has(s.name) }))
+    const lines = skills.map((s) => `- ${s.name}${s.active ? ' (active)' : ''}: ${s.description}${s.triggers.length ? ` [triggers: ${s.triggers.join(', ')}]` : ''}`)
+    return text(lines.length > 0 ? lines.join('\n') : 'No skills are available to this session.', false, { skills })
+  }
+
+  private context(): CallToolResult {
+    const context = { role: this.options.role, activeSkills: this.activeSkills, visibleTools: this.visibleCount(), escalation: this.options.mode }
+    return text(`role: ${context.role}\nactive skills: ${context.activeSkills.join(', ') || 'none'}\nvisible tools: ${context.visibleTools}\nescalation: ${context.escalation}`, false, context)
+  }
+
+  /** Activates a skill for this session; `person` bypasses `ask`/`manual` (the CLI and REPL). */
+  async activate(name: string, actor: Actor, ctx?: BuiltinCallContext): Promise<CallToolResult> {
+    const { state, role, mode, protectedSkills, audit } = this.options
+    const policy = state.policy
+    let decision = decideActivation(policy, { role, active: this.active, mode, protectedSkills }, name, actor)
+    if (decision.ok && decision.action === 'ask') {
+      if (!ctx?.elicit) {
+        audit.write({ event: 'skill_refused', role, skill: name, reason: 'needs approval; the client cannot ask the user' })
+        return text(`Activating skill ${name} needs the user's approval, and this client cannot ask for it (no elicitation support). Ask the user to activate it.`, true)
+      }
+      const skill = policy.skills.get(name)!
+      const answer = await ctx.elicit(`The agent wants to activate the skill "${name}": ${skill.description}. Allow it?`, {
+        type: 'object',
+        properties: { approve: { type: 'boolean', title: `Activate ${name}`, default: true } },
+        required: ['approve'],
+      })
+      if (answer.action !== 'accept' || answer.content?.approve === false) {
+        audit.write({ event: 'skill_refused', role, skill: name, reason: `user ${answer.action === 'accept' ? 'declined' : answer.action}` })
+        return text(`The user did not approve activating skill ${name}.`, true)
+      }
+      decision = decideActivation(policy, { role, active: this.active, mode: 'auto', protectedSkills }, name, actor)
+    }
+    if (!decision.ok) {
+      audit.write({ event: 'skill_refused', role, skill: name, reason: decision.error.code })
+      return text(decision.error.message, true)
+    }
+    if (decision.action === 'ask') return text(`Skill ${name} needs approval.`, true)
+    if (decision.action === 'none') return this.activationResult(name, [], true)
+    const before = this.filter
+    this.active = new Set(decision.active)
+    const after = this.filter
+    audit.write({ event: 'skill_activated', role, skill: name, by: actor })
+    const added = this.diff(before, after)
+    this.emit()
+    return this.activationResult(name, added, false)
+  }
+
+  private activationResult(name: string, added: string[], already: boolean): CallToolResult {
+    const skill = this.options.state.policy.skills.get(name)!
+    const header = already ? `Skill ${name} is already active.` : `Skill ${name} is active.${added.length ? ` Tools added: ${added.join(', ')}.` : ''}`
+    return text(`${header}\n\n${skill.instructions}`.trim(), false, { skill: name, instructions: skill.instructions, addedTools: added })
+  }
+
+  private visibleCount(): number {
+    const filter = this.filter
+    return this.metaWire.length + this.options.catalogueTools().filter((e) => filter.toolVisible(e.server, e.name)).length
+  }
+
+  /** Wire names of the catalogue's tools visible to `b` but not to `a`. */
+  private diff(a: PrincipalFilter, b: PrincipalFilter): string[] {
+    return this.options
+      .catalogueTools()
+      .filter((e) => b.toolVisible(e.server, e.name) && !a.toolVisible(e.server, e.name))
+      .map((e) => e.wireName)
+  }
+
+  deactivate(name: string, actor: Actor): CallToolResult {
+    const { state, role, mode, protectedSkills, audit } = this.options
+    const decision = decideDeactivation(state.policy, { role, active: this.active, mode, protectedSkills }, name)
+    if (!decision.ok) {
+      audit.write({ event: 'skill_refused', role, skill: name, reason: decision.error.code })
+      return text(decision.error.message, true)
+    }
+    if (decision.action !== 'activate') return text(`Skill ${name} is not active.`)
+    const before = this.filter
+    this.active = new Set(decision.active)
+    const after = this.filter
+    audit.write({ event: 'skill_deactivated', role, skill: name, by: actor })
+    const removed = this.diff(after, before)
+    this.emit()
+    return text(`Skill ${name} is no longer active.${removed.length ? ` Tools removed: ${removed.join(', ')}.` : ''}`, false, { skill: name, removedTools: removed })
+  }
+
+  private emit(): void {
+    for (const listener of this.listeners) listener()
+  }
+}

@@ -1,0 +1,130 @@
+import path from 'node:path'
+import type { Client } from '@modelcontextprotocol/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
+import { createLogger } from '../../src/logger.js'
+import { hostForThisProcess } from '../../src/runtime/host.js'
+import { Runtime } from '../../src/runtime/runtime.js'
+import { createView, loadPolicyMode, type PolicyMode } from '../../src/session/policy-mode.js'
+import { repoRoot } from '../helpers/fixtures.js'
+import { connectClient, waitFor } from '../helpers/runtime.js'
+
+const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
+
+describe('policy mode sessions', () => {
+  let runtime: Runtime
+  let loaded: LoadedConfig
+  let mode: PolicyMode
+  const logger = createLogger({ quiet: true })
+
+  beforeAll(async () => {
+    loaded = await loadConfig({ cwd: dir, env: process.env })
+    runtime = new Runtime({ loaded, logger, version: 'test', host: hostForThisProcess() })
+    mode = await loadPolicyMode(loaded, runtime.catalogue, logger)
+    if (mode.kind === 'policy') runtime.onCatalogueChange(() => mode.kind === 'policy' && mode.state.invalidate())
+    await runtime.start()
+  })
+  afterAll(async () => {
+    await runtime?.close()
+  })
+
+  async function session(role?: string, skills?: string[], capabilities?: Record<string, unknown>, setup?: (c: Client) => void) {
+    const view = createView(mode, loaded, { role, skills, env: {}, catalogue: runtime.catalogue, logger })
+    return connectClient(runtime, { view, capabilities, setup })
+  }
+  const names = async (c: Client) => (await c.listTools()).tools.map((t) => t.name)
+  const text = (r: { content: unknown }) => (r.content as Array<{ text: string }>)[0]!.text
+
+  it('is in policy mode because the config has a skills folder', () => {
+    expect(mode.kind).toBe('policy')
+  })
+
+  it('a guest sees only its active skills’ tools plus the meta tools', async () => {
+    const { client } = await session()
+    expect(await names(client)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'echo__echo'])
+    expect(text(await client.callTool({ name: 'echo__echo', arguments: { message: 'hi' } }))).toBe('hi')
+    await client.close()
+  })
+
+  it('lists only reachable, enabled skills', async () => {
+    const { client } = await session('developer')
+    const listed = (await client.callTool({ name: 'mycelium__list_skills', arguments: {} })).structuredContent as { skills: Array<{ name: string; active: boolean }> }
+    // broken (no such tool), ghostly (bad name) and hosty (host tools) are not there.
+    expect(listed.skills.map((s) => `${s.name}:${s.active}`)).toEqual(['common:true', 'reader:false', 'writer:false'])
+    await client.close()
+  })
+
+  it('activating a skill adds its tools, sends list_changed, and deactivating removes them', async () => {
+    let changed = 0
+    const { client } = await session('developer', undefined, undefined, (c) =>
+      c.setNotificationHandler('notifications/tools/list_changed', () => {
+        changed++
+      }),
+    )
+    expect(await names(client)).not.toContain('grow__grow')
+    const result = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
+    expect(text(result)).toContain('Writer instructions: be careful.')
+    expect((result.structuredContent as { addedTools: string[] }).addedTools).toEqual(expect.arrayContaining(['echo__add', 'echo__fail', 'grow__grow']))
+    await waitFor(() => changed > 0, 2_000, 'list_changed')
+    expect(await names(client)).toEqual(expect.arrayContaining(['grow__grow', 'echo__fail']))
+    expect(text(await client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } }))).toBe('3')
+    const off = await client.callTool({ name: 'mycelium__deactivate_skill', arguments: { name: 'writer' } })
+    expect((off.structuredContent as { removedTools: string[] }).removedTools).toContain('grow__grow')
+    expect(await names(client)).not.toContain('grow__grow')
+    await expect(client.callTool({ name: 'grow__grow', arguments: { name: 'x' } })).rejects.toThrow(/Unknown tool: grow__grow/)
+    await client.close()
+  })
+
+  it('refuses to deactivate a protected skill', async () => {
+    const { client } = await session('developer')
+    const r = await client.callTool({ name: 'mycelium__deactivate_skill', arguments: { name: 'common' } })
+    expect(r.isError).toBe(true)
+    expect(text(r)).toMatch(/protected/)
+    await client.close()
+  })
+
+  it('answers an unreachable skill exactly like one that does not exist', async () => {
+    const { client } = await session('guest')
+    const hidden = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
+    const never = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'zzzzzz' } })
+    expect(JSON.stringify(hidden).replace('writer', 'NAME')).toBe(JSON.stringify(never).replace('zzzzzz', 'NAME'))
+    const disabled = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'broken' } })
+    expect(JSON.stringify(disabled).replace('broken', 'NAME')).toBe(JSON.stringify(never).replace('zzzzzz', 'NAME'))
+    await client.close()
+  })
+
+  it('applies inherited skills and deny patterns (deny wins)', async () => {
+    const { client } = await session('lead', ['writer'])
+    const tools = await names(client)
+    expect(tools).toContain('echo__add')
+    expect(tools).not.toContain('echo__fail')
+    await expect(client.callTool({ name: 'echo__fail', arguments: {} })).rejects.toThrow(/Unknown tool: echo__fail/)
+    await client.close()
+  })
+
+  it('rejects an unknown role with the known ones, and a skill the role cannot use', () => {
+    expect(() => createView(mode, loaded, { role: 'nobody', env: {}, catalogue: runtime.catalogue, logger })).toThrow(/unknown role "nobody" \(from --role\); roles: developer, guest, lead/)
+    expect(() => createView(mode, loaded, { role: 'guest', skills: ['writer'], env: {}, catalogue: runtime.catalogue, logger })).toThrow(/--skills: role "guest" cannot use skill "writer"/)
+  })
+
+  it('takes the role from MYCELIUM_ROLE when there is no --role', async () => {
+    const view = createView(mode, loaded, { env: { MYCELIUM_ROLE: 'developer' }, catalogue: runtime.catalogue, logger }) as unknown as { role: string }
+    expect(view.role).toBe('developer')
+  })
+
+  it('hides prompts and resources of servers no active skill touches', async () => {
+    const { client } = await session('guest')
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['echo__greet'])
+    const dev = await session('developer')
+    expect((await dev.client.listResources()).resources.map((r) => r.uri)).toEqual(['echo://static'])
+    await client.close()
+    await dev.client.close()
+  })
+
+  it('get_context reports role, active skills, visible tools and escalation mode', async () => {
+    const { client } = await session('developer', ['reader'])
+    const ctx = (await client.callTool({ name: 'mycelium__get_context', arguments: {} })).structuredContent
+    expect(ctx).toEqual({ role: 'developer', activeSkills: ['common', 'reader'], visibleTools: 7, escalation: 'auto' })
+    await client.close()
+  })
+})
