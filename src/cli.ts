@@ -11,6 +11,13 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   serve: () => import('./commands/serve.js').then((m) => m.default),
   status: () => import('./commands/status.js').then((m) => m.default),
   tools: () => import('./commands/tools.js').then((m) => m.default),
+  roles: () => import('./commands/roles.js').then((m) => m.default),
+  skills: () => import('./commands/skills.js').then((m) => m.default),
+  skill: () => import('./commands/skill.js').then((m) => m.default),
+  policy: () => import('./commands/policy.js').then((m) => m.default),
+  explain: () => import('./commands/explain.js').then((m) => m.default),
+  preview: () => import('./commands/preview.js').then((m) => m.default),
+  init: () => import('./commands/init.js').then((m) => m.default),
 })
 
 const main: CommandDef<typeof commonArgs> = {
@@ -72,9 +79,28 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
 }
 
 async function runSub(name: string, rawArgs: string[]): Promise<number> {
-  const cmd = await commands[name]!()
-  const { result } = await runCommand(cmd, { rawArgs })
-  return typeof result === 'number' ? result : (process.exitCode as number | undefined) ?? ExitCode.ok
+  const [leaf, args] = await resolveLeaf(await commands[name]!(), rawArgs, name)
+  const { result } = await runCommand(leaf, { rawArgs: args })
+  return typeof result === 'number' ? result : ExitCode.ok
+}
+
+/**
+ * Walks nested subcommands (`skills lint`, `policy check`) down to the one
+ * that runs, so its return value (the exit code) reaches us: citty returns
+ * only the top command's result.
+ */
+async function resolveLeaf(cmd: CommandDef<any>, rawArgs: string[], path: string): Promise<[CommandDef<any>, string[]]> {
+  const subs = (typeof cmd.subCommands === 'function' ? await cmd.subCommands() : await cmd.subCommands) as Record<string, CommandDef<any> | (() => Promise<CommandDef<any>>)> | undefined
+  if (!subs) return [cmd, rawArgs]
+  const index = findCommandIndex(rawArgs)
+  const name = index === -1 ? (cmd.default as string | undefined) : rawArgs[index]
+  if (name === undefined || !Object.hasOwn(subs, name)) {
+    const known = Object.keys(subs).join(', ')
+    throw new MycError('USAGE', name === undefined ? `\`myc ${path}\` needs a subcommand: ${known}` : `Unknown command "${path} ${name}". Subcommands: ${known}`)
+  }
+  const sub = subs[name]!
+  const resolved = typeof sub === 'function' ? await sub() : sub
+  return resolveLeaf(resolved, index === -1 ? rawArgs : [...rawArgs.slice(0, index), ...rawArgs.slice(index + 1)], `${path} ${name}`)
 }
 
 function reportError(error: unknown, opts: { json: boolean; verbose: boolean; logger: ReturnType<typeof createLogger> }): number {

@@ -1,18 +1,36 @@
+import type { LoadedConfig } from '../config/load.js'
+import { MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
+import type { PolicyMode } from '../session/policy-mode.js'
+import type { PolicyState } from '../session/policy-state.js'
 import { version } from '../version.js'
 
+export interface Inspection {
+  runtime: Runtime
+  loaded: LoadedConfig
+  mode: PolicyMode
+}
+
 /**
- * For inspection commands: load the config, start every child (lazy ones
- * too: the point is to see them), run `use`, and always stop the children.
+ * For inspection commands: load the config and skills, start every child
+ * (lazy ones too: the point is to see them), run `use`, and always stop the
+ * children.
  */
-export async function withStartedRuntime<T>(options: { configPath?: string; logger: Logger }, use: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const { runtime } = await openRuntime({ configPath: options.configPath, logger: options.logger, version })
+export async function withStartedRuntime<T>(options: { configPath?: string; logger: Logger }, use: (inspection: Inspection) => Promise<T>): Promise<T> {
+  const { runtime, loaded, mode } = await openRuntime({ configPath: options.configPath, logger: options.logger, version })
   try {
     await Promise.all([...runtime.supervisor.children.keys()].map((key) => runtime.supervisor.ensureRunning(key)))
-    return await use(runtime)
+    if (mode.kind === 'policy') mode.state.invalidate()
+    return await use({ runtime, loaded, mode })
   } finally {
     await runtime.close()
   }
+}
+
+/** The policy state, or a usage error saying how to get out of open mode. */
+export function requirePolicy(mode: PolicyMode): PolicyState {
+  if (mode.kind === 'policy') return mode.state
+  throw new MycError('USAGE', 'open mode: there are no skills, so no roles or policy (add a skills/ folder or a "skills" key to the config, or run `myc init`)')
 }

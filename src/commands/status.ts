@@ -9,7 +9,7 @@ export default defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const report = await withStartedRuntime({ configPath: args.config, logger }, async (runtime) => {
+    const report = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime }) => {
       const servers = [...runtime.deps.loaded.config.servers].map(([key, config]) => {
         const child = runtime.supervisor.children.get(key)
         return {

@@ -1,34 +1,30 @@
 import { defineCommand } from 'citty'
 import { createLogger } from '../logger.js'
-import { clientNameWarnings } from '../registry/wire-names.js'
-import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+import { toolsReport } from '../inspect/reports.js'
+import { createView } from '../session/policy-mode.js'
+import { commonArgs, jsonArgs, principalArgs, printJson, printResult, splitList } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
 
 export default defineCommand({
-  meta: { name: 'tools', description: 'The tools a client would see: canonical id, wire name, server, description' },
-  args: { ...commonArgs, ...jsonArgs },
+  meta: { name: 'tools', description: 'The tools a role would see: canonical id, wire name, server, description' },
+  args: { ...commonArgs, ...jsonArgs, ...principalArgs, all: { type: 'boolean', description: 'Every tool of the catalogue, each marked visible or hidden' } },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const tools = await withStartedRuntime({ configPath: args.config, logger }, async (runtime) =>
-      runtime.catalogue.tools().map((entry) => ({
-        id: entry.id,
-        wireName: entry.wireName,
-        server: entry.server,
-        name: entry.name,
-        description: entry.def.description ?? '',
-        warnings: clientNameWarnings(entry.wireName),
-      })),
-    )
+    const result = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, loaded, mode }) => {
+      const view = createView(mode, loaded, { role: args.role, skills: splitList(args.skills), env: process.env, catalogue: runtime.catalogue, logger })
+      return { role: (view as { role?: string }).role ?? null, tools: toolsReport(runtime.catalogue, (e) => view.toolVisible(e), view.builtinTools(), args.all === true) }
+    })
     if (args.json) {
-      printJson({ ok: true, tools })
+      printJson({ ok: true, ...result })
       return 0
     }
+    const { tools } = result
     if (tools.length === 0) {
       printResult('no tools (no server running or none configured; see `myc status`)')
       return 0
     }
     const width = Math.max(...tools.map((t) => t.wireName.length))
-    const lines = tools.map((t) => `${t.wireName.padEnd(width)}  ${t.id === t.wireName ? '' : `${t.id}  `}${firstLine(t.description)}`)
+    const lines = tools.map((t) => `${args.all ? (t.visible ? '+ ' : '- ') : ''}${t.wireName.padEnd(width)}  ${t.id === t.wireName ? '' : `${t.id}  `}${firstLine(t.description)}`)
     for (const t of tools) for (const w of t.warnings) lines.push(`warning: ${t.wireName}: ${w}`)
     printResult(lines.join('\n'))
     return 0

@@ -31,13 +31,16 @@ export function explainTool(policy: Policy, input: { server: string; tool: strin
   }
   let granted = false
   for (const skill of policy.skills.values()) {
-    const matching = skill.allowedTools.filter((source) => policy.patternsOf(skill.name)?.some((p) => p.source === source && patternMatches(p, server, tool)))
+    const matching = policy
+      .parsedPatternsOf(skill.name)
+      .filter((p) => patternMatches(p, server, tool))
+      .map((p) => p.source)
+    if (matching.length === 0) continue
     const disabled = policy.disabled.get(skill.name)
     if (disabled) {
-      if (skill.allowedTools.length > 0) steps.push({ rule: `skill ${skill.name}`, verdict: 'info', detail: `disabled by strict loading: ${disabled.reasons.join('; ')}` })
+      steps.push({ rule: `skill ${skill.name}`, verdict: 'info', detail: `would grant it (${matching.join(', ')}) but is disabled by strict loading: ${disabled.reasons.join('; ')}` })
       continue
     }
-    if (matching.length === 0) continue
     if (!resolved.skills.has(skill.name)) {
       const capped = resolved.cap && !resolved.cap.has(skill.name)
       steps.push({ rule: `skill ${skill.name}`, verdict: 'info', detail: `grants it (${matching.join(', ')}) but role ${role} does not reach this skill${capped ? ' (not in its allowedSkills cap)' : ` (allowedRoles: ${skill.allowedRoles.join(', ') || 'none'})`}` })

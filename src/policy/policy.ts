@@ -55,6 +55,8 @@ export class Policy {
   readonly disabled: ReadonlyMap<string, DisabledSkill>
   /** Compiled allowedTools of each enabled skill. */
   private readonly compiled = new Map<string, ToolPattern[]>()
+  /** Every pattern that parsed, of every skill, disabled ones included (for explanations). */
+  private readonly parsedAll = new Map<string, ToolPattern[]>()
   private readonly denies = new Map<string, PatternSet>()
   private readonly filters = new Map<string, PrincipalFilter>()
   private readonly context: { separator: string; servers: ReadonlySet<string> }
@@ -83,6 +85,7 @@ export class Policy {
         }
         patterns.push(p)
       }
+      this.parsedAll.set(skill.name, patterns)
       for (const host of skill.hostTools) reasons.push(`allowed-tools entry "${host}" names a host tool, not a Mycelium pattern (server:tool)`)
       if (reasons.length > 0 && input.strict !== false) disabled.set(skill.name, { skill: skill.name, reasons })
       else this.compiled.set(skill.name, patterns)
@@ -105,6 +108,11 @@ export class Policy {
   /** The compiled patterns of an enabled skill. */
   patternsOf(skill: string): readonly ToolPattern[] | undefined {
     return this.compiled.get(skill)
+  }
+
+  /** The patterns of any skill that parsed, even of a disabled one (for `myc explain`). */
+  parsedPatternsOf(skill: string): readonly ToolPattern[] {
+    return this.parsedAll.get(skill) ?? []
   }
 
   /** A role's deny patterns, compiled (unknown servers in deny patterns are ignored, not errors). */

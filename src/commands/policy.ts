@@ -1,0 +1,28 @@
+import { defineCommand } from 'citty'
+import { MycError } from '../errors.js'
+import { policyCheck } from '../inspect/reports.js'
+import { createLogger } from '../logger.js'
+import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+import { requirePolicy, withStartedRuntime } from './_runtime.js'
+
+const check = defineCommand({
+  meta: { name: 'check', description: 'What a role can reach; exits 3 if a rule is violated' },
+  args: { ...commonArgs, ...jsonArgs, role: { type: 'string', description: 'The role to check', required: true, valueHint: 'role' } },
+  async run({ args }) {
+    const logger = createLogger({ verbose: args.verbose, quiet: true })
+    const report = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => {
+      const policy = requirePolicy(mode).policy
+      if (!policy.roles.has(args.role)) throw new MycError('USAGE', `unknown role "${args.role}"; roles: ${[...policy.roles.keys()].join(', ')}`)
+      return policyCheck(policy, runtime.catalogue, args.role)
+    })
+    const ok = report.violations.length === 0
+    if (args.json) printJson({ ok, ...report })
+    else printResult(`role ${report.role}\nservers: ${report.servers.join(', ') || 'none'}\nskills: ${report.skills.join(', ') || 'none'}\ntools: ${report.tools.length}\nmemory: ${report.memory}${report.violations.map((v) => `\nviolation: ${v}`).join('')}`)
+    return ok ? 0 : 3
+  },
+})
+
+export default defineCommand({
+  meta: { name: 'policy', description: 'Policy checks' },
+  subCommands: { check },
+})

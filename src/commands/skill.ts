@@ -1,0 +1,34 @@
+import path from 'node:path'
+import { defineCommand } from 'citty'
+import { loadConfig } from '../config/load.js'
+import { addSkill, listTemplates } from '../inspect/scaffold.js'
+import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+
+const add = defineCommand({
+  meta: { name: 'add', description: 'Create skills/NAME, from a template or blank' },
+  args: { ...commonArgs, ...jsonArgs, name: { type: 'positional', description: 'Skill name', required: true }, template: { type: 'string', description: 'Template to start from (see `myc skill templates`)', valueHint: 'name' } },
+  async run({ args }) {
+    const loaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
+    const skillsDir = path.resolve(loaded.dir, loaded.config.skills?.dirs[0] ?? 'skills')
+    const files = await addSkill(skillsDir, args.name, args.template)
+    if (args.json) printJson({ ok: true, files })
+    else printResult(`created ${files.join(', ')}`)
+    return 0
+  },
+})
+
+const templates = defineCommand({
+  meta: { name: 'templates', description: 'The bundled skill templates' },
+  args: { ...jsonArgs },
+  async run({ args }) {
+    const list = await listTemplates()
+    if (args.json) printJson({ ok: true, templates: list })
+    else printResult(list.map((t) => `${t.name.padEnd(16)} ${t.description}`).join('\n'))
+    return 0
+  },
+})
+
+export default defineCommand({
+  meta: { name: 'skill', description: 'Scaffold skills: add NAME, templates' },
+  subCommands: { add, templates },
+})

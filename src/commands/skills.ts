@@ -1,0 +1,58 @@
+import { defineCommand } from 'citty'
+import { MycError } from '../errors.js'
+import { lintSkills, skillsReport } from '../inspect/reports.js'
+import { createLogger } from '../logger.js'
+import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+import { requirePolicy, withStartedRuntime } from './_runtime.js'
+
+const list = defineCommand({
+  meta: { name: 'list', description: 'Skills, their tools and whether they are enabled' },
+  args: { ...commonArgs, ...jsonArgs },
+  async run({ args }) {
+    const logger = createLogger({ verbose: args.verbose, quiet: args.json })
+    const skills = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => skillsReport(requirePolicy(mode).policy))
+    if (args.json) printJson({ ok: true, skills })
+    else printResult(skills.map((s) => `${s.enabled ? '✓' : '✗'} ${s.name.padEnd(20)} ${s.description}${s.enabled ? '' : `\n    disabled: ${s.disabledReasons.join('; ')}`}`).join('\n') || 'no skills')
+    return 0
+  },
+})
+
+const show = defineCommand({
+  meta: { name: 'show', description: 'One skill in full' },
+  args: { ...commonArgs, ...jsonArgs, id: { type: 'positional', description: 'Skill name', required: true } },
+  async run({ args }) {
+    const logger = createLogger({ verbose: args.verbose, quiet: args.json })
+    const found = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => {
+      const policy = requirePolicy(mode).policy
+      const skill = policy.skills.get(args.id)
+      if (!skill) throw new MycError('USAGE', `no skill "${args.id}" (skills: ${[...policy.skills.keys()].sort().join(', ')})`)
+      return { ...skillsReport(policy).find((s) => s.name === args.id)!, instructions: skill.instructions }
+    })
+    if (args.json) printJson({ ok: true, skill: found })
+    else printResult(`${found.name}: ${found.description}\nfile: ${found.file}\nroles: ${found.allowedRoles.join(', ')}\ntools: ${found.allowedTools.join(', ')}\n${found.enabled ? 'enabled' : `disabled: ${found.disabledReasons.join('; ')}`}\n\n${found.instructions}`)
+    return 0
+  },
+})
+
+const lint = defineCommand({
+  meta: { name: 'lint', description: 'Check every skill; exits 3 on problems' },
+  args: { ...commonArgs, ...jsonArgs },
+  async run({ args }) {
+    const logger = createLogger({ verbose: args.verbose, quiet: true })
+    const problems = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => {
+      const state = requirePolicy(mode)
+      return lintSkills(state.policy, state.sources.problems)
+    })
+    const errors = problems.filter((p) => p.severity === 'error')
+    if (args.json) printJson({ ok: errors.length === 0, problems })
+    else printResult(problems.length ? problems.map((p) => `${p.severity}: ${p.file}${p.skill ? ` (${p.skill})` : ''}: ${p.message}`).join('\n') : 'no problems')
+    return errors.length > 0 ? 3 : 0
+  },
+})
+
+export default defineCommand({
+  meta: { name: 'skills', description: 'Skills: list, show ID, lint' },
+  args: { ...commonArgs, ...jsonArgs },
+  subCommands: { list, show, lint },
+  default: 'list',
+})

@@ -1,0 +1,74 @@
+import { existsSync } from 'node:fs'
+import { mkdir, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { MycError } from '../errors.js'
+import { skillTemplates, type SkillTemplate } from '../assets/templates.js'
+import { splitFrontMatter } from '../policy/skill.js'
+import { parse as parseYaml } from 'yaml'
+
+/** The starter config `myc init` writes. */
+export function starterConfig(): Record<string, unknown> {
+  return {
+    $schema: 'https://unpkg.com/mycelium-agg/mycelium.schema.json',
+    mcpServers: {
+      fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] },
+      memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'], env: { MEMORY_FILE_PATH: '.mycelium/memory.jsonl' } },
+    },
+    roles: { default: 'developer' },
+    session: { defaultSkills: ['common'], escalation: 'auto', protectedSkills: ['common'] },
+    audit: { file: '.mycelium/audit.jsonl' },
+  }
+}
+
+const MINIMAL = ['common', 'reader']
+
+/** Writes files, refusing to overwrite any that exist (nothing is written then). */
+async function writeAll(files: ReadonlyMap<string, string>): Promise<string[]> {
+  const existing = [...files.keys()].filter((f) => existsSync(f))
+  if (existing.length > 0) throw new MycError('USAGE', `not overwriting existing files: ${existing.join(', ')} (remove them or choose another folder)`)
+  for (const [file, text] of files) {
+    await mkdir(path.dirname(file), { recursive: true })
+    await writeFile(file, text, { flag: 'wx' })
+  }
+  return [...files.keys()]
+}
+
+/** `myc init [DIR] [--minimal]`: a starter config and skills from the bundled templates. */
+export async function initProject(dir: string, options: { minimal?: boolean } = {}): Promise<string[]> {
+  const templates = (await skillTemplates()).filter((t) => !options.minimal || MINIMAL.includes(t.name))
+  const files = new Map<string, string>([[path.join(dir, 'mycelium.config.json'), `${JSON.stringify(starterConfig(), null, 2)}\n`]])
+  for (const t of templates) for (const [rel, text] of t.files) files.set(path.join(dir, 'skills', t.name, rel), text)
+  return writeAll(files)
+}
+
+/** Template names with their descriptions, for `myc skill templates`. */
+export async function listTemplates(): Promise<Array<{ name: string; description: string }>> {
+  return (await skillTemplates()).map((t) => ({ name: t.name, description: describe(t) }))
+}
+
+function describe(t: SkillTemplate): string {
+  const md = t.files.get('SKILL.md')
+  const fm = md ? splitFrontMatter(md)?.frontmatter : undefined
+  const data = fm ? (parseYaml(fm) as { description?: string }) : undefined
+  return data?.description ?? ''
+}
+
+/** `myc skill add NAME [--template T]`: a new skill folder under `skillsDir`. */
+export async function addSkill(skillsDir: string, name: string, template?: string): Promise<string[]> {
+  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(name) || name.length > 64) throw new MycError('USAGE', `skill name "${name}" must be 1-64 lowercase letters, digits and single hyphens`)
+  const dir = path.join(skillsDir, name)
+  if (existsSync(dir)) throw new MycError('USAGE', `${dir} exists already (choose another name)`)
+  const files = new Map<string, string>()
+  if (template !== undefined) {
+    const templates = await skillTemplates()
+    const t = templates.find((x) => x.name === template)
+    if (!t) throw new MycError('USAGE', `no template "${template}" (templates: ${templates.map((x) => x.name).join(', ')})`)
+    for (const [rel, text] of t.files) files.set(path.join(dir, rel), rel === 'SKILL.md' ? text.replace(/^name: .*$/m, `name: ${name}`) : text)
+  } else {
+    files.set(
+      path.join(dir, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: What this skill is for, in one sentence.\nallowedRoles: [developer]\nallowedTools: []\ntriggers: []\n---\n# ${name}\n\nInstructions for the agent: when to use the tools above and how.\n`,
+    )
+  }
+  return writeAll(files)
+}
