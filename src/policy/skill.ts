@@ -88,7 +88,8 @@ export function buildSkill(data: unknown, input: { file: string; dir: string; fo
   if (!result.success) {
     for (const issue of result.issues) {
       const path = (issue.path ?? []).map((p) => String(p.key)).join('.') || '(front matter)'
-      if (issue.type === 'strict_object') at(path, `unknown key "${path.split('.').pop()}" (skill keys: name, description, allowed-tools, allowedTools, allowedRoles, triggers, grants, protected, license, metadata)`)
+      if (issue.type === 'strict_object' && issue.received === 'undefined') at(path, `missing: add "${path}:" to the front matter`)
+      else if (issue.type === 'strict_object' && issue.expected === 'never') at(path, `unknown key "${path.split('.').pop()}" (skill keys: name, description, allowed-tools, allowedTools, allowedRoles, triggers, grants, protected, license, metadata)`)
       else at(path, issue.message.startsWith('Invalid ') ? `expected ${issue.expected ?? 'another value'}, got ${issue.received}` : issue.message)
     }
     return { ok: false, problems }

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -125,6 +127,90 @@ describe('policy mode sessions', () => {
     const { client } = await session('developer', ['reader'])
     const ctx = (await client.callTool({ name: 'mycelium__get_context', arguments: {} })).structuredContent
     expect(ctx).toEqual({ role: 'developer', activeSkills: ['common', 'reader'], visibleTools: 7, escalation: 'auto' })
+    await client.close()
+  })
+})
+
+describe('escalation modes and the audit log', () => {
+  let runtime: Runtime
+  let loaded: LoadedConfig
+  const logger = createLogger({ quiet: true })
+  const auditFile = path.join(tmpdir(), `myc-audit-${process.pid}-${Date.now()}.jsonl`)
+
+  beforeAll(async () => {
+    const base = await loadConfig({ cwd: dir, env: process.env })
+    loaded = { ...base, config: { ...base.config, audit: { file: auditFile } } }
+    runtime = new Runtime({ loaded, logger, version: 'test', host: hostForThisProcess() })
+    await runtime.start()
+  })
+  afterAll(async () => {
+    await runtime?.close()
+  })
+
+  async function sessionIn(escalation: 'ask' | 'manual', answer?: { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string | number | boolean> }) {
+    const cfg = { ...loaded, config: { ...loaded.config, session: { ...loaded.config.session, escalation } } }
+    const mode = await loadPolicyMode(cfg, runtime.catalogue, logger)
+    const view = createView(mode, cfg, { role: 'developer', env: {}, catalogue: runtime.catalogue, logger })
+    const asked: string[] = []
+    const { client } = await connectClient(runtime, {
+      view,
+      capabilities: answer ? { elicitation: { form: {} } } : {},
+      setup: (c) => {
+        if (answer)
+          c.setRequestHandler('elicitation/create', (req) => {
+            asked.push((req.params as { message: string }).message)
+            return answer
+          })
+      },
+    })
+    return { client, asked, mode }
+  }
+  const textOf = (r: { content: unknown }) => (r.content as Array<{ text: string }>)[0]!.text
+
+  it('ask mode: activates after the user approves through elicitation', async () => {
+    const { client, asked } = await sessionIn('ask', { action: 'accept', content: { approve: true } })
+    const r = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
+    expect(r.isError).toBeUndefined()
+    expect(asked[0]).toMatch(/activate the skill "writer"/)
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('grow__grow')
+    await client.close()
+  })
+
+  it('ask mode: refuses when the user declines', async () => {
+    const { client } = await sessionIn('ask', { action: 'decline' })
+    const r = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
+    expect(r.isError).toBe(true)
+    expect(textOf(r)).toMatch(/did not approve/)
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('grow__grow')
+    await client.close()
+  })
+
+  it('ask mode: refuses clearly when the client cannot ask', async () => {
+    const { client } = await sessionIn('ask')
+    const r = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
+    expect(textOf(r)).toMatch(/needs the user's approval, and this client cannot ask for it/)
+    await client.close()
+  })
+
+  it('manual mode: the agent cannot activate', async () => {
+    const { client } = await sessionIn('manual', { action: 'accept', content: { approve: true } })
+    const r = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
+    expect(textOf(r)).toMatch(/only be activated by a person/)
+    await client.close()
+  })
+
+  it('writes session starts, skill changes, refusals and tool calls to the audit log, without argument values', async () => {
+    const { client, mode } = await sessionIn('ask', { action: 'accept', content: { approve: true } })
+    await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
+    await client.callTool({ name: 'echo__echo', arguments: { message: 'top-secret-value' } })
+    await client.callTool({ name: 'grow__grow', arguments: { name: 'x' } }).catch(() => {})
+    if (mode.kind === 'policy') await mode.audit.flush()
+    const lines = readFileSync(auditFile, 'utf8').trim().split('\n').map((l: string) => JSON.parse(l))
+    const events = lines.map((l: { event: string }) => l.event)
+    expect(events).toEqual(expect.arrayContaining(['session_start', 'skill_activated', 'skill_refused', 'tool_call']))
+    expect(lines.find((l: { tool?: string }) => l.tool === 'echo__echo')).toMatchObject({ event: 'tool_call', role: 'developer', outcome: 'ok', argumentKeys: ['message'] })
+    expect(lines.find((l: { tool?: string }) => l.tool === 'grow__grow')).toMatchObject({ outcome: 'denied' })
+    expect(readFileSync(auditFile, 'utf8')).not.toContain('top-secret-value')
     await client.close()
   })
 })

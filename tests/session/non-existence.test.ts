@@ -1,0 +1,116 @@
+import path from 'node:path'
+import { InMemoryTransport, type JSONRPCMessage } from '@modelcontextprotocol/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
+import { createLogger } from '../../src/logger.js'
+import { hostForThisProcess } from '../../src/runtime/host.js'
+import { Runtime } from '../../src/runtime/runtime.js'
+import { Session } from '../../src/server/session.js'
+import { createView, loadPolicyMode, type PolicyMode } from '../../src/session/policy-mode.js'
+import { repoRoot } from '../helpers/fixtures.js'
+
+/** A raw JSON-RPC client: every answer as the exact text that crossed the transport. */
+class RawClient {
+  private next = 0
+  private readonly waiting = new Map<number, (text: string) => void>()
+  readonly all: string[] = []
+  constructor(private readonly transport: InMemoryTransport) {
+    transport.onmessage = (message: JSONRPCMessage) => {
+      const text = JSON.stringify(message)
+      this.all.push(text)
+      const id = (message as { id?: number }).id
+      if (typeof id === 'number') this.waiting.get(id)?.(text)
+    }
+  }
+  async start() {
+    await this.transport.start()
+    await this.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } })
+    await this.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+  }
+  request(method: string, params: Record<string, unknown>): Promise<string> {
+    const id = ++this.next
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve)
+      void this.transport.send({ jsonrpc: '2.0', id, method, params })
+    }).then((text) => (text as string).replace(`"id":${id}`, '"id":0'))
+  }
+}
+
+describe('hidden tools and skills do not exist', () => {
+  const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
+  let runtime: Runtime
+  let loaded: LoadedConfig
+  let mode: PolicyMode
+  let raw: RawClient
+  const logger = createLogger({ quiet: true })
+
+  beforeAll(async () => {
+    loaded = await loadConfig({ cwd: dir, env: process.env })
+    runtime = new Runtime({ loaded, logger, version: 'test', host: hostForThisProcess() })
+    mode = await loadPolicyMode(loaded, runtime.catalogue, logger)
+    await runtime.start()
+    if (mode.kind === 'policy') mode.state.invalidate()
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    const session = new Session({ runtime, view: createView(mode, loaded, { role: 'guest', env: {}, catalogue: runtime.catalogue, logger }) })
+    await session.connect(serverSide)
+    raw = new RawClient(clientSide)
+    await raw.start()
+  })
+  afterAll(async () => {
+    await runtime?.close()
+  })
+
+  const NEVER = 'zz_never_existed_zz'
+  // The only place a name may appear: echoed back in the error message, exactly as sent.
+  const normalize = (text: string, name: string) => {
+    const escaped = JSON.stringify(name).slice(1, -1)
+    return text.replace(`: ${escaped}"}`, ': <NAME>"}')
+  }
+
+  function probes(): string[] {
+    const hidden = ['echo__add', 'echo__fail', 'echo__image', 'echo__log', 'grow__grow', 'grow__echo']
+    const out = new Set<string>()
+    for (const h of hidden) {
+      const [server, tool] = h.split('__') as [string, string]
+      for (const v of [h, h.toUpperCase(), `${server}:${tool}`, `${server}_${tool}`, `${server}-${tool}`, `${server}.${tool}`, `${h} `, ` ${h}`, `${h}\n`, `${h}\u200b`, h.replace('o', 'о'), h.replace('e', 'е'), `${server}___${tool}`, `${server.slice(0, -1)}__${tool}`, `${h}_`, `${h}*`, `${server}__*`, `${server}:*`, `mycelium__${h}`, `${h}/..`]) out.add(v)
+    }
+    for (const bogus of ['', ' ', '*', ':', '__', 'grow', 'writer', 'mycelium__exec', 'mycelium__run_script', 'mycelium__save_memory', 'mycelium__nope', 'x'.repeat(10_000), '../../etc/passwd', '%00', 'echo__echo\u0000', 'ECHO__ECHO']) out.add(bogus)
+    return [...out]
+  }
+
+  it(`answers ${'hundreds of'} hidden and bogus tool names exactly like a name that never existed`, async () => {
+    const names = probes()
+    expect(names.length).toBeGreaterThanOrEqual(100)
+    const reference = normalize(await raw.request('tools/call', { name: NEVER, arguments: {} }), NEVER)
+    for (const name of names) {
+      const answer = await raw.request('tools/call', { name, arguments: {} })
+      expect(normalize(answer, name), JSON.stringify(name).slice(0, 80)).toBe(reference)
+    }
+  })
+
+  it('answers hidden prompts and resources like nonexistent ones', async () => {
+    // The guest reaches server echo only; grow is hidden.
+    const ref = normalize(await raw.request('prompts/get', { name: NEVER }), NEVER)
+    expect(normalize(await raw.request('prompts/get', { name: 'grow__greet' }), 'grow__greet')).toBe(ref)
+    const refRes = normalize(await raw.request('resources/read', { uri: `x://${NEVER}` }), `x://${NEVER}`)
+    expect(refRes).toMatch(/Resource not found/)
+  })
+
+  it('never names a hidden tool, skill, role or server in anything the guest receives', async () => {
+    await raw.request('tools/list', {})
+    await raw.request('prompts/list', {})
+    await raw.request('resources/list', {})
+    await raw.request('resources/templates/list', {})
+    await raw.request('tools/call', { name: 'mycelium__list_skills', arguments: {} })
+    await raw.request('tools/call', { name: 'mycelium__get_context', arguments: {} })
+    await raw.request('tools/call', { name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
+    await raw.request('tools/call', { name: 'mycelium__deactivate_skill', arguments: { name: 'reader' } })
+    await raw.request('tools/call', { name: 'echo__echo', arguments: { message: 'hello' } })
+    const forbidden = ['grow', 'writer', 'Writer', 'Secret writer', 'broken', 'hosty', 'ghostly', 'developer', 'lead', 'no_such_tool', 'echo__fail', 'echo__log']
+    for (const text of raw.all) {
+      const probeAnswer = text.includes('Unknown tool:') || text.includes('Unknown prompt:')
+      if (probeAnswer) continue // these echo back the name the caller sent, nothing else
+      for (const word of forbidden) expect(text, `"${word}" in ${text.slice(0, 200)}`).not.toContain(word)
+    }
+  })
+})
