@@ -1,0 +1,150 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { bundle, connectToMyc, requireBundle } from '../helpers/e2e.js'
+import { repoRoot } from '../helpers/fixtures.js'
+import { waitFor } from '../helpers/runtime.js'
+
+const config = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
+
+function myc(args: string[], cwd = repoRoot) {
+  requireBundle()
+  const r = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', cwd, timeout: 60_000, input: '' })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+describe('policy mode through build/myc.cjs', () => {
+  it('a guest session sees only its tools', async () => {
+    const { client } = await connectToMyc(['--config', config, '--role', 'guest'])
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'echo__echo'])
+    await expect(client.callTool({ name: 'grow__grow', arguments: {} })).rejects.toThrow(/Unknown tool: grow__grow/)
+    await client.close()
+  })
+
+  it('a developer activates a skill, is told the list changed, calls the new tool, deactivates, and it is gone', async () => {
+    let changed = 0
+    const { client } = await connectToMyc(['serve', '--config', config], {
+      env: { MYCELIUM_ROLE: 'developer' },
+      setup: (c) =>
+        c.setNotificationHandler('notifications/tools/list_changed', () => {
+          changed++
+        }),
+    })
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('grow__grow')
+    await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
+    await waitFor(() => changed > 0, 5_000, 'list_changed')
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('grow__grow')
+    const grown = await client.callTool({ name: 'grow__grow', arguments: { name: 'leaf' } })
+    expect((grown.content as Array<{ text: string }>)[0]!.text).toBe('added leaf')
+    await client.callTool({ name: 'mycelium__deactivate_skill', arguments: { name: 'writer' } })
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('grow__grow')
+    await client.close()
+  })
+
+  it('--skills starts a session with more skills; an unknown role exits 2 naming the roles', async () => {
+    const { client } = await connectToMyc(['--config', config, '--role', 'developer', '--skills', 'reader'])
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo__add')
+    await client.close()
+    const bad = myc(['serve', '--config', config, '--role', 'root'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/unknown role "root" \(from --role\); roles: developer, guest, lead/)
+  })
+
+  it('myc tools --role and --json', () => {
+    const { code, stdout } = myc(['tools', '--config', config, '--role', 'guest', '--json'])
+    expect(code).toBe(0)
+    const doc = JSON.parse(stdout)
+    expect(doc.role).toBe('guest')
+    expect(doc.tools.map((t: { id: string }) => t.id)).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'echo:echo'])
+    const all = JSON.parse(myc(['tools', '--config', config, '--role', 'guest', '--all', '--json']).stdout)
+    expect(all.tools.filter((t: { visible: boolean }) => !t.visible).map((t: { id: string }) => t.id)).toContain('grow:grow')
+  })
+
+  it('myc roles, skills list/show/lint, policy check, explain and preview', () => {
+    const roles = JSON.parse(myc(['roles', '--config', config, '--json']).stdout).roles
+    expect(roles.map((r: { name: string }) => r.name)).toEqual(['developer', 'guest', 'lead'])
+    expect(roles.find((r: { name: string }) => r.name === 'lead')).toMatchObject({ inherits: ['developer'], deny: ['echo:fail'] })
+
+    const skills = JSON.parse(myc(['skills', 'list', '--config', config, '--json']).stdout).skills
+    expect(skills.find((s: { name: string }) => s.name === 'broken')).toMatchObject({ enabled: false })
+    const shown = JSON.parse(myc(['skills', 'show', 'writer', '--config', config, '--json']).stdout).skill
+    expect(shown.instructions).toBe('Writer instructions: be careful.')
+
+    const lint = myc(['skills', 'lint', '--config', config, '--json'])
+    expect(lint.code).toBe(3)
+    const problems = JSON.parse(lint.stdout).problems.map((p: { message: string }) => p.message)
+    expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/ghostly/), expect.stringMatching(/no tool "no_such_tool"/), expect.stringMatching(/host tool/)]))
+
+    const check = myc(['policy', 'check', '--role', 'developer', '--config', config, '--json'])
+    expect(check.code).toBe(3)
+    expect(JSON.parse(check.stdout).violations.join('\n')).toMatch(/no_such_tool/)
+    expect(myc(['policy', 'check', '--role', 'guest', '--config', config]).code).toBe(0)
+
+    const explain = JSON.parse(myc(['explain', 'echo__fail', '--role', 'lead', '--skills', 'writer', '--config', config, '--json']).stdout)
+    expect(explain.visible).toBe(false)
+    expect(explain.steps.some((s: { rule: string }) => s.rule === 'role lead deny')).toBe(true)
+
+    const preview = JSON.parse(myc(['preview', 'skill', 'writer', '--role', 'developer', '--config', config, '--json']).stdout)
+    expect(preview.added.map((t: { wireName: string }) => t.wireName)).toContain('grow__grow')
+    expect(preview.addedTokens).toBeGreaterThan(0)
+  })
+
+  it('myc init writes a config and skills that myc then loads; skill add and templates', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-init-'))
+    const init = myc(['init', dir, '--json'])
+    expect(init.code).toBe(0)
+    expect(existsSync(path.join(dir, 'mycelium.config.json'))).toBe(true)
+    expect(existsSync(path.join(dir, 'skills', 'code-reviewer', 'SKILL.md'))).toBe(true)
+    expect(readFileSync(path.join(dir, 'skills', 'common', 'SKILL.md'), 'utf8')).toBe(readFileSync(path.join(repoRoot, 'skills', 'common', 'SKILL.md'), 'utf8'))
+    expect(myc(['init', dir]).code).toBe(2)
+    const templates = JSON.parse(myc(['skill', 'templates', '--json']).stdout).templates.map((t: { name: string }) => t.name)
+    expect(templates).toEqual(['admin-access', 'code-reviewer', 'common', 'editor', 'git-workflow', 'reader', 'test-runner'])
+    expect(myc(['skill', 'add', 'my-review', '--template', 'code-reviewer'], dir).code).toBe(0)
+    expect(readFileSync(path.join(dir, 'skills', 'my-review', 'SKILL.md'), 'utf8')).toMatch(/^name: my-review$/m)
+    expect(myc(['skill', 'add', 'Bad_Name'], dir).code).toBe(2)
+    const minimal = mkdtempSync(path.join(tmpdir(), 'myc-init-'))
+    myc(['init', minimal, '--minimal'])
+    expect(existsSync(path.join(minimal, 'skills', 'admin-access'))).toBe(false)
+    expect(existsSync(path.join(minimal, 'skills', 'common', 'SKILL.md'))).toBe(true)
+  })
+})
+
+describe('ask mode through build/myc.cjs', () => {
+  const fixtures = path.join(repoRoot, 'tests/fixtures')
+  const askConfig = () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-ask-'))
+    const file = path.join(dir, 'mycelium.config.json')
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: { echo: { command: 'node', args: [path.join(fixtures, 'servers/echo.mjs')] }, grow: { command: 'node', args: [path.join(fixtures, 'servers/list-changing.mjs')] } },
+        skills: { dirs: [path.join(fixtures, 'policy/basic/skills')] },
+        roles: { default: 'developer' },
+        session: { defaultSkills: ['common'], escalation: 'ask' },
+      }),
+    )
+    return file
+  }
+
+  it.each([
+    ['approves', { action: 'accept', content: { approve: true } }, true],
+    ['declines', { action: 'decline' }, false],
+  ] as const)('the user %s through elicitation', async (_what, answer, activated) => {
+    const asked: string[] = []
+    const { client } = await connectToMyc(['--config', askConfig()], {
+      capabilities: { elicitation: { form: {} } },
+      setup: (c) =>
+        c.setRequestHandler('elicitation/create', (req) => {
+          asked.push((req.params as { message: string }).message)
+          return answer
+        }),
+    })
+    const r = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
+    expect(asked).toHaveLength(1)
+    expect(r.isError === true).toBe(!activated)
+    expect((await client.listTools()).tools.map((t) => t.name).includes('grow__grow')).toBe(activated)
+    await client.close()
+  })
+})
