@@ -103,6 +103,76 @@ async function timeToFirstList(target: 'direct' | 'myc', children: number): Prom
   return elapsed
 }
 
+interface PolicyBench {
+  firstPageMs: number
+  allPagesMs: number
+  pureFilterMs: number
+  escalationRoundTripMs: number
+  visible: number
+}
+
+/** 200 skills over a 10,000-tool child: list latency through myc, the pure filter, and one escalation round trip. */
+async function policyBench(): Promise<PolicyBench> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-bench-policy-'))
+  for (let i = 0; i < 200; i++) {
+    const name = `skill-${String(i).padStart(3, '0')}`
+    mkdirSync(path.join(dir, 'skills', name), { recursive: true })
+    // Each skill: one glob over 50 tools, a few exact names.
+    const tools = [`echo:t${String(i % 100).padStart(2, '0')}*`, `echo:t${String(i * 7).padStart(4, '0')}`, `echo__t${String(i * 13).padStart(4, '0')}`]
+    writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: bench skill ${i}\nallowedRoles: [dev]\nallowedTools: ${JSON.stringify(tools)}\n---\nBench.\n`)
+  }
+  const active = Array.from({ length: 199 }, (_, i) => `skill-${String(i).padStart(3, '0')}`)
+  writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [echoFixture], env: { ECHO_TOOLS: '10000' } } }, roles: { default: 'dev' }, session: { defaultSkills: active } }))
+  const client = new Client({ name: 'bench', version: '1' })
+  let changed: (() => void) | undefined
+  client.setNotificationHandler('notifications/tools/list_changed', () => changed?.())
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [bundle, 'serve', '--config', path.join(dir, 'mycelium.config.json')], env, stderr: 'ignore' }))
+  const first: number[] = []
+  const all: number[] = []
+  let visible = 0
+  for (let i = 0; i < 40; i++) {
+    let t0 = performance.now()
+    const page = await client.request({ method: 'tools/list', params: {} }, passthrough)
+    first.push(performance.now() - t0)
+    t0 = performance.now()
+    visible = (await client.listTools()).tools.length
+    all.push(performance.now() - t0)
+    void page
+  }
+  const round: number[] = []
+  for (let i = 0; i < 20; i++) {
+    const t0 = performance.now()
+    const notified = new Promise<void>((resolve) => (changed = resolve))
+    await client.request({ method: 'tools/call', params: { name: 'mycelium__activate_skill', arguments: { name: 'skill-199' } } }, passthrough)
+    await notified
+    await client.request({ method: 'tools/list', params: {} }, passthrough)
+    round.push(performance.now() - t0)
+    const off = new Promise<void>((resolve) => (changed = resolve))
+    await client.request({ method: 'tools/call', params: { name: 'mycelium__deactivate_skill', arguments: { name: 'skill-199' } } }, passthrough)
+    await off
+  }
+  await client.close()
+  // The pure filter alone, in this process: 10,000 ids against the union of 199 active skills.
+  const { Policy } = await import('../src/policy/policy.js')
+  const { resolveRoles } = await import('../src/policy/roles.js')
+  const { loadSkills } = await import('../src/skills/load.js')
+  const { skills } = await loadSkills(['skills'], { baseDir: dir, separator: '__' })
+  const roles = resolveRoles(skills, new Map())
+  if (!roles.ok) throw new Error(roles.error)
+  const policy = new Policy({ skills, roles: roles.roles, servers: new Set(['echo']), separator: '__', catalogue: { toolsOf: () => undefined } })
+  const names = Array.from({ length: 10_000 }, (_, i) => `t${String(i).padStart(4, '0')}`)
+  const pure: number[] = []
+  for (let i = 0; i < 50; i++) {
+    const filter = policy.filter('dev', new Set(i % 2 ? active : active.slice(1)))
+    const t0 = performance.now()
+    let n = 0
+    for (const name of names) if (filter.toolVisible('echo', name)) n++
+    pure.push(performance.now() - t0)
+    if (n === 0) throw new Error('bench policy: nothing visible')
+  }
+  return { firstPageMs: median(first.slice(5)), allPagesMs: median(all.slice(5)), pureFilterMs: median(pure.slice(5)), escalationRoundTripMs: median(round.slice(2)), visible }
+}
+
 async function main() {
   const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, quick }
   const direct = await connect('direct')
@@ -143,11 +213,14 @@ async function main() {
   await big.close()
   results.toolsList2000 = { medianMs: median(listTimes.slice(10)), tools: count }
 
+  results.policy = await policyBench()
+
   const targets = {
     sequentialP50Ratio: { value: (results.sequential as { p50Ratio: number }).p50Ratio, target: '≤ 1.6', met: (results.sequential as { p50Ratio: number }).p50Ratio <= 1.6 },
     throughputRatio: { value: (results.throughput32 as { ratio: number }).ratio, target: '≥ 0.8', met: (results.throughput32 as { ratio: number }).ratio >= 0.8 },
     startupRatio: { value: (results.startup as { ratio: number }).ratio, target: '≤ 1.2', met: (results.startup as { ratio: number }).ratio <= 1.2 },
     toolsList2000Ms: { value: (results.toolsList2000 as { medianMs: number }).medianMs, target: '≤ 5 ms', met: (results.toolsList2000 as { medianMs: number }).medianMs <= 5 },
+    policyToolsList10kMs: { value: (results.policy as PolicyBench).firstPageMs, target: '≤ 5 ms', met: (results.policy as PolicyBench).firstPageMs <= 5 },
   }
   results.targets = targets
 
@@ -161,6 +234,10 @@ async function main() {
     ['throughput @32 (calls/s)', t.direct.toFixed(0), t.myc.toFixed(0), targets.throughputRatio.value.toFixed(2), `${targets.throughputRatio.target} ${targets.throughputRatio.met ? 'met' : 'MISSED'}`],
     ['first tools/list (ms): 1 child direct vs 20 via myc', st.oneChildDirectMs.toFixed(0), st.twentyChildrenMycMs.toFixed(0), targets.startupRatio.value.toFixed(2), `${targets.startupRatio.target} ${targets.startupRatio.met ? 'met' : 'MISSED'}`],
     ['tools/list, 2,000 tools (ms)', '', targets.toolsList2000Ms.value.toFixed(2), '', `${targets.toolsList2000Ms.target} ${targets.toolsList2000Ms.met ? 'met' : 'MISSED'}`],
+    ['policy: tools/list page, 10,000 tools x 200 skills (ms)', '', targets.policyToolsList10kMs.value.toFixed(2), '', `${targets.policyToolsList10kMs.target} ${targets.policyToolsList10kMs.met ? 'met' : 'MISSED'}`],
+    ['policy: whole list, 10 pages (ms)', '', (results.policy as PolicyBench).allPagesMs.toFixed(2), '', ''],
+    ['policy: pure filter of 10,000 tools (ms)', '', (results.policy as PolicyBench).pureFilterMs.toFixed(3), '', ''],
+    ['policy: activate -> list_changed -> tools/list (ms)', '', (results.policy as PolicyBench).escalationRoundTripMs.toFixed(2), '', ''],
   ]
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
   process.stdout.write(`${rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ')).join('\n')}\n`)

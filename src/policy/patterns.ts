@@ -74,11 +74,13 @@ export function patternMatches(pattern: ToolPattern, server: string, tool: strin
 export class PatternSet {
   private readonly all: boolean
   private readonly exact = new Map<string, Set<string>>()
-  private readonly globs = new Map<string, RegExp[]>()
+  /** Per server, all its globs as one alternation: one native regex run per tool instead of one per pattern. */
+  private readonly globs = new Map<string, RegExp>()
   readonly servers: ReadonlySet<string>
 
   constructor(readonly patterns: readonly ToolPattern[]) {
     const servers = new Set<string>()
+    const sources = new Map<string, Set<string>>()
     let all = false
     for (const p of patterns) {
       if (p.server === '*') {
@@ -91,11 +93,12 @@ export class PatternSet {
         if (!set) this.exact.set(p.server, (set = new Set()))
         set.add(p.exact)
       } else {
-        let list = this.globs.get(p.server)
-        if (!list) this.globs.set(p.server, (list = []))
-        list.push(p.glob!)
+        let list = sources.get(p.server)
+        if (!list) sources.set(p.server, (list = new Set()))
+        list.add(p.glob!.source.slice(1, -1))
       }
     }
+    for (const [server, list] of sources) this.globs.set(server, new RegExp(`^(?:${[...list].join('|')})$`))
     this.all = all
     this.servers = servers
   }
@@ -104,9 +107,7 @@ export class PatternSet {
   matches(server: string, tool: string): boolean {
     if (this.all) return true
     if (this.exact.get(server)?.has(tool)) return true
-    const globs = this.globs.get(server)
-    if (globs) for (const g of globs) if (g.test(tool)) return true
-    return false
+    return this.globs.get(server)?.test(tool) ?? false
   }
 
   /** True when some pattern could match a tool of `server` (`*` included). */

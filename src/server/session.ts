@@ -100,8 +100,7 @@ export class Session implements SessionHandle {
     server.setRequestHandler('tools/list', async (request) => {
       this.options.runtime.touch(this)
       await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
-      const visible = [...this.view.builtinTools(), ...catalogue.tools().filter((e) => this.view.toolVisible(e)).map((e) => e.wire)]
-      const page = paginate(visible, decodeCursor(request.params?.cursor, 'tools'), this.pageSize, 'tools')
+      const page = paginate(this.visibleTools(), decodeCursor(request.params?.cursor, 'tools'), this.pageSize, 'tools')
       return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
     })
     if (this.server.getCapabilities().prompts) {
@@ -156,6 +155,19 @@ export class Session implements SessionHandle {
       // Children asked for roots before a client was there; let them ask again.
       if (this.clientHasRoots) void this.options.runtime.rootsChanged()
     }
+  }
+
+  private toolCache: { revision: unknown; catalogue: number; tools: readonly unknown[] } | undefined
+
+  /** The wire tools this principal sees, cached until the catalogue or the principal changes. */
+  private visibleTools(): readonly unknown[] {
+    const revision = this.view.revision?.()
+    const catalogue = this.options.runtime.catalogue
+    const c = this.toolCache
+    if (c && c.revision === revision && c.catalogue === catalogue.revision.tools) return c.tools
+    const tools = [...this.view.builtinTools(), ...catalogue.tools().filter((e) => this.view.toolVisible(e)).map((e) => e.wire)]
+    this.toolCache = { revision, catalogue: catalogue.revision.tools, tools }
+    return tools
   }
 
   private otherSessionSubscribed(_uri: string): boolean {

@@ -24,6 +24,8 @@ export interface PrincipalView {
   callBuiltin(wireName: string, args: Record<string, unknown>, ctx: BuiltinCallContext): Promise<CallToolResult> | undefined
   /** Registers a listener for changes of the view itself (escalation); returns an unsubscribe function. */
   onChange(listener: () => void): () => void
+  /** A value that changes whenever visibility changes; lists are cached by it. Undefined: never changes. */
+  revision?(): unknown
   /** Records a tool call for the audit log (name as sent, outcome, duration; never argument values). */
   recordCall?(call: { name: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys: string[] }): void
 }

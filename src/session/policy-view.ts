@@ -60,8 +60,18 @@ export class PolicyView implements PrincipalView {
     return [...this.filter.active]
   }
 
+  private cached: { policy: unknown; filter: PrincipalFilter } | undefined
+
+  /** The principal's filter, recomputed only when the active skills or the policy change. */
   private get filter(): PrincipalFilter {
-    return this.options.state.policy.filter(this.options.role, this.active)
+    const policy = this.options.state.policy
+    if (this.cached?.policy !== policy) this.cached = { policy, filter: policy.filter(this.options.role, this.active) }
+    return this.cached.filter
+  }
+
+  /** Changes whenever what this principal sees changes (the server caches its lists by it). */
+  revision(): unknown {
+    return this.filter
   }
 
   toolVisible(entry: ToolEntry): boolean {
@@ -150,6 +160,7 @@ export class PolicyView implements PrincipalView {
     if (decision.action === 'none') return this.activationResult(name, [], true)
     const before = this.filter
     this.active = new Set(decision.active)
+    this.cached = undefined
     const after = this.filter
     audit.write({ event: 'skill_activated', role, skill: name, by: actor })
     const added = this.diff(before, after)
@@ -186,6 +197,7 @@ export class PolicyView implements PrincipalView {
     if (decision.action !== 'activate') return text(`Skill ${name} is not active.`)
     const before = this.filter
     this.active = new Set(decision.active)
+    this.cached = undefined
     const after = this.filter
     audit.write({ event: 'skill_deactivated', role, skill: name, by: actor })
     const removed = this.diff(after, before)
