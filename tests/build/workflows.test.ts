@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+import { repoRoot } from '../helpers/fixtures.js'
+
+type Step = { uses?: string; run?: string; if?: string; name?: string; with?: Record<string, unknown> }
+type Job = { 'runs-on': string; needs?: string | string[]; steps: Step[]; strategy?: { matrix: Record<string, unknown> }; permissions?: Record<string, string> }
+type Workflow = { on: unknown; jobs: Record<string, Job> }
+
+const load = (name: string) => parse(readFileSync(path.join(repoRoot, '.github', 'workflows', name), 'utf8')) as Workflow
+const allSteps = (w: Workflow) => Object.values(w.jobs).flatMap((j) => j.steps)
+
+describe('GitHub workflows (they cannot run here, so their shape is checked)', () => {
+  it('pin every action to an exact version', () => {
+    for (const file of ['ci.yml', 'release.yml']) {
+      for (const step of allSteps(load(file))) if (step.uses) expect(step.uses, `${file}: ${step.uses}`).toMatch(/@v\d+\.\d+\.\d+$/)
+    }
+  })
+
+  it('ci.yml tests on Ubuntu, macOS and Windows with Node 20, 22 and 24, and smoke-runs the executable per OS', () => {
+    const ci = load('ci.yml')
+    expect(ci.jobs.test!.strategy!.matrix).toMatchObject({ os: ['ubuntu-latest', 'macos-latest', 'windows-latest'], node: [20, 22, 24] })
+    const runs = ci.jobs.test!.steps.map((s) => s.run ?? '')
+    expect(runs).toContain('npm ci')
+    expect(runs).toContain('npm test')
+    expect(runs.some((r) => r.includes('bubblewrap'))).toBe(true)
+    const exe = ci.jobs.executable!
+    expect((exe.strategy!.matrix.include as Array<{ os: string }>).map((i) => i.os).sort()).toEqual(['macos-latest', 'ubuntu-latest', 'windows-latest'])
+    expect(exe.steps.some((s) => s.run?.includes('build-bin.mjs'))).toBe(true)
+    expect(exe.steps.some((s) => s.run?.includes('--version'))).toBe(true)
+  })
+
+  it('release.yml runs on v* tags: tests, builds every target on its own runner, signs macOS, checksums, releases, publishes with provenance', () => {
+    const rel = load('release.yml')
+    expect(rel.on).toEqual({ push: { tags: ['v*'] } })
+    expect(rel.jobs.build!.needs).toBe('test')
+    const targets = (rel.jobs.build!.strategy!.matrix.include as Array<{ target: string }>).map((i) => i.target).sort()
+    expect(targets).toEqual(['linux-arm64', 'linux-x64', 'macos-arm64', 'macos-x64', 'win-x64'])
+    expect(rel.jobs.build!.steps.some((s) => s.if === "runner.os == 'macOS'" && s.run?.includes('codesign --sign -'))).toBe(true)
+    const release = rel.jobs.release!
+    expect(release.permissions).toEqual({ contents: 'write' })
+    expect(release.steps.some((s) => s.run?.includes('SHA256SUMS'))).toBe(true)
+    expect(release.steps.some((s) => s.run?.includes('build/release-notes.mjs'))).toBe(true)
+    expect(release.steps.some((s) => s.run?.startsWith('gh release create'))).toBe(true)
+    const npm = rel.jobs.npm!
+    expect(npm.permissions).toMatchObject({ 'id-token': 'write' })
+    expect(npm.steps.some((s) => s.run?.includes('npm publish --provenance'))).toBe(true)
+  })
+
+  it('release notes come from the CHANGELOG section of the version', async () => {
+    const { releaseNotes } = (await import(path.join(repoRoot, 'build', 'release-notes.mjs'))) as { releaseNotes: (c: string, v: string) => string | undefined }
+    const changelog = '# Changelog\n\n## [Unreleased]\n\n- next\n\n## [1.2.0] - 2026-11-01\n\n### Added\n- a thing\n\n## [1.1.0]\n\n- old\n'
+    expect(releaseNotes(changelog, '1.2.0')).toBe('### Added\n- a thing')
+    expect(releaseNotes(changelog, '1.1.0')).toBe('- old')
+    expect(releaseNotes(changelog, '9.9.9')).toBeUndefined()
+    expect(releaseNotes(changelog, '1.2.0')).not.toContain('old')
+  })
+})
