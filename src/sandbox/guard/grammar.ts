@@ -1,0 +1,35 @@
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import type { Parser as TsParser } from 'web-tree-sitter'
+
+declare const __MYC_WASM__: { runtime: string; bash: string } | undefined
+
+/** A bash parser: tree-sitter-bash on web-tree-sitter, loaded on first use. */
+export type BashParser = TsParser
+
+/**
+ * The two wasm files: embedded in the bundle and the executable (esbuild
+ * `define`), read from node_modules when run from source.
+ */
+async function wasmBytes(): Promise<{ runtime: Uint8Array; bash: Uint8Array }> {
+  if (typeof __MYC_WASM__ === 'object' && __MYC_WASM__) {
+    return { runtime: Buffer.from(__MYC_WASM__.runtime, 'base64'), bash: Buffer.from(__MYC_WASM__.bash, 'base64') }
+  }
+  const require = createRequire(import.meta.url)
+  const [runtime, bash] = await Promise.all([readFile(require.resolve('web-tree-sitter/tree-sitter.wasm')), readFile(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'))])
+  return { runtime, bash }
+}
+
+/** Loads the grammar (about 10 ms); call once per process and keep the parser. */
+export async function loadBashParser(): Promise<BashParser> {
+  // Optimising the grammar's wasm makes short-lived processes (`myc sandbox guard`) linger ~0.5 s at exit.
+  try {
+    ;(await import('node:v8')).setFlagsFromString('--liftoff-only')
+  } catch {}
+  const { Parser, Language } = await import('web-tree-sitter')
+  const bytes = await wasmBytes()
+  await Parser.init({ wasmBinary: bytes.runtime } as object)
+  const parser = new Parser()
+  parser.setLanguage(await Language.load(bytes.bash))
+  return parser
+}

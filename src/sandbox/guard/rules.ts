@@ -1,0 +1,160 @@
+import { basename, INTERPRETERS, SHELLS, type SimpleCommand, type Word } from './extract.js'
+
+/** A guard rule: an id, the message a blocked user reads, and the test. */
+export interface GuardRule {
+  id: string
+  message: string
+  test: (cmd: SimpleCommand) => boolean
+}
+
+/** System paths whose recursive deletion or re-permissioning breaks the machine. */
+const SYSTEM = ['/', '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/opt', '/proc', '/root', '/sbin', '/srv', '/sys', '/usr', '/var', '/System', '/Library', '/Users', '/Applications', '/private', 'C:\\', 'C:/']
+const HOME = ['~', '$HOME', '${HOME}']
+
+/** `/etc`, `/etc/`, `/etc/*`, `/*`, `~`, `~/`, `~/*`, `$HOME/*`, `/usr/..`… */
+export function isCriticalPath(raw: string): boolean {
+  let p = raw.trim()
+  if (p === '') return false
+  for (const h of HOME) if (p === h || p.startsWith(`${h}/`)) p = `/home-of-user${p.slice(h.length)}`
+  p = p.replace(/\/+/g, '/').replace(/\/\*+$/, '/').replace(/\/\.$/, '/')
+  // Resolve `..` lexically: `/usr/..` is `/`.
+  const parts: string[] = []
+  for (const seg of p.split('/')) {
+    if (seg === '..') parts.pop()
+    else if (seg !== '.' && seg !== '') parts.push(seg)
+  }
+  const norm = p.startsWith('/') ? `/${parts.join('/')}` : parts.join('/')
+  if (norm === '') return false
+  if (norm === '/' || norm === '/*') return true
+  if (norm === '/home-of-user') return true
+  return SYSTEM.includes(norm) || SYSTEM.includes(`${norm}/`)
+}
+
+const texts = (args: Word[]) => args.filter((a) => !a.dynamic).map((a) => a.text)
+/** Whether short or long flags contain one of the letters/names (`-rf`, `-Rf`, `--recursive`). */
+function hasFlag(args: Word[], letters: string, long: string[]): boolean {
+  return texts(args).some((a) => (a.startsWith('--') ? long.includes(a) : a.startsWith('-') && [...a.slice(1)].some((c) => letters.includes(c))))
+}
+const operands = (args: Word[]) => args.filter((a) => a.dynamic || !a.text.startsWith('-'))
+
+const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'xh', 'nc', 'ncat'])
+function isSource(cmd: SimpleCommand): boolean {
+  if (DOWNLOADERS.has(cmd.name)) return true
+  const a = texts(cmd.args)
+  if (cmd.name === 'base64' && a.some((x) => x === '-d' || x === '--decode' || x === '-D')) return true
+  if (cmd.name === 'xxd' && a.includes('-r')) return true
+  if (cmd.name === 'openssl' && a.includes('-d')) return true
+  return false
+}
+/** An interpreter that takes its program from stdin (no script file operand, or `-s`/`-`). */
+function readsProgramFromStdin(cmd: SimpleCommand): boolean {
+  if (!INTERPRETERS.has(cmd.name)) return false
+  const ops = operands(cmd.args)
+  const a = texts(cmd.args)
+  if (a.includes('-s') || a.includes('-')) return true
+  if (a.some((x) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(x) || x === '-e' || x === '-E')) return false
+  return ops.length === 0
+}
+const BLOCK_DEVICE = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/|md\d|dm-\d|loop\d|sr\d)/
+
+/**
+ * The guard's rules: a table, each row an id, a message and a test on one
+ * peeled simple command. Order is the order verdicts are reported in.
+ */
+export const RULES: readonly GuardRule[] = [
+  {
+    id: 'pipe-to-shell',
+    message: 'downloaded or decoded data piped into a shell or interpreter',
+    test: (c) => (readsProgramFromStdin(c) && c.pipedFrom.some(isSource)) || (INTERPRETERS.has(c.name) || c.name === 'source' || c.name === '.' || c.name === 'eval' ? c.args.some((a) => a.inner.some(isSource)) : false),
+  },
+  {
+    id: 'dynamic-command',
+    message: 'the command name is an expansion ($VAR, $(…), `…`), so what runs cannot be known before it runs',
+    test: (c) => c.nameDynamic,
+  },
+  {
+    id: 'rm-recursive-critical',
+    message: 'recursive deletion of /, the home folder or a system folder',
+    test: (c) =>
+      c.name === 'rm' &&
+      (texts(c.args).includes('--no-preserve-root') ||
+        (hasFlag(c.args, 'rR', ['--recursive']) && operands(c.args).some((a) => (a.dynamic ? /^(\$HOME|\$\{HOME\})(\/\*?)?$/.test(a.text) || /^(["']?)\$\{?[A-Za-z_]+\}?\1?\/\*$/.test(a.text) : isCriticalPath(a.text))))),
+  },
+  {
+    id: 'fork-bomb',
+    message: 'a fork bomb (a function that pipes into itself in the background)',
+    test: (c) => c.inFunction === c.name && c.pipedFrom.some((p) => p.name === c.name),
+  },
+  {
+    id: 'mkfs',
+    message: 'making or wiping a filesystem (mkfs, wipefs)',
+    test: (c) => c.name.startsWith('mkfs') || c.name === 'wipefs' || c.name === 'mkswap',
+  },
+  {
+    id: 'block-device-write',
+    message: 'writing to a block device (dd of=/dev/…, > /dev/sda)',
+    test: (c) =>
+      (c.name === 'dd' && texts(c.args).some((a) => a.startsWith('of=') && BLOCK_DEVICE.test(a.slice(3)))) ||
+      c.writesTo.some((t) => BLOCK_DEVICE.test(t)) ||
+      (['shred', 'cp', 'tee'].includes(c.name) && texts(c.args).some((a) => BLOCK_DEVICE.test(a))),
+  },
+  {
+    id: 'chmod-chown-system',
+    message: 'recursive chmod/chown of / or a system folder',
+    test: (c) => ['chmod', 'chown', 'chgrp'].includes(c.name) && hasFlag(c.args, 'R', ['--recursive']) && operands(c.args).some((a) => !a.dynamic && isCriticalPath(a.text)),
+  },
+  {
+    id: 'find-delete-critical',
+    message: 'find over / or a system folder with -delete or -exec rm',
+    test: (c) => {
+      if (c.name !== 'find') return false
+      const a = texts(c.args)
+      const firstExpr = a.findIndex((x) => x.startsWith('-') || x === '(' || x === '!')
+      const roots = firstExpr === -1 ? a : a.slice(0, firstExpr)
+      const deletes = a.includes('-delete') || a.some((x, i) => (x === '-exec' || x === '-execdir') && basename(a[i + 1] ?? '') === 'rm')
+      return deletes && roots.some(isCriticalPath)
+    },
+  },
+  {
+    id: 'docker-prune',
+    message: 'docker system/volume prune or mass container removal',
+    test: (c) => {
+      if (c.name !== 'docker' && c.name !== 'podman') return false
+      const a = texts(c.args)
+      if ((a[0] === 'system' || a[0] === 'volume') && a[1] === 'prune') return true
+      const isRm = a[0] === 'rm' || (a[0] === 'container' && a[1] === 'rm') || a[0] === 'rmi'
+      return isRm && c.args.some((w) => w.dynamic && w.inner.length > 0)
+    },
+  },
+  {
+    id: 'git-force-push',
+    message: 'git push --force (use --force-with-lease) or deleting a branch on the remote',
+    test: (c) => {
+      if (c.name !== 'git') return false
+      const a = texts(c.args)
+      const i = a.indexOf('push')
+      if (i === -1) return false
+      const rest = a.slice(i + 1)
+      if (rest.some((x) => x === '--force' || x === '--delete' || x === '--mirror' || (/^-[a-zA-Z]+$/.test(x) && (x.includes('f') || x.includes('d'))))) return true
+      return rest.filter((x) => !x.startsWith('-')).slice(1).some((ref) => ref.startsWith(':') || ref.startsWith('+'))
+    },
+  },
+  {
+    id: 'kill-all',
+    message: 'kill -1 (every process you can signal)',
+    // The last operand is the target: `kill -9 -1`, `kill -- -1` (`kill -1 123` is SIGHUP to 123).
+    test: (c) => (c.name === 'kill' && texts(c.args).at(-1) === '-1') || c.name === 'killall5',
+  },
+  {
+    id: 'power',
+    message: 'shutting down or rebooting the machine',
+    test: (c) => ['shutdown', 'reboot', 'halt', 'poweroff'].includes(c.name) || (c.name === 'init' && ['0', '6'].includes(texts(c.args)[0] ?? '')) || (c.name === 'systemctl' && ['poweroff', 'reboot', 'halt', 'kexec'].includes(texts(c.args).find((x) => !x.startsWith('-')) ?? '')),
+  },
+]
+
+/** The rule for input the grammar cannot parse: the guard fails closed. */
+export const PARSE_ERROR_RULE = { id: 'parse-error', message: 'the command does not parse as shell; the guard blocks what it cannot read' } as const
+/** Nested shell strings deeper than this are blocked rather than followed. */
+export const TOO_DEEP_RULE = { id: 'too-deep', message: 'shell strings nested too deep to check' } as const
+
+export { SHELLS }
