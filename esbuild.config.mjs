@@ -26,6 +26,8 @@ async function readTemplates(dir) {
   return out
 }
 
+const wasm = async (file) => (await readFile(path.join(root, 'node_modules', file))).toString('base64')
+
 await build({
   entryPoints: [path.join(root, 'src/cli.ts')],
   outfile: path.join(root, 'build/myc.cjs'),
@@ -39,7 +41,11 @@ await build({
   define: {
     __MYC_VERSION__: JSON.stringify(pkg.version),
     __MYC_TEMPLATES__: JSON.stringify(await readTemplates(path.join(root, 'skills'))),
+    // The shell guard's grammar travels inside the bundle (and so the executable).
+    __MYC_WASM__: JSON.stringify({ runtime: await wasm('web-tree-sitter/tree-sitter.wasm'), bash: await wasm('tree-sitter-bash/tree-sitter-bash.wasm') }),
   },
+  // web-tree-sitter's ESM build breaks in a CommonJS bundle (TOOLCHAIN.md).
+  alias: { 'web-tree-sitter': path.join(root, 'node_modules/web-tree-sitter/tree-sitter.cjs') },
   logLevel: 'warning',
   // src/assets/templates.ts reads import.meta.url only when run from source; the bundle has the embedded copy.
   logOverride: { 'empty-import-meta': 'silent' },

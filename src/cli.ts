@@ -18,6 +18,8 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   explain: () => import('./commands/explain.js').then((m) => m.default),
   preview: () => import('./commands/preview.js').then((m) => m.default),
   init: () => import('./commands/init.js').then((m) => m.default),
+  sandbox: () => import('./commands/sandbox.js').then((m) => m.default),
+  doctor: () => import('./commands/doctor.js').then((m) => m.default),
 })
 
 const main: CommandDef<typeof commonArgs> = {

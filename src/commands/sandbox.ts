@@ -1,0 +1,87 @@
+import { defineCommand } from 'citty'
+import { loadConfig } from '../config/load.js'
+import { MycError } from '../errors.js'
+import { ShellGuard } from '../sandbox/guard/guard.js'
+import { ExecutorProbe } from '../sandbox/probe.js'
+import { Sandbox } from '../sandbox/sandbox.js'
+import type { ExecutorName, TrustLevel } from '../sandbox/types.js'
+import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+
+/** The words after `--`: one word is a shell command line, several are an argument vector. */
+function commandAfterDashes(rawArgs: readonly string[]): string | string[] {
+  const i = rawArgs.indexOf('--')
+  const words = i === -1 ? [] : rawArgs.slice(i + 1)
+  if (words.length === 0) throw new MycError('USAGE', 'give the command after --: `myc sandbox guard -- \'curl x | sh\'` (one shell line) or `-- rm -rf build` (an argument vector)')
+  return words.length === 1 ? words[0]! : words
+}
+
+const guard = defineCommand({
+  meta: { name: 'guard', description: 'The shell guard’s verdict on a command, without running it; exits 3 when blocked' },
+  args: { ...jsonArgs },
+  async run({ args, rawArgs }) {
+    const verdict = await new ShellGuard().check(commandAfterDashes(rawArgs))
+    if (args.json) printJson(verdict)
+    else printResult(verdict.ok ? 'allowed' : `blocked by rule ${verdict.error.rule}: ${verdict.error.message}\n  ${verdict.error.command}`)
+    return verdict.ok ? 0 : 3
+  },
+})
+
+const check = defineCommand({
+  meta: { name: 'check', description: 'Which executors work here, and why the others do not' },
+  args: { ...jsonArgs },
+  async run({ args }) {
+    const reports = await new ExecutorProbe().all()
+    const sandboxes = reports.filter((r) => r.executor !== 'none' && r.works)
+    if (args.json) printJson({ ok: sandboxes.length > 0, executors: reports })
+    else printResult(reports.map((r) => `${r.works ? '✓' : '✗'} ${r.executor.padEnd(13)}${r.works ? '' : ` ${r.reason}\n                fix: ${r.fix}`}`).join('\n'))
+    return sandboxes.length > 0 ? 0 : 3
+  },
+})
+
+const exec = defineCommand({
+  meta: { name: 'exec', description: 'Run a command in the sandbox (guarded); exits with its exit code' },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    trust: { type: 'string', description: 'restricted | sandboxed | unrestricted (default: sandbox.trust)', valueHint: 'level' },
+    executor: { type: 'string', description: 'auto | bubblewrap | sandbox-exec | docker | none (default: sandbox.executor)', valueHint: 'name' },
+  },
+  async run({ args, rawArgs }) {
+    const command = commandAfterDashes(rawArgs)
+    const { config, file } = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
+    const trust = (args.trust ?? config.sandbox.trust) as TrustLevel
+    if (!['restricted', 'sandboxed', 'unrestricted'].includes(trust)) throw new MycError('USAGE', `--trust takes restricted, sandboxed or unrestricted, not "${trust}"`)
+    const executor = (args.executor ?? config.sandbox.executor) as ExecutorName | 'auto'
+    if (!['auto', 'bubblewrap', 'sandbox-exec', 'docker', 'none'].includes(executor)) throw new MycError('USAGE', `--executor takes auto, bubblewrap, sandbox-exec, docker or none, not "${executor}"`)
+    const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
+    const result = await sandbox.run({
+      command,
+      trust,
+      executor,
+      workspace: process.cwd(),
+      timeoutMs: config.sandbox.timeoutMs,
+      outputLimitBytes: config.sandbox.outputLimitBytes,
+      network: config.sandbox.network,
+      protectedPaths: file ? [file] : [],
+      docker: config.sandbox.docker,
+    })
+    if (!result.ok) {
+      if (args.json) printJson({ ok: false, error: result.error })
+      else process.stderr.write(`myc: ${result.error.message}\n`)
+      return result.error.code === 'guard_blocked' ? 3 : result.error.code === 'invalid_request' ? 2 : 1
+    }
+    const o = result.outcome
+    if (args.json) printJson({ ok: true, ...o })
+    else {
+      process.stdout.write(o.stdout)
+      process.stderr.write(o.stderr)
+      if (o.timedOut) process.stderr.write(`myc: timed out after ${config.sandbox.timeoutMs} ms; the whole process tree was killed\n`)
+    }
+    return o.exitCode ?? (o.timedOut ? 124 : 1)
+  },
+})
+
+export default defineCommand({
+  meta: { name: 'sandbox', description: 'Sandbox: exec, check, guard' },
+  subCommands: { exec, check, guard },
+})

@@ -1,0 +1,53 @@
+import type { Logger } from '../logger.js'
+import { MycError } from '../errors.js'
+import { ExecutorProbe } from '../sandbox/probe.js'
+import { openRuntime } from '../runtime/open-runtime.js'
+import { clientNameWarnings } from '../registry/wire-names.js'
+import { lintSkills } from './reports.js'
+import { version } from '../version.js'
+
+/** One doctor check. */
+export interface DoctorCheck {
+  name: string
+  status: 'ok' | 'warn' | 'fail'
+  detail: string
+  fix?: string
+}
+
+/** `myc doctor`: Node, config, children, tool names, skills, executors — each with a fix. */
+export async function runDoctor(options: { configPath?: string; logger: Logger }): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = []
+  const major = Number(process.versions.node.split('.')[0])
+  checks.push(major >= 20 ? { name: 'node', status: 'ok', detail: `Node.js ${process.versions.node}` } : { name: 'node', status: 'fail', detail: `Node.js ${process.versions.node}`, fix: 'use Node.js 20 or newer, or the standalone myc executable' })
+  let opened
+  try {
+    opened = await openRuntime({ configPath: options.configPath, logger: options.logger, version })
+    checks.push({ name: 'config', status: 'ok', detail: opened.loaded.file ?? 'no config file: the embedded default (no servers)', ...(opened.loaded.file ? {} : { fix: 'run `myc init` to write mycelium.config.json' }) })
+  } catch (error) {
+    checks.push({ name: 'config', status: 'fail', detail: error instanceof MycError ? error.message : String(error), fix: 'fix the keys named above' })
+  }
+  if (opened) {
+    const { runtime, mode } = opened
+    try {
+      await Promise.all([...runtime.supervisor.children.keys()].map((k) => runtime.supervisor.ensureRunning(k)))
+      for (const child of runtime.supervisor.children.values()) {
+        checks.push(child.state === 'RUNNING' ? { name: `server ${child.key}`, status: 'ok', detail: `${child.lists.tools.length} tools` } : { name: `server ${child.key}`, status: 'fail', detail: child.lastError ?? child.state, fix: 'run `myc status --verbose` to see its stderr' })
+      }
+      const long = runtime.catalogue.tools().filter((t) => clientNameWarnings(t.wireName).length > 0)
+      if (long.length > 0) checks.push({ name: 'tool names', status: 'warn', detail: `${long.length} wire names too long or with characters some clients reject (e.g. ${long[0]!.wireName}: ${clientNameWarnings(long[0]!.wireName)[0]})`, fix: 'shorten server keys, or set namespace.maxLength' })
+      if (mode.kind === 'policy') {
+        mode.state.invalidate()
+        const problems = lintSkills(mode.state.policy, mode.state.sources.problems).filter((p) => p.severity === 'error')
+        checks.push(problems.length === 0 ? { name: 'skills', status: 'ok', detail: `${mode.state.policy.skills.size} skills, ${mode.state.roles.size} roles` } : { name: 'skills', status: 'fail', detail: `${problems.length} problems, e.g. ${problems[0]!.message}`, fix: 'run `myc skills lint`' })
+      }
+    } finally {
+      await runtime.close()
+    }
+  }
+  for (const report of await new ExecutorProbe().all()) {
+    if (report.executor === 'none') continue
+    checks.push(report.works ? { name: `executor ${report.executor}`, status: 'ok', detail: 'works' } : { name: `executor ${report.executor}`, status: 'warn', detail: report.reason ?? 'does not work', ...(report.fix ? { fix: report.fix } : {}) })
+  }
+  if (!checks.some((c) => c.name.startsWith('executor') && c.status === 'ok')) checks.push({ name: 'sandbox', status: 'fail', detail: 'no sandbox executor works: sandboxed commands will be refused', fix: 'install bubblewrap (Linux) or start Docker' })
+  return checks
+}
