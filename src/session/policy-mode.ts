@@ -14,6 +14,7 @@ import { openView, type PrincipalView } from '../server/view.js'
 import { loadSkills } from '../skills/load.js'
 import { fileAuditSink, type AuditSink } from './audit.js'
 import { PolicyState } from './policy-state.js'
+import type { BuiltinRunner } from './builtin-exec.js'
 import { PolicyView } from './policy-view.js'
 
 /** Open mode (no skills: everything served) or policy mode (DESIGN.md section 5). */
@@ -76,6 +77,8 @@ export interface ViewRequest {
   env: Record<string, string | undefined>
   catalogue: Catalogue
   logger: Logger
+  /** Runs the sandboxed built-ins; without it `mycelium:exec` and `run_script` do not exist. */
+  runner?: BuiltinRunner
 }
 
 /** The view of one session: open mode, or the chosen role's principal. Throws MycError('USAGE') for an unknown role. */
@@ -99,5 +102,6 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
     audit: mode.audit,
     logger: request.logger,
     catalogueTools: () => request.catalogue.tools(),
+    ...(request.runner ? { runner: request.runner } : {}),
   })
 }

@@ -6,6 +6,7 @@ import type { PromptEntry, ToolEntry } from '../registry/catalogue.js'
 import { toWireName, type WireNameOptions } from '../registry/wire-names.js'
 import type { BuiltinCallContext, PrincipalView } from '../server/view.js'
 import type { AuditSink } from './audit.js'
+import { EXEC_TOOL_DEFS, type BuiltinRunner } from './builtin-exec.js'
 import { META_TOOL_DEFS, META_TOOLS, type MetaToolName } from './meta-tools.js'
 import type { PolicyState } from './policy-state.js'
 
@@ -21,6 +22,8 @@ export interface PolicyViewOptions {
   logger: Logger
   /** The live catalogue's tools (for get_context counts and the tool diffs of (de)activation). */
   catalogueTools: () => readonly ToolEntry[]
+  /** Runs `mycelium:exec` and `mycelium:run_script` (absent: those tools do not exist). */
+  runner?: BuiltinRunner
 }
 
 function text(message: string, isError = false, structured?: Record<string, unknown>): CallToolResult {
@@ -38,6 +41,8 @@ export class PolicyView implements PrincipalView {
   private readonly listeners = new Set<() => void>()
   private readonly metaByWire = new Map<string, MetaToolName>()
   private readonly metaWire: Tool[]
+  private readonly execWire: Array<{ name: 'exec' | 'run_script'; tool: Tool }>
+  private readonly execByWire = new Map<string, 'exec' | 'run_script'>()
 
   constructor(private readonly options: PolicyViewOptions) {
     this.active = new Set(options.initialSkills)
@@ -46,6 +51,13 @@ export class PolicyView implements PrincipalView {
           const wireName = toWireName(BUILTIN_SERVER, name, options.naming)
           this.metaByWire.set(wireName, name)
           return { name: wireName, ...META_TOOL_DEFS[name] }
+        })
+      : []
+    this.execWire = options.runner
+      ? (['exec', 'run_script'] as const).map((name) => {
+          const wireName = toWireName(BUILTIN_SERVER, name, options.naming)
+          this.execByWire.set(wireName, name)
+          return { name, tool: { name: wireName, ...EXEC_TOOL_DEFS[name] } }
         })
       : []
     options.audit.write({ event: 'session_start', role: options.role, skills: [...this.active], transport: 'stdio' })
@@ -86,8 +98,14 @@ export class PolicyView implements PrincipalView {
     return this.filter.serverReached(server)
   }
 
+  private builtinCache: { filter: PrincipalFilter; tools: readonly Tool[] } | undefined
+
   builtinTools(): readonly Tool[] {
-    return this.metaWire
+    const filter = this.filter
+    if (this.builtinCache?.filter !== filter) {
+      this.builtinCache = { filter, tools: [...this.metaWire, ...this.execWire.filter((e) => filter.toolVisible(BUILTIN_SERVER, e.name)).map((e) => e.tool)] }
+    }
+    return this.builtinCache.tools
   }
 
   onChange(listener: () => void): () => void {
@@ -104,6 +122,8 @@ export class PolicyView implements PrincipalView {
   }
 
   callBuiltin(wireName: string, args: Record<string, unknown>, ctx: BuiltinCallContext): Promise<CallToolResult> | undefined {
+    const execName = this.execByWire.get(wireName)
+    if (execName && this.options.runner && this.filter.toolVisible(BUILTIN_SERVER, execName)) return this.runExec(execName, args)
     const meta = this.metaByWire.get(wireName)
     if (!meta) return undefined
     switch (meta) {
@@ -116,6 +136,20 @@ export class PolicyView implements PrincipalView {
       case 'deactivate_skill':
         return Promise.resolve(this.deactivate(String(args.name ?? ''), 'agent'))
     }
+  }
+
+  private runExec(name: 'exec' | 'run_script', args: Record<string, unknown>): Promise<CallToolResult> {
+    const runner = this.options.runner!
+    if (name === 'exec') {
+      if (typeof args.command !== 'string' || args.command.trim() === '') return Promise.resolve(text('exec needs "command": a shell command line', true))
+      return runner.exec(args.command)
+    }
+    const skillName = String(args.skill ?? '')
+    // Only an active skill's scripts: any other name gets the unknown-skill answer.
+    const skill = this.filter.active.has(skillName) ? this.options.state.policy.skills.get(skillName) : undefined
+    if (!skill) return Promise.resolve(text(`Unknown skill: ${skillName}. Call list_skills to see the skills you can activate.`, true))
+    const scriptArgs = Array.isArray(args.args) ? args.args.map(String) : []
+    return runner.runScript(skill, String(args.script ?? ''), scriptArgs)
   }
 
   private listSkills(): CallToolResult {
@@ -176,7 +210,7 @@ export class PolicyView implements PrincipalView {
 
   private visibleCount(): number {
     const filter = this.filter
-    return this.metaWire.length + this.options.catalogueTools().filter((e) => filter.toolVisible(e.server, e.name)).length
+    return this.builtinTools().length + this.options.catalogueTools().filter((e) => filter.toolVisible(e.server, e.name)).length
   }
 
   /** Wire names of the catalogue's tools visible to `b` but not to `a`. */

@@ -52,7 +52,7 @@ describe('policy mode sessions', () => {
     const { client } = await session('developer')
     const listed = (await client.callTool({ name: 'mycelium__list_skills', arguments: {} })).structuredContent as { skills: Array<{ name: string; active: boolean }> }
     // broken (no such tool), ghostly (bad name) and hosty (host tools) are not there.
-    expect(listed.skills.map((s) => `${s.name}:${s.active}`)).toEqual(['common:true', 'reader:false', 'writer:false'])
+    expect(listed.skills.map((s) => `${s.name}:${s.active}`)).toEqual(['common:true', 'reader:false', 'shell:false', 'writer:false'])
     await client.close()
   })
 

@@ -1,0 +1,70 @@
+import { realpathSync, statSync } from 'node:fs'
+import path from 'node:path'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
+import type { MyceliumConfig } from '../config/schema.js'
+import type { Sandbox } from '../sandbox/sandbox.js'
+import type { ExecRequest, ExecResult } from '../sandbox/types.js'
+import type { Skill } from '../policy/skill.js'
+
+/** Definitions of the sandboxed built-ins (canonical names; the view renames them for the wire). */
+export const EXEC_TOOL_DEFS: Record<'exec' | 'run_script', Omit<Tool, 'name'>> = {
+  exec: {
+    title: 'Run a shell command (sandboxed)',
+    description: 'Runs a shell command in the workspace inside the sandbox, behind the shell guard (destructive commands are refused). Returns the exit code, stdout and stderr.',
+    inputSchema: { type: 'object', properties: { command: { type: 'string', description: 'A shell command line' } }, required: ['command'], additionalProperties: false },
+    annotations: { destructiveHint: true, openWorldHint: false },
+  },
+  run_script: {
+    title: 'Run a skill script (sandboxed)',
+    description: "Runs a script from an active skill's scripts/ folder with arguments, inside the sandbox.",
+    inputSchema: {
+      type: 'object',
+      properties: { skill: { type: 'string' }, script: { type: 'string', description: 'Path under the skill’s scripts/ folder, e.g. check.py' }, args: { type: 'array', items: { type: 'string' } } },
+      required: ['skill', 'script'],
+      additionalProperties: false,
+    },
+    annotations: { destructiveHint: true, openWorldHint: false },
+  },
+}
+
+const INTERPRETER: Record<string, string> = { '.py': 'python3', '.sh': 'bash', '.js': 'node', '.mjs': 'node', '.cjs': 'node', '.rb': 'ruby', '.pl': 'perl' }
+
+/** Runs the sandboxed built-ins for sessions, with the config's sandbox settings and the config folder as workspace. */
+export class BuiltinRunner {
+  constructor(
+    private readonly sandbox: Pick<Sandbox, 'run'>,
+    private readonly config: MyceliumConfig,
+    private readonly workspace: string,
+    private readonly protectedPaths: readonly string[],
+  ) {}
+
+  private request(command: ExecRequest['command']): ExecRequest {
+    const s = this.config.sandbox
+    return { command, trust: s.trust, executor: s.executor, workspace: this.workspace, timeoutMs: s.timeoutMs, outputLimitBytes: s.outputLimitBytes, network: s.network, protectedPaths: this.protectedPaths, docker: s.docker }
+  }
+
+  exec(command: string): Promise<CallToolResult> {
+    return this.sandbox.run(this.request(command)).then(toResult)
+  }
+
+  /** A script of the (active) skill: its path must stay inside the skill's scripts/ folder, links resolved. */
+  async runScript(skill: Skill, script: string, args: readonly string[]): Promise<CallToolResult> {
+    const scripts = path.join(skill.dir, 'scripts')
+    let file: string
+    try {
+      file = realpathSync(path.resolve(scripts, script))
+      if (!file.startsWith(`${realpathSync(scripts)}${path.sep}`) || !statSync(file).isFile()) throw new Error('outside')
+    } catch {
+      return { content: [{ type: 'text', text: `Skill ${skill.name} has no script ${script} (scripts live in its scripts/ folder).` }], isError: true }
+    }
+    const interpreter = INTERPRETER[path.extname(file)]
+    return this.sandbox.run(this.request(interpreter ? [interpreter, file, ...args] : [file, ...args])).then(toResult)
+  }
+}
+
+function toResult(result: ExecResult): CallToolResult {
+  if (!result.ok) return { content: [{ type: 'text', text: result.error.message }], isError: true, structuredContent: { error: result.error } }
+  const o = result.outcome
+  const text = `exit code: ${o.exitCode ?? 'none'}${o.signal ? ` (signal ${o.signal})` : ''}${o.timedOut ? ' (timed out)' : ''}\n--- stdout ---\n${o.stdout}\n--- stderr ---\n${o.stderr}`
+  return { content: [{ type: 'text', text }], structuredContent: { exitCode: o.exitCode, stdout: o.stdout, stderr: o.stderr, truncated: o.truncated, timedOut: o.timedOut, executor: o.executor }, ...(o.exitCode === 0 ? {} : { isError: true }) }
+}
