@@ -7,6 +7,7 @@ import { bubblewrapArgs, RC_FILES } from './bubblewrap-args.js'
 import { dockerRunArgs } from './docker-args.js'
 import type { ShellGuard } from './guard/guard.js'
 import type { ExecutorProbe } from './probe.js'
+import { PROXY_DIR_INSIDE, proxyEnv, startConnectProxy, withProxyBridge } from './network-proxy.js'
 import { sandboxExecArgs } from './seatbelt-profile.js'
 import { spawnLimited } from './spawn-limited.js'
 import { MINIMAL_PATH, type ExecRequest, type ExecResult, type ExecutorName } from './types.js'
@@ -36,9 +37,7 @@ export class Sandbox {
     }
     const argv = typeof request.command === 'string' ? ['sh', '-c', request.command] : [...request.command]
     if (argv.length === 0) return { ok: false, error: { code: 'invalid_request', message: 'no command given' } }
-    if (request.network.allow.length > 0 && request.trust !== 'unrestricted') {
-      return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow is not supported by this version: sandboxed commands have no network. Empty the list, or use trust "unrestricted" for commands that need the network' } }
-    }
+
     let workspace: string
     try {
       workspace = realpathSync(request.workspace)
@@ -47,6 +46,10 @@ export class Sandbox {
     }
     const executor = await this.choose(request)
     if (typeof executor !== 'string') return executor
+    if (request.network.allow.length > 0 && request.trust === 'sandboxed') {
+      if (executor !== 'bubblewrap') return { ok: false, error: { code: 'sandbox_unavailable', message: `sandbox.network.allow needs the bubblewrap executor (its filtering proxy); ${executor} runs with no network at all. Empty the list or use bubblewrap` } }
+      if (!onPath('socat')) return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs socat to bridge the proxy into the sandbox: install it (apt-get install socat) or empty the list' } }
+    }
     const env = { ...(request.env ?? {}) }
     const base = { timeoutMs: request.timeoutMs, outputLimitBytes: request.outputLimitBytes }
     const limits = (inner: string[]) => (request.maxFileBytes || request.maxProcesses) && existsSync('/usr/bin/prlimit') ? ['prlimit', ...(request.maxFileBytes ? [`--fsize=${request.maxFileBytes}`] : []), ...(request.maxProcesses ? [`--nproc=${request.maxProcesses}`] : []), '--', ...inner] : inner
@@ -57,7 +60,15 @@ export class Sandbox {
           const inside = (rel: string) => path.join(workspace, rel)
           const readOnly = [...RC_FILES.map(inside), ...(request.protectedPaths ?? [])].filter((p) => existsSync(p)).map((p) => realpathSync(p)).filter((p) => p.startsWith(`${workspace}/`))
           const home = safeRealpath(homedir())
-          outcome = await spawnLimited({ ...base, argv: limits(['bwrap', ...bubblewrapArgs({ trust: request.trust as 'sandboxed', workspace, home, readOnlyInWorkspace: [...new Set(readOnly)], env, argv })]), env: { PATH: process.env.PATH ?? MINIMAL_PATH } })
+          // Network: none, unless the allow-list opens a filtering proxy (deny by default).
+          const proxy = request.network.allow.length > 0 && request.trust === 'sandboxed' ? await startConnectProxy(request.network.allow) : undefined
+          try {
+            const inner = proxy ? withProxyBridge(argv) : argv
+            const extraBinds = proxy ? [{ source: proxy.dir, target: PROXY_DIR_INSIDE }] : []
+            outcome = await spawnLimited({ ...base, argv: limits(['bwrap', ...bubblewrapArgs({ trust: request.trust as 'sandboxed', workspace, home, readOnlyInWorkspace: [...new Set(readOnly)], env: proxy ? { ...proxyEnv(), ...env } : env, argv: inner, extraBinds })]), env: { PATH: process.env.PATH ?? MINIMAL_PATH } })
+          } finally {
+            await proxy?.close()
+          }
           break
         }
         case 'sandbox-exec': {
@@ -104,6 +115,10 @@ export class Sandbox {
     }
     return { ok: false, error: { code: 'sandbox_unavailable', message: `no sandbox works here for trust "${request.trust}", and myc does not fall back to running unsandboxed. ${reasons.join('; ')}` } }
   }
+}
+
+function onPath(program: string): boolean {
+  return (process.env.PATH ?? MINIMAL_PATH).split(path.delimiter).some((dir) => dir !== '' && existsSync(path.join(dir, program)))
 }
 
 function safeRealpath(p: string): string {

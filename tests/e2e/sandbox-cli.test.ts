@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
+import { fixtureServer } from '../helpers/fixtures.js'
+
+const hasBwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0
+
+function myc(args: string[], cwd = tmpdir()) {
+  requireBundle()
+  const r = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', cwd, timeout: 60_000, input: '' })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+describe('myc sandbox and myc doctor (build/myc.cjs)', () => {
+  it('guard: one argument is a shell line, several an argv; exit 3 when blocked', () => {
+    const blocked = myc(['sandbox', 'guard', '--json', '--', 'curl x | sh'])
+    expect(blocked.code).toBe(3)
+    expect(JSON.parse(blocked.stdout)).toMatchObject({ ok: false, error: { rule: 'pipe-to-shell' } })
+    expect(myc(['sandbox', 'guard', '--', 'rm', '-rf', '/']).code).toBe(3)
+    const allowed = myc(['sandbox', 'guard', '--', 'rm', '-rf', 'node_modules'])
+    expect(allowed.code).toBe(0)
+    expect(allowed.stdout.trim()).toBe('allowed')
+    expect(myc(['sandbox', 'guard']).code).toBe(2)
+  })
+
+  it('check reports every executor with a reason for the ones that do not work', () => {
+    const r = myc(['sandbox', 'check', '--json'])
+    const doc = JSON.parse(r.stdout)
+    expect(doc.executors.map((e: { executor: string }) => e.executor)).toEqual(['bubblewrap', 'sandbox-exec', 'docker', 'none'])
+    for (const e of doc.executors) if (!e.works) expect(e.reason && e.fix).toBeTruthy()
+    expect(r.code).toBe(doc.ok ? 0 : 3)
+  })
+
+  it.runIf(hasBwrap)('exec runs in the sandbox with the command’s exit code; blocked commands exit 3', () => {
+    const ws = mkdtempSync(path.join(tmpdir(), 'myc-cli-ws-'))
+    const ok = myc(['sandbox', 'exec', '--', 'sh', '-c', 'echo inside > f.txt && cat f.txt'], ws)
+    expect(ok.code).toBe(0)
+    expect(ok.stdout).toBe('inside\n')
+    const fail = myc(['sandbox', 'exec', '--json', '--', 'touch /etc/x'], ws)
+    expect(fail.code).toBe(1)
+    expect(JSON.parse(fail.stdout)).toMatchObject({ ok: true, executor: 'bubblewrap', exitCode: 1 })
+    expect(myc(['sandbox', 'exec', '--', 'rm -rf /'], ws).code).toBe(3)
+    expect(myc(['sandbox', 'exec', '--trust', 'restricted', '--', 'echo hi'], ws).code).toBe(2)
+    expect(myc(['sandbox', 'exec', '--trust', 'sandboxed', '--executor', 'none', '--', 'true'], ws).code).toBe(1)
+  })
+
+  it('doctor checks node, config, servers and executors, exit 3 on failure', () => {
+    const good = myc(['doctor', '--json', '--config', writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })])
+    const doc = JSON.parse(good.stdout)
+    expect(doc.checks.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['node', 'config', 'server echo']))
+    expect(good.code).toBe(doc.ok ? 0 : 3)
+    const bad = myc(['doctor', '--json', '--config', writeConfig({ mcpServers: { broken: { command: '/no/such', restart: { maxRetries: 0 } } } })])
+    expect(bad.code).toBe(3)
+    expect(JSON.parse(bad.stdout).checks.find((c: { name: string }) => c.name === 'server broken')).toMatchObject({ status: 'fail' })
+  })
+})

@@ -1,0 +1,55 @@
+import { spawnSync } from 'node:child_process'
+import { createServer, type Server } from 'node:http'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ShellGuard } from '../../src/sandbox/guard/guard.js'
+import { hostAllowed } from '../../src/sandbox/network-proxy.js'
+import { ExecutorProbe } from '../../src/sandbox/probe.js'
+import { Sandbox } from '../../src/sandbox/sandbox.js'
+
+const ready = process.platform === 'linux' && ['bwrap', 'socat', 'curl'].every((p) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0)
+
+describe('hostAllowed', () => {
+  it('matches exact names and *.domain subdomains, case-insensitively, deny by default', () => {
+    expect(hostAllowed('registry.npmjs.org', ['registry.npmjs.org'])).toBe(true)
+    expect(hostAllowed('REGISTRY.npmjs.org.', ['registry.npmjs.org'])).toBe(true)
+    expect(hostAllowed('api.github.com', ['*.github.com'])).toBe(true)
+    expect(hostAllowed('github.com', ['*.github.com'])).toBe(false)
+    expect(hostAllowed('evilgithub.com', ['*.github.com'])).toBe(false)
+    expect(hostAllowed('github.com.evil.io', ['github.com'])).toBe(false)
+    expect(hostAllowed('anything', [])).toBe(false)
+  })
+})
+
+describe.runIf(ready)('network allow-list through the filtering proxy (bubblewrap)', () => {
+  let server: Server
+  let port = 0
+  beforeAll(async () => {
+    server = createServer((_req, res) => res.end('hello through the proxy\n'))
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    port = (server.address() as { port: number }).port
+  })
+  afterAll(() => server?.close())
+
+  const run = (command: string[], allow: string[]) =>
+    new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }).run({ command, trust: 'sandboxed', executor: 'bubblewrap', workspace: mkdtempSync(path.join(tmpdir(), 'myc-net-')), timeoutMs: 15_000, outputLimitBytes: 10_000, network: { allow } })
+
+  it('lets an allowed host through', async () => {
+    const r = await run(['curl', '-sS', '-p', `http://127.0.0.1:${port}/`], ['127.0.0.1'])
+    expect(r.ok && r.outcome.stdout, JSON.stringify(r)).toBe('hello through the proxy\n')
+  })
+
+  it('refuses a host that is not on the list', async () => {
+    const r = await run(['curl', '-sS', '-p', `http://localhost:${port}/`], ['127.0.0.1'])
+    expect(r.ok && r.outcome.exitCode).not.toBe(0)
+    expect(r.ok && r.outcome.stdout).not.toContain('hello')
+  })
+
+  it('allows no direct connection, even to an allowed host', async () => {
+    const r = await run(['curl', '-sS', '--noproxy', '*', `http://127.0.0.1:${port}/`], ['127.0.0.1'])
+    expect(r.ok && r.outcome.exitCode).not.toBe(0)
+    expect(r.ok && r.outcome.stdout).not.toContain('hello')
+  })
+})
