@@ -173,6 +173,30 @@ async function policyBench(): Promise<PolicyBench> {
   return { firstPageMs: median(first.slice(5)), allPagesMs: median(all.slice(5)), pureFilterMs: median(pure.slice(5)), escalationRoundTripMs: median(round.slice(2)), visible }
 }
 
+/** skills/list through myc over stdio: 500 local skills, one role reaching all (child skills are not aggregated yet). */
+async function skillsListBench(): Promise<{ medianMs: number; skills: number }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-bench-skills-'))
+  for (let i = 0; i < 500; i++) {
+    const name = `s-${String(i).padStart(3, '0')}`
+    mkdirSync(path.join(dir, 'skills', name, 'references'), { recursive: true })
+    writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: bench skill ${i}\nallowedRoles: [dev]\nallowedTools: []\n---\n# ${name}\n\nInstructions.\n`)
+    writeFileSync(path.join(dir, 'skills', name, 'references', 'notes.md'), `notes ${i}\n`)
+  }
+  writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ roles: { default: 'dev' } }))
+  const client = new Client({ name: 'bench', version: '1' })
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [bundle, 'serve', '--config', path.join(dir, 'mycelium.config.json')], env, stderr: 'ignore' }))
+  const times: number[] = []
+  let count = 0
+  for (let i = 0; i < 60; i++) {
+    const t0 = performance.now()
+    const r = await client.request({ method: 'skills/list', params: {} }, passthrough)
+    times.push(performance.now() - t0)
+    count = (r.skills as unknown[]).length
+  }
+  await client.close()
+  return { medianMs: median(times.slice(10)), skills: count }
+}
+
 async function main() {
   const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, quick }
   const direct = await connect('direct')
@@ -214,6 +238,7 @@ async function main() {
   results.toolsList2000 = { medianMs: median(listTimes.slice(10)), tools: count }
 
   results.policy = await policyBench()
+  results.skillsList = await skillsListBench()
 
   const targets = {
     sequentialP50Ratio: { value: (results.sequential as { p50Ratio: number }).p50Ratio, target: '≤ 1.6', met: (results.sequential as { p50Ratio: number }).p50Ratio <= 1.6 },
@@ -238,6 +263,7 @@ async function main() {
     ['policy: whole list, 10 pages (ms)', '', (results.policy as PolicyBench).allPagesMs.toFixed(2), '', ''],
     ['policy: pure filter of 10,000 tools (ms)', '', (results.policy as PolicyBench).pureFilterMs.toFixed(3), '', ''],
     ['policy: activate -> list_changed -> tools/list (ms)', '', (results.policy as PolicyBench).escalationRoundTripMs.toFixed(2), '', ''],
+    ['skills/list, 500 local skills, one role (ms)', '', (results.skillsList as { medianMs: number }).medianMs.toFixed(2), '', `≤ 5 ms ${(results.skillsList as { medianMs: number }).medianMs <= 5 ? 'met' : 'MISSED'}`],
   ]
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
   process.stdout.write(`${rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ')).join('\n')}\n`)

@@ -10,9 +10,9 @@ const list = defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const skills = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => skillsReport(requirePolicy(mode).policy))
+    const skills = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => skillsReport(requirePolicy(mode).policy, new Set(mode.kind === 'policy' ? mode.skillIndex.keys() : [])))
     if (args.json) printJson({ ok: true, skills })
-    else printResult(skills.map((s) => `${s.enabled ? '✓' : '✗'} ${s.name.padEnd(20)} ${s.description}${s.enabled ? '' : `\n    disabled: ${s.disabledReasons.join('; ')}`}`).join('\n') || 'no skills')
+    else printResult(skills.map((s) => `${s.enabled ? '✓' : '✗'} ${s.name.padEnd(20)} ${s.description}\n    ${s.uri ?? '(not served over MCP)'}  from ${s.origin}${s.enabled ? '' : `\n    disabled: ${s.disabledReasons.join('; ')}`}`).join('\n') || 'no skills')
     return 0
   },
 })
@@ -26,7 +26,7 @@ const show = defineCommand({
       const policy = requirePolicy(mode).policy
       const skill = policy.skills.get(args.id)
       if (!skill) throw new MycError('USAGE', `no skill "${args.id}" (skills: ${[...policy.skills.keys()].sort().join(', ')})`)
-      return { ...skillsReport(policy).find((s) => s.name === args.id)!, instructions: skill.instructions }
+      return { ...skillsReport(policy, new Set(mode.kind === 'policy' ? mode.skillIndex.keys() : [])).find((s) => s.name === args.id)!, instructions: skill.instructions }
     })
     if (args.json) printJson({ ok: true, skill: found })
     else printResult(`${found.name}: ${found.description}\nfile: ${found.file}\nroles: ${found.allowedRoles.join(', ')}\ntools: ${found.allowedTools.join(', ')}\n${found.enabled ? 'enabled' : `disabled: ${found.disabledReasons.join('; ')}`}\n\n${found.instructions}`)
@@ -41,7 +41,7 @@ const lint = defineCommand({
     const logger = createLogger({ verbose: args.verbose, quiet: true })
     const problems = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => {
       const state = requirePolicy(mode)
-      return lintSkills(state.policy, state.sources.problems)
+      return lintSkills(state.policy, state.sources.problems, mode.kind === 'policy' ? mode.unserved : [])
     })
     const errors = problems.filter((p) => p.severity === 'error')
     if (args.json) printJson({ ok: errors.length === 0, problems })

@@ -49,14 +49,15 @@ export function rolesReport(policy: Policy) {
   }))
 }
 
-/** `myc skills list`: every loaded skill with its status. */
-export function skillsReport(policy: Policy) {
+/** `myc skills list`: every loaded skill with its status and, when served over MCP, its URI. */
+export function skillsReport(policy: Policy, served: ReadonlySet<string> = new Set()) {
   return [...policy.skills.values()]
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((s) => ({
       name: s.name,
       description: s.description,
       origin: s.dir,
+      uri: served.has(s.name) ? `skill://mycelium/${encodeURIComponent(s.name)}/SKILL.md` : null,
       file: s.file,
       allowedRoles: s.allowedRoles,
       allowedTools: s.allowedTools,
@@ -77,8 +78,9 @@ export interface LintProblem {
 }
 
 /** `myc skills lint`: malformed skills, strict-loading failures, host tools, `*` patterns, roles nobody else names. */
-export function lintSkills(policy: Policy, problems: readonly SkillProblem[]): LintProblem[] {
+export function lintSkills(policy: Policy, problems: readonly SkillProblem[], unserved: ReadonlyArray<{ name: string; file: string; reason: string }> = []): LintProblem[] {
   const out: LintProblem[] = problems.map((p) => ({ file: p.file, severity: 'error' as const, message: `${p.path ? `${p.path}: ` : ''}${p.message}` }))
+  for (const u of unserved) out.push({ skill: u.name, file: u.file, severity: u.reason.startsWith('SKILL.yaml') ? 'warning' : 'error', message: `not served over MCP: ${u.reason}` })
   for (const skill of policy.skills.values()) {
     for (const reason of policy.disabled.get(skill.name)?.reasons ?? []) out.push({ skill: skill.name, file: skill.file, severity: 'error', message: `disabled: ${reason}` })
     if (skill.allowedTools.includes('*')) out.push({ skill: skill.name, file: skill.file, severity: 'warning', message: 'allowedTools has "*": every tool of every server, built-ins included; name the servers instead (fs:*)' })

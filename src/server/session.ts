@@ -6,6 +6,7 @@ import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { ToolEntry } from '../registry/catalogue.js'
 import type { Runtime, SessionHandle } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
+import { findSkillFile, readSkillFile, registerSkillHandlers, skillsCapability } from './skills-handlers.js'
 import { UpstreamRelay, type ForwardHandler } from './upstream-relay.js'
 import type { PrincipalView } from './view.js'
 
@@ -83,6 +84,10 @@ export class Session implements SessionHandle {
     if (any((c) => c.prompts)) caps.prompts = { listChanged: true }
     if (any((c) => c.resources)) caps.resources = { listChanged: true, subscribe: true }
     if (any((c) => c.completions)) caps.completions = {}
+    if (this.view.servedSkills) {
+      caps.resources = { listChanged: true, subscribe: true, ...caps.resources }
+      ;(caps as Record<string, unknown>).extensions = skillsCapability
+    }
     return caps
   }
 
@@ -139,6 +144,8 @@ export class Session implements SessionHandle {
         return {}
       })
     }
+    const served = this.view.servedSkills?.bind(this.view)
+    if (served) registerSkillHandlers(server, served, this.pageSize)
     server.setRequestHandler('logging/setLevel', async (request) => {
       this.logLevel = request.params.level
       await Promise.all(
@@ -219,6 +226,9 @@ export class Session implements SessionHandle {
 
   private async readResource(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
     const uri = params?.uri
+    const own = typeof uri === 'string' && this.view.servedSkills ? findSkillFile(uri, this.view.servedSkills()) : undefined
+    // Reading a SKILL.md does not activate the skill: escalation stays with activate_skill.
+    if (own) return { ok: true, result: readSkillFile(own) }
     const child = typeof uri === 'string' ? this.childForUri(uri) : undefined
     if (!child) return unknownResource(uri)
     const outcome = await child.forward('resources/read', params, ctx)

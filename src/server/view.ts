@@ -1,5 +1,6 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { PromptEntry, ToolEntry } from '../registry/catalogue.js'
+import type { ServedSkill } from '../skills/skill-index.js'
 
 /** What a built-in tool handler gets from the session. */
 export interface BuiltinCallContext {
@@ -24,6 +25,8 @@ export interface PrincipalView {
   callBuiltin(wireName: string, args: Record<string, unknown>, ctx: BuiltinCallContext): Promise<CallToolResult> | undefined
   /** Registers a listener for changes of the view itself (escalation); returns an unsubscribe function. */
   onChange(listener: () => void): () => void
+  /** myc's own skills this principal reaches (active or not), served over the Skills extension; undefined in open mode. */
+  servedSkills?(): readonly ServedSkill[]
   /** A value that changes whenever visibility changes; lists are cached by it. Undefined: never changes. */
   revision?(): unknown
   /** Records a tool call for the audit log (name as sent, outcome, duration; never argument values). */

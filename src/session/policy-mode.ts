@@ -12,13 +12,14 @@ import { chooseRole, type RoleDefinitionInput } from '../policy/roles.js'
 import type { Catalogue } from '../registry/catalogue.js'
 import { openView, type PrincipalView } from '../server/view.js'
 import { loadSkills } from '../skills/load.js'
+import { buildSkillIndex, type ServedSkill, type UnservedSkill } from '../skills/skill-index.js'
 import { fileAuditSink, type AuditSink } from './audit.js'
 import { PolicyState } from './policy-state.js'
 import type { BuiltinRunner } from './builtin-exec.js'
 import { PolicyView } from './policy-view.js'
 
 /** Open mode (no skills: everything served) or policy mode (DESIGN.md section 5). */
-export type PolicyMode = { kind: 'open' } | { kind: 'policy'; state: PolicyState; audit: AuditSink }
+export type PolicyMode = { kind: 'open' } | { kind: 'policy'; state: PolicyState; audit: AuditSink; skillIndex: ReadonlyMap<string, ServedSkill>; unserved: readonly UnservedSkill[] }
 
 /** Whether the config puts myc in policy mode: a `skills` key, or a `skills/` folder beside the config. */
 export function isPolicyMode(loaded: LoadedConfig): boolean {
@@ -48,7 +49,9 @@ export async function loadPolicyMode(loaded: LoadedConfig, catalogue: Pick<Catal
     throw new MycError('CONFIG_INVALID', `${loaded.file ?? 'config'}: ${(error as Error).message}`)
   }
   const audit = fileAuditSink(config.audit.file ? path.resolve(loaded.dir, config.audit.file) : undefined, (error) => logger.warn(`audit log: ${String(error)}`))
-  return { kind: 'policy', state, audit }
+  const { served, unserved } = await buildSkillIndex(skills, { maxFileBytes: config.skills?.maxFileBytes ?? 1_048_576, maxSkillBytes: config.skills?.maxSkillBytes ?? 8_388_608 })
+  for (const u of unserved) logger.warn(`skill ${u.name} is not served over MCP: ${u.reason}`)
+  return { kind: 'policy', state, audit, skillIndex: served, unserved }
 }
 
 async function loadRoleFiles(dir: string): Promise<Map<string, RoleDefinitionInput>> {
@@ -102,6 +105,7 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
     audit: mode.audit,
     logger: request.logger,
     catalogueTools: () => request.catalogue.tools(),
+    skillIndex: mode.skillIndex,
     ...(request.runner ? { runner: request.runner } : {}),
   })
 }

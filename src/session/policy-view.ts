@@ -5,6 +5,7 @@ import { BUILTIN_SERVER, type PrincipalFilter } from '../policy/policy.js'
 import type { PromptEntry, ToolEntry } from '../registry/catalogue.js'
 import { toWireName, type WireNameOptions } from '../registry/wire-names.js'
 import type { BuiltinCallContext, PrincipalView } from '../server/view.js'
+import type { ServedSkill } from '../skills/skill-index.js'
 import type { AuditSink } from './audit.js'
 import { EXEC_TOOL_DEFS, type BuiltinRunner } from './builtin-exec.js'
 import { META_TOOL_DEFS, META_TOOLS, type MetaToolName } from './meta-tools.js'
@@ -24,6 +25,8 @@ export interface PolicyViewOptions {
   catalogueTools: () => readonly ToolEntry[]
   /** Runs `mycelium:exec` and `mycelium:run_script` (absent: those tools do not exist). */
   runner?: BuiltinRunner
+  /** The served form of every loaded skill (the Skills extension), by name. */
+  skillIndex?: ReadonlyMap<string, ServedSkill>
 }
 
 function text(message: string, isError = false, structured?: Record<string, unknown>): CallToolResult {
@@ -115,6 +118,15 @@ export class PolicyView implements PrincipalView {
       this.listeners.delete(listener)
       off()
     }
+  }
+
+  servedSkills(): readonly ServedSkill[] {
+    const index = this.options.skillIndex
+    if (!index) return []
+    return this.options.state.policy
+      .reachable(this.options.role)
+      .map((s) => index.get(s.name))
+      .filter((s): s is ServedSkill => s !== undefined)
   }
 
   recordCall(call: { name: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys: string[] }): void {

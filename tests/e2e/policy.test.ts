@@ -148,3 +148,19 @@ describe('ask mode through build/myc.cjs', () => {
     await client.close()
   })
 })
+
+describe('skills over MCP through build/myc.cjs', () => {
+  it('serves the role its skills with verified reads, and nothing else', async () => {
+    const { SkillsClient } = await import('@modelcontextprotocol/client/ext/skills')
+    const { client } = await connectToMyc(['--config', config, '--role', 'guest'])
+    const skills = new SkillsClient(client)
+    expect(skills.supported).toBe(true)
+    const listing = await skills.list()
+    expect(listing.skills.map((s) => s.frontmatter.name)).toEqual(['common', 'reader'])
+    const file = await skills.read(listing.skills[1]!)
+    expect(file.verified).toBe(true)
+    expect(file.text).toContain('Reader instructions.')
+    await expect(skills.get('skill://mycelium/writer/SKILL.md')).rejects.toThrow(/Skill not found/)
+    await client.close()
+  })
+})

@@ -106,7 +106,11 @@ describe('hidden tools and skills do not exist', () => {
     await raw.request('tools/call', { name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
     await raw.request('tools/call', { name: 'mycelium__deactivate_skill', arguments: { name: 'reader' } })
     await raw.request('tools/call', { name: 'echo__echo', arguments: { message: 'hello' } })
-    const forbidden = ['grow', 'writer', 'Writer', 'Secret writer', 'broken', 'hosty', 'ghostly', 'developer', 'lead', 'no_such_tool', 'echo__fail', 'echo__log']
+    await raw.request('skills/list', {})
+    await raw.request('skills/get', { uri: 'skill://mycelium/reader/SKILL.md' })
+    await raw.request('resources/read', { uri: 'skill://mycelium/reader/SKILL.md' })
+    await raw.request('resources/directory/read', { uri: 'skill://mycelium/reader/' })
+    const forbidden = ['grow', 'writer', 'Writer', 'Secret writer', 'broken', 'hosty', 'ghostly', 'lead', 'no_such_tool', 'echo__fail', 'echo__log', 'shell', 'Sandboxed shell']
     for (const text of raw.all) {
       const probeAnswer = text.includes('Unknown tool:') || text.includes('Unknown prompt:')
       if (probeAnswer) continue // these echo back the name the caller sent, nothing else

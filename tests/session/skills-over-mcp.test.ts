@@ -1,0 +1,139 @@
+import path from 'node:path'
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readFileSync } from 'node:fs'
+import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
+import { createLogger } from '../../src/logger.js'
+import { hostForThisProcess } from '../../src/runtime/host.js'
+import { Runtime } from '../../src/runtime/runtime.js'
+import { createView, loadPolicyMode, type PolicyMode } from '../../src/session/policy-mode.js'
+import { repoRoot } from '../helpers/fixtures.js'
+import { connectClient } from '../helpers/runtime.js'
+
+const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
+
+describe('myc serves each role its skills over the Skills extension', () => {
+  let runtime: Runtime
+  let loaded: LoadedConfig
+  let mode: PolicyMode
+  const logger = createLogger({ quiet: true })
+
+  beforeAll(async () => {
+    loaded = await loadConfig({ cwd: dir, env: process.env })
+    runtime = new Runtime({ loaded, logger, version: 'test', host: hostForThisProcess() })
+    mode = await loadPolicyMode(loaded, runtime.catalogue, logger)
+    await runtime.start()
+    if (mode.kind === 'policy') mode.state.invalidate()
+  })
+  afterAll(async () => {
+    await runtime?.close()
+  })
+
+  async function skillsFor(role: string) {
+    const { client } = await connectClient(runtime, { view: createView(mode, loaded, { role, env: {}, catalogue: runtime.catalogue, logger }) })
+    return { client, skills: new SkillsClient(client) }
+  }
+
+  it('declares the extension with directoryRead', async () => {
+    const { client, skills } = await skillsFor('guest')
+    expect(skills.supported).toBe(true)
+    expect(skills.directoryRead).toBe(true)
+    await client.close()
+  })
+
+  it('lists what each role reaches, active or not, with private cache scope', async () => {
+    const guest = await skillsFor('guest')
+    const g = await guest.skills.list()
+    expect(g.skills.map((s) => s.uri)).toEqual(['skill://mycelium/common/SKILL.md', 'skill://mycelium/reader/SKILL.md'])
+    expect(g.cacheScope).toBe('private')
+    const dev = await skillsFor('developer')
+    expect((await dev.skills.list()).skills.map((s) => s.frontmatter.name)).toEqual(['common', 'reader', 'shell', 'writer'])
+    await guest.client.close()
+    await dev.client.close()
+  })
+
+  it('gets a skill and reads its files with verified digests, frontmatter verbatim', async () => {
+    const { client, skills } = await skillsFor('guest')
+    const { skill } = await skills.get('skill://mycelium/reader/SKILL.md')
+    expect(skill.frontmatter).toMatchObject({ name: 'reader', allowedRoles: ['guest', 'developer'], triggers: ['read'] })
+    expect((skill.resources as Array<{ uri: string }>).map((r) => r.uri)).toEqual(['skill://mycelium/reader/SKILL.md', 'skill://mycelium/reader/references/guide.md'])
+    const md = await skills.read(skill)
+    expect(md.verified).toBe(true)
+    expect(md.mimeType).toBe('text/markdown')
+    expect(md.text).toBe(readFileSync(path.join(dir, 'skills/reader/SKILL.md'), 'utf8'))
+    const guide = await skills.read(skill, 'references/guide.md')
+    expect(guide.verified).toBe(true)
+    expect(guide.text).toBe('# Reading guide\n\nRead carefully.\n')
+    await client.close()
+  })
+
+  it('reads directories', async () => {
+    const { client, skills } = await skillsFor('guest')
+    const root = await skills.readDirectory('skill://mycelium/reader/')
+    expect(root.resources.map((r) => [r.name, r.mimeType])).toEqual([
+      ['references', 'inode/directory'],
+      ['SKILL.md', 'text/markdown'],
+    ])
+    const refs = await skills.readDirectory('skill://mycelium/reader/references')
+    expect(refs.resources.map((r) => r.uri)).toEqual(['skill://mycelium/reader/references/guide.md'])
+    await client.close()
+  })
+
+  it('reading a SKILL.md does not activate the skill', async () => {
+    const { client, skills } = await skillsFor('developer')
+    const { skill } = await skills.get('skill://mycelium/writer/SKILL.md')
+    await skills.read(skill)
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('grow__grow')
+    await client.close()
+  })
+
+  it('answers hidden, disabled, escaping and never-existing URIs identically', async () => {
+    const { client } = await skillsFor('guest')
+    const answer = async (method: string, uri: string) => {
+      try {
+        await client.request({ method, params: { uri } } as never)
+        return 'ok'
+      } catch (error) {
+        return String((error as Error).message).split(uri).join('<URI>')
+      }
+    }
+    for (const method of ['skills/get', 'resources/read', 'resources/directory/read']) {
+      const never = await answer(method, 'skill://mycelium/never-existed/SKILL.md')
+      expect(never).not.toBe('ok')
+      for (const uri of [
+        'skill://mycelium/writer/SKILL.md',
+        'skill://mycelium/broken/SKILL.md',
+        'skill://mycelium/reader/../writer/SKILL.md',
+        'skill://mycelium/reader/%2E%2E/writer/SKILL.md',
+        'skill://mycelium/reader%2F..%2Fwriter/SKILL.md',
+        'skill://mycelium//etc/passwd',
+        'file:///etc/passwd',
+        'skill://mycelium/reader/../../../../etc/passwd',
+      ]) {
+        expect(await answer(method, uri), `${method} ${uri}`).toBe(never.replace('skill://mycelium/never-existed/SKILL.md', '<URI>'))
+      }
+    }
+    await client.close()
+  })
+})
+
+describe('size caps', () => {
+  it('a skill over skills.maxFileBytes is not served at all, and lint reports it', async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { lintSkills } = await import('../../src/inspect/reports.js')
+    const root = mkdtempSync(path.join(tmpdir(), 'myc-caps-'))
+    for (const [name, size] of [['small', 10], ['big', 5_000]] as const) {
+      mkdirSync(path.join(root, 'skills', name, 'assets'), { recursive: true })
+      writeFileSync(path.join(root, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: d\nallowedRoles: [dev]\nallowedTools: []\n---\n`)
+      writeFileSync(path.join(root, 'skills', name, 'assets', 'data.bin'), Buffer.alloc(size, 1))
+    }
+    writeFileSync(path.join(root, 'mycelium.config.json'), JSON.stringify({ skills: { dirs: ['skills'], maxFileBytes: 1_000 } }))
+    const loaded = await loadConfig({ cwd: root, env: {} })
+    const mode = await loadPolicyMode(loaded, { toolNamesOf: () => undefined }, createLogger({ quiet: true }))
+    if (mode.kind !== 'policy') throw new Error('expected policy mode')
+    expect([...mode.skillIndex.keys()]).toEqual(['small'])
+    const problems = lintSkills(mode.state.policy, [], mode.unserved)
+    expect(problems).toContainEqual(expect.objectContaining({ skill: 'big', severity: 'error', message: expect.stringMatching(/not served over MCP: assets\/data\.bin is 5000 bytes, over skills\.maxFileBytes \(1000\)/) }))
+  })
+})
