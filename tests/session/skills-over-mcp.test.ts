@@ -8,6 +8,7 @@ import { hostForThisProcess } from '../../src/runtime/host.js'
 import { Runtime } from '../../src/runtime/runtime.js'
 import { createView, loadPolicyMode, type PolicyMode } from '../../src/session/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
+import { passthrough } from '../../src/protocol/passthrough.js'
 import { connectClient } from '../helpers/runtime.js'
 
 const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
@@ -91,7 +92,7 @@ describe('myc serves each role its skills over the Skills extension', () => {
     const { client } = await skillsFor('guest')
     const answer = async (method: string, uri: string) => {
       try {
-        await client.request({ method, params: { uri } } as never)
+        await client.request({ method, params: { uri } }, passthrough)
         return 'ok'
       } catch (error) {
         return String((error as Error).message).split(uri).join('<URI>')
@@ -99,7 +100,9 @@ describe('myc serves each role its skills over the Skills extension', () => {
     }
     for (const method of ['skills/get', 'resources/read', 'resources/directory/read']) {
       const never = await answer(method, 'skill://mycelium/never-existed/SKILL.md')
-      expect(never).not.toBe('ok')
+      expect(never).toMatch(/^(Skill|Resource) not found: <URI>$/)
+      // A URI the guest does reach is answered (the probe can tell the difference).
+      expect(await answer(method, method === 'resources/directory/read' ? 'skill://mycelium/reader/' : 'skill://mycelium/reader/SKILL.md')).toBe('ok')
       for (const uri of [
         'skill://mycelium/writer/SKILL.md',
         'skill://mycelium/broken/SKILL.md',
