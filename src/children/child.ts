@@ -13,6 +13,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client'
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio'
+import { SKILLS_EXTENSION_ID, type Skill as SkillEntry } from '@modelcontextprotocol/core/ext/skills'
 import type { ServerConfig } from '../config/schema.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
@@ -31,19 +32,28 @@ export interface ChildLists {
   prompts: Prompt[]
   resources: Resource[]
   resourceTemplates: ResourceTemplateType[]
+  /** Skills the child serves over the Skills extension (empty when it does not declare it). */
+  skills: SkillEntry[]
 }
 export type ListKind = keyof ChildLists
 
-const LIST_METHODS: Record<ListKind, { method: string; field: string; capability: keyof ServerCapabilities }> = {
-  tools: { method: 'tools/list', field: 'tools', capability: 'tools' },
-  prompts: { method: 'prompts/list', field: 'prompts', capability: 'prompts' },
-  resources: { method: 'resources/list', field: 'resources', capability: 'resources' },
-  resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates', capability: 'resources' },
+const LIST_METHODS: Record<ListKind, { method: string; field: string; has: (caps: ServerCapabilities | undefined) => boolean }> = {
+  tools: { method: 'tools/list', field: 'tools', has: (c) => Boolean(c?.tools) },
+  prompts: { method: 'prompts/list', field: 'prompts', has: (c) => Boolean(c?.prompts) },
+  resources: { method: 'resources/list', field: 'resources', has: (c) => Boolean(c?.resources) },
+  resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates', has: (c) => Boolean(c?.resources) },
+  skills: { method: 'skills/list', field: 'skills', has: (c) => hasSkillsExtension(c) },
 }
+// The Skills extension announces skill changes with resources/list_changed.
 const LIST_CHANGED: Record<string, ListKind[]> = {
   'notifications/tools/list_changed': ['tools'],
   'notifications/prompts/list_changed': ['prompts'],
-  'notifications/resources/list_changed': ['resources', 'resourceTemplates'],
+  'notifications/resources/list_changed': ['resources', 'resourceTemplates', 'skills'],
+}
+
+/** Whether a server declares the Skills extension. */
+export function hasSkillsExtension(caps: ServerCapabilities | undefined): boolean {
+  return Boolean((caps as { extensions?: Record<string, unknown> } | undefined)?.extensions?.[SKILLS_EXTENSION_ID])
 }
 /** A child that never stops paginating is cut off here. */
 const MAX_PAGES = 1_000
@@ -67,7 +77,7 @@ export interface ChildDeps {
   events: ChildEvents
 }
 
-const EMPTY_LISTS: ChildLists = Object.freeze({ tools: [], prompts: [], resources: [], resourceTemplates: [] }) as ChildLists
+const EMPTY_LISTS: ChildLists = Object.freeze({ tools: [], prompts: [], resources: [], resourceTemplates: [], skills: [] }) as ChildLists
 
 /**
  * One connection to one child server, over stdio or HTTP. Knows nothing of
@@ -213,9 +223,14 @@ export class ChildConnection {
     await Promise.all(
       kinds.map(async (kind) => {
         const spec = LIST_METHODS[kind]
-        next[kind] = this.capabilities?.[spec.capability] ? ((await this.listAll(spec.method, spec.field)) as never) : []
+        next[kind] = spec.has(this.capabilities) ? ((await this.listAll(spec.method, spec.field)) as never) : []
       }),
     )
+    // A child's own skill files reach clients only through the skill mapping, never as plain resources.
+    if (hasSkillsExtension(this.capabilities)) {
+      next.resources = next.resources.filter((r) => !r.uri.startsWith('skill://'))
+      next.resourceTemplates = next.resourceTemplates.filter((t) => !t.uriTemplate.startsWith('skill://'))
+    }
     return next
   }
 

@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty'
 import { MycError } from '../errors.js'
-import { lintSkills, skillsReport } from '../inspect/reports.js'
+import { childSkillsReport, lintSkills, skillsReport } from '../inspect/reports.js'
 import { createLogger } from '../logger.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 import { requirePolicy, withStartedRuntime } from './_runtime.js'
@@ -10,23 +10,29 @@ const list = defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const skills = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => skillsReport(requirePolicy(mode).policy, new Set(mode.kind === 'policy' ? mode.skillIndex.keys() : [])))
+    const skills = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => [
+      ...skillsReport(requirePolicy(mode).policy, new Set(mode.kind === 'policy' ? mode.skillIndex.keys() : [])),
+      ...childSkillsReport(runtime.catalogue),
+    ])
     if (args.json) printJson({ ok: true, skills })
-    else printResult(skills.map((s) => `${s.enabled ? '✓' : '✗'} ${s.name.padEnd(20)} ${s.description}\n    ${s.uri ?? '(not served over MCP)'}  from ${s.origin}${s.enabled ? '' : `\n    disabled: ${s.disabledReasons.join('; ')}`}`).join('\n') || 'no skills')
+    else printResult(skills.map((s) => `${s.enabled ? '✓' : '✗'} ${s.name.padEnd(20)} ${s.description}\n    ${s.uri ?? '(not served over MCP)'}  from ${s.origin}${'disabledReasons' in s && !s.enabled ? `\n    disabled: ${s.disabledReasons.join('; ')}` : ''}`).join('\n') || 'no skills')
     return 0
   },
 })
 
 const show = defineCommand({
-  meta: { name: 'show', description: 'One skill in full' },
-  args: { ...commonArgs, ...jsonArgs, id: { type: 'positional', description: 'Skill name', required: true } },
+  meta: { name: 'show', description: 'One skill in full, by name or skill:// URI' },
+  args: { ...commonArgs, ...jsonArgs, id: { type: 'positional', description: 'Skill name or URI', required: true } },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const found = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => {
+    const found = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => {
       const policy = requirePolicy(mode).policy
-      const skill = policy.skills.get(args.id)
-      if (!skill) throw new MycError('USAGE', `no skill "${args.id}" (skills: ${[...policy.skills.keys()].sort().join(', ')})`)
-      return { ...skillsReport(policy, new Set(mode.kind === 'policy' ? mode.skillIndex.keys() : [])).find((s) => s.name === args.id)!, instructions: skill.instructions }
+      const child = childSkillsReport(runtime.catalogue).find((c) => c.uri === args.id)
+      if (child) return { ...child, file: child.uri, allowedRoles: [] as string[], allowedTools: [] as string[], disabledReasons: [] as string[], instructions: '(served by the child; read it with resources/read)' }
+      const name = args.id.startsWith('skill://mycelium/') ? decodeURIComponent(args.id.slice('skill://mycelium/'.length).split('/')[0] ?? '') : args.id
+      const skill = policy.skills.get(name)
+      if (!skill) throw new MycError('USAGE', `no skill "${args.id}" (skills: ${[...policy.skills.keys()].sort().join(', ')}; children's skills by URI, see \`myc skills list\`)`)
+      return { ...skillsReport(policy, new Set(mode.kind === 'policy' ? mode.skillIndex.keys() : [])).find((s) => s.name === name)!, instructions: skill.instructions }
     })
     if (args.json) printJson({ ok: true, skill: found })
     else printResult(`${found.name}: ${found.description}\nfile: ${found.file}\nroles: ${found.allowedRoles.join(', ')}\ntools: ${found.allowedTools.join(', ')}\n${found.enabled ? 'enabled' : `disabled: ${found.disabledReasons.join('; ')}`}\n\n${found.instructions}`)

@@ -69,6 +69,17 @@ export function skillsReport(policy: Policy, served: ReadonlySet<string> = new S
     }))
 }
 
+/** Children's skills for `myc skills list`: origin is the server key. */
+export function childSkillsReport(catalogue: Catalogue) {
+  return catalogue.childSkills().map((c) => ({
+    name: String(c.entry.frontmatter.name),
+    description: String(c.entry.frontmatter.description),
+    origin: c.server,
+    uri: c.entry.uri,
+    enabled: true,
+  }))
+}
+
 /** A lint finding: which file, what is wrong, how to fix it. */
 export interface LintProblem {
   skill?: string

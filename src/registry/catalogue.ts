@@ -1,5 +1,7 @@
 import { UriTemplate, type Prompt, type Resource, type ResourceTemplateType, type Tool } from '@modelcontextprotocol/client'
+import type { Skill as SkillEntry } from '@modelcontextprotocol/core/ext/skills'
 import type { ChildLists, ListKind } from '../children/child.js'
+import { ChildSkillRoutes, mapChildEntry } from '../skills/child-skills.js'
 import { canonicalId, toWireName, type WireNameOptions } from './wire-names.js'
 
 /** A tool or prompt in the merged catalogue. `wire` is the child's definition with the wire name, all else untouched. */
@@ -20,6 +22,12 @@ export interface ResourceEntry {
   server: string
   def: Resource
 }
+/** A child's skill as myc serves it: the mapped entry and the routes back to the child. */
+export interface ChildSkillEntry {
+  server: string
+  entry: SkillEntry
+}
+
 export interface TemplateEntry {
   server: string
   def: ResourceTemplateType
@@ -53,6 +61,8 @@ export class Catalogue {
   private readonly promptsByWire = new Map<string, PromptEntry>()
   private readonly promptsById = new Map<string, PromptEntry>()
   private readonly resourcesByUri = new Map<string, ResourceEntry>()
+  private skillList: ChildSkillEntry[] = []
+  private readonly skillRoutes = new Map<string, ChildSkillRoutes>()
   /** Conflicts found by the last rebuild. */
   conflicts: Conflict[] = []
   /** Bumped on every change, per kind, so views can cache what they derive. */
@@ -74,7 +84,7 @@ export class Catalogue {
   /** Removes every entry of a server (it crashed or stopped). */
   clearServer(server: string): void {
     this.perServer.delete(server)
-    this.rebuild(['tools', 'prompts', 'resources', 'resourceTemplates'])
+    this.rebuild(['tools', 'prompts', 'resources', 'resourceTemplates', 'skills'])
   }
 
   private rebuild(kinds: readonly ListKind[]): void {
@@ -101,6 +111,17 @@ export class Catalogue {
           this.resourcesByUri.set(def.uri, entry)
           this.resourceList.push(entry)
         }
+      }
+      this.revision.resources++
+    }
+    if (kinds.includes('skills')) {
+      this.skillList = []
+      this.skillRoutes.clear()
+      for (const server of this.orderedServers()) {
+        const skills = this.perServer.get(server)?.skills ?? []
+        if (skills.length === 0) continue
+        this.skillRoutes.set(server, new ChildSkillRoutes(server, skills))
+        for (const entry of skills) this.skillList.push({ server, entry: mapChildEntry(server, entry) })
       }
       this.revision.resources++
     }
@@ -174,6 +195,17 @@ export class Catalogue {
   }
   resources(): readonly ResourceEntry[] {
     return this.resourceList
+  }
+  /** Children's skills, mapped under `skill://<server>/`, in config order. */
+  childSkills(): readonly ChildSkillEntry[] {
+    return this.skillList
+  }
+  /** For a `skill://<server>/…` URI: the server and the child's own URI; undefined when no child skill owns it. */
+  childSkillUri(uri: string): { server: string; childUri: string } | undefined {
+    const m = /^skill:\/\/([^/]+)\//.exec(uri)
+    const routes = m ? this.skillRoutes.get(m[1]!) : undefined
+    const childUri = routes?.toChild(uri)
+    return routes && childUri !== undefined ? { server: routes.server, childUri } : undefined
   }
   templates(): readonly TemplateEntry[] {
     return this.templateList

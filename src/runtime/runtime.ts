@@ -115,7 +115,8 @@ export class Runtime {
     }
     this.reportedConflicts = current
     const changed = new Set<'tools' | 'prompts' | 'resources'>()
-    for (const kind of kinds) changed.add(kind === 'resourceTemplates' ? 'resources' : kind)
+    // Skill changes travel as resources/list_changed, as the Skills extension does.
+    for (const kind of kinds) changed.add(kind === 'resourceTemplates' || kind === 'skills' ? 'resources' : kind)
     for (const session of this.sessions) session.catalogueChanged(changed)
   }
 

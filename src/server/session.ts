@@ -6,7 +6,8 @@ import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { ToolEntry } from '../registry/catalogue.js'
 import type { Runtime, SessionHandle } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
-import { findSkillFile, readSkillFile, registerSkillHandlers, skillsCapability } from './skills-handlers.js'
+import { hasSkillsExtension } from '../children/child.js'
+import { findSkillFile, mapChildRead, readSkillFile, registerSkillHandlers, skillsCapability, type SkillSources } from './skills-handlers.js'
 import { UpstreamRelay, type ForwardHandler } from './upstream-relay.js'
 import type { PrincipalView } from './view.js'
 
@@ -84,7 +85,7 @@ export class Session implements SessionHandle {
     if (any((c) => c.prompts)) caps.prompts = { listChanged: true }
     if (any((c) => c.resources)) caps.resources = { listChanged: true, subscribe: true }
     if (any((c) => c.completions)) caps.completions = {}
-    if (this.view.servedSkills) {
+    if (this.view.servedSkills || children.some((c) => hasSkillsExtension(c.capabilities))) {
       caps.resources = { listChanged: true, subscribe: true, ...caps.resources }
       ;(caps as Record<string, unknown>).extensions = skillsCapability
     }
@@ -144,8 +145,7 @@ export class Session implements SessionHandle {
         return {}
       })
     }
-    const served = this.view.servedSkills?.bind(this.view)
-    if (served) registerSkillHandlers(server, served, this.pageSize)
+    if ((this.server.getCapabilities() as { extensions?: unknown }).extensions) registerSkillHandlers(server, this.skillSources(), this.pageSize)
     server.setRequestHandler('logging/setLevel', async (request) => {
       this.logLevel = request.params.level
       await Promise.all(
@@ -161,6 +161,24 @@ export class Session implements SessionHandle {
     server.oninitialized = () => {
       // Children asked for roots before a client was there; let them ask again.
       if (this.clientHasRoots) void this.options.runtime.rootsChanged()
+    }
+  }
+
+  /** This principal's skill sources: myc's own, and the visible children's. */
+  private skillSources(): SkillSources {
+    const { catalogue, supervisor } = this.options.runtime
+    const visible = (server: string) => this.view.childSkillsVisible?.(server) ?? false
+    return {
+      local: () => this.view.servedSkills?.() ?? [],
+      children: () => catalogue.childSkills().filter((c) => visible(c.server)),
+      resolveChild: (uri) => {
+        const target = catalogue.childSkillUri(uri)
+        return target && visible(target.server) ? target : undefined
+      },
+      forward: (server, method, params) => {
+        const child = supervisor.children.get(server)
+        return child ? child.forward(method, params, { signal: new AbortController().signal }) : Promise.resolve({ ok: false, error: { code: -32000, message: 'gone' } })
+      },
     }
   }
 
@@ -229,6 +247,14 @@ export class Session implements SessionHandle {
     const own = typeof uri === 'string' && this.view.servedSkills ? findSkillFile(uri, this.view.servedSkills()) : undefined
     // Reading a SKILL.md does not activate the skill: escalation stays with activate_skill.
     if (own) return { ok: true, result: readSkillFile(own) }
+    if (typeof uri === 'string' && uri.startsWith('skill://')) {
+      // Skill URIs are never routed as plain resources: only through the children's skill roots.
+      const target = this.skillSources().resolveChild(uri)
+      if (!target) return unknownResource(uri)
+      const outcome = await this.options.runtime.supervisor.children.get(target.server)!.forward('resources/read', { ...params, uri: target.childUri }, ctx)
+      if (ctx.signal.aborted) return undefined
+      return outcome.ok ? { ok: true, result: mapChildRead(target.server, outcome.result) } : unknownResource(uri)
+    }
     const child = typeof uri === 'string' ? this.childForUri(uri) : undefined
     if (!child) return unknownResource(uri)
     const outcome = await child.forward('resources/read', params, ctx)

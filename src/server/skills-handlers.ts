@@ -1,5 +1,8 @@
 import { ProtocolError, type Server } from '@modelcontextprotocol/server'
 import { DIRECTORY_MIME_TYPE, GetSkillRequestParamsSchema, ListSkillsRequestParamsSchema, ReadResourceDirectoryRequestParamsSchema, SKILLS_EXTENSION_ID } from '@modelcontextprotocol/core/ext/skills'
+import type { RelayOutcome } from '../protocol/request-relay.js'
+import type { ChildSkillEntry } from '../registry/catalogue.js'
+import { mapChildUri } from '../skills/child-skills.js'
 import { OWN_SKILLS_BASE, type ServedFile, type ServedSkill } from '../skills/skill-index.js'
 import { decodeCursor, paginate } from './pagination.js'
 
@@ -16,26 +19,45 @@ function skillNotFound(uri: unknown): ProtocolError {
 /** The capability entry of the Skills extension. */
 export const skillsCapability = { [SKILLS_EXTENSION_ID]: { directoryRead: true } }
 
+/** Where a session's skills come from: myc's own, and the children's it may see. */
+export interface SkillSources {
+  local(): readonly ServedSkill[]
+  /** Children's skills visible to the principal (mapped URIs). */
+  children(): readonly ChildSkillEntry[]
+  /** The child behind a `skill://<server>/…` URI the principal may see; undefined otherwise. */
+  resolveChild(uri: string): { server: string; childUri: string } | undefined
+  /** Sends a request to a child (untouched result). */
+  forward(server: string, method: string, params: Record<string, unknown>): Promise<RelayOutcome>
+}
+
+/** Maps a child's directory listing back under `skill://<server>/`. */
+function mapDirectory(server: string, result: Record<string, unknown>): Record<string, unknown> {
+  const resources = Array.isArray(result.resources) ? (result.resources as Array<{ uri: string }>).map((r) => ({ ...r, uri: mapChildUri(server, r.uri) })) : []
+  return { ...result, resources, ...CACHE }
+}
+
 /**
  * Serves the principal's skills over the Skills extension (SEP-2640):
- * `skills/list`, `skills/get` and `resources/directory/read`. What the role
- * cannot reach does not exist: lookups are exact matches in the served
- * index, so `..`, encoded separators and foreign schemes find nothing.
+ * `skills/list`, `skills/get` and `resources/directory/read`, myc's own and
+ * the children's (mapped under `skill://<server>/`). What the role cannot
+ * reach does not exist: lookups are exact matches in the served index or
+ * the children's listed roots, so `..`, encoded separators and foreign
+ * schemes find nothing.
  */
-export function registerSkillHandlers(server: Server, skills: () => readonly ServedSkill[], pageSize: number): void {
+export function registerSkillHandlers(server: Server, sources: SkillSources, pageSize: number): void {
   server.setRequestHandler('skills/list', { params: ListSkillsRequestParamsSchema }, (params) => {
-    const entries = skills().map((s) => s.entry)
+    const entries = [...sources.local().map((s) => s.entry), ...sources.children().map((c) => c.entry)]
     const page = paginate(entries, decodeCursor(params.cursor, 'skills'), pageSize, 'skills')
     return { skills: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}), ...CACHE }
   })
   server.setRequestHandler('skills/get', { params: GetSkillRequestParamsSchema }, (params) => {
-    const skill = skills().find((s) => s.entry.uri === params.uri)
-    if (!skill) throw skillNotFound(params.uri)
-    return { skill: skill.entry, ...CACHE }
+    const entry = sources.local().find((s) => s.entry.uri === params.uri)?.entry ?? sources.children().find((c) => c.entry.uri === params.uri)?.entry
+    if (!entry) throw skillNotFound(params.uri)
+    return { skill: entry, ...CACHE }
   })
-  server.setRequestHandler('resources/directory/read', { params: ReadResourceDirectoryRequestParamsSchema }, (params) => {
+  server.setRequestHandler('resources/directory/read', { params: ReadResourceDirectoryRequestParamsSchema }, async (params) => {
     const uri = params.uri.endsWith('/') ? params.uri : `${params.uri}/`
-    for (const skill of skills()) {
+    for (const skill of sources.local()) {
       const children = skill.dirs.get(uri)
       if (!children) continue
       const resources = children.map((child) => {
@@ -47,8 +69,19 @@ export function registerSkillHandlers(server: Server, skills: () => readonly Ser
       const page = paginate(resources, decodeCursor(params.cursor, 'directory'), pageSize, 'directory')
       return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}), ...CACHE }
     }
+    const target = sources.resolveChild(params.uri)
+    if (target) {
+      const outcome = await sources.forward(target.server, 'resources/directory/read', { uri: target.childUri, ...(params.cursor ? { cursor: params.cursor } : {}) })
+      if (outcome.ok) return mapDirectory(target.server, outcome.result) as never
+    }
     throw new ProtocolError(-32602, `Resource not found: ${params.uri}`)
   })
+}
+
+/** Maps a child's resources/read answer back under `skill://<server>/`. */
+export function mapChildRead(server: string, result: Record<string, unknown>): Record<string, unknown> {
+  const contents = Array.isArray(result.contents) ? (result.contents as Array<{ uri: string }>).map((c) => ({ ...c, uri: mapChildUri(server, c.uri) })) : result.contents
+  return { ...result, contents }
 }
 
 /** A served skill file for resources/read, or undefined (then the caller answers "not found"). */

@@ -27,6 +27,8 @@ export interface PrincipalView {
   onChange(listener: () => void): () => void
   /** myc's own skills this principal reaches (active or not), served over the Skills extension; undefined in open mode. */
   servedSkills?(): readonly ServedSkill[]
+  /** Whether the principal may see a child's skills (its reachable skills grant that server, after deny). */
+  childSkillsVisible?(server: string): boolean
   /** A value that changes whenever visibility changes; lists are cached by it. Undefined: never changes. */
   revision?(): unknown
   /** Records a tool call for the audit log (name as sent, outcome, duration; never argument values). */
@@ -43,6 +45,7 @@ export function openView(): PrincipalView {
     promptVisible: () => true,
     serverVisible: () => true,
     builtinTools: () => [],
+    childSkillsVisible: () => true,
     callBuiltin: () => undefined,
     onChange: () => () => {},
   }

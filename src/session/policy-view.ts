@@ -129,6 +129,12 @@ export class PolicyView implements PrincipalView {
       .filter((s): s is ServedSkill => s !== undefined)
   }
 
+  childSkillsVisible(server: string): boolean {
+    const policy = this.options.state.policy
+    const reachable = new Set(policy.reachable(this.options.role).map((s) => s.name))
+    return policy.filter(this.options.role, reachable).serverReached(server)
+  }
+
   recordCall(call: { name: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys: string[] }): void {
     this.options.audit.write({ event: 'tool_call', role: this.options.role, tool: call.name, outcome: call.outcome, durationMs: call.durationMs, argumentKeys: call.argumentKeys })
   }

@@ -1,0 +1,109 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
+import { createLogger } from '../../src/logger.js'
+import { passthrough } from '../../src/protocol/passthrough.js'
+import { hostForThisProcess } from '../../src/runtime/host.js'
+import { Runtime } from '../../src/runtime/runtime.js'
+import { mapChildUri } from '../../src/skills/child-skills.js'
+import { createView, loadPolicyMode, type PolicyMode } from '../../src/session/policy-mode.js'
+import { fixtureServer } from '../helpers/fixtures.js'
+import { connectClient, waitFor } from '../helpers/runtime.js'
+
+describe('mapChildUri', () => {
+  it('keeps a skill:// path and another scheme’s authority and path under skill://<server>/', () => {
+    expect(mapChildUri('kb', 'skill://deploy/SKILL.md')).toBe('skill://kb/deploy/SKILL.md')
+    expect(mapChildUri('kb', 'https://docs.example.com/skills/x/SKILL.md')).toBe('skill://kb/docs.example.com/skills/x/SKILL.md')
+  })
+})
+
+describe('children’s skills, aggregated per role', () => {
+  let runtime: Runtime
+  let loaded: LoadedConfig
+  let mode: PolicyMode
+  const logger = createLogger({ quiet: true })
+
+  beforeAll(async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-child-skills-'))
+    const skill = (name: string, roles: string, tools: string) => {
+      mkdirSync(path.join(dir, 'skills', name), { recursive: true })
+      writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name}\nallowedRoles: [${roles}]\nallowedTools: [${tools}]\n---\n${name} body\n`)
+    }
+    skill('basics', '"*"', 'echo:echo')
+    skill('ops-tools', 'ops', '"kb:*"')
+    skill('guest-only', 'guest', 'echo:add')
+    writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] }, kb: { command: process.execPath, args: [fixtureServer('skills-child')] } } }))
+    loaded = await loadConfig({ cwd: dir, env: {} })
+    runtime = new Runtime({ loaded, logger, version: 'test', host: hostForThisProcess() })
+    mode = await loadPolicyMode(loaded, runtime.catalogue, logger)
+    if (mode.kind === 'policy') runtime.onCatalogueChange(() => mode.kind === 'policy' && mode.state.invalidate())
+    await runtime.start()
+  })
+  afterAll(async () => {
+    await runtime?.close()
+  })
+
+  const sessionFor = async (role: string, skills?: string[]) => {
+    const { client } = await connectClient(runtime, { view: createView(mode, loaded, { role, ...(skills ? { skills } : {}), env: {}, catalogue: runtime.catalogue, logger }) })
+    return { client, skills: new SkillsClient(client) }
+  }
+
+  it('lists a child’s skills under skill://<server>/ for a role whose skills grant that server, untouched but for URIs', async () => {
+    const { client, skills } = await sessionFor('ops')
+    const listing = await skills.list()
+    expect(listing.skills.map((s) => s.uri)).toEqual(['skill://mycelium/basics/SKILL.md', 'skill://mycelium/ops-tools/SKILL.md', 'skill://kb/deploy/SKILL.md', 'skill://kb/review/SKILL.md'])
+    const deploy = listing.skills.find((s) => s.uri === 'skill://kb/deploy/SKILL.md')!
+    expect(deploy.frontmatter).toEqual({ name: 'deploy', description: 'Deploy the service', owner: 'ops-team' })
+    const read = await skills.read(deploy)
+    expect(read.verified).toBe(true)
+    expect(read.text).toContain('Run the pipeline.')
+    const script = await skills.read(deploy, 'scripts/run.sh')
+    expect(script.verified).toBe(true)
+    expect(script.uri).toBe('skill://kb/deploy/scripts/run.sh')
+    expect((await skills.get('skill://kb/review/SKILL.md')).skill.frontmatter.name).toBe('review')
+    await client.close()
+  })
+
+  it('keeps the child’s skill files out of the plain resource list', async () => {
+    // Plain resources need an active skill that touches the server.
+    const { client } = await sessionFor('ops', ['ops-tools'])
+    const uris = (await client.listResources()).resources.map((r) => r.uri)
+    expect(uris).toContain('note://plain')
+    expect(uris.some((u) => u.startsWith('skill://'))).toBe(false)
+    expect((await client.listResourceTemplates()).resourceTemplates.some((t) => t.uriTemplate.startsWith('skill://'))).toBe(false)
+    await client.close()
+  })
+
+  it('hides a child’s skills from a role that does not reach the server, exactly like URIs that never existed', async () => {
+    const { client, skills } = await sessionFor('guest')
+    expect((await skills.list()).skills.map((s) => s.uri)).toEqual(['skill://mycelium/basics/SKILL.md', 'skill://mycelium/guest-only/SKILL.md'])
+    const answer = async (method: string, uri: string) => {
+      try {
+        await client.request({ method, params: { uri } }, passthrough)
+        return 'ok'
+      } catch (error) {
+        return String((error as Error).message).split(uri).join('<URI>')
+      }
+    }
+    for (const method of ['skills/get', 'resources/read', 'resources/directory/read']) {
+      const never = await answer(method, 'skill://kb/nothing/SKILL.md')
+      expect(never).toMatch(/not found: <URI>$/)
+      expect(await answer(method, 'skill://kb/deploy/SKILL.md')).toBe(never)
+      expect(await answer(method, 'skill://deploy/SKILL.md')).toBe(never)
+    }
+    await client.close()
+  })
+
+  it('drops a crashed child’s skills and brings them back after the restart', async () => {
+    const child = runtime.supervisor.children.get('kb')!
+    process.kill(child.pid!, 'SIGKILL')
+    await waitFor(() => runtime.catalogue.childSkills().length === 0, 5_000, 'skills to leave')
+    await waitFor(() => runtime.catalogue.childSkills().length === 2, 15_000, 'skills to come back')
+    const { client, skills } = await sessionFor('ops')
+    expect((await skills.list()).skills.map((s) => s.uri)).toContain('skill://kb/deploy/SKILL.md')
+    await client.close()
+  })
+})
