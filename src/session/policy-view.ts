@@ -120,19 +120,32 @@ export class PolicyView implements PrincipalView {
     }
   }
 
+  private skillCache: { policy: unknown; served: readonly ServedSkill[]; servers: Map<string, boolean> } | undefined
+
+  /** Per policy (the role's reach changes only when the policy is rebuilt): the served skills and the child servers reached. */
+  private skillView(): { served: readonly ServedSkill[]; servers: Map<string, boolean> } {
+    const policy = this.options.state.policy
+    if (this.skillCache?.policy !== policy) {
+      const reachable = policy.reachable(this.options.role)
+      const index = this.options.skillIndex
+      this.skillCache = { policy, served: index ? reachable.map((s) => index.get(s.name)).filter((s): s is ServedSkill => s !== undefined) : [], servers: new Map() }
+    }
+    return this.skillCache
+  }
+
   servedSkills(): readonly ServedSkill[] {
-    const index = this.options.skillIndex
-    if (!index) return []
-    return this.options.state.policy
-      .reachable(this.options.role)
-      .map((s) => index.get(s.name))
-      .filter((s): s is ServedSkill => s !== undefined)
+    return this.skillView().served
   }
 
   childSkillsVisible(server: string): boolean {
-    const policy = this.options.state.policy
-    const reachable = new Set(policy.reachable(this.options.role).map((s) => s.name))
-    return policy.filter(this.options.role, reachable).serverReached(server)
+    const view = this.skillView()
+    let seen = view.servers.get(server)
+    if (seen === undefined) {
+      const policy = this.options.state.policy
+      seen = policy.filter(this.options.role, new Set(policy.reachable(this.options.role).map((s) => s.name))).serverReached(server)
+      view.servers.set(server, seen)
+    }
+    return seen
   }
 
   recordCall(call: { name: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys: string[] }): void {
