@@ -1,18 +1,12 @@
-import type { JSONRPCNotification } from '@modelcontextprotocol/client'
 import type { ServerConfig } from '../config/schema.js'
 import type { Logger } from '../logger.js'
 import { backoffDelay } from './backoff.js'
-import { ChildConnection, type ChildState, type ListKind } from './child.js'
+import { ChildConnection, type ChildEvents, type ChildState } from './child.js'
 import type { StopBudget } from './process-tree.js'
 import type { CommandHost } from './resolve-command.js'
 
-/** What the supervisor reports to the runtime. */
-export interface SupervisorEvents {
-  listsChanged(child: ChildConnection, kinds: readonly ListKind[]): void
-  stateChanged?(child: ChildConnection, previous: ChildState): void
-  notification(child: ChildConnection, notification: JSONRPCNotification): void
-  request(child: ChildConnection, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>>
-}
+/** What the supervisor reports to the runtime: its children's events (state changes optional). */
+export type SupervisorEvents = Omit<ChildEvents, 'stateChanged'> & Partial<Pick<ChildEvents, 'stateChanged'>>
 
 export interface SupervisorDeps {
   logger: Logger

@@ -10,6 +10,7 @@ export interface LimitedRun {
   onTimeout?: () => void
 }
 
+/** How a run ended. `truncated`: stdout or stderr was cut at outputLimitBytes. */
 export interface LimitedOutcome {
   exitCode: number | null
   signal: string | null

@@ -1,3 +1,5 @@
+import type { LimitedOutcome } from './spawn-limited.js'
+
 /** Trust levels (DESIGN.md section 7). */
 export type TrustLevel = 'restricted' | 'sandboxed' | 'unrestricted'
 /** Executors; `auto` picks the first that really works here. */
@@ -24,17 +26,9 @@ export interface ExecRequest {
   docker?: { image: string }
 }
 
-/** How a run ended. */
-export interface ExecOutcome {
-  exitCode: number | null
-  signal: string | null
-  stdout: string
-  stderr: string
-  /** True when stdout or stderr was cut at outputLimitBytes. */
-  truncated: boolean
-  timedOut: boolean
+/** How a run ended, and which executor ran it. */
+export interface ExecOutcome extends LimitedOutcome {
   executor: ExecutorName
-  durationMs: number
 }
 
 export type ExecResult = { ok: true; outcome: ExecOutcome } | { ok: false; error: { code: 'guard_blocked' | 'sandbox_unavailable' | 'invalid_request' | 'spawn_failed'; message: string; rule?: string } }

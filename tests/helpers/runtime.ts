@@ -58,3 +58,52 @@ export async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_0
   throw new Error(`timed out waiting for ${what}`)
 }
 
+
+/**
+ * A started runtime in policy mode (or open mode) over a loaded config, the
+ * way `myc serve` builds it, for session tests: strict loading is re-checked
+ * on catalogue changes, and `view(role, …)` makes a principal's view.
+ */
+export class PolicyHarness {
+  runtime!: Runtime
+  loaded!: import('../../src/config/load.js').LoadedConfig
+  mode!: import('../../src/session/policy-mode.js').PolicyMode
+  readonly logger = createLogger({ quiet: true })
+
+  constructor(private readonly load: () => Promise<import('../../src/config/load.js').LoadedConfig>) {}
+
+  async start(): Promise<void> {
+    const { loadPolicyMode } = await import('../../src/session/policy-mode.js')
+    this.loaded = await this.load()
+    this.runtime = new Runtime({ loaded: this.loaded, logger: this.logger, version: 'test', host: hostForThisProcess() })
+    this.mode = await loadPolicyMode(this.loaded, this.runtime.catalogue, this.logger)
+    const mode = this.mode
+    if (mode.kind === 'policy') this.runtime.onCatalogueChange(() => mode.state.invalidate())
+    await this.runtime.start()
+  }
+
+  async close(): Promise<void> {
+    await this.runtime?.close()
+  }
+
+  /** A principal's view, as `myc serve --role … --skills …` would make it. */
+  async view(role: string | undefined, options: { skills?: string[]; env?: Record<string, string>; runner?: import('../../src/session/builtin-exec.js').BuiltinRunner } = {}): Promise<PrincipalView> {
+    const { createView } = await import('../../src/session/policy-mode.js')
+    return createView(this.mode, this.loaded, { ...(role !== undefined ? { role } : {}), ...(options.skills ? { skills: options.skills } : {}), env: options.env ?? {}, catalogue: this.runtime.catalogue, logger: this.logger, ...(options.runner ? { runner: options.runner } : {}) })
+  }
+}
+
+/**
+ * What a client gets for one URI request, with the URI itself replaced by
+ * <URI>: "ok", or the error message. Two URIs that get the same string got
+ * the same answer but for the name the caller sent.
+ */
+export async function uriAnswer(client: Client, method: string, uri: string): Promise<string> {
+  const { passthrough } = await import('../../src/protocol/passthrough.js')
+  try {
+    await client.request({ method, params: { uri } }, passthrough)
+    return 'ok'
+  } catch (error) {
+    return String((error as Error).message).split(uri).join('<URI>')
+  }
+}

@@ -1,42 +1,26 @@
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
-import { createLogger } from '../../src/logger.js'
-import { hostForThisProcess } from '../../src/runtime/host.js'
-import { Runtime } from '../../src/runtime/runtime.js'
+import { loadConfig } from '../../src/config/load.js'
 import { ShellGuard } from '../../src/sandbox/guard/guard.js'
 import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { Sandbox } from '../../src/sandbox/sandbox.js'
 import { BuiltinRunner } from '../../src/session/builtin-exec.js'
-import { createView, loadPolicyMode, type PolicyMode } from '../../src/session/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
-import { connectClient } from '../helpers/runtime.js'
+import { connectClient, PolicyHarness } from '../helpers/runtime.js'
 
 const hasBwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0
 const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
 
 describe.runIf(hasBwrap)('mycelium__exec and mycelium__run_script', () => {
-  let runtime: Runtime
-  let loaded: LoadedConfig
-  let mode: PolicyMode
-  const logger = createLogger({ quiet: true })
-
-  beforeAll(async () => {
-    loaded = await loadConfig({ cwd: dir, env: process.env })
-    runtime = new Runtime({ loaded, logger, version: 'test', host: hostForThisProcess() })
-    mode = await loadPolicyMode(loaded, runtime.catalogue, logger)
-    await runtime.start()
-    if (mode.kind === 'policy') mode.state.invalidate()
-  })
-  afterAll(async () => {
-    await runtime?.close()
-  })
+  const h = new PolicyHarness(() => loadConfig({ cwd: dir, env: process.env }))
+  beforeAll(() => h.start())
+  afterAll(() => h.close())
 
   async function session(skills: string[] = []) {
-    const runner = new BuiltinRunner(new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }), loaded.config, loaded.dir, loaded.file ? [loaded.file] : [])
-    const view = createView(mode, loaded, { role: 'developer', skills, env: {}, catalogue: runtime.catalogue, logger, runner })
-    return (await connectClient(runtime, { view })).client
+    const { config, dir: workspace, file } = h.loaded
+    const runner = new BuiltinRunner(new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }), config, workspace, file ? [file] : [])
+    return (await connectClient(h.runtime, { view: await h.view('developer', { skills, runner }) })).client
   }
   const textOf = (r: { content: unknown }) => (r.content as Array<{ text: string }>)[0]!.text
 

@@ -3,15 +3,10 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
-import { createLogger } from '../../src/logger.js'
-import { passthrough } from '../../src/protocol/passthrough.js'
-import { hostForThisProcess } from '../../src/runtime/host.js'
-import { Runtime } from '../../src/runtime/runtime.js'
+import { loadConfig } from '../../src/config/load.js'
 import { mapChildUri } from '../../src/skills/child-skills.js'
-import { createView, loadPolicyMode, type PolicyMode } from '../../src/session/policy-mode.js'
 import { fixtureServer } from '../helpers/fixtures.js'
-import { connectClient, waitFor } from '../helpers/runtime.js'
+import { connectClient, PolicyHarness, uriAnswer, waitFor } from '../helpers/runtime.js'
 
 describe('mapChildUri', () => {
   it('keeps a skill:// path and another scheme’s authority and path under skill://<server>/', () => {
@@ -21,13 +16,11 @@ describe('mapChildUri', () => {
 })
 
 describe('children’s skills, aggregated per role', () => {
-  let runtime: Runtime
-  let loaded: LoadedConfig
-  let mode: PolicyMode
-  const logger = createLogger({ quiet: true })
+  let dir = ''
+  const h = new PolicyHarness(() => loadConfig({ cwd: dir, env: {} }))
 
   beforeAll(async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'myc-child-skills-'))
+    dir = mkdtempSync(path.join(tmpdir(), 'myc-child-skills-'))
     const skill = (name: string, roles: string, tools: string) => {
       mkdirSync(path.join(dir, 'skills', name), { recursive: true })
       writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name}\nallowedRoles: [${roles}]\nallowedTools: [${tools}]\n---\n${name} body\n`)
@@ -36,18 +29,12 @@ describe('children’s skills, aggregated per role', () => {
     skill('ops-tools', 'ops', '"kb:*"')
     skill('guest-only', 'guest', 'echo:add')
     writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] }, kb: { command: process.execPath, args: [fixtureServer('skills-child')] } } }))
-    loaded = await loadConfig({ cwd: dir, env: {} })
-    runtime = new Runtime({ loaded, logger, version: 'test', host: hostForThisProcess() })
-    mode = await loadPolicyMode(loaded, runtime.catalogue, logger)
-    if (mode.kind === 'policy') runtime.onCatalogueChange(() => mode.kind === 'policy' && mode.state.invalidate())
-    await runtime.start()
+    await h.start()
   })
-  afterAll(async () => {
-    await runtime?.close()
-  })
+  afterAll(() => h.close())
 
   const sessionFor = async (role: string, skills?: string[]) => {
-    const { client } = await connectClient(runtime, { view: createView(mode, loaded, { role, ...(skills ? { skills } : {}), env: {}, catalogue: runtime.catalogue, logger }) })
+    const { client } = await connectClient(h.runtime, { view: await h.view(role, skills ? { skills } : {}) })
     return { client, skills: new SkillsClient(client) }
   }
 
@@ -80,14 +67,7 @@ describe('children’s skills, aggregated per role', () => {
   it('hides a child’s skills from a role that does not reach the server, exactly like URIs that never existed', async () => {
     const { client, skills } = await sessionFor('guest')
     expect((await skills.list()).skills.map((s) => s.uri)).toEqual(['skill://mycelium/basics/SKILL.md', 'skill://mycelium/guest-only/SKILL.md'])
-    const answer = async (method: string, uri: string) => {
-      try {
-        await client.request({ method, params: { uri } }, passthrough)
-        return 'ok'
-      } catch (error) {
-        return String((error as Error).message).split(uri).join('<URI>')
-      }
-    }
+    const answer = (method: string, uri: string) => uriAnswer(client, method, uri)
     for (const method of ['skills/get', 'resources/read', 'resources/directory/read']) {
       const never = await answer(method, 'skill://kb/nothing/SKILL.md')
       expect(never).toMatch(/not found: <URI>$/)
@@ -98,10 +78,10 @@ describe('children’s skills, aggregated per role', () => {
   })
 
   it('drops a crashed child’s skills and brings them back after the restart', async () => {
-    const child = runtime.supervisor.children.get('kb')!
+    const child = h.runtime.supervisor.children.get('kb')!
     process.kill(child.pid!, 'SIGKILL')
-    await waitFor(() => runtime.catalogue.childSkills().length === 0, 5_000, 'skills to leave')
-    await waitFor(() => runtime.catalogue.childSkills().length === 2, 15_000, 'skills to come back')
+    await waitFor(() => h.runtime.catalogue.childSkills().length === 0, 5_000, 'skills to leave')
+    await waitFor(() => h.runtime.catalogue.childSkills().length === 2, 15_000, 'skills to come back')
     const { client, skills } = await sessionFor('ops')
     expect((await skills.list()).skills.map((s) => s.uri)).toContain('skill://kb/deploy/SKILL.md')
     await client.close()

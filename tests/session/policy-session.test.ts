@@ -9,36 +9,24 @@ import { hostForThisProcess } from '../../src/runtime/host.js'
 import { Runtime } from '../../src/runtime/runtime.js'
 import { createView, loadPolicyMode, type PolicyMode } from '../../src/session/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
-import { connectClient, waitFor } from '../helpers/runtime.js'
+import { connectClient, PolicyHarness, waitFor } from '../helpers/runtime.js'
 
 const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
 
 describe('policy mode sessions', () => {
-  let runtime: Runtime
-  let loaded: LoadedConfig
-  let mode: PolicyMode
-  const logger = createLogger({ quiet: true })
-
-  beforeAll(async () => {
-    loaded = await loadConfig({ cwd: dir, env: process.env })
-    runtime = new Runtime({ loaded, logger, version: 'test', host: hostForThisProcess() })
-    mode = await loadPolicyMode(loaded, runtime.catalogue, logger)
-    if (mode.kind === 'policy') runtime.onCatalogueChange(() => mode.kind === 'policy' && mode.state.invalidate())
-    await runtime.start()
-  })
-  afterAll(async () => {
-    await runtime?.close()
-  })
+  const h = new PolicyHarness(() => loadConfig({ cwd: dir, env: process.env }))
+  beforeAll(() => h.start())
+  afterAll(() => h.close())
+  const logger = h.logger
 
   async function session(role?: string, skills?: string[], capabilities?: Record<string, unknown>, setup?: (c: Client) => void) {
-    const view = createView(mode, loaded, { role, skills, env: {}, catalogue: runtime.catalogue, logger })
-    return connectClient(runtime, { view, capabilities, setup })
+    return connectClient(h.runtime, { view: await h.view(role, skills ? { skills } : {}), capabilities, setup })
   }
   const names = async (c: Client) => (await c.listTools()).tools.map((t) => t.name)
   const text = (r: { content: unknown }) => (r.content as Array<{ text: string }>)[0]!.text
 
   it('is in policy mode because the config has a skills folder', () => {
-    expect(mode.kind).toBe('policy')
+    expect(h.mode.kind).toBe('policy')
   })
 
   it('a guest sees only its active skills’ tools plus the meta tools', async () => {
@@ -105,12 +93,12 @@ describe('policy mode sessions', () => {
   })
 
   it('rejects an unknown role with the known ones, and a skill the role cannot use', () => {
-    expect(() => createView(mode, loaded, { role: 'nobody', env: {}, catalogue: runtime.catalogue, logger })).toThrow(/unknown role "nobody" \(from --role\); roles: developer, guest, lead/)
-    expect(() => createView(mode, loaded, { role: 'guest', skills: ['writer'], env: {}, catalogue: runtime.catalogue, logger })).toThrow(/--skills: role "guest" cannot use skill "writer"/)
+    expect(() => createView(h.mode, h.loaded, { role: 'nobody', env: {}, catalogue: h.runtime.catalogue, logger })).toThrow(/unknown role "nobody" \(from --role\); roles: developer, guest, lead/)
+    expect(() => createView(h.mode, h.loaded, { role: 'guest', skills: ['writer'], env: {}, catalogue: h.runtime.catalogue, logger })).toThrow(/--skills: role "guest" cannot use skill "writer"/)
   })
 
   it('takes the role from MYCELIUM_ROLE when there is no --role', async () => {
-    const view = createView(mode, loaded, { env: { MYCELIUM_ROLE: 'developer' }, catalogue: runtime.catalogue, logger }) as unknown as { role: string }
+    const view = createView(h.mode, h.loaded, { env: { MYCELIUM_ROLE: 'developer' }, catalogue: h.runtime.catalogue, logger }) as unknown as { role: string }
     expect(view.role).toBe('developer')
   })
 

@@ -2,36 +2,21 @@ import path from 'node:path'
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readFileSync } from 'node:fs'
-import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
+import { loadConfig } from '../../src/config/load.js'
 import { createLogger } from '../../src/logger.js'
-import { hostForThisProcess } from '../../src/runtime/host.js'
-import { Runtime } from '../../src/runtime/runtime.js'
-import { createView, loadPolicyMode, type PolicyMode } from '../../src/session/policy-mode.js'
+import { loadPolicyMode } from '../../src/session/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
-import { passthrough } from '../../src/protocol/passthrough.js'
-import { connectClient } from '../helpers/runtime.js'
+import { connectClient, PolicyHarness, uriAnswer } from '../helpers/runtime.js'
 
 const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
 
 describe('myc serves each role its skills over the Skills extension', () => {
-  let runtime: Runtime
-  let loaded: LoadedConfig
-  let mode: PolicyMode
-  const logger = createLogger({ quiet: true })
-
-  beforeAll(async () => {
-    loaded = await loadConfig({ cwd: dir, env: process.env })
-    runtime = new Runtime({ loaded, logger, version: 'test', host: hostForThisProcess() })
-    mode = await loadPolicyMode(loaded, runtime.catalogue, logger)
-    await runtime.start()
-    if (mode.kind === 'policy') mode.state.invalidate()
-  })
-  afterAll(async () => {
-    await runtime?.close()
-  })
+  const h = new PolicyHarness(() => loadConfig({ cwd: dir, env: process.env }))
+  beforeAll(() => h.start())
+  afterAll(() => h.close())
 
   async function skillsFor(role: string) {
-    const { client } = await connectClient(runtime, { view: createView(mode, loaded, { role, env: {}, catalogue: runtime.catalogue, logger }) })
+    const { client } = await connectClient(h.runtime, { view: await h.view(role) })
     return { client, skills: new SkillsClient(client) }
   }
 
@@ -90,14 +75,7 @@ describe('myc serves each role its skills over the Skills extension', () => {
 
   it('answers hidden, disabled, escaping and never-existing URIs identically', async () => {
     const { client } = await skillsFor('guest')
-    const answer = async (method: string, uri: string) => {
-      try {
-        await client.request({ method, params: { uri } }, passthrough)
-        return 'ok'
-      } catch (error) {
-        return String((error as Error).message).split(uri).join('<URI>')
-      }
-    }
+    const answer = (method: string, uri: string) => uriAnswer(client, method, uri)
     for (const method of ['skills/get', 'resources/read', 'resources/directory/read']) {
       const never = await answer(method, 'skill://mycelium/never-existed/SKILL.md')
       expect(never).toMatch(/^(Skill|Resource) not found: <URI>$/)
