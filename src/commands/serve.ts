@@ -23,6 +23,11 @@ export default defineCommand({
     const runner = mode.kind === 'policy' ? await sandboxRunner(loaded) : undefined
     const view = createView(mode, loaded, { role: args.role, skills: splitList(args.skills), env: process.env, catalogue: runtime.catalogue, logger, ...(runner ? { runner } : {}) })
     if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
-    return serveStdio({ runtime, view, logger })
+    const stopWatching = mode.kind === 'policy' ? (await import('../session/skill-watcher.js')).watchSkills(loaded, mode.state, logger) : undefined
+    try {
+      return await serveStdio({ runtime, view, logger })
+    } finally {
+      stopWatching?.()
+    }
   },
 })

@@ -11,7 +11,7 @@ const list = defineCommand({
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
     const skills = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => [
-      ...skillsReport(requirePolicy(mode).policy, new Set(mode.kind === 'policy' ? mode.skillIndex.keys() : [])),
+      ...skillsReport(requirePolicy(mode).policy, new Set(mode.kind === 'policy' ? mode.state.sources.skillIndex.keys() : [])),
       ...childSkillsReport(runtime.catalogue),
     ])
     if (args.json) printJson({ ok: true, skills })
@@ -32,7 +32,7 @@ const show = defineCommand({
       const name = args.id.startsWith('skill://mycelium/') ? decodeURIComponent(args.id.slice('skill://mycelium/'.length).split('/')[0] ?? '') : args.id
       const skill = policy.skills.get(name)
       if (!skill) throw new MycError('USAGE', `no skill "${args.id}" (skills: ${[...policy.skills.keys()].sort().join(', ')}; children's skills by URI, see \`myc skills list\`)`)
-      return { ...skillsReport(policy, new Set(mode.kind === 'policy' ? mode.skillIndex.keys() : [])).find((s) => s.name === name)!, instructions: skill.instructions }
+      return { ...skillsReport(policy, new Set(mode.kind === 'policy' ? mode.state.sources.skillIndex.keys() : [])).find((s) => s.name === name)!, instructions: skill.instructions }
     })
     if (args.json) printJson({ ok: true, skill: found })
     else printResult(`${found.name}: ${found.description}\nfile: ${found.file}\nroles: ${found.allowedRoles.join(', ')}\ntools: ${found.allowedTools.join(', ')}\n${found.enabled ? 'enabled' : `disabled: ${found.disabledReasons.join('; ')}`}\n\n${found.instructions}`)
@@ -47,7 +47,7 @@ const lint = defineCommand({
     const logger = createLogger({ verbose: args.verbose, quiet: true })
     const problems = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => {
       const state = requirePolicy(mode)
-      return lintSkills(state.policy, state.sources.problems, mode.kind === 'policy' ? mode.unserved : [])
+      return lintSkills(state.policy, state.sources.problems, mode.kind === 'policy' ? mode.state.sources.unserved : [])
     })
     const errors = problems.filter((p) => p.severity === 'error')
     if (args.json) printJson({ ok: errors.length === 0, problems })

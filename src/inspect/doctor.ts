@@ -37,7 +37,7 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
       if (long.length > 0) checks.push({ name: 'tool names', status: 'warn', detail: `${long.length} wire names too long or with characters some clients reject (e.g. ${long[0]!.wireName}: ${clientNameWarnings(long[0]!.wireName)[0]})`, fix: 'shorten server keys, or set namespace.maxLength' })
       if (mode.kind === 'policy') {
         mode.state.invalidate()
-        const problems = lintSkills(mode.state.policy, mode.state.sources.problems, mode.unserved).filter((p) => p.severity === 'error')
+        const problems = lintSkills(mode.state.policy, mode.state.sources.problems, mode.state.sources.unserved).filter((p) => p.severity === 'error')
         checks.push(problems.length === 0 ? { name: 'skills', status: 'ok', detail: `${mode.state.policy.skills.size} skills, ${mode.state.roles.size} roles` } : { name: 'skills', status: 'fail', detail: `${problems.length} problems, e.g. ${problems[0]!.message}`, fix: 'run `myc skills lint`' })
       }
     } finally {

@@ -12,14 +12,14 @@ import { chooseRole, type RoleDefinitionInput } from '../policy/roles.js'
 import type { Catalogue } from '../registry/catalogue.js'
 import { openView, type PrincipalView } from '../server/view.js'
 import { loadSkills } from '../skills/load.js'
-import { buildSkillIndex, type ServedSkill, type UnservedSkill } from '../skills/skill-index.js'
+import { buildSkillIndex } from '../skills/skill-index.js'
 import { fileAuditSink, type AuditSink } from './audit.js'
-import { PolicyState } from './policy-state.js'
+import { PolicyState, type PolicySources } from './policy-state.js'
 import type { BuiltinRunner } from './builtin-exec.js'
 import { PolicyView } from './policy-view.js'
 
 /** Open mode (no skills: everything served) or policy mode (DESIGN.md section 5). */
-export type PolicyMode = { kind: 'open' } | { kind: 'policy'; state: PolicyState; audit: AuditSink; skillIndex: ReadonlyMap<string, ServedSkill>; unserved: readonly UnservedSkill[] }
+export type PolicyMode = { kind: 'open' } | { kind: 'policy'; state: PolicyState; audit: AuditSink }
 
 /** Whether the config puts myc in policy mode: a `skills` key, or a `skills/` folder beside the config. */
 export function isPolicyMode(loaded: LoadedConfig): boolean {
@@ -34,6 +34,20 @@ export function isPolicyMode(loaded: LoadedConfig): boolean {
  */
 export async function loadPolicyMode(loaded: LoadedConfig, catalogue: Pick<Catalogue, 'toolNamesOf'>, logger: Logger): Promise<PolicyMode> {
   if (!isPolicyMode(loaded)) return { kind: 'open' }
+  let state: PolicyState
+  try {
+    state = new PolicyState(await loadSources(loaded, logger), catalogue)
+  } catch (error) {
+    if (error instanceof MycError) throw error
+    throw new MycError('CONFIG_INVALID', `${loaded.file ?? 'config'}: ${(error as Error).message}`)
+  }
+  const { config } = loaded
+  const audit = fileAuditSink(config.audit.file ? path.resolve(loaded.dir, config.audit.file) : undefined, (error) => logger.warn(`audit log: ${String(error)}`))
+  return { kind: 'policy', state, audit }
+}
+
+/** Reads skills, role files and the served skill index (what policy mode is built from). */
+export async function loadSources(loaded: LoadedConfig, logger: Logger): Promise<PolicySources> {
   const { config } = loaded
   const { skills, problems } = await loadSkills(config.skills?.dirs ?? ['skills'], { baseDir: loaded.dir, separator: config.namespace.separator })
   for (const p of problems) logger.warn(`skill ${p.file}${p.path ? ` (${p.path})` : ''}: ${p.message}; skipped`)
@@ -42,16 +56,14 @@ export async function loadPolicyMode(loaded: LoadedConfig, catalogue: Pick<Catal
     if (definitions.has(name)) throw new MycError('CONFIG_INVALID', `role "${name}" is defined both in ${loaded.file ?? 'the config'} (roles.definitions) and in roles/${name}.yaml; keep one`)
     definitions.set(name, def)
   }
-  let state: PolicyState
-  try {
-    state = new PolicyState({ skills, problems, definitions, config }, catalogue)
-  } catch (error) {
-    throw new MycError('CONFIG_INVALID', `${loaded.file ?? 'config'}: ${(error as Error).message}`)
-  }
-  const audit = fileAuditSink(config.audit.file ? path.resolve(loaded.dir, config.audit.file) : undefined, (error) => logger.warn(`audit log: ${String(error)}`))
   const { served, unserved } = await buildSkillIndex(skills, { maxFileBytes: config.skills?.maxFileBytes ?? 1_048_576, maxSkillBytes: config.skills?.maxSkillBytes ?? 8_388_608 })
   for (const u of unserved) logger.warn(`skill ${u.name} is not served over MCP: ${u.reason}`)
-  return { kind: 'policy', state, audit, skillIndex: served, unserved }
+  return { skills, problems, definitions, config, skillIndex: served, unserved }
+}
+
+/** The folders whose changes reload the skills: every skills dir, and roles/ beside the config. */
+export function watchedFolders(loaded: LoadedConfig): string[] {
+  return [...(loaded.config.skills?.dirs ?? ['skills']).map((d) => path.resolve(loaded.dir, d)), path.join(loaded.dir, 'roles')]
 }
 
 async function loadRoleFiles(dir: string): Promise<Map<string, RoleDefinitionInput>> {
@@ -105,7 +117,7 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
     audit: mode.audit,
     logger: request.logger,
     catalogueTools: () => request.catalogue.tools(),
-    skillIndex: mode.skillIndex,
+
     ...(request.runner ? { runner: request.runner } : {}),
   })
 }

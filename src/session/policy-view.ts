@@ -25,8 +25,6 @@ export interface PolicyViewOptions {
   catalogueTools: () => readonly ToolEntry[]
   /** Runs `mycelium:exec` and `mycelium:run_script` (absent: those tools do not exist). */
   runner?: BuiltinRunner
-  /** The served form of every loaded skill (the Skills extension), by name. */
-  skillIndex?: ReadonlyMap<string, ServedSkill>
 }
 
 function text(message: string, isError = false, structured?: Record<string, unknown>): CallToolResult {
@@ -127,8 +125,8 @@ export class PolicyView implements PrincipalView {
     const policy = this.options.state.policy
     if (this.skillCache?.policy !== policy) {
       const reachable = policy.reachable(this.options.role)
-      const index = this.options.skillIndex
-      this.skillCache = { policy, served: index ? reachable.map((s) => index.get(s.name)).filter((s): s is ServedSkill => s !== undefined) : [], servers: new Map() }
+      const index = this.options.state.sources.skillIndex
+      this.skillCache = { policy, served: reachable.map((s) => index.get(s.name)).filter((s): s is ServedSkill => s !== undefined), servers: new Map() }
     }
     return this.skillCache
   }

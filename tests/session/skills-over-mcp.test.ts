@@ -113,8 +113,52 @@ describe('size caps', () => {
     const loaded = await loadConfig({ cwd: root, env: {} })
     const mode = await loadPolicyMode(loaded, { toolNamesOf: () => undefined }, createLogger({ quiet: true }))
     if (mode.kind !== 'policy') throw new Error('expected policy mode')
-    expect([...mode.skillIndex.keys()]).toEqual(['small'])
-    const problems = lintSkills(mode.state.policy, [], mode.unserved)
+    expect([...mode.state.sources.skillIndex.keys()]).toEqual(['small'])
+    const problems = lintSkills(mode.state.policy, [], mode.state.sources.unserved)
     expect(problems).toContainEqual(expect.objectContaining({ skill: 'big', severity: 'error', message: expect.stringMatching(/not served over MCP: assets\/data\.bin is 5000 bytes, over skills\.maxFileBytes \(1000\)/) }))
+  })
+})
+
+describe('skill files changing on disk', () => {
+  it('reloads the listing and tells the client (resources and tools list_changed)', async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { watchSkills } = await import('../../src/session/skill-watcher.js')
+    const root = mkdtempSync(path.join(tmpdir(), 'myc-watch-'))
+    const write = (name: string) => {
+      mkdirSync(path.join(root, 'skills', name), { recursive: true })
+      writeFileSync(path.join(root, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name}\nallowedRoles: [dev]\nallowedTools: []\n---\n`)
+    }
+    write('first')
+    writeFileSync(path.join(root, 'mycelium.config.json'), '{}')
+    const h = new PolicyHarness(() => loadConfig({ cwd: root, env: {} }))
+    await h.start()
+    const stop = h.mode.kind === 'policy' ? watchSkills(h.loaded, h.mode.state, h.logger, 50) : () => {}
+    try {
+      const changed: string[] = []
+      const { client } = await connectClient(h.runtime, {
+        view: await h.view('dev'),
+        setup: (c) => {
+          c.setNotificationHandler('notifications/resources/list_changed', () => {
+            changed.push('resources')
+          })
+          c.setNotificationHandler('notifications/tools/list_changed', () => {
+            changed.push('tools')
+          })
+        },
+      })
+      const skills = new SkillsClient(client)
+      expect((await skills.list()).skills.map((s) => s.frontmatter.name)).toEqual(['first'])
+      write('second')
+      const { waitFor } = await import('../helpers/runtime.js')
+      await waitFor(async () => (await skills.list()).skills.length === 2, 5_000, 'the new skill')
+      expect(changed).toContain('resources')
+      rmSync(path.join(root, 'skills', 'first'), { recursive: true })
+      await waitFor(async () => (await skills.list()).skills.map((s) => s.frontmatter.name).join() === 'second', 5_000, 'the removed skill to go')
+      await client.close()
+    } finally {
+      stop()
+      await h.close()
+    }
   })
 })

@@ -1,0 +1,48 @@
+import { existsSync, watch, type FSWatcher } from 'node:fs'
+import type { LoadedConfig } from '../config/load.js'
+import type { Logger } from '../logger.js'
+import { loadSources, watchedFolders } from './policy-mode.js'
+import type { PolicyState } from './policy-state.js'
+
+/**
+ * Reloads the skills when their files (or `roles/`) change on disk, a moment
+ * after the last change, and swaps them into the policy state, whose
+ * listeners re-filter every session and send the list-changed
+ * notifications. A reload that fails keeps the skills already loaded.
+ * Returns a function that stops watching.
+ */
+export function watchSkills(loaded: LoadedConfig, state: PolicyState, logger: Logger, debounceMs = 200): () => void {
+  let timer: NodeJS.Timeout | undefined
+  let reloading: Promise<void> = Promise.resolve()
+  const reload = () => {
+    reloading = reloading.then(async () => {
+      try {
+        state.replace(await loadSources(loaded, logger))
+        logger.info(`skills reloaded: ${state.sources.skills.length} skills`)
+      } catch (error) {
+        logger.error(`skills not reloaded (${(error as Error).message}); keeping the ones loaded before`)
+      }
+    })
+  }
+  const schedule = () => {
+    clearTimeout(timer)
+    timer = setTimeout(reload, debounceMs)
+    timer.unref()
+  }
+  const watchers: FSWatcher[] = []
+  for (const folder of watchedFolders(loaded)) {
+    if (!existsSync(folder)) continue
+    try {
+      const w = watch(folder, { recursive: true }, schedule)
+      w.on('error', (error) => logger.warn(`watching ${folder}: ${error.message}`))
+      w.unref()
+      watchers.push(w)
+    } catch (error) {
+      logger.warn(`cannot watch ${folder} for skill changes: ${(error as Error).message}`)
+    }
+  }
+  return () => {
+    clearTimeout(timer)
+    for (const w of watchers) w.close()
+  }
+}
