@@ -18,6 +18,8 @@ export function hostAllowed(host: string, allow: readonly string[]): boolean {
 export interface ConnectProxy {
   dir: string
   socketPath: string
+  /** The loopback port, when listening on one (sandbox-exec, which can allow one port). */
+  port: number | undefined
   /** Hosts asked for and refused, for the result. */
   refused: string[]
   close(): Promise<void>
@@ -29,7 +31,7 @@ export interface ConnectProxy {
  * sandbox, which has no network of its own, socat bridges 127.0.0.1:3128 to
  * this socket and HTTPS_PROXY points at it.
  */
-export async function startConnectProxy(allow: readonly string[]): Promise<ConnectProxy> {
+export async function startConnectProxy(allow: readonly string[], listenOn: 'unix' | 'loopback' = 'unix'): Promise<ConnectProxy> {
   const dir = await mkdtemp(path.join(tmpdir(), 'myc-proxy-'))
   const socketPath = path.join(dir, 'proxy.sock')
   const refused: string[] = []
@@ -58,11 +60,14 @@ export async function startConnectProxy(allow: readonly string[]): Promise<Conne
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(socketPath, resolve)
+    if (listenOn === 'unix') server.listen(socketPath, resolve)
+    else server.listen(0, '127.0.0.1', resolve)
   })
+  const address = server.address()
   return {
     dir,
     socketPath,
+    port: typeof address === 'object' && address ? address.port : undefined,
     refused,
     async close() {
       for (const s of sockets) s.destroy()
@@ -87,8 +92,8 @@ export function withProxyBridge(argv: readonly string[]): string[] {
   return ['bash', '-c', script, 'myc-sandbox', ...argv]
 }
 
-/** Environment that sends HTTP(S) clients through the bridge. */
-export function proxyEnv(): Record<string, string> {
-  const url = `http://127.0.0.1:${PROXY_PORT}`
+/** Environment that sends HTTP(S) clients through the bridge (or straight to a loopback proxy port). */
+export function proxyEnv(port = PROXY_PORT): Record<string, string> {
+  const url = `http://127.0.0.1:${port}`
   return { HTTPS_PROXY: url, https_proxy: url, HTTP_PROXY: url, http_proxy: url, ALL_PROXY: url, NO_PROXY: '', no_proxy: '' }
 }

@@ -47,8 +47,8 @@ export class Sandbox {
     const executor = await this.choose(request)
     if (typeof executor !== 'string') return executor
     if (request.network.allow.length > 0 && request.trust === 'sandboxed') {
-      if (executor !== 'bubblewrap') return { ok: false, error: { code: 'sandbox_unavailable', message: `sandbox.network.allow needs the bubblewrap executor (its filtering proxy); ${executor} runs with no network at all. Empty the list or use bubblewrap` } }
-      if (!onPath('socat')) return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs socat to bridge the proxy into the sandbox: install it (apt-get install socat) or empty the list' } }
+      if (executor === 'docker') return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs the bubblewrap or sandbox-exec executor (a filtering proxy); docker runs with no network at all. Empty the list or use another executor' } }
+      if (executor === 'bubblewrap' && !onPath('socat')) return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs socat to bridge the proxy into the sandbox: install it (apt-get install socat) or empty the list' } }
     }
     const env = { ...(request.env ?? {}) }
     const base = { timeoutMs: request.timeoutMs, outputLimitBytes: request.outputLimitBytes }
@@ -74,7 +74,14 @@ export class Sandbox {
         case 'sandbox-exec': {
           const tmp = await mkdtemp(path.join(tmpdir(), 'myc-sbx-'))
           const protectedDir = request.protectedPaths?.[0] ? safeRealpath(request.protectedPaths[0]) : '/nonexistent'
-          outcome = await spawnLimited({ ...base, argv: limits(['sandbox-exec', ...sandboxExecArgs({ trust: request.trust as 'sandboxed', workspace, tmpdir: tmp, protectedDir, argv })]), cwd: workspace, env: { PATH: MINIMAL_PATH, HOME: homedir(), TMPDIR: tmp, ...env } })
+          // The profile allows one loopback port: the filtering proxy's.
+          const proxy = request.network.allow.length > 0 && request.trust === 'sandboxed' ? await startConnectProxy(request.network.allow, 'loopback') : undefined
+          try {
+            const args = sandboxExecArgs({ trust: request.trust as 'sandboxed', workspace, tmpdir: tmp, protectedDir, argv, ...(proxy?.port !== undefined ? { proxyPort: proxy.port } : {}) })
+            outcome = await spawnLimited({ ...base, argv: limits(['sandbox-exec', ...args]), cwd: workspace, env: { PATH: MINIMAL_PATH, HOME: homedir(), TMPDIR: tmp, ...(proxy?.port !== undefined ? proxyEnv(proxy.port) : {}), ...env } })
+          } finally {
+            await proxy?.close()
+          }
           break
         }
         case 'docker': {

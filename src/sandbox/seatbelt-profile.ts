@@ -7,8 +7,10 @@ import type { TrustLevel } from './types.js'
  * so there is no network. Paths are never spliced into the text: they are
  * `(param …)` values passed with -D, so no path can break out of the profile.
  */
-export function seatbeltProfile(trust: Exclude<TrustLevel, 'unrestricted'>): string {
+export function seatbeltProfile(trust: Exclude<TrustLevel, 'unrestricted'>, proxyPort?: number): string {
   const writable = trust === 'sandboxed' ? '\n  (subpath (param "WORKSPACE"))' : ''
+  // With an allow-list, the only way out is myc's filtering proxy on loopback (a port number, never a path).
+  const network = proxyPort !== undefined && Number.isInteger(proxyPort) ? `(allow network-outbound (remote ip "localhost:${proxyPort}"))\n` : ''
   return `(version 1)
 (deny default)
 (allow process-exec)
@@ -22,10 +24,10 @@ export function seatbeltProfile(trust: Exclude<TrustLevel, 'unrestricted'>): str
   (literal "/dev/null")
   (literal "/dev/tty"))
 (deny file-write* (subpath (param "PROTECTED")))
-`
+${network}`
 }
 
 /** The `sandbox-exec` argument vector: the profile inline, the paths as -D parameters. */
-export function sandboxExecArgs(input: { trust: Exclude<TrustLevel, 'unrestricted'>; workspace: string; tmpdir: string; protectedDir: string; argv: readonly string[] }): string[] {
-  return ['-p', seatbeltProfile(input.trust), '-D', `WORKSPACE=${input.workspace}`, '-D', `TMPDIR=${input.tmpdir}`, '-D', `PROTECTED=${input.protectedDir}`, '--', ...input.argv]
+export function sandboxExecArgs(input: { trust: Exclude<TrustLevel, 'unrestricted'>; workspace: string; tmpdir: string; protectedDir: string; argv: readonly string[]; proxyPort?: number }): string[] {
+  return ['-p', seatbeltProfile(input.trust, input.proxyPort), '-D', `WORKSPACE=${input.workspace}`, '-D', `TMPDIR=${input.tmpdir}`, '-D', `PROTECTED=${input.protectedDir}`, '--', ...input.argv]
 }

@@ -55,6 +55,13 @@ describe('Seatbelt profile', () => {
     expect(seatbeltProfile('restricted')).not.toContain('WORKSPACE')
   })
 
+  it('opens only the filtering proxy’s loopback port when there is an allow-list', () => {
+    const profile = seatbeltProfile('sandboxed', 41234)
+    expect(profile.endsWith('(allow network-outbound (remote ip "localhost:41234"))\n')).toBe(true)
+    expect(profile.match(/network/g)).toHaveLength(1)
+    expect(sandboxExecArgs({ trust: 'sandboxed', workspace: '/w', tmpdir: '/t', protectedDir: '/p', argv: ['curl', 'x'], proxyPort: 41234 })[1]).toBe(profile)
+  })
+
   it('passes paths only as -D parameters, never inside the profile', () => {
     for (const p of HOSTILE) {
       const args = sandboxExecArgs({ trust: 'sandboxed', workspace: p, tmpdir: '/t', protectedDir: '/p', argv: ['true'] })

@@ -53,3 +53,23 @@ describe.runIf(ready)('network allow-list through the filtering proxy (bubblewra
     expect(r.ok && r.outcome.stdout).not.toContain('hello')
   })
 })
+
+describe.runIf(ready)('the filtering proxy on a loopback port (what sandbox-exec uses)', () => {
+  it('tunnels allowed hosts and answers 403 to others', async () => {
+    const { startConnectProxy } = await import('../../src/sandbox/network-proxy.js')
+    const server = createServer((_req, res) => res.end('via loopback proxy\n'))
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const port = (server.address() as { port: number }).port
+    const proxy = await startConnectProxy(['127.0.0.1'], 'loopback')
+    try {
+      const curl = (host: string) => spawnSync('curl', ['-sS', '-p', '-x', `http://127.0.0.1:${proxy.port}`, `http://${host}:${port}/`], { encoding: 'utf8' })
+      expect(curl('127.0.0.1').stdout).toBe('via loopback proxy\n')
+      const refused = curl('localhost')
+      expect(refused.status).not.toBe(0)
+      expect(proxy.refused).toContain('localhost')
+    } finally {
+      await proxy.close()
+      server.close()
+    }
+  })
+})
