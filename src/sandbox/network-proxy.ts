@@ -39,9 +39,12 @@ export async function startConnectProxy(allow: readonly string[], listenOn: 'uni
   const server = createServer((_req, res) => {
     res.writeHead(405, { 'content-type': 'text/plain' }).end('myc proxy: only CONNECT tunnels are served (use https:// or curl -p)\n')
   })
+  server.on('clientError', (_error, socket) => socket.destroy())
   server.on('connect', (req: IncomingMessage, client: Socket) => {
     sockets.add(client)
     client.on('close', () => sockets.delete(client))
+    // A peer that resets must not take myc down with an unhandled error.
+    client.on('error', () => client.destroy())
     const [host = '', portText = '443'] = (req.url ?? '').replace(/^\[|\](?=:)/g, '').split(/:(?=\d+$)/)
     if (!hostAllowed(host, allow)) {
       refused.push(host)
@@ -57,6 +60,7 @@ export async function startConnectProxy(allow: readonly string[], listenOn: 'uni
     upstream.on('close', () => sockets.delete(upstream))
     upstream.on('error', () => client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n'))
     client.on('error', () => upstream.destroy())
+    client.on('close', () => upstream.destroy())
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

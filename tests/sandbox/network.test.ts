@@ -62,10 +62,15 @@ describe.runIf(ready)('the filtering proxy on a loopback port (what sandbox-exec
     const port = (server.address() as { port: number }).port
     const proxy = await startConnectProxy(['127.0.0.1'], 'loopback')
     try {
-      const curl = (host: string) => spawnSync('curl', ['-sS', '-p', '-x', `http://127.0.0.1:${proxy.port}`, `http://${host}:${port}/`], { encoding: 'utf8' })
-      expect(curl('127.0.0.1').stdout).toBe('via loopback proxy\n')
-      const refused = curl('localhost')
-      expect(refused.status).not.toBe(0)
+      // curl runs asynchronously: the proxy lives in this process and must keep serving.
+      const { execFile } = await import('node:child_process')
+      const curl = (host: string) =>
+        new Promise<{ code: number; stdout: string }>((resolve) => {
+          execFile('curl', ['-sS', '--max-time', '10', '-p', '-x', `http://127.0.0.1:${proxy.port}`, `http://${host}:${port}/`], (error, stdout) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout }))
+        })
+      expect((await curl('127.0.0.1')).stdout).toBe('via loopback proxy\n')
+      const refused = await curl('localhost')
+      expect(refused.code).not.toBe(0)
       expect(proxy.refused).toContain('localhost')
     } finally {
       await proxy.close()
