@@ -164,3 +164,23 @@ describe('skills over MCP through build/myc.cjs', () => {
     await client.close()
   })
 })
+
+describe('children’s skills through build/myc.cjs', () => {
+  it('are re-published under skill://<server>/ and read back verified', async () => {
+    const { SkillsClient } = await import('@modelcontextprotocol/client/ext/skills')
+    const { fixtureServer } = await import('../helpers/fixtures.js')
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-e2e-kb-'))
+    const { mkdirSync } = await import('node:fs')
+    mkdirSync(path.join(dir, 'skills', 'kb'), { recursive: true })
+    writeFileSync(path.join(dir, 'skills', 'kb', 'SKILL.md'), '---\nname: kb\ndescription: kb\nallowedRoles: [dev]\nallowedTools: ["kb:*"]\n---\n')
+    writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { kb: { command: process.execPath, args: [fixtureServer('skills-child')] } } }))
+    const { client } = await connectToMyc(['--config', path.join(dir, 'mycelium.config.json')])
+    const skills = new SkillsClient(client)
+    const listing = await skills.list()
+    expect(listing.skills.map((s) => s.uri)).toEqual(['skill://mycelium/kb/SKILL.md', 'skill://kb/deploy/SKILL.md', 'skill://kb/review/SKILL.md'])
+    const file = await skills.read(listing.skills[1]!, 'scripts/run.sh')
+    expect(file.verified).toBe(true)
+    expect(file.text).toBe('#!/bin/sh\necho deploying\n')
+    await client.close()
+  })
+})
