@@ -4,7 +4,6 @@ import { createLogger } from './logger.js'
 import { commonArgs } from './commands/_shared.js'
 import { version } from './version.js'
 
-
 type Loader = () => Promise<CommandDef<any>>
 /** Subcommands, each loaded only when it runs so start-up stays fast. */
 const commands: Record<string, Loader> = Object.assign(Object.create(null) as Record<string, Loader>, {
@@ -49,8 +48,11 @@ function findCommandIndex(argv: string[]): number {
  * place that maps errors to exit codes (DESIGN.md section 3).
  */
 export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY === true): Promise<number> {
-  const wantsJson = argv.includes('--json')
-  const verbose = argv.includes('--verbose')
+  // Words after `--` belong to a command myc runs (`myc sandbox exec -- cmd --help`), not to myc.
+  const dashes = argv.indexOf('--')
+  const own = dashes === -1 ? argv : argv.slice(0, dashes)
+  const wantsJson = own.includes('--json')
+  const verbose = own.includes('--verbose')
   const logger = createLogger({ verbose })
   try {
     if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
@@ -59,7 +61,7 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
     }
     const index = findCommandIndex(argv)
     const name = index === -1 ? undefined : argv[index]!
-    if (argv.includes('--help') || argv.includes('-h')) {
+    if (own.includes('--help') || own.includes('-h')) {
       const sub = name !== undefined && Object.hasOwn(commands, name) ? await commands[name]!() : undefined
       process.stdout.write(`${await renderUsage(sub ?? main, sub ? main : undefined)}\n`)
       return ExitCode.ok

@@ -18,6 +18,8 @@ export interface SessionHandle {
   reaches(server: string): boolean
   forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>>
   readonly clientHasRoots: boolean
+  /** Whether this session subscribed to updates of a resource. */
+  isSubscribed(uri: string): boolean
 }
 
 export interface RuntimeDeps {

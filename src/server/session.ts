@@ -195,8 +195,13 @@ export class Session implements SessionHandle {
     return tools
   }
 
-  private otherSessionSubscribed(_uri: string): boolean {
-    return false
+  /** Whether another session still wants updates of `uri` (then the child stays subscribed). */
+  private otherSessionSubscribed(uri: string): boolean {
+    return [...this.options.runtime.sessions].some((s) => s !== this && s.isSubscribed(uri))
+  }
+
+  isSubscribed(uri: string): boolean {
+    return this.subscriptions.has(uri)
   }
 
   private childForUri(uri: string) {

@@ -57,3 +57,11 @@ describe('myc sandbox and myc doctor (build/myc.cjs)', () => {
     expect(JSON.parse(bad.stdout).checks.find((c: { name: string }) => c.name === 'server broken')).toMatchObject({ status: 'fail' })
   })
 })
+
+describe('flags after --', () => {
+  it('belong to the command, not to myc', () => {
+    const r = myc(['sandbox', 'guard', '--', 'ls', '--help'])
+    expect(r.code).toBe(0)
+    expect(r.stdout.trim()).toBe('allowed')
+  })
+})
