@@ -8,12 +8,13 @@ declare const __MYC_WASM__: { runtime: string; bash: string } | undefined
 export type BashParser = TsParser
 
 /**
- * The two wasm files: embedded in the bundle and the executable (esbuild
- * `define`), read from node_modules when run from source.
+ * The two wasm files: embedded gzipped in the bundle and the executable
+ * (esbuild `define`), read from node_modules when run from source.
  */
 async function wasmBytes(): Promise<{ runtime: Uint8Array; bash: Uint8Array }> {
   if (typeof __MYC_WASM__ === 'object' && __MYC_WASM__) {
-    return { runtime: Buffer.from(__MYC_WASM__.runtime, 'base64'), bash: Buffer.from(__MYC_WASM__.bash, 'base64') }
+    const { gunzipSync } = await import('node:zlib')
+    return { runtime: gunzipSync(Buffer.from(__MYC_WASM__.runtime, 'base64')), bash: gunzipSync(Buffer.from(__MYC_WASM__.bash, 'base64')) }
   }
   const require = createRequire(import.meta.url)
   const [runtime, bash] = await Promise.all([readFile(require.resolve('web-tree-sitter/tree-sitter.wasm')), readFile(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'))])
