@@ -11,6 +11,9 @@ import { findSkillFile, mapChildRead, readSkillFile, registerSkillHandlers, skil
 import { UpstreamRelay, type ForwardHandler } from './upstream-relay.js'
 import type { PrincipalView } from './view.js'
 
+/** How long tasks/result may wait for a child's task to finish. */
+const TASK_RESULT_TIMEOUT_MS = 60 * 60_000
+
 /** JSON-RPC code for an unknown tool, prompt or resource (MCP: invalid params). */
 const INVALID_PARAMS = -32602
 
@@ -62,6 +65,11 @@ export class Session implements SessionHandle {
       ['prompts/get', (params, ctx) => this.getPrompt(params, ctx)],
       ['resources/read', (params, ctx) => this.readResource(params, ctx)],
       ['completion/complete', (params, ctx) => this.complete(params, ctx)],
+      // Tasks (2025-11-25): routed to the child that created them through this session.
+      ['tasks/get', (params, ctx) => this.routeTask('tasks/get', params, ctx)],
+      ['tasks/result', (params, ctx) => this.routeTask('tasks/result', params, ctx)],
+      ['tasks/cancel', (params, ctx) => this.routeTask('tasks/cancel', params, ctx)],
+      ['tasks/list', (params, ctx) => this.listTasks(params, ctx)],
     ])
     this.relay = new UpstreamRelay((message) => this.transport!.send(message), handlers, (error) => runtime.logger.debug(`relay: ${String(error)}`))
   }
@@ -85,6 +93,7 @@ export class Session implements SessionHandle {
     if (any((c) => c.prompts)) caps.prompts = { listChanged: true }
     if (any((c) => c.resources)) caps.resources = { listChanged: true, subscribe: true }
     if (any((c) => c.completions)) caps.completions = {}
+    if (children.some((c) => c.capabilities?.tasks)) (caps as Record<string, unknown>).tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
     if (this.view.servedSkills || children.some((c) => hasSkillsExtension(c.capabilities))) {
       caps.resources = { listChanged: true, subscribe: true, ...caps.resources }
       ;(caps as Record<string, unknown>).extensions = skillsCapability
@@ -182,6 +191,28 @@ export class Session implements SessionHandle {
     }
   }
 
+  /** Tasks created through this session: task id → the server that runs it. */
+  private readonly tasks = new Map<string, string>()
+
+  private async routeTask(method: string, params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+    const taskId = params?.taskId
+    const server = typeof taskId === 'string' ? this.tasks.get(taskId) : undefined
+    const child = server !== undefined && this.view.serverVisible(server) ? this.options.runtime.supervisor.children.get(server) : undefined
+    if (!child) return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown task: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId)}` } }
+    // tasks/result waits for the task to finish: give it far longer than a call.
+    const outcome = await child.forward(method, params, { ...ctx, ...(method === 'tasks/result' ? { timeoutMs: Math.max(child.config.timeoutMs, TASK_RESULT_TIMEOUT_MS) } : {}) })
+    return ctx.signal.aborted ? undefined : outcome
+  }
+
+  /** tasks/list: this session's tasks, asked of each child that runs some (one page each). */
+  private async listTasks(_params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+    const mine = new Set(this.tasks.keys())
+    const servers = [...new Set(this.tasks.values())].filter((s) => this.view.serverVisible(s))
+    const lists = await Promise.all(servers.map((s) => this.options.runtime.supervisor.children.get(s)?.forward('tasks/list', {}, ctx)))
+    const tasks = lists.flatMap((o) => (o?.ok && Array.isArray(o.result.tasks) ? (o.result.tasks as Array<{ taskId: string }>).filter((t) => mine.has(t.taskId)) : []))
+    return ctx.signal.aborted ? undefined : { ok: true, result: { tasks } }
+  }
+
   private toolCache: { revision: unknown; catalogue: number; tools: readonly unknown[] } | undefined
 
   /** The wire tools this principal sees, cached until the catalogue or the principal changes. */
@@ -231,6 +262,9 @@ export class Session implements SessionHandle {
     }
     const outcome = await child.forward('tools/call', { ...params, name: entry.name }, ctx)
     if (ctx.signal.aborted) return undefined
+    // A task-augmented call answers with a task: later tasks/* requests go to this child.
+    const taskId = outcome.ok ? (outcome.result.task as { taskId?: unknown } | undefined)?.taskId : undefined
+    if (typeof taskId === 'string') this.tasks.set(taskId, entry.server)
     record(outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
     // A child that is down is a failed call the model can read, not a protocol error.
     if (!outcome.ok && outcome.error.code === -32000) return { ok: true, result: toolError(outcome.error.message) as unknown as Record<string, unknown> }

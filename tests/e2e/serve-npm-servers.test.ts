@@ -99,6 +99,20 @@ describe('myc serve (build/myc.cjs) in front of the real npm servers', () => {
     expect((echoed.content as Array<{ text: string }>)[0]!.text).toContain('after')
   })
 
+  it('passes task-augmented calls through and routes tasks/* to the child that runs the task', async () => {
+    const { passthrough } = await import('../../src/protocol/passthrough.js')
+    expect((client.getServerCapabilities() as { tasks?: unknown }).tasks).toBeDefined()
+    const created = (await client.request({ method: 'tools/call', params: { name: 'everything__simulate-research-query', arguments: { topic: 'ants' }, task: { ttl: 60_000 } } }, passthrough)) as { task: { taskId: string; status: string } }
+    expect(created.task.status).toBe('working')
+    const got = (await client.request({ method: 'tasks/get', params: { taskId: created.task.taskId } }, passthrough)) as { taskId: string }
+    expect(got.taskId).toBe(created.task.taskId)
+    const listed = (await client.request({ method: 'tasks/list', params: {} }, passthrough)) as { tasks: Array<{ taskId: string }> }
+    expect(listed.tasks.map((t) => t.taskId)).toContain(created.task.taskId)
+    const result = (await client.request({ method: 'tasks/result', params: { taskId: created.task.taskId } }, passthrough, { timeout: 30_000 })) as { content: Array<{ text: string }> }
+    expect(result.content[0]!.text).toMatch(/^# Research Report: ants/)
+    await expect(client.request({ method: 'tasks/get', params: { taskId: 'no-such-task' } }, passthrough)).rejects.toThrow(/Unknown task: no-such-task/)
+  }, 30_000)
+
   it('leaves no process behind when the client goes away', async () => {
     const pid = transport.pid!
     const tree = descendants(pid)
