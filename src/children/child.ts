@@ -55,6 +55,8 @@ const LIST_CHANGED: Record<string, ListKind[]> = {
 export function hasSkillsExtension(caps: ServerCapabilities | undefined): boolean {
   return Boolean((caps as { extensions?: Record<string, unknown> } | undefined)?.extensions?.[SKILLS_EXTENSION_ID])
 }
+/** How long a health ping may take. */
+const PING_TIMEOUT_MS = 5_000
 /** A child that never stops paginating is cut off here. */
 const MAX_PAGES = 1_000
 
@@ -151,6 +153,7 @@ export class ChildConnection {
       this.lists = await this.fetchLists(Object.keys(LIST_METHODS) as ListKind[], EMPTY_LISTS)
       this.startedAt = new Date()
       this.setState('RUNNING')
+      this.startHealthChecks(client, log)
       this.deps.events.listsChanged(this, Object.keys(LIST_METHODS) as ListKind[])
     } catch (error) {
       this.lastError = describeStartError(error, this.config)
@@ -205,6 +208,24 @@ export class ChildConnection {
         return result as never
       })
     }
+  }
+
+  private healthTimer: NodeJS.Timeout | undefined
+
+  /** Pings the child every pingIntervalMs; one that does not answer within 5 s is closed (and so restarted). */
+  private startHealthChecks(client: Client, log: Logger): void {
+    const every = this.config.pingIntervalMs
+    if (!every) return
+    this.healthTimer = setInterval(() => {
+      if (this.state !== 'RUNNING' || this.client !== client) return
+      client.ping({ timeout: Math.min(PING_TIMEOUT_MS, every) }).catch((error: unknown) => {
+        if (this.state !== 'RUNNING' || this.client !== client) return
+        log.warn(`no answer to ping (${error instanceof Error ? error.message : String(error)}); restarting it`)
+        this.lastError = 'stopped answering pings'
+        void client.close().catch(() => {})
+      })
+    }, every)
+    this.healthTimer.unref()
   }
 
   /** Re-reads some of the child's lists (on its list_changed) and reports the change. */
@@ -278,6 +299,7 @@ export class ChildConnection {
   }
 
   private onClosed(): void {
+    clearInterval(this.healthTimer)
     const wasRunning = this.state === 'RUNNING'
     const exit = this.transport?.constructor === InterceptTransport ? ((this.transport as InterceptTransport).inner as Partial<ChildStdioTransport>).exitInfo : undefined
     this.relay?.failAll(`Server "${this.key}" stopped before answering${this.stopping ? '' : ' (it crashed and is being restarted)'}`)
@@ -290,7 +312,7 @@ export class ChildConnection {
     if (this.stopping) {
       this.setState('STOPPED')
     } else {
-      this.lastError = exit ? `exited${exit.code !== null ? ` with code ${exit.code}` : ''}${exit.signal ? ` by ${exit.signal}` : ''}` : 'connection closed'
+      this.lastError = this.lastError === 'stopped answering pings' ? this.lastError : exit ? `exited${exit.code !== null ? ` with code ${exit.code}` : ''}${exit.signal ? ` by ${exit.signal}` : ''}` : 'connection closed'
       this.setState('FAILED')
     }
     this.deps.events.listsChanged(this, Object.keys(LIST_METHODS) as ListKind[])

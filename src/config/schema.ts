@@ -21,6 +21,8 @@ const commonServerKeys = {
   startupTimeoutMs: v.optional(positiveInt(1, 3_600_000), 30_000),
   disabled: v.optional(v.boolean(), false),
   restart: v.optional(RestartSchema, {}),
+  /** Ping the child this often (ms); no answer within 5 s restarts it. 0 turns it off. */
+  pingIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400_000)), 30_000),
 }
 
 export const StdioServerSchema = v.strictObject({

@@ -105,7 +105,7 @@ describe('parseConfig accepts good input', () => {
   it('fills defaults and keeps the file order of servers', () => {
     const { config } = parseConfig({ mcpServers: { b: { command: 'x' }, a: { url: 'http://h/mcp' } } }, { file, env })
     expect([...config.servers.keys()]).toEqual(['b', 'a'])
-    expect(config.servers.get('b')).toEqual({ type: 'stdio', command: 'x', args: [], env: {}, startup: 'eager', timeoutMs: 60_000, startupTimeoutMs: 30_000, disabled: false, restart: { maxRetries: 5, initialDelayMs: 500, maxDelayMs: 30_000 } })
+    expect(config.servers.get('b')).toEqual({ type: 'stdio', command: 'x', args: [], env: {}, startup: 'eager', timeoutMs: 60_000, startupTimeoutMs: 30_000, disabled: false, restart: { maxRetries: 5, initialDelayMs: 500, maxDelayMs: 30_000 }, pingIntervalMs: 30_000 })
     expect(config.servers.get('a')).toMatchObject({ type: 'http', url: 'http://h/mcp', headers: {} })
     expect(config.namespace).toEqual({ separator: '__', maxLength: 64 })
     expect(config.session).toEqual({ defaultSkills: [], escalation: 'auto', protectedSkills: [], metaTools: true })

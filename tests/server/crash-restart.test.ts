@@ -140,3 +140,20 @@ describe('a slow child', () => {
     }
   })
 })
+
+describe('health pings', () => {
+  it('restart a child that stops answering while it stays alive', async () => {
+    const runtime = await startRuntime({
+      mcpServers: { silent: fixtureEntry('goes-silent', { env: { SILENT_AFTER_MS: '600' }, pingIntervalMs: 300, restart: { maxRetries: 3, initialDelayMs: 100, maxDelayMs: 200 } }) },
+    })
+    try {
+      const child = runtime.supervisor.children.get('silent')!
+      const firstPid = child.pid
+      expect(child.state).toBe('RUNNING')
+      await waitFor(() => child.pid !== undefined && child.pid !== firstPid && child.state === 'RUNNING', 15_000, 'a restarted child')
+      expect(isAlive(firstPid!)).toBe(false)
+    } finally {
+      await runtime.close()
+    }
+  })
+})
