@@ -6,6 +6,9 @@ import type { Runtime } from '../runtime/runtime.js'
 import type { PolicyMode } from '../session/policy-mode.js'
 import type { PolicyState } from '../session/policy-state.js'
 import { version } from '../version.js'
+import { initialSkills } from '../policy/escalation.js'
+import { chooseRole } from '../policy/roles.js'
+import { splitList } from './_shared.js'
 
 export interface Inspection {
   runtime: Runtime
@@ -33,4 +36,15 @@ export async function withStartedRuntime<T>(options: { configPath?: string; logg
 export function requirePolicy(mode: PolicyMode): PolicyState {
   if (mode.kind === 'policy') return mode.state
   throw new MycError('USAGE', 'open mode: there are no skills, so no roles or policy (add a skills/ folder or a "skills" key to the config, or run `myc init`)')
+}
+
+/**
+ * The principal an inspection command looks at: the role from --role,
+ * MYCELIUM_ROLE or roles.default (an unknown one is a usage error listing
+ * the roles), and its starting skills (defaults plus --skills).
+ */
+export function principalFor(args: { role?: string; skills?: string }, loaded: LoadedConfig, state: PolicyState): { role: string; active: Set<string> } {
+  const choice = chooseRole({ flag: args.role, env: process.env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default }, state.roles)
+  if (!choice.ok) throw new MycError('USAGE', choice.error)
+  return { role: choice.role, active: initialSkills(state.policy, choice.role, loaded.config.session.defaultSkills, splitList(args.skills) ?? []) }
 }
