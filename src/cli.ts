@@ -62,8 +62,16 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
     const index = findCommandIndex(argv)
     const name = index === -1 ? undefined : argv[index]!
     if (own.includes('--help') || own.includes('-h')) {
-      const sub = name !== undefined && Object.hasOwn(commands, name) ? await commands[name]!() : undefined
-      process.stdout.write(`${await renderUsage(sub ?? main, sub ? main : undefined)}\n`)
+      if (name === undefined || !Object.hasOwn(commands, name)) {
+        process.stdout.write(`${await renderUsage(main)}\n`)
+        return ExitCode.ok
+      }
+      // The usage of the deepest command named (`myc skills lint --help`).
+      const rest = own.filter((a) => a !== '--help' && a !== '-h')
+      const top = await commands[name]!()
+      const [leaf, , path] = await resolveLeaf(top, rest.slice(rest.indexOf(name) + 1), name).catch(() => [top, [], name] as const)
+      const meta = typeof leaf.meta === 'function' ? await leaf.meta() : await leaf.meta
+      process.stdout.write(`${await renderUsage({ ...leaf, meta: { ...meta, name: path } }, main)}\n`)
       return ExitCode.ok
     }
     if (name === undefined) {
@@ -93,9 +101,9 @@ async function runSub(name: string, rawArgs: string[]): Promise<number> {
  * that runs, so its return value (the exit code) reaches us: citty returns
  * only the top command's result.
  */
-async function resolveLeaf(cmd: CommandDef<any>, rawArgs: string[], path: string): Promise<[CommandDef<any>, string[]]> {
+async function resolveLeaf(cmd: CommandDef<any>, rawArgs: string[], path: string): Promise<[CommandDef<any>, string[], string]> {
   const subs = (typeof cmd.subCommands === 'function' ? await cmd.subCommands() : await cmd.subCommands) as Record<string, CommandDef<any> | (() => Promise<CommandDef<any>>)> | undefined
-  if (!subs) return [cmd, rawArgs]
+  if (!subs) return [cmd, rawArgs, path]
   const index = findCommandIndex(rawArgs)
   const name = index === -1 ? (cmd.default as string | undefined) : rawArgs[index]
   if (name === undefined || !Object.hasOwn(subs, name)) {

@@ -25,6 +25,13 @@ describe('myc (build/myc.cjs) command line', () => {
     expect(stdout).toMatch(/status/)
   })
 
+  it('shows the usage of a nested command', () => {
+    const { code, stdout } = myc(['skills', 'lint', '--help'])
+    expect(code).toBe(0)
+    expect(stdout).toMatch(/myc skills lint/)
+    expect(stdout).toMatch(/exits 3 on problems/)
+  })
+
   it('rejects an unknown command with exit 2 and the list of commands', () => {
     const { code, stderr } = myc(['frobnicate'])
     expect(code).toBe(2)
