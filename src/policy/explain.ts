@@ -1,5 +1,5 @@
 import { patternMatches } from './patterns.js'
-import type { Policy } from './policy.js'
+import { BUILTIN_SERVER, BUILTIN_TOOLS, MEMORY_BUILTINS, META_BUILTINS, type Policy } from './policy.js'
 
 /** One step of an explanation: a rule and what it said. */
 export interface ExplainStep {
@@ -8,6 +8,7 @@ export interface ExplainStep {
   detail: string
 }
 
+/** The verdict for one tool and role, with the steps that led to it (for people: names anything). */
 export interface Explanation {
   tool: string
   role: string
@@ -15,19 +16,47 @@ export interface Explanation {
   steps: ExplainStep[]
 }
 
+const isMeta = (tool: string) => (META_BUILTINS as readonly string[]).includes(tool)
+const isMemory = (tool: string) => (MEMORY_BUILTINS as readonly string[]).includes(tool)
+
 /**
  * Why `server:tool` is visible or hidden for a role with the given active
  * skills, rule by rule (for `myc explain`; a person's tool, never the agent's).
+ * Steps come in order: catalogue, role, each skill whose patterns match
+ * (disabled by strict loading / out of the role's reach or cap / inactive /
+ * granting), the memory grant for memory built-ins, then each deny pattern
+ * that matches. `visible` agrees with {@link Policy.filter}'s `toolVisible`
+ * (and with {@link visibleBuiltins} for the meta tools). Built-ins of server
+ * `mycelium` are always in the catalogue; `metaTools` (default true) is the
+ * config's `session.metaTools`. Active skills the role cannot reach count
+ * for nothing, as in the filter.
  */
-export function explainTool(policy: Policy, input: { server: string; tool: string; role: string; active: ReadonlySet<string>; inCatalogue: boolean }): Explanation {
-  const { server, tool, role, active } = input
+export function explainTool(policy: Policy, input: { server: string; tool: string; role: string; active: ReadonlySet<string>; inCatalogue: boolean; metaTools?: boolean }): Explanation {
+  const { server, tool, role } = input
   const steps: ExplainStep[] = []
   const id = `${server}:${tool}`
-  if (!input.inCatalogue) steps.push({ rule: 'catalogue', verdict: 'denies', detail: `no running server offers ${id}` })
+  const builtin = server === BUILTIN_SERVER
+  const inCatalogue = builtin ? BUILTIN_TOOLS.has(tool) : input.inCatalogue
+  if (!inCatalogue) steps.push({ rule: 'catalogue', verdict: 'denies', detail: builtin ? `myc has no built-in tool "${tool}"` : `no running server offers ${id}` })
   const resolved = policy.roles.get(role)
   if (!resolved) {
-    steps.push({ rule: 'role', verdict: 'denies', detail: `unknown role "${role}"` })
+    steps.push({ rule: 'role', verdict: 'denies', detail: `unknown role "${role}" (roles: ${[...policy.roles.keys()].join(', ') || 'none'})` })
     return { tool: id, role, visible: false, steps }
+  }
+  const active = new Set([...input.active].filter((s) => policy.reaches(role, s)))
+  for (const s of input.active) if (!active.has(s)) steps.push({ rule: `skill ${s}`, verdict: 'info', detail: `listed as active but ${policy.skills.has(s) ? (policy.disabled.has(s) ? 'disabled by strict loading' : `not reachable by role ${role}`) : 'does not exist'}: it counts for nothing` })
+  if (builtin && isMeta(tool)) {
+    const on = input.metaTools !== false
+    steps.push({ rule: 'meta tools', verdict: on ? 'allows' : 'denies', detail: on ? 'meta tools are served to every policy-mode session' : 'session.metaTools is false' })
+    return { tool: id, role, visible: on, steps }
+  }
+  if (builtin && isMemory(tool)) {
+    // Memory built-ins follow the memory grant, not the patterns.
+    const granting = policy.reachable(role).filter((s) => s.grants.memory !== 'none')
+    for (const s of granting) steps.push({ rule: `skill ${s.name}`, verdict: active.has(s.name) ? 'allows' : 'info', detail: `grants memory (${s.grants.memory})${active.has(s.name) ? '' : ' once activated'}` })
+    const memory = policy.filter(role, active).memory
+    if (memory === 'none') steps.push({ rule: 'memory grant', verdict: 'denies', detail: 'no active skill grants memory (grants.memory)' })
+    return finish(policy, { id, role, server, tool, steps, visible: inCatalogue && memory !== 'none', chain: resolved.chain })
   }
   let granted = false
   for (const skill of policy.skills.values()) {
@@ -54,8 +83,12 @@ export function explainTool(policy: Policy, input: { server: string; tool: strin
     steps.push({ rule: `skill ${skill.name}`, verdict: 'allows', detail: `active, and allowedTools has ${matching.join(', ')}` })
   }
   if (!granted) steps.push({ rule: 'active skills', verdict: 'denies', detail: active.size > 0 ? `no active skill (${[...active].join(', ')}) grants ${id}` : 'no skill is active' })
-  const deny = policy.denyOf(role)
-  const denied = deny.patterns.filter((p) => patternMatches(p, server, tool))
-  for (const p of denied) steps.push({ rule: `role ${role} deny`, verdict: 'denies', detail: `"${p.source}" matches (deny wins over allow)` })
-  return { tool: id, role, visible: input.inCatalogue && granted && denied.length === 0, steps }
+  return finish(policy, { id, role, server, tool, steps, visible: inCatalogue && granted, chain: resolved.chain })
+}
+
+/** Adds the deny steps (deny wins over allow) and the verdict. */
+function finish(policy: Policy, r: { id: string; role: string; server: string; tool: string; steps: ExplainStep[]; visible: boolean; chain: readonly string[] }): Explanation {
+  const denied = policy.denyOf(r.role).patterns.filter((p) => patternMatches(p, r.server, r.tool))
+  for (const p of denied) r.steps.push({ rule: `role ${r.role} deny`, verdict: 'denies', detail: `"${p.source}" matches (deny wins over allow)${r.chain.length > 1 ? `; deny lists of ${r.chain.join(' → ')} apply` : ''}` })
+  return { tool: r.id, role: r.role, visible: r.visible && denied.length === 0, steps: r.steps }
 }

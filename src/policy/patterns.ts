@@ -15,8 +15,10 @@ export interface ToolPattern {
   glob?: RegExp
 }
 
+/** A parsed pattern, or why it does not parse (text that names the fix). */
 export type PatternResult = { ok: true; pattern: ToolPattern } | { ok: false; error: string }
 
+/** What parsing the wire form needs: the separator and the server keys it may start with. */
 export interface PatternContext {
   separator: string
   /** Known server keys (configured children plus `mycelium`), to split the wire form. */
@@ -38,26 +40,30 @@ function build(source: string, server: string, tool: string): PatternResult {
 
 /**
  * Parses one pattern. The `server:tool` form splits at the first `:` (server
- * keys never contain one); the wire form `server<sep>tool` needs a known
- * server key as prefix, the longest one winning.
+ * keys never contain one, tool names may); the wire form `server<sep>tool`
+ * needs a known server key as prefix, the longest one winning. When the text
+ * before the first `:` is not a known server but a known server key plus the
+ * separator starts the text (`fs__ns:tool`), the wire form wins.
  */
 export function parsePattern(source: string, context: PatternContext): PatternResult {
   const text = source.trim()
   if (text === '*') return { ok: true, pattern: { source, server: '*', glob: /^.*$/ } }
   if (text === '') return { ok: false, error: 'empty pattern' }
-  const colon = text.indexOf(':')
-  if (colon > 0) {
-    const server = text.slice(0, colon)
-    if (!SERVER.test(server) && server !== '*') return { ok: false, error: `pattern "${source}": "${server}" is not a server key` }
-    if (server === '*') return { ok: false, error: `pattern "${source}": a server wildcard is written "*" alone` }
-    return build(source, server, text.slice(colon + 1))
-  }
   let best: string | undefined
   for (const server of context.servers) {
     if (text.startsWith(`${server}${context.separator}`) && (best === undefined || server.length > best.length)) best = server
   }
+  const colon = text.indexOf(':')
+  if (colon > 0) {
+    const server = text.slice(0, colon)
+    if (server === '*') return { ok: false, error: `pattern "${source}": a server wildcard is written "*" alone` }
+    if (context.servers.has(server) || best === undefined) {
+      if (!SERVER.test(server)) return { ok: false, error: `pattern "${source}": "${server}" is not a server key (keys are letters, digits, "_" and "-")` }
+      return build(source, server, text.slice(colon + 1))
+    }
+  }
   if (best !== undefined) return build(source, best, text.slice(best.length + context.separator.length))
-  const guess = text.split(context.separator)[0]
+  const guess = context.separator === '' ? undefined : text.split(context.separator)[0]
   return { ok: false, error: `pattern "${source}" names no configured server${guess && guess !== text ? ` ("${guess}" is not one)` : ''}: write it as server:tool` }
 }
 

@@ -4,9 +4,17 @@ import type { MemoryGrant, Skill } from './skill.js'
 
 /** The reserved server key of myc's built-in tools. */
 export const BUILTIN_SERVER = 'mycelium'
-/** Built-ins an active skill must allow (DESIGN.md section 6). */
+/** The meta tools: always served in policy mode unless `session.metaTools` is false. */
+export const META_BUILTINS = ['list_skills', 'activate_skill', 'deactivate_skill', 'get_context'] as const
+/** Built-ins an active skill's patterns must allow (DESIGN.md section 6). */
 export const GATED_BUILTINS = ['exec', 'run_script'] as const
+/** Built-ins visible when an active skill grants memory (`grants.memory` other than none); patterns play no part. */
 export const MEMORY_BUILTINS = ['save_memory', 'recall_memory', 'list_memories'] as const
+
+const META_SET: ReadonlySet<string> = new Set(META_BUILTINS)
+const MEMORY_SET: ReadonlySet<string> = new Set(MEMORY_BUILTINS)
+/** Every tool name of server `mycelium`. */
+export const BUILTIN_TOOLS: ReadonlySet<string> = new Set<string>([...META_BUILTINS, ...GATED_BUILTINS, ...MEMORY_BUILTINS])
 
 /** What policy needs to know of the live catalogue. */
 export interface CatalogueFacts {
@@ -14,6 +22,7 @@ export interface CatalogueFacts {
   toolsOf(server: string): ReadonlySet<string> | undefined
 }
 
+/** Everything a {@link Policy} is built from: plain data, no I/O. */
 export interface PolicyInput {
   skills: readonly Skill[]
   roles: ReadonlyMap<string, ResolvedRole>
@@ -35,6 +44,12 @@ export interface DisabledSkill {
 export interface PrincipalFilter {
   readonly role: string
   readonly active: ReadonlySet<string>
+  /**
+   * Whether `server:tool` is visible: some active skill's pattern matches it
+   * and no deny pattern of the role does. Memory built-ins instead follow the
+   * memory grant (minus deny). Meta tools are not decided here (see
+   * {@link visibleBuiltins}).
+   */
   toolVisible(server: string, tool: string): boolean
   /** Whether an active skill touches the server (its prompts, resources, logs, instructions). */
   serverReached(server: string): boolean
@@ -58,6 +73,7 @@ export class Policy {
   /** Every pattern that parsed, of every skill, disabled ones included (for explanations). */
   private readonly parsedAll = new Map<string, ToolPattern[]>()
   private readonly denies = new Map<string, PatternSet>()
+  private readonly denyErrors = new Map<string, string[]>()
   private readonly filters = new Map<string, PrincipalFilter>()
   private readonly context: { separator: string; servers: ReadonlySet<string> }
 
@@ -79,6 +95,7 @@ export class Policy {
         }
         const p = parsed.pattern
         if (p.server !== '*' && p.server !== BUILTIN_SERVER && !input.servers.has(p.server)) reasons.push(`"${source}" names server "${p.server}", which is not configured`)
+        else if (p.server === BUILTIN_SERVER && p.exact !== undefined && !BUILTIN_TOOLS.has(p.exact)) reasons.push(`"${source}": the built-in server "${BUILTIN_SERVER}" has no tool "${p.exact}" (built-ins: ${[...BUILTIN_TOOLS].join(', ')})`)
         else if (p.exact !== undefined && p.server !== '*' && p.server !== BUILTIN_SERVER) {
           const tools = input.catalogue.toolsOf(p.server)
           if (tools && !tools.has(p.exact)) reasons.push(`"${source}": server "${p.server}" has no tool "${p.exact}"`)
@@ -115,19 +132,32 @@ export class Policy {
     return this.parsedAll.get(skill) ?? []
   }
 
-  /** A role's deny patterns, compiled (unknown servers in deny patterns are ignored, not errors). */
+  /**
+   * A role's deny patterns, compiled. A deny naming a server that is not
+   * configured simply matches nothing; one that does not parse at all is
+   * left out and reported by {@link denyProblems}.
+   */
   denyOf(role: string): PatternSet {
     let set = this.denies.get(role)
     if (!set) {
       const patterns: ToolPattern[] = []
+      const errors: string[] = []
       for (const source of this.roles.get(role)?.deny ?? []) {
         const parsed = parsePattern(source, this.context)
         if (parsed.ok) patterns.push(parsed.pattern)
+        else errors.push(parsed.error)
       }
       set = new PatternSet(patterns)
       this.denies.set(role, set)
+      this.denyErrors.set(role, errors)
     }
     return set
+  }
+
+  /** Deny patterns of a role (its own and inherited) that do not parse, for lint and `myc policy check`. */
+  denyProblems(role: string): readonly string[] {
+    this.denyOf(role)
+    return this.denyErrors.get(role) ?? []
   }
 
   /**
@@ -149,13 +179,30 @@ export class Policy {
     const filter: PrincipalFilter = {
       role,
       active: new Set(effective),
-      toolVisible: (server, tool) => allow.matches(server, tool) && !deny.matches(server, tool),
+      toolVisible:
+        memory === 'none'
+          ? (server, tool) => !(server === BUILTIN_SERVER && MEMORY_SET.has(tool)) && allow.matches(server, tool) && !deny.matches(server, tool)
+          : (server, tool) => (server === BUILTIN_SERVER && MEMORY_SET.has(tool) ? true : allow.matches(server, tool)) && !deny.matches(server, tool),
       serverReached: (server) => allow.touches(server) && !denyAll(deny, server),
       memory,
     }
     this.filters.set(key, filter)
     return filter
   }
+}
+
+/**
+ * The built-in tools (server `mycelium`, bare names) a principal sees, in a
+ * stable order: the meta tools unless `metaTools` is false (deny does not
+ * remove them: they only ever reach what the role reaches), then `exec` and
+ * `run_script` when an active skill's patterns allow them, then the memory
+ * tools when an active skill grants memory. `available` narrows to the
+ * built-ins this process can actually run (no sandbox: no exec).
+ */
+export function visibleBuiltins(filter: PrincipalFilter, options: { metaTools?: boolean; available?: ReadonlySet<string> } = {}): string[] {
+  const out: string[] = options.metaTools === false ? [] : [...META_BUILTINS]
+  for (const name of [...GATED_BUILTINS, ...MEMORY_BUILTINS]) if (filter.toolVisible(BUILTIN_SERVER, name)) out.push(name)
+  return options.available ? out.filter((n) => META_SET.has(n) || options.available!.has(n)) : out
 }
 
 /** Whether the deny list removes every tool of a server (`server:*` or `*`). */

@@ -23,15 +23,21 @@ export interface ResolvedRole {
   cap?: ReadonlySet<string>
 }
 
-export type RolesResult = { ok: true; roles: ReadonlyMap<string, ResolvedRole> } | { ok: false; error: string }
+/**
+ * `warnings` are for lint and logs only (never the agent): an `allowedSkills`
+ * entry naming no loaded skill, which caps nothing.
+ */
+export type RolesResult = { ok: true; roles: ReadonlyMap<string, ResolvedRole>; warnings: string[] } | { ok: false; error: string }
 
 /**
  * Inverted RBAC (DESIGN.md section 6): a role exists because a skill names
  * it in `allowedRoles` or a definition names it. `"*"` expands, in a second
  * pass, to every named role. A role reaches the skills that allow it plus
  * those its parent reaches (`inherits`), capped by its own `allowedSkills`;
- * it is denied its own `deny` patterns and all its ancestors'. Unknown
- * parents and inheritance cycles are errors naming them.
+ * it is denied its own `deny` patterns and all its ancestors'. A parent's
+ * cap limits what the parent passes on; the child's cap limits the total.
+ * Unknown parents, inheritance cycles and a definition named `*` are errors
+ * naming them (and the fix).
  */
 export function resolveRoles(skills: readonly Skill[], definitions: ReadonlyMap<string, RoleDefinitionInput>): RolesResult {
   const sources = new Map<string, string[]>()
@@ -41,7 +47,10 @@ export function resolveRoles(skills: readonly Skill[], definitions: ReadonlyMap<
     else sources.set(role, [source])
   }
   for (const skill of skills) for (const role of skill.allowedRoles) if (role !== '*') addSource(role, `skill ${skill.name}`)
-  for (const role of definitions.keys()) addSource(role, 'definition')
+  for (const role of definitions.keys()) {
+    if (role === '*') return { ok: false, error: 'roles.definitions: "*" is not a role name (in allowedRoles it means every role); rename the definition' }
+    addSource(role, 'definition')
+  }
 
   const direct = new Map<string, Set<string>>()
   for (const role of sources.keys()) direct.set(role, new Set())
@@ -66,6 +75,12 @@ export function resolveRoles(skills: readonly Skill[], definitions: ReadonlyMap<
     }
   }
 
+  const warnings: string[] = []
+  const skillNames = new Set(skills.map((s) => s.name))
+  for (const [role, def] of definitions) {
+    for (const s of def.allowedSkills ?? []) if (!skillNames.has(s)) warnings.push(`roles.definitions.${role}.allowedSkills: no skill is named "${s}" (remove it or fix the name)`)
+  }
+
   const resolved = new Map<string, ResolvedRole>()
   const resolve = (role: string): ResolvedRole => {
     const done = resolved.get(role)
@@ -88,9 +103,10 @@ export function resolveRoles(skills: readonly Skill[], definitions: ReadonlyMap<
     return result
   }
   for (const role of [...sources.keys()].sort()) resolve(role)
-  return { ok: true, roles: new Map([...resolved].sort(([a], [b]) => a.localeCompare(b))) }
+  return { ok: true, roles: new Map([...resolved].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), warnings }
 }
 
+/** The chosen role, or an error naming where the bad name came from and the known roles. */
 export type RoleChoice = { ok: true; role: string } | { ok: false; error: string }
 
 /**

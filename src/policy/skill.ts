@@ -34,13 +34,18 @@ export interface Skill {
 }
 
 const NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/
-const list = v.union([v.array(v.string()), v.pipe(v.string(), v.transform((s) => [s]))])
+/** A list of strings, or one string standing for a list of one; element errors keep their index in the key path. */
+const list = v.pipe(
+  v.union([v.string(), v.array(v.unknown())]),
+  v.transform((x) => (typeof x === 'string' ? [x] : x)),
+  v.array(v.string()),
+)
 
 const FrontMatter = v.strictObject({
   name: v.optional(v.string()),
   id: v.optional(v.string()),
   description: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(1024, 'must be at most 1024 characters')),
-  'allowed-tools': v.optional(v.union([v.string(), v.array(v.string())])),
+  'allowed-tools': v.optional(v.union([v.string(), v.array(v.string())], 'expected a space-separated string of patterns')),
   allowedTools: v.optional(list, []),
   allowedRoles: v.optional(list, []),
   triggers: v.optional(list, []),
@@ -71,6 +76,7 @@ export function splitFrontMatter(text: string): { frontmatter: string; body: str
   return { frontmatter: m[1]!, body: text.slice(m[0].length) }
 }
 
+/** A valid skill, or every problem found in its front matter (file and key path each). */
 export type SkillParseResult = { ok: true; skill: Skill } | { ok: false; problems: SkillProblem[] }
 
 /**
@@ -90,6 +96,8 @@ export function buildSkill(data: unknown, input: { file: string; dir: string; fo
       const path = (issue.path ?? []).map((p) => String(p.key)).join('.') || '(front matter)'
       if (issue.type === 'strict_object' && issue.received === 'undefined') at(path, `missing: add "${path}:" to the front matter`)
       else if (issue.type === 'strict_object' && issue.expected === 'never') at(path, `unknown key "${path.split('.').pop()}" (skill keys: name, description, allowed-tools, allowedTools, allowedRoles, triggers, grants, protected, license, metadata)`)
+      else if (issue.expected === '(string | Array)' || issue.expected === '(Array | string)') at(path, `expected a list of strings (or one string), got ${issue.received}`)
+      else if (issue.expected === 'string' && /^(?:-?[\d.e+]+|true|false|null)$/.test(issue.received ?? '')) at(path, `expected a string, got ${issue.received} (quote it: "${issue.received}")`)
       else at(path, issue.message.startsWith('Invalid ') ? `expected ${issue.expected ?? 'another value'}, got ${issue.received}` : issue.message)
     }
     return { ok: false, problems }

@@ -15,7 +15,11 @@ export interface LoadedSkills {
  * folders. A malformed skill is reported with its file and key path and
  * skipped; the rest still load. A later folder's skill of the same name is
  * reported and skipped. Folders that do not exist are skipped silently
- * (a missing default `skills/` is normal).
+ * (a missing default `skills/` is normal). Subfolders without a skill file
+ * are not skills and are passed over; when both SKILL.md and SKILL.yaml
+ * exist, SKILL.md wins and the YAML file is reported. Relative `dirs`
+ * resolve against `baseDir` (the config file's folder). Skills come out in
+ * folder order, then name order.
  */
 export async function loadSkills(dirs: readonly string[], options: { baseDir: string; separator: string }): Promise<LoadedSkills> {
   const skills: Skill[] = []
@@ -34,8 +38,11 @@ export async function loadSkills(dirs: readonly string[], options: { baseDir: st
       const folderPath = path.join(root, folder)
       const md = path.join(folderPath, 'SKILL.md')
       const yml = path.join(folderPath, 'SKILL.yaml')
-      const file = (await isFile(md)) ? md : (await isFile(yml)) ? yml : undefined
+      const hasMd = await isFile(md)
+      const hasYml = await isFile(yml)
+      const file = hasMd ? md : hasYml ? yml : undefined
       if (!file) continue
+      if (hasMd && hasYml) problems.push({ file: yml, path: '', message: 'ignored: SKILL.md in the same folder takes precedence (delete one of them)' })
       const result = await readSkill(file, folder, folderPath, options.separator)
       if (!result.ok) {
         problems.push(...result.problems)
@@ -62,7 +69,12 @@ async function isFile(file: string): Promise<boolean> {
 }
 
 async function readSkill(file: string, folder: string, dir: string, separator: string) {
-  const text = await readFile(file, 'utf8')
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    return { ok: false as const, problems: [{ file, path: '', message: `cannot read the skill file: ${(error as Error).message} (check its permissions)` }] }
+  }
   let frontmatter: string
   let body: string
   if (file.endsWith('.yaml')) {

@@ -82,3 +82,87 @@ describe('PatternSet', () => {
     expect(set.matches('FS', 'read_file')).toBe(false)
   })
 })
+
+describe('parsePattern: separators and edge names', () => {
+  it.each(['__', '_', '-', '.', ':'])('reads the wire form with separator %j for exact names, globs and tool names that contain it', (sep) => {
+    const c = { separator: sep, servers: new Set(['fs', 'git']) }
+    expect(p(`fs${sep}read_file`, c)).toMatchObject({ server: 'fs', exact: 'read_file' })
+    expect(p(`git${sep}log${sep}oneline`, c)).toMatchObject({ server: 'git', exact: `log${sep}oneline` })
+    expect(p(`fs${sep}*`, c)).toMatchObject({ server: 'fs', glob: /^.*$/ })
+    expect(p(`fs${sep}read_*`, c).glob!.test('read_text_file')).toBe(true)
+    // The canonical form reads the same whatever the separator.
+    expect(p('fs:read-file.v2', c)).toMatchObject({ server: 'fs', exact: 'read-file.v2' })
+  })
+
+  it('keeps a ":" inside the tool name of a wire-form pattern when the part before ":" is no server', () => {
+    expect(p('fs__ns:tool')).toMatchObject({ server: 'fs', exact: 'ns:tool' })
+    expect(p('fs:ns:tool')).toMatchObject({ server: 'fs', exact: 'ns:tool' })
+  })
+
+  it('takes the canonical form for an unknown server (strict loading then reports it)', () => {
+    expect(p('slack:post')).toMatchObject({ server: 'slack', exact: 'post' })
+  })
+
+  it('trims surrounding whitespace but keeps the source as written', () => {
+    const pattern = p('  fs:read_file ')
+    expect(pattern).toMatchObject({ server: 'fs', exact: 'read_file', source: '  fs:read_file ' })
+  })
+
+  it('does not take a server key that is only a prefix of another word', () => {
+    // "my" is a server but "my-db__x" belongs to "my-db"; "mycelium__exec" to "mycelium".
+    expect(p('my-db__x').server).toBe('my-db')
+    expect(p('mycelium__exec').server).toBe('mycelium')
+    const r = parsePattern('myx__tool', ctx)
+    expect(r.ok).toBe(false)
+  })
+
+  it('compiles globs with several stars, in any position', () => {
+    const g = p('fs:*_file*')
+    for (const t of ['read_file', 'write_file_v2', '_file']) expect(patternMatches(g, 'fs', t)).toBe(true)
+    for (const t of ['read', 'file', 'readfile']) expect(patternMatches(g, 'fs', t)).toBe(false)
+  })
+
+  it('treats regex and glob look-alikes other than * literally', () => {
+    for (const [pattern, yes, no] of [
+      ['fs:a?c', 'a?c', 'abc'],
+      ['fs:[ab]*', '[ab]x', 'ax'],
+      ['fs:a+*', 'a+b', 'aab'],
+      ['fs:^x$*', '^x$', 'x'],
+      ['fs:a|b*', 'a|b', 'a'],
+    ] as const) {
+      expect(patternMatches(p(pattern), 'fs', yes)).toBe(true)
+      expect(patternMatches(p(pattern), 'fs', no)).toBe(false)
+    }
+  })
+})
+
+describe('PatternSet: combined matching', () => {
+  it('agrees with patternMatches on every pair of a small catalogue', () => {
+    const patterns = ['fs:read_*', 'fs:write_file', 'git__*', 'my:a*b*', 'my-db:q'].map((s) => p(s))
+    const set = new PatternSet(patterns)
+    const cat: Array<[string, string]> = []
+    for (const s of ['fs', 'git', 'my', 'my-db', 'other']) for (const t of ['read_file', 'write_file', 'ab', 'axxb', 'a', 'q', 'read_', 'Read_file', '']) cat.push([s, t])
+    for (const [s, t] of cat) expect(set.matches(s, t), `${s}:${t}`).toBe(patterns.some((x) => patternMatches(x, s, t)))
+  })
+
+  it('"*" matches every server and tool, and says so', () => {
+    const set = new PatternSet([p('*')])
+    expect(set.matchesEverything).toBe(true)
+    expect(set.matches('anything', 'at-all')).toBe(true)
+    expect(new PatternSet([p('fs:*')]).matchesEverything).toBe(false)
+  })
+
+  it('an empty set matches nothing and touches no server', () => {
+    const set = new PatternSet([])
+    expect(set.matches('fs', 'read_file')).toBe(false)
+    expect(set.touches('fs')).toBe(false)
+  })
+
+  it('does not let one server’s glob leak into another server', () => {
+    const set = new PatternSet([p('fs:*'), p('git:lo*')])
+    expect(set.matches('fs', 'log')).toBe(true)
+    expect(set.matches('git', 'log')).toBe(true)
+    expect(set.matches('git', 'diff')).toBe(false)
+    expect(set.matches('fsx', 'log')).toBe(false)
+  })
+})

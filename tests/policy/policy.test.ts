@@ -153,7 +153,7 @@ describe('explain', () => {
   it('names the deny pattern that hides a tool', () => {
     const e = explainTool(policy, { server: 'db', tool: 'drop_table', role: 'lead', active: new Set(['dba']), inCatalogue: true })
     expect(e.visible).toBe(false)
-    expect(e.steps).toContainEqual({ rule: 'role lead deny', verdict: 'denies', detail: '"db:drop_*" matches (deny wins over allow)' })
+    expect(e.steps).toContainEqual({ rule: 'role lead deny', verdict: 'denies', detail: '"db:drop_*" matches (deny wins over allow); deny lists of lead → dev apply' })
   })
   it('says when a skill would grant it once activated, or is out of the role’s reach', () => {
     const e = explainTool(policy, { server: 'db', tool: 'query', role: 'intern', active: new Set(['common']), inCatalogue: true })

@@ -81,3 +81,58 @@ describe('chooseRole', () => {
     expect(chooseRole({}, roles([skill('s', { allowedRoles: ['solo'] })]))).toEqual({ ok: true, role: 'solo' })
   })
 })
+
+describe('resolveRoles: more shapes', () => {
+  it('names only the cycle when a chain runs into one', () => {
+    const r = resolveRoles([], defs({ d: { inherits: 'a' }, a: { inherits: 'b' }, b: { inherits: 'a' } }))
+    expect(!r.ok && r.error).toMatch(/inheritance cycle a → b → a \(remove one "inherits"\)/)
+    expect(!r.ok && r.error).not.toMatch(/d →/)
+  })
+
+  it('lets a parent’s cap limit what it passes on, and the child add its own skills', () => {
+    const r = roles([skill('a', { allowedRoles: ['base'] }), skill('b', { allowedRoles: ['base'] }), skill('c', { allowedRoles: ['child'] })], {
+      base: { allowedSkills: ['a'] },
+      child: { inherits: 'base' },
+    })
+    expect([...r.get('base')!.skills]).toEqual(['a'])
+    expect([...r.get('child')!.skills].sort()).toEqual(['a', 'c'])
+    expect(r.get('child')!.cap).toBeUndefined()
+  })
+
+  it('resolves a long chain in any definition order', () => {
+    const d: Record<string, RoleDefinitionInput> = {}
+    for (let i = 1; i < 30; i++) d[`r${i}`] = { inherits: `r${i - 1}`, deny: [`s:t${i}`] }
+    d.r0 = {}
+    const r = roles([skill('root', { allowedRoles: ['r0'] })], d)
+    expect([...r.get('r29')!.skills]).toEqual(['root'])
+    expect(r.get('r29')!.deny).toHaveLength(29)
+    expect(r.get('r29')!.chain).toHaveLength(30)
+  })
+
+  it('a role can exist through a definition alone, and "*" skills reach it', () => {
+    const r = roles([skill('common', { allowedRoles: ['*'] })], { auditor: { deny: ['fs:*'] } })
+    expect([...r.get('auditor')!.skills]).toEqual(['common'])
+    expect(r.get('auditor')!.sources).toEqual(['definition'])
+  })
+
+  it('keeps role names such as __proto__ and constructor as plain names', () => {
+    const r = roles([skill('a', { allowedRoles: ['__proto__', 'constructor'] })])
+    expect([...r.keys()]).toEqual(['__proto__', 'constructor'])
+    expect(chooseRole({ flag: 'toString' }, r)).toEqual({ ok: false, error: 'unknown role "toString" (from --role); roles: __proto__, constructor' })
+  })
+
+  it('rejects a definition named "*"', () => {
+    const r = resolveRoles([], defs({ '*': { deny: ['x:y'] } }))
+    expect(!r.ok && r.error).toMatch(/"\*" is not a role name/)
+  })
+
+  it('warns about an allowedSkills entry that names no skill', () => {
+    const r = resolveRoles([skill('a', { allowedRoles: ['dev'] })], defs({ dev: { allowedSkills: ['a', 'typo'] } }))
+    expect(r.ok && r.warnings).toEqual(['roles.definitions.dev.allowedSkills: no skill is named "typo" (remove it or fix the name)'])
+  })
+
+  it('an empty cap leaves the role with no skills', () => {
+    const r = roles([skill('a', { allowedRoles: ['dev'] })], { dev: { allowedSkills: [] } })
+    expect(r.get('dev')!.skills.size).toBe(0)
+  })
+})

@@ -59,7 +59,7 @@ describe('loadSkills', () => {
     ['description too long', md(`name: bad\ndescription: ${'x'.repeat(1025)}`), /at most 1024/, 'description'],
     ['unknown key', md('name: bad\ndescription: d\nallowedTool: [fs:x]'), /unknown key "allowedTool"/, 'allowedTool'],
     ['bad memory grant', md('name: bad\ndescription: d\ngrants: { memory: everything }'), /expected/, 'grants.memory'],
-    ['metadata not strings', md('name: bad\ndescription: d\nmetadata: { n: 1 }'), /expected string/, 'metadata.n'],
+    ['metadata not strings', md('name: bad\ndescription: d\nmetadata: { n: 1 }'), /expected a string, got 1 \(quote it: "1"\)/, 'metadata.n'],
   ])('reports %s with the file and key path, and skips only that skill', async (_name, text, message, keyPath) => {
     const root = tree({ 'skills/bad/SKILL.md': text, 'skills/good/SKILL.md': md('name: good\ndescription: fine') })
     const { skills, problems } = await load(root)
