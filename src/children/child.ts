@@ -1,6 +1,7 @@
 import path from 'node:path'
 import {
   Client,
+  type ClientCapabilities,
   SSEClientTransport,
   StreamableHTTPClientTransport,
   type Implementation,
@@ -77,6 +78,8 @@ export interface ChildDeps {
   /** Base directory for a relative `cwd`. */
   configDir: string
   events: ChildEvents
+  /** What the child is offered as client capabilities (the connected client's); may wait for that client. */
+  clientCapabilities?: () => Promise<ClientCapabilities>
 }
 
 const EMPTY_LISTS: ChildLists = Object.freeze({ tools: [], prompts: [], resources: [], resourceTemplates: [], skills: [] }) as ChildLists
@@ -136,11 +139,11 @@ export class ChildConnection {
       const transport = new InterceptTransport(inner)
       const relay = new RequestRelay((message) => transport.send(message))
       transport.interceptor = relay.intercept
-      client = new Client(
-        { name: 'mycelium', version: this.deps.version },
-        { capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } }, listMaxPages: 0 },
-      )
-      this.wireClient(client)
+      // Spawn now; initialize once the client's capabilities are known (they are what the child is offered).
+      transport.listen().catch(() => {})
+      const capabilities = (await this.deps.clientCapabilities?.()) ?? {}
+      client = new Client({ name: 'mycelium', version: this.deps.version }, { capabilities, listMaxPages: 0 })
+      this.wireClient(client, capabilities)
       await withTimeout(client.connect(transport, { timeout: this.config.startupTimeoutMs }), this.config.startupTimeoutMs, `did not finish initialize within ${this.config.startupTimeoutMs} ms (startupTimeoutMs)`)
       this.client = client
       this.relay = relay
@@ -193,7 +196,7 @@ export class ChildConnection {
     return new FallbackHttpTransport(url, requestInit, log)
   }
 
-  private wireClient(client: Client): void {
+  private wireClient(client: Client, offered: ClientCapabilities): void {
     for (const [method, kinds] of Object.entries(LIST_CHANGED)) {
       client.setNotificationHandler(method as 'notifications/tools/list_changed', () => {
         void this.refresh(kinds)
@@ -202,11 +205,25 @@ export class ChildConnection {
     client.fallbackNotificationHandler = async (notification) => {
       this.deps.events.notification(this, notification as JSONRPCNotification)
     }
-    for (const method of ['elicitation/create', 'sampling/createMessage', 'roots/list'] as const) {
+    // Only what the child was offered: anything else it asks gets the SDK's "method not found".
+    const forwarded = [
+      ...(offered.elicitation ? (['elicitation/create'] as const) : []),
+      ...(offered.sampling ? (['sampling/createMessage'] as const) : []),
+      ...(offered.roots ? (['roots/list'] as const) : []),
+    ]
+    for (const method of forwarded) {
       client.setRequestHandler(method, async (request, ctx) => {
         const result = await this.deps.events.request(this, method, request.params as Record<string, unknown> | undefined, ctx.mcpReq.signal)
         return result as never
       })
+    }
+    // A task the child created at the client (task-augmented sampling or elicitation) is polled through myc.
+    // The SDK 2.x has no runtime for tasks, so these take pass-through params.
+    if (offered.tasks) {
+      for (const method of ['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']) {
+        const register = client.setRequestHandler.bind(client) as (m: string, schemas: { params: typeof passthrough }, handler: (params: Record<string, unknown>, ctx: { mcpReq: { signal: AbortSignal } }) => Promise<unknown>) => void
+        register(method, { params: passthrough }, (params, ctx) => this.deps.events.request(this, method, params, ctx.mcpReq.signal))
+      }
     }
   }
 

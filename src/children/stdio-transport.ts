@@ -82,7 +82,7 @@ export class ChildStdioTransport implements Transport {
       child.stdout.on('data', lineSplitter((line) => this.onLine(line)))
       child.stderr.setEncoding('utf8')
       // A child that never ends its stderr lines must not grow memory forever.
-      child.stderr.on('data', lineSplitter((line) => this.options.onStderrLine?.(line), 64 * 1024))
+      child.stderr.on('data', lineSplitter((line) => this.options.onStderrLine?.(line), { maxLength: 64 * 1024 }))
     })
   }
 

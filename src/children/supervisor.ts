@@ -1,7 +1,7 @@
 import type { ServerConfig } from '../config/schema.js'
 import type { Logger } from '../logger.js'
 import { backoffDelay } from './backoff.js'
-import { ChildConnection, type ChildEvents, type ChildState } from './child.js'
+import { ChildConnection, type ChildDeps, type ChildEvents, type ChildState } from './child.js'
 import type { StopBudget } from './process-tree.js'
 import type { CommandHost } from './resolve-command.js'
 
@@ -14,6 +14,7 @@ export interface SupervisorDeps {
   host: CommandHost
   configDir: string
   events: SupervisorEvents
+  clientCapabilities?: ChildDeps['clientCapabilities']
   random?: () => number
 }
 
@@ -44,6 +45,7 @@ export class ChildSupervisor {
           version: deps.version,
           host: deps.host,
           configDir: deps.configDir,
+          ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
           events: {
             stateChanged: (child, previous) => this.onStateChanged(child, previous),
             listsChanged: (child, kinds) => deps.events.listsChanged(child, kinds),

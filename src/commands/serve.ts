@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty'
 import { createLogger } from '../logger.js'
 import { openRuntime } from '../runtime/open-runtime.js'
+import { CLIENT_INITIALIZE_WAIT_MS } from '../runtime/runtime.js'
 import { serveStdio } from '../server/serve-stdio.js'
 import type { LoadedConfig } from '../config/load.js'
 import type { BuiltinRunner } from '../session/builtin-exec.js'
@@ -19,7 +20,7 @@ export default defineCommand({
   args: { ...commonArgs, ...principalArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose })
-    const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version })
+    const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, waitForClientMs: CLIENT_INITIALIZE_WAIT_MS })
     const runner = mode.kind === 'policy' ? await sandboxRunner(loaded) : undefined
     const view = createView(mode, loaded, { role: args.role, skills: splitList(args.skills), env: process.env, catalogue: runtime.catalogue, logger, ...(runner ? { runner } : {}) })
     if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)

@@ -110,6 +110,13 @@ export const ConfigSchema = v.strictObject({
     }),
     {},
   ),
+  limits: v.optional(
+    v.strictObject({
+      /** The largest message a client may send (bytes); a larger one is refused with an error. */
+      maxMessageBytes: v.optional(positiveInt(1024, 1 << 30), 4 * 1024 * 1024),
+    }),
+    {},
+  ),
   agent: v.optional(
     v.strictObject({
       model: v.optional(v.string(), 'claude-sonnet-4-5'),

@@ -8,29 +8,56 @@ export type Interceptor = (message: JSONRPCMessage, extra?: MessageExtraInfo) =>
  * SDK's request layer (the relay's hot path: forwarded requests, their
  * responses, progress and cancellation) and all others reach the SDK as usual.
  * Sending goes straight to the inner transport, for the SDK and the relay alike.
+ *
+ * `listen()` opens the inner transport before the SDK connects (a child
+ * process spawns, a client's first lines are read): messages wait in order
+ * until `start()`, and `peek` sees each one as it arrives.
  */
 export class InterceptTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void
   interceptor: Interceptor | undefined
+  private early: { started: Promise<void>; queue: Array<[JSONRPCMessage, MessageExtraInfo | undefined]>; peek?: (message: JSONRPCMessage) => void } | undefined
 
   constructor(readonly inner: Transport, interceptor?: Interceptor) {
     this.interceptor = interceptor
     inner.onmessage = (message, extra) => {
-      if (this.interceptor?.(message, extra)) return
-      this.onmessage?.(message, extra)
+      if (this.early) {
+        this.early.peek?.(message)
+        this.early.queue.push([message, extra])
+        return
+      }
+      this.deliver(message, extra)
     }
     inner.onclose = () => this.onclose?.()
     inner.onerror = (error) => this.onerror?.(error)
+  }
+
+  private deliver(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    if (this.interceptor?.(message, extra)) return
+    this.onmessage?.(message, extra)
   }
 
   get sessionId(): string | undefined {
     return this.inner.sessionId
   }
 
-  start(): Promise<void> {
-    return this.inner.start()
+  /** Starts the inner transport now; what arrives waits for `start()`. */
+  listen(peek?: (message: JSONRPCMessage) => void): Promise<void> {
+    if (!this.early) this.early = { started: this.inner.start(), queue: [], ...(peek ? { peek } : {}) }
+    return this.early.started
+  }
+
+  async start(): Promise<void> {
+    const early = this.early
+    if (!early) return this.inner.start()
+    await early.started
+    // The SDK finishes connecting after start() returns; hand over what waited right after.
+    setImmediate(() => {
+      this.early = undefined
+      for (const [message, extra] of early.queue) this.deliver(message, extra)
+    })
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {

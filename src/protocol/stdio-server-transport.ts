@@ -1,12 +1,24 @@
 import type { Readable, Writable } from 'node:stream'
-import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client'
+import type { JSONRPCMessage, RequestId, Transport } from '@modelcontextprotocol/client'
+import { checkInbound, errorReply, idFromPrefix, JsonRpcError, MAX_NESTING, nestsDeeperThan, parseErrorReply } from './inbound.js'
 import { lineSplitter } from './json-lines.js'
+
+/** The default cap on one incoming message (DESIGN: `limits.maxMessageBytes`). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+
+export interface StdioServerStreamOptions {
+  /** Longest message accepted; a longer one is refused with an error and not buffered. */
+  maxMessageBytes?: number
+  /** Told why a message was refused or dropped (for the log; never on stdout). */
+  onRejected?: (reason: string) => void
+}
 
 /**
  * The client-facing stdio transport: newline-delimited JSON-RPC on stdin and
- * stdout. Messages are parsed with JSON.parse only; the SDK's Server validates
- * what it handles itself, and relayed messages must not be reshaped. Ends
- * (onclose) when stdin ends: the MCP client went away.
+ * stdout. Every line gets what JSON-RPC 2.0 owes it (see inbound.ts):
+ * requests pass on rebuilt from their known fields, and what cannot be
+ * served is answered here, so nothing a client sends can stop the server
+ * or go unanswered. Ends (onclose) when stdin ends: the client went away.
  */
 export class StdioServerStream implements Transport {
   onclose?: () => void
@@ -15,28 +27,50 @@ export class StdioServerStream implements Transport {
   private closed = false
   private ended = false
   /** Ids of requests read but not yet answered: answered before closing on EOF. */
-  private readonly unanswered = new Set<string | number>()
+  private readonly unanswered = new Set<RequestId>()
   private drained: (() => void) | undefined
   private readonly onData: (chunk: string) => void
   private readonly onEnd = () => void this.endOfInput()
   private readonly onErr = (error: Error) => this.onerror?.(error)
+  private readonly maxBytes: number
 
   constructor(
     private readonly input: Readable = process.stdin,
     private readonly output: Writable = process.stdout,
+    private readonly options: StdioServerStreamOptions = {},
   ) {
-    this.onData = lineSplitter((line) => {
-      let message: JSONRPCMessage
-      try {
-        message = JSON.parse(line) as JSONRPCMessage
-      } catch {
-        void this.send({ jsonrpc: '2.0', id: null as unknown as string, error: { code: -32700, message: 'Parse error' } }).catch(() => {})
-        return
-      }
-      const m = message as { id?: string | number; method?: string }
-      if (m.method !== undefined && m.id !== undefined) this.unanswered.add(m.id)
-      this.onmessage?.(message)
-    })
+    this.maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+    this.onData = lineSplitter((line) => this.onLine(line), { maxLength: this.maxBytes, onOversized: (prefix) => this.refuseOversized(prefix) })
+  }
+
+  private onLine(line: string): void {
+    // A character is at most 3 UTF-8 bytes: only long lines need counting.
+    if (line.length * 3 > this.maxBytes && Buffer.byteLength(line) > this.maxBytes) return this.refuseOversized(line.slice(0, 4096))
+    if (nestsDeeperThan(line, MAX_NESTING)) {
+      const reason = `Invalid Request: the message nests arrays and objects deeper than ${MAX_NESTING} levels`
+      return this.reject(reason, errorReply(idFromPrefix(line), JsonRpcError.invalidRequest, reason))
+    }
+    let value: unknown
+    try {
+      value = JSON.parse(line)
+    } catch {
+      this.reject('not valid JSON', parseErrorReply())
+      return
+    }
+    const inbound = checkInbound(value)
+    if (inbound.kind === 'invalid') return this.reject(inbound.reason, inbound.reply)
+    if (inbound.kind === 'request') this.unanswered.add(inbound.id)
+    this.onmessage?.(inbound.message)
+  }
+
+  private refuseOversized(prefix: string): void {
+    const reason = `Invalid Request: the message is larger than ${this.maxBytes} bytes (raise limits.maxMessageBytes in the config to accept it)`
+    this.reject(reason, errorReply(idFromPrefix(prefix), JsonRpcError.invalidRequest, reason))
+  }
+
+  private reject(reason: string, reply: JSONRPCMessage | undefined): void {
+    this.options.onRejected?.(reason)
+    if (reply) void this.send(reply).catch(() => {})
   }
 
   /**
@@ -70,7 +104,7 @@ export class StdioServerStream implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error('transport closed'))
-    const m = message as { id?: string | number; method?: string }
+    const m = message as { id?: RequestId; method?: string }
     if (m.method === undefined && m.id !== undefined && this.unanswered.delete(m.id) && this.unanswered.size === 0) {
       // Let the write reach the pipe before a pending EOF closes us.
       const drained = this.drained

@@ -10,6 +10,8 @@ export interface OpenRuntimeOptions {
   env?: Record<string, string | undefined>
   logger: Logger
   version: string
+  /** A client will connect (serve): children wait this long at most for its capabilities. */
+  waitForClientMs?: number
 }
 
 /**
@@ -19,7 +21,7 @@ export interface OpenRuntimeOptions {
  */
 export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode }> {
   const loaded = await loadConfig({ configPath: options.configPath, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env })
-  const runtime = new Runtime({ loaded, logger: options.logger, version: options.version, host: hostForThisProcess() })
+  const runtime = new Runtime({ loaded, logger: options.logger, version: options.version, host: hostForThisProcess(), ...(options.waitForClientMs !== undefined ? { waitForClientMs: options.waitForClientMs } : {}) })
   const mode = await loadPolicyMode(loaded, runtime.catalogue, options.logger)
   if (mode.kind === 'policy') runtime.onCatalogueChange(() => mode.state.invalidate())
   return { runtime, loaded, mode }

@@ -1,4 +1,5 @@
-import type { JSONRPCNotification } from '@modelcontextprotocol/client'
+import type { ClientCapabilities, JSONRPCNotification } from '@modelcontextprotocol/client'
+import { capabilitiesForChildren } from '../children/client-capabilities.js'
 import type { ChildConnection, ListKind } from '../children/child.js'
 import type { CommandHost } from '../children/resolve-command.js'
 import { URGENT_STOP_BUDGET } from '../children/process-tree.js'
@@ -9,6 +10,9 @@ import { Catalogue } from '../registry/catalogue.js'
 
 /** How long a list request waits for children still in their first start. */
 export const FIRST_LIST_WAIT_MS = 5_000
+
+/** How long children wait for a client's initialize before they initialize offering no client capabilities. */
+export const CLIENT_INITIALIZE_WAIT_MS = 2_000
 
 /** A connected client session, as the runtime sees it. */
 export interface SessionHandle {
@@ -27,6 +31,12 @@ export interface RuntimeDeps {
   logger: Logger
   version: string
   host: CommandHost
+  /**
+   * A client is about to connect (`myc serve`): each child's initialize waits
+   * for that client's capabilities (see offerClientCapabilities), at most this
+   * long. Without it, children are offered no client capabilities at all.
+   */
+  waitForClientMs?: number
 }
 
 /**
@@ -42,14 +52,25 @@ export class Runtime {
   /** Conflicts already logged, so a rebuild does not repeat them. */
   private reportedConflicts = new Set<string>()
 
+  /** The capabilities children are offered, once a client declared them. */
+  private offered: ClientCapabilities | undefined
+  /** While a client is awaited: settles with its offer, or with none after waitForClientMs. */
+  private awaited: { promise: Promise<ClientCapabilities>; resolve: (caps: ClientCapabilities) => void } | undefined
+
   constructor(readonly deps: RuntimeDeps) {
     const { config } = deps.loaded
+    if (deps.waitForClientMs !== undefined) {
+      let resolve!: (caps: ClientCapabilities) => void
+      this.awaited = { promise: new Promise((r) => (resolve = r)), resolve }
+      setTimeout(() => resolve({}), deps.waitForClientMs).unref()
+    }
     this.catalogue = new Catalogue([...config.servers.keys()], config.namespace)
     this.supervisor = new ChildSupervisor(config.servers, {
       logger: deps.logger,
       version: deps.version,
       host: deps.host,
       configDir: deps.loaded.dir,
+      clientCapabilities: () => (this.offered ? Promise.resolve(this.offered) : (this.awaited?.promise ?? Promise.resolve({}))),
       events: {
         listsChanged: (child, kinds) => this.onListsChanged(child, kinds),
         notification: (child, n) => this.onChildNotification(child, n),
@@ -60,6 +81,17 @@ export class Runtime {
 
   get logger(): Logger {
     return this.deps.logger
+  }
+
+  /**
+   * The connected client declared these capabilities: children that have not
+   * initialized yet, and any that restart or start lazily later, are offered
+   * the same (capabilitiesForChildren). The first offer wins.
+   */
+  offerClientCapabilities(caps: ClientCapabilities | undefined): void {
+    if (this.offered) return
+    this.offered = capabilitiesForChildren(caps)
+    this.awaited?.resolve(this.offered)
   }
 
   private started: Promise<void> | undefined

@@ -57,7 +57,11 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
     signals.once('SIGINT', onSignal)
     signals.once('SIGTERM', onSignal)
     session.onclose = () => resolve()
-    session.connect(new StdioServerStream(options.stdin, options.stdout)).catch((error: unknown) => {
+    const stream = new StdioServerStream(options.stdin, options.stdout, {
+      maxMessageBytes: runtime.deps.loaded.config.limits.maxMessageBytes,
+      onRejected: (reason) => logger.debug(`refused a message from the client: ${reason}`),
+    })
+    session.connect(stream).catch((error: unknown) => {
       logger.error(`could not start the stdio server: ${String(error)}`)
       exitCode = ExitCode.runtime
       resolve()

@@ -1,5 +1,6 @@
 import { Server, ProtocolError, type ServerCapabilities } from '@modelcontextprotocol/server'
-import type { CallToolResult, JSONRPCNotification, LoggingLevel, Transport } from '@modelcontextprotocol/client'
+import type { CallToolResult, ClientCapabilities, JSONRPCNotification, LoggingLevel, Transport } from '@modelcontextprotocol/client'
+import { isPlainObject } from '../protocol/params-check.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { passthrough } from '../protocol/passthrough.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
@@ -332,13 +333,19 @@ export class Session implements SessionHandle {
   /** Connects to the client over the given transport (stdio, HTTP, in-memory). */
   async connect(transport: Transport): Promise<void> {
     const { runtime } = this.options
-    // Capabilities and instructions come from the children, so the handshake
+    // The client's initialize is read at once: its capabilities are what the
+    // children are offered, and they initialize only then. myc's own
+    // capabilities and instructions come from the children, so the handshake
     // waits (bounded) for their first start; the client's messages wait in
     // the transport until then.
+    this.transport = new InterceptTransport(transport, this.relay.intercept)
+    await this.transport.listen((message) => {
+      const m = message as { method?: unknown; params?: { capabilities?: unknown } }
+      if (m.method === 'initialize' && isPlainObject(m.params?.capabilities)) runtime.offerClientCapabilities(m.params.capabilities as ClientCapabilities)
+    })
     await runtime.whenStarted()
     this.srv = new Server({ name: 'mycelium', version: runtime.deps.version }, { capabilities: this.capabilities(), instructions: this.instructions() })
     this.registerHandlers()
-    this.transport = new InterceptTransport(transport, this.relay.intercept)
     runtime.addSession(this)
     // An escalation changes what exists for this principal: tools, and the prompts and resources of the servers it reaches.
     this.unsubscribeView = this.view.onChange(() => this.catalogueChanged(new Set(['tools', 'prompts', 'resources'])))
@@ -414,6 +421,11 @@ export class Session implements SessionHandle {
     if (method === 'sampling/createMessage') {
       if (!caps?.sampling) throw new ProtocolError(-32601, `The MCP client connected to mycelium does not support sampling (asked by server "${server}")`)
       return this.server.request({ method, params: params ?? {} }, passthrough, { signal, timeout: 10 * 60_000 })
+    }
+    if (method.startsWith('tasks/')) {
+      // A child polls a task it created at the client (task-augmented sampling or elicitation).
+      if (!caps?.tasks) throw new ProtocolError(-32601, 'The MCP client connected to mycelium does not support tasks')
+      return this.server.request({ method, params: params ?? {} } as never, passthrough, { signal, timeout: 10 * 60_000 })
     }
     throw new ProtocolError(-32601, `Method not found: ${method}`)
   }

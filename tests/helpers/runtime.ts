@@ -1,4 +1,4 @@
-import { InMemoryTransport, Client } from '@modelcontextprotocol/client'
+import { InMemoryTransport, Client, type ClientCapabilities } from '@modelcontextprotocol/client'
 import type { LoadedConfig } from '../../src/config/load.js'
 import { parseConfig } from '../../src/config/load.js'
 import { createLogger } from '../../src/logger.js'
@@ -21,8 +21,14 @@ export function loadedConfig(raw: Record<string, unknown>, env: Record<string, s
 }
 
 /** A runtime over real child processes (started), plus a cleanup function. */
-export async function startRuntime(raw: Record<string, unknown>, logger = createLogger({ quiet: !process.env.MYC_TEST_VERBOSE, verbose: Boolean(process.env.MYC_TEST_VERBOSE) })): Promise<Runtime> {
+export async function startRuntime(
+  raw: Record<string, unknown>,
+  logger = createLogger({ quiet: !process.env.MYC_TEST_VERBOSE, verbose: Boolean(process.env.MYC_TEST_VERBOSE) }),
+  options: { clientCapabilities?: ClientCapabilities } = {},
+): Promise<Runtime> {
   const runtime = new Runtime({ loaded: loadedConfig(raw), logger, version: '0.0.0-test', host: hostForThisProcess() })
+  // As if a client with these capabilities had connected first (children are offered them).
+  if (options.clientCapabilities) runtime.offerClientCapabilities(options.clientCapabilities)
   await runtime.start()
   return runtime
 }

@@ -9,7 +9,8 @@ function text(result: { content: unknown }): string {
 describe('requests from a child to the client', () => {
   let runtime: Runtime
   beforeAll(async () => {
-    runtime = await startRuntime({ mcpServers: { asker: fixtureEntry('elicit') } })
+    // The first client offered both: a later client without them is refused by myc itself.
+    runtime = await startRuntime({ mcpServers: { asker: fixtureEntry('elicit') } }, undefined, { clientCapabilities: { elicitation: { form: {} }, sampling: {} } })
   })
   afterAll(async () => {
     await runtime?.close()
@@ -49,5 +50,25 @@ describe('requests from a child to the client', () => {
     const { client: plain } = await connectClient(runtime)
     expect(text(await plain.callTool({ name: 'asker__sample', arguments: {} }))).toMatch(/refused: .*does not support sampling/)
     await plain.close()
+  })
+})
+
+describe('children are offered only what the client declared', () => {
+  it('a child of a runtime whose client declared nothing cannot ask for elicitation or sampling at all', async () => {
+    const runtime = await startRuntime({ mcpServers: { asker: fixtureEntry('elicit') } }, undefined, { clientCapabilities: {} })
+    try {
+      const { client } = await connectClient(runtime, { capabilities: {} })
+      // The child's own SDK refuses before asking: myc never offered the capability.
+      const asked = text(await client.callTool({ name: 'asker__ask', arguments: {} }))
+      const sampled = text(await client.callTool({ name: 'asker__sample', arguments: {} }))
+      expect(asked).toMatch(/refused: .*(elicitation|capabilit|Method not found)/i)
+      expect(sampled).toMatch(/refused: .*(sampling|capabilit|Method not found)/i)
+      // Not myc's own refusal of a capability it had offered ("… asked by server …").
+      expect(asked).not.toMatch(/asked by server/)
+      expect(sampled).not.toMatch(/asked by server/)
+      await client.close()
+    } finally {
+      await runtime.close()
+    }
   })
 })

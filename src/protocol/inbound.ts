@@ -1,0 +1,138 @@
+import type { JSONRPCErrorResponse, JSONRPCMessage, RequestId } from '@modelcontextprotocol/client'
+import { isPlainObject, notificationParamsProblem, requestParamsProblem } from './params-check.js'
+
+/** JSON-RPC 2.0 error codes for messages that cannot be served. */
+export const JsonRpcError = {
+  parse: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+} as const
+
+/**
+ * What one incoming value is. `message` is rebuilt from the known fields
+ * only (the SDK rejects unknown top-level keys, so passing them on would
+ * leave a request unanswered). `reply` is the error answer owed to the
+ * sender; invalid notifications and responses are dropped without one.
+ */
+export type Inbound =
+  | { kind: 'request'; id: RequestId; method: string; message: JSONRPCMessage }
+  | { kind: 'notification'; method: string; message: JSONRPCMessage }
+  | { kind: 'response'; message: JSONRPCMessage }
+  | { kind: 'invalid'; reason: string; reply?: JSONRPCErrorResponse }
+
+export function errorReply(id: RequestId | null, code: number, message: string): JSONRPCErrorResponse {
+  return { jsonrpc: '2.0', id: id as RequestId, error: { code, message } }
+}
+
+/** Deepest nesting of arrays and objects a message may have: deeper ones are refused before parsing. */
+export const MAX_NESTING = 128
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `limit` (brackets
+ * inside strings do not count). Checked on the text, before parsing: a value
+ * nested thousands deep parses, but overflows the stack of whatever walks or
+ * serializes it later (the relay, a child's SDK).
+ */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  // Fewer brackets than the limit cannot nest deeper than it.
+  if (text.length <= limit) return false
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92 /* \\ */) i++
+      else if (c === 34 /* " */) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > limit) return true
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--
+  }
+  return false
+}
+
+/** The answer to a line that is not JSON. */
+export function parseErrorReply(): JSONRPCErrorResponse {
+  return errorReply(null, JsonRpcError.parse, 'Parse error: the message is not valid JSON')
+}
+
+const isId = (v: unknown): v is RequestId => typeof v === 'string' || Number.isSafeInteger(v)
+
+function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return `a ${typeof value}`
+}
+
+/**
+ * Classifies one parsed JSON value as MCP's JSON-RPC 2.0 sees it (no
+ * batches: MCP dropped them in 2025-06-18), and checks the params of the
+ * requests myc serves. Every request gets exactly one answer: either it
+ * passes on, or `reply` answers it here.
+ */
+export function checkInbound(value: unknown): Inbound {
+  if (!isPlainObject(value)) {
+    const reason = Array.isArray(value)
+      ? 'Invalid Request: JSON-RPC batches (arrays) are not supported; send one message per line'
+      : `Invalid Request: a JSON-RPC message must be an object, not ${describe(value)}`
+    return { kind: 'invalid', reason, reply: errorReply(null, JsonRpcError.invalidRequest, reason) }
+  }
+  const hasMethod = Object.hasOwn(value, 'method')
+  const hasId = Object.hasOwn(value, 'id')
+  const rawId = hasId ? value.id : undefined
+  // The id an error can carry: only a well-formed id of something that tried to be a request.
+  const replyId = isId(rawId) && !Object.hasOwn(value, 'result') && !Object.hasOwn(value, 'error') ? rawId : null
+  const invalid = (reason: string, id: RequestId | null = replyId, code: number = JsonRpcError.invalidRequest): Inbound => ({
+    kind: 'invalid',
+    reason,
+    reply: errorReply(id, code, reason),
+  })
+  if (value.jsonrpc !== '2.0') return invalid(`Invalid Request: "jsonrpc" must be "2.0"${value.jsonrpc === undefined ? ' (it is missing)' : ''}`)
+
+  if (hasMethod) {
+    const method = value.method
+    if (typeof method !== 'string' || method === '') return invalid(`Invalid Request: "method" must be a non-empty string (got ${describe(method)})`)
+    const params = value.params
+    if (!hasId) {
+      const problem = notificationParamsProblem(method, params)
+      // Notifications are never answered, whatever is wrong with them.
+      if (problem) return { kind: 'invalid', reason: `Invalid notification ${method}: ${problem}` }
+      return { kind: 'notification', method, message: (params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }) as JSONRPCMessage }
+    }
+    if (!isId(rawId)) return invalid(`Invalid Request: "id" must be a string or an integer (got ${describe(rawId)}${typeof rawId === 'number' ? ' that is not a safe integer' : ''})`, null)
+    const problem = requestParamsProblem(method, params)
+    if (problem) return invalid(`Invalid params for ${method}: ${problem}`, rawId, JsonRpcError.invalidParams)
+    return { kind: 'request', id: rawId, method, message: (params === undefined ? { jsonrpc: '2.0', id: rawId, method } : { jsonrpc: '2.0', id: rawId, method, params }) as JSONRPCMessage }
+  }
+
+  const hasResult = Object.hasOwn(value, 'result')
+  const hasError = Object.hasOwn(value, 'error')
+  if (hasResult === hasError) return invalid('Invalid Request: a message needs "method" (a request or notification), or "result" or "error" (a response)')
+  if (!isId(rawId)) return invalid(`Invalid response: "id" must be a string or an integer (got ${describe(rawId)})`, null)
+  if (hasResult) {
+    if (!isPlainObject(value.result)) return invalid(`Invalid response: "result" must be an object (got ${describe(value.result)})`, null)
+    return { kind: 'response', message: { jsonrpc: '2.0', id: rawId, result: value.result } as JSONRPCMessage }
+  }
+  const error = value.error
+  if (!isPlainObject(error) || !Number.isSafeInteger(error.code) || typeof error.message !== 'string') {
+    return invalid('Invalid response: "error" must be an object with an integer "code" and a string "message"', null)
+  }
+  const wireError = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data }
+  return { kind: 'response', message: { jsonrpc: '2.0', id: rawId, error: wireError } as JSONRPCMessage }
+}
+
+/**
+ * The id of an oversized line, when it can be read from the line's start
+ * without parsing it: a top-level `"id"` before any nested object opens.
+ */
+export function idFromPrefix(prefix: string): RequestId | null {
+  const match = /^\s*\{[^{}[\]]*?"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?\d{1,15})\s*[,}]/.exec(prefix.slice(0, 4096))
+  if (!match) return null
+  try {
+    const id = JSON.parse(match[1]!) as unknown
+    return isId(id) ? id : null
+  } catch {
+    return null
+  }
+}
