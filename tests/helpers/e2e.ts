@@ -27,9 +27,9 @@ export function writeConfig(config: unknown, name = 'mycelium.config.json'): str
 }
 
 /** Connects an SDK client to `node build/myc.cjs <args>` over real stdio. */
-export async function connectToMyc(args: string[], options: { capabilities?: Record<string, unknown>; env?: Record<string, string>; setup?: (c: Client) => void } = {}): Promise<{ client: Client; transport: StdioClientTransport }> {
+export async function connectToMyc(args: string[], options: { capabilities?: Record<string, unknown>; env?: Record<string, string>; cwd?: string; setup?: (c: Client) => void } = {}): Promise<{ client: Client; transport: StdioClientTransport }> {
   requireBundle()
-  const transport = new StdioClientTransport({ command: process.execPath, args: [bundle, ...args], env: { ...(process.env as Record<string, string>), ...options.env }, stderr: 'pipe' })
+  const transport = new StdioClientTransport({ command: process.execPath, args: [bundle, ...args], env: { ...(process.env as Record<string, string>), ...options.env }, stderr: 'pipe', ...(options.cwd ? { cwd: options.cwd } : {}) })
   const client = new Client({ name: 'e2e', version: '1.0.0' }, { capabilities: options.capabilities ?? {} })
   options.setup?.(client)
   await client.connect(transport)
