@@ -303,6 +303,12 @@ export class ChildConnection {
     return relay.request(method, params, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
   }
 
+  /** Resolves once no forwarded call is waiting for this child, or after `ms`. */
+  async drain(ms: number): Promise<void> {
+    const deadline = Date.now() + ms
+    while ((this.relay?.inFlight ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+  }
+
   /** Sends a notification to the child (roots changed, cancelled…). Ignored when it is not running. */
   async notify(method: string, params?: Record<string, unknown>): Promise<void> {
     if (this.state !== 'RUNNING' || !this.transport) return

@@ -36,25 +36,50 @@ export class ChildSupervisor {
     servers: ReadonlyMap<string, ServerConfig>,
     private readonly deps: SupervisorDeps,
   ) {
-    for (const [key, config] of servers) {
-      if (config.disabled) continue
-      this.children.set(
-        key,
-        new ChildConnection(key, config, {
-          logger: deps.logger,
-          version: deps.version,
-          host: deps.host,
-          configDir: deps.configDir,
-          ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
-          events: {
-            stateChanged: (child, previous) => this.onStateChanged(child, previous),
-            listsChanged: (child, kinds) => deps.events.listsChanged(child, kinds),
-            notification: (child, n) => deps.events.notification(child, n),
-            request: (child, method, params, signal) => deps.events.request(child, method, params, signal),
-          },
-        }),
-      )
-    }
+    for (const [key, config] of servers) if (!config.disabled) this.children.set(key, this.connection(key, config))
+  }
+
+  private connection(key: string, config: ServerConfig): ChildConnection {
+    const { deps } = this
+    return new ChildConnection(key, config, {
+      logger: deps.logger,
+      version: deps.version,
+      host: deps.host,
+      configDir: deps.configDir,
+      ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
+      events: {
+        stateChanged: (child, previous) => this.onStateChanged(child, previous),
+        // A child replaced by a reload may still report on its way down: only the current one speaks.
+        listsChanged: (child, kinds) => this.children.get(child.key) === child && deps.events.listsChanged(child, kinds),
+        notification: (child, n) => this.children.get(child.key) === child && deps.events.notification(child, n),
+        request: (child, method, params, signal) => deps.events.request(child, method, params, signal),
+      },
+    })
+  }
+
+  /** A server added to the config while running: started at once when eager. Resolves when up or failed. */
+  async add(key: string, config: ServerConfig): Promise<void> {
+    if (this.closing || this.children.has(key)) return
+    const child = this.connection(key, config)
+    this.children.set(key, child)
+    if (config.startup !== 'lazy') await child.start().catch((error: unknown) => this.deps.logger.error(error instanceof Error ? error.message : String(error)))
+  }
+
+  /**
+   * A server removed from the config while running: calls in flight get
+   * `drainMs` to finish, then it stops with its process tree. Its entries
+   * leave the catalogue through `onRemoved`.
+   */
+  async remove(key: string, drainMs: number, onRemoved: (child: ChildConnection) => void): Promise<void> {
+    const child = this.children.get(key)
+    if (!child) return
+    clearTimeout(this.timers.get(key))
+    this.timers.delete(key)
+    this.attempts.delete(key)
+    await child.drain(drainMs)
+    this.children.delete(key)
+    onRemoved(child)
+    await child.stop()
   }
 
   /** Starts every eager child in parallel; resolves when each is RUNNING or FAILED. */
@@ -83,7 +108,7 @@ export class ChildSupervisor {
   private onStateChanged(child: ChildConnection, previous: ChildState): void {
     this.deps.logger.debug(`[${child.key}] ${previous} → ${child.state}${child.lastError ? `: ${child.lastError}` : ''}`)
     this.deps.events.stateChanged?.(child, previous)
-    if (child.state === 'FAILED' && !this.closing) this.scheduleRestart(child, previous === 'RUNNING')
+    if (child.state === 'FAILED' && !this.closing && this.children.get(child.key) === child) this.scheduleRestart(child, previous === 'RUNNING')
   }
 
   private scheduleRestart(child: ChildConnection, crashed: boolean): void {

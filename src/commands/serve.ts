@@ -24,11 +24,13 @@ export default defineCommand({
     const runner = mode.kind === 'policy' ? await sandboxRunner(loaded) : undefined
     const view = createView(mode, loaded, { role: args.role, skills: splitList(args.skills), env: process.env, catalogue: runtime.catalogue, logger, ...(runner ? { runner } : {}) })
     if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
-    const stopWatching = mode.kind === 'policy' ? (await import('../session/skill-watcher.js')).watchSkills(loaded, mode.state, logger) : undefined
+    const stopWatchingSkills = mode.kind === 'policy' ? (await import('../session/skill-watcher.js')).watchSkills(() => runtime.loaded, mode.state, logger) : undefined
+    const liveConfig = (await import('../runtime/live-config.js')).watchConfig({ runtime, mode, logger, env: process.env })
     try {
       return await serveStdio({ runtime, view, logger })
     } finally {
-      stopWatching?.()
+      stopWatchingSkills?.()
+      liveConfig.stop()
     }
   },
 })

@@ -10,7 +10,7 @@ export default defineCommand({
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
     const report = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime }) => {
-      const servers = [...runtime.deps.loaded.config.servers].map(([key, config]) => {
+      const servers = [...runtime.loaded.config.servers].map(([key, config]) => {
         const child = runtime.supervisor.children.get(key)
         return {
           key,
@@ -26,7 +26,7 @@ export default defineCommand({
           error: child?.lastError ?? null,
         }
       })
-      return { config: runtime.deps.loaded.file ?? null, servers, conflicts: runtime.catalogue.conflicts }
+      return { config: runtime.loaded.file ?? null, servers, conflicts: runtime.catalogue.conflicts }
     })
     const failed = report.servers.filter((s) => s.state === 'FAILED')
     const ok = failed.length === 0

@@ -66,7 +66,8 @@ export function parseText(text: string, file: string): unknown {
       const message = (error as Error).message
       const at = /position (\d+)/.exec(message)
       const where = at ? lineColumn(text, Number(at[1])) : undefined
-      throw new MycError('CONFIG_INVALID', `Invalid JSON in ${file}${where ? ` at line ${where.line}, column ${where.column}` : ''}: ${message.replace(/ in JSON at position \d+.*$/, '')} (fix the syntax; JSON allows no comments or trailing commas, YAML does: rename to .yaml)`)
+      const place = where ? ` at line ${where.line}, column ${where.column}` : /end of JSON input/.test(message) ? ' at the end of the file (it stops in the middle of a value)' : ''
+      throw new MycError('CONFIG_INVALID', `Invalid JSON in ${file}${place}: ${message.replace(/ in JSON at position \d+.*$/, '')} (fix the syntax; JSON allows no comments or trailing commas, YAML does: rename to .yaml)`)
     }
   }
   const asYaml = () => {

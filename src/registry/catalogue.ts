@@ -69,9 +69,15 @@ export class Catalogue {
   readonly revision = { tools: 0, prompts: 0, resources: 0 }
 
   constructor(
-    private readonly serverOrder: readonly string[],
+    private serverOrder: readonly string[],
     private readonly naming: WireNameOptions,
   ) {}
+
+  /** The config's order of servers changed (a reload): it decides which of two clashing names is kept. */
+  setServerOrder(order: readonly string[]): void {
+    this.serverOrder = [...order]
+    this.rebuild(['tools', 'prompts', 'resources', 'resourceTemplates', 'skills'])
+  }
 
   /** Replaces some of one server's lists (an empty object removes the server's entries). */
   setServer(server: string, lists: Lists, kinds: readonly ListKind[]): void {

@@ -5,11 +5,17 @@ import type { CommandHost } from '../children/resolve-command.js'
 import { URGENT_STOP_BUDGET } from '../children/process-tree.js'
 import { ChildSupervisor } from '../children/supervisor.js'
 import type { LoadedConfig } from '../config/load.js'
+import { diffConfig, type ConfigDiff } from '../config/diff.js'
 import type { Logger } from '../logger.js'
 import { Catalogue } from '../registry/catalogue.js'
 
 /** How long a list request waits for children still in their first start. */
 export const FIRST_LIST_WAIT_MS = 5_000
+
+const ALL_KINDS: readonly ListKind[] = ['tools', 'prompts', 'resources', 'resourceTemplates', 'skills']
+
+/** How long a server removed or changed by a config reload may finish the calls it is running. */
+export const RELOAD_DRAIN_MS = 10_000
 
 /** How long children wait for a client's initialize before they initialize offering no client capabilities. */
 export const CLIENT_INITIALIZE_WAIT_MS = 2_000
@@ -57,7 +63,11 @@ export class Runtime {
   /** While a client is awaited: settles with its offer, or with none after waitForClientMs. */
   private awaited: { promise: Promise<ClientCapabilities>; resolve: (caps: ClientCapabilities) => void } | undefined
 
+  /** The config in force: the one loaded at start, or the last reload that validated. */
+  loaded: LoadedConfig
+
   constructor(readonly deps: RuntimeDeps) {
+    this.loaded = deps.loaded
     const { config } = deps.loaded
     if (deps.waitForClientMs !== undefined) {
       let resolve!: (caps: ClientCapabilities) => void
@@ -135,6 +145,11 @@ export class Runtime {
   private onListsChanged(child: ChildConnection, kinds: readonly ListKind[]): void {
     if (child.state === 'RUNNING') this.catalogue.setServer(child.key, child.lists, kinds)
     else this.catalogue.clearServer(child.key)
+    this.announce(kinds)
+  }
+
+  /** Tells the catalogue's listeners and every session that some lists changed; logs new conflicts. */
+  private announce(kinds: readonly ListKind[]): void {
     for (const listener of this.catalogueListeners) listener(kinds)
     const current = new Set<string>()
     for (const conflict of this.catalogue.conflicts) {
@@ -182,6 +197,30 @@ export class Runtime {
   removeSession(session: SessionHandle): void {
     this.sessions.delete(session)
     if (this.lastActive === session) this.lastActive = undefined
+  }
+
+  /**
+   * Applies a reloaded config: servers added are started, servers removed are
+   * stopped, servers whose entry changed are restarted with it, and every
+   * other child is left as it is (its calls in flight included). Sessions hear
+   * of the entries that come and go through the usual list-changed path.
+   * Resolves with what changed once the new children are up or failed.
+   */
+  async applyConfig(next: LoadedConfig, drainMs = RELOAD_DRAIN_MS): Promise<ConfigDiff> {
+    const diff = diffConfig(this.loaded.config, next.config)
+    this.loaded = next
+    const { servers } = next.config
+    if (diff.order) {
+      this.catalogue.setServerOrder([...servers.keys()])
+      this.announce(ALL_KINDS)
+    }
+    const gone = (child: ChildConnection) => {
+      this.catalogue.clearServer(child.key)
+      this.announce(ALL_KINDS)
+    }
+    await Promise.all([...diff.servers.removed, ...diff.servers.changed].map((key) => this.supervisor.remove(key, drainMs, gone)))
+    await Promise.all([...diff.servers.changed, ...diff.servers.added].map((key) => this.supervisor.add(key, servers.get(key)!)))
+    return diff
   }
 
   /** Tells every running child that the client's roots changed. */

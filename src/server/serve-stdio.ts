@@ -58,7 +58,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
     signals.once('SIGTERM', onSignal)
     session.onclose = () => resolve()
     const stream = new StdioServerStream(options.stdin, options.stdout, {
-      maxMessageBytes: runtime.deps.loaded.config.limits.maxMessageBytes,
+      maxMessageBytes: runtime.loaded.config.limits.maxMessageBytes,
       onRejected: (reason) => logger.debug(`refused a message from the client: ${reason}`),
     })
     session.connect(stream).catch((error: unknown) => {

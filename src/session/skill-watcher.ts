@@ -11,13 +11,16 @@ import type { PolicyState } from './policy-state.js'
  * notifications. A reload that fails keeps the skills already loaded.
  * Returns a function that stops watching.
  */
-export function watchSkills(loaded: LoadedConfig, state: PolicyState, logger: Logger, debounceMs = 200): () => void {
+export function watchSkills(current: LoadedConfig | (() => LoadedConfig), state: PolicyState, logger: Logger, debounceMs = 200): () => void {
+  // The config in force at each reload (a live config reload may have changed roles or limits).
+  const config = typeof current === 'function' ? current : () => current
+  const loaded = config()
   let timer: NodeJS.Timeout | undefined
   let reloading: Promise<void> = Promise.resolve()
   const reload = () => {
     reloading = reloading.then(async () => {
       try {
-        state.replace(await loadSources(loaded, logger))
+        state.replace(await loadSources(config(), logger))
         logger.info(`skills reloaded: ${state.sources.skills.length} skills`)
       } catch (error) {
         logger.error(`skills not reloaded (${(error as Error).message}); keeping the ones loaded before`)

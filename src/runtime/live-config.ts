@@ -1,0 +1,96 @@
+import { watch, type FSWatcher } from 'node:fs'
+import path from 'node:path'
+import type { ConfigDiff } from '../config/diff.js'
+import { loadConfig, type LoadedConfig } from '../config/load.js'
+import type { Logger } from '../logger.js'
+import { isPolicyMode, loadSources, type PolicyMode } from '../session/policy-mode.js'
+import type { Runtime } from './runtime.js'
+
+export interface LiveConfigOptions {
+  runtime: Runtime
+  mode: PolicyMode
+  logger: Logger
+  env: Record<string, string | undefined>
+  /** Where SIGHUP comes from (the process by default). */
+  signals?: NodeJS.EventEmitter
+  debounceMs?: number
+}
+
+/** One line for the log: what a reload did. */
+export function describeDiff(diff: ConfigDiff): string {
+  const parts: string[] = []
+  const { added, removed, changed } = diff.servers
+  if (added.length) parts.push(`started ${added.join(', ')}`)
+  if (removed.length) parts.push(`stopped ${removed.join(', ')}`)
+  if (changed.length) parts.push(`restarted ${changed.join(', ')}`)
+  if (diff.policy) parts.push('rebuilt the policy')
+  if (diff.order && parts.length === 0) parts.push('took the new server order')
+  return parts.length ? parts.join('; ') : 'nothing to change'
+}
+
+/**
+ * Keeps a running `myc serve` on its config file: a change on disk (a moment
+ * after the last write) or SIGHUP reloads it. A config that does not
+ * validate is logged (file, key path, fix) and the running one kept; one
+ * that does is applied by the runtime (servers started, stopped, restarted;
+ * the rest untouched) and, in policy mode, the skills and roles are rebuilt.
+ * Returns a function that stops watching. `reload` is exposed for tests.
+ */
+export function watchConfig(options: LiveConfigOptions): { stop: () => void; reload: () => Promise<ConfigDiff | undefined> } {
+  const { runtime, mode, logger } = options
+  const file = runtime.loaded.file
+  let chain: Promise<ConfigDiff | undefined> = Promise.resolve(undefined)
+
+  const reloadOnce = async (): Promise<ConfigDiff | undefined> => {
+    let next: LoadedConfig
+    let sources: Awaited<ReturnType<typeof loadSources>> | undefined
+    try {
+      next = await loadConfig({ configPath: file, cwd: runtime.loaded.dir, env: options.env })
+      if (mode.kind === 'policy') sources = await loadSources(next, logger)
+    } catch (error) {
+      logger.error(`config not reloaded, the running one is kept: ${(error as Error).message}`)
+      return undefined
+    }
+    if (isPolicyMode(next) !== (mode.kind === 'policy')) logger.warn(`${file}: switching between open mode and policy mode (the "skills" key) takes effect after a restart`)
+    // The policy first: skills that name a server being added or removed are judged against the new config.
+    if (sources && mode.kind === 'policy') mode.state.replace(sources)
+    const diff = await runtime.applyConfig(next)
+    logger.info(`config reloaded: ${describeDiff(diff)}`)
+    if (diff.needsRestart.length) logger.warn(`${file}: changes to ${diff.needsRestart.map((k) => `"${k}"`).join(', ')} take effect after a restart`)
+    return diff
+  }
+  const reload = () => (chain = chain.then(reloadOnce, reloadOnce))
+
+  if (!file) return { stop: () => {}, reload }
+  let timer: NodeJS.Timeout | undefined
+  const schedule = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => void reload(), options.debounceMs ?? 200)
+    timer.unref()
+  }
+  // The folder, not the file: editors save by writing a new file and renaming it over the old one.
+  let watcher: FSWatcher | undefined
+  try {
+    watcher = watch(path.dirname(file), (_event, name) => {
+      if (name === null || name === path.basename(file)) schedule()
+    })
+    watcher.on('error', (error) => logger.warn(`watching ${file}: ${error.message}`))
+    watcher.unref()
+  } catch (error) {
+    logger.warn(`cannot watch ${file} for changes (${(error as Error).message}); send SIGHUP to reload it`)
+  }
+  const signals = options.signals ?? process
+  const onHup = () => {
+    logger.info('SIGHUP: reloading the config')
+    void reload()
+  }
+  signals.on('SIGHUP', onHup)
+  return {
+    reload,
+    stop: () => {
+      clearTimeout(timer)
+      watcher?.close()
+      signals.off('SIGHUP', onHup)
+    },
+  }
+}
