@@ -2,6 +2,7 @@ import { renderUsage, runCommand, type CommandDef } from 'citty'
 import { ExitCode, MycError } from './errors.js'
 import { createLogger } from './logger.js'
 import { commonArgs } from './commands/_shared.js'
+import { forStream, stripAnsi } from './terminal-colour.js'
 import { version } from './version.js'
 
 type Loader = () => Promise<CommandDef<any>>
@@ -63,7 +64,7 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
     const name = index === -1 ? undefined : argv[index]!
     if (own.includes('--help') || own.includes('-h')) {
       if (name === undefined || !Object.hasOwn(commands, name)) {
-        process.stdout.write(`${await renderUsage(main)}\n`)
+        writeUsage(await renderUsage(main))
         return ExitCode.ok
       }
       // The usage of the deepest command named (`myc skills lint --help`).
@@ -71,13 +72,13 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
       const top = await commands[name]!()
       const [leaf, , path] = await resolveLeaf(top, rest.slice(rest.indexOf(name) + 1), name).catch(() => [top, [], name] as const)
       const meta = typeof leaf.meta === 'function' ? await leaf.meta() : await leaf.meta
-      process.stdout.write(`${await renderUsage({ ...leaf, meta: { ...meta, name: path } }, main)}\n`)
+      writeUsage(await renderUsage({ ...leaf, meta: { ...meta, name: path } }, main))
       return ExitCode.ok
     }
     if (name === undefined) {
       // What MCP client configs run: `myc --config F` with a pipe on stdin.
       if (!stdinIsTTY) return await runSub('serve', argv)
-      process.stdout.write(`${await renderUsage(main)}\n`)
+      writeUsage(await renderUsage(main))
       return ExitCode.ok
     }
     if (!Object.hasOwn(commands, name)) {
@@ -88,6 +89,11 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
   } catch (error) {
     return reportError(error, { json: wantsJson, verbose, logger })
   }
+}
+
+/** Usage text on stdout; citty colours it whatever stdout is, so the codes go when stdout may not have colour. */
+function writeUsage(usage: string): void {
+  process.stdout.write(`${forStream(process.stdout, usage)}\n`)
 }
 
 async function runSub(name: string, rawArgs: string[]): Promise<number> {
@@ -120,8 +126,9 @@ function reportError(error: unknown, opts: { json: boolean; verbose: boolean; lo
   const isCittyUsage = !known && error instanceof Error && error.name === 'CLIError'
   const code = known ? error.code : isCittyUsage ? 'USAGE' : 'RUNTIME'
   const exitCode = known ? error.exitCode : isCittyUsage ? ExitCode.usage : ExitCode.runtime
+  // citty colours parts of its messages (argument names); JSON is data and never carries escape codes.
   const message = error instanceof Error ? error.message : String(error)
-  if (opts.json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message } })}\n`)
+  if (opts.json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message: stripAnsi(message) } })}\n`)
   else if (opts.verbose && error instanceof Error) opts.logger.error(error)
   else opts.logger.error(message)
   return exitCode

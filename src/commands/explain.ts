@@ -1,6 +1,8 @@
 import { defineCommand } from 'citty'
 import { MycError } from '../errors.js'
+import { builtinByWireName, SERVED_BUILTINS } from '../inspect/reports.js'
 import { explainTool } from '../policy/explain.js'
+import { BUILTIN_SERVER } from '../policy/policy.js'
 import { createLogger } from '../logger.js'
 import { commonArgs, jsonArgs, principalArgs, printJson, printResult } from './_shared.js'
 import { principalFor, requirePolicy, withStartedRuntime } from './_runtime.js'
@@ -14,10 +16,12 @@ export default defineCommand({
       const state = requirePolicy(mode)
       const { role, active } = principalFor(args, loaded, state)
       const entry = runtime.catalogue.toolById(args.tool) ?? runtime.catalogue.toolByWire(args.tool)
+      const builtin = entry ? undefined : builtinByWireName(args.tool, loaded.config.namespace)
       const colon = args.tool.indexOf(':')
-      const [server, tool] = entry ? [entry.server, entry.name] : colon > 0 ? [args.tool.slice(0, colon), args.tool.slice(colon + 1)] : [undefined, undefined]
+      const [server, tool] = entry ? [entry.server, entry.name] : builtin ? [BUILTIN_SERVER, builtin] : colon > 0 ? [args.tool.slice(0, colon), args.tool.slice(colon + 1)] : [undefined, undefined]
       if (server === undefined || tool === undefined) throw new MycError('USAGE', `"${args.tool}" is not in the catalogue; write it as server:tool`)
-      return explainTool(state.policy, { server, tool, role, active, inCatalogue: entry !== undefined })
+      // As `myc serve` decides: the meta tools follow session.metaTools, and only the built-ins it runs exist.
+      return explainTool(state.policy, { server, tool, role, active, inCatalogue: entry !== undefined, metaTools: loaded.config.session.metaTools, available: SERVED_BUILTINS })
     })
     if (args.json) printJson({ ok: true, ...explanation })
     else printResult(`${explanation.tool} is ${explanation.visible ? 'VISIBLE' : 'HIDDEN'} for role ${explanation.role}\n${explanation.steps.map((s) => `  [${s.verdict}] ${s.rule}: ${s.detail}`).join('\n')}`)

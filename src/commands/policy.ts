@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty'
 import { MycError } from '../errors.js'
-import { policyCheck } from '../inspect/reports.js'
+import { policyCheck, roleWarnings } from '../inspect/reports.js'
 import { createLogger } from '../logger.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 import { requirePolicy, withStartedRuntime } from './_runtime.js'
@@ -11,13 +11,14 @@ const check = defineCommand({
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: true })
     const report = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => {
-      const policy = requirePolicy(mode).policy
+      const state = requirePolicy(mode)
+      const policy = state.policy
       if (!policy.roles.has(args.role)) throw new MycError('USAGE', `unknown role "${args.role}"; roles: ${[...policy.roles.keys()].join(', ')}`)
-      return policyCheck(policy, runtime.catalogue, args.role)
+      return policyCheck(policy, runtime.catalogue, args.role, roleWarnings(state.sources))
     })
     const ok = report.violations.length === 0
     if (args.json) printJson({ ok, ...report })
-    else printResult(`role ${report.role}\nservers: ${report.servers.join(', ') || 'none'}\nskills: ${report.skills.join(', ') || 'none'}\ntools: ${report.tools.length}\nmemory: ${report.memory}${report.violations.map((v) => `\nviolation: ${v}`).join('')}`)
+    else printResult(`role ${report.role}\nservers: ${report.servers.join(', ') || 'none'}\nskills: ${report.skills.join(', ') || 'none'}\ntools: ${report.tools.length}\nmemory: ${report.memory}${report.violations.map((v) => `\nviolation: ${v}`).join('')}${report.warnings.map((w) => `\nwarning: ${w}`).join('')}`)
     return ok ? 0 : 3
   },
 })

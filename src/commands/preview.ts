@@ -13,11 +13,12 @@ const skill = defineCommand({
     const preview = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, loaded, mode }) => {
       const state = requirePolicy(mode)
       const { role, active } = principalFor(args, loaded, state)
-      const result = previewSkill(state.policy, runtime.catalogue, role, active, args.id)
+      const result = previewSkill(state.policy, runtime.catalogue, role, active, args.id, loaded.config.namespace)
       if (!result.ok) throw new MycError('USAGE', result.error)
       return result
     })
     if (args.json) printJson(preview)
+    else if (preview.alreadyActive) printResult(`${preview.skill} is already active for role ${preview.role}: activating it adds no tools`)
     else printResult(`activating ${preview.skill} for role ${preview.role} adds ${preview.added.length} tools (~${preview.addedTokens} tokens of schema):\n${preview.added.map((t) => `  + ${t.wireName}`).join('\n')}`)
     return 0
   },

@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty'
-import { rolesReport } from '../inspect/reports.js'
+import { roleWarnings, rolesReport } from '../inspect/reports.js'
 import { createLogger } from '../logger.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 import { requirePolicy, withStartedRuntime } from './_runtime.js'
@@ -9,9 +9,12 @@ export default defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const roles = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => rolesReport(requirePolicy(mode).policy))
-    if (args.json) printJson({ ok: true, roles })
-    else printResult(roles.map((r) => `${r.name}${r.inherits.length ? ` (inherits ${r.inherits.join(' → ')})` : ''}\n  from: ${r.sources.join(', ')}\n  skills: ${r.skills.join(', ') || 'none'}${r.deny.length ? `\n  deny: ${r.deny.join(', ')}` : ''}`).join('\n'))
+    const { roles, warnings } = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => {
+      const state = requirePolicy(mode)
+      return { roles: rolesReport(state.policy), warnings: roleWarnings(state.sources).warnings }
+    })
+    if (args.json) printJson({ ok: true, roles, warnings })
+    else printResult([...roles.map((r) => `${r.name}${r.inherits.length ? ` (inherits ${r.inherits.join(' → ')})` : ''}\n  from: ${r.sources.join(', ')}\n  skills: ${r.skills.join(', ') || 'none'}${r.deny.length ? `\n  deny: ${r.deny.join(', ')}` : ''}`), ...warnings.map((w) => `warning: ${w}`)].join('\n'))
     return 0
   },
 })

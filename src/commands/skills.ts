@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty'
 import { MycError } from '../errors.js'
-import { childSkillsReport, lintSkills, skillsReport } from '../inspect/reports.js'
+import { childSkillsReport, lintSkills, roleDefinitionFile, roleWarningProblems, roleWarnings, skillsReport } from '../inspect/reports.js'
 import { createLogger } from '../logger.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 import { requirePolicy, withStartedRuntime } from './_runtime.js'
@@ -45,9 +45,10 @@ const lint = defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: true })
-    const problems = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => {
+    const problems = await withStartedRuntime({ configPath: args.config, logger }, async ({ loaded, mode }) => {
       const state = requirePolicy(mode)
-      return lintSkills(state.policy, state.sources.problems, mode.kind === 'policy' ? mode.state.sources.unserved : [])
+      const roleProblems = roleWarningProblems(roleWarnings(state.sources), (role) => roleDefinitionFile(loaded, role))
+      return lintSkills(state.policy, state.sources.problems, state.sources.unserved, roleProblems)
     })
     const errors = problems.filter((p) => p.severity === 'error')
     if (args.json) printJson({ ok: errors.length === 0, problems })

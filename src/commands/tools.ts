@@ -1,7 +1,8 @@
 import { defineCommand } from 'citty'
 import { createLogger } from '../logger.js'
-import { toolsReport } from '../inspect/reports.js'
+import { builtinTools, toolsReport } from '../inspect/reports.js'
 import { createView } from '../session/policy-mode.js'
+import { PolicyView } from '../session/policy-view.js'
 import { commonArgs, jsonArgs, principalArgs, printJson, printResult, splitList } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
 
@@ -12,7 +13,11 @@ export default defineCommand({
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
     const result = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, loaded, mode }) => {
       const view = createView(mode, loaded, { role: args.role, skills: splitList(args.skills), env: process.env, catalogue: runtime.catalogue, logger })
-      return { role: (view as { role?: string }).role ?? null, tools: toolsReport(runtime.catalogue, (e) => view.toolVisible(e), view.builtinTools(), args.all === true) }
+      if (mode.kind === 'open' || !(view instanceof PolicyView)) return { role: null, tools: toolsReport(runtime.catalogue, (e) => view.toolVisible(e), [], args.all === true) }
+      // The built-ins `myc serve` would offer this principal (exec and run_script included when a skill allows them).
+      const filter = mode.state.policy.filter(view.role, new Set(view.activeSkills))
+      const builtins = builtinTools(filter, { metaTools: loaded.config.session.metaTools, naming: loaded.config.namespace })
+      return { role: view.role, tools: toolsReport(runtime.catalogue, (e) => view.toolVisible(e), builtins, args.all === true) }
     })
     if (args.json) {
       printJson({ ok: true, ...result })

@@ -1,10 +1,16 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import type { Tool } from '@modelcontextprotocol/client'
-import { unknownSkill } from '../policy/escalation.js'
+import type { LoadedConfig } from '../config/load.js'
+import { previewActivation, type PreviewTool } from '../policy/escalation.js'
 import { patternMatches } from '../policy/patterns.js'
-import type { Policy } from '../policy/policy.js'
-import type { SkillProblem } from '../policy/skill.js'
+import { BUILTIN_SERVER, BUILTIN_TOOLS, GATED_BUILTINS, META_BUILTINS, visibleBuiltins, type Policy, type PrincipalFilter } from '../policy/policy.js'
+import { resolveRoles, type RoleDefinitionInput } from '../policy/roles.js'
+import type { Skill, SkillProblem } from '../policy/skill.js'
 import type { Catalogue, ToolEntry } from '../registry/catalogue.js'
-import { clientNameWarnings } from '../registry/wire-names.js'
+import { clientNameWarnings, toWireName, type WireNameOptions } from '../registry/wire-names.js'
+import { EXEC_TOOL_DEFS } from '../session/builtin-exec.js'
+import { META_TOOL_DEFS } from '../session/meta-tools.js'
 
 /** One row of `myc tools`. */
 export interface ToolRow {
@@ -22,19 +28,85 @@ function row(entry: ToolEntry, visible: boolean): ToolRow {
 }
 
 /**
- * The tools a principal sees (open mode: all). With `all`, every catalogue
- * tool, each marked visible or not (a person's view: the agent never gets it).
+ * The built-ins `myc serve` runs in policy mode besides the meta tools: the
+ * sandboxed `exec` and `run_script` (the memory tools are not served yet).
  */
-export function toolsReport(catalogue: Catalogue, visible: (e: ToolEntry) => boolean, builtins: readonly Tool[], all: boolean): ToolRow[] {
-  const rows: ToolRow[] = builtins.map((t) => {
-    const name = t.name.replace(/^mycelium[_.:-]+/, '')
-    return { id: `mycelium:${name}`, wireName: t.name, server: 'mycelium', name, description: t.description ?? '', visible: true, warnings: clientNameWarnings(t.name) }
+export const SERVED_BUILTINS: ReadonlySet<string> = new Set(GATED_BUILTINS)
+
+const BUILTIN_DEFS: Readonly<Record<string, Omit<Tool, 'name'>>> = { ...META_TOOL_DEFS, ...EXEC_TOOL_DEFS }
+
+/** A built-in tool of server `mycelium` as a principal would get it. */
+export interface BuiltinTool {
+  /** Bare name (`list_skills`, `exec`). */
+  name: string
+  wireName: string
+  /** The definition sent to the client, with its wire name. */
+  wire: Tool
+  visible: boolean
+}
+
+/**
+ * The built-ins `myc serve` can offer a principal, each marked visible or not
+ * as {@link visibleBuiltins} decides (meta tools unless `metaTools` is false,
+ * then those of {@link SERVED_BUILTINS} an active skill allows), in the order
+ * the server lists them.
+ */
+export function builtinTools(filter: PrincipalFilter, options: { metaTools: boolean; naming: WireNameOptions }): BuiltinTool[] {
+  const visible = new Set(visibleBuiltins(filter, { metaTools: options.metaTools, available: SERVED_BUILTINS }))
+  const candidates = [...(options.metaTools ? META_BUILTINS : []), ...SERVED_BUILTINS]
+  return candidates.map((name) => {
+    const wireName = toWireName(BUILTIN_SERVER, name, options.naming)
+    return { name, wireName, wire: { name: wireName, ...BUILTIN_DEFS[name]! } as Tool, visible: visible.has(name) }
   })
+}
+
+/** The bare name of the built-in whose wire name is `wireName` (`mycelium__exec` → `exec`), if any. */
+export function builtinByWireName(wireName: string, naming: WireNameOptions): string | undefined {
+  return [...BUILTIN_TOOLS].find((name) => toWireName(BUILTIN_SERVER, name, naming) === wireName)
+}
+
+/**
+ * The tools a principal sees (open mode: all), built-ins first. With `all`,
+ * every tool, each marked visible or not (a person's view: the agent never
+ * gets it).
+ */
+export function toolsReport(catalogue: Catalogue, visible: (e: ToolEntry) => boolean, builtins: readonly BuiltinTool[], all: boolean): ToolRow[] {
+  const rows: ToolRow[] = builtins
+    .filter((b) => b.visible || all)
+    .map((b) => ({ id: `${BUILTIN_SERVER}:${b.name}`, wireName: b.wireName, server: BUILTIN_SERVER, name: b.name, description: b.wire.description ?? '', visible: b.visible, warnings: clientNameWarnings(b.wireName) }))
   for (const entry of catalogue.tools()) {
     const v = visible(entry)
     if (v || all) rows.push(row(entry, v))
   }
   return rows
+}
+
+/** What {@link roleWarnings} returns: every role warning, and the same by role definition. */
+export interface RoleWarnings {
+  warnings: readonly string[]
+  byRole: ReadonlyMap<string, readonly string[]>
+}
+
+/**
+ * The warnings of the role graph ({@link resolveRoles}: an `allowedSkills`
+ * entry naming no skill), from the skills and definitions policy mode was
+ * built from. For people (roles, lint, policy check), never the agent.
+ */
+export function roleWarnings(sources: { skills: readonly Skill[]; definitions: ReadonlyMap<string, RoleDefinitionInput> }): RoleWarnings {
+  const result = resolveRoles(sources.skills, sources.definitions)
+  return result.ok ? { warnings: result.warnings, byRole: result.warningsByRole } : { warnings: [], byRole: new Map() }
+}
+
+/** The file a role definition is written in: the config (`roles.definitions`) or `roles/<role>.yaml` beside it. */
+export function roleDefinitionFile(loaded: Pick<LoadedConfig, 'file' | 'dir' | 'config'>, role: string): string {
+  if (Object.hasOwn(loaded.config.roles.definitions, role)) return loaded.file ?? '(embedded config)'
+  const yml = path.join(loaded.dir, 'roles', `${role}.yml`)
+  return existsSync(yml) && !existsSync(path.join(loaded.dir, 'roles', `${role}.yaml`)) ? yml : path.join(loaded.dir, 'roles', `${role}.yaml`)
+}
+
+/** Role warnings as lint problems (severity warning), each naming the file of its role definition. */
+export function roleWarningProblems(warnings: RoleWarnings, fileOf: (role: string) => string): LintProblem[] {
+  return [...warnings.byRole].flatMap(([role, messages]) => messages.map((message) => ({ file: fileOf(role), severity: 'warning' as const, message })))
 }
 
 /** `myc roles`: each role, where it comes from, what it reaches. */
@@ -88,8 +160,12 @@ export interface LintProblem {
   message: string
 }
 
-/** `myc skills lint`: malformed skills, strict-loading failures, host tools, `*` patterns, roles nobody else names. */
-export function lintSkills(policy: Policy, problems: readonly SkillProblem[], unserved: ReadonlyArray<{ name: string; file: string; reason: string }> = []): LintProblem[] {
+/**
+ * `myc skills lint`: malformed skills, strict-loading failures, host tools,
+ * `*` patterns, skills no role can use, and the role graph's warnings
+ * (`roleProblems`, from {@link roleWarningProblems}).
+ */
+export function lintSkills(policy: Policy, problems: readonly SkillProblem[], unserved: ReadonlyArray<{ name: string; file: string; reason: string }> = [], roleProblems: readonly LintProblem[] = []): LintProblem[] {
   const out: LintProblem[] = problems.map((p) => ({ file: p.file, severity: 'error' as const, message: `${p.path ? `${p.path}: ` : ''}${p.message}` }))
   for (const u of unserved) out.push({ skill: u.name, file: u.file, severity: u.reason.startsWith('SKILL.yaml') ? 'warning' : 'error', message: `not served over MCP: ${u.reason}` })
   for (const skill of policy.skills.values()) {
@@ -97,11 +173,16 @@ export function lintSkills(policy: Policy, problems: readonly SkillProblem[], un
     if (skill.allowedTools.includes('*')) out.push({ skill: skill.name, file: skill.file, severity: 'warning', message: 'allowedTools has "*": every tool of every server, built-ins included; name the servers instead (fs:*)' })
     if (skill.allowedRoles.length === 0) out.push({ skill: skill.name, file: skill.file, severity: 'warning', message: 'allowedRoles is empty: no role can use this skill' })
   }
+  out.push(...roleProblems)
   return out
 }
 
-/** `myc policy check --role R`: what R reaches, and the rules it violates. */
-export function policyCheck(policy: Policy, catalogue: Catalogue, role: string) {
+/**
+ * `myc policy check --role R`: what R reaches, the rules it violates (a
+ * disabled skill, a pattern or deny matching no tool, a deny that does not
+ * parse), and the role graph's warnings about R and the roles it inherits.
+ */
+export function policyCheck(policy: Policy, catalogue: Catalogue, role: string, warnings: RoleWarnings = { warnings: [], byRole: new Map() }) {
   const reachable = policy.reachable(role)
   const filter = policy.filter(role, new Set(reachable.map((s) => s.name)))
   const tools = catalogue.tools().filter((e) => filter.toolVisible(e.server, e.name)).map((e) => e.id)
@@ -119,19 +200,38 @@ export function policyCheck(policy: Policy, catalogue: Catalogue, role: string) 
   }
   const deny = policy.denyOf(role)
   for (const p of deny.patterns) if (!catalogue.tools().some((e) => patternMatches(p, e.server, e.name))) violations.push(`role ${role}: deny "${p.source}" matches no tool (a typo leaves the tool visible)`)
-  return { role, servers, skills: reachable.map((s) => s.name), tools, memory: filter.memory, violations }
+  for (const problem of policy.denyProblems(role)) violations.push(`role ${role}: deny ${problem} (it is ignored, so it denies nothing)`)
+  const chain = policy.roles.get(role)?.chain ?? [role]
+  return { role, servers, skills: reachable.map((s) => s.name), tools, memory: filter.memory, violations, warnings: chain.flatMap((r) => warnings.byRole.get(r) ?? []) }
 }
 
-/** Estimated tokens of tool definitions: JSON characters / 4 (a rough, stated rule of thumb). */
-export function estimateTokens(tools: readonly Tool[]): number {
-  return Math.ceil(tools.reduce((n, t) => n + JSON.stringify(t).length, 0) / 4)
-}
-
-/** `myc preview skill ID --role R`: the tool diff activating the skill would cause. */
-export function previewSkill(policy: Policy, catalogue: Catalogue, role: string, active: ReadonlySet<string>, skill: string) {
-  if (!policy.reaches(role, skill)) return { ok: false as const, error: unknownSkill(skill).error.message }
-  const before = policy.filter(role, active)
-  const after = policy.filter(role, new Set([...active, skill]))
-  const added = catalogue.tools().filter((e) => after.toolVisible(e.server, e.name) && !before.toolVisible(e.server, e.name))
-  return { ok: true as const, skill, role, active: [...before.active], added: added.map((e) => ({ id: e.id, wireName: e.wireName })), addedTokens: estimateTokens(added.map((e) => e.wire)) }
+/**
+ * `myc preview skill ID --role R`: the tool-list diff activating the skill
+ * would cause ({@link previewActivation}), over the catalogue and the
+ * built-ins `myc serve` runs (activating a skill that allows `mycelium:exec`
+ * adds it), with wire names for each added tool.
+ */
+export function previewSkill(policy: Policy, catalogue: Catalogue, role: string, active: ReadonlySet<string>, skill: string, naming: WireNameOptions) {
+  const wireNames = new Map<string, string>()
+  const tools: PreviewTool[] = []
+  for (const name of SERVED_BUILTINS) {
+    const wireName = toWireName(BUILTIN_SERVER, name, naming)
+    wireNames.set(`${BUILTIN_SERVER}:${name}`, wireName)
+    tools.push({ server: BUILTIN_SERVER, name, def: { name: wireName, ...BUILTIN_DEFS[name] } })
+  }
+  for (const e of catalogue.tools()) {
+    wireNames.set(e.id, e.wireName)
+    tools.push({ server: e.server, name: e.name, def: e.wire })
+  }
+  const result = previewActivation(policy, role, active, skill, tools)
+  if (!result.ok) return result
+  return {
+    ok: true as const,
+    skill,
+    role,
+    active: [...policy.filter(role, active).active],
+    alreadyActive: result.alreadyActive,
+    added: result.added.map((id) => ({ id, wireName: wireNames.get(id) ?? id })),
+    addedTokens: result.addedTokens,
+  }
 }

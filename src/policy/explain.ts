@@ -28,10 +28,12 @@ const isMemory = (tool: string) => (MEMORY_BUILTINS as readonly string[]).includ
  * that matches. `visible` agrees with {@link Policy.filter}'s `toolVisible`
  * (and with {@link visibleBuiltins} for the meta tools). Built-ins of server
  * `mycelium` are always in the catalogue; `metaTools` (default true) is the
- * config's `session.metaTools`. Active skills the role cannot reach count
- * for nothing, as in the filter.
+ * config's `session.metaTools`; `available`, as for {@link visibleBuiltins},
+ * narrows the other built-ins to those the process can run (one outside it
+ * is hidden whatever the skills say). Active skills the role cannot reach
+ * count for nothing, as in the filter.
  */
-export function explainTool(policy: Policy, input: { server: string; tool: string; role: string; active: ReadonlySet<string>; inCatalogue: boolean; metaTools?: boolean }): Explanation {
+export function explainTool(policy: Policy, input: { server: string; tool: string; role: string; active: ReadonlySet<string>; inCatalogue: boolean; metaTools?: boolean; available?: ReadonlySet<string> }): Explanation {
   const { server, tool, role } = input
   const steps: ExplainStep[] = []
   const id = `${server}:${tool}`
@@ -50,13 +52,15 @@ export function explainTool(policy: Policy, input: { server: string; tool: strin
     steps.push({ rule: 'meta tools', verdict: on ? 'allows' : 'denies', detail: on ? 'meta tools are served to every policy-mode session' : 'session.metaTools is false' })
     return { tool: id, role, visible: on, steps }
   }
+  const unavailable = builtin && inCatalogue && input.available !== undefined && !input.available.has(tool)
+  if (unavailable) steps.push({ rule: 'built-ins', verdict: 'denies', detail: `myc does not serve ${id} (it serves ${[...input.available!].map((t) => `${BUILTIN_SERVER}:${t}`).join(', ') || 'no other built-in'} besides the meta tools)` })
   if (builtin && isMemory(tool)) {
     // Memory built-ins follow the memory grant, not the patterns.
     const granting = policy.reachable(role).filter((s) => s.grants.memory !== 'none')
     for (const s of granting) steps.push({ rule: `skill ${s.name}`, verdict: active.has(s.name) ? 'allows' : 'info', detail: `grants memory (${s.grants.memory})${active.has(s.name) ? '' : ' once activated'}` })
     const memory = policy.filter(role, active).memory
     if (memory === 'none') steps.push({ rule: 'memory grant', verdict: 'denies', detail: 'no active skill grants memory (grants.memory)' })
-    return finish(policy, { id, role, server, tool, steps, visible: inCatalogue && memory !== 'none', chain: resolved.chain })
+    return finish(policy, { id, role, server, tool, steps, visible: inCatalogue && !unavailable && memory !== 'none', chain: resolved.chain })
   }
   let granted = false
   for (const skill of policy.skills.values()) {
@@ -83,7 +87,7 @@ export function explainTool(policy: Policy, input: { server: string; tool: strin
     steps.push({ rule: `skill ${skill.name}`, verdict: 'allows', detail: `active, and allowedTools has ${matching.join(', ')}` })
   }
   if (!granted) steps.push({ rule: 'active skills', verdict: 'denies', detail: active.size > 0 ? `no active skill (${[...active].join(', ')}) grants ${id}` : 'no skill is active' })
-  return finish(policy, { id, role, server, tool, steps, visible: inCatalogue && granted, chain: resolved.chain })
+  return finish(policy, { id, role, server, tool, steps, visible: inCatalogue && !unavailable && granted, chain: resolved.chain })
 }
 
 /** Adds the deny steps (deny wins over allow) and the verdict. */

@@ -25,9 +25,10 @@ export interface ResolvedRole {
 
 /**
  * `warnings` are for lint and logs only (never the agent): an `allowedSkills`
- * entry naming no loaded skill, which caps nothing.
+ * entry naming no loaded skill, which caps nothing. `warningsByRole` holds
+ * the same messages by the role definition they are about.
  */
-export type RolesResult = { ok: true; roles: ReadonlyMap<string, ResolvedRole>; warnings: string[] } | { ok: false; error: string }
+export type RolesResult = { ok: true; roles: ReadonlyMap<string, ResolvedRole>; warnings: string[]; warningsByRole: ReadonlyMap<string, readonly string[]> } | { ok: false; error: string }
 
 /**
  * Inverted RBAC (DESIGN.md section 6): a role exists because a skill names
@@ -76,9 +77,15 @@ export function resolveRoles(skills: readonly Skill[], definitions: ReadonlyMap<
   }
 
   const warnings: string[] = []
+  const warningsByRole = new Map<string, string[]>()
   const skillNames = new Set(skills.map((s) => s.name))
   for (const [role, def] of definitions) {
-    for (const s of def.allowedSkills ?? []) if (!skillNames.has(s)) warnings.push(`roles.definitions.${role}.allowedSkills: no skill is named "${s}" (remove it or fix the name)`)
+    for (const s of def.allowedSkills ?? []) {
+      if (skillNames.has(s)) continue
+      const message = `roles.definitions.${role}.allowedSkills: no skill is named "${s}" (remove it or fix the name)`
+      warnings.push(message)
+      warningsByRole.set(role, [...(warningsByRole.get(role) ?? []), message])
+    }
   }
 
   const resolved = new Map<string, ResolvedRole>()
@@ -103,7 +110,7 @@ export function resolveRoles(skills: readonly Skill[], definitions: ReadonlyMap<
     return result
   }
   for (const role of [...sources.keys()].sort()) resolve(role)
-  return { ok: true, roles: new Map([...resolved].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), warnings }
+  return { ok: true, roles: new Map([...resolved].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), warnings, warningsByRole }
 }
 
 /** The chosen role, or an error naming where the bad name came from and the known roles. */

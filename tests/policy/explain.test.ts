@@ -84,6 +84,21 @@ describe('explainTool', () => {
     expect(explain(BUILTIN_SERVER, 'recall_memory', 'dev', ['notes']).steps).toEqual([{ rule: 'skill notes', verdict: 'allows', detail: 'grants memory (team)' }])
   })
 
+  it('with `available`, agrees with visibleBuiltins: a built-in the process does not run is hidden, and says why', () => {
+    const available = new Set(['exec', 'run_script'])
+    const builtins = ['exec', 'run_script', 'save_memory', 'recall_memory', 'list_memories']
+    for (const role of ['guest', 'dev', 'lead']) {
+      for (const active of [[], ['writer'], ['notes'], ['writer', 'notes']]) {
+        const shown = visibleBuiltins(policy.filter(role, new Set(active)), { available })
+        for (const tool of builtins) expect(explainTool(policy, { server: BUILTIN_SERVER, tool, role, active: new Set(active), inCatalogue: false, available }).visible, `${role} [${active}] ${tool}`).toBe(shown.includes(tool))
+      }
+    }
+    const e = explainTool(policy, { server: BUILTIN_SERVER, tool: 'save_memory', role: 'dev', active: new Set(['notes']), inCatalogue: false, available })
+    expect(e.visible).toBe(false)
+    expect(e.steps[0]).toEqual({ rule: 'built-ins', verdict: 'denies', detail: 'myc does not serve mycelium:save_memory (it serves mycelium:exec, mycelium:run_script besides the meta tools)' })
+    expect(explainTool(policy, { server: BUILTIN_SERVER, tool: 'exec', role: 'dev', active: new Set(['writer']), inCatalogue: false, available }).visible).toBe(true)
+  })
+
   it('lists the known roles for an unknown role', () => {
     expect(explain('fs', 'list', 'root', []).steps).toEqual([{ rule: 'role', verdict: 'denies', detail: 'unknown role "root" (roles: dev, guest, intern, lead)' }])
   })

@@ -131,6 +131,16 @@ describe('resolveRoles: more shapes', () => {
     expect(r.ok && r.warnings).toEqual(['roles.definitions.dev.allowedSkills: no skill is named "typo" (remove it or fix the name)'])
   })
 
+  it('files each warning under the role definition it is about', () => {
+    const r = resolveRoles([skill('a', { allowedRoles: ['dev'] })], defs({ dev: { allowedSkills: ['typo'] }, ops: { allowedSkills: ['a', 'gone', 'lost'] }, lead: { inherits: 'dev' } }))
+    if (!r.ok) throw new Error(r.error)
+    expect(Object.fromEntries(r.warningsByRole)).toEqual({
+      dev: ['roles.definitions.dev.allowedSkills: no skill is named "typo" (remove it or fix the name)'],
+      ops: ['roles.definitions.ops.allowedSkills: no skill is named "gone" (remove it or fix the name)', 'roles.definitions.ops.allowedSkills: no skill is named "lost" (remove it or fix the name)'],
+    })
+    expect([...r.warningsByRole.values()].flat()).toEqual(r.warnings)
+  })
+
   it('an empty cap leaves the role with no skills', () => {
     const r = roles([skill('a', { allowedRoles: ['dev'] })], { dev: { allowedSkills: [] } })
     expect(r.get('dev')!.skills.size).toBe(0)

@@ -1,0 +1,116 @@
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { bundle, requireBundle } from '../helpers/e2e.js'
+import { repoRoot } from '../helpers/fixtures.js'
+
+// The inspection commands use the policy core (visibleBuiltins,
+// previewActivation, Policy.denyProblems, the roles' warnings) the way
+// `myc serve` does; each case fails if its command stops doing so.
+
+const fixtures = path.join(repoRoot, 'tests', 'fixtures')
+
+/** A policy-mode config over the basic fixture skills, a deny that does not parse, and two caps naming no skill (one in roles/ops.yaml). */
+function config(session: Record<string, unknown> = {}): { file: string; dir: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-policy-commands-'))
+  mkdirSync(path.join(dir, 'roles'))
+  writeFileSync(path.join(dir, 'roles', 'ops.yaml'), 'allowedSkills: [common, missing]\n')
+  const file = path.join(dir, 'mycelium.config.json')
+  writeFileSync(
+    file,
+    JSON.stringify({
+      mcpServers: { echo: { command: process.execPath, args: [path.join(fixtures, 'servers', 'echo.mjs')] }, grow: { command: process.execPath, args: [path.join(fixtures, 'servers', 'list-changing.mjs')] } },
+      skills: { dirs: [path.join(fixtures, 'policy', 'basic', 'skills')] },
+      roles: { default: 'guest', definitions: { lead: { inherits: 'developer', deny: ['echo:fail', 'notaserver'] }, capped: { allowedSkills: ['writer', 'typo'] } } },
+      session: { defaultSkills: ['common'], ...session },
+    }),
+  )
+  return { file, dir }
+}
+
+function myc(args: string[]) {
+  requireBundle()
+  const r = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', input: '', timeout: 60_000 })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+const json = (args: string[]) => {
+  const r = myc([...args, '--json'])
+  return { code: r.code, doc: JSON.parse(r.stdout) }
+}
+
+const TYPO = 'roles.definitions.capped.allowedSkills: no skill is named "typo" (remove it or fix the name)'
+const MISSING = 'roles.definitions.ops.allowedSkills: no skill is named "missing" (remove it or fix the name)'
+
+describe('inspection commands on the policy core (build/myc.cjs)', () => {
+  const { file, dir } = config()
+
+  it('myc tools lists the built-ins serve would offer: exec and run_script once a skill allows them', () => {
+    const ids = (extra: string[]) => json(['tools', '--config', file, '--role', 'developer', ...extra]).doc.tools.map((t: { id: string }) => t.id)
+    expect(ids([])).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'echo:echo'])
+    expect(ids(['--skills', 'shell'])).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:exec', 'mycelium:run_script', 'echo:echo'])
+    const all = json(['tools', '--config', file, '--role', 'developer', '--all']).doc.tools
+    expect(all.find((t: { id: string }) => t.id === 'mycelium:exec')).toMatchObject({ wireName: 'mycelium__exec', server: 'mycelium', visible: false })
+    const off = config({ metaTools: false })
+    expect(json(['tools', '--config', off.file, '--role', 'developer', '--skills', 'shell']).doc.tools.map((t: { id: string }) => t.id)).toEqual(['mycelium:exec', 'mycelium:run_script', 'echo:echo'])
+  })
+
+  it('myc preview skill goes through previewActivation: built-ins count, already-active is said, unreachable is unknown', () => {
+    const shell = json(['preview', 'skill', 'shell', '--config', file, '--role', 'developer'])
+    expect(shell.code).toBe(0)
+    expect(shell.doc).toMatchObject({ ok: true, skill: 'shell', role: 'developer', active: ['common'], alreadyActive: false, added: [{ id: 'mycelium:exec', wireName: 'mycelium__exec' }, { id: 'mycelium:run_script', wireName: 'mycelium__run_script' }] })
+    expect(shell.doc.addedTokens).toBeGreaterThan(0)
+    const writer = json(['preview', 'skill', 'writer', '--config', file, '--role', 'developer']).doc
+    expect(writer.added.map((t: { id: string }) => t.id)).toEqual(expect.arrayContaining(['echo:add', 'echo:fail', 'grow:grow']))
+    expect(writer.added.map((t: { id: string }) => t.id)).not.toContain('echo:echo')
+    expect(json(['preview', 'skill', 'common', '--config', file, '--role', 'developer']).doc).toMatchObject({ ok: true, alreadyActive: true, added: [], addedTokens: 0 })
+    expect(myc(['preview', 'skill', 'common', '--config', file, '--role', 'developer']).stdout).toMatch(/common is already active for role developer/)
+    const broken = json(['preview', 'skill', 'broken', '--config', file, '--role', 'developer'])
+    expect(broken.code).toBe(2)
+    expect(broken.doc.error.message).toBe('Unknown skill: broken. Call list_skills to see the skills you can activate.')
+  })
+
+  it('myc policy check reports a deny that does not parse as a violation (exit 3), and the role’s warnings', () => {
+    const lead = json(['policy', 'check', '--role', 'lead', '--config', file])
+    expect(lead.code).toBe(3)
+    expect(lead.doc.violations).toContain('role lead: deny pattern "notaserver" names no configured server: write it as server:tool (it is ignored, so it denies nothing)')
+    expect(lead.doc.warnings).toEqual([])
+    // A warning alone does not fail the check.
+    const capped = json(['policy', 'check', '--role', 'capped', '--config', file])
+    expect(capped.code).toBe(0)
+    expect(capped.doc).toMatchObject({ ok: true, violations: [], warnings: [TYPO] })
+    expect(myc(['policy', 'check', '--role', 'capped', '--config', file]).stdout).toContain(`warning: ${TYPO}`)
+    expect(myc(['policy', 'check', '--role', 'lead', '--config', file]).stdout).toMatch(/^violation: role lead: deny pattern "notaserver"/m)
+  })
+
+  it('myc roles shows the role warnings, as text and as a warnings array', () => {
+    const { code, doc } = json(['roles', '--config', file])
+    expect(code).toBe(0)
+    expect(doc.warnings).toEqual([TYPO, MISSING])
+    const text = myc(['roles', '--config', file]).stdout
+    expect(text).toContain(`warning: ${TYPO}`)
+    expect(text).toContain(`warning: ${MISSING}`)
+  })
+
+  it('myc skills lint includes the role warnings, severity warning, in the file of each definition', () => {
+    const { code, doc } = json(['skills', 'lint', '--config', file])
+    expect(code).toBe(3)
+    const roleProblems = doc.problems.filter((p: { message: string }) => p.message.startsWith('roles.definitions.'))
+    expect(roleProblems).toEqual([
+      { file, severity: 'warning', message: TYPO },
+      { file: path.join(dir, 'roles', 'ops.yaml'), severity: 'warning', message: MISSING },
+    ])
+    expect(myc(['skills', 'lint', '--config', file]).stdout).toContain(`warning: ${path.join(dir, 'roles', 'ops.yaml')}: ${MISSING}`)
+  })
+
+  it('myc explain decides built-ins as serve does: wire names, session.metaTools, unserved built-ins', () => {
+    const memory = json(['explain', 'mycelium__save_memory', '--config', file, '--role', 'developer']).doc
+    expect(memory).toMatchObject({ ok: true, tool: 'mycelium:save_memory', visible: false })
+    expect(memory.steps[0]).toMatchObject({ rule: 'built-ins', verdict: 'denies' })
+    expect(json(['explain', 'mycelium__exec', '--config', file, '--role', 'developer', '--skills', 'shell']).doc).toMatchObject({ tool: 'mycelium:exec', visible: true })
+    const off = config({ metaTools: false })
+    expect(json(['explain', 'mycelium:list_skills', '--config', off.file, '--role', 'developer']).doc).toMatchObject({ visible: false, steps: [{ rule: 'meta tools', verdict: 'denies' }] })
+    expect(json(['explain', 'mycelium:list_skills', '--config', file, '--role', 'developer']).doc.visible).toBe(true)
+  })
+})
