@@ -21,7 +21,8 @@ await build({
   platform: 'node',
   target: 'node20',
   format: 'cjs',
-  keepNames: true,
+  // No keepNames: its __name() wrapper runs on every closure made on the hot path (a per-call cost in profiles).
+  keepNames: false,
   sourcemap: 'linked',
   banner: { js: '#!/usr/bin/env node' },
   define: {

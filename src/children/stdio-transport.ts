@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client'
 import { lineSplitter } from '../protocol/json-lines.js'
+import { LineWriter } from '../protocol/line-writer.js'
 import { DEFAULT_STOP_BUDGET, signalTree, stopTree, type StopBudget } from './process-tree.js'
 
 /** How to start a stdio child. `command` is run directly, never through a shell. */
@@ -33,6 +34,8 @@ export class ChildStdioTransport implements Transport {
 
   private child?: ChildProcess
   private closed = false
+  /** One write per event-loop turn to the child's stdin. */
+  private writer: LineWriter | undefined
   exitInfo?: ExitInfo
   /** How long close() waits at each step; the owner may shorten it before closing. */
   stopBudget: StopBudget = DEFAULT_STOP_BUDGET
@@ -100,15 +103,19 @@ export class ChildStdioTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin
     if (!stdin || this.closed || !stdin.writable) return Promise.reject(new Error('child process is not running'))
-    return new Promise((resolve, reject) => {
-      const ok = stdin.write(`${JSON.stringify(message)}\n`, (error) => (error ? reject(error) : undefined))
-      if (ok) resolve()
-      else stdin.once('drain', resolve)
-    })
+    let line: string
+    try {
+      line = JSON.stringify(message)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    this.writer ??= new LineWriter(stdin, (error) => this.onerror?.(error))
+    return this.writer.write(line)
   }
 
   async close(): Promise<void> {
     const child = this.child
+    this.writer?.flush()
     if (!child || this.closed) {
       this.finish()
       return

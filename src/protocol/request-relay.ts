@@ -1,4 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
+import type { Cancellation } from './cancellation.js'
 
 /** A JSON-RPC error object as it travels on the wire. */
 export interface WireError {
@@ -20,18 +21,20 @@ export interface ProgressParams {
 export interface RelayRequestOptions {
   /** Fails the call after this long without a response or progress. */
   timeoutMs: number
-  /** Aborting sends `notifications/cancelled` to the peer and settles with a cancellation error. */
-  signal?: AbortSignal
+  /** Cancelling sends `notifications/cancelled` to the peer and settles with a cancellation error. */
+  cancellation?: Cancellation
   /** When set, the peer is asked for progress, and each report resets the timeout. */
   onProgress?: (progress: ProgressParams) => void
 }
 
 interface Pending {
   resolve: (outcome: RelayOutcome) => void
-  timer: NodeJS.Timeout
+  /** When it times out (ms since the epoch); pushed back by progress. */
+  deadline: number
   timeoutMs: number
-  onProgress?: (progress: ProgressParams) => void
-  cleanup: () => void
+  onProgress?: ((progress: ProgressParams) => void) | undefined
+  cancellation?: Cancellation | undefined
+  onCancel?: (() => void) | undefined
 }
 
 /** JSON-RPC error codes the relay produces itself. */
@@ -49,10 +52,16 @@ export const RelayErrorCode = {
  * prefix the SDK never uses (it numbers its own), so the relay and an SDK
  * Client can share a transport: feed every incoming message to `intercept`
  * first. The progress token of a relayed call is its id.
+ *
+ * Timeouts share one timer, armed for the earliest deadline: a call costs
+ * no timer of its own (setTimeout and clearTimeout per call showed up in
+ * profiles of the relay).
  */
 export class RequestRelay {
   private nextId = 0
   private readonly pending = new Map<string, Pending>()
+  private timer: NodeJS.Timeout | undefined
+  private timerAt = Number.POSITIVE_INFINITY
 
   constructor(
     private readonly send: (message: JSONRPCMessage) => Promise<void>,
@@ -67,32 +76,24 @@ export class RequestRelay {
   request(method: string, params: Record<string, unknown> | undefined, options: RelayRequestOptions): Promise<RelayOutcome> {
     const id = `${this.prefix}${++this.nextId}`
     let sentParams = params
+    const meta = params?._meta as Record<string, unknown> | undefined
     if (options.onProgress) {
-      const meta = (params?._meta ?? {}) as Record<string, unknown>
       sentParams = { ...params, _meta: { ...meta, progressToken: id } }
-    } else if (params?._meta && typeof params._meta === 'object' && 'progressToken' in params._meta) {
+    } else if (meta && typeof meta === 'object' && 'progressToken' in meta) {
       // A token meant for the caller must not reach the peer: its progress would carry a token nobody maps.
-      const { progressToken: _drop, ...meta } = params._meta as Record<string, unknown>
-      sentParams = { ...params, _meta: meta }
+      const { progressToken: _drop, ...rest } = meta
+      sentParams = { ...params, _meta: rest }
     }
     return new Promise<RelayOutcome>((resolve) => {
-      const onAbort = () => {
-        this.settle(id, { ok: false, error: { code: RelayErrorCode.cancelled, message: 'Request cancelled' } })
-        void this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(options.signal?.reason ?? 'cancelled by the client') } }).catch(() => {})
-      }
-      const entry: Pending = {
-        resolve,
-        timeoutMs: options.timeoutMs,
-        timer: this.startTimer(id, options.timeoutMs),
-        onProgress: options.onProgress,
-        cleanup: () => options.signal?.removeEventListener('abort', onAbort),
-      }
+      const entry: Pending = { resolve, deadline: Date.now() + options.timeoutMs, timeoutMs: options.timeoutMs, onProgress: options.onProgress, cancellation: options.cancellation }
       this.pending.set(id, entry)
-      if (options.signal?.aborted) {
-        onAbort()
-        return
+      this.arm(entry.deadline)
+      const cancellation = options.cancellation
+      if (cancellation) {
+        if (cancellation.aborted) return this.cancelled(id, cancellation.reason)
+        entry.onCancel = () => this.cancelled(id, cancellation.reason)
+        cancellation.onCancel(entry.onCancel)
       }
-      options.signal?.addEventListener('abort', onAbort, { once: true })
       const message = sentParams === undefined ? { jsonrpc: '2.0' as const, id, method } : { jsonrpc: '2.0' as const, id, method, params: sentParams }
       this.send(message).catch((error: unknown) => {
         this.settle(id, { ok: false, error: { code: RelayErrorCode.connectionClosed, message: `Could not send the request: ${error instanceof Error ? error.message : String(error)}` } })
@@ -100,21 +101,47 @@ export class RequestRelay {
     })
   }
 
-  private startTimer(id: string, ms: number): NodeJS.Timeout {
-    const timer = setTimeout(() => {
-      this.settle(id, { ok: false, error: { code: RelayErrorCode.timeout, message: `Request timed out after ${ms} ms`, data: { timeout: ms } } })
-      void this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } }).catch(() => {})
-    }, ms)
-    timer.unref()
-    return timer
+  private cancelled(id: string, reason: unknown): void {
+    if (!this.pending.has(id)) return
+    this.settle(id, { ok: false, error: { code: RelayErrorCode.cancelled, message: 'Request cancelled' } })
+    void this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason ?? 'cancelled by the client') } }).catch(() => {})
+  }
+
+  /** Makes sure the shared timer fires by `deadline`. */
+  private arm(deadline: number): void {
+    if (this.timer !== undefined && this.timerAt <= deadline) return
+    clearTimeout(this.timer)
+    this.timerAt = deadline
+    this.timer = setTimeout(this.expire, Math.max(0, deadline - Date.now()))
+    this.timer.unref()
+  }
+
+  /** Times out every call past its deadline, then re-arms for the next one. */
+  private readonly expire = (): void => {
+    this.timer = undefined
+    this.timerAt = Number.POSITIVE_INFINITY
+    const now = Date.now()
+    let next = Number.POSITIVE_INFINITY
+    for (const [id, entry] of this.pending) {
+      if (entry.deadline <= now) {
+        const ms = entry.timeoutMs
+        this.settle(id, { ok: false, error: { code: RelayErrorCode.timeout, message: `Request timed out after ${ms} ms`, data: { timeout: ms } } })
+        void this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } }).catch(() => {})
+      } else if (entry.deadline < next) next = entry.deadline
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next)
   }
 
   private settle(id: string, outcome: RelayOutcome): void {
     const entry = this.pending.get(id)
     if (!entry) return
     this.pending.delete(id)
-    clearTimeout(entry.timer)
-    entry.cleanup()
+    if (entry.onCancel) entry.cancellation!.off(entry.onCancel)
+    if (this.pending.size === 0 && this.timer !== undefined) {
+      clearTimeout(this.timer)
+      this.timer = undefined
+      this.timerAt = Number.POSITIVE_INFINITY
+    }
     entry.resolve(outcome)
   }
 
@@ -134,8 +161,8 @@ export class RequestRelay {
       if (typeof token !== 'string') return false
       const entry = this.pending.get(token)
       if (!entry) return false
-      clearTimeout(entry.timer)
-      entry.timer = this.startTimer(token, entry.timeoutMs)
+      // Later than the armed timer: it re-arms when it fires.
+      entry.deadline = Date.now() + entry.timeoutMs
       const { progressToken: _token, ...progress } = m.params as ProgressParams & { progressToken: unknown }
       entry.onProgress?.(progress)
       return true

@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream'
 import type { JSONRPCMessage, RequestId, Transport } from '@modelcontextprotocol/client'
 import { checkInbound, errorReply, idFromPrefix, JsonRpcError, MAX_NESTING, nestsDeeperThan, parseErrorReply } from './inbound.js'
 import { lineSplitter } from './json-lines.js'
+import { LineWriter } from './line-writer.js'
 
 /** The default cap on one incoming message (DESIGN: `limits.maxMessageBytes`). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -33,6 +34,7 @@ export class StdioServerStream implements Transport {
   private readonly onEnd = () => void this.endOfInput()
   private readonly onErr = (error: Error) => this.onerror?.(error)
   private readonly maxBytes: number
+  private readonly writer: LineWriter
 
   constructor(
     private readonly input: Readable = process.stdin,
@@ -40,6 +42,7 @@ export class StdioServerStream implements Transport {
     private readonly options: StdioServerStreamOptions = {},
   ) {
     this.maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+    this.writer = new LineWriter(output, (error) => this.onerror?.(error))
     this.onData = lineSplitter((line) => this.onLine(line), { maxLength: this.maxBytes, onOversized: (prefix) => this.refuseOversized(prefix) })
   }
 
@@ -110,15 +113,18 @@ export class StdioServerStream implements Transport {
       const drained = this.drained
       if (drained) setImmediate(drained)
     }
-    return new Promise((resolve, reject) => {
-      const ok = this.output.write(`${JSON.stringify(message)}\n`, (error) => (error ? reject(error) : undefined))
-      if (ok) resolve()
-      else this.output.once('drain', resolve)
-    })
+    let line: string
+    try {
+      line = JSON.stringify(message)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return this.writer.write(line)
   }
 
   async close(): Promise<void> {
     if (this.closed) return
+    this.writer.flush()
     this.closed = true
     this.input.off('data', this.onData)
     this.input.off('end', this.onEnd)

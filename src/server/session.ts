@@ -187,7 +187,7 @@ export class Session implements SessionHandle {
       },
       forward: (server, method, params) => {
         const child = supervisor.children.get(server)
-        return child ? child.forward(method, params, { signal: new AbortController().signal }) : Promise.resolve({ ok: false, error: { code: -32000, message: 'gone' } })
+        return child ? child.forward(method, params, {}) : Promise.resolve({ ok: false, error: { code: -32000, message: 'gone' } })
       },
     }
   }
@@ -202,7 +202,7 @@ export class Session implements SessionHandle {
     if (!child) return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown task: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId)}` } }
     // tasks/result waits for the task to finish: give it far longer than a call.
     const outcome = await child.forward(method, params, { ...ctx, ...(method === 'tasks/result' ? { timeoutMs: Math.max(child.config.timeoutMs, TASK_RESULT_TIMEOUT_MS) } : {}) })
-    return ctx.signal.aborted ? undefined : outcome
+    return ctx.cancellation.aborted ? undefined : outcome
   }
 
   /** tasks/list: this session's tasks, asked of each child that runs some (one page each). */
@@ -211,7 +211,7 @@ export class Session implements SessionHandle {
     const servers = [...new Set(this.tasks.values())].filter((s) => this.view.serverVisible(s))
     const lists = await Promise.all(servers.map((s) => this.options.runtime.supervisor.children.get(s)?.forward('tasks/list', {}, ctx)))
     const tasks = lists.flatMap((o) => (o?.ok && Array.isArray(o.result.tasks) ? (o.result.tasks as Array<{ taskId: string }>).filter((t) => mine.has(t.taskId)) : []))
-    return ctx.signal.aborted ? undefined : { ok: true, result: { tasks } }
+    return ctx.cancellation.aborted ? undefined : { ok: true, result: { tasks } }
   }
 
   private toolCache: { revision: unknown; catalogue: number; tools: readonly unknown[] } | undefined
@@ -247,9 +247,11 @@ export class Session implements SessionHandle {
     const name = params?.name
     if (typeof name !== 'string') return unknownTool(name)
     const args = (params?.arguments ?? {}) as Record<string, unknown>
-    const started = performance.now()
-    const record = (outcome: 'ok' | 'error' | 'denied') => this.view.recordCall?.({ name, outcome, durationMs: Math.round(performance.now() - started), argumentKeys: Object.keys(args) })
-    const builtin = this.view.callBuiltin(name, args, { signal: ctx.signal, elicit: this.elicitFn() })
+    // The audit log, where the view keeps one (policy mode): nothing is measured without it.
+    const audit = this.view.recordCall?.bind(this.view)
+    const started = audit ? performance.now() : 0
+    const record = (outcome: 'ok' | 'error' | 'denied') => audit?.({ name, outcome, durationMs: Math.round(performance.now() - started), argumentKeys: Object.keys(args) })
+    const builtin = this.view.callBuiltin(name, args, () => ({ signal: ctx.cancellation.signal, elicit: this.elicitFn() }))
     if (builtin) {
       const result = await builtin
       record(result.isError ? 'error' : 'ok')
@@ -262,7 +264,7 @@ export class Session implements SessionHandle {
       return unknownTool(name)
     }
     const outcome = await child.forward('tools/call', { ...params, name: entry.name }, ctx)
-    if (ctx.signal.aborted) return undefined
+    if (ctx.cancellation.aborted) return undefined
     // A task-augmented call answers with a task: later tasks/* requests go to this child.
     const taskId = outcome.ok ? (outcome.result.task as { taskId?: unknown } | undefined)?.taskId : undefined
     if (typeof taskId === 'string') this.tasks.set(taskId, entry.server)
@@ -279,7 +281,7 @@ export class Session implements SessionHandle {
     const child = this.options.runtime.supervisor.children.get(entry.server)
     if (!child) return unknownPrompt(name)
     const outcome = await child.forward('prompts/get', { ...params, name: entry.name }, ctx)
-    return ctx.signal.aborted ? undefined : outcome
+    return ctx.cancellation.aborted ? undefined : outcome
   }
 
   private async readResource(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
@@ -292,13 +294,13 @@ export class Session implements SessionHandle {
       const target = this.skillSources().resolveChild(uri)
       if (!target) return unknownResource(uri)
       const outcome = await this.options.runtime.supervisor.children.get(target.server)!.forward('resources/read', { ...params, uri: target.childUri }, ctx)
-      if (ctx.signal.aborted) return undefined
+      if (ctx.cancellation.aborted) return undefined
       return outcome.ok ? { ok: true, result: mapChildRead(target.server, outcome.result) } : unknownResource(uri)
     }
     const child = typeof uri === 'string' ? this.childForUri(uri) : undefined
     if (!child) return unknownResource(uri)
     const outcome = await child.forward('resources/read', params, ctx)
-    return ctx.signal.aborted ? undefined : outcome
+    return ctx.cancellation.aborted ? undefined : outcome
   }
 
   private async complete(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {

@@ -1,9 +1,11 @@
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/client'
+import { Cancellation } from '../protocol/cancellation.js'
 import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 
 /** What a forwarded-request handler gets besides the params. */
 export interface ForwardContext {
-  signal: AbortSignal
+  /** Cancelled when the client cancels the request or goes away. */
+  cancellation: Cancellation
   /** Present when the client asked for progress: sends it with the client's own token. */
   onProgress?: (progress: ProgressParams) => void
 }
@@ -20,7 +22,7 @@ export type ForwardHandler = (params: Record<string, unknown> | undefined, ctx: 
  * client's progress token.
  */
 export class UpstreamRelay {
-  private readonly inFlight = new Map<RequestId, AbortController>()
+  private readonly inFlight = new Map<RequestId, Cancellation>()
 
   constructor(
     private readonly send: (message: JSONRPCMessage) => Promise<void>,
@@ -34,20 +36,20 @@ export class UpstreamRelay {
     if (m.id === undefined) {
       if (m.method !== 'notifications/cancelled') return false
       const requestId = (m.params as { requestId?: RequestId } | undefined)?.requestId
-      const controller = requestId === undefined ? undefined : this.inFlight.get(requestId)
-      if (!controller) return false
-      controller.abort((m.params as { reason?: unknown }).reason ?? 'cancelled by the client')
+      const cancellation = requestId === undefined ? undefined : this.inFlight.get(requestId)
+      if (!cancellation) return false
+      cancellation.cancel((m.params as { reason?: unknown }).reason ?? 'cancelled by the client')
       return true
     }
     const handler = this.handlers.get(m.method)
     if (!handler) return false
-    this.handle(m.id, handler, m.params)
+    void this.handle(m.id, handler, m.params)
     return true
   }
 
-  private handle(id: RequestId, handler: ForwardHandler, params: Record<string, unknown> | undefined): void {
-    const controller = new AbortController()
-    this.inFlight.set(id, controller)
+  private async handle(id: RequestId, handler: ForwardHandler, params: Record<string, unknown> | undefined): Promise<void> {
+    const cancellation = new Cancellation()
+    this.inFlight.set(id, cancellation)
     const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken
     const onProgress =
       typeof token === 'string' || typeof token === 'number'
@@ -55,20 +57,25 @@ export class UpstreamRelay {
             void this.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(this.onError)
           }
         : undefined
-    handler(params, { signal: controller.signal, onProgress })
-      .catch((error: unknown): RelayOutcome => ({ ok: false, error: { code: -32603, message: error instanceof Error ? error.message : String(error) } }))
-      .then((outcome) => {
-        this.inFlight.delete(id)
-        // A cancelled request gets no response (MCP cancellation rules).
-        if (!outcome || controller.signal.aborted) return
-        return this.send(outcome.ok ? { jsonrpc: '2.0', id, result: outcome.result } : { jsonrpc: '2.0', id, error: outcome.error })
-      })
-      .catch(this.onError)
+    let outcome: RelayOutcome | undefined
+    try {
+      outcome = await handler(params, onProgress ? { cancellation, onProgress } : { cancellation })
+    } catch (error) {
+      outcome = { ok: false, error: { code: -32603, message: error instanceof Error ? error.message : String(error) } }
+    }
+    if (this.inFlight.get(id) === cancellation) this.inFlight.delete(id)
+    // A cancelled request gets no response (MCP cancellation rules).
+    if (!outcome || cancellation.aborted) return
+    try {
+      await this.send(outcome.ok ? { jsonrpc: '2.0', id, result: outcome.result } : { jsonrpc: '2.0', id, error: outcome.error })
+    } catch (error) {
+      this.onError(error)
+    }
   }
 
-  /** Aborts every forwarded call (the client went away). */
+  /** Cancels every forwarded call (the client went away). */
   abortAll(): void {
-    for (const controller of this.inFlight.values()) controller.abort('client disconnected')
+    for (const cancellation of this.inFlight.values()) cancellation.cancel('client disconnected')
     this.inFlight.clear()
   }
 }

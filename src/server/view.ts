@@ -21,8 +21,12 @@ export interface PrincipalView {
   serverVisible(server: string): boolean
   /** Built-in tools (server `mycelium`) visible now, with their wire names. */
   builtinTools(): readonly Tool[]
-  /** Runs a visible built-in tool by wire name; undefined when no such built-in is visible. */
-  callBuiltin(wireName: string, args: Record<string, unknown>, ctx: BuiltinCallContext): Promise<CallToolResult> | undefined
+  /**
+   * Runs a visible built-in tool by wire name; undefined when no such
+   * built-in is visible. `ctx` is called only by a built-in that needs it
+   * (every tools/call asks here first: a forwarded call builds nothing).
+   */
+  callBuiltin(wireName: string, args: Record<string, unknown>, ctx: () => BuiltinCallContext): Promise<CallToolResult> | undefined
   /** Registers a listener for changes of the view itself (escalation); returns an unsubscribe function. */
   onChange(listener: () => void): () => void
   /** myc's own skills this principal reaches (active or not), served over the Skills extension; undefined in open mode. */

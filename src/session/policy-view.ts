@@ -150,7 +150,7 @@ export class PolicyView implements PrincipalView {
     this.options.audit.write({ event: 'tool_call', role: this.options.role, tool: call.name, outcome: call.outcome, durationMs: call.durationMs, argumentKeys: call.argumentKeys })
   }
 
-  callBuiltin(wireName: string, args: Record<string, unknown>, ctx: BuiltinCallContext): Promise<CallToolResult> | undefined {
+  callBuiltin(wireName: string, args: Record<string, unknown>, ctx: () => BuiltinCallContext): Promise<CallToolResult> | undefined {
     const execName = this.execByWire.get(wireName)
     if (execName && this.options.runner && this.filter.toolVisible(BUILTIN_SERVER, execName)) return this.runExec(execName, args)
     const meta = this.metaByWire.get(wireName)
@@ -161,7 +161,7 @@ export class PolicyView implements PrincipalView {
       case 'get_context':
         return Promise.resolve(this.context())
       case 'activate_skill':
-        return this.activate(String(args.name ?? ''), 'agent', ctx)
+        return this.activate(String(args.name ?? ''), 'agent', ctx())
       case 'deactivate_skill':
         return Promise.resolve(this.deactivate(String(args.name ?? ''), 'agent'))
     }

@@ -1,5 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 import { describe, expect, it } from 'vitest'
+import { Cancellation } from '../../src/protocol/cancellation.js'
 import { RelayErrorCode, RequestRelay } from '../../src/protocol/request-relay.js'
 
 /** A peer on the other end of the relay: records what it receives, answers by hand. */
@@ -68,9 +69,9 @@ describe('RequestRelay', () => {
 
   it('cancels at the peer when the caller aborts', async () => {
     const { relay, received } = peer()
-    const controller = new AbortController()
-    const pending = relay.request('tools/call', {}, { timeoutMs: 5_000, signal: controller.signal })
-    controller.abort('stop')
+    const cancellation = new Cancellation()
+    const pending = relay.request('tools/call', {}, { timeoutMs: 5_000, cancellation })
+    cancellation.cancel('stop')
     expect(await pending).toMatchObject({ ok: false, error: { code: RelayErrorCode.cancelled } })
     expect(received.at(-1)).toMatchObject({ method: 'notifications/cancelled', params: { requestId: received[0]!.id, reason: 'stop' } })
   })
@@ -83,5 +84,50 @@ describe('RequestRelay', () => {
     expect(await a).toEqual({ ok: false, error: { code: RelayErrorCode.connectionClosed, message: 'gone' } })
     expect(await b).toMatchObject({ ok: false })
     expect(relay.inFlight).toBe(0)
+  })
+
+  it('shares one timer: a shorter deadline after a longer one still fires on time, and the longer one waits', async () => {
+    const { relay, received, answer } = peer()
+    const long = relay.request('tools/call', {}, { timeoutMs: 2_000 })
+    const started = Date.now()
+    const short = relay.request('tools/call', {}, { timeoutMs: 100 })
+    expect(await short).toMatchObject({ ok: false, error: { code: RelayErrorCode.timeout, data: { timeout: 100 } } })
+    expect(Date.now() - started).toBeLessThan(1_000)
+    expect(relay.inFlight).toBe(1)
+    answer({ id: received[0]!.id, result: { late: true } })
+    expect(await long).toEqual({ ok: true, result: { late: true } })
+  })
+})
+
+describe('Cancellation', () => {
+  it('calls each listener once, at once for late ones, and forgets listeners taken off', () => {
+    const c = new Cancellation()
+    const calls: string[] = []
+    const a = () => calls.push('a')
+    c.onCancel(a)
+    c.onCancel(() => calls.push('b'))
+    c.off(a)
+    c.cancel('why')
+    c.cancel('again')
+    c.onCancel(() => calls.push('late'))
+    expect(calls).toEqual(['b', 'late'])
+    expect(c.aborted).toBe(true)
+    expect(c.reason).toBe('why')
+  })
+
+  it('makes an AbortSignal only when asked, aborted with the same reason', () => {
+    const c = new Cancellation()
+    const signal = c.signal
+    expect(signal.aborted).toBe(false)
+    c.cancel('stop')
+    expect(signal.aborted).toBe(true)
+    expect(signal.reason).toBe('stop')
+    const late = new Cancellation()
+    late.cancel('x')
+    expect(late.signal.aborted).toBe(true)
+    const controller = new AbortController()
+    const followed = Cancellation.from(controller.signal)
+    controller.abort('y')
+    expect(followed.aborted && followed.reason).toBe('y')
   })
 })
