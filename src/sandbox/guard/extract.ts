@@ -1,100 +1,123 @@
 import type { Node } from 'web-tree-sitter'
+import { INPUT_RUNNERS } from './input-runners.js'
+import { interpreter, languageOf, readsProgramFromStdin, shellCalls } from './interpreters.js'
+import { SHELL_RUNNERS } from './shell-runners.js'
+import { WRAPPERS } from './wrappers.js'
+import { basename, INPUT_REF, INPUT_VAR, inputWord, literal, SHELLS, unquote, type Inner, type Nesting, type Runner, type ScriptContext, type SimpleCommand, type Step, type Word } from './words.js'
 
-/** One word of a command: its literal text when static, or marked dynamic (an expansion). */
-export interface Word {
-  text: string
-  /** True when the word's value is only known at run time ($VAR, $(…), `…`, globs stay static). */
-  dynamic: boolean
-  /** Commands inside the word ($(…), `…`, <(…)), already extracted. */
-  inner: SimpleCommand[]
+export type { SimpleCommand, Word } from './words.js'
+
+/** Every command that runs another: wrappers, shell-string runners, input runners (interpreters are found by language). */
+const RUNNERS: Readonly<Record<string, Runner>> = { ...WRAPPERS, ...SHELL_RUNNERS, ...INPUT_RUNNERS }
+
+function stepOf(name: string, words: Word[]): Step | undefined {
+  if (Object.hasOwn(RUNNERS, name)) return RUNNERS[name]!(words)
+  const lang = languageOf(name)
+  return lang ? interpreter(lang)(words) : undefined
 }
 
-/** A simple command after wrappers are peeled: `sudo env X=1 /bin/rm -rf /` → name `rm`. */
-export interface SimpleCommand {
-  /** The command name reduced to its base name (`/bin/rm` → `rm`). */
-  name: string
-  nameDynamic: boolean
-  args: Word[]
-  /** Commands piped into this one (earlier stages of its pipeline). */
+/** Wrappers nested deeper than this are blocked rather than followed. */
+const MAX_PEEL = 16
+
+/** Where a command stands: what feeds it, where it writes, its text, its function, what input stands for. */
+export interface Place {
   pipedFrom: SimpleCommand[]
-  /** Output redirection targets (`> /dev/sda`). */
   writesTo: string[]
-  /** The source text, for messages. */
   source: string
-  /** The name of the function whose body holds this command, if any. */
   inFunction?: string
+  input?: Word
 }
 
-/** Wrappers whose real command follows; the value says how many option words take an argument. */
-const WRAPPERS: Record<string, { optionsWithValue?: string[]; positional?: number }> = {
-  sudo: { optionsWithValue: ['-u', '-g', '-h', '-p', '-C', '-D', '-r', '-t', '-U', '--user', '--group'] },
-  doas: { optionsWithValue: ['-u', '-C'] },
-  env: { optionsWithValue: ['-u', '--unset', '-C', '--chdir', '-S'] },
-  command: {},
-  exec: { optionsWithValue: ['-a'] },
-  builtin: {},
-  nice: { optionsWithValue: ['-n', '--adjustment'] },
-  ionice: { optionsWithValue: ['-c', '-n', '-p', '--class', '--classdata'] },
-  nohup: {},
-  setsid: {},
-  stdbuf: { optionsWithValue: ['-i', '-o', '-e'] },
-  time: {},
-  timeout: { optionsWithValue: ['-s', '--signal', '-k', '--kill-after'], positional: 1 },
-  xargs: { optionsWithValue: ['-I', '-i', '-L', '-l', '-n', '-P', '-s', '-d', '-E', '-a', '--max-args', '--max-procs', '--delimiter', '--arg-file'] },
-  busybox: {},
-  chroot: { positional: 1 },
-  unbuffer: {},
-  watch: { optionsWithValue: ['-n', '--interval'] },
-  flock: { positional: 1 },
-}
-
-export function basename(name: string): string {
-  const i = name.lastIndexOf('/')
-  return i === -1 ? name : name.slice(i + 1)
-}
-
-/** Removes shell quoting from a static word: 'a b' → a b, "x" → x, a\ b → a b. */
-export function unquote(text: string): string {
-  let out = ''
-  let i = 0
-  while (i < text.length) {
-    const c = text[i]!
-    if (c === "'") {
-      const end = text.indexOf("'", i + 1)
-      out += text.slice(i + 1, end === -1 ? undefined : end)
-      i = end === -1 ? text.length : end + 1
-    } else if (c === '"') {
-      i++
-      while (i < text.length && text[i] !== '"') {
-        if (text[i] === '\\' && i + 1 < text.length && '"\\$`\n'.includes(text[i + 1]!)) i++
-        out += text[i]
-        i++
-      }
-      i++
-    } else if (c === '\\' && i + 1 < text.length) {
-      out += text[i + 1]
-      i += 2
-    } else if (c === '$' && text[i + 1] === "'") {
-      // ANSI-C quoting: $'…'
-      const end = text.indexOf("'", i + 2)
-      out += text.slice(i + 2, end === -1 ? undefined : end).replace(/\\x([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))).replace(/\\n/g, '\n').replace(/\\(.)/g, '$1')
-      i = end === -1 ? text.length : end + 1
-    } else {
-      out += c
-      i++
+/**
+ * Peels a command's words into the commands that actually run: wrappers
+ * vanish (`sudo`, `xargs`, `strace` → their command), shell strings and
+ * interpreter code become nested scripts, and runners that matter themselves
+ * (`find`, `python3 -c`, `sh -c`) stay. The one mechanism for scripts and argv.
+ */
+export function expand(words: Word[], place: Place, nest: Nesting): SimpleCommand[] {
+  const out: SimpleCommand[] = []
+  const visit = (ws: Word[], depth: number, input: Word | undefined): void => {
+    const head = ws[0]
+    if (!head) return
+    if (depth > MAX_PEEL) return nest.tooDeep(place.source)
+    const name = basename(head.text)
+    const step = head.dynamic ? undefined : stepOf(name, ws)
+    if (!step || step.keep) {
+      out.push({ name, nameDynamic: head.dynamic, args: ws.slice(1), pipedFrom: place.pipedFrom, writesTo: place.writesTo, source: place.source, ...(place.inFunction !== undefined ? { inFunction: place.inFunction } : {}), ...(step?.program !== undefined ? { program: step.program } : {}) })
     }
+    for (const inner of step?.inner ?? []) run(inner, depth + 1, inner.input ?? input)
   }
+  const run = (inner: Inner, depth: number, input: Word | undefined): void => {
+    if ('words' in inner) return visit(inner.words, depth, input)
+    out.push(...nest.script(inner.script, { pipedFrom: place.pipedFrom, ...(inner.positional ? { positional: inner.positional } : {}), ...(input ? { input } : {}) }))
+  }
+  visit(words, 0, place.input)
+  return out
+}
+
+/** Program text arriving on a command's stdin (heredoc, here-string, `echo … |`): a shell or interpreter that reads its program there runs it. */
+export function feedStdin(cmd: SimpleCommand, text: string, nest: Nesting): SimpleCommand[] {
+  if (!readsProgramFromStdin(cmd)) return []
+  if (SHELLS.has(cmd.name)) return nest.script(text, { pipedFrom: cmd.pipedFrom })
+  const lang = languageOf(cmd.name)
+  if (!lang) return []
+  cmd.program = text
+  const place: Place = { pipedFrom: cmd.pipedFrom, writesTo: [], source: cmd.source }
+  return shellCalls(lang, text).inner.flatMap((inner) => ('words' in inner ? expand(inner.words, place, nest) : nest.script(inner.script, { pipedFrom: cmd.pipedFrom })))
+}
+
+/** What `echo`/`printf` with literal arguments writes, else undefined. */
+function printed(cmd: SimpleCommand | undefined): string | undefined {
+  if (!cmd || cmd.args.some((a) => a.dynamic) || (cmd.name !== 'echo' && cmd.name !== 'printf')) return undefined
+  const esc = (s: string) => s.replace(/\\(0[0-7]{0,3}|x[0-9a-fA-F]{1,2}|[\s\S])/g, (_, e: string) => (e[0] === '0' ? String.fromCharCode(parseInt(e, 8)) : e[0] === 'x' && e.length > 1 ? String.fromCharCode(parseInt(e.slice(1), 16)) : ({ n: '\n', t: '\t', r: '\r' } as Record<string, string>)[e] ?? e))
+  const a = cmd.args.map((w) => w.text)
+  if (cmd.name === 'echo') {
+    let i = 0
+    while (/^-[neE]+$/.test(a[i] ?? '')) i++
+    return esc(a.slice(i).join(' '))
+  }
+  const [format = '', ...values] = a
+  let out = ''
+  let k = 0
+  // The format is reused while arguments remain, as printf does.
+  do {
+    out += esc(format).replace(/%(%|[-+ #0]*\d*(?:\.\d+)?[sbdiouxXcfeEgG])/g, (_, spec: string) => (spec === '%' ? '%' : (values[k++] ?? '')))
+  } while (k < values.length && /%[^%]/.test(format))
   return out
 }
 
 const DYNAMIC = new Set(['simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion'])
+const POSITIONAL = /\$(?:\{([0-9]+|[@*])\}|([0-9@*]))/g
+const WHOLE_POSITIONAL = /^\$(?:\{([0-9]+|[@*])\}|([0-9@*]))$/
 
-/** Extracts every simple command of a parsed script, nested ones included (substitutions, subshells, functions, pipelines). */
-export function extractCommands(root: Node, onNested: (script: string, from: SimpleCommand) => SimpleCommand[]): SimpleCommand[] {
-  const out: SimpleCommand[] = []
+/**
+ * Extracts every simple command of a parsed script, nested ones included
+ * (substitutions, subshells, functions, pipelines, heredocs and here-strings
+ * fed to shells). `ctx` says what the script's `$1…` and input stand for.
+ */
+export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = { pipedFrom: [] }): SimpleCommand[] {
   let inFunction: string | undefined
 
-  const word = (node: Node): Word => {
+  /** `$1`, `"$@"`, and the input stand-in, read back from the context the script runs in. */
+  const resolve = (w: Word, raw: string): Word[] => {
+    const bare = unquote(raw)
+    if (bare.includes(INPUT_VAR)) {
+      if (bare === INPUT_REF || bare === `\${${INPUT_VAR}}`) return [ctx.input ?? inputWord()]
+      return [{ text: bare, dynamic: true, inner: w.inner, fromInput: {} }]
+    }
+    const pos = ctx.positional
+    if (!pos || !w.dynamic || inFunction !== undefined) return [w]
+    const pick = (k: string): Word[] => (k === '@' || k === '*' ? pos.slice(1) : [pos[Number(k)] ?? literal('')])
+    const whole = WHOLE_POSITIONAL.exec(bare)
+    if (whole) return pick(whole[1] ?? whole[2]!)
+    const refs = [...bare.matchAll(POSITIONAL)].map((m) => pick(m[1] ?? m[2]!))
+    if (refs.length === 0) return [w]
+    if (refs.flat().some((r) => r.fromInput)) return [{ text: bare, dynamic: true, inner: w.inner, fromInput: {} }]
+    if (/[$`]/.test(bare.replace(POSITIONAL, '')) || refs.flat().some((r) => r.dynamic)) return [w]
+    return [{ text: bare.replace(POSITIONAL, (_, a?: string, b?: string) => pick((a ?? b)!).map((r) => r.text).join(' ')), dynamic: false, inner: w.inner }]
+  }
+
+  const word = (node: Node): Word[] => {
     const inner: SimpleCommand[] = []
     let dynamic = DYNAMIC.has(node.type)
     const visit = (n: Node) => {
@@ -106,27 +129,29 @@ export function extractCommands(root: Node, onNested: (script: string, from: Sim
       for (const c of n.namedChildren) if (c) visit(c)
     }
     visit(node)
-    return { text: dynamic ? node.text : unquote(node.text), dynamic, inner }
+    return resolve({ text: dynamic ? node.text : unquote(node.text), dynamic, inner }, node.text)
+  }
+  /** The text of a here-string: its value when static, its words as written otherwise. */
+  const hereString = (node: Node): string | undefined => {
+    const w = node.namedChildren[0] ? word(node.namedChildren[0])[0] : undefined
+    return w && (w.dynamic ? unquote(w.text) : w.text)
   }
 
   const command = (node: Node, pipedFrom: SimpleCommand[], writesTo: string[]): SimpleCommand[] => {
     const nameNode = node.childForFieldName('name')
     const words: Word[] = []
-    if (nameNode) words.push(word(nameNode.namedChildren[0] ?? nameNode))
+    let stdin: string | undefined
+    if (nameNode) words.push(...word(nameNode.namedChildren[0] ?? nameNode))
     for (const c of node.namedChildren) {
-      if (!c || c === nameNode || c.type === 'variable_assignment' || c.id === nameNode?.id) continue
-      if (c.type === 'file_redirect' || c.type === 'herestring_redirect') continue
-      words.push(word(c))
+      if (!c || c.id === nameNode?.id || c.type === 'variable_assignment' || c.type === 'file_redirect') continue
+      if (c.type === 'herestring_redirect') stdin = hereString(c)
+      else words.push(...word(c))
     }
     const nested = words.flatMap((w) => w.inner)
-    const peeled = peel(words)
-    if (!peeled) return nested
-    const cmd: SimpleCommand = { name: basename(peeled[0]!.text), nameDynamic: peeled[0]!.dynamic, args: peeled.slice(1), pipedFrom, writesTo, source: node.text, ...(inFunction !== undefined ? { inFunction } : {}) }
-    const result = [cmd, ...nested]
-    // Shell strings and eval are scripts of their own.
-    const script = shellScript(cmd)
-    if (script !== undefined) result.push(...onNested(script, cmd))
-    return result
+    const place: Place = { pipedFrom, writesTo, source: node.text, ...(inFunction !== undefined ? { inFunction } : {}), ...(ctx.input ? { input: ctx.input } : {}) }
+    const cmds = expand(words, place, nest)
+    if (stdin !== undefined) for (const c of [...cmds]) cmds.push(...feedStdin(c, stdin, nest))
+    return [...cmds, ...nested]
   }
 
   const walk = (node: Node, pipedFrom: SimpleCommand[], writesTo: string[] = []): SimpleCommand[] => {
@@ -145,17 +170,21 @@ export function extractCommands(root: Node, onNested: (script: string, from: Sim
       case 'pipeline': {
         const found: SimpleCommand[] = []
         let before: SimpleCommand[] = [...pipedFrom]
+        let fed: string | undefined
         for (const stage of node.namedChildren) {
           if (!stage) continue
           const cmds = walk(stage, before)
+          // `echo 'rm -rf /' | sh`: what a literal echo prints is the next stage's program.
+          if (fed !== undefined) for (const c of [...cmds]) if (c.pipedFrom === before) cmds.push(...feedStdin(c, fed, nest))
           found.push(...cmds)
+          fed = stage.type === 'command' ? printed(cmds[0]) : undefined
           before = [...before, ...cmds]
         }
         return found
       }
       case 'redirected_statement': {
         const targets: string[] = []
-        let heredoc: string | undefined
+        let stdin: string | undefined
         const inHeredoc: Node[] = []
         for (const c of node.namedChildren) {
           if (!c) continue
@@ -163,10 +192,11 @@ export function extractCommands(root: Node, onNested: (script: string, from: Sim
             const dest = c.childForFieldName('destination') ?? c.namedChildren.at(-1)
             if (dest) targets.push(unquote(dest.text))
           }
+          if (c.type === 'herestring_redirect') stdin = hereString(c)
           if (c.type === 'heredoc_redirect') {
             for (const h of c.namedChildren) {
               if (!h) continue
-              if (h.type === 'heredoc_body') heredoc = h.text
+              if (h.type === 'heredoc_body') stdin = h.text
               else if (h.type !== 'heredoc_start' && h.type !== 'heredoc_end') inHeredoc.push(h)
             }
           }
@@ -175,7 +205,7 @@ export function extractCommands(root: Node, onNested: (script: string, from: Sim
         const cmds = body ? walk(body, pipedFrom, targets) : []
         // `cat <<EOF | sh`: the pipeline hangs off the heredoc in this grammar.
         for (const h of inHeredoc) cmds.push(...walk(h, cmds))
-        if (heredoc !== undefined && cmds.some((c) => SHELLS.has(c.name))) cmds.push(...onNested(heredoc, cmds[0]!))
+        if (stdin !== undefined) for (const c of [...cmds]) cmds.push(...feedStdin(c, stdin, nest))
         return cmds
       }
       default: {
@@ -186,55 +216,5 @@ export function extractCommands(root: Node, onNested: (script: string, from: Sim
     }
   }
 
-  out.push(...walk(root, []))
-  return out
-}
-
-/** Shells and interpreters that run what they read. */
-export const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'ash', 'busybox'])
-export const INTERPRETERS = new Set([...SHELLS, 'python', 'python3', 'python2', 'perl', 'ruby', 'node', 'php', 'lua', 'Rscript', 'osascript', 'pwsh'])
-
-/** The script a command runs from a string: `sh -c STRING`, `eval ARGS`, `bash -lc STRING`. */
-function shellScript(cmd: SimpleCommand): string | undefined {
-  if (cmd.name === 'eval') return cmd.args.map((a) => a.text).join(' ')
-  if (!SHELLS.has(cmd.name)) return undefined
-  const i = cmd.args.findIndex((a) => !a.dynamic && /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text))
-  const script = i === -1 ? undefined : cmd.args[i + 1]
-  if (!script) return undefined
-  // A dynamic string keeps its quotes in `text`: parse what is inside them.
-  return script.dynamic ? script.text.replace(/^"([\s\S]*)"$/, '$1') : script.text
-}
-
-/** Peels wrappers (`sudo -u x env A=1 nice -n 5 cmd …`) and returns the real command words; undefined for none. */
-export function peel(words: Word[]): Word[] | undefined {
-  let rest = words
-  for (let depth = 0; depth < 16 && rest.length > 0; depth++) {
-    const head = rest[0]!
-    if (head.dynamic) return rest
-    const name = basename(head.text)
-    const spec = Object.hasOwn(WRAPPERS, name) ? WRAPPERS[name] : undefined
-    if (!spec) return rest
-    let i = 1
-    while (i < rest.length) {
-      const w = rest[i]!
-      if (w.dynamic) break
-      if (w.text === '--') {
-        i++
-        break
-      }
-      if (name === 'env' && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.text)) {
-        i++
-        continue
-      }
-      if (w.text.startsWith('-') && w.text.length > 1) {
-        i += spec.optionsWithValue?.includes(w.text) ? 2 : 1
-        continue
-      }
-      break
-    }
-    i += spec.positional ?? 0
-    if (i >= rest.length) return undefined
-    rest = rest.slice(i)
-  }
-  return rest
+  return walk(root, ctx.pipedFrom)
 }

@@ -1,18 +1,23 @@
-import { extractCommands, type SimpleCommand, type Word } from './extract.js'
+import { expand, extractCommands, type SimpleCommand } from './extract.js'
 import { loadBashParser, type BashParser } from './grammar.js'
 import { PARSE_ERROR_RULE, RULES, TOO_DEEP_RULE } from './rules.js'
+import { literal, type Nesting, type ScriptContext } from './words.js'
 
 /** The guard's answer: allowed, or blocked by a named rule. */
 export type GuardVerdict = { ok: true; commands: number } | { ok: false; error: { rule: string; message: string; command: string } }
 
 const MAX_DEPTH = 5
+/** Nested scripts one check may read (`parallel ::: …` fans out): past this the guard gives up, blocking. */
+const MAX_SCRIPTS = 256
 
 /**
  * The shell guard: parses with a real bash grammar, walks every command
  * (substitutions, subshells, pipelines, lists, functions, heredocs fed to
- * shells, `sh -c` strings and `eval`, recursively), peels wrappers, and
- * checks each against the rule table. It fails closed: what does not parse
- * is blocked. A safety net; the sandbox is the boundary.
+ * shells), peels every command that runs another (wrappers like sudo and
+ * strace, shell strings like `sh -c` and `su -c`, input runners like xargs
+ * and `find -exec`, interpreter code like `python3 -c`), recursively, and
+ * checks each command against the rule table. It fails closed: what does not
+ * parse, or nests too deep, is blocked. A safety net; the sandbox is the boundary.
  */
 export class ShellGuard {
   private parser: Promise<BashParser> | undefined
@@ -25,43 +30,37 @@ export class ShellGuard {
   /** Checks a shell command line (one string) or an argument vector (several words, run without a shell). */
   async check(input: string | readonly string[]): Promise<GuardVerdict> {
     const parser = await this.load()
-    if (typeof input === 'string') return this.checkScript(parser, input)
-    if (input.length === 0) return { ok: true, commands: 0 }
-    // An argv is one command whose words are already literal.
-    const words: Word[] = input.map((text) => ({ text, dynamic: false, inner: [] }))
-    const { peel, basename } = await import('./extract.js')
-    const peeled = peel(words)
-    if (!peeled) return { ok: true, commands: 0 }
-    const cmd: SimpleCommand = { name: basename(peeled[0]!.text), nameDynamic: false, args: peeled.slice(1), pipedFrom: [], writesTo: [], source: input.join(' ') }
-    const blocked = this.firstBlocked([cmd])
-    if (blocked) return blocked
-    // `bash -c '…'` given as argv: the string is a script.
-    const i = cmd.args.findIndex((a) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a.text))
-    if (['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash'].includes(cmd.name) && i !== -1 && cmd.args[i + 1]) return this.checkScript(parser, cmd.args[i + 1]!.text)
-    if (cmd.name === 'eval') return this.checkScript(parser, cmd.args.map((a) => a.text).join(' '))
-    return { ok: true, commands: 1 }
-  }
-
-  private checkScript(parser: BashParser, script: string): GuardVerdict {
     let failure: GuardVerdict | undefined
-    const collect = (text: string, depth: number): SimpleCommand[] => {
-      if (depth > MAX_DEPTH) {
-        failure ??= { ok: false, error: { rule: TOO_DEEP_RULE.id, message: TOO_DEEP_RULE.message, command: text.slice(0, 200) } }
+    const fail = (rule: { id: string; message: string }, text: string) => {
+      failure ??= { ok: false, error: { rule: rule.id, message: rule.message, command: text.slice(0, 200) } }
+    }
+    const nesting = (depth: number): Nesting => ({ script: (text, ctx) => collect(text, depth + 1, ctx), tooDeep: (source) => fail(TOO_DEEP_RULE, source) })
+    let scripts = 0
+    const collect = (text: string, depth: number, ctx: ScriptContext): SimpleCommand[] => {
+      if (depth > MAX_DEPTH || ++scripts > MAX_SCRIPTS) {
+        fail(TOO_DEEP_RULE, text)
         return []
       }
-      const tree = parser.parse(text)
+      let tree: ReturnType<BashParser['parse']>
+      try {
+        tree = parser.parse(text)
+      } catch {
+        // The grammar's wasm gives up on a huge input (tens of MB): what cannot be read is blocked.
+        tree = null
+      }
       if (!tree || tree.rootNode.hasError) {
-        failure ??= { ok: false, error: { rule: PARSE_ERROR_RULE.id, message: PARSE_ERROR_RULE.message, command: text.slice(0, 200) } }
+        fail(PARSE_ERROR_RULE, text)
         tree?.delete()
         return []
       }
       try {
-        return extractCommands(tree.rootNode, (nested) => collect(nested, depth + 1))
+        return extractCommands(tree.rootNode, nesting(depth), ctx)
       } finally {
         tree.delete()
       }
     }
-    const commands = collect(script, 0)
+    // An argv is one command whose words are already literal: it is peeled like any command of a script.
+    const commands = typeof input === 'string' ? collect(input, 0, { pipedFrom: [] }) : expand(input.map(literal), { pipedFrom: [], writesTo: [], source: input.join(' ') }, nesting(0))
     if (failure) return failure
     return this.firstBlocked(commands) ?? { ok: true, commands: commands.length }
   }

@@ -1,4 +1,5 @@
-import { basename, INTERPRETERS, SHELLS, type SimpleCommand, type Word } from './extract.js'
+import { readsProgramFromStdin, runsComputedShell } from './interpreters.js'
+import { basename, INTERPRETERS, SHELLS, unquote, type SimpleCommand, type Word } from './words.js'
 
 /** A guard rule: an id, the message a blocked user reads, and the test. */
 export interface GuardRule {
@@ -46,15 +47,12 @@ function isSource(cmd: SimpleCommand): boolean {
   if (cmd.name === 'openssl' && a.includes('-d')) return true
   return false
 }
-/** An interpreter that takes its program from stdin (no script file operand, or `-s`/`-`). */
-function readsProgramFromStdin(cmd: SimpleCommand): boolean {
-  if (!INTERPRETERS.has(cmd.name)) return false
-  const ops = operands(cmd.args)
-  const a = texts(cmd.args)
-  if (a.includes('-s') || a.includes('-')) return true
-  if (a.some((x) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(x) || x === '-e' || x === '-E')) return false
-  return ops.length === 0
-}
+/** A target that arrives from input at run time, unless it is known to lie under roots that are not critical (find's `{}` under `.`). */
+const unknownTarget = (w: Word) => w.fromInput !== undefined && (w.fromInput.within === undefined || w.fromInput.within.some(isCriticalPath))
+/** `$HOME`, `"${HOME}"/`, `$HOME/*`: the home folder as an expansion, quoted or not. */
+const HOME_WORD = /^(\$HOME|\$\{HOME\})(\/\*?)?$/
+/** `"$DIR"/*`: an empty or unset variable makes it `/*`. */
+const VAR_GLOB = /^(["']?)\$\{?([A-Za-z_]\w*|[0-9@*])\}?\1?\/\*$/
 const BLOCK_DEVICE = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/|md\d|dm-\d|loop\d|sr\d)/
 
 /**
@@ -69,8 +67,13 @@ export const RULES: readonly GuardRule[] = [
   },
   {
     id: 'dynamic-command',
-    message: 'the command name is an expansion ($VAR, $(…), `…`), so what runs cannot be known before it runs',
+    message: 'the command name is an expansion ($VAR, $(…), `…`) or arrives from input at run time, so what runs cannot be known before it runs',
     test: (c) => c.nameDynamic,
+  },
+  {
+    id: 'interpreter-shell-dynamic',
+    message: 'interpreter code (python -c, perl -e, node -e, ruby -e, php -r, awk system(), sed e, …) runs a shell command built at run time, so what it runs cannot be checked',
+    test: runsComputedShell,
   },
   {
     id: 'rm-recursive-critical',
@@ -78,7 +81,7 @@ export const RULES: readonly GuardRule[] = [
     test: (c) =>
       c.name === 'rm' &&
       (texts(c.args).includes('--no-preserve-root') ||
-        (hasFlag(c.args, 'rR', ['--recursive']) && operands(c.args).some((a) => (a.dynamic ? /^(\$HOME|\$\{HOME\})(\/\*?)?$/.test(a.text) || /^(["']?)\$\{?[A-Za-z_]+\}?\1?\/\*$/.test(a.text) : isCriticalPath(a.text))))),
+        (hasFlag(c.args, 'rR', ['--recursive']) && operands(c.args).some((a) => (a.dynamic ? !a.fromInput && (HOME_WORD.test(unquote(a.text)) || VAR_GLOB.test(a.text)) : isCriticalPath(a.text))))),
   },
   {
     id: 'fork-bomb',
@@ -113,6 +116,18 @@ export const RULES: readonly GuardRule[] = [
       const roots = firstExpr === -1 ? a : a.slice(0, firstExpr)
       const deletes = a.includes('-delete') || a.some((x, i) => (x === '-exec' || x === '-execdir') && basename(a[i + 1] ?? '') === 'rm')
       return deletes && roots.some(isCriticalPath)
+    },
+  },
+  {
+    id: 'destructive-unknown-target',
+    message: 'a destructive command (recursive rm, chmod/chown -R, shred, dd of=) whose targets come from input at run time (xargs, parallel, find -exec {} over a system folder), so what it destroys cannot be checked',
+    test: (c) => {
+      const targets = c.args.filter(unknownTarget)
+      if (targets.length === 0) return false
+      if (c.name === 'rm') return hasFlag(c.args, 'rR', ['--recursive'])
+      if (['chmod', 'chown', 'chgrp'].includes(c.name)) return hasFlag(c.args, 'R', ['--recursive'])
+      if (c.name === 'dd') return targets.some((t) => t.text.startsWith('of='))
+      return ['shred', 'wipe', 'srm'].includes(c.name)
     },
   },
   {
@@ -154,7 +169,7 @@ export const RULES: readonly GuardRule[] = [
 
 /** The rule for input the grammar cannot parse: the guard fails closed. */
 export const PARSE_ERROR_RULE = { id: 'parse-error', message: 'the command does not parse as shell; the guard blocks what it cannot read' } as const
-/** Nested shell strings deeper than this are blocked rather than followed. */
-export const TOO_DEEP_RULE = { id: 'too-deep', message: 'shell strings nested too deep to check' } as const
+/** Shell strings and wrappers nested deeper than the guard follows are blocked, not followed. */
+export const TOO_DEEP_RULE = { id: 'too-deep', message: 'commands nested too deep (or fanning out too far) to check' } as const
 
 export { SHELLS }
