@@ -119,8 +119,10 @@ export const ConfigSchema = v.strictObject({
   ),
   agent: v.optional(
     v.strictObject({
-      model: v.optional(v.string(), 'claude-sonnet-4-5'),
-      maxTurns: v.optional(positiveInt(1, 1_000), 30),
+      /** The model; without it, ANTHROPIC_MODEL, else myc's default (see agent/model.ts). */
+      model: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+      maxTurns: v.optional(positiveInt(1, 1_000), 50),
+      maxTokens: v.optional(positiveInt(1, 1_000_000), 8_192),
     }),
     {},
   ),

@@ -1,0 +1,112 @@
+import type { Writable } from 'node:stream'
+import { ExitCode, MycError } from '../errors.js'
+import type { Logger } from '../logger.js'
+import { openRuntime } from '../runtime/open-runtime.js'
+import type { Runtime } from '../runtime/runtime.js'
+import { createView, type PolicyMode } from '../session/policy-mode.js'
+import type { PrincipalView } from '../server/view.js'
+import { runAgent, type AgentOutcome } from './engine.js'
+import { EventStream, humanSink, jsonLinesSink } from './event-stream.js'
+import type { EndReason } from './events.js'
+import { resolveModel } from './model.js'
+import { systemPrompt } from './system-prompt.js'
+import { viewToolbox } from './toolbox.js'
+
+export interface HeadlessOptions {
+  task: string
+  configPath?: string | undefined
+  role?: string | undefined
+  skills?: string[] | undefined
+  model?: string | undefined
+  maxTurns?: number | undefined
+  json: boolean
+  includePartial?: boolean
+  logger: Logger
+  env: Record<string, string | undefined>
+  version: string
+  stdout?: Writable
+  stderr?: Writable
+  /** Where SIGINT comes from (the process by default). */
+  signals?: NodeJS.EventEmitter
+}
+
+const EXIT_BY_REASON: Record<EndReason, number> = { done: ExitCode.ok, max_turns: ExitCode.checkFailed, failed: ExitCode.checkFailed, denied: ExitCode.checkFailed, interrupted: ExitCode.interrupted, error: ExitCode.runtime }
+
+/**
+ * `myc run`: one task, no terminal needed. The agent runs in this process
+ * over the same runtime and per-principal view that `myc serve` uses. With
+ * `json`, stdout carries the event stream and nothing else; every run ends
+ * with `session_end`, failed ones included. Resolves with the exit code.
+ */
+export async function runHeadless(options: HeadlessOptions): Promise<number> {
+  const stdout = options.stdout ?? process.stdout
+  const stderr = options.stderr ?? process.stderr
+  const events = new EventStream(options.json ? jsonLinesSink(stdout) : humanSink(stdout, stderr))
+  const startedAt = performance.now()
+  const finish = (outcome: Omit<AgentOutcome, 'usage'> & { usage?: AgentOutcome['usage'] }, exitCode = EXIT_BY_REASON[outcome.reason]): number => {
+    if (outcome.error) events.emit({ type: 'error', code: outcome.error.code, message: outcome.error.message })
+    events.emit({
+      type: 'session_end',
+      ok: outcome.reason === 'done',
+      reason: outcome.reason,
+      turns: outcome.turns,
+      usage: outcome.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+      durationMs: Math.round(performance.now() - startedAt),
+      text: outcome.text,
+      exitCode,
+      permissionDenials: outcome.permissionDenials,
+    })
+    return exitCode
+  }
+
+  let runtime: Runtime | undefined
+  const controller = new AbortController()
+  const signals = options.signals ?? process
+  const onInterrupt = () => controller.abort('interrupted')
+  signals.once('SIGINT', onInterrupt)
+  try {
+    // Nothing starts without credentials: say which variable to set.
+    if (!options.env.ANTHROPIC_API_KEY && !options.env.ANTHROPIC_AUTH_TOKEN) {
+      throw new MycError('USAGE', 'no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment; ANTHROPIC_BASE_URL points myc at another endpoint')
+    }
+    const opened = await openRuntime({ configPath: options.configPath, logger: options.logger, version: options.version, env: options.env })
+    runtime = opened.runtime
+    const { loaded, mode } = opened
+    const view = createView(mode, loaded, { role: options.role, skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger })
+    await runtime.start()
+    const toolbox = viewToolbox(runtime, view)
+    const model = resolveModel(options.model, loaded.config.agent.model, options.env)
+    const principal = describePrincipal(view, mode)
+    events.emit({ type: 'session_start', role: principal.role, mode: 'run', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
+    const { default: Anthropic } = await import('@anthropic-ai/sdk')
+    const client = new Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
+    const outcome = await runAgent(options.task, {
+      client,
+      model,
+      maxTokens: loaded.config.agent.maxTokens,
+      maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns,
+      system: systemPrompt({ ...principal, servers: runtime, visible: (s) => view.serverVisible(s) }),
+      toolbox,
+      emit: events.emit,
+      signal: controller.signal,
+      includePartial: options.includePartial === true,
+    })
+    return finish(outcome)
+  } catch (error) {
+    // With --json the stream ends properly even when the run never started.
+    if (!options.json) throw error
+    const known = error instanceof MycError
+    return finish({ reason: 'error', turns: 0, text: '', permissionDenials: [], error: { code: known ? error.code : 'RUNTIME', message: error instanceof Error ? error.message : String(error) } }, known ? error.exitCode : ExitCode.runtime)
+  } finally {
+    signals.off('SIGINT', onInterrupt)
+    await runtime?.close({ urgent: controller.signal.aborted })
+  }
+}
+
+/** The role and the active skills (with their instructions) of a view; none in open mode. */
+function describePrincipal(view: PrincipalView, mode: PolicyMode): { role: string | null; activeSkills: Array<{ name: string; instructions: string }> } {
+  if (mode.kind !== 'policy') return { role: null, activeSkills: [] }
+  const v = view as unknown as { role: string; activeSkills: string[] }
+  const skills = mode.state.policy.skills
+  return { role: v.role, activeSkills: v.activeSkills.map((name) => ({ name, instructions: skills.get(name)?.instructions ?? '' })) }
+}

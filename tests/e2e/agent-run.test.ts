@@ -1,0 +1,167 @@
+import { spawn } from 'node:child_process'
+import path from 'node:path'
+import * as v from 'valibot'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AgentEventSchema, type AgentEvent } from '../../src/agent/events.js'
+import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
+import { FakeAnthropic, toolResults, type RecordedRequest } from '../helpers/fake-anthropic.js'
+import { repoRoot } from '../helpers/fixtures.js'
+import { fixtureEntry } from '../helpers/runtime.js'
+
+const policyConfig = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
+const openConfig = writeConfig({ mcpServers: { echo: fixtureEntry('echo') } })
+
+interface Ran {
+  code: number | null
+  stdout: string
+  stderr: string
+  events: AgentEvent[]
+}
+
+/** Runs `node build/myc.cjs run …` against the fake API (asynchronously: the fake answers from this process). */
+function run(args: string[], options: { env?: Record<string, string | undefined>; input?: string; fake?: FakeAnthropic } = {}): Promise<Ran> {
+  requireBundle()
+  const env: Record<string, string | undefined> = { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: options.fake?.url, ANTHROPIC_AUTH_TOKEN: undefined, ANTHROPIC_MODEL: undefined, ...options.env }
+  for (const [k, value] of Object.entries(env)) if (value === undefined) delete env[k]
+  const child = spawn(process.execPath, [bundle, 'run', ...args], { env: env as NodeJS.ProcessEnv, stdio: 'pipe' })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
+  child.stdin.end(options.input ?? '')
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      const events = args.includes('--json') ? stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent) : []
+      resolve({ code, stdout, stderr, events })
+    })
+  })
+}
+
+const offeredNames = (request: RecordedRequest) => (request.body.tools ?? []).map((t) => t.name)
+const last = (r: Ran) => r.events.at(-1) as Extract<AgentEvent, { type: 'session_end' }>
+
+describe('myc run (build/myc.cjs) against a fake Messages API', () => {
+  const fake = new FakeAnthropic()
+  beforeAll(async () => {
+    await fake.start()
+  })
+  afterAll(async () => {
+    await fake.close()
+  })
+
+  it('streams a valid event for every step, calls the tool, and ends with session_end (exit 0)', async () => {
+    fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'text', text: 'Echoing.' }, { type: 'tool_use', name: 'echo__echo', input: { message: 'hello' } }] } : { content: [{ type: 'text', text: 'All done.' }] }))
+    const before = fake.requests.length
+    const r = await run(['echo hello', '--json', '--config', openConfig], { fake })
+    expect(r.code, r.stderr).toBe(0)
+    for (const event of r.events) expect(v.safeParse(AgentEventSchema, event).success, JSON.stringify(event)).toBe(true)
+    expect(r.events.map((e) => e.type)).toEqual(['session_start', 'text', 'tool_call', 'tool_result', 'text', 'session_end'])
+    expect(r.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6])
+    expect(new Set(r.events.map((e) => e.sessionId)).size).toBe(1)
+    expect(r.events[3]).toMatchObject({ type: 'tool_result', tool: 'echo:echo', ok: true, content: [{ type: 'text', text: 'hello' }] })
+    expect(last(r)).toMatchObject({ ok: true, reason: 'done', turns: 2, text: 'All done.', exitCode: 0, usage: { inputTokens: 20, outputTokens: 10 } })
+    // The second request carried the tool's result back to the model.
+    const second = fake.requests[before + 1]!
+    expect([...toolResults(second).values()][0]).toEqual({ content: [{ type: 'text', text: 'hello' }] })
+    // System prompt and tool list are cached; the API got a stream request.
+    const first = fake.requests[before]!
+    expect(first.body.stream).toBe(true)
+    expect((first.body.system as Array<{ cache_control?: unknown }>)[0]!.cache_control).toEqual({ type: 'ephemeral' })
+    expect(first.body.tools!.at(-1)!.cache_control).toEqual({ type: 'ephemeral' })
+    expect(first.headers['x-api-key'] ?? first.headers.authorization, JSON.stringify(first.headers)).toMatch(/sk-test/)
+  }, 30_000)
+
+  it('offers each role exactly the tools its view lists, and a hidden tool gets the answer of one that never existed', async () => {
+    fake.setScript((req, i) => {
+      if (i % 3 === 0) return { content: [{ type: 'tool_use', name: 'grow__grow', input: { name: 'x' } }] }
+      if (i % 3 === 1) return { content: [{ type: 'tool_use', name: 'nope__never', input: {} }] }
+      return { content: [{ type: 'text', text: 'ok' }] }
+    })
+    const before = fake.requests.length
+    const guest = await run(['try', '--json', '--config', policyConfig, '--role', 'guest'], { fake })
+    expect(guest.code, guest.stderr).toBe(0)
+    expect(offeredNames(fake.requests[before]!)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'echo__echo'])
+    const start = guest.events[0] as Extract<AgentEvent, { type: 'session_start' }>
+    expect(start).toMatchObject({ role: 'guest', activeSkills: ['common'], tools: ['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'echo:echo'] })
+    const answers = guest.events.filter((e) => e.type === 'tool_result').map((e) => JSON.stringify((e as { content: unknown }).content))
+    // grow__grow exists but is hidden for a guest; nope__never never existed: the same answer but for the name.
+    expect(answers[0]!.replace('grow__grow', 'NAME')).toBe(answers[1]!.replace('nope__never', 'NAME'))
+    expect(answers[0]).toContain('Unknown tool: grow__grow')
+    expect(last(guest).permissionDenials.map((d) => d.tool)).toEqual(['grow__grow', 'nope__never'])
+    // The developer's first request offers more (the reader skill is reachable, not active).
+    const dev = await run(['try', '--json', '--config', policyConfig, '--role', 'developer', '--skills', 'writer'], { fake })
+    expect(dev.code).toBe(0)
+    const devTools = offeredNames(fake.requests.at(-3)!)
+    expect(devTools).toContain('grow__grow')
+    expect(devTools).toContain('echo__fail')
+    expect(dev.events.find((e) => e.type === 'tool_result')).toMatchObject({ tool: 'grow:grow', ok: true })
+  }, 30_000)
+
+  it('offers the new tools on the very next request after the model activates a skill', async () => {
+    fake.setScript((_req, i) =>
+      [
+        { content: [{ type: 'tool_use' as const, name: 'mycelium__activate_skill', input: { name: 'writer' } }] },
+        { content: [{ type: 'tool_use' as const, name: 'grow__grow', input: { name: 'leaf' } }] },
+        { content: [{ type: 'text' as const, text: 'grown' }] },
+      ][i % 3]!,
+    )
+    const before = fake.requests.length
+    const r = await run(['grow a leaf', '--json', '--config', policyConfig, '--role', 'developer'], { fake })
+    expect(r.code, r.stderr).toBe(0)
+    expect(offeredNames(fake.requests[before]!)).not.toContain('grow__grow')
+    expect(offeredNames(fake.requests[before + 1]!)).toContain('grow__grow')
+    const activated = r.events.find((e) => e.type === 'skill_activated') as { skill: string; by: string; toolsAdded: string[] }
+    expect(activated).toMatchObject({ skill: 'writer', by: 'model' })
+    expect(activated.toolsAdded).toContain('grow:grow')
+    expect(r.events.filter((e) => e.type === 'tool_result').at(-1)).toMatchObject({ tool: 'grow:grow', ok: true, content: [{ type: 'text', text: 'added leaf' }] })
+  }, 30_000)
+
+  it('exits 3 at max turns, with session_end saying so', async () => {
+    fake.setScript(() => ({ content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'again' } }] }))
+    const r = await run(['loop', '--json', '--config', openConfig, '--max-turns', '2'], { fake })
+    expect(r.code).toBe(3)
+    expect(last(r)).toMatchObject({ ok: false, reason: 'max_turns', turns: 2, exitCode: 3 })
+  }, 30_000)
+
+  it('exits 1 with one clear line when the API rejects the key or cannot be reached, and still ends the stream', async () => {
+    fake.setScript(() => ({ status: 401, error: { type: 'authentication_error', message: 'invalid x-api-key' } }))
+    const rejected = await run(['x', '--json', '--config', openConfig], { fake })
+    expect(rejected.code).toBe(1)
+    expect(rejected.events.find((e) => e.type === 'error')).toMatchObject({ code: 'api_key_rejected', message: expect.stringContaining('ANTHROPIC_API_KEY') })
+    expect(last(rejected)).toMatchObject({ type: 'session_end', reason: 'error', exitCode: 1 })
+    const unreachable = await run(['x', '--config', openConfig], { env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } })
+    expect(unreachable.code).toBe(1)
+    expect(unreachable.stderr).toMatch(/cannot reach the Anthropic API at http:\/\/127\.0\.0\.1:9/)
+    expect(unreachable.stdout).toBe('')
+  }, 60_000)
+
+  it('exits 2 naming the variable when there is no key at all, and for a missing task or a bad --max-turns', async () => {
+    const noKey = await run(['x', '--json', '--config', openConfig], { env: { ANTHROPIC_API_KEY: undefined } })
+    expect(noKey.code).toBe(2)
+    expect(noKey.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringContaining('ANTHROPIC_API_KEY') })
+    expect(last(noKey)).toMatchObject({ type: 'session_end', ok: false, exitCode: 2 })
+    const noTask = await run(['--config', openConfig], { input: '   ' })
+    expect(noTask.code).toBe(2)
+    expect(noTask.stderr).toMatch(/needs a task/)
+    const badTurns = await run(['x', '--max-turns', 'many', '--config', openConfig])
+    expect(badTurns.code).toBe(2)
+    expect(badTurns.stderr).toMatch(/--max-turns takes a whole number/)
+  }, 30_000)
+
+  it('takes the task from stdin, and without --json writes the answer on stdout and the tool activity on stderr', async () => {
+    fake.setScript((req, i) => (i % 2 === 0 ? { content: [{ type: 'tool_use', name: 'echo__echo', input: { message: String(req.body.messages[0]!.content) } }] } : { content: [{ type: 'text', text: 'The answer.' }] }))
+    const r = await run(['-', '--config', openConfig], { fake, input: 'task from stdin' })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toBe('The answer.\n')
+    expect(r.stderr).toMatch(/→ echo:echo \{"message":"task from stdin"\}/)
+    expect(r.stderr).toMatch(/✓ echo:echo/)
+  }, 30_000)
+
+  it('prints the JSON Schema of its events', async () => {
+    const r = await run(['--json-schema'])
+    expect(r.code).toBe(0)
+    const schema = JSON.parse(r.stdout) as Record<string, unknown>
+    expect(JSON.stringify(schema)).toContain('session_end')
+    expect(schema.$schema).toMatch(/draft-07/)
+  })
+})
