@@ -14,6 +14,22 @@ const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'))
 // Gzipped, the grammar is a third of the size: less for every start to scan.
 const wasm = async (file) => gzipSync(await readFile(path.join(root, 'node_modules', file)), { level: 9 }).toString('base64')
 
+// The Anthropic SDK is bundled on its own and embedded as text, compiled only when the agent runs
+// (src/agent/anthropic-sdk.ts): parsed with the rest, it slowed every start by ~25 ms.
+const anthropic = await build({
+  stdin: {
+    contents: "export { default as Anthropic } from '@anthropic-ai/sdk'; export { mcpContent, UnsupportedMCPValueError } from '@anthropic-ai/sdk/helpers/beta/mcp'",
+    resolveDir: root,
+    loader: 'js',
+  },
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  write: false,
+  logLevel: 'warning',
+})
+
 await build({
   entryPoints: [path.join(root, 'src/cli.ts')],
   outfile: path.join(root, 'build/myc.cjs'),
@@ -25,8 +41,10 @@ await build({
   keepNames: false,
   sourcemap: 'linked',
   banner: { js: '#!/usr/bin/env node' },
+  external: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*'],
   define: {
     __MYC_VERSION__: JSON.stringify(pkg.version),
+    __MYC_ANTHROPIC_SDK__: JSON.stringify(gzipSync(anthropic.outputFiles[0].contents, { level: 9 }).toString('base64')),
     __MYC_TEMPLATES__: JSON.stringify(await readTemplateDir(path.join(root, 'skills'))),
     // The shell guard's grammar travels inside the bundle (and so the executable).
     __MYC_WASM__: JSON.stringify({ runtime: await wasm('web-tree-sitter/tree-sitter.wasm'), bash: await wasm('tree-sitter-bash/tree-sitter-bash.wasm') }),

@@ -3,6 +3,7 @@ import type { BetaContentBlockParam, BetaMessageParam, BetaTextBlockParam, BetaT
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import { Cancellation } from '../protocol/cancellation.js'
 import type { WireError } from '../protocol/request-relay.js'
+import type { AnthropicSdk } from './anthropic-sdk.js'
 import { apiToolNames } from './api-names.js'
 import type { AgentEventBody, EndReason, TokenUsage } from './events.js'
 import { toolResultContent } from './tool-content.js'
@@ -29,6 +30,8 @@ export interface AgentToolbox {
 
 export interface AgentOptions {
   client: Pick<Anthropic, 'beta'>
+  /** The SDK's MCP helpers, for tool results. */
+  sdk: Pick<AnthropicSdk, 'mcpContent' | 'UnsupportedMCPValueError'>
   model: string
   maxTokens: number
   maxTurns: number
@@ -131,7 +134,7 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       }
       const ok = outcome.result.isError !== true
       emit({ type: 'tool_result', id: call.id, tool: label, ok, durationMs, content: outcome.result.content ?? [] })
-      results.push({ type: 'tool_result', tool_use_id: call.id, ...(ok ? {} : { is_error: true }), content: toolResultContent(outcome.result) })
+      results.push({ type: 'tool_result', tool_use_id: call.id, ...(ok ? {} : { is_error: true }), content: toolResultContent(outcome.result, options.sdk) })
       if (before && ok) {
         const after = new Set(options.toolbox.list().map((t) => t.id))
         const toolsAdded = [...after].filter((t) => !before.has(t))

@@ -5,6 +5,7 @@ import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { createView, type PolicyMode } from '../session/policy-mode.js'
 import type { PrincipalView } from '../server/view.js'
+import { loadAnthropicSdk } from './anthropic-sdk.js'
 import { runAgent, type AgentOutcome } from './engine.js'
 import { EventStream, humanSink, jsonLinesSink } from './event-stream.js'
 import type { EndReason } from './events.js'
@@ -78,10 +79,11 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const model = resolveModel(options.model, loaded.config.agent.model, options.env)
     const principal = describePrincipal(view, mode)
     events.emit({ type: 'session_start', role: principal.role, mode: 'run', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
-    const { default: Anthropic } = await import('@anthropic-ai/sdk')
-    const client = new Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
+    const sdk = await loadAnthropicSdk()
+    const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
     const outcome = await runAgent(options.task, {
       client,
+      sdk,
       model,
       maxTokens: loaded.config.agent.maxTokens,
       maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns,

@@ -1,6 +1,6 @@
-import { mcpContent, UnsupportedMCPValueError } from '@anthropic-ai/sdk/helpers/beta/mcp'
 import type { BetaToolResultBlockParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import type { CallToolResult } from '@modelcontextprotocol/client'
+import type { AnthropicSdk } from './anthropic-sdk.js'
 
 type ResultContent = Exclude<BetaToolResultBlockParam['content'], string | undefined>
 
@@ -11,7 +11,8 @@ type ResultContent = Exclude<BetaToolResultBlockParam['content'], string | undef
  * that says what it was, instead of failing the turn. Structured content
  * without any content block is given as its JSON.
  */
-export function toolResultContent(result: CallToolResult): ResultContent {
+export function toolResultContent(result: CallToolResult, sdk: Pick<AnthropicSdk, 'mcpContent' | 'UnsupportedMCPValueError'>): ResultContent {
+  const { mcpContent, UnsupportedMCPValueError } = sdk
   const out: ResultContent = []
   for (const block of result.content ?? []) {
     try {

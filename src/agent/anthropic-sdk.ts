@@ -1,0 +1,34 @@
+import type AnthropicClient from '@anthropic-ai/sdk'
+import type { mcpContent, UnsupportedMCPValueError } from '@anthropic-ai/sdk/helpers/beta/mcp'
+
+/** What myc uses of @anthropic-ai/sdk. */
+export interface AnthropicSdk {
+  Anthropic: typeof AnthropicClient
+  mcpContent: typeof mcpContent
+  UnsupportedMCPValueError: typeof UnsupportedMCPValueError
+}
+
+/** The SDK's own bundle, gzipped and base64, in build/myc.cjs (esbuild.config.mjs); absent when run from source. */
+declare const __MYC_ANTHROPIC_SDK__: string | undefined
+
+let loading: Promise<AnthropicSdk> | undefined
+
+/**
+ * Loads the Anthropic SDK on first use. In the bundle it travels gzipped and
+ * is compiled only here: 1.5 MB of SDK code parsed on every start (even by
+ * `myc --version`) cost ~25 ms, for commands that never talk to the model.
+ */
+export function loadAnthropicSdk(): Promise<AnthropicSdk> {
+  loading ??= (async () => {
+    if (typeof __MYC_ANTHROPIC_SDK__ === 'string') {
+      const { gunzipSync } = await import('node:zlib')
+      const mod = { exports: {} as AnthropicSdk }
+      // A CommonJS module body; it requires only Node's own modules.
+      new Function('module', 'exports', 'require', gunzipSync(Buffer.from(__MYC_ANTHROPIC_SDK__, 'base64')).toString('utf8'))(mod, mod.exports, require)
+      return mod.exports
+    }
+    const [sdk, mcp] = await Promise.all([import('@anthropic-ai/sdk'), import('@anthropic-ai/sdk/helpers/beta/mcp')])
+    return { Anthropic: sdk.default, mcpContent: mcp.mcpContent, UnsupportedMCPValueError: mcp.UnsupportedMCPValueError }
+  })()
+  return loading
+}
