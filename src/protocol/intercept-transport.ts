@@ -18,7 +18,7 @@ export class InterceptTransport implements Transport {
   onerror?: (error: Error) => void
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void
   interceptor: Interceptor | undefined
-  private early: { started: Promise<void>; queue: Array<[JSONRPCMessage, MessageExtraInfo | undefined]>; peek?: (message: JSONRPCMessage) => void } | undefined
+  private early: { started: Promise<void>; queue: Array<[JSONRPCMessage, MessageExtraInfo | undefined]>; peek?: (message: JSONRPCMessage) => void; closed?: () => void; wasClosed?: boolean } | undefined
 
   constructor(readonly inner: Transport, interceptor?: Interceptor) {
     this.interceptor = interceptor
@@ -30,7 +30,13 @@ export class InterceptTransport implements Transport {
       }
       this.deliver(message, extra)
     }
-    inner.onclose = () => this.onclose?.()
+    inner.onclose = () => {
+      // Closed before the SDK was there to hear it (stdin ended first): told once the queue is handed over.
+      if (this.early) {
+        this.early.wasClosed = true
+        this.early.closed?.()
+      } else this.onclose?.()
+    }
     inner.onerror = (error) => this.onerror?.(error)
   }
 
@@ -43,9 +49,13 @@ export class InterceptTransport implements Transport {
     return this.inner.sessionId
   }
 
-  /** Starts the inner transport now; what arrives waits for `start()`. */
-  listen(peek?: (message: JSONRPCMessage) => void): Promise<void> {
-    if (!this.early) this.early = { started: this.inner.start(), queue: [], ...(peek ? { peek } : {}) }
+  /**
+   * Starts the inner transport now; what arrives waits for `start()`. `peek`
+   * sees each message as it arrives, `closed` hears at once when the peer
+   * goes away before that.
+   */
+  listen(observer: { peek?: (message: JSONRPCMessage) => void; closed?: () => void } = {}): Promise<void> {
+    if (!this.early) this.early = { started: this.inner.start(), queue: [], ...observer }
     return this.early.started
   }
 
@@ -57,6 +67,7 @@ export class InterceptTransport implements Transport {
     setImmediate(() => {
       this.early = undefined
       for (const [message, extra] of early.queue) this.deliver(message, extra)
+      if (early.wasClosed) this.onclose?.()
     })
   }
 

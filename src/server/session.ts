@@ -341,9 +341,13 @@ export class Session implements SessionHandle {
     // waits (bounded) for their first start; the client's messages wait in
     // the transport until then.
     this.transport = new InterceptTransport(transport, this.relay.intercept)
-    await this.transport.listen((message) => {
-      const m = message as { method?: unknown; params?: { capabilities?: unknown } }
-      if (m.method === 'initialize' && isPlainObject(m.params?.capabilities)) runtime.offerClientCapabilities(m.params.capabilities as ClientCapabilities)
+    await this.transport.listen({
+      peek: (message) => {
+        const m = message as { method?: unknown; params?: { capabilities?: unknown } }
+        if (m.method === 'initialize' && isPlainObject(m.params?.capabilities)) runtime.offerClientCapabilities(m.params.capabilities as ClientCapabilities)
+      },
+      // The client left without initializing: no client, nothing to offer, no reason to wait.
+      closed: () => runtime.offerClientCapabilities({}),
     })
     await runtime.whenStarted()
     this.srv = new Server({ name: 'mycelium', version: runtime.deps.version }, { capabilities: this.capabilities(), instructions: this.instructions() })
