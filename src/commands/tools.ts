@@ -1,8 +1,8 @@
 import { defineCommand } from 'citty'
 import { createLogger } from '../logger.js'
 import { builtinTools, toolsReport } from '../inspect/reports.js'
-import { createView } from '../session/policy-mode.js'
-import { PolicyView } from '../session/policy-view.js'
+import { createView } from '../principal/policy-mode.js'
+import { PolicyView } from '../principal/policy-view.js'
 import { commonArgs, jsonArgs, principalArgs, printJson, printResult, splitList } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
 

@@ -9,8 +9,8 @@ import { resolveRoles, type RoleDefinitionInput } from '../policy/roles.js'
 import type { Skill, SkillProblem } from '../policy/skill.js'
 import type { Catalogue, ToolEntry } from '../registry/catalogue.js'
 import { clientNameWarnings, toWireName, type WireNameOptions } from '../registry/wire-names.js'
-import { EXEC_TOOL_DEFS } from '../session/builtin-exec.js'
-import { META_TOOL_DEFS } from '../session/meta-tools.js'
+import { EXEC_TOOL_DEFS } from '../principal/builtin-exec.js'
+import { META_TOOL_DEFS } from '../principal/meta-tools.js'
 
 /** One row of `myc tools`. */
 export interface ToolRow {

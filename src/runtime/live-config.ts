@@ -3,7 +3,7 @@ import path from 'node:path'
 import type { ConfigDiff } from '../config/diff.js'
 import { loadConfig, type LoadedConfig } from '../config/load.js'
 import type { Logger } from '../logger.js'
-import { isPolicyMode, loadSources, type PolicyMode } from '../session/policy-mode.js'
+import { isPolicyMode, loadSources, type PolicyMode } from '../principal/policy-mode.js'
 import type { Runtime } from './runtime.js'
 
 export interface LiveConfigOptions {

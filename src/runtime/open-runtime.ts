@@ -1,6 +1,6 @@
 import { loadConfig, type LoadedConfig } from '../config/load.js'
 import type { Logger } from '../logger.js'
-import { loadPolicyMode, type PolicyMode } from '../session/policy-mode.js'
+import { loadPolicyMode, type PolicyMode } from '../principal/policy-mode.js'
 import { hostForThisProcess } from './host.js'
 import { Runtime } from './runtime.js'
 

@@ -20,15 +20,15 @@ export const RELOAD_DRAIN_MS = 10_000
 /** How long children wait for a client's initialize before they initialize offering no client capabilities. */
 export const CLIENT_INITIALIZE_WAIT_MS = 2_000
 
-/** A connected client session, as the runtime sees it. */
-export interface SessionHandle {
+/** A connected client (one connection of the MCP server face), as the runtime sees it. */
+export interface ConnectionHandle {
   catalogueChanged(kinds: ReadonlySet<'tools' | 'prompts' | 'resources'>): void
   childNotification(server: string, notification: JSONRPCNotification): void
-  /** Whether this session's principal reaches the server (so a child's request may go to it). */
+  /** Whether this connection's principal reaches the server (so a child's request may go to it). */
   reaches(server: string): boolean
   forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>>
   readonly clientHasRoots: boolean
-  /** Whether this session subscribed to updates of a resource. */
+  /** Whether this connection subscribed to updates of a resource. */
   isSubscribed(uri: string): boolean
 }
 
@@ -47,14 +47,14 @@ export interface RuntimeDeps {
 
 /**
  * Everything one `myc` process runs: the children, the merged catalogue and
- * the connected sessions. Built once by the command and passed down; there is
+ * the client connections. Built once by the command and passed down; there is
  * no other shared state.
  */
 export class Runtime {
   readonly supervisor: ChildSupervisor
   readonly catalogue: Catalogue
-  readonly sessions = new Set<SessionHandle>()
-  private lastActive: SessionHandle | undefined
+  readonly connections = new Set<ConnectionHandle>()
+  private lastActive: ConnectionHandle | undefined
   /** Conflicts already logged, so a rebuild does not repeat them. */
   private reportedConflicts = new Set<string>()
 
@@ -136,7 +136,7 @@ export class Runtime {
 
   private readonly catalogueListeners = new Set<(kinds: readonly ListKind[]) => void>()
 
-  /** Calls `listener` after every catalogue change, before the sessions hear of it. */
+  /** Calls `listener` after every catalogue change, before the connections hear of it. */
   onCatalogueChange(listener: (kinds: readonly ListKind[]) => void): () => void {
     this.catalogueListeners.add(listener)
     return () => this.catalogueListeners.delete(listener)
@@ -148,7 +148,7 @@ export class Runtime {
     this.announce(kinds)
   }
 
-  /** Tells the catalogue's listeners and every session that some lists changed; logs new conflicts. */
+  /** Tells the catalogue's listeners and every connection that some lists changed; logs new conflicts. */
   private announce(kinds: readonly ListKind[]): void {
     for (const listener of this.catalogueListeners) listener(kinds)
     const current = new Set<string>()
@@ -166,43 +166,43 @@ export class Runtime {
     const changed = new Set<'tools' | 'prompts' | 'resources'>()
     // Skill changes travel as resources/list_changed, as the Skills extension does.
     for (const kind of kinds) changed.add(kind === 'resourceTemplates' || kind === 'skills' ? 'resources' : kind)
-    for (const session of this.sessions) session.catalogueChanged(changed)
+    for (const connection of this.connections) connection.catalogueChanged(changed)
   }
 
   private onChildNotification(child: ChildConnection, notification: JSONRPCNotification): void {
-    for (const session of this.sessions) session.childNotification(child.key, notification)
+    for (const connection of this.connections) connection.childNotification(child.key, notification)
   }
 
   private onChildRequest(child: ChildConnection, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
-    const session = this.pickSession(child.key)
-    if (!session) return Promise.reject(new Error(`no MCP client that reaches "${child.key}" is connected to mycelium`))
-    return session.forwardRequest(child.key, method, params, signal)
+    const connection = this.pickConnection(child.key)
+    if (!connection) return Promise.reject(new Error(`no MCP client that reaches "${child.key}" is connected to mycelium`))
+    return connection.forwardRequest(child.key, method, params, signal)
   }
 
-  /** The session a child's request goes to: the most recently active one that reaches the child. */
-  private pickSession(server: string): SessionHandle | undefined {
-    if (this.lastActive && this.sessions.has(this.lastActive) && this.lastActive.reaches(server)) return this.lastActive
-    return [...this.sessions].reverse().find((s) => s.reaches(server))
+  /** The connection a child's request goes to: the most recently active one that reaches the child. */
+  private pickConnection(server: string): ConnectionHandle | undefined {
+    if (this.lastActive && this.connections.has(this.lastActive) && this.lastActive.reaches(server)) return this.lastActive
+    return [...this.connections].reverse().find((s) => s.reaches(server))
   }
 
-  /** Marks a session as the one that last sent a request. */
-  touch(session: SessionHandle): void {
-    this.lastActive = session
+  /** Marks a connection as the one that last sent a request. */
+  touch(connection: ConnectionHandle): void {
+    this.lastActive = connection
   }
 
-  addSession(session: SessionHandle): void {
-    this.sessions.add(session)
+  addConnection(connection: ConnectionHandle): void {
+    this.connections.add(connection)
   }
 
-  removeSession(session: SessionHandle): void {
-    this.sessions.delete(session)
-    if (this.lastActive === session) this.lastActive = undefined
+  removeConnection(connection: ConnectionHandle): void {
+    this.connections.delete(connection)
+    if (this.lastActive === connection) this.lastActive = undefined
   }
 
   /**
    * Applies a reloaded config: servers added are started, servers removed are
    * stopped, servers whose entry changed are restarted with it, and every
-   * other child is left as it is (its calls in flight included). Sessions hear
+   * other child is left as it is (its calls in flight included). Connections hear
    * of the entries that come and go through the usual list-changed path.
    * Resolves with what changed once the new children are up or failed.
    */

@@ -3,8 +3,8 @@ import { ExitCode } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { StdioServerStream } from '../protocol/stdio-server-transport.js'
 import type { Runtime } from '../runtime/runtime.js'
-import { Session } from './session.js'
-import type { PrincipalView } from './view.js'
+import { ClientConnection } from './client-connection.js'
+import type { PrincipalView } from '../principal/view.js'
 
 export interface ServeStdioOptions {
   runtime: Runtime
@@ -43,7 +43,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   })
   if (runtime.supervisor.children.size === 0) logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
 
-  const session = new Session({ runtime, view: options.view })
+  const connection = new ClientConnection({ runtime, view: options.view })
   let exitCode: number = ExitCode.ok
   let signalled = false
   let onSignal: ((signal: NodeJS.Signals) => void) | undefined
@@ -56,12 +56,12 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
     }
     signals.once('SIGINT', onSignal)
     signals.once('SIGTERM', onSignal)
-    session.onclose = () => resolve()
+    connection.onclose = () => resolve()
     const stream = new StdioServerStream(options.stdin, options.stdout, {
       maxMessageBytes: runtime.loaded.config.limits.maxMessageBytes,
       onRejected: (reason) => logger.debug(`refused a message from the client: ${reason}`),
     })
-    session.connect(stream).catch((error: unknown) => {
+    connection.connect(stream).catch((error: unknown) => {
       logger.error(`could not start the stdio server: ${String(error)}`)
       exitCode = ExitCode.runtime
       resolve()
@@ -69,7 +69,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   })
   signals.off('SIGINT', onSignal!)
   signals.off('SIGTERM', onSignal!)
-  await session.close()
+  await connection.close()
   await runtime.close({ urgent: signalled })
   process.off('exit', killOnExit)
   return exitCode

@@ -4,8 +4,8 @@ import { parseConfig } from '../../src/config/load.js'
 import { createLogger } from '../../src/logger.js'
 import { hostForThisProcess } from '../../src/runtime/host.js'
 import { Runtime } from '../../src/runtime/runtime.js'
-import { Session } from '../../src/server/session.js'
-import { openView, type PrincipalView } from '../../src/server/view.js'
+import { ClientConnection } from '../../src/server/client-connection.js'
+import { openView, type PrincipalView } from '../../src/principal/view.js'
 import { fixtureServer, repoRoot } from './fixtures.js'
 
 /** A stdio server entry that runs a fixture server with this Node.js. */
@@ -33,15 +33,15 @@ export async function startRuntime(
   return runtime
 }
 
-/** An SDK client connected to a new session of the runtime over an in-memory pair. */
-export async function connectClient(runtime: Runtime, options: { view?: PrincipalView; capabilities?: Record<string, unknown>; setup?: (client: Client) => void } = {}): Promise<{ client: Client; session: Session }> {
+/** An SDK client connected to a new client connection of the runtime over an in-memory pair. */
+export async function connectClient(runtime: Runtime, options: { view?: PrincipalView; capabilities?: Record<string, unknown>; setup?: (client: Client) => void } = {}): Promise<{ client: Client; connection: ClientConnection }> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  const session = new Session({ runtime, view: options.view ?? openView() })
-  await session.connect(serverSide)
+  const connection = new ClientConnection({ runtime, view: options.view ?? openView() })
+  await connection.connect(serverSide)
   const client = new Client({ name: 'test-client', version: '1.0.0' }, { capabilities: options.capabilities ?? {} })
   options.setup?.(client)
   await client.connect(clientSide)
-  return { client, session }
+  return { client, connection }
 }
 
 /** A logger that records every line (with its tag) instead of printing. */
@@ -73,13 +73,13 @@ export async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_0
 export class PolicyHarness {
   runtime!: Runtime
   loaded!: import('../../src/config/load.js').LoadedConfig
-  mode!: import('../../src/session/policy-mode.js').PolicyMode
+  mode!: import('../../src/principal/policy-mode.js').PolicyMode
   readonly logger = createLogger({ quiet: true })
 
   constructor(private readonly load: () => Promise<import('../../src/config/load.js').LoadedConfig>) {}
 
   async start(): Promise<void> {
-    const { loadPolicyMode } = await import('../../src/session/policy-mode.js')
+    const { loadPolicyMode } = await import('../../src/principal/policy-mode.js')
     this.loaded = await this.load()
     this.runtime = new Runtime({ loaded: this.loaded, logger: this.logger, version: 'test', host: hostForThisProcess() })
     this.mode = await loadPolicyMode(this.loaded, this.runtime.catalogue, this.logger)
@@ -93,8 +93,8 @@ export class PolicyHarness {
   }
 
   /** A principal's view, as `myc serve --role … --skills …` would make it. */
-  async view(role: string | undefined, options: { skills?: string[]; env?: Record<string, string>; runner?: import('../../src/session/builtin-exec.js').BuiltinRunner } = {}): Promise<PrincipalView> {
-    const { createView } = await import('../../src/session/policy-mode.js')
+  async view(role: string | undefined, options: { skills?: string[]; env?: Record<string, string>; runner?: import('../../src/principal/builtin-exec.js').BuiltinRunner } = {}): Promise<PrincipalView> {
+    const { createView } = await import('../../src/principal/policy-mode.js')
     return createView(this.mode, this.loaded, { ...(role !== undefined ? { role } : {}), ...(options.skills ? { skills: options.skills } : {}), env: options.env ?? {}, catalogue: this.runtime.catalogue, logger: this.logger, ...(options.runner ? { runner: options.runner } : {}) })
   }
 }

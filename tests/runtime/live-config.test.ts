@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { watchConfig } from '../../src/runtime/live-config.js'
 import { openRuntime } from '../../src/runtime/open-runtime.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
-import { Session } from '../../src/server/session.js'
-import { createView } from '../../src/session/policy-mode.js'
+import { ClientConnection } from '../../src/server/client-connection.js'
+import { createView } from '../../src/principal/policy-mode.js'
 import { captureLogger, fixtureEntry, waitFor } from '../helpers/runtime.js'
 
 const echo = fixtureEntry('echo')
@@ -32,7 +32,7 @@ async function serveFile(config: Record<string, unknown>, options: { skills?: Re
   // Tests that reload by hand keep the watcher out of the way (its reload could run first and leave theirs nothing to do).
   const live = watchConfig({ runtime, mode, logger, env: process.env, signals, debounceMs: options.watch ? 50 : 3_600_000 })
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  const session = new Session({ runtime, view })
+  const session = new ClientConnection({ runtime, view })
   await session.connect(serverSide)
   const client = new Client({ name: 'live', version: '1' })
   let listChanged = 0

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load.js'
 import { createLogger } from '../../src/logger.js'
-import { isPolicyMode, loadPolicyMode } from '../../src/session/policy-mode.js'
+import { isPolicyMode, loadPolicyMode } from '../../src/principal/policy-mode.js'
 
 const logger = createLogger({ quiet: true })
 const noTools = { toolNamesOf: () => undefined }

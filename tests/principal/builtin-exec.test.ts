@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config/load.js'
 import { ShellGuard } from '../../src/sandbox/guard/guard.js'
 import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { Sandbox } from '../../src/sandbox/sandbox.js'
-import { BuiltinRunner } from '../../src/session/builtin-exec.js'
+import { BuiltinRunner } from '../../src/principal/builtin-exec.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { connectClient, PolicyHarness } from '../helpers/runtime.js'
 

@@ -5,8 +5,8 @@ import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
 import { createLogger } from '../../src/logger.js'
 import { hostForThisProcess } from '../../src/runtime/host.js'
 import { Runtime } from '../../src/runtime/runtime.js'
-import { Session } from '../../src/server/session.js'
-import { createView, loadPolicyMode, type PolicyMode } from '../../src/session/policy-mode.js'
+import { ClientConnection } from '../../src/server/client-connection.js'
+import { createView, loadPolicyMode, type PolicyMode } from '../../src/principal/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
 
 /** A raw JSON-RPC client: every answer as the exact text that crossed the transport. */
@@ -51,7 +51,7 @@ describe('hidden tools and skills do not exist', () => {
     await runtime.start()
     if (mode.kind === 'policy') mode.state.invalidate()
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    const session = new Session({ runtime, view: createView(mode, loaded, { role: 'guest', env: {}, catalogue: runtime.catalogue, logger }) })
+    const session = new ClientConnection({ runtime, view: createView(mode, loaded, { role: 'guest', env: {}, catalogue: runtime.catalogue, logger }) })
     await session.connect(serverSide)
     raw = new RawClient(clientSide)
     await raw.start()

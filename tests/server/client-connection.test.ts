@@ -123,8 +123,8 @@ describe('session over the merged catalogue (echo + paginated)', () => {
   })
 
   it('paginates its own answers when the catalogue is large', async () => {
-    const { client: small, session } = await connectClient(runtime)
-    ;(session as unknown as { pageSize: number }).pageSize = 7
+    const { client: small, connection } = await connectClient(runtime)
+    ;(connection as unknown as { pageSize: number }).pageSize = 7
     const first = await small.request({ method: 'tools/list', params: {} })
     expect((first as { tools: unknown[] }).tools).toHaveLength(7)
     expect((first as { nextCursor?: string }).nextCursor).toBeTypeOf('string')

@@ -1,30 +1,23 @@
 import { Server, ProtocolError, type ServerCapabilities } from '@modelcontextprotocol/server'
-import type { CallToolResult, ClientCapabilities, JSONRPCNotification, LoggingLevel, Transport } from '@modelcontextprotocol/client'
+import type { ClientCapabilities, JSONRPCNotification, LoggingLevel, Transport } from '@modelcontextprotocol/client'
 import { isPlainObject } from '../protocol/params-check.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { passthrough } from '../protocol/passthrough.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
-import type { ToolEntry } from '../registry/catalogue.js'
-import type { Runtime, SessionHandle } from '../runtime/runtime.js'
+import type { Runtime, ConnectionHandle } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
 import { hasSkillsExtension } from '../children/child.js'
 import { findSkillFile, mapChildRead, readSkillFile, registerSkillHandlers, skillsCapability, type SkillSources } from './skills-handlers.js'
 import { UpstreamRelay, type ForwardHandler } from './upstream-relay.js'
-import type { PrincipalView } from './view.js'
+import { callVisibleTool, visibleTools } from '../runtime/principal-tools.js'
+import type { PrincipalView } from '../principal/view.js'
 
 /** How long tasks/result may wait for a child's task to finish. */
 const TASK_RESULT_TIMEOUT_MS = 60 * 60_000
 
-/** JSON-RPC code for an unknown tool, prompt or resource (MCP: invalid params). */
+/** JSON-RPC code for an unknown prompt or resource (MCP: invalid params). */
 const INVALID_PARAMS = -32602
 
-/**
- * The answer for a tool that does not exist, and so also for one that is
- * hidden: both go through this one function, so they cannot differ.
- */
-export function unknownTool(name: unknown): RelayOutcome {
-  return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown tool: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
-}
 function unknownPrompt(name: unknown): RelayOutcome {
   return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown prompt: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
 }
@@ -32,7 +25,7 @@ function unknownResource(uri: unknown): RelayOutcome {
   return { ok: false, error: { code: INVALID_PARAMS, message: `Resource not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}` } }
 }
 
-export interface SessionOptions {
+export interface ClientConnectionOptions {
   runtime: Runtime
   view: PrincipalView
   /** Entries per page of myc's own list answers. */
@@ -46,7 +39,7 @@ type ListKindName = 'tools' | 'prompts' | 'resources'
  * methods, and an UpstreamRelay for the forwarded hot path. What the client
  * sees is computed per request from the principal's view.
  */
-export class Session implements SessionHandle {
+export class ClientConnection implements ConnectionHandle {
   private srv: Server | undefined
   private readonly relay: UpstreamRelay
   private transport: InterceptTransport | undefined
@@ -58,7 +51,7 @@ export class Session implements SessionHandle {
   /** Called once when the client goes away. */
   onclose?: () => void
 
-  constructor(private readonly options: SessionOptions) {
+  constructor(private readonly options: ClientConnectionOptions) {
     const { runtime } = options
     this.pageSize = options.pageSize ?? 1_000
     const handlers = new Map<string, ForwardHandler>([
@@ -66,7 +59,7 @@ export class Session implements SessionHandle {
       ['prompts/get', (params, ctx) => this.getPrompt(params, ctx)],
       ['resources/read', (params, ctx) => this.readResource(params, ctx)],
       ['completion/complete', (params, ctx) => this.complete(params, ctx)],
-      // Tasks (2025-11-25): routed to the child that created them through this session.
+      // Tasks (2025-11-25): routed to the child that created them through this connection.
       ['tasks/get', (params, ctx) => this.routeTask('tasks/get', params, ctx)],
       ['tasks/result', (params, ctx) => this.routeTask('tasks/result', params, ctx)],
       ['tasks/cancel', (params, ctx) => this.routeTask('tasks/cancel', params, ctx)],
@@ -151,7 +144,7 @@ export class Session implements SessionHandle {
         const uri = request.params.uri
         this.subscriptions.delete(uri)
         const child = this.childForUri(uri)
-        if (child?.capabilities?.resources?.subscribe && !this.otherSessionSubscribed(uri)) await child.request('resources/unsubscribe', { uri }).catch(() => {})
+        if (child?.capabilities?.resources?.subscribe && !this.otherConnectionSubscribed(uri)) await child.request('resources/unsubscribe', { uri }).catch(() => {})
         return {}
       })
     }
@@ -192,7 +185,7 @@ export class Session implements SessionHandle {
     }
   }
 
-  /** Tasks created through this session: task id → the server that runs it. */
+  /** Tasks created through this connection: task id → the server that runs it. */
   private readonly tasks = new Map<string, string>()
 
   private async routeTask(method: string, params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
@@ -205,7 +198,7 @@ export class Session implements SessionHandle {
     return ctx.cancellation.aborted ? undefined : outcome
   }
 
-  /** tasks/list: this session's tasks, asked of each child that runs some (one page each). */
+  /** tasks/list: this connection's tasks, asked of each child that runs some (one page each). */
   private async listTasks(_params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
     const mine = new Set(this.tasks.keys())
     const servers = [...new Set(this.tasks.values())].filter((s) => this.view.serverVisible(s))
@@ -222,14 +215,14 @@ export class Session implements SessionHandle {
     const catalogue = this.options.runtime.catalogue
     const c = this.toolCache
     if (c && c.revision === revision && c.catalogue === catalogue.revision.tools) return c.tools
-    const tools = [...this.view.builtinTools(), ...catalogue.tools().filter((e) => this.view.toolVisible(e)).map((e) => e.wire)]
+    const tools = visibleTools(this.options.runtime, this.view).map((t) => t.def)
     this.toolCache = { revision, catalogue: catalogue.revision.tools, tools }
     return tools
   }
 
-  /** Whether another session still wants updates of `uri` (then the child stays subscribed). */
-  private otherSessionSubscribed(uri: string): boolean {
-    return [...this.options.runtime.sessions].some((s) => s !== this && s.isSubscribed(uri))
+  /** Whether another connection still wants updates of `uri` (then the child stays subscribed). */
+  private otherConnectionSubscribed(uri: string): boolean {
+    return [...this.options.runtime.connections].some((s) => s !== this && s.isSubscribed(uri))
   }
 
   isSubscribed(uri: string): boolean {
@@ -244,33 +237,12 @@ export class Session implements SessionHandle {
 
   private async callTool(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
     this.options.runtime.touch(this)
-    const name = params?.name
-    if (typeof name !== 'string') return unknownTool(name)
-    const args = (params?.arguments ?? {}) as Record<string, unknown>
-    // The audit log, where the view keeps one (policy mode): nothing is measured without it.
-    const audit = this.view.recordCall?.bind(this.view)
-    const started = audit ? performance.now() : 0
-    const record = (outcome: 'ok' | 'error' | 'denied') => audit?.({ name, outcome, durationMs: Math.round(performance.now() - started), argumentKeys: Object.keys(args) })
-    const builtin = this.view.callBuiltin(name, args, () => ({ signal: ctx.cancellation.signal, elicit: this.elicitFn() }))
-    if (builtin) {
-      const result = await builtin
-      record(result.isError ? 'error' : 'ok')
-      return { ok: true, result: result as Record<string, unknown> }
-    }
-    const entry: ToolEntry | undefined = this.options.runtime.catalogue.toolByWire(name)
-    const child = entry && this.view.toolVisible(entry) ? this.options.runtime.supervisor.children.get(entry.server) : undefined
-    if (!entry || !child) {
-      record('denied')
-      return unknownTool(name)
-    }
-    const outcome = await child.forward('tools/call', { ...params, name: entry.name }, ctx)
-    if (ctx.cancellation.aborted) return undefined
+    const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, { ...ctx, builtin: () => ({ signal: ctx.cancellation.signal, elicit: this.elicitFn() }) })
+    if (!called || ctx.cancellation.aborted) return undefined
     // A task-augmented call answers with a task: later tasks/* requests go to this child.
+    const { outcome, server } = called
     const taskId = outcome.ok ? (outcome.result.task as { taskId?: unknown } | undefined)?.taskId : undefined
-    if (typeof taskId === 'string') this.tasks.set(taskId, entry.server)
-    record(outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
-    // A child that is down is a failed call the model can read, not a protocol error.
-    if (!outcome.ok && outcome.error.code === -32000) return { ok: true, result: toolError(outcome.error.message) as unknown as Record<string, unknown> }
+    if (typeof taskId === 'string' && server !== undefined) this.tasks.set(taskId, server)
     return outcome
   }
 
@@ -352,7 +324,7 @@ export class Session implements SessionHandle {
     await runtime.whenStarted()
     this.srv = new Server({ name: 'mycelium', version: runtime.deps.version }, { capabilities: this.capabilities(), instructions: this.instructions() })
     this.registerHandlers()
-    runtime.addSession(this)
+    runtime.addConnection(this)
     // An escalation changes what exists for this principal: tools, and the prompts and resources of the servers it reaches.
     this.unsubscribeView = this.view.onChange(() => this.catalogueChanged(new Set(['tools', 'prompts', 'resources'])))
     this.server.onclose = () => this.dispose()
@@ -364,7 +336,7 @@ export class Session implements SessionHandle {
     this.closed = true
     this.relay.abortAll()
     this.unsubscribeView?.()
-    this.options.runtime.removeSession(this)
+    this.options.runtime.removeConnection(this)
     this.onclose?.()
   }
 
@@ -378,7 +350,7 @@ export class Session implements SessionHandle {
     void this.transport.send(params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method }).catch(() => {})
   }
 
-  // SessionHandle
+  // ConnectionHandle
 
   get clientHasRoots(): boolean {
     return Boolean(this.srv?.getClientCapabilities()?.roots)
@@ -435,8 +407,4 @@ export class Session implements SessionHandle {
     }
     throw new ProtocolError(-32601, `Method not found: ${method}`)
   }
-}
-
-function toolError(text: string): CallToolResult {
-  return { content: [{ type: 'text', text }], isError: true }
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readFileSync } from 'node:fs'
 import { loadConfig } from '../../src/config/load.js'
 import { createLogger } from '../../src/logger.js'
-import { loadPolicyMode } from '../../src/session/policy-mode.js'
+import { loadPolicyMode } from '../../src/principal/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { connectClient, PolicyHarness, uriAnswer } from '../helpers/runtime.js'
 
@@ -123,7 +123,7 @@ describe('skill files changing on disk', () => {
   it('reloads the listing and tells the client (resources and tools list_changed)', async () => {
     const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import('node:fs')
     const { tmpdir } = await import('node:os')
-    const { watchSkills } = await import('../../src/session/skill-watcher.js')
+    const { watchSkills } = await import('../../src/principal/skill-watcher.js')
     const root = mkdtempSync(path.join(tmpdir(), 'myc-watch-'))
     const write = (name: string) => {
       mkdirSync(path.join(root, 'skills', name), { recursive: true })
