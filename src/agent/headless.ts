@@ -73,7 +73,9 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const opened = await openRuntime({ configPath: options.configPath, logger: options.logger, version: options.version, env: options.env })
     runtime = opened.runtime
     const { loaded, mode } = opened
-    const view = createView(mode, loaded, { role: options.role, skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger })
+    // The sandboxed built-ins, as `myc serve` offers them when an active skill allows them.
+    const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
+    const view = createView(mode, loaded, { role: options.role, skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}) })
     await runtime.start()
     const toolbox = viewToolbox(runtime, view)
     const model = resolveModel(options.model, loaded.config.agent.model, options.env)

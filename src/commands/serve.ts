@@ -3,17 +3,9 @@ import { createLogger } from '../logger.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import { CLIENT_INITIALIZE_WAIT_MS } from '../runtime/runtime.js'
 import { serveStdio } from '../server/serve-stdio.js'
-import type { LoadedConfig } from '../config/load.js'
-import type { BuiltinRunner } from '../principal/builtin-exec.js'
 import { createView } from '../principal/policy-mode.js'
 import { version } from '../version.js'
 import { commonArgs, principalArgs, splitList } from './_shared.js'
-
-/** The sandbox for `mycelium:exec` and `run_script`, loaded lazily (the shell grammar is heavy). */
-async function sandboxRunner(loaded: LoadedConfig): Promise<BuiltinRunner> {
-  const [{ Sandbox }, { ShellGuard }, { ExecutorProbe }, { BuiltinRunner }] = await Promise.all([import('../sandbox/sandbox.js'), import('../sandbox/guard/guard.js'), import('../sandbox/probe.js'), import('../principal/builtin-exec.js')])
-  return new BuiltinRunner(new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }), loaded.config, loaded.dir, loaded.file ? [loaded.file] : [])
-}
 
 export default defineCommand({
   meta: { name: 'serve', description: 'Run the aggregator as an MCP server on stdio' },
@@ -21,7 +13,7 @@ export default defineCommand({
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose })
     const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, waitForClientMs: CLIENT_INITIALIZE_WAIT_MS })
-    const runner = mode.kind === 'policy' ? await sandboxRunner(loaded) : undefined
+    const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
     const view = createView(mode, loaded, { role: args.role, skills: splitList(args.skills), env: process.env, catalogue: runtime.catalogue, logger, ...(runner ? { runner } : {}) })
     if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
     const stopWatchingSkills = mode.kind === 'policy' ? (await import('../principal/skill-watcher.js')).watchSkills(() => runtime.loaded, mode.state, logger) : undefined

@@ -1,3 +1,4 @@
+import type { LoadedConfig } from '../config/load.js'
 import { realpathSync, statSync } from 'node:fs'
 import path from 'node:path'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
@@ -67,4 +68,10 @@ function toResult(result: ExecResult): CallToolResult {
   const o = result.outcome
   const text = `exit code: ${o.exitCode ?? 'none'}${o.signal ? ` (signal ${o.signal})` : ''}${o.timedOut ? ' (timed out)' : ''}\n--- stdout ---\n${o.stdout}\n--- stderr ---\n${o.stderr}`
   return { content: [{ type: 'text', text }], structuredContent: { exitCode: o.exitCode, stdout: o.stdout, stderr: o.stderr, truncated: o.truncated, timedOut: o.timedOut, executor: o.executor }, ...(o.exitCode === 0 ? {} : { isError: true }) }
+}
+
+/** The sandbox for `mycelium:exec` and `run_script`, loaded lazily (the shell grammar is heavy). */
+export async function createSandboxRunner(loaded: LoadedConfig): Promise<BuiltinRunner> {
+  const [{ Sandbox }, { ShellGuard }, { ExecutorProbe }] = await Promise.all([import('../sandbox/sandbox.js'), import('../sandbox/guard/guard.js'), import('../sandbox/probe.js')])
+  return new BuiltinRunner(new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }), loaded.config, loaded.dir, loaded.file ? [loaded.file] : [])
 }

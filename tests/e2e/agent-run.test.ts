@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
 import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -164,4 +164,24 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     expect(JSON.stringify(schema)).toContain('session_end')
     expect(schema.$schema).toMatch(/draft-07/)
   })
+
+  const hasBwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0
+  it.runIf(hasBwrap)('runs mycelium__exec in the real sandbox when an active skill allows it, and the guard still blocks', async () => {
+    fake.setScript((_req, i) =>
+      [
+        { content: [{ type: 'tool_use' as const, name: 'mycelium__exec', input: { command: 'echo from-the-sandbox' } }] },
+        { content: [{ type: 'tool_use' as const, name: 'mycelium__exec', input: { command: 'echo / | xargs rm -rf' } }] },
+        { content: [{ type: 'text' as const, text: 'ran' }] },
+      ][i]!,
+    )
+    const before = fake.requests.length
+    const r = await run(['run things', '--json', '--config', policyConfig, '--role', 'developer', '--skills', 'shell'], { fake })
+    expect(r.code, r.stderr).toBe(0)
+    expect(offeredNames(fake.requests[before]!)).toContain('mycelium__exec')
+    const results = r.events.filter((e) => e.type === 'tool_result') as Array<{ tool: string; ok: boolean; content: Array<{ text?: string }> }>
+    expect(results[0]).toMatchObject({ tool: 'mycelium:exec', ok: true })
+    expect(results[0]!.content[0]!.text).toContain('from-the-sandbox')
+    expect(results[1]).toMatchObject({ tool: 'mycelium:exec', ok: false })
+    expect(results[1]!.content[0]!.text).toMatch(/destructive-unknown-target|from input/)
+  }, 60_000)
 })
