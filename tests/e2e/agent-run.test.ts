@@ -19,14 +19,17 @@ interface Ran {
 }
 
 /** Runs `node build/myc.cjs run …` against the fake API (asynchronously: the fake answers from this process). */
-function run(args: string[], options: { env?: Record<string, string | undefined>; input?: string; fake?: FakeAnthropic } = {}): Promise<Ran> {
+function run(args: string[], options: { env?: Record<string, string | undefined>; input?: string; fake?: FakeAnthropic; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Ran> {
   requireBundle()
   const env: Record<string, string | undefined> = { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: options.fake?.url, ANTHROPIC_AUTH_TOKEN: undefined, ANTHROPIC_MODEL: undefined, ...options.env }
   for (const [k, value] of Object.entries(env)) if (value === undefined) delete env[k]
   const child = spawn(process.execPath, [bundle, 'run', ...args], { env: env as NodeJS.ProcessEnv, stdio: 'pipe' })
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString('utf8')
+    options.onStdout?.(stdout, child)
+  })
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
   child.stdin.end(options.input ?? '')
   return new Promise((resolve) => {
@@ -184,4 +187,46 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     expect(results[1]).toMatchObject({ tool: 'mycelium:exec', ok: false })
     expect(results[1]!.content[0]!.text).toMatch(/destructive-unknown-target|from input/)
   }, 60_000)
+
+  it('ends the current request on SIGINT, still writes session_end, and exits 130', async () => {
+    fake.setScript(() => ({ content: [{ type: 'text', text: 'too late' }], delayMs: 20_000 }))
+    let signalled = false
+    const started = Date.now()
+    const r = await run(['slow', '--json', '--config', openConfig], {
+      fake,
+      onStdout: (text, child) => {
+        if (!signalled && text.includes('"session_start"')) {
+          signalled = true
+          // Give the request a moment to be in flight, then interrupt.
+          setTimeout(() => child.kill('SIGINT'), 300)
+        }
+      },
+    })
+    expect(r.code).toBe(130)
+    expect(Date.now() - started).toBeLessThan(15_000)
+    expect(last(r)).toMatchObject({ type: 'session_end', ok: false, reason: 'interrupted', exitCode: 130 })
+  }, 30_000)
+
+  it('streams text_delta events with --include-partial, and they add up to the text', async () => {
+    fake.setScript(() => ({ content: [{ type: 'text', text: 'A longer answer, streamed in pieces.' }] }))
+    const r = await run(['x', '--json', '--include-partial', '--config', openConfig], { fake })
+    expect(r.code).toBe(0)
+    const deltas = r.events.filter((e) => e.type === 'text_delta') as Array<{ text: string }>
+    expect(deltas.length).toBeGreaterThan(1)
+    expect(deltas.map((d) => d.text).join('')).toBe('A longer answer, streamed in pieces.')
+    for (const event of r.events) expect(v.safeParse(AgentEventSchema, event).success).toBe(true)
+  }, 30_000)
+
+  it('hands MCP results to the model as API content: images as images, what the API cannot take as text', async () => {
+    fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'echo__image', input: {} }] } : { content: [{ type: 'text', text: 'seen' }] }))
+    const before = fake.requests.length
+    const r = await run(['look', '--json', '--config', openConfig], { fake })
+    expect(r.code, r.stderr).toBe(0)
+    const blocks = [...toolResults(fake.requests[before + 1]!).values()][0]!.content as Array<{ type: string; source?: { type: string; media_type?: string }; text?: string }>
+    expect(blocks[0]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png' } })
+    // The embedded text resource, as the SDK's helper converts it.
+    expect(JSON.stringify(blocks[1])).toContain('static text')
+    // A non-http resource link and audio: described, not dropped and not a failed turn.
+    expect(blocks.slice(2).map((b) => b.text)).toEqual(['[resource link: item 7 echo://item/7]', '[audio content (audio/wav) that the model cannot receive]'])
+  }, 30_000)
 })

@@ -6,7 +6,7 @@ export type FakeBlock = { type: 'text'; text: string } | { type: 'tool_use'; id?
 
 /** A scripted reply: content and why the turn stopped; or an HTTP error. */
 export type FakeReply =
-  | { content: FakeBlock[]; stop_reason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence'; usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number } }
+  | { content: FakeBlock[]; stop_reason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence'; usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number }; delayMs?: number }
   | { status: number; error: { type: string; message: string } }
 
 /** What the fake received: the parsed body of each Messages API request, and its headers. */
@@ -93,6 +93,9 @@ export class FakeAnthropic {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
     send('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } })
+    // A slow model: the stream has begun, the rest comes later (or never, if the client goes away).
+    if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs))
+    if (res.destroyed) return
     content.forEach((block, index) => {
       if (block.type === 'text') {
         send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } })
