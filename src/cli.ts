@@ -21,6 +21,7 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   sandbox: () => import('./commands/sandbox.js').then((m) => m.default),
   doctor: () => import('./commands/doctor.js').then((m) => m.default),
   run: () => import('./commands/run.js').then((m) => m.default),
+  adhoc: () => import('./commands/adhoc.js').then((m) => m.default),
 })
 
 const main: CommandDef<typeof commonArgs> = {
@@ -30,7 +31,7 @@ const main: CommandDef<typeof commonArgs> = {
 }
 
 /** Flags that take a value, so the first bare word after them is not a command. */
-const valueFlags = new Set(['--config', '--role', '--skills', '--http', '--model', '--trust', '--executor', '--template', '--context', '--mode', '--on-failure', '--max-turns'])
+const valueFlags = new Set(['--config', '--role', '--skills', '--http', '--model', '--trust', '--executor', '--template', '--context', '--mode', '--on-failure', '--max-turns', '--approve'])
 
 function findCommandIndex(argv: string[]): number {
   for (let i = 0; i < argv.length; i++) {

@@ -42,6 +42,8 @@ export interface AgentOptions {
   signal?: AbortSignal
   /** Emit `text_delta` events as text streams in. */
   includePartial?: boolean
+  /** Decides, before a call is sent, whether it may run (adhoc's approvals). */
+  approve?: (callId: string, tool: OfferedTool, input: Record<string, unknown>) => Promise<{ allow: true } | { allow: false; reason: string }>
 }
 
 /** How a run ended. */
@@ -122,6 +124,14 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       const input = (call.input ?? {}) as Record<string, unknown>
       emit({ type: 'tool_call', id: call.id, tool: label, input })
       const started = performance.now()
+      // The decision comes before the call reaches the child: a denied call never runs.
+      const approval = tool && options.approve ? await options.approve(call.id, tool, input) : { allow: true as const }
+      if (!approval.allow) {
+        permissionDenials.push({ tool: label, id: call.id, reason: approval.reason })
+        emit({ type: 'tool_result', id: call.id, tool: label, ok: false, durationMs: 0, content: [{ type: 'text', text: approval.reason }] })
+        results.push({ type: 'tool_result', tool_use_id: call.id, is_error: true, content: [{ type: 'text', text: approval.reason }] })
+        continue
+      }
       const before = tool && (tool.id === META_ACTIVATE || tool.id === META_DEACTIVATE) ? new Set(options.toolbox.list().map((t) => t.id)) : undefined
       // A name the model made up reaches the toolbox as it is: it gets the answer of a tool that does not exist.
       const outcome = await options.toolbox.call(wire ?? call.name, input, new Cancellation())

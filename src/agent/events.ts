@@ -58,6 +58,24 @@ export const AgentEventSchema = v.variant('type', [
     toolsAdded: v.array(v.string()),
     toolsRemoved: v.array(v.string()),
   }),
+  v.strictObject({
+    type: v.literal('approval_requested'),
+    ...common,
+    id: v.string(),
+    tool: v.string(),
+    risk: v.picklist(['low', 'medium', 'high', 'critical']),
+  }),
+  v.strictObject({
+    type: v.literal('approval_decided'),
+    ...common,
+    id: v.string(),
+    tool: v.string(),
+    risk: v.picklist(['low', 'medium', 'high', 'critical']),
+    decision: v.picklist(['allow', 'deny']),
+    /** user (asked on the terminal), session (an earlier always/never), preapproved (--approve), no_terminal (nobody to ask). */
+    by: v.picklist(['user', 'session', 'preapproved', 'no_terminal']),
+    reason: v.string(),
+  }),
   v.strictObject({ type: v.literal('error'), ...common, code: v.string(), message: v.string() }),
   v.strictObject({
     type: v.literal('session_end'),

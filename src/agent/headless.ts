@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream'
 import { ExitCode, MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
+import type { MyceliumConfig } from '../config/schema.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { createView, type PolicyMode } from '../principal/policy-mode.js'
@@ -14,6 +15,8 @@ import { systemPrompt } from './system-prompt.js'
 import { viewToolbox } from './toolbox.js'
 
 export interface HeadlessOptions {
+  /** run: the role's tools as they are; adhoc: the adhoc role, and risky calls need approval. */
+  mode?: 'run' | 'adhoc'
   task: string
   configPath?: string | undefined
   role?: string | undefined
@@ -22,6 +25,8 @@ export interface HeadlessOptions {
   maxTurns?: number | undefined
   json: boolean
   includePartial?: boolean
+  /** `--approve` values (adhoc): risk levels or tool patterns allowed without asking. */
+  approve?: readonly string[]
   logger: Logger
   env: Record<string, string | undefined>
   version: string
@@ -75,12 +80,16 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const { loaded, mode } = opened
     // The sandboxed built-ins, as `myc serve` offers them when an active skill allows them.
     const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
-    const view = createView(mode, loaded, { role: options.role, skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}) })
+    const adhoc = options.mode === 'adhoc'
+    if (adhoc && mode.kind !== 'policy') throw new MycError('USAGE', 'myc adhoc needs policy mode (skills and an adhoc role); in open mode use `myc run`')
+    const role = adhoc ? (options.role ?? loaded.config.agent.adhocRole) : options.role
+    const view = createView(mode, loaded, { role, skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}) })
+    const approve = adhoc ? await approvalGate(loaded.config, runtime, options, events.emit) : undefined
     await runtime.start()
     const toolbox = viewToolbox(runtime, view)
     const model = resolveModel(options.model, loaded.config.agent.model, options.env)
     const principal = describePrincipal(view, mode)
-    events.emit({ type: 'session_start', role: principal.role, mode: 'run', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
+    events.emit({ type: 'session_start', role: principal.role, mode: options.mode ?? 'run', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
     const sdk = await loadAnthropicSdk()
     const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
     const outcome = await runAgent(options.task, {
@@ -94,6 +103,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       emit: events.emit,
       signal: controller.signal,
       includePartial: options.includePartial === true,
+      ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}),
     })
     return finish(outcome)
   } catch (error) {
@@ -113,4 +123,20 @@ function describePrincipal(view: PrincipalView, mode: PolicyMode): { role: strin
   const v = view as unknown as { role: string; activeSkills: string[] }
   const skills = mode.state.policy.skills
   return { role: v.role, activeSkills: v.activeSkills.map((name) => ({ name, instructions: skills.get(name)?.instructions ?? '' })) }
+}
+
+/** Adhoc's approvals: risk from config rules, built-ins, annotations and names; a person asked on the terminal when there is one. */
+async function approvalGate(config: MyceliumConfig, runtime: Runtime, options: HeadlessOptions, emit: EventStream['emit']) {
+  const { RiskClassifier } = await import('./risk.js')
+  const { ApprovalGate, parsePreapprovals } = await import('./approvals.js')
+  const context = { separator: config.namespace.separator, servers: new Set([...runtime.supervisor.children.keys(), 'mycelium']) }
+  let preapproved
+  try {
+    preapproved = parsePreapprovals(options.approve ?? [], context)
+  } catch (error) {
+    throw new MycError('USAGE', (error as Error).message)
+  }
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
+  const { askOnTerminal } = await import('./terminal-approval.js')
+  return new ApprovalGate({ classifier: new RiskClassifier(config.agent.risk, context), threshold: config.agent.approvalThreshold, preapproved, ask: interactive ? askOnTerminal : undefined, emit })
 }

@@ -123,6 +123,12 @@ export const ConfigSchema = v.strictObject({
       model: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
       maxTurns: v.optional(positiveInt(1, 1_000), 50),
       maxTokens: v.optional(positiveInt(1, 1_000_000), 8_192),
+      /** `myc adhoc`: the role it works as. */
+      adhocRole: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), 'adhoc'),
+      /** In adhoc, tools at or above this risk ask first (denied without a terminal unless --approve). */
+      approvalThreshold: v.optional(v.picklist(['low', 'medium', 'high', 'critical']), 'high'),
+      /** Risk levels by tool pattern; they win over annotations and names. */
+      risk: v.optional(v.array(v.strictObject({ pattern: v.pipe(v.string(), v.minLength(1, 'must not be empty')), level: v.picklist(['low', 'medium', 'high', 'critical']) })), []),
     }),
     {},
   ),

@@ -1,0 +1,67 @@
+import { decideApproval, riskRank, RISK_LEVELS, type Preapproval, type RiskClassifier, type RiskLevel } from './risk.js'
+import type { OfferedTool } from './engine.js'
+import type { AgentEventBody } from './events.js'
+import { parsePattern, type PatternContext } from '../policy/patterns.js'
+
+/** What a person answers to an approval prompt. */
+export type ApprovalAnswer = 'yes' | 'no' | 'always' | 'never'
+
+/** Asks a person on the terminal; absent when there is none. */
+export type AskPerson = (question: { tool: string; risk: RiskLevel; input: Record<string, unknown> }) => Promise<ApprovalAnswer>
+
+/** Parses `--approve` values: a risk level, or a tool pattern (`fs:write_*`, `fs__write_file`). */
+export function parsePreapprovals(values: readonly string[], context: PatternContext): Preapproval[] {
+  return values.map((value) => {
+    if ((RISK_LEVELS as readonly string[]).includes(value)) return { level: value as RiskLevel }
+    const parsed = parsePattern(value, context)
+    if (!parsed.ok) throw new Error(`--approve takes a risk level (${RISK_LEVELS.join(', ')}) or a tool pattern: ${parsed.error}`)
+    return { pattern: parsed.pattern }
+  })
+}
+
+/**
+ * Approvals for one agent session, decided before a call is sent: the
+ * tool's risk against the threshold, then what was answered earlier
+ * (always / never hold for the session), `--approve`, and last a person on
+ * the terminal, asked one call at a time. Without a terminal nothing waits:
+ * the call is denied and the model is told so.
+ */
+export class ApprovalGate {
+  private readonly always = new Set<string>()
+  private readonly never = new Set<string>()
+  private queue: Promise<unknown> = Promise.resolve()
+
+  constructor(
+    private readonly options: {
+      classifier: RiskClassifier
+      threshold: RiskLevel
+      preapproved: readonly Preapproval[]
+      ask?: AskPerson | undefined
+      emit: (event: AgentEventBody) => void
+    },
+  ) {}
+
+  /** Whether the call may run; emits the approval events when the risk reaches the threshold. */
+  async check(callId: string, tool: OfferedTool, input: Record<string, unknown>): Promise<{ allow: true } | { allow: false; reason: string }> {
+    const split = tool.id.indexOf(':')
+    const server = tool.id.slice(0, split)
+    const name = tool.id.slice(split + 1)
+    const { level } = this.options.classifier.classify(server, name, tool.def.annotations)
+    if (riskRank(level) < riskRank(this.options.threshold) && !this.never.has(tool.id)) return { allow: true }
+    const { emit } = this.options
+    emit({ type: 'approval_requested', id: callId, tool: tool.id, risk: level })
+    const decision = decideApproval({ id: tool.id, server, tool: name, level, threshold: this.options.threshold, memory: { always: this.always, never: this.never }, preapproved: this.options.preapproved, interactive: this.options.ask !== undefined })
+    if (decision.action !== 'ask') {
+      const by = decision.why.startsWith('pre-approved') ? 'preapproved' : decision.why.includes('session') ? 'session' : 'no_terminal'
+      emit({ type: 'approval_decided', id: callId, tool: tool.id, risk: level, decision: decision.action, by, reason: decision.why })
+      return decision.action === 'allow' ? { allow: true } : { allow: false, reason: `not approved: ${decision.why}` }
+    }
+    // One prompt at a time, even if calls come in parallel.
+    const answer = await (this.queue = this.queue.then(() => this.options.ask!({ tool: tool.id, risk: level, input })))
+    if (answer === 'always') this.always.add(tool.id)
+    if (answer === 'never') this.never.add(tool.id)
+    const allow = answer === 'yes' || answer === 'always'
+    emit({ type: 'approval_decided', id: callId, tool: tool.id, risk: level, decision: allow ? 'allow' : 'deny', by: 'user', reason: `answered ${answer}` })
+    return allow ? { allow: true } : { allow: false, reason: `not approved: the user answered ${answer}` }
+  }
+}

@@ -1,0 +1,27 @@
+import { createInterface } from 'node:readline/promises'
+import type { ApprovalAnswer, AskPerson } from './approvals.js'
+
+const ANSWERS = new Map<string, ApprovalAnswer>([
+  ['y', 'yes'],
+  ['yes', 'yes'],
+  ['n', 'no'],
+  ['no', 'no'],
+  ['a', 'always'],
+  ['always', 'always'],
+  ['v', 'never'],
+  ['never', 'never'],
+])
+
+/** Asks on the terminal (stderr, so stdout stays the result's): y / n / always / never; anything else asks again. */
+export const askOnTerminal: AskPerson = async ({ tool, risk, input }) => {
+  const rl = createInterface({ input: process.stdin, output: process.stderr })
+  try {
+    for (;;) {
+      const reply = (await rl.question(`Allow ${tool} (${risk} risk) with ${JSON.stringify(input).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase()
+      const answer = ANSWERS.get(reply)
+      if (answer) return answer
+    }
+  } finally {
+    rl.close()
+  }
+}

@@ -1,0 +1,70 @@
+import type { ArgDef } from 'citty'
+import { MycError } from '../errors.js'
+import { createLogger } from '../logger.js'
+import { version } from '../version.js'
+import { commonArgs, principalArgs, splitList } from './_shared.js'
+
+/** The flags `myc run` and `myc adhoc` share. */
+export const agentArgs = {
+  ...commonArgs,
+  ...principalArgs,
+  task: { type: 'positional', required: false, description: 'The task (or - to read it from stdin)', valueHint: 'task' },
+  model: { type: 'string', description: 'Model (else agent.model, else ANTHROPIC_MODEL, else the default)', valueHint: 'model' },
+  'max-turns': { type: 'string', description: 'Most requests to the model (default: agent.maxTurns, 50)', valueHint: 'n' },
+  json: { type: 'boolean', description: 'Print the event stream as JSON Lines on stdout' },
+  'include-partial': { type: 'boolean', description: 'With --json: also text_delta events as text streams in' },
+  'json-schema': { type: 'boolean', description: 'Print the JSON Schema of the events and exit' },
+} as const satisfies Record<string, ArgDef>
+
+/** Every value of a repeatable flag (`--approve high --approve fs:write_*`), up to `--`. */
+export function repeated(rawArgs: readonly string[], flag: string): string[] {
+  const out: string[] = []
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i]!
+    if (arg === '--') break
+    if (arg === flag && i + 1 < rawArgs.length) out.push(rawArgs[++i]!)
+    else if (arg.startsWith(`${flag}=`)) out.push(arg.slice(flag.length + 1))
+  }
+  return out
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+type AgentArgValues = { [K in keyof typeof agentArgs]?: unknown }
+
+/** Parses the shared flags, reads the task, and runs the agent headless in `mode`. Resolves with the exit code. */
+export async function runAgentCommand(mode: 'run' | 'adhoc', args: AgentArgValues, extra: { approve?: string[] } = {}): Promise<number> {
+  if (args['json-schema']) {
+    const { agentEventsJsonSchema } = await import('../agent/events.js')
+    process.stdout.write(`${JSON.stringify(await agentEventsJsonSchema(), null, 2)}\n`)
+    return 0
+  }
+  let maxTurns: number | undefined
+  if (args['max-turns'] !== undefined) {
+    maxTurns = Number(args['max-turns'])
+    if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new MycError('USAGE', `--max-turns takes a whole number of at least 1, not "${String(args['max-turns'])}"`)
+  }
+  let task = typeof args.task === 'string' ? args.task : undefined
+  if (task === '-' || (task === undefined && process.stdin.isTTY !== true)) task = await readStdin()
+  if (task === undefined || task.trim() === '') throw new MycError('USAGE', `myc ${mode} needs a task: \`myc ${mode} "what to do"\`, or the task on stdin with \`myc ${mode} -\``)
+  const { runHeadless } = await import('../agent/headless.js')
+  return runHeadless({
+    mode,
+    task,
+    configPath: args.config as string | undefined,
+    role: args.role as string | undefined,
+    skills: splitList(args.skills as string | undefined),
+    model: args.model as string | undefined,
+    maxTurns,
+    json: args.json === true,
+    includePartial: args['include-partial'] === true,
+    approve: extra.approve ?? [],
+    logger: createLogger({ verbose: args.verbose === true, quiet: args.verbose !== true }),
+    env: process.env,
+    version,
+  })
+}

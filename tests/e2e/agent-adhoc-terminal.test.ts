@@ -1,0 +1,54 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bundle, requireBundle } from '../helpers/e2e.js'
+import { FakeAnthropic } from '../helpers/fake-anthropic.js'
+import { fixtureEntry, waitFor } from '../helpers/runtime.js'
+
+const hasTmux = spawnSync('tmux', ['-V']).status === 0
+
+/** A real terminal (tmux): myc adhoc asks before a risky call, and the answer typed decides. */
+describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
+  const fake = new FakeAnthropic()
+  const socket = `myc-test-${process.pid}`
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+  const screen = () => tmux('capture-pane', '-p', '-t', 'adhoc')
+  beforeAll(async () => {
+    await fake.start()
+  })
+  afterAll(async () => {
+    spawnSync('tmux', ['-L', socket, 'kill-server'])
+    await fake.close()
+  })
+
+  it('asks one call at a time; "always" allows and "n" denies before anything runs', async () => {
+    requireBundle()
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-tty-'))
+    mkdirSync(path.join(dir, 'skills', 'investigate'), { recursive: true })
+    writeFileSync(path.join(dir, 'skills', 'investigate', 'SKILL.md'), '---\nname: investigate\ndescription: Everything echo has\nallowedRoles: [adhoc]\nallowedTools: ["echo:*"]\n---\n')
+    const audit = path.join(dir, 'audit.jsonl')
+    writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') }, session: { defaultSkills: ['investigate'] }, audit: { file: audit }, agent: { risk: [{ pattern: 'echo:add', level: 'high' }, { pattern: 'echo:fail', level: 'critical' }] } }))
+    fake.setScript((_req, i) =>
+      [
+        { content: [{ type: 'tool_use' as const, name: 'echo__add', input: { a: 2, b: 3 } }] },
+        { content: [{ type: 'tool_use' as const, name: 'echo__fail', input: {} }] },
+        { content: [{ type: 'text' as const, text: 'Finished on the terminal.' }] },
+      ][i]!,
+    )
+    const command = `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} adhoc "add things" --config ${path.join(dir, 'mycelium.config.json')}; echo EXIT=$?; sleep 60`
+    tmux('new-session', '-d', '-s', 'adhoc', '-x', '200', '-y', '50', command)
+    await waitFor(() => screen().includes('Allow echo:add (high risk)'), 20_000, 'the first approval prompt')
+    tmux('send-keys', '-t', 'adhoc', 'always', 'Enter')
+    await waitFor(() => screen().includes('Allow echo:fail (critical risk)'), 20_000, 'the second approval prompt')
+    tmux('send-keys', '-t', 'adhoc', 'n', 'Enter')
+    await waitFor(() => screen().includes('EXIT='), 20_000, 'the end of the run')
+    const text = screen()
+    expect(text).toContain('Finished on the terminal.')
+    expect(text).toContain('EXIT=0')
+    // Approved ran, denied did not: the audit log is the child's side of it.
+    const calls = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; tool?: string }).filter((e) => e.event === 'tool_call').map((e) => e.tool)
+    expect(calls).toEqual(['echo__add'])
+  }, 60_000)
+})
