@@ -90,6 +90,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const model = resolveModel(options.model, loaded.config.agent.model, options.env)
     const principal = describePrincipal(view, mode)
     events.emit({ type: 'session_start', role: principal.role, mode: options.mode ?? 'run', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
+    await activateTriggered(options.task, view, toolbox, events.emit, options.logger, controller.signal)
     const sdk = await loadAnthropicSdk()
     const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
     const outcome = await runAgent(options.task, {
@@ -139,4 +140,24 @@ async function approvalGate(config: MyceliumConfig, runtime: Runtime, options: H
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
   const { askOnTerminal } = await import('./terminal-approval.js')
   return new ApprovalGate({ classifier: new RiskClassifier(config.agent.risk, context), threshold: config.agent.approvalThreshold, preapproved, ask: interactive ? askOnTerminal : undefined, emit })
+}
+
+/**
+ * Before the task's turn: the inactive skills the role reaches whose
+ * triggers the task names are activated as the escalation mode allows (auto:
+ * at once; ask: not without someone to ask; manual: suggested in the log).
+ */
+async function activateTriggered(task: string, view: PrincipalView, toolbox: ReturnType<typeof viewToolbox>, emit: EventStream['emit'], logger: Logger, signal: AbortSignal): Promise<void> {
+  if (!view.reachableSkills || !view.activate) return
+  const { triggeredSkills } = await import('./triggers.js')
+  for (const name of triggeredSkills(task, view.reachableSkills())) {
+    const before = new Set(toolbox.list().map((t) => t.id))
+    const result = await view.activate(name, 'agent', { signal })
+    if (result.isError) {
+      logger.info(`the task names a trigger of skill ${name}, not activated: ${(result.content[0] as { text?: string } | undefined)?.text ?? ''}`)
+      continue
+    }
+    const after = toolbox.list().map((t) => t.id)
+    emit({ type: 'skill_activated', skill: name, by: 'trigger', toolsAdded: after.filter((t) => !before.has(t)), toolsRemoved: [...before].filter((t) => !after.includes(t)) })
+  }
 }

@@ -181,6 +181,11 @@ export class PolicyView implements PrincipalView {
     return runner.runScript(skill, String(args.script ?? ''), scriptArgs)
   }
 
+  reachableSkills(): Array<{ name: string; triggers: readonly string[]; active: boolean }> {
+    const active = this.filter.active
+    return this.options.state.policy.reachable(this.options.role).map((s) => ({ name: s.name, triggers: s.triggers, active: active.has(s.name) }))
+  }
+
   private listSkills(): CallToolResult {
     const active = this.filter.active
     const skills = this.options.state.policy.reachable(this.options.role).map((s) => ({ name: s.name, description: s.description, triggers: s.triggers, active: active.has(s.name) }))

@@ -35,6 +35,10 @@ export interface PrincipalView {
   childSkillsVisible?(server: string): boolean
   /** A value that changes whenever visibility changes; lists are cached by it. Undefined: never changes. */
   revision?(): unknown
+  /** The skills this principal may use, with their triggers, and whether each is active; undefined in open mode. */
+  reachableSkills?(): Array<{ name: string; triggers: readonly string[]; active: boolean }>
+  /** Activates a skill as `actor` (escalation rules apply to the agent; `ask` asks through `ctx.elicit`); undefined in open mode. */
+  activate?(name: string, actor: 'agent' | 'person', ctx?: BuiltinCallContext): Promise<CallToolResult>
   /** Records a tool call for the audit log (name as sent, outcome, duration; never argument values). */
   recordCall?(call: { name: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys: string[] }): void
 }

@@ -229,4 +229,18 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     // A non-http resource link and audio: described, not dropped and not a failed turn.
     expect(blocks.slice(2).map((b) => b.text)).toEqual(['[resource link: item 7 echo://item/7]', '[audio content (audio/wav) that the model cannot receive]'])
   }, 30_000)
+
+  it('activates the skills whose triggers the task names before the first request (escalation auto)', async () => {
+    fake.setScript(() => ({ content: [{ type: 'text', text: 'ok' }] }))
+    const before = fake.requests.length
+    const r = await run(['please write a leaf', '--json', '--config', policyConfig, '--role', 'developer'], { fake })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.events[1]).toMatchObject({ type: 'skill_activated', skill: 'writer', by: 'trigger' })
+    expect((r.events[1] as { toolsAdded: string[] }).toolsAdded).toContain('grow:grow')
+    expect(offeredNames(fake.requests[before]!)).toContain('grow__grow')
+    // No trigger named: nothing activated.
+    const plain = await run(['hello there', '--json', '--config', policyConfig, '--role', 'developer'], { fake })
+    expect(plain.events.some((e) => e.type === 'skill_activated')).toBe(false)
+    expect(offeredNames(fake.requests.at(-1)!)).not.toContain('grow__grow')
+  }, 30_000)
 })
