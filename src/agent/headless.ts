@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js'
 import type { MyceliumConfig } from '../config/schema.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
-import { createView, type PolicyMode } from '../principal/policy-mode.js'
+import { createView } from '../principal/policy-mode.js'
 import type { PrincipalView } from '../principal/view.js'
 import { loadAnthropicSdk } from './anthropic-sdk.js'
 import { runAgent, type AgentOutcome } from './engine.js'
@@ -88,7 +88,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     await runtime.start()
     const toolbox = viewToolbox(runtime, view)
     const model = resolveModel(options.model, loaded.config.agent.model, options.env)
-    const principal = describePrincipal(view, mode)
+    const principal = view.describe?.() ?? { role: null, activeSkills: [] }
     events.emit({ type: 'session_start', role: principal.role, mode: options.mode ?? 'run', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
     await activateTriggered(options.task, view, toolbox, events.emit, options.logger, controller.signal)
     const sdk = await loadAnthropicSdk()
@@ -116,14 +116,6 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     signals.off('SIGINT', onInterrupt)
     await runtime?.close({ urgent: controller.signal.aborted })
   }
-}
-
-/** The role and the active skills (with their instructions) of a view; none in open mode. */
-function describePrincipal(view: PrincipalView, mode: PolicyMode): { role: string | null; activeSkills: Array<{ name: string; instructions: string }> } {
-  if (mode.kind !== 'policy') return { role: null, activeSkills: [] }
-  const v = view as unknown as { role: string; activeSkills: string[] }
-  const skills = mode.state.policy.skills
-  return { role: v.role, activeSkills: v.activeSkills.map((name) => ({ name, instructions: skills.get(name)?.instructions ?? '' })) }
 }
 
 /** Adhoc's approvals: risk from config rules, built-ins, annotations and names; a person asked on the terminal when there is one. */

@@ -181,6 +181,11 @@ export class PolicyView implements PrincipalView {
     return runner.runScript(skill, String(args.script ?? ''), scriptArgs)
   }
 
+  describe(): { role: string; activeSkills: Array<{ name: string; instructions: string }> } {
+    const skills = this.options.state.policy.skills
+    return { role: this.options.role, activeSkills: this.activeSkills.map((name) => ({ name, instructions: skills.get(name)?.instructions ?? '' })) }
+  }
+
   reachableSkills(): Array<{ name: string; triggers: readonly string[]; active: boolean }> {
     const active = this.filter.active
     return this.options.state.policy.reachable(this.options.role).map((s) => ({ name: s.name, triggers: s.triggers, active: active.has(s.name) }))

@@ -35,6 +35,8 @@ export interface PrincipalView {
   childSkillsVisible?(server: string): boolean
   /** A value that changes whenever visibility changes; lists are cached by it. Undefined: never changes. */
   revision?(): unknown
+  /** Who this principal is: the role and the active skills with their instructions; undefined in open mode. */
+  describe?(): { role: string; activeSkills: Array<{ name: string; instructions: string }> }
   /** The skills this principal may use, with their triggers, and whether each is active; undefined in open mode. */
   reachableSkills?(): Array<{ name: string; triggers: readonly string[]; active: boolean }>
   /** Activates a skill as `actor` (escalation rules apply to the agent; `ask` asks through `ctx.elicit`); undefined in open mode. */
