@@ -20,7 +20,7 @@ export interface PolicySources {
 /**
  * The current Policy of a process: built from the loaded skills and roles,
  * and rebuilt (strict loading re-checked) whenever the catalogue changes.
- * One instance per runtime, shared by every session.
+ * One instance per runtime, shared by every view of it (client connections and the agent).
  */
 export class PolicyState {
   private rolesNow: ReadonlyMap<string, ResolvedRole>

@@ -4,7 +4,7 @@ import { decideActivation, decideDeactivation, type Actor, type EscalationMode }
 import { BUILTIN_SERVER, type PrincipalFilter } from '../policy/policy.js'
 import type { PromptEntry, ToolEntry } from '../registry/catalogue.js'
 import { toWireName, type WireNameOptions } from '../registry/wire-names.js'
-import type { BuiltinCallContext, PrincipalView } from '../principal/view.js'
+import type { BuiltinCallContext, PrincipalView } from './view.js'
 import type { ServedSkill } from '../skills/skill-index.js'
 import type { AuditSink } from './audit.js'
 import { EXEC_TOOL_DEFS, type BuiltinRunner } from './builtin-exec.js'

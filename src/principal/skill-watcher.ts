@@ -7,7 +7,7 @@ import type { PolicyState } from './policy-state.js'
 /**
  * Reloads the skills when their files (or `roles/`) change on disk, a moment
  * after the last change, and swaps them into the policy state, whose
- * listeners re-filter every session and send the list-changed
+ * listeners re-filter every client connection and send the list-changed
  * notifications. A reload that fails keeps the skills already loaded.
  * Returns a function that stops watching.
  */

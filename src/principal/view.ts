@@ -2,7 +2,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { PromptEntry, ToolEntry } from '../registry/catalogue.js'
 import type { ServedSkill } from '../skills/skill-index.js'
 
-/** What a built-in tool handler gets from the session. */
+/** What a built-in tool handler gets from the face that calls it (a client connection or the agent). */
 export interface BuiltinCallContext {
   signal: AbortSignal
   /** Asks the person at the client (MCP elicitation); undefined when the client cannot. */

@@ -19,7 +19,7 @@ function skillNotFound(uri: unknown): ProtocolError {
 /** The capability entry of the Skills extension. */
 export const skillsCapability = { [SKILLS_EXTENSION_ID]: { directoryRead: true } }
 
-/** Where a session's skills come from: myc's own, and the children's it may see. */
+/** Where a client connection's skills come from: myc's own, and the children's its principal may see. */
 export interface SkillSources {
   local(): readonly ServedSkill[]
   /** Children's skills visible to the principal (mapped URIs). */

@@ -67,7 +67,7 @@ export async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_0
 
 /**
  * A started runtime in policy mode (or open mode) over a loaded config, the
- * way `myc serve` builds it, for session tests: strict loading is re-checked
+ * way `myc serve` builds it, for principal tests: strict loading is re-checked
  * on catalogue changes, and `view(role, …)` makes a principal's view.
  */
 export class PolicyHarness {

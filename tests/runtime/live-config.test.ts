@@ -32,8 +32,8 @@ async function serveFile(config: Record<string, unknown>, options: { skills?: Re
   // Tests that reload by hand keep the watcher out of the way (its reload could run first and leave theirs nothing to do).
   const live = watchConfig({ runtime, mode, logger, env: process.env, signals, debounceMs: options.watch ? 50 : 3_600_000 })
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  const session = new ClientConnection({ runtime, view })
-  await session.connect(serverSide)
+  const connection = new ClientConnection({ runtime, view })
+  await connection.connect(serverSide)
   const client = new Client({ name: 'live', version: '1' })
   let listChanged = 0
   client.setNotificationHandler('notifications/tools/list_changed', () => {

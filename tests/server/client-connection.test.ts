@@ -5,7 +5,7 @@ import type { Runtime } from '../../src/runtime/runtime.js'
 import { fixtureServer } from '../helpers/fixtures.js'
 import { captureLogger, connectClient, fixtureEntry, startRuntime, waitFor } from '../helpers/runtime.js'
 
-describe('session over the merged catalogue (echo + paginated)', () => {
+describe('client connection over the merged catalogue (echo + paginated)', () => {
   let runtime: Runtime
   let client: Client
   let direct: Client
