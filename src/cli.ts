@@ -22,6 +22,7 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   doctor: () => import('./commands/doctor.js').then((m) => m.default),
   run: () => import('./commands/run.js').then((m) => m.default),
   adhoc: () => import('./commands/adhoc.js').then((m) => m.default),
+  workflow: () => import('./commands/workflow.js').then((m) => m.default),
 })
 
 const main: CommandDef<typeof commonArgs> = {

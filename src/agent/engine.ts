@@ -42,6 +42,8 @@ export interface AgentOptions {
   signal?: AbortSignal
   /** Emit `text_delta` events as text streams in. */
   includePartial?: boolean
+  /** Asked after each tool call: true ends the run as `failed` (a workflow's script failed). */
+  failed?: () => boolean
   /** Decides, before a call is sent, whether it may run (adhoc's approvals). */
   approve?: (callId: string, tool: OfferedTool, input: Record<string, unknown>) => Promise<{ allow: true } | { allow: false; reason: string }>
 }
@@ -156,6 +158,7 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       }
     }
     messages.push({ role: 'user', content: results })
+    if (options.failed?.()) return end('failed')
   }
   return end('max_turns')
 }

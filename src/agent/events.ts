@@ -76,6 +76,13 @@ export const AgentEventSchema = v.variant('type', [
     by: v.picklist(['user', 'session', 'preapproved', 'no_terminal']),
     reason: v.string(),
   }),
+  v.strictObject({
+    type: v.literal('handoff'),
+    ...common,
+    /** The failure context the next mode starts from. */
+    contextFile: v.string(),
+    to: v.literal('adhoc'),
+  }),
   v.strictObject({ type: v.literal('error'), ...common, code: v.string(), message: v.string() }),
   v.strictObject({
     type: v.literal('session_end'),
@@ -91,6 +98,8 @@ export const AgentEventSchema = v.variant('type', [
     /** The last text the model wrote. */
     text: v.string(),
     exitCode: v.number(),
+    /** A workflow that failed: the context file it wrote (for `myc adhoc --context`). */
+    contextFile: v.optional(v.string()),
     /** Tool calls that were refused (hidden or unknown tools, denied approvals). */
     permissionDenials: v.array(v.strictObject({ tool: v.string(), id: v.string(), reason: v.string() })),
   }),

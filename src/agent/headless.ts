@@ -7,16 +7,21 @@ import type { Runtime } from '../runtime/runtime.js'
 import { createView } from '../principal/policy-mode.js'
 import type { PrincipalView } from '../principal/view.js'
 import { loadAnthropicSdk } from './anthropic-sdk.js'
-import { runAgent, type AgentOutcome } from './engine.js'
+import { runAgent, type AgentOptions, type AgentOutcome } from './engine.js'
 import { EventStream, humanSink, jsonLinesSink } from './event-stream.js'
 import type { EndReason } from './events.js'
 import { resolveModel } from './model.js'
 import { systemPrompt } from './system-prompt.js'
 import { viewToolbox } from './toolbox.js'
+import { WorkflowToolbox } from './workflow-toolbox.js'
 
 export interface HeadlessOptions {
-  /** run: the role's tools as they are; adhoc: the adhoc role, and risky calls need approval. */
-  mode?: 'run' | 'adhoc'
+  /** run: the role's tools as they are; adhoc: the adhoc role, and risky calls need approval; workflow: the skills' scripts only. */
+  mode?: 'run' | 'adhoc' | 'workflow'
+  /** workflow: what a failed script leads to (default prompt). */
+  onFailure?: 'prompt' | 'auto' | 'exit'
+  /** adhoc: a failure context file a workflow wrote, for the system prompt. */
+  contextFile?: string
   task: string
   configPath?: string | undefined
   role?: string | undefined
@@ -49,7 +54,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   const stderr = options.stderr ?? process.stderr
   const events = new EventStream(options.json ? jsonLinesSink(stdout) : humanSink(stdout, stderr))
   const startedAt = performance.now()
-  const finish = (outcome: Omit<AgentOutcome, 'usage'> & { usage?: AgentOutcome['usage'] }, exitCode = EXIT_BY_REASON[outcome.reason]): number => {
+  const finish = (outcome: Omit<AgentOutcome, 'usage'> & { usage?: AgentOutcome['usage']; contextFile?: string }, exitCode = EXIT_BY_REASON[outcome.reason]): number => {
     if (outcome.error) events.emit({ type: 'error', code: outcome.error.code, message: outcome.error.message })
     events.emit({
       type: 'session_end',
@@ -61,6 +66,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       text: outcome.text,
       exitCode,
       permissionDenials: outcome.permissionDenials,
+      ...(outcome.contextFile ? { contextFile: outcome.contextFile } : {}),
     })
     return exitCode
   }
@@ -75,38 +81,70 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     if (!options.env.ANTHROPIC_API_KEY && !options.env.ANTHROPIC_AUTH_TOKEN) {
       throw new MycError('USAGE', 'no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment; ANTHROPIC_BASE_URL points myc at another endpoint')
     }
+    const kind = options.mode ?? 'run'
+    const context = options.contextFile ? await (await import('./failure-context.js')).readFailureContext(options.contextFile) : undefined
     const opened = await openRuntime({ configPath: options.configPath, logger: options.logger, version: options.version, env: options.env })
     runtime = opened.runtime
+    const rt = runtime
     const { loaded, mode } = opened
+    if (kind !== 'run' && mode.kind !== 'policy') throw new MycError('USAGE', `myc ${kind} needs policy mode (skills and roles); in open mode use \`myc run\``)
     // The sandboxed built-ins, as `myc serve` offers them when an active skill allows them.
     const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
-    const adhoc = options.mode === 'adhoc'
-    if (adhoc && mode.kind !== 'policy') throw new MycError('USAGE', 'myc adhoc needs policy mode (skills and an adhoc role); in open mode use `myc run`')
-    const role = adhoc ? (options.role ?? loaded.config.agent.adhocRole) : options.role
-    const view = createView(mode, loaded, { role, skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}) })
-    const approve = adhoc ? await approvalGate(loaded.config, runtime, options, events.emit) : undefined
-    await runtime.start()
-    const toolbox = viewToolbox(runtime, view)
     const model = resolveModel(options.model, loaded.config.agent.model, options.env)
-    const principal = view.describe?.() ?? { role: null, activeSkills: [] }
-    events.emit({ type: 'session_start', role: principal.role, mode: options.mode ?? 'run', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
-    await activateTriggered(options.task, view, toolbox, events.emit, options.logger, controller.signal)
     const sdk = await loadAnthropicSdk()
     const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
-    const outcome = await runAgent(options.task, {
-      client,
-      sdk,
-      model,
-      maxTokens: loaded.config.agent.maxTokens,
-      maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns,
-      system: systemPrompt({ ...principal, servers: runtime, visible: (s) => view.serverVisible(s) }),
+    const agent = (task: string, rest: Pick<AgentOptions, 'toolbox' | 'system'> & Partial<AgentOptions>) =>
+      runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, ...rest })
+    const viewFor = (role: string | undefined) => createView(mode, loaded, { role, skills: options.skills, env: options.env, catalogue: rt.catalogue, logger: options.logger, ...(runner ? { runner } : {}) })
+
+    /** The task as the adhoc role (or the run's role), over the role's view, approvals in adhoc; `extra` joins the system prompt. */
+    const asRole = async (as: 'run' | 'adhoc', task: string, extra: string | undefined, announce: boolean): Promise<AgentOutcome> => {
+      const view = viewFor(as === 'adhoc' ? (options.role ?? loaded.config.agent.adhocRole) : options.role)
+      const approve = as === 'adhoc' ? await approvalGate(loaded.config, rt, options, events.emit) : undefined
+      const toolbox = viewToolbox(rt, view)
+      const principal = view.describe?.() ?? { role: null, activeSkills: [] }
+      if (announce) events.emit({ type: 'session_start', role: principal.role, mode: as, model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
+      await activateTriggered(task, view, toolbox, events.emit, options.logger, controller.signal)
+      const system = [systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) }), extra].filter(Boolean).join('\n\n')
+      return agent(task, { toolbox, system, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) })
+    }
+
+    await runtime.start()
+    const contextSection = context ? (await import('./failure-context.js')).contextPrompt(context) : undefined
+    if (kind !== 'workflow') return finish(await asRole(kind, options.task, contextSection, true))
+
+    // Workflow: the skills' scripts and nothing else; a failed script ends it, and --on-failure decides.
+    const view = viewFor(options.role)
+    const principal = view.describe!()
+    const policy = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy
+    const toolbox = new WorkflowToolbox(policy.reachable(principal.role), runner!, loaded.config.namespace.separator)
+    events.emit({ type: 'session_start', role: principal.role, mode: 'workflow', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
+    const said: string[] = []
+    const workflow = await agent(options.task, {
       toolbox,
-      emit: events.emit,
-      signal: controller.signal,
-      includePartial: options.includePartial === true,
-      ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}),
+      system: `${systemPrompt({ ...principal, servers: rt, visible: () => false })}\n\nYou run a workflow: use the skills' scripts (list_skills, read_skill, run_script) to do the task. A script that fails ends the workflow.`,
+      failed: () => toolbox.failure !== undefined,
+      emit: (e) => {
+        if (e.type === 'text') said.push(e.text)
+        events.emit(e)
+      },
     })
-    return finish(outcome)
+    const failure = toolbox.failure
+    if (workflow.reason !== 'failed' || !failure) return finish(workflow)
+    const { writeFailureContext } = await import('./failure-context.js')
+    const contextFile = await writeFailureContext(loaded.dir, { skillId: failure.skill, scriptPath: `scripts/${failure.script}`, args: failure.args, exitCode: failure.exitCode, stdout: failure.stdout, stderr: failure.stderr, conversationSummary: said.join('\n').slice(-4_000) })
+    const onFailure = options.onFailure ?? 'prompt'
+    const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
+    const handOff = onFailure === 'auto' || (onFailure === 'prompt' && interactive && (await (await import('./terminal-approval.js')).askYesNo(`Script ${failure.script} of skill ${failure.skill} failed. Hand off to adhoc to investigate?`)))
+    if (!handOff) {
+      if (onFailure === 'prompt') stderr.write(`myc: the workflow failed; to investigate: myc adhoc --context ${contextFile}${options.configPath ? ` --config ${options.configPath}` : ''} "find out why ${failure.skill} failed and fix it"\n`)
+      return finish({ ...workflow, contextFile })
+    }
+    events.emit({ type: 'handoff', contextFile, to: 'adhoc' })
+    const written = await (await import('./failure-context.js')).readFailureContext(contextFile)
+    const adhoc = await asRole('adhoc', options.task, (await import('./failure-context.js')).contextPrompt(written), false)
+    const usage = { inputTokens: workflow.usage.inputTokens + adhoc.usage.inputTokens, outputTokens: workflow.usage.outputTokens + adhoc.usage.outputTokens, cacheReadInputTokens: workflow.usage.cacheReadInputTokens + adhoc.usage.cacheReadInputTokens, cacheCreationInputTokens: workflow.usage.cacheCreationInputTokens + adhoc.usage.cacheCreationInputTokens }
+    return finish({ ...adhoc, turns: workflow.turns + adhoc.turns, usage, permissionDenials: [...workflow.permissionDenials, ...adhoc.permissionDenials], contextFile })
   } catch (error) {
     // With --json the stream ends properly even when the run never started.
     if (!options.json) throw error

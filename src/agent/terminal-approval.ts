@@ -25,3 +25,17 @@ export const askOnTerminal: AskPerson = async ({ tool, risk, input }) => {
     rl.close()
   }
 }
+
+/** A yes/no question on the terminal (stderr). */
+export async function askYesNo(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr })
+  try {
+    for (;;) {
+      const reply = (await rl.question(`${question} [y/n]: `)).trim().toLowerCase()
+      if (reply === 'y' || reply === 'yes') return true
+      if (reply === 'n' || reply === 'no') return false
+    }
+  } finally {
+    rl.close()
+  }
+}

@@ -37,7 +37,8 @@ async function readStdin(): Promise<string> {
 type AgentArgValues = { [K in keyof typeof agentArgs]?: unknown }
 
 /** Parses the shared flags, reads the task, and runs the agent headless in `mode`. Resolves with the exit code. */
-export async function runAgentCommand(mode: 'run' | 'adhoc', args: AgentArgValues, extra: { approve?: string[] } = {}): Promise<number> {
+export async function runAgentCommand(mode: 'run' | 'adhoc' | 'workflow', args: AgentArgValues, extra: { approve?: string[]; onFailure?: string | undefined; context?: string | undefined } = {}): Promise<number> {
+  if (extra.onFailure !== undefined && !['prompt', 'auto', 'exit'].includes(extra.onFailure)) throw new MycError('USAGE', `--on-failure takes prompt, auto or exit, not "${extra.onFailure}"`)
   if (args['json-schema']) {
     const { agentEventsJsonSchema } = await import('../agent/events.js')
     process.stdout.write(`${JSON.stringify(await agentEventsJsonSchema(), null, 2)}\n`)
@@ -63,6 +64,8 @@ export async function runAgentCommand(mode: 'run' | 'adhoc', args: AgentArgValue
     json: args.json === true,
     includePartial: args['include-partial'] === true,
     approve: extra.approve ?? [],
+    ...(extra.onFailure ? { onFailure: extra.onFailure as 'prompt' | 'auto' | 'exit' } : {}),
+    ...(extra.context ? { contextFile: extra.context } : {}),
     logger: createLogger({ verbose: args.verbose === true, quiet: args.verbose !== true }),
     env: process.env,
     version,

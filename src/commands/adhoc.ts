@@ -6,6 +6,7 @@ export default defineCommand({
   args: {
     ...agentArgs,
     approve: { type: 'string', description: 'Allow without asking: a risk level (that and below) or a tool pattern; repeatable', valueHint: 'level|pattern' },
+    context: { type: 'string', description: 'A failure context a workflow wrote (.mycelium/context/…), for the model to start from', valueHint: 'file' },
   },
-  run: ({ args, rawArgs }) => runAgentCommand('adhoc', args, { approve: repeated(rawArgs, '--approve') }),
+  run: ({ args, rawArgs }) => runAgentCommand('adhoc', args, { approve: repeated(rawArgs, '--approve'), context: args.context }),
 })

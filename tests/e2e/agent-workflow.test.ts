@@ -1,0 +1,124 @@
+import { spawn, spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import * as v from 'valibot'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AgentEventSchema, type AgentEvent } from '../../src/agent/events.js'
+import { readFailureContext } from '../../src/agent/failure-context.js'
+import { bundle, requireBundle } from '../helpers/e2e.js'
+import { FakeAnthropic } from '../helpers/fake-anthropic.js'
+import { fixtureEntry } from '../helpers/runtime.js'
+
+const hasBwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0
+
+/** A project whose `deploy` skill ships a script that works and one that fails; the adhoc role reaches echo. */
+function project(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-wf-'))
+  const skill = (name: string, roles: string, tools: string) => {
+    mkdirSync(path.join(dir, 'skills', name, 'scripts'), { recursive: true })
+    writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: The ${name} skill\nallowedRoles: [${roles}]\nallowedTools: ${tools}\n---\nRun check.sh first, then release.sh.\n`)
+  }
+  skill('deploy', 'ops', '[]')
+  skill('investigate', 'adhoc', '["echo:*"]')
+  const script = (name: string, body: string) => {
+    const file = path.join(dir, 'skills', 'deploy', 'scripts', name)
+    writeFileSync(file, `#!/bin/sh\n${body}\n`)
+    chmodSync(file, 0o755)
+  }
+  script('check.sh', 'echo all good')
+  script('release.sh', 'echo releasing; echo "disk full" >&2; exit 2')
+  writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') }, roles: { default: 'ops' }, session: { defaultSkills: ['investigate'] } }))
+  return path.join(dir, 'mycelium.config.json')
+}
+
+function myc(args: string[], fake: FakeAnthropic): Promise<{ code: number | null; events: AgentEvent[]; stderr: string }> {
+  requireBundle()
+  const child = spawn(process.execPath, [bundle, ...args, '--json'], { env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url }, stdio: 'pipe' })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
+  child.stdin.end()
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr, events: stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent) })))
+}
+
+describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, and what a failure leads to', () => {
+  const fake = new FakeAnthropic()
+  beforeAll(async () => {
+    await fake.start()
+  })
+  afterAll(async () => {
+    await fake.close()
+  })
+  const failingRun = () =>
+    fake.setScript((_req, i) =>
+      [
+        { content: [{ type: 'text' as const, text: 'Checking first.' }, { type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'check.sh' } }] },
+        { content: [{ type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh', args: ['--now'] } }] },
+        { content: [{ type: 'text' as const, text: 'Looking into the failure.' }] },
+      ][i]!,
+    )
+  const end = (events: AgentEvent[]) => events.at(-1) as { type: string; reason: string; exitCode: number; contextFile?: string }
+
+  it('--on-failure exit: offers only the skill tools, writes a valid context file, exits 3 with its path', async () => {
+    failingRun()
+    const before = fake.requests.length
+    const r = await myc(['workflow', 'release it', '--config', project(), '--on-failure', 'exit'], fake)
+    expect(r.code, r.stderr).toBe(3)
+    for (const e of r.events) expect(v.safeParse(AgentEventSchema, e).success, JSON.stringify(e)).toBe(true)
+    expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).toEqual(['mycelium__list_skills', 'mycelium__read_skill', 'mycelium__run_script'])
+    expect(r.events[0]).toMatchObject({ type: 'session_start', mode: 'workflow', role: 'ops' })
+    expect(end(r.events)).toMatchObject({ type: 'session_end', reason: 'failed', exitCode: 3 })
+    const file = end(r.events).contextFile!
+    expect(existsSync(file)).toBe(true)
+    const context = await readFailureContext(file)
+    expect(context).toMatchObject({ skillId: 'deploy', scriptPath: 'scripts/release.sh', args: ['--now'], exitCode: 2, stdout: 'releasing\n', stderr: 'disk full\n', conversationSummary: 'Checking first.' })
+    // The workflow stopped at the failure: no third request.
+    expect(fake.requests.length - before).toBe(2)
+  }, 60_000)
+
+  it('--on-failure prompt without a terminal: prints the exact adhoc command and exits 3', async () => {
+    failingRun()
+    const r = await myc(['workflow', 'release it', '--config', project()], fake)
+    expect(r.code).toBe(3)
+    const file = end(r.events).contextFile!
+    expect(r.stderr).toContain(`myc adhoc --context ${file}`)
+  }, 60_000)
+
+  it('--on-failure auto: hands off to adhoc at once, with the context in its system prompt and the adhoc role\'s tools', async () => {
+    failingRun()
+    const before = fake.requests.length
+    const r = await myc(['workflow', 'release it', '--config', project(), '--on-failure', 'auto'], fake)
+    expect(r.code, r.stderr).toBe(0)
+    const handoff = r.events.find((e) => e.type === 'handoff') as { contextFile: string; to: string }
+    expect(handoff.to).toBe('adhoc')
+    const third = fake.requests[before + 2]!
+    expect((third.body.tools ?? []).map((t) => t.name)).toContain('echo__echo')
+    expect(JSON.stringify(third.body.system)).toContain('Skill deploy ran scripts/release.sh --now and it exited with 2')
+    expect(end(r.events)).toMatchObject({ reason: 'done', exitCode: 0, contextFile: handoff.contextFile })
+  }, 60_000)
+
+  it('myc adhoc --context FILE starts from the context; a bad file is refused naming the field', async () => {
+    failingRun()
+    const failed = await myc(['workflow', 'release it', '--config', project(), '--on-failure', 'exit'], fake)
+    const file = end(failed.events).contextFile!
+    fake.setScript(() => ({ content: [{ type: 'text', text: 'on it' }] }))
+    const before = fake.requests.length
+    const r = await myc(['adhoc', 'fix it', '--config', project(), '--context', file], fake)
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.stringify(fake.requests[before]!.body.system)).toContain('disk full')
+    const bad = path.join(path.dirname(file), 'bad.json')
+    writeFileSync(bad, JSON.stringify({ version: 1, skillId: 'x' }))
+    const refused = await myc(['adhoc', 'fix it', '--config', project(), '--context', bad], fake)
+    expect(refused.code).toBe(2)
+    expect(refused.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/--context: .*bad\.json: scriptPath/) })
+  }, 60_000)
+
+  it('refuses a bad --on-failure', async () => {
+    const r = await myc(['workflow', 'x', '--config', project(), '--on-failure', 'sometimes'], fake)
+    expect(r.code).toBe(2)
+    // A bad flag is the CLI's usage error (with --json: its error document on stdout).
+    expect(r.events[0]).toMatchObject({ ok: false, error: { code: 'USAGE', message: expect.stringMatching(/--on-failure takes prompt, auto or exit/) } })
+  })
+})
