@@ -25,7 +25,7 @@ export interface OfferedTool {
  */
 export interface AgentToolbox {
   list(): readonly OfferedTool[]
-  call(wireName: string, args: Record<string, unknown>, cancellation: Cancellation): Promise<{ ok: true; result: CallToolResult } | { ok: false; error: WireError }>
+  call(wireName: string, args: Record<string, unknown>, cancellation: Cancellation, callId?: string): Promise<{ ok: true; result: CallToolResult } | { ok: false; error: WireError }>
 }
 
 export interface AgentOptions {
@@ -136,7 +136,11 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       }
       const before = tool && (tool.id === META_ACTIVATE || tool.id === META_DEACTIVATE) ? new Set(options.toolbox.list().map((t) => t.id)) : undefined
       // A name the model made up reaches the toolbox as it is: it gets the answer of a tool that does not exist.
-      const outcome = await options.toolbox.call(wire ?? call.name, input, new Cancellation())
+      // Ctrl-C reaches a call in flight (a worker, a child's tool) too.
+      const cancellation = new Cancellation()
+      const onAbort = () => cancellation.cancel(options.signal!.reason)
+      options.signal?.addEventListener('abort', onAbort, { once: true })
+      const outcome = await options.toolbox.call(wire ?? call.name, input, cancellation, call.id).finally(() => options.signal?.removeEventListener('abort', onAbort))
       const durationMs = Math.round(performance.now() - started)
       if (!outcome.ok) {
         if (outcome.error.code === -32602) permissionDenials.push({ tool: label, id: call.id, reason: outcome.error.message })

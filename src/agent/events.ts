@@ -77,6 +77,25 @@ export const AgentEventSchema = v.variant('type', [
     reason: v.string(),
   }),
   v.strictObject({
+    type: v.literal('worker_start'),
+    ...common,
+    /** The parent's tool call that started the worker. */
+    parentId: v.string(),
+    skill: v.string(),
+    task: v.string(),
+    tools: v.array(v.string()),
+  }),
+  v.strictObject({
+    type: v.literal('worker_end'),
+    ...common,
+    parentId: v.string(),
+    skill: v.string(),
+    ok: v.boolean(),
+    reason: v.picklist(EndReasons),
+    turns: v.number(),
+    text: v.string(),
+  }),
+  v.strictObject({
     type: v.literal('handoff'),
     ...common,
     /** The failure context the next mode starts from. */

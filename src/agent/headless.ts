@@ -13,6 +13,7 @@ import type { EndReason } from './events.js'
 import { resolveModel } from './model.js'
 import { systemPrompt } from './system-prompt.js'
 import { viewToolbox } from './toolbox.js'
+import { WorkerToolbox } from './workers.js'
 import { WorkflowToolbox } from './workflow-toolbox.js'
 
 export interface HeadlessOptions {
@@ -95,18 +96,36 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
     const agent = (task: string, rest: Pick<AgentOptions, 'toolbox' | 'system'> & Partial<AgentOptions>) =>
       runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, ...rest })
-    const viewFor = (role: string | undefined) => createView(mode, loaded, { role, skills: options.skills, env: options.env, catalogue: rt.catalogue, logger: options.logger, ...(runner ? { runner } : {}) })
+    const viewFor = (role: string | undefined, only?: string[]) => createView(mode, loaded, { role, skills: options.skills, env: options.env, catalogue: rt.catalogue, logger: options.logger, ...(runner ? { runner } : {}), ...(only ? { only } : {}) })
 
     /** The task as the adhoc role (or the run's role), over the role's view, approvals in adhoc; `extra` joins the system prompt. */
     const asRole = async (as: 'run' | 'adhoc', task: string, extra: string | undefined, announce: boolean): Promise<AgentOutcome> => {
       const view = viewFor(as === 'adhoc' ? (options.role ?? loaded.config.agent.adhocRole) : options.role)
       const approve = as === 'adhoc' ? await approvalGate(loaded.config, rt, options, events.emit) : undefined
-      const toolbox = viewToolbox(rt, view)
+      const own = viewToolbox(rt, view)
       const principal = view.describe?.() ?? { role: null, activeSkills: [] }
+      const workers = loaded.config.agent.workers
+      const toolbox =
+        workers.enabled && view.reachableSkills && principal.role
+          ? new WorkerToolbox({
+              parent: own,
+              skills: () => {
+                const all = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy.skills
+                return view.reachableSkills!().map((s) => ({ name: s.name, description: all.get(s.name)?.description ?? '' }))
+              },
+              toolboxFor: (skill) => (view.reachableSkills!().some((s) => s.name === skill) ? viewToolbox(rt, viewFor(principal.role!, [skill])) : undefined),
+              run: (task, box, signal) => agent(task, { toolbox: box, system: `You are a worker: do this one task with the tools you have, then answer with the result.`, maxTurns: workers.maxTurns, emit: () => {}, signal, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) }),
+              emit: events.emit,
+              max: workers.max,
+              separator: loaded.config.namespace.separator,
+            })
+          : own
       if (announce) events.emit({ type: 'session_start', role: principal.role, mode: as, model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
       await activateTriggered(task, view, toolbox, events.emit, options.logger, controller.signal)
       const system = [systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) }), extra].filter(Boolean).join('\n\n')
-      return agent(task, { toolbox, system, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) })
+      const outcome = await agent(task, { toolbox, system, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) })
+      if (toolbox instanceof WorkerToolbox) for (const k of Object.keys(outcome.usage) as Array<keyof typeof outcome.usage>) outcome.usage[k] += toolbox.usage[k]
+      return outcome
     }
 
     await runtime.start()

@@ -127,6 +127,17 @@ export const ConfigSchema = v.strictObject({
       adhocRole: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), 'adhoc'),
       /** In adhoc, tools at or above this risk ask first (denied without a terminal unless --approve). */
       approvalThreshold: v.optional(v.picklist(['low', 'medium', 'high', 'critical']), 'high'),
+      /** `mycelium__delegate`: nested agents limited to one skill's tools. */
+      workers: v.optional(
+        v.strictObject({
+          enabled: v.optional(v.boolean(), false),
+          /** Workers at once (calls beyond wait for a free one). */
+          max: v.optional(positiveInt(1, 64), 2),
+          /** Turn limit of one worker. */
+          maxTurns: v.optional(positiveInt(1, 1_000), 20),
+        }),
+        {},
+      ),
       /** Risk levels by tool pattern; they win over annotations and names. */
       risk: v.optional(v.array(v.strictObject({ pattern: v.pipe(v.string(), v.minLength(1, 'must not be empty')), level: v.picklist(['low', 'medium', 'high', 'critical']) })), []),
     }),

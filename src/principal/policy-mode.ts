@@ -94,6 +94,8 @@ export interface ViewRequest {
   logger: Logger
   /** Runs the sandboxed built-ins; without it `mycelium:exec` and `run_script` do not exist. */
   runner?: BuiltinRunner
+  /** Exactly these skills, no defaults and no meta tools: a principal that cannot escalate (an agent's worker). */
+  only?: readonly string[]
 }
 
 /** The view of one session: open mode, or the chosen role's principal. Throws MycError('USAGE') for an unknown role. */
@@ -109,10 +111,10 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
   return new PolicyView({
     state: mode.state,
     role: choice.role,
-    initialSkills: initialSkills(policy, choice.role, config.session.defaultSkills, request.skills ?? []),
+    initialSkills: request.only ? initialSkills(policy, choice.role, [], request.only) : initialSkills(policy, choice.role, config.session.defaultSkills, request.skills ?? []),
     mode: config.session.escalation,
     protectedSkills: new Set(config.session.protectedSkills),
-    metaTools: config.session.metaTools,
+    metaTools: request.only ? false : config.session.metaTools,
     naming: config.namespace,
     audit: mode.audit,
     logger: request.logger,

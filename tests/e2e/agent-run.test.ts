@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -242,5 +244,46 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     const plain = await run(['hello there', '--json', '--config', policyConfig, '--role', 'developer'], { fake })
     expect(plain.events.some((e) => e.type === 'skill_activated')).toBe(false)
     expect(offeredNames(fake.requests.at(-1)!)).not.toContain('grow__grow')
+  }, 30_000)
+
+  it('delegates to a worker that has one skill\'s tools and nothing else (agent.workers)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-workers-'))
+    for (const [name, tools] of [
+      ['echoing', '["echo:echo"]'],
+      ['growing', '["grow:*"]'],
+    ]) {
+      mkdirSync(path.join(dir, 'skills', name!), { recursive: true })
+      writeFileSync(path.join(dir, 'skills', name!, 'SKILL.md'), `---\nname: ${name}\ndescription: The ${name} skill\nallowedRoles: [dev]\nallowedTools: ${tools}\n---\n`)
+    }
+    const config = path.join(dir, 'mycelium.config.json')
+    writeFileSync(config, JSON.stringify({ mcpServers: { echo: fixtureEntry('echo'), grow: fixtureEntry('list-changing') }, roles: { default: 'dev' }, agent: { workers: { enabled: true, max: 1, maxTurns: 3 } } }))
+    // Parent: delegate; worker: call echo, then answer; parent: finish.
+    fake.setScript((req, i) => {
+      const offered = offeredNames(req)
+      if (i === 0) return { content: [{ type: 'tool_use', name: 'mycelium__delegate', input: { skill: 'echoing', task: 'say hi' } }] }
+      if (i === 1) {
+        // The worker's request: that skill's tools only, no meta tools, no delegate.
+        expect(offered).toEqual(['echo__echo'])
+        return { content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'hi from the worker' } }] }
+      }
+      if (i === 2) return { content: [{ type: 'tool_use', name: 'grow__grow', input: { name: 'sneaky' } }] }
+      if (i === 3) return { content: [{ type: 'text', text: 'worker done: hi from the worker' }] }
+      return { content: [{ type: 'text', text: 'parent done' }] }
+    })
+    const before = fake.requests.length
+    const r = await run(['delegate it', '--json', '--config', config], { fake })
+    expect(r.code, r.stderr).toBe(0)
+    expect(offeredNames(fake.requests[before]!)).toContain('mycelium__delegate')
+    expect(offeredNames(fake.requests[before + 1]!)).toEqual(['echo__echo'])
+    // The worker asked for a tool outside its skill: the answer of a tool that does not exist.
+    expect([...toolResults(fake.requests[before + 3]!).values()][0]).toMatchObject({ is_error: true, content: [{ type: 'text', text: 'Unknown tool: grow__grow' }] })
+    const start = r.events.find((e) => e.type === 'worker_start') as { parentId: string; skill: string; tools: string[] }
+    const finished = r.events.find((e) => e.type === 'worker_end') as { parentId: string; ok: boolean; text: string; turns: number }
+    const delegateCall = r.events.find((e) => e.type === 'tool_call') as { id: string }
+    expect(start).toMatchObject({ parentId: delegateCall.id, skill: 'echoing', tools: ['echo:echo'] })
+    expect(finished).toMatchObject({ parentId: delegateCall.id, ok: true, turns: 3, text: 'worker done: hi from the worker' })
+    // The parent got the worker's answer as the tool's result, and session_end counts the worker's usage too.
+    expect(JSON.stringify([...toolResults(fake.requests.at(-1)!).values()][0])).toContain('worker done: hi from the worker')
+    expect((r.events.at(-1) as { usage: { inputTokens: number } }).usage.inputTokens).toBe(50)
   }, 30_000)
 })

@@ -1,0 +1,83 @@
+import type { Cancellation } from '../protocol/cancellation.js'
+import type { AgentOutcome, AgentToolbox, OfferedTool } from './engine.js'
+import type { AgentEventBody, TokenUsage } from './events.js'
+
+export interface WorkerOptions {
+  /** The parent's own tools. */
+  parent: AgentToolbox
+  /** The skills the role reaches (a worker may use any one of them). */
+  skills: () => ReadonlyArray<{ name: string; description: string }>
+  /** A toolbox with exactly one skill's tools, no meta tools (a worker cannot escalate); undefined when the role does not reach it. */
+  toolboxFor: (skill: string) => AgentToolbox | undefined
+  /** Runs a worker's agent loop over its toolbox, with its own turn limit. */
+  run: (task: string, toolbox: AgentToolbox, signal: AbortSignal) => Promise<AgentOutcome>
+  emit: (event: AgentEventBody) => void
+  /** Workers at once; more wait for a free one. */
+  max: number
+  separator: string
+}
+
+/**
+ * The parent's toolbox plus `mycelium__delegate {skill, task}`: a nested
+ * agent whose tools are that one skill's and nothing else, its final text
+ * the tool's result. Its usage is counted (`usage`) for the parent's
+ * `session_end`.
+ */
+export class WorkerToolbox implements AgentToolbox {
+  readonly usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
+  private running = 0
+  private readonly waiting: Array<() => void> = []
+  private readonly wireName: string
+
+  constructor(private readonly options: WorkerOptions) {
+    this.wireName = `mycelium${options.separator}delegate`
+  }
+
+  list(): readonly OfferedTool[] {
+    const skills = this.options.skills()
+    const delegate: OfferedTool = {
+      wireName: this.wireName,
+      id: 'mycelium:delegate',
+      def: {
+        name: this.wireName,
+        description: `Hands a sub-task to a worker that can use one skill's tools and nothing else, and returns its answer. Skills: ${skills.map((s) => `${s.name} (${s.description})`).join('; ')}`,
+        inputSchema: { type: 'object', properties: { skill: { type: 'string', enum: skills.map((s) => s.name) }, task: { type: 'string', description: 'What the worker should do, on its own' } }, required: ['skill', 'task'] },
+      },
+    }
+    return [...this.options.parent.list(), delegate]
+  }
+
+  async call(wireName: string, args: Record<string, unknown>, cancellation: Cancellation, callId = '') {
+    if (wireName !== this.wireName) return this.options.parent.call(wireName, args, cancellation, callId)
+    const skill = String(args.skill ?? '')
+    const task = String(args.task ?? '')
+    const toolbox = this.options.toolboxFor(skill)
+    if (!toolbox) return { ok: true as const, result: { content: [{ type: 'text' as const, text: `Unknown skill: ${skill}. Delegate to one of: ${this.options.skills().map((s) => s.name).join(', ')}.` }], isError: true } }
+    if (task.trim() === '') return { ok: true as const, result: { content: [{ type: 'text' as const, text: 'delegate needs a task.' }], isError: true } }
+    await this.slot()
+    try {
+      this.options.emit({ type: 'worker_start', parentId: callId, skill, task, tools: toolbox.list().map((t) => t.id) })
+      const outcome = await this.options.run(task, toolbox, cancellation.signal)
+      for (const k of Object.keys(this.usage) as Array<keyof TokenUsage>) this.usage[k] += outcome.usage[k]
+      this.options.emit({ type: 'worker_end', parentId: callId, skill, ok: outcome.reason === 'done', reason: outcome.reason, turns: outcome.turns, text: outcome.text })
+      const text = outcome.reason === 'done' ? outcome.text || '(the worker finished without a word)' : `The worker stopped (${outcome.reason}) after ${outcome.turns} turns.${outcome.text ? ` Its last words: ${outcome.text}` : ''}`
+      return { ok: true as const, result: { content: [{ type: 'text' as const, text }], ...(outcome.reason === 'done' ? {} : { isError: true }) } }
+    } finally {
+      this.release()
+    }
+  }
+
+  private async slot(): Promise<void> {
+    if (this.running < this.options.max) {
+      this.running++
+      return
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve))
+  }
+
+  private release(): void {
+    const next = this.waiting.shift()
+    if (next) next()
+    else this.running--
+  }
+}
