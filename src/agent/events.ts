@@ -54,7 +54,7 @@ export const AgentEventSchema = v.variant('type', [
     type: v.picklist(['skill_activated', 'skill_deactivated']),
     ...common,
     skill: v.string(),
-    by: v.picklist(['model', 'trigger', 'user']),
+    by: v.picklist(['model', 'trigger', 'classifier', 'user']),
     toolsAdded: v.array(v.string()),
     toolsRemoved: v.array(v.string()),
   }),

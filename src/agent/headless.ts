@@ -7,7 +7,8 @@ import type { Runtime } from '../runtime/runtime.js'
 import { createView } from '../principal/policy-mode.js'
 import type { PrincipalView } from '../principal/view.js'
 import { loadAnthropicSdk } from './anthropic-sdk.js'
-import { runAgent, type AgentOptions, type AgentOutcome } from './engine.js'
+import { costUsd } from './classifier.js'
+import { runAgent, type AgentOptions, type AgentOutcome, type AgentToolbox } from './engine.js'
 import { EventStream, humanSink, jsonLinesSink } from './event-stream.js'
 import type { EndReason } from './events.js'
 import { resolveModel } from './model.js'
@@ -55,6 +56,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   const stderr = options.stderr ?? process.stderr
   const events = new EventStream(options.json ? jsonLinesSink(stdout) : humanSink(stdout, stderr))
   const startedAt = performance.now()
+  /** The configured price, once the config is loaded (session_end.costUsd). */
+  const price: { value?: MyceliumConfig['agent']['price'] } = {}
   const finish = (outcome: Omit<AgentOutcome, 'usage'> & { usage?: AgentOutcome['usage']; contextFile?: string }, exitCode = EXIT_BY_REASON[outcome.reason]): number => {
     if (outcome.error) events.emit({ type: 'error', code: outcome.error.code, message: outcome.error.message })
     events.emit({
@@ -68,6 +71,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       exitCode,
       permissionDenials: outcome.permissionDenials,
       ...(outcome.contextFile ? { contextFile: outcome.contextFile } : {}),
+      ...(price.value && outcome.usage ? { costUsd: costUsd(outcome.usage, price.value)! } : {}),
     })
     return exitCode
   }
@@ -88,6 +92,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     runtime = opened.runtime
     const rt = runtime
     const { loaded, mode } = opened
+    price.value = loaded.config.agent.price
     if (kind !== 'run' && mode.kind !== 'policy') throw new MycError('USAGE', `myc ${kind} needs policy mode (skills and roles); in open mode use \`myc run\``)
     // The sandboxed built-ins, as `myc serve` offers them when an active skill allows them.
     const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
@@ -121,7 +126,14 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
             })
           : own
       if (announce) events.emit({ type: 'session_start', role: principal.role, mode: as, model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
-      await activateTriggered(task, view, toolbox, events.emit, options.logger, controller.signal)
+      const triggered = await activateTriggered(task, view, toolbox, events.emit, options.logger, controller.signal)
+      const classifier = loaded.config.agent.classifier
+      if (!triggered && classifier && view.reachableSkills && view.activate) {
+        const all = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy.skills
+        const candidates = view.reachableSkills().filter((s) => !s.active).map((s) => ({ name: s.name, description: all.get(s.name)?.description ?? '' }))
+        const { classifySkills } = await import('./classifier.js')
+        for (const name of await classifySkills(client, classifier.model, task, candidates, controller.signal)) await activateSkill(name, 'classifier', view, toolbox, events.emit, options.logger, controller.signal)
+      }
       const system = [systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) }), extra].filter(Boolean).join('\n\n')
       const outcome = await agent(task, { toolbox, system, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) })
       if (toolbox instanceof WorkerToolbox) for (const k of Object.keys(outcome.usage) as Array<keyof typeof outcome.usage>) outcome.usage[k] += toolbox.usage[k]
@@ -195,18 +207,24 @@ async function approvalGate(config: MyceliumConfig, runtime: Runtime, options: H
  * Before the task's turn: the inactive skills the role reaches whose
  * triggers the task names are activated as the escalation mode allows (auto:
  * at once; ask: not without someone to ask; manual: suggested in the log).
+ * Resolves whether any trigger matched.
  */
-async function activateTriggered(task: string, view: PrincipalView, toolbox: ReturnType<typeof viewToolbox>, emit: EventStream['emit'], logger: Logger, signal: AbortSignal): Promise<void> {
-  if (!view.reachableSkills || !view.activate) return
+async function activateTriggered(task: string, view: PrincipalView, toolbox: AgentToolbox, emit: EventStream['emit'], logger: Logger, signal: AbortSignal): Promise<boolean> {
+  if (!view.reachableSkills || !view.activate) return false
   const { triggeredSkills } = await import('./triggers.js')
-  for (const name of triggeredSkills(task, view.reachableSkills())) {
-    const before = new Set(toolbox.list().map((t) => t.id))
-    const result = await view.activate(name, 'agent', { signal })
-    if (result.isError) {
-      logger.info(`the task names a trigger of skill ${name}, not activated: ${(result.content[0] as { text?: string } | undefined)?.text ?? ''}`)
-      continue
-    }
-    const after = toolbox.list().map((t) => t.id)
-    emit({ type: 'skill_activated', skill: name, by: 'trigger', toolsAdded: after.filter((t) => !before.has(t)), toolsRemoved: [...before].filter((t) => !after.includes(t)) })
+  const names = triggeredSkills(task, view.reachableSkills())
+  for (const name of names) await activateSkill(name, 'trigger', view, toolbox, emit, logger, signal)
+  return names.length > 0
+}
+
+/** Activates one skill for the agent (escalation rules apply) and tells the stream which tools came and went. */
+async function activateSkill(name: string, by: 'trigger' | 'classifier', view: PrincipalView, toolbox: AgentToolbox, emit: EventStream['emit'], logger: Logger, signal: AbortSignal): Promise<void> {
+  const before = new Set(toolbox.list().map((t) => t.id))
+  const result = await view.activate!(name, 'agent', { signal })
+  if (result.isError) {
+    logger.info(`skill ${name} (${by}) not activated: ${(result.content[0] as { text?: string } | undefined)?.text ?? ''}`)
+    return
   }
+  const after = toolbox.list().map((t) => t.id)
+  emit({ type: 'skill_activated', skill: name, by, toolsAdded: after.filter((t) => !before.has(t)), toolsRemoved: [...before].filter((t) => !after.includes(t)) })
 }

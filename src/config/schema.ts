@@ -127,6 +127,17 @@ export const ConfigSchema = v.strictObject({
       adhocRole: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), 'adhoc'),
       /** In adhoc, tools at or above this risk ask first (denied without a terminal unless --approve). */
       approvalThreshold: v.optional(v.picklist(['low', 'medium', 'high', 'critical']), 'high'),
+      /** A small model that picks skills from their descriptions when no trigger matched the task. */
+      classifier: v.optional(v.strictObject({ model: v.pipe(v.string(), v.minLength(1, 'must not be empty')) })),
+      /** USD per million tokens, to report a run's cost (session_end.costUsd). */
+      price: v.optional(
+        v.strictObject({
+          inputPerMTok: v.pipe(v.number(), v.minValue(0)),
+          outputPerMTok: v.pipe(v.number(), v.minValue(0)),
+          cacheReadPerMTok: v.optional(v.pipe(v.number(), v.minValue(0))),
+          cacheWritePerMTok: v.optional(v.pipe(v.number(), v.minValue(0))),
+        }),
+      ),
       /** `mycelium__delegate`: nested agents limited to one skill's tools. */
       workers: v.optional(
         v.strictObject({

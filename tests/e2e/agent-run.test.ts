@@ -286,4 +286,36 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     expect(JSON.stringify([...toolResults(fake.requests.at(-1)!).values()][0])).toContain('worker done: hi from the worker')
     expect((r.events.at(-1) as { usage: { inputTokens: number } }).usage.inputTokens).toBe(50)
   }, 30_000)
+
+  it('lets a classifier model pick skills when no trigger matched, and prices the run when a price is configured', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-classifier-'))
+    const basic = path.join(repoRoot, 'tests/fixtures/policy/basic')
+    const config = path.join(dir, 'mycelium.config.json')
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { echo: { command: 'node', args: [path.join(basic, '../../servers/echo.mjs')] }, grow: { command: 'node', args: [path.join(basic, '../../servers/list-changing.mjs')] } },
+        skills: { dirs: [path.join(basic, 'skills')] },
+        roles: { default: 'developer' },
+        agent: { classifier: { model: 'tiny-classifier' }, price: { inputPerMTok: 3, outputPerMTok: 15 } },
+      }),
+    )
+    fake.setScript((req) => {
+      // The classifier's question: not streamed, its own model, the skills' descriptions in it.
+      if (req.body.model === 'tiny-classifier') {
+        expect(req.body.stream).not.toBe(true)
+        expect(JSON.stringify(req.body.messages)).toContain('writer: Secret writer skill')
+        return { content: [{ type: 'text', text: 'I would pick ["writer", "not-a-skill"]' }] }
+      }
+      return { content: [{ type: 'text', text: 'done' }] }
+    })
+    const before = fake.requests.length
+    const r = await run(['grow something for me', '--json', '--config', config], { fake })
+    expect(r.code, r.stderr).toBe(0)
+    expect(fake.requests[before]!.body.model).toBe('tiny-classifier')
+    expect(r.events.find((e) => e.type === 'skill_activated')).toMatchObject({ skill: 'writer', by: 'classifier' })
+    expect(offeredNames(fake.requests[before + 1]!)).toContain('grow__grow')
+    // 10 input and 5 output tokens of the agent's one request, at $3 and $15 per million.
+    expect((r.events.at(-1) as { costUsd?: number }).costUsd).toBeCloseTo((10 * 3 + 5 * 15) / 1e6, 9)
+  }, 30_000)
 })
