@@ -149,6 +149,8 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
         continue
       }
       const ok = outcome.result.isError !== true
+      const blocked = (outcome.result.structuredContent as { error?: { code?: string; rule?: string; message?: string } } | undefined)?.error
+      if (blocked?.code === 'guard_blocked') emit({ type: 'guard_blocked', id: call.id, tool: label, rule: blocked.rule ?? '', message: blocked.message ?? '' })
       emit({ type: 'tool_result', id: call.id, tool: label, ok, durationMs, content: outcome.result.content ?? [] })
       results.push({ type: 'tool_result', tool_use_id: call.id, ...(ok ? {} : { is_error: true }), content: toolResultContent(outcome.result, options.sdk) })
       if (before && ok) {

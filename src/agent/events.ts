@@ -77,6 +77,15 @@ export const AgentEventSchema = v.variant('type', [
     reason: v.string(),
   }),
   v.strictObject({
+    type: v.literal('guard_blocked'),
+    ...common,
+    /** The tool call the shell guard stopped. */
+    id: v.string(),
+    tool: v.string(),
+    rule: v.string(),
+    message: v.string(),
+  }),
+  v.strictObject({
     type: v.literal('worker_start'),
     ...common,
     /** The parent's tool call that started the worker. */

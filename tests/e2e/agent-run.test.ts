@@ -188,6 +188,7 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     expect(results[0]!.content[0]!.text).toContain('from-the-sandbox')
     expect(results[1]).toMatchObject({ tool: 'mycelium:exec', ok: false })
     expect(results[1]!.content[0]!.text).toMatch(/destructive-unknown-target|from input/)
+    expect(r.events.find((e) => e.type === 'guard_blocked')).toMatchObject({ tool: 'mycelium:exec', rule: 'destructive-unknown-target' })
   }, 60_000)
 
   it('ends the current request on SIGINT, still writes session_end, and exits 130', async () => {
