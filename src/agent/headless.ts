@@ -220,7 +220,15 @@ async function activateTriggered(task: string, view: PrincipalView, toolbox: Age
 /** Activates one skill for the agent (escalation rules apply) and tells the stream which tools came and went. */
 async function activateSkill(name: string, by: 'trigger' | 'classifier', view: PrincipalView, toolbox: AgentToolbox, emit: EventStream['emit'], logger: Logger, signal: AbortSignal): Promise<void> {
   const before = new Set(toolbox.list().map((t) => t.id))
-  const result = await view.activate!(name, 'agent', { signal })
+  // escalation "ask": a person on the terminal answers; without one the skill stays off.
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
+  const elicit = interactive
+    ? async (message: string) => {
+        const { askYesNo } = await import('./terminal-approval.js')
+        return { action: 'accept' as const, content: { approve: await askYesNo(message) } }
+      }
+    : undefined
+  const result = await view.activate!(name, 'agent', { signal, ...(elicit ? { elicit } : {}) })
   if (result.isError) {
     logger.info(`skill ${name} (${by}) not activated: ${(result.content[0] as { text?: string } | undefined)?.text ?? ''}`)
     return
