@@ -1,11 +1,11 @@
-import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AgentEventSchema, type AgentEvent } from '../../src/agent/events.js'
-import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
+import { AgentEventSchema } from '../../src/agent/events.js'
+import { runAgentCli } from '../helpers/agent.js'
+import { writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 
@@ -28,17 +28,7 @@ function adhocFolder(): { config: string; audit: string } {
   return { config, audit }
 }
 
-function adhoc(args: string[], fake: FakeAnthropic): Promise<{ code: number | null; events: AgentEvent[]; stderr: string }> {
-  requireBundle()
-  const env = { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url }
-  const child = spawn(process.execPath, [bundle, 'adhoc', ...args, '--json'], { env, stdio: 'pipe' })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
-  child.stdin.end()
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr, events: stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent) })))
-}
+const adhoc = (args: string[], fake: FakeAnthropic) => runAgentCli(['adhoc', ...args, '--json'], { fake })
 
 const toolsCalled = (audit: string) => (existsSync(audit) ? readFileSync(audit, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event: string; tool?: string }).filter((e) => e.event === 'tool_call').map((e) => e.tool) : [])
 

@@ -1,11 +1,12 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AgentEventSchema, type AgentEvent } from '../../src/agent/events.js'
-import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
+import { runAgentCli, type AgentRun } from '../helpers/agent.js'
+import { writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic, toolResults, type RecordedRequest } from '../helpers/fake-anthropic.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { fixtureEntry } from '../helpers/runtime.js'
@@ -13,34 +14,10 @@ import { fixtureEntry } from '../helpers/runtime.js'
 const policyConfig = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
 const openConfig = writeConfig({ mcpServers: { echo: fixtureEntry('echo') } })
 
-interface Ran {
-  code: number | null
-  stdout: string
-  stderr: string
-  events: AgentEvent[]
-}
+type Ran = AgentRun
 
-/** Runs `node build/myc.cjs run …` against the fake API (asynchronously: the fake answers from this process). */
-function run(args: string[], options: { env?: Record<string, string | undefined>; input?: string; fake?: FakeAnthropic; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Ran> {
-  requireBundle()
-  const env: Record<string, string | undefined> = { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: options.fake?.url, ANTHROPIC_AUTH_TOKEN: undefined, ANTHROPIC_MODEL: undefined, ...options.env }
-  for (const [k, value] of Object.entries(env)) if (value === undefined) delete env[k]
-  const child = spawn(process.execPath, [bundle, 'run', ...args], { env: env as NodeJS.ProcessEnv, stdio: 'pipe' })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (c: Buffer) => {
-    stdout += c.toString('utf8')
-    options.onStdout?.(stdout, child)
-  })
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
-  child.stdin.end(options.input ?? '')
-  return new Promise((resolve) => {
-    child.on('close', (code) => {
-      const events = args.includes('--json') ? stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent) : []
-      resolve({ code, stdout, stderr, events })
-    })
-  })
-}
+/** `myc run …` against the fake. */
+const run = (args: string[], options: Parameters<typeof runAgentCli>[1] = {}) => runAgentCli(['run', ...args], options)
 
 const offeredNames = (request: RecordedRequest) => (request.body.tools ?? []).map((t) => t.name)
 const last = (r: Ran) => r.events.at(-1) as Extract<AgentEvent, { type: 'session_end' }>

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -6,7 +6,7 @@ import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AgentEventSchema, type AgentEvent } from '../../src/agent/events.js'
 import { readFailureContext } from '../../src/agent/failure-context.js'
-import { bundle, requireBundle } from '../helpers/e2e.js'
+import { runAgentCli } from '../helpers/agent.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 
@@ -32,16 +32,7 @@ function project(): string {
   return path.join(dir, 'mycelium.config.json')
 }
 
-function myc(args: string[], fake: FakeAnthropic): Promise<{ code: number | null; events: AgentEvent[]; stderr: string }> {
-  requireBundle()
-  const child = spawn(process.execPath, [bundle, ...args, '--json'], { env: { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: fake.url }, stdio: 'pipe' })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
-  child.stdin.end()
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr, events: stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent) })))
-}
+const myc = (args: string[], fake: FakeAnthropic) => runAgentCli([...args, '--json'], { fake })
 
 describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, and what a failure leads to', () => {
   const fake = new FakeAnthropic()
