@@ -106,6 +106,15 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
     expect(refused.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/--context: .*bad\.json: scriptPath/) })
   }, 60_000)
 
+  it('is also myc run --mode workflow (DESIGN.md\'s form)', async () => {
+    failingRun()
+    const r = await myc(['run', 'release it', '--mode', 'workflow', '--on-failure', 'exit', '--config', project()], fake)
+    expect(r.code).toBe(3)
+    expect(r.events[0]).toMatchObject({ type: 'session_start', mode: 'workflow' })
+    const bad = await myc(['run', 'x', '--mode', 'sideways', '--config', project()], fake)
+    expect(bad.code).toBe(2)
+  }, 60_000)
+
   it('refuses a bad --on-failure', async () => {
     const r = await myc(['workflow', 'x', '--config', project(), '--on-failure', 'sometimes'], fake)
     expect(r.code).toBe(2)
