@@ -23,6 +23,7 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   run: () => import('./commands/run.js').then((m) => m.default),
   adhoc: () => import('./commands/adhoc.js').then((m) => m.default),
   workflow: () => import('./commands/workflow.js').then((m) => m.default),
+  chat: () => import('./commands/chat.js').then((m) => m.default),
 })
 
 const main: CommandDef<typeof commonArgs> = {
@@ -79,10 +80,8 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
       return ExitCode.ok
     }
     if (name === undefined) {
-      // What MCP client configs run: `myc --config F` with a pipe on stdin.
-      if (!stdinIsTTY) return await runSub('serve', argv)
-      writeUsage(await renderUsage(main))
-      return ExitCode.ok
+      // What MCP client configs run: `myc --config F` with a pipe on stdin. On a terminal: a chat.
+      return await runSub(stdinIsTTY ? 'chat' : 'serve', argv)
     }
     if (!Object.hasOwn(commands, name)) {
       const known = Object.keys(commands).join(', ')

@@ -42,6 +42,8 @@ export interface AgentOptions {
   signal?: AbortSignal
   /** Emit `text_delta` events as text streams in. */
   includePartial?: boolean
+  /** The conversation so far (a chat's earlier turns); the run appends its own messages to it. */
+  conversation?: BetaMessageParam[]
   /** Asked after each tool call: true ends the run as `failed` (a workflow's script failed). */
   failed?: () => boolean
   /** Decides, before a call is sent, whether it may run (adhoc's approvals). */
@@ -74,7 +76,8 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
   const { emit } = options
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
   const permissionDenials: AgentOutcome['permissionDenials'] = []
-  const messages: BetaMessageParam[] = [{ role: 'user', content: task }]
+  const messages: BetaMessageParam[] = options.conversation ?? []
+  messages.push({ role: 'user', content: task })
   const system: BetaTextBlockParam[] = [{ type: 'text', text: options.system, cache_control: { type: 'ephemeral' } }]
   let text = ''
   let turns = 0

@@ -41,6 +41,8 @@ export interface PrincipalView {
   reachableSkills?(): Array<{ name: string; triggers: readonly string[]; active: boolean }>
   /** Activates a skill as `actor` (escalation rules apply to the agent; `ask` asks through `ctx.elicit`); undefined in open mode. */
   activate?(name: string, actor: 'agent' | 'person', ctx?: BuiltinCallContext): Promise<CallToolResult>
+  /** Deactivates a skill as `actor` (protected skills stay); undefined in open mode. */
+  deactivate?(name: string, actor: 'agent' | 'person'): CallToolResult
   /** Records a tool call for the audit log (name as sent, outcome, duration; never argument values). */
   recordCall?(call: { name: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys: string[] }): void
 }

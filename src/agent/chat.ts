@@ -1,0 +1,215 @@
+import { createInterface } from 'node:readline'
+import type { Readable, Writable } from 'node:stream'
+import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
+import { didYouMean } from '../config/suggest.js'
+import { ExitCode, MycError } from '../errors.js'
+import type { Logger } from '../logger.js'
+import { createView } from '../principal/policy-mode.js'
+import { openRuntime } from '../runtime/open-runtime.js'
+import type { Runtime } from '../runtime/runtime.js'
+import { loadAnthropicSdk } from './anthropic-sdk.js'
+import { runAgent } from './engine.js'
+import { EventStream, humanSink } from './event-stream.js'
+import type { TokenUsage } from './events.js'
+import { resolveModel } from './model.js'
+import { systemPrompt } from './system-prompt.js'
+import { viewToolbox } from './toolbox.js'
+
+export interface ChatOptions {
+  configPath?: string | undefined
+  role?: string | undefined
+  skills?: string[] | undefined
+  model?: string | undefined
+  logger: Logger
+  env: Record<string, string | undefined>
+  version: string
+  input?: Readable & { isTTY?: boolean }
+  output?: Writable & { isTTY?: boolean }
+  errors?: Writable
+}
+
+/** Slash commands, for /help and tab completion. */
+const COMMANDS = new Map<string, string>([
+  ['/help', 'this list'],
+  ['/skills', 'the skills this role reaches (* = active)'],
+  ['/add', '/add SKILL: activate a skill'],
+  ['/remove', '/remove SKILL: deactivate a skill (protected ones stay)'],
+  ['/tools', 'the tools the model is offered now'],
+  ['/model', '/model [NAME]: show or switch the model for the next turn'],
+  ['/status', 'role, model, skills, tools and tokens used'],
+  ['/roles', 'the role (fixed at launch)'],
+  ['/clear', 'forget the conversation so far'],
+  ['/quit', 'leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)'],
+])
+/** Named in issue 12 and coming with saved sessions: answered, not mistaken for typos. */
+const LATER = new Set(['/save', '/sessions', '/resume', '/fork', '/compress', '/export', '/memory'])
+
+/**
+ * `myc chat`: a conversation with the agent over the same engine and view
+ * as `myc run`. On a terminal: a prompt with history and tab completion,
+ * replies streamed as they come, tool calls one line each on stderr, Ctrl-C
+ * cancelling the reply in progress. With stdin piped: each line is one turn,
+ * no prompt. Resolves with the exit code.
+ */
+export async function runChat(options: ChatOptions): Promise<number> {
+  const input = options.input ?? process.stdin
+  const output = options.output ?? process.stdout
+  const errors = options.errors ?? process.stderr
+  if (!options.env.ANTHROPIC_API_KEY && !options.env.ANTHROPIC_AUTH_TOKEN) {
+    throw new MycError('USAGE', 'no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment; ANTHROPIC_BASE_URL points myc at another endpoint')
+  }
+  let runtime: Runtime | undefined
+  try {
+    const opened = await openRuntime({ configPath: options.configPath, logger: options.logger, version: options.version, env: options.env })
+    runtime = opened.runtime
+    const rt = runtime
+    const { loaded, mode } = opened
+    const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
+    const view = createView(mode, loaded, { role: options.role, skills: options.skills, env: options.env, catalogue: rt.catalogue, logger: options.logger, ...(runner ? { runner } : {}) })
+    await rt.start()
+    const toolbox = viewToolbox(rt, view)
+    const sdk = await loadAnthropicSdk()
+    const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
+    let model = resolveModel(options.model, loaded.config.agent.model, options.env)
+    const usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
+    const conversation: BetaMessageParam[] = []
+    const interactive = input.isTTY === true && output.isTTY === true
+    const events = new EventStream(humanSink(output, errors))
+    const say = (text: string) => errors.write(`${text}\n`)
+    const principal = () => view.describe?.() ?? { role: null, activeSkills: [] }
+
+    const rl = createInterface({
+      input,
+      output,
+      terminal: interactive,
+      historySize: 500,
+      ...(interactive ? { completer: (line: string) => complete(line, view.reachableSkills?.().map((s) => s.name) ?? []) } : {}),
+    })
+    rl.setPrompt('myc> ')
+    const describe = () => {
+      const p = principal()
+      return `role ${p.role ?? '(open mode)'} · model ${model} · skills ${p.activeSkills.map((s) => s.name).join(', ') || 'none'} · ${toolbox.list().length} tools · ${usage.inputTokens + usage.outputTokens} tokens`
+    }
+    if (interactive) say(`myc chat · ${describe()}\n/help lists the commands.`)
+
+    let turn: AbortController | undefined
+    let emptyInterrupts = 0
+    let closing = false
+    rl.on('SIGINT', () => {
+      if (turn) {
+        turn.abort('interrupted by the user')
+        return
+      }
+      if (rl.line === '' && ++emptyInterrupts >= 2) {
+        closing = true
+        rl.close()
+        return
+      }
+      say(rl.line === '' ? '(Ctrl-C again, Ctrl-D or /quit to leave)' : '')
+      rl.write(null, { ctrl: true, name: 'u' })
+      rl.prompt()
+    })
+
+    const command = async (line: string): Promise<boolean> => {
+      const [name = '', ...rest] = line.trim().split(/\s+/)
+      const arg = rest.join(' ')
+      if (LATER.has(name)) return say(`${name} comes with saved sessions; not available yet.`), true
+      if (!COMMANDS.has(name)) {
+        const guess = didYouMean(name, [...COMMANDS.keys(), ...LATER])
+        return say(`Unknown command ${name}.${guess ? ` Did you mean ${guess}?` : ''} /help lists the commands.`), true
+      }
+      switch (name) {
+        case '/help':
+          say([...COMMANDS].map(([c, d]) => `${c.padEnd(9)} ${d}`).join('\n'))
+          return true
+        case '/skills': {
+          const skills = view.reachableSkills?.() ?? []
+          say(skills.length ? skills.map((s) => `${s.active ? '*' : ' '} ${s.name}`).join('\n') : 'No skills (open mode: every tool is offered).')
+          return true
+        }
+        case '/add':
+        case '/remove': {
+          if (!arg) return say(`${name} needs a skill: ${name} SKILL`), true
+          const result = name === '/add' ? await view.activate?.(arg, 'person') : view.deactivate?.(arg, 'person')
+          say(result ? ((result.content[0] as { text?: string } | undefined)?.text ?? '') : 'No skills in open mode.')
+          return true
+        }
+        case '/tools':
+          say(toolbox.list().map((t) => t.id).join('\n') || 'No tools.')
+          return true
+        case '/model':
+          if (arg) model = arg
+          say(`model ${model}`)
+          return true
+        case '/status':
+          say(describe())
+          return true
+        case '/roles':
+          say(`role ${principal().role ?? '(open mode)'}: fixed at launch (--role, MYCELIUM_ROLE or roles.default); start myc chat again to change it.`)
+          return true
+        case '/clear':
+          conversation.length = 0
+          say('Conversation cleared.')
+          return true
+        default:
+          return false
+      }
+    }
+
+    if (interactive) rl.prompt()
+    for await (const raw of rl) {
+      emptyInterrupts = 0
+      const line = raw.trim()
+      if (line === '') {
+        if (interactive) rl.prompt()
+        continue
+      }
+      if (line.startsWith('/')) {
+        if (line.split(/\s+/)[0] === '/quit') break
+        await command(line)
+        if (interactive) rl.prompt()
+        continue
+      }
+      turn = new AbortController()
+      const p = principal()
+      const outcome = await runAgent(line, {
+        client,
+        sdk,
+        model,
+        maxTokens: loaded.config.agent.maxTokens,
+        maxTurns: loaded.config.agent.maxTurns,
+        system: systemPrompt({ ...p, servers: rt, visible: (s) => view.serverVisible(s) }),
+        toolbox,
+        emit: events.emit,
+        signal: turn.signal,
+        includePartial: interactive,
+        conversation,
+      })
+      turn = undefined
+      for (const k of Object.keys(usage) as Array<keyof TokenUsage>) usage[k] += outcome.usage[k]
+      if (outcome.reason === 'interrupted') {
+        // The reply was cut: the conversation says so, so the next turn stays well-formed.
+        if (conversation.at(-1)?.role === 'user') conversation.push({ role: 'assistant', content: '(interrupted by the user)' })
+        say('(interrupted)')
+      } else if (outcome.error) say(`myc: ${outcome.error.message}`)
+      else if (outcome.reason !== 'done') say(`(stopped: ${outcome.reason} after ${outcome.turns} requests)`)
+      if (closing) break
+      if (interactive) rl.prompt()
+    }
+    rl.close()
+    return ExitCode.ok
+  } finally {
+    await runtime?.close()
+  }
+}
+
+/** Tab completion: slash commands, and skill names after /add and /remove. */
+function complete(line: string, skills: readonly string[]): [string[], string] {
+  const match = /^\/(add|remove)\s+(\S*)$/.exec(line)
+  if (match) {
+    const hits = skills.filter((s) => s.startsWith(match[2]!))
+    return [hits, match[2]!]
+  }
+  if (line.startsWith('/') && !line.includes(' ')) return [[...COMMANDS.keys(), ...LATER].filter((c) => c.startsWith(line)), line]
+  return [[], line]
+}

@@ -1,0 +1,17 @@
+import { defineCommand } from 'citty'
+import { createLogger } from '../logger.js'
+import { version } from '../version.js'
+import { commonArgs, principalArgs, splitList } from './_shared.js'
+
+export default defineCommand({
+  meta: { name: 'chat', description: 'Talk with the agent: a prompt on a terminal (slash commands: /help), or one turn per line of piped stdin' },
+  args: {
+    ...commonArgs,
+    ...principalArgs,
+    model: { type: 'string', description: 'Model (else agent.model, else ANTHROPIC_MODEL, else the default)', valueHint: 'model' },
+  },
+  async run({ args }) {
+    const { runChat } = await import('../agent/chat.js')
+    return runChat({ configPath: args.config, role: args.role, skills: splitList(args.skills), model: args.model, logger: createLogger({ verbose: args.verbose, quiet: !args.verbose }), env: process.env, version })
+  },
+})

@@ -1,0 +1,67 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runAgentCli } from '../helpers/agent.js'
+import { bundle, requireBundle } from '../helpers/e2e.js'
+import { FakeAnthropic, toolResults } from '../helpers/fake-anthropic.js'
+import { repoRoot } from '../helpers/fixtures.js'
+import { waitFor } from '../helpers/runtime.js'
+
+const policyConfig = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
+
+describe('myc chat (build/myc.cjs)', () => {
+  const fake = new FakeAnthropic()
+  beforeAll(async () => {
+    await fake.start()
+  })
+  afterAll(async () => {
+    await fake.close()
+  })
+
+  it('with piped stdin: each line is one turn of one conversation, no prompt, slash commands answered', async () => {
+    fake.setScript((req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'first' } }] } : { content: [{ type: 'text', text: `reply ${i} to ${req.body.messages.length} messages` }] }))
+    const before = fake.requests.length
+    const r = await runAgentCli(['chat', '--config', policyConfig, '--role', 'developer'], { fake, input: 'hello\n/skills\n/nope\nand again\n' })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toBe('reply 1 to 3 messages\nreply 2 to 5 messages\n')
+    // The second turn carried the first one: the conversation goes on.
+    expect(fake.requests[before + 2]!.body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
+    expect([...toolResults(fake.requests[before + 1]!).values()][0]).toMatchObject({ content: [{ type: 'text', text: 'first' }] })
+    expect(r.stderr).toMatch(/\* common/)
+    expect(r.stderr).toMatch(/Unknown command \/nope\. Did you mean \/help\?|Unknown command \/nope\./)
+    expect(r.stderr).not.toMatch(/myc> /)
+  }, 30_000)
+
+  const hasTmux = spawnSync('tmux', ['-V']).status === 0
+  it.runIf(hasTmux)('on a terminal: streams replies, escalates with /add, cancels a reply with Ctrl-C, and /quit exits 0', async () => {
+    requireBundle()
+    const socket = `myc-chat-${process.pid}`
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+    const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
+    fake.setScript((req) => {
+      const last = JSON.stringify(req.body.messages.at(-1))
+      if (last.includes('slow please')) return { content: [{ type: 'text', text: 'this never arrives' }], delayMs: 20_000 }
+      return { content: [{ type: 'text', text: `Hello from the fake, I see ${(req.body.tools ?? []).length} tools.` }] }
+    })
+    try {
+      tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} --config ${policyConfig} --role developer; echo EXIT=$?; sleep 60`)
+      await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
+      expect(screen()).toMatch(/myc chat · role developer/)
+      tmux('send-keys', '-t', 'chat', 'hi there', 'Enter')
+      await waitFor(() => screen().includes('Hello from the fake, I see 5 tools.'), 20_000, 'the first reply')
+      tmux('send-keys', '-t', 'chat', '/add writer', 'Enter')
+      await waitFor(() => screen().includes('Skill writer is active'), 20_000, '/add')
+      tmux('send-keys', '-t', 'chat', 'hi again', 'Enter')
+      await waitFor(() => /Hello from the fake, I see (9|1\d) tools\./.test(screen()), 20_000, 'the reply with more tools')
+      tmux('send-keys', '-t', 'chat', 'slow please', 'Enter')
+      await new Promise((r) => setTimeout(r, 800))
+      tmux('send-keys', '-t', 'chat', 'C-c')
+      await waitFor(() => screen().includes('(interrupted)'), 20_000, 'the cancelled reply')
+      tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
+      await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
+      expect(screen()).toContain('EXIT=0')
+    } finally {
+      spawnSync('tmux', ['-L', socket, 'kill-server'])
+    }
+  }, 90_000)
+})
