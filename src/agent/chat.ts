@@ -13,6 +13,7 @@ import { EventStream, humanSink } from './event-stream.js'
 import type { TokenUsage } from './events.js'
 import { resolveModel } from './model.js'
 import { systemPrompt } from './system-prompt.js'
+import { listSessions, loadSession, sessionsDir, SessionWriter, type LoadedSession } from './session-store.js'
 import { viewToolbox } from './toolbox.js'
 
 export interface ChatOptions {
@@ -20,6 +21,8 @@ export interface ChatOptions {
   role?: string | undefined
   skills?: string[] | undefined
   model?: string | undefined
+  /** A session (id or saved name) to continue. */
+  resume?: string | undefined
   logger: Logger
   env: Record<string, string | undefined>
   version: string
@@ -39,10 +42,13 @@ const COMMANDS = new Map<string, string>([
   ['/status', 'role, model, skills, tools and tokens used'],
   ['/roles', 'the role (fixed at launch)'],
   ['/clear', 'forget the conversation so far'],
+  ['/save', '/save [NAME]: name this session (it is recorded as it goes)'],
+  ['/sessions', 'the recorded sessions'],
+  ['/resume', '/resume ID|NAME: continue a recorded session'],
   ['/quit', 'leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)'],
 ])
 /** Named in issue 12 and coming with saved sessions: answered, not mistaken for typos. */
-const LATER = new Set(['/save', '/sessions', '/resume', '/fork', '/compress', '/export', '/memory'])
+const LATER = new Set(['/fork', '/compress', '/export', '/memory'])
 
 /**
  * `myc chat`: a conversation with the agent over the same engine and view
@@ -77,6 +83,27 @@ export async function runChat(options: ChatOptions): Promise<number> {
     const events = new EventStream(humanSink(output, errors))
     const say = (text: string) => errors.write(`${text}\n`)
     const principal = () => view.describe?.() ?? { role: null, activeSkills: [] }
+
+    // The session: recorded as it goes, or continued from disk.
+    const dir = sessionsDir(loaded.dir, loaded.config.agent.sessionsDir)
+    let writer!: SessionWriter
+    const restore = async (session: LoadedSession) => {
+      conversation.length = 0
+      conversation.push(...session.messages)
+      const reachable = new Set(view.reachableSkills?.().map((s) => s.name) ?? [])
+      for (const name of session.activeSkills) {
+        if (!reachable.has(name)) say(`skill ${name} is no longer reachable for this role: dropped`)
+        else if (!view.reachableSkills?.().find((s) => s.name === name)?.active) await view.activate?.(name, 'person')
+      }
+      writer = new SessionWriter(dir, session.id)
+      say(`resumed session ${session.id}${session.name ? ` (${session.name})` : ''}: ${session.turns} turns`)
+    }
+    if (options.resume) await restore(loadSession(dir, options.resume))
+    else {
+      writer = new SessionWriter(dir, SessionWriter.newId())
+      writer.append({ type: 'meta', id: writer.id, created: new Date().toISOString(), role: principal().role, mode: 'chat', model, version: options.version })
+    }
+    const recordSkills = () => writer.append({ type: 'skills', active: principal().activeSkills.map((s) => s.name) })
 
     const rl = createInterface({
       input,
@@ -132,8 +159,26 @@ export async function runChat(options: ChatOptions): Promise<number> {
           if (!arg) return say(`${name} needs a skill: ${name} SKILL`), true
           const result = name === '/add' ? await view.activate?.(arg, 'person') : view.deactivate?.(arg, 'person')
           say(result ? ((result.content[0] as { text?: string } | undefined)?.text ?? '') : 'No skills in open mode.')
+          recordSkills()
           return true
         }
+        case '/save':
+          if (arg) writer.append({ type: 'name', name: arg })
+          say(`session ${writer.id}${arg ? ` saved as "${arg}"` : ' is recorded as it goes'} (${writer.file})`)
+          return true
+        case '/sessions': {
+          const all = listSessions(dir)
+          say(all.length ? all.map((x) => `${x.id}${x.name ? ` ${x.name}` : ''} · ${x.meta.mode} · ${x.turns} turns`).join('\n') : 'No sessions yet.')
+          return true
+        }
+        case '/resume':
+          if (!arg) return say('/resume needs a session: /resume ID (or its saved name)'), true
+          try {
+            await restore(loadSession(dir, arg))
+          } catch (error) {
+            say((error as Error).message)
+          }
+          return true
         case '/tools':
           say(toolbox.list().map((t) => t.id).join('\n') || 'No tools.')
           return true
@@ -171,6 +216,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
         continue
       }
       turn = new AbortController()
+      let recorded = conversation.length
       const p = principal()
       const outcome = await runAgent(line, {
         client,
@@ -187,9 +233,12 @@ export async function runChat(options: ChatOptions): Promise<number> {
       })
       turn = undefined
       for (const k of Object.keys(usage) as Array<keyof TokenUsage>) usage[k] += outcome.usage[k]
+      if (outcome.reason === 'interrupted' && conversation.at(-1)?.role === 'user') conversation.push({ role: 'assistant', content: '(interrupted by the user)' })
+      writer.append(...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })), { type: 'usage', inputTokens: outcome.usage.inputTokens, outputTokens: outcome.usage.outputTokens })
+      recordSkills()
+      recorded = conversation.length
       if (outcome.reason === 'interrupted') {
-        // The reply was cut: the conversation says so, so the next turn stays well-formed.
-        if (conversation.at(-1)?.role === 'user') conversation.push({ role: 'assistant', content: '(interrupted by the user)' })
+        // The reply was cut: the conversation says so (above), so the next turn stays well-formed.
         say('(interrupted)')
       } else if (outcome.error) say(`myc: ${outcome.error.message}`)
       else if (outcome.reason !== 'done') say(`(stopped: ${outcome.reason} after ${outcome.turns} requests)`)

@@ -8,7 +8,8 @@ import type { AgentEvent, AgentEventBody } from './events.js'
  * stdout, tool activity on stderr).
  */
 export class EventStream {
-  readonly sessionId: string
+  /** Set again when a run continues a recorded session. */
+  sessionId: string
   private seq = 0
 
   constructor(

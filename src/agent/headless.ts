@@ -12,6 +12,7 @@ import { runAgent, type AgentOptions, type AgentOutcome, type AgentToolbox } fro
 import { EventStream, humanSink, jsonLinesSink } from './event-stream.js'
 import type { EndReason } from './events.js'
 import { resolveModel } from './model.js'
+import { SessionWriter } from './session-store.js'
 import { systemPrompt } from './system-prompt.js'
 import { viewToolbox } from './toolbox.js'
 import { WorkerToolbox } from './workers.js'
@@ -24,6 +25,8 @@ export interface HeadlessOptions {
   onFailure?: 'prompt' | 'auto' | 'exit'
   /** adhoc: a failure context file a workflow wrote, for the system prompt. */
   contextFile?: string
+  /** A recorded session (id or saved name) to continue: its conversation and skills. */
+  resume?: string
   task: string
   configPath?: string | undefined
   role?: string | undefined
@@ -54,7 +57,7 @@ const EXIT_BY_REASON: Record<EndReason, number> = { done: ExitCode.ok, max_turns
 export async function runHeadless(options: HeadlessOptions): Promise<number> {
   const stdout = options.stdout ?? process.stdout
   const stderr = options.stderr ?? process.stderr
-  const events = new EventStream(options.json ? jsonLinesSink(stdout) : humanSink(stdout, stderr))
+  const events = new EventStream(options.json ? jsonLinesSink(stdout) : humanSink(stdout, stderr), SessionWriter.newId())
   const startedAt = performance.now()
   /** The configured price, once the config is loaded (session_end.costUsd). */
   const price: { value?: MyceliumConfig['agent']['price'] } = {}
@@ -103,9 +106,29 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, ...rest })
     const viewFor = (role: string | undefined, only?: string[]) => createView(mode, loaded, { role, skills: options.skills, env: options.env, catalogue: rt.catalogue, logger: options.logger, ...(runner ? { runner } : {}), ...(only ? { only } : {}) })
 
+    // Every run is a recorded session (append-only, beside the config), or continues one.
+    const { sessionsDir, loadSession } = await import('./session-store.js')
+    const dir = sessionsDir(loaded.dir, loaded.config.agent.sessionsDir)
+    const resumed = options.resume ? loadSession(dir, options.resume) : undefined
+    if (resumed) events.sessionId = resumed.id
+    const writer = new SessionWriter(dir, events.sessionId)
+    let metaWritten = false
+
     /** The task as the adhoc role (or the run's role), over the role's view, approvals in adhoc; `extra` joins the system prompt. */
     const asRole = async (as: 'run' | 'adhoc', task: string, extra: string | undefined, announce: boolean): Promise<AgentOutcome> => {
       const view = viewFor(as === 'adhoc' ? (options.role ?? loaded.config.agent.adhocRole) : options.role)
+      if (resumed) {
+        const reachable = new Set(view.reachableSkills?.().map((s) => s.name) ?? [])
+        for (const name of resumed.activeSkills) {
+          if (!reachable.has(name)) options.logger.warn(`session ${resumed.id}: skill ${name} is no longer reachable for this role; dropped`)
+          else if (!view.reachableSkills?.().find((s) => s.name === name)?.active) await view.activate?.(name, 'person')
+        }
+      } else if (!metaWritten) {
+        metaWritten = true
+        writer.append({ type: 'meta', id: writer.id, created: new Date().toISOString(), role: view.describe?.().role ?? null, mode: announce ? as : kind, model, version: options.version })
+      }
+      const conversation = resumed ? [...resumed.messages] : []
+      const recorded = conversation.length
       const approve = as === 'adhoc' ? await approvalGate(loaded.config, rt, options, events.emit) : undefined
       const own = viewToolbox(rt, view)
       const principal = view.describe?.() ?? { role: null, activeSkills: [] }
@@ -135,7 +158,12 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
         for (const name of await classifySkills(client, classifier.model, task, candidates, controller.signal)) await activateSkill(name, 'classifier', view, toolbox, events.emit, options.logger, controller.signal)
       }
       const system = [systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) }), extra].filter(Boolean).join('\n\n')
-      const outcome = await agent(task, { toolbox, system, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) })
+      const outcome = await agent(task, { toolbox, system, conversation, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) })
+      writer.append(
+        ...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })),
+        { type: 'usage', inputTokens: outcome.usage.inputTokens, outputTokens: outcome.usage.outputTokens },
+        { type: 'skills', active: view.describe?.().activeSkills.map((s) => s.name) ?? [] },
+      )
       if (toolbox instanceof WorkerToolbox) for (const k of Object.keys(outcome.usage) as Array<keyof typeof outcome.usage>) outcome.usage[k] += toolbox.usage[k]
       return outcome
     }

@@ -14,6 +14,7 @@ export const agentArgs = {
   json: { type: 'boolean', description: 'Print the event stream as JSON Lines on stdout' },
   'include-partial': { type: 'boolean', description: 'With --json: also text_delta events as text streams in' },
   'json-schema': { type: 'boolean', description: 'Print the JSON Schema of the events and exit' },
+  resume: { type: 'string', description: 'Continue a recorded session (id or saved name): its conversation and skills', valueHint: 'id' },
 } as const satisfies Record<string, ArgDef>
 
 /** Every value of a repeatable flag (`--approve high --approve fs:write_*`), up to `--`. */
@@ -64,6 +65,7 @@ export async function runAgentCommand(mode: 'run' | 'adhoc' | 'workflow', args: 
     json: args.json === true,
     includePartial: args['include-partial'] === true,
     approve: extra.approve ?? [],
+    ...(typeof args.resume === 'string' ? { resume: args.resume } : {}),
     ...(extra.onFailure ? { onFailure: extra.onFailure as 'prompt' | 'auto' | 'exit' } : {}),
     ...(extra.context ? { contextFile: extra.context } : {}),
     logger: createLogger({ verbose: args.verbose === true, quiet: args.verbose !== true }),

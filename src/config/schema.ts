@@ -127,6 +127,8 @@ export const ConfigSchema = v.strictObject({
       adhocRole: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), 'adhoc'),
       /** In adhoc, tools at or above this risk ask first (denied without a terminal unless --approve). */
       approvalThreshold: v.optional(v.picklist(['low', 'medium', 'high', 'critical']), 'high'),
+      /** Where sessions are recorded (default .mycelium/sessions beside the config). */
+      sessionsDir: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
       /** A small model that picks skills from their descriptions when no trigger matched the task. */
       classifier: v.optional(v.strictObject({ model: v.pipe(v.string(), v.minLength(1, 'must not be empty')) })),
       /** USD per million tokens, to report a run's cost (session_end.costUsd). */

@@ -31,7 +31,8 @@ export function runAgentCli(args: string[], options: { env?: Record<string, stri
   child.stdin.end(options.input ?? '')
   return new Promise((resolve) => {
     child.on('close', (code) => {
-      const events = args.includes('--json') ? stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent) : []
+      // JSON Lines from the agent commands; other commands' --json (pretty documents) are left in stdout.
+      const events = args.includes('--json') && ['run', 'adhoc', 'workflow'].includes(args[0]!) ? stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent) : []
       resolve({ code, stdout, stderr, events })
     })
   })

@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto'
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import path from 'node:path'
+import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
+import * as v from 'valibot'
+import { MycError } from '../errors.js'
+
+/**
+ * One record of a session file (append-only JSON Lines under
+ * `.mycelium/sessions/<id>.jsonl`): the messages exactly as sent to and
+ * received from the API (tool_use and tool_result blocks whole), the active
+ * skills after each turn, usage, and a name when saved under one.
+ */
+export const SessionRecordSchema = v.variant('type', [
+  v.strictObject({ type: v.literal('meta'), id: v.string(), created: v.string(), role: v.nullable(v.string()), mode: v.string(), model: v.string(), version: v.string() }),
+  v.strictObject({ type: v.literal('message'), message: v.strictObject({ role: v.picklist(['user', 'assistant']), content: v.unknown() }) }),
+  v.strictObject({ type: v.literal('skills'), active: v.array(v.string()) }),
+  v.strictObject({ type: v.literal('usage'), inputTokens: v.number(), outputTokens: v.number() }),
+  v.strictObject({ type: v.literal('name'), name: v.string() }),
+])
+export type SessionRecord = v.InferOutput<typeof SessionRecordSchema>
+
+/** A session as loaded: its conversation and what it last had active. */
+export interface LoadedSession {
+  id: string
+  file: string
+  meta: Extract<SessionRecord, { type: 'meta' }>
+  name?: string
+  messages: BetaMessageParam[]
+  activeSkills: string[]
+  turns: number
+  usage: { inputTokens: number; outputTokens: number }
+}
+
+const ID = /^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$/
+/** What may name a file in the sessions folder: no separators, no dots. */
+const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/
+
+/** Where sessions live: `agent.sessionsDir`, else `.mycelium/sessions/` beside the config. */
+export function sessionsDir(configDir: string, configured?: string): string {
+  return path.resolve(configDir, configured ?? path.join('.mycelium', 'sessions'))
+}
+
+/** Appends a session's records as they happen: a crash loses at most the turn in progress. */
+export class SessionWriter {
+  readonly file: string
+
+  constructor(
+    readonly dir: string,
+    readonly id: string,
+  ) {
+    mkdirSync(dir, { recursive: true })
+    this.file = path.join(dir, `${id}.jsonl`)
+  }
+
+  /** A new session id: when it started, and a random tail. */
+  static newId(now = new Date()): string {
+    const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
+    return `${stamp}-${randomBytes(3).toString('hex')}`
+  }
+
+  append(...records: SessionRecord[]): void {
+    appendFileSync(this.file, records.map((r) => `${JSON.stringify(r)}\n`).join(''))
+  }
+}
+
+/** Finds a session by id or saved name. */
+function sessionFile(dir: string, idOrName: string): string {
+  if (SAFE_ID.test(idOrName)) {
+    const file = path.join(dir, `${idOrName}.jsonl`)
+    try {
+      if (statSync(file).isFile()) return file
+    } catch {
+      if (ID.test(idOrName)) throw new MycError('USAGE', `no session ${idOrName} in ${dir} (\`myc sessions list\` shows them)`)
+    }
+  }
+  const byName = listSessions(dir).find((s) => s.name === idOrName)
+  if (!byName) throw new MycError('USAGE', `no session named "${idOrName}" in ${dir} (\`myc sessions list\` shows them)`)
+  return byName.file
+}
+
+/**
+ * Reads a session file. A torn last line (a crash mid-write) is ignored; a
+ * bad line anywhere else is an error naming the file and the line.
+ */
+export function loadSession(dir: string, idOrName: string): LoadedSession {
+  return loadSessionFile(sessionFile(dir, idOrName))
+}
+
+function loadSessionFile(file: string): LoadedSession {
+  const lines = readFileSync(file, 'utf8').split('\n')
+  let meta: LoadedSession['meta'] | undefined
+  const loaded: Omit<LoadedSession, 'meta' | 'id' | 'file'> = { messages: [], activeSkills: [], turns: 0, usage: { inputTokens: 0, outputTokens: 0 } }
+  for (const [i, line] of lines.entries()) {
+    if (line.trim() === '') continue
+    let raw: unknown
+    try {
+      raw = JSON.parse(line)
+    } catch {
+      // Only the last line may be torn.
+      if (lines.slice(i + 1).every((l) => l.trim() === '')) break
+      throw new MycError('USAGE', `${file}:${i + 1}: not a JSON record (the session file is damaged; \`myc sessions rm\` removes it)`)
+    }
+    const parsed = v.safeParse(SessionRecordSchema, raw)
+    if (!parsed.success) throw new MycError('USAGE', `${file}:${i + 1}: ${parsed.issues[0].message} (not a session record)`)
+    const r = parsed.output
+    if (r.type === 'meta') meta = r
+    else if (r.type === 'message') {
+      loaded.messages.push(r.message as BetaMessageParam)
+      if (r.message.role === 'user' && typeof r.message.content === 'string') loaded.turns++
+    } else if (r.type === 'skills') loaded.activeSkills = r.active
+    else if (r.type === 'usage') {
+      loaded.usage.inputTokens += r.inputTokens
+      loaded.usage.outputTokens += r.outputTokens
+    } else loaded.name = r.name
+  }
+  if (!meta) throw new MycError('USAGE', `${file}: no meta record (not a session file)`)
+  return { id: meta.id, file, meta, ...loaded }
+}
+
+/** Every session in the folder, newest first. Files that do not load are skipped. */
+export function listSessions(dir: string): LoadedSession[] {
+  let names: string[]
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.jsonl'))
+  } catch {
+    return []
+  }
+  const out: LoadedSession[] = []
+  for (const n of names) {
+    try {
+      out.push(loadSessionFile(path.join(dir, n)))
+    } catch {
+      // A damaged file is not a session to list.
+    }
+  }
+  return out.sort((a, b) => (a.meta.created < b.meta.created ? 1 : -1))
+}
+
+export function removeSession(dir: string, idOrName: string): string {
+  const file = sessionFile(dir, idOrName)
+  rmSync(file)
+  return file
+}

@@ -1,0 +1,57 @@
+import { defineCommand } from 'citty'
+import { loadConfig } from '../config/load.js'
+import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+
+async function dirOf(configPath: string | undefined): Promise<string> {
+  const { sessionsDir } = await import('../agent/session-store.js')
+  const loaded = await loadConfig({ configPath, cwd: process.cwd(), env: process.env })
+  return sessionsDir(loaded.dir, loaded.config.agent.sessionsDir)
+}
+
+const list = defineCommand({
+  meta: { name: 'list', description: 'The recorded sessions, newest first' },
+  args: { ...commonArgs, ...jsonArgs },
+  async run({ args }) {
+    const { listSessions } = await import('../agent/session-store.js')
+    const sessions = listSessions(await dirOf(args.config)).map((s) => ({ id: s.id, name: s.name ?? null, mode: s.meta.mode, role: s.meta.role, model: s.meta.model, created: s.meta.created, turns: s.turns, messages: s.messages.length, activeSkills: s.activeSkills, usage: s.usage, file: s.file }))
+    if (args.json) printJson({ ok: true, sessions })
+    else printResult(sessions.map((s) => `${s.id}  ${s.mode.padEnd(8)} ${String(s.turns).padStart(3)} turns  ${s.name ?? ''}`).join('\n') || 'No sessions.')
+    return 0
+  },
+})
+
+const show = defineCommand({
+  meta: { name: 'show', description: 'One session: its turns as text' },
+  args: { ...commonArgs, ...jsonArgs, id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' } },
+  async run({ args }) {
+    const { loadSession } = await import('../agent/session-store.js')
+    const s = loadSession(await dirOf(args.config), String(args.id))
+    if (args.json) {
+      printJson({ ok: true, id: s.id, name: s.name ?? null, meta: s.meta, activeSkills: s.activeSkills, usage: s.usage, messages: s.messages })
+      return 0
+    }
+    const text = (content: unknown): string =>
+      typeof content === 'string'
+        ? content
+        : (content as Array<{ type: string; text?: string; name?: string; input?: unknown }>)
+            .map((b) => (b.type === 'text' ? b.text : b.type === 'tool_use' ? `[tool ${b.name} ${JSON.stringify(b.input)}]` : b.type === 'tool_result' ? '[tool result]' : `[${b.type}]`))
+            .join('\n')
+    printResult([`session ${s.id}${s.name ? ` (${s.name})` : ''} · ${s.meta.mode} · role ${s.meta.role ?? '-'} · ${s.turns} turns`, ...s.messages.map((m) => `${m.role}: ${text(m.content)}`)].join('\n\n'))
+    return 0
+  },
+})
+
+const rm = defineCommand({
+  meta: { name: 'rm', description: 'Remove a recorded session' },
+  args: { ...commonArgs, id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' } },
+  async run({ args }) {
+    const { removeSession } = await import('../agent/session-store.js')
+    printResult(`removed ${removeSession(await dirOf(args.config), String(args.id))}`)
+    return 0
+  },
+})
+
+export default defineCommand({
+  meta: { name: 'sessions', description: 'Recorded agent sessions: list, show, rm' },
+  subCommands: { list, show, rm },
+})

@@ -1,0 +1,67 @@
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runAgentCli } from '../helpers/agent.js'
+import { FakeAnthropic } from '../helpers/fake-anthropic.js'
+import { fixtureEntry } from '../helpers/runtime.js'
+
+/** A project with a role that reaches a skill of echo's tools. */
+function project(): { config: string; sessions: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-sessions-'))
+  mkdirSync(path.join(dir, 'skills', 'talk'), { recursive: true })
+  writeFileSync(path.join(dir, 'skills', 'talk', 'SKILL.md'), '---\nname: talk\ndescription: Echo things\nallowedRoles: [dev]\nallowedTools: ["echo:echo"]\n---\n')
+  const config = path.join(dir, 'mycelium.config.json')
+  writeFileSync(config, JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') }, roles: { default: 'dev' } }))
+  return { config, sessions: path.join(dir, '.mycelium', 'sessions') }
+}
+
+describe('recorded sessions (build/myc.cjs)', () => {
+  const fake = new FakeAnthropic((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
+  beforeAll(async () => {
+    await fake.start()
+  })
+  afterAll(async () => {
+    await fake.close()
+  })
+
+  it('records a chat as it goes, and resumes it in a new process with its conversation and skills', async () => {
+    const { config, sessions } = project()
+    const first = await runAgentCli(['chat', '--config', config], { fake, input: '/add talk\nhello\n/save first-chat\n' })
+    expect(first.code, first.stderr).toBe(0)
+    const listed = await runAgentCli(['sessions', 'list', '--json', '--config', config])
+    const [session] = (JSON.parse(listed.stdout) as { sessions: Array<{ id: string; name: string; turns: number; activeSkills: string[]; mode: string }> }).sessions
+    expect(session).toMatchObject({ name: 'first-chat', turns: 1, activeSkills: ['talk'], mode: 'chat' })
+    // A new process, by name: the earlier turn is sent again, and the skill is back.
+    const before = fake.requests.length
+    const again = await runAgentCli(['chat', '--config', config, '--resume', 'first-chat'], { fake, input: 'and now?\n' })
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stdout).toBe('seen 3 messages\n')
+    expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).toContain('echo__echo')
+    expect(readFileSync(path.join(sessions, `${session!.id}.jsonl`), 'utf8').trim().split('\n').length).toBeGreaterThan(5)
+    const shown = await runAgentCli(['sessions', 'show', session!.id, '--config', config])
+    expect(shown.stdout).toContain('user: and now?')
+  }, 60_000)
+
+  it('myc run records, --resume continues with a follow-up; a torn last line is ignored, a bad one elsewhere is named', async () => {
+    const { config, sessions } = project()
+    const first = await runAgentCli(['run', 'first task', '--json', '--config', config], { fake })
+    const id = (first.events[0] as { sessionId: string }).sessionId
+    const file = path.join(sessions, `${id}.jsonl`)
+    // A crash mid-write leaves a torn line: it is not fatal.
+    appendFileSync(file, '{"type":"mess')
+    const follow = await runAgentCli(['run', 'follow-up', '--json', '--config', config, '--resume', id], { fake })
+    expect(follow.code, follow.stderr).toBe(0)
+    expect((follow.events[0] as { sessionId: string }).sessionId).toBe(id)
+    expect(fake.requests.at(-1)!.body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
+    // Damage in the middle is an error that names the file and line.
+    writeFileSync(file, readFileSync(file, 'utf8').replace('{"type":"mess', '').replace(/\n/, '\nnot json\n'))
+    const broken = await runAgentCli(['run', 'again', '--json', '--config', config, '--resume', id], { fake })
+    expect(broken.code).toBe(2)
+    expect(broken.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(new RegExp(`${id}\\.jsonl:2: not a JSON record`)) })
+    const missing = await runAgentCli(['run', 'x', '--json', '--config', config, '--resume', 'nope'], { fake })
+    expect(missing.code).toBe(2)
+    const removed = await runAgentCli(['sessions', 'rm', id, '--config', config])
+    expect(removed.stdout).toContain(`removed ${file}`)
+  }, 60_000)
+})
