@@ -13,7 +13,7 @@ import { EventStream, humanSink } from './event-stream.js'
 import type { TokenUsage } from './events.js'
 import { resolveModel } from './model.js'
 import { systemPrompt } from './system-prompt.js'
-import { listSessions, loadSession, sessionsDir, SessionWriter, type LoadedSession } from './session-store.js'
+import { firstTurns, listSessions, loadSession, sessionsDir, SessionWriter, summaryPair, turnStarts, type LoadedSession } from './session-store.js'
 import { viewToolbox } from './toolbox.js'
 
 export interface ChatOptions {
@@ -45,10 +45,12 @@ const COMMANDS = new Map<string, string>([
   ['/save', '/save [NAME]: name this session (it is recorded as it goes)'],
   ['/sessions', 'the recorded sessions'],
   ['/resume', '/resume ID|NAME: continue a recorded session'],
+  ['/fork', '/fork [ID] [--at N]: a new session from the first N turns of this one (or of ID); the old one stays'],
+  ['/compress', 'summarise the older turns into one message, keeping the last two whole'],
   ['/quit', 'leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)'],
 ])
 /** Named in issue 12 and coming with saved sessions: answered, not mistaken for typos. */
-const LATER = new Set(['/fork', '/compress', '/export', '/memory'])
+const LATER = new Set(['/export', '/memory'])
 
 /**
  * `myc chat`: a conversation with the agent over the same engine and view
@@ -169,6 +171,45 @@ export async function runChat(options: ChatOptions): Promise<number> {
         case '/sessions': {
           const all = listSessions(dir)
           say(all.length ? all.map((x) => `${x.id}${x.name ? ` ${x.name}` : ''} · ${x.meta.mode} · ${x.turns} turns`).join('\n') : 'No sessions yet.')
+          return true
+        }
+        case '/fork': {
+          const at = /(?:^|\s)--at\s+(\d+)/.exec(arg)
+          const source = arg.replace(/(?:^|\s)--at\s+\d+/, '').trim()
+          try {
+            const from = source ? loadSession(dir, source) : loadSession(dir, writer.id)
+            const messages = at ? firstTurns(from.messages, Number(at[1])) : from.messages
+            const fork = new SessionWriter(dir, SessionWriter.newId())
+            fork.append({ type: 'meta', id: fork.id, created: new Date().toISOString(), role: principal().role, mode: 'chat', model, version: options.version }, ...messages.map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })), { type: 'skills', active: from.activeSkills })
+            await restore(loadSession(dir, fork.id))
+            say(`forked ${from.id}${at ? ` at turn ${at[1]}` : ''} into ${fork.id}; ${from.id} is untouched`)
+          } catch (error) {
+            say((error as Error).message)
+          }
+          return true
+        }
+        case '/compress': {
+          const starts = turnStarts(conversation)
+          if (starts.length <= 2) return say('Nothing to compress yet: the last two turns are always kept whole.'), true
+          const cut = starts[starts.length - 2]!
+          const older = conversation.slice(0, cut)
+          const estimate = (m: readonly BetaMessageParam[]) => Math.round(JSON.stringify(m).length / 4)
+          const before = estimate(conversation)
+          try {
+            const reply = await client.messages.create({
+              model,
+              max_tokens: 1_024,
+              system: 'Summarise this conversation between a user and an agent for the agent to go on from: decisions, facts found, files and tools used, open questions. Be brief and concrete.',
+              messages: [{ role: 'user', content: JSON.stringify(older) }],
+            })
+            const summary = reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('').trim()
+            const kept = conversation.length - cut
+            conversation.splice(0, cut, ...summaryPair(summary))
+            writer.append({ type: 'compressed', summary, kept })
+            say(`compressed ${starts.length - 2} turns: about ${before} tokens before, ${estimate(conversation)} after (estimated as characters / 4); the originals stay in ${writer.file}`)
+          } catch (error) {
+            say(`could not compress: ${(error as Error).message}`)
+          }
           return true
         }
         case '/resume':

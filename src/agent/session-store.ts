@@ -17,6 +17,8 @@ export const SessionRecordSchema = v.variant('type', [
   v.strictObject({ type: v.literal('skills'), active: v.array(v.string()) }),
   v.strictObject({ type: v.literal('usage'), inputTokens: v.number(), outputTokens: v.number() }),
   v.strictObject({ type: v.literal('name'), name: v.string() }),
+  /** /compress: the messages before the last `kept` became `summary` (the originals stay above in the file). */
+  v.strictObject({ type: v.literal('compressed'), summary: v.string(), kept: v.pipe(v.number(), v.integer(), v.minValue(0)) }),
 ])
 export type SessionRecord = v.InferOutput<typeof SessionRecordSchema>
 
@@ -112,7 +114,8 @@ function loadSessionFile(file: string): LoadedSession {
     else if (r.type === 'usage') {
       loaded.usage.inputTokens += r.inputTokens
       loaded.usage.outputTokens += r.outputTokens
-    } else loaded.name = r.name
+    } else if (r.type === 'compressed') loaded.messages = [...summaryPair(r.summary), ...loaded.messages.slice(loaded.messages.length - r.kept)]
+    else loaded.name = r.name
   }
   if (!meta) throw new MycError('USAGE', `${file}: no meta record (not a session file)`)
   return { id: meta.id, file, meta, ...loaded }
@@ -141,4 +144,27 @@ export function removeSession(dir: string, idOrName: string): string {
   const file = sessionFile(dir, idOrName)
   rmSync(file)
   return file
+}
+
+/** How a compressed stretch of conversation reads to the model: the summary, acknowledged. */
+export function summaryPair(summary: string): BetaMessageParam[] {
+  return [
+    { role: 'user', content: `(The earlier part of this conversation, summarised:)\n${summary}` },
+    { role: 'assistant', content: 'Understood; I will go on from there.' },
+  ]
+}
+
+/**
+ * Where the conversation can be cut so that the last `keepTurns` turns stay
+ * whole: the index of the user message (plain text, not tool results) that
+ * starts the first kept turn. A tool_use is never separated from its result.
+ */
+export function turnStarts(messages: readonly BetaMessageParam[]): number[] {
+  return messages.flatMap((m, i) => (m.role === 'user' && typeof m.content === 'string' ? [i] : []))
+}
+
+/** The first `turns` turns of a conversation (a fork point). */
+export function firstTurns(messages: readonly BetaMessageParam[], turns: number): BetaMessageParam[] {
+  const starts = turnStarts(messages)
+  return turns >= starts.length ? [...messages] : messages.slice(0, starts[turns])
 }

@@ -6,6 +6,9 @@ import { runAgentCli } from '../helpers/agent.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 
+/** A message's text: a string, or its text blocks joined. */
+const textOf = (content: unknown): string => (typeof content === 'string' ? content : (content as Array<{ type: string; text?: string }>).map((b) => b.text ?? `[${b.type}]`).join(''))
+
 /** A project with a role that reaches a skill of echo's tools. */
 function project(): { config: string; sessions: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-sessions-'))
@@ -63,5 +66,40 @@ describe('recorded sessions (build/myc.cjs)', () => {
     expect(missing.code).toBe(2)
     const removed = await runAgentCli(['sessions', 'rm', id, '--config', config])
     expect(removed.stdout).toContain(`removed ${file}`)
+  }, 60_000)
+
+  it('/fork --at N starts a new session from the first N turns; the old one is untouched', async () => {
+    const { config } = project()
+    fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
+    const before = fake.requests.length
+    const r = await runAgentCli(['chat', '--config', config], { fake, input: 'one\ntwo\n/fork --at 1\nthree\n' })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/forked \S+ at turn 1 into \S+; \S+ is untouched/)
+    // "three" follows "one" only.
+    expect(fake.requests[before + 2]!.body.messages.map((m) => textOf(m.content))).toEqual(['one', 'seen 1 messages', 'three'])
+    const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as { sessions: Array<{ turns: number }> }
+    expect(listed.sessions.map((x) => x.turns).sort()).toEqual([2, 2])
+  }, 60_000)
+
+  it('/compress summarises the older turns with the model, keeps the last two whole, and a resumed session reads the same', async () => {
+    const { config } = project()
+    fake.setScript((req) => {
+      if (req.body.stream !== true) return { content: [{ type: 'text', text: 'SUMMARY: the user said one.' }] }
+      return { content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }
+    })
+    const before = fake.requests.length
+    const r = await runAgentCli(['chat', '--config', config], { fake, input: 'one\ntwo\nthree\n/compress\nfour\n/save compressed\n' })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/compressed 1 turns: about \d+ tokens before, \d+ after/)
+    const afterCompress = fake.requests.slice(before).find((q) => JSON.stringify(q.body.messages).includes('four'))!
+    const contents = afterCompress.body.messages.map((m) => textOf(m.content))
+    expect(contents[0]).toContain('SUMMARY: the user said one.')
+    expect(contents.slice(2)).toEqual(['two', 'seen 3 messages', 'three', 'seen 5 messages', 'four'])
+    const resumedBefore = fake.requests.length
+    await runAgentCli(['chat', '--config', config, '--resume', 'compressed'], { fake, input: 'five\n' })
+    const resumed = fake.requests[resumedBefore]!.body.messages.map((m) => textOf(m.content))
+    expect(resumed[0]).toContain('SUMMARY')
+    expect(resumed.at(-1)).toBe('five')
+    expect(resumed).toHaveLength(9)
   }, 60_000)
 })
