@@ -34,7 +34,7 @@ const main: CommandDef<typeof commonArgs> = {
 }
 
 /** Flags that take a value, so the first bare word after them is not a command. */
-const valueFlags = new Set(['--config', '--role', '--skills', '--http', '--model', '--trust', '--executor', '--template', '--context', '--mode', '--on-failure', '--max-turns', '--approve', '--resume'])
+const valueFlags = new Set(['--config', '--role', '--skills', '--http', '--model', '--trust', '--executor', '--template', '--context', '--mode', '--on-failure', '--max-turns', '--approve', '--resume', '--format'])
 
 function findCommandIndex(argv: string[]): number {
   for (let i = 0; i < argv.length; i++) {

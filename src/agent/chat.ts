@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
+import path from 'node:path'
 import { didYouMean } from '../config/suggest.js'
 import { ExitCode, MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
@@ -14,6 +15,7 @@ import type { TokenUsage } from './events.js'
 import { resolveModel } from './model.js'
 import { systemPrompt } from './system-prompt.js'
 import { firstTurns, listSessions, loadSession, sessionsDir, SessionWriter, summaryPair, turnStarts, type LoadedSession } from './session-store.js'
+import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-export.js'
 import { viewToolbox } from './toolbox.js'
 
 export interface ChatOptions {
@@ -47,10 +49,11 @@ const COMMANDS = new Map<string, string>([
   ['/resume', '/resume ID|NAME: continue a recorded session'],
   ['/fork', '/fork [ID] [--at N]: a new session from the first N turns of this one (or of ID); the old one stays'],
   ['/compress', 'summarise the older turns into one message, keeping the last two whole'],
+  ['/export', '/export [md|json|html] [FILE]: this session as Markdown, JSON or one self-contained HTML file'],
   ['/quit', 'leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)'],
 ])
 /** Named in issue 12 and coming with saved sessions: answered, not mistaken for typos. */
-const LATER = new Set(['/export', '/memory'])
+const LATER = new Set(['/memory'])
 
 /**
  * `myc chat`: a conversation with the agent over the same engine and view
@@ -210,6 +213,17 @@ export async function runChat(options: ChatOptions): Promise<number> {
           } catch (error) {
             say(`could not compress: ${(error as Error).message}`)
           }
+          return true
+        }
+        case '/export': {
+          const [formatArg, fileArg] = rest
+          const format = (formatArg ?? 'md') as ExportFormat
+          if (!EXPORT_FORMATS.includes(format)) return say(`/export takes md, json or html, not "${formatArg}"`), true
+          const { writeFileSync } = await import('node:fs')
+          const text = exportSession(loadSession(dir, writer.id), format)
+          const file = path.resolve(fileArg ?? `${writer.id}.${format}`)
+          writeFileSync(file, text)
+          say(`exported to ${file}`)
           return true
         }
         case '/resume':

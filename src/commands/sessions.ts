@@ -51,7 +51,19 @@ const rm = defineCommand({
   },
 })
 
+const exportCommand = defineCommand({
+  meta: { name: 'export', description: 'A session as Markdown, JSON or one self-contained HTML file, on stdout' },
+  args: { ...commonArgs, id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' }, format: { type: 'string', description: 'md (default), json or html', valueHint: 'md|json|html' } },
+  async run({ args }) {
+    const [{ loadSession }, { exportSession, EXPORT_FORMATS }, { MycError }] = await Promise.all([import('../agent/session-store.js'), import('../agent/session-export.js'), import('../errors.js')])
+    const format = (args.format ?? 'md') as 'md' | 'json' | 'html'
+    if (!EXPORT_FORMATS.includes(format)) throw new MycError('USAGE', `--format takes md, json or html, not "${args.format}"`)
+    process.stdout.write(exportSession(loadSession(await dirOf(args.config), String(args.id)), format))
+    return 0
+  },
+})
+
 export default defineCommand({
-  meta: { name: 'sessions', description: 'Recorded agent sessions: list, show, rm' },
-  subCommands: { list, show, rm },
+  meta: { name: 'sessions', description: 'Recorded agent sessions: list, show, export, rm' },
+  subCommands: { list, show, export: exportCommand, rm },
 })

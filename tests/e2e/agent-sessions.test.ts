@@ -102,4 +102,15 @@ describe('recorded sessions (build/myc.cjs)', () => {
     expect(resumed.at(-1)).toBe('five')
     expect(resumed).toHaveLength(9)
   }, 60_000)
+
+  it('/export writes the current session in the format asked', async () => {
+    const { config } = project()
+    fake.setScript(() => ({ content: [{ type: 'text', text: 'exported soon' }] }))
+    const out = path.join(mkdtempSync(path.join(tmpdir(), 'myc-chat-export-')), 'chat.json')
+    const r = await runAgentCli(['chat', '--config', config], { fake, input: `hello\n/export json ${out}\n/export pdf\n` })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toContain(`exported to ${out}`)
+    expect(r.stderr).toContain('/export takes md, json or html, not "pdf"')
+    expect((JSON.parse(readFileSync(out, 'utf8')) as { messages: unknown[] }).messages).toHaveLength(2)
+  }, 30_000)
 })

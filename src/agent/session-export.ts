@@ -1,0 +1,73 @@
+import type { LoadedSession } from './session-store.js'
+
+export type ExportFormat = 'md' | 'json' | 'html'
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['md', 'json', 'html']
+
+type Block = { type: string; text?: string; name?: string; input?: unknown; content?: unknown; tool_use_id?: string; is_error?: boolean }
+
+const blocks = (content: unknown): Block[] => (typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? (content as Block[]) : [])
+
+/** Text of a tool result's content (text blocks, others named). */
+function resultText(content: unknown): string {
+  return blocks(content)
+    .map((b) => (b.type === 'text' ? (b.text ?? '') : `[${b.type}]`))
+    .join('\n')
+}
+
+/** Markdown for people: each turn's text, tool calls and results in fenced blocks. */
+export function toMarkdown(session: LoadedSession): string {
+  const out = [`# Session ${session.id}${session.name ? ` (${session.name})` : ''}`, '', `${session.meta.mode} · role ${session.meta.role ?? '-'} · model ${session.meta.model} · started ${session.meta.created}`, '']
+  for (const message of session.messages) {
+    for (const b of blocks(message.content)) {
+      if (b.type === 'text') out.push(`**${message.role}:** ${b.text ?? ''}`, '')
+      else if (b.type === 'tool_use') out.push(`**tool call** \`${b.name}\``, '', '```json', JSON.stringify(b.input, null, 2), '```', '')
+      else if (b.type === 'tool_result') out.push(`**tool result**${b.is_error ? ' (error)' : ''}`, '', '```', resultText(b.content), '```', '')
+    }
+  }
+  return `${out.join('\n').trimEnd()}\n`
+}
+
+/** JSON for programs: the same records as on disk (meta, then each message), one document. */
+export function toJson(session: LoadedSession): string {
+  return `${JSON.stringify({ meta: session.meta, name: session.name ?? null, activeSkills: session.activeSkills, usage: session.usage, messages: session.messages }, null, 2)}\n`
+}
+
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
+
+/**
+ * One self-contained HTML file: no external assets (styles inline, no
+ * scripts), every piece of content escaped, tool calls and results folded
+ * in <details>.
+ */
+export function toHtml(session: LoadedSession): string {
+  const parts: string[] = []
+  for (const message of session.messages) {
+    for (const b of blocks(message.content)) {
+      if (b.type === 'text') parts.push(`<div class="msg ${message.role}"><div class="who">${escapeHtml(message.role)}</div><div class="text">${escapeHtml(b.text ?? '')}</div></div>`)
+      else if (b.type === 'tool_use') parts.push(`<details class="tool"><summary>tool call <code>${escapeHtml(b.name ?? '')}</code></summary><pre>${escapeHtml(JSON.stringify(b.input, null, 2))}</pre></details>`)
+      else if (b.type === 'tool_result') parts.push(`<details class="tool${b.is_error ? ' error' : ''}"><summary>tool result${b.is_error ? ' (error)' : ''}</summary><pre>${escapeHtml(resultText(b.content))}</pre></details>`)
+    }
+  }
+  const title = `Session ${session.id}${session.name ? ` (${session.name})` : ''}`
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>
+body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f;background:#fafafa}
+h1{font-size:1.3rem;margin:0 0 .2rem}.meta{color:#666;margin-bottom:1.5rem}
+.msg{margin:.8rem 0;padding:.6rem .9rem;border-radius:8px;white-space:pre-wrap}
+.msg.user{background:#e8f0fe}.msg.assistant{background:#fff;border:1px solid #ddd}
+.who{font-size:.75rem;text-transform:uppercase;color:#777;margin-bottom:.2rem}
+details.tool{margin:.4rem 0 .4rem 1.5rem;border-left:3px solid #9bb;padding-left:.6rem}
+details.tool.error{border-color:#c55}summary{cursor:pointer;color:#355}
+pre{background:#f0f0f0;padding:.5rem;overflow:auto;white-space:pre-wrap}
+</style></head>
+<body><h1>${escapeHtml(title)}</h1><div class="meta">${escapeHtml(`${session.meta.mode} · role ${session.meta.role ?? '-'} · model ${session.meta.model} · started ${session.meta.created}`)}</div>
+${parts.join('\n')}
+</body></html>
+`
+}
+
+export function exportSession(session: LoadedSession, format: ExportFormat): string {
+  return format === 'md' ? toMarkdown(session) : format === 'json' ? toJson(session) : toHtml(session)
+}

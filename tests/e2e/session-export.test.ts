@@ -1,0 +1,64 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runAgentCli } from '../helpers/agent.js'
+import { FakeAnthropic } from '../helpers/fake-anthropic.js'
+import { fixtureEntry } from '../helpers/runtime.js'
+
+const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync(c, ['--version']).status === 0)
+
+describe('exporting a session (build/myc.cjs)', () => {
+  const fake = new FakeAnthropic()
+  let config = ''
+  let id = ''
+  const out = mkdtempSync(path.join(tmpdir(), 'myc-export-'))
+  beforeAll(async () => {
+    await fake.start()
+    config = path.join(mkdtempSync(path.join(tmpdir(), 'myc-export-cfg-')), 'mycelium.config.json')
+    writeFileSync(config, JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') } }))
+    fake.setScript((_req, i) =>
+      i === 0
+        ? { content: [{ type: 'text', text: 'Let me echo <b>that</b>.' }, { type: 'tool_use', name: 'echo__echo', input: { message: '<img src=x onerror=alert(1)>' } }] }
+        : { content: [{ type: 'text', text: 'Done & dusted: <script>alert("x")</script>' }] },
+    )
+    const run = await runAgentCli(['run', 'Say <script>alert(1)</script>', '--json', '--config', config], { fake })
+    id = (run.events[0] as { sessionId: string }).sessionId
+  }, 30_000)
+  afterAll(async () => {
+    await fake.close()
+  })
+
+  it('as Markdown and as JSON with the same messages as on disk', async () => {
+    const md = (await runAgentCli(['sessions', 'export', id, '--format', 'md', '--config', config])).stdout
+    expect(md).toContain(`# Session ${id}`)
+    expect(md).toContain('**tool call** `echo__echo`')
+    expect(md).toContain('Done & dusted')
+    const json = JSON.parse((await runAgentCli(['sessions', 'export', id, '--format', 'json', '--config', config])).stdout) as { meta: { id: string }; messages: unknown[] }
+    expect(json.meta.id).toBe(id)
+    expect(json.messages).toHaveLength(4)
+    const bad = await runAgentCli(['sessions', 'export', id, '--format', 'pdf', '--config', config])
+    expect(bad.code).toBe(2)
+  }, 30_000)
+
+  it.runIf(chromium)('as one self-contained HTML file that a real browser renders, content escaped, tool calls folded', async () => {
+    const html = (await runAgentCli(['sessions', 'export', id, '--format', 'html', '--config', config])).stdout
+    const file = path.join(out, 'session.html')
+    writeFileSync(file, html)
+    // Self-contained: no scripts, no external assets.
+    expect(html).not.toMatch(/<script|<link|src=["']?https?:|url\(/i)
+    const dom = execFileSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', `file://${file}`], { encoding: 'utf8', timeout: 60_000 })
+    // What the model and the tool said is text on the page, not markup.
+    expect(dom).toContain('Say &lt;script&gt;alert(1)&lt;/script&gt;')
+    expect(dom).toContain('&lt;img src=x onerror=alert(1)&gt;')
+    expect(dom).not.toMatch(/<img/)
+    expect((dom.match(/<details/g) ?? []).length).toBe(2)
+    const png = path.join(out, 'session.png')
+    execFileSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--window-size=1000,700', `--screenshot=${png}`, `file://${file}`], { timeout: 60_000, stdio: 'ignore' })
+    expect(existsSync(png)).toBe(true)
+    expect(statSync(png).size).toBeGreaterThan(5_000)
+    expect(readFileSync(png).subarray(1, 4).toString()).toBe('PNG')
+    if (process.env.MYC_KEEP_SCREENSHOT) writeFileSync(process.env.MYC_KEEP_SCREENSHOT, readFileSync(png))
+  }, 90_000)
+})
