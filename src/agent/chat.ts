@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { didYouMean } from '../config/suggest.js'
 import { ExitCode, MycError } from '../errors.js'
@@ -15,6 +16,7 @@ import type { TokenUsage } from './events.js'
 import { resolveModel } from './model.js'
 import { systemPrompt } from './system-prompt.js'
 import { firstTurns, listSessions, loadSession, sessionsDir, SessionWriter, summaryPair, turnStarts, type LoadedSession } from './session-store.js'
+import { activateTriggered } from './activation.js'
 import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-export.js'
 import { viewToolbox } from './toolbox.js'
 
@@ -110,11 +112,15 @@ export async function runChat(options: ChatOptions): Promise<number> {
     }
     const recordSkills = () => writer.append({ type: 'skills', active: principal().activeSkills.map((s) => s.name) })
 
+    // History across chats: ~/.mycelium/history, the newest HISTORY_LINES lines.
+    const historyFile = path.join(options.env.HOME ?? options.env.USERPROFILE ?? '.', '.mycelium', 'history')
+    const history = interactive ? readHistory(historyFile) : []
     const rl = createInterface({
       input,
       output,
       terminal: interactive,
-      historySize: 500,
+      historySize: HISTORY_LINES,
+      history,
       ...(interactive ? { completer: (line: string) => complete(line, view.reachableSkills?.().map((s) => s.name) ?? []) } : {}),
     })
     rl.setPrompt('myc> ')
@@ -219,7 +225,6 @@ export async function runChat(options: ChatOptions): Promise<number> {
           const [formatArg, fileArg] = rest
           const format = (formatArg ?? 'md') as ExportFormat
           if (!EXPORT_FORMATS.includes(format)) return say(`/export takes md, json or html, not "${formatArg}"`), true
-          const { writeFileSync } = await import('node:fs')
           const text = exportSession(loadSession(dir, writer.id), format)
           const file = path.resolve(fileArg ?? `${writer.id}.${format}`)
           writeFileSync(file, text)
@@ -272,6 +277,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
       }
       turn = new AbortController()
       let recorded = conversation.length
+      // The turn names a trigger: its skills come first, as the escalation mode allows (ask: asked here).
+      if (await activateTriggered(line, view, toolbox, events.emit, options.logger, turn.signal)) recordSkills()
       const p = principal()
       const outcome = await runAgent(line, {
         client,
@@ -301,6 +308,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
       if (interactive) rl.prompt()
     }
     rl.close()
+    if (interactive) writeHistory(historyFile, (rl as unknown as { history: string[] }).history)
     return ExitCode.ok
   } finally {
     await runtime?.close()
@@ -316,4 +324,23 @@ function complete(line: string, skills: readonly string[]): [string[], string] {
   }
   if (line.startsWith('/') && !line.includes(' ')) return [[...COMMANDS.keys(), ...LATER].filter((c) => c.startsWith(line)), line]
   return [[], line]
+}
+
+const HISTORY_LINES = 1_000
+
+/** The history file, newest first (as readline keeps it); none when it cannot be read. */
+function readHistory(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter(Boolean).reverse().slice(0, HISTORY_LINES)
+  } catch {
+    return []
+  }
+}
+
+/** Writes the history back, oldest first, capped; a failure to write is not worth failing the chat. */
+function writeHistory(file: string, newestFirst: readonly string[]): void {
+  try {
+    mkdirSync(path.dirname(file), { recursive: true })
+    writeFileSync(file, `${[...newestFirst].slice(0, HISTORY_LINES).reverse().join('\n')}\n`)
+  } catch {}
 }

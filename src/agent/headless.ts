@@ -5,10 +5,10 @@ import type { MyceliumConfig } from '../config/schema.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { createView } from '../principal/policy-mode.js'
-import type { PrincipalView } from '../principal/view.js'
 import { loadAnthropicSdk } from './anthropic-sdk.js'
+import { activateSkill, activateTriggered } from './activation.js'
 import { costUsd } from './classifier.js'
-import { runAgent, type AgentOptions, type AgentOutcome, type AgentToolbox } from './engine.js'
+import { runAgent, type AgentOptions, type AgentOutcome } from './engine.js'
 import { EventStream, humanSink, jsonLinesSink } from './event-stream.js'
 import type { EndReason } from './events.js'
 import { resolveModel } from './model.js'
@@ -229,38 +229,4 @@ async function approvalGate(config: MyceliumConfig, runtime: Runtime, options: H
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
   const { askOnTerminal } = await import('./terminal-approval.js')
   return new ApprovalGate({ classifier: new RiskClassifier(config.agent.risk, context), threshold: config.agent.approvalThreshold, preapproved, ask: interactive ? askOnTerminal : undefined, emit })
-}
-
-/**
- * Before the task's turn: the inactive skills the role reaches whose
- * triggers the task names are activated as the escalation mode allows (auto:
- * at once; ask: not without someone to ask; manual: suggested in the log).
- * Resolves whether any trigger matched.
- */
-async function activateTriggered(task: string, view: PrincipalView, toolbox: AgentToolbox, emit: EventStream['emit'], logger: Logger, signal: AbortSignal): Promise<boolean> {
-  if (!view.reachableSkills || !view.activate) return false
-  const { triggeredSkills } = await import('./triggers.js')
-  const names = triggeredSkills(task, view.reachableSkills())
-  for (const name of names) await activateSkill(name, 'trigger', view, toolbox, emit, logger, signal)
-  return names.length > 0
-}
-
-/** Activates one skill for the agent (escalation rules apply) and tells the stream which tools came and went. */
-async function activateSkill(name: string, by: 'trigger' | 'classifier', view: PrincipalView, toolbox: AgentToolbox, emit: EventStream['emit'], logger: Logger, signal: AbortSignal): Promise<void> {
-  const before = new Set(toolbox.list().map((t) => t.id))
-  // escalation "ask": a person on the terminal answers; without one the skill stays off.
-  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
-  const elicit = interactive
-    ? async (message: string) => {
-        const { askYesNo } = await import('./terminal-approval.js')
-        return { action: 'accept' as const, content: { approve: await askYesNo(message) } }
-      }
-    : undefined
-  const result = await view.activate!(name, 'agent', { signal, ...(elicit ? { elicit } : {}) })
-  if (result.isError) {
-    logger.info(`skill ${name} (${by}) not activated: ${(result.content[0] as { text?: string } | undefined)?.text ?? ''}`)
-    return
-  }
-  const after = toolbox.list().map((t) => t.id)
-  emit({ type: 'skill_activated', skill: name, by, toolsAdded: after.filter((t) => !before.has(t)), toolsRemoved: [...before].filter((t) => !after.includes(t)) })
 }

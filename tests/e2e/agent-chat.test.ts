@@ -1,4 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAgentCli } from '../helpers/agent.js'
@@ -32,6 +34,16 @@ describe('myc chat (build/myc.cjs)', () => {
     expect(r.stderr).not.toMatch(/myc> /)
   }, 30_000)
 
+  it('activates the skills a turn names by trigger before that turn (escalation auto)', async () => {
+    fake.setScript(() => ({ content: [{ type: 'text', text: 'ok' }] }))
+    const before = fake.requests.length
+    const r = await runAgentCli(['chat', '--config', policyConfig, '--role', 'developer'], { fake, input: 'hello\nnow write something\n' })
+    expect(r.code, r.stderr).toBe(0)
+    expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).not.toContain('grow__grow')
+    expect((fake.requests[before + 1]!.body.tools ?? []).map((t) => t.name)).toContain('grow__grow')
+    expect(r.stderr).toMatch(/\+ skill writer/)
+  }, 30_000)
+
   const hasTmux = spawnSync('tmux', ['-V']).status === 0
   it.runIf(hasTmux)('on a terminal: streams replies, escalates with /add, cancels a reply with Ctrl-C, and /quit exits 0', async () => {
     requireBundle()
@@ -44,7 +56,8 @@ describe('myc chat (build/myc.cjs)', () => {
       return { content: [{ type: 'text', text: `Hello from the fake, I see ${(req.body.tools ?? []).length} tools.` }] }
     })
     try {
-      tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} --config ${policyConfig} --role developer; echo EXIT=$?; sleep 60`)
+      const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
+      tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${home} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} --config ${policyConfig} --role developer; echo EXIT=$?; sleep 60`)
       await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
       expect(screen()).toMatch(/myc chat · role developer/)
       tmux('send-keys', '-t', 'chat', 'hi there', 'Enter')
@@ -60,6 +73,8 @@ describe('myc chat (build/myc.cjs)', () => {
       tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
       await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
       expect(screen()).toContain('EXIT=0')
+      // What was typed is kept for the next chat.
+      expect(readFileSync(path.join(home, '.mycelium', 'history'), 'utf8')).toMatch(/hi there\n\/add writer\nhi again\nslow please\n\/quit\n$/)
     } finally {
       spawnSync('tmux', ['-L', socket, 'kill-server'])
     }
