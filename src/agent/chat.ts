@@ -4,19 +4,16 @@ import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { didYouMean } from '../config/suggest.js'
-import { ExitCode, MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
-import { createView } from '../principal/policy-mode.js'
-import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
-import { loadAnthropicSdk } from './anthropic-sdk.js'
 import { runAgent } from './engine.js'
 import { EventStream, humanSink } from './event-stream.js'
 import type { TokenUsage } from './events.js'
-import { resolveModel } from './model.js'
 import { systemPrompt } from './system-prompt.js'
 import { firstTurns, listSessions, loadSession, sessionsDir, SessionWriter, summaryPair, turnStarts, type LoadedSession } from './session-store.js'
+import { ExitCode } from '../errors.js'
 import { activateTriggered } from './activation.js'
+import { openAgentContext } from './agent-context.js'
 import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-export.js'
 import { viewToolbox } from './toolbox.js'
 
@@ -68,22 +65,15 @@ export async function runChat(options: ChatOptions): Promise<number> {
   const input = options.input ?? process.stdin
   const output = options.output ?? process.stdout
   const errors = options.errors ?? process.stderr
-  if (!options.env.ANTHROPIC_API_KEY && !options.env.ANTHROPIC_AUTH_TOKEN) {
-    throw new MycError('USAGE', 'no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment; ANTHROPIC_BASE_URL points myc at another endpoint')
-  }
   let runtime: Runtime | undefined
   try {
-    const opened = await openRuntime({ configPath: options.configPath, logger: options.logger, version: options.version, env: options.env })
-    runtime = opened.runtime
-    const rt = runtime
-    const { loaded, mode } = opened
-    const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
-    const view = createView(mode, loaded, { role: options.role, skills: options.skills, env: options.env, catalogue: rt.catalogue, logger: options.logger, ...(runner ? { runner } : {}) })
+    const opened = await openAgentContext({ ...options, onRuntime: (r) => (runtime = r) })
+    const { loaded, sdk, client } = opened
+    const rt = runtime!
+    const view = opened.viewFor(options.role)
     await rt.start()
     const toolbox = viewToolbox(rt, view)
-    const sdk = await loadAnthropicSdk()
-    const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
-    let model = resolveModel(options.model, loaded.config.agent.model, options.env)
+    let model = opened.model
     const usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
     const conversation: BetaMessageParam[] = []
     const interactive = input.isTTY === true && output.isTTY === true

@@ -2,16 +2,13 @@ import type { Writable } from 'node:stream'
 import { ExitCode, MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { MyceliumConfig } from '../config/schema.js'
-import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
-import { createView } from '../principal/policy-mode.js'
-import { loadAnthropicSdk } from './anthropic-sdk.js'
 import { activateSkill, activateTriggered } from './activation.js'
+import { openAgentContext } from './agent-context.js'
 import { costUsd } from './classifier.js'
 import { runAgent, type AgentOptions, type AgentOutcome } from './engine.js'
 import { EventStream, humanSink, jsonLinesSink } from './event-stream.js'
 import type { EndReason } from './events.js'
-import { resolveModel } from './model.js'
 import { SessionWriter } from './session-store.js'
 import { systemPrompt } from './system-prompt.js'
 import { viewToolbox } from './toolbox.js'
@@ -85,26 +82,14 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   const onInterrupt = () => controller.abort('interrupted')
   signals.once('SIGINT', onInterrupt)
   try {
-    // Nothing starts without credentials: say which variable to set.
-    if (!options.env.ANTHROPIC_API_KEY && !options.env.ANTHROPIC_AUTH_TOKEN) {
-      throw new MycError('USAGE', 'no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment; ANTHROPIC_BASE_URL points myc at another endpoint')
-    }
     const kind = options.mode ?? 'run'
     const context = options.contextFile ? await (await import('./failure-context.js')).readFailureContext(options.contextFile) : undefined
-    const opened = await openRuntime({ configPath: options.configPath, logger: options.logger, version: options.version, env: options.env })
-    runtime = opened.runtime
-    const rt = runtime
-    const { loaded, mode } = opened
+    const { loaded, mode, viewFor, model, sdk, client } = await openAgentContext({ ...options, onRuntime: (r) => (runtime = r) })
+    const rt = runtime!
     price.value = loaded.config.agent.price
     if (kind !== 'run' && mode.kind !== 'policy') throw new MycError('USAGE', `myc ${kind} needs policy mode (skills and roles); in open mode use \`myc run\``)
-    // The sandboxed built-ins, as `myc serve` offers them when an active skill allows them.
-    const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
-    const model = resolveModel(options.model, loaded.config.agent.model, options.env)
-    const sdk = await loadAnthropicSdk()
-    const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
     const agent = (task: string, rest: Pick<AgentOptions, 'toolbox' | 'system'> & Partial<AgentOptions>) =>
       runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, ...rest })
-    const viewFor = (role: string | undefined, only?: string[]) => createView(mode, loaded, { role, skills: options.skills, env: options.env, catalogue: rt.catalogue, logger: options.logger, ...(runner ? { runner } : {}), ...(only ? { only } : {}) })
 
     // Every run is a recorded session (append-only, beside the config), or continues one.
     const { sessionsDir, loadSession } = await import('./session-store.js')
@@ -168,7 +153,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       return outcome
     }
 
-    await runtime.start()
+    await rt.start()
     const contextSection = context ? (await import('./failure-context.js')).contextPrompt(context) : undefined
     if (kind !== 'workflow') return finish(await asRole(kind, options.task, contextSection, true))
 
@@ -176,7 +161,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const view = viewFor(options.role)
     const principal = view.describe!()
     const policy = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy
-    const toolbox = new WorkflowToolbox(policy.reachable(principal.role), runner!, loaded.config.namespace.separator)
+    const runner = await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded)
+    const toolbox = new WorkflowToolbox(policy.reachable(principal.role), runner, loaded.config.namespace.separator)
     events.emit({ type: 'session_start', role: principal.role, mode: 'workflow', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
     const said: string[] = []
     const workflow = await agent(options.task, {

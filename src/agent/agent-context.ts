@@ -1,0 +1,48 @@
+import type Anthropic from '@anthropic-ai/sdk'
+import type { LoadedConfig } from '../config/load.js'
+import { MycError } from '../errors.js'
+import type { Logger } from '../logger.js'
+import { createView, type PolicyMode } from '../principal/policy-mode.js'
+import type { PrincipalView } from '../principal/view.js'
+import { openRuntime } from '../runtime/open-runtime.js'
+import type { Runtime } from '../runtime/runtime.js'
+import { loadAnthropicSdk, type AnthropicSdk } from './anthropic-sdk.js'
+import { resolveModel } from './model.js'
+
+/** What every agent face needs: the credentials check, the runtime, views, the model and the API client. */
+export interface AgentContext {
+  runtime: Runtime
+  loaded: LoadedConfig
+  mode: PolicyMode
+  /** A principal's view: the role (else MYCELIUM_ROLE, else roles.default) with `--skills`, or exactly `only` (a worker). */
+  viewFor: (role: string | undefined, only?: string[]) => PrincipalView
+  model: string
+  sdk: AnthropicSdk
+  client: Anthropic
+}
+
+/** Says which variable to set when there are no credentials at all (before anything starts). */
+export function requireCredentials(env: Record<string, string | undefined>): void {
+  if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_AUTH_TOKEN) {
+    throw new MycError('USAGE', 'no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment; ANTHROPIC_BASE_URL points myc at another endpoint')
+  }
+}
+
+/**
+ * Opens what an agent runs on, in this process: the runtime over the config
+ * (children started), the sandboxed built-ins in policy mode, a view factory,
+ * the model and the Anthropic client (credentials and endpoint from the
+ * environment, as the SDK reads them). `onRuntime` hears of the runtime as
+ * soon as it exists, so the caller can close it whatever happens next.
+ */
+export async function openAgentContext(options: { configPath?: string | undefined; skills?: string[] | undefined; model?: string | undefined; logger: Logger; env: Record<string, string | undefined>; version: string; onRuntime: (runtime: Runtime) => void }): Promise<AgentContext> {
+  requireCredentials(options.env)
+  const { runtime, loaded, mode } = await openRuntime({ configPath: options.configPath, logger: options.logger, version: options.version, env: options.env })
+  options.onRuntime(runtime)
+  // The sandboxed built-ins, as `myc serve` offers them when an active skill allows them.
+  const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
+  const viewFor = (role: string | undefined, only?: string[]) => createView(mode, loaded, { role, skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}), ...(only ? { only } : {}) })
+  const sdk = await loadAnthropicSdk()
+  const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
+  return { runtime, loaded, mode, viewFor, model: resolveModel(options.model, loaded.config.agent.model, options.env), sdk, client }
+}
