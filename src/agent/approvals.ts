@@ -1,3 +1,6 @@
+import type { MyceliumConfig } from '../config/schema.js'
+import { MycError } from '../errors.js'
+import type { Runtime } from '../runtime/runtime.js'
 import { decideApproval, riskRank, RISK_LEVELS, type Preapproval, type RiskClassifier, type RiskLevel } from './risk.js'
 import type { OfferedTool } from './engine.js'
 import type { AgentEventBody } from './events.js'
@@ -64,4 +67,23 @@ export class ApprovalGate {
     emit({ type: 'approval_decided', id: callId, tool: tool.id, risk: level, decision: allow ? 'allow' : 'deny', by: 'user', reason: `answered ${answer}` })
     return allow ? { allow: true } : { allow: false, reason: `not approved: the user answered ${answer}` }
   }
+}
+
+/**
+ * The approval gate of a run: risk from the config's rules, built-ins,
+ * annotations and names; `--approve` values; asking through `ask` (the
+ * chat's own prompt), else on the terminal when there is one, else nobody.
+ */
+export async function createApprovalGate(config: MyceliumConfig, runtime: Pick<Runtime, 'supervisor'>, approve: readonly string[], emit: (event: AgentEventBody) => void, ask?: AskPerson): Promise<ApprovalGate> {
+  const { RiskClassifier } = await import('./risk.js')
+  const context = { separator: config.namespace.separator, servers: new Set([...runtime.supervisor.children.keys(), 'mycelium']) }
+  let preapproved
+  try {
+    preapproved = parsePreapprovals(approve, context)
+  } catch (error) {
+    throw new MycError('USAGE', (error as Error).message)
+  }
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
+  const terminal = interactive ? (await import('./terminal-approval.js')).askOnTerminal : undefined
+  return new ApprovalGate({ classifier: new RiskClassifier(config.agent.risk, context), threshold: config.agent.approvalThreshold, preapproved, ask: ask ?? terminal, emit })
 }

@@ -14,6 +14,7 @@ import { firstTurns, listSessions, loadSession, sessionsDir, SessionWriter, summ
 import { ExitCode } from '../errors.js'
 import { activateTriggered } from './activation.js'
 import { openAgentContext } from './agent-context.js'
+import { createApprovalGate, type ApprovalAnswer } from './approvals.js'
 import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-export.js'
 import { viewToolbox } from './toolbox.js'
 
@@ -119,6 +120,32 @@ export async function runChat(options: ChatOptions): Promise<number> {
       return `role ${p.role ?? '(open mode)'} · model ${model} · skills ${p.activeSkills.map((s) => s.name).join(', ') || 'none'} · ${toolbox.list().length} tools · ${usage.inputTokens + usage.outputTokens} tokens`
     }
     if (interactive) say(`myc chat · ${describe()}\n/help lists the commands.`)
+
+    // Questions go through this prompt (a second reader on the terminal would fight it for keystrokes).
+    // Ctrl-C while a question is open ends the turn; the question then counts as "no".
+    const question = (q: string) =>
+      new Promise<string>((resolve) => {
+        const signal = turn?.signal
+        if (signal?.aborted) return resolve('n')
+        signal?.addEventListener('abort', () => resolve('n'), { once: true })
+        rl.question(q, signal ? { signal } : {}, resolve)
+      })
+    const yesNo = async (q: string): Promise<boolean> => {
+      for (;;) {
+        const a = (await question(`${q} [y/n]: `)).trim().toLowerCase()
+        if (a === 'y' || a === 'yes') return true
+        if (a === 'n' || a === 'no') return false
+      }
+    }
+    const answers = new Map<string, ApprovalAnswer>([['y', 'yes'], ['yes', 'yes'], ['n', 'no'], ['no', 'no'], ['a', 'always'], ['always', 'always'], ['v', 'never'], ['never', 'never']])
+    const approve = await createApprovalGate(loaded.config, rt, [], events.emit, interactive
+      ? async ({ tool, risk, input: args }) => {
+          for (;;) {
+            const a = answers.get((await question(`Allow ${tool} (${risk} risk) with ${JSON.stringify(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase())
+            if (a) return a
+          }
+        }
+      : undefined)
 
     let turn: AbortController | undefined
     let emptyInterrupts = 0
@@ -268,7 +295,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
       turn = new AbortController()
       let recorded = conversation.length
       // The turn names a trigger: its skills come first, as the escalation mode allows (ask: asked here).
-      if (await activateTriggered(line, view, toolbox, events.emit, options.logger, turn.signal)) recordSkills()
+      if (await activateTriggered(line, view, toolbox, events.emit, options.logger, turn.signal, interactive ? yesNo : undefined)) recordSkills()
       const p = principal()
       const outcome = await runAgent(line, {
         client,
@@ -282,6 +309,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
         signal: turn.signal,
         includePartial: interactive,
         conversation,
+        approve: (id, tool, args) => approve.check(id, tool, args),
       })
       turn = undefined
       for (const k of Object.keys(usage) as Array<keyof TokenUsage>) usage[k] += outcome.usage[k]

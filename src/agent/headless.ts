@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js'
 import type { MyceliumConfig } from '../config/schema.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { activateSkill, activateTriggered } from './activation.js'
+import { createApprovalGate } from './approvals.js'
 import { openAgentContext } from './agent-context.js'
 import { costUsd } from './classifier.js'
 import { runAgent, type AgentOptions, type AgentOutcome } from './engine.js'
@@ -114,7 +115,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       }
       const conversation = resumed ? [...resumed.messages] : []
       const recorded = conversation.length
-      const approve = as === 'adhoc' ? await approvalGate(loaded.config, rt, options, events.emit) : undefined
+      const approve = as === 'adhoc' ? await createApprovalGate(loaded.config, rt, options.approve ?? [], events.emit) : undefined
       const own = viewToolbox(rt, view)
       const principal = view.describe?.() ?? { role: null, activeSkills: [] }
       const workers = loaded.config.agent.workers
@@ -199,20 +200,4 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     signals.off('SIGINT', onInterrupt)
     await runtime?.close({ urgent: controller.signal.aborted })
   }
-}
-
-/** Adhoc's approvals: risk from config rules, built-ins, annotations and names; a person asked on the terminal when there is one. */
-async function approvalGate(config: MyceliumConfig, runtime: Runtime, options: HeadlessOptions, emit: EventStream['emit']) {
-  const { RiskClassifier } = await import('./risk.js')
-  const { ApprovalGate, parsePreapprovals } = await import('./approvals.js')
-  const context = { separator: config.namespace.separator, servers: new Set([...runtime.supervisor.children.keys(), 'mycelium']) }
-  let preapproved
-  try {
-    preapproved = parsePreapprovals(options.approve ?? [], context)
-  } catch (error) {
-    throw new MycError('USAGE', (error as Error).message)
-  }
-  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
-  const { askOnTerminal } = await import('./terminal-approval.js')
-  return new ApprovalGate({ classifier: new RiskClassifier(config.agent.risk, context), threshold: config.agent.approvalThreshold, preapproved, ask: interactive ? askOnTerminal : undefined, emit })
 }

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -79,4 +79,29 @@ describe('myc chat (build/myc.cjs)', () => {
       spawnSync('tmux', ['-L', socket, 'kill-server'])
     }
   }, 90_000)
+
+  it.runIf(hasTmux)('asks inline before a risky call, in the chat\'s own prompt; Ctrl-D leaves with exit 0', async () => {
+    requireBundle()
+    const socket = `myc-chat-approve-${process.pid}`
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+    const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-approve-'))
+    const config = path.join(dir, 'mycelium.config.json')
+    writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } }, agent: { risk: [{ pattern: 'echo:add', level: 'high' }] } }))
+    fake.setScript((_req, i) => [{ content: [{ type: 'tool_use' as const, name: 'echo__add', input: { a: 2, b: 2 } }] }, { content: [{ type: 'text' as const, text: 'The sum came back.' }] }][i % 2]!)
+    try {
+      tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${dir} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
+      await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
+      tmux('send-keys', '-t', 'chat', 'add two and two', 'Enter')
+      await waitFor(() => screen().includes('Allow echo:add (high risk)'), 20_000, 'the approval question')
+      tmux('send-keys', '-t', 'chat', 'y', 'Enter')
+      await waitFor(() => screen().includes('The sum came back.'), 20_000, 'the reply')
+      expect(screen()).toMatch(/✓ echo:add/)
+      tmux('send-keys', '-t', 'chat', 'C-d')
+      await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
+      expect(screen()).toContain('EXIT=0')
+    } finally {
+      spawnSync('tmux', ['-L', socket, 'kill-server'])
+    }
+  }, 60_000)
 })
