@@ -55,7 +55,8 @@ export class ApprovalGate {
     emit({ type: 'approval_requested', id: callId, tool: tool.id, risk: level })
     const decision = decideApproval({ id: tool.id, server, tool: name, level, threshold: this.options.threshold, memory: { always: this.always, never: this.never }, preapproved: this.options.preapproved, interactive: this.options.ask !== undefined })
     if (decision.action !== 'ask') {
-      const by = decision.why.startsWith('pre-approved') ? 'preapproved' : decision.why.includes('session') ? 'session' : 'no_terminal'
+      // Below the threshold nothing was asked (only reached here for a "never" tool, which is denied by session).
+      const by = decision.by === 'threshold' ? 'session' : decision.by
       emit({ type: 'approval_decided', id: callId, tool: tool.id, risk: level, decision: decision.action, by, reason: decision.why })
       return decision.action === 'allow' ? { allow: true } : { allow: false, reason: `not approved: ${decision.why}` }
     }

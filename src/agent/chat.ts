@@ -14,7 +14,7 @@ import { firstTurns, listSessions, loadSession, sessionsDir, SessionWriter, summ
 import { ExitCode } from '../errors.js'
 import { activateTriggered } from './activation.js'
 import { openAgentContext } from './agent-context.js'
-import { createApprovalGate, type ApprovalAnswer } from './approvals.js'
+import { createApprovalGate } from './approvals.js'
 import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-export.js'
 import { viewToolbox } from './toolbox.js'
 
@@ -137,11 +137,11 @@ export async function runChat(options: ChatOptions): Promise<number> {
         if (a === 'n' || a === 'no') return false
       }
     }
-    const answers = new Map<string, ApprovalAnswer>([['y', 'yes'], ['yes', 'yes'], ['n', 'no'], ['no', 'no'], ['a', 'always'], ['always', 'always'], ['v', 'never'], ['never', 'never']])
+    const { APPROVAL_ANSWERS } = await import('./terminal-approval.js')
     const approve = await createApprovalGate(loaded.config, rt, [], events.emit, interactive
       ? async ({ tool, risk, input: args }) => {
           for (;;) {
-            const a = answers.get((await question(`Allow ${tool} (${risk} risk) with ${JSON.stringify(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase())
+            const a = APPROVAL_ANSWERS.get((await question(`Allow ${tool} (${risk} risk) with ${JSON.stringify(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase())
             if (a) return a
           }
         }

@@ -78,7 +78,9 @@ export interface ApprovalMemory {
 /** One `--approve` value: a risk level (that and below) or a tool pattern. */
 export type Preapproval = { level: RiskLevel } | { pattern: ToolPattern }
 
-export type ApprovalDecision = { action: 'allow'; why: string } | { action: 'deny'; why: string } | { action: 'ask' }
+/** Who decided: the threshold, an earlier always/never, --approve, or nobody being there to ask. */
+export type DecidedBy = 'threshold' | 'session' | 'preapproved' | 'no_terminal'
+export type ApprovalDecision = { action: 'allow' | 'deny'; by: DecidedBy; why: string } | { action: 'ask' }
 
 /**
  * Whether a call may run, before it is sent: below the threshold it runs;
@@ -95,12 +97,12 @@ export function decideApproval(input: {
   preapproved: readonly Preapproval[]
   interactive: boolean
 }): ApprovalDecision {
-  if (input.memory.never.has(input.id)) return { action: 'deny', why: 'never approved in this session' }
-  if (riskRank(input.level) < riskRank(input.threshold)) return { action: 'allow', why: `${input.level} risk, below the approval threshold (${input.threshold})` }
-  if (input.memory.always.has(input.id)) return { action: 'allow', why: 'always approved in this session' }
+  if (input.memory.never.has(input.id)) return { action: 'deny', by: 'session', why: 'never approved in this session' }
+  if (riskRank(input.level) < riskRank(input.threshold)) return { action: 'allow', by: 'threshold', why: `${input.level} risk, below the approval threshold (${input.threshold})` }
+  if (input.memory.always.has(input.id)) return { action: 'allow', by: 'session', why: 'always approved in this session' }
   for (const p of input.preapproved) {
-    if ('level' in p ? riskRank(input.level) <= riskRank(p.level) : patternMatches(p.pattern, input.server, input.tool)) return { action: 'allow', why: 'pre-approved (--approve)' }
+    if ('level' in p ? riskRank(input.level) <= riskRank(p.level) : patternMatches(p.pattern, input.server, input.tool)) return { action: 'allow', by: 'preapproved', why: 'pre-approved (--approve)' }
   }
-  if (!input.interactive) return { action: 'deny', why: `not approved: ${input.level} risk needs approval and there is no terminal to ask (pass --approve ${input.level} or --approve ${input.id})` }
+  if (!input.interactive) return { action: 'deny', by: 'no_terminal', why: `${input.level} risk needs approval and there is no terminal to ask (pass --approve ${input.level} or --approve ${input.id})` }
   return { action: 'ask' }
 }

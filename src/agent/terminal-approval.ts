@@ -1,7 +1,8 @@
 import { createInterface } from 'node:readline/promises'
 import type { ApprovalAnswer, AskPerson } from './approvals.js'
 
-const ANSWERS = new Map<string, ApprovalAnswer>([
+/** What a person may type to an approval question. */
+export const APPROVAL_ANSWERS: ReadonlyMap<string, ApprovalAnswer> = new Map<string, ApprovalAnswer>([
   ['y', 'yes'],
   ['yes', 'yes'],
   ['n', 'no'],
@@ -18,7 +19,7 @@ export const askOnTerminal: AskPerson = async ({ tool, risk, input }) => {
   try {
     for (;;) {
       const reply = (await rl.question(`Allow ${tool} (${risk} risk) with ${JSON.stringify(input).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase()
-      const answer = ANSWERS.get(reply)
+      const answer = APPROVAL_ANSWERS.get(reply)
       if (answer) return answer
     }
   } finally {
