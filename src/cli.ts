@@ -25,6 +25,7 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   workflow: () => import('./commands/workflow.js').then((m) => m.default),
   chat: () => import('./commands/chat.js').then((m) => m.default),
   sessions: () => import('./commands/sessions.js').then((m) => m.default),
+  memory: () => import('./commands/memory.js').then((m) => m.default),
 })
 
 const main: CommandDef<typeof commonArgs> = {
@@ -34,7 +35,7 @@ const main: CommandDef<typeof commonArgs> = {
 }
 
 /** Flags that take a value, so the first bare word after them is not a command. */
-const valueFlags = new Set(['--config', '--role', '--skills', '--http', '--model', '--trust', '--executor', '--template', '--context', '--mode', '--on-failure', '--max-turns', '--approve', '--resume', '--format'])
+const valueFlags = new Set(['--config', '--role', '--skills', '--http', '--model', '--trust', '--executor', '--template', '--context', '--mode', '--on-failure', '--max-turns', '--approve', '--resume', '--format', '--type'])
 
 function findCommandIndex(argv: string[]): number {
   for (let i = 0; i < argv.length; i++) {

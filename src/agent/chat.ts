@@ -17,6 +17,8 @@ import { openAgentContext } from './agent-context.js'
 import { createApprovalGate } from './approvals.js'
 import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-export.js'
 import { viewToolbox } from './toolbox.js'
+import { costUsd } from './classifier.js'
+import { forStream } from '../terminal-colour.js'
 
 export interface ChatOptions {
   configPath?: string | undefined
@@ -43,6 +45,7 @@ const COMMANDS = new Map<string, string>([
   ['/model', '/model [NAME]: show or switch the model for the next turn'],
   ['/status', 'role, model, skills, tools and tokens used'],
   ['/roles', 'the role (fixed at launch)'],
+  ['/memory', '/memory [WORDS]: what this role remembers (and the roles it may read), when a skill grants memory'],
   ['/clear', 'forget the conversation so far'],
   ['/save', '/save [NAME]: name this session (it is recorded as it goes)'],
   ['/sessions', 'the recorded sessions'],
@@ -52,8 +55,8 @@ const COMMANDS = new Map<string, string>([
   ['/export', '/export [md|json|html] [FILE]: this session as Markdown, JSON or one self-contained HTML file'],
   ['/quit', 'leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)'],
 ])
-/** Named in issue 12 and coming with saved sessions: answered, not mistaken for typos. */
-const LATER = new Set(['/memory'])
+/** Commands named for later releases: answered, not mistaken for typos. */
+const LATER = new Set<string>()
 
 /**
  * `myc chat`: a conversation with the agent over the same engine and view
@@ -119,7 +122,19 @@ export async function runChat(options: ChatOptions): Promise<number> {
       const p = principal()
       return `role ${p.role ?? '(open mode)'} · model ${model} · skills ${p.activeSkills.map((s) => s.name).join(', ') || 'none'} · ${toolbox.list().length} tools · ${usage.inputTokens + usage.outputTokens} tokens`
     }
-    if (interactive) say(`myc chat · ${describe()}\n/help lists the commands.`)
+    // The status line: on a terminal only, at the start, after every reply, and after a command that changed it.
+    let shownStatus = ''
+    const showStatus = (onlyIfChanged = false) => {
+      if (!interactive) return
+      const line = statusLine(principal(), view.reachableSkills !== undefined, model, usage, loaded.config.agent.price)
+      if (onlyIfChanged && line === shownStatus) return
+      shownStatus = line
+      output.write(`${forStream(output, `${DIM}${line}${UNDIM}`, options.env)}\n`)
+    }
+    if (interactive) {
+      say(`myc chat ${options.version} · /help lists the commands.`)
+      showStatus()
+    }
 
     // Questions go through this prompt (a second reader on the terminal would fight it for keystrokes).
     // Ctrl-C while a question is open ends the turn; the question then counts as "no".
@@ -148,6 +163,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
       : undefined)
 
     let turn: AbortController | undefined
+    // Ctrl-C at an empty prompt asks for a second one; anything typed in between starts the count again.
     let emptyInterrupts = 0
     let closing = false
     rl.on('SIGINT', () => {
@@ -155,15 +171,22 @@ export async function runChat(options: ChatOptions): Promise<number> {
         turn.abort('interrupted by the user')
         return
       }
-      if (rl.line === '' && ++emptyInterrupts >= 2) {
+      if (rl.line !== '') emptyInterrupts = 0
+      else if (++emptyInterrupts >= 2) {
         closing = true
         rl.close()
         return
       }
-      say(rl.line === '' ? '(Ctrl-C again, Ctrl-D or /quit to leave)' : '')
+      // Off the prompt's line (it stays, like a shell's ^C), then a fresh prompt.
+      say(rl.line === '' ? '\n(press Ctrl-C again to exit; Ctrl-D or /quit also leave)' : '')
       rl.write(null, { ctrl: true, name: 'u' })
       rl.prompt()
     })
+    // Readline emits keypress events on a terminal's input: its own listener (which raises SIGINT) runs first.
+    const onKeypress = (_text: string | undefined, key: { name?: string; ctrl?: boolean } | undefined) => {
+      if (!(key?.ctrl === true && key.name === 'c')) emptyInterrupts = 0
+    }
+    if (interactive) input.on('keypress', onKeypress)
 
     const command = async (line: string): Promise<boolean> => {
       const [name = '', ...rest] = line.trim().split(/\s+/)
@@ -228,6 +251,10 @@ export async function runChat(options: ChatOptions): Promise<number> {
               system: 'Summarise this conversation between a user and an agent for the agent to go on from: decisions, facts found, files and tools used, open questions. Be brief and concrete.',
               messages: [{ role: 'user', content: JSON.stringify(older) }],
             })
+            usage.inputTokens += reply.usage.input_tokens
+            usage.outputTokens += reply.usage.output_tokens
+            usage.cacheReadInputTokens += reply.usage.cache_read_input_tokens ?? 0
+            usage.cacheCreationInputTokens += reply.usage.cache_creation_input_tokens ?? 0
             const summary = reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('').trim()
             const kept = conversation.length - cut
             conversation.splice(0, cut, ...summaryPair(summary))
@@ -266,6 +293,19 @@ export async function runChat(options: ChatOptions): Promise<number> {
         case '/status':
           say(describe())
           return true
+        case '/memory': {
+          // Through the principal's own recall tool: exactly what policy lets this session read.
+          const recall = toolbox.list().find((t) => t.id === 'mycelium:recall_memory')
+          if (!recall) {
+            say(`No active skill grants memory to role ${principal().role ?? '(open mode)'}. /skills lists the skills; one with grants.memory adds it.`)
+            return true
+          }
+          const { Cancellation } = await import('../protocol/cancellation.js')
+          const called = await toolbox.call(recall.wireName, { all_roles: true, limit: 50, ...(arg ? { query: arg } : {}) }, new Cancellation())
+          const result = called.ok ? called.result : undefined
+          say(result ? result.content.map((c) => (c.type === 'text' ? c.text : '')).join('') : `memory: ${called.ok ? '' : called.error.message}`)
+          return true
+        }
         case '/roles':
           say(`role ${principal().role ?? '(open mode)'}: fixed at launch (--role, MYCELIUM_ROLE or roles.default); start myc chat again to change it.`)
           return true
@@ -279,6 +319,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     }
 
     if (interactive) rl.prompt()
+    let quit = false
     for await (const raw of rl) {
       emptyInterrupts = 0
       const line = raw.trim()
@@ -287,8 +328,12 @@ export async function runChat(options: ChatOptions): Promise<number> {
         continue
       }
       if (line.startsWith('/')) {
-        if (line.split(/\s+/)[0] === '/quit') break
+        if (line.split(/\s+/)[0] === '/quit') {
+          quit = true
+          break
+        }
         await command(line)
+        showStatus(true)
         if (interactive) rl.prompt()
         continue
       }
@@ -323,14 +368,54 @@ export async function runChat(options: ChatOptions): Promise<number> {
       } else if (outcome.error) say(`myc: ${outcome.error.message}`)
       else if (outcome.reason !== 'done') say(`(stopped: ${outcome.reason} after ${outcome.turns} requests)`)
       if (closing) break
+      showStatus()
       if (interactive) rl.prompt()
     }
     rl.close()
-    if (interactive) writeHistory(historyFile, (rl as unknown as { history: string[] }).history)
+    input.off('keypress', onKeypress)
+    if (interactive) {
+      writeHistory(historyFile, (rl as unknown as { history: string[] }).history)
+      // Ctrl-C or Ctrl-D left the cursor on the prompt's line.
+      say(`${quit ? '' : '\n'}session ${writer.id} is recorded: myc chat --resume ${writer.id}`)
+    }
     return ExitCode.ok
   } finally {
     await runtime?.close()
   }
+}
+
+const DIM = '\u001b[2m'
+const UNDIM = '\u001b[22m'
+
+/**
+ * The chat's status line: role, model, active skills (policy mode), tokens
+ * in (cache reads and writes included) and out so far, and the cost when
+ * `agent.price` is set. `developer · claude-x · skills: common, reader · 1.2k in / 340 out · $0.01`
+ */
+export function statusLine(
+  principal: { role: string | null; activeSkills: ReadonlyArray<{ name: string }> },
+  policyMode: boolean,
+  model: string,
+  usage: TokenUsage,
+  price: Parameters<typeof costUsd>[1],
+): string {
+  const tokensIn = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens
+  const cost = costUsd(usage, price)
+  return [
+    principal.role ?? 'open mode',
+    model,
+    ...(policyMode ? [`skills: ${principal.activeSkills.map((s) => s.name).join(', ') || 'none'}`] : []),
+    `${compactCount(tokensIn)} in / ${compactCount(usage.outputTokens)} out`,
+    ...(cost === undefined ? [] : [`$${cost === 0 ? '0' : cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`]),
+  ].join(' · ')
+}
+
+/** 340, 1.2k, 56k, 3.4M: one decimal below 10 of a unit, none above. */
+export function compactCount(n: number): string {
+  if (n < 1_000) return String(n)
+  // 999,600 reads 1M, not 1000k.
+  const [value, unit] = n < 999_500 ? [n / 1_000, 'k'] : [n / 1_000_000, 'M']
+  return `${value < 9.95 ? value.toFixed(1).replace(/\.0$/, '') : Math.round(value)}${unit}`
 }
 
 /** Tab completion: slash commands, and skill names after /add and /remove. */

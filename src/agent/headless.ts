@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream'
+import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import { ExitCode, MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { MyceliumConfig } from '../config/schema.js'
@@ -42,6 +43,12 @@ export interface HeadlessOptions {
   stderr?: Writable
   /** Where SIGINT comes from (the process by default). */
   signals?: NodeJS.EventEmitter
+}
+
+/** A workflow's hand-off to adhoc: the new session's id, and the workflow session it came from. */
+interface HandOff {
+  id: string
+  from: string
 }
 
 const EXIT_BY_REASON: Record<EndReason, number> = { done: ExitCode.ok, max_turns: ExitCode.checkFailed, failed: ExitCode.checkFailed, denied: ExitCode.checkFailed, interrupted: ExitCode.interrupted, error: ExitCode.runtime }
@@ -97,23 +104,44 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const dir = sessionsDir(loaded.dir, loaded.config.agent.sessionsDir)
     const resumed = options.resume ? loadSession(dir, options.resume) : undefined
     if (resumed) events.sessionId = resumed.id
-    const writer = new SessionWriter(dir, events.sessionId)
-    let metaWritten = false
 
-    /** The task as the adhoc role (or the run's role), over the role's view, approvals in adhoc; `extra` joins the system prompt. */
-    const asRole = async (as: 'run' | 'adhoc', task: string, extra: string | undefined, announce: boolean): Promise<AgentOutcome> => {
-      const view = viewFor(as === 'adhoc' ? (options.role ?? loaded.config.agent.adhocRole) : options.role)
-      if (resumed) {
-        const reachable = new Set(view.reachableSkills?.().map((s) => s.name) ?? [])
-        for (const name of resumed.activeSkills) {
-          if (!reachable.has(name)) options.logger.warn(`session ${resumed.id}: skill ${name} is no longer reachable for this role; dropped`)
-          else if (!view.reachableSkills?.().find((s) => s.name === name)?.active) await view.activate?.(name, 'person')
-        }
-      } else if (!metaWritten) {
-        metaWritten = true
-        writer.append({ type: 'meta', id: writer.id, created: new Date().toISOString(), role: view.describe?.().role ?? null, mode: announce ? as : kind, model, version: options.version })
+    /**
+     * Where a phase records: the resumed session, or a new one with its meta
+     * written now. `handedOff`: the session a workflow handed off to, which
+     * names the workflow's session it came from.
+     */
+    const openSession = (view: ReturnType<typeof viewFor>, as: 'run' | 'adhoc' | 'workflow', handedOff?: HandOff): { writer: SessionWriter; conversation: BetaMessageParam[] } => {
+      if (resumed && !handedOff) return { writer: new SessionWriter(dir, resumed.id), conversation: [...resumed.messages] }
+      const writer = new SessionWriter(dir, handedOff?.id ?? events.sessionId)
+      writer.append({ type: 'meta', id: writer.id, created: new Date().toISOString(), role: view.describe?.().role ?? null, mode: as, model, version: options.version, ...(handedOff ? { from: handedOff.from } : {}) })
+      return { writer, conversation: [] }
+    }
+    /** The resumed session's skills, re-checked against today's policy (a phase handed off to starts afresh). */
+    const restoreSkills = async (view: ReturnType<typeof viewFor>) => {
+      if (!resumed) return
+      const reachable = new Set(view.reachableSkills?.().map((s) => s.name) ?? [])
+      for (const name of resumed.activeSkills) {
+        if (!reachable.has(name)) options.logger.warn(`session ${resumed.id}: skill ${name} is no longer reachable for this role; dropped`)
+        else if (!view.reachableSkills?.().find((s) => s.name === name)?.active) await view.activate?.(name, 'person')
       }
-      const conversation = resumed ? [...resumed.messages] : []
+    }
+    /** A phase's messages as sent and received (from `recorded` on), its usage and the skills active after it. */
+    const record = (writer: SessionWriter, conversation: readonly BetaMessageParam[], recorded: number, outcome: AgentOutcome, view: ReturnType<typeof viewFor>) =>
+      writer.append(
+        ...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })),
+        { type: 'usage', inputTokens: outcome.usage.inputTokens, outputTokens: outcome.usage.outputTokens },
+        { type: 'skills', active: view.describe?.().activeSkills.map((s) => s.name) ?? [] },
+      )
+
+    /**
+     * The task as the adhoc role (or the run's role), over the role's view,
+     * approvals in adhoc; `extra` joins the system prompt. `handedOff`: a
+     * workflow handed off, and this is a new session linked to that one.
+     */
+    const asRole = async (as: 'run' | 'adhoc', task: string, extra: string | undefined, announce: boolean, handedOff?: HandOff): Promise<AgentOutcome> => {
+      const view = viewFor(as === 'adhoc' ? (options.role ?? loaded.config.agent.adhocRole) : options.role)
+      if (!handedOff) await restoreSkills(view)
+      const { writer, conversation } = openSession(view, as, handedOff)
       const recorded = conversation.length
       const approve = as === 'adhoc' ? await createApprovalGate(loaded.config, rt, options.approve ?? [], events.emit) : undefined
       const own = viewToolbox(rt, view)
@@ -145,11 +173,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       }
       const system = [systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) }), extra].filter(Boolean).join('\n\n')
       const outcome = await agent(task, { toolbox, system, conversation, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) })
-      writer.append(
-        ...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })),
-        { type: 'usage', inputTokens: outcome.usage.inputTokens, outputTokens: outcome.usage.outputTokens },
-        { type: 'skills', active: view.describe?.().activeSkills.map((s) => s.name) ?? [] },
-      )
+      record(writer, conversation, recorded, outcome, view)
       if (toolbox instanceof WorkerToolbox) for (const k of Object.keys(outcome.usage) as Array<keyof typeof outcome.usage>) outcome.usage[k] += toolbox.usage[k]
       return outcome
     }
@@ -160,14 +184,19 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
 
     // Workflow: the skills' scripts and nothing else; a failed script ends it, and --on-failure decides.
     const view = viewFor(options.role)
+    await restoreSkills(view)
     const principal = view.describe!()
     const policy = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy
     const runner = await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded)
     const toolbox = new WorkflowToolbox(policy.reachable(principal.role), runner, loaded.config.namespace.separator)
     events.emit({ type: 'session_start', role: principal.role, mode: 'workflow', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
+    // The workflow phase is a session of its own (mode workflow), recorded like a run's.
+    const session = openSession(view, 'workflow')
+    const recorded = session.conversation.length
     const said: string[] = []
     const workflow = await agent(options.task, {
       toolbox,
+      conversation: session.conversation,
       system: `${systemPrompt({ ...principal, servers: rt, visible: () => false })}\n\nYou run a workflow: use the skills' scripts (list_skills, read_skill, run_script) to do the task. A script that fails ends the workflow.`,
       failed: () => toolbox.failure !== undefined,
       emit: (e) => {
@@ -175,6 +204,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
         events.emit(e)
       },
     })
+    record(session.writer, session.conversation, recorded, workflow, view)
     const failure = toolbox.failure
     if (workflow.reason !== 'failed' || !failure) return finish(workflow)
     const { writeFailureContext } = await import('./failure-context.js')
@@ -186,9 +216,13 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       if (onFailure === 'prompt') stderr.write(`myc: the workflow failed; to investigate: myc adhoc --context ${contextFile}${options.configPath ? ` --config ${options.configPath}` : ''} "find out why ${failure.skill} failed and fix it"\n`)
       return finish({ ...workflow, contextFile })
     }
+    // The adhoc phase is a new session: the workflow's names it (handoff), it names the workflow's (meta.from), and the events from here on carry its id.
+    const handedOff: HandOff = { id: SessionWriter.newId(), from: session.writer.id }
     events.emit({ type: 'handoff', contextFile, to: 'adhoc' })
+    session.writer.append({ type: 'handoff', to: handedOff.id, contextFile })
+    events.sessionId = handedOff.id
     const written = await (await import('./failure-context.js')).readFailureContext(contextFile)
-    const adhoc = await asRole('adhoc', options.task, (await import('./failure-context.js')).contextPrompt(written), false)
+    const adhoc = await asRole('adhoc', options.task, (await import('./failure-context.js')).contextPrompt(written), false, handedOff)
     const usage = { inputTokens: workflow.usage.inputTokens + adhoc.usage.inputTokens, outputTokens: workflow.usage.outputTokens + adhoc.usage.outputTokens, cacheReadInputTokens: workflow.usage.cacheReadInputTokens + adhoc.usage.cacheReadInputTokens, cacheCreationInputTokens: workflow.usage.cacheCreationInputTokens + adhoc.usage.cacheCreationInputTokens }
     return finish({ ...adhoc, turns: workflow.turns + adhoc.turns, usage, permissionDenials: [...workflow.permissionDenials, ...adhoc.permissionDenials], contextFile })
   } catch (error) {

@@ -9,16 +9,30 @@ import { MycError } from '../errors.js'
  * One record of a session file (append-only JSON Lines under
  * `.mycelium/sessions/<id>.jsonl`): the messages exactly as sent to and
  * received from the API (tool_use and tool_result blocks whole), the active
- * skills after each turn, usage, and a name when saved under one.
+ * skills after each turn, usage, and a name when saved under one. A
+ * workflow's session and the adhoc session it handed off to name each other
+ * (`handoff.to`, `meta.from`).
  */
 export const SessionRecordSchema = v.variant('type', [
-  v.strictObject({ type: v.literal('meta'), id: v.string(), created: v.string(), role: v.nullable(v.string()), mode: v.string(), model: v.string(), version: v.string() }),
+  v.strictObject({
+    type: v.literal('meta'),
+    id: v.string(),
+    created: v.string(),
+    role: v.nullable(v.string()),
+    mode: v.string(),
+    model: v.string(),
+    version: v.string(),
+    /** The session this one was handed off from (a failed workflow's). */
+    from: v.optional(v.string()),
+  }),
   v.strictObject({ type: v.literal('message'), message: v.strictObject({ role: v.picklist(['user', 'assistant']), content: v.unknown() }) }),
   v.strictObject({ type: v.literal('skills'), active: v.array(v.string()) }),
   v.strictObject({ type: v.literal('usage'), inputTokens: v.number(), outputTokens: v.number() }),
   v.strictObject({ type: v.literal('name'), name: v.string() }),
   /** /compress: the messages before the last `kept` became `summary` (the originals stay above in the file). */
   v.strictObject({ type: v.literal('compressed'), summary: v.string(), kept: v.pipe(v.number(), v.integer(), v.minValue(0)) }),
+  /** A workflow handed off: the adhoc session that went on from its failure context. */
+  v.strictObject({ type: v.literal('handoff'), to: v.string(), contextFile: v.string() }),
 ])
 export type SessionRecord = v.InferOutput<typeof SessionRecordSchema>
 
@@ -32,6 +46,8 @@ export interface LoadedSession {
   activeSkills: string[]
   turns: number
   usage: { inputTokens: number; outputTokens: number }
+  /** A workflow that handed off: the adhoc session it went on in, and the failure context. */
+  handoff?: { to: string; contextFile: string }
 }
 
 const ID = /^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$/
@@ -115,6 +131,7 @@ function loadSessionFile(file: string): LoadedSession {
       loaded.usage.inputTokens += r.inputTokens
       loaded.usage.outputTokens += r.outputTokens
     } else if (r.type === 'compressed') loaded.messages = [...summaryPair(r.summary), ...loaded.messages.slice(loaded.messages.length - r.kept)]
+    else if (r.type === 'handoff') loaded.handoff = { to: r.to, contextFile: r.contextFile }
     else loaded.name = r.name
   }
   if (!meta) throw new MycError('USAGE', `${file}: no meta record (not a session file)`)

@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { ROLE_NAME, ROLE_NAME_RULE } from '../memory/role-name.js'
 
 /**
  * The config schema of DESIGN.md section 4, in valibot. Objects are strict:
@@ -50,11 +51,14 @@ export const HTTP_ONLY_KEYS = ['url', 'headers'] as const
 const patternList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))
 const nameList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))
 
+/** A role name: it names a memory file, so it may not leave the folder. */
+export const roleName = v.pipe(v.string(), v.regex(ROLE_NAME, `must be a role name: ${ROLE_NAME_RULE}`))
+
 export const RoleDefinitionSchema = v.strictObject({
   description: v.optional(v.string()),
   allowedSkills: v.optional(nameList),
   deny: v.optional(patternList, []),
-  inherits: v.optional(v.string()),
+  inherits: v.optional(roleName),
 })
 
 export const ConfigSchema = v.strictObject({
@@ -70,8 +74,8 @@ export const ConfigSchema = v.strictObject({
   ),
   roles: v.optional(
     v.strictObject({
-      default: v.optional(v.string()),
-      definitions: v.optional(v.record(v.string(), RoleDefinitionSchema), {}),
+      default: v.optional(roleName),
+      definitions: v.optional(v.record(roleName, RoleDefinitionSchema), {}),
     }),
     {},
   ),
@@ -102,11 +106,21 @@ export const ConfigSchema = v.strictObject({
     }),
     {},
   ),
-  memory: v.optional(v.strictObject({ dir: v.optional(v.string(), '.mycelium/memory') }), {}),
+  memory: v.optional(
+    v.strictObject({
+      /** One Markdown file per role (`<role>.memory.md`), relative to the config's folder. */
+      dir: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), '.mycelium/memory'),
+      /** The largest entry `save_memory` accepts (bytes of UTF-8). */
+      maxEntryBytes: v.optional(positiveInt(1, 1 << 24), 16 * 1024),
+      /** The largest a role's memory file may grow (bytes). */
+      maxRoleBytes: v.optional(positiveInt(1024, 1 << 30), 2 * 1024 * 1024),
+    }),
+    {},
+  ),
   audit: v.optional(v.strictObject({ file: v.optional(v.string()) }), {}),
   http: v.optional(
     v.strictObject({
-      tokens: v.optional(v.array(v.strictObject({ env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')), role: v.string() })), []),
+      tokens: v.optional(v.array(v.strictObject({ env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')), role: roleName })), []),
     }),
     {},
   ),

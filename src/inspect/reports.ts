@@ -4,13 +4,14 @@ import type { Tool } from '@modelcontextprotocol/client'
 import type { LoadedConfig } from '../config/load.js'
 import { previewActivation, type PreviewTool } from '../policy/escalation.js'
 import { patternMatches } from '../policy/patterns.js'
-import { BUILTIN_SERVER, BUILTIN_TOOLS, GATED_BUILTINS, META_BUILTINS, visibleBuiltins, type Policy, type PrincipalFilter } from '../policy/policy.js'
+import { BUILTIN_SERVER, BUILTIN_TOOLS, GATED_BUILTINS, MEMORY_BUILTINS, META_BUILTINS, visibleBuiltins, type Policy, type PrincipalFilter } from '../policy/policy.js'
 import { resolveRoles, type RoleDefinitionInput } from '../policy/roles.js'
 import type { Skill, SkillProblem } from '../policy/skill.js'
 import type { Catalogue, ToolEntry } from '../registry/catalogue.js'
 import { clientNameWarnings, toWireName, type WireNameOptions } from '../registry/wire-names.js'
 import { EXEC_TOOL_DEFS } from '../principal/builtin-exec.js'
 import { META_TOOL_DEFS } from '../principal/meta-tools.js'
+import { MEMORY_TOOL_DEFS } from '../memory/memory-tools.js'
 
 /** One row of `myc tools`. */
 export interface ToolRow {
@@ -29,11 +30,11 @@ function row(entry: ToolEntry, visible: boolean): ToolRow {
 
 /**
  * The built-ins `myc serve` runs in policy mode besides the meta tools: the
- * sandboxed `exec` and `run_script` (the memory tools are not served yet).
+ * sandboxed `exec` and `run_script`, and the memory tools.
  */
-export const SERVED_BUILTINS: ReadonlySet<string> = new Set(GATED_BUILTINS)
+export const SERVED_BUILTINS: ReadonlySet<string> = new Set([...GATED_BUILTINS, ...MEMORY_BUILTINS])
 
-const BUILTIN_DEFS: Readonly<Record<string, Omit<Tool, 'name'>>> = { ...META_TOOL_DEFS, ...EXEC_TOOL_DEFS }
+const BUILTIN_DEFS: Readonly<Record<string, Omit<Tool, 'name'>>> = { ...META_TOOL_DEFS, ...EXEC_TOOL_DEFS, ...MEMORY_TOOL_DEFS }
 
 /** A built-in tool of server `mycelium` as a principal would get it. */
 export interface BuiltinTool {
@@ -202,7 +203,20 @@ export function policyCheck(policy: Policy, catalogue: Catalogue, role: string, 
   for (const p of deny.patterns) if (!catalogue.tools().some((e) => patternMatches(p, e.server, e.name))) violations.push(`role ${role}: deny "${p.source}" matches no tool (a typo leaves the tool visible)`)
   for (const problem of policy.denyProblems(role)) violations.push(`role ${role}: deny ${problem} (it is ignored, so it denies nothing)`)
   const chain = policy.roles.get(role)?.chain ?? [role]
-  return { role, servers, skills: reachable.map((s) => s.name), tools, memory: filter.memory, violations, warnings: chain.flatMap((r) => warnings.byRole.get(r) ?? []) }
+  const access = filter.memoryAccess
+  const memoryWarnings: string[] = []
+  if (access.readable !== 'all') for (const r of access.readable) if (!policy.roles.has(r)) memoryWarnings.push(`memory: team role "${r}" (grants.memoryTeamRoles) is no role; it has no memory to read`)
+  return {
+    role,
+    servers,
+    skills: reachable.map((s) => s.name),
+    tools,
+    memory: filter.memory,
+    memoryReads: access.readable === 'all' ? ('all' as const) : [...access.readable].sort(),
+    memoryWrites: access.grant === 'none' ? null : access.role,
+    violations,
+    warnings: [...chain.flatMap((r) => warnings.byRole.get(r) ?? []), ...memoryWarnings],
+  }
 }
 
 /**

@@ -58,8 +58,10 @@ export function explainTool(policy: Policy, input: { server: string; tool: strin
     // Memory built-ins follow the memory grant, not the patterns.
     const granting = policy.reachable(role).filter((s) => s.grants.memory !== 'none')
     for (const s of granting) steps.push({ rule: `skill ${s.name}`, verdict: active.has(s.name) ? 'allows' : 'info', detail: `grants memory (${s.grants.memory})${active.has(s.name) ? '' : ' once activated'}` })
-    const memory = policy.filter(role, active).memory
+    const access = policy.filter(role, active).memoryAccess
+    const memory = access.grant
     if (memory === 'none') steps.push({ rule: 'memory grant', verdict: 'denies', detail: 'no active skill grants memory (grants.memory)' })
+    else steps.push({ rule: 'memory grant', verdict: 'allows', detail: `${memory}: reads ${access.readable === 'all' ? 'every role' : [...access.readable].sort().join(', ')}; writes ${role}` })
     return finish(policy, { id, role, server, tool, steps, visible: inCatalogue && !unavailable && memory !== 'none', chain: resolved.chain })
   }
   let granted = false

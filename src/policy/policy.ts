@@ -1,6 +1,7 @@
 import { parsePattern, PatternSet, type ToolPattern } from './patterns.js'
 import type { ResolvedRole } from './roles.js'
 import type { MemoryGrant, Skill } from './skill.js'
+import { memoryAccess, type MemoryAccess } from '../memory/access.js'
 
 /** The reserved server key of myc's built-in tools. */
 export const BUILTIN_SERVER = 'mycelium'
@@ -55,9 +56,9 @@ export interface PrincipalFilter {
   serverReached(server: string): boolean
   /** The strongest memory grant among active skills. */
   readonly memory: MemoryGrant
+  /** Whose memory it reads and writes (from the active skills' grants). */
+  readonly memoryAccess: MemoryAccess
 }
-
-const MEMORY_ORDER: MemoryGrant[] = ['none', 'isolated', 'team', 'all']
 
 /**
  * The compiled policy: skills (with strict loading applied against the live
@@ -171,11 +172,8 @@ export class Policy {
     if (cached) return cached
     const allow = new PatternSet(effective.flatMap((s) => this.compiled.get(s) ?? []))
     const deny = this.denyOf(role)
-    let memory: MemoryGrant = 'none'
-    for (const s of effective) {
-      const grant = this.skills.get(s)!.grants.memory
-      if (MEMORY_ORDER.indexOf(grant) > MEMORY_ORDER.indexOf(memory)) memory = grant
-    }
+    const access = memoryAccess(role, this.roles.get(role)?.chain ?? [role], effective.map((s) => this.skills.get(s)!.grants))
+    const memory = access.grant
     const filter: PrincipalFilter = {
       role,
       active: new Set(effective),
@@ -185,6 +183,7 @@ export class Policy {
           : (server, tool) => (server === BUILTIN_SERVER && MEMORY_SET.has(tool) ? true : allow.matches(server, tool)) && !deny.matches(server, tool),
       serverReached: (server) => allow.touches(server) && !denyAll(deny, server),
       memory,
+      memoryAccess: access,
     }
     this.filters.set(key, filter)
     return filter

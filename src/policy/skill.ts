@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { isRoleName, ROLE_NAME_RULE } from '../memory/role-name.js'
 
 /** A problem found in a skill file: which file, which key, what to do. */
 export interface SkillProblem {
@@ -108,6 +109,12 @@ export function buildSkill(data: unknown, input: { file: string; dir: string; fo
   else if (!NAME.test(name) || name.length > 64) at('name', `"${name}" must be 1-64 lowercase letters, digits and single hyphens`)
   else if (name !== input.folder) at('name', `"${name}" must equal the folder name "${input.folder}" (rename one of them)`)
   if (fm.name !== undefined && fm.id !== undefined && fm.name !== fm.id) at('id', 'give either name or id, not both with different values')
+  fm.allowedRoles.forEach((role, i) => {
+    if (role !== '*' && !isRoleName(role)) at(`allowedRoles.${i}`, `"${role}" is not a role name: ${ROLE_NAME_RULE}`)
+  })
+  fm.grants.memoryTeamRoles.forEach((role, i) => {
+    if (!isRoleName(role)) at(`grants.memoryTeamRoles.${i}`, `"${role}" is not a role name: ${ROLE_NAME_RULE}`)
+  })
   const hostTools: string[] = []
   const allowedTools = [...fm.allowedTools]
   const agentTools = fm['allowed-tools'] === undefined ? [] : Array.isArray(fm['allowed-tools']) ? fm['allowed-tools'] : fm['allowed-tools'].split(/\s+/).filter(Boolean)

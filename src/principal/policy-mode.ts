@@ -17,9 +17,11 @@ import { fileAuditSink, type AuditSink } from './audit.js'
 import { PolicyState, type PolicySources } from './policy-state.js'
 import type { BuiltinRunner } from './builtin-exec.js'
 import { PolicyView } from './policy-view.js'
+import { isRoleName, ROLE_NAME_RULE } from '../memory/role-name.js'
+import { MemoryStore } from '../memory/memory-store.js'
 
 /** Open mode (no skills: everything served) or policy mode (DESIGN.md section 5). */
-export type PolicyMode = { kind: 'open' } | { kind: 'policy'; state: PolicyState; audit: AuditSink }
+export type PolicyMode = { kind: 'open' } | { kind: 'policy'; state: PolicyState; audit: AuditSink; memory: MemoryStore }
 
 /** Whether the config puts myc in policy mode: a `skills` key, or a `skills/` folder beside the config. */
 export function isPolicyMode(loaded: LoadedConfig): boolean {
@@ -43,7 +45,13 @@ export async function loadPolicyMode(loaded: LoadedConfig, catalogue: Pick<Catal
   }
   const { config } = loaded
   const audit = fileAuditSink(config.audit.file ? path.resolve(loaded.dir, config.audit.file) : undefined, (error) => logger.warn(`audit log: ${String(error)}`))
-  return { kind: 'policy', state, audit }
+  return { kind: 'policy', state, audit, memory: openMemoryStore(loaded, audit) }
+}
+
+/** The role memory of a config: `memory.dir` beside the config file, with its caps. Touches no file until used. */
+export function openMemoryStore(loaded: LoadedConfig, audit?: AuditSink): MemoryStore {
+  const { memory } = loaded.config
+  return new MemoryStore({ dir: path.resolve(loaded.dir, memory.dir), maxEntryBytes: memory.maxEntryBytes, maxRoleBytes: memory.maxRoleBytes, ...(audit ? { audit } : {}) })
 }
 
 /** Reads skills, role files and the served skill index (what policy mode is built from). */
@@ -76,12 +84,14 @@ async function loadRoleFiles(dir: string): Promise<Map<string, RoleDefinitionInp
   }
   for (const name of names) {
     const file = path.join(dir, name)
+    const role = name.replace(/\.ya?ml$/, '')
+    if (!isRoleName(role)) throw new MycError('CONFIG_INVALID', `${file}: "${role}" is not a role name: ${ROLE_NAME_RULE}; rename the file`)
     const parsed = v.safeParse(RoleDefinitionSchema, parseYaml(await readFile(file, 'utf8')) ?? {})
     if (!parsed.success) {
       const issue = parsed.issues[0]
       throw new MycError('CONFIG_INVALID', `${file}: ${(issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'}: ${issue.message} (keys: allowedSkills, deny, inherits, description)`)
     }
-    out.set(name.replace(/\.ya?ml$/, ''), parsed.output)
+    out.set(role, parsed.output)
   }
   return out
 }
@@ -121,5 +131,6 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
     catalogueTools: () => request.catalogue.tools(),
 
     ...(request.runner ? { runner: request.runner } : {}),
+    memory: mode.memory,
   })
 }

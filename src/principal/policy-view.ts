@@ -10,6 +10,8 @@ import type { AuditSink } from './audit.js'
 import { EXEC_TOOL_DEFS, type BuiltinRunner } from './builtin-exec.js'
 import { META_TOOL_DEFS, META_TOOLS, type MetaToolName } from './meta-tools.js'
 import type { PolicyState } from './policy-state.js'
+import type { MemoryStore } from '../memory/memory-store.js'
+import { MEMORY_TOOL_DEFS, callMemoryTool, type MemoryToolName } from '../memory/memory-tools.js'
 
 export interface PolicyViewOptions {
   state: PolicyState
@@ -25,6 +27,8 @@ export interface PolicyViewOptions {
   catalogueTools: () => readonly ToolEntry[]
   /** Runs `mycelium:exec` and `mycelium:run_script` (absent: those tools do not exist). */
   runner?: BuiltinRunner
+  /** Role memory (absent: the memory tools do not exist, whatever the grants). */
+  memory?: MemoryStore
 }
 
 function text(message: string, isError = false, structured?: Record<string, unknown>): CallToolResult {
@@ -44,6 +48,8 @@ export class PolicyView implements PrincipalView {
   private readonly metaWire: Tool[]
   private readonly execWire: Array<{ name: 'exec' | 'run_script'; tool: Tool }>
   private readonly execByWire = new Map<string, 'exec' | 'run_script'>()
+  private readonly memoryWire: Array<{ name: MemoryToolName; tool: Tool }>
+  private readonly memoryByWire = new Map<string, MemoryToolName>()
 
   constructor(private readonly options: PolicyViewOptions) {
     this.active = new Set(options.initialSkills)
@@ -59,6 +65,13 @@ export class PolicyView implements PrincipalView {
           const wireName = toWireName(BUILTIN_SERVER, name, options.naming)
           this.execByWire.set(wireName, name)
           return { name, tool: { name: wireName, ...EXEC_TOOL_DEFS[name] } }
+        })
+      : []
+    this.memoryWire = options.memory
+      ? (['save_memory', 'recall_memory', 'list_memories'] as const).map((name) => {
+          const wireName = toWireName(BUILTIN_SERVER, name, options.naming)
+          this.memoryByWire.set(wireName, name)
+          return { name, tool: { name: wireName, ...MEMORY_TOOL_DEFS[name] } }
         })
       : []
     options.audit.write({ event: 'session_start', role: options.role, skills: [...this.active], transport: 'stdio' })
@@ -104,7 +117,8 @@ export class PolicyView implements PrincipalView {
   builtinTools(): readonly Tool[] {
     const filter = this.filter
     if (this.builtinCache?.filter !== filter) {
-      this.builtinCache = { filter, tools: [...this.metaWire, ...this.execWire.filter((e) => filter.toolVisible(BUILTIN_SERVER, e.name)).map((e) => e.tool)] }
+      const gated = [...this.execWire, ...this.memoryWire].filter((e) => filter.toolVisible(BUILTIN_SERVER, e.name)).map((e) => e.tool)
+      this.builtinCache = { filter, tools: [...this.metaWire, ...gated] }
     }
     return this.builtinCache.tools
   }
@@ -153,6 +167,8 @@ export class PolicyView implements PrincipalView {
   callBuiltin(wireName: string, args: Record<string, unknown>, ctx: () => BuiltinCallContext): Promise<CallToolResult> | undefined {
     const execName = this.execByWire.get(wireName)
     if (execName && this.options.runner && this.filter.toolVisible(BUILTIN_SERVER, execName)) return this.runExec(execName, args)
+    const memoryName = this.memoryByWire.get(wireName)
+    if (memoryName && this.options.memory && this.filter.toolVisible(BUILTIN_SERVER, memoryName)) return callMemoryTool(memoryName, args, this.options.memory, this.filter.memoryAccess)
     const meta = this.metaByWire.get(wireName)
     if (!meta) return undefined
     switch (meta) {

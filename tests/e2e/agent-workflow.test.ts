@@ -6,6 +6,7 @@ import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AgentEventSchema, type AgentEvent } from '../../src/agent/events.js'
 import { readFailureContext } from '../../src/agent/failure-context.js'
+import { loadSession } from '../../src/agent/session-store.js'
 import { runAgentCli } from '../helpers/agent.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
@@ -33,6 +34,9 @@ function project(): string {
 }
 
 const myc = (args: string[], fake: FakeAnthropic) => runAgentCli([...args, '--json'], { fake })
+/** The recorded sessions of a project, as `myc sessions list --json` gives them. */
+const listed = async (config: string) => (JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as { sessions: Array<{ id: string; mode: string; turns: number; file: string }> }).sessions
+const sessionsOf = (config: string) => path.join(path.dirname(config), '.mycelium', 'sessions')
 
 describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, and what a failure leads to', () => {
   const fake = new FakeAnthropic()
@@ -69,6 +73,37 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
     expect(fake.requests.length - before).toBe(2)
   }, 60_000)
 
+  it('records the workflow phase as a session (mode workflow) that myc sessions lists and myc run --resume continues', async () => {
+    failingRun()
+    const config = project()
+    const before = fake.requests.length
+    const r = await myc(['workflow', 'release it', '--config', config, '--on-failure', 'exit'], fake)
+    expect(r.code, r.stderr).toBe(3)
+    const id = (r.events[0] as { sessionId: string }).sessionId
+    expect(end(r.events)).toMatchObject({ sessionId: id })
+    const file = path.join(sessionsOf(config), `${id}.jsonl`)
+    expect(existsSync(file)).toBe(true)
+    const session = loadSession(sessionsOf(config), id)
+    expect(session.meta).toMatchObject({ id, mode: 'workflow', role: 'ops' })
+    // The messages as sent: the second request's, then the reply that ran release.sh and its (failed) result.
+    const sent = fake.requests[before + 1]!.body.messages
+    expect(session.messages.slice(0, sent.length)).toEqual(sent)
+    expect(session.messages).toHaveLength(sent.length + 2)
+    expect(session.messages[sent.length]).toMatchObject({ role: 'assistant', content: [{ type: 'tool_use', name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh', args: ['--now'] } }] })
+    expect(session.messages[sent.length + 1]).toMatchObject({ role: 'user', content: [{ type: 'tool_result', is_error: true }] })
+    expect(session.turns).toBe(1)
+    expect(session.usage).toEqual({ inputTokens: 20, outputTokens: 10 })
+    expect(await listed(config)).toContainEqual(expect.objectContaining({ id, mode: 'workflow', turns: 1, file }))
+    // myc run --resume goes on from it: the recorded conversation is sent again, then the follow-up.
+    fake.setScript(() => ({ content: [{ type: 'text', text: 'going on' }] }))
+    const resumedAt = fake.requests.length
+    const follow = await myc(['run', 'what failed?', '--config', config, '--resume', id], fake)
+    expect(follow.code, follow.stderr).toBe(0)
+    expect((follow.events[0] as { sessionId: string }).sessionId).toBe(id)
+    expect(fake.requests[resumedAt]!.body.messages).toEqual([...session.messages, { role: 'user', content: 'what failed?' }])
+    expect(loadSession(sessionsOf(config), id).turns).toBe(2)
+  }, 60_000)
+
   it('--on-failure prompt without a terminal: prints the exact adhoc command and exits 3', async () => {
     failingRun()
     const r = await myc(['workflow', 'release it', '--config', project()], fake)
@@ -88,6 +123,30 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
     expect((third.body.tools ?? []).map((t) => t.name)).toContain('echo__echo')
     expect(JSON.stringify(third.body.system)).toContain('Skill deploy ran scripts/release.sh --now and it exited with 2')
     expect(end(r.events)).toMatchObject({ reason: 'done', exitCode: 0, contextFile: handoff.contextFile })
+  }, 60_000)
+
+  it('a hand-off is a second session, and the two name each other', async () => {
+    failingRun()
+    const config = project()
+    const before = fake.requests.length
+    const r = await myc(['workflow', 'release it', '--config', config, '--on-failure', 'auto'], fake)
+    expect(r.code, r.stderr).toBe(0)
+    const workflowId = (r.events[0] as { sessionId: string }).sessionId
+    const handoff = r.events.find((e) => e.type === 'handoff')!
+    expect(handoff.sessionId).toBe(workflowId)
+    // From the hand-off on, the events carry the adhoc session's id.
+    const adhocId = r.events.at(-1)!.sessionId
+    expect(adhocId).not.toBe(workflowId)
+    const workflow = loadSession(sessionsOf(config), workflowId)
+    const adhoc = loadSession(sessionsOf(config), adhocId)
+    expect(workflow.meta.mode).toBe('workflow')
+    expect(workflow.handoff).toEqual({ to: adhocId, contextFile: (handoff as { contextFile: string }).contextFile })
+    expect(workflow.messages).toHaveLength(fake.requests[before + 1]!.body.messages.length + 2)
+    expect(adhoc.meta).toMatchObject({ mode: 'adhoc', from: workflowId, role: 'adhoc' })
+    // The adhoc session holds its own conversation as sent: the task, then the reply.
+    expect(adhoc.messages).toEqual([...fake.requests[before + 2]!.body.messages, { role: 'assistant', content: [{ type: 'text', text: 'Looking into the failure.' }] }])
+    const ids = (await listed(config)).map((s) => `${s.id} ${s.mode}`)
+    expect(ids).toEqual(expect.arrayContaining([`${workflowId} workflow`, `${adhocId} adhoc`]))
   }, 60_000)
 
   it('myc adhoc --context FILE starts from the context; a bad file is refused naming the field', async () => {

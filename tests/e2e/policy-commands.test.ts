@@ -104,10 +104,10 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
     expect(myc(['skills', 'lint', '--config', file]).stdout).toContain(`warning: ${path.join(dir, 'roles', 'ops.yaml')}: ${MISSING}`)
   })
 
-  it('myc explain decides built-ins as serve does: wire names, session.metaTools, unserved built-ins', () => {
+  it('myc explain decides built-ins as serve does: wire names, session.metaTools, the memory grant', () => {
     const memory = json(['explain', 'mycelium__save_memory', '--config', file, '--role', 'developer']).doc
     expect(memory).toMatchObject({ ok: true, tool: 'mycelium:save_memory', visible: false })
-    expect(memory.steps[0]).toMatchObject({ rule: 'built-ins', verdict: 'denies' })
+    expect(memory.steps.at(-1)).toMatchObject({ rule: 'memory grant', verdict: 'denies' })
     expect(json(['explain', 'mycelium__exec', '--config', file, '--role', 'developer', '--skills', 'shell']).doc).toMatchObject({ tool: 'mycelium:exec', visible: true })
     const off = config({ metaTools: false })
     expect(json(['explain', 'mycelium:list_skills', '--config', off.file, '--role', 'developer']).doc).toMatchObject({ visible: false, steps: [{ rule: 'meta tools', verdict: 'denies' }] })

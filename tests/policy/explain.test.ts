@@ -81,7 +81,10 @@ describe('explainTool', () => {
       { rule: 'skill notes', verdict: 'info', detail: 'grants memory (team) once activated' },
       { rule: 'memory grant', verdict: 'denies', detail: 'no active skill grants memory (grants.memory)' },
     ])
-    expect(explain(BUILTIN_SERVER, 'recall_memory', 'dev', ['notes']).steps).toEqual([{ rule: 'skill notes', verdict: 'allows', detail: 'grants memory (team)' }])
+    expect(explain(BUILTIN_SERVER, 'recall_memory', 'dev', ['notes']).steps).toEqual([
+      { rule: 'skill notes', verdict: 'allows', detail: 'grants memory (team)' },
+      { rule: 'memory grant', verdict: 'allows', detail: 'team: reads dev; writes dev' },
+    ])
   })
 
   it('with `available`, agrees with visibleBuiltins: a built-in the process does not run is hidden, and says why', () => {

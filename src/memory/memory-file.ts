@@ -1,0 +1,214 @@
+import { createHash } from 'node:crypto'
+
+/** The kinds of memory entry, in the order their sections appear in a file. */
+export const MEMORY_TYPES = ['preference', 'fact', 'decision', 'note'] as const
+export type MemoryType = (typeof MEMORY_TYPES)[number]
+
+/** One remembered thing. `role` is the file it lives in. */
+export interface MemoryEntry {
+  id: string
+  role: string
+  type: MemoryType
+  tags: string[]
+  /** ISO 8601. */
+  createdAt: string
+  content: string
+}
+
+/** Something in a memory file that could not be read as entries: kept verbatim, reported by `myc memory lint`. */
+export interface MemoryProblem {
+  /** 1-based line in the file. */
+  line: number
+  message: string
+}
+
+/** A memory file as read: its entries, the parts kept as written, and what was wrong. */
+export interface ParsedMemory {
+  entries: MemoryEntry[]
+  /** Blocks that did not parse, verbatim (written back under "Unparsed" so nothing is lost). */
+  kept: string[]
+  problems: MemoryProblem[]
+}
+
+const SECTION_TITLES: Record<MemoryType, string> = { preference: 'Preferences', fact: 'Facts', decision: 'Decisions', note: 'Notes' }
+/** Heading of the section that holds what did not parse; nothing under it is read as entries. */
+export const UNPARSED_TITLE = 'Unparsed (kept exactly as written; fix and move up, or delete)'
+const ID = /^mem_[A-Za-z0-9_-]{1,64}$/
+const ENTRY_HEADING = /^### \[(.*)\]\s*$/
+const META = /^<!-- meta: (.*) -->\s*$/
+/** Lines of content that would read as structure: escaped with one more backslash when written. */
+const NEEDS_ESCAPE = /^\\*(?:#|<!-- meta:)/
+const ESCAPED = /^\\+(?:#|<!-- meta:)/
+
+/** The type a section heading names (`## Facts`, `## fact`), or undefined. */
+function sectionType(title: string): MemoryType | undefined {
+  const t = title.trim().toLowerCase()
+  return MEMORY_TYPES.find((type) => t === type || t === `${type}s`)
+}
+
+/** A stable id for an entry a person added by hand (same content, same id). */
+export function handEntryId(content: string): string {
+  return `mem_h${createHash('sha256').update(content).digest('hex').slice(0, 12)}`
+}
+
+function isIsoDate(value: unknown): value is string {
+  return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value))
+}
+
+/**
+ * Reads a role's memory file (pure). Structure: `## <Type>s` sections holding
+ * `### [mem_<id>]` entries, each its content then a one-line
+ * `<!-- meta: {json} -->` comment. What a person writes by hand is read too:
+ * an entry without the comment, or a paragraph under a section, is an entry
+ * of that section's type (a note under no known section), with a stable id
+ * made from its content and `fallbackTime` as its time. Anything else (text
+ * before the first section, a broken comment, a repeated id) is kept verbatim
+ * with a problem naming its line.
+ */
+export function parseMemoryFile(text: string, role: string, fallbackTime: string): ParsedMemory {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/)
+  const entries: MemoryEntry[] = []
+  const kept: string[] = []
+  const problems: MemoryProblem[] = []
+  const seen = new Set<string>()
+  let section: { type: MemoryType | undefined; title: string } | undefined
+  let block: { start: number; lines: string[]; id: string | undefined; paragraph: boolean } | undefined
+
+  const keep = (start: number, raw: string[], message: string) => {
+    kept.push(trimBlank(raw).join('\n'))
+    problems.push({ line: start, message })
+  }
+
+  const finish = () => {
+    if (!block) return
+    const { start, id } = block
+    const label = id ?? 'a hand-written entry'
+    const raw = trimBlank(block.lines)
+    block = undefined
+    const body = id === undefined ? raw : raw.slice(1)
+    let meta: Record<string, unknown> | undefined
+    let contentLines = trimBlank(body)
+    const last = contentLines.at(-1)
+    const m = last === undefined ? null : META.exec(last)
+    if (m) {
+      try {
+        const parsed: unknown = JSON.parse(m[1]!)
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object')
+        meta = parsed as Record<string, unknown>
+      } catch {
+        return keep(start, raw, `the metadata comment of ${label} is not a JSON object (write it as <!-- meta: {"type":"note","tags":[],"createdAt":"2026-01-01T00:00:00.000Z"} -->, or delete the comment)`)
+      }
+      contentLines = trimBlank(contentLines.slice(0, -1))
+    }
+    const content = contentLines.map((l) => (ESCAPED.test(l) ? l.slice(1) : l)).join('\n').trimEnd()
+    if (content.trim() === '') {
+      if (id !== undefined) keep(start, raw, `${label} has no content (write it under the heading, or delete the entry)`)
+      return
+    }
+    const type = meta?.type ?? section?.type ?? 'note'
+    if (!MEMORY_TYPES.includes(type as MemoryType)) return keep(start, raw, `${label} has type ${JSON.stringify(type)}; types: ${MEMORY_TYPES.join(', ')}`)
+    const tags = meta?.tags ?? []
+    if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string')) return keep(start, raw, `${label}: "tags" must be a list of strings`)
+    const createdAt = meta?.createdAt ?? fallbackTime
+    if (!isIsoDate(createdAt)) return keep(start, raw, `${label}: "createdAt" must be an ISO 8601 time such as 2026-01-01T00:00:00.000Z`)
+    const entryId = id ?? handEntryId(content)
+    if (seen.has(entryId)) return keep(start, raw, `id ${entryId} appears twice (give one a new id, e.g. ${entryId}b, or delete it)`)
+    seen.add(entryId)
+    entries.push({ id: entryId, role, type: type as MemoryType, tags: tags as string[], createdAt, content })
+  }
+
+  let preamble = true
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!
+    const lineNo = i + 1
+    if (line.startsWith('## ')) {
+      finish()
+      preamble = false
+      const title = line.slice(3).trim()
+      if (title.startsWith('Unparsed')) {
+        // Everything below stays exactly as written.
+        const rest = trimBlank(lines.slice(i + 1))
+        if (rest.length > 0) {
+          kept.push(rest.join('\n'))
+          problems.push({ line: lineNo + 1, message: 'there is unparsed text under "## Unparsed": fix it and move it into a section, or delete it' })
+        }
+        break
+      }
+      const type = sectionType(title)
+      if (!type) problems.push({ line: lineNo, message: `unknown section "${title}" (sections: ${MEMORY_TYPES.map((t) => SECTION_TITLES[t]).join(', ')}); its entries are read as notes unless their metadata says otherwise` })
+      section = { type, title }
+      continue
+    }
+    if (preamble) {
+      if (line.trim() === '' || (i === firstNonBlank(lines) && line.startsWith('# ')) || /^Last modified: /.test(line)) continue
+      // Text before the first section: collect the paragraph and keep it.
+      const start = lineNo
+      const raw: string[] = []
+      while (i < lines.length && lines[i]!.trim() !== '' && !lines[i]!.startsWith('## ')) raw.push(lines[i++]!)
+      i--
+      keep(start, raw, 'text before the first section (## Preferences, ## Facts, ## Decisions or ## Notes) is not an entry')
+      continue
+    }
+    const heading = ENTRY_HEADING.exec(line)
+    if (heading || line.startsWith('### ')) {
+      finish()
+      const id = heading?.[1]
+      if (heading && !ID.test(id!)) {
+        // Not one of ours: keep the block whole.
+        const start = lineNo
+        const raw = [line]
+        while (i + 1 < lines.length && !lines[i + 1]!.startsWith('## ') && !lines[i + 1]!.startsWith('### ')) raw.push(lines[++i]!)
+        keep(start, raw, `"${id}" is not an entry id (ids look like mem_ followed by letters, digits, "_" or "-")`)
+        continue
+      }
+      // `### Some title` without an id: the title is part of a hand-written entry.
+      block = heading ? { start: lineNo, lines: [line], id, paragraph: false } : { start: lineNo, lines: [line.slice(4)], id: undefined, paragraph: false }
+      continue
+    }
+    if (block) {
+      // A hand-written paragraph ends at a blank line; an entry with an id runs to the next heading.
+      if (block.paragraph && line.trim() === '') {
+        finish()
+        continue
+      }
+      block.lines.push(line)
+      continue
+    }
+    if (line.trim() === '') continue
+    block = { start: lineNo, lines: [line], id: undefined, paragraph: true }
+  }
+  finish()
+  return { entries, kept, problems }
+}
+
+function firstNonBlank(lines: readonly string[]): number {
+  return lines.findIndex((l) => l.trim() !== '')
+}
+
+function trimBlank(lines: readonly string[]): string[] {
+  let a = 0
+  let b = lines.length
+  while (a < b && lines[a]!.trim() === '') a++
+  while (b > a && lines[b - 1]!.trim() === '') b--
+  return lines.slice(a, b)
+}
+
+/**
+ * Writes a role's memory file (pure): title, last-modified time and entry
+ * count, a section per type in a fixed order (entries in the order given),
+ * then anything kept unparsed, verbatim, under its own heading.
+ */
+export function renderMemoryFile(role: string, entries: readonly MemoryEntry[], kept: readonly string[], modified: string): string {
+  const out: string[] = [`# Memory of role ${role}`, '', `Last modified: ${modified} · Entries: ${entries.length}`, '']
+  for (const type of MEMORY_TYPES) {
+    const ofType = entries.filter((e) => e.type === type)
+    if (ofType.length === 0) continue
+    out.push(`## ${SECTION_TITLES[type]}`, '')
+    for (const e of ofType) {
+      const content = e.content.split('\n').map((l) => (NEEDS_ESCAPE.test(l) ? `\\${l}` : l))
+      out.push(`### [${e.id}]`, ...content, `<!-- meta: ${JSON.stringify({ type: e.type, tags: e.tags, createdAt: e.createdAt })} -->`, '')
+    }
+  }
+  if (kept.length > 0) out.push(`## ${UNPARSED_TITLE}`, '', ...kept.flatMap((k) => [k, '']))
+  return `${out.join('\n').trimEnd()}\n`
+}

@@ -1,0 +1,243 @@
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import type { Client } from '@modelcontextprotocol/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runAgentCli } from '../helpers/agent.js'
+import { bundle, connectToMyc } from '../helpers/e2e.js'
+import { FakeAnthropic } from '../helpers/fake-anthropic.js'
+
+/**
+ * Role memory through `build/myc.cjs serve` with real SDK clients: three
+ * roles with different grants save and recall over MCP and see only what
+ * policy allows; the operator CLI reads the same Markdown files.
+ */
+function project(): { dir: string; config: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-memory-e2e-'))
+  const skill = (name: string, front: string) => {
+    mkdirSync(path.join(dir, 'skills', name), { recursive: true })
+    writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name} skill\n${front}\n---\nInstructions of ${name}.\n`)
+  }
+  skill('plain', 'allowedRoles: [dev, qa, lead, ops]')
+  skill('notes', 'allowedRoles: [dev, qa]\ngrants: { memory: isolated }')
+  skill('team-notes', 'allowedRoles: [lead]\ngrants: { memory: team, memoryTeamRoles: [dev] }')
+  const config = path.join(dir, 'mycelium.config.json')
+  writeFileSync(config, JSON.stringify({ mcpServers: {}, skills: { dirs: ['skills'] }, audit: { file: 'audit.jsonl' }, memory: { maxEntryBytes: 2048 } }))
+  return { dir, config }
+}
+
+type CallResult = { isError?: boolean; content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown> }
+const call = (client: Client, name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<CallResult>
+const textOf = (r: CallResult) => r.content.map((c) => c.text ?? '').join('')
+/** A call's answer, error or result, with the tool's name blanked (to compare two nonexistence answers). */
+async function answer(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
+  try {
+    return JSON.stringify(await call(client, name, args)).replaceAll(name, 'NAME')
+  } catch (error) {
+    const e = error as { code?: number; message: string }
+    return JSON.stringify({ code: e.code, message: e.message.replaceAll(name, 'NAME') })
+  }
+}
+const memoryTools = ['mycelium__list_memories', 'mycelium__recall_memory', 'mycelium__save_memory']
+const toolNames = async (client: Client) => (await client.listTools()).tools.map((t) => t.name).filter((n) => n.includes('memor')).sort()
+
+function cli(config: string, ...args: string[]) {
+  return spawnSync(process.execPath, [bundle, ...args, '--config', config], { encoding: 'utf8', timeout: 30_000 })
+}
+
+describe('role memory over MCP (build/myc.cjs serve)', () => {
+  let p: { dir: string; config: string }
+  beforeAll(() => {
+    p = project()
+  })
+
+  it('the tools exist only while a granting skill is active, appear with list_changed, and answer as nonexistent otherwise', async () => {
+    const { client } = await connectToMyc(['serve', '--config', p.config, '--role', 'dev', '--skills', 'plain'])
+    try {
+      expect(await toolNames(client)).toEqual([])
+      expect(await answer(client, 'mycelium__save_memory', { content: 'x' })).toBe(await answer(client, 'mycelium__no_such_tool', { content: 'x' }))
+      let changed = 0
+      client.setNotificationHandler('notifications/tools/list_changed', () => {
+        changed++
+      })
+      const activated = await call(client, 'mycelium__activate_skill', { name: 'notes' })
+      expect(activated.isError).toBeFalsy()
+      await new Promise((r) => setTimeout(r, 200))
+      expect(changed).toBeGreaterThan(0)
+      expect(await toolNames(client)).toEqual(memoryTools)
+      await call(client, 'mycelium__deactivate_skill', { name: 'notes' })
+      expect(await toolNames(client)).toEqual([])
+    } finally {
+      await client.close()
+    }
+  }, 30_000)
+
+  it('each role writes its own memory; isolated reads only its own; team reads its team; other roles answer as empty', async () => {
+    const dev = (await connectToMyc(['serve', '--config', p.config, '--role', 'dev', '--skills', 'notes'])).client
+    const qa = (await connectToMyc(['serve', '--config', p.config, '--role', 'qa', '--skills', 'notes'])).client
+    const lead = (await connectToMyc(['serve', '--config', p.config, '--role', 'lead', '--skills', 'team-notes'])).client
+    try {
+      const saved = await call(dev, 'mycelium__save_memory', { content: 'We deploy to Staging on Fridays', type: 'fact', tags: ['ops'] })
+      expect(saved.isError).toBeFalsy()
+      expect(saved.structuredContent).toMatchObject({ id: expect.stringMatching(/^mem_/), role: 'dev', type: 'fact' })
+      await call(dev, 'mycelium__save_memory', { content: 'Prefer small pull requests', type: 'preference' })
+      await call(qa, 'mycelium__save_memory', { content: 'QA secret: the flaky test is login' })
+      await call(lead, 'mycelium__save_memory', { content: 'Lead note: plan the freeze' })
+
+      // Words, any order, case-insensitive; newest first.
+      const found = await call(dev, 'mycelium__recall_memory', { query: 'friday DEPLOY' })
+      expect((found.structuredContent!.entries as Array<{ content: string }>).map((e) => e.content)).toEqual(['We deploy to Staging on Fridays'])
+      const mine = await call(dev, 'mycelium__recall_memory', {})
+      expect((mine.structuredContent!.entries as Array<{ content: string }>).map((e) => e.content)).toEqual(['Prefer small pull requests', 'We deploy to Staging on Fridays'])
+
+      // Isolated: another role's memory answers exactly as a role that has none.
+      expect(await answer(dev, 'mycelium__recall_memory', { role: 'qa' })).toBe(await answer(dev, 'mycelium__recall_memory', { role: 'nobody' }))
+      expect(textOf(await call(dev, 'mycelium__recall_memory', { role: 'qa' }))).toBe('No memories found.')
+      expect(await answer(qa, 'mycelium__list_memories', { role: 'dev' })).toBe(await answer(qa, 'mycelium__list_memories', { role: 'nobody' }))
+      const qaAll = await call(qa, 'mycelium__recall_memory', { all_roles: true })
+      expect((qaAll.structuredContent!.entries as Array<{ role: string }>).map((e) => e.role)).toEqual(['qa'])
+
+      // Team: own plus dev, never qa.
+      const leadAll = await call(lead, 'mycelium__recall_memory', { all_roles: true })
+      expect((leadAll.structuredContent!.entries as Array<{ role: string }>).map((e) => e.role).sort()).toEqual(['dev', 'dev', 'lead'])
+      expect((await call(lead, 'mycelium__recall_memory', { role: 'dev', query: 'staging' })).structuredContent!.entries).toHaveLength(1)
+      expect(await answer(lead, 'mycelium__recall_memory', { role: 'qa' })).toBe(await answer(lead, 'mycelium__recall_memory', { role: 'nobody' }))
+      const counts = (await call(lead, 'mycelium__list_memories')).structuredContent!.roles as Array<{ role: string; total: number; byType: Record<string, number> }>
+      expect(counts.map((c) => [c.role, c.total])).toEqual([
+        ['dev', 2],
+        ['lead', 1],
+      ])
+      expect(counts[0]!.byType).toMatchObject({ fact: 1, preference: 1 })
+
+      // Bad arguments and caps: a tool error naming the field or the setting.
+      expect(textOf(await call(dev, 'mycelium__save_memory', { content: 'x', type: 'secret' }))).toMatch(/"type" must be one of/)
+      expect(textOf(await call(dev, 'mycelium__save_memory', { content: '' }))).toMatch(/"content"/)
+      expect(textOf(await call(dev, 'mycelium__recall_memory', { role: 'qa', all_roles: true }))).toMatch(/not both/)
+      const tooBig = await call(dev, 'mycelium__save_memory', { content: 'z'.repeat(3000) })
+      expect(tooBig.isError).toBe(true)
+      expect(textOf(tooBig)).toMatch(/memory\.maxEntryBytes/)
+    } finally {
+      await Promise.all([dev.close(), qa.close(), lead.close()])
+    }
+
+    // The Markdown files, one per role, readable by people.
+    const devFile = readFileSync(path.join(p.dir, '.mycelium', 'memory', 'dev.memory.md'), 'utf8')
+    expect(devFile).toMatch(/^# Memory of role dev\n\nLast modified: .* · Entries: 2\n/)
+    expect(devFile).toContain('## Facts')
+    expect(devFile).toContain('We deploy to Staging on Fridays')
+    // The audit log has the saves, never their content.
+    const audit = readFileSync(path.join(p.dir, 'audit.jsonl'), 'utf8')
+    expect(audit.match(/"event":"memory_saved"/g)).toHaveLength(4)
+    expect(audit).not.toContain('Staging')
+  }, 60_000)
+
+  it('the operator CLI lists, shows, searches, exports, forgets (audited) and lints', async () => {
+    const list = cli(p.config, 'memory', 'list', '--json')
+    expect(list.status).toBe(0)
+    expect(list.stderr).toMatch(/acting as operator/)
+    expect((JSON.parse(list.stdout).roles as Array<{ role: string; total: number }>).map((r) => [r.role, r.total])).toEqual([
+      ['dev', 2],
+      ['lead', 1],
+      ['qa', 1],
+    ])
+    const show = cli(p.config, 'memory', 'show', 'dev', '--type', 'fact', '--json')
+    const facts = JSON.parse(show.stdout).entries as Array<{ id: string; content: string }>
+    expect(facts.map((e) => e.content)).toEqual(['We deploy to Staging on Fridays'])
+    expect(cli(p.config, 'memory', 'search', 'flaky login').stdout).toMatch(/QA secret/)
+    const exported = JSON.parse(cli(p.config, 'memory', 'export', '--format', 'json', '--role', 'qa').stdout)
+    expect(exported.roles).toEqual([{ role: 'qa', entries: [expect.objectContaining({ content: 'QA secret: the flaky test is login', type: 'note' })], unparsed: [] }])
+    expect(cli(p.config, 'memory', 'export', '--format', 'md', '--role', 'dev').stdout).toMatch(/^# Memory of role dev/)
+
+    const forgot = cli(p.config, 'memory', 'forget', 'dev', facts[0]!.id)
+    expect(forgot.status).toBe(0)
+    expect(JSON.parse(cli(p.config, 'memory', 'show', 'dev', '--json').stdout).entries).toHaveLength(1)
+    expect(readFileSync(path.join(p.dir, 'audit.jsonl'), 'utf8')).toMatch(/"event":"memory_forgotten","role":"dev","id":"mem_[^"]+","type":"fact","bytes":\d+,"by":"operator"/)
+    const again = cli(p.config, 'memory', 'forget', 'dev', facts[0]!.id)
+    expect(again.status).toBe(2)
+    expect(again.stderr).toMatch(/has no memory entry/)
+    expect(cli(p.config, 'memory', 'show', '../etc').stderr).toMatch(/not a role name/)
+
+    expect(cli(p.config, 'memory', 'lint').status).toBe(0)
+    // A hand edit that breaks a metadata comment: lint names file and line, exits 3, and rewrites nothing.
+    const qaFile = path.join(p.dir, '.mycelium', 'memory', 'qa.memory.md')
+    const broken = readFileSync(qaFile, 'utf8').replace('<!-- meta: {', '<!-- meta: {{')
+    writeFileSync(qaFile, broken)
+    const lint = cli(p.config, 'memory', 'lint')
+    expect(lint.status).toBe(3)
+    expect(lint.stdout).toMatch(/qa\.memory\.md:\d+: the metadata comment of mem_\S+ is not a JSON object/)
+    expect(readFileSync(qaFile, 'utf8')).toBe(broken)
+  }, 60_000)
+
+  it('policy check and explain show memory as they show tools', () => {
+    const check = cli(p.config, 'policy', 'check', '--role', 'lead')
+    expect(check.stdout).toMatch(/memory: team \(reads dev, lead; writes lead\)/)
+    const explainOps = JSON.parse(cli(p.config, 'explain', 'mycelium:save_memory', '--role', 'ops', '--json').stdout)
+    expect(explainOps.visible).toBe(false)
+    const explainDev = JSON.parse(cli(p.config, 'explain', 'mycelium:save_memory', '--role', 'dev', '--skills', 'notes', '--json').stdout)
+    expect(explainDev.visible).toBe(true)
+    expect(JSON.stringify(explainDev.steps)).toMatch(/isolated: reads dev; writes dev/)
+  }, 30_000)
+
+  it('a role name that would leave the folder is refused at config load', () => {
+    const bad = project()
+    writeFileSync(bad.config, JSON.stringify({ mcpServers: {}, skills: { dirs: ['skills'] }, roles: { definitions: { '../evil': {} } } }))
+    const r = cli(bad.config, 'memory', 'list')
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/roles\.definitions.*role name/)
+  })
+})
+
+describe('two myc processes saving to one role at once', () => {
+  it('500 saves each lose no entry', async () => {
+    const p = project()
+    const clients = await Promise.all([0, 1].map(async () => (await connectToMyc(['serve', '--config', p.config, '--role', 'dev', '--skills', 'notes'])).client))
+    try {
+      await Promise.all(
+        clients.map(async (client, c) => {
+          for (let batch = 0; batch < 10; batch++) {
+            const results = await Promise.all(Array.from({ length: 50 }, (_, i) => call(client, 'mycelium__save_memory', { content: `process ${c} save ${batch * 50 + i}` })))
+            for (const r of results) expect(r.isError).toBeFalsy()
+          }
+        }),
+      )
+    } finally {
+      await Promise.all(clients.map((c) => c.close()))
+    }
+    const list = JSON.parse(cli(p.config, 'memory', 'show', 'dev', '--json').stdout).entries as Array<{ content: string }>
+    const contents = new Set(list.map((e) => e.content))
+    expect(contents.size).toBe(1000)
+    for (let c = 0; c < 2; c++) for (let i = 0; i < 500; i++) expect(contents.has(`process ${c} save ${i}`)).toBe(true)
+  }, 180_000)
+})
+
+describe('role memory in the agent (myc chat, myc run)', () => {
+  const fake = new FakeAnthropic()
+  beforeAll(async () => {
+    await fake.start()
+  })
+  afterAll(async () => {
+    await fake.close()
+  })
+
+  it('the model is offered the memory tools only with a grant, saves through them, and /memory shows what the role may read', async () => {
+    const p = project()
+    fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'mycelium__save_memory', input: { content: 'Use pnpm in this repo', type: 'preference', tags: ['tooling'] } }] } : { content: [{ type: 'text', text: `ok ${i}` }] }))
+    const before = fake.requests.length
+    const chat = await runAgentCli(['chat', '--config', p.config, '--role', 'dev', '--skills', 'notes'], { fake, input: 'remember that we use pnpm\n/memory pnpm\n/memory nothing-like-this\n' })
+    expect(chat.code, chat.stderr).toBe(0)
+    const offered = (fake.requests[before]!.body.tools as Array<{ name: string }>).map((t) => t.name)
+    expect(offered).toEqual(expect.arrayContaining(['mycelium__save_memory', 'mycelium__recall_memory', 'mycelium__list_memories']))
+    expect(chat.stderr).toMatch(/\[mem_\S+\] dev · preference · tags: tooling · .*\nUse pnpm in this repo/)
+    expect(chat.stderr).toMatch(/No memories found\./)
+    expect(readFileSync(path.join(p.dir, '.mycelium', 'memory', 'dev.memory.md'), 'utf8')).toContain('Use pnpm in this repo')
+
+    // Without a granting skill: no memory tools offered, and /memory says why.
+    fake.setScript(() => ({ content: [{ type: 'text', text: 'fine' }] }))
+    const from = fake.requests.length
+    const plain = await runAgentCli(['chat', '--config', p.config, '--role', 'ops'], { fake, input: 'hi\n/memory\n' })
+    expect(plain.code, plain.stderr).toBe(0)
+    expect((fake.requests[from]!.body.tools as Array<{ name: string }> | undefined)?.map((t) => t.name) ?? []).not.toContain('mycelium__save_memory')
+    expect(plain.stderr).toMatch(/No active skill grants memory to role ops/)
+  }, 60_000)
+})
