@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
-import { Client } from '@modelcontextprotocol/client'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { passthrough } from '../src/protocol/passthrough.js'
 
@@ -17,16 +17,16 @@ const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)))
 const bundle = path.join(root, 'build', 'myc.cjs')
 const echoFixture = path.join(root, 'tests', 'fixtures', 'servers', 'echo.mjs')
 const quick = process.argv.includes('--quick')
-/** `--only calls|startup|lists|policy|skills`: one section, its figures printed as JSON (for profiling runs). */
+/** `--only calls|startup|policy|skills|http`: one section, its figures printed as JSON (for profiling runs). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined
 // NODE_EXTRA_CA_CERTS slows every Node start here (TOOLCHAIN.md); keep it out of start-up figures.
 const env = { ...(process.env as Record<string, string>) }
 delete env.NODE_EXTRA_CA_CERTS
 
-function tmpConfig(servers: Record<string, unknown>): string {
+function tmpConfig(servers: Record<string, unknown>, rest: Record<string, unknown> = {}): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-bench-'))
   const file = path.join(dir, 'mycelium.config.json')
-  writeFileSync(file, JSON.stringify({ mcpServers: servers }))
+  writeFileSync(file, JSON.stringify({ mcpServers: servers, ...rest }))
   return file
 }
 
@@ -234,7 +234,7 @@ async function skillsListBench(): Promise<{ medianMs: number; skills: number }> 
 async function main() {
   const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, quick }
   if (only) {
-    const sections: Record<string, () => Promise<unknown>> = { calls: callBench, startup: startupBench, policy: policyBench, skills: skillsListBench }
+    const sections: Record<string, () => Promise<unknown>> = { calls: callBench, startup: startupBench, policy: policyBench, skills: skillsListBench, http: httpBench }
     if (!sections[only]) throw new Error(`--only takes one of ${Object.keys(sections).join(', ')}`)
     process.stdout.write(`${JSON.stringify(await sections[only]!(), null, 2)}\n`)
     return
@@ -244,6 +244,7 @@ async function main() {
   await listsBench(results)
   results.policy = await policyBench()
   results.skillsList = await skillsListBench()
+  results.http = await httpBench()
   report(results)
 }
 
@@ -268,6 +269,76 @@ async function callBench(): Promise<Record<string, unknown>> {
   await direct.close()
   await myc.close()
   return results
+}
+
+/** A process that says on stderr where it listens: its MCP URL once it does, and how to stop it. */
+async function listening(args: string[], extraEnv: Record<string, string>, pattern: RegExp): Promise<{ url: string; stop: () => Promise<void> }> {
+  const proc = spawn(process.execPath, args, { env: { ...env, ...extraEnv }, stdio: ['ignore', 'ignore', 'pipe'] })
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
+  let err = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      err += chunk
+      const m = pattern.exec(err)
+      if (m) resolve(m[1]!)
+    })
+    proc.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}:\n${err}`)))
+  })
+  proc.stderr!.resume()
+  return {
+    url,
+    stop: async () => {
+      proc.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+async function httpClient(url: string): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '1' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  return client
+}
+
+/**
+ * Streamable HTTP: the echo child served straight over HTTP (the fixture
+ * with FIXTURE_HTTP) against `myc serve --http` in front of the same child
+ * (over stdio, as configs run it), with myc's defaults (metrics on, no rate
+ * limit) and again with `http.metrics: false`: sequential latency
+ * (interleaved blocks) and calls per second at 32 in flight on one session.
+ */
+async function httpBench(): Promise<Record<string, unknown>> {
+  const direct = await listening([echoFixture], { FIXTURE_HTTP: '127.0.0.1:0' }, /listening on (http:\S+)/)
+  const mycServe = (metrics: boolean) => listening([bundle, 'serve', '--http', '127.0.0.1:0', '--config', tmpConfig({ echo: echoEntry() }, { http: { metrics } })], {}, /serving MCP over Streamable HTTP at (http:\S+)/)
+  const myc = await mycServe(true)
+  const mycBare = await mycServe(false)
+  const clients = { direct: await httpClient(direct.url), myc: await httpClient(myc.url), mycNoMetrics: await httpClient(mycBare.url) }
+  try {
+    const seq = await sequential(clients.direct, clients.myc)
+    const total = quick ? 1_000 : 4_000
+    await throughput(clients.direct, 'echo', 500, 32)
+    await throughput(clients.myc, 'echo__echo', 500, 32)
+    await throughput(clients.mycNoMetrics, 'echo__echo', 500, 32)
+    const tp = { direct: [] as number[], myc: [] as number[], mycNoMetrics: [] as number[] }
+    const seqRate = { direct: [] as number[], myc: [] as number[] }
+    for (let i = 0; i < 3; i++) {
+      // Interleaved, so drift on the machine hits every side alike.
+      tp.direct.push(await throughput(clients.direct, 'echo', total, 32))
+      tp.myc.push(await throughput(clients.myc, 'echo__echo', total, 32))
+      tp.mycNoMetrics.push(await throughput(clients.mycNoMetrics, 'echo__echo', total, 32))
+      seqRate.direct.push(await throughput(clients.direct, 'echo', total / 4, 1))
+      seqRate.myc.push(await throughput(clients.myc, 'echo__echo', total / 4, 1))
+    }
+    const rate = (xs: number[]) => median(xs)
+    return {
+      sequential: { ...seq, p50Ratio: seq.myc.p50 / seq.direct.p50, p99Ratio: seq.myc.p99 / seq.direct.p99 },
+      sequentialCallsPerSecond: { direct: rate(seqRate.direct), myc: rate(seqRate.myc), ratio: rate(seqRate.myc) / rate(seqRate.direct) },
+      throughput32: { direct: rate(tp.direct), myc: rate(tp.myc), ratio: rate(tp.myc) / rate(tp.direct), mycNoMetrics: rate(tp.mycNoMetrics), metricsCost: 1 - rate(tp.myc) / rate(tp.mycNoMetrics) },
+    }
+  } finally {
+    await Promise.all(Object.values(clients).map((c) => c.close().catch(() => {})))
+    await Promise.all([direct.stop(), myc.stop(), mycBare.stop()])
+  }
 }
 
 /** 20 children listed through myc vs 20 started directly in parallel; 10 slow starters through myc. */
@@ -302,6 +373,21 @@ async function listsBench(results: Record<string, unknown>): Promise<void> {
   results.toolsList2000 = { medianMs: median(listTimes.slice(10)), tools: count }
 }
 
+type HttpBench = {
+  sequential: { direct: { p50: number; p99: number }; myc: { p50: number; p99: number }; p50Ratio: number }
+  sequentialCallsPerSecond: { direct: number; myc: number; ratio: number }
+  throughput32: { direct: number; myc: number; ratio: number; mycNoMetrics: number }
+}
+
+function httpRows(h: HttpBench): string[][] {
+  return [
+    ['HTTP: sequential p50 (ms), direct HTTP vs myc serve --http', h.sequential.direct.p50.toFixed(3), h.sequential.myc.p50.toFixed(3), h.sequential.p50Ratio.toFixed(2), ''],
+    ['HTTP: sequential (calls/s)', h.sequentialCallsPerSecond.direct.toFixed(0), h.sequentialCallsPerSecond.myc.toFixed(0), h.sequentialCallsPerSecond.ratio.toFixed(2), ''],
+    ['HTTP: throughput @32 (calls/s)', h.throughput32.direct.toFixed(0), h.throughput32.myc.toFixed(0), h.throughput32.ratio.toFixed(2), ''],
+    ['HTTP: throughput @32, http.metrics false (calls/s)', '', h.throughput32.mycNoMetrics.toFixed(0), (h.throughput32.mycNoMetrics / h.throughput32.direct).toFixed(2), ''],
+  ]
+}
+
 function report(results: Record<string, unknown>): void {
   const targets = {
     sequentialP50Ratio: { value: (results.sequential as { p50Ratio: number }).p50Ratio, target: '≤ 1.5', met: (results.sequential as { p50Ratio: number }).p50Ratio <= 1.5 },
@@ -328,6 +414,7 @@ function report(results: Record<string, unknown>): void {
     ['policy: whole list, 10 pages (ms)', '', (results.policy as PolicyBench).allPagesMs.toFixed(2), '', ''],
     ['policy: pure filter of 10,000 tools (ms)', '', (results.policy as PolicyBench).pureFilterMs.toFixed(3), '', ''],
     ['policy: activate -> list_changed -> tools/list (ms)', '', (results.policy as PolicyBench).escalationRoundTripMs.toFixed(2), '', ''],
+    ...httpRows(results.http as HttpBench),
     ['skills/list, 500 local + 500 child skills, one role (ms)', '', (results.skillsList as { medianMs: number }).medianMs.toFixed(2), '', `≤ 5 ms ${(results.skillsList as { medianMs: number }).medianMs <= 5 ? 'met' : 'MISSED'}`],
   ]
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))

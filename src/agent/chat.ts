@@ -70,6 +70,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
   const output = options.output ?? process.stdout
   const errors = options.errors ?? process.stderr
   let runtime: Runtime | undefined
+  // Closed in `finally` too: an error escaping the chat must not leave the terminal held by a prompt nobody reads.
+  let prompt: { close(): void } | undefined
   try {
     const opened = await openAgentContext({ ...options, onRuntime: (r) => (runtime = r) })
     const { loaded, sdk, client } = opened
@@ -96,6 +98,9 @@ export async function runChat(options: ChatOptions): Promise<number> {
         if (!reachable.has(name)) say(`skill ${name} is no longer reachable for this role: dropped`)
         else if (!view.reachableSkills?.().find((s) => s.name === name)?.active) await view.activate?.(name, 'person')
       }
+      // Skills active now that the restored session did not have are turned off (protected ones stay).
+      const wanted = new Set(session.activeSkills)
+      for (const s of view.reachableSkills?.() ?? []) if (s.active && !wanted.has(s.name)) view.deactivate?.(s.name, 'person')
       writer = new SessionWriter(dir, session.id)
       say(`resumed session ${session.id}${session.name ? ` (${session.name})` : ''}: ${session.turns} turns`)
     }
@@ -117,6 +122,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
       history,
       ...(interactive ? { completer: (line: string) => complete(line, view.reachableSkills?.().map((s) => s.name) ?? []) } : {}),
     })
+    prompt = rl
     rl.setPrompt('myc> ')
     const describe = () => {
       const p = principal()
@@ -311,6 +317,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
           return true
         case '/clear':
           conversation.length = 0
+          // Recorded, so a resume, fork or export starts from here too.
+          writer.append({ type: 'cleared' })
           say('Conversation cleared.')
           return true
         default:
@@ -332,7 +340,12 @@ export async function runChat(options: ChatOptions): Promise<number> {
           quit = true
           break
         }
-        await command(line)
+        try {
+          await command(line)
+        } catch (error) {
+          // A command that fails (a file that cannot be written, a damaged session file) is reported; the chat goes on.
+          say(`${line.split(/\s+/)[0]}: ${(error as Error).message}`)
+        }
         showStatus(true)
         if (interactive) rl.prompt()
         continue
@@ -380,6 +393,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     }
     return ExitCode.ok
   } finally {
+    prompt?.close()
     await runtime?.close()
   }
 }

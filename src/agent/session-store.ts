@@ -31,6 +31,8 @@ export const SessionRecordSchema = v.variant('type', [
   v.strictObject({ type: v.literal('name'), name: v.string() }),
   /** /compress: the messages before the last `kept` became `summary` (the originals stay above in the file). */
   v.strictObject({ type: v.literal('compressed'), summary: v.string(), kept: v.pipe(v.number(), v.integer(), v.minValue(0)) }),
+  /** /clear: the conversation starts again from here (the earlier messages stay above in the file). */
+  v.strictObject({ type: v.literal('cleared') }),
   /** A workflow handed off: the adhoc session that went on from its failure context. */
   v.strictObject({ type: v.literal('handoff'), to: v.string(), contextFile: v.string() }),
 ])
@@ -132,6 +134,10 @@ function loadSessionFile(file: string): LoadedSession {
       loaded.usage.outputTokens += r.outputTokens
     } else if (r.type === 'compressed') loaded.messages = [...summaryPair(r.summary), ...loaded.messages.slice(loaded.messages.length - r.kept)]
     else if (r.type === 'handoff') loaded.handoff = { to: r.to, contextFile: r.contextFile }
+    else if (r.type === 'cleared') {
+      loaded.messages = []
+      loaded.turns = 0
+    }
     else loaded.name = r.name
   }
   if (!meta) throw new MycError('USAGE', `${file}: no meta record (not a session file)`)

@@ -295,12 +295,24 @@ export class ChildConnection {
    * Forwards one request to the child and returns its answer untouched. A
    * child that is not running answers with a connection error at once.
    */
-  forward(method: string, params: Record<string, unknown> | undefined, options: Omit<RelayRequestOptions, 'timeoutMs'> & { timeoutMs?: number }): Promise<RelayOutcome> {
+  forward(method: string, params: Record<string, unknown> | undefined, options: Omit<RelayRequestOptions, 'timeoutMs'> & { timeoutMs?: number; caller?: object }): Promise<RelayOutcome> {
     const relay = this.relay
     if (this.state !== 'RUNNING' || !relay) {
       return Promise.resolve({ ok: false, error: { code: -32000, message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})` } })
     }
-    return relay.request(method, params, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
+    const outcome = relay.request(method, params, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
+    const caller = options.caller
+    if (!caller) return outcome
+    this.callers.add(caller)
+    return outcome.finally(() => this.callers.delete(caller))
+  }
+
+  /** Who made each forwarded call in flight, oldest first (opaque here: the runtime routes this child's own requests by it). */
+  private readonly callers = new Set<object>()
+
+  /** The callers of the forwarded calls in flight, oldest first. */
+  callersInFlight(): IterableIterator<object> {
+    return this.callers.values()
   }
 
   /** Resolves once no forwarded call is waiting for this child, or after `ms`. */

@@ -29,6 +29,8 @@ const STABLE_AFTER_MS = 30_000
 export class ChildSupervisor {
   readonly children = new Map<string, ChildConnection>()
   private readonly attempts = new Map<string, number>()
+  /** How many times each server has been restarted after a failure, since this process began (never reset: a counter). */
+  readonly restarts = new Map<string, number>()
   private readonly timers = new Map<string, NodeJS.Timeout>()
   private closing = false
 
@@ -128,6 +130,7 @@ export class ChildSupervisor {
     const timer = setTimeout(() => {
       this.timers.delete(child.key)
       if (this.closing) return
+      this.restarts.set(child.key, (this.restarts.get(child.key) ?? 0) + 1)
       child.start().then(
         () => log.success('running again'),
         () => {},

@@ -8,18 +8,35 @@ import { version } from '../version.js'
 import { commonArgs, principalArgs, splitList } from './_shared.js'
 
 export default defineCommand({
-  meta: { name: 'serve', description: 'Run the aggregator as an MCP server on stdio' },
-  args: { ...commonArgs, ...principalArgs },
+  meta: { name: 'serve', description: 'Run the aggregator as an MCP server on stdio, or on Streamable HTTP with --http' },
+  args: {
+    ...commonArgs,
+    ...principalArgs,
+    http: { type: 'string', description: 'Serve Streamable HTTP on [HOST:]PORT instead of stdio (an empty value: http.listen)', valueHint: '[host:]port' },
+  },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose })
-    const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, waitForClientMs: CLIENT_INITIALIZE_WAIT_MS })
+    const overHttp = args.http !== undefined
+    // Over stdio one client's capabilities are what children are offered (they wait for it); over HTTP, prepareHttp decides.
+    const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }) })
     const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
-    const view = createView(mode, loaded, { role: args.role, skills: splitList(args.skills), env: process.env, catalogue: runtime.catalogue, logger, ...(runner ? { runner } : {}) })
-    if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
+    const skills = splitList(args.skills)
+    const viewFor = (principal: { role?: string; skills?: readonly string[] }) =>
+      createView(mode, loaded, { role: principal.role, skills: principal.skills, env: process.env, catalogue: runtime.catalogue, logger, transport: overHttp ? 'http' : 'stdio', ...(runner ? { runner } : {}) })
+    let serve: () => Promise<number>
+    if (overHttp) {
+      const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
+      const prepared = prepareHttp({ runtime, loaded, mode, flag: args.http, role: args.role, skills, env: process.env })
+      serve = () => serveHttp({ runtime, loaded, logger, ...prepared, viewFor, policy: mode.kind === 'policy' })
+    } else {
+      const view = viewFor({ role: args.role, skills })
+      if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
+      serve = () => serveStdio({ runtime, view, logger })
+    }
     const stopWatchingSkills = mode.kind === 'policy' ? (await import('../principal/skill-watcher.js')).watchSkills(() => runtime.loaded, mode.state, logger) : undefined
     const liveConfig = (await import('../runtime/live-config.js')).watchConfig({ runtime, mode, logger, env: process.env })
     try {
-      return await serveStdio({ runtime, view, logger })
+      return await serve()
     } finally {
       stopWatchingSkills?.()
       liveConfig.stop()

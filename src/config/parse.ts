@@ -60,6 +60,28 @@ function checkServerKeys(doc: Record<string, unknown>, problems: Problem[]): voi
     else if (key.toLowerCase() === RESERVED_SERVER_KEY) problems.push({ path: ['mcpServers', key], message: `"${RESERVED_SERVER_KEY}" is reserved for myc's built-in tools; choose another key` })
     else if (key.includes(separator)) problems.push({ path: ['mcpServers', key], message: `the key contains the wire separator "${separator}", so tool names could not be split back; rename it, or set namespace.separator to another of "__", "_", "-", ".", ":"` })
   }
+  checkPrefixes(servers as Record<string, unknown>, separator, problems)
+}
+
+/**
+ * `prefix` strings: no wire separator, not the reserved key, and no two
+ * servers named alike on the wire (a prefix equal to another server's key or
+ * prefix); each problem names both servers.
+ */
+function checkPrefixes(servers: Record<string, unknown>, separator: string, problems: Problem[]): void {
+  const wireOwner = new Map<string, string>()
+  for (const [key, entry] of Object.entries(servers)) {
+    const prefix = entry !== null && typeof entry === 'object' ? (entry as { prefix?: unknown }).prefix : undefined
+    if (prefix !== undefined && typeof prefix !== 'string') continue
+    const name = prefix ?? key
+    if (prefix !== undefined) {
+      if (prefix.includes(separator)) problems.push({ path: ['mcpServers', key, 'prefix'], message: `contains the wire separator "${separator}"; choose a word without it` })
+      if (prefix.toLowerCase() === RESERVED_SERVER_KEY) problems.push({ path: ['mcpServers', key, 'prefix'], message: `"${RESERVED_SERVER_KEY}" is reserved for myc's built-in tools; choose another prefix` })
+    }
+    const other = wireOwner.get(name.toLowerCase())
+    if (other !== undefined) problems.push({ path: ['mcpServers', key, ...(prefix !== undefined ? ['prefix'] : [])], message: `servers "${other}" and "${key}" would both put "${name}${separator}" in front of their names; give one another prefix` })
+    else wireOwner.set(name.toLowerCase(), key)
+  }
 }
 
 function basename(file: string): string {
@@ -195,6 +217,7 @@ function fixFor(path: Path): string {
   const last = path.at(-1)
   if (last === 'args') return ' (write args as a list of strings: ["-y", "pkg"])'
   if (last === 'env' || last === 'headers') return ' (an object of string values)'
+  if (last === 'prefix') return ' (false serves the child\'s own names; a word such as "gh" replaces the server key)'
   return ''
 }
 

@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { parseListen } from '../http/listen-address.js'
 import { ROLE_NAME, ROLE_NAME_RULE } from '../memory/role-name.js'
 
 /**
@@ -24,6 +25,8 @@ const commonServerKeys = {
   restart: v.optional(RestartSchema, {}),
   /** Ping the child this often (ms); no answer within 5 s restarts it. 0 turns it off. */
   pingIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400_000)), 30_000),
+  /** What its tools and prompts are named after on the wire: the server key (default), another word, or false for their own names. */
+  prefix: v.optional(v.union([v.literal(false), v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'starts with a letter or digit and contains only letters, digits, "_" and "-"'))], 'must be false (the child\'s own names) or a word such as "gh"')),
 }
 
 export const StdioServerSchema = v.strictObject({
@@ -120,7 +123,54 @@ export const ConfigSchema = v.strictObject({
   audit: v.optional(v.strictObject({ file: v.optional(v.string()) }), {}),
   http: v.optional(
     v.strictObject({
-      tokens: v.optional(v.array(v.strictObject({ env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')), role: roleName })), []),
+      /** Where `myc serve --http` listens, [HOST:]PORT (`--http` overrides it). */
+      listen: v.optional(v.pipe(v.string(), v.check((s) => parseListen(s).ok, 'must be [HOST:]PORT, such as 127.0.0.1:8808, 0.0.0.0:8808 or [::1]:8808')), '127.0.0.1:8808'),
+      /** The URL path of the MCP endpoint. */
+      path: v.optional(v.pipe(v.string(), v.regex(/^\/[A-Za-z0-9._~\-/]*$/, 'must be a URL path starting with "/", such as /mcp')), '/mcp'),
+      /** Bearer tokens, each read from an environment variable at start; a session is the token's role with its skills. */
+      tokens: v.optional(
+        v.array(
+          v.strictObject({
+            env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')),
+            role: roleName,
+            skills: v.optional(nameList),
+            name: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+          }),
+        ),
+        [],
+      ),
+      /** Browser origins (scheme://host[:port]) allowed to call; any other Origin is refused. */
+      allowedOrigins: v.optional(v.array(v.pipe(v.string(), v.regex(/^https?:\/\/[^/\s?#@]+$/i, 'must be an origin such as https://app.example.com'))), []),
+      /** Host names the server answers to besides the loopback names and the listen host (a name behind a proxy). */
+      allowedHosts: v.optional(v.array(v.pipe(v.string(), v.regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/, 'must be a host name without port, such as myc.example.com'))), []),
+      /** Tokens from an identity provider (OAuth 2.1 resource server): verified JWTs whose claims give the role and skills. */
+      jwt: v.optional(
+        v.strictObject({
+          issuer: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+          audience: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+          jwksUrl: v.optional(v.pipe(v.string(), v.url('must be an absolute URL such as https://id.example.com/.well-known/jwks.json'))),
+          publicKey: v.optional(v.pipe(v.string(), v.includes('BEGIN PUBLIC KEY', 'must be a PEM public key (-----BEGIN PUBLIC KEY-----…)'))),
+          roleClaim: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), 'role'),
+          skillsClaim: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+          algorithms: v.optional(v.array(v.picklist(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']))),
+          resource: v.optional(v.pipe(v.string(), v.url('must be the absolute URL of this MCP endpoint'))),
+        }),
+      ),
+      /** `GET /metrics` in Prometheus text format (no token; the Host header is checked); false: not served. */
+      metrics: v.optional(v.boolean(), true),
+      /** Requests per credential (a token, a JWT subject, or the launch's principal): a token bucket; over it, 429 with Retry-After. */
+      rateLimit: v.optional(
+        v.strictObject({
+          requestsPerMinute: positiveInt(1, 1_000_000),
+          /** How many requests may come at once; default: requestsPerMinute. */
+          burst: v.optional(positiveInt(1, 1_000_000)),
+        }),
+      ),
+      maxSessions: v.optional(positiveInt(1, 1_000_000), 1_000),
+      /** A session with no request for this long is closed (its id then answers 404). */
+      sessionIdleMs: v.optional(positiveInt(100, 30 * 86_400_000), 30 * 60_000),
+      /** Where session state lives: "memory" (this process) or a Redis URL (redis://, rediss://) shared by replicas. */
+      sessionStore: v.optional(v.union([v.literal('memory'), v.pipe(v.string(), v.regex(/^rediss?:\/\/\S+$/, 'must be "memory" or a Redis URL such as redis://127.0.0.1:6379'))], 'must be "memory" or a Redis URL such as redis://127.0.0.1:6379'), 'memory'),
     }),
     {},
   ),

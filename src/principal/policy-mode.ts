@@ -106,6 +106,8 @@ export interface ViewRequest {
   runner?: BuiltinRunner
   /** Exactly these skills, no defaults and no meta tools: a principal that cannot escalate (an agent's worker). */
   only?: readonly string[]
+  /** How the session reaches myc, for the audit log (default stdio). */
+  transport?: 'stdio' | 'http'
 }
 
 /** The view of one session: open mode, or the chosen role's principal. Throws MycError('USAGE') for an unknown role. */
@@ -131,6 +133,7 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
     catalogueTools: () => request.catalogue.tools(),
 
     ...(request.runner ? { runner: request.runner } : {}),
+    ...(request.transport ? { transport: request.transport } : {}),
     memory: mode.memory,
   })
 }

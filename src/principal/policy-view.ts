@@ -27,6 +27,8 @@ export interface PolicyViewOptions {
   catalogueTools: () => readonly ToolEntry[]
   /** Runs `mycelium:exec` and `mycelium:run_script` (absent: those tools do not exist). */
   runner?: BuiltinRunner
+  /** How the session reaches myc, for the audit log (default stdio). */
+  transport?: 'stdio' | 'http'
   /** Role memory (absent: the memory tools do not exist, whatever the grants). */
   memory?: MemoryStore
 }
@@ -74,7 +76,7 @@ export class PolicyView implements PrincipalView {
           return { name, tool: { name: wireName, ...MEMORY_TOOL_DEFS[name] } }
         })
       : []
-    options.audit.write({ event: 'session_start', role: options.role, skills: [...this.active], transport: 'stdio' })
+    options.audit.write({ event: 'session_start', role: options.role, skills: [...this.active], transport: options.transport ?? 'stdio' })
   }
 
   get role(): string {

@@ -2,7 +2,15 @@ import { UriTemplate, type Prompt, type Resource, type ResourceTemplateType, typ
 import type { Skill as SkillEntry } from '@modelcontextprotocol/core/ext/skills'
 import type { ChildLists, ListKind } from '../children/child.js'
 import { ChildSkillRoutes, mapChildEntry } from '../skills/child-skills.js'
-import { canonicalId, toWireName, type WireNameOptions } from './wire-names.js'
+import { bareWireName, canonicalId, toWireName, type WireNameOptions } from './wire-names.js'
+
+/** Per server: the word before its names on the wire (default: its key), or false for the child's own names. */
+export type ServerPrefixes = ReadonlyMap<string, string | false>
+
+/** The prefixes the config sets (`prefix` of each server entry). */
+export function serverPrefixes(servers: ReadonlyMap<string, { prefix?: string | false }>): ServerPrefixes {
+  return new Map([...servers].flatMap(([key, s]) => (s.prefix === undefined ? [] : [[key, s.prefix] as const])))
+}
 
 /** A tool or prompt in the merged catalogue. `wire` is the child's definition with the wire name, all else untouched. */
 export interface NamedEntry<T extends { name: string }> {
@@ -71,12 +79,20 @@ export class Catalogue {
   constructor(
     private serverOrder: readonly string[],
     private readonly naming: WireNameOptions,
+    private prefixes: ServerPrefixes = new Map(),
   ) {}
 
-  /** The config's order of servers changed (a reload): it decides which of two clashing names is kept. */
-  setServerOrder(order: readonly string[]): void {
+  /** The config's order of servers (it decides which of two clashing names is kept) or their prefixes changed (a reload). */
+  setServerOrder(order: readonly string[], prefixes: ServerPrefixes = this.prefixes): void {
     this.serverOrder = [...order]
+    this.prefixes = prefixes
     this.rebuild(['tools', 'prompts', 'resources', 'resourceTemplates', 'skills'])
+  }
+
+  /** The name a client sees for a child's tool or prompt, after the server's prefix. */
+  wireNameOf(server: string, name: string): string {
+    const prefix = this.prefixes.get(server)
+    return prefix === false ? bareWireName(server, name, this.naming) : toWireName(prefix ?? server, name, this.naming)
   }
 
   /** Replaces some of one server's lists (an empty object removes the server's entries). */
@@ -169,7 +185,7 @@ export class Catalogue {
       for (const def of (this.perServer.get(server)?.[kind] ?? []) as unknown as T[]) {
         if (typeof def?.name !== 'string') continue
         const id = canonicalId(server, def.name)
-        const wireName = toWireName(server, def.name, this.naming)
+        const wireName = this.wireNameOf(server, def.name)
         const clash = byWire.get(wireName) ?? byId.get(id)
         if (clash) {
           conflicts.push({ kind: label, name: wireName, kept: clash.id, dropped: id })

@@ -40,6 +40,17 @@ export function toWireName(server: string, name: string, options: WireNameOption
   return withSuffix(safe, suffix, maxLength)
 }
 
+/**
+ * The wire name of a child's own tool or prompt name, for a server mounted
+ * without prefix (`prefix: false`): the name as is when it is safe and fits,
+ * else made safe and cut with a hash suffix as {@link toWireName} does.
+ */
+export function bareWireName(server: string, name: string, options: WireNameOptions): string {
+  const safe = name.replace(SAFE, '_').replaceAll(':', '_')
+  if (safe === name && name.length <= options.maxLength) return name
+  return withSuffix(safe, `_${shortHash(canonicalId(server, name))}`, options.maxLength)
+}
+
 function withSuffix(base: string, suffix: string, maxLength: number): string {
   const room = Math.max(0, maxLength - suffix.length)
   return `${base.slice(0, room)}${suffix}`.slice(0, maxLength)

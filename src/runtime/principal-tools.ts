@@ -34,11 +34,54 @@ export function visibleTools(runtime: Runtime, view: PrincipalView): VisibleTool
   return [...builtins, ...children]
 }
 
+/** How one tools/call ended, for whoever counts them (metrics). */
+export type ToolCallOutcome = 'ok' | 'tool_error' | 'protocol_error' | 'timeout' | 'unavailable' | 'cancelled'
+
+/** One tools/call that reached a tool: the server (`mycelium` for a built-in), the tool's own name, how it ended and how long it took. */
+export interface ToolCallRecord {
+  server: string
+  tool: string
+  outcome: ToolCallOutcome
+  seconds: number
+}
+
+/** Who hears of every tools/call a runtime decides: a record per call that reached a tool, `unknown` per call naming none the principal sees. */
+export interface ToolCallObserver {
+  called(record: ToolCallRecord): void
+  unknown(): void
+}
+
+/** The observers of each runtime (kept beside it, not in it: most runs have none). */
+const observers = new WeakMap<Runtime, Set<ToolCallObserver>>()
+
+/**
+ * Makes `observer` hear of every tools/call decided for `runtime`, through
+ * every face (stdio, HTTP, the agent): they all call callVisibleTool.
+ * Returns the function that stops it.
+ */
+export function observeToolCalls(runtime: Runtime, observer: ToolCallObserver): () => void {
+  let set = observers.get(runtime)
+  if (!set) observers.set(runtime, (set = new Set()))
+  set.add(observer)
+  return () => void set.delete(observer)
+}
+
+function outcomeOf(outcome: RelayOutcome | undefined): ToolCallOutcome {
+  if (!outcome) return 'cancelled'
+  if (outcome.ok) return (outcome.result as { isError?: boolean }).isError ? 'tool_error' : 'ok'
+  if (outcome.error.code === RelayErrorCode.connectionClosed) return 'unavailable'
+  if (outcome.error.code === RelayErrorCode.timeout) return 'timeout'
+  if (outcome.error.code === RelayErrorCode.cancelled) return 'cancelled'
+  return 'protocol_error'
+}
+
 export interface ToolCallContext {
   cancellation: Cancellation
   onProgress?: (progress: ProgressParams) => void
   /** What a built-in may need (a signal, elicitation); asked only by a built-in. */
   builtin: () => BuiltinCallContext
+  /** Who makes the call (a client connection's request): the child's own requests during it go back there. */
+  caller?: object
 }
 
 /**
@@ -50,25 +93,39 @@ export interface ToolCallContext {
  */
 export async function callVisibleTool(runtime: Runtime, view: PrincipalView, params: Record<string, unknown>, ctx: ToolCallContext): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
   const name = params.name
-  if (typeof name !== 'string') return { outcome: unknownTool(name) }
+  const watching = observers.get(runtime)
+  const observed = watching !== undefined && watching.size > 0 ? watching : undefined
+  if (typeof name !== 'string') {
+    observed?.forEach((o) => o.unknown())
+    return { outcome: unknownTool(name) }
+  }
   const args = (params.arguments ?? {}) as Record<string, unknown>
-  // The audit log, where the view keeps one (policy mode): nothing is measured without it.
+  // The audit log, where the view keeps one (policy mode), and the observers: nothing is measured without either.
   const audit = view.recordCall?.bind(view)
-  const started = audit ? performance.now() : 0
+  const started = audit || observed ? performance.now() : 0
   const record = (outcome: 'ok' | 'error' | 'denied') => audit?.({ name, outcome, durationMs: Math.round(performance.now() - started), argumentKeys: Object.keys(args) })
+  const observe = (server: string, tool: string, outcome: RelayOutcome | undefined) => {
+    if (!observed) return
+    const call: ToolCallRecord = { server, tool, outcome: outcomeOf(outcome), seconds: (performance.now() - started) / 1000 }
+    observed.forEach((o) => o.called(call))
+  }
   const builtin = view.callBuiltin(name, args, ctx.builtin)
   if (builtin) {
     const result = await builtin
     record(result.isError ? 'error' : 'ok')
+    const separator = runtime.loaded.config.namespace.separator
+    observe('mycelium', name.startsWith(`mycelium${separator}`) ? name.slice(`mycelium${separator}`.length) : name, ctx.cancellation.aborted ? undefined : { ok: true, result: result as Record<string, unknown> })
     return { outcome: { ok: true, result: result as Record<string, unknown> } }
   }
   const entry = runtime.catalogue.toolByWire(name)
   const child = entry && view.toolVisible(entry) ? runtime.supervisor.children.get(entry.server) : undefined
   if (!entry || !child) {
     record('denied')
+    observed?.forEach((o) => o.unknown())
     return { outcome: unknownTool(name) }
   }
   const outcome = await child.forward('tools/call', { ...params, name: entry.name }, ctx)
+  observe(entry.server, entry.name, ctx.cancellation.aborted ? undefined : outcome)
   if (ctx.cancellation.aborted) return undefined
   record(outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
   if (!outcome.ok && outcome.error.code === RelayErrorCode.connectionClosed) return { outcome: { ok: true, result: { content: [{ type: 'text', text: outcome.error.message }], isError: true } }, server: entry.server }

@@ -1,4 +1,4 @@
-import type { ClientCapabilities, JSONRPCNotification } from '@modelcontextprotocol/client'
+import type { ClientCapabilities, JSONRPCNotification, RequestId } from '@modelcontextprotocol/client'
 import { capabilitiesForChildren } from '../children/client-capabilities.js'
 import type { ChildConnection, ListKind } from '../children/child.js'
 import type { CommandHost } from '../children/resolve-command.js'
@@ -7,7 +7,7 @@ import { ChildSupervisor } from '../children/supervisor.js'
 import type { LoadedConfig } from '../config/load.js'
 import { diffConfig, type ConfigDiff } from '../config/diff.js'
 import type { Logger } from '../logger.js'
-import { Catalogue } from '../registry/catalogue.js'
+import { Catalogue, serverPrefixes } from '../registry/catalogue.js'
 
 /** How long a list request waits for children still in their first start. */
 export const FIRST_LIST_WAIT_MS = 5_000
@@ -23,14 +23,32 @@ export const CLIENT_INITIALIZE_WAIT_MS = 2_000
 /** A connected client (one connection of the MCP server face), as the runtime sees it. */
 export interface ConnectionHandle {
   catalogueChanged(kinds: ReadonlySet<'tools' | 'prompts' | 'resources'>): void
-  childNotification(server: string, notification: JSONRPCNotification): void
+  /** A child's notification; `related` is the client's request it belongs to, when one is known. */
+  childNotification(server: string, notification: JSONRPCNotification, related?: RequestId): void
   /** Whether this connection's principal reaches the server (so a child's request may go to it). */
   reaches(server: string): boolean
-  forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>>
+  /** Whether the client declared what answering a child's `method` needs (elicitation, sampling, roots…). */
+  canAnswer(method: string, params: Record<string, unknown> | undefined): boolean
+  /** Forwards a child's request to this client; `related` is the client's request during which the child asked. */
+  forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, related?: RequestId): Promise<Record<string, unknown>>
   readonly clientHasRoots: boolean
   /** Whether this connection subscribed to updates of a resource. */
   isSubscribed(uri: string): boolean
 }
+
+/** Who made a forwarded call: the connection and its client's request id (ChildConnection.forward's `caller`). */
+export interface CallOrigin {
+  connection: ConnectionHandle
+  requestId: RequestId
+}
+
+/**
+ * Whose call a child's own request or log message belongs to. A stdio child
+ * cannot say which call made it ask, so the runtime goes by the calls in
+ * flight to that child: calls of one connection only → that connection (and
+ * that call); calls of several → `ambiguous` (never guessed); none → `none`.
+ */
+export type ChildRequestOrigin = { kind: 'call'; origin: CallOrigin } | { kind: 'ambiguous'; connections: number } | { kind: 'none' }
 
 export interface RuntimeDeps {
   loaded: LoadedConfig
@@ -74,7 +92,7 @@ export class Runtime {
       this.awaited = { promise: new Promise((r) => (resolve = r)), resolve }
       setTimeout(() => resolve({}), deps.waitForClientMs).unref()
     }
-    this.catalogue = new Catalogue([...config.servers.keys()], config.namespace)
+    this.catalogue = new Catalogue([...config.servers.keys()], config.namespace, serverPrefixes(config.servers))
     this.supervisor = new ChildSupervisor(config.servers, {
       logger: deps.logger,
       version: deps.version,
@@ -169,20 +187,68 @@ export class Runtime {
     for (const connection of this.connections) connection.catalogueChanged(changed)
   }
 
+  /** Whose call, if any, is waiting on `child` now (see ChildRequestOrigin). */
+  originOf(child: Pick<ChildConnection, 'callersInFlight'>): ChildRequestOrigin {
+    let found: CallOrigin | undefined
+    const seen = new Set<ConnectionHandle>()
+    for (const caller of child.callersInFlight()) {
+      const origin = caller as CallOrigin
+      if (!this.connections.has(origin.connection)) continue
+      seen.add(origin.connection)
+      // The newest call of that connection: its stream is the likeliest to be open still.
+      found = origin
+    }
+    if (seen.size > 1) return { kind: 'ambiguous', connections: seen.size }
+    return found ? { kind: 'call', origin: found } : { kind: 'none' }
+  }
+
+  /**
+   * A log message goes to the connection whose call the child is serving
+   * (on that call's stream); with calls of several connections in flight it
+   * goes to none of them (whose it is cannot be known), and outside any call
+   * to every connection. Other notifications (resource updates) go to every
+   * connection, which keeps what concerns it.
+   */
   private onChildNotification(child: ChildConnection, notification: JSONRPCNotification): void {
+    if (notification.method === 'notifications/message') {
+      const owner = this.originOf(child)
+      if (owner.kind === 'call') return owner.origin.connection.childNotification(child.key, notification, owner.origin.requestId)
+      if (owner.kind === 'ambiguous') {
+        this.logger.debug(`a log message from "${child.key}" was not forwarded: calls from ${owner.connections} clients are in flight to it, and it does not say which one it belongs to`)
+        return
+      }
+    }
     for (const connection of this.connections) connection.childNotification(child.key, notification)
   }
 
+  /**
+   * A child's request to the client (elicitation, sampling, roots, tasks)
+   * goes to the connection whose call caused it, and to no other: refused
+   * when calls of several connections are in flight to that child. Outside
+   * any call, it goes to a connection that reaches the child and declared
+   * the capability (the most recently active first), else it is refused.
+   */
   private onChildRequest(child: ChildConnection, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
-    const connection = this.pickConnection(child.key)
+    const owner = this.originOf(child)
+    if (owner.kind === 'call') return owner.origin.connection.forwardRequest(child.key, method, params, signal, owner.origin.requestId)
+    if (owner.kind === 'ambiguous') {
+      this.logger.warn(`refused ${method} from "${child.key}": calls from ${owner.connections} clients are in flight to it, and a server cannot say which call it asks for`)
+      return Promise.reject(new Error(`mycelium cannot tell which of ${owner.connections} clients with calls in flight to "${child.key}" this ${method} is for, so it is refused; try again when the other calls have finished`))
+    }
+    const connection = this.pickConnection(child.key, method, params)
     if (!connection) return Promise.reject(new Error(`no MCP client that reaches "${child.key}" is connected to mycelium`))
     return connection.forwardRequest(child.key, method, params, signal)
   }
 
-  /** The connection a child's request goes to: the most recently active one that reaches the child. */
-  private pickConnection(server: string): ConnectionHandle | undefined {
-    if (this.lastActive && this.connections.has(this.lastActive) && this.lastActive.reaches(server)) return this.lastActive
-    return [...this.connections].reverse().find((s) => s.reaches(server))
+  /**
+   * The connection a child's request outside any call goes to: one that
+   * reaches the child and can answer, the most recently active first; else
+   * one that reaches it (it refuses cleanly, naming what is missing).
+   */
+  private pickConnection(server: string, method: string, params: Record<string, unknown> | undefined): ConnectionHandle | undefined {
+    const reaching = [...this.connections].reverse().filter((c) => c.reaches(server))
+    if (this.lastActive && reaching.includes(this.lastActive)) reaching.unshift(this.lastActive)
+    return reaching.find((c) => c.canAnswer(method, params)) ?? reaching[0]
   }
 
   /** Marks a connection as the one that last sent a request. */
@@ -210,8 +276,9 @@ export class Runtime {
     const diff = diffConfig(this.loaded.config, next.config)
     this.loaded = next
     const { servers } = next.config
-    if (diff.order) {
-      this.catalogue.setServerOrder([...servers.keys()])
+    // A changed entry may have a new prefix: the names are made again (its child restarts below).
+    if (diff.order || diff.servers.changed.length > 0) {
+      this.catalogue.setServerOrder([...servers.keys()], serverPrefixes(servers))
       this.announce(ALL_KINDS)
     }
     const gone = (child: ChildConnection) => {
@@ -223,8 +290,9 @@ export class Runtime {
     return diff
   }
 
-  /** Tells every running child that the client's roots changed. */
+  /** Tells every running child that the client's roots changed (when children were offered roots at all). */
   async rootsChanged(): Promise<void> {
+    if (this.offered && !this.offered.roots) return
     await Promise.all([...this.supervisor.children.values()].map((child) => child.notify('notifications/roots/list_changed')))
   }
 

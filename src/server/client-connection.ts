@@ -1,14 +1,14 @@
 import { Server, ProtocolError, type ServerCapabilities } from '@modelcontextprotocol/server'
-import type { ClientCapabilities, JSONRPCNotification, LoggingLevel, Transport } from '@modelcontextprotocol/client'
+import type { ClientCapabilities, JSONRPCNotification, LoggingLevel, RequestId, Transport } from '@modelcontextprotocol/client'
 import { isPlainObject } from '../protocol/params-check.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { passthrough } from '../protocol/passthrough.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
-import type { Runtime, ConnectionHandle } from '../runtime/runtime.js'
+import type { Runtime, ConnectionHandle, CallOrigin } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
 import { hasSkillsExtension } from '../children/child.js'
 import { findSkillFile, mapChildRead, readSkillFile, registerSkillHandlers, skillsCapability, type SkillSources } from './skills-handlers.js'
-import { UpstreamRelay, type ForwardHandler } from './upstream-relay.js'
+import { UpstreamRelay, type ForwardContext, type ForwardHandler } from './upstream-relay.js'
 import { callVisibleTool, visibleTools } from '../runtime/principal-tools.js'
 import type { PrincipalView } from '../principal/view.js'
 
@@ -50,22 +50,30 @@ export class ClientConnection implements ConnectionHandle {
   private closed = false
   /** Called once when the client goes away. */
   onclose?: () => void
+  /** Called when what a shared session store keeps changes: subscriptions, log level. */
+  onstatechange?: () => void
 
   constructor(private readonly options: ClientConnectionOptions) {
     const { runtime } = options
     this.pageSize = options.pageSize ?? 1_000
+    // Each forwarded call names its caller, so that what the child asks during it comes back here (Runtime.originOf).
     const handlers = new Map<string, ForwardHandler>([
-      ['tools/call', (params, ctx) => this.callTool(params, ctx)],
-      ['prompts/get', (params, ctx) => this.getPrompt(params, ctx)],
-      ['resources/read', (params, ctx) => this.readResource(params, ctx)],
-      ['completion/complete', (params, ctx) => this.complete(params, ctx)],
+      ['tools/call', (params, ctx) => this.callTool(params, this.calledBy(ctx))],
+      ['prompts/get', (params, ctx) => this.getPrompt(params, this.calledBy(ctx))],
+      ['resources/read', (params, ctx) => this.readResource(params, this.calledBy(ctx))],
+      ['completion/complete', (params, ctx) => this.complete(params, this.calledBy(ctx))],
       // Tasks (2025-11-25): routed to the child that created them through this connection.
-      ['tasks/get', (params, ctx) => this.routeTask('tasks/get', params, ctx)],
-      ['tasks/result', (params, ctx) => this.routeTask('tasks/result', params, ctx)],
-      ['tasks/cancel', (params, ctx) => this.routeTask('tasks/cancel', params, ctx)],
-      ['tasks/list', (params, ctx) => this.listTasks(params, ctx)],
+      ['tasks/get', (params, ctx) => this.routeTask('tasks/get', params, this.calledBy(ctx))],
+      ['tasks/result', (params, ctx) => this.routeTask('tasks/result', params, this.calledBy(ctx))],
+      ['tasks/cancel', (params, ctx) => this.routeTask('tasks/cancel', params, this.calledBy(ctx))],
+      ['tasks/list', (params, ctx) => this.listTasks(params, this.calledBy(ctx))],
     ])
-    this.relay = new UpstreamRelay((message) => this.transport!.send(message), handlers, (error) => runtime.logger.debug(`relay: ${String(error)}`))
+    this.relay = new UpstreamRelay((message, sendOptions) => this.transport!.send(message, sendOptions), handlers, (error) => runtime.logger.debug(`relay: ${String(error)}`))
+  }
+
+  /** A forwarded request's context, naming this connection and the request as the caller. */
+  private calledBy(ctx: ForwardContext): ForwardContext & { caller: CallOrigin } {
+    return { ...ctx, caller: { connection: this, requestId: ctx.requestId } }
   }
 
   /** The SDK server; exists once connect() has begun talking to the client. */
@@ -138,11 +146,13 @@ export class ClientConnection implements ConnectionHandle {
         if (!child) throw new ProtocolError(INVALID_PARAMS, `Resource not found: ${uri}`)
         if (child.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri })
         this.subscriptions.add(uri)
+        this.onstatechange?.()
         return {}
       })
       server.setRequestHandler('resources/unsubscribe', async (request) => {
         const uri = request.params.uri
         this.subscriptions.delete(uri)
+        this.onstatechange?.()
         const child = this.childForUri(uri)
         if (child?.capabilities?.resources?.subscribe && !this.otherConnectionSubscribed(uri)) await child.request('resources/unsubscribe', { uri }).catch(() => {})
         return {}
@@ -151,6 +161,7 @@ export class ClientConnection implements ConnectionHandle {
     if ((this.server.getCapabilities() as { extensions?: unknown }).extensions) registerSkillHandlers(server, this.skillSources(), this.pageSize)
     server.setRequestHandler('logging/setLevel', async (request) => {
       this.logLevel = request.params.level
+      this.onstatechange?.()
       await Promise.all(
         [...this.options.runtime.supervisor.children.values()]
           .filter((c) => c.state === 'RUNNING' && c.capabilities?.logging && this.view.serverVisible(c.key))
@@ -237,7 +248,7 @@ export class ClientConnection implements ConnectionHandle {
 
   private async callTool(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
     this.options.runtime.touch(this)
-    const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, { ...ctx, builtin: () => ({ signal: ctx.cancellation.signal, elicit: this.elicitFn() }) })
+    const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, { ...ctx, builtin: () => ({ signal: ctx.cancellation.signal, elicit: this.elicitFn(ctx.requestId) }) })
     if (!called || ctx.cancellation.aborted) return undefined
     // A task-augmented call answers with a task: later tasks/* requests go to this child.
     const { outcome, server } = called
@@ -296,11 +307,32 @@ export class ClientConnection implements ConnectionHandle {
     return { ok: false, error: { code: INVALID_PARAMS, message: 'completion/complete needs a ref of type ref/prompt or ref/resource' } }
   }
 
-  private elicitFn(): ((message: string, requestedSchema: Record<string, unknown>) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>) | undefined {
+  /** Elicitation for a built-in, asked on the stream of the client's request `related`. */
+  private elicitFn(related: RequestId): ((message: string, requestedSchema: Record<string, unknown>) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>) | undefined {
     if (!this.server.getClientCapabilities()?.elicitation) return undefined
     return async (message, requestedSchema) => {
-      const result = await this.server.request({ method: 'elicitation/create', params: { mode: 'form', message, requestedSchema } }, passthrough, { timeout: 10 * 60_000 })
+      const result = await this.server.request({ method: 'elicitation/create', params: { mode: 'form', message, requestedSchema } }, passthrough, { timeout: 10 * 60_000, relatedRequestId: related })
       return result as { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }
+    }
+  }
+
+  /** What a shared session store keeps of this connection: resource subscriptions and the log level. */
+  get sessionState(): { subscriptions: string[]; logLevel?: LoggingLevel } {
+    return { subscriptions: [...this.subscriptions], ...(this.logLevel ? { logLevel: this.logLevel } : {}) }
+  }
+
+  /**
+   * Takes back a session's state kept by another process (a session moved
+   * between replicas): its subscriptions (asked of the children again, best
+   * effort) and its log level.
+   */
+  async restoreSessionState(state: { subscriptions: readonly string[]; logLevel?: LoggingLevel }): Promise<void> {
+    if (state.logLevel) this.logLevel = state.logLevel
+    for (const uri of state.subscriptions) {
+      if (this.subscriptions.has(uri)) continue
+      this.subscriptions.add(uri)
+      const child = this.childForUri(uri)
+      if (child?.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri }).catch(() => {})
     }
   }
 
@@ -322,9 +354,12 @@ export class ClientConnection implements ConnectionHandle {
       closed: () => runtime.offerClientCapabilities({}),
     })
     await runtime.whenStarted()
+    // Closed while waiting (an HTTP session refused or ended at once): never join the runtime.
+    if (this.closed) return
     this.srv = new Server({ name: 'mycelium', version: runtime.deps.version }, { capabilities: this.capabilities(), instructions: this.instructions() })
     this.registerHandlers()
     runtime.addConnection(this)
+    for (const kind of ['tools', 'prompts', 'resources'] as const) this.seen.set(kind, this.visibleNow(kind))
     // An escalation changes what exists for this principal: tools, and the prompts and resources of the servers it reaches.
     this.unsubscribeView = this.view.onChange(() => this.catalogueChanged(new Set(['tools', 'prompts', 'resources'])))
     this.server.onclose = () => this.dispose()
@@ -345,9 +380,11 @@ export class ClientConnection implements ConnectionHandle {
     this.dispose()
   }
 
-  private notify(method: string, params?: Record<string, unknown>): void {
+  /** Sends a notification; `related` keeps it on the stream of that client request (Streamable HTTP). */
+  private notify(method: string, params?: Record<string, unknown>, related?: RequestId): void {
     if (this.closed || !this.transport) return
-    void this.transport.send(params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method }).catch(() => {})
+    const message = params ? { jsonrpc: '2.0' as const, method, params } : { jsonrpc: '2.0' as const, method }
+    void this.transport.send(message, related !== undefined ? { relatedRequestId: related } : undefined).catch(() => {})
   }
 
   // ConnectionHandle
@@ -360,20 +397,48 @@ export class ClientConnection implements ConnectionHandle {
     return this.view.serverVisible(server)
   }
 
+  /**
+   * A list may have changed: the client hears of it only when what it can
+   * see did change (a server it cannot reach changing its tools is none of
+   * its business, and telling it would leak that the server exists).
+   */
   catalogueChanged(kinds: ReadonlySet<ListKindName>): void {
     const caps = this.server.getCapabilities()
-    if (kinds.has('tools')) this.notify('notifications/tools/list_changed')
-    if (kinds.has('prompts') && caps.prompts) this.notify('notifications/prompts/list_changed')
-    if (kinds.has('resources') && caps.resources) this.notify('notifications/resources/list_changed')
+    if (kinds.has('tools') && this.seenChanged('tools')) this.notify('notifications/tools/list_changed')
+    if (kinds.has('prompts') && caps.prompts && this.seenChanged('prompts')) this.notify('notifications/prompts/list_changed')
+    if (kinds.has('resources') && caps.resources && this.seenChanged('resources')) this.notify('notifications/resources/list_changed')
   }
 
-  childNotification(server: string, notification: JSONRPCNotification): void {
+  /** What the client saw last of each list, as the definitions' identities (a child's new list brings new objects). */
+  private readonly seen = new Map<ListKindName, readonly unknown[]>()
+
+  private visibleNow(kind: ListKindName): unknown[] {
+    const { catalogue } = this.options.runtime
+    if (kind === 'tools') return [...this.view.builtinTools(), ...catalogue.tools().filter((e) => this.view.toolVisible(e)).map((e) => e.def)]
+    if (kind === 'prompts') return catalogue.prompts().filter((e) => this.view.promptVisible(e)).map((e) => e.def)
+    return [
+      ...catalogue.resources().filter((e) => this.view.serverVisible(e.server)).map((e) => e.def),
+      ...catalogue.templates().filter((e) => this.view.serverVisible(e.server)).map((e) => e.def),
+      ...catalogue.childSkills().filter((c) => this.view.childSkillsVisible?.(c.server) ?? this.view.serverVisible(c.server)).map((c) => c.entry),
+      ...(this.view.servedSkills?.() ?? []),
+    ]
+  }
+
+  /** Whether the visible list of a kind differs from what the client last heard of (and remembers it). */
+  private seenChanged(kind: ListKindName): boolean {
+    const now = this.visibleNow(kind)
+    const before = this.seen.get(kind)
+    this.seen.set(kind, now)
+    return before === undefined || before.length !== now.length || now.some((x, i) => x !== before[i])
+  }
+
+  childNotification(server: string, notification: JSONRPCNotification, related?: RequestId): void {
     if (!this.view.serverVisible(server)) return
     const params = (notification.params ?? {}) as Record<string, unknown>
     switch (notification.method) {
       case 'notifications/message':
         if (this.logLevel === undefined && !this.server.getCapabilities().logging) return
-        this.notify('notifications/message', { ...params, logger: server })
+        this.notify('notifications/message', { ...params, logger: server }, related)
         return
       case 'notifications/resources/updated':
         if (typeof params.uri === 'string' && this.subscriptions.has(params.uri)) this.notify('notifications/resources/updated', params)
@@ -383,27 +448,39 @@ export class ClientConnection implements ConnectionHandle {
     }
   }
 
-  async forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
+  canAnswer(method: string, params: Record<string, unknown> | undefined): boolean {
+    const caps = this.srv?.getClientCapabilities()
+    if (!caps) return false
+    if (method === 'roots/list') return Boolean(caps.roots)
+    if (method === 'elicitation/create') return Boolean(caps.elicitation) && (params?.mode !== 'url' || Boolean((caps.elicitation as { url?: unknown }).url))
+    if (method === 'sampling/createMessage') return Boolean(caps.sampling)
+    if (method.startsWith('tasks/')) return Boolean(caps.tasks)
+    return false
+  }
+
+  async forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, related?: RequestId): Promise<Record<string, unknown>> {
     const caps = this.server.getClientCapabilities()
+    // On the stream of the client's request that caused it (Streamable HTTP); stdio ignores it.
+    const on = related !== undefined ? { relatedRequestId: related } : {}
     if (method === 'roots/list') {
       if (!caps?.roots) throw new ProtocolError(-32601, 'The MCP client connected to mycelium does not provide roots')
-      return this.server.request({ method, params: params ?? {} }, passthrough, { signal })
+      return this.server.request({ method, params: params ?? {} }, passthrough, { signal, ...on })
     }
     if (method === 'elicitation/create') {
       if (!caps?.elicitation) throw new ProtocolError(-32601, `The MCP client connected to mycelium does not support elicitation (asked by server "${server}")`)
       const mode = (params?.mode as string | undefined) ?? 'form'
       if (mode === 'url' && !(caps.elicitation as { url?: unknown }).url) throw new ProtocolError(-32601, `The MCP client connected to mycelium does not support URL elicitation (asked by server "${server}")`)
       const message = typeof params?.message === 'string' ? `[${server}] ${params.message}` : `[${server}]`
-      return this.server.request({ method, params: { ...params, message } }, passthrough, { signal, timeout: 10 * 60_000 })
+      return this.server.request({ method, params: { ...params, message } }, passthrough, { signal, timeout: 10 * 60_000, ...on })
     }
     if (method === 'sampling/createMessage') {
       if (!caps?.sampling) throw new ProtocolError(-32601, `The MCP client connected to mycelium does not support sampling (asked by server "${server}")`)
-      return this.server.request({ method, params: params ?? {} }, passthrough, { signal, timeout: 10 * 60_000 })
+      return this.server.request({ method, params: params ?? {} }, passthrough, { signal, timeout: 10 * 60_000, ...on })
     }
     if (method.startsWith('tasks/')) {
       // A child polls a task it created at the client (task-augmented sampling or elicitation).
       if (!caps?.tasks) throw new ProtocolError(-32601, 'The MCP client connected to mycelium does not support tasks')
-      return this.server.request({ method, params: params ?? {} } as never, passthrough, { signal, timeout: 10 * 60_000 })
+      return this.server.request({ method, params: params ?? {} } as never, passthrough, { signal, timeout: 10 * 60_000, ...on })
     }
     throw new ProtocolError(-32601, `Method not found: ${method}`)
   }

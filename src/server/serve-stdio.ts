@@ -3,6 +3,7 @@ import { ExitCode } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { StdioServerStream } from '../protocol/stdio-server-transport.js'
 import type { Runtime } from '../runtime/runtime.js'
+import { killChildrenOnExit } from '../runtime/kill-on-exit.js'
 import { ClientConnection } from './client-connection.js'
 import type { PrincipalView } from '../principal/view.js'
 
@@ -25,16 +26,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   const { runtime, logger } = options
   const signals = options.signals ?? process
   // If myc is ended abruptly, still take the children's process groups down.
-  const killOnExit = () => {
-    for (const child of runtime.supervisor.children.values()) {
-      if (child.pid !== undefined && process.platform !== 'win32') {
-        try {
-          process.kill(-child.pid, 'SIGKILL')
-        } catch {}
-      }
-    }
-  }
-  process.once('exit', killOnExit)
+  const stopKillOnExit = killChildrenOnExit(runtime)
 
   // The client is served at once; list requests wait (bounded) for the children's first start.
   void runtime.start().then(() => {
@@ -71,6 +63,6 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   signals.off('SIGTERM', onSignal!)
   await connection.close()
   await runtime.close({ urgent: signalled })
-  process.off('exit', killOnExit)
+  stopKillOnExit()
   return exitCode
 }

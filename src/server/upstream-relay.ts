@@ -1,9 +1,11 @@
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/client'
+import type { JSONRPCMessage, RequestId, TransportSendOptions } from '@modelcontextprotocol/client'
 import { Cancellation } from '../protocol/cancellation.js'
 import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 
 /** What a forwarded-request handler gets besides the params. */
 export interface ForwardContext {
+  /** The client's id of the request being handled. */
+  requestId: RequestId
   /** Cancelled when the client cancels the request or goes away. */
   cancellation: Cancellation
   /** Present when the client asked for progress: sends it with the client's own token. */
@@ -25,7 +27,8 @@ export class UpstreamRelay {
   private readonly inFlight = new Map<RequestId, Cancellation>()
 
   constructor(
-    private readonly send: (message: JSONRPCMessage) => Promise<void>,
+    /** Sends to the client; `relatedRequestId` keeps a message on its request's stream (Streamable HTTP). */
+    private readonly send: (message: JSONRPCMessage, options?: TransportSendOptions) => Promise<void>,
     private readonly handlers: ReadonlyMap<string, ForwardHandler>,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -54,12 +57,12 @@ export class UpstreamRelay {
     const onProgress =
       typeof token === 'string' || typeof token === 'number'
         ? (progress: ProgressParams) => {
-            void this.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(this.onError)
+            void this.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...progress, progressToken: token } }, { relatedRequestId: id }).catch(this.onError)
           }
         : undefined
     let outcome: RelayOutcome | undefined
     try {
-      outcome = await handler(params, onProgress ? { cancellation, onProgress } : { cancellation })
+      outcome = await handler(params, onProgress ? { requestId: id, cancellation, onProgress } : { requestId: id, cancellation })
     } catch (error) {
       outcome = { ok: false, error: { code: -32603, message: error instanceof Error ? error.message : String(error) } }
     }

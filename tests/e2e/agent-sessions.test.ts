@@ -46,6 +46,20 @@ describe('recorded sessions (build/myc.cjs)', () => {
     expect(shown.stdout).toContain('user: and now?')
   }, 60_000)
 
+  it('/clear is recorded: a resumed session starts after it; /resume turns off skills the session did not have', async () => {
+    const { config } = project()
+    const first = await runAgentCli(['chat', '--config', config], { fake, input: 'before the clear\n/clear\nafter the clear\n/save cleared-chat\n' })
+    expect(first.code, first.stderr).toBe(0)
+    const shown = JSON.parse((await runAgentCli(['sessions', 'show', 'cleared-chat', '--json', '--config', config])).stdout) as { messages: Array<{ content: unknown }> }
+    expect(shown.messages.map((m) => textOf(m.content))).toEqual(['after the clear', 'seen 1 messages'])
+    // Resumed from a chat where talk is active: the session had no skills, so talk is turned off.
+    const before = fake.requests.length
+    const again = await runAgentCli(['chat', '--config', config], { fake, input: '/add talk\n/resume cleared-chat\nand now?\n' })
+    expect(again.code, again.stderr).toBe(0)
+    expect(fake.requests[before]!.body.messages.map((m) => textOf(m.content))).toEqual(['after the clear', 'seen 1 messages', 'and now?'])
+    expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).not.toContain('echo__echo')
+  }, 60_000)
+
   it('myc run records, --resume continues with a follow-up; a torn last line is ignored, a bad one elsewhere is named', async () => {
     const { config, sessions } = project()
     const first = await runAgentCli(['run', 'first task', '--json', '--config', config], { fake })

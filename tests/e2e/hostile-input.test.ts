@@ -126,7 +126,7 @@ describe('myc serve (build/myc.cjs) under a barrage of hostile input', () => {
     expect(new Set(barrage.map((m) => m.what.replace(/ for .*| in .*/, ''))).size).toBeGreaterThanOrEqual(15)
   }, 120_000)
 
-  it('keeps its memory flat over a 20,000-call soak with junk in between', async () => {
+  it('keeps its memory flat over a 60,000-call soak with junk in between', async () => {
     const payload = 'p'.repeat(2_048)
     const inFlight = 32
     let sent = 0
@@ -145,11 +145,14 @@ describe('myc serve (build/myc.cjs) under a barrage of hostile input', () => {
     await run(5_000)
     baseline = client.rssKiB()
     await run(20_000)
+    const mid = client.rssKiB()
+    await run(60_000)
     const end = client.rssKiB()
-    const growthMiB = (end - baseline) / 1024
-    console.error(`soak: RSS ${Math.round(baseline / 1024)} MiB after 5,000 calls, ${Math.round(end / 1024)} MiB after 20,000 (+${growthMiB.toFixed(1)} MiB)`)
-    // 15,000 more calls of 2 KiB each: retaining them would add ~30 MiB.
-    expect(growthMiB).toBeLessThan(15)
+    const growthMiB = (end - mid) / 1024
+    console.error(`soak: RSS ${Math.round(baseline / 1024)} MiB after 5,000 calls, ${Math.round(mid / 1024)} MiB after 20,000, ${Math.round(end / 1024)} MiB after 60,000 (+${growthMiB.toFixed(1)} MiB over the last 40,000)`)
+    // The heap may grow early on (V8 sizes it by the allocation rate, more so on a busy machine),
+    // but it must not keep growing: retaining the last 40,000 calls of 2 KiB would add ~80 MiB.
+    expect(growthMiB).toBeLessThan(12)
     // The junk got its answers too.
     expect(client.answers.get('"s-junk-10"')).toHaveLength(1)
     client.proc.stdin.end()

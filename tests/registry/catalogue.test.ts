@@ -72,3 +72,37 @@ describe('Catalogue', () => {
     expect(c.toolByWire('s__t1999')?.name).toBe('t1999')
   })
 })
+
+describe('Catalogue: prefixes (mounting a child unprefixed or under another word)', () => {
+  it('prefix false serves the child’s own names, a prefix string replaces the key, others keep their key', () => {
+    const c = new Catalogue(['main', 'helper', 'other'], naming, new Map<string, string | false>([['main', false], ['helper', 'h']]))
+    c.setServer('main', { tools: [tool('test_simple_text')], prompts: [{ name: 'test_prompt' }] }, ['tools', 'prompts'])
+    c.setServer('helper', { tools: [tool('run')] }, ['tools'])
+    c.setServer('other', { tools: [tool('run')] }, ['tools'])
+    expect(c.tools().map((t) => [t.id, t.wireName])).toEqual([
+      ['main:test_simple_text', 'test_simple_text'],
+      ['helper:run', 'h__run'],
+      ['other:run', 'other__run'],
+    ])
+    expect(c.toolByWire('test_simple_text')?.server).toBe('main')
+    expect(c.promptByWire('test_prompt')?.id).toBe('main:test_prompt')
+  })
+
+  it('an unprefixed name that clashes with another server’s is a conflict naming both; the first in config order stays', () => {
+    const c = new Catalogue(['a', 'b'], naming, new Map<string, string | false>([['a', false]]))
+    c.setServer('a', { tools: [tool('b__x')] }, ['tools'])
+    c.setServer('b', { tools: [tool('x')] }, ['tools'])
+    expect(c.tools().map((t) => t.id)).toEqual(['a:b__x'])
+    expect(c.conflicts).toEqual([{ kind: 'tool', name: 'b__x', kept: 'a:b__x', dropped: 'b:x' }])
+  })
+
+  it('unsafe or long bare names are made safe with a hash suffix, and a reload can change the prefixes', () => {
+    const c = new Catalogue(['a'], { separator: '__', maxLength: 24 }, new Map<string, string | false>([['a', false]]))
+    c.setServer('a', { tools: [tool('has space'), tool('a'.repeat(30))] }, ['tools'])
+    const [spaced, long] = c.tools().map((t) => t.wireName)
+    expect(spaced).toMatch(/^has_space_[0-9a-f]{8}$/)
+    expect(long).toHaveLength(24)
+    c.setServerOrder(['a'], new Map())
+    expect(c.tools()[0]!.wireName).toMatch(/^a__has_space_[0-9a-f]{8}$/)
+  })
+})

@@ -1,0 +1,115 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { InboundRequest } from './session-route.js'
+
+/** How long a refused upload may go on being discarded after the answer before its connection is cut. */
+const DISCARD_MS = 5_000
+
+/** The client went away before its request was read: nobody is left to answer. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('the client went away before sending the whole body')
+    this.name = 'ClientGoneError'
+  }
+}
+
+/**
+ * A node:http request as the routes see it: a web Request with method, URL
+ * and headers (no body: the URL is built on `base`, never on the Host
+ * header), and the body read from the node stream on demand. Throws when the
+ * request cannot be a web Request (a header value or method it refuses).
+ */
+export function inboundOf(req: IncomingMessage, base: string): InboundRequest {
+  const headers = new Headers()
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
+  const url = new URL(req.url ?? '/', base)
+  // An absolute-form target (`POST http://elsewhere/mcp`) is read as its path here.
+  const request = new Request(new URL(url.pathname + url.search, base), { method: req.method ?? 'GET', headers })
+  return { request, readBody: (maxBytes) => readBody(req, maxBytes) }
+}
+
+/**
+ * Reads a request body up to `maxBytes`. A declared Content-Length over it
+ * is refused before reading; otherwise reading stops counting at the limit.
+ * A refused body is still read and thrown away (so the client, still
+ * sending, gets the answer instead of a reset connection).
+ */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<{ tooLarge: true } | { tooLarge: false; text: string }> {
+  return new Promise((resolve, reject) => {
+    if (Number(req.headers['content-length']) > maxBytes) {
+      req.resume()
+      resolve({ tooLarge: true })
+      return
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    let over = false
+    req.on('data', (chunk: Buffer) => {
+      if (over) return
+      size += chunk.length
+      if (size > maxBytes) {
+        over = true
+        chunks.length = 0
+        resolve({ tooLarge: true })
+        return
+      }
+      chunks.push(chunk)
+    })
+    req.on('end', () => {
+      if (!over) resolve({ tooLarge: false, text: Buffer.concat(chunks).toString('utf8') })
+    })
+    req.on('error', () => reject(new ClientGoneError()))
+    req.on('aborted', () => reject(new ClientGoneError()))
+  })
+}
+
+/**
+ * Writes a web Response to a node:http response, streaming its body (SSE
+ * included) as it comes, with backpressure. When the client goes away the
+ * body is cancelled, which tells the transport the stream is gone.
+ */
+export async function sendResponse(req: IncomingMessage, res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string> = {}
+  response.headers.forEach((value, key) => {
+    headers[key] = value
+  })
+  res.writeHead(response.status, headers)
+  if (!req.complete) {
+    // The body was refused or never read: throw the rest away, and cut a client that keeps sending.
+    req.resume()
+    res.once('finish', () => {
+      if (!req.complete) setTimeout(() => req.destroy(), DISCARD_MS).unref()
+    })
+  }
+  if (!response.body) {
+    res.end()
+    return
+  }
+  res.flushHeaders()
+  const reader = response.body.getReader()
+  let gone = false
+  res.once('close', () => {
+    gone = true
+    reader.cancel().catch(() => {})
+  })
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done || gone) break
+      if (!res.write(value)) {
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            res.off('drain', go)
+            res.off('close', go)
+            resolve()
+          }
+          res.on('drain', go)
+          res.on('close', go)
+        })
+      }
+    }
+  } catch {
+    // The body failed or was cancelled: end what was sent.
+  } finally {
+    if (!gone) res.end()
+  }
+}

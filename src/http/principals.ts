@@ -1,0 +1,63 @@
+import type { LoadedConfig } from '../config/load.js'
+import { MycError } from '../errors.js'
+import { chooseRole } from '../policy/roles.js'
+import type { PolicyMode } from '../principal/policy-mode.js'
+import type { HttpToken } from './tokens.js'
+
+/** Who an HTTP session is: chosen by its credential, never by the client. */
+export interface HttpPrincipal {
+  /** The credential a session is bound to: later requests for the session must present the same one. */
+  key: string
+  /** How logs name it (a token's `name`, never its value). */
+  label: string
+  /** The role (else `--role`, MYCELIUM_ROLE, `roles.default`, as over stdio). */
+  role?: string
+  /** Skills active from the start, besides `session.defaultSkills`. */
+  skills?: readonly string[]
+}
+
+/** The principal of a verified JWT: bound to its issuer and subject. */
+export function jwtPrincipal(subject: string, role: string, skills: readonly string[]): HttpPrincipal {
+  return { key: `jwt:${subject}`, label: `jwt ${subject}`, role, skills }
+}
+
+export function tokenPrincipal(token: HttpToken): HttpPrincipal {
+  return { key: `token:${token.index}`, label: token.label, role: token.role, skills: token.skills }
+}
+
+/** Without `http.tokens` (loopback only): every session is the launch's principal, as over stdio. */
+export function launchPrincipal(role: string | undefined, skills: readonly string[] | undefined): HttpPrincipal {
+  return { key: 'launch', label: 'no token', ...(role !== undefined ? { role } : {}), ...(skills ? { skills } : {}) }
+}
+
+/**
+ * Checks at start that every token names a role the skills define and
+ * skills that role reaches (a config error naming the entry otherwise), and
+ * that the launch's principal exists when there are no tokens (a usage error,
+ * as `myc serve --role` gives on stdio). Resolves with the launch's role,
+ * chosen once as over stdio (undefined in open mode, which has no roles).
+ */
+export function checkPrincipals(mode: PolicyMode, loaded: LoadedConfig, tokens: readonly HttpToken[], launch: HttpPrincipal, env: Record<string, string | undefined>, jwt = false): string | undefined {
+  if (mode.kind === 'open') return undefined
+  const { roles, policy } = mode.state
+  const problems: string[] = []
+  for (const token of tokens) {
+    const choice = chooseRole({ flag: token.role }, roles)
+    if (!choice.ok) {
+      problems.push(`http.tokens[${token.index}].role: unknown role "${token.role}"; roles: ${[...roles.keys()].join(', ') || 'none (no skill names a role)'}`)
+      continue
+    }
+    token.skills.forEach((skill, i) => {
+      if (!policy.reaches(choice.role, skill)) problems.push(`http.tokens[${token.index}].skills[${i}]: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)
+    })
+  }
+  if (problems.length > 0) throw new MycError('CONFIG_INVALID', `Invalid config ${loaded.file ?? 'config'}:\n${problems.map((p) => `  ${p}`).join('\n')}`)
+  // With credentials, each session's principal comes from its credential.
+  if (tokens.length > 0 || jwt) return undefined
+  const choice = chooseRole({ flag: launch.role, env: env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default }, roles)
+  if (!choice.ok) throw new MycError('USAGE', choice.error)
+  for (const skill of launch.skills ?? []) {
+    if (!policy.reaches(choice.role, skill)) throw new MycError('USAGE', `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)
+  }
+  return choice.role
+}

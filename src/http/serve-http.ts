@@ -1,0 +1,230 @@
+import { createServer, type Server as NodeHttpServer } from 'node:http'
+import type { LoadedConfig } from '../config/load.js'
+import { ExitCode, MycError } from '../errors.js'
+import type { Logger } from '../logger.js'
+import type { PolicyMode } from '../principal/policy-mode.js'
+import type { PrincipalView } from '../principal/view.js'
+import { killChildrenOnExit } from '../runtime/kill-on-exit.js'
+import type { Runtime } from '../runtime/runtime.js'
+import { HttpFace } from './http-face.js'
+import { formatListen, isLoopbackHost, parseListen, type ListenAddress } from './listen-address.js'
+import { inboundOf, sendResponse } from './node-bridge.js'
+import { checkPrincipals, launchPrincipal, type HttpPrincipal } from './principals.js'
+import { readTokens, type HttpToken } from './tokens.js'
+import type { JwtConfig } from './jwt.js'
+import type { HttpMetrics } from './metrics.js'
+import { RateLimiter } from './rate-limit.js'
+
+/** How long shutdown waits for calls in flight before it ends the sessions anyway. */
+export const HTTP_DRAIN_MS = 10_000
+
+/**
+ * What children are offered over HTTP, whoever connects: elicitation and
+ * sampling, which myc routes to the session whose call caused them (and
+ * refuses for a session that did not declare them). Not roots: a client's
+ * roots are places on its own machine, and one shared child cannot follow
+ * the roots of many clients.
+ */
+export const HTTP_CHILD_CAPABILITIES = { sampling: {}, elicitation: { form: {}, url: {} } }
+
+/** `myc serve --http`'s settings, checked: where to listen and with which tokens. */
+export interface HttpSettings {
+  listen: ListenAddress
+  tokens: HttpToken[]
+  /** `http.jwt`: tokens from an identity provider (verified per request). */
+  jwt?: JwtConfig
+}
+
+/**
+ * Resolves where to listen (`--http` value, else `http.listen`) and reads the
+ * tokens from the environment. A bad address, a token variable that is not
+ * set, or a non-loopback address without tokens is a config error (exit 2).
+ */
+export function httpSettings(loaded: LoadedConfig, flag: string | undefined, env: Record<string, string | undefined>): HttpSettings {
+  const file = loaded.file ?? 'config'
+  const fromFlag = flag !== undefined && flag !== ''
+  if (fromFlag && flag.startsWith('-')) throw new MycError('USAGE', `--http needs [HOST:]PORT (got "${flag}"), such as --http 127.0.0.1:8808`)
+  const parsed = parseListen(fromFlag ? flag : loaded.config.http.listen)
+  if (!parsed.ok) throw fromFlag ? new MycError('USAGE', `--http: ${parsed.error}`) : new MycError('CONFIG_INVALID', `Invalid config ${file}:\n  http.listen: ${parsed.error}`)
+  const tokens = readTokens(loaded.config.http.tokens, env, file)
+  const listen = parsed.address
+  const { jwt } = loaded.config.http
+  if (loaded.config.http.metrics && loaded.config.http.path === '/metrics') throw new MycError('CONFIG_INVALID', `Invalid config ${file}:\n  http.path: /metrics is where metrics are served; choose another path (such as /mcp) or set http.metrics: false`)
+  if (jwt && !jwt.jwksUrl === !jwt.publicKey) throw new MycError('CONFIG_INVALID', `Invalid config ${file}:\n  http.jwt: give exactly one of jwksUrl (the provider's JWKS address) or publicKey (a PEM public key)`)
+  if (tokens.length === 0 && !jwt && !isLoopbackHost(listen.host)) {
+    throw new MycError(
+      'CONFIG_INVALID',
+      `Invalid config ${file}:\n  http.tokens: ${formatListen(listen)} is not a loopback address, and serving it without credentials would let anyone who reaches it in; add tokens (http.tokens: [{ "env": "MYC_TOKEN_DEV", "role": "developer" }]) or listen on 127.0.0.1`,
+    )
+  }
+  return { listen, tokens, ...(jwt ? { jwt } : {}) }
+}
+
+/**
+ * Everything `myc serve --http` checks before a child starts: the address,
+ * the tokens, the loopback rule, each token's role and skills. Then offers
+ * the children what HTTP sessions can answer (HTTP_CHILD_CAPABILITIES).
+ */
+export function prepareHttp(input: { runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode; flag: string | undefined; role: string | undefined; skills: readonly string[] | undefined; env: Record<string, string | undefined> }): { settings: HttpSettings; launch: HttpPrincipal; identity: IdentityCheck } {
+  const settings = httpSettings(input.loaded, input.flag, input.env)
+  const asked = launchPrincipal(input.role, input.skills)
+  const role = checkPrincipals(input.mode, input.loaded, settings.tokens, asked, input.env, settings.jwt !== undefined)
+  input.runtime.offerClientCapabilities(HTTP_CHILD_CAPABILITIES)
+  const { mode } = input
+  // A JWT's role and skills are checked per request against the policy of the moment.
+  const identity: IdentityCheck = (claimedRole, claimedSkills) => {
+    if (mode.kind === 'open') return { ok: true, skills: [] }
+    const policy = mode.state.policy
+    if (!mode.state.roles.has(claimedRole)) return { ok: false, reason: `role "${claimedRole}" is not a role here` }
+    return { ok: true, skills: claimedSkills.filter((s) => policy.reaches(claimedRole, s)) }
+  }
+  return { settings, launch: role === undefined ? asked : { ...asked, role }, identity }
+}
+
+/** Whether a verified identity's role exists, and which of its skills the role reaches (the others are dropped). */
+export type IdentityCheck = (role: string, skills: readonly string[]) => { ok: true; skills: string[] } | { ok: false; reason: string }
+
+export interface ServeHttpOptions {
+  runtime: Runtime
+  loaded: LoadedConfig
+  logger: Logger
+  settings: HttpSettings
+  /** Every session's principal when there are no tokens (the launch's --role and --skills). */
+  launch: HttpPrincipal
+  /** Checks a JWT's role and skills against policy. */
+  identity?: IdentityCheck
+  viewFor(principal: HttpPrincipal): PrincipalView
+  /** Whether policy applies (for the start-up log). */
+  policy?: boolean
+  /** Signals that end the server; defaults to SIGINT and SIGTERM on this process. */
+  signals?: NodeJS.EventEmitter
+}
+
+function listenOn(server: NodeHttpServer, address: ListenAddress): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      const why = error.code === 'EADDRINUSE' ? 'the address is in use (another myc, or another program, listens there)' : error.code === 'EADDRNOTAVAIL' ? 'no interface of this machine has that address' : error.code === 'EACCES' ? 'not allowed (ports below 1024 need privileges)' : error.message
+      reject(new MycError('RUNTIME', `cannot listen on ${formatListen(address)}: ${why}`))
+    }
+    server.once('error', onError)
+    server.listen(address.port, address.host, () => {
+      server.off('error', onError)
+      resolve()
+    })
+  })
+}
+
+/**
+ * Runs myc as an MCP server over Streamable HTTP until SIGINT or SIGTERM:
+ * then it takes no new sessions, lets calls in flight finish (at most 10 s),
+ * ends every session and stops every child. Stdio is not served meanwhile.
+ * Resolves with the exit code (130 after SIGINT).
+ */
+export async function serveHttp(options: ServeHttpOptions): Promise<number> {
+  const { runtime, loaded, logger, settings } = options
+  const { config } = loaded
+  const jwt = settings.jwt ? await (await import('./jwt.js')).createJwtVerifier(settings.jwt, loaded.file ?? 'config') : undefined
+  const sharedStore = config.http.sessionStore === 'memory' ? undefined : await (await import('./session-store.js')).openSessionStore(config.http.sessionStore, (error) => logger.warn(`http.sessionStore: ${error.message}`))
+  const stopKillOnExit = killChildrenOnExit(runtime)
+  // prom-client is loaded only here, and only when metrics are on.
+  const metrics: HttpMetrics | undefined = config.http.metrics ? (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.sessions.inFlight }) }) : undefined
+  const face = new HttpFace({
+    ...(metrics ? { metrics } : {}),
+    ...(config.http.rateLimit ? { rateLimiter: new RateLimiter(config.http.rateLimit) } : {}),
+    ...(sharedStore ? { sharedStore } : {}),
+    ...(jwt ? { jwt } : {}),
+    ...(options.identity ? { identity: options.identity } : {}),
+    runtime,
+    logger,
+    listen: settings.listen,
+    path: config.http.path,
+    tokens: settings.tokens,
+    launch: options.launch,
+    viewFor: options.viewFor,
+    allowedOrigins: config.http.allowedOrigins,
+    allowedHosts: config.http.allowedHosts,
+    maxSessions: config.http.maxSessions,
+    sessionIdleMs: config.http.sessionIdleMs,
+    maxMessageBytes: config.limits.maxMessageBytes,
+  })
+  const base = `http://${formatListen(settings.listen)}`
+  const server = createServer((req, res) => {
+    void (async () => {
+      let response: Response
+      try {
+        response = await face.handle(inboundOf(req, base))
+      } catch {
+        // Only a request the web Request cannot hold (a header value, a method) gets here.
+        response = new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32600, message: 'Bad Request' }, id: null }), { status: 400, headers: { 'Content-Type': 'application/json' } })
+      }
+      await sendResponse(req, res, response)
+    })().catch((error: unknown) => {
+      logger.debug(`http: ${String(error)}`)
+      res.destroy()
+    })
+  })
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
+    else socket.destroy()
+  })
+
+  try {
+    await listenOn(server, settings.listen)
+  } catch (error) {
+    metrics?.close()
+    stopKillOnExit()
+    await runtime.close()
+    await sharedStore?.close()
+    throw error
+  }
+  const bound = server.address()
+  const listen = typeof bound === 'object' && bound ? { host: settings.listen.host, port: bound.port } : settings.listen
+  face.sessions.startSweeping()
+  logger.info(`serving MCP over Streamable HTTP at http://${formatListen(listen)}${config.http.path} (health: /healthz, readiness: /readyz${metrics ? ', metrics: /metrics' : ''})`)
+  if (sharedStore) logger.info(`sessions are kept in ${(await import('./session-store.js')).redactUrl(config.http.sessionStore)}, shared with every replica that uses it`)
+  if (options.policy) logger.info(settings.tokens.length > 0 ? "policy mode: each session's role and first skills come from its token" : `policy mode: every session is role ${options.launch.role}`)
+  if (settings.tokens.length === 0) logger.warn('no http.tokens: serving without credentials, which myc allows only on a loopback address; every session is the principal myc was launched as')
+  else logger.info(`${settings.tokens.length} token${settings.tokens.length === 1 ? '' : 's'}: ${settings.tokens.map((t) => `${t.label} (role ${t.role})`).join(', ')}`)
+  if (config.http.rateLimit) logger.info(`rate limit: ${config.http.rateLimit.requestsPerMinute} requests a minute per credential (burst ${config.http.rateLimit.burst ?? config.http.rateLimit.requestsPerMinute})`)
+  if (!face.checksHost) logger.info(`listening on every interface: the Host header is not checked (list the names clients use in http.allowedHosts to check it)`)
+  void runtime.start().then(() => {
+    const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
+    logger.info(`serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers over HTTP`)
+  })
+  if (runtime.supervisor.children.size === 0) logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
+
+  const signals = options.signals ?? process
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const on = (s: NodeJS.Signals) => {
+      signals.off('SIGINT', on)
+      signals.off('SIGTERM', on)
+      resolve(s)
+    }
+    signals.on('SIGINT', on)
+    signals.on('SIGTERM', on)
+  })
+  logger.info(`${signal}: taking no new sessions; waiting up to ${HTTP_DRAIN_MS / 1000} s for calls in flight (again to stop now)`)
+  // A second signal cuts the wait short (and is not left to Node's default, which would leave the children running).
+  let onSecond: (() => void) | undefined
+  const second = new Promise<void>((resolve) => {
+    onSecond = () => {
+      logger.info('stopping now')
+      resolve()
+    }
+    signals.once('SIGINT', onSecond)
+    signals.once('SIGTERM', onSecond)
+  })
+  const { drained } = await face.close(HTTP_DRAIN_MS, second)
+  if (!drained) logger.warn('calls were still in flight; they were cancelled')
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve())
+    server.closeAllConnections()
+  })
+  await runtime.close({ urgent: true })
+  await sharedStore?.close()
+  metrics?.close()
+  signals.off('SIGINT', onSecond!)
+  signals.off('SIGTERM', onSecond!)
+  stopKillOnExit()
+  return signal === 'SIGINT' ? ExitCode.interrupted : ExitCode.ok
+}

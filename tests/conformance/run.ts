@@ -1,0 +1,457 @@
+// `npm run conformance`: the official MCP conformance suite's server scenarios
+// (@modelcontextprotocol/conformance, the frozen `--requirements 2025-11-25`
+// set plus the scenarios it runs unscored), first straight against the test
+// server tests/fixtures/servers/conformance.mjs over Streamable HTTP, then
+// through `myc serve --http` with that server as its only child, unprefixed
+// (`"prefix": false`, so the scenarios find their test_* tools by name).
+// Prints both results side by side and exits 1 when a scenario that passes
+// straight against the server does not pass through myc.
+//
+//   node --import tsx tests/conformance/run.ts            # needs build/myc.cjs (npm run build)
+//   node --import tsx tests/conformance/run.ts --keep     # keep the runner's results dirs
+//
+// The runner needs Node ≥ 22. Under an older Node the pinned official Node
+// 22 binary is fetched from the npm registry (`npm pack node-<os>-<arch>`,
+// checked against the sha512 build/build-bin.mjs pins) into build/.cache,
+// shared with `npm run build:bin`; MYC_CONFORMANCE_NODE names another one.
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parse as parseYaml } from 'yaml'
+import { freePort } from '../helpers/http.js'
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+export const fixture = path.join(repoRoot, 'tests', 'fixtures', 'servers', 'conformance.mjs')
+export const bundle = path.join(repoRoot, 'build', 'myc.cjs')
+/** The spec revision whose frozen requirement set is run. */
+export const REQUIREMENTS = '2025-11-25'
+const runnerDir = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'conformance')
+const runnerBin = path.join(runnerDir, 'dist', 'index.js')
+
+/** The version of the conformance runner installed (a devDependency). */
+export function runnerVersion(): string {
+  return (JSON.parse(readFileSync(path.join(runnerDir, 'package.json'), 'utf8')) as { version: string }).version
+}
+
+// ---------------------------------------------------------------- Node ≥ 22
+
+/** Node 22 could not be had (no registry, a checksum mismatch, an unknown host): the e2e skips on this. */
+export class NodeUnavailableError extends Error {}
+
+interface BuildBin {
+  NODE_VERSION: string
+  TARGETS: Record<string, { pkg: string; exe: boolean; integrity: string }>
+}
+
+function hostTarget(): string {
+  const os = process.platform === 'darwin' ? 'macos' : process.platform === 'win32' ? 'win' : 'linux'
+  return `${os}-${process.arch}`
+}
+
+function major(version: string): number {
+  return Number(version.replace(/^v/, '').split('.')[0])
+}
+
+/** Runs npm quietly: the npm that runs us when there is one, else `npm` from PATH. */
+function npm(args: string[]): void {
+  const cli = process.env.npm_execpath
+  const options = { stdio: ['ignore', 'ignore', 'pipe'] as ('ignore' | 'pipe')[], cwd: repoRoot }
+  if (cli && /\.c?js$/.test(cli)) execFileSync(process.execPath, [cli, ...args], options)
+  else execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { ...options, shell: process.platform === 'win32' })
+}
+
+/**
+ * A Node ≥ 22 binary for the runner: this process's when it is one, else
+ * MYC_CONFORMANCE_NODE, else the official build-bin pins (fetched once into
+ * build/.cache with `npm pack`, checked against the pinned sha512, the
+ * binary extracted without an external tar). Throws NodeUnavailableError.
+ */
+export async function node22(log: (line: string) => void = () => {}, options: { cache?: string; ignoreCurrent?: boolean } = {}): Promise<string> {
+  if (major(process.versions.node) >= 22 && !options.ignoreCurrent) return process.execPath
+  const named = process.env.MYC_CONFORMANCE_NODE
+  if (named) {
+    const r = spawnSync(named, ['--version'], { encoding: 'utf8' })
+    if (r.status === 0 && major(r.stdout.trim()) >= 22) return named
+    throw new NodeUnavailableError(`MYC_CONFORMANCE_NODE=${named} is not a Node ≥ 22 (${r.error?.message ?? (r.stdout.trim().split('\n')[0] || `exit ${r.status}`)})`)
+  }
+  const { NODE_VERSION, TARGETS } = (await import(path.join(repoRoot, 'build', 'build-bin.mjs'))) as BuildBin
+  const { extractMember } = (await import(path.join(repoRoot, 'build', 'untar.mjs'))) as { extractMember(tarball: string, member: string, dest: string): Promise<void> }
+  const target = TARGETS[hostTarget()]
+  if (!target) throw new NodeUnavailableError(`no pinned Node ${NODE_VERSION} for this host (${hostTarget()})`)
+  // The same layout as build/build-bin.mjs, so either fetches it for both.
+  const cache = options.cache ?? path.join(repoRoot, 'build', '.cache')
+  const dir = path.join(cache, `node-v${NODE_VERSION}-${hostTarget()}`)
+  const binary = path.join(dir, target.exe ? 'node.exe' : 'node')
+  if (existsSync(`${binary}.ok`)) return binary
+  const tarball = path.join(cache, 'npm', `${target.pkg}-${NODE_VERSION}.tgz`)
+  try {
+    mkdirSync(path.dirname(tarball), { recursive: true })
+    if (!existsSync(tarball)) {
+      log(`fetching ${target.pkg}@${NODE_VERSION} from the npm registry (the conformance runner needs Node ≥ 22)`)
+      npm(['pack', `${target.pkg}@${NODE_VERSION}`, '--pack-destination', path.dirname(tarball), '--silent'])
+    }
+  } catch (error) {
+    throw new NodeUnavailableError(`npm pack ${target.pkg}@${NODE_VERSION} failed: ${String((error as { stderr?: unknown }).stderr ?? error).trim().split('\n').slice(-3).join(' | ')}`)
+  }
+  const digest = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`
+  if (digest !== target.integrity) {
+    rmSync(tarball, { force: true })
+    throw new NodeUnavailableError(`${target.pkg}@${NODE_VERSION}: integrity ${digest} does not match the pinned ${target.integrity}; the download was removed`)
+  }
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  await extractMember(tarball, `package/bin/${target.exe ? 'node.exe' : 'node'}`, binary)
+  chmodSync(binary, 0o755)
+  writeFileSync(`${binary}.ok`, '')
+  return binary
+}
+
+// ---------------------------------------------------------------- the runner
+
+export type CheckStatus = 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED'
+export interface Check {
+  id: string
+  name?: string
+  status: CheckStatus
+  errorMessage?: string
+}
+
+/** One scenario's outcome: `pass` (no failed check), `warn` (none failed, some warned), `fail`, or `missing` (no results). */
+export interface ScenarioResult {
+  scenario: string
+  status: 'pass' | 'warn' | 'fail' | 'missing'
+  passed: number
+  failed: number
+  warnings: number
+  checks: Check[]
+}
+
+/** Whether a scenario passes: it ran and none of its checks failed (warnings allowed, as the runner scores it). */
+export function passes(result: ScenarioResult | undefined): boolean {
+  return result !== undefined && (result.status === 'pass' || result.status === 'warn')
+}
+
+/** The server scenarios the requirement set runs: the scored ones, then those run unscored. */
+export function requiredScenarios(revision = REQUIREMENTS): { scored: string[]; unscored: string[] } {
+  const file = path.join(runnerDir, 'requirements', `${revision}.yaml`)
+  const set = parseYaml(readFileSync(file, 'utf8')) as { server?: string[]; not_scored?: Array<{ scenario: string; leg: string }> }
+  return { scored: set.server ?? [], unscored: (set.not_scored ?? []).filter((e) => e.leg === 'server').map((e) => e.scenario) }
+}
+
+function summarize(scenario: string, checks: Check[] | undefined): ScenarioResult {
+  if (!checks) return { scenario, status: 'missing', passed: 0, failed: 0, warnings: 0, checks: [] }
+  const count = (s: CheckStatus) => checks.filter((c) => c.status === s).length
+  const failed = count('FAILURE')
+  const warnings = count('WARNING')
+  return { scenario, status: failed > 0 ? 'fail' : warnings > 0 ? 'warn' : 'pass', passed: count('SUCCESS'), failed, warnings, checks }
+}
+
+/** Reads `<dir>/server-<scenario>-<timestamp>/checks.json` as the runner writes them. */
+function readResults(dir: string): Map<string, Check[]> {
+  const found = new Map<string, Check[]>()
+  if (!existsSync(dir)) return found
+  for (const entry of readdirSync(dir)) {
+    const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/.exec(entry)
+    const file = path.join(dir, entry, 'checks.json')
+    if (m && existsSync(file)) found.set(m[1]!, JSON.parse(readFileSync(file, 'utf8')) as Check[])
+  }
+  return found
+}
+
+export interface SuiteRun {
+  url: string
+  results: ScenarioResult[]
+  /** The runner's stdout and stderr. */
+  output: string
+  resultsDir: string
+}
+
+/** Runs the requirement set's server scenarios against `url` with the runner under `node`. */
+export async function runSuite(node: string, url: string, options: { resultsDir: string; timeoutMs?: number }): Promise<SuiteRun> {
+  const { scored, unscored } = requiredScenarios()
+  mkdirSync(options.resultsDir, { recursive: true })
+  const child = spawn(node, [runnerBin, 'server', '--url', url, '--requirements', REQUIREMENTS, '--output-dir', options.resultsDir], {
+    cwd: options.resultsDir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_OPTIONS: '' },
+  })
+  let output = ''
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => (output += s))
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s))
+  const timeoutMs = options.timeoutMs ?? 300_000
+  const timer = setTimeout(() => {
+    output += `\n[conformance] the runner took over ${timeoutMs / 1000} s; killed\n`
+    child.kill('SIGKILL')
+  }, timeoutMs)
+  await new Promise<void>((resolve) => child.once('close', () => resolve()))
+  clearTimeout(timer)
+  const found = readResults(options.resultsDir)
+  const names = [...scored, ...unscored, ...[...found.keys()].filter((s) => !scored.includes(s) && !unscored.includes(s))]
+  return { url, results: names.map((s) => summarize(s, found.get(s))), output, resultsDir: options.resultsDir }
+}
+
+// ---------------------------------------------------------------- the servers under test
+
+export interface Running {
+  url: string
+  proc: ChildProcess
+  /** Its stderr so far. */
+  stderr(): string
+  stop(): Promise<void>
+}
+
+function stopper(proc: ChildProcess): () => Promise<void> {
+  return async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
+    proc.kill('SIGTERM')
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 12_000)
+    await exited
+    clearTimeout(timer)
+  }
+}
+
+function waitFor(what: string, ms: number, ready: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + ms
+  return new Promise((resolve, reject) => {
+    const tick = async () => {
+      try {
+        if (await ready()) return resolve()
+      } catch (error) {
+        return reject(error as Error)
+      }
+      if (Date.now() > deadline) return reject(new Error(`timed out after ${ms / 1000} s waiting for ${what}`))
+      setTimeout(() => void tick(), 50)
+    }
+    void tick()
+  })
+}
+
+/** The test server over Streamable HTTP on a port of its own choosing. */
+export async function startFixture(): Promise<Running> {
+  const proc = spawn(process.execPath, [fixture, '--http', '0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  proc.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s))
+  proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s))
+  const stop = stopper(proc)
+  try {
+    await waitFor('the conformance fixture to listen', 15_000, () => {
+      if (proc.exitCode !== null) throw new Error(`the conformance fixture exited with ${proc.exitCode}:\n${err}`)
+      return /listening on (\S+)/.test(out)
+    })
+  } catch (error) {
+    await stop()
+    throw error
+  }
+  return { url: /listening on (\S+)/.exec(out)![1]!, proc, stderr: () => err, stop }
+}
+
+
+/** The myc config: the test server as a stdio child under its own names. */
+export function mycConfig(): Record<string, unknown> {
+  return { mcpServers: { conformance: { command: process.execPath, args: [fixture], prefix: false } } }
+}
+
+/**
+ * `node build/myc.cjs serve --http 127.0.0.1:<port> --config <temp>` with the
+ * test server as its child; resolves once /readyz says the child runs.
+ */
+export async function startMyc(workDir: string): Promise<Running> {
+  if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` first`)
+  const config = path.join(workDir, 'mycelium.config.json')
+  writeFileSync(config, `${JSON.stringify(mycConfig(), null, 2)}\n`)
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  // cwd: the temp dir, so no repository config or .mycelium state is picked up.
+  const proc = spawn(process.execPath, [bundle, 'serve', '--http', `127.0.0.1:${port}`, '--config', config], { cwd: workDir, stdio: ['ignore', 'ignore', 'pipe'] })
+  let err = ''
+  proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s))
+  const stop = stopper(proc)
+  try {
+    await waitFor('myc serve --http to listen', 20_000, () => {
+      if (proc.exitCode !== null) throw new Error(`myc serve --http exited with ${proc.exitCode}:\n${err}`)
+      return err.includes('serving MCP over Streamable HTTP')
+    })
+    await waitFor('myc to report its child ready (/readyz)', 20_000, async () => {
+      if (proc.exitCode !== null) throw new Error(`myc serve --http exited with ${proc.exitCode}:\n${err}`)
+      const r = await fetch(`${base}/readyz`).catch(() => undefined)
+      // A myc without /readyz: the listen line is all there is to wait for.
+      return r !== undefined && (r.status === 200 || r.status === 404)
+    })
+  } catch (error) {
+    await stop()
+    throw error
+  }
+  return { url: `${base}/mcp`, proc, stderr: () => err, stop }
+}
+
+// ---------------------------------------------------------------- both runs
+
+export interface Regression {
+  scenario: string
+  direct: ScenarioResult
+  myc: ScenarioResult | undefined
+}
+
+export interface ConformanceReport {
+  node: string
+  nodeVersion: string
+  runnerVersion: string
+  requirements: string
+  direct: SuiteRun
+  /** Undefined when myc could not be started (`mycError` says why). */
+  myc?: SuiteRun
+  mycError?: string
+  mycStderr?: string
+  /** Scenarios passing straight against the test server but not through myc. */
+  regressions: Regression[]
+  /** Checks that succeeded straight against the test server and did not through myc, in scenarios that still pass. */
+  weakened: Array<{ scenario: string; check: string; status: CheckStatus | 'absent'; message?: string }>
+}
+
+/** Both runs and their comparison; throws NodeUnavailableError when the runner cannot be run. */
+export async function runConformance(options: { log?: (line: string) => void; keep?: boolean } = {}): Promise<ConformanceReport> {
+  const log = options.log ?? (() => {})
+  const node = await node22(log)
+  const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
+  const work = mkdtempSync(path.join(tmpdir(), 'myc-conformance-'))
+  log(`runner @modelcontextprotocol/conformance@${runnerVersion()} under Node ${nodeVersion}; results in ${work}`)
+
+  const server = await startFixture()
+  let direct: SuiteRun
+  try {
+    log(`direct: ${server.url}`)
+    direct = await runSuite(node, server.url, { resultsDir: path.join(work, 'direct') })
+  } finally {
+    await server.stop()
+  }
+
+  let myc: SuiteRun | undefined
+  let mycError: string | undefined
+  let mycStderr: string | undefined
+  try {
+    const served = await startMyc(work)
+    try {
+      log(`through myc: ${served.url}`)
+      myc = await runSuite(node, served.url, { resultsDir: path.join(work, 'myc') })
+    } finally {
+      await served.stop()
+      mycStderr = served.stderr()
+    }
+  } catch (error) {
+    mycError = (error as Error).message
+  }
+
+  const byName = new Map((myc?.results ?? []).map((r) => [r.scenario, r]))
+  const regressions: Regression[] = []
+  const weakened: ConformanceReport['weakened'] = []
+  for (const d of direct.results) {
+    if (!passes(d)) continue
+    const m = byName.get(d.scenario)
+    if (!passes(m)) {
+      regressions.push({ scenario: d.scenario, direct: d, myc: m })
+      continue
+    }
+    for (const c of d.checks.filter((c) => c.status === 'SUCCESS')) {
+      const same = m!.checks.find((x) => x.id === c.id && x.status === 'SUCCESS')
+      if (same) continue
+      const other = m!.checks.find((x) => x.id === c.id)
+      weakened.push({ scenario: d.scenario, check: c.id, status: other?.status ?? 'absent', ...(other?.errorMessage ? { message: other.errorMessage } : {}) })
+    }
+  }
+  const report: ConformanceReport = { node, nodeVersion, runnerVersion: runnerVersion(), requirements: REQUIREMENTS, direct, regressions, weakened, ...(myc ? { myc } : {}), ...(mycError ? { mycError } : {}), ...(mycStderr ? { mycStderr } : {}) }
+  if (!options.keep && regressions.length === 0 && !mycError) rmSync(work, { recursive: true, force: true })
+  return report
+}
+
+// ---------------------------------------------------------------- printing
+
+function cell(r: ScenarioResult | undefined): string {
+  if (!r) return 'not run'
+  if (r.status === 'missing') return 'MISSING'
+  const label = { pass: 'PASS', warn: 'PASS', fail: 'FAIL' }[r.status]
+  return `${label} ${r.passed}/${r.passed + r.failed}${r.warnings ? ` (${r.warnings} warn)` : ''}`
+}
+
+/** The two results side by side, then what differs. */
+export function formatReport(report: ConformanceReport): string {
+  const { scored } = requiredScenarios(report.requirements)
+  const mycBy = new Map((report.myc?.results ?? []).map((r) => [r.scenario, r]))
+  const rows = report.direct.results.map((d) => {
+    const m = mycBy.get(d.scenario)
+    const mark = report.regressions.some((r) => r.scenario === d.scenario) ? '  <- fails through myc' : report.weakened.some((w) => w.scenario === d.scenario) ? '  <- weaker through myc' : ''
+    return [`${d.scenario}${scored.includes(d.scenario) ? '' : ' *'}`, cell(d), report.myc ? cell(m) : 'not run', mark] as const
+  })
+  const head = ['scenario', 'direct (fixture)', 'through myc', ''] as const
+  const w0 = Math.max(head[0].length, ...rows.map((r) => r[0].length))
+  const w1 = Math.max(head[1].length, ...rows.map((r) => r[1].length))
+  const w2 = Math.max(head[2].length, ...rows.map((r) => r[2].length))
+  const line = (r: readonly string[]) => `${r[0]!.padEnd(w0)}  ${r[1]!.padEnd(w1)}  ${r[2]!.padEnd(w2)}${r[3]}`.trimEnd()
+  const count = (run: SuiteRun | undefined) => (run ? `${run.results.filter(passes).length}/${run.results.length}` : '-')
+  const out = [
+    `MCP conformance, server scenarios: @modelcontextprotocol/conformance@${report.runnerVersion} --requirements ${report.requirements}, under Node ${report.nodeVersion}`,
+    `direct: ${report.direct.url}   through myc: ${report.myc?.url ?? '(not started)'}`,
+    '',
+    line(head),
+    line(['-'.repeat(w0), '-'.repeat(w1), '-'.repeat(w2), '']),
+    ...rows.map(line),
+    line(['-'.repeat(w0), '-'.repeat(w1), '-'.repeat(w2), '']),
+    line(['scenarios passing', count(report.direct), count(report.myc), '']),
+    '',
+    '* run by the requirement set but not scored for it (added after the release, or pending in the suite).',
+    'a/b: checks succeeded of those that pass or fail; a scenario passes when none of its checks fails (warnings allowed, as the runner scores it).',
+  ]
+  if (report.mycError) out.push('', `myc could not be run: ${report.mycError}`)
+  if (report.regressions.length > 0) {
+    out.push('', `Passing directly but not through myc (${report.regressions.length}):`)
+    for (const r of report.regressions) {
+      out.push(`  ${r.scenario}: ${r.myc ? r.myc.status : 'not run'}`)
+      for (const c of r.myc?.checks.filter((c) => c.status === 'FAILURE') ?? []) out.push(`    - ${c.id}: ${c.errorMessage ?? '(no message)'}`)
+    }
+  }
+  if (report.weakened.length > 0) {
+    out.push('', 'Checks that succeed directly but not through myc, in scenarios that still pass:')
+    for (const w of report.weakened) out.push(`  ${w.scenario} / ${w.check}: ${w.status}${w.message ? ` (${w.message})` : ''}`)
+  }
+  const directFailing = report.direct.results.filter((r) => !passes(r))
+  if (directFailing.length > 0) {
+    out.push('', 'Failing directly against the test server (not held against myc):')
+    for (const r of directFailing) out.push(`  ${r.scenario}: ${r.checks.filter((c) => c.status === 'FAILURE').map((c) => `${c.id}: ${c.errorMessage ?? ''}`).join('; ') || r.status}`)
+  }
+  return out.join('\n')
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write('usage: node --import tsx tests/conformance/run.ts [--keep] [--verbose]\n')
+    return 0
+  }
+  const verbose = argv.includes('--verbose')
+  const log = (line: string) => process.stderr.write(`[conformance] ${line}\n`)
+  let report: ConformanceReport
+  try {
+    report = await runConformance({ log, keep: argv.includes('--keep') })
+  } catch (error) {
+    log(error instanceof NodeUnavailableError ? `cannot run the conformance runner: ${error.message}` : String((error as Error).stack ?? error))
+    return 2
+  }
+  if (verbose) {
+    process.stdout.write(`--- runner, direct ---\n${report.direct.output}\n`)
+    if (report.myc) process.stdout.write(`--- runner, through myc ---\n${report.myc.output}\n`)
+    if (report.mycStderr) process.stdout.write(`--- myc stderr ---\n${report.mycStderr}\n`)
+  }
+  process.stdout.write(`${formatReport(report)}\n`)
+  if (report.mycError || report.regressions.length > 0) {
+    if (report.myc) log(`results kept in ${path.dirname(report.myc.resultsDir)}`)
+    return 1
+  }
+  return 0
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = await main(process.argv.slice(2))
+}

@@ -1,0 +1,128 @@
+import { request as httpRequest } from 'node:http'
+import path from 'node:path'
+import type { Client } from '@modelcontextprotocol/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { writeConfig } from '../helpers/e2e.js'
+import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
+import { connectHttp, mcpHeaders, startHttpMyc, type HttpMyc } from '../helpers/http.js'
+import { waitFor } from '../helpers/runtime.js'
+
+const TOKENS = { MYC_E2E_METRICS_ALICE: 'alice-metrics-0123456789abcdef0123456789', MYC_E2E_METRICS_BOB: 'bob-metrics-0123456789abcdef0123456789ab' }
+const alice = TOKENS.MYC_E2E_METRICS_ALICE
+const bob = TOKENS.MYC_E2E_METRICS_BOB
+const BURST = 15
+
+const config = {
+  mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
+  skills: { dirs: [path.join(repoRoot, 'tests/fixtures/http/skills')] },
+  roles: { default: 'guest' },
+  session: { defaultSkills: ['common', 'reader'] },
+  http: {
+    tokens: [
+      { env: 'MYC_E2E_METRICS_ALICE', role: 'guest', name: 'alice' },
+      { env: 'MYC_E2E_METRICS_BOB', role: 'guest', name: 'bob' },
+    ],
+    rateLimit: { requestsPerMinute: 60, burst: BURST },
+  },
+}
+
+/** The value of one sample of the text format (labels in any order), or undefined. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`)
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
+    if (!m || m[1] !== name) continue
+    const have = (m[2] ?? '').split(',').filter(Boolean)
+    if (wanted.length === have.length && wanted.every((w) => have.includes(w))) return Number(m[3])
+  }
+  return undefined
+}
+
+describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', () => {
+  let m: HttpMyc
+  let client: Client | undefined
+  const scrape = async () => {
+    const response = await fetch(`${m.base}/metrics`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
+    return response.text()
+  }
+
+  beforeAll(async () => {
+    m = await startHttpMyc(writeConfig(config), { env: TOKENS })
+    await waitFor(async () => (await fetch(`${m.base}/readyz`)).status === 200, 15_000, 'echo to run')
+  })
+  afterAll(async () => {
+    await client?.close().catch(() => {})
+    expect(await m?.stop()).toBe(0)
+  })
+
+  it('says where metrics are and what the rate limit is', () => {
+    expect(m.stderr()).toMatch(/metrics: \/metrics/)
+    expect(m.stderr()).toMatch(/rate limit: 60 requests a minute per credential \(burst 15\)/)
+  })
+
+  it('counts calls per server and tool, without a token; the counters move with the calls', async () => {
+    const before = await scrape()
+    expect(sample(before, 'myc_tool_calls_total', { server: 'echo', tool: 'echo' })).toBeUndefined()
+    expect(sample(before, 'myc_child_state', { server: 'echo', state: 'RUNNING' })).toBe(1)
+    expect(sample(before, 'myc_child_restarts_total', { server: 'echo' })).toBe(0)
+    expect(before).toContain('# TYPE process_cpu_seconds_total counter')
+
+    ;({ client } = await connectHttp(m.url, { token: alice }))
+    for (const message of ['a', 'b', 'c']) await client.callTool({ name: 'echo__echo', arguments: { message } })
+    await client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } })
+    await client.callTool({ name: 'mycelium__list_skills', arguments: {} })
+    await expect(client.callTool({ name: 'echo__fail', arguments: {} })).rejects.toThrow(/Unknown tool: echo__fail/)
+
+    const after = await scrape()
+    expect(sample(after, 'myc_tool_calls_total', { server: 'echo', tool: 'echo' })).toBe(3)
+    expect(sample(after, 'myc_tool_calls_total', { server: 'echo', tool: 'add' })).toBe(1)
+    expect(sample(after, 'myc_tool_calls_total', { server: 'mycelium', tool: 'list_skills' })).toBe(1)
+    expect(sample(after, 'myc_tool_call_duration_seconds_count', { server: 'echo', tool: 'echo' })).toBe(3)
+    expect(sample(after, 'myc_tool_call_duration_seconds_bucket', { server: 'echo', tool: 'echo', le: '+Inf' })).toBe(3)
+    // A hidden tool is counted as unknown, its name never a label.
+    expect(sample(after, 'myc_tool_calls_unknown_total')).toBe(1)
+    expect(after).not.toMatch(/tool="fail"/)
+    expect(sample(after, 'myc_http_sessions_active')).toBe(1)
+    expect(after).not.toContain(alice)
+  })
+
+  it('answers /metrics only to a Host it serves (DNS rebinding), like the MCP endpoint', async () => {
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${m.base}/metrics`, { headers: { Host: 'attacker.example:80' } }, (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on('error', reject)
+      req.end()
+    })
+    expect(rebound).toBe(403)
+  })
+
+  it('a credential over http.rateLimit gets 429 with Retry-After and a JSON-RPC error; another is not held back', async () => {
+    const post = (token: string) => fetch(m.url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}` }), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })
+    let allowed = 0
+    let limited: Response | undefined
+    for (let i = 0; i < BURST * 3 && !limited; i++) {
+      const response = await post(bob)
+      if (response.status === 429) limited = response
+      else {
+        allowed++
+        await response.body?.cancel()
+      }
+    }
+    expect(allowed).toBeGreaterThanOrEqual(BURST)
+    expect(limited).toBeDefined()
+    const retryAfter = Number(limited!.headers.get('retry-after'))
+    expect(Number.isInteger(retryAfter) && retryAfter >= 1).toBe(true)
+    expect(await limited!.json()).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: `Too Many Requests: over 60 requests a minute for this credential; retry in ${retryAfter} s` }, id: null })
+
+    // Alice's session goes on.
+    expect((await client!.callTool({ name: 'echo__echo', arguments: { message: 'still here' } })).content).toEqual([{ type: 'text', text: 'still here' }])
+    expect(sample(await scrape(), 'myc_http_rate_limited_total')).toBeGreaterThanOrEqual(1)
+
+    await new Promise((r) => setTimeout(r, retryAfter * 1_000))
+    expect((await post(bob)).status).not.toBe(429)
+  })
+})

@@ -1,0 +1,112 @@
+import path from 'node:path'
+import { Client } from '@modelcontextprotocol/client'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { writeConfig } from '../helpers/e2e.js'
+import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
+import { startHttpMyc, type HttpMyc } from '../helpers/http.js'
+import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
+
+const TOKENS = { MYC_REDIS_ALICE: 'alice-redis-0123456789abcdef0123456789', MYC_REDIS_BOB: 'bob-redis-0123456789abcdef0123456789ab' }
+
+/**
+ * Two `myc serve --http` replicas sharing sessions through a real Redis:
+ * a client whose requests alternate between them keeps one session, its
+ * escalations show on the other replica, and a replica that dies loses no
+ * session.
+ */
+describe.skipIf(!hasRedis())('two replicas, one Redis (build/myc.cjs)', () => {
+  let redis: RedisServer
+  let a: HttpMyc
+  let b: HttpMyc
+  const hits = { a: 0, b: 0 }
+
+  beforeAll(async () => {
+    redis = await startRedis()
+    const config = writeConfig({
+      mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
+      skills: { dirs: [path.join(repoRoot, 'tests/fixtures/http/skills')] },
+      session: { defaultSkills: ['common'] },
+      http: { sessionStore: redis.url, tokens: [{ env: 'MYC_REDIS_ALICE', role: 'guest' }, { env: 'MYC_REDIS_BOB', role: 'developer' }] },
+    })
+    ;[a, b] = await Promise.all([startHttpMyc(config, { env: TOKENS }), startHttpMyc(config, { env: TOKENS })])
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()])
+    await redis?.stop()
+  })
+
+  /** A client whose POSTs alternate between the replicas (GET streams stay on `a` while it lives). */
+  async function alternating(token: string, only?: () => HttpMyc | undefined): Promise<Client> {
+    let n = 0
+    const fetchAlternating = (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(input instanceof Request ? input.url : String(input))
+      const forced = only?.()
+      const target = forced ?? (init?.method === 'POST' ? (n++ % 2 === 0 ? a : b) : a)
+      hits[target === a ? 'a' : 'b']++
+      return fetch(new URL(url.pathname + url.search, target.base), init)
+    }
+    const transport = new StreamableHTTPClientTransport(new URL(a.url), { fetch: fetchAlternating, requestInit: { headers: { Authorization: `Bearer ${token}` } } })
+    const client = new Client({ name: 'replicas', version: '1' }, { capabilities: {} })
+    await client.connect(transport)
+    return client
+  }
+  const tools = async (c: Client) => (await c.listTools()).tools.map((t) => t.name)
+
+  it('one session across both replicas: escalation on one is seen on the other, and by no other session', async () => {
+    const alice = await alternating(TOKENS.MYC_REDIS_ALICE)
+    const other = await alternating(TOKENS.MYC_REDIS_ALICE)
+    try {
+      for (let i = 0; i < 4; i++) expect(await tools(alice)).not.toContain('echo__add')
+      const activated = (await alice.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })) as { isError?: boolean }
+      expect(activated.isError).toBeFalsy()
+      // Each of these lists goes to the other replica than the one before.
+      for (let i = 0; i < 4; i++) expect(await tools(alice)).toContain('echo__add')
+      for (let i = 0; i < 4; i++) {
+        const r = (await alice.callTool({ name: 'echo__add', arguments: { a: i, b: 1 } })) as { content: Array<{ text: string }> }
+        expect(r.content[0]!.text).toContain(String(i + 1))
+      }
+      // Another session of the same token never saw the escalation.
+      expect(await tools(other)).not.toContain('echo__add')
+      await alice.callTool({ name: 'mycelium__deactivate_skill', arguments: { name: 'reader' } })
+      for (let i = 0; i < 2; i++) expect(await tools(alice)).not.toContain('echo__add')
+      expect(hits.a).toBeGreaterThan(4)
+      expect(hits.b).toBeGreaterThan(4)
+    } finally {
+      await Promise.all([alice.close(), other.close()])
+    }
+  }, 60_000)
+
+  it('another token presenting the session id gets 404 on either replica', async () => {
+    const alice = await alternating(TOKENS.MYC_REDIS_ALICE)
+    const id = (alice.transport as StreamableHTTPClientTransport).sessionId!
+    try {
+      for (const replica of [a, b]) {
+        const r = await fetch(replica.url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${TOKENS.MYC_REDIS_BOB}`, 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        })
+        expect(r.status).toBe(404)
+      }
+    } finally {
+      await alice.close()
+    }
+  }, 30_000)
+
+  it('a replica that dies loses no session: the other carries it on, skills and all', async () => {
+    let onlyB = false
+    const alice = await alternating(TOKENS.MYC_REDIS_ALICE, () => (onlyB ? b : undefined))
+    try {
+      await alice.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
+      expect(await tools(alice)).toContain('echo__add')
+      await a.stop('SIGKILL')
+      onlyB = true
+      expect(await tools(alice)).toContain('echo__add')
+      const r = (await alice.callTool({ name: 'echo__add', arguments: { a: 20, b: 22 } })) as { content: Array<{ text: string }> }
+      expect(r.content[0]!.text).toContain('42')
+    } finally {
+      await alice.close().catch(() => {})
+    }
+  }, 60_000)
+})

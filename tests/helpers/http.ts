@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { bundle, requireBundle } from './e2e.js'
+import { waitFor } from './runtime.js'
+
+/** A port nobody listens on now (the system's choice, released at once). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** `node build/myc.cjs serve --http 127.0.0.1:<port>` running, with its address and its stderr so far. */
+export interface HttpMyc {
+  /** The MCP endpoint (`http://127.0.0.1:<port>/mcp`). */
+  url: string
+  /** `http://127.0.0.1:<port>`. */
+  base: string
+  proc: ChildProcess
+  stderr(): string
+  /** Sends a signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts myc over HTTP on a free loopback port and waits until it listens. */
+export async function startHttpMyc(config: string, options: { env?: Record<string, string>; path?: string } = {}): Promise<HttpMyc> {
+  requireBundle()
+  const port = await freePort()
+  const proc = spawn(process.execPath, [bundle, 'serve', '--http', `127.0.0.1:${port}`, '--config', config], {
+    env: { ...(process.env as Record<string, string>), ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let err = ''
+  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk
+    if (process.env.MYC_TEST_VERBOSE) process.stderr.write(chunk)
+  })
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
+  await waitFor(() => err.includes('serving MCP over Streamable HTTP') || proc.exitCode !== null, 20_000, 'myc serve --http to listen')
+  if (proc.exitCode !== null) throw new Error(`myc serve --http exited with ${proc.exitCode}:\n${err}`)
+  const base = `http://127.0.0.1:${port}`
+  return {
+    url: `${base}${options.path ?? '/mcp'}`,
+    base,
+    proc,
+    stderr: () => err,
+    stop: async (signal = 'SIGTERM') => {
+      if (proc.exitCode === null) proc.kill(signal)
+      return exited
+    },
+  }
+}
+
+/** An SDK 2.x client connected to myc over Streamable HTTP, with a bearer token when given. */
+export async function connectHttp(
+  url: string,
+  options: { token?: string; capabilities?: Record<string, unknown>; setup?: (client: Client) => void } = {},
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), options.token ? { requestInit: { headers: { Authorization: `Bearer ${options.token}` } } } : {})
+  const client = new Client({ name: 'http-e2e', version: '1.0.0' }, { capabilities: options.capabilities ?? {} })
+  options.setup?.(client)
+  await client.connect(transport)
+  return { client, transport }
+}
+
+/** The headers of a Streamable HTTP POST, plus any given. */
+export function mcpHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  return { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...extra }
+}
+
+export const initializeBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+
+/** Initializes a session with a plain POST; resolves with the response (its body read) and the session id. */
+export async function rawInitialize(url: string, headers: Record<string, string> = {}): Promise<{ response: Response; body: string; sessionId: string | null }> {
+  const response = await fetch(url, { method: 'POST', headers: mcpHeaders(headers), body: initializeBody })
+  const body = await response.text()
+  return { response, body, sessionId: response.headers.get('mcp-session-id') }
+}

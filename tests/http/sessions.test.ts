@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest'
+import { isExpired, MemorySessionTable, Sessions, type SessionEntry } from '../../src/http/sessions.js'
+
+function entry(id: string, closed: string[]): SessionEntry {
+  return {
+    id,
+    lastSeen: 0,
+    inFlight: 0,
+    close: async () => {
+      closed.push(id)
+    },
+  }
+}
+
+describe('Sessions: the cap, idle expiry, in-flight counting', () => {
+  it('isExpired: idle for longer than the idle time, and nothing in flight', () => {
+    expect(isExpired({ lastSeen: 0, inFlight: 0 }, 1_001, 1_000)).toBe(true)
+    expect(isExpired({ lastSeen: 0, inFlight: 0 }, 1_000, 1_000)).toBe(false)
+    expect(isExpired({ lastSeen: 0, inFlight: 1 }, 99_999, 1_000)).toBe(false)
+  })
+
+  it('a session idle too long reads as absent and is closed; a used one lives on', () => {
+    let now = 0
+    const closed: string[] = []
+    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), { maxSessions: 10, idleMs: 1_000, now: () => now })
+    const a = entry('a', closed)
+    const b = entry('b', closed)
+    sessions.add(a)
+    sessions.add(b)
+    now = 900
+    sessions.touch(b)
+    now = 1_500
+    expect(sessions.get('a')).toBeUndefined()
+    expect(sessions.get('b')).toBe(b)
+    expect(closed).toEqual(['a'])
+    expect(sessions.size).toBe(1)
+  })
+
+  it('a request in flight keeps a session alive however long it takes; its end counts as use', () => {
+    let now = 0
+    const closed: string[] = []
+    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), { maxSessions: 10, idleMs: 1_000, now: () => now })
+    const a = entry('a', closed)
+    sessions.add(a)
+    const done = sessions.begin(a)
+    expect(sessions.inFlight).toBe(1)
+    now = 60_000
+    sessions.sweep()
+    expect(sessions.get('a')).toBe(a)
+    done()
+    done() // twice is once
+    expect(a.inFlight).toBe(0)
+    now = 60_500
+    sessions.sweep()
+    expect(closed).toEqual([])
+    now = 61_001
+    sessions.sweep()
+    expect(closed).toEqual(['a'])
+  })
+
+  it('full at http.maxSessions; closeAll ends every session', async () => {
+    const closed: string[] = []
+    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), { maxSessions: 2, idleMs: 1_000 })
+    sessions.add(entry('a', closed))
+    expect(sessions.full).toBe(false)
+    sessions.add(entry('b', closed))
+    expect(sessions.full).toBe(true)
+    sessions.remove('a')
+    expect(sessions.full).toBe(false)
+    await sessions.closeAll()
+    expect(closed).toEqual(['b'])
+    expect(sessions.size).toBe(0)
+  })
+
+  it('drained waits for requests in flight, at most the time given', async () => {
+    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), { maxSessions: 2, idleMs: 1_000 })
+    const a = entry('a', [])
+    sessions.add(a)
+    const done = sessions.begin(a)
+    expect(await sessions.drained(60)).toBe(false)
+    setTimeout(done, 30)
+    expect(await sessions.drained(2_000)).toBe(true)
+  })
+})
