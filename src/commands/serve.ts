@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { createLogger } from '../logger.js'
+import { usageError } from '../errors.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import { CLIENT_INITIALIZE_WAIT_MS } from '../runtime/runtime.js'
 import { serveStdio } from '../server/serve-stdio.js'
@@ -13,10 +14,12 @@ export default defineCommand({
     ...commonArgs,
     ...principalArgs,
     http: { type: 'string', description: 'Serve Streamable HTTP on [HOST:]PORT instead of stdio (an empty value: http.listen)', valueHint: '[host:]port' },
+    stdio: { type: 'boolean', description: 'With --http: also serve the client on stdio (as --role/--skills); myc stops when it leaves' },
   },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose })
     const overHttp = args.http !== undefined
+    if (args.stdio && !overHttp) throw usageError('--stdio goes with --http (stdio alone is what myc serve does by default)')
     // Over stdio one client's capabilities are what children are offered (they wait for it); over HTTP, prepareHttp decides.
     const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }) })
     const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
@@ -27,7 +30,8 @@ export default defineCommand({
     if (overHttp) {
       const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
       const prepared = prepareHttp({ runtime, loaded, mode, flag: args.http, role: args.role, skills, env: process.env })
-      serve = () => serveHttp({ runtime, loaded, logger, ...prepared, viewFor, policy: mode.kind === 'policy' })
+      const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }) } : undefined
+      serve = () => serveHttp({ runtime, loaded, logger, ...prepared, viewFor, policy: mode.kind === 'policy', ...(stdio ? { stdio } : {}) })
     } else {
       const view = viewFor({ role: args.role, skills })
       if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)

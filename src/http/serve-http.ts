@@ -12,6 +12,10 @@ import { inboundOf, sendResponse } from './node-bridge.js'
 import { checkPrincipals, launchPrincipal, type HttpPrincipal } from './principals.js'
 import { readTokens, type HttpToken } from './tokens.js'
 import type { JwtConfig } from './jwt.js'
+import { redactUrl } from './session-store.js'
+import type { Readable, Writable } from 'node:stream'
+import { StdioServerStream } from '../protocol/stdio-server-transport.js'
+import { ClientConnection } from '../server/client-connection.js'
 import type { HttpMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
 
@@ -98,6 +102,8 @@ export interface ServeHttpOptions {
   policy?: boolean
   /** Signals that end the server; defaults to SIGINT and SIGTERM on this process. */
   signals?: NodeJS.EventEmitter
+  /** Also serve one client on stdio (`--stdio`), as the launch's principal; when it leaves (stdin ends), myc stops. */
+  stdio?: { view: PrincipalView; stdin?: Readable; stdout?: Writable }
 }
 
 function listenOn(server: NodeHttpServer, address: ListenAddress): Promise<void> {
@@ -181,11 +187,11 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const listen = typeof bound === 'object' && bound ? { host: settings.listen.host, port: bound.port } : settings.listen
   face.sessions.startSweeping()
   logger.info(`serving MCP over Streamable HTTP at http://${formatListen(listen)}${config.http.path} (health: /healthz, readiness: /readyz${metrics ? ', metrics: /metrics' : ''})`)
-  if (sharedStore) logger.info(`sessions are kept in ${(await import('./session-store.js')).redactUrl(config.http.sessionStore)}, shared with every replica that uses it`)
   if (options.policy) logger.info(settings.tokens.length > 0 ? "policy mode: each session's role and first skills come from its token" : `policy mode: every session is role ${options.launch.role}`)
   if (settings.tokens.length === 0) logger.warn('no http.tokens: serving without credentials, which myc allows only on a loopback address; every session is the principal myc was launched as')
   else logger.info(`${settings.tokens.length} token${settings.tokens.length === 1 ? '' : 's'}: ${settings.tokens.map((t) => `${t.label} (role ${t.role})`).join(', ')}`)
   if (config.http.rateLimit) logger.info(`rate limit: ${config.http.rateLimit.requestsPerMinute} requests a minute per credential (burst ${config.http.rateLimit.burst ?? config.http.rateLimit.requestsPerMinute})`)
+  if (sharedStore) logger.info(`sessions are kept in ${redactUrl(config.http.sessionStore)}, shared with every replica that uses it`)
   if (!face.checksHost) logger.info(`listening on every interface: the Host header is not checked (list the names clients use in http.allowedHosts to check it)`)
   void runtime.start().then(() => {
     const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
@@ -194,14 +200,26 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   if (runtime.supervisor.children.size === 0) logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
 
   const signals = options.signals ?? process
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    const on = (s: NodeJS.Signals) => {
+  // With --stdio, the client that launched myc is served too, and its leaving ends the process (an MCP stdio server exits when stdin ends).
+  let stdioConnection: ClientConnection | undefined
+  const signal = await new Promise<NodeJS.Signals | 'stdin closed'>((resolve) => {
+    const on = (s: NodeJS.Signals | 'stdin closed') => {
       signals.off('SIGINT', on)
       signals.off('SIGTERM', on)
       resolve(s)
     }
     signals.on('SIGINT', on)
     signals.on('SIGTERM', on)
+    if (options.stdio) {
+      stdioConnection = new ClientConnection({ runtime, view: options.stdio.view })
+      stdioConnection.onclose = () => on('stdin closed')
+      const stream = new StdioServerStream(options.stdio.stdin, options.stdio.stdout, { maxMessageBytes: config.limits.maxMessageBytes, onRejected: (reason) => logger.debug(`refused a message from the stdio client: ${reason}`) })
+      stdioConnection.connect(stream).catch((error: unknown) => {
+        logger.error(`could not serve stdio: ${String(error)}`)
+        on('stdin closed')
+      })
+      logger.info('also serving one client on stdio (--stdio); myc stops when it leaves')
+    }
   })
   logger.info(`${signal}: taking no new sessions; waiting up to ${HTTP_DRAIN_MS / 1000} s for calls in flight (again to stop now)`)
   // A second signal cuts the wait short (and is not left to Node's default, which would leave the children running).
@@ -215,6 +233,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     signals.once('SIGTERM', onSecond)
   })
   const { drained } = await face.close(HTTP_DRAIN_MS, second)
+  await stdioConnection?.close()
   if (!drained) logger.warn('calls were still in flight; they were cancelled')
   await new Promise<void>((resolve) => {
     server.close(() => resolve())
