@@ -30,6 +30,21 @@ const anthropic = await build({
   logLevel: 'warning',
 })
 
+// jose, prom-client and node-redis likewise (src/http/http-deps.ts): only `myc serve --http` uses them.
+const httpDeps = await build({
+  stdin: {
+    contents: "export * as jose from 'jose'; export * as promClient from 'prom-client'; export { createClient as createRedisClient } from 'redis'",
+    resolveDir: root,
+    loader: 'js',
+  },
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  write: false,
+  logLevel: 'warning',
+})
+
 await build({
   entryPoints: [path.join(root, 'src/cli.ts')],
   outfile: path.join(root, 'build/myc.cjs'),
@@ -41,10 +56,11 @@ await build({
   keepNames: false,
   sourcemap: 'linked',
   banner: { js: '#!/usr/bin/env node' },
-  external: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*'],
+  external: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*', 'jose', 'prom-client', 'redis'],
   define: {
     __MYC_VERSION__: JSON.stringify(pkg.version),
     __MYC_ANTHROPIC_SDK__: JSON.stringify(gzipSync(anthropic.outputFiles[0].contents, { level: 9 }).toString('base64')),
+    __MYC_HTTP_DEPS__: JSON.stringify(gzipSync(httpDeps.outputFiles[0].contents, { level: 9 }).toString('base64')),
     __MYC_TEMPLATES__: JSON.stringify(await readTemplateDir(path.join(root, 'skills'))),
     // The shell guard's grammar travels inside the bundle (and so the executable).
     __MYC_WASM__: JSON.stringify({ runtime: await wasm('web-tree-sitter/tree-sitter.wasm'), bash: await wasm('tree-sitter-bash/tree-sitter-bash.wasm') }),

@@ -58,7 +58,7 @@ export interface JwtVerifier {
  * A bad `publicKey` is a config error at start.
  */
 export async function createJwtVerifier(config: JwtConfig, file = 'config'): Promise<JwtVerifier> {
-  const jose = await import('jose')
+  const { jose } = await (await import('./http-deps.js')).loadHttpDeps()
   let key: KeyObject | ReturnType<typeof jose.createRemoteJWKSet>
   if (config.jwksUrl) key = jose.createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: 30_000, timeoutDuration: 5_000 })
   else if (config.publicKey) {

@@ -1,6 +1,7 @@
 // Loaded only by `myc serve --http` with `http.metrics` on (a dynamic import in
 // serve-http.ts): prom-client is never evaluated over stdio or by other commands.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { Counter, Gauge, Histogram } from 'prom-client'
+import { loadHttpDeps } from './http-deps.js'
 import type { ChildState } from '../children/child.js'
 import { observeToolCalls, type ToolCallOutcome } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
@@ -41,7 +42,8 @@ const ERROR_KIND: Partial<Record<ToolCallOutcome, string>> = { tool_error: 'tool
  * catalogue only, never from what a client sends (an unknown tool's name is
  * not a label), so their number stays bounded.
  */
-export function createMetrics(sources: MetricsSources): HttpMetrics {
+export async function createMetrics(sources: MetricsSources): Promise<HttpMetrics> {
+  const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = (await loadHttpDeps()).promClient
   const { runtime } = sources
   const registry = new Registry()
   if (sources.processMetrics ?? true) collectDefaultMetrics({ register: registry })

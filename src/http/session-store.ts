@@ -83,7 +83,7 @@ export class RedisSessionStore implements SessionStore {
 
   /** Connects (and pings) at start: an unreachable Redis is a runtime error naming the setting. */
   static async connect(url: string, onError: (error: Error) => void): Promise<RedisSessionStore> {
-    const { createClient } = await import('redis')
+    const { createRedisClient: createClient } = await (await import('./http-deps.js')).loadHttpDeps()
     let connected = false
     // At start a refusal is final (myc says so and exits); once connected, a lost connection is retried.
     const client = createClient({ url, socket: { connectTimeout: 5_000, reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(100 * 2 ** retries, 5_000) : cause) } })

@@ -55,7 +55,7 @@ describe('the HTTP face: GET /metrics and http.rateLimit', () => {
 
   beforeAll(async () => {
     runtime = await startRuntime({ mcpServers: {} })
-    metrics = createMetrics({ runtime, sessions: () => ({ active: 0, inFlight: 0 }), processMetrics: false })
+    metrics = await createMetrics({ runtime, sessions: () => ({ active: 0, inFlight: 0 }), processMetrics: false })
   })
   afterAll(async () => {
     await Promise.all(faces.map((f) => f.close(0)))

@@ -1,0 +1,36 @@
+import type * as Jose from 'jose'
+import type { createClient } from 'redis'
+
+/** What `myc serve --http` uses of its heavier libraries: JWT checks, metrics, the Redis session store. */
+export interface HttpDeps {
+  jose: typeof Jose
+  promClient: Pick<typeof import('prom-client'), 'Counter' | 'Gauge' | 'Histogram' | 'Registry' | 'collectDefaultMetrics'>
+  createRedisClient: typeof createClient
+}
+
+/** Their own bundle, gzipped and base64, in build/myc.cjs (esbuild.config.mjs); absent when run from source. */
+declare const __MYC_HTTP_DEPS__: string | undefined
+
+let loading: Promise<HttpDeps> | undefined
+
+/**
+ * Loads jose, prom-client and node-redis on first use. In the bundle they
+ * travel gzipped and are compiled only here, as the Anthropic SDK is: parsed
+ * with the rest, their 1.5 MB slowed every start (even `myc --version`) by
+ * ~30 ms, for the few runs that serve HTTP with JWTs, metrics or Redis.
+ */
+export function loadHttpDeps(): Promise<HttpDeps> {
+  loading ??= (async () => {
+    if (typeof __MYC_HTTP_DEPS__ === 'string') {
+      const { gunzipSync } = await import('node:zlib')
+      const mod = { exports: {} as HttpDeps }
+      // A CommonJS module body; it requires only Node's own modules.
+      new Function('module', 'exports', 'require', gunzipSync(Buffer.from(__MYC_HTTP_DEPS__, 'base64')).toString('utf8'))(mod, mod.exports, require)
+      return mod.exports
+    }
+    const [jose, promClient, redis] = await Promise.all([import('jose'), import('prom-client'), import('redis')])
+    const deps: HttpDeps = { jose, promClient: (promClient.default ?? promClient) as HttpDeps['promClient'], createRedisClient: redis.createClient }
+    return deps
+  })()
+  return loading
+}

@@ -1,0 +1,22 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { requireBundle } from '../helpers/e2e.js'
+import { repoRoot } from '../helpers/fixtures.js'
+
+/**
+ * The heavy libraries only some runs use travel gzipped inside build/myc.cjs
+ * and are compiled on first use (src/agent/anthropic-sdk.ts,
+ * src/http/http-deps.ts): the bundle must never require them by name (the
+ * npm package has no dependencies to find them in), and their code must not
+ * be parsed on every start.
+ */
+describe('build/myc.cjs', () => {
+  it('never requires the embedded libraries by name, and does not carry them as plain code', () => {
+    requireBundle()
+    const text = readFileSync(path.join(repoRoot, 'build/myc.cjs'), 'utf8')
+    for (const lib of ['jose', 'prom-client', 'redis', '@anthropic-ai/sdk']) expect(text).not.toMatch(new RegExp(`require\\(["']${lib.replace('/', '\\/')}[^"']*["']\\)`))
+    // Tell-tale names from each library's code: present only inside the gzipped text.
+    for (const marker of ['JWSSignatureVerificationFailed', 'require_defaultMetrics', 'RedisClientMultiCommand', 'BaseAnthropic_apiKeyFunction']) expect(text, marker).not.toContain(marker)
+  })
+})
