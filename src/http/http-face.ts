@@ -11,6 +11,8 @@ import type { RateLimiter } from './rate-limit.js'
 import { allowedHostnames, checkHost, checkOrigin, corsHeaders, preflightHeaders } from './request-guard.js'
 import { HttpRpcCode, refusal, withHeaders } from './responses.js'
 import { SessionRoute, type HttpSession, type InboundRequest } from './session-route.js'
+import { eraOf, readForEra } from './era.js'
+import { StatelessRoute } from './stateless-route.js'
 import { MemorySessionTable, Sessions, type SessionTable } from './sessions.js'
 import type { SessionStore } from './session-store.js'
 import { bearerOf, matchToken, type HttpToken } from './tokens.js'
@@ -52,14 +54,15 @@ const BEARER_CHALLENGE = 'Bearer realm="mycelium"'
 /**
  * The HTTP face of myc: every request is decided here, in one place and in
  * this order: health endpoints; Host (DNS rebinding); metrics; path; Origin
- * (and CORS); credential; rate limit; method; then the MCP route. Today that route is the
- * 2025-era session route; a stateless 2026-era route plugs in beside it in
- * `routeFor`. Never throws: every refusal is an HTTP status with a JSON-RPC
- * error body.
+ * (and CORS); credential; rate limit; method; then the MCP route, by
+ * protocol era (`routeFor`): the 2025-era session route, or the stateless
+ * 2026-07-28 route beside it on the same path. Never throws: every refusal
+ * is an HTTP status with a JSON-RPC error body.
  */
 export class HttpFace {
   readonly sessions: Sessions<HttpSession>
   private readonly sessionRoute: SessionRoute
+  private readonly statelessRoute: StatelessRoute
   private readonly hosts: string[] | undefined
   private readonly origins: ReadonlySet<string>
   private draining = false
@@ -80,8 +83,22 @@ export class HttpFace {
       draining: () => this.draining,
       ...(options.sharedStore ? { shared: { store: options.sharedStore, ttlMs: options.sessionIdleMs } } : {}),
     })
+    this.statelessRoute = new StatelessRoute({
+      runtime: options.runtime,
+      logger,
+      viewFor: options.viewFor,
+      maxMessageBytes: options.maxMessageBytes,
+      draining: () => this.draining,
+      credentials: options.tokens.length > 0 || options.jwt !== undefined,
+      ...(options.jwt ? { resourceMetadataUrl: (url: URL) => `${url.origin}${METADATA_PATH}` } : {}),
+    })
     this.hosts = allowedHostnames(options.listen, options.allowedHosts)
     this.origins = new Set(options.allowedOrigins.map((o) => new URL(o).origin))
+  }
+
+  /** Requests being answered now: those of sessions, and 2026-era ones. */
+  get inFlight(): number {
+    return this.sessions.inFlight + this.statelessRoute.size
   }
 
   /** Whether the Host header is checked (it is not on a wildcard bind without http.allowedHosts). */
@@ -139,12 +156,21 @@ export class HttpFace {
     if (request.method !== 'POST' && request.method !== 'GET' && request.method !== 'DELETE') {
       return withHeaders(refusal(405, HttpRpcCode.server, 'Method Not Allowed: use POST, GET or DELETE', { Allow: 'GET, POST, DELETE, OPTIONS' }), cors)
     }
-    return withHeaders(await this.routeFor(request).handle(inbound, principal), cors)
+    return withHeaders(await this.routeFor(inbound, principal), cors)
   }
 
-  /** The MCP route for a request: the session route (2025 era). The stateless 2026-era route will be chosen here. */
-  private routeFor(_request: Request): Pick<SessionRoute, 'handle'> {
-    return this.sessionRoute
+  /**
+   * The MCP route for a request, by its protocol era (era.ts, the SDK's own
+   * classifier): a POST whose body carries the 2026 per-request envelope (or
+   * whose MCP-Protocol-Version header names 2026-07-28) goes to the
+   * stateless route; everything else (initialize, session requests, GET,
+   * DELETE) to the session route, exactly as before. The body is read once,
+   * here, and handed on.
+   */
+  private async routeFor(inbound: InboundRequest, principal: HttpPrincipal): Promise<Response> {
+    const read = await readForEra(inbound, this.options.maxMessageBytes)
+    if (read.body.parsed && eraOf(inbound.request, read.body) === 'modern') return this.statelessRoute.handle(read.inbound, principal, read.body.value)
+    return this.sessionRoute.handle(read.inbound, principal)
   }
 
   /**
@@ -180,7 +206,7 @@ export class HttpFace {
     return Response.json({ ready, ...(this.draining ? { draining: true } : {}), notRunning }, { status: ready ? 200 : 503 })
   }
 
-  /** Stops taking sessions (new ones get 503); requests of open sessions are still served. */
+  /** Stops taking sessions (new ones get 503) and 2026-era requests (503); requests of open sessions are still served. */
   beginDrain(): void {
     this.draining = true
   }
@@ -188,8 +214,10 @@ export class HttpFace {
   /** Waits (at most `drainMs`, or until `stopNow` settles) for the requests in flight to finish, then ends every session. */
   async close(drainMs: number, stopNow?: Promise<unknown>): Promise<{ drained: boolean }> {
     this.beginDrain()
-    const drained = await Promise.race([this.sessions.drained(drainMs), ...(stopNow ? [stopNow.then(() => false)] : [])])
+    const both = Promise.all([this.sessions.drained(drainMs), this.statelessRoute.drained(drainMs)]).then(([sessions, stateless]) => sessions && stateless)
+    const drained = await Promise.race([both, ...(stopNow ? [stopNow.then(() => false)] : [])])
     await this.sessions.closeAll()
+    await this.statelessRoute.close()
     return { drained }
   }
 }

@@ -17,13 +17,15 @@ export class ClientGoneError extends Error {
  * and headers (no body: the URL is built on `base`, never on the Host
  * header), and the body read from the node stream on demand. Throws when the
  * request cannot be a web Request (a header value or method it refuses).
+ * `signal`, when given, becomes the Request's: it aborts when the client
+ * goes away before its answer is complete (a 2026-era request's cancellation).
  */
-export function inboundOf(req: IncomingMessage, base: string): InboundRequest {
+export function inboundOf(req: IncomingMessage, base: string, signal?: AbortSignal): InboundRequest {
   const headers = new Headers()
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
   const url = new URL(req.url ?? '/', base)
   // An absolute-form target (`POST http://elsewhere/mcp`) is read as its path here.
-  const request = new Request(new URL(url.pathname + url.search, base), { method: req.method ?? 'GET', headers })
+  const request = new Request(new URL(url.pathname + url.search, base), { method: req.method ?? 'GET', headers, ...(signal ? { signal } : {}) })
   return { request, readBody: (maxBytes) => readBody(req, maxBytes) }
 }
 
@@ -60,6 +62,15 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<{ tooL
     req.on('error', () => reject(new ClientGoneError()))
     req.on('aborted', () => reject(new ClientGoneError()))
   })
+}
+
+/** A signal that aborts when the client goes away before `res` is finished (a request's own cancellation in the 2026 era). */
+export function abortedByClient(res: ServerResponse): AbortSignal {
+  const controller = new AbortController()
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort(new Error('the client went away before its answer was complete'))
+  })
+  return controller.signal
 }
 
 /**

@@ -8,7 +8,7 @@ import { killChildrenOnExit } from '../runtime/kill-on-exit.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { HttpFace } from './http-face.js'
 import { formatListen, isLoopbackHost, parseListen, type ListenAddress } from './listen-address.js'
-import { inboundOf, sendResponse } from './node-bridge.js'
+import { abortedByClient, inboundOf, sendResponse } from './node-bridge.js'
 import { checkPrincipals, launchPrincipal, type HttpPrincipal } from './principals.js'
 import { readTokens, type HttpToken } from './tokens.js'
 import type { JwtConfig } from './jwt.js'
@@ -133,7 +133,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const sharedStore = config.http.sessionStore === 'memory' ? undefined : await (await import('./session-store.js')).openSessionStore(config.http.sessionStore, (error) => logger.warn(`http.sessionStore: ${error.message}`))
   const stopKillOnExit = killChildrenOnExit(runtime)
   // prom-client is loaded only here, and only when metrics are on.
-  const metrics: HttpMetrics | undefined = config.http.metrics ? await (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.sessions.inFlight }) }) : undefined
+  const metrics: HttpMetrics | undefined = config.http.metrics ? await (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight }) }) : undefined
   const face = new HttpFace({
     ...(metrics ? { metrics } : {}),
     ...(config.http.rateLimit ? { rateLimiter: new RateLimiter(config.http.rateLimit) } : {}),
@@ -158,7 +158,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     void (async () => {
       let response: Response
       try {
-        response = await face.handle(inboundOf(req, base))
+        response = await face.handle(inboundOf(req, base, abortedByClient(res)))
       } catch {
         // Only a request the web Request cannot hold (a header value, a method) gets here.
         response = new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32600, message: 'Bad Request' }, id: null }), { status: 400, headers: { 'Content-Type': 'application/json' } })

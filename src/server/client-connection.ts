@@ -7,7 +7,8 @@ import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { Runtime, ConnectionHandle, CallOrigin } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
 import { hasSkillsExtension } from '../children/child.js'
-import { findSkillFile, mapChildRead, readSkillFile, registerSkillHandlers, skillsCapability, type SkillSources } from './skills-handlers.js'
+import { registerSkillHandlers, skillsCapability, type SkillSources } from './skills-handlers.js'
+import { childForUri, completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor } from './principal-requests.js'
 import { UpstreamRelay, type ForwardContext, type ForwardHandler } from './upstream-relay.js'
 import { callVisibleTool, visibleTools } from '../runtime/principal-tools.js'
 import type { PrincipalView } from '../principal/view.js'
@@ -17,13 +18,6 @@ const TASK_RESULT_TIMEOUT_MS = 60 * 60_000
 
 /** JSON-RPC code for an unknown prompt or resource (MCP: invalid params). */
 const INVALID_PARAMS = -32602
-
-function unknownPrompt(name: unknown): RelayOutcome {
-  return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown prompt: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
-}
-function unknownResource(uri: unknown): RelayOutcome {
-  return { ok: false, error: { code: INVALID_PARAMS, message: `Resource not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}` } }
-}
 
 export interface ClientConnectionOptions {
   runtime: Runtime
@@ -104,11 +98,7 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   private instructions(): string | undefined {
-    const parts: string[] = []
-    for (const child of this.options.runtime.supervisor.children.values()) {
-      if (child.instructions && this.view.serverVisible(child.key)) parts.push(`## ${child.key}\n\n${child.instructions.trim()}`)
-    }
-    return parts.length > 0 ? parts.join('\n\n') : undefined
+    return instructionsFor(this.options.runtime, this.view)
   }
 
   private registerHandlers(): void {
@@ -180,20 +170,7 @@ export class ClientConnection implements ConnectionHandle {
 
   /** This principal's skill sources: myc's own, and the visible children's. */
   private skillSources(): SkillSources {
-    const { catalogue, supervisor } = this.options.runtime
-    const visible = (server: string) => this.view.childSkillsVisible?.(server) ?? false
-    return {
-      local: () => this.view.servedSkills?.() ?? [],
-      children: () => catalogue.childSkills().filter((c) => visible(c.server)),
-      resolveChild: (uri) => {
-        const target = catalogue.childSkillUri(uri)
-        return target && visible(target.server) ? target : undefined
-      },
-      forward: (server, method, params) => {
-        const child = supervisor.children.get(server)
-        return child ? child.forward(method, params, {}) : Promise.resolve({ ok: false, error: { code: -32000, message: 'gone' } })
-      },
-    }
+    return skillSourcesFor(this.options.runtime, this.view)
   }
 
   /** Tasks created through this connection: task id → the server that runs it. */
@@ -241,9 +218,7 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   private childForUri(uri: string) {
-    const server = this.options.runtime.catalogue.serverForUri(uri)
-    if (server === undefined || !this.view.serverVisible(server)) return undefined
-    return this.options.runtime.supervisor.children.get(server)
+    return childForUri(this.options.runtime, this.view, uri)
   }
 
   private async callTool(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
@@ -257,54 +232,16 @@ export class ClientConnection implements ConnectionHandle {
     return outcome
   }
 
-  private async getPrompt(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
-    const name = params?.name
-    const entry = typeof name === 'string' ? this.options.runtime.catalogue.promptByWire(name) : undefined
-    if (!entry || !this.view.promptVisible(entry)) return unknownPrompt(name)
-    const child = this.options.runtime.supervisor.children.get(entry.server)
-    if (!child) return unknownPrompt(name)
-    const outcome = await child.forward('prompts/get', { ...params, name: entry.name }, ctx)
-    return ctx.cancellation.aborted ? undefined : outcome
+  private getPrompt(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+    return getVisiblePrompt(this.options.runtime, this.view, params, ctx)
   }
 
-  private async readResource(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
-    const uri = params?.uri
-    const own = typeof uri === 'string' && this.view.servedSkills ? findSkillFile(uri, this.view.servedSkills()) : undefined
-    // Reading a SKILL.md does not activate the skill: escalation stays with activate_skill.
-    if (own) return { ok: true, result: readSkillFile(own) }
-    if (typeof uri === 'string' && uri.startsWith('skill://')) {
-      // Skill URIs are never routed as plain resources: only through the children's skill roots.
-      const target = this.skillSources().resolveChild(uri)
-      if (!target) return unknownResource(uri)
-      const outcome = await this.options.runtime.supervisor.children.get(target.server)!.forward('resources/read', { ...params, uri: target.childUri }, ctx)
-      if (ctx.cancellation.aborted) return undefined
-      return outcome.ok ? { ok: true, result: mapChildRead(target.server, outcome.result) } : unknownResource(uri)
-    }
-    const child = typeof uri === 'string' ? this.childForUri(uri) : undefined
-    if (!child) return unknownResource(uri)
-    const outcome = await child.forward('resources/read', params, ctx)
-    return ctx.cancellation.aborted ? undefined : outcome
+  private readResource(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+    return readVisibleResource(this.options.runtime, this.view, params, ctx)
   }
 
-  private async complete(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
-    const ref = params?.ref as { type?: string; name?: string; uri?: string } | undefined
-    const none: RelayOutcome = { ok: true, result: { completion: { values: [], hasMore: false } } }
-    const { catalogue, supervisor } = this.options.runtime
-    if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
-      const entry = catalogue.promptByWire(ref.name)
-      if (!entry || !this.view.promptVisible(entry)) return unknownPrompt(ref.name)
-      const child = supervisor.children.get(entry.server)
-      if (!child?.capabilities?.completions) return none
-      return child.forward('completion/complete', { ...params, ref: { ...ref, name: entry.name } }, ctx)
-    }
-    if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
-      const server = catalogue.serverForTemplate(ref.uri) ?? catalogue.serverForUri(ref.uri)
-      if (server === undefined || !this.view.serverVisible(server)) return unknownResource(ref.uri)
-      const child = supervisor.children.get(server)
-      if (!child?.capabilities?.completions) return none
-      return child.forward('completion/complete', params, ctx)
-    }
-    return { ok: false, error: { code: INVALID_PARAMS, message: 'completion/complete needs a ref of type ref/prompt or ref/resource' } }
+  private complete(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+    return completeVisible(this.options.runtime, this.view, params, ctx)
   }
 
   /** Elicitation for a built-in, asked on the stream of the client's request `related`. */

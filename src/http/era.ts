@@ -1,0 +1,68 @@
+import { classifyInboundRequest, isJsonContentType } from '@modelcontextprotocol/server'
+import { MAX_NESTING, nestsDeeperThan } from '../protocol/inbound.js'
+import type { InboundRequest } from './session-route.js'
+
+/**
+ * The protocol eras myc serves over HTTP (DESIGN.md section 11): `legacy`
+ * is 2025-era traffic (initialize, sessions, GET streams), `modern` is the
+ * 2026-07-28 revision (no handshake, no session: every request carries its
+ * version and client capabilities in `_meta`).
+ */
+export type Era = 'legacy' | 'modern'
+
+/** The first (and so far only) protocol revision of the modern era (the SDK keeps its own constant internal). */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28'
+
+/** A POST body as the face read it: parsed JSON, or nothing usable (absent, too large, too deep, not JSON). */
+export type ReadBody = { parsed: true; value: unknown } | { parsed: false }
+
+/**
+ * Which route serves a request, decided by the SDK's own classifier
+ * (`classifyInboundRequest`, the step behind `createMcpHandler` and
+ * `isLegacyRequest`), body first: a request whose `params._meta` carries the
+ * per-request envelope claim (`io.modelcontextprotocol/protocolVersion`) is
+ * modern; so is one whose `MCP-Protocol-Version` header names a modern
+ * revision. Everything else is legacy: GET and DELETE, `initialize`,
+ * claim-less requests and notifications, posted responses, batches.
+ *
+ * Where the classifier refuses a request, the refusal goes to the route that
+ * owns it: envelope and header problems (a malformed envelope, a header that
+ * disagrees with the body) are the modern route's to answer with the 2026
+ * error codes; a body that is not JSON-RPC at all, with no modern claim, is
+ * refused by the session route exactly as before this route existed. A body
+ * that could not be read or parsed goes to the session route too (it owes
+ * the 413, 400 or -32700 answer).
+ */
+export function eraOf(request: { method: string; headers: Headers }, body: ReadBody): Era {
+  if (request.method.toUpperCase() !== 'POST' || !body.parsed) return 'legacy'
+  const header = (name: string) => request.headers.get(name) ?? undefined
+  const outcome = classifyInboundRequest({
+    httpMethod: 'POST',
+    protocolVersionHeader: header('mcp-protocol-version'),
+    mcpMethodHeader: header('mcp-method'),
+    mcpNameHeader: header('mcp-name'),
+    body: body.value,
+  })
+  if (outcome.kind !== 'reject') return outcome.kind
+  return outcome.rung === 'jsonrpc-shape' && outcome.cell !== 'batch-with-modern-element' ? 'legacy' : 'modern'
+}
+
+/**
+ * Reads a POST body once, to tell its era: the body parsed when it is JSON
+ * within `maxBytes` and the nesting limit, else nothing usable (the route it
+ * goes to answers that). The request handed on reads the same text again
+ * without touching the stream. Other requests, and a Content-Type other
+ * than JSON, are not read here.
+ */
+export async function readForEra(inbound: InboundRequest, maxBytes: number): Promise<{ inbound: InboundRequest; body: ReadBody }> {
+  const { request } = inbound
+  if (request.method !== 'POST' || !isJsonContentType(request.headers.get('content-type'))) return { inbound, body: { parsed: false } }
+  const read = await inbound.readBody(maxBytes)
+  const again: InboundRequest = { request, readBody: () => Promise.resolve(read) }
+  if (read.tooLarge || nestsDeeperThan(read.text, MAX_NESTING)) return { inbound: again, body: { parsed: false } }
+  try {
+    return { inbound: again, body: { parsed: true, value: JSON.parse(read.text) as unknown } }
+  } catch {
+    return { inbound: again, body: { parsed: false } }
+  }
+}

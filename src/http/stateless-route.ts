@@ -1,0 +1,142 @@
+import { createMcpHandler, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server'
+import type { Logger } from '../logger.js'
+import { credentialView, skillScope, type CredentialView } from '../principal/credential-view.js'
+import type { PrincipalView } from '../principal/view.js'
+import type { Runtime } from '../runtime/runtime.js'
+import { statelessServer } from '../server/stateless-server.js'
+import type { HttpPrincipal } from './principals.js'
+import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
+import type { InboundRequest } from './session-route.js'
+
+/** Views kept at most (one per role and set of skills seen); the least recently used goes first. */
+const MAX_VIEWS = 256
+
+export interface StatelessRouteOptions {
+  runtime: Runtime
+  logger: Logger
+  /** The view of a principal's role and skills; throws when it cannot be made (its role is gone). */
+  viewFor(principal: HttpPrincipal): PrincipalView
+  /** `limits.maxMessageBytes`. */
+  maxMessageBytes: number
+  /** True while shutting down: no new requests. */
+  draining(): boolean
+  /** Whether clients present credentials (`http.tokens`, `http.jwt`): only then is a skill not granted an OAuth step-up (403). */
+  credentials: boolean
+  /** With `http.jwt`: the RFC 9728 metadata URL the 403 challenge names (as the 401 does). */
+  resourceMetadataUrl?: (url: URL) => string
+  /** `ttlMs` of the lists (default MODERN_LIST_TTL_MS). */
+  listTtlMs?: number
+}
+
+/**
+ * The 2026-07-28 route (DESIGN.md section 11): stateless, no session, no
+ * initialize; every request stands alone, served by the SDK's own modern
+ * handler (`createMcpHandler`, strict: `legacy: 'reject'`, as the 2025
+ * traffic never reaches it) with a server made per request for the
+ * principal's view. That handler owns the 2026 wire: the envelope, the
+ * `MCP-Protocol-Version` / `Mcp-Method` / `Mcp-Name` checks and their
+ * -32020/-32021/-32022 answers, `server/discover`, `resultType`,
+ * `ttlMs`/`cacheScope`, the per-request log level, the 403
+ * `insufficient_scope` challenge, SSE when a call reports progress.
+ *
+ * The principal is the credential alone (the face decides it, as for the
+ * session route): a view per role and skills, made once and kept, with
+ * escalation taken out (credentialView), so tools/list is the same for
+ * every request of a credential whatever those requests did. Called after
+ * the face has checked host, origin, credential and rate limit.
+ */
+export class StatelessRoute {
+  private readonly handler: McpHttpHandler
+  private readonly views = new Map<string, CredentialView>()
+  private inFlight = 0
+  private idle: Array<() => void> = []
+
+  constructor(private readonly options: StatelessRouteOptions) {
+    const { runtime, logger } = options
+    this.handler = createMcpHandler(
+      async ({ authInfo }) => {
+        const view = authInfo?.extra?.view as CredentialView | undefined
+        if (!view) throw new Error('a 2026-era request reached the handler without its view')
+        return statelessServer({ runtime, view, stepUp: options.credentials, ...(options.listTtlMs !== undefined ? { listTtlMs: options.listTtlMs } : {}) })
+      },
+      { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes, onerror: (error) => logger.debug(`http (2026-07-28): ${error.message}`) },
+    )
+  }
+
+  /** Requests being answered now (their answers still streaming included). */
+  get size(): number {
+    return this.inFlight
+  }
+
+  /**
+   * Answers one 2026-era request of `principal`. `body` is the parsed POST
+   * body (the face read it to tell the era); the request's own body is not
+   * read again.
+   */
+  async handle(inbound: InboundRequest, principal: HttpPrincipal, body: unknown): Promise<Response> {
+    if (this.options.draining()) return refusal(503, HttpRpcCode.server, 'Service Unavailable: mycelium is shutting down', { 'Retry-After': '5' })
+    let view: CredentialView
+    try {
+      view = this.viewOf(principal)
+    } catch (error) {
+      this.options.logger.warn(`http: no view for ${principal.label}: ${error instanceof Error ? error.message : String(error)}`)
+      return refusal(403, HttpRpcCode.server, `Forbidden: ${error instanceof Error ? error.message : String(error)}`)
+    }
+    const url = new URL(inbound.request.url)
+    const granted = view.describe?.().activeSkills.map((s) => skillScope(s.name)) ?? []
+    const metadata = this.options.resourceMetadataUrl?.(url)
+    // Never the token itself: nothing past this point needs it, and a child must never see it.
+    const authInfo: AuthInfo = { token: '', clientId: principal.key, scopes: granted, extra: { view }, ...(metadata ? { resourceMetadataUrl: metadata } : {}) }
+    this.inFlight++
+    let done = false
+    const finish = () => {
+      if (done) return
+      done = true
+      if (--this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve()
+    }
+    try {
+      return onBodyDone(await this.handler.fetch(inbound.request, { authInfo, parsedBody: body }), finish)
+    } catch (error) {
+      finish()
+      throw error
+    }
+  }
+
+  /**
+   * The view of a principal's role and skills: made once, then the same for
+   * every request that presents them (whoever presents them: what a 2026
+   * request sees is a function of its authorization, nothing else).
+   */
+  private viewOf(principal: HttpPrincipal): CredentialView {
+    const key = JSON.stringify([principal.role ?? null, [...new Set(principal.skills ?? [])].sort()])
+    let view = this.views.get(key)
+    if (view) {
+      // Most recently used last.
+      this.views.delete(key)
+      this.views.set(key, view)
+      return view
+    }
+    view = credentialView(this.options.viewFor(principal), this.options.runtime.loaded.config.namespace)
+    this.views.set(key, view)
+    if (this.views.size > MAX_VIEWS) this.views.delete(this.views.keys().next().value!)
+    return view
+  }
+
+  /** Resolves once no request is being answered, or after `ms`: true when none was left. */
+  drained(ms: number): Promise<boolean> {
+    if (this.inFlight === 0) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(this.inFlight === 0), ms)
+      timer.unref?.()
+      this.idle.push(() => {
+        clearTimeout(timer)
+        resolve(true)
+      })
+    })
+  }
+
+  /** Ends the requests still being answered. */
+  close(): Promise<void> {
+    return this.handler.close()
+  }
+}

@@ -1,0 +1,93 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
+import { BUILTIN_SERVER } from '../policy/policy.js'
+import { toWireName, type WireNameOptions } from '../registry/wire-names.js'
+import type { BuiltinCallContext, PrincipalView } from './view.js'
+
+/** How activate_skill reads to a 2026-era client: it reports the credential's skills, it does not change them. */
+const ACTIVATE_DESCRIPTION =
+  "Returns a skill's instructions. The skills you can use are the ones your credential grants (OAuth scope skill:<name>); for a skill it does not grant yet, the server answers HTTP 403 insufficient_scope naming that scope, so your client can step up its authorization and call again."
+
+/** The OAuth scope that grants a skill (as `http.tokens[].skills` and a JWT's skills claim name it). */
+export function skillScope(skill: string): string {
+  return `skill:${skill}`
+}
+
+/** A view whose principal is its credential alone: what it sees never changes by what it calls. */
+export interface CredentialView extends PrincipalView {
+  /**
+   * The skill a tools/call would need granted first: `activate_skill` naming
+   * a skill the role reaches that the credential does not grant. Undefined
+   * for every other call (an unknown or unreachable skill included: that one
+   * is refused as over the 2025 era, with the answer of a skill that does not exist).
+   */
+  skillToStepUp(toolName: unknown, args: unknown): string | undefined
+  /** `activate_skill` as this principal lists it; undefined where it does not exist (open mode, `session.metaTools: false`). */
+  activateTool(): Tool | undefined
+}
+
+/**
+ * The view of a 2026-era principal (DESIGN.md section 11): the view of its
+ * credential's role and skills, with escalation taken out, so that tools/list
+ * is a function of the credential alone and never of the requests made with
+ * it. `activate_skill` stays, as the way to read a granted skill's
+ * instructions and to learn which scope another one needs; its call for a
+ * skill not granted never reaches the view (over HTTP the route answers 403
+ * `insufficient_scope` before; without credentials it is refused here with
+ * how to get it). `deactivate_skill` does not exist: a credential's skills
+ * cannot be dropped by a request. The view itself is never asked to
+ * activate or deactivate anything, so one view serves every request of its
+ * credential, concurrently.
+ */
+export function credentialView(view: PrincipalView, naming: WireNameOptions): CredentialView {
+  const activateWire = toWireName(BUILTIN_SERVER, 'activate_skill', naming)
+  const deactivateWire = toWireName(BUILTIN_SERVER, 'deactivate_skill', naming)
+  let cache: { from: readonly Tool[]; tools: readonly Tool[] } | undefined
+  const builtinTools = (): readonly Tool[] => {
+    const from = view.builtinTools()
+    if (cache?.from !== from) {
+      const tools = from.filter((t) => t.name !== deactivateWire).map((t) => (t.name === activateWire ? { ...t, description: ACTIVATE_DESCRIPTION } : t))
+      cache = { from, tools }
+    }
+    return cache.tools
+  }
+  const skillToStepUp = (toolName: unknown, args: unknown): string | undefined => {
+    if (toolName !== activateWire || !builtinTools().some((t) => t.name === activateWire)) return undefined
+    const skill = typeof args === 'object' && args !== null ? (args as { name?: unknown }).name : undefined
+    if (typeof skill !== 'string') return undefined
+    const reachable = view.reachableSkills?.().find((s) => s.name === skill)
+    return reachable && !reachable.active ? skill : undefined
+  }
+  const notGranted = (skill: string): CallToolResult => ({
+    content: [
+      {
+        type: 'text',
+        text: `Skill ${skill} is not granted to this client. A 2026-07-28 client's skills are those of its credential alone (the scope ${skillScope(skill)} grants this one); without credentials, they are the ones myc was launched with. Ask for a token that grants ${skillScope(skill)}, or for myc to be relaunched with --skills ${skill}.`,
+      },
+    ],
+    isError: true,
+  })
+  const wrapped: CredentialView = {
+    toolVisible: (entry) => view.toolVisible(entry),
+    promptVisible: (entry) => view.promptVisible(entry),
+    serverVisible: (server) => view.serverVisible(server),
+    builtinTools,
+    callBuiltin(wireName: string, args: Record<string, unknown>, ctx: () => BuiltinCallContext) {
+      if (wireName === deactivateWire) return undefined
+      const skill = skillToStepUp(wireName, args)
+      if (skill !== undefined) return Promise.resolve(notGranted(skill))
+      // activate_skill here names a granted skill (answered with its instructions, nothing changes) or one the role cannot use (refused as unknown).
+      return view.callBuiltin(wireName, args, ctx)
+    },
+    onChange: (listener) => view.onChange(listener),
+    skillToStepUp,
+    activateTool: () => builtinTools().find((t) => t.name === activateWire),
+  }
+  // Optional members only when the view has them (open mode has none of them).
+  if (view.servedSkills) wrapped.servedSkills = () => view.servedSkills!()
+  if (view.childSkillsVisible) wrapped.childSkillsVisible = (server) => view.childSkillsVisible!(server)
+  if (view.revision) wrapped.revision = () => view.revision!()
+  if (view.describe) wrapped.describe = () => view.describe!()
+  if (view.reachableSkills) wrapped.reachableSkills = () => view.reachableSkills!()
+  if (view.recordCall) wrapped.recordCall = (call) => view.recordCall!(call)
+  return wrapped
+}

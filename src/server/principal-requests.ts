@@ -1,0 +1,144 @@
+import type { Cancellation } from '../protocol/cancellation.js'
+import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
+import type { PrincipalView } from '../principal/view.js'
+import type { Runtime } from '../runtime/runtime.js'
+import { INVALID_PARAMS } from '../runtime/principal-tools.js'
+import { findSkillFile, mapChildRead, readSkillFile, type SkillSources } from './skills-handlers.js'
+
+/**
+ * What a principal may list, get, read and complete besides tools: one set
+ * of functions for every face that serves it (the 2025 session's
+ * ClientConnection, the 2026 stateless server), so hidden prompts,
+ * resources and templates answer exactly as ones that do not exist,
+ * whichever era asks. Tools are in ../runtime/principal-tools.ts.
+ */
+
+export function unknownPrompt(name: unknown): RelayOutcome {
+  return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown prompt: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
+}
+
+export function unknownResource(uri: unknown): RelayOutcome {
+  return { ok: false, error: { code: INVALID_PARAMS, message: `Resource not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}` } }
+}
+
+/** How a forwarded request reaches a child: its cancellation, progress, and who asked (so the child's own requests go back there). */
+export interface PrincipalForward {
+  cancellation: Cancellation
+  onProgress?: (progress: ProgressParams) => void
+  caller?: object
+}
+
+/** The running child that serves `uri`, when the principal reaches it. */
+export function childForUri(runtime: Runtime, view: PrincipalView, uri: string) {
+  const server = runtime.catalogue.serverForUri(uri)
+  if (server === undefined || !view.serverVisible(server)) return undefined
+  return runtime.supervisor.children.get(server)
+}
+
+/** The children's instructions the principal may read, one section per server it reaches. */
+export function instructionsFor(runtime: Runtime, view: PrincipalView): string | undefined {
+  const parts: string[] = []
+  for (const child of runtime.supervisor.children.values()) {
+    if (child.instructions && view.serverVisible(child.key)) parts.push(`## ${child.key}\n\n${child.instructions.trim()}`)
+  }
+  return parts.length > 0 ? parts.join('\n\n') : undefined
+}
+
+/** The principal's skill sources: myc's own, and the visible children's. */
+export function skillSourcesFor(runtime: Runtime, view: PrincipalView): SkillSources {
+  const { catalogue, supervisor } = runtime
+  const visible = (server: string) => view.childSkillsVisible?.(server) ?? false
+  return {
+    local: () => view.servedSkills?.() ?? [],
+    children: () => catalogue.childSkills().filter((c) => visible(c.server)),
+    resolveChild: (uri) => {
+      const target = catalogue.childSkillUri(uri)
+      return target && visible(target.server) ? target : undefined
+    },
+    forward: (server, method, params) => {
+      const child = supervisor.children.get(server)
+      return child ? child.forward(method, params, {}) : Promise.resolve({ ok: false, error: { code: -32000, message: 'gone' } })
+    },
+  }
+}
+
+/** The prompts the principal sees now, as a client lists them. */
+export function visiblePrompts(runtime: Runtime, view: PrincipalView): unknown[] {
+  return runtime.catalogue
+    .prompts()
+    .filter((e) => view.promptVisible(e))
+    .map((e) => e.wire)
+}
+
+/** The resources of the servers the principal reaches. */
+export function visibleResources(runtime: Runtime, view: PrincipalView): unknown[] {
+  return runtime.catalogue
+    .resources()
+    .filter((e) => view.serverVisible(e.server))
+    .map((e) => e.def)
+}
+
+/** The resource templates of the servers the principal reaches. */
+export function visibleTemplates(runtime: Runtime, view: PrincipalView): unknown[] {
+  return runtime.catalogue
+    .templates()
+    .filter((e) => view.serverVisible(e.server))
+    .map((e) => e.def)
+}
+
+/** prompts/get as the principal: a visible prompt is forwarded under its own name, any other is unknown. Undefined when cancelled. */
+export async function getVisiblePrompt(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
+  const name = params?.name
+  const entry = typeof name === 'string' ? runtime.catalogue.promptByWire(name) : undefined
+  if (!entry || !view.promptVisible(entry)) return unknownPrompt(name)
+  const child = runtime.supervisor.children.get(entry.server)
+  if (!child) return unknownPrompt(name)
+  const outcome = await child.forward('prompts/get', { ...params, name: entry.name }, ctx)
+  return ctx.cancellation.aborted ? undefined : outcome
+}
+
+/**
+ * resources/read as the principal: myc's own skill files, a visible child's
+ * skill files (through its skill root only), else the resource of a server
+ * it reaches. Anything else is not found (-32602). Undefined when cancelled.
+ */
+export async function readVisibleResource(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
+  const uri = params?.uri
+  const own = typeof uri === 'string' && view.servedSkills ? findSkillFile(uri, view.servedSkills()) : undefined
+  // Reading a SKILL.md does not activate the skill: escalation stays with activate_skill.
+  if (own) return { ok: true, result: readSkillFile(own) }
+  if (typeof uri === 'string' && uri.startsWith('skill://')) {
+    // Skill URIs are never routed as plain resources: only through the children's skill roots.
+    const target = skillSourcesFor(runtime, view).resolveChild(uri)
+    if (!target) return unknownResource(uri)
+    const outcome = await runtime.supervisor.children.get(target.server)!.forward('resources/read', { ...params, uri: target.childUri }, ctx)
+    if (ctx.cancellation.aborted) return undefined
+    return outcome.ok ? { ok: true, result: mapChildRead(target.server, outcome.result) } : unknownResource(uri)
+  }
+  const child = typeof uri === 'string' ? childForUri(runtime, view, uri) : undefined
+  if (!child) return unknownResource(uri)
+  const outcome = await child.forward('resources/read', params, ctx)
+  return ctx.cancellation.aborted ? undefined : outcome
+}
+
+/** completion/complete as the principal, routed by its reference (a visible prompt, or a template or resource of a server it reaches). */
+export async function completeVisible(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
+  const ref = params?.ref as { type?: string; name?: string; uri?: string } | undefined
+  const none: RelayOutcome = { ok: true, result: { completion: { values: [], hasMore: false } } }
+  const { catalogue, supervisor } = runtime
+  if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
+    const entry = catalogue.promptByWire(ref.name)
+    if (!entry || !view.promptVisible(entry)) return unknownPrompt(ref.name)
+    const child = supervisor.children.get(entry.server)
+    if (!child?.capabilities?.completions) return none
+    return child.forward('completion/complete', { ...params, ref: { ...ref, name: entry.name } }, ctx)
+  }
+  if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
+    const server = catalogue.serverForTemplate(ref.uri) ?? catalogue.serverForUri(ref.uri)
+    if (server === undefined || !view.serverVisible(server)) return unknownResource(ref.uri)
+    const child = supervisor.children.get(server)
+    if (!child?.capabilities?.completions) return none
+    return child.forward('completion/complete', params, ctx)
+  }
+  return { ok: false, error: { code: INVALID_PARAMS, message: 'completion/complete needs a ref of type ref/prompt or ref/resource' } }
+}

@@ -1,0 +1,60 @@
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config/load.js'
+import { credentialView, skillScope } from '../../src/principal/credential-view.js'
+import { openView } from '../../src/principal/view.js'
+import { repoRoot } from '../helpers/fixtures.js'
+import { PolicyHarness } from '../helpers/runtime.js'
+
+const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
+const naming = { separator: '__', maxLength: 64 }
+const text = (r: { content: unknown }) => (r.content as Array<{ text: string }>)[0]!.text
+const noCtx = () => ({ signal: new AbortController().signal })
+
+describe('credentialView: a 2026-era principal is its credential, escalation taken out', () => {
+  const h = new PolicyHarness(() => loadConfig({ cwd: dir, env: process.env }))
+  beforeAll(() => h.start())
+  afterAll(() => h.close())
+
+  it('lists activate_skill as the step-up and no deactivate_skill', async () => {
+    const view = credentialView(await h.view('guest'), naming)
+    const names = view.builtinTools().map((t) => t.name)
+    expect(names).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context'])
+    expect(view.activateTool()?.description).toMatch(/403 insufficient_scope/)
+    expect(view.callBuiltin('mycelium__deactivate_skill', { name: 'common' }, noCtx)).toBeUndefined()
+  })
+
+  it('names the skill a call would need granted: only activate_skill of a reachable skill the credential lacks', async () => {
+    const view = credentialView(await h.view('guest'), naming)
+    expect(view.skillToStepUp('mycelium__activate_skill', { name: 'reader' })).toBe('reader')
+    expect(skillScope('reader')).toBe('skill:reader')
+    // Granted already, unreachable for the role, unknown, not a string, another tool: nothing to step up to.
+    for (const args of [{ name: 'common' }, { name: 'writer' }, { name: 'nope' }, { name: 7 }, {}]) expect(view.skillToStepUp('mycelium__activate_skill', args)).toBeUndefined()
+    expect(view.skillToStepUp('mycelium__list_skills', { name: 'reader' })).toBeUndefined()
+    expect(credentialView(await h.view('guest', { skills: ['reader'] }), naming).skillToStepUp('mycelium__activate_skill', { name: 'reader' })).toBeUndefined()
+  })
+
+  it('never changes what the principal sees, whatever is called', async () => {
+    const inner = await h.view('guest')
+    const view = credentialView(inner, naming)
+    const revision = view.revision?.()
+    const visible = () => h.runtime.catalogue.tools().filter((e) => view.toolVisible(e)).map((e) => e.wireName)
+    const before = visible()
+    const notGranted = await view.callBuiltin('mycelium__activate_skill', { name: 'reader' }, noCtx)!
+    expect(notGranted.isError).toBe(true)
+    expect(text(notGranted)).toMatch(/^Skill reader is not granted to this client\./)
+    expect(text((await view.callBuiltin('mycelium__activate_skill', { name: 'common' }, noCtx))!)).toBe('Skill common is already active.\n\nEcho things.')
+    expect(text((await view.callBuiltin('mycelium__activate_skill', { name: 'writer' }, noCtx))!)).toMatch(/^Unknown skill: writer\./)
+    expect(view.revision?.()).toBe(revision)
+    expect(inner.describe!().activeSkills.map((s) => s.name)).toEqual(['common'])
+    expect(visible()).toEqual(before)
+    expect(before).not.toContain('echo__add')
+  })
+
+  it('open mode has no built-ins and nothing to step up to', () => {
+    const view = credentialView(openView(), naming)
+    expect(view.builtinTools()).toEqual([])
+    expect(view.activateTool()).toBeUndefined()
+    expect(view.skillToStepUp('mycelium__activate_skill', { name: 'x' })).toBeUndefined()
+  })
+})
