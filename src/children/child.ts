@@ -2,6 +2,8 @@ import path from 'node:path'
 import {
   Client,
   type ClientCapabilities,
+  type LoggingLevel,
+  type McpSubscription,
   SSEClientTransport,
   StreamableHTTPClientTransport,
   type Implementation,
@@ -16,6 +18,7 @@ import {
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio'
 import { SKILLS_EXTENSION_ID, type Skill as SkillEntry } from '@modelcontextprotocol/core/ext/skills'
 import type { ServerConfig } from '../config/schema.js'
+import { MODERN_PROTOCOL_VERSION } from '../http/era.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { passthrough } from '../protocol/passthrough.js'
@@ -23,6 +26,7 @@ import { RequestRelay, type RelayOutcome, type RelayRequestOptions } from '../pr
 import { resolveCommand, type CommandHost } from './resolve-command.js'
 import type { StopBudget } from './process-tree.js'
 import { ChildStdioTransport } from './stdio-transport.js'
+import { childMeta, inputRequiredError, isInputRequired, type CallerEra, type ChildEra, type EnvelopeMaterial } from './era.js'
 
 /** Lifecycle of one child (DESIGN.md: INITIALIZING / RUNNING / FAILED / STOPPED). */
 export type ChildState = 'STOPPED' | 'INITIALIZING' | 'RUNNING' | 'FAILED'
@@ -60,6 +64,17 @@ export function hasSkillsExtension(caps: ServerCapabilities | undefined): boolea
 const PING_TIMEOUT_MS = 5_000
 /** A child that never stops paginating is cut off here. */
 const MAX_PAGES = 1_000
+/**
+ * How long the `server/discover` probe of a stdio child in `era: "auto"`
+ * may take before the child counts as a 2025 server that stays silent on an
+ * unknown request (it then gets `initialize` on the same process), and at
+ * most half the start's time, so that initialize has the rest. The
+ * 2025 reference servers answer the probe with -32601 at once; a slow
+ * starter that misses it is still served, in the 2025 era.
+ */
+const STDIO_PROBE_TIMEOUT_MS = 5_000
+/** Ids of the SDK's probe requests: a late answer (after the timeout verdict) is dropped, not handed to the SDK. */
+const PROBE_ID = /^server-discover-probe-/
 
 /** What a child connection tells its owner. */
 export interface ChildEvents {
@@ -99,6 +114,17 @@ export class ChildConnection {
   serverInfo: Implementation | undefined
   instructions: string | undefined
   pid: number | undefined
+  /** The era spoken with the child (undefined until it ran once). */
+  era: ChildEra | undefined
+  /** The protocol version negotiated with it (`initialize`, or `server/discover` in the modern era). */
+  protocolVersion: string | undefined
+  /** The log level last asked of a modern child's callers (2025 clients' logging/setLevel), sent in its envelope. */
+  private logLevel: LoggingLevel | undefined
+  /** What a modern child is told on every request (undefined for a legacy one). */
+  private envelope: EnvelopeMaterial | undefined
+  /** Set when the child exited on the era probe: later starts of this connection initialize at once. */
+  private probeKills = false
+  private subscription: McpSubscription | undefined
 
   private client: Client | undefined
   private relay: RequestRelay | undefined
@@ -133,18 +159,22 @@ export class ChildConnection {
     this.lastError = undefined
     this.setState('INITIALIZING')
     const log = this.deps.logger.withTag(this.key)
-    let client: Client | undefined
+    // startupTimeoutMs counts from the moment the child is offered the client's capabilities (set by the first connect).
+    const deadline: { at?: number } = {}
     try {
-      const inner = this.createTransport(log)
-      const transport = new InterceptTransport(inner)
-      const relay = new RequestRelay((message) => transport.send(message))
-      transport.interceptor = relay.intercept
-      // Spawn now; initialize once the client's capabilities are known (they are what the child is offered).
-      transport.listen().catch(() => {})
-      const capabilities = (await this.deps.clientCapabilities?.()) ?? {}
-      client = new Client({ name: 'mycelium', version: this.deps.version }, { capabilities, listMaxPages: 0 })
-      this.wireClient(client, capabilities)
-      await withTimeout(client.connect(transport, { timeout: this.config.startupTimeoutMs }), this.config.startupTimeoutMs, `did not finish initialize within ${this.config.startupTimeoutMs} ms (startupTimeoutMs)`)
+      let era = this.plannedEra()
+      let connected: Connected
+      try {
+        connected = await this.connect(log, era, deadline)
+      } catch (error) {
+        // A 2025 server that exits on the unknown pre-initialize request: start it again and initialize at once.
+        if (era !== 'auto' || !(error instanceof ProbeClosedError) || this.stopping) throw error
+        log.info('exited on the server/discover probe (a 2025-era server); starting it again with initialize')
+        era = 'legacy'
+        connected = await this.connect(log, era, deadline)
+        this.probeKills = true
+      }
+      const { client, relay, transport, inner } = connected
       this.client = client
       this.relay = relay
       this.transport = transport
@@ -152,19 +182,97 @@ export class ChildConnection {
       this.capabilities = client.getServerCapabilities()
       this.serverInfo = client.getServerVersion()
       this.instructions = client.getInstructions()
+      this.protocolVersion = client.getNegotiatedProtocolVersion()
+      this.era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy'
+      this.envelope = this.era === 'modern' ? { protocolVersion: this.protocolVersion!, clientInfo: { name: 'mycelium', version: this.deps.version }, clientCapabilities: connected.capabilities } : undefined
+      log.debug(`speaks ${this.era === 'modern' ? 'MCP' : 'the 2025 era,'} ${this.protocolVersion ?? '?'}`)
       client.onclose = () => this.onClosed()
       this.lists = await this.fetchLists(Object.keys(LIST_METHODS) as ListKind[], EMPTY_LISTS)
+      if (this.era === 'modern') await this.listenForChanges(client, log)
       this.startedAt = new Date()
       this.setState('RUNNING')
       this.startHealthChecks(client, log)
       this.deps.events.listsChanged(this, Object.keys(LIST_METHODS) as ListKind[])
     } catch (error) {
       this.lastError = describeStartError(error, this.config)
+      const client = this.client ?? this.connecting
       this.client = undefined
       this.relay = undefined
+      this.connecting = undefined
       await client?.close().catch(() => {})
       this.setState(this.stopping ? 'STOPPED' : 'FAILED')
       throw new Error(`server "${this.key}" failed to start: ${this.lastError}`, { cause: error })
+    }
+  }
+
+  /** The era this start asks for: the config's, except that a child known to exit on the probe, or an HTTP+SSE one, is initialized at once. */
+  private plannedEra(): 'auto' | 'legacy' | 'modern' {
+    const era = this.config.era ?? 'legacy'
+    if (era === 'auto' && (this.probeKills || this.config.type === 'sse')) return 'legacy'
+    return era
+  }
+
+  /** The client being connected (closed if the start fails). */
+  private connecting: Client | undefined
+
+  /**
+   * Spawns (or reaches) the child and connects an SDK client in `era`: for
+   * `auto` and `modern` with the SDK's version negotiation (a
+   * `server/discover` probe on the connection itself), for `legacy` with
+   * the plain 2025 handshake.
+   */
+  private async connect(log: Logger, era: 'auto' | 'legacy' | 'modern', deadline: { at?: number }): Promise<Connected> {
+    if (era === 'modern' && this.config.type === 'sse') throw new Error('the HTTP+SSE transport is 2025-era only: use era "auto" or "legacy", or type "http"')
+    const inner = this.createTransport(log)
+    const transport = inner instanceof ChildStdioTransport ? new ChildProcessTransport(inner) : new InterceptTransport(inner)
+    const relay = new RequestRelay((message) => transport.send(message))
+    // Once connected, a late answer to the probe (a slow 2025 server's -32601 after the timeout verdict) is dropped.
+    let connected = false
+    transport.interceptor = era === 'legacy' ? relay.intercept : (message) => relay.intercept(message) || (connected && isLateProbeAnswer(message))
+    // Spawn now; initialize once the client's capabilities are known (they are what the child is offered).
+    transport.listen().catch(() => {})
+    const capabilities = (await this.deps.clientCapabilities?.()) ?? {}
+    deadline.at ??= Date.now() + this.config.startupTimeoutMs
+    const remaining = Math.max(1, deadline.at - Date.now())
+    const stdio = inner instanceof ChildStdioTransport
+    const negotiation =
+      era === 'legacy'
+        ? undefined
+        : {
+            mode: era === 'modern' ? { pin: MODERN_PROTOCOL_VERSION } : ('auto' as const),
+            // On stdio, silence is a 2025 server (initialize follows); over HTTP it is an outage, so the probe may take the whole start.
+            probe: { timeoutMs: stdio && era === 'auto' ? Math.min(STDIO_PROBE_TIMEOUT_MS, Math.ceil(remaining / 2)) : remaining },
+          }
+    const client = new Client({ name: 'mycelium', version: this.deps.version }, { capabilities, listMaxPages: 0, ...(negotiation ? { versionNegotiation: negotiation } : {}) })
+    this.connecting = client
+    this.wireClient(client, capabilities)
+    try {
+      await withTimeout(client.connect(transport, { timeout: remaining }), remaining, `did not finish ${era === 'legacy' ? 'initialize' : 'connecting'} within ${this.config.startupTimeoutMs} ms (startupTimeoutMs)`)
+    } catch (error) {
+      await client.close().catch(() => {})
+      if (this.connecting === client) this.connecting = undefined
+      // The SDK probes a custom stdio transport in place: a child that exits on the probe ends the connect with a negotiation error.
+      if (era === 'auto' && stdio && inner.exitInfo !== undefined) throw new ProbeClosedError(error)
+      throw error
+    }
+    connected = true
+    if (this.connecting === client) this.connecting = undefined
+    return { client, relay, transport, inner, capabilities }
+  }
+
+  /** Opens a modern child's `subscriptions/listen` for the list changes it announces (the 2026 way of list_changed); the SDK hands them to the same handlers. */
+  private async listenForChanges(client: Client, log: Logger): Promise<void> {
+    const caps = this.capabilities
+    const filter = {
+      ...(caps?.tools?.listChanged ? { toolsListChanged: true } : {}),
+      ...(caps?.prompts?.listChanged ? { promptsListChanged: true } : {}),
+      ...(caps?.resources?.listChanged ? { resourcesListChanged: true } : {}),
+    }
+    if (Object.keys(filter).length === 0) return
+    try {
+      this.subscription = await client.listen(filter, { timeout: Math.min(this.config.startupTimeoutMs, 10_000) })
+    } catch (error) {
+      log.debug(`no subscriptions/listen (${error instanceof Error ? error.message : String(error)}): its list changes are seen on restart only`)
     }
   }
 
@@ -235,7 +343,10 @@ export class ChildConnection {
     if (!every) return
     this.healthTimer = setInterval(() => {
       if (this.state !== 'RUNNING' || this.client !== client) return
-      client.ping({ timeout: Math.min(PING_TIMEOUT_MS, every) }).catch((error: unknown) => {
+      // ping is gone in the 2026 era: server/discover is the cheapest request a modern child answers.
+      const timeout = Math.min(PING_TIMEOUT_MS, every)
+      const alive = this.era === 'modern' ? client.discover({ timeout }) : client.ping({ timeout })
+      alive.catch((error: unknown) => {
         if (this.state !== 'RUNNING' || this.client !== client) return
         log.warn(`no answer to ping (${error instanceof Error ? error.message : String(error)}); restarting it`)
         this.lastError = 'stopped answering pings'
@@ -295,12 +406,22 @@ export class ChildConnection {
    * Forwards one request to the child and returns its answer untouched. A
    * child that is not running answers with a connection error at once.
    */
-  forward(method: string, params: Record<string, unknown> | undefined, options: Omit<RelayRequestOptions, 'timeoutMs'> & { timeoutMs?: number; caller?: object }): Promise<RelayOutcome> {
+  forward(method: string, params: Record<string, unknown> | undefined, options: Omit<RelayRequestOptions, 'timeoutMs'> & { timeoutMs?: number; caller?: object; callerEra?: CallerEra }): Promise<RelayOutcome> {
     const relay = this.relay
     if (this.state !== 'RUNNING' || !relay) {
       return Promise.resolve({ ok: false, error: { code: -32000, message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})` } })
     }
-    const outcome = relay.request(method, params, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
+    const envelope = this.envelope
+    let outcome: Promise<RelayOutcome>
+    if (envelope) {
+      // A modern child: myc's envelope on every request; what it answers goes back as it is, except an input_required a 2025 client cannot give.
+      const callerEra = options.callerEra
+      const sent = { ...params, _meta: childMeta(params?._meta, envelope, callerEra?.logLevel ?? this.logLevel) }
+      outcome = relay.request(method, sent, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
+      if (!callerEra?.modern) outcome = outcome.then((o) => (o.ok && isInputRequired(o.result) ? { ok: false, error: inputRequiredError(this.key, method, o.result) } : o))
+    } else {
+      outcome = relay.request(method, params, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
+    }
     const caller = options.caller
     if (!caller) return outcome
     this.callers.add(caller)
@@ -324,24 +445,33 @@ export class ChildConnection {
   /** Sends a notification to the child (roots changed, cancelled…). Ignored when it is not running. */
   async notify(method: string, params?: Record<string, unknown>): Promise<void> {
     if (this.state !== 'RUNNING' || !this.transport) return
+    // The 2026 era has no roots list_changed (roots are asked per request).
+    if (this.era === 'modern' && method === 'notifications/roots/list_changed') return
     await this.transport.send(params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method }).catch(() => {})
   }
 
   /** Sends a request through the SDK client (setLevel, subscribe, ping). */
   async request(method: string, params: Record<string, unknown> | undefined, timeoutMs = this.config.timeoutMs): Promise<Record<string, unknown>> {
     if (this.state !== 'RUNNING' || !this.client) throw new Error(`Server "${this.key}" is not running`)
+    // logging/setLevel is gone in the 2026 era: the level rides on each forwarded request's envelope instead.
+    if (this.era === 'modern' && method === 'logging/setLevel') {
+      this.logLevel = params?.level as LoggingLevel | undefined
+      return {}
+    }
     return this.client.request({ method, params: params ?? {} }, passthrough, { timeout: timeoutMs })
   }
 
   private onClosed(): void {
     clearInterval(this.healthTimer)
     const wasRunning = this.state === 'RUNNING'
-    const exit = this.transport?.constructor === InterceptTransport ? ((this.transport as InterceptTransport).inner as Partial<ChildStdioTransport>).exitInfo : undefined
+    const exit = this.transport instanceof InterceptTransport ? (this.transport.inner as Partial<ChildStdioTransport>).exitInfo : undefined
     this.relay?.failAll(`Server "${this.key}" stopped before answering${this.stopping ? '' : ' (it crashed and is being restarted)'}`)
     this.client = undefined
     this.relay = undefined
     this.transport = undefined
     this.pid = undefined
+    this.envelope = undefined
+    this.subscription = undefined
     this.lists = EMPTY_LISTS
     if (!wasRunning) return
     if (this.stopping) {
@@ -363,6 +493,44 @@ export class ChildConnection {
     await (client ?? this.client)?.close().catch(() => {})
     if (this.state !== 'STOPPED') this.setState('STOPPED')
   }
+}
+
+/** What connect() made: the SDK client over the transport, and the relay beside it. */
+interface Connected {
+  client: Client
+  relay: RequestRelay
+  transport: InterceptTransport
+  inner: Transport
+  /** What the child was offered. */
+  capabilities: ClientCapabilities
+}
+
+/** The child exited while the SDK's `server/discover` probe waited (a 2025 server that ends on an unknown pre-initialize request). */
+class ProbeClosedError extends Error {
+  constructor(cause: unknown) {
+    super(`exited on the server/discover probe: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+  }
+}
+
+/**
+ * An InterceptTransport over a child process. The SDK's version
+ * negotiation reads a transport with `stderr` and `pid` as stdio, where a
+ * probe that gets no answer means a 2025 server (initialize follows), not
+ * an outage. (The child's stderr goes to myc's log, never here.)
+ */
+class ChildProcessTransport extends InterceptTransport {
+  readonly stderr = null
+  constructor(readonly child: ChildStdioTransport) {
+    super(child)
+  }
+  get pid(): number | undefined {
+    return this.child.pid
+  }
+}
+
+/** An answer to a `server/discover` probe (after connecting, one the SDK gave up on: a slow 2025 server's -32601 is nobody's business). */
+function isLateProbeAnswer(message: { id?: unknown; method?: unknown }): boolean {
+  return message.method === undefined && typeof message.id === 'string' && PROBE_ID.test(message.id)
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
@@ -424,7 +592,8 @@ class FallbackHttpTransport implements Transport {
   }
 
   async send(message: Parameters<Transport['send']>[0], options?: Parameters<Transport['send']>[1]): Promise<void> {
-    if (!this.firstSend) return this.active.send(message, options)
+    // The era probe does not count: a 2025 Streamable HTTP server refuses it with a 4xx too (the SDK reads that as "legacy").
+    if (!this.firstSend || (message as { method?: unknown }).method === 'server/discover') return this.active.send(message, options)
     this.firstSend = false
     try {
       await this.active.send(message, options)

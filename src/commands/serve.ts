@@ -4,6 +4,7 @@ import { usageError } from '../errors.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import { CLIENT_INITIALIZE_WAIT_MS } from '../runtime/runtime.js'
 import { serveStdio } from '../server/serve-stdio.js'
+import { STDIO_ERA_MODES, type StdioEraMode } from '../server/stdio-eras.js'
 import { createView } from '../principal/policy-mode.js'
 import { version } from '../version.js'
 import { commonArgs, principalArgs, splitList } from './_shared.js'
@@ -15,11 +16,15 @@ export default defineCommand({
     ...principalArgs,
     http: { type: 'string', description: 'Serve Streamable HTTP on [HOST:]PORT instead of stdio (an empty value: http.listen)', valueHint: '[host:]port' },
     stdio: { type: 'boolean', description: 'With --http: also serve the client on stdio (as --role/--skills); myc stops when it leaves' },
+    era: { type: 'string', description: "Protocol eras served on stdio: auto (each connection's first message decides), legacy (2025 only), modern (2026-07-28 only)", valueHint: 'auto|legacy|modern', default: 'auto' },
   },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose })
     const overHttp = args.http !== undefined
     if (args.stdio && !overHttp) throw usageError('--stdio goes with --http (stdio alone is what myc serve does by default)')
+    const era = (args.era ?? 'auto') as StdioEraMode
+    if (!STDIO_ERA_MODES.includes(era)) throw usageError(`--era must be one of ${STDIO_ERA_MODES.join(', ')} (got "${String(args.era)}")`)
+    if (overHttp && !args.stdio && era !== 'auto') throw usageError('--era pins the era of the stdio client; over HTTP every request is served in its own era (add --stdio to serve one on stdio too)')
     // Over stdio one client's capabilities are what children are offered (they wait for it); over HTTP, prepareHttp decides.
     const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }) })
     const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
@@ -30,12 +35,12 @@ export default defineCommand({
     if (overHttp) {
       const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
       const prepared = prepareHttp({ runtime, loaded, mode, flag: args.http, role: args.role, skills, env: process.env })
-      const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }) } : undefined
+      const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }), era } : undefined
       serve = () => serveHttp({ runtime, loaded, logger, ...prepared, viewFor, policy: mode.kind === 'policy', ...(stdio ? { stdio } : {}) })
     } else {
       const view = viewFor({ role: args.role, skills })
       if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
-      serve = () => serveStdio({ runtime, view, logger })
+      serve = () => serveStdio({ runtime, view, logger, era })
     }
     const stopWatchingSkills = mode.kind === 'policy' ? (await import('../principal/skill-watcher.js')).watchSkills(() => runtime.loaded, mode.state, logger) : undefined
     const liveConfig = (await import('../runtime/live-config.js')).watchConfig({ runtime, mode, logger, env: process.env })

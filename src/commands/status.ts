@@ -23,6 +23,8 @@ export default defineCommand({
           resourceTemplates: child?.lists.resourceTemplates.length ?? 0,
           startedAt: child?.startedAt?.toISOString() ?? null,
           serverInfo: child?.serverInfo ? { name: child.serverInfo.name, version: child.serverInfo.version } : null,
+          era: child?.era ?? null,
+          protocolVersion: child?.protocolVersion ?? null,
           error: child?.lastError ?? null,
         }
       })
@@ -37,7 +39,7 @@ export default defineCommand({
       if (report.servers.length === 0) lines.push('no servers configured')
       for (const s of report.servers) {
         const counts = `${s.tools} tools, ${s.prompts} prompts, ${s.resources} resources`
-        lines.push(`${s.state.padEnd(9)} ${s.key.padEnd(20)} ${s.state === 'RUNNING' ? counts : (s.error ?? '')}`)
+        lines.push(`${s.state.padEnd(9)} ${s.key.padEnd(20)} ${s.state === 'RUNNING' ? `${counts}${s.protocolVersion ? `, MCP ${s.protocolVersion}` : ''}` : (s.error ?? '')}`)
       }
       for (const c of report.conflicts) lines.push(`conflict: ${c.kind} "${c.name}" from ${c.kept} and ${c.dropped}; ${c.dropped} left out`)
       printResult(lines.join('\n'))

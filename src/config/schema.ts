@@ -27,6 +27,14 @@ const commonServerKeys = {
   pingIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400_000)), 30_000),
   /** What its tools and prompts are named after on the wire: the server key (default), another word, or false for their own names. */
   prefix: v.optional(v.union([v.literal(false), v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'starts with a letter or digit and contains only letters, digits, "_" and "-"'))], 'must be false (the child\'s own names) or a word such as "gh"')),
+  /**
+   * Which protocol era myc speaks to the child: `auto` asks with
+   * `server/discover` and falls back to `initialize` (2025), `legacy` only
+   * initializes, `modern` insists on MCP 2026-07-28. Absent means `legacy`
+   * until myc bridges a modern child's input_required to 2025 clients: see
+   * README "Children of the 2026-07-28 era".
+   */
+  era: v.optional(v.picklist(['auto', 'legacy', 'modern'])),
 }
 
 export const StdioServerSchema = v.strictObject({

@@ -15,7 +15,7 @@ import type { JwtConfig } from './jwt.js'
 import { redactUrl } from './session-store.js'
 import type { Readable, Writable } from 'node:stream'
 import { StdioServerStream } from '../protocol/stdio-server-transport.js'
-import { ClientConnection } from '../server/client-connection.js'
+import { StdioEraConnection, type StdioEraMode } from '../server/stdio-eras.js'
 import type { HttpMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
 
@@ -103,7 +103,7 @@ export interface ServeHttpOptions {
   /** Signals that end the server; defaults to SIGINT and SIGTERM on this process. */
   signals?: NodeJS.EventEmitter
   /** Also serve one client on stdio (`--stdio`), as the launch's principal; when it leaves (stdin ends), myc stops. */
-  stdio?: { view: PrincipalView; stdin?: Readable; stdout?: Writable }
+  stdio?: { view: PrincipalView; era?: StdioEraMode; stdin?: Readable; stdout?: Writable }
 }
 
 function listenOn(server: NodeHttpServer, address: ListenAddress): Promise<void> {
@@ -201,7 +201,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
 
   const signals = options.signals ?? process
   // With --stdio, the client that launched myc is served too, and its leaving ends the process (an MCP stdio server exits when stdin ends).
-  let stdioConnection: ClientConnection | undefined
+  let stdioConnection: StdioEraConnection | undefined
   const signal = await new Promise<NodeJS.Signals | 'stdin closed'>((resolve) => {
     const on = (s: NodeJS.Signals | 'stdin closed') => {
       signals.off('SIGINT', on)
@@ -211,7 +211,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     signals.on('SIGINT', on)
     signals.on('SIGTERM', on)
     if (options.stdio) {
-      stdioConnection = new ClientConnection({ runtime, view: options.stdio.view })
+      stdioConnection = new StdioEraConnection({ runtime, view: options.stdio.view, era: options.stdio.era ?? 'auto', onNote: (note) => logger.debug(note) })
       stdioConnection.onclose = () => on('stdin closed')
       const stream = new StdioServerStream(options.stdio.stdin, options.stdio.stdout, { maxMessageBytes: config.limits.maxMessageBytes, onRejected: (reason) => logger.debug(`refused a message from the stdio client: ${reason}`) })
       stdioConnection.connect(stream).catch((error: unknown) => {

@@ -31,7 +31,7 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
     try {
       await Promise.all([...runtime.supervisor.children.keys()].map((k) => runtime.supervisor.ensureRunning(k)))
       for (const child of runtime.supervisor.children.values()) {
-        checks.push(child.state === 'RUNNING' ? { name: `server ${child.key}`, status: 'ok', detail: `${child.lists.tools.length} tools` } : { name: `server ${child.key}`, status: 'fail', detail: child.lastError ?? child.state, fix: 'run `myc status --verbose` to see its stderr' })
+        checks.push(child.state === 'RUNNING' ? { name: `server ${child.key}`, status: 'ok', detail: `${child.lists.tools.length} tools, ${child.era === 'modern' ? '2026' : '2025'} era, MCP ${child.protocolVersion ?? '?'}` } : { name: `server ${child.key}`, status: 'fail', detail: child.lastError ?? child.state, fix: 'run `myc status --verbose` to see its stderr' })
       }
       const long = runtime.catalogue.tools().filter((t) => clientNameWarnings(t.wireName).length > 0)
       if (long.length > 0) checks.push({ name: 'tool names', status: 'warn', detail: `${long.length} wire names too long or with characters some clients reject (e.g. ${long[0]!.wireName}: ${clientNameWarnings(long[0]!.wireName)[0]})`, fix: 'shorten server keys, or set namespace.maxLength' })

@@ -3,9 +3,19 @@ import { BUILTIN_SERVER } from '../policy/policy.js'
 import { toWireName, type WireNameOptions } from '../registry/wire-names.js'
 import type { BuiltinCallContext, PrincipalView } from './view.js'
 
-/** How activate_skill reads to a 2026-era client: it reports the credential's skills, it does not change them. */
+/** How activate_skill reads to a 2026-era client over HTTP: it reports the credential's skills, it does not change them. */
 const ACTIVATE_DESCRIPTION =
   "Returns a skill's instructions. The skills you can use are the ones your credential grants (OAuth scope skill:<name>); for a skill it does not grant yet, the server answers HTTP 403 insufficient_scope naming that scope, so your client can step up its authorization and call again."
+
+/** The same over stdio, where the launch (its role and --skills) is the credential. */
+const ACTIVATE_DESCRIPTION_STDIO =
+  "Returns a skill's instructions. The skills you can use are the ones mycelium was launched with (--skills); this call never adds one. For a skill that is not active it returns the instructions with an error: a person adds skills (/add in myc chat, or relaunching myc serve with --skills <name>), and the skill's tools stay hidden until then."
+
+/** Where a 2026-era credential comes from: a request's token (HTTP), or the launch of myc itself (stdio). */
+export interface CredentialViewOptions {
+  /** `stdio`: the launch's role and --skills are the credential; activate_skill explains that a person adds skills. Default `http`. */
+  credential?: 'http' | 'stdio'
+}
 
 /** The OAuth scope that grants a skill (as `http.tokens[].skills` and a JWT's skills claim name it). */
 export function skillScope(skill: string): string {
@@ -33,19 +43,22 @@ export interface CredentialView extends PrincipalView {
  * instructions and to learn which scope another one needs; its call for a
  * skill not granted never reaches the view (over HTTP the route answers 403
  * `insufficient_scope` before; without credentials it is refused here with
- * how to get it). `deactivate_skill` does not exist: a credential's skills
+ * how to get it; over stdio, with the skill's instructions and how a person
+ * adds it). `deactivate_skill` does not exist: a credential's skills
  * cannot be dropped by a request. The view itself is never asked to
  * activate or deactivate anything, so one view serves every request of its
  * credential, concurrently.
  */
-export function credentialView(view: PrincipalView, naming: WireNameOptions): CredentialView {
+export function credentialView(view: PrincipalView, naming: WireNameOptions, options: CredentialViewOptions = {}): CredentialView {
+  const overStdio = options.credential === 'stdio'
+  const description = overStdio ? ACTIVATE_DESCRIPTION_STDIO : ACTIVATE_DESCRIPTION
   const activateWire = toWireName(BUILTIN_SERVER, 'activate_skill', naming)
   const deactivateWire = toWireName(BUILTIN_SERVER, 'deactivate_skill', naming)
   let cache: { from: readonly Tool[]; tools: readonly Tool[] } | undefined
   const builtinTools = (): readonly Tool[] => {
     const from = view.builtinTools()
     if (cache?.from !== from) {
-      const tools = from.filter((t) => t.name !== deactivateWire).map((t) => (t.name === activateWire ? { ...t, description: ACTIVATE_DESCRIPTION } : t))
+      const tools = from.filter((t) => t.name !== deactivateWire).map((t) => (t.name === activateWire ? { ...t, description } : t))
       cache = { from, tools }
     }
     return cache.tools
@@ -57,7 +70,7 @@ export function credentialView(view: PrincipalView, naming: WireNameOptions): Cr
     const reachable = view.reachableSkills?.().find((s) => s.name === skill)
     return reachable && !reachable.active ? skill : undefined
   }
-  const notGranted = (skill: string): CallToolResult => ({
+  const notGranted = (skill: string): CallToolResult => (overStdio ? notLaunchedWith(skill) : {
     content: [
       {
         type: 'text',
@@ -66,6 +79,12 @@ export function credentialView(view: PrincipalView, naming: WireNameOptions): Cr
     ],
     isError: true,
   })
+  /** Over stdio: the skill's instructions, with the error that this client cannot add it (a person does). */
+  const notLaunchedWith = (skill: string): CallToolResult => {
+    const instructions = view.reachableSkills?.().find((s) => s.name === skill)?.instructions ?? ''
+    const explanation = `Skill ${skill} is not active, and this client cannot activate it: a 2026-07-28 client's skills over stdio are the ones mycelium was launched with (--skills), and no request changes them. A person adds skills: /add ${skill} in myc chat, or a relaunch of myc serve with --skills ${skill}. Until then its tools stay hidden.${instructions ? ' Its instructions follow.' : ''}`
+    return { content: [{ type: 'text', text: explanation }, ...(instructions ? [{ type: 'text' as const, text: instructions }] : [])], isError: true }
+  }
   const wrapped: CredentialView = {
     toolVisible: (entry) => view.toolVisible(entry),
     promptVisible: (entry) => view.promptVisible(entry),

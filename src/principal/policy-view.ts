@@ -204,9 +204,9 @@ export class PolicyView implements PrincipalView {
     return { role: this.options.role, activeSkills: this.activeSkills.map((name) => ({ name, instructions: skills.get(name)?.instructions ?? '' })) }
   }
 
-  reachableSkills(): Array<{ name: string; triggers: readonly string[]; active: boolean }> {
+  reachableSkills(): Array<{ name: string; triggers: readonly string[]; active: boolean; instructions: string }> {
     const active = this.filter.active
-    return this.options.state.policy.reachable(this.options.role).map((s) => ({ name: s.name, triggers: s.triggers, active: active.has(s.name) }))
+    return this.options.state.policy.reachable(this.options.role).map((s) => ({ name: s.name, triggers: s.triggers, active: active.has(s.name), instructions: s.instructions }))
   }
 
   private listSkills(): CallToolResult {

@@ -37,8 +37,8 @@ export interface PrincipalView {
   revision?(): unknown
   /** Who this principal is: the role and the active skills with their instructions; undefined in open mode. */
   describe?(): { role: string; activeSkills: Array<{ name: string; instructions: string }> }
-  /** The skills this principal may use, with their triggers, and whether each is active; undefined in open mode. */
-  reachableSkills?(): Array<{ name: string; triggers: readonly string[]; active: boolean }>
+  /** The skills this principal may use, with their triggers, whether each is active, and (where known) its instructions; undefined in open mode. */
+  reachableSkills?(): Array<{ name: string; triggers: readonly string[]; active: boolean; instructions?: string }>
   /** Activates a skill as `actor` (escalation rules apply to the agent; `ask` asks through `ctx.elicit`); undefined in open mode. */
   activate?(name: string, actor: 'agent' | 'person', ctx?: BuiltinCallContext): Promise<CallToolResult>
   /** Deactivates a skill as `actor` (protected skills stay); undefined in open mode. */

@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/client'
+import type { CallerEra } from '../children/era.js'
 import type { BuiltinCallContext, PrincipalView } from '../principal/view.js'
 import type { Cancellation } from '../protocol/cancellation.js'
 import { RelayErrorCode, type ProgressParams, type RelayOutcome } from '../protocol/request-relay.js'
@@ -82,6 +83,8 @@ export interface ToolCallContext {
   builtin: () => BuiltinCallContext
   /** Who makes the call (a client connection's request): the child's own requests during it go back there. */
   caller?: object
+  /** The caller's era (absent: a 2025-era client), for a modern child's envelope and its input_required answers. */
+  callerEra?: CallerEra
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { CallerEra } from '../children/era.js'
 import type { Cancellation } from '../protocol/cancellation.js'
 import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
@@ -26,6 +27,8 @@ export interface PrincipalForward {
   cancellation: Cancellation
   onProgress?: (progress: ProgressParams) => void
   caller?: object
+  /** The caller's era (absent: a 2025-era client), for a modern child's envelope and its input_required answers. */
+  callerEra?: CallerEra
 }
 
 /** The running child that serves `uri`, when the principal reaches it. */

@@ -4,8 +4,8 @@ import type { Logger } from '../logger.js'
 import { StdioServerStream } from '../protocol/stdio-server-transport.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { killChildrenOnExit } from '../runtime/kill-on-exit.js'
-import { ClientConnection } from './client-connection.js'
 import type { PrincipalView } from '../principal/view.js'
+import { StdioEraConnection, type StdioEraMode } from './stdio-eras.js'
 
 export interface ServeStdioOptions {
   runtime: Runtime
@@ -15,6 +15,8 @@ export interface ServeStdioOptions {
   stdout?: Writable
   /** Signals that end the server; defaults to SIGINT and SIGTERM on this process. */
   signals?: NodeJS.EventEmitter
+  /** The protocol eras served (`--era`): decided per connection from its first message by default. */
+  era?: StdioEraMode
 }
 
 /**
@@ -35,7 +37,8 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   })
   if (runtime.supervisor.children.size === 0) logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
 
-  const connection = new ClientConnection({ runtime, view: options.view })
+  // The client's first message decides its era (2025: a ClientConnection; 2026-07-28: the stateless server of the launch's credential).
+  const connection = new StdioEraConnection({ runtime, view: options.view, era: options.era ?? 'auto', onNote: (note) => logger.debug(note) })
   let exitCode: number = ExitCode.ok
   let signalled = false
   let onSignal: ((signal: NodeJS.Signals) => void) | undefined

@@ -1,5 +1,5 @@
 import { McpServer, ProtocolError, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server'
-import type { JSONRPCNotification, LoggingLevel, RequestId } from '@modelcontextprotocol/client'
+import { LOG_LEVEL_META_KEY, type JSONRPCNotification, type LoggingLevel, type RequestId } from '@modelcontextprotocol/client'
 import { hasSkillsExtension } from '../children/child.js'
 import { Cancellation } from '../protocol/cancellation.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
@@ -107,8 +107,9 @@ function capabilitiesOf(runtime: Runtime, view: PrincipalView): ServerCapabiliti
  * prompts/get, resources/read and completion/complete forwarded through the
  * same functions as a 2025 session's (hidden things answer as ones that do
  * not exist). The SDK lifts the envelope keys off `_meta` before a handler
- * sees the params, so a child gets them in the 2025 shape (trace context and
- * progress token kept). An McpServer, not a bare Server, for one thing only: the SDK
+ * sees the params, so a 2025 child gets them in the 2025 shape (trace context
+ * and progress token kept), and a 2026 child myc's own envelope (see
+ * ChildConnection.forward). An McpServer, not a bare Server, for one thing only: the SDK
  * asks a registered tool's `scopeChallenge` before it serves a call, and
  * answers `403 insufficient_scope` itself. So `activate_skill` is registered
  * with one (a skill the credential does not grant names its scope); every
@@ -150,15 +151,25 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
   const caps = server.getCapabilities()
   const reaches = (s: string) => view.serverVisible(s)
 
-  /** Runs a forwarded request as a caller the runtime knows for its length (a child's log message or request finds it). */
-  const forwarded = async (ctx: ServerContext, run: (forward: PrincipalForward) => Promise<RelayOutcome | undefined>) => {
+  /**
+   * Runs a forwarded request as a caller the runtime knows for its length
+   * (a child's log message or request finds it). A modern child hears the
+   * request's log level in myc's envelope, and its `input_required` answer
+   * comes back as it is: the client's retry brings `inputResponses` and
+   * `requestState`, which the SDK lifts off the params, so they are put back
+   * for the child.
+   */
+  const forwarded = async (ctx: ServerContext, run: (forward: PrincipalForward, retry: Record<string, unknown>) => Promise<RelayOutcome | undefined>) => {
     const caller = new RequestCaller(view, ctx)
     const cancellation = Cancellation.from(ctx.mcpReq.signal)
     const token = ctx.mcpReq._meta?.progressToken
     const onProgress = token !== undefined ? (p: { progress: number; total?: number; message?: string }) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => {}) : undefined
+    const logLevel = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined
+    const requestState = ctx.mcpReq.requestState<unknown>()
+    const retry = { ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}), ...(typeof requestState === 'string' ? { requestState } : {}) }
     runtime.addConnection(caller)
     try {
-      return answer(await run({ cancellation, caller: { connection: caller, requestId: ctx.mcpReq.id }, ...(onProgress ? { onProgress } : {}) }))
+      return answer(await run({ cancellation, caller: { connection: caller, requestId: ctx.mcpReq.id }, callerEra: { modern: true, ...(logLevel ? { logLevel } : {}) }, ...(onProgress ? { onProgress } : {}) }, retry))
     } finally {
       runtime.removeConnection(caller)
     }
@@ -170,8 +181,8 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
   })
   server.setRequestHandler('tools/call', (request, ctx) =>
-    forwarded(ctx, async (forward) => {
-      const called = await callVisibleTool(runtime, view, (request.params ?? {}) as Record<string, unknown>, { ...forward, builtin: () => ({ signal: ctx.mcpReq.signal }) })
+    forwarded(ctx, async (forward, retry) => {
+      const called = await callVisibleTool(runtime, view, { ...request.params, ...retry } as Record<string, unknown>, { ...forward, builtin: () => ({ signal: ctx.mcpReq.signal }) })
       return called?.outcome
     }) as never,
   )
@@ -181,7 +192,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       const page = paginate(visiblePrompts(runtime, view), decodeCursor(request.params?.cursor, 'prompts'), pageSize, 'prompts')
       return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
     })
-    server.setRequestHandler('prompts/get', (request, ctx) => forwarded(ctx, (forward) => getVisiblePrompt(runtime, view, request.params as Record<string, unknown>, forward)) as never)
+    server.setRequestHandler('prompts/get', (request, ctx) => forwarded(ctx, (forward, retry) => getVisiblePrompt(runtime, view, { ...request.params, ...retry }, forward)) as never)
   }
   if (caps.resources) {
     server.setRequestHandler('resources/list', async (request) => {
@@ -193,7 +204,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       const page = paginate(visibleTemplates(runtime, view), decodeCursor(request.params?.cursor, 'templates'), pageSize, 'templates')
       return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
     })
-    server.setRequestHandler('resources/read', (request, ctx) => forwarded(ctx, (forward) => readVisibleResource(runtime, view, request.params as Record<string, unknown>, forward)) as never)
+    server.setRequestHandler('resources/read', (request, ctx) => forwarded(ctx, (forward, retry) => readVisibleResource(runtime, view, { ...request.params, ...retry }, forward)) as never)
   }
   if (caps.completions) {
     server.setRequestHandler('completion/complete', (request, ctx) => forwarded(ctx, (forward) => completeVisible(runtime, view, request.params as Record<string, unknown>, forward)) as never)

@@ -1,14 +1,21 @@
 // `npm run conformance`: the official MCP conformance suite's server scenarios
-// (@modelcontextprotocol/conformance, the frozen `--requirements 2025-11-25`
-// set plus the scenarios it runs unscored), first straight against the test
-// server tests/fixtures/servers/conformance.mjs over Streamable HTTP, then
-// through `myc serve --http` with that server as its only child, unprefixed
-// (`"prefix": false`, so the scenarios find their test_* tools by name).
-// Prints both results side by side and exits 1 when a scenario that passes
+// (@modelcontextprotocol/conformance), for each spec revision's frozen
+// requirement set (`--requirements 2025-11-25`: the stateful initialize era;
+// `--requirements 2026-07-28`: the stateless per-request-_meta era), each set
+// plus the scenarios it runs unscored: first straight against the both-era
+// test server tests/fixtures/servers/conformance.mjs over Streamable HTTP,
+// then through `myc serve --http` with that server as its only child (stdio),
+// unprefixed (`"prefix": false`, so the scenarios find their test_* tools by
+// name), once with the child pinned to the 2025 era (`"era": "legacy"`) and
+// once with `"era": "auto"` (server/discover, so the
+// 2026-07-28 era for this fixture). Prints, per revision, the direct and
+// through-myc results side by side and exits 1 when a scenario that passes
 // straight against the server does not pass through myc.
 //
-//   node --import tsx tests/conformance/run.ts            # needs build/myc.cjs (npm run build)
-//   node --import tsx tests/conformance/run.ts --keep     # keep the runner's results dirs
+//   node --import tsx tests/conformance/run.ts                          # both revisions, both child eras; needs build/myc.cjs (npm run build)
+//   node --import tsx tests/conformance/run.ts --requirements 2026-07-28 # one revision (repeatable)
+//   node --import tsx tests/conformance/run.ts --child-era legacy       # one child era (repeatable)
+//   node --import tsx tests/conformance/run.ts --keep                   # keep the runner's results dirs
 //
 // The runner needs Node ≥ 22. Under an older Node the pinned official Node
 // 22 binary is fetched from the npm registry (`npm pack node-<os>-<arch>`,
@@ -26,8 +33,11 @@ import { freePort } from '../helpers/http.js'
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const fixture = path.join(repoRoot, 'tests', 'fixtures', 'servers', 'conformance.mjs')
 export const bundle = path.join(repoRoot, 'build', 'myc.cjs')
-/** The spec revision whose frozen requirement set is run. */
-export const REQUIREMENTS = '2025-11-25'
+/** The spec revisions whose frozen requirement sets are run (requirements/<revision>.yaml in the runner). */
+export const REVISIONS = ['2025-11-25', '2026-07-28'] as const
+export type Revision = (typeof REVISIONS)[number]
+/** The first revision run (the one the suite started with). */
+export const REQUIREMENTS: Revision = '2025-11-25'
 const runnerDir = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'conformance')
 const runnerBin = path.join(runnerDir, 'dist', 'index.js')
 
@@ -169,11 +179,12 @@ export interface SuiteRun {
   resultsDir: string
 }
 
-/** Runs the requirement set's server scenarios against `url` with the runner under `node`. */
-export async function runSuite(node: string, url: string, options: { resultsDir: string; timeoutMs?: number }): Promise<SuiteRun> {
-  const { scored, unscored } = requiredScenarios()
+/** Runs one revision's requirement set (server scenarios) against `url` with the runner under `node`. */
+export async function runSuite(node: string, url: string, options: { resultsDir: string; revision?: Revision; timeoutMs?: number }): Promise<SuiteRun> {
+  const revision = options.revision ?? REQUIREMENTS
+  const { scored, unscored } = requiredScenarios(revision)
   mkdirSync(options.resultsDir, { recursive: true })
-  const child = spawn(node, [runnerBin, 'server', '--url', url, '--requirements', REQUIREMENTS, '--output-dir', options.resultsDir], {
+  const child = spawn(node, [runnerBin, 'server', '--url', url, '--requirements', revision, '--output-dir', options.resultsDir], {
     cwd: options.resultsDir,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NODE_OPTIONS: '' },
@@ -251,19 +262,29 @@ export async function startFixture(): Promise<Running> {
 }
 
 
-/** The myc config: the test server as a stdio child under its own names. */
-export function mycConfig(): Record<string, unknown> {
-  return { mcpServers: { conformance: { command: process.execPath, args: [fixture], prefix: false } } }
+/**
+ * The era myc is told to speak with the child (its per-server `era`):
+ * `legacy` (myc's default) pins the 2025 handshake; `auto` probes with
+ * server/discover, so this both-era fixture is spoken to in 2026-07-28.
+ */
+export const CHILD_ERAS = ['legacy', 'auto'] as const
+export type ChildEra = (typeof CHILD_ERAS)[number]
+
+/** The myc config: the test server as a stdio child under its own names, spoken to in `era`. */
+export function mycConfig(era: ChildEra = 'auto'): Record<string, unknown> {
+  return { mcpServers: { conformance: { command: process.execPath, args: [fixture], prefix: false, era } } }
 }
 
 /**
  * `node build/myc.cjs serve --http 127.0.0.1:<port> --config <temp>` with the
- * test server as its child; resolves once /readyz says the child runs.
+ * test server as its child (spoken to in `era`); resolves once /readyz says
+ * the child runs.
  */
-export async function startMyc(workDir: string): Promise<Running> {
+export async function startMyc(workDir: string, era: ChildEra = 'auto'): Promise<Running> {
   if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` first`)
+  mkdirSync(workDir, { recursive: true })
   const config = path.join(workDir, 'mycelium.config.json')
-  writeFileSync(config, `${JSON.stringify(mycConfig(), null, 2)}\n`)
+  writeFileSync(config, `${JSON.stringify(mycConfig(era), null, 2)}\n`)
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   // cwd: the temp dir, so no repository config or .mycelium state is picked up.
@@ -297,58 +318,34 @@ export interface Regression {
   myc: ScenarioResult | undefined
 }
 
-export interface ConformanceReport {
-  node: string
-  nodeVersion: string
-  runnerVersion: string
-  requirements: string
-  direct: SuiteRun
-  /** Undefined when myc could not be started (`mycError` says why). */
-  myc?: SuiteRun
-  mycError?: string
-  mycStderr?: string
-  /** Scenarios passing straight against the test server but not through myc. */
+/** One revision's run through one myc (its child spoken to in `childEra`), compared with the direct run. */
+export interface ThroughMyc {
+  childEra: ChildEra
+  /** Undefined when myc could not be started (`error` says why). */
+  run?: SuiteRun
+  error?: string
+  stderr?: string
+  /** Scenarios passing straight against the test server but not through this myc. */
   regressions: Regression[]
   /** Checks that succeeded straight against the test server and did not through myc, in scenarios that still pass. */
   weakened: Array<{ scenario: string; check: string; status: CheckStatus | 'absent'; message?: string }>
 }
 
-/** Both runs and their comparison; throws NodeUnavailableError when the runner cannot be run. */
-export async function runConformance(options: { log?: (line: string) => void; keep?: boolean } = {}): Promise<ConformanceReport> {
-  const log = options.log ?? (() => {})
-  const node = await node22(log)
-  const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
-  const work = mkdtempSync(path.join(tmpdir(), 'myc-conformance-'))
-  log(`runner @modelcontextprotocol/conformance@${runnerVersion()} under Node ${nodeVersion}; results in ${work}`)
+export interface ConformanceReport {
+  node: string
+  nodeVersion: string
+  runnerVersion: string
+  requirements: Revision
+  direct: SuiteRun
+  /** Through myc, one per child era run (CHILD_ERAS order). */
+  myc: ThroughMyc[]
+}
 
-  const server = await startFixture()
-  let direct: SuiteRun
-  try {
-    log(`direct: ${server.url}`)
-    direct = await runSuite(node, server.url, { resultsDir: path.join(work, 'direct') })
-  } finally {
-    await server.stop()
-  }
-
-  let myc: SuiteRun | undefined
-  let mycError: string | undefined
-  let mycStderr: string | undefined
-  try {
-    const served = await startMyc(work)
-    try {
-      log(`through myc: ${served.url}`)
-      myc = await runSuite(node, served.url, { resultsDir: path.join(work, 'myc') })
-    } finally {
-      await served.stop()
-      mycStderr = served.stderr()
-    }
-  } catch (error) {
-    mycError = (error as Error).message
-  }
-
+/** Compares one revision's direct run with a run through myc. */
+function compare(direct: SuiteRun, myc: SuiteRun | undefined): Pick<ThroughMyc, 'regressions' | 'weakened'> {
   const byName = new Map((myc?.results ?? []).map((r) => [r.scenario, r]))
   const regressions: Regression[] = []
-  const weakened: ConformanceReport['weakened'] = []
+  const weakened: ThroughMyc['weakened'] = []
   for (const d of direct.results) {
     if (!passes(d)) continue
     const m = byName.get(d.scenario)
@@ -363,9 +360,84 @@ export async function runConformance(options: { log?: (line: string) => void; ke
       weakened.push({ scenario: d.scenario, check: c.id, status: other?.status ?? 'absent', ...(other?.errorMessage ? { message: other.errorMessage } : {}) })
     }
   }
-  const report: ConformanceReport = { node, nodeVersion, runnerVersion: runnerVersion(), requirements: REQUIREMENTS, direct, regressions, weakened, ...(myc ? { myc } : {}), ...(mycError ? { mycError } : {}), ...(mycStderr ? { mycStderr } : {}) }
-  if (!options.keep && regressions.length === 0 && !mycError) rmSync(work, { recursive: true, force: true })
-  return report
+  return { regressions, weakened }
+}
+
+/** Whether any scenario passing directly does not pass through some myc (or a myc could not be run). */
+export function failedThroughMyc(report: ConformanceReport): boolean {
+  return report.myc.some((m) => m.error !== undefined || m.regressions.length > 0)
+}
+
+/**
+ * For each revision (default: all of REVISIONS), the runner straight against
+ * the test server, then through `myc serve --http` once per child era
+ * (default: all of CHILD_ERAS; one myc per era, every revision run against
+ * it), and their comparison: one report per revision, in order. Throws
+ * NodeUnavailableError when the runner cannot be run.
+ */
+export async function runConformance(
+  options: { log?: (line: string) => void; keep?: boolean; revisions?: readonly Revision[]; childEras?: readonly ChildEra[] } = {},
+): Promise<ConformanceReport[]> {
+  const log = options.log ?? (() => {})
+  const revisions = options.revisions ?? REVISIONS
+  const childEras = options.childEras ?? CHILD_ERAS
+  const node = await node22(log)
+  const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
+  const work = mkdtempSync(path.join(tmpdir(), 'myc-conformance-'))
+  log(`runner @modelcontextprotocol/conformance@${runnerVersion()} under Node ${nodeVersion}; results in ${work}`)
+
+  const direct = new Map<Revision, SuiteRun>()
+  const server = await startFixture()
+  try {
+    for (const revision of revisions) {
+      log(`direct, --requirements ${revision}: ${server.url}`)
+      direct.set(revision, await runSuite(node, server.url, { revision, resultsDir: path.join(work, revision, 'direct') }))
+    }
+  } finally {
+    await server.stop()
+  }
+
+  const through = new Map<string, { run?: SuiteRun; error?: string; stderr?: string }>()
+  for (const era of childEras) {
+    let error: string | undefined
+    let stderr: string | undefined
+    const runs = new Map<Revision, SuiteRun>()
+    try {
+      const served = await startMyc(path.join(work, `myc-${era}`), era)
+      try {
+        for (const revision of revisions) {
+          log(`through myc (child era ${era}), --requirements ${revision}: ${served.url}`)
+          runs.set(revision, await runSuite(node, served.url, { revision, resultsDir: path.join(work, revision, `myc-${era}`) }))
+        }
+      } finally {
+        await served.stop()
+        stderr = served.stderr()
+      }
+    } catch (e) {
+      error = (e as Error).message
+    }
+    for (const revision of revisions) {
+      const run = runs.get(revision)
+      through.set(`${revision} ${era}`, { ...(run ? { run } : {}), ...(error ? { error } : {}), ...(stderr ? { stderr } : {}) })
+    }
+  }
+
+  const reports = revisions.map((revision): ConformanceReport => {
+    const d = direct.get(revision)!
+    return {
+      node,
+      nodeVersion,
+      runnerVersion: runnerVersion(),
+      requirements: revision,
+      direct: d,
+      myc: childEras.map((childEra): ThroughMyc => {
+        const t = through.get(`${revision} ${childEra}`)!
+        return { childEra, ...t, ...compare(d, t.run) }
+      }),
+    }
+  })
+  if (!options.keep && !reports.some(failedThroughMyc)) rmSync(work, { recursive: true, force: true })
+  return reports
 }
 
 // ---------------------------------------------------------------- printing
@@ -377,45 +449,49 @@ function cell(r: ScenarioResult | undefined): string {
   return `${label} ${r.passed}/${r.passed + r.failed}${r.warnings ? ` (${r.warnings} warn)` : ''}`
 }
 
-/** The two results side by side, then what differs. */
+/** The direct run and each run through myc side by side, then what differs. */
 export function formatReport(report: ConformanceReport): string {
   const { scored } = requiredScenarios(report.requirements)
-  const mycBy = new Map((report.myc?.results ?? []).map((r) => [r.scenario, r]))
+  const columns = report.myc.map((m) => ({ m, by: new Map((m.run?.results ?? []).map((r) => [r.scenario, r])) }))
   const rows = report.direct.results.map((d) => {
-    const m = mycBy.get(d.scenario)
-    const mark = report.regressions.some((r) => r.scenario === d.scenario) ? '  <- fails through myc' : report.weakened.some((w) => w.scenario === d.scenario) ? '  <- weaker through myc' : ''
-    return [`${d.scenario}${scored.includes(d.scenario) ? '' : ' *'}`, cell(d), report.myc ? cell(m) : 'not run', mark] as const
+    const marks = columns.flatMap(({ m }) =>
+      m.regressions.some((r) => r.scenario === d.scenario) ? [`fails via myc (${m.childEra} child)`] : m.weakened.some((w) => w.scenario === d.scenario) ? [`weaker via myc (${m.childEra} child)`] : [],
+    )
+    return [`${d.scenario}${scored.includes(d.scenario) ? '' : ' *'}`, cell(d), ...columns.map(({ m, by }) => (m.run ? cell(by.get(d.scenario)) : 'not run')), marks.length ? `  <- ${marks.join('; ')}` : '']
   })
-  const head = ['scenario', 'direct (fixture)', 'through myc', ''] as const
-  const w0 = Math.max(head[0].length, ...rows.map((r) => r[0].length))
-  const w1 = Math.max(head[1].length, ...rows.map((r) => r[1].length))
-  const w2 = Math.max(head[2].length, ...rows.map((r) => r[2].length))
-  const line = (r: readonly string[]) => `${r[0]!.padEnd(w0)}  ${r[1]!.padEnd(w1)}  ${r[2]!.padEnd(w2)}${r[3]}`.trimEnd()
+  const head = ['scenario', 'direct (fixture)', ...columns.map(({ m }) => `myc, ${m.childEra} child`), '']
   const count = (run: SuiteRun | undefined) => (run ? `${run.results.filter(passes).length}/${run.results.length}` : '-')
+  const total = ['scenarios passing', count(report.direct), ...columns.map(({ m }) => count(m.run)), '']
+  const widths = head.slice(0, -1).map((h, i) => Math.max(h.length, total[i]!.length, ...rows.map((r) => r[i]!.length)))
+  const line = (r: readonly string[]) => `${widths.map((w, i) => r[i]!.padEnd(w)).join('  ')}${r[r.length - 1]}`.trimEnd()
+  const rule = line([...widths.map((w) => '-'.repeat(w)), ''])
   const out = [
     `MCP conformance, server scenarios: @modelcontextprotocol/conformance@${report.runnerVersion} --requirements ${report.requirements}, under Node ${report.nodeVersion}`,
-    `direct: ${report.direct.url}   through myc: ${report.myc?.url ?? '(not started)'}`,
+    `direct: ${report.direct.url}${columns.map(({ m }) => `   myc (${m.childEra} child): ${m.run?.url ?? '(not started)'}`).join('')}`,
     '',
     line(head),
-    line(['-'.repeat(w0), '-'.repeat(w1), '-'.repeat(w2), '']),
+    rule,
     ...rows.map(line),
-    line(['-'.repeat(w0), '-'.repeat(w1), '-'.repeat(w2), '']),
-    line(['scenarios passing', count(report.direct), count(report.myc), '']),
+    rule,
+    line(total),
     '',
     '* run by the requirement set but not scored for it (added after the release, or pending in the suite).',
     'a/b: checks succeeded of those that pass or fail; a scenario passes when none of its checks fails (warnings allowed, as the runner scores it).',
+    'myc, <era> child: through `myc serve --http`, the fixture its stdio child with `"era": "<era>"` (auto: server/discover, so 2026-07-28 for this fixture).',
   ]
-  if (report.mycError) out.push('', `myc could not be run: ${report.mycError}`)
-  if (report.regressions.length > 0) {
-    out.push('', `Passing directly but not through myc (${report.regressions.length}):`)
-    for (const r of report.regressions) {
-      out.push(`  ${r.scenario}: ${r.myc ? r.myc.status : 'not run'}`)
-      for (const c of r.myc?.checks.filter((c) => c.status === 'FAILURE') ?? []) out.push(`    - ${c.id}: ${c.errorMessage ?? '(no message)'}`)
+  for (const m of report.myc) {
+    if (m.error) out.push('', `myc (${m.childEra} child) could not be run: ${m.error}`)
+    if (m.regressions.length > 0) {
+      out.push('', `Passing directly but not through myc, ${m.childEra} child (${m.regressions.length}):`)
+      for (const r of m.regressions) {
+        out.push(`  ${r.scenario}: ${r.myc ? r.myc.status : 'not run'}`)
+        for (const c of r.myc?.checks.filter((c) => c.status === 'FAILURE') ?? []) out.push(`    - ${c.id}: ${c.errorMessage ?? '(no message)'}`)
+      }
     }
-  }
-  if (report.weakened.length > 0) {
-    out.push('', 'Checks that succeed directly but not through myc, in scenarios that still pass:')
-    for (const w of report.weakened) out.push(`  ${w.scenario} / ${w.check}: ${w.status}${w.message ? ` (${w.message})` : ''}`)
+    if (m.weakened.length > 0) {
+      out.push('', `Checks that succeed directly but not through myc, ${m.childEra} child, in scenarios that still pass:`)
+      for (const w of m.weakened) out.push(`  ${w.scenario} / ${w.check}: ${w.status}${w.message ? ` (${w.message})` : ''}`)
+    }
   }
   const directFailing = report.direct.results.filter((r) => !passes(r))
   if (directFailing.length > 0) {
@@ -425,28 +501,56 @@ export function formatReport(report: ConformanceReport): string {
   return out.join('\n')
 }
 
+function usage(): string {
+  return `usage: node --import tsx tests/conformance/run.ts [--requirements <${REVISIONS.join('|')}>]... [--child-era <${CHILD_ERAS.join('|')}>]... [--keep] [--verbose]\n`
+}
+
 async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write('usage: node --import tsx tests/conformance/run.ts [--keep] [--verbose]\n')
+    process.stdout.write(usage())
     return 0
+  }
+  const revisions: Revision[] = []
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] !== '--requirements') continue
+    const value = argv[++i]
+    if (!REVISIONS.includes(value as Revision)) {
+      process.stderr.write(`unknown revision ${JSON.stringify(value)}\n${usage()}`)
+      return 2
+    }
+    if (!revisions.includes(value as Revision)) revisions.push(value as Revision)
+  }
+  const childEras: ChildEra[] = []
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] !== '--child-era') continue
+    const value = argv[++i]
+    if (!CHILD_ERAS.includes(value as ChildEra)) {
+      process.stderr.write(`unknown child era ${JSON.stringify(value)}\n${usage()}`)
+      return 2
+    }
+    if (!childEras.includes(value as ChildEra)) childEras.push(value as ChildEra)
   }
   const verbose = argv.includes('--verbose')
   const log = (line: string) => process.stderr.write(`[conformance] ${line}\n`)
-  let report: ConformanceReport
+  let reports: ConformanceReport[]
   try {
-    report = await runConformance({ log, keep: argv.includes('--keep') })
+    reports = await runConformance({ log, keep: argv.includes('--keep'), ...(revisions.length > 0 ? { revisions } : {}), ...(childEras.length > 0 ? { childEras } : {}) })
   } catch (error) {
     log(error instanceof NodeUnavailableError ? `cannot run the conformance runner: ${error.message}` : String((error as Error).stack ?? error))
     return 2
   }
-  if (verbose) {
-    process.stdout.write(`--- runner, direct ---\n${report.direct.output}\n`)
-    if (report.myc) process.stdout.write(`--- runner, through myc ---\n${report.myc.output}\n`)
-    if (report.mycStderr) process.stdout.write(`--- myc stderr ---\n${report.mycStderr}\n`)
+  for (const report of reports) {
+    if (verbose) {
+      process.stdout.write(`--- runner, ${report.requirements}, direct ---\n${report.direct.output}\n`)
+      for (const m of report.myc) if (m.run) process.stdout.write(`--- runner, ${report.requirements}, through myc (${m.childEra} child) ---\n${m.run.output}\n`)
+    }
+    process.stdout.write(`${formatReport(report)}\n\n`)
   }
-  process.stdout.write(`${formatReport(report)}\n`)
-  if (report.mycError || report.regressions.length > 0) {
-    if (report.myc) log(`results kept in ${path.dirname(report.myc.resultsDir)}`)
+  if (verbose) for (const m of reports[0]?.myc ?? []) if (m.stderr) process.stdout.write(`--- myc stderr (${m.childEra} child) ---\n${m.stderr}\n`)
+  const failed = reports.flatMap((r) => r.myc.filter((m) => m.error || m.regressions.length > 0).map((m) => ({ revision: r.requirements, m })))
+  if (failed.length > 0) {
+    for (const { revision, m } of failed) log(`${revision}, through myc (${m.childEra} child): ${m.error ? `not run (${m.error})` : `passing directly but not through myc: ${m.regressions.map((x) => x.scenario).join(', ')}`}`)
+    log(`results kept in ${path.dirname(path.dirname(reports[0]!.direct.resultsDir))}`)
     return 1
   }
   return 0

@@ -51,6 +51,20 @@ describe('credentialView: a 2026-era principal is its credential, escalation tak
     expect(before).not.toContain('echo__add')
   })
 
+  it('over stdio (the launch is the credential): activate_skill of a skill not given returns its instructions and says a person adds it', async () => {
+    const inner = await h.view('guest')
+    const view = credentialView(inner, naming, { credential: 'stdio' })
+    expect(view.activateTool()?.description).toMatch(/launched with \(--skills\)/)
+    expect(view.activateTool()?.description).not.toMatch(/403/)
+    const refused = (await view.callBuiltin('mycelium__activate_skill', { name: 'reader' }, noCtx))!
+    expect(refused.isError).toBe(true)
+    const [explanation, instructions] = (refused.content as Array<{ text: string }>).map((c) => c.text)
+    expect(explanation).toMatch(/^Skill reader is not active, and this client cannot activate it: .*\/add reader in myc chat, or a relaunch of myc serve with --skills reader\./)
+    expect(instructions).toBe('Reader instructions.')
+    expect(inner.describe!().activeSkills.map((s) => s.name)).toEqual(['common'])
+    expect(text((await view.callBuiltin('mycelium__activate_skill', { name: 'common' }, noCtx))!)).toBe('Skill common is already active.\n\nEcho things.')
+  })
+
   it('open mode has no built-ins and nothing to step up to', () => {
     const view = credentialView(openView(), naming)
     expect(view.builtinTools()).toEqual([])

@@ -1,0 +1,89 @@
+import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, type ClientCapabilities, type Implementation, type LoggingLevel } from '@modelcontextprotocol/client'
+import type { WireError } from '../protocol/request-relay.js'
+
+/**
+ * The protocol era myc speaks with one child (DESIGN.md section 11):
+ * `legacy` is the 2025 `initialize` handshake, `modern` the 2026-07-28
+ * revision (no handshake; every request carries the `_meta` envelope).
+ */
+export type ChildEra = 'legacy' | 'modern'
+
+/** What a forwarded request says of the client it comes from, for a modern child's envelope and its answers. */
+export interface CallerEra {
+  /** The caller speaks 2026-07-28 itself: a child's `input_required` result reaches it as it is. */
+  modern: boolean
+  /** The log level the caller asked for (a 2026 request's envelope); else the level last set for the child, if any. */
+  logLevel?: LoggingLevel
+}
+
+/** The reserved `_meta` keys of the 2026 envelope, all under this prefix: a caller's own are replaced by what myc says. */
+const RESERVED_PREFIX = 'io.modelcontextprotocol/'
+
+/**
+ * `_meta` keys that look like credentials: never forwarded to a child,
+ * whatever the caller put there. A client's token travels in the HTTP
+ * `Authorization` header, which myc never forwards; this catches one that
+ * was put into `_meta` by mistake or on purpose. `progressToken` is not a
+ * credential (the relay replaces it with its own).
+ */
+const CREDENTIAL_KEY = /(^|[^a-z])(auth|authorization|bearer|token|access[-_]?token|id[-_]?token|refresh[-_]?token|api[-_]?key|apikey|secret|password|passwd|credential|credentials|cookie|session[-_]?id)([^a-z]|$)/i
+
+export function isCredentialKey(key: string): boolean {
+  if (key === 'progressToken') return false
+  // camelCase words become separate: accessToken → access-Token.
+  return CREDENTIAL_KEY.test(key.replace(/([a-z0-9])([A-Z])/g, '$1-$2'))
+}
+
+/** What myc tells a modern child about itself on every request: the envelope's constant part. */
+export interface EnvelopeMaterial {
+  protocolVersion: string
+  clientInfo: Implementation
+  /** What myc offers that child (the capabilities it connected with). */
+  clientCapabilities: ClientCapabilities
+}
+
+/**
+ * The `_meta` a modern child gets with a forwarded request: the caller's
+ * own keys (trace context, vendor keys) without its envelope keys and
+ * without anything credential-like, then myc's envelope (its version,
+ * client info and what it offers the child; the log level when known).
+ */
+export function childMeta(callerMeta: unknown, material: EnvelopeMaterial, logLevel: LoggingLevel | undefined): Record<string, unknown> {
+  const meta: Record<string, unknown> = {}
+  if (callerMeta && typeof callerMeta === 'object' && !Array.isArray(callerMeta)) {
+    for (const [key, value] of Object.entries(callerMeta)) {
+      if (key.startsWith(RESERVED_PREFIX) || isCredentialKey(key)) continue
+      meta[key] = value
+    }
+  }
+  meta[PROTOCOL_VERSION_META_KEY] = material.protocolVersion
+  meta[CLIENT_INFO_META_KEY] = material.clientInfo
+  meta[CLIENT_CAPABILITIES_META_KEY] = material.clientCapabilities
+  if (logLevel !== undefined) meta[LOG_LEVEL_META_KEY] = logLevel
+  return meta
+}
+
+/** JSON-RPC code of the answer to a 2025 client whose call a modern child answered with `input_required`. */
+export const INPUT_REQUIRED_UNBRIDGED = -32603
+
+/**
+ * The error a 2025-era client gets when a modern child answers its call
+ * with `input_required`: it cannot be asked through myc yet (the bridge
+ * from `input_required` to 2025 requests is a later slice), so it gets a
+ * clear answer at once instead of a call that never ends.
+ */
+export function inputRequiredError(server: string, method: string, result: Record<string, unknown>): WireError {
+  const requests = result.inputRequests && typeof result.inputRequests === 'object' ? Object.values(result.inputRequests as Record<string, unknown>) : []
+  const asked = [...new Set(requests.map((r) => (r && typeof r === 'object' ? (r as { method?: unknown }).method : undefined)).filter((m): m is string => typeof m === 'string'))]
+  const what = asked.length > 0 ? asked.join(', ') : 'input'
+  return {
+    code: INPUT_REQUIRED_UNBRIDGED,
+    message: `Server "${server}" (MCP 2026-07-28) asked for input (${what}) to answer ${method}; a 2025-era client cannot give it through mycelium yet. Connect with a 2026-07-28 client, or call this tool without it.`,
+    data: { server, method, resultType: 'input_required', inputRequests: asked },
+  }
+}
+
+/** Whether a child's result is a 2026 `input_required` result. */
+export function isInputRequired(result: Record<string, unknown>): boolean {
+  return result.resultType === 'input_required'
+}

@@ -1,0 +1,110 @@
+import { PassThrough } from 'node:stream'
+import type { JSONRPCMessage } from '@modelcontextprotocol/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { StdioServerStream } from '../../src/protocol/stdio-server-transport.js'
+import { openView } from '../../src/principal/view.js'
+import type { Runtime } from '../../src/runtime/runtime.js'
+import { openingEra, StdioEraConnection, type StdioEraMode } from '../../src/server/stdio-eras.js'
+import { fixtureEntry, startRuntime } from '../helpers/runtime.js'
+
+const MODERN = '2026-07-28'
+const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
+const INITIALIZE = { jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }
+
+describe('openingEra: the era a stdio connection\'s first message asks for', () => {
+  it('initialize and envelope-less messages are 2025; server/discover and envelope-carrying ones 2026; a response none', () => {
+    const m = (v: unknown) => v as JSONRPCMessage
+    expect(openingEra(m(INITIALIZE))).toBe('legacy')
+    expect(openingEra(m({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))).toBe('legacy')
+    expect(openingEra(m({ jsonrpc: '2.0', method: 'notifications/initialized' }))).toBe('legacy')
+    expect(openingEra(m({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: ENVELOPE } }))).toBe('modern')
+    expect(openingEra(m({ jsonrpc: '2.0', id: 1, method: 'server/discover' }))).toBe('modern')
+    expect(openingEra(m({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: ENVELOPE } }))).toBe('modern')
+    // A malformed envelope or an unknown revision is the 2026 era's to refuse (-32602, -32022).
+    expect(openingEra(m({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': 5 } } }))).toBe('modern')
+    expect(openingEra(m({ jsonrpc: '2.0', id: 1, result: {} }))).toBeUndefined()
+  })
+})
+
+/** One connection over in-memory stdin/stdout: lines in, parsed answers out. */
+function serve(runtime: Runtime, era: StdioEraMode = 'auto') {
+  const stdin = new PassThrough()
+  const stdout = new PassThrough()
+  const out: Array<Record<string, unknown>> = []
+  let buffer = ''
+  stdout.setEncoding('utf8')
+  stdout.on('data', (chunk: string) => {
+    buffer += chunk
+    let nl: number
+    while ((nl = buffer.indexOf('\n')) !== -1) {
+      out.push(JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>)
+      buffer = buffer.slice(nl + 1)
+    }
+  })
+  const connection = new StdioEraConnection({ runtime, view: openView(), era })
+  const closed = new Promise<void>((resolve) => (connection.onclose = resolve))
+  void connection.connect(new StdioServerStream(stdin, stdout))
+  const answer = async (id: unknown) => {
+    const deadline = Date.now() + 10_000
+    while (Date.now() < deadline) {
+      const found = out.find((m) => m.id === id && m.method === undefined)
+      if (found) return found
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    throw new Error(`no answer for ${String(id)}`)
+  }
+  return { connection, out, closed, answer, send: (m: unknown) => stdin.write(`${JSON.stringify(m)}\n`), end: () => stdin.end() }
+}
+
+describe('StdioEraConnection: one era per connection, over the stdio stream', () => {
+  let runtime: Runtime
+  beforeAll(async () => {
+    runtime = await startRuntime({ mcpServers: { echo: fixtureEntry('echo') } })
+  })
+  afterAll(() => runtime?.close())
+
+  it('serves a 2026 opening statelessly, and a 2025 opening with a session', async () => {
+    const modern = serve(runtime)
+    modern.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: ENVELOPE } })
+    expect((await modern.answer(1)).result).toMatchObject({ cacheScope: 'private', resultType: 'complete' })
+    expect(modern.connection.era).toBe('modern')
+    modern.end()
+    await modern.closed
+
+    const legacy = serve(runtime)
+    legacy.send(INITIALIZE)
+    expect((await legacy.answer('i')).result).toMatchObject({ protocolVersion: '2025-11-25', serverInfo: { name: 'mycelium' } })
+    legacy.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' })
+    const listed = (await legacy.answer(2)).result!
+    expect(listed).not.toHaveProperty('cacheScope')
+    expect(legacy.connection.era).toBe('legacy')
+    legacy.end()
+    await legacy.closed
+  })
+
+  it('ends at once when the client leaves without a word', async () => {
+    const quiet = serve(runtime)
+    quiet.end()
+    await quiet.closed
+    expect(quiet.out).toEqual([])
+    expect(quiet.connection.era).toBeUndefined()
+  })
+
+  it('--era legacy answers 2026 requests as unknown methods; --era modern refuses initialize and stays open', async () => {
+    const legacy = serve(runtime, 'legacy')
+    legacy.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: ENVELOPE } })
+    expect((await legacy.answer('d')).error).toMatchObject({ code: -32601, message: 'Method not found' })
+    legacy.send(INITIALIZE)
+    expect((await legacy.answer('i')).result).toMatchObject({ serverInfo: { name: 'mycelium' } })
+    legacy.end()
+    await legacy.closed
+
+    const modern = serve(runtime, 'modern')
+    modern.send(INITIALIZE)
+    expect((await modern.answer('i')).error).toMatchObject({ code: -32022, data: { supported: [MODERN], requested: '2025-11-25' } })
+    modern.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: ENVELOPE } })
+    expect((await modern.answer('d')).result).toMatchObject({ supportedVersions: [MODERN] })
+    modern.end()
+    await modern.closed
+  })
+})
