@@ -27,6 +27,8 @@ import { resolveCommand, type CommandHost } from './resolve-command.js'
 import type { StopBudget } from './process-tree.js'
 import { ChildStdioTransport } from './stdio-transport.js'
 import { childMeta, inputRequiredError, isInputRequired, type CallerEra, type ChildEra, type EnvelopeMaterial } from './era.js'
+import { runInputBridge, type InputSource } from './input-bridge.js'
+import { Cancellation } from '../protocol/cancellation.js'
 
 /** Lifecycle of one child (DESIGN.md: INITIALIZING / RUNNING / FAILED / STOPPED). */
 export type ChildState = 'STOPPED' | 'INITIALIZING' | 'RUNNING' | 'FAILED'
@@ -84,7 +86,12 @@ export interface ChildEvents {
   notification(child: ChildConnection, notification: JSONRPCNotification): void
   /** A request from the child to the client (elicitation, sampling, roots). */
   request(child: ChildConnection, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>>
+  /** The client that made a forwarded call (`forward`'s caller), to be asked what a modern child's `input_required` needs; undefined when it cannot be. */
+  inputSource?(child: ChildConnection, caller: object): InputSource | undefined
 }
+
+/** The requests whose `input_required` (2026-07-28) a 2025 caller is asked for through the bridge. */
+const BRIDGED = new Set(['tools/call', 'prompts/get', 'resources/read'])
 
 export interface ChildDeps {
   logger: Logger
@@ -414,11 +421,11 @@ export class ChildConnection {
     const envelope = this.envelope
     let outcome: Promise<RelayOutcome>
     if (envelope) {
-      // A modern child: myc's envelope on every request; what it answers goes back as it is, except an input_required a 2025 client cannot give.
+      // A modern child: myc's envelope on every request; what it answers goes back as it is, except an input_required to a 2025 caller, which is asked of it (the bridge).
       const callerEra = options.callerEra
       const sent = { ...params, _meta: childMeta(params?._meta, envelope, callerEra?.logLevel ?? this.logLevel) }
       outcome = relay.request(method, sent, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
-      if (!callerEra?.modern) outcome = outcome.then((o) => (o.ok && isInputRequired(o.result) ? { ok: false, error: inputRequiredError(this.key, method, o.result) } : o))
+      if (!callerEra?.modern) outcome = outcome.then((o) => (o.ok && isInputRequired(o.result) ? this.bridge(method, params, o.result, options) : o))
     } else {
       outcome = relay.request(method, params, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
     }
@@ -426,6 +433,45 @@ export class ChildConnection {
     if (!caller) return outcome
     this.callers.add(caller)
     return outcome.finally(() => this.callers.delete(caller))
+  }
+
+  /**
+   * A modern child answered a 2025 caller with `input_required`: the caller
+   * is asked the 2025 way and the child's request retried with the answers
+   * (src/children/input-bridge.ts). Without a caller to ask (no client
+   * connection made the call), or for a request the 2026 revision does not
+   * let a server answer so, the clear error `-32603` at once.
+   */
+  private bridge(method: string, params: Record<string, unknown> | undefined, first: Record<string, unknown>, options: Parameters<ChildConnection['forward']>[2]): Promise<RelayOutcome> {
+    const source = options.caller && BRIDGED.has(method) ? this.deps.events.inputSource?.(this, options.caller) : undefined
+    if (!source) return Promise.resolve({ ok: false, error: inputRequiredError(this.key, method, first) })
+    const timeoutMs = options.timeoutMs ?? this.config.timeoutMs
+    const callerProgress = options.onProgress
+    let touch: (() => void) | undefined
+    // Progress of a retried request reaches the caller and pushes the call's deadline back, as it does for any call.
+    const onProgress = callerProgress
+      ? (progress: Parameters<typeof callerProgress>[0]) => {
+          touch?.()
+          callerProgress(progress)
+        }
+      : undefined
+    return runInputBridge({
+      server: this.key,
+      method,
+      params,
+      first,
+      source,
+      signal: options.cancellation ? options.cancellation.signal : new AbortController().signal,
+      timeoutMs,
+      onProgressHook: (t) => (touch = t),
+      retry: (retried, signal) => {
+        const relay = this.relay
+        const envelope = this.envelope
+        if (this.state !== 'RUNNING' || !relay || !envelope) return Promise.resolve({ ok: false, error: { code: -32000, message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})` } })
+        const sent = { ...retried, _meta: childMeta(retried._meta, envelope, options.callerEra?.logLevel ?? this.logLevel) }
+        return relay.request(method, sent, { timeoutMs, cancellation: Cancellation.from(signal), ...(onProgress ? { onProgress } : {}) })
+      },
+    })
   }
 
   /** Who made each forwarded call in flight, oldest first (opaque here: the runtime routes this child's own requests by it). */

@@ -10,7 +10,7 @@ export type ChildEra = 'legacy' | 'modern'
 
 /** What a forwarded request says of the client it comes from, for a modern child's envelope and its answers. */
 export interface CallerEra {
-  /** The caller speaks 2026-07-28 itself: a child's `input_required` result reaches it as it is. */
+  /** The caller speaks 2026-07-28 itself: a child's `input_required` result reaches it as it is (else the caller is asked the 2025 way, input-bridge.ts). */
   modern: boolean
   /** The log level the caller asked for (a 2026 request's envelope); else the level last set for the child, if any. */
   logLevel?: LoggingLevel
@@ -63,14 +63,17 @@ export function childMeta(callerMeta: unknown, material: EnvelopeMaterial, logLe
   return meta
 }
 
-/** JSON-RPC code of the answer to a 2025 client whose call a modern child answered with `input_required`. */
+/** JSON-RPC code of the answer to a caller whose call a modern child answered with `input_required` when nobody can be asked. */
 export const INPUT_REQUIRED_UNBRIDGED = -32603
 
 /**
- * The error a 2025-era client gets when a modern child answers its call
- * with `input_required`: it cannot be asked through myc yet (the bridge
- * from `input_required` to 2025 requests is a later slice), so it gets a
- * clear answer at once instead of a call that never ends.
+ * The error a caller gets when a modern child answers its call with
+ * `input_required` and there is nobody to ask: a call that does not come
+ * from an MCP client connection (the agent of `myc run` and `myc chat`), or
+ * a request the bridge does not handle (completion/complete, which the
+ * 2026 revision does not let a server answer so). A 2025 client's
+ * tools/call, prompts/get and resources/read are bridged instead
+ * (input-bridge.ts). A clear answer at once, not a call that never ends.
  */
 export function inputRequiredError(server: string, method: string, result: Record<string, unknown>): WireError {
   const requests = result.inputRequests && typeof result.inputRequests === 'object' ? Object.values(result.inputRequests as Record<string, unknown>) : []
@@ -78,7 +81,7 @@ export function inputRequiredError(server: string, method: string, result: Recor
   const what = asked.length > 0 ? asked.join(', ') : 'input'
   return {
     code: INPUT_REQUIRED_UNBRIDGED,
-    message: `Server "${server}" (MCP 2026-07-28) asked for input (${what}) to answer ${method}; a 2025-era client cannot give it through mycelium yet. Connect with a 2026-07-28 client, or call this tool without it.`,
+    message: `Server "${server}" (MCP 2026-07-28) asked for input (${what}) to answer ${method}, and there is no MCP client to ask: the call does not come from a client connected to mycelium.`,
     data: { server, method, resultType: 'input_required', inputRequests: asked },
   }
 }

@@ -55,6 +55,7 @@ export class ChildSupervisor {
         listsChanged: (child, kinds) => this.children.get(child.key) === child && deps.events.listsChanged(child, kinds),
         notification: (child, n) => this.children.get(child.key) === child && deps.events.notification(child, n),
         request: (child, method, params, signal) => deps.events.request(child, method, params, signal),
+        inputSource: (child, caller) => deps.events.inputSource?.(child, caller),
       },
     })
   }

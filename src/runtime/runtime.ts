@@ -1,6 +1,7 @@
 import type { ClientCapabilities, JSONRPCNotification, RequestId } from '@modelcontextprotocol/client'
 import { capabilitiesForChildren } from '../children/client-capabilities.js'
 import type { ChildConnection, ListKind } from '../children/child.js'
+import type { InputSource } from '../children/input-bridge.js'
 import type { CommandHost } from '../children/resolve-command.js'
 import { URGENT_STOP_BUDGET } from '../children/process-tree.js'
 import { ChildSupervisor } from '../children/supervisor.js'
@@ -32,6 +33,8 @@ export interface ConnectionHandle {
   /** Forwards a child's request to this client; `related` is the client's request during which the child asked. */
   forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, related?: RequestId): Promise<Record<string, unknown>>
   readonly clientHasRoots: boolean
+  /** What the client declared (a 2025 connection's `initialize`); what a modern child's `input_required` may ask it for. */
+  readonly clientCapabilities?: ClientCapabilities | undefined
   /** Whether this connection subscribed to updates of a resource. */
   isSubscribed(uri: string): boolean
 }
@@ -103,6 +106,7 @@ export class Runtime {
         listsChanged: (child, kinds) => this.onListsChanged(child, kinds),
         notification: (child, n) => this.onChildNotification(child, n),
         request: (child, method, params, signal) => this.onChildRequest(child, method, params, signal),
+        inputSource: (child, caller) => this.inputSourceOf(child, caller as CallOrigin),
       },
     })
   }
@@ -249,6 +253,20 @@ export class Runtime {
     const reaching = [...this.connections].reverse().filter((c) => c.reaches(server))
     if (this.lastActive && reaching.includes(this.lastActive)) reaching.unshift(this.lastActive)
     return reaching.find((c) => c.canAnswer(method, params)) ?? reaching[0]
+  }
+
+  /**
+   * The client a modern child's `input_required` is asked of, for a call
+   * of a 2025 client: the connection that made the call, on that call's
+   * stream (never another connection); none once it has gone.
+   */
+  private inputSourceOf(child: ChildConnection, origin: CallOrigin): InputSource | undefined {
+    const connection = origin.connection
+    if (!this.connections.has(connection)) return undefined
+    return {
+      capabilities: connection.clientCapabilities,
+      ask: (method, params, signal) => connection.forwardRequest(child.key, method, params, signal, origin.requestId),
+    }
   }
 
   /** Marks a connection as the one that last sent a request. */

@@ -326,6 +326,10 @@ export class ClientConnection implements ConnectionHandle {
 
   // ConnectionHandle
 
+  get clientCapabilities(): ClientCapabilities | undefined {
+    return this.srv?.getClientCapabilities()
+  }
+
   get clientHasRoots(): boolean {
     return Boolean(this.srv?.getClientCapabilities()?.roots)
   }

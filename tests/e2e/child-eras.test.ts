@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundle, connectToMyc, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { fixtureServer } from '../helpers/fixtures.js'
@@ -68,19 +68,28 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
   let stdio: Client
   let session: Client
   let modern: Client
+  let asker: Client
   const logs: Array<{ level: string; logger?: string }> = []
+  /** How the stdio client answers elicitation (each test sets it), and what it was asked. */
+  let onElicit: (params: { message: string }, signal: AbortSignal) => Promise<Record<string, unknown>> = async () => ({ action: 'decline' })
+  const elicited: string[] = []
 
   beforeAll(async () => {
     m = await startHttpMyc(config)
     ;({ client: stdio } = await connectToMyc(['--config', config], { capabilities: { elicitation: { form: {} } }, setup: (c) => {
-      c.setRequestHandler('elicitation/create', () => ({ action: 'decline' }))
+      c.setRequestHandler('elicitation/create', (request, ctx) => {
+        elicited.push(request.params.message)
+        return onElicit(request.params as { message: string }, ctx.mcpReq.signal) as never
+      })
       c.setNotificationHandler('notifications/message', (n) => void logs.push(n.params as never))
     } }))
     ;({ client: session } = await connectHttp(m.url))
     modern = await connectModern(m.url)
+    // A 2025 HTTP session that can be asked: the child's question comes on the call's own stream.
+    ;({ client: asker } = await connectHttp(m.url, { capabilities: { elicitation: {} }, setup: (c) => c.setRequestHandler('elicitation/create', (request) => ({ action: 'accept', content: { colour: request.params.message.includes('colour') ? 'plum' : '?', size: 'S' } })) }))
   }, 60_000)
   afterAll(async () => {
-    await Promise.all([stdio, session, modern].map((c) => c?.close().catch(() => {})))
+    await Promise.all([stdio, session, modern, asker].map((c) => c?.close().catch(() => {})))
     expect(await m?.stop()).toBe(0)
   })
 
@@ -143,18 +152,81 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
     expect(text(await modern.callTool({ name: 'old__ask', arguments: {} }))).toBe('ask needs the 2026 era')
   })
 
-  it('passes a modern child’s input_required to a 2026 client (which answers and retries), and answers a 2025 client with a clear error at once', async () => {
+  it('passes a modern child’s input_required to a 2026 client (which answers and retries), and asks a 2025 client the 2025 way (the bridge)', async () => {
     expect(text(await modern.callTool({ name: 'modern__ask', arguments: {} }))).toBe('colour: teal (state asked-once)')
-    for (const client of [stdio, session]) {
-      const started = Date.now()
-      const error = await client.callTool({ name: 'modern__ask', arguments: {} }).then(
-        () => undefined,
-        (e: unknown) => e,
+    onElicit = async () => ({ action: 'accept', content: { colour: 'teal' } })
+    elicited.length = 0
+    expect(text(await stdio.callTool({ name: 'modern__ask', arguments: {} }))).toBe('colour: teal (state asked-once)')
+    // The child's own question, prefixed with its server key as any child's elicitation is.
+    expect(elicited).toEqual(['[modern] Favourite colour?'])
+    // Over HTTP, on the stream of the session's call.
+    expect(text(await asker.callTool({ name: 'modern__ask', arguments: {} }))).toBe('colour: plum (state asked-once)')
+    // prompts/get too; a client that cannot be asked gets -32603 naming the missing capability.
+    elicited.length = 0
+    const prompt = await stdio.getPrompt({ name: 'modern__pick' })
+    expect((prompt.messages[0]!.content as { text: string }).text).toBe('Paint it teal')
+    expect(elicited).toEqual(['[modern] Which colour to paint?'])
+    const refused = await session.getPrompt({ name: 'modern__pick' }).then(
+      () => undefined,
+      (e: unknown) => e as { code: number; message: string },
+    )
+    expect(refused?.code).toBe(-32603)
+    expect(refused?.message).toMatch(/did not declare the elicitation capability/)
+  })
+
+  it('bridges several rounds, each answer keyed as the child asked and its requestState echoed', async () => {
+    onElicit = async (params) => (params.message.includes('colour') ? { action: 'accept', content: { colour: 'teal' } } : { action: 'accept', content: { size: 'L' } })
+    elicited.length = 0
+    expect(text(await stdio.callTool({ name: 'modern__ask_twice', arguments: {} }))).toBe('size: L after round-2')
+    expect(elicited).toEqual(['[modern] First, a colour?', '[modern] Size for teal?'])
+    const asks = JSON.parse(text(await stdio.callTool({ name: 'modern__asked', arguments: {} }))) as Array<{ tool: string; state: string | null; responses: string[] }>
+    expect(asks.filter((a) => a.tool === 'ask_twice')).toEqual([
+      { tool: 'ask_twice', state: null, responses: [] },
+      { tool: 'ask_twice', state: 'round-1', responses: ['colour'] },
+      { tool: 'ask_twice', state: 'round-2', responses: ['size'] },
+    ])
+    expect(text(await asker.callTool({ name: 'modern__ask_twice', arguments: {} }))).toBe('size: S after round-2')
+  })
+
+  it('stops asking after 8 rounds, and answers a client without the capability with a clear error naming it', async () => {
+    onElicit = async () => ({ action: 'decline' })
+    elicited.length = 0
+    const endless = await stdio.callTool({ name: 'modern__ask', arguments: {} })
+    expect(endless.isError).toBe(true)
+    expect(text(endless)).toMatch(/Server "modern" \(MCP 2026-07-28\) still asked for input to answer tools\/call after 8 rounds/)
+    expect(elicited).toHaveLength(8)
+    // The 2025 session declared no elicitation: it is not asked, and hears why.
+    const started = Date.now()
+    const refused = await session.callTool({ name: 'modern__ask', arguments: {} })
+    expect(refused.isError).toBe(true)
+    expect(text(refused)).toMatch(/Server "modern" \(MCP 2026-07-28\) needs input to answer tools\/call: elicitation\/create \("colour"\), but the MCP client connected to mycelium did not declare the elicitation capability/)
+    expect(Date.now() - started).toBeLessThan(5_000)
+  })
+
+  it('a call the client cancels while it is being asked sends nothing more to the child', async () => {
+    const count = async () => (JSON.parse(text(await stdio.callTool({ name: 'modern__asked', arguments: {} }))) as unknown[]).length
+    const before = await count()
+    let aborted = false
+    onElicit = (_params, signal) =>
+      new Promise((_, reject) =>
+        signal.addEventListener('abort', () => {
+          aborted = true
+          reject(new Error('cancelled'))
+        }),
       )
-      expect(error).toBeInstanceOf(ProtocolError)
-      expect((error as ProtocolError).message).toMatch(/Server "modern" \(MCP 2026-07-28\) asked for input \(elicitation\/create\).*2025-era client cannot give it through mycelium yet/)
-      expect(Date.now() - started).toBeLessThan(5_000)
-    }
+    elicited.length = 0
+    const controller = new AbortController()
+    const call = stdio.callTool({ name: 'modern__ask_twice', arguments: {} }, { signal: controller.signal }).then(
+      () => 'answered',
+      () => 'rejected',
+    )
+    await waitFor(() => elicited.length === 1, 5_000, 'the question to reach the client')
+    controller.abort('changed my mind')
+    expect(await call).toBe('rejected')
+    // myc withdraws its question from the client, and never retries the child.
+    await waitFor(() => aborted, 5_000, 'the elicitation to be cancelled')
+    await new Promise((r) => setTimeout(r, 500))
+    expect(await count()).toBe(before + 1)
   })
 
   it('fetches a modern child’s lists with the envelope, and keeps its ttlMs/cacheScope to itself', async () => {
