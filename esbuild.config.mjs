@@ -14,36 +14,16 @@ const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'))
 // Gzipped, the grammar is a third of the size: less for every start to scan.
 const wasm = async (file) => gzipSync(await readFile(path.join(root, 'node_modules', file)), { level: 9 }).toString('base64')
 
+/** A module bundled on its own, as gzipped base64 text to embed with `define` (compiled by src/embedded-module.ts). */
+const embedded = async (contents) => {
+  const out = await build({ stdin: { contents, resolveDir: root, loader: 'js' }, bundle: true, platform: 'node', target: 'node20', format: 'cjs', write: false, logLevel: 'warning' })
+  return gzipSync(out.outputFiles[0].contents, { level: 9 }).toString('base64')
+}
 // The Anthropic SDK is bundled on its own and embedded as text, compiled only when the agent runs
 // (src/agent/anthropic-sdk.ts): parsed with the rest, it slowed every start by ~25 ms.
-const anthropic = await build({
-  stdin: {
-    contents: "export { default as Anthropic } from '@anthropic-ai/sdk'; export { mcpContent, UnsupportedMCPValueError } from '@anthropic-ai/sdk/helpers/beta/mcp'",
-    resolveDir: root,
-    loader: 'js',
-  },
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  write: false,
-  logLevel: 'warning',
-})
-
+const anthropic = await embedded("export { default as Anthropic } from '@anthropic-ai/sdk'; export { mcpContent, UnsupportedMCPValueError } from '@anthropic-ai/sdk/helpers/beta/mcp'")
 // jose, prom-client and node-redis likewise (src/http/http-deps.ts): only `myc serve --http` uses them.
-const httpDeps = await build({
-  stdin: {
-    contents: "export * as jose from 'jose'; export * as promClient from 'prom-client'; export { createClient as createRedisClient } from 'redis'",
-    resolveDir: root,
-    loader: 'js',
-  },
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  write: false,
-  logLevel: 'warning',
-})
+const httpDeps = await embedded("export * as jose from 'jose'; export * as promClient from 'prom-client'; export { createClient as createRedisClient } from 'redis'")
 
 await build({
   entryPoints: [path.join(root, 'src/cli.ts')],
@@ -59,8 +39,8 @@ await build({
   external: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*', 'jose', 'prom-client', 'redis'],
   define: {
     __MYC_VERSION__: JSON.stringify(pkg.version),
-    __MYC_ANTHROPIC_SDK__: JSON.stringify(gzipSync(anthropic.outputFiles[0].contents, { level: 9 }).toString('base64')),
-    __MYC_HTTP_DEPS__: JSON.stringify(gzipSync(httpDeps.outputFiles[0].contents, { level: 9 }).toString('base64')),
+    __MYC_ANTHROPIC_SDK__: JSON.stringify(anthropic),
+    __MYC_HTTP_DEPS__: JSON.stringify(httpDeps),
     __MYC_TEMPLATES__: JSON.stringify(await readTemplateDir(path.join(root, 'skills'))),
     // The shell guard's grammar travels inside the bundle (and so the executable).
     __MYC_WASM__: JSON.stringify({ runtime: await wasm('web-tree-sitter/tree-sitter.wasm'), bash: await wasm('tree-sitter-bash/tree-sitter-bash.wasm') }),

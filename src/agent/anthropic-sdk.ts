@@ -20,13 +20,7 @@ let loading: Promise<AnthropicSdk> | undefined
  */
 export function loadAnthropicSdk(): Promise<AnthropicSdk> {
   loading ??= (async () => {
-    if (typeof __MYC_ANTHROPIC_SDK__ === 'string') {
-      const { gunzipSync } = await import('node:zlib')
-      const mod = { exports: {} as AnthropicSdk }
-      // A CommonJS module body; it requires only Node's own modules.
-      new Function('module', 'exports', 'require', gunzipSync(Buffer.from(__MYC_ANTHROPIC_SDK__, 'base64')).toString('utf8'))(mod, mod.exports, require)
-      return mod.exports
-    }
+    if (typeof __MYC_ANTHROPIC_SDK__ === 'string') return (await import('../embedded-module.js')).compileEmbedded<AnthropicSdk>(__MYC_ANTHROPIC_SDK__)
     const [sdk, mcp] = await Promise.all([import('@anthropic-ai/sdk'), import('@anthropic-ai/sdk/helpers/beta/mcp')])
     return { Anthropic: sdk.default, mcpContent: mcp.mcpContent, UnsupportedMCPValueError: mcp.UnsupportedMCPValueError }
   })()

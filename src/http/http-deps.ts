@@ -21,13 +21,7 @@ let loading: Promise<HttpDeps> | undefined
  */
 export function loadHttpDeps(): Promise<HttpDeps> {
   loading ??= (async () => {
-    if (typeof __MYC_HTTP_DEPS__ === 'string') {
-      const { gunzipSync } = await import('node:zlib')
-      const mod = { exports: {} as HttpDeps }
-      // A CommonJS module body; it requires only Node's own modules.
-      new Function('module', 'exports', 'require', gunzipSync(Buffer.from(__MYC_HTTP_DEPS__, 'base64')).toString('utf8'))(mod, mod.exports, require)
-      return mod.exports
-    }
+    if (typeof __MYC_HTTP_DEPS__ === 'string') return (await import('../embedded-module.js')).compileEmbedded<HttpDeps>(__MYC_HTTP_DEPS__)
     const [jose, promClient, redis] = await Promise.all([import('jose'), import('prom-client'), import('redis')])
     const deps: HttpDeps = { jose, promClient: (promClient.default ?? promClient) as HttpDeps['promClient'], createRedisClient: redis.createClient }
     return deps
