@@ -186,13 +186,15 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const bound = server.address()
   const listen = typeof bound === 'object' && bound ? { host: settings.listen.host, port: bound.port } : settings.listen
   face.sessions.startSweeping()
-  logger.info(`serving MCP over Streamable HTTP at http://${formatListen(listen)}${config.http.path} (health: /healthz, readiness: /readyz${metrics ? ', metrics: /metrics' : ''})`)
   if (options.policy) logger.info(settings.tokens.length > 0 ? "policy mode: each session's role and first skills come from its token" : `policy mode: every session is role ${options.launch.role}`)
-  if (settings.tokens.length === 0) logger.warn('no http.tokens: serving without credentials, which myc allows only on a loopback address; every session is the principal myc was launched as')
-  else logger.info(`${settings.tokens.length} token${settings.tokens.length === 1 ? '' : 's'}: ${settings.tokens.map((t) => `${t.label} (role ${t.role})`).join(', ')}`)
+  if (settings.jwt) logger.info(`http.jwt: bearer JWTs from ${settings.jwt.issuer} (audience ${settings.jwt.audience}) give the role and skills`)
+  if (settings.tokens.length === 0 && !settings.jwt) logger.warn('no http.tokens: serving without credentials, which myc allows only on a loopback address; every session is the principal myc was launched as')
+  else if (settings.tokens.length > 0) logger.info(`${settings.tokens.length} token${settings.tokens.length === 1 ? '' : 's'}: ${settings.tokens.map((t) => `${t.label} (role ${t.role})`).join(', ')}`)
   if (config.http.rateLimit) logger.info(`rate limit: ${config.http.rateLimit.requestsPerMinute} requests a minute per credential (burst ${config.http.rateLimit.burst ?? config.http.rateLimit.requestsPerMinute})`)
   if (sharedStore) logger.info(`sessions are kept in ${redactUrl(config.http.sessionStore)}, shared with every replica that uses it`)
   if (!face.checksHost) logger.info(`listening on every interface: the Host header is not checked (list the names clients use in http.allowedHosts to check it)`)
+  // Last of the start-up lines: whoever waits for it (a supervisor, a test) has read the others.
+  logger.info(`serving MCP over Streamable HTTP at http://${formatListen(listen)}${config.http.path} (health: /healthz, readiness: /readyz${metrics ? ', metrics: /metrics' : ''})`)
   void runtime.start().then(() => {
     const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
     logger.info(`serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers over HTTP`)
