@@ -44,19 +44,21 @@ export interface SessionRouteOptions {
 
 /** A view whose built-in calls answer only after `pending()` (the store's write they caused) settles. */
 function answersAfter(view: PrincipalView, pending: () => Promise<void> | undefined): PrincipalView {
+  const callBuiltin: PrincipalView['callBuiltin'] = (...args) =>
+    view.callBuiltin(...args)?.then(async (r) => {
+      await pending()?.catch(() => {})
+      return r
+    })
+  // Every other member is the view's own, bound once (lists ask toolVisible once per tool).
+  const bound = new Map<PropertyKey, unknown>([['callBuiltin', callBuiltin]])
   return new Proxy(view, {
     get(target, prop) {
+      if (bound.has(prop)) return bound.get(prop)
       const value = Reflect.get(target, prop, target) as unknown
-      if (prop === 'callBuiltin') {
-        return (...args: Parameters<PrincipalView['callBuiltin']>) => {
-          const result = target.callBuiltin(...args)
-          return result?.then(async (r) => {
-            await pending()?.catch(() => {})
-            return r
-          })
-        }
-      }
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+      if (typeof value !== 'function') return value
+      const fn = (value as (...a: unknown[]) => unknown).bind(target)
+      bound.set(prop, fn)
+      return fn
     },
   })
 }

@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
-import { Client, InsufficientScopeError, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { Client, InsufficientScopeError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { writeConfig } from '../helpers/e2e.js'
+import { protocolErrorOf, writeConfig } from '../helpers/e2e.js'
 import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 import { connectHttp, startHttpMyc, type HttpMyc } from '../helpers/http.js'
 import { waitFor } from '../helpers/runtime.js'
@@ -129,23 +129,14 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     const b = keep(await connectModern(m.url, bob))
     expect(await names(a)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'echo__echo', 'echo__log'])
     expect(await names(b)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'echo__echo', 'echo__log', 'asker__ask', 'asker__sample', 'slow__count'])
-    const answer = async (call: () => Promise<unknown>) => {
-      try {
-        await call()
-        return 'answered'
-      } catch (error) {
-        expect(error).toBeInstanceOf(ProtocolError)
-        return `${(error as ProtocolError).code} ${(error as Error).message}`
-      }
-    }
-    const never = await answer(() => a.callTool({ name: 'zz__never', arguments: {} }))
+    const never = await protocolErrorOf(() => a.callTool({ name: 'zz__never', arguments: {} }))
     expect(never).toBe('-32602 Unknown tool: zz__never')
     for (const hidden of ['slow__count', 'asker__ask', 'echo__add', 'mycelium__deactivate_skill']) {
-      expect(await answer(() => a.callTool({ name: hidden, arguments: {} }))).toBe(never.replace('zz__never', hidden))
+      expect(await protocolErrorOf(() => a.callTool({ name: hidden, arguments: {} }))).toBe(never.replace('zz__never', hidden))
     }
     // Resource not found is -32602 in the 2026 era, as in the 2025 one.
-    expect(await answer(() => a.readResource({ uri: 'echo://nothing/here' }))).toBe('-32602 Resource not found: echo://nothing/here')
-    expect(await answer(() => a.getPrompt({ name: 'zz__never' }))).toBe('-32602 Unknown prompt: zz__never')
+    expect(await protocolErrorOf(() => a.readResource({ uri: 'echo://nothing/here' }))).toBe('-32602 Resource not found: echo://nothing/here')
+    expect(await protocolErrorOf(() => a.getPrompt({ name: 'zz__never' }))).toBe('-32602 Unknown prompt: zz__never')
     expect(text(await b.callTool({ name: 'slow__count', arguments: { steps: 1, stepMs: 1 } }))).toBe('counted 1')
   })
 

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import path from 'node:path'
-import { Client, ProtocolError } from '@modelcontextprotocol/client'
+import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
+import { bundle, protocolErrorOf, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 
@@ -43,15 +43,6 @@ function texts(result: { content?: unknown }): string[] {
   return (result.content as Array<{ text: string }>).map((c) => c.text)
 }
 
-async function errorOf(call: () => Promise<unknown>): Promise<string> {
-  try {
-    await call()
-    return 'answered'
-  } catch (error) {
-    expect(error).toBeInstanceOf(ProtocolError)
-    return `${(error as ProtocolError).code} ${(error as Error).message}`
-  }
-}
 
 /** `myc serve` spoken to in raw lines: every answer recorded by id (null ids apart). */
 class RawClient {
@@ -136,18 +127,18 @@ describe('myc serve on stdio (build/myc.cjs): the 2026-07-28 era beside the 2025
     const client = keep(await connect(config, 'pin', [], (c) => c.setNotificationHandler('notifications/message', (n) => void logs.push(n.params))))
     const called = await client.callTool({ name: 'echo__echo', arguments: { message: 'over stdio' } })
     expect(texts(called)).toEqual(['over stdio'])
-    const never = await errorOf(() => client.callTool({ name: 'zz__never', arguments: {} }))
+    const never = await protocolErrorOf(() => client.callTool({ name: 'zz__never', arguments: {} }))
     expect(never).toBe('-32602 Unknown tool: zz__never')
-    for (const hidden of ['echo__add', 'echo__fail', 'mycelium__deactivate_skill']) expect(await errorOf(() => client.callTool({ name: hidden, arguments: {} }))).toBe(never.replace('zz__never', hidden))
+    for (const hidden of ['echo__add', 'echo__fail', 'mycelium__deactivate_skill']) expect(await protocolErrorOf(() => client.callTool({ name: hidden, arguments: {} }))).toBe(never.replace('zz__never', hidden))
 
     const prompts = (await client.listPrompts()).prompts.map((p) => p.name)
     expect(prompts).toEqual(['echo__greet'])
     const prompt = await client.getPrompt({ name: 'echo__greet', arguments: { who: 'stdio' } })
     expect(prompt.messages[0]!.content).toEqual({ type: 'text', text: 'Hello, stdio!' })
-    expect(await errorOf(() => client.getPrompt({ name: 'zz__never' }))).toBe('-32602 Unknown prompt: zz__never')
+    expect(await protocolErrorOf(() => client.getPrompt({ name: 'zz__never' }))).toBe('-32602 Unknown prompt: zz__never')
     const read = await client.readResource({ uri: 'echo://item/7' })
     expect(read.contents).toEqual([{ uri: 'echo://item/7', mimeType: 'text/plain', text: 'item 7' }])
-    expect(await errorOf(() => client.readResource({ uri: 'nowhere://x' }))).toBe('-32602 Resource not found: nowhere://x')
+    expect(await protocolErrorOf(() => client.readResource({ uri: 'nowhere://x' }))).toBe('-32602 Resource not found: nowhere://x')
     const completion = await client.complete({ ref: { type: 'ref/prompt', name: 'echo__greet' }, argument: { name: 'who', value: 'al' } })
     expect(completion.completion.values).toEqual(['alice', 'albert'])
 
@@ -167,7 +158,7 @@ describe('myc serve on stdio (build/myc.cjs): the 2026-07-28 era beside the 2025
     expect(explanation).toMatch(/^Skill reader is not active, and this client cannot activate it: .*--skills.* \/add reader in myc chat, or a relaunch of myc serve with --skills reader\./)
     expect(instructions).toBe('Reader instructions.')
     expect(await names(client)).toEqual(before)
-    expect(await errorOf(() => client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } }))).toBe('-32602 Unknown tool: echo__add')
+    expect(await protocolErrorOf(() => client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } }))).toBe('-32602 Unknown tool: echo__add')
     // A skill the launch gave: its instructions; one the role cannot use: unknown. Nothing changes.
     expect(texts(await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'common' } }))).toEqual(['Skill common is already active.\n\nEcho things.'])
     const unknown = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })

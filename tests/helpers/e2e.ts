@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { Client } from '@modelcontextprotocol/client'
+import { Client, ProtocolError } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { repoRoot } from './fixtures.js'
 
@@ -62,5 +62,16 @@ export function isAlive(pid: number): boolean {
     return true
   } catch {
     return false
+  }
+}
+
+/** A call's JSON-RPC error as "code message" ("answered" when it succeeded), to compare nonexistence answers. */
+export async function protocolErrorOf(call: () => Promise<unknown>): Promise<string> {
+  try {
+    await call()
+    return 'answered'
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error
+    return `${error.code} ${error.message}`
   }
 }
