@@ -3,7 +3,6 @@ import {
   Client,
   type ClientCapabilities,
   type LoggingLevel,
-  type McpSubscription,
   SSEClientTransport,
   StreamableHTTPClientTransport,
   type Implementation,
@@ -27,7 +26,9 @@ import { resolveCommand, type CommandHost } from './resolve-command.js'
 import type { StopBudget } from './process-tree.js'
 import { ChildStdioTransport } from './stdio-transport.js'
 import { childMeta, inputRequiredError, isInputRequired, type CallerEra, type ChildEra, type EnvelopeMaterial } from './era.js'
-import { runInputBridge, type InputSource } from './input-bridge.js'
+import { MISSING_CAPABILITY_CODE, missingCapabilityFailure, runInputBridge, type InputSource } from './input-bridge.js'
+import { ListenKeeper } from './child-listen.js'
+import { withoutSubscriptionId } from './listen-filter.js'
 import { Cancellation } from '../protocol/cancellation.js'
 
 /** Lifecycle of one child (DESIGN.md: INITIALIZING / RUNNING / FAILED / STOPPED). */
@@ -131,7 +132,10 @@ export class ChildConnection {
   private envelope: EnvelopeMaterial | undefined
   /** Set when the child exited on the era probe: later starts of this connection initialize at once. */
   private probeKills = false
-  private subscription: McpSubscription | undefined
+  /** A modern child's subscriptions/listen (child-listen.ts), while it runs. */
+  private listener: ListenKeeper | undefined
+  /** The child's resources some client subscribed to (its listen asks for their updates); kept across restarts. */
+  private resourceUris: readonly string[] = []
 
   private client: Client | undefined
   private relay: RequestRelay | undefined
@@ -194,8 +198,12 @@ export class ChildConnection {
       this.envelope = this.era === 'modern' ? { protocolVersion: this.protocolVersion!, clientInfo: { name: 'mycelium', version: this.deps.version }, clientCapabilities: connected.capabilities } : undefined
       log.debug(`speaks ${this.era === 'modern' ? 'MCP' : 'the 2025 era,'} ${this.protocolVersion ?? '?'}`)
       client.onclose = () => this.onClosed()
+      if (this.era === 'modern') {
+        // Its list changes and the updates of subscribed resources come on a listen (the 2026 way of list_changed and resources/subscribe), opened before the lists are read so that no change falls between.
+        this.listener = new ListenKeeper({ client, capabilities: this.capabilities, uris: () => this.resourceUris, log, ackTimeoutMs: Math.min(this.config.startupTimeoutMs, 10_000) })
+        await this.listener.start().catch(() => {})
+      }
       this.lists = await this.fetchLists(Object.keys(LIST_METHODS) as ListKind[], EMPTY_LISTS)
-      if (this.era === 'modern') await this.listenForChanges(client, log)
       this.startedAt = new Date()
       this.setState('RUNNING')
       this.startHealthChecks(client, log)
@@ -235,7 +243,7 @@ export class ChildConnection {
     const relay = new RequestRelay((message) => transport.send(message))
     // Once connected, a late answer to the probe (a slow 2025 server's -32601 after the timeout verdict) is dropped.
     let connected = false
-    transport.interceptor = era === 'legacy' ? relay.intercept : (message) => relay.intercept(message) || (connected && isLateProbeAnswer(message))
+    transport.interceptor = era === 'legacy' ? relay.intercept : (message) => relay.intercept(message) || (connected && (isLateProbeAnswer(message) || this.listener?.screen(message) === true))
     // Spawn now; initialize once the client's capabilities are known (they are what the child is offered).
     transport.listen().catch(() => {})
     const capabilities = (await this.deps.clientCapabilities?.()) ?? {}
@@ -265,22 +273,6 @@ export class ChildConnection {
     connected = true
     if (this.connecting === client) this.connecting = undefined
     return { client, relay, transport, inner, capabilities }
-  }
-
-  /** Opens a modern child's `subscriptions/listen` for the list changes it announces (the 2026 way of list_changed); the SDK hands them to the same handlers. */
-  private async listenForChanges(client: Client, log: Logger): Promise<void> {
-    const caps = this.capabilities
-    const filter = {
-      ...(caps?.tools?.listChanged ? { toolsListChanged: true } : {}),
-      ...(caps?.prompts?.listChanged ? { promptsListChanged: true } : {}),
-      ...(caps?.resources?.listChanged ? { resourcesListChanged: true } : {}),
-    }
-    if (Object.keys(filter).length === 0) return
-    try {
-      this.subscription = await client.listen(filter, { timeout: Math.min(this.config.startupTimeoutMs, 10_000) })
-    } catch (error) {
-      log.debug(`no subscriptions/listen (${error instanceof Error ? error.message : String(error)}): its list changes are seen on restart only`)
-    }
   }
 
   private createTransport(log: Logger): Transport {
@@ -318,7 +310,7 @@ export class ChildConnection {
       })
     }
     client.fallbackNotificationHandler = async (notification) => {
-      this.deps.events.notification(this, notification as JSONRPCNotification)
+      this.deps.events.notification(this, withoutSubscriptionId(notification as JSONRPCNotification))
     }
     // Only what the child was offered: anything else it asks gets the SDK's "method not found".
     const forwarded = [
@@ -423,9 +415,22 @@ export class ChildConnection {
     if (envelope) {
       // A modern child: myc's envelope on every request; what it answers goes back as it is, except an input_required to a 2025 caller, which is asked of it (the bridge).
       const callerEra = options.callerEra
-      const sent = { ...params, _meta: childMeta(params?._meta, envelope, callerEra?.logLevel ?? this.logLevel) }
+      const sent = { ...params, _meta: childMeta(params?._meta, envelope, callerEra?.logLevel ?? this.logLevel, callerEra?.clientCapabilities) }
       outcome = relay.request(method, sent, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
-      if (!callerEra?.modern) outcome = outcome.then((o) => (o.ok && isInputRequired(o.result) ? this.bridge(method, params, o.result, options) : o))
+      // A 2025 caller: an input_required result is asked of it (the bridge); a -32021 (the child needs what the caller did not declare) is said the way the bridge says it.
+      if (!callerEra?.modern) {
+        outcome = outcome.then((o) => {
+          if (o.ok) return isInputRequired(o.result) ? this.bridge(method, params, o.result, options) : o
+          return o.error.code === MISSING_CAPABILITY_CODE && BRIDGED.has(method) ? missingCapabilityFailure(this.key, method, o.error) : o
+        })
+      }
+      const taskCreated = callerEra?.taskCreated
+      if (taskCreated) {
+        outcome = outcome.then((o) => {
+          if (o.ok && o.result.resultType === 'task') taskCreated(this.key, o.result)
+          return o
+        })
+      }
     } else {
       outcome = relay.request(method, params, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
     }
@@ -468,7 +473,7 @@ export class ChildConnection {
         const relay = this.relay
         const envelope = this.envelope
         if (this.state !== 'RUNNING' || !relay || !envelope) return Promise.resolve({ ok: false, error: { code: -32000, message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})` } })
-        const sent = { ...retried, _meta: childMeta(retried._meta, envelope, options.callerEra?.logLevel ?? this.logLevel) }
+        const sent = { ...retried, _meta: childMeta(retried._meta, envelope, options.callerEra?.logLevel ?? this.logLevel, options.callerEra?.clientCapabilities) }
         return relay.request(method, sent, { timeoutMs, cancellation: Cancellation.from(signal), ...(onProgress ? { onProgress } : {}) })
       },
     })
@@ -496,6 +501,17 @@ export class ChildConnection {
     await this.transport.send(params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method }).catch(() => {})
   }
 
+  /**
+   * The child's resources some client is subscribed to now (a modern child
+   * has no resources/subscribe: its listen asks for their updates, opened
+   * again with them). Resolves once the child listens for them; at once when
+   * it is not running (its next listen asks for them) or serves no listen.
+   */
+  setResourceSubscriptions(uris: readonly string[]): Promise<void> {
+    this.resourceUris = uris
+    return this.listener?.update() ?? Promise.resolve()
+  }
+
   /** Sends a request through the SDK client (setLevel, subscribe, ping). */
   async request(method: string, params: Record<string, unknown> | undefined, timeoutMs = this.config.timeoutMs): Promise<Record<string, unknown>> {
     if (this.state !== 'RUNNING' || !this.client) throw new Error(`Server "${this.key}" is not running`)
@@ -517,7 +533,8 @@ export class ChildConnection {
     this.transport = undefined
     this.pid = undefined
     this.envelope = undefined
-    this.subscription = undefined
+    this.listener?.stop()
+    this.listener = undefined
     this.lists = EMPTY_LISTS
     if (!wasRunning) return
     if (this.stopping) {

@@ -14,6 +14,10 @@ export interface CallerEra {
   modern: boolean
   /** The log level the caller asked for (a 2026 request's envelope); else the level last set for the child, if any. */
   logLevel?: LoggingLevel
+  /** What the caller declared it can be asked (a 2026 request's envelope): a modern child asks only that, in its input_required results. */
+  clientCapabilities?: ClientCapabilities
+  /** Hears of a task a modern child created for this request (its `resultType: "task"` answer, SEP-2663), before the caller has it: src/server/task-routing.ts. */
+  taskCreated?: (server: string, result: Record<string, unknown>) => void
 }
 
 /** The reserved `_meta` keys of the 2026 envelope, all under this prefix: a caller's own are replaced by what myc says. */
@@ -46,9 +50,11 @@ export interface EnvelopeMaterial {
  * The `_meta` a modern child gets with a forwarded request: the caller's
  * own keys (trace context, vendor keys) without its envelope keys and
  * without anything credential-like, then myc's envelope (its version,
- * client info and what it offers the child; the log level when known).
+ * client info, the log level when known, and the client capabilities of
+ * the caller when known: what the caller can be asked, through myc, is what
+ * it declared; else what myc offers the child).
  */
-export function childMeta(callerMeta: unknown, material: EnvelopeMaterial, logLevel: LoggingLevel | undefined): Record<string, unknown> {
+export function childMeta(callerMeta: unknown, material: EnvelopeMaterial, logLevel: LoggingLevel | undefined, callerCapabilities?: ClientCapabilities): Record<string, unknown> {
   const meta: Record<string, unknown> = {}
   if (callerMeta && typeof callerMeta === 'object' && !Array.isArray(callerMeta)) {
     for (const [key, value] of Object.entries(callerMeta)) {
@@ -58,7 +64,7 @@ export function childMeta(callerMeta: unknown, material: EnvelopeMaterial, logLe
   }
   meta[PROTOCOL_VERSION_META_KEY] = material.protocolVersion
   meta[CLIENT_INFO_META_KEY] = material.clientInfo
-  meta[CLIENT_CAPABILITIES_META_KEY] = material.clientCapabilities
+  meta[CLIENT_CAPABILITIES_META_KEY] = callerCapabilities ?? material.clientCapabilities
   if (logLevel !== undefined) meta[LOG_LEVEL_META_KEY] = logLevel
   return meta
 }

@@ -126,6 +126,23 @@ export function missingCapabilityMessage(server: string, requestMethod: string, 
   return `Server "${server}" (MCP 2026-07-28) needs input to answer ${requestMethod}: ${plan.method} ("${plan.key}"), but the MCP client connected to mycelium did not declare the ${plan.capability} capability, so it cannot be asked.`
 }
 
+/** JSON-RPC code of a 2026 server's MissingRequiredClientCapability error. */
+export const MISSING_CAPABILITY_CODE = -32021
+
+/**
+ * A modern child's `-32021` (it would need to ask the caller something the
+ * caller did not declare; it saw the caller's capabilities in the envelope)
+ * as a 2025 caller gets it: what the bridge answers when it cannot ask
+ * (bridgeFailure), naming the capabilities, the child's own words kept.
+ */
+export function missingCapabilityFailure(server: string, requestMethod: string, error: { message: string; data?: unknown }): RelayOutcome {
+  const required = (error.data as { requiredCapabilities?: unknown } | undefined)?.requiredCapabilities
+  const names = isObject(required) ? Object.keys(required) : []
+  const what = names.length > 0 ? `the ${names.join(' and ')} capabilit${names.length > 1 ? 'ies' : 'y'}` : 'a capability it needs'
+  const message = `Server "${server}" (MCP 2026-07-28) needs input to answer ${requestMethod}, but the MCP client connected to mycelium did not declare ${what}, so it cannot be asked (${error.message}).`
+  return bridgeFailure(requestMethod, message, { server, method: requestMethod, ...(names.length > 0 ? { missingCapability: names.join(',') } : {}) })
+}
+
 /** Who can be asked for a call's input: the client that made it. */
 export interface InputSource {
   /** What the client declared (undefined: nothing, it cannot be asked). */

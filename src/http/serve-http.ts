@@ -23,13 +23,16 @@ import { RateLimiter } from './rate-limit.js'
 export const HTTP_DRAIN_MS = 10_000
 
 /**
- * What children are offered over HTTP, whoever connects: elicitation and
- * sampling, which myc routes to the session whose call caused them (and
- * refuses for a session that did not declare them). Not roots: a client's
- * roots are places on its own machine, and one shared child cannot follow
- * the roots of many clients.
+ * What children are offered over HTTP, whoever connects: elicitation,
+ * sampling and roots, which myc routes to the client whose call caused them
+ * (a 2025 session, or a 2026 request through an input_required result) and
+ * refuses for one that did not declare them. Roots only within a call: a
+ * client's roots are places on its own machine, and one shared child
+ * cannot follow the roots of many clients, so a child asking outside any
+ * call gets none (Runtime.rootsWithinCallsOnly), and no roots list_changed
+ * is promised.
  */
-export const HTTP_CHILD_CAPABILITIES = { sampling: {}, elicitation: { form: {}, url: {} } }
+export const HTTP_CHILD_CAPABILITIES = { roots: {}, sampling: {}, elicitation: { form: {}, url: {} } }
 
 /** `myc serve --http`'s settings, checked: where to listen and with which tokens. */
 export interface HttpSettings {
@@ -74,6 +77,7 @@ export function prepareHttp(input: { runtime: Runtime; loaded: LoadedConfig; mod
   const asked = launchPrincipal(input.role, input.skills)
   const role = checkPrincipals(input.mode, input.loaded, settings.tokens, asked, input.env, settings.jwt !== undefined)
   input.runtime.offerClientCapabilities(HTTP_CHILD_CAPABILITIES)
+  input.runtime.rootsWithinCallsOnly = true
   const { mode } = input
   // A JWT's role and skills are checked per request against the policy of the moment.
   const identity: IdentityCheck = (claimedRole, claimedSkills) => {

@@ -1,9 +1,11 @@
-import { createMcpHandler, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server'
+import { createMcpHandler, type AuthInfo, type McpHttpHandler, type Tool } from '@modelcontextprotocol/server'
 import type { Logger } from '../logger.js'
 import { credentialView, skillScope, type CredentialView } from '../principal/credential-view.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
-import { statelessServer } from '../server/stateless-server.js'
+import { ParkedCalls } from '../server/parked-calls.js'
+import { statelessServer, toolsOf } from '../server/stateless-server.js'
+import { checkParamHeaders, paramHeaderRefusal, paramHeadersOf, toolCallOf } from './param-headers.js'
 import type { HttpPrincipal } from './principals.js'
 import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
 import type { InboundRequest } from './session-route.js'
@@ -48,16 +50,19 @@ export interface StatelessRouteOptions {
 export class StatelessRoute {
   private readonly handler: McpHttpHandler
   private readonly views = new Map<string, CredentialView>()
+  /** Calls waiting for their clients' input (a 2025 child asked during a 2026 request), found again by the retry's requestState. */
+  private readonly parked: ParkedCalls
   private inFlight = 0
   private idle: Array<() => void> = []
 
   constructor(private readonly options: StatelessRouteOptions) {
     const { runtime, logger } = options
+    const parked = (this.parked = new ParkedCalls(runtime))
     this.handler = createMcpHandler(
       async ({ authInfo }) => {
         const view = authInfo?.extra?.view as CredentialView | undefined
         if (!view) throw new Error('a 2026-era request reached the handler without its view')
-        return statelessServer({ runtime, view, stepUp: options.credentials, ...(options.listTtlMs !== undefined ? { listTtlMs: options.listTtlMs } : {}) })
+        return statelessServer({ runtime, view, stepUp: options.credentials, parked, ...(options.listTtlMs !== undefined ? { listTtlMs: options.listTtlMs } : {}) })
       },
       { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes, onerror: (error) => logger.debug(`http (2026-07-28): ${error.message}`) },
     )
@@ -95,11 +100,31 @@ export class StatelessRoute {
       if (--this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve()
     }
     try {
-      return onBodyDone(await this.handler.fetch(inbound.request, { authInfo, parsedBody: body }), finish)
+      const mismatch = await this.paramHeaderMismatch(inbound.request, view, body)
+      return onBodyDone(mismatch ?? (await this.handler.fetch(inbound.request, { authInfo, parsedBody: body })), finish)
     } catch (error) {
       finish()
       throw error
     }
+  }
+
+  /**
+   * SEP-2243: a tools/call's `Mcp-Param-*` headers against the arguments its
+   * tool marks `x-mcp-header` (src/http/param-headers.ts). The SDK checks only
+   * tools registered on its McpServer, and myc's are not. The tool is one the
+   * credential sees: a hidden or unknown one is left to tools/call, which
+   * answers it as one that does not exist.
+   */
+  private async paramHeaderMismatch(request: Request, view: CredentialView, body: unknown): Promise<Response | undefined> {
+    const call = toolCallOf(body)
+    if (!call) return undefined
+    await this.options.runtime.whenStarted()
+    const tool = toolsOf(this.options.runtime, view).find((t) => (t as Tool).name === call.name) as Tool | undefined
+    const declared = tool && paramHeadersOf(tool.inputSchema)
+    const check = declared && checkParamHeaders(declared, call.args, request.headers)
+    if (!check || check.ok) return undefined
+    this.options.logger.debug(`http (2026-07-28): ${check.header} refused (${check.kind}) for tools/call ${call.name}`)
+    return paramHeaderRefusal(check, call.id)
   }
 
   /**
@@ -137,6 +162,7 @@ export class StatelessRoute {
 
   /** Ends the requests still being answered. */
   close(): Promise<void> {
+    this.parked.close()
     return this.handler.close()
   }
 }

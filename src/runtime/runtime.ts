@@ -2,6 +2,7 @@ import type { ClientCapabilities, JSONRPCNotification, RequestId } from '@modelc
 import { capabilitiesForChildren } from '../children/client-capabilities.js'
 import type { ChildConnection, ListKind } from '../children/child.js'
 import type { InputSource } from '../children/input-bridge.js'
+import { ResourceSubscriptions } from '../children/listen-filter.js'
 import type { CommandHost } from '../children/resolve-command.js'
 import { URGENT_STOP_BUDGET } from '../children/process-tree.js'
 import { ChildSupervisor } from '../children/supervisor.js'
@@ -37,6 +38,8 @@ export interface ConnectionHandle {
   readonly clientCapabilities?: ClientCapabilities | undefined
   /** Whether this connection subscribed to updates of a resource. */
   isSubscribed(uri: string): boolean
+  /** Whether this is a call waiting for its client's answers (a parked call with questions out): a child's new request is likelier another call's. */
+  awaitingClient?(): boolean
 }
 
 /** Who made a forwarded call: the connection and its client's request id (ChildConnection.forward's `caller`). */
@@ -78,6 +81,9 @@ export class Runtime {
   private lastActive: ConnectionHandle | undefined
   /** Conflicts already logged, so a rebuild does not repeat them. */
   private reportedConflicts = new Set<string>()
+
+  /** A child's roots/list outside any call gets an empty list (a shared server over HTTP: whose roots would they be?). */
+  rootsWithinCallsOnly = false
 
   /** The capabilities children are offered, once a client declared them. */
   private offered: ClientCapabilities | undefined
@@ -191,16 +197,34 @@ export class Runtime {
     for (const connection of this.connections) connection.catalogueChanged(changed)
   }
 
-  /** Whose call, if any, is waiting on `child` now (see ChildRequestOrigin). */
+  /**
+   * Whose call, if any, is waiting on `child` now (see ChildRequestOrigin).
+   * A call parked on its client's answers (a 2026 client asked through
+   * input_required) counts only when no other call is in flight: its child
+   * is waiting for those answers, so what it asks now is likelier another
+   * call's (and a parked call that is never retried must not block every
+   * other caller of that child until it times out).
+   */
   originOf(child: Pick<ChildConnection, 'callersInFlight'>): ChildRequestOrigin {
     let found: CallOrigin | undefined
+    let parked: CallOrigin | undefined
     const seen = new Set<ConnectionHandle>()
+    const parkedSeen = new Set<ConnectionHandle>()
     for (const caller of child.callersInFlight()) {
       const origin = caller as CallOrigin
       if (!this.connections.has(origin.connection)) continue
+      if (origin.connection.awaitingClient?.()) {
+        parkedSeen.add(origin.connection)
+        parked = origin
+        continue
+      }
       seen.add(origin.connection)
       // The newest call of that connection: its stream is the likeliest to be open still.
       found = origin
+    }
+    if (seen.size === 0 && parkedSeen.size > 0) {
+      if (parkedSeen.size > 1) return { kind: 'ambiguous', connections: parkedSeen.size }
+      return { kind: 'call', origin: parked! }
     }
     if (seen.size > 1) return { kind: 'ambiguous', connections: seen.size }
     return found ? { kind: 'call', origin: found } : { kind: 'none' }
@@ -239,6 +263,7 @@ export class Runtime {
       this.logger.warn(`refused ${method} from "${child.key}": calls from ${owner.connections} clients are in flight to it, and a server cannot say which call it asks for`)
       return Promise.reject(new Error(`mycelium cannot tell which of ${owner.connections} clients with calls in flight to "${child.key}" this ${method} is for, so it is refused; try again when the other calls have finished`))
     }
+    if (method === 'roots/list' && this.rootsWithinCallsOnly) return Promise.resolve({ roots: [] })
     const connection = this.pickConnection(child.key, method, params)
     if (!connection) return Promise.reject(new Error(`no MCP client that reaches "${child.key}" is connected to mycelium`))
     return connection.forwardRequest(child.key, method, params, signal)
@@ -281,6 +306,38 @@ export class Runtime {
   removeConnection(connection: ConnectionHandle): void {
     this.connections.delete(connection)
     if (this.lastActive === connection) this.lastActive = undefined
+    for (const server of this.resourceSubscriptions.removeHolder(connection)) void this.pushSubscriptions(server).catch(() => {})
+  }
+
+  /** Which connection subscribed to which resource of which modern child (what that child's listen asks for). */
+  private readonly resourceSubscriptions = new ResourceSubscriptions<ConnectionHandle>()
+
+  /**
+   * A connection subscribed to a resource of a modern child (which has no
+   * resources/subscribe): the child's listen asks for the resources all
+   * connections subscribed to. Resolves once it does; rejects (the
+   * subscription dropped) when the child's listen could not be opened.
+   */
+  async subscribeResource(connection: ConnectionHandle, child: ChildConnection, uri: string): Promise<void> {
+    const had = this.resourceSubscriptions.has(child.key, uri, connection)
+    this.resourceSubscriptions.add(child.key, uri, connection)
+    try {
+      await this.pushSubscriptions(child.key)
+    } catch (error) {
+      if (!had && this.resourceSubscriptions.remove(connection, uri) !== undefined) void this.pushSubscriptions(child.key).catch(() => {})
+      throw error
+    }
+  }
+
+  /** A connection unsubscribed from a resource: the modern child's listen stops asking for it when no other connection wants it. */
+  async unsubscribeResource(connection: ConnectionHandle, uri: string): Promise<void> {
+    const server = this.resourceSubscriptions.remove(connection, uri)
+    if (server !== undefined) await this.pushSubscriptions(server).catch(() => {})
+  }
+
+  /** Tells a child which of its resources connections subscribed to (ignored by a legacy child: it has resources/subscribe). */
+  private pushSubscriptions(server: string): Promise<void> {
+    return this.supervisor.children.get(server)?.setResourceSubscriptions(this.resourceSubscriptions.uris(server)) ?? Promise.resolve()
   }
 
   /**
@@ -305,6 +362,8 @@ export class Runtime {
     }
     await Promise.all([...diff.servers.removed, ...diff.servers.changed].map((key) => this.supervisor.remove(key, drainMs, gone)))
     await Promise.all([...diff.servers.changed, ...diff.servers.added].map((key) => this.supervisor.add(key, servers.get(key)!)))
+    // A changed server's new child listens for the resources connections still hold of it.
+    for (const key of diff.servers.changed) void this.pushSubscriptions(key).catch(() => {})
     return diff
   }
 

@@ -7,6 +7,7 @@ import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { Runtime, ConnectionHandle, CallOrigin } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
 import { hasSkillsExtension } from '../children/child.js'
+import type { CallerEra } from '../children/era.js'
 import { registerSkillHandlers, skillsCapability, type SkillSources } from './skills-handlers.js'
 import { childForUri, completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor } from './principal-requests.js'
 import { UpstreamRelay, type ForwardContext, type ForwardHandler } from './upstream-relay.js'
@@ -66,8 +67,10 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   /** A forwarded request's context, naming this connection and the request as the caller. */
-  private calledBy(ctx: ForwardContext): ForwardContext & { caller: CallOrigin } {
-    return { ...ctx, caller: { connection: this, requestId: ctx.requestId } }
+  private calledBy(ctx: ForwardContext): ForwardContext & { caller: CallOrigin; callerEra: CallerEra } {
+    // A modern child asks (input_required) only what this client declared: the bridge asks it the 2025 way.
+    const clientCapabilities = this.clientCapabilities
+    return { ...ctx, caller: { connection: this, requestId: ctx.requestId }, callerEra: { modern: false, ...(clientCapabilities ? { clientCapabilities } : {}) } }
   }
 
   /** The SDK server; exists once connect() has begun talking to the client. */
@@ -134,7 +137,9 @@ export class ClientConnection implements ConnectionHandle {
         const uri = request.params.uri
         const child = this.childForUri(uri)
         if (!child) throw new ProtocolError(INVALID_PARAMS, `Resource not found: ${uri}`)
-        if (child.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri })
+        // A 2026 child has no resources/subscribe: its subscriptions/listen asks for the resource instead.
+        if (child.era === 'modern') await this.options.runtime.subscribeResource(this, child, uri)
+        else if (child.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri })
         this.subscriptions.add(uri)
         this.onstatechange?.()
         return {}
@@ -143,8 +148,9 @@ export class ClientConnection implements ConnectionHandle {
         const uri = request.params.uri
         this.subscriptions.delete(uri)
         this.onstatechange?.()
+        await this.options.runtime.unsubscribeResource(this, uri)
         const child = this.childForUri(uri)
-        if (child?.capabilities?.resources?.subscribe && !this.otherConnectionSubscribed(uri)) await child.request('resources/unsubscribe', { uri }).catch(() => {})
+        if (child?.era !== 'modern' && child?.capabilities?.resources?.subscribe && !this.otherConnectionSubscribed(uri)) await child.request('resources/unsubscribe', { uri }).catch(() => {})
         return {}
       })
     }
@@ -269,7 +275,8 @@ export class ClientConnection implements ConnectionHandle {
       if (this.subscriptions.has(uri)) continue
       this.subscriptions.add(uri)
       const child = this.childForUri(uri)
-      if (child?.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri }).catch(() => {})
+      if (child?.era === 'modern') await this.options.runtime.subscribeResource(this, child, uri).catch(() => {})
+      else if (child?.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri }).catch(() => {})
     }
   }
 

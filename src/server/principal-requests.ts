@@ -19,7 +19,8 @@ export function unknownPrompt(name: unknown): RelayOutcome {
 }
 
 export function unknownResource(uri: unknown): RelayOutcome {
-  return { ok: false, error: { code: INVALID_PARAMS, message: `Resource not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}` } }
+  // data.uri names the resource asked for (SEP-2164): what the client sent, so it reveals nothing of a hidden one.
+  return { ok: false, error: { code: INVALID_PARAMS, message: `Resource not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}`, ...(typeof uri === 'string' ? { data: { uri } } : {}) } }
 }
 
 /** How a forwarded request reaches a child: its cancellation, progress, and who asked (so the child's own requests go back there). */

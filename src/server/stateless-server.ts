@@ -1,15 +1,16 @@
 import { McpServer, ProtocolError, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server'
-import { LOG_LEVEL_META_KEY, type JSONRPCNotification, type LoggingLevel, type RequestId } from '@modelcontextprotocol/client'
+import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type ClientCapabilities, type LoggingLevel } from '@modelcontextprotocol/client'
 import { hasSkillsExtension } from '../children/child.js'
-import { Cancellation } from '../protocol/cancellation.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import { skillScope, type CredentialView } from '../principal/credential-view.js'
 import type { PrincipalView } from '../principal/view.js'
 import { callVisibleTool, visibleTools } from '../runtime/principal-tools.js'
-import type { ConnectionHandle, Runtime } from '../runtime/runtime.js'
+import type { Runtime } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
+import { isParkedState, type CallTarget, type ParkedCall, type ParkedCalls, type ParkedStep, type RoundSink } from './parked-calls.js'
 import { completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, visiblePrompts, visibleResources, visibleTemplates, type PrincipalForward } from './principal-requests.js'
 import { registerSkillHandlers, skillsCapability } from './skills-handlers.js'
+import { hasTasksExtension, registerTaskHandlers, taskCaller, TASKS_EXTENSION } from './task-routing.js'
 
 /** How long a 2026-era client may keep a list (`ttlMs`): there is no list_changed for it yet, so a child's new tools show within this. */
 export const MODERN_LIST_TTL_MS = 30_000
@@ -24,6 +25,8 @@ export interface StatelessServerOptions {
   listTtlMs?: number
   /** Entries per page of the list answers. */
   pageSize?: number
+  /** The calls of this face waiting for their clients' input (a 2025 child asked during a call): one registry per route or stdio connection, outliving the per-request servers. */
+  parked: ParkedCalls
 }
 
 /** A relayed answer as an SDK handler returns it: the child's result untouched, or its error thrown with code and data. */
@@ -34,47 +37,10 @@ function answer(outcome: RelayOutcome | undefined): Record<string, unknown> {
   throw new ProtocolError(error.code, error.message, error.data)
 }
 
-/**
- * One 2026-era request as a caller of the children: what `Runtime` routes a
- * child's log messages and requests by while a call is in flight. Joins the
- * runtime only for the length of that call. A child's log message comes
- * back on the call's own stream when the request's envelope asked for that
- * level (`ctx.mcpReq.log`); a child's request (elicitation, sampling, roots)
- * is refused: the 2026 era asks the client through `input_required`
- * results, which myc does not bridge yet.
- */
-class RequestCaller implements ConnectionHandle {
-  readonly clientHasRoots = false
-  constructor(
-    private readonly view: PrincipalView,
-    private readonly ctx: ServerContext,
-  ) {}
-  catalogueChanged(): void {}
-  childNotification(server: string, notification: JSONRPCNotification, related?: RequestId): void {
-    // Only what belongs to this call: outside any call, a log message or resource update is no 2026 request's business.
-    if (related === undefined || notification.method !== 'notifications/message' || !this.view.serverVisible(server)) return
-    const params = (notification.params ?? {}) as { level?: LoggingLevel; data?: unknown }
-    if (typeof params.level !== 'string') return
-    void this.ctx.mcpReq.log(params.level, params.data, server).catch(() => {})
-  }
-  reaches(server: string): boolean {
-    return this.view.serverVisible(server)
-  }
-  canAnswer(): boolean {
-    return false
-  }
-  forwardRequest(server: string, method: string): Promise<Record<string, unknown>> {
-    return Promise.reject(new ProtocolError(-32601, `The 2026-07-28 client calling through mycelium cannot be asked ${method} during a call (asked by server "${server}"): myc does not turn it into an input_required result yet`))
-  }
-  isSubscribed(): boolean {
-    return false
-  }
-}
-
 /** Lists already made for a view, until its principal or the catalogue changes (views are per credential, so they outlive requests). */
 const toolLists = new WeakMap<PrincipalView, { revision: unknown; catalogue: number; tools: readonly unknown[] }>()
 
-function toolsOf(runtime: Runtime, view: PrincipalView): readonly unknown[] {
+export function toolsOf(runtime: Runtime, view: PrincipalView): readonly unknown[] {
   const revision = view.revision?.()
   const catalogue = runtime.catalogue.revision.tools
   const cached = toolLists.get(view)
@@ -84,7 +50,7 @@ function toolsOf(runtime: Runtime, view: PrincipalView): readonly unknown[] {
   return tools
 }
 
-/** What the children together offer a 2026-era client: no list_changed and no resource subscriptions (no subscriptions/listen yet), no tasks. */
+/** What the children together offer a 2026-era client: no list_changed and no resource subscriptions (no subscriptions/listen yet); the tasks extension when a child the view reaches has it. */
 function capabilitiesOf(runtime: Runtime, view: PrincipalView): ServerCapabilities {
   const children = [...runtime.supervisor.children.values()]
   // A lazy child not started yet may support anything, so it counts as all.
@@ -93,10 +59,14 @@ function capabilitiesOf(runtime: Runtime, view: PrincipalView): ServerCapabiliti
   if (any((c) => c.prompts)) caps.prompts = { listChanged: false }
   if (any((c) => c.resources)) caps.resources = { listChanged: false }
   if (any((c) => c.completions)) caps.completions = {}
+  const extensions: Record<string, unknown> = {}
   if (view.servedSkills || children.some((c) => hasSkillsExtension(c.capabilities))) {
     caps.resources = { listChanged: false }
-    ;(caps as Record<string, unknown>).extensions = skillsCapability
+    Object.assign(extensions, skillsCapability)
   }
+  // SEP-2663, routed by task-routing.ts: a lazy child not started counts, as above.
+  if (children.some((c) => view.serverVisible(c.key) && (c.state !== 'RUNNING' || hasTasksExtension(c.capabilities)))) extensions[TASKS_EXTENSION] = {}
+  if (Object.keys(extensions).length > 0) (caps as Record<string, unknown>).extensions = extensions
   return caps
 }
 
@@ -116,7 +86,7 @@ function capabilitiesOf(runtime: Runtime, view: PrincipalView): ServerCapabiliti
  * handler, tools/list and tools/call included, is myc's.
  */
 export async function statelessServer(options: StatelessServerOptions): Promise<McpServer> {
-  const { runtime, view, stepUp } = options
+  const { runtime, view, stepUp, parked } = options
   const pageSize = options.pageSize ?? 1_000
   const ttlMs = options.listTtlMs ?? MODERN_LIST_TTL_MS
   await runtime.whenStarted()
@@ -127,6 +97,8 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     {
       ...(instructions ? { instructions } : {}),
       cacheHints: { 'tools/list': hint, 'prompts/list': hint, 'resources/list': hint, 'resources/templates/list': hint, 'server/discover': hint },
+      // myc's own requestState (a parked call) is verified and decoded; a child's passes through as the string it is.
+      requestState: { verify: parked.verify },
     },
   )
   const activate = view.activateTool()
@@ -152,27 +124,50 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
   const reaches = (s: string) => view.serverVisible(s)
 
   /**
-   * Runs a forwarded request as a caller the runtime knows for its length
-   * (a child's log message or request finds it). A modern child hears the
-   * request's log level in myc's envelope, and its `input_required` answer
-   * comes back as it is: the client's retry brings `inputResponses` and
-   * `requestState`, which the SDK lifts off the params, so they are put back
-   * for the child.
+   * Runs a forwarded request as a call the runtime knows for all its rounds
+   * (a ParkedCall: a child's log message or question finds it). A modern
+   * child hears the request's log level and the client's capabilities in
+   * myc's envelope, and its `input_required` answer comes back as it is:
+   * the client's retry brings `inputResponses` and `requestState`, which the
+   * SDK lifts off the params, so they are put back for the child. A 2025
+   * child's questions park the call (parked-calls.ts): the client gets
+   * `input_required` from myc, and its retry, carrying myc's requestState,
+   * resumes the call here instead of starting another.
    */
-  const forwarded = async (ctx: ServerContext, run: (forward: PrincipalForward, retry: Record<string, unknown>) => Promise<RelayOutcome | undefined>) => {
-    const caller = new RequestCaller(view, ctx)
-    const cancellation = Cancellation.from(ctx.mcpReq.signal)
-    const token = ctx.mcpReq._meta?.progressToken
-    const onProgress = token !== undefined ? (p: { progress: number; total?: number; message?: string }) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => {}) : undefined
-    const logLevel = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined
+  const forwarded = async (ctx: ServerContext, target: CallTarget, run: (forward: PrincipalForward, retry: Record<string, unknown>) => Promise<RelayOutcome | undefined>) => {
+    const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
+    const logLevel = envelope?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined
+    const clientCapabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined
     const requestState = ctx.mcpReq.requestState<unknown>()
-    const retry = { ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}), ...(typeof requestState === 'string' ? { requestState } : {}) }
-    runtime.addConnection(caller)
-    try {
-      return answer(await run({ cancellation, caller: { connection: caller, requestId: ctx.mcpReq.id }, callerEra: { modern: true, ...(logLevel ? { logLevel } : {}) }, ...(onProgress ? { onProgress } : {}) }, retry))
-    } finally {
-      runtime.removeConnection(caller)
+    let call: ParkedCall
+    if (isParkedState(requestState)) {
+      call = parked.resume(requestState, target, ctx)
+      call.clientCapabilities = clientCapabilities
+      call.answer(ctx.mcpReq.inputResponses)
+    } else {
+      call = parked.open(view, target, ctx)
+      call.clientCapabilities = clientCapabilities
+      const retry = { ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}), ...(typeof requestState === 'string' ? { requestState } : {}) }
+      const callerEra = { modern: true, ...(logLevel ? { logLevel } : {}), ...(clientCapabilities ? { clientCapabilities } : {}), ...taskCaller(runtime, ctx) }
+      call.start((origin) => run({ cancellation: call.cancellation, caller: origin, callerEra, onProgress: (p) => call.progress(p) }, retry))
     }
+    const token = ctx.mcpReq._meta?.progressToken
+    const sink: RoundSink = {
+      log: (level, data, server) => void ctx.mcpReq.log(level, data, server).catch(() => {}),
+      progress: (p) => {
+        if (token !== undefined) void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => {})
+      },
+    }
+    let step: ParkedStep
+    try {
+      step = await call.next(ctx.mcpReq.signal, sink)
+    } catch {
+      // The client gave up on the request: the child's call goes with it.
+      call.cancellation.cancel('cancelled by the client')
+      throw new ProtocolError(-32800, 'Request cancelled')
+    }
+    if (step.kind === 'done') return answer(call.explain(step.outcome))
+    return { resultType: 'input_required', inputRequests: step.inputRequests, requestState: await parked.mint(call, ctx) }
   }
 
   server.setRequestHandler('tools/list', async (request) => {
@@ -181,8 +176,8 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
   })
   server.setRequestHandler('tools/call', (request, ctx) =>
-    forwarded(ctx, async (forward, retry) => {
-      const called = await callVisibleTool(runtime, view, { ...request.params, ...retry } as Record<string, unknown>, { ...forward, builtin: () => ({ signal: ctx.mcpReq.signal }) })
+    forwarded(ctx, { method: 'tools/call', name: String(request.params.name) }, async (forward, retry) => {
+      const called = await callVisibleTool(runtime, view, { ...request.params, ...retry } as Record<string, unknown>, { ...forward, builtin: () => ({ signal: forward.cancellation.signal }) })
       return called?.outcome
     }) as never,
   )
@@ -192,7 +187,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       const page = paginate(visiblePrompts(runtime, view), decodeCursor(request.params?.cursor, 'prompts'), pageSize, 'prompts')
       return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
     })
-    server.setRequestHandler('prompts/get', (request, ctx) => forwarded(ctx, (forward, retry) => getVisiblePrompt(runtime, view, { ...request.params, ...retry }, forward)) as never)
+    server.setRequestHandler('prompts/get', (request, ctx) => forwarded(ctx, { method: 'prompts/get', name: String(request.params.name) }, (forward, retry) => getVisiblePrompt(runtime, view, { ...request.params, ...retry }, forward)) as never)
   }
   if (caps.resources) {
     server.setRequestHandler('resources/list', async (request) => {
@@ -204,11 +199,12 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       const page = paginate(visibleTemplates(runtime, view), decodeCursor(request.params?.cursor, 'templates'), pageSize, 'templates')
       return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
     })
-    server.setRequestHandler('resources/read', (request, ctx) => forwarded(ctx, (forward, retry) => readVisibleResource(runtime, view, { ...request.params, ...retry }, forward)) as never)
+    server.setRequestHandler('resources/read', (request, ctx) => forwarded(ctx, { method: 'resources/read', name: String(request.params.uri) }, (forward, retry) => readVisibleResource(runtime, view, { ...request.params, ...retry }, forward)) as never)
   }
   if (caps.completions) {
-    server.setRequestHandler('completion/complete', (request, ctx) => forwarded(ctx, (forward) => completeVisible(runtime, view, request.params as Record<string, unknown>, forward)) as never)
+    server.setRequestHandler('completion/complete', (request, ctx) => forwarded(ctx, { method: 'completion/complete', name: JSON.stringify(request.params.ref ?? null) }, (forward) => completeVisible(runtime, view, request.params as Record<string, unknown>, forward)) as never)
   }
-  if ((caps as { extensions?: unknown }).extensions) registerSkillHandlers(server, skillSourcesFor(runtime, view), pageSize)
+  if (hasSkillsExtension(caps)) registerSkillHandlers(server, skillSourcesFor(runtime, view), pageSize)
+  registerTaskHandlers(server, runtime, view)
   return mcp
 }

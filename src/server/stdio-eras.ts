@@ -7,6 +7,7 @@ import { credentialView, type CredentialView } from '../principal/credential-vie
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { ClientConnection } from './client-connection.js'
+import { BRIDGED_CHILD_CAPABILITIES, ParkedCalls } from './parked-calls.js'
 import { statelessServer } from './stateless-server.js'
 
 /**
@@ -167,6 +168,8 @@ export class StdioEraConnection {
   private readonly queue: JSONRPCMessage[] = []
   private busy = false
   private credential: CredentialView | undefined
+  /** The 2026 connection's calls waiting for its input (a 2025 child asked during them). */
+  private parked: ParkedCalls | undefined
   private ended = false
 
   constructor(private readonly options: StdioEraConnectionOptions) {
@@ -258,11 +261,12 @@ export class StdioEraConnection {
     })
     this.credential ??= credentialView(this.options.view, runtime.loaded.config.namespace, { credential: 'stdio' })
     const view = this.credential
+    const parked = (this.parked ??= new ParkedCalls(runtime))
     const engine = serveModernStdio(
       () => {
-        // A 2026 client is never asked anything by a child (no input_required bridge yet): children are offered no client capabilities.
-        runtime.offerClientCapabilities({})
-        return statelessServer({ runtime, view, stepUp: false })
+        // What a 2025 child asks during a 2026 client's call becomes that call's input_required (parked-calls.ts): children are offered what that can carry.
+        runtime.offerClientCapabilities(BRIDGED_CHILD_CAPABILITIES)
+        return statelessServer({ runtime, view, stepUp: false, parked })
       },
       { transport: channel, legacy: 'reject', onerror: (error) => this.options.onNote?.(`stdio (2026-07-28): ${error.message}`) },
     )
@@ -343,6 +347,7 @@ export class StdioEraConnection {
     this.ended = true
     const phase = this.phase
     this.phase = { kind: 'closed' }
+    this.parked?.close()
     if (phase.kind === 'modern' || phase.kind === 'probe') void phase.engine.close().catch(() => {})
     this.onclose?.()
   }

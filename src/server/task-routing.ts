@@ -1,0 +1,217 @@
+import { MissingRequiredClientCapabilityError, ProtocolError, type Server, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server'
+import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type ClientCapabilities, type LoggingLevel } from '@modelcontextprotocol/client'
+import type { CallerEra } from '../children/era.js'
+import { Cancellation } from '../protocol/cancellation.js'
+import { passthrough } from '../protocol/passthrough.js'
+import type { RelayOutcome } from '../protocol/request-relay.js'
+import type { PrincipalView } from '../principal/view.js'
+import type { Runtime } from '../runtime/runtime.js'
+
+/**
+ * The tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`) for
+ * 2026-07-28 clients, over the modern children that have it. A child creates
+ * the task (a tools/call answered with a CreateTaskResult, `resultType:
+ * "task"`), which passes back to the client as it is; myc remembers whose
+ * task it is and which child holds it, and routes the client's `tasks/get`,
+ * `tasks/update` and `tasks/cancel` there (with the modern envelope, so the
+ * child sees the extension the client declared). A taskId myc does not
+ * know, or one created for another credential, answers -32602 exactly as
+ * an unknown task: never "it exists, but not for you". A request that does
+ * not declare the extension gets -32021 naming it, as from the child itself.
+ * (`tasks/list` and `tasks/result` are gone in this version of the
+ * extension: the SDK answers them -32601.)
+ *
+ * The taskId is the child's own, kept, not wrapped. Wrapping it (sealed
+ * with the server and the credential, as myc's requestState is) would make
+ * routing stateless across replicas, but a task lives in one child process
+ * of one replica anyway: the SEP-2663 binding puts the taskId in the
+ * `Mcp-Name` header precisely so that a load balancer can send every request
+ * for a task to the instance that holds it. Kept as it is, the taskId
+ * matches what the child puts everywhere else (its status notifications,
+ * the `io.modelcontextprotocol/related-task` keys in `_meta`), which so
+ * pass through untouched. The price is this map (TaskLedger): bounded, each
+ * entry forgotten after the task's own `ttlMs`, and keyed by credential and
+ * taskId, so two children (or two credentials) minting the same taskId do
+ * not see each other's.
+ */
+
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
+
+/** An entry kept this long when the child gives no `ttlMs`. */
+export const DEFAULT_TASK_TTL_MS = 3_600_000
+/** …and at most this long (a `ttlMs` of null is "unlimited" for the child, not for myc's map). */
+export const MAX_TASK_TTL_MS = 86_400_000
+/** Tasks remembered at most per runtime; beyond it the least recently used is forgotten. */
+export const MAX_TASKS = 10_000
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** Whether capabilities (a server's or a client's) declare the tasks extension. */
+export function hasTasksExtension(caps: ServerCapabilities | ClientCapabilities | undefined): boolean {
+  const extensions = (caps as { extensions?: unknown } | undefined)?.extensions
+  return isObject(extensions) && extensions[TASKS_EXTENSION] !== undefined
+}
+
+/** What a 2026 request declared in its envelope (undefined without one). */
+function declaredCapabilities(ctx: ServerContext): ClientCapabilities | undefined {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
+  const caps = envelope?.[CLIENT_CAPABILITIES_META_KEY]
+  return isObject(caps) ? (caps as ClientCapabilities) : undefined
+}
+
+/** Whose request this is: the credential's key over HTTP (the route puts it in authInfo), one launch over stdio. */
+export function principalOf(ctx: ServerContext): string {
+  return ctx.http?.authInfo?.clientId ?? ''
+}
+
+/** The task a child's answer created: its `resultType: "task"` CreateTaskResult, flat (SEP-2663), with a taskId. */
+export function createdTask(result: Record<string, unknown>): { taskId: string; ttlMs: number | null | undefined } | undefined {
+  if (result.resultType !== 'task' || typeof result.taskId !== 'string' || result.taskId === '') return undefined
+  return { taskId: result.taskId, ttlMs: ttlOf(result.ttlMs) }
+}
+
+function ttlOf(value: unknown): number | null | undefined {
+  if (value === null) return null
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined
+}
+
+/** How long an entry is kept from now, by the task's `ttlMs` (null: as long as myc keeps anything). */
+export function keepFor(ttlMs: number | null | undefined): number {
+  if (ttlMs === null) return MAX_TASK_TTL_MS
+  return Math.min(ttlMs ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS)
+}
+
+interface LedgerEntry {
+  server: string
+  expiresAt: number
+}
+
+/**
+ * Which child holds each task, by credential: the pure part of the routing.
+ * An entry lives for its task's `ttlMs` from the last time the child
+ * answered about it, and the map holds at most `max` of them (the least
+ * recently used goes first).
+ */
+export class TaskLedger {
+  private readonly entries = new Map<string, LedgerEntry>()
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly max = MAX_TASKS,
+  ) {}
+
+  get size(): number {
+    return this.entries.size
+  }
+
+  /** `owner`'s task `taskId` is held by `server`, for `ttlMs` from now (remembered again: pushed back, the most recently used). */
+  remember(owner: string, taskId: string, server: string, ttlMs: number | null | undefined): void {
+    const key = keyOf(owner, taskId)
+    this.entries.delete(key)
+    this.entries.set(key, { server, expiresAt: this.now() + keepFor(ttlMs) })
+    if (this.entries.size > this.max) this.evict()
+  }
+
+  /** The server holding `owner`'s task `taskId`; undefined for a task `owner` has not (any longer): another's included. */
+  serverOf(owner: string, taskId: string): string | undefined {
+    const key = keyOf(owner, taskId)
+    const entry = this.entries.get(key)
+    if (!entry) return undefined
+    if (entry.expiresAt <= this.now()) {
+      this.entries.delete(key)
+      return undefined
+    }
+    return entry.server
+  }
+
+  /** The expired entries first; then, while still too many, the least recently used. */
+  private evict(): void {
+    const now = this.now()
+    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key)
+    for (const key of this.entries.keys()) {
+      if (this.entries.size <= this.max) break
+      this.entries.delete(key)
+    }
+  }
+}
+
+function keyOf(owner: string, taskId: string): string {
+  return `${owner}\u0000${taskId}`
+}
+
+/** One ledger per runtime: the per-request servers come and go, the tasks outlive them. */
+const ledgers = new WeakMap<Runtime, TaskLedger>()
+
+export function taskLedger(runtime: Runtime): TaskLedger {
+  let ledger = ledgers.get(runtime)
+  if (!ledger) ledgers.set(runtime, (ledger = new TaskLedger()))
+  return ledger
+}
+
+/**
+ * What a forwarded request of `ctx` adds to its CallerEra: when it declared
+ * the extension, a task a child creates for it is remembered as its
+ * credential's (before the client has the taskId, so an immediate tasks/get
+ * finds it). Nothing for a request that did not: a child does not create
+ * tasks for it (the client's capabilities reach the child per request).
+ */
+export function taskCaller(runtime: Runtime, ctx: ServerContext): Pick<CallerEra, 'taskCreated'> {
+  if (!hasTasksExtension(declaredCapabilities(ctx))) return {}
+  const owner = principalOf(ctx)
+  return {
+    taskCreated: (server, result) => {
+      const task = createdTask(result)
+      if (task) taskLedger(runtime).remember(owner, task.taskId, server, task.ttlMs)
+    },
+  }
+}
+
+/** The methods routed to the child holding the task (SEP-2663). */
+export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const
+
+/** The -32602 of a task that does not exist for the caller: the same whether it never existed, expired, or is another credential's. */
+export function unknownTask(taskId: unknown): ProtocolError {
+  return new ProtocolError(-32602, `Unknown taskId: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId ?? null)}`)
+}
+
+/** The -32021 of a request about tasks that did not declare the extension. */
+export function missingTasksExtension(): MissingRequiredClientCapabilityError {
+  return new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } as ClientCapabilities }, `This needs the ${TASKS_EXTENSION} extension: declare it in the request's client capabilities`)
+}
+
+function answer(outcome: RelayOutcome): Record<string, unknown> {
+  if (outcome.ok) return outcome.result
+  const error = outcome.error as { code: number; message: string; data?: unknown }
+  throw new ProtocolError(error.code, error.message, error.data)
+}
+
+/**
+ * Registers tasks/get, tasks/update and tasks/cancel on a 2026 request's
+ * server, when its capabilities advertise the extension (capabilitiesOf:
+ * a child the view reaches has it). Each is answered by the child holding
+ * the task, for the credential that created it, while the view still
+ * reaches that child.
+ */
+export function registerTaskHandlers(server: Server, runtime: Runtime, view: PrincipalView): void {
+  if (!hasTasksExtension(server.getCapabilities())) return
+  const ledger = taskLedger(runtime)
+  for (const method of TASK_METHODS) {
+    server.setRequestHandler(method, { params: passthrough }, async (params, ctx) => {
+      const declared = declaredCapabilities(ctx)
+      if (!hasTasksExtension(declared)) throw missingTasksExtension()
+      const owner = principalOf(ctx)
+      const taskId = params.taskId
+      const holder = typeof taskId === 'string' ? ledger.serverOf(owner, taskId) : undefined
+      const child = holder !== undefined && view.serverVisible(holder) ? runtime.supervisor.children.get(holder) : undefined
+      if (!child || typeof taskId !== 'string') throw unknownTask(taskId)
+      // The SDK lifts a tasks/update's inputResponses off the params it hands over (as for a retried tools/call): the child needs them back.
+      const sent = method === 'tasks/update' && ctx.mcpReq.inputResponses ? { ...params, inputResponses: ctx.mcpReq.inputResponses } : params
+      const logLevel = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined
+      const callerEra: CallerEra = { modern: true, ...(logLevel ? { logLevel } : {}), ...(declared ? { clientCapabilities: declared } : {}) }
+      const outcome = await child.forward(method, sent, { cancellation: Cancellation.from(ctx.mcpReq.signal), callerEra })
+      // A tasks/get answered: the task is kept for its ttlMs from now (what the child says it keeps it for).
+      if (outcome.ok && method === 'tasks/get') ledger.remember(owner, taskId, child.key, ttlOf(outcome.result.ttlMs))
+      return answer(outcome) as never
+    })
+  }
+}
