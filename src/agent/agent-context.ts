@@ -7,6 +7,7 @@ import type { PrincipalView } from '../principal/view.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { loadAnthropicSdk, type AnthropicSdk } from './anthropic-sdk.js'
+import { agentCapabilities, modelSampler, workingDirectoryRoots, type ChildAnswers } from './child-questions.js'
 import { resolveModel } from './model.js'
 
 /** What every agent face needs: the credentials check, the runtime, views, the model and the API client. */
@@ -19,6 +20,8 @@ export interface AgentContext {
   model: string
   sdk: AnthropicSdk
   client: Anthropic
+  /** How the agent answers what its children ask during a tool call (children were offered exactly this). */
+  answers: ChildAnswers
 }
 
 /** Says which variable to set when there are no credentials at all (before anything starts). */
@@ -35,7 +38,17 @@ export function requireCredentials(env: Record<string, string | undefined>): voi
  * environment, as the SDK reads them). `onRuntime` hears of the runtime as
  * soon as it exists, so the caller can close it whatever happens next.
  */
-export async function openAgentContext(options: { configPath?: string | undefined; skills?: string[] | undefined; model?: string | undefined; logger: Logger; env: Record<string, string | undefined>; version: string; onRuntime: (runtime: Runtime) => void }): Promise<AgentContext> {
+export async function openAgentContext(options: {
+  configPath?: string | undefined
+  skills?: string[] | undefined
+  model?: string | undefined
+  logger: Logger
+  env: Record<string, string | undefined>
+  version: string
+  onRuntime: (runtime: Runtime) => void
+  /** A person will answer children's elicitation (chat on a terminal: it sets `answers.elicit` once its prompt exists); else it is not offered. */
+  person?: boolean
+}): Promise<AgentContext> {
   requireCredentials(options.env)
   const { runtime, loaded, mode } = await openRuntime({ configPath: options.configPath, logger: options.logger, version: options.version, env: options.env })
   options.onRuntime(runtime)
@@ -44,5 +57,13 @@ export async function openAgentContext(options: { configPath?: string | undefine
   const viewFor = (role: string | undefined, only?: string[]) => createView(mode, loaded, { role, skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}), ...(only ? { only } : {}) })
   const sdk = await loadAnthropicSdk()
   const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
-  return { runtime, loaded, mode, viewFor, model: resolveModel(options.model, loaded.config.agent.model, options.env), sdk, client }
+  const model = resolveModel(options.model, loaded.config.agent.model, options.env)
+  // What children may ask during the agent's tool calls: the model (sampling), the person when there is one, the working directory as the root.
+  const answers: ChildAnswers = {
+    sample: modelSampler(client, model, loaded.config.agent.maxTokens, (message) => options.logger.info(message)),
+    roots: workingDirectoryRoots(process.cwd()),
+    ...(options.person ? { elicit: () => Promise.reject(new Error('nobody is at the prompt yet')) } : {}),
+  }
+  runtime.offerClientCapabilities(agentCapabilities(answers))
+  return { runtime, loaded, mode, viewFor, model, sdk, client, answers }
 }

@@ -73,16 +73,17 @@ export async function runChat(options: ChatOptions): Promise<number> {
   // Closed in `finally` too: an error escaping the chat must not leave the terminal held by a prompt nobody reads.
   let prompt: { close(): void } | undefined
   try {
-    const opened = await openAgentContext({ ...options, onRuntime: (r) => (runtime = r) })
-    const { loaded, sdk, client } = opened
+    const interactive = input.isTTY === true && output.isTTY === true
+    // On a terminal a person answers the children's elicitation (below, once the prompt exists); piped, nobody does, so it is not offered.
+    const opened = await openAgentContext({ ...options, person: interactive, onRuntime: (r) => (runtime = r) })
+    const { loaded, sdk, client, answers } = opened
     const rt = runtime!
     const view = opened.viewFor(options.role)
     await rt.start()
-    const toolbox = viewToolbox(rt, view)
+    const toolbox = viewToolbox(rt, view, answers)
     let model = opened.model
     const usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
     const conversation: BetaMessageParam[] = []
-    const interactive = input.isTTY === true && output.isTTY === true
     const events = new EventStream(humanSink(output, errors))
     const say = (text: string) => errors.write(`${text}\n`)
     const principal = () => view.describe?.() ?? { role: null, activeSkills: [] }
@@ -156,6 +157,18 @@ export async function runChat(options: ChatOptions): Promise<number> {
         const a = (await question(`${q} [y/n]: `)).trim().toLowerCase()
         if (a === 'y' || a === 'yes') return true
         if (a === 'n' || a === 'no') return false
+      }
+    }
+    if (interactive) {
+      // A child's questions during a tool call: elicitation is the person's to answer, and sampling spends the person's tokens, so it is asked first.
+      const { terminalElicitation } = await import('./child-questions.js')
+      answers.elicit = terminalElicitation(question, say)
+      const sample = answers.sample
+      if (sample) {
+        answers.sample = async (server, params, signal) => {
+          if (!(await yesNo(`Server "${server}" asks the model to answer it (sampling, up to ${String(params.maxTokens ?? '?')} tokens). Allow?`))) throw new Error('the person declined the sampling request')
+          return sample(server, params, signal)
+        }
       }
     }
     const { APPROVAL_ANSWERS } = await import('./terminal-approval.js')

@@ -14,6 +14,8 @@ const common = {
   /** ISO 8601. */
   time: v.pipe(v.string(), v.isoTimestamp()),
   sessionId: v.string(),
+  /** Set on what a worker did (its text, tool calls and results…): the parent's `mycelium__delegate` call id (worker_start's parentId). Absent: the agent itself. */
+  worker: v.optional(v.string()),
 }
 
 const Usage = v.strictObject({

@@ -92,7 +92,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   try {
     const kind = options.mode ?? 'run'
     const context = options.contextFile ? await (await import('./failure-context.js')).readFailureContext(options.contextFile) : undefined
-    const { loaded, mode, viewFor, model, sdk, client } = await openAgentContext({ ...options, onRuntime: (r) => (runtime = r) })
+    const { loaded, mode, viewFor, model, sdk, client, answers } = await openAgentContext({ ...options, onRuntime: (r) => (runtime = r) })
     const rt = runtime!
     price.value = loaded.config.agent.price
     if (kind !== 'run' && mode.kind !== 'policy') throw new MycError('USAGE', `myc ${kind} needs policy mode (skills and roles); in open mode use \`myc run\``)
@@ -144,7 +144,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       const { writer, conversation } = openSession(view, as, handedOff)
       const recorded = conversation.length
       const approve = as === 'adhoc' ? await createApprovalGate(loaded.config, rt, options.approve ?? [], events.emit) : undefined
-      const own = viewToolbox(rt, view)
+      const own = viewToolbox(rt, view, answers)
       const principal = view.describe?.() ?? { role: null, activeSkills: [] }
       const workers = loaded.config.agent.workers
       const toolbox =
@@ -155,8 +155,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
                 const all = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy.skills
                 return view.reachableSkills!().map((s) => ({ name: s.name, description: all.get(s.name)?.description ?? '' }))
               },
-              toolboxFor: (skill) => (view.reachableSkills!().some((s) => s.name === skill) ? viewToolbox(rt, viewFor(principal.role!, [skill])) : undefined),
-              run: (task, box, signal) => agent(task, { toolbox: box, system: `You are a worker: do this one task with the tools you have, then answer with the result.`, maxTurns: workers.maxTurns, emit: () => {}, signal, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) }),
+              toolboxFor: (skill) => (view.reachableSkills!().some((s) => s.name === skill) ? viewToolbox(rt, viewFor(principal.role!, [skill]), answers) : undefined),
+              run: (task, box, signal, emit) => agent(task, { toolbox: box, system: `You are a worker: do this one task with the tools you have, then answer with the result.`, maxTurns: workers.maxTurns, emit: (event) => event.type !== 'text_delta' && emit(event), signal, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) }),
               emit: events.emit,
               max: workers.max,
               separator: loaded.config.namespace.separator,

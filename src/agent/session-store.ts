@@ -169,10 +169,13 @@ export function removeSession(dir: string, idOrName: string): string {
   return file
 }
 
+/** The first line of a /compress summary's user message: it stands for turns, it is not one. */
+const SUMMARY_OPENING = '(The earlier part of this conversation, summarised:)'
+
 /** How a compressed stretch of conversation reads to the model: the summary, acknowledged. */
 export function summaryPair(summary: string): BetaMessageParam[] {
   return [
-    { role: 'user', content: `(The earlier part of this conversation, summarised:)\n${summary}` },
+    { role: 'user', content: `${SUMMARY_OPENING}\n${summary}` },
     { role: 'assistant', content: 'Understood; I will go on from there.' },
   ]
 }
@@ -183,7 +186,8 @@ export function summaryPair(summary: string): BetaMessageParam[] {
  * starts the first kept turn. A tool_use is never separated from its result.
  */
 export function turnStarts(messages: readonly BetaMessageParam[]): number[] {
-  return messages.flatMap((m, i) => (m.role === 'user' && typeof m.content === 'string' ? [i] : []))
+  // A /compress summary stands for earlier turns: it goes with the first turn after it (a fork at N keeps it and N turns).
+  return messages.flatMap((m, i) => (m.role === 'user' && typeof m.content === 'string' && !(i === 0 && m.content.startsWith(SUMMARY_OPENING)) ? [i] : []))
 }
 
 /** The first `turns` turns of a conversation (a fork point). */

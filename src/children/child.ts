@@ -28,6 +28,8 @@ import { ChildStdioTransport } from './stdio-transport.js'
 import { childMeta, inputRequiredError, isInputRequired, type CallerEra, type ChildEra, type EnvelopeMaterial } from './era.js'
 import { MISSING_CAPABILITY_CODE, missingCapabilityFailure, runInputBridge, type InputSource } from './input-bridge.js'
 import { ListenKeeper } from './child-listen.js'
+import { coreCreateTaskResult, isTaskAugmented, withoutTaskAugmentation, withTasksExtension } from './task-mapping.js'
+import { hasTasksExtension } from '../server/task-routing.js'
 import { withoutSubscriptionId } from './listen-filter.js'
 import { Cancellation } from '../protocol/cancellation.js'
 
@@ -413,6 +415,12 @@ export class ChildConnection {
     const envelope = this.envelope
     let outcome: Promise<RelayOutcome>
     if (envelope) {
+      // A 2025 caller's task-augmented tools/call (2025-11-25 core tasks) of a child with the tasks extension: the extension's opt-in instead, the task answered in the 2025 shape (task-mapping.ts).
+      const asTask = !options.callerEra?.modern && method === 'tools/call' && isTaskAugmented(params) && hasTasksExtension(this.capabilities)
+      if (asTask) {
+        params = withoutTaskAugmentation(params)
+        options = { ...options, callerEra: { modern: false, ...options.callerEra, clientCapabilities: withTasksExtension(options.callerEra?.clientCapabilities ?? envelope.clientCapabilities) } }
+      }
       // A modern child: myc's envelope on every request; what it answers goes back as it is, except an input_required to a 2025 caller, which is asked of it (the bridge).
       const callerEra = options.callerEra
       const sent = { ...params, _meta: childMeta(params?._meta, envelope, callerEra?.logLevel ?? this.logLevel, callerEra?.clientCapabilities) }
@@ -424,6 +432,7 @@ export class ChildConnection {
           return o.error.code === MISSING_CAPABILITY_CODE && BRIDGED.has(method) ? missingCapabilityFailure(this.key, method, o.error) : o
         })
       }
+      if (asTask) outcome = outcome.then((o) => (o.ok ? { ok: true, result: coreCreateTaskResult(o.result) ?? o.result } : o))
       const taskCreated = callerEra?.taskCreated
       if (taskCreated) {
         outcome = outcome.then((o) => {

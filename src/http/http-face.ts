@@ -7,7 +7,7 @@ import { jwtPrincipal, tokenPrincipal } from './principals.js'
 import { protectedResourceMetadata, type JwtVerifier } from './jwt.js'
 import type { IdentityCheck } from './serve-http.js'
 import type { MetricsEndpoint } from './metrics.js'
-import type { RateLimiter } from './rate-limit.js'
+import type { RateLimit } from './rate-limit.js'
 import { allowedHostnames, checkHost, checkOrigin, corsHeaders, preflightHeaders } from './request-guard.js'
 import { HttpRpcCode, refusal, withHeaders } from './responses.js'
 import { SessionRoute, type HttpSession, type InboundRequest } from './session-route.js'
@@ -42,8 +42,8 @@ export interface HttpFaceOptions {
   identity?: IdentityCheck
   /** `GET /metrics` (with `http.metrics`, the default); without it the path is not found. */
   metrics?: MetricsEndpoint
-  /** `http.rateLimit`: a token bucket per credential; a request over it gets 429. */
-  rateLimiter?: RateLimiter
+  /** `http.rateLimit`: a token bucket per credential (shared by the replicas with a Redis session store); a request over it gets 429. */
+  rateLimiter?: RateLimit
 }
 
 /** RFC 9728: where a client finds how to get a token for this resource. */
@@ -146,7 +146,7 @@ export class HttpFace {
 
     const principal = await this.authenticate(request, url)
     if (principal instanceof Response) return withHeaders(principal, cors)
-    const limited = this.options.rateLimiter?.take(principal.key)
+    const limited = await this.options.rateLimiter?.take(principal.key)
     if (limited && !limited.ok) {
       this.options.metrics?.rateLimited()
       this.options.logger.debug(`http: ${principal.label} is over http.rateLimit; retry in ${limited.retryAfterSeconds} s`)

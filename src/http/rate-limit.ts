@@ -8,6 +8,12 @@ export interface RateLimitConfig {
 
 export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number }
 
+/** A limit on requests per credential: this process's buckets (RateLimiter), or ones shared by the replicas (SharedRateLimiter). */
+export interface RateLimit {
+  readonly config: RateLimitConfig
+  take(key: string): RateDecision | Promise<RateDecision>
+}
+
 interface Bucket {
   tokens: number
   /** When `tokens` was last worked out (ms, on the limiter's clock). */
@@ -23,7 +29,7 @@ const SWEEP_ABOVE = 10_000
  * `requestsPerMinute`. A refused request takes nothing. `now` is a monotonic
  * clock in milliseconds (a fake one in tests).
  */
-export class RateLimiter {
+export class RateLimiter implements RateLimit {
   private readonly buckets = new Map<string, Bucket>()
   readonly capacity: number
   private readonly perMs: number
@@ -67,3 +73,67 @@ export class RateLimiter {
     this.sweepAbove = Math.max(SWEEP_ABOVE, this.buckets.size * 2)
   }
 }
+
+/**
+ * The same token bucket in Redis (the store `http.sessionStore` names), so
+ * every replica counts a credential's requests together. One Lua script
+ * per request does the whole step atomically, on Redis's clock (the
+ * replicas' clocks never meet); the key is a hash of the credential's key
+ * (nothing of a token is stored), expiring once its bucket would be full
+ * again. When Redis cannot be reached the request is let through (a limit
+ * must not become an outage) and `onError` hears of it.
+ */
+export class SharedRateLimiter implements RateLimit {
+  readonly capacity: number
+  private readonly perMs: number
+
+  constructor(
+    readonly config: RateLimitConfig,
+    private readonly redis: { eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> },
+    private readonly onError: (error: Error) => void,
+  ) {
+    this.capacity = config.burst ?? config.requestsPerMinute
+    this.perMs = config.requestsPerMinute / 60_000
+  }
+
+  async take(key: string): Promise<RateDecision> {
+    const { createHash } = await import('node:crypto')
+    const id = createHash('sha256').update(key).digest('hex').slice(0, 32)
+    let timer: NodeJS.Timeout | undefined
+    try {
+      // A Redis that is away queues the command until it is back: the request does not wait for that.
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${SHARED_LIMIT_WAIT_MS} ms`)), SHARED_LIMIT_WAIT_MS)))
+      const reply = (await Promise.race([this.redis.eval(TOKEN_BUCKET_SCRIPT, { keys: [`${RATE_KEY_PREFIX}${id}`], arguments: [String(this.capacity), String(this.perMs)] }), late])) as [number, number]
+      return reply[0] === 1 ? { ok: true } : { ok: false, retryAfterSeconds: Math.max(1, Number(reply[1])) }
+    } catch (error) {
+      this.onError(error as Error)
+      return { ok: true }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
+/** How long a request waits for the shared bucket before it is let through. */
+export const SHARED_LIMIT_WAIT_MS = 500
+
+/** Where the shared buckets live in Redis. */
+export const RATE_KEY_PREFIX = 'myc:rate:'
+
+/** RateLimiter.take as one atomic Redis step: KEYS[1] the bucket, ARGV capacity and tokens per ms; replies {1, 0} or {0, retry-after seconds}. */
+const TOKEN_BUCKET_SCRIPT = `
+local capacity = tonumber(ARGV[1])
+local perMs = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = capacity
+if b[1] and b[2] then tokens = math.min(capacity, tonumber(b[1]) + math.max(0, now - tonumber(b[2])) * perMs) end
+if tokens >= 1 - 1e-9 then
+  tokens = math.max(0, tokens - 1)
+  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+  redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) / perMs) + 1000)
+  return {1, 0}
+end
+return {0, math.max(1, math.ceil((1 - tokens) / perMs / 1000 - 1e-9))}
+`

@@ -140,7 +140,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const metrics: HttpMetrics | undefined = config.http.metrics ? await (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight }) }) : undefined
   const face = new HttpFace({
     ...(metrics ? { metrics } : {}),
-    ...(config.http.rateLimit ? { rateLimiter: new RateLimiter(config.http.rateLimit) } : {}),
+    ...(config.http.rateLimit ? { rateLimiter: sharedStore?.rateLimiter?.(config.http.rateLimit, (error) => logger.warn(`http.rateLimit: Redis did not answer (${error.message}); the request was let through`)) ?? new RateLimiter(config.http.rateLimit) } : {}),
     ...(sharedStore ? { sharedStore } : {}),
     ...(jwt ? { jwt } : {}),
     ...(options.identity ? { identity: options.identity } : {}),
@@ -194,7 +194,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   if (settings.jwt) logger.info(`http.jwt: bearer JWTs from ${settings.jwt.issuer} (audience ${settings.jwt.audience}) give the role and skills`)
   if (settings.tokens.length === 0 && !settings.jwt) logger.warn('no http.tokens: serving without credentials, which myc allows only on a loopback address; every session is the principal myc was launched as')
   else if (settings.tokens.length > 0) logger.info(`${settings.tokens.length} token${settings.tokens.length === 1 ? '' : 's'}: ${settings.tokens.map((t) => `${t.label} (role ${t.role})`).join(', ')}`)
-  if (config.http.rateLimit) logger.info(`rate limit: ${config.http.rateLimit.requestsPerMinute} requests a minute per credential (burst ${config.http.rateLimit.burst ?? config.http.rateLimit.requestsPerMinute})`)
+  if (config.http.rateLimit) logger.info(`rate limit: ${config.http.rateLimit.requestsPerMinute} requests a minute per credential (burst ${config.http.rateLimit.burst ?? config.http.rateLimit.requestsPerMinute})${sharedStore?.rateLimiter ? ', counted in Redis by every replica together' : ', counted by this process'}`)
   if (sharedStore) logger.info(`sessions are kept in ${redactUrl(config.http.sessionStore)}, shared with every replica that uses it`)
   if (!face.checksHost) logger.info(`listening on every interface: the Host header is not checked (list the names clients use in http.allowedHosts to check it)`)
   // Last of the start-up lines: whoever waits for it (a supervisor, a test) has read the others.

@@ -7,6 +7,7 @@ import type { Runtime } from '../runtime/runtime.js'
 import { ClientConnection } from '../server/client-connection.js'
 import type { HttpPrincipal } from './principals.js'
 import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
+import { SessionEventLog } from './event-log.js'
 import type { SessionEntry, Sessions } from './sessions.js'
 import type { SessionStore, SharedSession } from './session-store.js'
 
@@ -240,7 +241,8 @@ export class SessionRoute {
     const own = this.options.viewFor(principal)
     // With a shared store, a built-in's answer (an escalation) leaves only once the store has it, so the next request, on any replica, sees it.
     const view = this.options.shared ? answersAfter(own, () => session.persisting) : own
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, maxRequestBodySize: this.options.maxMessageBytes })
+    // Every SSE event gets an id and is kept a while, so a client that lost a stream resumes it with Last-Event-ID (event-log.ts).
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, maxRequestBodySize: this.options.maxMessageBytes, eventStore: new SessionEventLog() })
     const connection = new ClientConnection({ runtime, view })
     const session: HttpSession = {
       id,

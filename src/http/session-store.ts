@@ -1,4 +1,5 @@
 import { MycError } from '../errors.js'
+import { SharedRateLimiter, type RateLimit, type RateLimitConfig } from './rate-limit.js'
 import type { HttpPrincipal } from './principals.js'
 
 /**
@@ -30,6 +31,8 @@ export interface SessionStore {
   touch(id: string, ttlMs: number): Promise<void>
   delete(id: string): Promise<void>
   close(): Promise<void>
+  /** A rate limit counted in the store, shared by the replicas that use it (Redis); absent: each process counts its own. */
+  rateLimiter?(config: RateLimitConfig, onError: (error: Error) => void): RateLimit
 }
 
 /** Sessions kept in this process only: one replica. */
@@ -79,7 +82,12 @@ function asSession(value: unknown, id: string): SharedSession | undefined {
 export class RedisSessionStore implements SessionStore {
   readonly kind = 'redis' as const
 
-  private constructor(private readonly client: { get(key: string): Promise<string | null>; set(key: string, value: string, options: { expiration: { type: 'PX'; value: number } }): Promise<unknown>; pExpire(key: string, ms: number): Promise<unknown>; del(key: string): Promise<unknown>; close(): Promise<unknown> }) {}
+  private constructor(private readonly client: { get(key: string): Promise<string | null>; set(key: string, value: string, options: { expiration: { type: 'PX'; value: number } }): Promise<unknown>; pExpire(key: string, ms: number): Promise<unknown>; del(key: string): Promise<unknown>; eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>; close(): Promise<unknown>; destroy(): void }) {}
+
+  /** `http.rateLimit` counted in this Redis, by every replica together, over the same connection. */
+  rateLimiter(config: RateLimitConfig, onError: (error: Error) => void): RateLimit {
+    return new SharedRateLimiter(config, this.client, onError)
+  }
 
   /** Connects (and pings) at start: an unreachable Redis is a runtime error naming the setting. */
   static async connect(url: string, onError: (error: Error) => void): Promise<RedisSessionStore> {
@@ -121,10 +129,17 @@ export class RedisSessionStore implements SessionStore {
     await this.client.del(KEY_PREFIX + id)
   }
 
+  /** Closes the connection; with Redis away (commands queued for its return), drops it after a second instead of waiting. */
   async close(): Promise<void> {
-    await this.client.close().catch(() => {})
+    let timer: NodeJS.Timeout | undefined
+    const closed = await Promise.race([this.client.close().then(() => true, () => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CLOSE_WAIT_MS)))])
+    clearTimeout(timer)
+    if (!closed) this.client.destroy()
   }
 }
+
+/** How long closing waits for Redis to answer what is queued. */
+const CLOSE_WAIT_MS = 1_000
 
 /** A Redis URL without its password, for messages. */
 export function redactUrl(url: string): string {

@@ -1,10 +1,15 @@
-import { createMcpHandler, type AuthInfo, type McpHttpHandler, type Tool } from '@modelcontextprotocol/server'
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { createMcpHandler, type AuthInfo, type McpHttpHandler, type ServerEventBus, type Tool } from '@modelcontextprotocol/server'
+import type { SubscriptionFilter } from '@modelcontextprotocol/client'
 import type { Logger } from '../logger.js'
 import { credentialView, skillScope, type CredentialView } from '../principal/credential-view.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { ParkedCalls } from '../server/parked-calls.js'
 import { statelessServer, toolsOf } from '../server/stateless-server.js'
+import { ListenStream, serverEventOf, visibleFilter } from '../server/listen-stream.js'
+import { childForUri } from '../server/principal-requests.js'
+import { isPlainObject } from '../protocol/params-check.js'
 import { checkParamHeaders, paramHeaderRefusal, paramHeadersOf, toolCallOf } from './param-headers.js'
 import type { HttpPrincipal } from './principals.js'
 import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
@@ -54,6 +59,8 @@ export class StatelessRoute {
   private readonly parked: ParkedCalls
   private inFlight = 0
   private idle: Array<() => void> = []
+  /** The listen a request being answered opens (its view and honoured filter), for the bus below. */
+  private readonly opening = new AsyncLocalStorage<{ view: CredentialView; filter: SubscriptionFilter; opened?: true }>()
 
   constructor(private readonly options: StatelessRouteOptions) {
     const { runtime, logger } = options
@@ -64,8 +71,56 @@ export class StatelessRoute {
         if (!view) throw new Error('a 2026-era request reached the handler without its view')
         return statelessServer({ runtime, view, stepUp: options.credentials, parked, ...(options.listTtlMs !== undefined ? { listTtlMs: options.listTtlMs } : {}) })
       },
-      { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes, onerror: (error) => logger.debug(`http (2026-07-28): ${error.message}`) },
+      { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes, bus: this.listenBus(), onerror: (error) => logger.debug(`http (2026-07-28): ${error.message}`) },
     )
+  }
+
+  /**
+   * subscriptions/listen: the SDK's listen router serves the stream (the
+   * header and envelope checks, the acknowledgement first, the
+   * subscription id on every notification, keep-alives, the graceful close
+   * on shutdown, teardown when the client goes), and this bus is where its
+   * events come from. Not a bus that broadcasts: one handler serves every
+   * credential, and a broadcast bus cannot tell one principal's streams
+   * from another's, nor tell myc which resources a stream asked for (its
+   * children must be asked for them, and let go of when the stream ends).
+   * So the router's subscribe() of each stream (made while that stream's
+   * request is being answered, found by AsyncLocalStorage) opens a
+   * ListenStream for that request's view and filter, which hears of the
+   * runtime's changes as a connection and feeds this stream only; the
+   * router's unsubscribe (the client went, or shutdown) closes it. The
+   * filter the router honours is the one handle() made: the resources the
+   * view cannot see are already left out of it.
+   */
+  private listenBus(): ServerEventBus {
+    const { runtime } = this.options
+    return {
+      // Nothing is published to every stream: each ListenStream feeds its own.
+      publish: () => {},
+      subscribe: (listener) => {
+        const opening = this.opening.getStore()
+        if (!opening || opening.opened) return () => {}
+        opening.opened = true
+        const stream = new ListenStream({ runtime, view: opening.view, filter: opening.filter, deliver: (n) => listener(serverEventOf(n)) })
+        // Outside the request's context: what opening starts (a child's listen, its reconnections) outlives the request.
+        this.opening.exit(() => stream.open())
+        return () => stream.close()
+      },
+    }
+  }
+
+  /**
+   * A subscriptions/listen request's filter as the view may have it
+   * honoured (the resources it cannot see left out: nothing about them
+   * leaks, not even in the acknowledgement); undefined for anything else,
+   * or a filter of the wrong shape (the SDK answers that).
+   */
+  private async listenFilter(view: CredentialView, body: unknown): Promise<SubscriptionFilter | undefined> {
+    if (!isPlainObject(body) || body.method !== 'subscriptions/listen' || !('id' in body) || !isPlainObject(body.params)) return undefined
+    const { runtime } = this.options
+    // The resources are those of the servers it reaches, lazy ones included (as a list request starts them).
+    await runtime.startLazy((s) => view.serverVisible(s))
+    return visibleFilter(body.params.notifications, (uri) => childForUri(runtime, view, uri) !== undefined)
   }
 
   /** Requests being answered now (their answers still streaming included). */
@@ -92,6 +147,13 @@ export class StatelessRoute {
     const metadata = this.options.resourceMetadataUrl?.(url)
     // Never the token itself: nothing past this point needs it, and a child must never see it.
     const authInfo: AuthInfo = { token: '', clientId: principal.key, scopes: granted, extra: { view }, ...(metadata ? { resourceMetadataUrl: metadata } : {}) }
+    const listen = await this.listenFilter(view, body)
+    if (listen) {
+      // A listen stream is no call in flight (it lasts until the client or shutdown ends it): not counted, closed by close().
+      const params = (body as { params: Record<string, unknown> }).params
+      const parsedBody = { ...(body as Record<string, unknown>), params: { ...params, notifications: listen } }
+      return this.opening.run({ view, filter: listen }, () => this.handler.fetch(inbound.request, { authInfo, parsedBody }))
+    }
     this.inFlight++
     let done = false
     const finish = () => {

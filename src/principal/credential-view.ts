@@ -55,10 +55,17 @@ export function credentialView(view: PrincipalView, naming: WireNameOptions, opt
   const activateWire = toWireName(BUILTIN_SERVER, 'activate_skill', naming)
   const deactivateWire = toWireName(BUILTIN_SERVER, 'deactivate_skill', naming)
   let cache: { from: readonly Tool[]; tools: readonly Tool[] } | undefined
+  // The same definition for the same one of the view: a list rebuilt (a policy rebuilt on a catalogue change) is not a list changed (seen-lists.ts).
+  const described = new WeakMap<Tool, Tool>()
+  const describe = (t: Tool): Tool => {
+    let d = described.get(t)
+    if (!d) described.set(t, (d = { ...t, description }))
+    return d
+  }
   const builtinTools = (): readonly Tool[] => {
     const from = view.builtinTools()
     if (cache?.from !== from) {
-      const tools = from.filter((t) => t.name !== deactivateWire).map((t) => (t.name === activateWire ? { ...t, description } : t))
+      const tools = from.filter((t) => t.name !== deactivateWire).map((t) => (t.name === activateWire ? describe(t) : t))
       cache = { from, tools }
     }
     return cache.tools

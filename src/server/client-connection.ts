@@ -8,11 +8,15 @@ import type { Runtime, ConnectionHandle, CallOrigin } from '../runtime/runtime.j
 import { decodeCursor, paginate } from './pagination.js'
 import { hasSkillsExtension } from '../children/child.js'
 import type { CallerEra } from '../children/era.js'
+import { hasTasksExtension } from './task-routing.js'
+import { CoreTasksOverExtension } from './core-tasks.js'
 import { registerSkillHandlers, skillsCapability, type SkillSources } from './skills-handlers.js'
 import { childForUri, completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor } from './principal-requests.js'
 import { UpstreamRelay, type ForwardContext, type ForwardHandler } from './upstream-relay.js'
 import { callVisibleTool, visibleTools } from '../runtime/principal-tools.js'
 import type { PrincipalView } from '../principal/view.js'
+import { SeenLists, type ListKindName } from '../principal/seen-lists.js'
+import { unwatchResource, watchResource } from './resource-watch.js'
 
 /** How long tasks/result may wait for a child's task to finish. */
 const TASK_RESULT_TIMEOUT_MS = 60 * 60_000
@@ -26,8 +30,6 @@ export interface ClientConnectionOptions {
   /** Entries per page of myc's own list answers. */
   pageSize?: number
 }
-
-type ListKindName = 'tools' | 'prompts' | 'resources'
 
 /**
  * One client connected to myc: an SDK Server for the handshake and the list
@@ -51,6 +53,7 @@ export class ClientConnection implements ConnectionHandle {
   constructor(private readonly options: ClientConnectionOptions) {
     const { runtime } = options
     this.pageSize = options.pageSize ?? 1_000
+    this.seen = SeenLists.of(runtime.catalogue, options.view)
     // Each forwarded call names its caller, so that what the child asks during it comes back here (Runtime.originOf).
     const handlers = new Map<string, ForwardHandler>([
       ['tools/call', (params, ctx) => this.callTool(params, this.calledBy(ctx))],
@@ -92,7 +95,9 @@ export class ClientConnection implements ConnectionHandle {
     if (any((c) => c.prompts)) caps.prompts = { listChanged: true }
     if (any((c) => c.resources)) caps.resources = { listChanged: true, subscribe: true }
     if (any((c) => c.completions)) caps.completions = {}
-    if (children.some((c) => c.capabilities?.tasks)) (caps as Record<string, unknown>).tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
+    // 2025 core tasks: a 2025 child's own, or a visible modern child's tasks extension (core-tasks.ts).
+    const modernTasks = (c: (typeof children)[number]) => c.era === 'modern' && hasTasksExtension(c.capabilities) && this.view.serverVisible(c.key)
+    if (children.some((c) => c.capabilities?.tasks || modernTasks(c))) (caps as Record<string, unknown>).tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
     if (this.view.servedSkills || children.some((c) => hasSkillsExtension(c.capabilities))) {
       caps.resources = { listChanged: true, subscribe: true, ...caps.resources }
       ;(caps as Record<string, unknown>).extensions = skillsCapability
@@ -138,8 +143,7 @@ export class ClientConnection implements ConnectionHandle {
         const child = this.childForUri(uri)
         if (!child) throw new ProtocolError(INVALID_PARAMS, `Resource not found: ${uri}`)
         // A 2026 child has no resources/subscribe: its subscriptions/listen asks for the resource instead.
-        if (child.era === 'modern') await this.options.runtime.subscribeResource(this, child, uri)
-        else if (child.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri })
+        await watchResource(this.options.runtime, this, child, uri)
         this.subscriptions.add(uri)
         this.onstatechange?.()
         return {}
@@ -148,9 +152,7 @@ export class ClientConnection implements ConnectionHandle {
         const uri = request.params.uri
         this.subscriptions.delete(uri)
         this.onstatechange?.()
-        await this.options.runtime.unsubscribeResource(this, uri)
-        const child = this.childForUri(uri)
-        if (child?.era !== 'modern' && child?.capabilities?.resources?.subscribe && !this.otherConnectionSubscribed(uri)) await child.request('resources/unsubscribe', { uri }).catch(() => {})
+        await unwatchResource(this.options.runtime, this, this.childForUri(uri), uri)
         return {}
       })
     }
@@ -181,12 +183,15 @@ export class ClientConnection implements ConnectionHandle {
 
   /** Tasks created through this connection: task id → the server that runs it. */
   private readonly tasks = new Map<string, string>()
+  /** …and those on modern children, over their tasks extension. */
+  private readonly coreTasks = new CoreTasksOverExtension(TASK_RESULT_TIMEOUT_MS)
 
   private async routeTask(method: string, params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
     const taskId = params?.taskId
     const server = typeof taskId === 'string' ? this.tasks.get(taskId) : undefined
     const child = server !== undefined && this.view.serverVisible(server) ? this.options.runtime.supervisor.children.get(server) : undefined
     if (!child) return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown task: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId)}` } }
+    if (child.era === 'modern') return this.coreTasks.route(method, child, taskId as string, ctx, { capabilities: this.clientCapabilities, ask: (m, p, signal) => this.forwardRequest(child.key, m, p, signal, ctx.requestId) })
     // tasks/result waits for the task to finish: give it far longer than a call.
     const outcome = await child.forward(method, params, { ...ctx, ...(method === 'tasks/result' ? { timeoutMs: Math.max(child.config.timeoutMs, TASK_RESULT_TIMEOUT_MS) } : {}) })
     return ctx.cancellation.aborted ? undefined : outcome
@@ -195,9 +200,12 @@ export class ClientConnection implements ConnectionHandle {
   /** tasks/list: this connection's tasks, asked of each child that runs some (one page each). */
   private async listTasks(_params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
     const mine = new Set(this.tasks.keys())
+    const children = this.options.runtime.supervisor.children
     const servers = [...new Set(this.tasks.values())].filter((s) => this.view.serverVisible(s))
-    const lists = await Promise.all(servers.map((s) => this.options.runtime.supervisor.children.get(s)?.forward('tasks/list', {}, ctx)))
-    const tasks = lists.flatMap((o) => (o?.ok && Array.isArray(o.result.tasks) ? (o.result.tasks as Array<{ taskId: string }>).filter((t) => mine.has(t.taskId)) : []))
+    // A modern child has no tasks/list: this connection's tasks there, one by one (core-tasks.ts).
+    const modern = [...this.tasks].flatMap(([taskId, s]) => (servers.includes(s) && children.get(s)?.era === 'modern' ? [[taskId, children.get(s)!] as const] : []))
+    const [lists, theirs] = await Promise.all([Promise.all(servers.filter((s) => children.get(s)?.era !== 'modern').map((s) => children.get(s)?.forward('tasks/list', {}, ctx))), this.coreTasks.list(modern, ctx)])
+    const tasks = [...lists.flatMap((o) => (o?.ok && Array.isArray(o.result.tasks) ? (o.result.tasks as Array<{ taskId: string }>).filter((t) => mine.has(t.taskId)) : [])), ...theirs]
     return ctx.cancellation.aborted ? undefined : { ok: true, result: { tasks } }
   }
 
@@ -212,11 +220,6 @@ export class ClientConnection implements ConnectionHandle {
     const tools = visibleTools(this.options.runtime, this.view).map((t) => t.def)
     this.toolCache = { revision, catalogue: catalogue.revision.tools, tools }
     return tools
-  }
-
-  /** Whether another connection still wants updates of `uri` (then the child stays subscribed). */
-  private otherConnectionSubscribed(uri: string): boolean {
-    return [...this.options.runtime.connections].some((s) => s !== this && s.isSubscribed(uri))
   }
 
   isSubscribed(uri: string): boolean {
@@ -235,6 +238,7 @@ export class ClientConnection implements ConnectionHandle {
     const { outcome, server } = called
     const taskId = outcome.ok ? (outcome.result.task as { taskId?: unknown } | undefined)?.taskId : undefined
     if (typeof taskId === 'string' && server !== undefined) this.tasks.set(taskId, server)
+    if (typeof taskId === 'string' && server !== undefined && this.options.runtime.supervisor.children.get(server)?.era === 'modern') this.coreTasks.remember(outcome.ok ? outcome.result.task : undefined)
     return outcome
   }
 
@@ -275,8 +279,7 @@ export class ClientConnection implements ConnectionHandle {
       if (this.subscriptions.has(uri)) continue
       this.subscriptions.add(uri)
       const child = this.childForUri(uri)
-      if (child?.era === 'modern') await this.options.runtime.subscribeResource(this, child, uri).catch(() => {})
-      else if (child?.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri }).catch(() => {})
+      if (child) await watchResource(this.options.runtime, this, child, uri).catch(() => {})
     }
   }
 
@@ -303,7 +306,7 @@ export class ClientConnection implements ConnectionHandle {
     this.srv = new Server({ name: 'mycelium', version: runtime.deps.version }, { capabilities: this.capabilities(), instructions: this.instructions() })
     this.registerHandlers()
     runtime.addConnection(this)
-    for (const kind of ['tools', 'prompts', 'resources'] as const) this.seen.set(kind, this.visibleNow(kind))
+    this.seen.rememberAll()
     // An escalation changes what exists for this principal: tools, and the prompts and resources of the servers it reaches.
     this.unsubscribeView = this.view.onChange(() => this.catalogueChanged(new Set(['tools', 'prompts', 'resources'])))
     this.server.onclose = () => this.dispose()
@@ -352,33 +355,13 @@ export class ClientConnection implements ConnectionHandle {
    */
   catalogueChanged(kinds: ReadonlySet<ListKindName>): void {
     const caps = this.server.getCapabilities()
-    if (kinds.has('tools') && this.seenChanged('tools')) this.notify('notifications/tools/list_changed')
-    if (kinds.has('prompts') && caps.prompts && this.seenChanged('prompts')) this.notify('notifications/prompts/list_changed')
-    if (kinds.has('resources') && caps.resources && this.seenChanged('resources')) this.notify('notifications/resources/list_changed')
+    if (kinds.has('tools') && this.seen.changed('tools')) this.notify('notifications/tools/list_changed')
+    if (kinds.has('prompts') && caps.prompts && this.seen.changed('prompts')) this.notify('notifications/prompts/list_changed')
+    if (kinds.has('resources') && caps.resources && this.seen.changed('resources')) this.notify('notifications/resources/list_changed')
   }
 
-  /** What the client saw last of each list, as the definitions' identities (a child's new list brings new objects). */
-  private readonly seen = new Map<ListKindName, readonly unknown[]>()
-
-  private visibleNow(kind: ListKindName): unknown[] {
-    const { catalogue } = this.options.runtime
-    if (kind === 'tools') return [...this.view.builtinTools(), ...catalogue.tools().filter((e) => this.view.toolVisible(e)).map((e) => e.def)]
-    if (kind === 'prompts') return catalogue.prompts().filter((e) => this.view.promptVisible(e)).map((e) => e.def)
-    return [
-      ...catalogue.resources().filter((e) => this.view.serverVisible(e.server)).map((e) => e.def),
-      ...catalogue.templates().filter((e) => this.view.serverVisible(e.server)).map((e) => e.def),
-      ...catalogue.childSkills().filter((c) => this.view.childSkillsVisible?.(c.server) ?? this.view.serverVisible(c.server)).map((c) => c.entry),
-      ...(this.view.servedSkills?.() ?? []),
-    ]
-  }
-
-  /** Whether the visible list of a kind differs from what the client last heard of (and remembers it). */
-  private seenChanged(kind: ListKindName): boolean {
-    const now = this.visibleNow(kind)
-    const before = this.seen.get(kind)
-    this.seen.set(kind, now)
-    return before === undefined || before.length !== now.length || now.some((x, i) => x !== before[i])
-  }
+  /** What the client last heard of each list it sees (src/principal/seen-lists.ts). */
+  private readonly seen: SeenLists
 
   childNotification(server: string, notification: JSONRPCNotification, related?: RequestId): void {
     if (!this.view.serverVisible(server)) return

@@ -100,6 +100,9 @@ export interface RoundSink {
 /** What a request waiting on a parked call is answered with. */
 export type ParkedStep = { kind: 'done'; outcome: RelayOutcome | undefined } | { kind: 'ask'; inputRequests: Record<string, { method: string; params: Record<string, unknown> }> }
 
+/** Where a call is now, without waiting (ParkedCall.snapshot): still running, waiting for answers to its questions, or ended. */
+export type ParkedSnapshot = { kind: 'working' } | { kind: 'input_required'; inputRequests: Record<string, { method: string; params: Record<string, unknown> }> } | { kind: 'done'; outcome: RelayOutcome | undefined }
+
 interface Question {
   method: string
   params: Record<string, unknown>
@@ -211,13 +214,46 @@ export class ParkedCall implements ConnectionHandle {
           if (this.finished || this.questions.size === 0) continue
           this.waitTimer = setTimeout(() => this.cancellation.cancel('no retry came for the input it asked for'), MAX_WAIT_MS)
           this.waitTimer.unref()
-          return { kind: 'ask', inputRequests: Object.fromEntries([...this.questions].map(([key, q]) => [key, { method: q.method, params: q.params }])) }
+          return { kind: 'ask', inputRequests: this.inputRequests() }
         }
         await this.change(signal)
       }
     } finally {
       if (this.sink === sink) this.sink = undefined
     }
+  }
+
+  /**
+   * Where the call is now, without waiting and without changing anything
+   * (a task polls it: src/server/hosted-tasks.ts): ended, with its outcome;
+   * questions out once their round closed (no new one for QUIET_MS), all of
+   * them; else working (a round still gathering counts as working).
+   */
+  snapshot(): ParkedSnapshot {
+    if (this.finished) return { kind: 'done', outcome: this.finished.outcome }
+    if (this.questions.size > 0 && Date.now() - this.lastQuestionAt >= QUIET_MS) return { kind: 'input_required', inputRequests: this.inputRequests() }
+    return { kind: 'working' }
+  }
+
+  /**
+   * Waits at most `ms` for the call to end or to ask something, the
+   * request's log messages and progress going to `sink` meanwhile (as in
+   * next()); then says where it is (snapshot). Nothing is cancelled when
+   * the time is up: the call goes on. Rejects when `signal` aborts.
+   */
+  async settle(ms: number, signal: AbortSignal, sink: RoundSink): Promise<ParkedSnapshot> {
+    const until = Date.now() + ms
+    this.sink = sink
+    try {
+      while (!this.finished && this.questions.size === 0 && Date.now() < until) await this.change(signal, until - Date.now())
+    } finally {
+      if (this.sink === sink) this.sink = undefined
+    }
+    return this.snapshot()
+  }
+
+  private inputRequests(): Record<string, { method: string; params: Record<string, unknown> }> {
+    return Object.fromEntries([...this.questions].map(([key, q]) => [key, { method: q.method, params: q.params }]))
   }
 
   /**
@@ -283,9 +319,15 @@ export class ParkedCall implements ConnectionHandle {
     return false
   }
 
-  /** Questions are out to the client and no request of it is here: the call waits for a retry. */
+  /**
+   * Questions are out to the client and no request of it is here: the call
+   * waits for a retry (or, held by a task, for tasks/update). Not while its
+   * round is still gathering (a question came within QUIET_MS): a new
+   * question then is likelier this call's (a child's Promise.all), which
+   * matters for a task, whose call no request waits on.
+   */
   awaitingClient(): boolean {
-    return this.questions.size > 0 && this.sink === undefined
+    return this.questions.size > 0 && this.sink === undefined && Date.now() - this.lastQuestionAt >= QUIET_MS
   }
 
   forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, related?: RequestId): Promise<Record<string, unknown>> {
@@ -335,7 +377,7 @@ export function isParkedState(state: unknown): state is ParkedState {
 }
 
 /** Whose request this is: the credential's key over HTTP (the route puts it in authInfo), one launch over stdio. */
-function principalOf(ctx: ServerContext): string {
+export function principalOf(ctx: ServerContext): string {
   return ctx.http?.authInfo?.clientId ?? ''
 }
 

@@ -10,9 +10,10 @@ import { decodeCursor, paginate } from './pagination.js'
 import { isParkedState, type CallTarget, type ParkedCall, type ParkedCalls, type ParkedStep, type RoundSink } from './parked-calls.js'
 import { completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, visiblePrompts, visibleResources, visibleTemplates, type PrincipalForward } from './principal-requests.js'
 import { registerSkillHandlers, skillsCapability } from './skills-handlers.js'
-import { hasTasksExtension, registerTaskHandlers, taskCaller, TASKS_EXTENSION } from './task-routing.js'
+import { hasTasksExtension, missingTasksExtension, registerTaskHandlers, taskCaller, TASKS_EXTENSION } from './task-routing.js'
+import { HOSTED_TASK_TTL_MS, needsTaskOptIn, startAsTask, taskHosting, type TaskHosting } from './hosted-tasks.js'
 
-/** How long a 2026-era client may keep a list (`ttlMs`): there is no list_changed for it yet, so a child's new tools show within this. */
+/** How long a 2026-era client may keep a list (`ttlMs`): one that does not listen (subscriptions/listen) sees a child's new tools within this. */
 export const MODERN_LIST_TTL_MS = 30_000
 
 export interface StatelessServerOptions {
@@ -50,22 +51,22 @@ export function toolsOf(runtime: Runtime, view: PrincipalView): readonly unknown
   return tools
 }
 
-/** What the children together offer a 2026-era client: no list_changed and no resource subscriptions (no subscriptions/listen yet); the tasks extension when a child the view reaches has it. */
+/** What the children together offer a 2026-era client: list changes and resource updates, delivered on its subscriptions/listen streams (listen-stream.ts); the tasks extension when a child the view reaches has it or is a 2025 child (myc holds its tasks). */
 function capabilitiesOf(runtime: Runtime, view: PrincipalView): ServerCapabilities {
   const children = [...runtime.supervisor.children.values()]
   // A lazy child not started yet may support anything, so it counts as all.
   const any = (pick: (caps: ServerCapabilities) => unknown) => children.some((c) => c.state !== 'RUNNING' || Boolean(c.capabilities && pick(c.capabilities)))
-  const caps: ServerCapabilities = { tools: { listChanged: false }, logging: {} }
-  if (any((c) => c.prompts)) caps.prompts = { listChanged: false }
-  if (any((c) => c.resources)) caps.resources = { listChanged: false }
+  const caps: ServerCapabilities = { tools: { listChanged: true }, logging: {} }
+  if (any((c) => c.prompts)) caps.prompts = { listChanged: true }
+  if (any((c) => c.resources)) caps.resources = { listChanged: true, subscribe: true }
   if (any((c) => c.completions)) caps.completions = {}
   const extensions: Record<string, unknown> = {}
   if (view.servedSkills || children.some((c) => hasSkillsExtension(c.capabilities))) {
-    caps.resources = { listChanged: false }
+    caps.resources = { listChanged: true, subscribe: true }
     Object.assign(extensions, skillsCapability)
   }
-  // SEP-2663, routed by task-routing.ts: a lazy child not started counts, as above.
-  if (children.some((c) => view.serverVisible(c.key) && (c.state !== 'RUNNING' || hasTasksExtension(c.capabilities)))) extensions[TASKS_EXTENSION] = {}
+  // SEP-2663, routed by task-routing.ts to a modern child that has it, or held by myc for a 2025 child (hosted-tasks.ts): a lazy child not started counts, as above.
+  if (children.some((c) => view.serverVisible(c.key) && (c.state !== 'RUNNING' || c.era === 'legacy' || hasTasksExtension(c.capabilities)))) extensions[TASKS_EXTENSION] = {}
   if (Object.keys(extensions).length > 0) (caps as Record<string, unknown>).extensions = extensions
   return caps
 }
@@ -140,14 +141,18 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     const clientCapabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined
     const requestState = ctx.mcpReq.requestState<unknown>()
     let call: ParkedCall
+    let host: TaskHosting | undefined
     if (isParkedState(requestState)) {
       call = parked.resume(requestState, target, ctx)
       call.clientCapabilities = clientCapabilities
       call.answer(ctx.mcpReq.inputResponses)
     } else {
+      // The tasks extension over a 2025 child (hosted-tasks.ts): a tool that runs only as a task needs the opt-in; one of a child with 2025 core tasks is asked for one.
+      if (needsTaskOptIn(runtime, view, ctx, target)) throw missingTasksExtension()
+      host = taskHosting(runtime, view, ctx, target)
       call = parked.open(view, target, ctx)
       call.clientCapabilities = clientCapabilities
-      const retry = { ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}), ...(typeof requestState === 'string' ? { requestState } : {}) }
+      const retry = { ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}), ...(typeof requestState === 'string' ? { requestState } : {}), ...(host?.core ? { task: { ttl: HOSTED_TASK_TTL_MS } } : {}) }
       const callerEra = { modern: true, ...(logLevel ? { logLevel } : {}), ...(clientCapabilities ? { clientCapabilities } : {}), ...taskCaller(runtime, ctx) }
       call.start((origin) => run({ cancellation: call.cancellation, caller: origin, callerEra, onProgress: (p) => call.progress(p) }, retry))
     }
@@ -158,6 +163,9 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
         if (token !== undefined) void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => {})
       },
     }
+    // A task opt-in to a 2025 child's tool: what does not answer at once, or the child's own task, becomes a task myc holds (hosted-tasks.ts).
+    const task = host ? await startAsTask(runtime, host, call, ctx, sink, (t) => parked.open(view, t, ctx)) : undefined
+    if (task) return task
     let step: ParkedStep
     try {
       step = await call.next(ctx.mcpReq.signal, sink)

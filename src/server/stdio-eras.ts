@@ -1,5 +1,5 @@
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/client'
-import { classifyInboundRequest, PROTOCOL_VERSION_META_KEY, ProtocolErrorCode } from '@modelcontextprotocol/server'
+import { classifyInboundRequest, PROTOCOL_VERSION_META_KEY, ProtocolErrorCode, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server'
 import { serveStdio as serveModernStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio'
 import { MODERN_PROTOCOL_VERSION } from '../http/era.js'
 import { errorReply, JsonRpcError } from '../protocol/inbound.js'
@@ -7,7 +7,9 @@ import { credentialView, type CredentialView } from '../principal/credential-vie
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { ClientConnection } from './client-connection.js'
+import { ListenStream, stamped, visibleFilter } from './listen-stream.js'
 import { BRIDGED_CHILD_CAPABILITIES, ParkedCalls } from './parked-calls.js'
+import { childForUri } from './principal-requests.js'
 import { statelessServer } from './stateless-server.js'
 
 /**
@@ -60,6 +62,10 @@ class EraChannel implements Transport {
   private readonly waiting: JSONRPCMessage[] = []
   readonly unanswered = new Set<RequestId>()
   private answered: (() => void) | undefined
+  /** Sees each message handed to the era's server, before it does. */
+  onInbound?: (message: JSONRPCMessage) => void
+  /** Sees, and may rewrite, each message the era's server writes. */
+  onOutbound?: (message: JSONRPCMessage) => JSONRPCMessage
 
   constructor(
     private readonly wire: Transport,
@@ -75,12 +81,14 @@ class EraChannel implements Transport {
 
   deliver(message: JSONRPCMessage): void {
     if (this.closed) return
+    this.onInbound?.(message)
     if (this.tracking && isRequest(message)) this.unanswered.add(message.id)
     if (this.started) this.onmessage?.(message)
     else this.waiting.push(message)
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.onOutbound) message = this.onOutbound(message)
     if (this.tracking && isResponse(message) && this.unanswered.delete(message.id) && this.unanswered.size === 0) this.answered?.()
     if (this.detached) return Promise.resolve()
     return this.wire.send(message, options)
@@ -116,6 +124,65 @@ class EraChannel implements Transport {
 
   setProtocolVersion(version: string): void {
     if (!this.detached) this.wire.setProtocolVersion?.(version)
+  }
+}
+
+/**
+ * The subscriptions/listen streams of a 2026 stdio connection. The SDK's
+ * stdio entry serves listen itself (the envelope checks, the subscription
+ * limit, the acknowledgement, the client's cancel, the closing result), but
+ * it delivers only what the pinned server itself sends, to every stream
+ * that asked for it; myc's changes come from the runtime, and are a
+ * principal's, per stream. So each acknowledgement the entry writes opens
+ * a ListenStream for that subscription, with the filter it honours (the
+ * resources the view cannot see taken out of it before it is written, so
+ * nothing about them leaks), which writes its own notifications stamped
+ * with the subscription id; the client's notifications/cancelled of it, the
+ * entry's closing result for it, or the connection's end close it.
+ */
+class StdioListens {
+  private readonly streams = new Map<RequestId, ListenStream>()
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly view: PrincipalView,
+    private readonly write: (message: JSONRPCMessage) => void,
+  ) {}
+
+  /** A message the 2026 server writes: an acknowledgement opens its stream (narrowed to what the view sees); the listen's closing result ends it. */
+  outbound(message: JSONRPCMessage): JSONRPCMessage {
+    if (!('method' in message)) {
+      const id = (message as { id?: unknown }).id
+      if (typeof id === 'string' || typeof id === 'number') this.end(id)
+      return message
+    }
+    if (message.method !== 'notifications/subscriptions/acknowledged') return message
+    const params = (message.params ?? {}) as { notifications?: unknown; _meta?: Record<string, unknown> }
+    const id = params._meta?.[SUBSCRIPTION_ID_META_KEY]
+    if (typeof id !== 'string' && typeof id !== 'number') return message
+    const { runtime, view } = this
+    const filter = visibleFilter(params.notifications, (uri) => childForUri(runtime, view, uri) !== undefined) ?? {}
+    this.end(id)
+    const stream = new ListenStream({ runtime, view, filter, deliver: (n) => this.write(stamped(n, id)) })
+    this.streams.set(id, stream)
+    stream.open()
+    return { ...message, params: { ...params, notifications: filter } } as JSONRPCMessage
+  }
+
+  /** A message of the client: its notifications/cancelled of a listen ends that stream (the entry stops it too). */
+  inbound(message: JSONRPCMessage): void {
+    if (!('method' in message) || 'id' in message || message.method !== 'notifications/cancelled') return
+    const id = (message.params as { requestId?: unknown } | undefined)?.requestId
+    if (typeof id === 'string' || typeof id === 'number') this.end(id)
+  }
+
+  private end(id: RequestId): void {
+    this.streams.get(id)?.close()
+    this.streams.delete(id)
+  }
+
+  closeAll(): void {
+    for (const id of [...this.streams.keys()]) this.end(id)
   }
 }
 
@@ -170,6 +237,8 @@ export class StdioEraConnection {
   private credential: CredentialView | undefined
   /** The 2026 connection's calls waiting for its input (a 2025 child asked during them). */
   private parked: ParkedCalls | undefined
+  /** The 2026 server's subscriptions/listen streams (one server per connection, a dropped probe's included). */
+  private listens: StdioListens | undefined
   private ended = false
 
   constructor(private readonly options: StdioEraConnectionOptions) {
@@ -262,6 +331,9 @@ export class StdioEraConnection {
     this.credential ??= credentialView(this.options.view, runtime.loaded.config.namespace, { credential: 'stdio' })
     const view = this.credential
     const parked = (this.parked ??= new ParkedCalls(runtime))
+    const listens = (this.listens = new StdioListens(runtime, view, (message) => void channel.send(message).catch(() => {})))
+    channel.onInbound = (message) => listens.inbound(message)
+    channel.onOutbound = (message) => listens.outbound(message)
     const engine = serveModernStdio(
       () => {
         // What a 2025 child asks during a 2026 client's call becomes that call's input_required (parked-calls.ts): children are offered what that can carry.
@@ -279,6 +351,7 @@ export class StdioEraConnection {
   private async dropProbe(phase: { engine: StdioServerHandle; channel: EraChannel }): Promise<void> {
     await phase.channel.whenAnswered(PROBE_ANSWER_WAIT_MS)
     phase.channel.detached = true
+    this.listens?.closeAll()
     for (const id of phase.channel.unanswered) {
       void this.wire!.send(errorReply(id, ProtocolErrorCode.InternalError, 'The server/discover probe was not answered in time: the client went on with initialize')).catch(() => {})
     }
@@ -348,6 +421,7 @@ export class StdioEraConnection {
     const phase = this.phase
     this.phase = { kind: 'closed' }
     this.parked?.close()
+    this.listens?.closeAll()
     if (phase.kind === 'modern' || phase.kind === 'probe') void phase.engine.close().catch(() => {})
     this.onclose?.()
   }

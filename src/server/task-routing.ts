@@ -6,6 +6,8 @@ import { passthrough } from '../protocol/passthrough.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
+import { hostedTasks, type HostedTask } from './hosted-tasks.js'
+import { principalOf } from './parked-calls.js'
 
 /**
  * The tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`) for
@@ -59,10 +61,6 @@ function declaredCapabilities(ctx: ServerContext): ClientCapabilities | undefine
   return isObject(caps) ? (caps as ClientCapabilities) : undefined
 }
 
-/** Whose request this is: the credential's key over HTTP (the route puts it in authInfo), one launch over stdio. */
-export function principalOf(ctx: ServerContext): string {
-  return ctx.http?.authInfo?.clientId ?? ''
-}
 
 /** The task a child's answer created: its `resultType: "task"` CreateTaskResult, flat (SEP-2663), with a taskId. */
 export function createdTask(result: Record<string, unknown>): { taskId: string; ttlMs: number | null | undefined } | undefined {
@@ -185,12 +183,21 @@ function answer(outcome: RelayOutcome): Record<string, unknown> {
   throw new ProtocolError(error.code, error.message, error.data)
 }
 
+/** A task method for a task myc holds: its DetailedTask, or the empty ack of an update or a cancel. */
+function answerHosted(method: (typeof TASK_METHODS)[number], task: HostedTask, inputResponses: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (method === 'tasks/get') return task.detailed()
+  if (method === 'tasks/update') task.update(inputResponses)
+  else task.cancel()
+  return {}
+}
+
 /**
  * Registers tasks/get, tasks/update and tasks/cancel on a 2026 request's
  * server, when its capabilities advertise the extension (capabilitiesOf:
- * a child the view reaches has it). Each is answered by the child holding
- * the task, for the credential that created it, while the view still
- * reaches that child.
+ * a child the view reaches has it, or a 2025 child myc holds tasks for).
+ * Each is answered by the child holding the task, or by myc for a task it
+ * holds (hosted-tasks.ts), for the credential that created it, while the
+ * view still reaches that child.
  */
 export function registerTaskHandlers(server: Server, runtime: Runtime, view: PrincipalView): void {
   if (!hasTasksExtension(server.getCapabilities())) return
@@ -201,6 +208,9 @@ export function registerTaskHandlers(server: Server, runtime: Runtime, view: Pri
       if (!hasTasksExtension(declared)) throw missingTasksExtension()
       const owner = principalOf(ctx)
       const taskId = params.taskId
+      // A task myc holds itself (a 2025 child's call, hosted-tasks.ts), while the view still reaches that child.
+      const hosted = typeof taskId === 'string' ? hostedTasks(runtime).find(owner, taskId) : undefined
+      if (hosted && view.serverVisible(hosted.server)) return answerHosted(method, hosted, ctx.mcpReq.inputResponses ?? (params.inputResponses as Record<string, unknown> | undefined)) as never
       const holder = typeof taskId === 'string' ? ledger.serverOf(owner, taskId) : undefined
       const child = holder !== undefined && view.serverVisible(holder) ? runtime.supervisor.children.get(holder) : undefined
       if (!child || typeof taskId !== 'string') throw unknownTask(taskId)

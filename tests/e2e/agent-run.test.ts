@@ -260,6 +260,19 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     const delegateCall = r.events.find((e) => e.type === 'tool_call') as { id: string }
     expect(start).toMatchObject({ parentId: delegateCall.id, skill: 'echoing', tools: ['echo:echo'] })
     expect(finished).toMatchObject({ parentId: delegateCall.id, ok: true, turns: 3, text: 'worker done: hi from the worker' })
+    // What the worker did is in the stream too, each event naming the delegate call; the parent's own events name none.
+    const byWorker = r.events.filter((e) => (e as { worker?: string }).worker !== undefined)
+    expect(byWorker.map((e) => [e.type, (e as { tool?: string }).tool ?? null])).toEqual([
+      ['tool_call', 'echo:echo'],
+      ['tool_result', 'echo:echo'],
+      // Outside the worker's view: named as the model named it (a tool that does not exist has no id).
+      ['tool_call', 'grow__grow'],
+      ['tool_result', 'grow__grow'],
+      ['text', null],
+    ])
+    expect(byWorker.every((e) => (e as { worker?: string }).worker === delegateCall.id)).toBe(true)
+    for (const event of r.events) expect(v.safeParse(AgentEventSchema, event).success, JSON.stringify(event)).toBe(true)
+    expect(r.events.filter((e) => e.type === 'tool_call' && !(e as { worker?: string }).worker)).toHaveLength(1)
     // The parent got the worker's answer as the tool's result, and session_end counts the worker's usage too.
     expect(JSON.stringify([...toolResults(fake.requests.at(-1)!).values()][0])).toContain('worker done: hi from the worker')
     expect((r.events.at(-1) as { usage: { inputTokens: number } }).usage.inputTokens).toBe(50)

@@ -144,7 +144,7 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     const discover = await modernPost(m.url, alice, 'server/discover')
     expect(discover.status).toBe(200)
     const d = (await discover.json()) as { result: Record<string, unknown> }
-    expect(d.result).toMatchObject({ supportedVersions: [MODERN], resultType: 'complete', cacheScope: 'private', capabilities: { tools: { listChanged: false } } })
+    expect(d.result).toMatchObject({ supportedVersions: [MODERN], resultType: 'complete', cacheScope: 'private', capabilities: { tools: { listChanged: true } } })
     expect(d.result.capabilities).not.toHaveProperty('tasks')
     for (const [method, key] of [
       ['tools/list', 'tools'],

@@ -9,6 +9,17 @@ import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
 
 const TOKENS = { MYC_REDIS_ALICE: 'alice-redis-0123456789abcdef0123456789', MYC_REDIS_BOB: 'bob-redis-0123456789abcdef0123456789ab' }
 
+/** Two `myc serve --http` replicas of one config (echo, the http skills; alice a guest, bob a developer) on `redis`, with these `http` keys besides. */
+async function startReplicas(redis: RedisServer, http: Record<string, unknown> = {}): Promise<[HttpMyc, HttpMyc]> {
+  const config = writeConfig({
+    mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
+    skills: { dirs: [path.join(repoRoot, 'tests/fixtures/http/skills')] },
+    session: { defaultSkills: ['common'] },
+    http: { sessionStore: redis.url, tokens: [{ env: 'MYC_REDIS_ALICE', role: 'guest' }, { env: 'MYC_REDIS_BOB', role: 'developer' }], ...http },
+  })
+  return Promise.all([startHttpMyc(config, { env: TOKENS }), startHttpMyc(config, { env: TOKENS })])
+}
+
 /**
  * Two `myc serve --http` replicas sharing sessions through a real Redis:
  * a client whose requests alternate between them keeps one session, its
@@ -23,13 +34,7 @@ describe.skipIf(!hasRedis())('two replicas, one Redis (build/myc.cjs)', () => {
 
   beforeAll(async () => {
     redis = await startRedis()
-    const config = writeConfig({
-      mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
-      skills: { dirs: [path.join(repoRoot, 'tests/fixtures/http/skills')] },
-      session: { defaultSkills: ['common'] },
-      http: { sessionStore: redis.url, tokens: [{ env: 'MYC_REDIS_ALICE', role: 'guest' }, { env: 'MYC_REDIS_BOB', role: 'developer' }] },
-    })
-    ;[a, b] = await Promise.all([startHttpMyc(config, { env: TOKENS }), startHttpMyc(config, { env: TOKENS })])
+    ;[a, b] = await startReplicas(redis)
   }, 60_000)
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()])
@@ -109,4 +114,56 @@ describe.skipIf(!hasRedis())('two replicas, one Redis (build/myc.cjs)', () => {
       await alice.close().catch(() => {})
     }
   }, 60_000)
+})
+
+/**
+ * `http.rateLimit` with a Redis session store: the replicas count a
+ * credential's requests together (one token bucket in Redis), so spreading
+ * requests over replicas does not multiply the limit; without Redis a
+ * request is let through rather than refused.
+ */
+describe.skipIf(!hasRedis())('http.rateLimit shared by two replicas through Redis (build/myc.cjs)', () => {
+  let redis: RedisServer
+  let a: HttpMyc
+  let b: HttpMyc
+
+  beforeAll(async () => {
+    redis = await startRedis()
+    ;[a, b] = await startReplicas(redis, { rateLimit: { requestsPerMinute: 6, burst: 3 } })
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()])
+    await redis?.stop()
+  })
+
+  /** One 2026-07-28 server/discover (no session needed) with `token`, to `replica`: its HTTP status and Retry-After. */
+  async function discover(replica: HttpMyc, token: string): Promise<{ status: number; retryAfter: string | null }> {
+    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
+    const response = await fetch(replica.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'server/discover', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } }),
+    })
+    await response.text()
+    return { status: response.status, retryAfter: response.headers.get('retry-after') }
+  }
+
+  it('refuses the request over the burst on whichever replica it reaches, and counts another credential apart', async () => {
+    const statuses: number[] = []
+    for (const replica of [a, b, a, b]) statuses.push((await discover(replica, TOKENS.MYC_REDIS_ALICE)).status)
+    // Three in the burst, spread over both replicas; the fourth is over it (each replica alone would have let it through).
+    expect(statuses).toEqual([200, 200, 200, 429])
+    const refused = await discover(a, TOKENS.MYC_REDIS_ALICE)
+    expect(refused.status).toBe(429)
+    // 6 a minute: one request back every 10 s.
+    expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1)
+    expect(Number(refused.retryAfter)).toBeLessThanOrEqual(10)
+    expect((await discover(b, TOKENS.MYC_REDIS_BOB)).status).toBe(200)
+  })
+
+  it('lets requests through while Redis is down, and says so', async () => {
+    await redis.stop()
+    expect((await discover(b, TOKENS.MYC_REDIS_BOB)).status).toBe(200)
+    expect(b.stderr()).toMatch(/http\.rateLimit: Redis did not answer .*the request was let through/)
+  })
 })

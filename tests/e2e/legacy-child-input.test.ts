@@ -4,7 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
-import { startHttpMyc, type HttpMyc } from '../helpers/http.js'
+import { modernRequest, startHttpMyc, type HttpMyc, type RpcAnswer } from '../helpers/http.js'
 
 /**
  * The legacy→modern bridge (issue 15): a 2025 child (tests/fixtures/servers/
@@ -32,19 +32,10 @@ const CONFIG = {
 }
 const ALL_CAPS = { elicitation: {}, sampling: {} }
 
-type Rpc = { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: Record<string, unknown> } }
-
-/** A 2026-07-28 tools/call as a plain POST: the envelope with these client capabilities; the answer's JSON-RPC message and HTTP status. */
-async function call(url: string, token: string, params: Record<string, unknown>, caps: Record<string, unknown> = ALL_CAPS): Promise<{ status: number; rpc: Rpc }> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': String(params.name), Authorization: `Bearer ${token}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': caps } } }),
-  })
-  const body = await response.text()
-  // An SSE answer (the call reported progress or logged): its last data line is the response.
-  const json = response.headers.get('content-type')?.includes('text/event-stream') ? body.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5)).pop()! : body
-  return { status: response.status, rpc: JSON.parse(json) as Rpc }
+/** A 2026-07-28 tools/call of `token` with these client capabilities (tests/helpers/http.ts modernRequest): the HTTP status and the JSON-RPC answer. */
+async function call(url: string, token: string, params: Record<string, unknown>, caps: Record<string, unknown> = ALL_CAPS): Promise<{ status: number; rpc: RpcAnswer }> {
+  const { status, answer } = await modernRequest(url, 'tools/call', params, { token, capabilities: caps })
+  return { status, rpc: answer }
 }
 
 const textOf = (result: Record<string, unknown> | undefined) => (result?.content as Array<{ text: string }>)[0]!.text
@@ -73,7 +64,6 @@ describe('a 2025 child asks during a 2026 client’s call over HTTP (build/myc.c
   it('answers input_required with the child’s question, and the retry with the child’s result', async () => {
     const first = await call(m.url, ann, { name: 'asker__ask', arguments: {} })
     expect(first.status).toBe(200)
-    expect(first.rpc.id).toBe(7)
     const result = first.rpc.result!
     expect(result.resultType).toBe('input_required')
     expect(result.inputRequests).toEqual({ elicitation_1: { method: 'elicitation/create', params: { mode: 'form', message: 'Favourite colour?', requestedSchema: { type: 'object', properties: { colour: { type: 'string' } } } } } })

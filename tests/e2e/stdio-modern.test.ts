@@ -174,7 +174,7 @@ describe('myc serve on stdio (build/myc.cjs): the 2026-07-28 era beside the 2025
   it('2026 on the wire: server/discover, lists with cacheScope "private" and a ttlMs; hostile lines each answered once', async () => {
     const raw = new RawClient(config)
     const discover = await raw.request('d', 'server/discover', { _meta: ENVELOPE })
-    expect(discover.result).toMatchObject({ supportedVersions: [MODERN], resultType: 'complete', cacheScope: 'private', capabilities: { tools: { listChanged: false } } })
+    expect(discover.result).toMatchObject({ supportedVersions: [MODERN], resultType: 'complete', cacheScope: 'private', capabilities: { tools: { listChanged: true } } })
     for (const [method, key] of [
       ['tools/list', 'tools'],
       ['prompts/list', 'prompts'],

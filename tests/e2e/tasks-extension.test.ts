@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeConfig } from '../helpers/e2e.js'
 import { fixtureServer } from '../helpers/fixtures.js'
-import { startHttpMyc, type HttpMyc } from '../helpers/http.js'
+import { modernRequest, startHttpMyc, type HttpMyc, type RpcAnswer } from '../helpers/http.js'
 
 /**
  * The tasks extension (SEP-2663, io.modelcontextprotocol/tasks) through
@@ -22,46 +22,9 @@ const bob = TOKENS.MYC_E2E_TASKS_BOB
 const WITH_TASKS = { extensions: { [TASKS]: {} } }
 const WITHOUT = {}
 
-interface RpcAnswer {
-  result?: Record<string, unknown>
-  error?: { code: number; message: string; data?: unknown }
-}
-
-let nextId = 1
-
-/** One 2026-07-28 request as a plain POST (envelope in `_meta`, the standard headers, `Mcp-Name` for what names a tool or task); its JSON-RPC answer, from JSON or SSE. */
+/** One 2026-07-28 request of `token` (tests/helpers/http.ts modernRequest); its JSON-RPC answer. */
 async function rpc(url: string, token: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = WITH_TASKS): Promise<RpcAnswer> {
-  const name = typeof params.name === 'string' ? params.name : typeof params.taskId === 'string' ? params.taskId : undefined
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': MODERN,
-      'Mcp-Method': method,
-      Authorization: `Bearer ${token}`,
-      ...(name !== undefined ? { 'Mcp-Name': name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextId++,
-      method,
-      params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'tasks-e2e', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': capabilities } },
-    }),
-  })
-  const body = await response.text()
-  if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    // The answer is the last `data:` line carrying a result or an error (progress and log notifications come before it).
-    const messages = body
-      .split('\n')
-      .filter((l) => l.startsWith('data:'))
-      .map((l) => JSON.parse(l.slice(5)) as RpcAnswer & { method?: string })
-    const found = messages.find((m) => m.result !== undefined || m.error !== undefined)
-    if (!found) throw new Error(`${method}: no answer in the stream: ${body}`)
-    return found
-  }
-  if (!body) throw new Error(`${method}: HTTP ${response.status} with no body`)
-  return JSON.parse(body) as RpcAnswer
+  return (await modernRequest(url, method, params, { token, capabilities, clientName: 'tasks-e2e' })).answer
 }
 
 /** Polls tasks/get until the task is terminal. */

@@ -83,3 +83,48 @@ export async function rawInitialize(url: string, headers: Record<string, string>
   const body = await response.text()
   return { response, body, sessionId: response.headers.get('mcp-session-id') }
 }
+
+/** The JSON-RPC answer to one request: its result or its error. */
+export interface RpcAnswer {
+  result?: Record<string, unknown>
+  error?: { code: number; message: string; data?: Record<string, unknown> }
+}
+
+let modernIds = 1
+
+/**
+ * One 2026-07-28 request as a plain POST: the `_meta` envelope (these client
+ * capabilities), the standard headers (`Mcp-Name` for what names a tool,
+ * prompt, resource or task), a bearer token when given. Resolves with the
+ * HTTP status and the JSON-RPC answer, read from JSON or from the SSE
+ * stream (the message carrying a result or an error).
+ */
+export async function modernRequest(url: string, method: string, params: Record<string, unknown>, options: { token?: string; capabilities?: Record<string, unknown>; clientName?: string } = {}): Promise<{ status: number; answer: RpcAnswer }> {
+  const name = [params.name, params.uri, params.taskId].find((v): v is string => typeof v === 'string')
+  const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: options.clientName ?? 'e2e', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? {} }
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': method,
+      ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}),
+      ...(name !== undefined ? { 'Mcp-Name': name } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: modernIds++, method, params: { ...params, _meta: { ...envelope, ...(params._meta as object | undefined) } } }),
+  })
+  const body = await response.text()
+  if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    // Progress and log notifications come first; the answer is the message with a result or an error.
+    const found = body
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => JSON.parse(l.slice(5)) as RpcAnswer)
+      .find((m) => m.result !== undefined || m.error !== undefined)
+    if (!found) throw new Error(`${method}: no answer in the stream: ${body}`)
+    return { status: response.status, answer: found }
+  }
+  if (!body) throw new Error(`${method}: HTTP ${response.status} with no body`)
+  return { status: response.status, answer: JSON.parse(body) as RpcAnswer }
+}

@@ -72,3 +72,20 @@ describe('credentialView: a 2026-era principal is its credential, escalation tak
     expect(view.skillToStepUp('mycelium__activate_skill', { name: 'x' })).toBeUndefined()
   })
 })
+
+describe('credentialView: the lists it makes', () => {
+  it('keeps one activate_skill definition while the view’s own is the same, so a list rebuilt (a policy rebuilt on a catalogue change) is not a list changed', () => {
+    const activate = { name: 'mycelium__activate_skill', description: 'activates', inputSchema: { type: 'object' as const } }
+    const list = { name: 'mycelium__list_skills', inputSchema: { type: 'object' as const } }
+    let own = activate
+    // A new array every time, as a rebuilt policy gives.
+    const view = credentialView({ ...openView(), builtinTools: () => [list, own] }, naming)
+    const first = view.builtinTools()
+    const again = view.builtinTools()
+    expect(again[1]).toBe(first[1])
+    expect(again[0]).toBe(list)
+    expect(first[1]?.description).not.toBe('activates')
+    own = { ...activate }
+    expect(view.builtinTools()[1]).not.toBe(first[1])
+  })
+})

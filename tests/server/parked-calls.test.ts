@@ -195,6 +195,75 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
   })
 })
 
+describe('ParkedCall.snapshot / settle: where a call is, for a task that polls it', () => {
+  const settleFor = (call: ParkedCall, ms: number, logs: unknown[] = []) => call.settle(ms, new AbortController().signal, sink(logs))
+
+  it('says working, then input_required with every question once the round closed, then done; changing nothing', async () => {
+    let release!: () => void
+    const call = startCall(new ParkedCalls(fakeRuntime()), async (ask) => {
+      const [a, b] = await Promise.all([ask('elicitation/create', elicitParams), ask('elicitation/create', { ...elicitParams, message: 'Size?' })])
+      await new Promise<void>((r) => (release = r))
+      return text(`${String(a.action)} ${String(b.action)}`)
+    })
+    // A round still gathering (QUIET_MS) counts as working.
+    expect(call.snapshot()).toEqual({ kind: 'working' })
+    await new Promise((r) => setTimeout(r, 60))
+    const asked = call.snapshot()
+    expect(asked).toEqual({ kind: 'input_required', inputRequests: { elicitation_1: { method: 'elicitation/create', params: elicitParams }, elicitation_2: { method: 'elicitation/create', params: { ...elicitParams, message: 'Size?' } } } })
+    // Looking does not answer, cancel or time anything out.
+    expect(call.snapshot()).toEqual(asked)
+    expect(call.cancellation.aborted).toBe(false)
+    call.answer({ elicitation_1: accept({}) })
+    expect(call.snapshot()).toEqual({ kind: 'input_required', inputRequests: { elicitation_2: { method: 'elicitation/create', params: { ...elicitParams, message: 'Size?' } } } })
+    call.answer({ elicitation_2: { action: 'decline' } })
+    await new Promise((r) => setTimeout(r, 10))
+    expect(call.snapshot()).toEqual({ kind: 'working' })
+    release()
+    await new Promise((r) => setTimeout(r, 10))
+    expect(call.snapshot()).toEqual({ kind: 'done', outcome: text('accept decline') })
+  })
+
+  it('settle waits at most its time for the end or a question, with the request’s log messages meanwhile, and cancels nothing', async () => {
+    let release!: () => void
+    const slow = startCall(new ParkedCalls(fakeRuntime()), () => new Promise<RelayOutcome>((resolve) => (release = () => resolve(text('late')))))
+    const logs: unknown[] = []
+    const started = Date.now()
+    const waiting = settleFor(slow, 80, logs)
+    slow.childNotification('child', { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'busy' } }, slow.origin.requestId)
+    expect(await waiting).toEqual({ kind: 'working' })
+    expect(Date.now() - started).toBeGreaterThanOrEqual(70)
+    expect(logs).toEqual([{ level: 'info', data: 'busy', server: 'child' }])
+    expect(slow.cancellation.aborted).toBe(false)
+    release()
+    expect(await settleFor(slow, 5_000)).toEqual({ kind: 'done', outcome: text('late') })
+
+    const quick = startCall(new ParkedCalls(fakeRuntime()), async () => text('at once'))
+    const t0 = Date.now()
+    expect(await settleFor(quick, 5_000)).toEqual({ kind: 'done', outcome: text('at once') })
+    const asking = startCall(new ParkedCalls(fakeRuntime()), async (ask) => text(JSON.stringify(await ask('elicitation/create', elicitParams))))
+    // A question ends the wait at once (its round may still be gathering: working).
+    expect((await settleFor(asking, 5_000)).kind).not.toBe('done')
+    expect(Date.now() - t0).toBeLessThan(1_000)
+  })
+
+  it('counts as waiting for its client only once its round closed: a question right after another is likelier its own', async () => {
+    const call = startCall(new ParkedCalls(fakeRuntime()), async (ask) => text(JSON.stringify(await ask('elicitation/create', elicitParams))))
+    await new Promise((r) => setTimeout(r, 5))
+    expect(call.snapshot().kind).toBe('working')
+    expect(call.awaitingClient()).toBe(false)
+    await new Promise((r) => setTimeout(r, 40))
+    expect(call.awaitingClient()).toBe(true)
+  })
+
+  it('settle rejects when the request is given up on', async () => {
+    const call = startCall(new ParkedCalls(fakeRuntime()), () => new Promise<RelayOutcome>(() => {}))
+    const gaveUp = new AbortController()
+    const waiting = call.settle(5_000, gaveUp.signal, sink())
+    gaveUp.abort(new Error('gone'))
+    await expect(waiting).rejects.toThrow(/gone/)
+  })
+})
+
 describe('ParkedCalls: requestState names a parked call, sealed and bound', () => {
   async function parkedOne(calls: ParkedCalls): Promise<{ call: ParkedCall; state: string }> {
     const call = startCall(calls, async (ask) => text(JSON.stringify(await ask('elicitation/create', elicitParams))))
