@@ -21,7 +21,7 @@
 //   node build/build-bin.mjs --no-code-cache # Node's steps without the V8 code cache
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -63,24 +63,38 @@ function npm(args) {
   else execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { stdio: ['ignore', 'ignore', 'inherit'], shell: process.platform === 'win32' })
 }
 
-/** Fetches a base binary with `npm pack`, checks its sha512, extracts it; returns the binary's path. */
-async function baseBinary(target) {
+/**
+ * Fetches a base binary with `npm pack`, checks its sha512, extracts it;
+ * returns the binary's path. Safe to run in several processes at once (the
+ * tests do): the tarball is packed into a folder of its own and renamed
+ * into place, the binary extracted under a name of its own and renamed,
+ * and `.ok` written last. `cacheDir` defaults to build/.cache.
+ */
+export async function baseBinary(target, cacheDir = cache) {
   const t = TARGETS[target]
-  const dir = path.join(cache, `node-v${NODE_VERSION}-${target}`)
+  if (!t) throw new Error(`no pinned Node ${NODE_VERSION} for ${target}`)
+  const dir = path.join(cacheDir, `node-v${NODE_VERSION}-${target}`)
   const binary = path.join(dir, t.exe ? 'node.exe' : 'node')
   if (existsSync(`${binary}.ok`)) return binary
-  mkdirSync(path.join(cache, 'npm'), { recursive: true })
-  const tarball = path.join(cache, 'npm', `${t.pkg}-${NODE_VERSION}.tgz`)
+  const tarball = path.join(cacheDir, 'npm', `${t.pkg}-${NODE_VERSION}.tgz`)
   if (!existsSync(tarball)) {
     log(`fetching ${t.pkg}@${NODE_VERSION} from the npm registry`)
-    npm(['pack', `${t.pkg}@${NODE_VERSION}`, '--pack-destination', path.dirname(tarball), '--silent'])
+    const own = path.join(cacheDir, 'npm', `pack-${process.pid}-${Math.random().toString(36).slice(2)}`)
+    mkdirSync(own, { recursive: true })
+    try {
+      npm(['pack', `${t.pkg}@${NODE_VERSION}`, '--pack-destination', own, '--silent'])
+      const packed = readdirSync(own).find((f) => f.endsWith('.tgz'))
+      if (!packed) throw new Error(`npm pack ${t.pkg}@${NODE_VERSION} wrote no tarball`)
+      renameSync(path.join(own, packed), tarball)
+    } finally {
+      rmSync(own, { recursive: true, force: true })
+    }
   }
   const digest = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`
   if (digest !== t.integrity) {
     rmSync(tarball, { force: true })
     throw new Error(`${t.pkg}@${NODE_VERSION}: integrity ${digest} does not match the pinned ${t.integrity}; the download was removed, try again`)
   }
-  rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   await extractMember(tarball, `package/bin/${t.exe ? 'node.exe' : 'node'}`, binary)
   chmodSync(binary, 0o755)

@@ -80,7 +80,8 @@ export async function extractMember(tarball, member, dest) {
     const name = nextName ?? (prefix ? `${prefix}/${text(header, 0, 100)}` : text(header, 0, 100))
     nextName = undefined
     if (name === member && (type === '0' || type === '\0')) {
-      const partial = `${dest}.partial`
+      // A name of its own: two processes fetching the same binary at once (test files in parallel) must not share one.
+      const partial = `${dest}.${process.pid}.${Math.random().toString(36).slice(2)}.partial`
       const fd = openSync(partial, 'w')
       try {
         await pass(size, (chunk) => writeSync(fd, chunk))

@@ -97,6 +97,11 @@ export class HttpFace {
   }
 
   /** Requests being answered now: those of sessions, and 2026-era ones. */
+  /** subscriptions/listen streams of 2026 clients open now. */
+  get listenStreams(): number {
+    return this.statelessRoute.listenStreams
+  }
+
   get inFlight(): number {
     return this.sessions.inFlight + this.statelessRoute.size
   }

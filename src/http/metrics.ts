@@ -20,8 +20,8 @@ export interface HttpMetrics extends MetricsEndpoint {
 
 export interface MetricsSources {
   runtime: Runtime
-  /** The HTTP sessions this process holds now, and the requests they have in flight. */
-  sessions(): { active: number; inFlight: number }
+  /** The HTTP sessions this process holds now, the requests they have in flight, and the subscriptions/listen streams of 2026 clients open. */
+  sessions(): { active: number; inFlight: number; listenStreams?: number }
   /** Process and Node.js metrics (`process_*`, `nodejs_*`) besides myc's own; default true. */
   processMetrics?: boolean
 }
@@ -74,6 +74,14 @@ export async function createMetrics(sources: MetricsSources): Promise<HttpMetric
     registers,
     collect() {
       this.set(sources.sessions().inFlight)
+    },
+  })
+  new Gauge({
+    name: 'myc_http_listen_streams_active',
+    help: 'subscriptions/listen streams of 2026-07-28 clients open now.',
+    registers,
+    collect() {
+      this.set(sources.sessions().listenStreams ?? 0)
     },
   })
   new Gauge({

@@ -137,7 +137,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const sharedStore = config.http.sessionStore === 'memory' ? undefined : await (await import('./session-store.js')).openSessionStore(config.http.sessionStore, (error) => logger.warn(`http.sessionStore: ${error.message}`))
   const stopKillOnExit = killChildrenOnExit(runtime)
   // prom-client is loaded only here, and only when metrics are on.
-  const metrics: HttpMetrics | undefined = config.http.metrics ? await (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight }) }) : undefined
+  const metrics: HttpMetrics | undefined = config.http.metrics ? await (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight, listenStreams: face.listenStreams }) }) : undefined
   const face = new HttpFace({
     ...(metrics ? { metrics } : {}),
     ...(config.http.rateLimit ? { rateLimiter: sharedStore?.rateLimiter?.(config.http.rateLimit, (error) => logger.warn(`http.rateLimit: Redis did not answer (${error.message}); the request was let through`)) ?? new RateLimiter(config.http.rateLimit) } : {}),

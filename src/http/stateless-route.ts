@@ -15,6 +15,9 @@ import type { HttpPrincipal } from './principals.js'
 import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
 import type { InboundRequest } from './session-route.js'
 
+/** subscriptions/listen streams one credential may hold open at once. */
+export const MAX_LISTENS_PER_CREDENTIAL = 16
+
 /** Views kept at most (one per role and set of skills seen); the least recently used goes first. */
 const MAX_VIEWS = 256
 
@@ -60,7 +63,9 @@ export class StatelessRoute {
   private inFlight = 0
   private idle: Array<() => void> = []
   /** The listen a request being answered opens (its view and honoured filter), for the bus below. */
-  private readonly opening = new AsyncLocalStorage<{ view: CredentialView; filter: SubscriptionFilter; opened?: true }>()
+  private readonly opening = new AsyncLocalStorage<{ view: CredentialView; filter: SubscriptionFilter; principal: string; opened?: true }>()
+  /** Listen streams open now, per credential (at most MAX_LISTENS_PER_CREDENTIAL each). */
+  private readonly listens = new Map<string, number>()
 
   constructor(private readonly options: StatelessRouteOptions) {
     const { runtime, logger } = options
@@ -101,10 +106,20 @@ export class StatelessRoute {
         const opening = this.opening.getStore()
         if (!opening || opening.opened) return () => {}
         opening.opened = true
+        const { principal } = opening
+        this.listens.set(principal, (this.listens.get(principal) ?? 0) + 1)
         const stream = new ListenStream({ runtime, view: opening.view, filter: opening.filter, deliver: (n) => listener(serverEventOf(n)) })
         // Outside the request's context: what opening starts (a child's listen, its reconnections) outlives the request.
         this.opening.exit(() => stream.open())
-        return () => stream.close()
+        let closed = false
+        return () => {
+          if (closed) return
+          closed = true
+          stream.close()
+          const left = (this.listens.get(principal) ?? 1) - 1
+          if (left > 0) this.listens.set(principal, left)
+          else this.listens.delete(principal)
+        }
       },
     }
   }
@@ -121,6 +136,13 @@ export class StatelessRoute {
     // The resources are those of the servers it reaches, lazy ones included (as a list request starts them).
     await runtime.startLazy((s) => view.serverVisible(s))
     return visibleFilter(body.params.notifications, (uri) => childForUri(runtime, view, uri) !== undefined)
+  }
+
+  /** subscriptions/listen streams open now (all credentials). */
+  get listenStreams(): number {
+    let n = 0
+    for (const count of this.listens.values()) n += count
+    return n
   }
 
   /** Requests being answered now (their answers still streaming included). */
@@ -149,10 +171,13 @@ export class StatelessRoute {
     const authInfo: AuthInfo = { token: '', clientId: principal.key, scopes: granted, extra: { view }, ...(metadata ? { resourceMetadataUrl: metadata } : {}) }
     const listen = await this.listenFilter(view, body)
     if (listen) {
+      // One credential cannot take every stream the handler serves (the SDK's cap is for all of them together).
+      const open = this.listens.get(principal.key) ?? 0
+      if (open >= MAX_LISTENS_PER_CREDENTIAL) return refusal(429, HttpRpcCode.server, `Too Many Requests: this credential has ${open} subscriptions/listen streams open, the most one may; close one first`)
       // A listen stream is no call in flight (it lasts until the client or shutdown ends it): not counted, closed by close().
       const params = (body as { params: Record<string, unknown> }).params
       const parsedBody = { ...(body as Record<string, unknown>), params: { ...params, notifications: listen } }
-      return this.opening.run({ view, filter: listen }, () => this.handler.fetch(inbound.request, { authInfo, parsedBody }))
+      return this.opening.run({ view, filter: listen, principal: principal.key }, () => this.handler.fetch(inbound.request, { authInfo, parsedBody }))
     }
     this.inFlight++
     let done = false

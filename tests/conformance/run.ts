@@ -21,9 +21,8 @@
 // 22 binary is fetched from the npm registry (`npm pack node-<os>-<arch>`,
 // checked against the sha512 build/build-bin.mjs pins) into build/.cache,
 // shared with `npm run build:bin`; MYC_CONFORMANCE_NODE names another one.
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -54,6 +53,7 @@ export class NodeUnavailableError extends Error {}
 interface BuildBin {
   NODE_VERSION: string
   TARGETS: Record<string, { pkg: string; exe: boolean; integrity: string }>
+  baseBinary(target: string, cacheDir?: string): Promise<string>
 }
 
 function hostTarget(): string {
@@ -63,14 +63,6 @@ function hostTarget(): string {
 
 function major(version: string): number {
   return Number(version.replace(/^v/, '').split('.')[0])
-}
-
-/** Runs npm quietly: the npm that runs us when there is one, else `npm` from PATH. */
-function npm(args: string[]): void {
-  const cli = process.env.npm_execpath
-  const options = { stdio: ['ignore', 'ignore', 'pipe'] as ('ignore' | 'pipe')[], cwd: repoRoot }
-  if (cli && /\.c?js$/.test(cli)) execFileSync(process.execPath, [cli, ...args], options)
-  else execFileSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { ...options, shell: process.platform === 'win32' })
 }
 
 /**
@@ -87,36 +79,15 @@ export async function node22(log: (line: string) => void = () => {}, options: { 
     if (r.status === 0 && major(r.stdout.trim()) >= 22) return named
     throw new NodeUnavailableError(`MYC_CONFORMANCE_NODE=${named} is not a Node ≥ 22 (${r.error?.message ?? (r.stdout.trim().split('\n')[0] || `exit ${r.status}`)})`)
   }
-  const { NODE_VERSION, TARGETS } = (await import(path.join(repoRoot, 'build', 'build-bin.mjs'))) as BuildBin
-  const { extractMember } = (await import(path.join(repoRoot, 'build', 'untar.mjs'))) as { extractMember(tarball: string, member: string, dest: string): Promise<void> }
-  const target = TARGETS[hostTarget()]
-  if (!target) throw new NodeUnavailableError(`no pinned Node ${NODE_VERSION} for this host (${hostTarget()})`)
-  // The same layout as build/build-bin.mjs, so either fetches it for both.
-  const cache = options.cache ?? path.join(repoRoot, 'build', '.cache')
-  const dir = path.join(cache, `node-v${NODE_VERSION}-${hostTarget()}`)
-  const binary = path.join(dir, target.exe ? 'node.exe' : 'node')
-  if (existsSync(`${binary}.ok`)) return binary
-  const tarball = path.join(cache, 'npm', `${target.pkg}-${NODE_VERSION}.tgz`)
+  const { NODE_VERSION, TARGETS, baseBinary } = (await import(path.join(repoRoot, 'build', 'build-bin.mjs'))) as BuildBin
+  if (!TARGETS[hostTarget()]) throw new NodeUnavailableError(`no pinned Node ${NODE_VERSION} for this host (${hostTarget()})`)
+  // The same fetch as build/build-bin.mjs (one cache for both, safe when both run at once).
   try {
-    mkdirSync(path.dirname(tarball), { recursive: true })
-    if (!existsSync(tarball)) {
-      log(`fetching ${target.pkg}@${NODE_VERSION} from the npm registry (the conformance runner needs Node ≥ 22)`)
-      npm(['pack', `${target.pkg}@${NODE_VERSION}`, '--pack-destination', path.dirname(tarball), '--silent'])
-    }
+    log(`Node ${NODE_VERSION} for the conformance runner (the npm registry's pinned build, cached in build/.cache)`)
+    return await baseBinary(hostTarget(), options.cache ?? path.join(repoRoot, 'build', '.cache'))
   } catch (error) {
-    throw new NodeUnavailableError(`npm pack ${target.pkg}@${NODE_VERSION} failed: ${String((error as { stderr?: unknown }).stderr ?? error).trim().split('\n').slice(-3).join(' | ')}`)
+    throw new NodeUnavailableError(String((error as { stderr?: unknown }).stderr ?? (error as Error).message ?? error).trim().split('\n').slice(-3).join(' | '))
   }
-  const digest = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`
-  if (digest !== target.integrity) {
-    rmSync(tarball, { force: true })
-    throw new NodeUnavailableError(`${target.pkg}@${NODE_VERSION}: integrity ${digest} does not match the pinned ${target.integrity}; the download was removed`)
-  }
-  rmSync(dir, { recursive: true, force: true })
-  mkdirSync(dir, { recursive: true })
-  await extractMember(tarball, `package/bin/${target.exe ? 'node.exe' : 'node'}`, binary)
-  chmodSync(binary, 0o755)
-  writeFileSync(`${binary}.ok`, '')
-  return binary
 }
 
 // ---------------------------------------------------------------- the runner

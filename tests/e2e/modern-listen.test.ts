@@ -244,4 +244,44 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     await s.close()
     await waitFor(async () => (await acknowledged()).at(-1)?.resourceSubscriptions === undefined, 10_000, 'the watch child no longer asked for watch://b')
   })
+
+  it('one credential holds at most 16 listen streams (429 beyond), counted in myc_http_listen_streams_active; closing one frees its place', async () => {
+    /** A raw listen of bob's: its HTTP status, and the controller that closes it (the stream stays open until then). */
+    const rawListen = async () => {
+      const controller = new AbortController()
+      const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
+      const response = await fetch(url, {
+        method: 'POST',
+        signal: controller.signal,
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen', Authorization: `Bearer ${TOKENS.MYC_LISTEN_BOB}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true }, _meta: envelope } }),
+      })
+      if (response.status !== 200) await response.text()
+      return { status: response.status, close: () => controller.abort() }
+    }
+    const gauge = async () => Number(/^myc_http_listen_streams_active (\d+)$/m.exec(await (await fetch(new URL('/metrics', url))).text())?.[1] ?? NaN)
+    const before = await gauge()
+    const opened: Array<{ status: number; close: () => void }> = []
+    for (let i = 0; i < 20; i++) {
+      const l = await rawListen()
+      opened.push(l)
+      if (l.status !== 200) break
+    }
+    const refused = opened.at(-1)!
+    expect(refused.status).toBe(429)
+    const held = opened.filter((l) => l.status === 200)
+    // bob's own SDK client may hold some already: 16 in all, whatever he had.
+    expect(held.length).toBeLessThanOrEqual(16)
+    await waitFor(async () => (await gauge()) === before + held.length, 5_000, 'the gauge to count the new streams')
+    held[0]!.close()
+    await waitFor(async () => (await gauge()) === before + held.length - 1, 5_000, 'the closed stream to be let go')
+    const again = await rawListen()
+    expect(again.status).toBe(200)
+    // Another credential is not held back by bob's streams.
+    const aliceOwn = keep(await listen(alice, { toolsListChanged: true }))
+    expect(aliceOwn.honoredFilter).toEqual({ toolsListChanged: true })
+    again.close()
+    for (const l of held) l.close()
+    await waitFor(async () => (await gauge()) <= before + 1, 5_000, 'the streams to be let go')
+  })
 })
