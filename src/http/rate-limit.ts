@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto'
+
 /** `http.rateLimit`: how many requests one credential may make. */
 export interface RateLimitConfig {
   /** The sustained rate: a credential's bucket refills this many requests a minute. */
@@ -97,7 +99,6 @@ export class SharedRateLimiter implements RateLimit {
   }
 
   async take(key: string): Promise<RateDecision> {
-    const { createHash } = await import('node:crypto')
     const id = createHash('sha256').update(key).digest('hex').slice(0, 32)
     let timer: NodeJS.Timeout | undefined
     try {

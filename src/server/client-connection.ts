@@ -71,9 +71,16 @@ export class ClientConnection implements ConnectionHandle {
 
   /** A forwarded request's context, naming this connection and the request as the caller. */
   private calledBy(ctx: ForwardContext): ForwardContext & { caller: CallOrigin; callerEra: CallerEra } {
+    return { ...ctx, caller: { connection: this, requestId: ctx.requestId }, callerEra: this.callerEra() }
+  }
+
+  /** What a modern child is told of this client: a 2025 caller that declared what it declared (made once, after initialize; the hot path reuses it). */
+  private era: { for: ClientCapabilities | undefined; era: CallerEra } | undefined
+  private callerEra(): CallerEra {
     // A modern child asks (input_required) only what this client declared: the bridge asks it the 2025 way.
     const clientCapabilities = this.clientCapabilities
-    return { ...ctx, caller: { connection: this, requestId: ctx.requestId }, callerEra: { modern: false, ...(clientCapabilities ? { clientCapabilities } : {}) } }
+    if (!this.era || this.era.for !== clientCapabilities) this.era = { for: clientCapabilities, era: { modern: false, ...(clientCapabilities ? { clientCapabilities } : {}) } }
+    return this.era.era
   }
 
   /** The SDK server; exists once connect() has begun talking to the client. */
