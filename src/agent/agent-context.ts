@@ -8,6 +8,7 @@ import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { loadAnthropicSdk, type AnthropicSdk } from './anthropic-sdk.js'
 import { agentCapabilities, modelSampler, workingDirectoryRoots, type ChildAnswers } from './child-questions.js'
+import type { TokenUsage } from './events.js'
 import { resolveModel } from './model.js'
 
 /** What every agent face needs: the credentials check, the runtime, views, the model and the API client. */
@@ -22,6 +23,8 @@ export interface AgentContext {
   client: Anthropic
   /** How the agent answers what its children ask during a tool call (children were offered exactly this). */
   answers: ChildAnswers
+  /** The tokens the model spent answering children's sampling so far (a live total). */
+  sampledUsage: TokenUsage
 }
 
 /** Says which variable to set when there are no credentials at all (before anything starts). */
@@ -59,11 +62,12 @@ export async function openAgentContext(options: {
   const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
   const model = resolveModel(options.model, loaded.config.agent.model, options.env)
   // What children may ask during the agent's tool calls: the model (sampling), the person when there is one, the working directory as the root.
+  const sampledUsage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
   const answers: ChildAnswers = {
-    sample: modelSampler(client, model, loaded.config.agent.maxTokens, (message) => options.logger.info(message)),
+    sample: modelSampler(client, model, loaded.config.agent.maxTokens, (message) => options.logger.info(message), sampledUsage),
     roots: workingDirectoryRoots(process.cwd()),
     ...(options.person ? { elicit: () => Promise.reject(new Error('nobody is at the prompt yet')) } : {}),
   }
   runtime.offerClientCapabilities(agentCapabilities(answers))
-  return { runtime, loaded, mode, viewFor, model, sdk, client, answers }
+  return { runtime, loaded, mode, viewFor, model, sdk, client, answers, sampledUsage }
 }

@@ -83,6 +83,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
     const toolbox = viewToolbox(rt, view, answers)
     let model = opened.model
     const usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
+    /** How much of opened.sampledUsage is in `usage` already. */
+    const sampledCounted: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
     const conversation: BetaMessageParam[] = []
     const events = new EventStream(humanSink(output, errors))
     const say = (text: string) => errors.write(`${text}\n`)
@@ -383,7 +385,11 @@ export async function runChat(options: ChatOptions): Promise<number> {
         approve: (id, tool, args) => approve.check(id, tool, args),
       })
       turn = undefined
-      for (const k of Object.keys(usage) as Array<keyof TokenUsage>) usage[k] += outcome.usage[k]
+      // The turn's own usage, and what the model spent meanwhile answering children's sampling (a live total: only what is new).
+      for (const k of Object.keys(usage) as Array<keyof TokenUsage>) {
+        usage[k] += outcome.usage[k] + opened.sampledUsage[k] - sampledCounted[k]
+        sampledCounted[k] = opened.sampledUsage[k]
+      }
       if (outcome.reason === 'interrupted' && conversation.at(-1)?.role === 'user') conversation.push({ role: 'assistant', content: '(interrupted by the user)' })
       writer.append(...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })), { type: 'usage', inputTokens: outcome.usage.inputTokens, outputTokens: outcome.usage.outputTokens })
       recordSkills()

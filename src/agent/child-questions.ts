@@ -4,6 +4,7 @@ import type { ClientCapabilities, JSONRPCNotification, RequestId } from '@modelc
 import type { PrincipalView } from '../principal/view.js'
 import type { CallOrigin, ConnectionHandle } from '../runtime/runtime.js'
 import { neededCapability } from '../children/input-bridge.js'
+import type { TokenUsage } from './events.js'
 
 /**
  * The agent as the client its children ask (issue 15): a tool the model
@@ -144,13 +145,19 @@ export function samplingResult(message: { model: string; stop_reason?: string | 
   return { role: 'assistant', content: { type: 'text', text }, model: message.model, ...(stopReason ? { stopReason } : {}) }
 }
 
-/** Sampling by the agent's model (non-streaming Messages API request). */
-export function modelSampler(client: Pick<Anthropic, 'beta'>, model: string, maxTokensCap: number, note: (message: string) => void): NonNullable<ChildAnswers['sample']> {
+/** Sampling by the agent's model (non-streaming Messages API request); the tokens each answer took go to `usage` (the run's totals count them). */
+export function modelSampler(client: Pick<Anthropic, 'beta'>, model: string, maxTokensCap: number, note: (message: string) => void, usage?: TokenUsage): NonNullable<ChildAnswers['sample']> {
   return async (server, params, signal) => {
     const request = samplingRequest(params, model, maxTokensCap)
     note(`server "${server}" asked the model (sampling, up to ${request.max_tokens} tokens)`)
-    const message = await client.beta.messages.create({ ...request, stream: false } as never, { signal })
-    return samplingResult(message as unknown as Parameters<typeof samplingResult>[0])
+    const message = (await client.beta.messages.create({ ...request, stream: false } as never, { signal })) as unknown as Parameters<typeof samplingResult>[0] & { usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null } }
+    if (usage && message.usage) {
+      usage.inputTokens += message.usage.input_tokens ?? 0
+      usage.outputTokens += message.usage.output_tokens ?? 0
+      usage.cacheReadInputTokens += message.usage.cache_read_input_tokens ?? 0
+      usage.cacheCreationInputTokens += message.usage.cache_creation_input_tokens ?? 0
+    }
+    return samplingResult(message)
   }
 }
 

@@ -66,7 +66,10 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   const startedAt = performance.now()
   /** The configured price, once the config is loaded (session_end.costUsd). */
   const price: { value?: MyceliumConfig['agent']['price'] } = {}
-  const finish = (outcome: Omit<AgentOutcome, 'usage'> & { usage?: AgentOutcome['usage']; contextFile?: string }, exitCode = EXIT_BY_REASON[outcome.reason]): number => {
+  /** The tokens the model spent on children's sampling (agent-context.ts), counted into session_end's usage. */
+  let sampled: AgentOutcome['usage'] | undefined
+  const finish = (result: Omit<AgentOutcome, 'usage'> & { usage?: AgentOutcome['usage']; contextFile?: string }, exitCode = EXIT_BY_REASON[result.reason]): number => {
+    const outcome = sampled && result.usage ? { ...result, usage: sumUsage(result.usage, sampled) } : result
     if (outcome.error) events.emit({ type: 'error', code: outcome.error.code, message: outcome.error.message })
     events.emit({
       type: 'session_end',
@@ -92,7 +95,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   try {
     const kind = options.mode ?? 'run'
     const context = options.contextFile ? await (await import('./failure-context.js')).readFailureContext(options.contextFile) : undefined
-    const { loaded, mode, viewFor, model, sdk, client, answers } = await openAgentContext({ ...options, onRuntime: (r) => (runtime = r) })
+    const { loaded, mode, viewFor, model, sdk, client, answers, sampledUsage } = await openAgentContext({ ...options, onRuntime: (r) => (runtime = r) })
+    sampled = sampledUsage
     const rt = runtime!
     price.value = loaded.config.agent.price
     if (kind !== 'run' && mode.kind !== 'policy') throw new MycError('USAGE', `myc ${kind} needs policy mode (skills and roles); in open mode use \`myc run\``)
@@ -223,7 +227,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     events.sessionId = handedOff.id
     const written = await (await import('./failure-context.js')).readFailureContext(contextFile)
     const adhoc = await asRole('adhoc', options.task, (await import('./failure-context.js')).contextPrompt(written), false, handedOff)
-    const usage = { inputTokens: workflow.usage.inputTokens + adhoc.usage.inputTokens, outputTokens: workflow.usage.outputTokens + adhoc.usage.outputTokens, cacheReadInputTokens: workflow.usage.cacheReadInputTokens + adhoc.usage.cacheReadInputTokens, cacheCreationInputTokens: workflow.usage.cacheCreationInputTokens + adhoc.usage.cacheCreationInputTokens }
+    const usage = sumUsage(workflow.usage, adhoc.usage)
     return finish({ ...adhoc, turns: workflow.turns + adhoc.turns, usage, permissionDenials: [...workflow.permissionDenials, ...adhoc.permissionDenials], contextFile })
   } catch (error) {
     // With --json the stream ends properly even when the run never started.
@@ -234,4 +238,9 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     signals.off('SIGINT', onInterrupt)
     await runtime?.close({ urgent: controller.signal.aborted })
   }
+}
+
+/** Two usages added up. */
+function sumUsage(a: AgentOutcome['usage'], b: AgentOutcome['usage']): AgentOutcome['usage'] {
+  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, cacheReadInputTokens: a.cacheReadInputTokens + b.cacheReadInputTokens, cacheCreationInputTokens: a.cacheCreationInputTokens + b.cacheCreationInputTokens }
 }

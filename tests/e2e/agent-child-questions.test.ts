@@ -50,7 +50,7 @@ describe('myc run (build/myc.cjs): the agent answers what its children ask durin
       // The children's sampling: a plain (non-streaming) request without tools.
       if (request.body.stream !== true) {
         sampling.push(request)
-        return { content: [{ type: 'text', text: 'Paris, said the model' }], stop_reason: 'end_turn' }
+        return { content: [{ type: 'text', text: 'Paris, said the model' }], stop_reason: 'end_turn', usage: { input_tokens: 100, output_tokens: 7 } }
       }
       const next = TURNS[turn++]
       return next ? { content: [{ type: 'tool_use', name: next.name, input: next.input }], stop_reason: 'tool_use' } : { content: [{ type: 'text', text: 'Done.' }] }
@@ -77,6 +77,9 @@ describe('myc run (build/myc.cjs): the agent answers what its children ask durin
       expect(s.body.tools).toBeUndefined()
       expect(s.body.max_tokens).toBeLessThanOrEqual(512)
     }
+    // The run's usage counts the sampling too: six agent turns (10 in, 5 out each, the fake's default) and two answers (100 in, 7 out).
+    const end = r.events.at(-1) as Extract<AgentEvent, { type: 'session_end' }>
+    expect(end.usage).toMatchObject({ inputTokens: 6 * 10 + 2 * 100, outputTokens: 6 * 5 + 2 * 7 })
     // roots/list: the working directory of the run.
     expect(text('conf:test_input_required_result_list_roots')).toContain(pathToFileURL(process.cwd()).href)
     // Elicitation is not offered without a person: the 2025 child is refused, the 2026 child says the capability is missing.
