@@ -34,6 +34,9 @@ await build({
   format: 'cjs',
   // No keepNames: its __name() wrapper runs on every closure made on the hot path (a per-call cost in profiles).
   keepNames: false,
+  // Whitespace and syntax only (names stay, for stack traces): a smaller file is faster to compile at every start.
+  minifyWhitespace: true,
+  minifySyntax: true,
   sourcemap: 'linked',
   banner: { js: '#!/usr/bin/env node' },
   external: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*', 'jose', 'prom-client', 'redis'],

@@ -12,10 +12,12 @@ import { fileURLToPath } from 'node:url'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { passthrough } from '../src/protocol/passthrough.js'
+import { callsInFlight } from './in-flight.js'
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)))
 const bundle = path.join(root, 'build', 'myc.cjs')
 const echoFixture = path.join(root, 'tests', 'fixtures', 'servers', 'echo.mjs')
+const bareRelay = path.join(root, 'bench', 'bare-relay.mjs')
 const quick = process.argv.includes('--quick')
 /** `--only calls|startup|policy|skills|http`: one section, its figures printed as JSON (for profiling runs). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined
@@ -32,11 +34,13 @@ function tmpConfig(servers: Record<string, unknown>, rest: Record<string, unknow
 
 const echoEntry = (extraEnv: Record<string, string> = {}) => ({ command: process.execPath, args: [echoFixture], env: extraEnv })
 
-async function connect(target: 'direct' | 'myc', options: { children?: number; echoTools?: number } = {}): Promise<Client> {
+async function connect(target: 'direct' | 'myc' | 'bare', options: { children?: number; echoTools?: number } = {}): Promise<Client> {
   const extraEnv: Record<string, string> = options.echoTools ? { ECHO_TOOLS: String(options.echoTools) } : {}
   const transport =
     target === 'direct'
       ? new StdioClientTransport({ command: process.execPath, args: [echoFixture], env: { ...env, ...extraEnv } })
+      : target === 'bare'
+      ? new StdioClientTransport({ command: process.execPath, args: [bareRelay, process.execPath, echoFixture], env: { ...env, ...extraEnv } })
       : new StdioClientTransport({
           command: process.execPath,
           args: [bundle, 'serve', '--config', tmpConfig(Object.fromEntries(Array.from({ length: options.children ?? 1 }, (_, i) => [i === 0 ? 'echo' : `echo${i}`, echoEntry(extraEnv)])))],
@@ -55,19 +59,20 @@ function percentile(sorted: number[], p: number): number {
 }
 const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50)
 
-async function sequential(direct: Client, myc: Client) {
+type Side = 'direct' | 'myc' | 'bare'
+const toolOf = (side: Side) => (side === 'direct' ? 'echo' : 'echo__echo')
+
+/** Sequential latency of each side, in interleaved blocks (drift on the machine hits every side alike). */
+async function sequential(clients: Partial<Record<Side, Client>>) {
   const blocks = quick ? 4 : 10
   const perBlock = quick ? 100 : 300
-  for (let i = 0; i < 300; i++) {
-    await call(direct, 'echo')
-    await call(myc, 'echo__echo')
-  }
-  const times = { direct: [] as number[], myc: [] as number[] }
+  const sides = Object.keys(clients) as Side[]
+  for (let i = 0; i < 300; i++) for (const side of sides) await call(clients[side]!, toolOf(side))
+  const times = Object.fromEntries(sides.map((side) => [side, [] as number[]])) as Record<Side, number[]>
   for (let b = 0; b < blocks; b++) {
-    // Interleaved A/B blocks: drift on the machine hits both sides alike.
-    for (const side of b % 2 === 0 ? (['direct', 'myc'] as const) : (['myc', 'direct'] as const)) {
-      const client = side === 'direct' ? direct : myc
-      const name = side === 'direct' ? 'echo' : 'echo__echo'
+    for (const side of b % 2 === 0 ? sides : [...sides].reverse()) {
+      const client = clients[side]!
+      const name = toolOf(side)
       for (let i = 0; i < perBlock; i++) {
         const t0 = performance.now()
         await call(client, name)
@@ -79,20 +84,12 @@ async function sequential(direct: Client, myc: Client) {
     const s = [...xs].sort((a, b) => a - b)
     return { p50: percentile(s, 50), p99: percentile(s, 99), n: s.length }
   }
-  return { direct: stats(times.direct), myc: stats(times.myc) }
+  return Object.fromEntries(sides.map((side) => [side, stats(times[side])])) as Record<'direct' | 'myc', ReturnType<typeof stats>> & Partial<Record<Side, ReturnType<typeof stats>>>
 }
 
 async function throughput(client: Client, name: string, total: number, concurrency: number): Promise<number> {
-  let next = 0
   const t0 = performance.now()
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        next++
-        await call(client, name)
-      }
-    }),
-  )
+  await callsInFlight(total, concurrency, () => call(client, name))
   return total / ((performance.now() - t0) / 1000)
 }
 
@@ -260,21 +257,25 @@ async function callBench(): Promise<Record<string, unknown>> {
   const results: Record<string, unknown> = {}
   const direct = await connect('direct')
   const myc = await connect('myc')
+  // The floor: a relay with no checks at all (bench/bare-relay.mjs), measured in the same run.
+  const bare = await connect('bare')
 
-  const seq = await sequential(direct, myc)
-  results.sequential = { ...seq, p50Ratio: seq.myc.p50 / seq.direct.p50, p99Ratio: seq.myc.p99 / seq.direct.p99 }
+  const seq = await sequential({ direct, myc, bare })
+  results.sequential = { direct: seq.direct, myc: seq.myc, p50Ratio: seq.myc.p50 / seq.direct.p50, p99Ratio: seq.myc.p99 / seq.direct.p99 }
 
   const total = quick ? 2_000 : 6_000
   await throughput(direct, 'echo', 500, 32)
   await throughput(myc, 'echo__echo', 500, 32)
-  const tp = { direct: [] as number[], myc: [] as number[] }
+  await throughput(bare, 'echo__echo', 500, 32)
+  const tp = { direct: [] as number[], myc: [] as number[], bare: [] as number[] }
   for (let i = 0; i < 3; i++) {
     tp.direct.push(await throughput(direct, 'echo', total, 32))
     tp.myc.push(await throughput(myc, 'echo__echo', total, 32))
+    tp.bare.push(await throughput(bare, 'echo__echo', total, 32))
   }
   results.throughput32 = { direct: median(tp.direct), myc: median(tp.myc), ratio: median(tp.myc) / median(tp.direct) }
-  await direct.close()
-  await myc.close()
+  results.bareRelay = { p50: seq.bare!.p50, p50Ratio: seq.bare!.p50 / seq.direct.p50, throughput32: median(tp.bare), throughputRatio: median(tp.bare) / median(tp.direct) }
+  await Promise.all([direct.close(), myc.close(), bare.close()])
   return results
 }
 
@@ -321,7 +322,7 @@ async function httpBench(): Promise<Record<string, unknown>> {
   const mycBare = await mycServe(false)
   const clients = { direct: await httpClient(direct.url), myc: await httpClient(myc.url), mycNoMetrics: await httpClient(mycBare.url) }
   try {
-    const seq = await sequential(clients.direct, clients.myc)
+    const seq = await sequential({ direct: clients.direct, myc: clients.myc })
     const total = quick ? 1_000 : 4_000
     await throughput(clients.direct, 'echo', 500, 32)
     await throughput(clients.myc, 'echo__echo', 500, 32)
@@ -408,12 +409,15 @@ function report(results: Record<string, unknown>): void {
 
   const s = results.sequential as { direct: { p50: number; p99: number }; myc: { p50: number; p99: number } }
   const t = results.throughput32 as { direct: number; myc: number }
+  const bare = results.bareRelay as { p50: number; p50Ratio: number; throughput32: number; throughputRatio: number }
   const st = results.startup as { twentyDirectMs: number; twentyMycMs: number; tenSlowChildrenMycMs: number }
   const rows = [
     ['measure', 'direct', 'through myc', 'ratio', 'target'],
     ['sequential p50 (ms)', s.direct.p50.toFixed(3), s.myc.p50.toFixed(3), targets.sequentialP50Ratio.value.toFixed(2), `${targets.sequentialP50Ratio.target} ${targets.sequentialP50Ratio.met ? 'met' : 'MISSED'}`],
     ['sequential p99 (ms)', s.direct.p99.toFixed(3), s.myc.p99.toFixed(3), (s.myc.p99 / s.direct.p99).toFixed(2), ''],
     ['throughput @32 (calls/s)', t.direct.toFixed(0), t.myc.toFixed(0), targets.throughputRatio.value.toFixed(2), `${targets.throughputRatio.target} ${targets.throughputRatio.met ? 'met' : 'MISSED'}`],
+    ['reference: bare relay, no checks: sequential p50 (ms)', s.direct.p50.toFixed(3), bare.p50.toFixed(3), bare.p50Ratio.toFixed(2), ''],
+    ['reference: bare relay, no checks: throughput @32 (calls/s)', t.direct.toFixed(0), bare.throughput32.toFixed(0), bare.throughputRatio.toFixed(2), ''],
     ['20 children: all tools listed (ms), 20 direct in parallel vs via myc', st.twentyDirectMs.toFixed(0), st.twentyMycMs.toFixed(0), targets.startupRatio.value.toFixed(2), `${targets.startupRatio.target} ${targets.startupRatio.met ? 'met' : 'MISSED'}`],
     ['10 children taking 1 s to start: all listed via myc (ms)', '', st.tenSlowChildrenMycMs.toFixed(0), '', `${targets.slowStartMs.target} ${targets.slowStartMs.met ? 'met' : 'MISSED'}`],
     ['tools/list, 2,000 tools (ms)', '', targets.toolsList2000Ms.value.toFixed(2), '', `${targets.toolsList2000Ms.target} ${targets.toolsList2000Ms.met ? 'met' : 'MISSED'}`],

@@ -1,4 +1,3 @@
-import path from 'node:path'
 import {
   Client,
   type ClientCapabilities,
@@ -14,7 +13,6 @@ import {
   type Tool,
   type Transport,
 } from '@modelcontextprotocol/client'
-import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio'
 import { SKILLS_EXTENSION_ID, type Skill as SkillEntry } from '@modelcontextprotocol/core/ext/skills'
 import type { ServerConfig } from '../config/schema.js'
 import { MODERN_PROTOCOL_VERSION } from '../http/era.js'
@@ -22,7 +20,9 @@ import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { passthrough } from '../protocol/passthrough.js'
 import { RequestRelay, type RelayOutcome, type RelayRequestOptions } from '../protocol/request-relay.js'
-import { resolveCommand, type CommandHost } from './resolve-command.js'
+import type { CommandHost } from './resolve-command.js'
+import type { PrespawnedChildren } from './prespawn.js'
+import { stdioSpawnSpec } from './spawn-spec.js'
 import type { StopBudget } from './process-tree.js'
 import { ChildStdioTransport } from './stdio-transport.js'
 import { childMeta, inputRequiredError, isInputRequired, type CallerEra, type ChildEra, type EnvelopeMaterial } from './era.js'
@@ -105,6 +105,8 @@ export interface ChildDeps {
   events: ChildEvents
   /** What the child is offered as client capabilities (the connected client's); may wait for that client. */
   clientCapabilities?: () => Promise<ClientCapabilities>
+  /** Children started before the runtime existed (`myc serve`): the first start takes its child over from here. */
+  prespawned?: PrespawnedChildren
 }
 
 const EMPTY_LISTS: ChildLists = Object.freeze({ tools: [], prompts: [], resources: [], resourceTemplates: [], skills: [] }) as ChildLists
@@ -270,6 +272,8 @@ export class ChildConnection {
       if (this.connecting === client) this.connecting = undefined
       // The SDK probes a custom stdio transport in place: a child that exits on the probe ends the connect with a negotiation error.
       if (era === 'auto' && stdio && inner.exitInfo !== undefined) throw new ProbeClosedError(error)
+      // A process that ended is the reason, not the closed connection it left behind (what it said is in the log above, tagged with its name).
+      if (stdio && inner.exitInfo !== undefined && /connection closed|not running/i.test(error instanceof Error ? error.message : String(error))) throw new Error(`${exitWords(inner.exitInfo)} before finishing ${era === 'legacy' ? 'initialize' : 'its handshake'} (its stderr, if it wrote any, is in the log above)`, { cause: error })
       throw error
     }
     connected = true
@@ -280,22 +284,15 @@ export class ChildConnection {
   private createTransport(log: Logger): Transport {
     const config = this.config
     if (config.type === 'stdio') {
-      const resolved = resolveCommand(config.command, config.args, this.deps.host)
-      if (resolved.resolvedFrom) log.debug(`resolved "${resolved.resolvedFrom}" to ${resolved.command}`)
-      const env = { ...getDefaultEnvironment(), ...config.env }
-      // npx and npm start `node` through a shebang: keep the resolved Node on PATH.
-      if (this.deps.host.nodePath) {
-        const nodeDir = path.dirname(this.deps.host.nodePath)
-        const pathKey = Object.keys(env).find((k) => k.toUpperCase() === 'PATH') ?? 'PATH'
-        const parts = (env[pathKey] ?? '').split(path.delimiter)
-        if (!parts.includes(nodeDir)) env[pathKey] = [nodeDir, ...parts.filter(Boolean)].join(path.delimiter)
-      }
+      const spec = stdioSpawnSpec(config, this.deps.host, this.deps.configDir)
+      if (spec.resolvedFrom) log.debug(`resolved "${spec.resolvedFrom}" to ${spec.command}`)
+      const early = this.deps.prespawned?.take(this.key, spec)
       return new ChildStdioTransport({
-        command: resolved.command,
-        args: resolved.args,
-        env,
-        // Relative paths in a config mean the config's folder, whatever folder myc was started in.
-        cwd: path.resolve(this.deps.configDir, config.cwd ?? '.'),
+        command: spec.command,
+        args: spec.args,
+        env: spec.env,
+        cwd: spec.cwd,
+        ...(early ? { early } : {}),
         onStderrLine: (line) => log.info(line),
       })
     }
@@ -424,7 +421,7 @@ export class ChildConnection {
       // A modern child: myc's envelope on every request; what it answers goes back as it is, except an input_required to a 2025 caller, which is asked of it (the bridge).
       const callerEra = options.callerEra
       const sent = { ...params, _meta: childMeta(params?._meta, envelope, callerEra?.logLevel ?? this.logLevel, callerEra?.clientCapabilities) }
-      outcome = relay.request(method, sent, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
+      outcome = relay.request(method, sent, options, this.config.timeoutMs)
       // A 2025 caller: an input_required result is asked of it (the bridge); a -32021 (the child needs what the caller did not declare) is said the way the bridge says it.
       if (!callerEra?.modern) {
         outcome = outcome.then((o) => {
@@ -441,12 +438,21 @@ export class ChildConnection {
         })
       }
     } else {
-      outcome = relay.request(method, params, { ...options, timeoutMs: options.timeoutMs ?? this.config.timeoutMs })
+      outcome = relay.request(method, params, options, this.config.timeoutMs)
     }
     const caller = options.caller
     if (!caller) return outcome
     this.callers.add(caller)
-    return outcome.finally(() => this.callers.delete(caller))
+    return outcome.then(
+      (o) => {
+        this.callers.delete(caller)
+        return o
+      },
+      (error: unknown) => {
+        this.callers.delete(caller)
+        throw error
+      },
+    )
   }
 
   /**
@@ -614,6 +620,11 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
       timer.unref()
     }),
   ]).finally(() => clearTimeout(timer))
+}
+
+/** How a child process ended, in words. */
+function exitWords(exit: { code: number | null; signal: NodeJS.Signals | null }): string {
+  return exit.signal ? `it was ended by ${exit.signal}` : `it exited with code ${exit.code}`
 }
 
 function describeStartError(error: unknown, config: ServerConfig): string {

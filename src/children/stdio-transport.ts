@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client'
 import { lineSplitter } from '../protocol/json-lines.js'
 import { LineWriter } from '../protocol/line-writer.js'
+import { keepResponseLine } from '../protocol/relayed-lines.js'
 import { DEFAULT_STOP_BUDGET, signalTree, stopTree, type StopBudget } from './process-tree.js'
 
 /** How to start a stdio child. `command` is run directly, never through a shell. */
@@ -12,6 +13,68 @@ export interface StdioChildOptions {
   cwd?: string
   /** Each line the child writes to stderr. */
   onStderrLine?: (line: string) => void
+  /** The child, started already (prespawn.ts): taken over instead of spawning one. */
+  early?: EarlyChild
+}
+
+/**
+ * A child process started before its connection existed (startEarly), and
+ * what happened to it meanwhile: its output is kept (Node discards the
+ * unread output of a child that exits), its events recorded.
+ */
+export interface EarlyChild {
+  process: ChildProcess
+  spawned: boolean
+  /** The spawn failed (ENOENT, EACCES): what 'error' said. */
+  error?: Error
+  exit?: ExitInfo
+  /** Its stdio closed ('close'): it exited, and all it wrote is in `stdout` and `stderr`. */
+  closed: boolean
+  stdout: string[]
+  stderr: string[]
+  /** Stops keeping output (the transport that takes the child over reads it from here on). */
+  release(): void
+}
+
+/** Starts a child now, for a transport to take over later (`early`); nothing it writes or does is lost meanwhile. */
+export function startEarly(options: Pick<StdioChildOptions, 'command' | 'args' | 'env' | 'cwd'>): EarlyChild {
+  const child = spawnStdioChild(options)
+  const early: EarlyChild = {
+    process: child,
+    spawned: false,
+    closed: false,
+    stdout: [],
+    stderr: [],
+    release: () => {
+      child.stdout!.off('data', keepOut)
+      child.stderr!.off('data', keepErr)
+    },
+  }
+  const keepOut = (chunk: string) => void early.stdout.push(chunk)
+  const keepErr = (chunk: string) => void early.stderr.push(chunk)
+  child.stdout!.setEncoding('utf8').on('data', keepOut)
+  child.stderr!.setEncoding('utf8').on('data', keepErr)
+  child.stdin!.on('error', () => {})
+  child.once('spawn', () => (early.spawned = true))
+  child.once('error', (error) => (early.error ??= error))
+  child.once('exit', (code, signal) => (early.exit = { code, signal }))
+  child.once('close', () => (early.closed = true))
+  return early
+}
+
+/**
+ * Starts a stdio child: its own process group (so stopping it ends the
+ * whole tree: npx, sh wrappers and the real server), never a shell.
+ */
+export function spawnStdioChild(options: Pick<StdioChildOptions, 'command' | 'args' | 'env' | 'cwd'>): ChildProcess {
+  return spawn(options.command, [...options.args], {
+    env: options.env,
+    cwd: options.cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    shell: false,
+    windowsHide: true,
+    detached: process.platform !== 'win32',
+  })
 }
 
 /** How the child process ended. */
@@ -48,44 +111,53 @@ export class ChildStdioTransport implements Transport {
 
   start(): Promise<void> {
     if (this.child) throw new Error('ChildStdioTransport already started')
+    const early = this.options.early
+    const child = early ? early.process : spawnStdioChild(this.options)
+    this.child = child
     return new Promise((resolve, reject) => {
-      const { command, args, env, cwd } = this.options
-      const child = spawn(command, [...args], {
-        env,
-        cwd,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        shell: false,
-        windowsHide: true,
-        detached: process.platform !== 'win32',
-      })
-      this.child = child
       let started = false
-      child.once('spawn', () => {
+      const spawned = () => {
         started = true
         resolve()
-      })
-      child.once('error', (error) => {
+      }
+      const failed = (error: Error) => {
         if (!started) {
           reject(error)
           this.finish()
           return
         }
         this.onerror?.(error)
-      })
-      child.once('exit', (code, signal) => {
+      }
+      const exited = (code: number | null, signal: NodeJS.Signals | null) => {
         this.exitInfo = { code, signal }
         // Reap anything the child left in its group (a server behind `npx`),
         // which would otherwise hold the pipes open.
         signalTree(child, 'SIGKILL')
-      })
-      // 'close' comes after the last stdout data, unlike 'exit'.
-      child.once('close', () => this.finish())
-      child.stdin.on('error', (error) => this.onerror?.(error))
-      child.stdout.setEncoding('utf8')
-      child.stdout.on('data', lineSplitter((line) => this.onLine(line)))
-      child.stderr.setEncoding('utf8')
+      }
+      child.stdin!.on('error', (error) => this.onerror?.(error))
+      const onStdout = lineSplitter((line) => this.onLine(line))
       // A child that never ends its stderr lines must not grow memory forever.
-      child.stderr.on('data', lineSplitter((line) => this.options.onStderrLine?.(line), { maxLength: 64 * 1024 }))
+      const onStderr = lineSplitter((line) => this.options.onStderrLine?.(line), { maxLength: 64 * 1024 })
+      child.stdout!.setEncoding('utf8')
+      child.stderr!.setEncoding('utf8')
+      if (early) {
+        // What an early child wrote so far comes first, then the rest as it arrives (all in this turn: nothing falls between).
+        early.release()
+        for (const chunk of early.stderr.splice(0)) onStderr(chunk)
+        for (const chunk of early.stdout.splice(0)) onStdout(chunk)
+      }
+      child.stdout!.on('data', onStdout)
+      child.stderr!.on('data', onStderr)
+      // An early child may have spawned, failed or exited already: what it did meanwhile is replayed.
+      if (early?.error) return failed(early.error)
+      child.once('error', failed)
+      if (early?.exit) exited(early.exit.code, early.exit.signal)
+      else child.once('exit', exited)
+      // 'close' comes after the last stdout data, unlike 'exit' (an early child's output waited, unread, in its pipe).
+      if (early?.closed) setImmediate(() => this.finish())
+      else child.once('close', () => this.finish())
+      if (early?.spawned) spawned()
+      else child.once('spawn', spawned)
     })
   }
 
@@ -97,6 +169,8 @@ export class ChildStdioTransport implements Transport {
       this.onerror?.(new Error(`not a JSON-RPC message on stdout: ${line.slice(0, 200)}`))
       return
     }
+    // A response to one of the relay's requests (string ids; the SDK numbers its own): its line may go out again as it is.
+    if (typeof (message as { id?: unknown }).id === 'string' && (message as { result?: unknown }).result !== undefined) keepResponseLine(line, message)
     this.onmessage?.(message)
   }
 

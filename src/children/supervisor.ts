@@ -15,6 +15,7 @@ export interface SupervisorDeps {
   configDir: string
   events: SupervisorEvents
   clientCapabilities?: ChildDeps['clientCapabilities']
+  prespawned?: ChildDeps['prespawned']
   random?: () => number
 }
 
@@ -49,6 +50,7 @@ export class ChildSupervisor {
       host: deps.host,
       configDir: deps.configDir,
       ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
+      ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       events: {
         stateChanged: (child, previous) => this.onStateChanged(child, previous),
         // A child replaced by a reload may still report on its way down: only the current one speaks.

@@ -1,13 +1,13 @@
 import { defineCommand } from 'citty'
-import { createLogger } from '../logger.js'
+import { createLogger, type Logger } from '../logger.js'
+import type { LoadedConfig } from '../config/load.js'
+import type { PrespawnedChildren } from '../children/prespawn.js'
 import { usageError } from '../errors.js'
-import { openRuntime } from '../runtime/open-runtime.js'
-import { CLIENT_INITIALIZE_WAIT_MS } from '../runtime/runtime.js'
-import { serveStdio } from '../server/serve-stdio.js'
-import { STDIO_ERA_MODES, type StdioEraMode } from '../server/stdio-eras.js'
-import { createView } from '../principal/policy-mode.js'
+import { STDIO_ERA_MODES, type StdioEraMode } from '../server/stdio-era-mode.js'
 import { version } from '../version.js'
 import { commonArgs, principalArgs, splitList } from './_shared.js'
+
+// Only light modules above: serve loads its config and starts the children before the rest of myc is loaded (see run).
 
 export default defineCommand({
   meta: { name: 'serve', description: 'Run the aggregator as an MCP server on stdio, or on Streamable HTTP with --http' },
@@ -25,30 +25,58 @@ export default defineCommand({
     const era = (args.era ?? 'auto') as StdioEraMode
     if (!STDIO_ERA_MODES.includes(era)) throw usageError(`--era must be one of ${STDIO_ERA_MODES.join(', ')} (got "${String(args.era)}")`)
     if (overHttp && !args.stdio && era !== 'auto') throw usageError('--era pins the era of the stdio client; over HTTP every request is served in its own era (add --stdio to serve one on stdio too)')
-    // Over stdio one client's capabilities are what children are offered (they wait for it); over HTTP, prepareHttp decides.
-    const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }) })
-    const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
-    const skills = splitList(args.skills)
-    const viewFor = (principal: { role?: string; skills?: readonly string[] }) =>
-      createView(mode, loaded, { role: principal.role, skills: principal.skills, env: process.env, catalogue: runtime.catalogue, logger, transport: overHttp ? 'http' : 'stdio', ...(runner ? { runner } : {}) })
-    let serve: () => Promise<number>
-    if (overHttp) {
-      const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
-      const prepared = prepareHttp({ runtime, loaded, mode, flag: args.http, role: args.role, skills, env: process.env })
-      const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }), era } : undefined
-      serve = () => serveHttp({ runtime, loaded, logger, ...prepared, viewFor, policy: mode.kind === 'policy', ...(stdio ? { stdio } : {}) })
-    } else {
-      const view = viewFor({ role: args.role, skills })
-      if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
-      serve = () => serveStdio({ runtime, view, logger, era })
-    }
-    const stopWatchingSkills = mode.kind === 'policy' ? (await import('../principal/skill-watcher.js')).watchSkills(() => runtime.loaded, mode.state, logger) : undefined
-    const liveConfig = (await import('../runtime/live-config.js')).watchConfig({ runtime, mode, logger, env: process.env })
+    // The children first: each one's own start-up (often the longest part) overlaps the loading of the rest of myc. Those not taken over by the runtime are stopped.
+    const [{ loadConfig }, { PrespawnedChildren }, { hostForThisProcess }] = await Promise.all([import('../config/load.js'), import('../children/prespawn.js'), import('../runtime/host.js')])
+    const configLoaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
+    const prespawned = PrespawnedChildren.start(configLoaded, hostForThisProcess())
     try {
-      return await serve()
+      return await serveWith(args, { logger, era, overHttp, configLoaded, prespawned })
     } finally {
-      stopWatchingSkills?.()
-      liveConfig.stop()
+      prespawned.stopAll()
     }
   },
 })
+
+interface ServeOptions {
+  logger: Logger
+  era: StdioEraMode
+  overHttp: boolean
+  configLoaded: LoadedConfig
+  prespawned: PrespawnedChildren
+}
+
+/** The rest of serve, once its children are starting: the runtime, the view, and the stdio or HTTP face. */
+async function serveWith(args: { config?: string; role?: string; skills?: string; http?: string; stdio?: boolean }, options: ServeOptions): Promise<number> {
+  const { logger, era, overHttp } = options
+  const [{ openRuntime }, { CLIENT_INITIALIZE_WAIT_MS }, { serveStdio }, { createView }] = await Promise.all([
+    import('../runtime/open-runtime.js'),
+    import('../runtime/runtime.js'),
+    import('../server/serve-stdio.js'),
+    import('../principal/policy-mode.js'),
+  ])
+  // Over stdio one client's capabilities are what children are offered (they wait for it); over HTTP, prepareHttp decides.
+  const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, loaded: options.configLoaded, prespawned: options.prespawned, ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }) })
+  const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
+  const skills = splitList(args.skills)
+  const viewFor = (principal: { role?: string; skills?: readonly string[] }) =>
+    createView(mode, loaded, { role: principal.role, skills: principal.skills, env: process.env, catalogue: runtime.catalogue, logger, transport: overHttp ? 'http' : 'stdio', ...(runner ? { runner } : {}) })
+  let serve: () => Promise<number>
+  if (overHttp) {
+    const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
+    const prepared = prepareHttp({ runtime, loaded, mode, flag: args.http, role: args.role, skills, env: process.env })
+    const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }), era } : undefined
+    serve = () => serveHttp({ runtime, loaded, logger, ...prepared, viewFor, policy: mode.kind === 'policy', ...(stdio ? { stdio } : {}) })
+  } else {
+    const view = viewFor({ role: args.role, skills })
+    if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
+    serve = () => serveStdio({ runtime, view, logger, era })
+  }
+  const stopWatchingSkills = mode.kind === 'policy' ? (await import('../principal/skill-watcher.js')).watchSkills(() => runtime.loaded, mode.state, logger) : undefined
+  const liveConfig = (await import('../runtime/live-config.js')).watchConfig({ runtime, mode, logger, env: process.env })
+  try {
+    return await serve()
+  } finally {
+    stopWatchingSkills?.()
+    liveConfig.stop()
+  }
+}

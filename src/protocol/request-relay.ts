@@ -19,12 +19,12 @@ export interface ProgressParams {
 }
 
 export interface RelayRequestOptions {
-  /** Fails the call after this long without a response or progress. */
-  timeoutMs: number
+  /** Fails the call after this long without a response or progress (else the `defaultTimeoutMs` of the request). */
+  timeoutMs?: number | undefined
   /** Cancelling sends `notifications/cancelled` to the peer and settles with a cancellation error. */
-  cancellation?: Cancellation
+  cancellation?: Cancellation | undefined
   /** When set, the peer is asked for progress, and each report resets the timeout. */
-  onProgress?: (progress: ProgressParams) => void
+  onProgress?: ((progress: ProgressParams) => void) | undefined
 }
 
 interface Pending {
@@ -53,9 +53,10 @@ export const RelayErrorCode = {
  * Client can share a transport: feed every incoming message to `intercept`
  * first. The progress token of a relayed call is its id.
  *
- * Timeouts share one timer, armed for the earliest deadline: a call costs
- * no timer of its own (setTimeout and clearTimeout per call showed up in
- * profiles of the relay).
+ * Timeouts share one timer, armed for the earliest deadline and left armed
+ * when the calls are done: a call costs no timer of its own (setTimeout and
+ * clearTimeout per call showed up in profiles of the relay), and one call
+ * at a time costs one timer per timeout period.
  */
 export class RequestRelay {
   private nextId = 0
@@ -73,8 +74,10 @@ export class RequestRelay {
     return this.pending.size
   }
 
-  request(method: string, params: Record<string, unknown> | undefined, options: RelayRequestOptions): Promise<RelayOutcome> {
+  /** Sends a request; `options` is read, not kept (a caller's own context can be handed over as it is). */
+  request(method: string, params: Record<string, unknown> | undefined, options: RelayRequestOptions, defaultTimeoutMs = 60_000): Promise<RelayOutcome> {
     const id = `${this.prefix}${++this.nextId}`
+    const timeoutMs = options.timeoutMs ?? defaultTimeoutMs
     let sentParams = params
     const meta = params?._meta as Record<string, unknown> | undefined
     if (options.onProgress) {
@@ -85,7 +88,7 @@ export class RequestRelay {
       sentParams = { ...params, _meta: rest }
     }
     return new Promise<RelayOutcome>((resolve) => {
-      const entry: Pending = { resolve, deadline: Date.now() + options.timeoutMs, timeoutMs: options.timeoutMs, onProgress: options.onProgress, cancellation: options.cancellation }
+      const entry: Pending = { resolve, deadline: Date.now() + timeoutMs, timeoutMs, onProgress: options.onProgress, cancellation: options.cancellation, onCancel: undefined }
       this.pending.set(id, entry)
       this.arm(entry.deadline)
       const cancellation = options.cancellation
@@ -137,11 +140,7 @@ export class RequestRelay {
     if (!entry) return
     this.pending.delete(id)
     if (entry.onCancel) entry.cancellation!.off(entry.onCancel)
-    if (this.pending.size === 0 && this.timer !== undefined) {
-      clearTimeout(this.timer)
-      this.timer = undefined
-      this.timerAt = Number.POSITIVE_INFINITY
-    }
+    // The timer stays armed when the last call settles (it is unref'd, and finds nothing when it fires): one call at a time would otherwise set and clear a timer each.
     entry.resolve(outcome)
   }
 

@@ -1,6 +1,7 @@
 import { loadConfig, type LoadedConfig } from '../config/load.js'
 import type { Logger } from '../logger.js'
 import { loadPolicyMode, type PolicyMode } from '../principal/policy-mode.js'
+import type { PrespawnedChildren } from '../children/prespawn.js'
 import { hostForThisProcess } from './host.js'
 import { Runtime } from './runtime.js'
 
@@ -12,6 +13,10 @@ export interface OpenRuntimeOptions {
   version: string
   /** A client will connect (serve): children wait this long at most for its capabilities. */
   waitForClientMs?: number
+  /** The config, loaded already (serve loads it first, to start the children early). */
+  loaded?: LoadedConfig
+  /** Children started already from `loaded` (children/prespawn.ts). */
+  prespawned?: PrespawnedChildren
 }
 
 /**
@@ -20,8 +25,15 @@ export interface OpenRuntimeOptions {
  * change. Throws MycError on a bad config.
  */
 export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode }> {
-  const loaded = await loadConfig({ configPath: options.configPath, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env })
-  const runtime = new Runtime({ loaded, logger: options.logger, version: options.version, host: hostForThisProcess(), ...(options.waitForClientMs !== undefined ? { waitForClientMs: options.waitForClientMs } : {}) })
+  const loaded = options.loaded ?? (await loadConfig({ configPath: options.configPath, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env }))
+  const runtime = new Runtime({
+    loaded,
+    logger: options.logger,
+    version: options.version,
+    host: hostForThisProcess(),
+    ...(options.waitForClientMs !== undefined ? { waitForClientMs: options.waitForClientMs } : {}),
+    ...(options.prespawned ? { prespawned: options.prespawned } : {}),
+  })
   const mode = await loadPolicyMode(loaded, runtime.catalogue, options.logger)
   if (mode.kind === 'policy') runtime.onCatalogueChange(() => mode.state.invalidate())
   return { runtime, loaded, mode }

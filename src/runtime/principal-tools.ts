@@ -103,34 +103,41 @@ export async function callVisibleTool(runtime: Runtime, view: PrincipalView, par
     return { outcome: unknownTool(name) }
   }
   const args = (params.arguments ?? {}) as Record<string, unknown>
-  // The audit log, where the view keeps one (policy mode), and the observers: nothing is measured without either.
-  const audit = view.recordCall?.bind(view)
-  const started = audit || observed ? performance.now() : 0
-  const record = (outcome: 'ok' | 'error' | 'denied') => audit?.({ name, outcome, durationMs: Math.round(performance.now() - started), argumentKeys: Object.keys(args) })
-  const observe = (server: string, tool: string, outcome: RelayOutcome | undefined) => {
-    if (!observed) return
-    const call: ToolCallRecord = { server, tool, outcome: outcomeOf(outcome), seconds: (performance.now() - started) / 1000 }
-    observed.forEach((o) => o.called(call))
-  }
+  // The audit log, where the view keeps one (policy mode), and the observers: nothing is measured without either (every relayed call passes here, so no closures either).
+  const audited = view.recordCall !== undefined
+  const started = audited || observed ? performance.now() : 0
   const builtin = view.callBuiltin(name, args, ctx.builtin)
   if (builtin) {
     const result = await builtin
-    record(result.isError ? 'error' : 'ok')
-    const separator = runtime.loaded.config.namespace.separator
-    observe('mycelium', name.startsWith(`mycelium${separator}`) ? name.slice(`mycelium${separator}`.length) : name, ctx.cancellation.aborted ? undefined : { ok: true, result: result as Record<string, unknown> })
+    if (audited) record(view, name, args, started, result.isError ? 'error' : 'ok')
+    if (observed) {
+      const separator = runtime.loaded.config.namespace.separator
+      observe(observed, started, 'mycelium', name.startsWith(`mycelium${separator}`) ? name.slice(`mycelium${separator}`.length) : name, ctx.cancellation.aborted ? undefined : { ok: true, result: result as Record<string, unknown> })
+    }
     return { outcome: { ok: true, result: result as Record<string, unknown> } }
   }
   const entry = runtime.catalogue.toolByWire(name)
   const child = entry && view.toolVisible(entry) ? runtime.supervisor.children.get(entry.server) : undefined
   if (!entry || !child) {
-    record('denied')
+    if (audited) record(view, name, args, started, 'denied')
     observed?.forEach((o) => o.unknown())
     return { outcome: unknownTool(name) }
   }
   const outcome = await child.forward('tools/call', { ...params, name: entry.name }, ctx)
-  observe(entry.server, entry.name, ctx.cancellation.aborted ? undefined : outcome)
+  if (observed) observe(observed, started, entry.server, entry.name, ctx.cancellation.aborted ? undefined : outcome)
   if (ctx.cancellation.aborted) return undefined
-  record(outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
+  if (audited) record(view, name, args, started, outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
   if (!outcome.ok && outcome.error.code === RelayErrorCode.connectionClosed) return { outcome: { ok: true, result: { content: [{ type: 'text', text: outcome.error.message }], isError: true } }, server: entry.server }
   return { outcome, server: entry.server }
+}
+
+/** One call into the view's audit log. */
+function record(view: PrincipalView, name: string, args: Record<string, unknown>, started: number, outcome: 'ok' | 'error' | 'denied'): void {
+  view.recordCall?.({ name, outcome, durationMs: Math.round(performance.now() - started), argumentKeys: Object.keys(args) })
+}
+
+/** One call that reached a tool, told to the observers. */
+function observe(observed: Set<ToolCallObserver>, started: number, server: string, tool: string, outcome: RelayOutcome | undefined): void {
+  const call: ToolCallRecord = { server, tool, outcome: outcomeOf(outcome), seconds: (performance.now() - started) / 1000 }
+  observed.forEach((o) => o.called(call))
 }

@@ -4,6 +4,7 @@ import type { ChildConnection, ListKind } from '../children/child.js'
 import type { InputSource } from '../children/input-bridge.js'
 import { ResourceSubscriptions } from '../children/listen-filter.js'
 import type { CommandHost } from '../children/resolve-command.js'
+import type { PrespawnedChildren } from '../children/prespawn.js'
 import { URGENT_STOP_BUDGET } from '../children/process-tree.js'
 import { ChildSupervisor } from '../children/supervisor.js'
 import type { LoadedConfig } from '../config/load.js'
@@ -67,6 +68,8 @@ export interface RuntimeDeps {
    * long. Without it, children are offered no client capabilities at all.
    */
   waitForClientMs?: number
+  /** Children `myc serve` started before the runtime (children/prespawn.ts): their first start takes them over. */
+  prespawned?: PrespawnedChildren
 }
 
 /**
@@ -107,6 +110,7 @@ export class Runtime {
       version: deps.version,
       host: deps.host,
       configDir: deps.loaded.dir,
+      ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       clientCapabilities: () => (this.offered ? Promise.resolve(this.offered) : (this.awaited?.promise ?? Promise.resolve({}))),
       events: {
         listsChanged: (child, kinds) => this.onListsChanged(child, kinds),

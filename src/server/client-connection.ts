@@ -3,6 +3,7 @@ import type { ClientCapabilities, JSONRPCNotification, LoggingLevel, RequestId, 
 import { isPlainObject } from '../protocol/params-check.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { passthrough } from '../protocol/passthrough.js'
+import type { Cancellation } from '../protocol/cancellation.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { Runtime, ConnectionHandle, CallOrigin } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
@@ -13,7 +14,7 @@ import { CoreTasksOverExtension } from './core-tasks.js'
 import { registerSkillHandlers, skillsCapability, type SkillSources } from './skills-handlers.js'
 import { childForUri, completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor } from './principal-requests.js'
 import { UpstreamRelay, type ForwardContext, type ForwardHandler } from './upstream-relay.js'
-import { callVisibleTool, visibleTools } from '../runtime/principal-tools.js'
+import { callVisibleTool, visibleTools, type ToolCallContext } from '../runtime/principal-tools.js'
 import type { PrincipalView } from '../principal/view.js'
 import { SeenLists, type ListKindName } from '../principal/seen-lists.js'
 import { unwatchResource, watchResource } from './resource-watch.js'
@@ -31,6 +32,9 @@ export interface ClientConnectionOptions {
   pageSize?: number
 }
 
+/** What each forwarded request of a connection carries down to the child: who calls (for the child's own requests during it), in what era, and what a built-in may use. */
+type CallContext = ForwardContext & ToolCallContext & { caller: CallOrigin; callerEra: CallerEra }
+
 /**
  * One client connected to myc: an SDK Server for the handshake and the list
  * methods, and an UpstreamRelay for the forwarded hot path. What the client
@@ -38,7 +42,7 @@ export interface ClientConnectionOptions {
  */
 export class ClientConnection implements ConnectionHandle {
   private srv: Server | undefined
-  private readonly relay: UpstreamRelay
+  private readonly relay: UpstreamRelay<CallContext>
   private transport: InterceptTransport | undefined
   private readonly subscriptions = new Set<string>()
   private logLevel: LoggingLevel | undefined
@@ -55,23 +59,35 @@ export class ClientConnection implements ConnectionHandle {
     this.pageSize = options.pageSize ?? 1_000
     this.seen = SeenLists.of(runtime.catalogue, options.view)
     // Each forwarded call names its caller, so that what the child asks during it comes back here (Runtime.originOf).
-    const handlers = new Map<string, ForwardHandler>([
-      ['tools/call', (params, ctx) => this.callTool(params, this.calledBy(ctx))],
-      ['prompts/get', (params, ctx) => this.getPrompt(params, this.calledBy(ctx))],
-      ['resources/read', (params, ctx) => this.readResource(params, this.calledBy(ctx))],
-      ['completion/complete', (params, ctx) => this.complete(params, this.calledBy(ctx))],
+    const handlers = new Map<string, ForwardHandler<CallContext>>([
+      ['tools/call', (params, ctx) => this.callTool(params, ctx)],
+      ['prompts/get', (params, ctx) => this.getPrompt(params, ctx)],
+      ['resources/read', (params, ctx) => this.readResource(params, ctx)],
+      ['completion/complete', (params, ctx) => this.complete(params, ctx)],
       // Tasks (2025-11-25): routed to the child that created them through this connection.
-      ['tasks/get', (params, ctx) => this.routeTask('tasks/get', params, this.calledBy(ctx))],
-      ['tasks/result', (params, ctx) => this.routeTask('tasks/result', params, this.calledBy(ctx))],
-      ['tasks/cancel', (params, ctx) => this.routeTask('tasks/cancel', params, this.calledBy(ctx))],
-      ['tasks/list', (params, ctx) => this.listTasks(params, this.calledBy(ctx))],
+      ['tasks/get', (params, ctx) => this.routeTask('tasks/get', params, ctx)],
+      ['tasks/result', (params, ctx) => this.routeTask('tasks/result', params, ctx)],
+      ['tasks/cancel', (params, ctx) => this.routeTask('tasks/cancel', params, ctx)],
+      ['tasks/list', (params, ctx) => this.listTasks(params, ctx)],
     ])
-    this.relay = new UpstreamRelay((message, sendOptions) => this.transport!.send(message, sendOptions), handlers, (error) => runtime.logger.debug(`relay: ${String(error)}`))
+    this.relay = new UpstreamRelay<CallContext>(
+      (message, sendOptions) => this.transport!.send(message, sendOptions),
+      handlers,
+      (error) => runtime.logger.debug(`relay: ${String(error)}`),
+      (requestId, cancellation, onProgress) => this.calledBy(requestId, cancellation, onProgress),
+    )
   }
 
-  /** A forwarded request's context, naming this connection and the request as the caller. */
-  private calledBy(ctx: ForwardContext): ForwardContext & { caller: CallOrigin; callerEra: CallerEra } {
-    return { ...ctx, caller: { connection: this, requestId: ctx.requestId }, callerEra: this.callerEra() }
+  /** A forwarded request's context, naming this connection and the request as the caller: made once per request, in one shape, and handed down as it is. */
+  private calledBy(requestId: RequestId, cancellation: Cancellation, onProgress: ForwardContext['onProgress']): CallContext {
+    return {
+      requestId,
+      cancellation,
+      onProgress,
+      caller: { connection: this, requestId },
+      callerEra: this.callerEra(),
+      builtin: () => ({ signal: cancellation.signal, elicit: this.elicitFn(requestId) }),
+    }
   }
 
   /** What a modern child is told of this client: a 2025 caller that declared what it declared (made once, after initialize; the hot path reuses it). */
@@ -193,7 +209,7 @@ export class ClientConnection implements ConnectionHandle {
   /** …and those on modern children, over their tasks extension. */
   private readonly coreTasks = new CoreTasksOverExtension(TASK_RESULT_TIMEOUT_MS)
 
-  private async routeTask(method: string, params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+  private async routeTask(method: string, params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
     const taskId = params?.taskId
     const server = typeof taskId === 'string' ? this.tasks.get(taskId) : undefined
     const child = server !== undefined && this.view.serverVisible(server) ? this.options.runtime.supervisor.children.get(server) : undefined
@@ -205,7 +221,7 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   /** tasks/list: this connection's tasks, asked of each child that runs some (one page each). */
-  private async listTasks(_params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+  private async listTasks(_params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
     const mine = new Set(this.tasks.keys())
     const children = this.options.runtime.supervisor.children
     const servers = [...new Set(this.tasks.values())].filter((s) => this.view.serverVisible(s))
@@ -237,9 +253,9 @@ export class ClientConnection implements ConnectionHandle {
     return childForUri(this.options.runtime, this.view, uri)
   }
 
-  private async callTool(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+  private async callTool(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
     this.options.runtime.touch(this)
-    const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, { ...ctx, builtin: () => ({ signal: ctx.cancellation.signal, elicit: this.elicitFn(ctx.requestId) }) })
+    const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, ctx)
     if (!called || ctx.cancellation.aborted) return undefined
     // A task-augmented call answers with a task: later tasks/* requests go to this child.
     const { outcome, server } = called
@@ -249,15 +265,15 @@ export class ClientConnection implements ConnectionHandle {
     return outcome
   }
 
-  private getPrompt(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+  private getPrompt(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
     return getVisiblePrompt(this.options.runtime, this.view, params, ctx)
   }
 
-  private readResource(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+  private readResource(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
     return readVisibleResource(this.options.runtime, this.view, params, ctx)
   }
 
-  private complete(params: Record<string, unknown> | undefined, ctx: Parameters<ForwardHandler>[1]): Promise<RelayOutcome | undefined> {
+  private complete(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
     return completeVisible(this.options.runtime, this.view, params, ctx)
   }
 

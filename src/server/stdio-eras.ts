@@ -12,15 +12,8 @@ import { BRIDGED_CHILD_CAPABILITIES, ParkedCalls } from './parked-calls.js'
 import { childForUri } from './principal-requests.js'
 import { statelessServer } from './stateless-server.js'
 
-/**
- * Which protocol eras `myc serve` answers on stdio (`--era`): `auto` decides
- * per connection from its first message, `legacy` serves the 2025 era only
- * (2026 requests are unknown methods, as to a 2025 server), `modern` serves
- * 2026-07-28 only (initialize is refused).
- */
-export type StdioEraMode = 'auto' | 'legacy' | 'modern'
-
-export const STDIO_ERA_MODES: readonly StdioEraMode[] = ['auto', 'legacy', 'modern']
+export { STDIO_ERA_MODES, type StdioEraMode } from './stdio-era-mode.js'
+import type { StdioEraMode } from './stdio-era-mode.js'
 
 /** How long dropping a server/discover probe (the client went on with initialize) waits for the probe's answer. */
 const PROBE_ANSWER_WAIT_MS = 3_000

@@ -9,11 +9,16 @@ export interface ForwardContext {
   /** Cancelled when the client cancels the request or goes away. */
   cancellation: Cancellation
   /** Present when the client asked for progress: sends it with the client's own token. */
-  onProgress?: (progress: ProgressParams) => void
+  onProgress?: ((progress: ProgressParams) => void) | undefined
 }
 
 /** Handles one forwarded method; `undefined` means "send no response" (cancelled). */
-export type ForwardHandler = (params: Record<string, unknown> | undefined, ctx: ForwardContext) => Promise<RelayOutcome | undefined>
+export type ForwardHandler<C extends ForwardContext = ForwardContext> = (params: Record<string, unknown> | undefined, ctx: C) => Promise<RelayOutcome | undefined>
+
+/** Makes the context of one forwarded request (its owner adds who is calling; made once per request, in one shape). */
+export type ContextFactory<C extends ForwardContext> = (requestId: RequestId, cancellation: Cancellation, onProgress: ((progress: ProgressParams) => void) | undefined) => C
+
+const failure = (error: unknown): RelayOutcome => ({ ok: false, error: { code: -32603, message: error instanceof Error ? error.message : String(error) } })
 
 /**
  * The client-facing half of the hot path: requests for the forwarded methods
@@ -22,15 +27,20 @@ export type ForwardHandler = (params: Record<string, unknown> | undefined, ctx: 
  * and the child's result goes back as it came, under the client's request id.
  * Cancellation from the client aborts the handler; progress goes out with the
  * client's progress token.
+ *
+ * Every relayed call passes here, so it allocates little: one context per
+ * request (from the owner's factory, not copied again down the call) and a
+ * promise reaction, no async frame of its own.
  */
-export class UpstreamRelay {
+export class UpstreamRelay<C extends ForwardContext = ForwardContext> {
   private readonly inFlight = new Map<RequestId, Cancellation>()
 
   constructor(
     /** Sends to the client; `relatedRequestId` keeps a message on its request's stream (Streamable HTTP). */
     private readonly send: (message: JSONRPCMessage, options?: TransportSendOptions) => Promise<void>,
-    private readonly handlers: ReadonlyMap<string, ForwardHandler>,
+    private readonly handlers: ReadonlyMap<string, ForwardHandler<C>>,
     private readonly onError: (error: unknown) => void,
+    private readonly context: ContextFactory<C> = (requestId, cancellation, onProgress) => ({ requestId, cancellation, onProgress }) as C,
   ) {}
 
   readonly intercept = (message: JSONRPCMessage): boolean => {
@@ -46,34 +56,45 @@ export class UpstreamRelay {
     }
     const handler = this.handlers.get(m.method)
     if (!handler) return false
-    void this.handle(m.id, handler, m.params)
+    this.handle(m.id, handler, m.params)
     return true
   }
 
-  private async handle(id: RequestId, handler: ForwardHandler, params: Record<string, unknown> | undefined): Promise<void> {
+  private handle(id: RequestId, handler: ForwardHandler<C>, params: Record<string, unknown> | undefined): void {
     const cancellation = new Cancellation()
     this.inFlight.set(id, cancellation)
     const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken
-    const onProgress =
-      typeof token === 'string' || typeof token === 'number'
-        ? (progress: ProgressParams) => {
-            void this.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...progress, progressToken: token } }, { relatedRequestId: id }).catch(this.onError)
-          }
-        : undefined
-    let outcome: RelayOutcome | undefined
+    const onProgress = typeof token === 'string' || typeof token === 'number' ? this.progressOf(id, token) : undefined
+    let answer: Promise<RelayOutcome | undefined>
     try {
-      outcome = await handler(params, onProgress ? { requestId: id, cancellation, onProgress } : { requestId: id, cancellation })
+      answer = handler(params, this.context(id, cancellation, onProgress))
     } catch (error) {
-      outcome = { ok: false, error: { code: -32603, message: error instanceof Error ? error.message : String(error) } }
+      answer = Promise.resolve(failure(error))
     }
+    answer.then(
+      (outcome) => this.answer(id, cancellation, outcome),
+      (error: unknown) => this.answer(id, cancellation, failure(error)),
+    )
+  }
+
+  private progressOf(id: RequestId, token: string | number): (progress: ProgressParams) => void {
+    return (progress) => {
+      this.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...progress, progressToken: token } }, { relatedRequestId: id }).catch(this.onError)
+    }
+  }
+
+  private answer(id: RequestId, cancellation: Cancellation, outcome: RelayOutcome | undefined): void {
     if (this.inFlight.get(id) === cancellation) this.inFlight.delete(id)
     // A cancelled request gets no response (MCP cancellation rules).
     if (!outcome || cancellation.aborted) return
+    let sent: Promise<void>
     try {
-      await this.send(outcome.ok ? { jsonrpc: '2.0', id, result: outcome.result } : { jsonrpc: '2.0', id, error: outcome.error })
+      sent = this.send(outcome.ok ? { jsonrpc: '2.0', id, result: outcome.result } : { jsonrpc: '2.0', id, error: outcome.error })
     } catch (error) {
       this.onError(error)
+      return
     }
+    sent.catch(this.onError)
   }
 
   /** Cancels every forwarded call (the client went away). */

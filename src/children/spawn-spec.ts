@@ -1,0 +1,62 @@
+import path from 'node:path'
+import type { StdioServerConfig } from '../config/schema.js'
+import { resolveCommand, type CommandHost } from './resolve-command.js'
+
+/** Exactly what a stdio child is started with: the same for an early start (prespawn.ts) and a normal one, so one can stand for the other. */
+export interface StdioSpawnSpec {
+  command: string
+  args: string[]
+  env: Record<string, string>
+  cwd: string
+  /** The command as the config gave it, when it was resolved to another (for the log). */
+  resolvedFrom?: string
+}
+
+/**
+ * The variables a child inherits from myc's environment besides its own
+ * `env`: the MCP SDK's default list (its `getDefaultEnvironment`, which is
+ * not imported here because its module brings the SDK's schemas with it,
+ * and this runs before they are loaded). A test holds the two equal.
+ */
+const INHERITED =
+  process.platform === 'win32'
+    ? ['APPDATA', 'COMSPEC', 'HOMEDRIVE', 'HOMEPATH', 'LOCALAPPDATA', 'PATH', 'PATHEXT', 'PROCESSOR_ARCHITECTURE', 'PROGRAMDATA', 'PROGRAMFILES', 'PROGRAMFILES(X86)', 'PROGRAMW6432', 'SYSTEMDRIVE', 'SYSTEMROOT', 'TEMP', 'USERNAME', 'USERPROFILE', 'WINDIR']
+    : ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER']
+
+export function inheritedEnvironment(env: Record<string, string | undefined> = process.env): Record<string, string> {
+  const inherited: Record<string, string> = {}
+  for (const key of INHERITED) {
+    const value = env[key]
+    // Exported shell functions ("() { …") are not passed on.
+    if (value === undefined || value.startsWith('()')) continue
+    inherited[key] = value
+  }
+  return inherited
+}
+
+/** How a stdio server of the config is started: its command resolved, its environment, its folder (a relative `cwd` means the config's folder). */
+export function stdioSpawnSpec(config: StdioServerConfig, host: CommandHost, configDir: string): StdioSpawnSpec {
+  const resolved = resolveCommand(config.command, config.args, host)
+  const env = { ...inheritedEnvironment(), ...config.env }
+  // npx and npm start `node` through a shebang: keep the resolved Node on PATH.
+  if (host.nodePath) {
+    const nodeDir = path.dirname(host.nodePath)
+    const pathKey = Object.keys(env).find((k) => k.toUpperCase() === 'PATH') ?? 'PATH'
+    const parts = (env[pathKey] ?? '').split(path.delimiter)
+    if (!parts.includes(nodeDir)) env[pathKey] = [nodeDir, ...parts.filter(Boolean)].join(path.delimiter)
+  }
+  return {
+    command: resolved.command,
+    args: [...resolved.args],
+    env,
+    cwd: path.resolve(configDir, config.cwd ?? '.'),
+    ...(resolved.resolvedFrom ? { resolvedFrom: resolved.resolvedFrom } : {}),
+  }
+}
+
+/** Whether two specs start the same process. */
+export function sameSpawn(a: StdioSpawnSpec, b: StdioSpawnSpec): boolean {
+  if (a.command !== b.command || a.cwd !== b.cwd || a.args.length !== b.args.length || a.args.some((arg, i) => arg !== b.args[i])) return false
+  const keys = Object.keys(a.env)
+  return keys.length === Object.keys(b.env).length && keys.every((k) => Object.hasOwn(b.env, k) && a.env[k] === b.env[k])
+}

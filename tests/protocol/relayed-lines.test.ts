@@ -1,0 +1,53 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/client'
+import { describe, expect, it } from 'vitest'
+import { keepResponseLine, relayedLine } from '../../src/protocol/relayed-lines.js'
+
+/** A child's response line parsed as the child transport does, and kept. */
+function childLine(line: string) {
+  const message = JSON.parse(line) as { jsonrpc?: unknown; id?: unknown; result?: Record<string, unknown> }
+  keepResponseLine(line, message)
+  return message
+}
+const answer = (id: string | number, result: unknown) => ({ jsonrpc: '2.0', id, result }) as JSONRPCMessage
+
+describe('relayed lines', () => {
+  it('writes a TypeScript SDK response (id last) as the child wrote it, under the client’s id', () => {
+    const line = '{"result":{"content":[{"type":"text","text":"h\\u00e9 \\"id\\":\\"myc-1\\""}],"n":12345678901234567890},"jsonrpc":"2.0","id":"myc-1"}'
+    const { result } = childLine(line)
+    const out = relayedLine(answer(7, result))!
+    expect(out).toBe('{"result":{"content":[{"type":"text","text":"h\\u00e9 \\"id\\":\\"myc-1\\""}],"n":12345678901234567890},"jsonrpc":"2.0","id":7}')
+    // The same message as serializing it would give.
+    expect(JSON.parse(out)).toEqual(JSON.parse(JSON.stringify(answer(7, result))))
+    expect(JSON.parse(relayedLine(answer('client-"x"', result))!).id).toBe('client-"x"')
+  })
+
+  it('writes a Python SDK response (jsonrpc, id, result) in place, but not when the line names another "id"', () => {
+    const { result } = childLine('{"jsonrpc":"2.0","id":"myc-2","result":{"content":[]}}')
+    expect(relayedLine(answer('a', result))).toBe('{"jsonrpc":"2.0","id":"a","result":{"content":[]}}')
+    const nested = childLine('{"jsonrpc":"2.0","id":"myc-3","result":{"structuredContent":{"id":"myc-3"}}}')
+    expect(relayedLine(answer('a', nested.result))).toBeUndefined()
+  })
+
+  it('keeps nothing it cannot rewrite safely: other members, other shapes, whitespace, errors, numeric ids', () => {
+    const lines = [
+      '{"result":{},"jsonrpc":"2.0","id":"myc-4","extra":1}',
+      '{"result":{},"jsonrpc":"2.0","extra":1,"id":"myc-4"}',
+      '{"result":{},"jsonrpc":"2.0","id":"myc-4"} ',
+      '{"result":{},"jsonrpc":"2.0","id" : "myc-4"}',
+      '{"result":{},"jsonrpc":"1.0","id":"myc-4"}',
+      '{"result":[],"jsonrpc":"2.0","id":"myc-4"}',
+      '{"result":{},"jsonrpc":"2.0","id":4}',
+    ]
+    for (const line of lines) {
+      const message = childLine(line)
+      if (typeof message.result === 'object' && message.result !== null) expect(relayedLine(answer(1, message.result)), line).toBeUndefined()
+    }
+  })
+
+  it('serializes a result rebuilt on the way (nothing is written from a stale line)', () => {
+    const { result } = childLine('{"result":{"content":[]},"jsonrpc":"2.0","id":"myc-5"}')
+    expect(relayedLine(answer(1, { ...result, task: { taskId: 't' } }))).toBeUndefined()
+    expect(relayedLine(answer(1, { content: [] }))).toBeUndefined()
+    expect(relayedLine({ jsonrpc: '2.0', id: 1, error: { code: 1, message: 'x' } } as JSONRPCMessage)).toBeUndefined()
+  })
+})
