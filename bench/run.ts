@@ -19,6 +19,8 @@ const bundle = path.join(root, 'build', 'myc.cjs')
 const echoFixture = path.join(root, 'tests', 'fixtures', 'servers', 'echo.mjs')
 const bareRelay = path.join(root, 'bench', 'bare-relay.mjs')
 const quick = process.argv.includes('--quick')
+/** Node flags for every myc the bench starts over stdio, from MYC_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` with `--only skills`). */
+const mycNodeArgs = process.env.MYC_NODE_ARGS ? process.env.MYC_NODE_ARGS.split(' ') : []
 /** `--only calls|startup|policy|skills|http`: one section, its figures printed as JSON (for profiling runs). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined
 // NODE_EXTRA_CA_CERTS slows every Node start here (TOOLCHAIN.md); keep it out of start-up figures.
@@ -43,7 +45,7 @@ async function connect(target: 'direct' | 'myc' | 'bare', options: { children?: 
       ? new StdioClientTransport({ command: process.execPath, args: [bareRelay, process.execPath, echoFixture], env: { ...env, ...extraEnv } })
       : new StdioClientTransport({
           command: process.execPath,
-          args: [bundle, 'serve', '--config', tmpConfig(Object.fromEntries(Array.from({ length: options.children ?? 1 }, (_, i) => [i === 0 ? 'echo' : `echo${i}`, echoEntry(extraEnv)])))],
+          args: [...mycNodeArgs, bundle, 'serve', '--config', tmpConfig(Object.fromEntries(Array.from({ length: options.children ?? 1 }, (_, i) => [i === 0 ? 'echo' : `echo${i}`, echoEntry(extraEnv)])))],
           env,
           stderr: 'ignore',
         })
@@ -119,7 +121,7 @@ async function timeToFullList(target: 'direct' | 'myc', children: number, startM
   }
   const servers = Object.fromEntries(Array.from({ length: children }, (_, i) => [`s${i}`, { command: process.execPath, args: [script], env: childEnv }]))
   const client = new Client({ name: 'bench', version: '1' })
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [bundle, 'serve', '--config', tmpConfig(servers)], env, stderr: 'ignore' }))
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [...mycNodeArgs, bundle, 'serve', '--config', tmpConfig(servers)], env, stderr: 'ignore' }))
   // The first list waits (bounded) for the children's first start: it should hold them all.
   for (;;) {
     const names = new Set((await client.listTools()).tools.map((t) => t.name.split('__')[0]))
@@ -154,7 +156,7 @@ async function policyBench(): Promise<PolicyBench> {
   const client = new Client({ name: 'bench', version: '1' })
   let changed: (() => void) | undefined
   client.setNotificationHandler('notifications/tools/list_changed', () => changed?.())
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [bundle, 'serve', '--config', path.join(dir, 'mycelium.config.json')], env, stderr: 'ignore' }))
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [...mycNodeArgs, bundle, 'serve', '--config', path.join(dir, 'mycelium.config.json')], env, stderr: 'ignore' }))
   const first: number[] = []
   const all: number[] = []
   let visible = 0
@@ -221,7 +223,7 @@ async function skillsListBench(): Promise<{ medianMs: number; skills: number }> 
   const child = path.join(root, 'tests', 'fixtures', 'servers', 'skills-child.mjs')
   writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { kb: { command: process.execPath, args: [child], env: { SKILLS_COUNT: '498' } } }, roles: { default: 'dev' } }))
   const client = new Client({ name: 'bench', version: '1' })
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [bundle, 'serve', '--config', path.join(dir, 'mycelium.config.json')], env, stderr: 'ignore' }))
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [...mycNodeArgs, bundle, 'serve', '--config', path.join(dir, 'mycelium.config.json')], env, stderr: 'ignore' }))
   const times: number[] = []
   let count = 0
   for (let i = 0; i < 60; i++) {

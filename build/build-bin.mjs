@@ -30,7 +30,8 @@ import { extractMember } from './untar.mjs'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const cache = path.join(root, 'build', '.cache')
 const outDir = path.join(root, 'build', 'bin')
-const bundle = path.join(root, 'build', 'myc.cjs')
+// The bundle itself: a single executable embeds one script (build/myc.cjs is a launcher that loads it).
+const bundle = path.join(root, 'build', 'myc-main.cjs')
 const require = createRequire(import.meta.url)
 
 export const NODE_VERSION = '22.23.2'

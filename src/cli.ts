@@ -138,9 +138,8 @@ function reportError(error: unknown, opts: { json: boolean; verbose: boolean; lo
   return exitCode
 }
 
-// Run when executed (bundle, executable, or `tsx src/cli.ts`), not when imported by tests.
-const invokedDirectly = typeof require !== 'undefined' ? require.main === module : process.argv[1]?.endsWith('cli.ts')
-if (invokedDirectly) {
+/** Runs the CLI on this process's arguments and sets its exit code (build/myc.cjs calls it; so does a direct run). */
+export function runMain(): void {
   runCli(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code
@@ -151,3 +150,7 @@ if (invokedDirectly) {
     },
   )
 }
+
+// Run when executed (the bundle, the executable, or `tsx src/cli.ts`), not when imported (tests, the build/myc.cjs launcher, which calls runMain).
+const invokedDirectly = typeof require !== 'undefined' ? require.main === module : process.argv[1]?.endsWith('cli.ts')
+if (invokedDirectly) runMain()

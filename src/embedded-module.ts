@@ -2,7 +2,7 @@ import { createRequire } from 'node:module'
 
 /**
  * Compiles a CommonJS module body that travels gzipped and base64-encoded
- * inside build/myc.cjs (esbuild.config.mjs embeds heavy libraries so, and
+ * inside build/myc-main.cjs (esbuild.config.mjs embeds heavy libraries so, and
  * only the runs that use one pay for parsing it). The body may require
  * Node's own modules only.
  */

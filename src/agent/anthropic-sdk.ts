@@ -8,7 +8,7 @@ export interface AnthropicSdk {
   UnsupportedMCPValueError: typeof UnsupportedMCPValueError
 }
 
-/** The SDK's own bundle, gzipped and base64, in build/myc.cjs (esbuild.config.mjs); absent when run from source. */
+/** The SDK's own bundle, gzipped and base64, inside build/myc-main.cjs (esbuild.config.mjs); absent when run from source. */
 declare const __MYC_ANTHROPIC_SDK__: string | undefined
 
 let loading: Promise<AnthropicSdk> | undefined

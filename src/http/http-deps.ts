@@ -8,7 +8,7 @@ export interface HttpDeps {
   createRedisClient: typeof createClient
 }
 
-/** Their own bundle, gzipped and base64, in build/myc.cjs (esbuild.config.mjs); absent when run from source. */
+/** Their own bundle, gzipped and base64, inside build/myc-main.cjs (esbuild.config.mjs); absent when run from source. */
 declare const __MYC_HTTP_DEPS__: string | undefined
 
 let loading: Promise<HttpDeps> | undefined

@@ -14,7 +14,8 @@ import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 // qemu-user (linux-arm64) and wine (win-x64) when those are installed.
 
 const binDir = path.join(repoRoot, 'build', 'bin')
-const bundle = path.join(repoRoot, 'build', 'myc.cjs')
+// What the executable embeds: the bundle itself (build/myc.cjs only launches it).
+const bundle = path.join(repoRoot, 'build', 'myc-main.cjs')
 const linux = path.join(binDir, 'myc-linux-x64')
 const version = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version as string
 const expected: Record<string, { format: string; arch: string }> = {
