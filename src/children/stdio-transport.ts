@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client'
 import { lineSplitter } from '../protocol/json-lines.js'
 import { LineWriter } from '../protocol/line-writer.js'
-import { keepResponseLine } from '../protocol/relayed-lines.js'
+import { keepResponseLine } from '../protocol/result-lines.js'
 import { DEFAULT_STOP_BUDGET, signalTree, stopTree, type StopBudget } from './process-tree.js'
 
 /** How to start a stdio child. `command` is run directly, never through a shell. */

@@ -3,7 +3,7 @@ import type { JSONRPCMessage, RequestId, Transport } from '@modelcontextprotocol
 import { checkInbound, errorReply, idFromPrefix, JsonRpcError, MAX_NESTING, nestsDeeperThan, parseErrorReply } from './inbound.js'
 import { lineSplitter } from './json-lines.js'
 import { LineWriter } from './line-writer.js'
-import { relayedLine } from './relayed-lines.js'
+import { responseLine } from './result-lines.js'
 
 /** The default cap on one incoming message (DESIGN: `limits.maxMessageBytes`). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -117,7 +117,7 @@ export class StdioServerStream implements Transport {
     let line: string
     try {
       // A child's result relayed as it came is written as the child wrote it, under this client's id.
-      line = relayedLine(message) ?? JSON.stringify(message)
+      line = responseLine(message) ?? JSON.stringify(message)
     } catch (error) {
       return Promise.reject(error)
     }

@@ -6,7 +6,7 @@ import { passthrough } from '../protocol/passthrough.js'
 import type { Cancellation } from '../protocol/cancellation.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { Runtime, ConnectionHandle, CallOrigin } from '../runtime/runtime.js'
-import { decodeCursor, paginate } from './pagination.js'
+import { decodeCursor, ListPages, paginate } from './pagination.js'
 import { hasSkillsExtension } from '../children/child.js'
 import type { CallerEra } from '../children/era.js'
 import { hasTasksExtension } from './task-routing.js'
@@ -138,8 +138,13 @@ export class ClientConnection implements ConnectionHandle {
     server.setRequestHandler('tools/list', async (request) => {
       this.options.runtime.touch(this)
       await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
-      const page = paginate(this.visibleTools(), decodeCursor(request.params?.cursor, 'tools'), this.pageSize, 'tools')
-      return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+      const tools = this.visibleTools()
+      const offset = decodeCursor(request.params?.cursor, 'tools')
+      // The same visible list (a cached array) gives the same page, serialized once over stdio.
+      return this.toolPages.page([tools], offset, () => {
+        const page = paginate(tools, offset, this.pageSize, 'tools')
+        return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) }
+      }) as never
     })
     if (this.server.getCapabilities().prompts) {
       server.setRequestHandler('prompts/list', async (request) => {
@@ -233,6 +238,7 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   private toolCache: { revision: unknown; catalogue: number; tools: readonly unknown[] } | undefined
+  private readonly toolPages = new ListPages()
 
   /** The wire tools this principal sees, cached until the catalogue or the principal changes. */
   private visibleTools(): readonly unknown[] {

@@ -1,4 +1,5 @@
 import { ProtocolError } from '@modelcontextprotocol/server'
+import { markReusable } from '../protocol/result-lines.js'
 
 /** An opaque cursor: which list it belongs to and where the next page starts. */
 interface CursorData {
@@ -22,4 +23,32 @@ export function paginate<T>(items: readonly T[], offset: number, pageSize: numbe
   const page = items.slice(offset, end)
   if (end >= items.length) return { items: page }
   return { items: page, nextCursor: Buffer.from(JSON.stringify({ k: kind, o: end } satisfies CursorData)).toString('base64url') }
+}
+
+/**
+ * The pages of one list as last served, kept while the list is made from the
+ * same things (`sources`, compared one by one: the cached arrays and
+ * revisions the list is computed from). A page asked for again, unchanged,
+ * is the same object, marked reusable, so that over stdio it is serialized
+ * only once (result-lines.ts). A client paging through a list keeps at most
+ * `MAX_PAGES` pages.
+ */
+export class ListPages {
+  private static readonly MAX_PAGES = 64
+  private sources: readonly unknown[] = []
+  private readonly pages = new Map<number, Record<string, unknown>>()
+
+  page(sources: readonly unknown[], offset: number, build: () => Record<string, unknown>): Record<string, unknown> {
+    if (sources.length !== this.sources.length || sources.some((s, i) => s !== this.sources[i])) {
+      this.sources = sources
+      this.pages.clear()
+    }
+    let page = this.pages.get(offset)
+    if (!page) {
+      page = build()
+      markReusable(page)
+      if (this.pages.size < ListPages.MAX_PAGES) this.pages.set(offset, page)
+    }
+    return page
+  }
 }

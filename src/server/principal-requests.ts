@@ -3,6 +3,7 @@ import type { Cancellation } from '../protocol/cancellation.js'
 import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
+import type { ServedSkill } from '../skills/skill-index.js'
 import { INVALID_PARAMS } from '../runtime/principal-tools.js'
 import { findSkillFile, mapChildRead, readSkillFile, type SkillSources } from './skills-handlers.js'
 
@@ -49,12 +50,16 @@ export function instructionsFor(runtime: Runtime, view: PrincipalView): string |
 }
 
 /** The principal's skill sources: myc's own, and the visible children's. */
+const NO_SKILLS: readonly ServedSkill[] = []
+
 export function skillSourcesFor(runtime: Runtime, view: PrincipalView): SkillSources {
   const { catalogue, supervisor } = runtime
   const visible = (server: string) => view.childSkillsVisible?.(server) ?? false
   return {
-    local: () => view.servedSkills?.() ?? [],
+    local: () => view.servedSkills?.() ?? NO_SKILLS,
     children: () => catalogue.childSkills().filter((c) => visible(c.server)),
+    // The served skills and the children's are cached arrays, replaced when they change; which children's a principal sees changes with its revision.
+    sources: () => [view.servedSkills?.() ?? NO_SKILLS, catalogue.childSkills(), view.revision?.()],
     resolveChild: (uri) => {
       const target = catalogue.childSkillUri(uri)
       return target && visible(target.server) ? target : undefined

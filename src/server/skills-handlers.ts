@@ -4,7 +4,7 @@ import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { ChildSkillEntry } from '../registry/catalogue.js'
 import { mapChildUri } from '../skills/child-skills.js'
 import { OWN_SKILLS_BASE, type ServedFile, type ServedSkill } from '../skills/skill-index.js'
-import { decodeCursor, paginate } from './pagination.js'
+import { decodeCursor, ListPages, paginate } from './pagination.js'
 
 export { SKILLS_EXTENSION_ID }
 
@@ -28,6 +28,8 @@ export interface SkillSources {
   resolveChild(uri: string): { server: string; childUri: string } | undefined
   /** Sends a request to a child (untouched result). */
   forward(server: string, method: string, params: Record<string, unknown>): Promise<RelayOutcome>
+  /** What the listing is made from (the same things, compared one by one, make the same listing): lets a listing be served again as it is. */
+  sources?(): readonly unknown[]
 }
 
 /** Maps a child's directory listing back under `skill://<server>/`. */
@@ -45,10 +47,15 @@ function mapDirectory(server: string, result: Record<string, unknown>): Record<s
  * schemes find nothing.
  */
 export function registerSkillHandlers(server: Server, sources: SkillSources, pageSize: number): void {
+  const pages = new ListPages()
   server.setRequestHandler('skills/list', { params: ListSkillsRequestParamsSchema }, (params) => {
-    const entries = [...sources.local().map((s) => s.entry), ...sources.children().map((c) => c.entry)]
-    const page = paginate(entries, decodeCursor(params.cursor, 'skills'), pageSize, 'skills')
-    return { skills: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}), ...CACHE }
+    const offset = decodeCursor(params.cursor, 'skills')
+    const build = () => {
+      const entries = [...sources.local().map((s) => s.entry), ...sources.children().map((c) => c.entry)]
+      const page = paginate(entries, offset, pageSize, 'skills')
+      return { skills: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}), ...CACHE }
+    }
+    return (sources.sources ? pages.page(sources.sources(), offset, build) : build()) as never
   })
   server.setRequestHandler('skills/get', { params: GetSkillRequestParamsSchema }, (params) => {
     const entry = sources.local().find((s) => s.entry.uri === params.uri)?.entry ?? sources.children().find((c) => c.entry.uri === params.uri)?.entry

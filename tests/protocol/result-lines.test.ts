@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 import { describe, expect, it } from 'vitest'
-import { keepResponseLine, relayedLine } from '../../src/protocol/relayed-lines.js'
+import { keepResponseLine, markReusable, responseLine } from '../../src/protocol/result-lines.js'
 
 /** A child's response line parsed as the child transport does, and kept. */
 function childLine(line: string) {
@@ -14,18 +14,18 @@ describe('relayed lines', () => {
   it('writes a TypeScript SDK response (id last) as the child wrote it, under the client’s id', () => {
     const line = '{"result":{"content":[{"type":"text","text":"h\\u00e9 \\"id\\":\\"myc-1\\""}],"n":12345678901234567890},"jsonrpc":"2.0","id":"myc-1"}'
     const { result } = childLine(line)
-    const out = relayedLine(answer(7, result))!
+    const out = responseLine(answer(7, result))!
     expect(out).toBe('{"result":{"content":[{"type":"text","text":"h\\u00e9 \\"id\\":\\"myc-1\\""}],"n":12345678901234567890},"jsonrpc":"2.0","id":7}')
     // The same message as serializing it would give.
     expect(JSON.parse(out)).toEqual(JSON.parse(JSON.stringify(answer(7, result))))
-    expect(JSON.parse(relayedLine(answer('client-"x"', result))!).id).toBe('client-"x"')
+    expect(JSON.parse(responseLine(answer('client-"x"', result))!).id).toBe('client-"x"')
   })
 
   it('writes a Python SDK response (jsonrpc, id, result) in place, but not when the line names another "id"', () => {
     const { result } = childLine('{"jsonrpc":"2.0","id":"myc-2","result":{"content":[]}}')
-    expect(relayedLine(answer('a', result))).toBe('{"jsonrpc":"2.0","id":"a","result":{"content":[]}}')
+    expect(responseLine(answer('a', result))).toBe('{"jsonrpc":"2.0","id":"a","result":{"content":[]}}')
     const nested = childLine('{"jsonrpc":"2.0","id":"myc-3","result":{"structuredContent":{"id":"myc-3"}}}')
-    expect(relayedLine(answer('a', nested.result))).toBeUndefined()
+    expect(responseLine(answer('a', nested.result))).toBeUndefined()
   })
 
   it('keeps nothing it cannot rewrite safely: other members, other shapes, whitespace, errors, numeric ids', () => {
@@ -40,14 +40,29 @@ describe('relayed lines', () => {
     ]
     for (const line of lines) {
       const message = childLine(line)
-      if (typeof message.result === 'object' && message.result !== null) expect(relayedLine(answer(1, message.result)), line).toBeUndefined()
+      if (typeof message.result === 'object' && message.result !== null) expect(responseLine(answer(1, message.result)), line).toBeUndefined()
     }
   })
 
   it('serializes a result rebuilt on the way (nothing is written from a stale line)', () => {
     const { result } = childLine('{"result":{"content":[]},"jsonrpc":"2.0","id":"myc-5"}')
-    expect(relayedLine(answer(1, { ...result, task: { taskId: 't' } }))).toBeUndefined()
-    expect(relayedLine(answer(1, { content: [] }))).toBeUndefined()
-    expect(relayedLine({ jsonrpc: '2.0', id: 1, error: { code: 1, message: 'x' } } as JSONRPCMessage)).toBeUndefined()
+    expect(responseLine(answer(1, { ...result, task: { taskId: 't' } }))).toBeUndefined()
+    expect(responseLine(answer(1, { content: [] }))).toBeUndefined()
+    expect(responseLine({ jsonrpc: '2.0', id: 1, error: { code: 1, message: 'x' } } as JSONRPCMessage)).toBeUndefined()
+  })
+})
+
+describe('reusable results', () => {
+  it('are serialized once, at the first send, and written under each message’s own id', () => {
+    let serialized = 0
+    const result = { tools: [{ name: 'a' }], toJSON: () => (serialized++, { tools: [{ name: 'a' }] }) }
+    expect(responseLine(answer(1, result))).toBeUndefined()
+    markReusable(result)
+    expect(serialized).toBe(0)
+    const first = responseLine(answer(1, result))!
+    const second = responseLine(answer('two', result))!
+    expect(serialized).toBe(1)
+    expect(JSON.parse(first)).toEqual({ jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'a' }] } })
+    expect(JSON.parse(second)).toEqual({ jsonrpc: '2.0', id: 'two', result: { tools: [{ name: 'a' }] } })
   })
 })

@@ -1,0 +1,58 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/client'
+
+/**
+ * Results whose text is known, so that they go out to a stdio client
+ * without being serialized (again). Both kinds are keyed by the result
+ * object: a result rebuilt on the way (a spread, a task mapped across
+ * eras) is serialized as usual, and nothing mutates such a result in place.
+ *
+ * A child's response line is kept beside the result it parsed to and
+ * written with the client's id in place of the child's. The line is always
+ * parsed (that is the check that it is JSON, and how its id is found); only
+ * the second half of the round trip is saved, which for a large result is
+ * most of what relaying it costs. The id must be where it can be replaced
+ * without parsing again: the last member (as the TypeScript SDK writes
+ * responses) or the second, after `"jsonrpc":"2.0"` (as the Python SDK
+ * does) when the line names no other `"id"`.
+ *
+ * A result myc serves again and again unchanged (a list page, see
+ * pagination.ts) is serialized once, at its first send, and its text reused.
+ */
+const lines = new WeakMap<object, { head: string; tail: string }>()
+
+/** Remembers `line`, a response the child wrote for `message` (already parsed from it), when its id can be replaced in place. */
+export function keepResponseLine(line: string, message: { jsonrpc?: unknown; id?: unknown; result?: unknown }): void {
+  const { id, result } = message
+  if (typeof id !== 'string' || message.jsonrpc !== '2.0' || typeof result !== 'object' || result === null || Array.isArray(result)) return
+  // Only the three members a response is rebuilt from (a client's SDK may refuse others).
+  let members = 0
+  for (const _ in message) if (++members > 3) return
+  const member = `"id":${JSON.stringify(id)}`
+  if (line.endsWith(`,${member}}`)) {
+    lines.set(result, { head: line.slice(0, line.length - member.length - 1), tail: '}' })
+    return
+  }
+  const opening = `{"jsonrpc":"2.0",${member},`
+  if (line.startsWith(opening) && line.indexOf('"id":', opening.length) === -1) lines.set(result, { head: '{"jsonrpc":"2.0",', tail: line.slice(opening.length - 1) })
+}
+
+/** Results served again unchanged, and their text once it was made (at the first send over stdio; never over HTTP, where the SDK writes). */
+const reusable = new WeakMap<object, string | undefined>()
+
+/** Marks a result that will be served again exactly as it is (nothing may change it afterwards). */
+export function markReusable(result: object): void {
+  if (!reusable.has(result)) reusable.set(result, undefined)
+}
+
+/** The line for a response `{ result, jsonrpc, id }` whose result's text is known, with this message's id; undefined for anything else. */
+export function responseLine(message: JSONRPCMessage): string | undefined {
+  const result = (message as { result?: unknown }).result
+  if (typeof result !== 'object' || result === null) return undefined
+  const id = JSON.stringify((message as { id: unknown }).id)
+  const kept = lines.get(result)
+  if (kept) return `${kept.head}"id":${id}${kept.tail}`
+  if (!reusable.has(result)) return undefined
+  let text = reusable.get(result)
+  if (text === undefined) reusable.set(result, (text = JSON.stringify(result)))
+  return `{"result":${text},"jsonrpc":"2.0","id":${id}}`
+}
