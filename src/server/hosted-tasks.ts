@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { ProtocolError, type ServerContext } from '@modelcontextprotocol/server'
 import { CLIENT_CAPABILITIES_META_KEY, type ClientCapabilities } from '@modelcontextprotocol/client'
-import type { RelayOutcome } from '../protocol/request-relay.js'
+import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { Cancellation } from '../protocol/cancellation.js'
@@ -19,7 +19,8 @@ import { hasTasksExtension, MAX_TASK_TTL_MS } from './task-routing.js'
  * server skip the task for a fast operation), so a quick tool stays a plain
  * call. Then:
  *
- * - tasks/get reads where the call is (ParkedCall.snapshot): `working`;
+ * - tasks/get reads where the call is (ParkedCall.snapshot): `working`
+ *   (with the child's latest progress report as `statusMessage`);
  *   `input_required` with the child's questions (elicitation/create,
  *   sampling/createMessage, roots/list) as `inputRequests`; `completed`
  *   with the child's result inline (a tool error is still `completed`,
@@ -85,7 +86,7 @@ export class HostedTask {
   status: TaskStatus = 'working'
   private cancelled = false
   /** The status (and the questions out) last seen: lastUpdatedAt moves when they change. */
-  private seen = 'working'
+  private seen = 'working:'
   private outcome: RelayOutcome | undefined
 
   constructor(
@@ -115,7 +116,8 @@ export class HostedTask {
       this.outcome = this.call.explain(snapshot.outcome)
       status = !this.outcome ? 'cancelled' : this.outcome.ok ? 'completed' : 'failed'
     } else status = snapshot.kind
-    const seen = snapshot.kind === 'input_required' && status === 'input_required' ? `${status}:${Object.keys(snapshot.inputRequests).join(',')}` : status
+    const progress = this.call.lastProgress
+    const seen = snapshot.kind === 'input_required' && status === 'input_required' ? `${status}:${Object.keys(snapshot.inputRequests).join(',')}` : `${status}:${progress ? `${progress.progress}:${progress.message ?? ''}` : ''}`
     if (seen !== this.seen) {
       this.seen = seen
       this.status = status
@@ -125,7 +127,8 @@ export class HostedTask {
   }
 
   private fields(): Record<string, unknown> {
-    return { taskId: this.taskId, status: this.status, createdAt: this.createdAt, lastUpdatedAt: this.lastUpdatedAt, ttlMs: this.ttlMs, pollIntervalMs: this.options.pollIntervalMs ?? HOSTED_POLL_INTERVAL_MS }
+    const statusMessage = this.status === 'working' ? progressWords(this.call.lastProgress) : undefined
+    return { taskId: this.taskId, status: this.status, ...(statusMessage ? { statusMessage } : {}), createdAt: this.createdAt, lastUpdatedAt: this.lastUpdatedAt, ttlMs: this.ttlMs, pollIntervalMs: this.options.pollIntervalMs ?? HOSTED_POLL_INTERVAL_MS }
   }
 
   /** The CreateTaskResult a tools/call is answered with. */
@@ -160,6 +163,13 @@ export class HostedTask {
     this.call.cancellation.cancel(reason)
     this.refresh()
   }
+}
+
+/** A working task's statusMessage: the child's latest progress report, its message or else how far it got ("3/10"). */
+function progressWords(progress: ProgressParams | undefined): string | undefined {
+  if (!progress) return undefined
+  if (typeof progress.message === 'string' && progress.message !== '') return progress.message
+  return progress.total !== undefined ? `${progress.progress}/${progress.total}` : String(progress.progress)
 }
 
 /** The tasks myc holds, by credential and taskId, bounded (see the file comment). */

@@ -301,8 +301,12 @@ export class ParkedCall implements ConnectionHandle {
     if (typeof params.level === 'string') this.sink.log(params.level, params.data, server)
   }
 
-  /** Progress of the child's call, to the request in progress (none between rounds). */
+  /** The child's latest progress report for this call (a task myc holds says it as its statusMessage). */
+  lastProgress: ProgressParams | undefined
+
+  /** Progress of the child's call, to the request in progress (none between rounds), and kept as the latest. */
   progress(progress: ProgressParams): void {
+    this.lastProgress = progress
     this.sink?.progress(progress)
   }
 

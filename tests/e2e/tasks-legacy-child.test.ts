@@ -107,9 +107,13 @@ function lifecycle(rpc: () => Rpc) {
     const first = await rpc()('tasks/get', { taskId: task.taskId })
     expect(first.result).toMatchObject({ taskId: task.taskId, status: 'working', resultType: 'complete' })
     expect(first.result).not.toHaveProperty('result')
+    // The child's progress reports (step 1 at 300 ms, step 2 at 600 ms…) show as the task's statusMessage while it works.
+    const stepping = await pollUntil(rpc(), task.taskId as string, (t) => typeof t.statusMessage === 'string' || terminal(t))
+    expect(stepping).toMatchObject({ status: 'working', statusMessage: expect.stringMatching(/^step [1-4]$/) })
     const done = await pollUntil(rpc(), task.taskId as string, terminal)
     expect(done).toMatchObject({ taskId: task.taskId, status: 'completed', result: { content: [{ type: 'text', text: 'counted 4' }] } })
     expect(done).not.toHaveProperty('requestState')
+    expect(done).not.toHaveProperty('statusMessage')
   })
 
   it('a task whose child asks is input_required with the question; tasks/update answers it and the task completes', async () => {

@@ -51,6 +51,28 @@ function releasable(): { call: ParkedCall; release: (outcome: RelayOutcome) => v
 afterEach(() => vi.useRealTimers())
 
 describe('HostedTask: a 2025 child’s call held as a task (SEP-2663 shapes)', () => {
+  it('says the child’s latest progress as its statusMessage while it works: the message, else how far it got; moving lastUpdatedAt', async () => {
+    const tasks = new HostedTasks()
+    const { call, release } = releasable()
+    const task = tasks.create('alice', 'kid', call)!
+    const created = task.created()
+    expect(created).not.toHaveProperty('statusMessage')
+    expect(created.lastUpdatedAt).toBe(created.createdAt)
+    await tick(5)
+    call.progress({ progress: 3, total: 10 })
+    expect(task.detailed()).toMatchObject({ status: 'working', statusMessage: '3/10' })
+    call.progress({ progress: 4 })
+    expect(task.detailed().statusMessage).toBe('4')
+    call.progress({ progress: 5, total: 10, message: 'indexing' })
+    const working = task.detailed()
+    expect(working.statusMessage).toBe('indexing')
+    expect(working.lastUpdatedAt).not.toBe(created.lastUpdatedAt)
+    release(text('done'))
+    await tick()
+    expect(task.detailed()).toMatchObject({ status: 'completed' })
+    expect(task.detailed()).not.toHaveProperty('statusMessage')
+  })
+
   it('is created flat (resultType "task", taskId, status, times, ttlMs, pollIntervalMs) and polled to completion with the result inline', async () => {
     const tasks = new HostedTasks()
     const { call, release } = releasable()
