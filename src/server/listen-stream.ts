@@ -112,7 +112,8 @@ export class ListenStream implements ConnectionHandle {
       const child = childForUri(runtime, view, uri)
       if (!child) continue
       this.watched.add(uri)
-      watchResource(runtime, this, child, uri).catch((error: unknown) => runtime.logger.debug(`subscriptions/listen: could not ask "${child.key}" for updates of ${uri}: ${error instanceof Error ? error.message : String(error)}`))
+      // The stream was acknowledged with this resource in it already: an operator must hear that its updates will not come.
+      watchResource(runtime, this, child, uri).catch((error: unknown) => runtime.logger.warn(`subscriptions/listen: could not ask "${child.key}" for updates of ${uri} (the stream stays open without them): ${error instanceof Error ? error.message : String(error)}`))
     }
   }
 
