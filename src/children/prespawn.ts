@@ -20,18 +20,16 @@ export class PrespawnedChildren {
     process.once('exit', this.stopOnExit)
   }
 
-  /** Starts every eager, enabled stdio server of `loaded`. A server whose command cannot be resolved is left to its normal start (and its error). */
+  /** Starts every eager, enabled stdio server of `loaded`. One whose start throws (a NUL byte in an argument) is left to its normal start, and its error. */
   static start(loaded: LoadedConfig, host: CommandHost): PrespawnedChildren {
     const prespawned = new PrespawnedChildren()
     for (const [key, config] of loaded.config.servers) {
       if (config.type !== 'stdio' || config.disabled || config.startup === 'lazy') continue
-      let spec: StdioSpawnSpec
+      // A server that cannot be started so is left to its normal start, and to the error it reports there.
       try {
-        spec = stdioSpawnSpec(config, host, loaded.dir)
-      } catch {
-        continue
-      }
-      prespawned.waiting.set(key, { spec, early: startEarly(spec) })
+        const spec = stdioSpawnSpec(config, host, loaded.dir)
+        prespawned.waiting.set(key, { spec, early: startEarly(spec) })
+      } catch {}
     }
     return prespawned
   }

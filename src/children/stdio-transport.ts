@@ -112,9 +112,10 @@ export class ChildStdioTransport implements Transport {
   start(): Promise<void> {
     if (this.child) throw new Error('ChildStdioTransport already started')
     const early = this.options.early
-    const child = early ? early.process : spawnStdioChild(this.options)
-    this.child = child
     return new Promise((resolve, reject) => {
+      // Inside the promise: spawn throws at once for some arguments (a NUL byte), and that is a failed start like any.
+      const child = early ? early.process : spawnStdioChild(this.options)
+      this.child = child
       let started = false
       const spawned = () => {
         started = true
