@@ -13,6 +13,14 @@ export const STREAMS_PER_SESSION = 16
  * STREAMS_PER_SESSION streams, in this process's memory (it goes with the
  * session; a session carried over to another replica resumes its new
  * streams only). Event ids are `<stream>_<n>`, n counting up per session.
+ *
+ * It deliberately lacks the EventStore's optional `getStreamIdForEventId`:
+ * with it, the SDK answers 409 to a resume while it still holds the old
+ * connection of that stream, and a client whose connection dropped is
+ * usually back before the server has noticed the drop. Without it the
+ * resume takes the stream over (the SDK closes the old connection). The
+ * route checks the id itself first with `streamOf` (400 for one this log
+ * never gave out or no longer has).
  */
 export class SessionEventLog implements EventStore {
   private readonly streams = new Map<string, Array<{ n: number; message: JSONRPCMessage }>>()
@@ -30,7 +38,8 @@ export class SessionEventLog implements EventStore {
     return `${streamId}_${n}`
   }
 
-  async getStreamIdForEventId(eventId: string): Promise<string | undefined> {
+  /** The stream `eventId` belongs to, while this log still has that stream. */
+  streamOf(eventId: string): string | undefined {
     const parsed = parseEventId(eventId)
     return parsed && this.streams.has(parsed.streamId) ? parsed.streamId : undefined
   }

@@ -7,7 +7,7 @@ import type { Runtime } from '../runtime/runtime.js'
 import { ClientConnection } from '../server/client-connection.js'
 import type { HttpPrincipal } from './principals.js'
 import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
-import { SessionEventLog } from './event-log.js'
+import { EVENTS_PER_STREAM, SessionEventLog, STREAMS_PER_SESSION } from './event-log.js'
 import type { SessionEntry, Sessions } from './sessions.js'
 import type { SessionStore, SharedSession } from './session-store.js'
 
@@ -23,6 +23,8 @@ export interface HttpSession extends SessionEntry {
   readonly transport: WebStandardStreamableHTTPServerTransport
   readonly connection: ClientConnection
   readonly view: PrincipalView
+  /** The session's SSE events, kept for a client that resumes a stream with Last-Event-ID. */
+  readonly events: SessionEventLog
   /** The client's initialize params (kept for a shared store, so another replica can replay the handshake). */
   initialize?: Record<string, unknown>
   /** The shared store's write in progress, if any (the next answer waits for it). */
@@ -212,6 +214,9 @@ export class SessionRoute {
     if (request.method === 'DELETE' && this.options.shared) await this.options.shared.store.delete(session.id).catch(() => {})
     if (request.method !== 'POST') {
       this.options.sessions.touch(session)
+      const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null
+      if (lastEventId !== null && !session.events.streamOf(lastEventId))
+        return refusal(400, HttpRpcCode.server, `Bad Request: Last-Event-ID ${JSON.stringify(lastEventId.slice(0, 80))} is no event of this session that is still kept (the newest ${STREAMS_PER_SESSION} streams, ${EVENTS_PER_STREAM} events each); open the stream again without Last-Event-ID`)
       return session.transport.handleRequest(request)
     }
     const read = await this.readMessage(inbound)
@@ -242,12 +247,14 @@ export class SessionRoute {
     // With a shared store, a built-in's answer (an escalation) leaves only once the store has it, so the next request, on any replica, sees it.
     const view = this.options.shared ? answersAfter(own, () => session.persisting) : own
     // Every SSE event gets an id and is kept a while, so a client that lost a stream resumes it with Last-Event-ID (event-log.ts).
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, maxRequestBodySize: this.options.maxMessageBytes, eventStore: new SessionEventLog() })
+    const events = new SessionEventLog()
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, maxRequestBodySize: this.options.maxMessageBytes, eventStore: events })
     const connection = new ClientConnection({ runtime, view })
     const session: HttpSession = {
       id,
       principal,
       transport,
+      events,
       connection,
       view,
       lastSeen: Date.now(),

@@ -10,11 +10,17 @@ import { mcpHeaders, rawInitialize, startHttpMyc, type HttpMyc } from '../helper
  * result included.
  */
 
-/** Reads SSE events from a response body until `enough` says stop; each event's id and JSON data. */
-async function readEvents(response: Response, enough: (events: Array<{ id?: string; data: Record<string, unknown> }>) => boolean): Promise<Array<{ id?: string; data: Record<string, unknown> }>> {
+type SseEvent = { id?: string; data: Record<string, unknown> }
+
+/**
+ * Reads SSE events from a response body until `enough` says stop; each
+ * event's id and JSON data. The body is cancelled then, unless `keepOpen`
+ * (its reader is handed to `keepOpen` instead).
+ */
+async function readEvents(response: Response, enough: (events: SseEvent[]) => boolean, keepOpen?: (reader: ReadableStreamDefaultReader<Uint8Array>) => void): Promise<SseEvent[]> {
   const reader = response.body!.getReader()
   const decoder = new TextDecoder()
-  const events: Array<{ id?: string; data: Record<string, unknown> }> = []
+  const events: SseEvent[] = []
   let buffer = ''
   try {
     while (!enough(events)) {
@@ -35,7 +41,8 @@ async function readEvents(response: Response, enough: (events: Array<{ id?: stri
       }
     }
   } finally {
-    await reader.cancel().catch(() => {})
+    if (keepOpen) keepOpen(reader)
+    else await reader.cancel().catch(() => {})
   }
   return events
 }
@@ -75,10 +82,37 @@ describe('myc serve --http: a lost stream resumed with Last-Event-ID (build/myc.
     expect(rest.every((e) => e.id !== undefined)).toBe(true)
   })
 
+  it('takes a stream over from a connection the server still holds (the client is back before the drop is noticed)', async () => {
+    const { sessionId } = await rawInitialize(m.url)
+    const session = { 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-11-25' }
+    const call = await fetch(m.url, {
+      method: 'POST',
+      headers: mcpHeaders(session),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow__count', arguments: { steps: 4, stepMs: 150 }, _meta: { progressToken: 'q' } } }),
+    })
+    let old: ReadableStreamDefaultReader<Uint8Array> | undefined
+    const seen = await readEvents(call, (events) => events.some((e) => e.data.method === 'notifications/progress'), (reader) => (old = reader))
+    const lastSeen = seen.filter((e) => e.id).at(-1)!
+    // The first connection is still open on both ends: the resume still gets the stream.
+    const resumed = await fetch(m.url, { method: 'GET', headers: { ...session, Accept: 'text/event-stream', 'Last-Event-ID': lastSeen.id! } })
+    expect(resumed.status).toBe(200)
+    const rest = await readEvents(resumed, (events) => events.some((e) => e.data.id === 7))
+    expect(rest.filter((e) => e.data.method === 'notifications/progress').map((e) => (e.data.params as { progress: number }).progress)).toEqual([2, 3, 4])
+    expect(rest.at(-1)!.data).toMatchObject({ id: 7, result: { content: [{ type: 'text', text: 'counted 4' }] } })
+    // The old connection was closed by the server, and got nothing after the resume.
+    let tail = ''
+    for (;;) {
+      const { value, done } = await old!.read()
+      if (done) break
+      tail += new TextDecoder().decode(value)
+    }
+    expect(tail).not.toContain('"id":7')
+  })
+
   it('answers an id it never gave out without replaying anything of another stream', async () => {
     const { sessionId } = await rawInitialize(m.url)
     const resumed = await fetch(m.url, { method: 'GET', headers: { 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-11-25', Accept: 'text/event-stream', 'Last-Event-ID': 'nope_7' } })
-    expect(resumed.status).toBeGreaterThanOrEqual(400)
-    await resumed.text()
+    expect(resumed.status).toBe(400)
+    expect(((await resumed.json()) as { error: { message: string } }).error.message).toMatch(/Last-Event-ID "nope_7" is no event of this session/)
   })
 })

@@ -18,9 +18,9 @@ describe('SessionEventLog: what a resumed stream replays', () => {
     const a2 = await log.storeEvent('post_a', note(2))
     await log.storeEvent('post_a', note(3))
     expect(await replay(log, a1)).toEqual({ stream: 'post_a', sent: [[a2, 2], [`post_a_${Number(a2.split('_').at(-1)) + 1}`, 3]] })
-    expect(await log.getStreamIdForEventId(a2)).toBe('post_a')
+    expect(log.streamOf(a2)).toBe('post_a')
     await expect(replay(log, 'post_c_1')).rejects.toThrow(/no stream/)
-    expect(await log.getStreamIdForEventId('garbage')).toBeUndefined()
+    expect(log.streamOf('garbage')).toBeUndefined()
   })
 
   it('keeps the newest events of a stream and the newest streams of a session', async () => {
@@ -30,7 +30,7 @@ describe('SessionEventLog: what a resumed stream replays', () => {
     // The first event fell off: resuming from it replays what is left.
     expect((await replay(log, first)).sent).toHaveLength(EVENTS_PER_STREAM)
     for (let i = 0; i < STREAMS_PER_SESSION; i++) await log.storeEvent(`other_${i}`, note(i))
-    expect(await log.getStreamIdForEventId(first)).toBeUndefined()
+    expect(log.streamOf(first)).toBeUndefined()
   })
 
   it('splits ids at the last underscore', () => {
