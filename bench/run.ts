@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import { withOwnSignals } from '../src/children/request-signals.js'
 import { passthrough } from '../src/protocol/passthrough.js'
 import { callsInFlight } from './in-flight.js'
 
@@ -18,6 +19,7 @@ const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)))
 const bundle = path.join(root, 'build', 'myc.cjs')
 const echoFixture = path.join(root, 'tests', 'fixtures', 'servers', 'echo.mjs')
 const bareRelay = path.join(root, 'bench', 'bare-relay.mjs')
+const copyRelay = path.join(root, 'bench', 'copy-relay.mjs')
 const quick = process.argv.includes('--quick')
 /** Node flags for every myc the bench starts over stdio, from MYC_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` with `--only skills`). */
 const mycNodeArgs = process.env.MYC_NODE_ARGS ? process.env.MYC_NODE_ARGS.split(' ') : []
@@ -36,13 +38,13 @@ function tmpConfig(servers: Record<string, unknown>, rest: Record<string, unknow
 
 const echoEntry = (extraEnv: Record<string, string> = {}) => ({ command: process.execPath, args: [echoFixture], env: extraEnv })
 
-async function connect(target: 'direct' | 'myc' | 'bare', options: { children?: number; echoTools?: number } = {}): Promise<Client> {
+async function connect(target: 'direct' | 'myc' | 'bare' | 'copy', options: { children?: number; echoTools?: number } = {}): Promise<Client> {
   const extraEnv: Record<string, string> = options.echoTools ? { ECHO_TOOLS: String(options.echoTools) } : {}
   const transport =
     target === 'direct'
       ? new StdioClientTransport({ command: process.execPath, args: [echoFixture], env: { ...env, ...extraEnv } })
-      : target === 'bare'
-      ? new StdioClientTransport({ command: process.execPath, args: [bareRelay, process.execPath, echoFixture], env: { ...env, ...extraEnv } })
+      : target === 'bare' || target === 'copy'
+      ? new StdioClientTransport({ command: process.execPath, args: [target === 'bare' ? bareRelay : copyRelay, process.execPath, echoFixture], env: { ...env, ...extraEnv } })
       : new StdioClientTransport({
           command: process.execPath,
           args: [...mycNodeArgs, bundle, 'serve', '--config', tmpConfig(Object.fromEntries(Array.from({ length: options.children ?? 1 }, (_, i) => [i === 0 ? 'echo' : `echo${i}`, echoEntry(extraEnv)])))],
@@ -61,7 +63,7 @@ function percentile(sorted: number[], p: number): number {
 }
 const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50)
 
-type Side = 'direct' | 'myc' | 'bare'
+type Side = 'direct' | 'myc' | 'bare' | 'copy'
 const toolOf = (side: Side) => (side === 'direct' ? 'echo' : 'echo__echo')
 
 /** Sequential latency of each side, in interleaved blocks (drift on the machine hits every side alike). */
@@ -259,25 +261,23 @@ async function callBench(): Promise<Record<string, unknown>> {
   const results: Record<string, unknown> = {}
   const direct = await connect('direct')
   const myc = await connect('myc')
-  // The floor: a relay with no checks at all (bench/bare-relay.mjs), measured in the same run.
+  // The floors: a relay with no checks at all (bench/bare-relay.mjs), and one that never parses JSON (bench/copy-relay.mjs), measured in the same run.
   const bare = await connect('bare')
+  const copy = await connect('copy')
 
-  const seq = await sequential({ direct, myc, bare })
+  const seq = await sequential({ direct, myc, bare, copy })
   results.sequential = { direct: seq.direct, myc: seq.myc, p50Ratio: seq.myc.p50 / seq.direct.p50, p99Ratio: seq.myc.p99 / seq.direct.p99 }
 
   const total = quick ? 2_000 : 6_000
-  await throughput(direct, 'echo', 500, 32)
-  await throughput(myc, 'echo__echo', 500, 32)
-  await throughput(bare, 'echo__echo', 500, 32)
-  const tp = { direct: [] as number[], myc: [] as number[], bare: [] as number[] }
-  for (let i = 0; i < 3; i++) {
-    tp.direct.push(await throughput(direct, 'echo', total, 32))
-    tp.myc.push(await throughput(myc, 'echo__echo', total, 32))
-    tp.bare.push(await throughput(bare, 'echo__echo', total, 32))
-  }
+  const sides = { direct, myc, bare, copy }
+  for (const side of Object.keys(sides) as Side[]) await throughput(sides[side]!, toolOf(side), 500, 32)
+  const tp: Record<Side, number[]> = { direct: [], myc: [], bare: [], copy: [] }
+  for (let i = 0; i < 3; i++) for (const side of Object.keys(sides) as Side[]) tp[side].push(await throughput(sides[side]!, toolOf(side), total, 32))
   results.throughput32 = { direct: median(tp.direct), myc: median(tp.myc), ratio: median(tp.myc) / median(tp.direct) }
-  results.bareRelay = { p50: seq.bare!.p50, p50Ratio: seq.bare!.p50 / seq.direct.p50, throughput32: median(tp.bare), throughputRatio: median(tp.bare) / median(tp.direct) }
-  await Promise.all([direct.close(), myc.close(), bare.close()])
+  const reference = (side: 'bare' | 'copy') => ({ p50: seq[side]!.p50, p50Ratio: seq[side]!.p50 / seq.direct.p50, throughput32: median(tp[side]), throughputRatio: median(tp[side]) / median(tp.direct) })
+  results.bareRelay = reference('bare')
+  results.copyRelay = reference('copy')
+  await Promise.all([direct.close(), myc.close(), bare.close(), copy.close()])
   return results
 }
 
@@ -306,7 +306,8 @@ async function listening(args: string[], extraEnv: Record<string, string>, patte
 
 async function httpClient(url: string): Promise<Client> {
   const client = new Client({ name: 'bench', version: '1' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  // A signal per request, as myc's own HTTP children get: the SDK's shared one collects a listener per request (and a warning per request past 1,500).
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: withOwnSignals() }))
   return client
 }
 
@@ -411,7 +412,9 @@ function report(results: Record<string, unknown>): void {
 
   const s = results.sequential as { direct: { p50: number; p99: number }; myc: { p50: number; p99: number } }
   const t = results.throughput32 as { direct: number; myc: number }
-  const bare = results.bareRelay as { p50: number; p50Ratio: number; throughput32: number; throughputRatio: number }
+  type Reference = { p50: number; p50Ratio: number; throughput32: number; throughputRatio: number }
+  const bare = results.bareRelay as Reference
+  const copy = results.copyRelay as Reference
   const st = results.startup as { twentyDirectMs: number; twentyMycMs: number; tenSlowChildrenMycMs: number }
   const rows = [
     ['measure', 'direct', 'through myc', 'ratio', 'target'],
@@ -420,6 +423,8 @@ function report(results: Record<string, unknown>): void {
     ['throughput @32 (calls/s)', t.direct.toFixed(0), t.myc.toFixed(0), targets.throughputRatio.value.toFixed(2), `${targets.throughputRatio.target} ${targets.throughputRatio.met ? 'met' : 'MISSED'}`],
     ['reference: bare relay, no checks: sequential p50 (ms)', s.direct.p50.toFixed(3), bare.p50.toFixed(3), bare.p50Ratio.toFixed(2), ''],
     ['reference: bare relay, no checks: throughput @32 (calls/s)', t.direct.toFixed(0), bare.throughput32.toFixed(0), bare.throughputRatio.toFixed(2), ''],
+    ['reference: copy relay, no JSON: sequential p50 (ms)', s.direct.p50.toFixed(3), copy.p50.toFixed(3), copy.p50Ratio.toFixed(2), ''],
+    ['reference: copy relay, no JSON: throughput @32 (calls/s)', t.direct.toFixed(0), copy.throughput32.toFixed(0), copy.throughputRatio.toFixed(2), ''],
     ['20 children: all tools listed (ms), 20 direct in parallel vs via myc', st.twentyDirectMs.toFixed(0), st.twentyMycMs.toFixed(0), targets.startupRatio.value.toFixed(2), `${targets.startupRatio.target} ${targets.startupRatio.met ? 'met' : 'MISSED'}`],
     ['10 children taking 1 s to start: all listed via myc (ms)', '', st.tenSlowChildrenMycMs.toFixed(0), '', `${targets.slowStartMs.target} ${targets.slowStartMs.met ? 'met' : 'MISSED'}`],
     ['tools/list, 2,000 tools (ms)', '', targets.toolsList2000Ms.value.toFixed(2), '', `${targets.toolsList2000Ms.target} ${targets.toolsList2000Ms.met ? 'met' : 'MISSED'}`],

@@ -25,6 +25,7 @@ import type { PrespawnedChildren } from './prespawn.js'
 import { stdioSpawnSpec } from './spawn-spec.js'
 import type { StopBudget } from './process-tree.js'
 import { ChildStdioTransport } from './stdio-transport.js'
+import { withOwnSignals } from './request-signals.js'
 import { childMeta, inputRequiredError, isInputRequired, type CallerEra, type ChildEra, type EnvelopeMaterial } from './era.js'
 import { MISSING_CAPABILITY_CODE, missingCapabilityFailure, runInputBridge, type InputSource } from './input-bridge.js'
 import { ListenKeeper } from './child-listen.js'
@@ -298,7 +299,7 @@ export class ChildConnection {
     }
     const url = new URL(config.url)
     const requestInit = { headers: config.headers }
-    if (config.type === 'sse') return new SSEClientTransport(url, { requestInit })
+    if (config.type === 'sse') return new SSEClientTransport(url, { requestInit, fetch: withOwnSignals() })
     return new FallbackHttpTransport(url, requestInit, log)
   }
 
@@ -652,7 +653,7 @@ class FallbackHttpTransport implements Transport {
     private readonly requestInit: RequestInit,
     private readonly log: Logger,
   ) {
-    this.active = this.attach(new StreamableHTTPClientTransport(url, { requestInit }))
+    this.active = this.attach(new StreamableHTTPClientTransport(url, { requestInit, fetch: withOwnSignals() }))
   }
 
   private attach(transport: Transport): Transport {
@@ -689,7 +690,7 @@ class FallbackHttpTransport implements Transport {
       const old = this.active
       old.onclose = undefined
       await old.close().catch(() => {})
-      this.active = this.attach(new SSEClientTransport(this.url, { requestInit: this.requestInit }))
+      this.active = this.attach(new SSEClientTransport(this.url, { requestInit: this.requestInit, fetch: withOwnSignals() }))
       await this.active.start()
       await this.active.send(message, options)
     }
