@@ -17,21 +17,19 @@ import type { FetchLike } from '@modelcontextprotocol/client'
 export function withOwnSignals(fetchImpl: FetchLike = fetch): FetchLike {
   const open = new WeakMap<AbortSignal, Set<AbortController>>()
   const openFor = (source: AbortSignal): Set<AbortController> => {
-    let set = open.get(source)
-    if (!set) {
-      const controllers = new Set<AbortController>()
-      set = controllers
-      open.set(source, controllers)
-      source.addEventListener(
-        'abort',
-        () => {
-          for (const controller of controllers) controller.abort(source.reason)
-          controllers.clear()
-        },
-        { once: true },
-      )
-    }
-    return set
+    const known = open.get(source)
+    if (known) return known
+    const controllers = new Set<AbortController>()
+    open.set(source, controllers)
+    source.addEventListener(
+      'abort',
+      () => {
+        for (const controller of controllers) controller.abort(source.reason)
+        controllers.clear()
+      },
+      { once: true },
+    )
+    return controllers
   }
   return async (url, init) => {
     const source = init?.signal
