@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { loadConfig } from '../config/load.js'
+import { mycStatePaths } from '../config/state-paths.js'
 import { MycError } from '../errors.js'
 import { ShellGuard } from '../sandbox/guard/guard.js'
 import { ExecutorProbe } from '../sandbox/probe.js'
@@ -48,7 +49,8 @@ const exec = defineCommand({
   },
   async run({ args, rawArgs }) {
     const command = commandAfterDashes(rawArgs)
-    const { config, file } = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
+    const loaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
+    const { config } = loaded
     const trust = (args.trust ?? config.sandbox.trust) as TrustLevel
     if (!['restricted', 'sandboxed', 'unrestricted'].includes(trust)) throw new MycError('USAGE', `--trust takes restricted, sandboxed or unrestricted, not "${trust}"`)
     const executor = (args.executor ?? config.sandbox.executor) as ExecutorName | 'auto'
@@ -62,7 +64,8 @@ const exec = defineCommand({
       timeoutMs: config.sandbox.timeoutMs,
       outputLimitBytes: config.sandbox.outputLimitBytes,
       network: config.sandbox.network,
-      protectedPaths: file ? [file] : [],
+      hiddenPaths: mycStatePaths(loaded),
+      readOnlyPaths: config.sandbox.protect ?? [],
       docker: config.sandbox.docker,
     })
     if (!result.ok) {
@@ -76,6 +79,7 @@ const exec = defineCommand({
       process.stdout.write(o.stdout)
       process.stderr.write(o.stderr)
       if (o.timedOut) process.stderr.write(`myc: timed out after ${config.sandbox.timeoutMs} ms; the whole process tree was killed\n`)
+      for (const w of o.warnings ?? []) process.stderr.write(`myc: ${w}\n`)
     }
     return o.exitCode ?? (o.timedOut ? 124 : 1)
   },

@@ -114,6 +114,12 @@ export const ConfigSchema = v.strictObject({
       outputLimitBytes: v.optional(positiveInt(1, 1 << 30), 1_048_576),
       network: v.optional(v.strictObject({ allow: v.optional(v.array(v.string()), []) }), {}),
       docker: v.optional(v.strictObject({ image: v.optional(v.string(), 'node:22-bookworm-slim') }), {}),
+      /** The folder commands run in (default: the config's folder). */
+      workspace: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+      /** More paths that stay read-only inside (besides .git and .envrc): relative to the workspace; a trailing / marks a folder. */
+      protect: v.optional(v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))),
+      /** More paths that are neither readable nor writable inside (secrets such as .env): relative to the config's folder. */
+      hide: v.optional(v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))),
     }),
     {},
   ),

@@ -30,18 +30,22 @@ export const EXEC_TOOL_DEFS: Record<'exec' | 'run_script', Omit<Tool, 'name'>> =
 
 const INTERPRETER: Record<string, string> = { '.py': 'python3', '.sh': 'bash', '.js': 'node', '.mjs': 'node', '.cjs': 'node', '.rb': 'ruby', '.pl': 'perl' }
 
-/** Runs the sandboxed built-ins for sessions, with the config's sandbox settings and the config folder as workspace. */
+/**
+ * Runs the sandboxed built-ins for sessions, with the config's sandbox
+ * settings, in `sandbox.workspace` (default the config's folder), with
+ * myc's own state hidden from the command.
+ */
 export class BuiltinRunner {
   constructor(
     private readonly sandbox: Pick<Sandbox, 'run'>,
     private readonly config: MyceliumConfig,
     private readonly workspace: string,
-    private readonly protectedPaths: readonly string[],
+    private readonly hiddenPaths: ExecRequest['hiddenPaths'],
   ) {}
 
-  private request(command: ExecRequest['command']): ExecRequest {
+  private request(command: ExecRequest['command'], exposeFile?: string): ExecRequest {
     const s = this.config.sandbox
-    return { command, trust: s.trust, executor: s.executor, workspace: this.workspace, timeoutMs: s.timeoutMs, outputLimitBytes: s.outputLimitBytes, network: s.network, protectedPaths: this.protectedPaths, docker: s.docker }
+    return { command, trust: s.trust, executor: s.executor, workspace: this.workspace, timeoutMs: s.timeoutMs, outputLimitBytes: s.outputLimitBytes, network: s.network, hiddenPaths: this.hiddenPaths, readOnlyPaths: s.protect ?? [], ...(exposeFile ? { exposeFile } : {}), docker: s.docker }
   }
 
   exec(command: string): Promise<CallToolResult> {
@@ -59,19 +63,21 @@ export class BuiltinRunner {
       return { content: [{ type: 'text', text: `Skill ${skill.name} has no script ${script} (scripts live in its scripts/ folder).` }], isError: true }
     }
     const interpreter = INTERPRETER[path.extname(file)]
-    return this.sandbox.run(this.request(interpreter ? [interpreter, file, ...args] : [file, ...args])).then(toResult)
+    // The skill folders are hidden inside the sandbox; this one file is shown, read-only.
+    return this.sandbox.run(this.request(interpreter ? [interpreter, file, ...args] : [file, ...args], file)).then(toResult)
   }
 }
 
 function toResult(result: ExecResult): CallToolResult {
   if (!result.ok) return { content: [{ type: 'text', text: result.error.message }], isError: true, structuredContent: { error: result.error } }
   const o = result.outcome
-  const text = `exit code: ${o.exitCode ?? 'none'}${o.signal ? ` (signal ${o.signal})` : ''}${o.timedOut ? ' (timed out)' : ''}\n--- stdout ---\n${o.stdout}\n--- stderr ---\n${o.stderr}`
+  const text = `exit code: ${o.exitCode ?? 'none'}${o.signal ? ` (signal ${o.signal})` : ''}${o.timedOut ? ' (timed out)' : ''}\n--- stdout ---\n${o.stdout}\n--- stderr ---\n${o.stderr}${(o.warnings ?? []).map((w) => `\nmyc: ${w}`).join('')}`
   return { content: [{ type: 'text', text }], structuredContent: { exitCode: o.exitCode, stdout: o.stdout, stderr: o.stderr, truncated: o.truncated, timedOut: o.timedOut, executor: o.executor }, ...(o.exitCode === 0 ? {} : { isError: true }) }
 }
 
 /** The sandbox for `mycelium:exec` and `run_script`, loaded lazily (the shell grammar is heavy). */
 export async function createSandboxRunner(loaded: LoadedConfig): Promise<BuiltinRunner> {
   const [{ Sandbox }, { ShellGuard }, { ExecutorProbe }] = await Promise.all([import('../sandbox/sandbox.js'), import('../sandbox/guard/guard.js'), import('../sandbox/probe.js')])
-  return new BuiltinRunner(new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }), loaded.config, loaded.dir, loaded.file ? [loaded.file] : [])
+  const { mycStatePaths } = await import('../config/state-paths.js')
+  return new BuiltinRunner(new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }), loaded.config, path.resolve(loaded.dir, loaded.config.sandbox.workspace ?? '.'), mycStatePaths(loaded))
 }

@@ -1,3 +1,4 @@
+import type { Mask } from './masks.js'
 import { MINIMAL_PATH, type TrustLevel } from './types.js'
 
 /** Everything the bubblewrap argument builder needs; paths already resolved (realpath). */
@@ -5,16 +6,17 @@ export interface BwrapInput {
   trust: Exclude<TrustLevel, 'unrestricted'>
   workspace: string
   home: string
-  /** Paths under the workspace to re-bind read-only (that exist): .git/hooks, .git/config, the config, rc files. */
-  readOnlyInWorkspace: readonly string[]
+  /** Protected paths, parents first (see masks.ts): myc's state hidden, what the host runs later read-only. */
+  masks: readonly Mask[]
+  /** An empty read-only file to show in place of a hidden file. */
+  emptyFile?: string
+  /** One file to show read-only although it lies in a hidden folder (run_script's script). */
+  exposeFile?: string
   env: Record<string, string>
   argv: readonly string[]
   /** Extra binds for the network proxy socket. */
   extraBinds?: ReadonlyArray<{ source: string; target: string }>
 }
-
-/** Shell start-up files that must not be rewritten from inside (they run on the host later). */
-export const RC_FILES = ['.bashrc', '.bash_profile', '.profile', '.zshrc', '.zprofile', '.zshenv', '.envrc', '.git/hooks', '.git/config']
 
 /**
  * The bwrap argument vector (pure, exact). Every namespace is unshared,
@@ -23,13 +25,23 @@ export const RC_FILES = ['.bashrc', '.bash_profile', '.profile', '.zshrc', '.zpr
  * `/` read-write. `/` is read-only, `/tmp`, `/run` and the home folder are
  * fresh tmpfs (host sockets there stay out of reach), `/dev` and `/proc`
  * are new; the workspace is bound read-write (`sandboxed`) or read-only
- * (`restricted`) after them, with its sensitive files re-bound read-only.
+ * (`restricted`) after them. Then the masks: a hidden folder becomes an empty
+ * tmpfs (made read-only last, after the exposed script is bound into it), a
+ * hidden file an empty read-only file, a read-only path is re-bound
+ * read-only (a mount point: it cannot be renamed, removed or replaced).
  */
 export function bubblewrapArgs(input: BwrapInput): string[] {
   const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run']
   if (input.home !== '/' && input.home !== input.workspace) args.push('--tmpfs', input.home)
   args.push(input.trust === 'sandboxed' ? '--bind' : '--ro-bind', input.workspace, input.workspace)
-  if (input.trust === 'sandboxed') for (const p of input.readOnlyInWorkspace) args.push('--ro-bind', p, p)
+  const hiddenDirs: string[] = []
+  for (const m of input.masks) {
+    if (m.kind === 'hide-dir') args.push('--tmpfs', m.path), hiddenDirs.push(m.path)
+    else if (m.kind === 'hide-file') args.push('--ro-bind', input.emptyFile ?? '/dev/null', m.path)
+    else args.push('--ro-bind', m.path, m.path)
+  }
+  if (input.exposeFile) args.push('--ro-bind', input.exposeFile, input.exposeFile)
+  for (const d of hiddenDirs) args.push('--remount-ro', d)
   for (const b of input.extraBinds ?? []) args.push('--bind', b.source, b.target)
   args.push('--clearenv')
   const env: Record<string, string> = { PATH: MINIMAL_PATH, HOME: input.home, TMPDIR: '/tmp', LANG: 'C.UTF-8', ...input.env }

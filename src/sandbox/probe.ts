@@ -80,7 +80,7 @@ export class ExecutorProbe {
         if (process.platform !== 'linux') return { executor, works: false, reason: 'bubblewrap runs on Linux only', fix: 'use sandbox-exec on macOS or docker' }
         const ws = await mkdtemp(path.join(tmpdir(), 'myc-probe-'))
         try {
-          const r = await run(['bwrap', ...bubblewrapArgs({ trust: 'sandboxed', workspace: ws, home: process.env.HOME ?? '/root', readOnlyInWorkspace: [], env: {}, argv: ['true'] })])
+          const r = await run(['bwrap', ...bubblewrapArgs({ trust: 'sandboxed', workspace: ws, home: process.env.HOME ?? '/root', masks: [], env: {}, argv: ['true'] })])
           return r.code === 0 ? { executor, works: true } : { executor, works: false, ...explainBwrapFailure(r.stderr, r.missing) }
         } finally {
           await rm(ws, { recursive: true, force: true })
@@ -88,7 +88,7 @@ export class ExecutorProbe {
       }
       case 'sandbox-exec': {
         if (process.platform !== 'darwin') return { executor, works: false, reason: 'sandbox-exec exists on macOS only', fix: 'use bubblewrap on Linux or docker' }
-        const r = await run(['sandbox-exec', ...sandboxExecArgs({ trust: 'sandboxed', workspace: tmpdir(), tmpdir: tmpdir(), protectedDir: '/nonexistent', argv: ['/usr/bin/true'] })])
+        const r = await run(['sandbox-exec', ...sandboxExecArgs({ trust: 'sandboxed', workspace: tmpdir(), tmpdir: tmpdir(), hidden: [], readOnly: [], argv: ['/usr/bin/true'] })])
         return r.code === 0 ? { executor, works: true } : { executor, works: false, reason: `sandbox-exec failed: ${r.stderr.trim().split('\n')[0]}`, fix: 'run `sandbox-exec -p "(version 1)(allow default)" /usr/bin/true` to see why' }
       }
       case 'docker': {

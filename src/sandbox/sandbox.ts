@@ -1,9 +1,11 @@
-import { existsSync, realpathSync } from 'node:fs'
+import { closeSync, existsSync, mkdtempSync, openSync, realpathSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { homedir, tmpdir } from 'node:os'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { bubblewrapArgs, RC_FILES } from './bubblewrap-args.js'
+import { bubblewrapArgs } from './bubblewrap-args.js'
+import { Placeholders, planMasks, type MaskPlan } from './masks.js'
+import { hostRunPaths } from './protected-paths.js'
 import { dockerRunArgs } from './docker-args.js'
 import type { ShellGuard } from './guard/guard.js'
 import type { ExecutorProbe } from './probe.js'
@@ -27,7 +29,20 @@ const PREFERENCE: Record<string, ExecutorName[]> = { linux: ['bubblewrap', 'dock
  * refuse and say how to fix it.
  */
 export class Sandbox {
+  private readonly placeholders = new Placeholders()
+  private empty: string | undefined
+
   constructor(private readonly deps: SandboxDeps) {}
+
+  /** An empty read-only file to bind over hidden files (one per Sandbox, made on first use). */
+  private emptyFile(): string {
+    if (this.empty === undefined || !existsSync(this.empty)) {
+      const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-empty-')), 'empty')
+      closeSync(openSync(file, 'wx', 0o444))
+      this.empty = file
+    }
+    return this.empty
+  }
 
   async run(request: ExecRequest): Promise<ExecResult> {
     const verdict = await this.deps.guard.check(request.command)
@@ -53,19 +68,29 @@ export class Sandbox {
     const env = { ...(request.env ?? {}) }
     const base = { timeoutMs: request.timeoutMs, outputLimitBytes: request.outputLimitBytes }
     const limits = (inner: string[]) => (request.maxFileBytes || request.maxProcesses) && existsSync('/usr/bin/prlimit') ? ['prlimit', ...(request.maxFileBytes ? [`--fsize=${request.maxFileBytes}`] : []), ...(request.maxProcesses ? [`--nproc=${request.maxProcesses}`] : []), '--', ...inner] : inner
+    const home = safeRealpath(homedir())
+    const guarded = [...(request.hiddenPaths ?? []), ...hostRunPaths(workspace, home, request.readOnlyPaths ?? [])]
+    const exposeFile = request.exposeFile ? safeRealpath(request.exposeFile) : undefined
+    // Seatbelt denies by path, missing paths included; the mount-based executors need placeholders for those.
+    let plan: MaskPlan | undefined
+    if (executor === 'bubblewrap' || executor === 'docker') {
+      try {
+        plan = planMasks(workspace, guarded, this.placeholders, request.trust === 'sandboxed')
+      } catch (error) {
+        return { ok: false, error: { code: 'invalid_request', message: (error as Error).message } }
+      }
+    }
     try {
       let outcome
       switch (executor) {
         case 'bubblewrap': {
-          const inside = (rel: string) => path.join(workspace, rel)
-          const readOnly = [...RC_FILES.map(inside), ...(request.protectedPaths ?? [])].filter((p) => existsSync(p)).map((p) => realpathSync(p)).filter((p) => p.startsWith(`${workspace}/`))
-          const home = safeRealpath(homedir())
           // Network: none, unless the allow-list opens a filtering proxy (deny by default).
           const proxy = request.network.allow.length > 0 && request.trust === 'sandboxed' ? await startConnectProxy(request.network.allow) : undefined
           try {
             const inner = proxy ? withProxyBridge(argv) : argv
             const extraBinds = proxy ? [{ source: proxy.dir, target: PROXY_DIR_INSIDE }] : []
-            outcome = await spawnLimited({ ...base, argv: limits(['bwrap', ...bubblewrapArgs({ trust: request.trust as 'sandboxed', workspace, home, readOnlyInWorkspace: [...new Set(readOnly)], env: proxy ? { ...proxyEnv(), ...env } : env, argv: inner, extraBinds })]), env: { PATH: process.env.PATH ?? MINIMAL_PATH } })
+            const args = bubblewrapArgs({ trust: request.trust as 'sandboxed', workspace, home, masks: plan!.masks, emptyFile: this.emptyFile(), ...(exposeFile ? { exposeFile } : {}), env: proxy ? { ...proxyEnv(), ...env } : env, argv: inner, extraBinds })
+            outcome = await spawnLimited({ ...base, argv: limits(['bwrap', ...args]), env: { PATH: process.env.PATH ?? MINIMAL_PATH } })
           } finally {
             await proxy?.close()
           }
@@ -73,11 +98,11 @@ export class Sandbox {
         }
         case 'sandbox-exec': {
           const tmp = await mkdtemp(path.join(tmpdir(), 'myc-sbx-'))
-          const protectedDir = request.protectedPaths?.[0] ? safeRealpath(request.protectedPaths[0]) : '/nonexistent'
+          const real = (p: string) => safeRealpath(p)
           // The profile allows one loopback port: the filtering proxy's.
           const proxy = request.network.allow.length > 0 && request.trust === 'sandboxed' ? await startConnectProxy(request.network.allow, 'loopback') : undefined
           try {
-            const args = sandboxExecArgs({ trust: request.trust as 'sandboxed', workspace, tmpdir: tmp, protectedDir, argv, ...(proxy?.port !== undefined ? { proxyPort: proxy.port } : {}) })
+            const args = sandboxExecArgs({ trust: request.trust as 'sandboxed', workspace, tmpdir: tmp, hidden: guarded.filter((g) => g.access === 'hidden').map((g) => real(g.path)), readOnly: guarded.filter((g) => g.access === 'read-only').map((g) => real(g.path)), ...(exposeFile ? { exposeFile } : {}), argv, ...(proxy?.port !== undefined ? { proxyPort: proxy.port } : {}) })
             outcome = await spawnLimited({ ...base, argv: limits(['sandbox-exec', ...args]), cwd: workspace, env: { PATH: MINIMAL_PATH, HOME: homedir(), TMPDIR: tmp, ...(proxy?.port !== undefined ? proxyEnv(proxy.port) : {}), ...env } })
           } finally {
             await proxy?.close()
@@ -85,13 +110,18 @@ export class Sandbox {
           break
         }
         case 'docker': {
-          if (/[,\n]/.test(workspace)) return { ok: false, error: { code: 'invalid_request', message: `the docker executor cannot mount a workspace whose path has a comma or a newline: ${JSON.stringify(workspace)}` } }
+          const paths = [workspace, ...plan!.masks.map((m) => m.path), ...(exposeFile ? [exposeFile] : [])]
+          const odd = paths.find((p) => /[,\n]/.test(p))
+          if (odd !== undefined) return plan!.release(), { ok: false, error: { code: 'invalid_request', message: `the docker executor cannot mount a path that has a comma or a newline: ${JSON.stringify(odd)}` } }
           const name = `myc-${randomBytes(6).toString('hex')}`
           const uid = process.getuid?.() ?? 1000
           const gid = process.getgid?.() ?? 1000
+          // The container sees the workspace at /workspace: the script's path moves with it.
+          const script = exposeFile ? path.posix.join('/workspace', ...path.relative(workspace, exposeFile).split(path.sep)) : undefined
+          const inner = exposeFile && script ? argv.map((a) => (a === exposeFile || a === request.exposeFile ? script : a)) : argv
           outcome = await spawnLimited({
             ...base,
-            argv: ['docker', ...dockerRunArgs({ trust: request.trust as 'sandboxed', name, image: request.docker?.image ?? 'node:22-bookworm-slim', workspace, uid, gid, env, argv, ...(request.maxProcesses ? { pidsLimit: request.maxProcesses } : {}) })],
+            argv: ['docker', ...dockerRunArgs({ trust: request.trust as 'sandboxed', name, image: request.docker?.image ?? 'node:22-bookworm-slim', workspace, uid, gid, env, argv: inner, masks: plan!.masks, emptyFile: this.emptyFile(), ...(exposeFile ? { exposeFile } : {}), ...(request.maxProcesses ? { pidsLimit: request.maxProcesses } : {}) })],
             env: process.env as Record<string, string>,
             onTimeout: () => void spawnLimited({ argv: ['docker', 'kill', name], timeoutMs: 10_000, outputLimitBytes: 4096, env: process.env as Record<string, string> }).catch(() => {}),
           })
@@ -101,8 +131,10 @@ export class Sandbox {
           outcome = await spawnLimited({ ...base, argv: limits(argv), cwd: workspace, env: { PATH: process.env.PATH ?? MINIMAL_PATH, HOME: homedir(), ...env } })
           break
       }
-      return { ok: true, outcome: { ...outcome, executor } }
+      const warnings = plan?.release() ?? []
+      return { ok: true, outcome: { ...outcome, executor, ...(warnings.length ? { warnings } : {}) } }
     } catch (error) {
+      plan?.release()
       return { ok: false, error: { code: 'spawn_failed', message: `could not start ${argv[0]}: ${(error as Error).message}` } }
     }
   }

@@ -1,16 +1,35 @@
 import type { TrustLevel } from './types.js'
 
+export interface SeatbeltInput {
+  trust: Exclude<TrustLevel, 'unrestricted'>
+  workspace: string
+  tmpdir: string
+  /** myc's own state: neither readable nor writable (missing ones cannot be created either: the rules are by path). */
+  hidden: readonly string[]
+  /** What the host runs later: readable, never written, renamed or created. */
+  readOnly: readonly string[]
+  /** One file readable although it lies in a hidden folder (run_script's script). */
+  exposeFile?: string
+  argv: readonly string[]
+  proxyPort?: number
+}
+
 /**
  * The Seatbelt profile for `sandbox-exec` (macOS): deny by default; read
- * anywhere; write only under the workspace (`sandboxed`) and a private temp
- * folder; run and signal processes of the sandbox. There is no network rule,
- * so there is no network. Paths are never spliced into the text: they are
- * `(param …)` values passed with -D, so no path can break out of the profile.
+ * anywhere but myc's state; write only under the workspace (`sandboxed`) and
+ * a private temp folder, never to a protected path; run and signal processes
+ * of the sandbox. There is no network rule, so there is no network. Later
+ * rules win, so the denials follow the allowances. Paths are never spliced
+ * into the text: they are `(param …)` values passed with -D, so no path can
+ * break out of the profile.
  */
-export function seatbeltProfile(trust: Exclude<TrustLevel, 'unrestricted'>, proxyPort?: number): string {
-  const writable = trust === 'sandboxed' ? '\n  (subpath (param "WORKSPACE"))' : ''
+export function seatbeltProfile(input: Pick<SeatbeltInput, 'trust' | 'hidden' | 'readOnly' | 'exposeFile' | 'proxyPort'>): string {
+  const writable = input.trust === 'sandboxed' ? '\n  (subpath (param "WORKSPACE"))' : ''
   // With an allow-list, the only way out is myc's filtering proxy on loopback (a port number, never a path).
-  const network = proxyPort !== undefined && Number.isInteger(proxyPort) ? `(allow network-outbound (remote ip "localhost:${proxyPort}"))\n` : ''
+  const network = input.proxyPort !== undefined && Number.isInteger(input.proxyPort) ? `(allow network-outbound (remote ip "localhost:${input.proxyPort}"))\n` : ''
+  const hidden = input.hidden.map((_, i) => `(deny file-read* file-write* (subpath (param "HIDDEN_${i}")))\n`).join('')
+  const readOnly = input.readOnly.map((_, i) => `(deny file-write* (subpath (param "READONLY_${i}")))\n`).join('')
+  const expose = input.exposeFile ? '(allow file-read* (literal (param "SCRIPT")))\n' : ''
   return `(version 1)
 (deny default)
 (allow process-exec)
@@ -23,11 +42,11 @@ export function seatbeltProfile(trust: Exclude<TrustLevel, 'unrestricted'>, prox
   (subpath (param "TMPDIR"))
   (literal "/dev/null")
   (literal "/dev/tty"))
-(deny file-write* (subpath (param "PROTECTED")))
-${network}`
+${hidden}${readOnly}${expose}${network}`
 }
 
 /** The `sandbox-exec` argument vector: the profile inline, the paths as -D parameters. */
-export function sandboxExecArgs(input: { trust: Exclude<TrustLevel, 'unrestricted'>; workspace: string; tmpdir: string; protectedDir: string; argv: readonly string[]; proxyPort?: number }): string[] {
-  return ['-p', seatbeltProfile(input.trust, input.proxyPort), '-D', `WORKSPACE=${input.workspace}`, '-D', `TMPDIR=${input.tmpdir}`, '-D', `PROTECTED=${input.protectedDir}`, '--', ...input.argv]
+export function sandboxExecArgs(input: SeatbeltInput): string[] {
+  const params = [`WORKSPACE=${input.workspace}`, `TMPDIR=${input.tmpdir}`, ...input.hidden.map((p, i) => `HIDDEN_${i}=${p}`), ...input.readOnly.map((p, i) => `READONLY_${i}=${p}`), ...(input.exposeFile ? [`SCRIPT=${input.exposeFile}`] : [])]
+  return ['-p', seatbeltProfile(input), ...params.flatMap((p) => ['-D', p]), '--', ...input.argv]
 }

@@ -1,3 +1,4 @@
+import type { ProtectedPath } from './protected-paths.js'
 import type { LimitedOutcome } from './spawn-limited.js'
 
 /** Trust levels (DESIGN.md section 7). */
@@ -15,8 +16,12 @@ export interface ExecRequest {
   timeoutMs: number
   outputLimitBytes: number
   network: { allow: readonly string[] }
-  /** Files inside the workspace that stay read-only (the myc config, for one). */
-  protectedPaths?: readonly string[]
+  /** myc's own state (config, skills, roles, memory, sessions, audit): hidden inside, and never created there. */
+  hiddenPaths?: readonly ProtectedPath[]
+  /** Paths read-only inside besides the defaults (`sandbox.protect`: relative to the workspace, or absolute). */
+  readOnlyPaths?: readonly string[]
+  /** One file the command may read although it lies in a hidden folder (run_script's script). */
+  exposeFile?: string
   /** Extra environment for the command (the rest is cleared). */
   env?: Record<string, string>
   /** Largest file the command may write, in bytes (where the executor supports it). */
@@ -29,6 +34,8 @@ export interface ExecRequest {
 /** How a run ended, and which executor ran it. */
 export interface ExecOutcome extends LimitedOutcome {
   executor: ExecutorName
+  /** Protected paths the command created anyway (a race with another myc), moved out of the workspace. */
+  warnings?: string[]
 }
 
 export type ExecResult = { ok: true; outcome: ExecOutcome } | { ok: false; error: { code: 'guard_blocked' | 'sandbox_unavailable' | 'invalid_request' | 'spawn_failed'; message: string; rule?: string } }

@@ -1,15 +1,18 @@
+import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load.js'
+import { mycStatePaths } from '../../src/config/state-paths.js'
 import { ShellGuard } from '../../src/sandbox/guard/guard.js'
 import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { Sandbox } from '../../src/sandbox/sandbox.js'
 import { BuiltinRunner } from '../../src/principal/builtin-exec.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { connectClient, PolicyHarness } from '../helpers/runtime.js'
+import { requireTool } from '../helpers/tools.js'
 
-const hasBwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0
+const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
 const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
 
 describe.runIf(hasBwrap)('mycelium__exec and mycelium__run_script', () => {
@@ -19,7 +22,7 @@ describe.runIf(hasBwrap)('mycelium__exec and mycelium__run_script', () => {
 
   async function session(skills: string[] = []) {
     const { config, dir: workspace, file } = h.loaded
-    const runner = new BuiltinRunner(new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }), config, workspace, file ? [file] : [])
+    const runner = new BuiltinRunner(new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }), config, workspace, mycStatePaths(h.loaded))
     return (await connectClient(h.runtime, { view: await h.view('developer', { skills, runner }) })).client
   }
   const textOf = (r: { content: unknown }) => (r.content as Array<{ text: string }>)[0]!.text
@@ -39,6 +42,17 @@ describe.runIf(hasBwrap)('mycelium__exec and mycelium__run_script', () => {
     expect(r.structuredContent).toMatchObject({ stdout: 'out\n', executor: 'bubblewrap' })
     expect((r.structuredContent as { stderr: string }).stderr).toMatch(/err\n.*Read-only file system/s)
     expect(r.isError).toBe(true)
+    await client.close()
+  })
+
+  it('exec cannot add a skill or read the policy: the skills and the config are not there inside', async () => {
+    const client = await session(['shell'])
+    const r = await client.callTool({ name: 'mycelium__exec', arguments: { command: 'ls -a skills; cat mycelium.config.json; mkdir -p skills/pwn; printf "%s\\n" "---" "name: pwn" "description: p" "allowedRoles: [developer]" "allowedTools: [\\"*\\"]" "---" > skills/pwn/SKILL.md; echo end' } })
+    const out = (r.structuredContent as { stdout: string }).stdout
+    expect(out).toMatch(/^\.\n\.\.\nend\n$/)
+    expect(existsSync(path.join(dir, 'skills', 'pwn'))).toBe(false)
+    const listed = await client.callTool({ name: 'mycelium__list_skills', arguments: {} })
+    expect(JSON.stringify(listed)).not.toContain('pwn')
     await client.close()
   })
 

@@ -57,7 +57,7 @@ function rootRunner(ws: string): Runner {
 /** As the unprivileged user nobody: the same bwrap arguments, started through setpriv. */
 function nobodyRunner(ws: string): Runner {
   return async (script, opts = {}) => {
-    const args = bubblewrapArgs({ trust: opts.trust ?? 'sandboxed', workspace: ws, home: hostSecretHome, readOnlyInWorkspace: [], env: {}, argv: ['bash', '-c', script] })
+    const args = bubblewrapArgs({ trust: opts.trust ?? 'sandboxed', workspace: ws, home: hostSecretHome, masks: [], env: {}, argv: ['bash', '-c', script] })
     const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...args], { encoding: 'utf8', timeout: opts.timeoutMs ?? 10_000 })
     return { code: r.status, stdout: r.stdout, stderr: r.stderr }
   }
@@ -143,12 +143,12 @@ describe.runIf(hasBwrap)('real bubblewrap', () => {
       expect(size).toBeLessThanOrEqual(100_000)
     })
 
-    it('keeps .git/hooks and the protected config read-only inside a writable workspace', async () => {
+    it('keeps .git and the protected config out of reach inside a writable workspace', async () => {
       const ws = workspace()
       mkdirSync(path.join(ws, '.git', 'hooks'), { recursive: true })
       writeFileSync(path.join(ws, 'mycelium.config.json'), '{}')
       const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
-      const r = await sandbox.run({ command: 'echo evil > .git/hooks/pre-commit; echo evil > mycelium.config.json; echo ok > fine.txt', trust: 'sandboxed', executor: 'bubblewrap', workspace: ws, timeoutMs: 10_000, outputLimitBytes: 10_000, network: { allow: [] }, protectedPaths: [path.join(ws, 'mycelium.config.json')] })
+      const r = await sandbox.run({ command: 'echo evil > .git/hooks/pre-commit; echo evil > mycelium.config.json; echo ok > fine.txt', trust: 'sandboxed', executor: 'bubblewrap', workspace: ws, timeoutMs: 10_000, outputLimitBytes: 10_000, network: { allow: [] }, hiddenPaths: [{ path: path.join(ws, 'mycelium.config.json'), kind: 'file', access: 'hidden' }] })
       expect(r.ok).toBe(true)
       expect(existsSync(path.join(ws, '.git', 'hooks', 'pre-commit'))).toBe(false)
       expect(readFileSync(path.join(ws, 'mycelium.config.json'), 'utf8')).toBe('{}')

@@ -7,26 +7,32 @@ import { sandboxExecArgs, seatbeltProfile } from '../../src/sandbox/seatbelt-pro
 const HOSTILE = ['/w/with space', '/w/quote"s', "/w/apo'strophe", '/w/paren(s)', '/w/new\nline', '/w/semi;colon', '/w/$(rm -rf ~)', '/w/back`tick`']
 
 describe('bubblewrap arguments', () => {
-  it('are exactly these for sandboxed', () => {
-    expect(bubblewrapArgs({ trust: 'sandboxed', workspace: '/ws', home: '/home/u', readOnlyInWorkspace: ['/ws/.git/hooks', '/ws/mycelium.config.json'], env: { FOO: 'bar' }, argv: ['sh', '-c', 'make'] })).toEqual([
+  it('are exactly these for sandboxed: masks after the workspace, the hidden folders made read-only last', () => {
+    const masks = [
+      { path: '/ws/.git', kind: 'read-only' as const },
+      { path: '/ws/mycelium.config.json', kind: 'hide-file' as const },
+      { path: '/ws/skills', kind: 'hide-dir' as const },
+    ]
+    expect(bubblewrapArgs({ trust: 'sandboxed', workspace: '/ws', home: '/home/u', masks, emptyFile: '/e/empty', exposeFile: '/ws/skills/a/scripts/x.sh', env: { FOO: 'bar' }, argv: ['sh', '-c', 'make'] })).toEqual([
       '--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL', '--die-with-parent', '--new-session',
       '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run', '--tmpfs', '/home/u',
-      '--bind', '/ws', '/ws', '--ro-bind', '/ws/.git/hooks', '/ws/.git/hooks', '--ro-bind', '/ws/mycelium.config.json', '/ws/mycelium.config.json',
+      '--bind', '/ws', '/ws', '--ro-bind', '/ws/.git', '/ws/.git', '--ro-bind', '/e/empty', '/ws/mycelium.config.json', '--tmpfs', '/ws/skills',
+      '--ro-bind', '/ws/skills/a/scripts/x.sh', '/ws/skills/a/scripts/x.sh', '--remount-ro', '/ws/skills',
       '--clearenv', '--setenv', 'FOO', 'bar', '--setenv', 'HOME', '/home/u', '--setenv', 'LANG', 'C.UTF-8', '--setenv', 'PATH', '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', '--setenv', 'TMPDIR', '/tmp',
       '--chdir', '/ws', '--', 'sh', '-c', 'make',
     ])
   })
 
-  it('bind the workspace read-only and skip the re-binds for restricted', () => {
-    const args = bubblewrapArgs({ trust: 'restricted', workspace: '/ws', home: '/home/u', readOnlyInWorkspace: ['/ws/.git/hooks'], env: {}, argv: ['python3', 'x.py'] })
-    expect(args.join(' ')).toContain('--ro-bind /ws /ws')
+  it('bind the workspace read-only for restricted, and still hide myc’s state', () => {
+    const args = bubblewrapArgs({ trust: 'restricted', workspace: '/ws', home: '/home/u', masks: [{ path: '/ws/skills', kind: 'hide-dir' }], env: {}, argv: ['python3', 'x.py'] })
+    expect(args.join(' ')).toContain('--ro-bind /ws /ws --tmpfs /ws/skills --remount-ro /ws/skills')
     expect(args).not.toContain('--bind')
     expect(args.slice(-4)).toEqual(['/ws', '--', 'python3', 'x.py'])
   })
 
   it('keep hostile path names as single arguments', () => {
     for (const p of HOSTILE) {
-      const args = bubblewrapArgs({ trust: 'sandboxed', workspace: p, home: '/h', readOnlyInWorkspace: [], env: {}, argv: ['true'] })
+      const args = bubblewrapArgs({ trust: 'sandboxed', workspace: p, home: '/h', masks: [], env: {}, argv: ['true'] })
       expect(args.filter((a) => a === p)).toHaveLength(3)
       expect(args.filter((a) => a.includes(p) && a !== p)).toEqual([])
     }
@@ -35,7 +41,7 @@ describe('bubblewrap arguments', () => {
 
 describe('Seatbelt profile', () => {
   it('denies by default, writes only where allowed, and has no network rule', () => {
-    const profile = seatbeltProfile('sandboxed')
+    const profile = seatbeltProfile({ trust: 'sandboxed', hidden: ['/ws/skills', '/ws/.mycelium'], readOnly: ['/ws/.git'] })
     expect(profile).toBe(`(version 1)
 (deny default)
 (allow process-exec)
@@ -49,23 +55,29 @@ describe('Seatbelt profile', () => {
   (subpath (param "TMPDIR"))
   (literal "/dev/null")
   (literal "/dev/tty"))
-(deny file-write* (subpath (param "PROTECTED")))
+(deny file-read* file-write* (subpath (param "HIDDEN_0")))
+(deny file-read* file-write* (subpath (param "HIDDEN_1")))
+(deny file-write* (subpath (param "READONLY_0")))
 `)
     expect(profile).not.toMatch(/network/)
-    expect(seatbeltProfile('restricted')).not.toContain('WORKSPACE')
+    expect(seatbeltProfile({ trust: 'restricted', hidden: [], readOnly: [] })).not.toContain('WORKSPACE')
+    const args = sandboxExecArgs({ trust: 'sandboxed', workspace: '/ws', tmpdir: '/t', hidden: ['/ws/skills', '/ws/.mycelium'], readOnly: ['/ws/.git'], exposeFile: '/ws/skills/a/scripts/x.sh', argv: ['sh', 'x'] })
+    expect(args.filter((_, i) => args[i - 1] === '-D')).toEqual(['WORKSPACE=/ws', 'TMPDIR=/t', 'HIDDEN_0=/ws/skills', 'HIDDEN_1=/ws/.mycelium', 'READONLY_0=/ws/.git', 'SCRIPT=/ws/skills/a/scripts/x.sh'])
+    // The script is allowed after the denial (later rules win in Seatbelt).
+    expect(args[1]!.indexOf('(allow file-read* (literal (param "SCRIPT")))')).toBeGreaterThan(args[1]!.indexOf('HIDDEN_1'))
   })
 
   it('opens only the filtering proxy’s loopback port when there is an allow-list', () => {
-    const profile = seatbeltProfile('sandboxed', 41234)
+    const profile = seatbeltProfile({ trust: 'sandboxed', hidden: [], readOnly: [], proxyPort: 41234 })
     expect(profile.endsWith('(allow network-outbound (remote ip "localhost:41234"))\n')).toBe(true)
     expect(profile.match(/network/g)).toHaveLength(1)
-    expect(sandboxExecArgs({ trust: 'sandboxed', workspace: '/w', tmpdir: '/t', protectedDir: '/p', argv: ['curl', 'x'], proxyPort: 41234 })[1]).toBe(profile)
+    expect(sandboxExecArgs({ trust: 'sandboxed', workspace: '/w', tmpdir: '/t', hidden: [], readOnly: [], argv: ['curl', 'x'], proxyPort: 41234 })[1]).toBe(profile)
   })
 
   it('passes paths only as -D parameters, never inside the profile', () => {
     for (const p of HOSTILE) {
-      const args = sandboxExecArgs({ trust: 'sandboxed', workspace: p, tmpdir: '/t', protectedDir: '/p', argv: ['true'] })
-      expect(args[1]).toBe(seatbeltProfile('sandboxed'))
+      const args = sandboxExecArgs({ trust: 'sandboxed', workspace: p, tmpdir: '/t', hidden: [p], readOnly: [p], exposeFile: p, argv: ['true'] })
+      expect(args[1]).toBe(seatbeltProfile({ trust: 'sandboxed', hidden: [p], readOnly: [p], exposeFile: p }))
       expect(args[1]).not.toContain(p)
       expect(args).toContain(`WORKSPACE=${p}`)
       expect(args.slice(-2)).toEqual(['--', 'true'])
@@ -79,6 +91,23 @@ describe('docker arguments', () => {
       'run', '--rm', '--init', '--name', 'myc-abc', '--network', 'none', '--read-only', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
       '--pids-limit', '256', '--memory', '1g', '--cpus', '1', '--user', '1000:1000', '--tmpfs', '/tmp:rw,nosuid,nodev,size=256m',
       '--mount', 'type=bind,source=/ws,target=/workspace', '--workdir', '/workspace', '--env', 'A=1', '--env', 'B=2', '--', 'node:22', 'npm', 'test',
+    ])
+  })
+
+  it('mask myc’s state and the read-only paths under /workspace, and move the exposed script with it', () => {
+    const masks = [
+      { path: '/ws/.git', kind: 'read-only' as const },
+      { path: '/ws/mycelium.config.json', kind: 'hide-file' as const },
+      { path: '/ws/skills', kind: 'hide-dir' as const },
+      { path: '/elsewhere/memory', kind: 'hide-dir' as const },
+    ]
+    const args = dockerRunArgs({ trust: 'sandboxed', name: 'n', image: 'i', workspace: '/ws', uid: 1, gid: 1, env: {}, argv: ['x'], masks, emptyFile: '/e/empty', exposeFile: '/ws/skills/a/scripts/x.sh' })
+    expect(args.filter((_, i) => args[i - 1] === '--mount')).toEqual([
+      'type=bind,source=/ws,target=/workspace',
+      'type=bind,source=/ws/.git,target=/workspace/.git,readonly',
+      'type=bind,source=/e/empty,target=/workspace/mycelium.config.json,readonly',
+      'type=tmpfs,destination=/workspace/skills,tmpfs-mode=0555',
+      'type=bind,source=/ws/skills/a/scripts/x.sh,target=/workspace/skills/a/scripts/x.sh,readonly',
     ])
   })
 

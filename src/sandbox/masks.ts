@@ -1,0 +1,199 @@
+import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, utimesSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import type { ProtectedPath } from './protected-paths.js'
+
+/** One mount over a protected path, in the order the executor applies them (parents first). */
+export interface Mask {
+  path: string
+  /** `hide-dir`: an empty read-only folder; `hide-file`: an empty read-only file; `read-only`: the path itself, read-only. */
+  kind: 'hide-dir' | 'hide-file' | 'read-only'
+}
+
+export interface MaskPlan {
+  masks: Mask[]
+  /** Ends the run's hold on the placeholders it made; returns a warning for each one found changed. */
+  release(): string[]
+}
+
+/**
+ * Works out the masks for a run: each protected path that exists (links
+ * resolved) is masked where it really is; one that does not exist inside the
+ * workspace gets a placeholder (see Placeholders) at its first missing
+ * folder, masked like the path, so nothing can be created there (not needed
+ * when the workspace is read-only: `holdMissing` false). Masks under
+ * a hidden folder are dropped (nothing there is visible anyway). Throws when
+ * the workspace itself lies in a hidden path: it would hold nothing but
+ * myc's state.
+ */
+export function planMasks(workspace: string, paths: readonly ProtectedPath[], placeholders: Placeholders, holdMissing = true): MaskPlan {
+  const held: string[] = []
+  const found = new Map<string, Mask>()
+  const inside = (p: string) => p === workspace || p.startsWith(`${workspace}${path.sep}`)
+  try {
+    for (const p of paths) {
+      const target = path.resolve(p.path)
+      const real = realOrUndefined(target)
+      if (real !== undefined) {
+        if (p.access === 'hidden' && (workspace === real || workspace.startsWith(`${real}${path.sep}`))) {
+          throw new Error(`the sandbox workspace ${workspace} lies in ${real}, which holds myc's own state; set sandbox.workspace to a folder apart from it`)
+        }
+        const dir = statSync(real).isDirectory()
+        const mask: Mask = { path: real, kind: p.access === 'read-only' ? 'read-only' : dir ? 'hide-dir' : 'hide-file' }
+        if (placeholders.holds(real) && placeholders.acquire(real, dir ? 'dir' : 'file')) held.push(real)
+        found.set(real, strongest(found.get(real), mask))
+        continue
+      }
+      // Missing: hold its first missing folder (or the path itself) inside the workspace.
+      if (!holdMissing) continue
+      const top = firstMissing(target)
+      if (top === undefined || !inside(top.path)) continue
+      const kind = top.path === target ? p.kind : 'dir'
+      if (!placeholders.acquire(top.path, kind)) continue
+      held.push(top.path)
+      const mask: Mask = { path: top.path, kind: p.access === 'read-only' ? 'read-only' : kind === 'dir' ? 'hide-dir' : 'hide-file' }
+      found.set(top.path, strongest(found.get(top.path), mask))
+    }
+  } catch (error) {
+    for (const p of held) placeholders.release(p)
+    throw error
+  }
+  const ordered = [...found.values()].sort((a, b) => depth(a.path) - depth(b.path) || a.path.localeCompare(b.path))
+  const hiddenDirs: string[] = []
+  const masks: Mask[] = []
+  for (const m of ordered) {
+    if (hiddenDirs.some((d) => m.path.startsWith(`${d}${path.sep}`))) continue
+    if (m.kind === 'hide-dir') hiddenDirs.push(m.path)
+    masks.push(m)
+  }
+  let released = false
+  return {
+    masks,
+    release: () => {
+      if (released) return []
+      released = true
+      return held.map((p) => placeholders.release(p)).filter((w): w is string => w !== undefined)
+    },
+  }
+}
+
+/**
+ * Empty stand-ins at protected paths that do not exist yet, made by myc on
+ * the host just before a run (an executor can only mask what exists) and
+ * taken away after it. A placeholder is read-only, empty, and dated 1970
+ * (mtime 0), which is how a second run, or a second myc, knows it for one.
+ * Runs that overlap share one; the last to finish removes it. One that is no
+ * longer empty after its runs (a race with another myc process on the same
+ * folder) is moved out of the workspace, never left in place.
+ */
+export class Placeholders {
+  private readonly held = new Map<string, { count: number; kind: 'dir' | 'file' }>()
+
+  /** True when `p` is one of ours, or looks like a placeholder another myc made. */
+  holds(p: string): boolean {
+    return this.held.has(p) || isPlaceholder(p)
+  }
+
+  /** Makes (or shares) the placeholder at `p`; false when something else is there. */
+  acquire(p: string, kind: 'dir' | 'file'): boolean {
+    const mine = this.held.get(p)
+    if (mine) {
+      mine.count++
+      return true
+    }
+    if (existsSync(p)) {
+      if (!isPlaceholder(p)) return false
+    } else {
+      try {
+        if (kind === 'dir') mkdirSync(p, { mode: 0o555 })
+        else closeSync(openSync(p, 'wx', 0o444))
+        utimesSync(p, 0, 0)
+      } catch {
+        return false
+      }
+    }
+    this.held.set(p, { count: 1, kind: statSync(p).isDirectory() ? 'dir' : 'file' })
+    return true
+  }
+
+  /** Ends one hold; the last removes the placeholder, or moves it away (with a warning) if it changed. */
+  release(p: string): string | undefined {
+    const mine = this.held.get(p)
+    if (!mine || --mine.count > 0) return undefined
+    this.held.delete(p)
+    let st
+    try {
+      st = lstatSync(p)
+    } catch {
+      return undefined
+    }
+    try {
+      if (isPlaceholder(p)) {
+        if (st.isDirectory()) rmdirSync(p)
+        else unlinkSync(p)
+        return undefined
+      }
+      const away = path.join(mkdtempSync(path.join(tmpdir(), 'myc-quarantine-')), path.basename(p))
+      renameSync(p, away)
+      return `${p} did not exist before the command and was created during it; myc moved it to ${away}`
+    } catch (error) {
+      return `could not remove the placeholder ${p}: ${(error as Error).message}`
+    }
+  }
+}
+
+/** An empty folder or file with mtime 0: a placeholder (a user's own empty file is not dated 1970). */
+function isPlaceholder(p: string): boolean {
+  try {
+    const st = lstatSync(p)
+    if (st.mtimeMs !== 0) return false
+    if (st.isDirectory()) return readdirSync(p).length === 0
+    return st.isFile() && st.size === 0
+  } catch {
+    return false
+  }
+}
+
+function realOrUndefined(p: string): string | undefined {
+  try {
+    return realpathSync(p)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The first missing component of `p` under its deepest existing (real)
+ * ancestor. A dangling link is followed to where it points: writing through
+ * it would create that.
+ */
+function firstMissing(p: string, hops = 0): { path: string } | undefined {
+  let child = p
+  let parent = path.dirname(p)
+  while (parent !== child) {
+    const real = realOrUndefined(parent)
+    if (real !== undefined) {
+      const at = path.join(real, path.basename(child))
+      let link: string
+      try {
+        link = readlinkSync(at)
+      } catch {
+        return { path: at }
+      }
+      return hops < 8 ? firstMissing(path.resolve(real, link, path.relative(child, p)), hops + 1) : undefined
+    }
+    child = parent
+    parent = path.dirname(parent)
+  }
+  return undefined
+}
+
+function depth(p: string): number {
+  return p.split(path.sep).length
+}
+
+/** Hidden beats read-only when one path is both. */
+function strongest(a: Mask | undefined, b: Mask): Mask {
+  if (!a) return b
+  return a.kind === 'read-only' ? b : a
+}
