@@ -170,8 +170,12 @@ export const ConfigSchema = v.strictObject({
           resource: v.optional(v.pipe(v.string(), v.url('must be the absolute URL of this MCP endpoint'))),
         }),
       ),
-      /** `GET /metrics` in Prometheus text format (no token; the Host header is checked); false: not served. */
+      /** `GET /metrics` in Prometheus text format (needs http.metricsToken, or is served on http.metricsListen only); false: not served. */
       metrics: v.optional(v.boolean(), true),
+      /** The bearer token of `GET /metrics` and of `/readyz`'s details, read from an environment variable at start (never one of http.tokens). */
+      metricsToken: v.optional(v.strictObject({ env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')) })),
+      /** Another address, [HOST:]PORT, that serves only /metrics and /readyz with details (the MCP endpoint's port then has no /metrics). */
+      metricsListen: v.optional(v.pipe(v.string(), v.check((s) => parseListen(s).ok, 'must be [HOST:]PORT, such as 127.0.0.1:9464'))),
       /** Requests per credential (a token, a JWT subject, or the launch's principal): a token bucket; over it, 429 with Retry-After. */
       rateLimit: v.optional(
         v.strictObject({
@@ -181,6 +185,8 @@ export const ConfigSchema = v.strictObject({
         }),
       ),
       maxSessions: v.optional(positiveInt(1, 1_000_000), 1_000),
+      /** Sessions one credential (a token, a JWT subject, the launch's principal) may hold open in one process; one more is 429. */
+      maxSessionsPerCredential: v.optional(positiveInt(1, 1_000_000), 16),
       /** A session with no request for this long is closed (its id then answers 404). */
       sessionIdleMs: v.optional(positiveInt(100, 30 * 86_400_000), 30 * 60_000),
       /** Where session state lives: "memory" (this process) or a Redis URL (redis://, rediss://) shared by replicas. */

@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
-import type { ListenAddress } from './listen-address.js'
+import { formatListen, type ListenAddress } from './listen-address.js'
 import type { HttpPrincipal } from './principals.js'
 import { jwtPrincipal, tokenPrincipal } from './principals.js'
 import { protectedResourceMetadata, type JwtVerifier } from './jwt.js'
@@ -15,7 +15,7 @@ import { eraOf, readForEra } from './era.js'
 import { StatelessRoute } from './stateless-route.js'
 import { MemorySessionTable, Sessions, type SessionTable } from './sessions.js'
 import type { SessionStore } from './session-store.js'
-import { bearerOf, matchToken, type HttpToken } from './tokens.js'
+import { bearerMatches, bearerOf, matchToken, type HttpToken } from './tokens.js'
 
 export interface HttpFaceOptions {
   runtime: Runtime
@@ -30,7 +30,11 @@ export interface HttpFaceOptions {
   allowedOrigins: readonly string[]
   allowedHosts: readonly string[]
   maxSessions: number
+  /** `http.maxSessionsPerCredential` (default: maxSessions). */
+  maxSessionsPerCredential?: number
   sessionIdleMs: number
+  /** How long a session may stay uninitialized (default UNINITIALIZED_SESSION_MS). */
+  sessionInitMs?: number
   maxMessageBytes: number
   /** Where sessions are kept (default: this process's memory). */
   sessionTable?: SessionTable<HttpSession>
@@ -42,18 +46,34 @@ export interface HttpFaceOptions {
   identity?: IdentityCheck
   /** `GET /metrics` (with `http.metrics`, the default); without it the path is not found. */
   metrics?: MetricsEndpoint
+  /**
+   * The digest of `http.metricsToken`: `GET /metrics` and the details of
+   * `/readyz` need it as a bearer token. Without it the MCP port serves no
+   * metrics (404) and /readyz says only whether myc is ready.
+   */
+  metricsToken?: Buffer
+  /** `http.metricsListen`: the other address metrics are served on (handleMetricsPort), for its Host check and messages. */
+  metricsListen?: ListenAddress
   /** `http.rateLimit`: a token bucket per credential (shared by the replicas with a Redis session store); a request over it gets 429. */
   rateLimiter?: RateLimit
+}
+
+/** `GET /healthz`: alive, and nothing else. */
+function healthy(): Response {
+  return new Response('ok', { headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' } })
 }
 
 /** RFC 9728: where a client finds how to get a token for this resource. */
 const METADATA_PATH = '/.well-known/oauth-protected-resource'
 
 const BEARER_CHALLENGE = 'Bearer realm="mycelium"'
+const METRICS_CHALLENGE = 'Bearer realm="mycelium-metrics"'
 
 /**
  * The HTTP face of myc: every request is decided here, in one place and in
- * this order: health endpoints; Host (DNS rebinding); metrics; path; Origin
+ * this order: health endpoints (/healthz says ok; /readyz says ready or
+ * not, and which servers are not only to the metrics credential); Host (DNS
+ * rebinding); metrics (only for `http.metricsToken`); path; Origin
  * (and CORS); credential; rate limit; method; then the MCP route, by
  * protocol era (`routeFor`): the 2025-era session route, or the stateless
  * 2026-07-28 route beside it on the same path. Never throws: every refusal
@@ -64,6 +84,7 @@ export class HttpFace {
   private readonly sessionRoute: SessionRoute
   private readonly statelessRoute: StatelessRoute
   private readonly hosts: string[] | undefined
+  private readonly metricsHosts: string[] | undefined
   private readonly origins: ReadonlySet<string>
   private draining = false
 
@@ -71,8 +92,10 @@ export class HttpFace {
     const { logger } = options
     this.sessions = new Sessions(options.sessionTable ?? new MemorySessionTable<HttpSession>(), {
       maxSessions: options.maxSessions,
+      ...(options.maxSessionsPerCredential !== undefined ? { maxPerOwner: options.maxSessionsPerCredential } : {}),
       idleMs: options.sessionIdleMs,
-      onExpired: (s) => logger.debug(`http: session ${s.id.slice(0, 8)} expired after ${options.sessionIdleMs} ms idle`),
+      ...(options.sessionInitMs !== undefined ? { initMs: options.sessionInitMs } : {}),
+      onExpired: (s) => logger.debug(`http: session ${s.id.slice(0, 8)} expired (${s.initialized === false ? 'never initialized' : `after ${options.sessionIdleMs} ms idle`})`),
     })
     this.sessionRoute = new SessionRoute({
       runtime: options.runtime,
@@ -93,6 +116,7 @@ export class HttpFace {
       ...(options.jwt ? { resourceMetadataUrl: (url: URL) => `${url.origin}${METADATA_PATH}` } : {}),
     })
     this.hosts = allowedHostnames(options.listen, options.allowedHosts)
+    this.metricsHosts = options.metricsListen ? allowedHostnames(options.metricsListen, options.allowedHosts) : undefined
     this.origins = new Set(options.allowedOrigins.map((o) => new URL(o).origin))
   }
 
@@ -128,21 +152,26 @@ export class HttpFace {
   private async route(inbound: InboundRequest): Promise<Response> {
     const { request } = inbound
     const url = new URL(request.url)
-    if (url.pathname === '/healthz' && request.method === 'GET') return new Response('ok', { headers: { 'Content-Type': 'text/plain; charset=utf-8' } })
-    if (url.pathname === '/readyz' && request.method === 'GET') return this.readiness()
+    if (url.pathname === '/healthz' && request.method === 'GET') return healthy()
+    // Ready or not for anyone (a load balancer's probe); which servers are not, only for the metrics credential.
+    if (url.pathname === '/readyz' && request.method === 'GET') return this.readiness(this.metricsCredential(request) === 'ok')
 
     const host = checkHost(request.headers.get('host'), this.hosts)
     if (!host.ok) return refusal(403, HttpRpcCode.server, `Forbidden: ${host.message}`)
     // After the Host check (unlike health): what runs here, and how much, is not for a rebinding page to read.
     if (url.pathname === '/metrics' && request.method === 'GET' && this.options.metrics) {
-      return new Response(await this.options.metrics.text(), { headers: { 'Content-Type': this.options.metrics.contentType, 'Cache-Control': 'no-store' } })
+      if (!this.options.metricsToken) {
+        const where = this.options.metricsListen ? `they are served on http.metricsListen (${formatListen(this.options.metricsListen)})` : 'set http.metricsToken (a bearer token for the scraper) or http.metricsListen (another address) to serve them'
+        return refusal(404, HttpRpcCode.server, `Not Found: no metrics on this address; ${where}`)
+      }
+      return this.metricsAnswer(request)
     }
     if (this.options.jwt && request.method === 'GET' && (url.pathname === METADATA_PATH || url.pathname === `${METADATA_PATH}${this.options.path}`)) {
       return Response.json(protectedResourceMetadata({ ...this.options.jwt.config, resource: this.options.jwt.config.resource ?? `${url.origin}${this.options.path}` }, []), { headers: { 'Cache-Control': 'max-age=3600' } })
     }
     if (url.pathname !== this.options.path) return refusal(404, HttpRpcCode.server, `Not Found: the MCP endpoint is ${this.options.path}`)
 
-    const origin = checkOrigin(request.headers.get('origin'), this.origins, request.headers.get('host'))
+    const origin = checkOrigin(request.headers.get('origin'), this.origins, request.headers.get('host'), url.protocol)
     if (!origin.ok) return refusal(403, HttpRpcCode.server, `Forbidden: ${origin.message}`)
     if (request.method === 'OPTIONS') {
       return new Response(null, { status: 204, headers: origin.origin ? preflightHeaders(origin.origin) : { Allow: 'GET, POST, DELETE, OPTIONS' } })
@@ -199,16 +228,67 @@ export class HttpFace {
         const allowed = this.options.identity ? this.options.identity(role, skills) : { ok: true as const, skills }
         if (allowed.ok) return jwtPrincipal(subject, role, allowed.skills)
         this.options.logger.debug(`http: jwt of ${subject} refused: ${allowed.reason}`)
-      } else this.options.logger.debug(`http: jwt refused: ${verified.reason}`)
+      } else {
+        this.options.logger.debug(`http: jwt refused: ${verified.reason}`)
+        // A refusal the client can act on (a token without sub) says why.
+        if (verified.description) return refusal(401, HttpRpcCode.server, `Unauthorized: ${verified.description}`, { 'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${verified.description.replace(/["\\]/g, '')}"` })
+      }
     }
     return refusal(401, HttpRpcCode.server, 'Unauthorized: the bearer token is not valid', { 'WWW-Authenticate': `${challenge}, error="invalid_token"` })
   }
 
-  /** 200 when every eager child is RUNNING (and myc is not shutting down), else 503 naming the ones that are not. */
-  private readiness(): Response {
+  /**
+   * 200 when every eager child is RUNNING (and myc is not shutting down),
+   * else 503. Only `{ ready }` without `details`; with them (the metrics
+   * credential, or the metrics address), the servers that are not running
+   * and whether myc is draining.
+   */
+  private readiness(details: boolean): Response {
     const notRunning = [...this.options.runtime.supervisor.children.values()].filter((c) => c.config.startup !== 'lazy' && c.state !== 'RUNNING').map((c) => ({ server: c.key, state: c.state }))
     const ready = notRunning.length === 0 && !this.draining
-    return Response.json({ ready, ...(this.draining ? { draining: true } : {}), notRunning }, { status: ready ? 200 : 503 })
+    const headers = { 'Cache-Control': 'no-store' }
+    if (!details) return Response.json({ ready }, { status: ready ? 200 : 503, headers })
+    return Response.json({ ready, ...(this.draining ? { draining: true } : {}), notRunning }, { status: ready ? 200 : 503, headers })
+  }
+
+  /** What a request's Authorization header is to the metrics endpoints: none configured, the metrics token, or not it. */
+  private metricsCredential(request: Request): 'none' | 'ok' | 'refused' {
+    const { metricsToken } = this.options
+    if (!metricsToken) return 'none'
+    return bearerMatches(metricsToken, request.headers.get('authorization')) ? 'ok' : 'refused'
+  }
+
+  /** `GET /metrics` with `http.metricsToken`: the text for its bearer, 401 for anyone else. */
+  private async metricsAnswer(request: Request): Promise<Response> {
+    const metrics = this.options.metrics
+    if (!metrics) return refusal(404, HttpRpcCode.server, 'Not Found: metrics are off (http.metrics: false)')
+    if (this.metricsCredential(request) === 'refused') {
+      const presented = request.headers.get('authorization') !== null
+      return refusal(401, HttpRpcCode.server, 'Unauthorized: /metrics needs Authorization: Bearer <http.metricsToken>', { 'WWW-Authenticate': presented ? `${METRICS_CHALLENGE}, error="invalid_token"` : METRICS_CHALLENGE })
+    }
+    return new Response(await metrics.text(), { headers: { 'Content-Type': metrics.contentType, 'Cache-Control': 'no-store' } })
+  }
+
+  /**
+   * A request to `http.metricsListen`: /healthz, then (after the Host check
+   * for that address) /readyz with details and /metrics (with
+   * `http.metricsToken`, /metrics and the details need it there too);
+   * nothing else, the MCP endpoint least of all. Never throws.
+   */
+  async handleMetricsPort(request: Request): Promise<Response> {
+    try {
+      const url = new URL(request.url)
+      if (request.method !== 'GET') return refusal(405, HttpRpcCode.server, 'Method Not Allowed: this address serves GET /metrics, /readyz and /healthz', { Allow: 'GET' })
+      if (url.pathname === '/healthz') return healthy()
+      const host = checkHost(request.headers.get('host'), this.metricsHosts)
+      if (!host.ok) return refusal(403, HttpRpcCode.server, `Forbidden: ${host.message}`)
+      if (url.pathname === '/readyz') return this.readiness(this.metricsCredential(request) !== 'refused')
+      if (url.pathname === '/metrics') return await this.metricsAnswer(request)
+      return refusal(404, HttpRpcCode.server, 'Not Found: this address serves /metrics, /readyz and /healthz only')
+    } catch (error) {
+      this.options.logger.error(`http (metrics): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+      return refusal(500, HttpRpcCode.internal, 'Internal error')
+    }
   }
 
   /** Stops taking sessions (new ones get 503) and 2026-era requests (503); requests of open sessions are still served. */

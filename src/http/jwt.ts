@@ -28,7 +28,11 @@ export interface JwtIdentity {
   skills: string[]
 }
 
-export type JwtCheck = { ok: true; identity: JwtIdentity } | { ok: false; reason: string }
+/** A refusal's `reason` is for the log; `description`, when present, may be told to the client (RFC 6750 error_description). */
+export type JwtCheck = { ok: true; identity: JwtIdentity } | { ok: false; reason: string; description?: string }
+
+/** Why a verified token without a usable `sub` is refused (sessions and rate limits are bound to `iss` and `sub`). */
+export const NO_SUBJECT = 'the token has no sub claim (myc binds a caller to iss and sub)'
 
 const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
 
@@ -65,9 +69,9 @@ export async function createJwtVerifier(config: JwtConfig, file = 'config'): Pro
     try {
       key = createPublicKey(config.publicKey)
     } catch (error) {
-      throw new MycError('CONFIG_INVALID', `Invalid config ${file}:\n  http.jwt.publicKey: not a PEM public key (${(error as Error).message}); paste the provider's key as -----BEGIN PUBLIC KEY-----…`)
+      throw new MycError('config_invalid', `Invalid config ${file}:\n  http.jwt.publicKey: not a PEM public key (${(error as Error).message}); paste the provider's key as -----BEGIN PUBLIC KEY-----…`)
     }
-  } else throw new MycError('CONFIG_INVALID', `Invalid config ${file}:\n  http.jwt: give jwksUrl (the provider's JWKS address) or publicKey (a PEM public key)`)
+  } else throw new MycError('config_invalid', `Invalid config ${file}:\n  http.jwt: give jwksUrl (the provider's JWKS address) or publicKey (a PEM public key)`)
   const algorithms = [...(config.algorithms ?? ASYMMETRIC)]
   return {
     config,
@@ -82,10 +86,12 @@ export async function createJwtVerifier(config: JwtConfig, file = 'config'): Pro
         const code = (error as { code?: string }).code ?? 'ERR_JWT_INVALID'
         return { ok: false, reason: code }
       }
+      // Without a subject every such token would be one caller: refused, never pooled.
+      if (typeof payload.sub !== 'string' || payload.sub.trim() === '') return { ok: false, reason: 'no sub claim', description: NO_SUBJECT }
       const role = claimAt(payload, config.roleClaim)
       if (typeof role !== 'string' || !isRoleName(role)) return { ok: false, reason: `claim ${config.roleClaim} is not a role name (${ROLE_NAME_RULE})` }
       const skills = config.skillsClaim ? skillsFromClaim(claimAt(payload, config.skillsClaim)) : []
-      return { ok: true, identity: { subject: `${String(payload.iss)}|${String(payload.sub ?? '')}`, role, skills } }
+      return { ok: true, identity: { subject: `${String(payload.iss)}|${payload.sub}`, role, skills } }
     },
   }
 }

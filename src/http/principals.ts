@@ -21,8 +21,9 @@ export function jwtPrincipal(subject: string, role: string, skills: readonly str
   return { key: `jwt:${subject}`, label: `jwt ${subject}`, role, skills }
 }
 
+/** The principal of a static token: bound to a keyed digest of its value (HttpToken.key), never to its place in `http.tokens`. */
 export function tokenPrincipal(token: HttpToken): HttpPrincipal {
-  return { key: `token:${token.index}`, label: token.label, role: token.role, skills: token.skills }
+  return { key: token.key, label: token.label, role: token.role, skills: token.skills }
 }
 
 /** Without `http.tokens` (loopback only): every session is the launch's principal, as over stdio. */
@@ -51,13 +52,13 @@ export function checkPrincipals(mode: PolicyMode, loaded: LoadedConfig, tokens: 
       if (!policy.reaches(choice.role, skill)) problems.push(`http.tokens[${token.index}].skills[${i}]: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)
     })
   }
-  if (problems.length > 0) throw new MycError('CONFIG_INVALID', `Invalid config ${loaded.file ?? 'config'}:\n${problems.map((p) => `  ${p}`).join('\n')}`)
+  if (problems.length > 0) throw new MycError('config_invalid', `Invalid config ${loaded.file ?? 'config'}:\n${problems.map((p) => `  ${p}`).join('\n')}`)
   // With credentials, each session's principal comes from its credential.
   if (tokens.length > 0 || jwt) return undefined
   const choice = chooseRole({ flag: launch.role, env: env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default }, roles)
-  if (!choice.ok) throw new MycError('USAGE', choice.error)
+  if (!choice.ok) throw new MycError('usage', choice.error)
   for (const skill of launch.skills ?? []) {
-    if (!policy.reaches(choice.role, skill)) throw new MycError('USAGE', `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)
+    if (!policy.reaches(choice.role, skill)) throw new MycError('usage', `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)
   }
   return choice.role
 }

@@ -46,20 +46,29 @@ export type OriginVerdict = { ok: true; origin?: string } | { ok: false; message
  * Browsers send `Origin` on cross-site requests; MCP clients that are not
  * browsers send none. A request without it passes; one with it passes only
  * when the origin is listed in `http.allowedOrigins` (exactly: scheme, host
- * and port), and then gets CORS headers for that origin.
+ * and port), and then gets CORS headers for that origin, or when it is the
+ * request's own origin (`scheme` and the Host header: scheme, host and port).
  */
-export function checkOrigin(originHeader: string | null | undefined, allowed: ReadonlySet<string>, host?: string | null): OriginVerdict {
+export function checkOrigin(originHeader: string | null | undefined, allowed: ReadonlySet<string>, host?: string | null, scheme = 'http:'): OriginVerdict {
   if (originHeader === null || originHeader === undefined || originHeader === '') return { ok: true }
   const origin = normalizeOrigin(originHeader)
   if (origin !== undefined && allowed.has(origin)) return { ok: true, origin }
-  // Same origin: a page served from the very host:port myc answers as (the Host check has passed), which no other site can claim.
-  if (origin !== undefined && host && sameHost(origin, host)) return { ok: true }
+  // Same origin: a page served from the very scheme://host:port myc answers as (the Host check has passed), which no other site can claim.
+  if (origin !== undefined && host && sameOrigin(origin, scheme, host)) return { ok: true }
   return { ok: false, message: `Origin ${JSON.stringify(originHeader.slice(0, 200))} is not allowed (list it in http.allowedOrigins)` }
 }
 
-function sameHost(origin: string, host: string): boolean {
+/**
+ * Whether `origin` is the origin of this request: the same scheme (the one
+ * the request came in on, `http:` as myc serves it), host and port (default
+ * ports made explicit by the URL parser, so `https://h` is `https://h:443`,
+ * never `http://h:443`). A page on https:// behind a TLS proxy is another
+ * origin: list it in http.allowedOrigins.
+ */
+function sameOrigin(origin: string, scheme: string, host: string): boolean {
+  if (scheme !== 'http:' && scheme !== 'https:') return false
   try {
-    return new URL(origin).host.toLowerCase() === new URL(`http://${host}`).host.toLowerCase()
+    return new URL(origin).origin.toLowerCase() === new URL(`${scheme}//${host}`).origin.toLowerCase()
   } catch {
     return false
   }

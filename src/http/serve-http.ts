@@ -1,4 +1,4 @@
-import { createServer, type Server as NodeHttpServer } from 'node:http'
+import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http'
 import type { LoadedConfig } from '../config/load.js'
 import { ExitCode, MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
@@ -10,9 +10,9 @@ import { HttpFace } from './http-face.js'
 import { formatListen, isLoopbackHost, parseListen, type ListenAddress } from './listen-address.js'
 import { abortedByClient, inboundOf, sendResponse } from './node-bridge.js'
 import { checkPrincipals, launchPrincipal, type HttpPrincipal } from './principals.js'
-import { readTokens, type HttpToken } from './tokens.js'
+import { credentialKeyer, readMetricsToken, readTokens, SESSION_SECRET_ENV, type HttpToken } from './tokens.js'
 import type { JwtConfig } from './jwt.js'
-import { redactUrl } from './session-store.js'
+import { redactUrl } from '../redact.js'
 import type { Readable, Writable } from 'node:stream'
 import { StdioServerStream } from '../protocol/stdio-server-transport.js'
 import { StdioEraConnection, type StdioEraMode } from '../server/stdio-eras.js'
@@ -38,6 +38,10 @@ export const HTTP_CHILD_CAPABILITIES = { roots: {}, sampling: {}, elicitation: {
 export interface HttpSettings {
   listen: ListenAddress
   tokens: HttpToken[]
+  /** The digest of `http.metricsToken` (read from its variable), if set. */
+  metricsToken?: Buffer
+  /** `http.metricsListen`, parsed: where metrics are served besides (or instead of) the MCP port. */
+  metricsListen?: ListenAddress
   /** `http.jwt`: tokens from an identity provider (verified per request). */
   jwt?: JwtConfig
 }
@@ -50,21 +54,37 @@ export interface HttpSettings {
 export function httpSettings(loaded: LoadedConfig, flag: string | undefined, env: Record<string, string | undefined>): HttpSettings {
   const file = loaded.file ?? 'config'
   const fromFlag = flag !== undefined && flag !== ''
-  if (fromFlag && flag.startsWith('-')) throw new MycError('USAGE', `--http needs [HOST:]PORT (got "${flag}"), such as --http 127.0.0.1:8808`)
+  if (fromFlag && flag.startsWith('-')) throw new MycError('usage', `--http needs [HOST:]PORT (got "${flag}"), such as --http 127.0.0.1:8808`)
   const parsed = parseListen(fromFlag ? flag : loaded.config.http.listen)
-  if (!parsed.ok) throw fromFlag ? new MycError('USAGE', `--http: ${parsed.error}`) : new MycError('CONFIG_INVALID', `Invalid config ${file}:\n  http.listen: ${parsed.error}`)
-  const tokens = readTokens(loaded.config.http.tokens, env, file)
+  if (!parsed.ok) throw fromFlag ? new MycError('usage', `--http: ${parsed.error}`) : new MycError('config_invalid', `Invalid config ${file}:\n  http.listen: ${parsed.error}`)
+  const keyer = credentialKeyer(env, file)
+  const tokens = readTokens(loaded.config.http.tokens, env, file, keyer)
   const listen = parsed.address
   const { jwt } = loaded.config.http
-  if (loaded.config.http.metrics && loaded.config.http.path === '/metrics') throw new MycError('CONFIG_INVALID', `Invalid config ${file}:\n  http.path: /metrics is where metrics are served; choose another path (such as /mcp) or set http.metrics: false`)
-  if (jwt && !jwt.jwksUrl === !jwt.publicKey) throw new MycError('CONFIG_INVALID', `Invalid config ${file}:\n  http.jwt: give exactly one of jwksUrl (the provider's JWKS address) or publicKey (a PEM public key)`)
+  // A token's sessions are bound to a digest keyed by MYC_SESSION_SECRET: replicas sharing sessions must make the same digests.
+  if (loaded.config.http.sessionStore !== 'memory' && tokens.length > 0 && !keyer.shared) {
+    throw new MycError(
+      'config_invalid',
+      `Invalid config ${file}:\n  http.sessionStore: sessions kept in Redis are bound to a keyed digest of their token, and without ${SESSION_SECRET_ENV} each replica would make its own; set ${SESSION_SECRET_ENV} to the same random value on every replica (e.g. \`openssl rand -hex 32\`)`,
+    )
+  }
+  const metricsToken = loaded.config.http.metricsToken ? readMetricsToken(loaded.config.http.metricsToken, env, tokens, file) : undefined
+  let metricsListen: ListenAddress | undefined
+  if (loaded.config.http.metricsListen !== undefined) {
+    const m = parseListen(loaded.config.http.metricsListen)
+    if (!m.ok) throw new MycError('config_invalid', `Invalid config ${file}:\n  http.metricsListen: ${m.error}`)
+    if (m.address.port !== 0 && m.address.port === listen.port && m.address.host === listen.host) throw new MycError('config_invalid', `Invalid config ${file}:\n  http.metricsListen: ${formatListen(m.address)} is where the MCP endpoint listens; give metrics another port`)
+    metricsListen = m.address
+  }
+  if (loaded.config.http.metrics && loaded.config.http.path === '/metrics') throw new MycError('config_invalid', `Invalid config ${file}:\n  http.path: /metrics is where metrics are served; choose another path (such as /mcp) or set http.metrics: false`)
+  if (jwt && !jwt.jwksUrl === !jwt.publicKey) throw new MycError('config_invalid', `Invalid config ${file}:\n  http.jwt: give exactly one of jwksUrl (the provider's JWKS address) or publicKey (a PEM public key)`)
   if (tokens.length === 0 && !jwt && !isLoopbackHost(listen.host)) {
     throw new MycError(
-      'CONFIG_INVALID',
+      'config_invalid',
       `Invalid config ${file}:\n  http.tokens: ${formatListen(listen)} is not a loopback address, and serving it without credentials would let anyone who reaches it in; add tokens (http.tokens: [{ "env": "MYC_TOKEN_DEV", "role": "developer" }]) or listen on 127.0.0.1`,
     )
   }
-  return { listen, tokens, ...(jwt ? { jwt } : {}) }
+  return { listen, tokens, ...(jwt ? { jwt } : {}), ...(metricsToken ? { metricsToken } : {}), ...(metricsListen ? { metricsListen } : {}) }
 }
 
 /**
@@ -110,11 +130,35 @@ export interface ServeHttpOptions {
   stdio?: { view: PrincipalView; era?: StdioEraMode; stdin?: Readable; stdout?: Writable }
 }
 
+/** A Node HTTP server whose every request `answer` decides (never throwing; a request a web Request cannot hold is a 400). */
+function nodeServer(logger: Logger, answer: (req: IncomingMessage, res: ServerResponse) => Promise<Response>): NodeHttpServer {
+  const server = createServer((req, res) => {
+    void (async () => {
+      let response: Response
+      try {
+        response = await answer(req, res)
+      } catch {
+        // Only a request the web Request cannot hold (a header value, a method) gets here.
+        response = new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32600, message: 'Bad Request' }, id: null }), { status: 400, headers: { 'Content-Type': 'application/json' } })
+      }
+      await sendResponse(req, res, response)
+    })().catch((error: unknown) => {
+      logger.debug(`http: ${String(error)}`)
+      res.destroy()
+    })
+  })
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
+    else socket.destroy()
+  })
+  return server
+}
+
 function listenOn(server: NodeHttpServer, address: ListenAddress): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       const why = error.code === 'EADDRINUSE' ? 'the address is in use (another myc, or another program, listens there)' : error.code === 'EADDRNOTAVAIL' ? 'no interface of this machine has that address' : error.code === 'EACCES' ? 'not allowed (ports below 1024 need privileges)' : error.message
-      reject(new MycError('RUNTIME', `cannot listen on ${formatListen(address)}: ${why}`))
+      reject(new MycError('runtime', `cannot listen on ${formatListen(address)}: ${why}`))
     }
     server.once('error', onError)
     server.listen(address.port, address.host, () => {
@@ -136,10 +180,13 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const jwt = settings.jwt ? await (await import('./jwt.js')).createJwtVerifier(settings.jwt, loaded.file ?? 'config') : undefined
   const sharedStore = config.http.sessionStore === 'memory' ? undefined : await (await import('./session-store.js')).openSessionStore(config.http.sessionStore, (error) => logger.warn(`http.sessionStore: ${error.message}`))
   const stopKillOnExit = killChildrenOnExit(runtime)
-  // prom-client is loaded only here, and only when metrics are on.
-  const metrics: HttpMetrics | undefined = config.http.metrics ? await (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight, listenStreams: face.listenStreams }) }) : undefined
+  // prom-client is loaded only here, and only when metrics are on and someone may read them (http.metricsToken, http.metricsListen).
+  const metricsReadable = settings.metricsToken !== undefined || settings.metricsListen !== undefined
+  const metrics: HttpMetrics | undefined = config.http.metrics && metricsReadable ? await (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight, listenStreams: face.listenStreams }) }) : undefined
   const face = new HttpFace({
     ...(metrics ? { metrics } : {}),
+    ...(settings.metricsToken ? { metricsToken: settings.metricsToken } : {}),
+    ...(settings.metricsListen ? { metricsListen: settings.metricsListen } : {}),
     ...(config.http.rateLimit ? { rateLimiter: sharedStore?.rateLimiter?.(config.http.rateLimit, (error) => logger.warn(`http.rateLimit: Redis did not answer (${error.message}); the request was let through`)) ?? new RateLimiter(config.http.rateLimit) } : {}),
     ...(sharedStore ? { sharedStore } : {}),
     ...(jwt ? { jwt } : {}),
@@ -154,33 +201,24 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     allowedOrigins: config.http.allowedOrigins,
     allowedHosts: config.http.allowedHosts,
     maxSessions: config.http.maxSessions,
+    maxSessionsPerCredential: config.http.maxSessionsPerCredential,
     sessionIdleMs: config.http.sessionIdleMs,
     maxMessageBytes: config.limits.maxMessageBytes,
   })
-  const base = `http://${formatListen(settings.listen)}`
-  const server = createServer((req, res) => {
-    void (async () => {
-      let response: Response
-      try {
-        response = await face.handle(inboundOf(req, base, abortedByClient(res)))
-      } catch {
-        // Only a request the web Request cannot hold (a header value, a method) gets here.
-        response = new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32600, message: 'Bad Request' }, id: null }), { status: 400, headers: { 'Content-Type': 'application/json' } })
-      }
-      await sendResponse(req, res, response)
-    })().catch((error: unknown) => {
-      logger.debug(`http: ${String(error)}`)
-      res.destroy()
-    })
-  })
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
-    else socket.destroy()
-  })
+  const server = nodeServer(logger, (req, res) => face.handle(inboundOf(req, `http://${formatListen(settings.listen)}`, abortedByClient(res))))
+  // http.metricsListen: a server of its own that answers only /metrics, /readyz and /healthz.
+  const metricsServer = settings.metricsListen ? nodeServer(logger, (req, res) => face.handleMetricsPort(inboundOf(req, `http://${formatListen(settings.metricsListen!)}`, abortedByClient(res)).request)) : undefined
+  let metricsAt: ListenAddress | undefined
 
   try {
     await listenOn(server, settings.listen)
+    if (metricsServer) {
+      await listenOn(metricsServer, settings.metricsListen!)
+      const bound = metricsServer.address()
+      metricsAt = typeof bound === 'object' && bound ? { host: settings.metricsListen!.host, port: bound.port } : settings.metricsListen
+    }
   } catch (error) {
+    if (server.listening) server.close()
     metrics?.close()
     stopKillOnExit()
     await runtime.close()
@@ -197,8 +235,11 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   if (config.http.rateLimit) logger.info(`rate limit: ${config.http.rateLimit.requestsPerMinute} requests a minute per credential (burst ${config.http.rateLimit.burst ?? config.http.rateLimit.requestsPerMinute})${sharedStore?.rateLimiter ? ', counted in Redis by every replica together' : ', counted by this process'}`)
   if (sharedStore) logger.info(`sessions are kept in ${redactUrl(config.http.sessionStore)}, shared with every replica that uses it`)
   if (!face.checksHost) logger.info(`listening on every interface: the Host header is not checked (list the names clients use in http.allowedHosts to check it)`)
+  if (config.http.metrics && !metricsReadable) logger.info('http.metrics: /metrics is not served: set http.metricsToken (a bearer token for the scraper) or http.metricsListen (another address) to serve it')
+  if (metricsAt) logger.info(`metrics on http://${formatListen(metricsAt)}/metrics${settings.metricsToken ? ' (with http.metricsToken)' : isLoopbackHost(metricsAt.host) ? '' : ', without a token: whoever reaches that address reads them'}, with /readyz details`)
+  const metricsNote = metrics && settings.metricsToken ? ', metrics: /metrics (with http.metricsToken)' : ''
   // Last of the start-up lines: whoever waits for it (a supervisor, a test) has read the others.
-  logger.info(`serving MCP over Streamable HTTP at http://${formatListen(listen)}${config.http.path} (health: /healthz, readiness: /readyz${metrics ? ', metrics: /metrics' : ''})`)
+  logger.info(`serving MCP over Streamable HTTP at http://${formatListen(listen)}${config.http.path} (health: /healthz, readiness: /readyz${metricsNote})`)
   void runtime.start().then(() => {
     const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
     logger.info(`serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers over HTTP`)
@@ -241,10 +282,16 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const { drained } = await face.close(HTTP_DRAIN_MS, second)
   await stdioConnection?.close()
   if (!drained) logger.warn('calls were still in flight; they were cancelled')
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve())
-    server.closeAllConnections()
-  })
+  await Promise.all(
+    [server, metricsServer].map(
+      (s) =>
+        s &&
+        new Promise<void>((resolve) => {
+          s.close(() => resolve())
+          s.closeAllConnections()
+        }),
+    ),
+  )
   await runtime.close({ urgent: true })
   await sharedStore?.close()
   metrics?.close()

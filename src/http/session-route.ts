@@ -10,6 +10,9 @@ import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
 import { EVENTS_PER_STREAM, SessionEventLog, STREAMS_PER_SESSION } from './event-log.js'
 import type { SessionEntry, Sessions } from './sessions.js'
 import type { SessionStore, SharedSession } from './session-store.js'
+import { BUILTIN_SERVER } from '../policy/policy.js'
+import { toWireName } from '../registry/wire-names.js'
+import type { CallToolResult } from '@modelcontextprotocol/server'
 
 /** A request as the routes see it: method, URL and headers, and its body read on demand (with a cap). */
 export interface InboundRequest {
@@ -29,6 +32,14 @@ export interface HttpSession extends SessionEntry {
   initialize?: Record<string, unknown>
   /** The shared store's write in progress, if any (the next answer waits for it). */
   persisting?: Promise<void>
+  /**
+   * The skills its credential grants now: those it was opened with,
+   * narrowed by every later request whose credential grants fewer (never
+   * widened: a wider credential needs a new session).
+   */
+  readonly granted: Set<string>
+  /** Skills a narrower credential took away: deactivated, and not to be activated again in this session. */
+  readonly revoked: Set<string>
 }
 
 export interface SessionRouteOptions {
@@ -45,15 +56,34 @@ export interface SessionRouteOptions {
   shared?: { store: SessionStore; ttlMs: number }
 }
 
-/** A view whose built-in calls answer only after `pending()` (the store's write they caused) settles. */
-function answersAfter(view: PrincipalView, pending: () => Promise<void> | undefined): PrincipalView {
-  const callBuiltin: PrincipalView['callBuiltin'] = (...args) =>
-    view.callBuiltin(...args)?.then(async (r) => {
-      await pending()?.catch(() => {})
-      return r
-    })
+/** What activating a skill a narrower credential took away answers. */
+function notGrantedAnymore(skill: string): CallToolResult {
+  return { content: [{ type: 'text', text: `Skill ${skill} is no longer granted by this session's credential; initialize a new session with a credential that grants it.` }], isError: true }
+}
+
+/**
+ * A session's view: activating a skill in `revoked` (one a narrower
+ * credential took away) is refused; with `pending`, built-in calls answer
+ * only after it (the store's write they caused) settles.
+ */
+function sessionView(view: PrincipalView, options: { revoked: ReadonlySet<string>; activateWire: string; pending?: () => Promise<void> | undefined }): PrincipalView {
+  const { revoked, activateWire, pending } = options
+  const callBuiltin: PrincipalView['callBuiltin'] = (name, args, ctx) => {
+    if (name === activateWire && typeof args.name === 'string' && revoked.has(args.name)) return Promise.resolve(notGrantedAnymore(args.name))
+    const answer = view.callBuiltin(name, args, ctx)
+    return pending
+      ? answer?.then(async (r) => {
+          await pending()?.catch(() => {})
+          return r
+        })
+      : answer
+  }
   // Every other member is the view's own, bound once (lists ask toolVisible once per tool).
   const bound = new Map<PropertyKey, unknown>([['callBuiltin', callBuiltin]])
+  if (view.activate) {
+    const activate = view.activate.bind(view)
+    bound.set('activate', ((name, actor, ctx) => (revoked.has(name) ? Promise.resolve(notGrantedAnymore(name)) : activate(name, actor, ctx))) satisfies NonNullable<PrincipalView['activate']>)
+  }
   return new Proxy(view, {
     get(target, prop) {
       if (bound.has(prop)) return bound.get(prop)
@@ -88,7 +118,13 @@ export class SessionRoute {
       const session = sessions.get(sessionId) ?? (await this.takeOver(sessionId, principal, request))
       // Another credential's session does not exist for this one.
       if (!session || session.principal.key !== principal.key) return refusal(404, HttpRpcCode.sessionNotFound, 'Session not found: it ended or expired; initialize a new session')
+      // The same caller with another role now (its identity provider changed it): not this session's principal any more.
+      if ((principal.role ?? null) !== (session.principal.role ?? null)) {
+        this.options.logger.debug(`http: session ${session.id.slice(0, 8)} (${principal.label}) refused: role ${principal.role} now, opened as ${session.principal.role}`)
+        return refusal(403, HttpRpcCode.server, `Forbidden: this credential's role is now ${principal.role ?? 'none'}, not ${session.principal.role ?? 'none'} as when the session was opened; initialize a new session`)
+      }
       if (this.options.shared && !(await this.syncShared(session))) return refusal(404, HttpRpcCode.sessionNotFound, 'Session not found: it ended or expired; initialize a new session')
+      if (this.narrow(session, principal)) await this.persist(session)
       return this.serve(session, inbound)
     }
     if (request.method !== 'POST') return refusal(400, HttpRpcCode.server, 'Bad Request: Mcp-Session-Id header is required')
@@ -96,6 +132,11 @@ export class SessionRoute {
     if (!read.ok) return read.response
     if (!read.isInitialize) return refusal(400, HttpRpcCode.server, 'Bad Request: Mcp-Session-Id header is required (only initialize starts a session)')
     if (this.options.draining()) return refusal(503, HttpRpcCode.server, 'Service Unavailable: mycelium is shutting down', { 'Retry-After': '5' })
+    // One credential cannot take every session (http.maxSessions) from the others.
+    if (sessions.fullFor(principal.key)) {
+      this.options.logger.debug(`http: ${principal.label} holds ${sessions.maxPerOwner} sessions (http.maxSessionsPerCredential); initialize refused`)
+      return refusal(429, HttpRpcCode.server, `Too Many Requests: this credential holds ${sessions.maxPerOwner} sessions, the most one may (http.maxSessionsPerCredential is ${sessions.maxPerOwner}); end one (DELETE) or let one expire`)
+    }
     if (sessions.full) return refusal(503, HttpRpcCode.server, `Service Unavailable: too many sessions (http.maxSessions is ${sessions.max}); try again later`, { 'Retry-After': '5' })
     let session: HttpSession
     try {
@@ -130,9 +171,11 @@ export class SessionRoute {
     if (!pending) {
       pending = (async () => {
         const record = await shared.store.load(id)
-        if (!record || record.principal.key !== principal.key || this.options.sessions.full) return undefined
-        const session = this.open(record.principal, id)
+        if (!record || record.principal.key !== principal.key || this.options.sessions.full || this.options.sessions.fullFor(principal.key)) return undefined
+        // Opened as the record has it (its role, the skills granted it now, those taken away); handle() then checks this request's credential against that.
+        const session = this.open(record.principal, id, record.revoked ?? [])
         session.initialize = record.initialize
+        session.initialized = true
         const replay = (body: unknown, headers: Record<string, string>) =>
           session.transport
             .handleRequest(new Request(request.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) }), { parsedBody: body as JSONRPCMessage })
@@ -150,11 +193,41 @@ export class SessionRoute {
     return pending
   }
 
-  /** Makes the session's active skills those the store holds (another replica may have changed them). */
+  /**
+   * Narrows a session to what this request's credential grants: a skill it
+   * was granted that this credential does not grant is taken away at once
+   * (deactivated, and refused if activated again in this session), unless
+   * every session has it (`session.defaultSkills`). A credential granting
+   * more widens nothing. Skills the session activated itself (escalation
+   * within its role) are not the credential's grant and stay. True when
+   * something was taken away.
+   */
+  private narrow(session: HttpSession, principal: HttpPrincipal): boolean {
+    const grants = new Set(principal.skills ?? [])
+    const lost = [...session.granted].filter((s) => !grants.has(s))
+    if (lost.length === 0) return false
+    const defaults = new Set(this.options.runtime.loaded.config.session.defaultSkills)
+    for (const skill of lost) {
+      session.granted.delete(skill)
+      if (!defaults.has(skill)) session.revoked.add(skill)
+    }
+    this.dropRevoked(session)
+    this.options.logger.debug(`http: session ${session.id.slice(0, 8)} (${principal.label}) narrowed by its credential: ${lost.join(', ')} no longer granted`)
+    return true
+  }
+
+  /** Deactivates the session's active skills that were taken away (protected ones stay, as for every session). */
+  private dropRevoked(session: HttpSession): void {
+    const { view } = session
+    if (!view.describe || !view.deactivate) return
+    for (const { name } of view.describe().activeSkills) if (session.revoked.has(name)) view.deactivate(name, 'person')
+  }
+
+  /** Makes the session's active skills those the store holds (another replica may have changed them), never one taken away. */
   private async reconcileSkills(session: HttpSession, wanted: readonly string[]): Promise<void> {
     const view = session.view
     if (!view.describe || !view.activate || !view.deactivate) return
-    const want = new Set(wanted)
+    const want = new Set(wanted.filter((s) => !session.revoked.has(s)))
     const now = new Set(view.describe().activeSkills.map((s) => s.name))
     if (want.size === now.size && [...want].every((s) => now.has(s))) return
     this.syncing.add(session.id)
@@ -178,6 +251,10 @@ export class SessionRoute {
       void session.close()
       return false
     }
+    // What another replica took away stays taken away here.
+    const grants = new Set(record.principal.skills ?? [])
+    for (const skill of [...session.granted]) if (!grants.has(skill)) session.granted.delete(skill)
+    for (const skill of record.revoked ?? []) session.revoked.add(skill)
     await this.reconcileSkills(session, record.activeSkills)
     await shared.store.touch(session.id, shared.ttlMs)
     return true
@@ -195,9 +272,10 @@ export class SessionRoute {
     if (!shared || !session.initialize || this.syncing.has(session.id)) return
     const record: SharedSession = {
       id: session.id,
-      principal: session.principal,
+      principal: { ...session.principal, skills: [...session.granted] },
       initialize: session.initialize,
       activeSkills: session.view.describe?.().activeSkills.map((s) => s.name) ?? [],
+      ...(session.revoked.size > 0 ? { revoked: [...session.revoked] } : {}),
       ...session.connection.sessionState,
     }
     try {
@@ -221,6 +299,8 @@ export class SessionRoute {
     }
     const read = await this.readMessage(inbound)
     if (!read.ok) return read.response
+    // Initialization completes with notifications/initialized; until then the session lives UNINITIALIZED_SESSION_MS at most.
+    if (!read.isRequest && (read.message as { method?: unknown }).method === 'notifications/initialized') session.initialized = true
     return this.deliver(session, request, read)
   }
 
@@ -241,11 +321,12 @@ export class SessionRoute {
   }
 
   /** Starts a session for `principal`: a view, a client connection, a transport whose session id is the table's key. */
-  private open(principal: HttpPrincipal, id: string = randomUUID()): HttpSession {
+  private open(principal: HttpPrincipal, id: string = randomUUID(), revokedSkills: readonly string[] = []): HttpSession {
     const { runtime, logger, sessions } = this.options
-    const own = this.options.viewFor(principal)
+    const revoked = new Set(revokedSkills)
+    const own = this.options.viewFor({ ...principal, skills: (principal.skills ?? []).filter((s) => !revoked.has(s)) })
     // With a shared store, a built-in's answer (an escalation) leaves only once the store has it, so the next request, on any replica, sees it.
-    const view = this.options.shared ? answersAfter(own, () => session.persisting) : own
+    const view = sessionView(own, { revoked, activateWire: toWireName(BUILTIN_SERVER, 'activate_skill', runtime.loaded.config.namespace), ...(this.options.shared ? { pending: () => session.persisting } : {}) })
     // Every SSE event gets an id and is kept a while, so a client that lost a stream resumes it with Last-Event-ID (event-log.ts).
     const events = new SessionEventLog()
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, maxRequestBodySize: this.options.maxMessageBytes, eventStore: events })
@@ -257,6 +338,10 @@ export class SessionRoute {
       events,
       connection,
       view,
+      owner: principal.key,
+      initialized: false,
+      granted: new Set((principal.skills ?? []).filter((s) => !revoked.has(s))),
+      revoked,
       lastSeen: Date.now(),
       inFlight: 0,
       close: async () => {

@@ -1,3 +1,4 @@
+import { redactUrl } from '../redact.js'
 import { MycError } from '../errors.js'
 import { SharedRateLimiter, type RateLimit, type RateLimitConfig } from './rate-limit.js'
 import type { HttpPrincipal } from './principals.js'
@@ -16,6 +17,8 @@ export interface SharedSession {
   activeSkills: string[]
   subscriptions: string[]
   logLevel?: string
+  /** Skills a narrower credential took away from the session (not to be activated again in it). */
+  revoked?: string[]
 }
 
 /**
@@ -74,7 +77,7 @@ const KEY_PREFIX = 'myc:session:'
 function asSession(value: unknown, id: string): SharedSession | undefined {
   if (value === null || typeof value !== 'object') return undefined
   const s = value as Partial<SharedSession>
-  if (s.id !== id || typeof s.principal?.key !== 'string' || s.initialize === null || typeof s.initialize !== 'object' || !Array.isArray(s.activeSkills) || !Array.isArray(s.subscriptions)) return undefined
+  if (s.id !== id || typeof s.principal?.key !== 'string' || s.initialize === null || typeof s.initialize !== 'object' || !Array.isArray(s.activeSkills) || !Array.isArray(s.subscriptions) || (s.revoked !== undefined && !Array.isArray(s.revoked))) return undefined
   return s as SharedSession
 }
 
@@ -102,7 +105,7 @@ export class RedisSessionStore implements SessionStore {
       connected = true
     } catch (error) {
       if (client.isOpen) client.destroy()
-      throw new MycError('RUNTIME', `http.sessionStore: cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`)
+      throw new MycError('runtime', `http.sessionStore: cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`)
     }
     return new RedisSessionStore(client as never)
   }
@@ -141,16 +144,6 @@ export class RedisSessionStore implements SessionStore {
 /** How long closing waits for Redis to answer what is queued. */
 const CLOSE_WAIT_MS = 1_000
 
-/** A Redis URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url)
-    if (u.password) u.password = '***'
-    return u.toString()
-  } catch {
-    return 'the configured URL'
-  }
-}
 
 /** The store `http.sessionStore` names: "memory" (default) or a redis:// / rediss:// URL. */
 export async function openSessionStore(setting: string, onError: (error: Error) => void): Promise<SessionStore> {

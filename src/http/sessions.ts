@@ -7,7 +7,16 @@ export interface SessionEntry {
   inFlight: number
   /** Ends the session (its MCP connection and transport). Idempotent. */
   close(): Promise<void>
+  /** The credential it belongs to (HttpPrincipal.key), for `http.maxSessionsPerCredential`. */
+  readonly owner?: string
+  /** When it was opened (set by Sessions.add). */
+  createdAt?: number
+  /** False until the client completes initialization (notifications/initialized); such a session lives UNINITIALIZED_SESSION_MS at most. Absent: initialized. */
+  initialized?: boolean
 }
+
+/** How long a session that never completes initialization (no notifications/initialized) is kept. */
+export const UNINITIALIZED_SESSION_MS = 30_000
 
 /**
  * Where sessions are kept, by id. The in-memory table holds live sessions;
@@ -47,14 +56,24 @@ export class MemorySessionTable<S extends SessionEntry> implements SessionTable<
   }
 }
 
-/** Whether a session has been idle for longer than `idleMs` (one with a request in flight never is). */
-export function isExpired(session: Pick<SessionEntry, 'lastSeen' | 'inFlight'>, now: number, idleMs: number): boolean {
-  return session.inFlight === 0 && now - session.lastSeen > idleMs
+/**
+ * Whether a session has been idle for longer than `idleMs`, or was opened
+ * more than `initMs` ago and never completed initialization (one with a
+ * request in flight never is).
+ */
+export function isExpired(session: Pick<SessionEntry, 'lastSeen' | 'inFlight' | 'createdAt' | 'initialized'>, now: number, idleMs: number, initMs: number = UNINITIALIZED_SESSION_MS): boolean {
+  if (session.inFlight !== 0) return false
+  if (session.initialized === false && now - (session.createdAt ?? session.lastSeen) > initMs) return true
+  return now - session.lastSeen > idleMs
 }
 
 export interface SessionsOptions {
   maxSessions: number
+  /** `http.maxSessionsPerCredential`: sessions one owner may hold; default: maxSessions. */
+  maxPerOwner?: number
   idleMs: number
+  /** How long a session may stay uninitialized; default UNINITIALIZED_SESSION_MS. */
+  initMs?: number
   now?: () => number
   /** Told when a session is ended for being idle (for the log). */
   onExpired?: (session: SessionEntry) => void
@@ -91,6 +110,28 @@ export class Sessions<S extends SessionEntry> {
     return this.table.size >= this.options.maxSessions
   }
 
+  /** `http.maxSessionsPerCredential`. */
+  get maxPerOwner(): number {
+    return this.options.maxPerOwner ?? this.options.maxSessions
+  }
+
+  /** Live sessions of `owner` (expired ones not counted). */
+  ownedBy(owner: string): number {
+    const now = this.now()
+    let n = 0
+    for (const s of this.table.values()) if (s.owner === owner && !this.expired(s, now)) n++
+    return n
+  }
+
+  /** Whether `owner` holds as many sessions as one credential may. */
+  fullFor(owner: string): boolean {
+    return this.ownedBy(owner) >= this.maxPerOwner
+  }
+
+  private expired(session: S, now: number): boolean {
+    return isExpired(session, now, this.options.idleMs, this.options.initMs)
+  }
+
   /** Requests in flight across all sessions. */
   get inFlight(): number {
     let n = 0
@@ -100,6 +141,7 @@ export class Sessions<S extends SessionEntry> {
 
   add(session: S): void {
     session.lastSeen = this.now()
+    session.createdAt = session.lastSeen
     this.table.set(session)
   }
 
@@ -107,7 +149,7 @@ export class Sessions<S extends SessionEntry> {
   get(id: string): S | undefined {
     const session = this.table.get(id)
     if (!session) return undefined
-    if (isExpired(session, this.now(), this.options.idleMs)) {
+    if (this.expired(session, this.now())) {
       this.expire(session)
       return undefined
     }
@@ -146,13 +188,14 @@ export class Sessions<S extends SessionEntry> {
   /** Ends every idle session now. */
   sweep(): void {
     const now = this.now()
-    for (const session of [...this.table.values()]) if (isExpired(session, now, this.options.idleMs)) this.expire(session)
+    for (const session of [...this.table.values()]) if (this.expired(session, now)) this.expire(session)
   }
 
-  /** Sweeps every so often (a quarter of the idle time, between 50 ms and 60 s) until stop(). */
+  /** Sweeps every so often (a quarter of the shorter of the idle and uninitialized times, between 50 ms and 60 s) until stop(). */
   startSweeping(): void {
     if (this.sweeper) return
-    this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(50, Math.floor(this.options.idleMs / 4))))
+    const shortest = Math.min(this.options.idleMs, this.options.initMs ?? UNINITIALIZED_SESSION_MS)
+    this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(50, Math.floor(shortest / 4))))
     this.sweeper.unref()
   }
 

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { MycError } from '../errors.js'
 
 /** One `http.tokens` entry as the config gives it: the variable holding the secret, and who it makes you. */
@@ -18,6 +18,40 @@ export interface HttpToken {
   role: string
   skills: readonly string[]
   readonly digest: Buffer
+  /**
+   * What a session of this token is bound to: a keyed digest (HMAC-SHA256)
+   * of its value, never its place in `http.tokens`, so reordering or
+   * shortening the list on a replica moves no session to another token.
+   */
+  readonly key: string
+}
+
+/** The environment variable holding the key of credential digests, shared by replicas of one session store. */
+export const SESSION_SECRET_ENV = 'MYC_SESSION_SECRET'
+/** The shortest MYC_SESSION_SECRET accepted. */
+export const MIN_SESSION_SECRET_CHARS = 32
+
+/** Turns a token's value into the key its sessions are bound to. */
+export interface CredentialKeyer {
+  /** True with MYC_SESSION_SECRET (every replica with it makes the same keys); false with a key of this process only. */
+  readonly shared: boolean
+  keyOf(value: string): string
+}
+
+/**
+ * The keyer of this process: HMAC-SHA256 under MYC_SESSION_SECRET, or under
+ * a random key made now when it is not set (sessions then belong to this
+ * process alone). A secret shorter than MIN_SESSION_SECRET_CHARS is a
+ * config error naming the variable (never its value).
+ */
+export function credentialKeyer(env: Record<string, string | undefined>, file = 'config'): CredentialKeyer {
+  const secret = env[SESSION_SECRET_ENV]
+  const shared = secret !== undefined && secret !== ''
+  if (shared && secret.trim().length < MIN_SESSION_SECRET_CHARS) {
+    throw new MycError('config_invalid', `Invalid config ${file}:\n  ${SESSION_SECRET_ENV}: ${secret.trim().length} characters; use at least ${MIN_SESSION_SECRET_CHARS} random ones (e.g. \`openssl rand -hex 32\`), the same on every replica`)
+  }
+  const key = shared ? Buffer.from(secret, 'utf8') : randomBytes(32)
+  return { shared, keyOf: (value) => `token:${createHmac('sha256', key).update(value, 'utf8').digest('base64url')}` }
 }
 
 /** What an Authorization header amounts to. */
@@ -32,7 +66,7 @@ function digestOf(value: string): Buffer {
  * variable that is unset or empty is a config error naming the entry; two
  * entries with the same value are one too (which role would it be?).
  */
-export function readTokens(tokens: readonly TokenConfig[], env: Record<string, string | undefined>, file = 'config'): HttpToken[] {
+export function readTokens(tokens: readonly TokenConfig[], env: Record<string, string | undefined>, file = 'config', keyer: CredentialKeyer = credentialKeyer(env, file)): HttpToken[] {
   const problems: string[] = []
   const out: HttpToken[] = []
   tokens.forEach((t, index) => {
@@ -47,9 +81,9 @@ export function readTokens(tokens: readonly TokenConfig[], env: Record<string, s
       problems.push(`http.tokens[${index}].env: ${t.env} holds the same token as http.tokens[${twin.index}]; give each entry its own token`)
       return
     }
-    out.push({ index, label: t.name ?? `tokens[${index}]`, role: t.role, skills: [...(t.skills ?? [])], digest })
+    out.push({ index, label: t.name ?? `tokens[${index}]`, role: t.role, skills: [...(t.skills ?? [])], digest, key: keyer.keyOf(value) })
   })
-  if (problems.length > 0) throw new MycError('CONFIG_INVALID', `Invalid config ${file}:\n${problems.map((p) => `  ${p}`).join('\n')}`)
+  if (problems.length > 0) throw new MycError('config_invalid', `Invalid config ${file}:\n${problems.map((p) => `  ${p}`).join('\n')}`)
   return out
 }
 
@@ -74,4 +108,26 @@ export function matchToken(tokens: readonly HttpToken[], authorization: string |
     if (timingSafeEqual(token.digest, digest) && !found) found = token
   }
   return found ? { ok: true, token: found } : { ok: false, reason: 'invalid' }
+}
+
+/**
+ * `http.metricsToken`: read from its variable at start, kept as a digest. An
+ * unset or empty variable is a config error naming the key; so is a value
+ * that is also one of `http.tokens` (a scraper must not be an MCP client).
+ */
+export function readMetricsToken(config: { env: string }, env: Record<string, string | undefined>, tokens: readonly HttpToken[], file = 'config'): Buffer {
+  const value = env[config.env]
+  if (value === undefined || value.trim() === '') {
+    throw new MycError('config_invalid', `Invalid config ${file}:\n  http.metricsToken.env: environment variable ${config.env} is ${value === undefined ? 'not set' : 'empty'}; set it to the token Prometheus presents (a long random string, e.g. \`openssl rand -hex 32\`)`)
+  }
+  const digest = digestOf(value)
+  const twin = tokens.find((t) => timingSafeEqual(t.digest, digest))
+  if (twin) throw new MycError('config_invalid', `Invalid config ${file}:\n  http.metricsToken.env: ${config.env} holds the same token as http.tokens[${twin.index}]; give metrics a token of their own`)
+  return digest
+}
+
+/** Whether an Authorization header carries the token of this digest (compared in constant time). */
+export function bearerMatches(digest: Buffer, authorization: string | null | undefined): boolean {
+  const presented = bearerOf(authorization)
+  return presented !== undefined && timingSafeEqual(digest, digestOf(presented))
 }

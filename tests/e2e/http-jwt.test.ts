@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeConfig } from '../helpers/e2e.js'
 import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
@@ -76,6 +77,57 @@ describe('myc serve --http with http.jwt (build/myc.cjs)', () => {
     expect(none.status).toBe(401)
     expect(none.headers.get('www-authenticate')).toContain('resource_metadata=')
   }, 30_000)
+
+  it('every request re-derives the session\'s skills from its JWT: a narrower one narrows it at once, a wider one does not widen it; another role or subject is refused', async () => {
+    let bearer = await sign({ sub: 'narrow', role: 'guest', scope: 'skill:reader' })
+    // One session whose requests carry whichever token is current.
+    const transport = new StreamableHTTPClientTransport(new URL(m.url), {
+      fetch: (input, init) => {
+        const headers = new Headers(init?.headers)
+        headers.set('Authorization', `Bearer ${bearer}`)
+        return fetch(input, { ...init, headers })
+      },
+    })
+    const client = new Client({ name: 'narrowing', version: '1' }, { capabilities: {} })
+    await client.connect(transport)
+    const tools = async () => (await client.listTools()).tools.map((t) => t.name)
+    const activate = async () => (await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })) as { isError?: boolean; content: Array<{ text: string }> }
+    try {
+      expect(await tools()).toContain('echo__add')
+      bearer = await sign({ sub: 'narrow', role: 'guest', scope: 'openid' })
+      expect(await tools()).not.toContain('echo__add')
+      await expect(client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } })).rejects.toThrow(/Unknown tool: echo__add/)
+      const again = await activate()
+      expect(again.isError).toBe(true)
+      expect(again.content[0]!.text).toMatch(/no longer granted by this session's credential; initialize a new session/)
+      // Wider again: the session stays as narrow as it became.
+      bearer = await sign({ sub: 'narrow', role: 'guest', scope: 'skill:reader' })
+      expect(await tools()).not.toContain('echo__add')
+      expect((await activate()).isError).toBe(true)
+      const id = transport.sessionId!
+      const post = async (token: string) =>
+        fetch(m.url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}`, 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' }), body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) })
+      // Same subject, another role: refused, naming why.
+      const promoted = await post(await sign({ sub: 'narrow', role: 'developer' }))
+      expect(promoted.status).toBe(403)
+      expect(((await promoted.json()) as { error: { message: string } }).error.message).toMatch(/role is now developer, not guest as when the session was opened; initialize a new session/)
+      // Another subject: the session does not exist for it.
+      expect((await post(await sign({ sub: 'someone-else', role: 'guest', scope: 'skill:reader' }))).status).toBe(404)
+      // A new session with the wider token has the skill.
+      const fresh = await connectHttp(m.url, { token: bearer })
+      expect((await fresh.client.listTools()).tools.map((t) => t.name)).toContain('echo__add')
+      await fresh.client.close()
+    } finally {
+      await client.close()
+    }
+  }, 30_000)
+
+  it('refuses a token without sub (every such token would be one caller) with 401 and an error_description', async () => {
+    const token = await new SignJWT({ role: 'guest' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setIssuedAt().setExpirationTime('5m').sign(keys.privateKey)
+    const r = await fetch(m.url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}` }), body: initializeBody })
+    expect(r.status).toBe(401)
+    expect(r.headers.get('www-authenticate')).toMatch(/error="invalid_token", error_description="the token has no sub claim/)
+  })
 
   it('serves RFC 9728 protected resource metadata without a token', async () => {
     for (const p of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {

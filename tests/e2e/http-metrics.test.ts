@@ -4,13 +4,14 @@ import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeConfig } from '../helpers/e2e.js'
 import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
-import { connectHttp, mcpHeaders, startHttpMyc, type HttpMyc } from '../helpers/http.js'
+import { connectHttp, freePort, mcpHeaders, startHttpMyc, type HttpMyc } from '../helpers/http.js'
 import { waitFor } from '../helpers/runtime.js'
 
 const TOKENS = { MYC_E2E_METRICS_ALICE: 'alice-metrics-0123456789abcdef0123456789', MYC_E2E_METRICS_BOB: 'bob-metrics-0123456789abcdef0123456789ab' }
 const alice = TOKENS.MYC_E2E_METRICS_ALICE
 const bob = TOKENS.MYC_E2E_METRICS_BOB
 const BURST = 15
+const SCRAPER = 'scraper-metrics-0123456789abcdef0123456789'
 
 const config = {
   mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
@@ -23,6 +24,7 @@ const config = {
       { env: 'MYC_E2E_METRICS_BOB', role: 'guest', name: 'bob' },
     ],
     rateLimit: { requestsPerMinute: 60, burst: BURST },
+    metricsToken: { env: 'MYC_E2E_METRICS_SCRAPER' },
   },
 }
 
@@ -42,14 +44,14 @@ describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', ()
   let m: HttpMyc
   let client: Client | undefined
   const scrape = async () => {
-    const response = await fetch(`${m.base}/metrics`)
+    const response = await fetch(`${m.base}/metrics`, { headers: { Authorization: `Bearer ${SCRAPER}` } })
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
     return response.text()
   }
 
   beforeAll(async () => {
-    m = await startHttpMyc(writeConfig(config), { env: TOKENS })
+    m = await startHttpMyc(writeConfig(config), { env: { ...TOKENS, MYC_E2E_METRICS_SCRAPER: SCRAPER } })
     await waitFor(async () => (await fetch(`${m.base}/readyz`)).status === 200, 15_000, 'echo to run')
   })
   afterAll(async () => {
@@ -58,11 +60,24 @@ describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', ()
   })
 
   it('says where metrics are and what the rate limit is', () => {
-    expect(m.stderr()).toMatch(/metrics: \/metrics/)
+    expect(m.stderr()).toMatch(/metrics: \/metrics \(with http\.metricsToken\)/)
     expect(m.stderr()).toMatch(/rate limit: 60 requests a minute per credential \(burst 15\)/)
   })
 
-  it('counts calls per server and tool, without a token; the counters move with the calls', async () => {
+  it('without http.metricsToken, /metrics is 401 and names no server or tool (an MCP token is not it); /readyz names none either', async () => {
+    for (const token of [undefined, alice, 'not-the-token']) {
+      const response = await fetch(`${m.base}/metrics`, token ? { headers: { Authorization: `Bearer ${token}` } } : {})
+      expect(response.status).toBe(401)
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="mycelium-metrics"/)
+      const body = await response.text()
+      expect(body).not.toMatch(/echo|myc_tool/)
+      const ready = await fetch(`${m.base}/readyz`, token ? { headers: { Authorization: `Bearer ${token}` } } : {})
+      expect(await ready.json()).toEqual({ ready: true })
+    }
+    expect(await (await fetch(`${m.base}/readyz`, { headers: { Authorization: `Bearer ${SCRAPER}` } })).json()).toEqual({ ready: true, notRunning: [] })
+  })
+
+  it('counts calls per server and tool, for the metrics token; the counters move with the calls', async () => {
     const before = await scrape()
     expect(sample(before, 'myc_tool_calls_total', { server: 'echo', tool: 'echo' })).toBeUndefined()
     expect(sample(before, 'myc_child_state', { server: 'echo', state: 'RUNNING' })).toBe(1)
@@ -90,7 +105,7 @@ describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', ()
 
   it('answers /metrics only to a Host it serves (DNS rebinding), like the MCP endpoint', async () => {
     const rebound = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(`${m.base}/metrics`, { headers: { Host: 'attacker.example:80' } }, (res) => {
+      const req = httpRequest(`${m.base}/metrics`, { headers: { Host: 'attacker.example:80', Authorization: `Bearer ${SCRAPER}` } }, (res) => {
         res.resume()
         resolve(res.statusCode ?? 0)
       })
@@ -124,5 +139,41 @@ describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', ()
 
     await new Promise((r) => setTimeout(r, retryAfter * 1_000))
     expect((await post(bob)).status).not.toBe(429)
+  })
+})
+
+/**
+ * `http.metricsListen`: metrics on an address of their own (no token), the
+ * MCP port serving none; that address serves nothing else.
+ */
+describe('myc serve --http with http.metricsListen (build/myc.cjs)', () => {
+  let m: HttpMyc
+  let metricsBase: string
+
+  beforeAll(async () => {
+    const port = await freePort()
+    metricsBase = `http://127.0.0.1:${port}`
+    m = await startHttpMyc(writeConfig({ ...config, http: { tokens: config.http.tokens, metricsListen: `127.0.0.1:${port}` } }), { env: TOKENS })
+    await waitFor(async () => (await fetch(`${m.base}/readyz`)).status === 200, 15_000, 'echo to run')
+  })
+  afterAll(async () => {
+    expect(await m?.stop()).toBe(0)
+  })
+
+  it('serves /metrics and /readyz details there, and says so at start; the MCP port has no /metrics', async () => {
+    expect(m.stderr()).toContain(`metrics on ${metricsBase}/metrics, with /readyz details`)
+    const there = await fetch(`${metricsBase}/metrics`)
+    expect(there.status).toBe(200)
+    expect(sample(await there.text(), 'myc_child_state', { server: 'echo', state: 'RUNNING' })).toBe(1)
+    expect(await (await fetch(`${metricsBase}/readyz`)).json()).toEqual({ ready: true, notRunning: [] })
+    const onMcpPort = await fetch(`${m.base}/metrics`, { headers: { Authorization: `Bearer ${alice}` } })
+    expect(onMcpPort.status).toBe(404)
+    expect(await onMcpPort.text()).not.toMatch(/echo|myc_tool/)
+    expect(await (await fetch(`${m.base}/readyz`)).json()).toEqual({ ready: true })
+  })
+
+  it('the metrics address is no MCP endpoint', async () => {
+    expect((await fetch(`${metricsBase}/mcp`, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${alice}` }), body: '{}' })).status).toBe(405)
+    expect((await fetch(`${metricsBase}/mcp`)).status).toBe(404)
   })
 })

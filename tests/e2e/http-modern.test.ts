@@ -21,6 +21,8 @@ const MODERN = '2026-07-28'
 const TOKENS = { MYC_E2E_TOKEN_ALICE: 'alice-0123456789abcdef0123456789abcdef', MYC_E2E_TOKEN_BOB: 'bob-0123456789abcdef0123456789abcdef00' }
 const alice = TOKENS.MYC_E2E_TOKEN_ALICE
 const bob = TOKENS.MYC_E2E_TOKEN_BOB
+/** http.metricsToken: /metrics answers only to it. */
+const SCRAPER = 'scraper-modern-0123456789abcdef0123456789'
 const server = (name: string) => ({ command: process.execPath, args: [fixtureServer(name)] })
 const skillsDir = path.join(repoRoot, 'tests/fixtures/http/skills')
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
@@ -96,9 +98,10 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
           { env: 'MYC_E2E_TOKEN_BOB', role: 'developer', skills: ['interactive'], name: 'bob' },
         ],
         jwt: { issuer, audience, jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`, roleClaim: 'role', skillsClaim: 'scope' },
+        metricsToken: { env: 'MYC_E2E_METRICS_TOKEN' },
       },
     })
-    m = await startHttpMyc(config, { env: TOKENS })
+    m = await startHttpMyc(config, { env: { ...TOKENS, MYC_E2E_METRICS_TOKEN: SCRAPER } })
   }, 30_000)
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => {})))
@@ -244,7 +247,7 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     expect(logs).toHaveLength(1)
 
     // Aborting the request cancels the child's call: it ends at once (counted, with no duration: cancelled) instead of running its 10 s.
-    const metrics = () => fetch(`${m.base}/metrics`).then((r) => r.text())
+    const metrics = () => fetch(`${m.base}/metrics`, { headers: { Authorization: `Bearer ${SCRAPER}` } }).then((r) => r.text())
     const calls = 'myc_tool_calls_total{server="slow",tool="count"}'
     const timed = 'myc_tool_call_duration_seconds_count{server="slow",tool="count"}'
     const before = await metrics()

@@ -8,6 +8,8 @@ import { startHttpMyc, type HttpMyc } from '../helpers/http.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
 
 const TOKENS = { MYC_REDIS_ALICE: 'alice-redis-0123456789abcdef0123456789', MYC_REDIS_BOB: 'bob-redis-0123456789abcdef0123456789ab' }
+/** The key of the credential digests sessions are bound to, the same on every replica (required with Redis and tokens). */
+const SECRET = { MYC_SESSION_SECRET: 'replicas-share-this-0123456789abcdef0123456789' }
 
 /** Two `myc serve --http` replicas of one config (echo, the http skills; alice a guest, bob a developer) on `redis`, with these `http` keys besides. */
 async function startReplicas(redis: RedisServer, http: Record<string, unknown> = {}): Promise<[HttpMyc, HttpMyc]> {
@@ -17,7 +19,7 @@ async function startReplicas(redis: RedisServer, http: Record<string, unknown> =
     session: { defaultSkills: ['common'] },
     http: { sessionStore: redis.url, tokens: [{ env: 'MYC_REDIS_ALICE', role: 'guest' }, { env: 'MYC_REDIS_BOB', role: 'developer' }], ...http },
   })
-  return Promise.all([startHttpMyc(config, { env: TOKENS }), startHttpMyc(config, { env: TOKENS })])
+  return Promise.all([startHttpMyc(config, { env: { ...TOKENS, ...SECRET } }), startHttpMyc(config, { env: { ...TOKENS, ...SECRET } })])
 }
 
 /**
@@ -166,4 +168,61 @@ describe.skipIf(!hasRedis())('http.rateLimit shared by two replicas through Redi
     expect((await discover(b, TOKENS.MYC_REDIS_BOB)).status).toBe(200)
     expect(b.stderr()).toMatch(/http\.rateLimit: Redis did not answer .*the request was let through/)
   })
+})
+
+/**
+ * A session is bound to a keyed digest of its token (MYC_SESSION_SECRET),
+ * not to the token's place in `http.tokens`: replicas whose lists differ
+ * (reordered, shortened) never hand a session to another token.
+ */
+describe.skipIf(!hasRedis())('replicas with http.tokens in another order, one Redis (build/myc.cjs)', () => {
+  let redis: RedisServer
+  const replicas: HttpMyc[] = []
+  const alice = { env: 'MYC_REDIS_ALICE', role: 'guest', name: 'alice' }
+  const bob = { env: 'MYC_REDIS_BOB', role: 'guest', name: 'bob' }
+
+  beforeAll(async () => {
+    redis = await startRedis()
+    const start = (tokens: unknown[]) =>
+      startHttpMyc(
+        writeConfig({
+          mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
+          skills: { dirs: [path.join(repoRoot, 'tests/fixtures/http/skills')] },
+          session: { defaultSkills: ['common'] },
+          http: { sessionStore: redis.url, tokens },
+        }),
+        { env: { ...TOKENS, ...SECRET } },
+      )
+    replicas.push(...(await Promise.all([start([alice, bob]), start([bob, alice]), start([bob])])))
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.stop()))
+    await redis?.stop()
+  })
+
+  it("alice's session, opened where she is tokens[0], is not bob's where he is tokens[0] (reordered or alone); alice carries it on there", async () => {
+    const [first, reordered, shortened] = replicas as [HttpMyc, HttpMyc, HttpMyc]
+    const transport = new StreamableHTTPClientTransport(new URL(first.url), { requestInit: { headers: { Authorization: `Bearer ${TOKENS.MYC_REDIS_ALICE}` } } })
+    const client = new Client({ name: 'reordered', version: '1' }, { capabilities: {} })
+    await client.connect(transport)
+    const id = transport.sessionId!
+    const list = (replica: HttpMyc, token: string) =>
+      fetch(replica.url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}`, 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      })
+    try {
+      for (const replica of [reordered, shortened, first]) {
+        const r = await list(replica, TOKENS.MYC_REDIS_BOB)
+        expect(r.status).toBe(404)
+        expect(await r.text()).toMatch(/Session not found/)
+      }
+      const carried = await list(reordered, TOKENS.MYC_REDIS_ALICE)
+      expect(carried.status).toBe(200)
+      expect(await carried.text()).toMatch(/echo__echo/)
+    } finally {
+      await client.close()
+    }
+  }, 30_000)
 })

@@ -11,6 +11,7 @@ import { waitFor } from '../helpers/runtime.js'
 const TOKENS = { MYC_E2E_TOKEN_ALICE: 'alice-0123456789abcdef0123456789abcdef', MYC_E2E_TOKEN_BOB: 'bob-0123456789abcdef0123456789abcdef00' }
 const alice = TOKENS.MYC_E2E_TOKEN_ALICE
 const bob = TOKENS.MYC_E2E_TOKEN_BOB
+const SCRAPER = 'scraper-serve-0123456789abcdef0123456789ab'
 const skillsDir = path.join(repoRoot, 'tests/fixtures/http/skills')
 const server = (name: string) => ({ command: process.execPath, args: [fixtureServer(name)] })
 
@@ -27,6 +28,8 @@ const teamConfig = {
       { env: 'MYC_E2E_TOKEN_BOB', role: 'developer', skills: ['interactive'], name: 'bob' },
     ],
     allowedOrigins: ['https://app.example.com'],
+    // 100 sessions at once from two tokens (the default cap is 16 a credential).
+    maxSessionsPerCredential: 64,
   },
 }
 
@@ -274,7 +277,8 @@ describe('myc serve --http: a team over Streamable HTTP (build/myc.cjs)', () => 
     expect(await health.text()).toBe('ok')
     const ready = await fetch(`${m.base}/readyz`)
     expect(ready.status).toBe(200)
-    expect(await ready.json()).toEqual({ ready: true, notRunning: [] })
+    // Without the metrics credential: ready, and nothing about which servers run.
+    expect(await ready.json()).toEqual({ ready: true })
   })
 })
 
@@ -283,9 +287,9 @@ describe('myc serve --http without tokens, on loopback: limits and readiness', (
   beforeAll(async () => {
     const config = {
       mcpServers: { echo: server('echo'), broken: { command: '/nonexistent/myc-e2e-no-such-command', restart: { maxRetries: 0 } } },
-      http: { sessionIdleMs: 1_500, maxSessions: 2 },
+      http: { sessionIdleMs: 1_500, maxSessions: 2, metricsToken: { env: 'MYC_E2E_METRICS_TOKEN' } },
     }
-    m = await startHttpMyc(writeConfig(config))
+    m = await startHttpMyc(writeConfig(config), { env: { MYC_E2E_METRICS_TOKEN: SCRAPER } })
   })
   afterAll(async () => {
     expect(await m?.stop('SIGINT')).toBe(130)
@@ -295,13 +299,19 @@ describe('myc serve --http without tokens, on loopback: limits and readiness', (
     expect(m.stderr()).toMatch(/no http\.tokens: serving without credentials, which myc allows only on a loopback address/)
   })
 
-  it('/readyz names the eager children that are not running', async () => {
-    const notRunning = async () => JSON.stringify(((await (await fetch(`${m.base}/readyz`)).json()) as { notRunning: unknown }).notRunning)
+  it('/readyz names the eager children that are not running only to the metrics token; to anyone else it says not ready, and nothing more', async () => {
+    const asScraper = { headers: { Authorization: `Bearer ${SCRAPER}` } }
+    const notRunning = async () => JSON.stringify(((await (await fetch(`${m.base}/readyz`, asScraper)).json()) as { notRunning: unknown }).notRunning)
     await waitFor(async () => (await notRunning()) === '[{"server":"broken","state":"FAILED"}]', 15_000, 'echo to run and broken to fail')
-    const ready = await fetch(`${m.base}/readyz`)
+    const ready = await fetch(`${m.base}/readyz`, asScraper)
     expect(ready.status).toBe(503)
     expect(await ready.json()).toEqual({ ready: false, notRunning: [{ server: 'broken', state: 'FAILED' }] })
-    expect((await fetch(`${m.base}/healthz`)).status).toBe(200)
+    const anyone = await fetch(`${m.base}/readyz`)
+    expect(anyone.status).toBe(503)
+    expect(await anyone.text()).toBe('{"ready":false}')
+    const health = await fetch(`${m.base}/healthz`)
+    expect(health.status).toBe(200)
+    expect(await health.text()).toBe('ok')
   })
 
   it('http.maxSessions: one more session is 503; idle sessions expire (404) and make room', async () => {
@@ -367,5 +377,11 @@ describe('myc serve --http refuses to start with a config error (exit 2)', () =>
     const address = myc(['serve', '--http', 'localhost', '--config', writeConfig({ mcpServers: {} })])
     expect(address.code).toBe(2)
     expect(address.stderr).toMatch(/--http: "localhost" has no port/)
+  })
+
+  it('a Redis session store with tokens but no MYC_SESSION_SECRET (the replicas could not tell whose a session is)', async () => {
+    const r = myc(['serve', '--http', '127.0.0.1:0', '--config', writeConfig({ ...teamConfig, http: { ...teamConfig.http, sessionStore: 'redis://127.0.0.1:1' } })], TOKENS)
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/http\.sessionStore: .*set MYC_SESSION_SECRET to the same random value on every replica/)
   })
 })

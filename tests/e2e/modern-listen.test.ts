@@ -25,7 +25,7 @@ import { waitFor } from '../helpers/runtime.js'
  */
 
 const MODERN = '2026-07-28'
-const TOKENS = { MYC_LISTEN_ALICE: 'alice-listen-0123456789abcdef0123456789', MYC_LISTEN_BOB: 'bob-listen-0123456789abcdef0123456789ab' }
+const TOKENS = { MYC_LISTEN_ALICE: 'alice-listen-0123456789abcdef0123456789', MYC_LISTEN_BOB: 'bob-listen-0123456789abcdef0123456789ab', MYC_LISTEN_SCRAPER: 'scraper-listen-0123456789abcdef012345678' }
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId'
 
 interface Heard {
@@ -112,6 +112,7 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
           { env: 'MYC_LISTEN_ALICE', role: 'guest', skills: ['common', 'watcher'], name: 'alice' },
           { env: 'MYC_LISTEN_BOB', role: 'developer', skills: ['common', 'writer'], name: 'bob' },
         ],
+        metricsToken: { env: 'MYC_LISTEN_SCRAPER' },
       },
     })
     const port = await freePort()
@@ -259,7 +260,7 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
       if (response.status !== 200) await response.text()
       return { status: response.status, close: () => controller.abort() }
     }
-    const gauge = async () => Number(/^myc_http_listen_streams_active (\d+)$/m.exec(await (await fetch(new URL('/metrics', url))).text())?.[1] ?? NaN)
+    const gauge = async () => Number(/^myc_http_listen_streams_active (\d+)$/m.exec(await (await fetch(new URL('/metrics', url), { headers: { Authorization: `Bearer ${TOKENS.MYC_LISTEN_SCRAPER}` } })).text())?.[1] ?? NaN)
     const before = await gauge()
     const opened: Array<{ status: number; close: () => void }> = []
     for (let i = 0; i < 20; i++) {

@@ -3,7 +3,7 @@ import { HttpFace, type HttpFaceOptions } from '../../src/http/http-face.js'
 import { createMetrics, type HttpMetrics } from '../../src/http/metrics.js'
 import { launchPrincipal } from '../../src/http/principals.js'
 import { RateLimiter } from '../../src/http/rate-limit.js'
-import { readTokens } from '../../src/http/tokens.js'
+import { readMetricsToken, readTokens } from '../../src/http/tokens.js'
 import { openView } from '../../src/principal/view.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { httpSettings } from '../../src/http/serve-http.js'
@@ -11,11 +11,14 @@ import { loadedConfig, startRuntime } from '../helpers/runtime.js'
 
 const ALICE = 'alice-0123456789abcdef0123456789abcdef'
 const BOB = 'bob-0123456789abcdef0123456789abcdef0000'
+const SCRAPER = 'scraper-0123456789abcdef0123456789abcdef'
+const metricsToken = readMetricsToken({ env: 'M' }, { M: SCRAPER }, [])
 
 /** A request as the Node bridge hands it to the face. */
-function inbound(path: string, init: RequestInit & { host?: string } = {}) {
+function inbound(path: string, init: RequestInit & { host?: string; token?: string } = {}) {
   const headers = new Headers(init.headers)
   headers.set('host', init.host ?? '127.0.0.1:8808')
+  if (init.token) headers.set('authorization', `Bearer ${init.token}`)
   const request = new Request(`http://127.0.0.1:8808${path}`, { ...init, headers })
   return { request, readBody: async () => ({ tooLarge: false as const, text: await request.clone().text() }) }
 }
@@ -63,16 +66,19 @@ describe('the HTTP face: GET /metrics and http.rateLimit', () => {
     await runtime?.close()
   })
 
-  it('serves /metrics without a token, as Prometheus text', async () => {
-    const response = await face({ metrics }).handle(inbound('/metrics'))
+  it('serves /metrics to the bearer of http.metricsToken only, as Prometheus text', async () => {
+    const f = face({ metrics, metricsToken })
+    expect((await f.handle(inbound('/metrics'))).status).toBe(401)
+    expect((await f.handle(inbound('/metrics', { token: ALICE }))).status).toBe(401)
+    const response = await f.handle(inbound('/metrics', { token: SCRAPER }))
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
     expect(await response.text()).toContain('# TYPE myc_tool_calls_total counter')
   })
 
   it('checks the Host header for /metrics (unlike /healthz): a rebinding page cannot read it', async () => {
-    const f = face({ metrics })
-    const refused = await f.handle(inbound('/metrics', { host: 'evil.example:8808' }))
+    const f = face({ metrics, metricsToken })
+    const refused = await f.handle(inbound('/metrics', { host: 'evil.example:8808', token: SCRAPER }))
     expect(refused.status).toBe(403)
     expect(await refused.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/^Forbidden: /) } })
     expect((await f.handle(inbound('/healthz', { host: 'evil.example:8808' }))).status).toBe(200)
@@ -84,7 +90,7 @@ describe('the HTTP face: GET /metrics and http.rateLimit', () => {
   })
 
   it('a credential over its rate gets 429 with Retry-After and a JSON-RPC error; others are not held back', async () => {
-    const f = face({ metrics, rateLimiter: new RateLimiter({ requestsPerMinute: 6, burst: 2 }, () => clock.now) })
+    const f = face({ metrics, metricsToken, rateLimiter: new RateLimiter({ requestsPerMinute: 6, burst: 2 }, () => clock.now) })
     expect((await f.handle(post(ALICE))).status).not.toBe(429)
     expect((await f.handle(post(ALICE))).status).not.toBe(429)
     const limited = await f.handle(post(ALICE))
@@ -98,7 +104,7 @@ describe('the HTTP face: GET /metrics and http.rateLimit', () => {
     expect((await f.handle(post())).status).toBe(401)
     expect((await f.handle(post('not-a-token'))).status).toBe(401)
     // /metrics and health are not rate-limited.
-    expect((await f.handle(inbound('/metrics'))).status).toBe(200)
+    expect((await f.handle(inbound('/metrics', { token: SCRAPER }))).status).toBe(200)
     expect((await f.handle(inbound('/healthz'))).status).toBe(200)
 
     // A browser's 429 can be read: CORS headers, Retry-After exposed.

@@ -70,6 +70,15 @@ describe('http.jwt: tokens from an identity provider', () => {
     await expect(createJwtVerifier({ issuer, audience, roleClaim: 'role' })).rejects.toThrow(/give jwksUrl .* or publicKey/)
   })
 
+  it('refuses a valid token without a subject (no sub, an empty or non-string one): every such token would be one caller', async () => {
+    const v = await createJwtVerifier({ issuer, audience, publicKey: await exportSPKI(keys.publicKey), roleClaim: 'role' })
+    const base = () => new SignJWT({ role: 'dev' }).setProtectedHeader({ alg: 'ES256' }).setIssuer(issuer).setAudience(audience).setIssuedAt().setExpirationTime('5m')
+    for (const token of [await base().sign(keys.privateKey), await base().setSubject('  ').sign(keys.privateKey), await new SignJWT({ role: 'dev', sub: 42 } as unknown as { role: string }).setProtectedHeader({ alg: 'ES256' }).setIssuer(issuer).setAudience(audience).setExpirationTime('5m').sign(keys.privateKey)]) {
+      expect(await v.verify(token)).toEqual({ ok: false, reason: 'no sub claim', description: 'the token has no sub claim (myc binds a caller to iss and sub)' })
+    }
+    expect(await v.verify(await base().setSubject('bob').sign(keys.privateKey))).toEqual({ ok: true, identity: { subject: `${issuer}|bob`, role: 'dev', skills: [] } })
+  })
+
   it('skills from a claim: lists, scope strings, skill: prefixes', () => {
     expect(skillsFromClaim(['a', 'b', 'a'])).toEqual(['a', 'b'])
     expect(skillsFromClaim('openid skill:a profile skill:b')).toEqual(['a', 'b'])

@@ -46,6 +46,18 @@ describe('Origin header', () => {
     expect(checkOrigin('null', allowed, 'null').ok).toBe(false)
   })
 
+  it('the same origin means the same scheme too: https:// at myc\'s host:port is not myc on http://', () => {
+    expect(checkOrigin('https://127.0.0.1:8808', allowed, '127.0.0.1:8808').ok).toBe(false)
+    expect(checkOrigin('https://127.0.0.1:8808', allowed, '127.0.0.1:8808', 'http:').ok).toBe(false)
+    expect(checkOrigin('https://127.0.0.1:8808', allowed, '127.0.0.1:8808', 'https:')).toEqual({ ok: true })
+    expect(checkOrigin('http://127.0.0.1:8808', allowed, '127.0.0.1:8808', 'https:').ok).toBe(false)
+    // Default ports: https://h is h:443 on https, never h:443 on http.
+    expect(checkOrigin('https://myc.example.com', allowed, 'myc.example.com:443', 'https:')).toEqual({ ok: true })
+    expect(checkOrigin('https://myc.example.com', allowed, 'myc.example.com:443', 'http:').ok).toBe(false)
+    expect(checkOrigin('http://myc.example.com', allowed, 'myc.example.com:80', 'http:')).toEqual({ ok: true })
+    expect(checkOrigin('http://myc.example.com', allowed, 'myc.example.com', 'ws:').ok).toBe(false)
+  })
+
   it('a listed origin passes and is the one CORS names', () => {
     expect(checkOrigin('https://app.example.com', allowed)).toEqual({ ok: true, origin: 'https://app.example.com' })
     expect(checkOrigin('https://app.example.com:443', allowed)).toEqual({ ok: true, origin: 'https://app.example.com' })

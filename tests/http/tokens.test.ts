@@ -24,7 +24,7 @@ describe('readTokens: the values come from the environment at start', () => {
     }
     expect(error).toBeInstanceOf(MycError)
     const e = error as MycError
-    expect(e.code).toBe('CONFIG_INVALID')
+    expect(e.code).toBe('config_invalid')
     expect(e.exitCode).toBe(2)
     expect(e.message).toMatch(/\/x\/mycelium\.config\.json/)
     expect(e.message).toMatch(/http\.tokens\[1\]\.env: environment variable MISSING is not set/)
