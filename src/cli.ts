@@ -1,9 +1,13 @@
-import { renderUsage, runCommand, type CommandDef } from 'citty'
+import { renderUsage, runCommand, type ArgsDef, type CommandDef } from 'citty'
+import { argsOf, checkWords, FlagError, findCommandWord, isFlagWord, loadSubCommand, nearest, subCommandsOf } from './cli-args.js'
 import { ExitCode, MycError } from './errors.js'
 import { createLogger } from './logger.js'
-import { commonArgs } from './commands/_shared.js'
+import { commonArgs, eraArgs } from './commands/_shared.js'
 import { forStream, stripAnsi } from './terminal-colour.js'
 import { version } from './version.js'
+
+/** myc's own flags: accepted with every command, before or after it; given to a command only when it defines them. */
+const globalArgs = { ...commonArgs, ...eraArgs }
 
 type Loader = () => Promise<CommandDef<any>>
 /** Subcommands, each loaded only when it runs so start-up stays fast. */
@@ -28,26 +32,79 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   memory: () => import('./commands/memory.js').then((m) => m.default),
 })
 
-const main: CommandDef<typeof commonArgs> = {
+/** `myc` itself: its args are the global flags, accepted before or after any command. */
+const main: CommandDef<typeof globalArgs> = {
   meta: { name: 'myc', version, description: 'Mycelium: one MCP server in front of many, filtered by role and skill' },
-  args: commonArgs,
+  args: globalArgs,
   subCommands: commands,
 }
 
-/** Flags that take a value, so the first bare word after them is not a command. */
-const valueFlags = new Set(['--config', '--role', '--skills', '--http', '--model', '--trust', '--executor', '--template', '--context', '--mode', '--on-failure', '--max-turns', '--approve', '--resume', '--format', '--type'])
+/** The whole command tree, as citty sees it (tests walk it). */
+export const mycCommand: CommandDef<any> = main
 
-function findCommandIndex(argv: string[]): number {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    if (arg === '--') return -1
-    if (arg.startsWith('-')) {
-      if (!arg.includes('=') && valueFlags.has(arg)) i++
-      continue
+/** The command a command line names (its words after `myc`), with those words minus the command's path. */
+interface Located {
+  leaf: CommandDef<any>
+  /** `skills lint`. */
+  path: string
+  words: string[]
+}
+
+/**
+ * Finds the command `argv` names, from citty's command tree: the first bare
+ * word (not a flag's value) is the command; with none, myc serves (a pipe
+ * on stdin: what MCP client configs run) or chats (a terminal).
+ */
+async function locate(argv: string[], stdinIsTTY: boolean): Promise<Located> {
+  const globals = await argsOf(main)
+  const fallback = stdinIsTTY ? 'chat' : 'serve'
+  // A flag before the command that is not global may be the default command's (`myc --config F --role guest` serves as guest).
+  const index = await findCommandWord(argv, [globals], async () => argsOf(await commands[fallback]!()))
+  if (index === -1) return { leaf: await commands[fallback]!(), path: fallback, words: argv }
+  const name = argv[index]!
+  if (!Object.hasOwn(commands, name)) {
+    // `myc --config F --sklls a`: a typo of a flag of the default command, not of a command, is what to report.
+    const prefix = argv.slice(0, index)
+    if (prefix.some(isFlagWord)) {
+      try {
+        checkWords(prefix, { path: fallback, args: await argsOf(await commands[fallback]!()), globals })
+      } catch (error) {
+        if (error instanceof FlagError && error.suggestion !== undefined) throw error
+      }
     }
-    return i
+    const known = Object.keys(commands)
+    const guess = nearest(name, known)
+    throw new MycError('usage', `Unknown command "${name}"${guess ? ` (did you mean ${guess}?)` : ''}. Commands: ${known.join(', ')}. Run \`myc --help\` for usage.`)
   }
-  return -1
+  return descend(await commands[name]!(), name, without(argv, index), globals)
+}
+
+/** Walks nested subcommands (`skills lint`, `memory show`) down to the one that runs. */
+async function descend(cmd: CommandDef<any>, path: string, words: string[], globals: ArgsDef): Promise<Located> {
+  const subs = await subCommandsOf(cmd)
+  if (!subs) return { leaf: cmd, path, words }
+  const args = await argsOf(cmd)
+  const known = Object.keys(subs)
+  const index = await findCommandWord(words, [args, globals])
+  if (index === -1) {
+    const fallback = typeof cmd.default === 'function' ? await cmd.default() : await cmd.default
+    if (fallback === undefined || !Object.hasOwn(subs, fallback)) {
+      // A wrong flag is named before the missing subcommand (`myc memory --jsno`).
+      checkWords(words, { path, args, globals })
+      throw new MycError('usage', `\`myc ${path}\` needs a subcommand: ${known.join(', ')}`)
+    }
+    return descend(await loadSubCommand(subs, fallback), `${path} ${fallback}`, words, globals)
+  }
+  const name = words[index]!
+  if (!Object.hasOwn(subs, name)) {
+    const guess = nearest(name, known)
+    throw new MycError('usage', `Unknown command "${path} ${name}"${guess ? ` (did you mean ${path} ${guess}?)` : ''}. Subcommands: ${known.join(', ')}`)
+  }
+  return descend(await loadSubCommand(subs, name), `${path} ${name}`, without(words, index), globals)
+}
+
+function without(words: readonly string[], index: number): string[] {
+  return [...words.slice(0, index), ...words.slice(index + 1)]
 }
 
 /**
@@ -58,7 +115,7 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
   // Words after `--` belong to a command myc runs (`myc sandbox exec -- cmd --help`), not to myc.
   const dashes = argv.indexOf('--')
   const own = dashes === -1 ? argv : argv.slice(0, dashes)
-  const wantsJson = own.includes('--json')
+  let wantsJson = own.includes('--json') || own.includes('--json=true')
   const verbose = own.includes('--verbose')
   const logger = createLogger({ verbose })
   try {
@@ -66,33 +123,32 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
       process.stdout.write(`${version}\n`)
       return ExitCode.ok
     }
-    const index = findCommandIndex(argv)
-    const name = index === -1 ? undefined : argv[index]!
     if (own.includes('--help') || own.includes('-h')) {
-      if (name === undefined || !Object.hasOwn(commands, name)) {
-        writeUsage(await renderUsage(main))
-        return ExitCode.ok
-      }
-      // The usage of the deepest command named (`myc skills lint --help`).
-      const rest = own.filter((a) => a !== '--help' && a !== '-h')
-      const top = await commands[name]!()
-      const [leaf, , path] = await resolveLeaf(top, rest.slice(rest.indexOf(name) + 1), name).catch(() => [top, [], name] as const)
-      const meta = typeof leaf.meta === 'function' ? await leaf.meta() : await leaf.meta
-      writeUsage(await renderUsage({ ...leaf, meta: { ...meta, name: path } }, main))
+      writeUsage(await usageFor([...own.filter((a) => a !== '--help' && a !== '-h'), ...argv.slice(own.length)], stdinIsTTY))
       return ExitCode.ok
     }
-    if (name === undefined) {
-      // What MCP client configs run: `myc --config F` with a pipe on stdin. On a terminal: a chat.
-      return await runSub(stdinIsTTY ? 'chat' : 'serve', argv)
-    }
-    if (!Object.hasOwn(commands, name)) {
-      const known = Object.keys(commands).join(', ')
-      throw new MycError('USAGE', `Unknown command "${name}". Commands: ${known}. Run \`myc --help\` for usage.`)
-    }
-    return await runSub(name, [...argv.slice(0, index), ...argv.slice(index + 1)])
+    const { leaf, path, words } = await locate(argv, stdinIsTTY)
+    const args = await argsOf(leaf)
+    // The JSON error document is for a command that prints JSON; any other reads its error as text.
+    wantsJson &&= Object.hasOwn(args, 'json')
+    const rawArgs = checkWords(words, { path, args, globals: await argsOf(main) })
+    const { result } = await runCommand(leaf, { rawArgs })
+    return typeof result === 'number' ? result : ExitCode.ok
   } catch (error) {
     return reportError(error, { json: wantsJson, verbose, logger })
   }
+}
+
+/** The usage of the deepest command `words` name (`myc skills lint --help`), else of myc. */
+async function usageFor(words: string[], stdinIsTTY: boolean): Promise<string> {
+  const fallback = stdinIsTTY ? 'chat' : 'serve'
+  const index = await findCommandWord(words, [await argsOf(main)], async () => argsOf(await commands[fallback]!()))
+  const name = index === -1 ? undefined : words[index]!
+  if (name === undefined || !Object.hasOwn(commands, name)) return renderUsage(main)
+  const top = await commands[name]!()
+  const { leaf, path } = await descend(top, name, without(words, index), await argsOf(main)).catch(() => ({ leaf: top, path: name }))
+  const meta = typeof leaf.meta === 'function' ? await leaf.meta() : await leaf.meta
+  return renderUsage({ ...leaf, meta: { ...meta, name: path } }, main)
 }
 
 /** Usage text on stdout; citty colours it whatever stdout is, so the codes go when stdout may not have colour. */
@@ -100,35 +156,10 @@ function writeUsage(usage: string): void {
   process.stdout.write(`${forStream(process.stdout, usage)}\n`)
 }
 
-async function runSub(name: string, rawArgs: string[]): Promise<number> {
-  const [leaf, args] = await resolveLeaf(await commands[name]!(), rawArgs, name)
-  const { result } = await runCommand(leaf, { rawArgs: args })
-  return typeof result === 'number' ? result : ExitCode.ok
-}
-
-/**
- * Walks nested subcommands (`skills lint`, `policy check`) down to the one
- * that runs, so its return value (the exit code) reaches us: citty returns
- * only the top command's result.
- */
-async function resolveLeaf(cmd: CommandDef<any>, rawArgs: string[], path: string): Promise<[CommandDef<any>, string[], string]> {
-  const subs = (typeof cmd.subCommands === 'function' ? await cmd.subCommands() : await cmd.subCommands) as Record<string, CommandDef<any> | (() => Promise<CommandDef<any>>)> | undefined
-  if (!subs) return [cmd, rawArgs, path]
-  const index = findCommandIndex(rawArgs)
-  const name = index === -1 ? (cmd.default as string | undefined) : rawArgs[index]
-  if (name === undefined || !Object.hasOwn(subs, name)) {
-    const known = Object.keys(subs).join(', ')
-    throw new MycError('USAGE', name === undefined ? `\`myc ${path}\` needs a subcommand: ${known}` : `Unknown command "${path} ${name}". Subcommands: ${known}`)
-  }
-  const sub = subs[name]!
-  const resolved = typeof sub === 'function' ? await sub() : sub
-  return resolveLeaf(resolved, index === -1 ? rawArgs : [...rawArgs.slice(0, index), ...rawArgs.slice(index + 1)], `${path} ${name}`)
-}
-
 function reportError(error: unknown, opts: { json: boolean; verbose: boolean; logger: ReturnType<typeof createLogger> }): number {
   const known = error instanceof MycError
   const isCittyUsage = !known && error instanceof Error && error.name === 'CLIError'
-  const code = known ? error.code : isCittyUsage ? 'USAGE' : 'RUNTIME'
+  const code = known ? error.code : isCittyUsage ? 'usage' : 'runtime'
   const exitCode = known ? error.exitCode : isCittyUsage ? ExitCode.usage : ExitCode.runtime
   // citty colours parts of its messages (argument names); JSON is data and never carries escape codes.
   const message = error instanceof Error ? error.message : String(error)

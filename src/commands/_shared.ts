@@ -35,3 +35,33 @@ export const principalArgs = {
 export function splitList(value: string | undefined): string[] | undefined {
   return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean)
 }
+
+/** How the command line treats an argument beyond its citty type (see {@link argRule}). */
+export interface ArgRule {
+  /** A string flag that may be given without a value (`--http` alone): it is then the empty string. */
+  optionalValue?: boolean
+  /** A positional that takes every remaining word (the command after `--`), so extra words are not errors. */
+  rest?: boolean
+}
+
+const ARG_RULE = Symbol('myc.argRule')
+
+/** Marks a string flag whose value may be left out: `--flag` alone is `--flag=`. */
+export function optionalValue<const T extends ArgDef & { type: 'string' }>(def: T): T {
+  return Object.assign(def, { [ARG_RULE]: { optionalValue: true } satisfies ArgRule })
+}
+
+/** Marks a positional that takes every remaining word (`myc sandbox exec -- cmd args…`). */
+export function restPositional<const T extends ArgDef & { type: 'positional' }>(def: T): T {
+  return Object.assign(def, { [ARG_RULE]: { rest: true } satisfies ArgRule })
+}
+
+/** What {@link optionalValue} or {@link restPositional} said of an argument definition. */
+export function argRule(def: ArgDef): ArgRule {
+  return (def as { [ARG_RULE]?: ArgRule })[ARG_RULE] ?? {}
+}
+
+/** `--era`: which protocol eras `myc serve` answers on stdio; a global flag (myc with no command serves). */
+export const eraArgs = {
+  era: { type: 'string', description: "Protocol eras served on stdio: auto (each connection's first message decides), legacy (2025 only), modern (2026-07-28 only)", valueHint: 'auto|legacy|modern', default: 'auto' },
+} as const satisfies Record<string, ArgDef>

@@ -6,7 +6,7 @@ import { ShellGuard } from '../sandbox/guard/guard.js'
 import { ExecutorProbe } from '../sandbox/probe.js'
 import { Sandbox } from '../sandbox/sandbox.js'
 import type { ExecutorName, TrustLevel } from '../sandbox/types.js'
-import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+import { commonArgs, jsonArgs, printJson, printResult, restPositional } from './_shared.js'
 
 /** The words after `--`: one word is a shell command line, several are an argument vector. */
 function commandAfterDashes(rawArgs: readonly string[]): string | string[] {
@@ -18,7 +18,7 @@ function commandAfterDashes(rawArgs: readonly string[]): string | string[] {
 
 const guard = defineCommand({
   meta: { name: 'guard', description: 'The shell guard’s verdict on a command, without running it; exits 3 when blocked' },
-  args: { ...jsonArgs },
+  args: { ...jsonArgs, command: restPositional({ type: 'positional', required: false, description: 'After --: the command (one word: a shell line; several: an argument vector)' }) },
   async run({ args, rawArgs }) {
     const verdict = await new ShellGuard().check(commandAfterDashes(rawArgs))
     if (args.json) printJson(verdict)
@@ -46,6 +46,7 @@ const exec = defineCommand({
     ...jsonArgs,
     trust: { type: 'string', description: 'restricted | sandboxed | unrestricted (default: sandbox.trust)', valueHint: 'level' },
     executor: { type: 'string', description: 'auto | bubblewrap | sandbox-exec | docker | none (default: sandbox.executor)', valueHint: 'name' },
+    command: restPositional({ type: 'positional', required: false, description: 'After --: the command (one word: a shell line; several: an argument vector)' }),
   },
   async run({ args, rawArgs }) {
     const command = commandAfterDashes(rawArgs)

@@ -5,7 +5,7 @@ import type { PrespawnedChildren } from '../children/prespawn.js'
 import { usageError } from '../errors.js'
 import { STDIO_ERA_MODES, type StdioEraMode } from '../server/stdio-era-mode.js'
 import { version } from '../version.js'
-import { commonArgs, principalArgs, splitList } from './_shared.js'
+import { commonArgs, eraArgs, optionalValue, principalArgs, splitList } from './_shared.js'
 
 // Only light modules above: serve loads its config and starts the children before the rest of myc is loaded (see run).
 
@@ -14,9 +14,9 @@ export default defineCommand({
   args: {
     ...commonArgs,
     ...principalArgs,
-    http: { type: 'string', description: 'Serve Streamable HTTP on [HOST:]PORT instead of stdio (an empty value: http.listen)', valueHint: '[host:]port' },
+    http: optionalValue({ type: 'string', description: 'Serve Streamable HTTP on [HOST:]PORT instead of stdio (no value, or an empty one: http.listen)', valueHint: '[host:]port' }),
     stdio: { type: 'boolean', description: 'With --http: also serve the client on stdio (as --role/--skills); myc stops when it leaves' },
-    era: { type: 'string', description: "Protocol eras served on stdio: auto (each connection's first message decides), legacy (2025 only), modern (2026-07-28 only)", valueHint: 'auto|legacy|modern', default: 'auto' },
+    ...eraArgs,
   },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose })

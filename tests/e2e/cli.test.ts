@@ -75,7 +75,7 @@ describe('myc (build/myc.cjs) command line', () => {
     const json = myc(['tools', '--json', '--config', config])
     expect(json.code).toBe(2)
     const doc = JSON.parse(json.stdout)
-    expect(doc).toMatchObject({ ok: false, error: { code: 'CONFIG_INVALID' } })
+    expect(doc).toMatchObject({ ok: false, error: { code: 'config_invalid' } })
     expect(doc.error.message).toMatch(/command/)
   })
 
@@ -95,6 +95,61 @@ describe('myc (build/myc.cjs) command line', () => {
     expect(lines[1].result.tools.map((t: { name: string }) => t.name)).toContain('echo__echo')
     // stdout carries only the protocol.
     expect(lines.every((l: { jsonrpc: string }) => l.jsonrpc === '2.0')).toBe(true)
+  })
+})
+
+describe('myc (build/myc.cjs): a strict command line', () => {
+  it('an unknown flag, a flag without its value or an extra argument exits 2 naming it and the nearest valid one', () => {
+    const typo = myc(['status', '--jsno'])
+    expect(typo.code).toBe(2)
+    expect(typo.stdout).toBe('')
+    expect(typo.stderr).toContain('unknown flag --jsno for myc status (did you mean --json?)')
+    const role = myc(['tools', '--rol', 'guest'])
+    expect(role.code).toBe(2)
+    expect(role.stderr).toContain('unknown flag --rol for myc tools (did you mean --role?)')
+    const noValue = myc(['tools', '--role'])
+    expect(noValue.code).toBe(2)
+    expect(noValue.stderr).toContain('--role needs a value for myc tools')
+    const extra = myc(['status', 'extra-arg'])
+    expect(extra.code).toBe(2)
+    expect(extra.stderr).toContain('unexpected argument "extra-arg" for myc status')
+    const nested = myc(['sandbox', 'exec', '--trust', 'restricted', '--bogus-flag', '--', 'echo', '--bogus-flag'])
+    expect(nested.code).toBe(2)
+    expect(nested.stderr).toContain('unknown flag --bogus-flag for myc sandbox exec')
+  })
+
+  it('with --json, a usage error is the JSON error document on stdout', () => {
+    const { code, stdout } = myc(['status', '--json', '--jsno'])
+    expect(code).toBe(2)
+    expect(JSON.parse(stdout)).toEqual({ ok: false, error: { code: 'usage', message: 'unknown flag --jsno for myc status (did you mean --json?)' } })
+  })
+
+  it('global flags go before or after the command: myc --era modern status', () => {
+    for (const args of [['--era', 'modern', 'status', '--json', '--config', echoConfig()], ['--config', echoConfig(), '--json', 'status', '--era', 'modern']]) {
+      const { code, stdout } = myc(args)
+      expect(code).toBe(0)
+      expect(JSON.parse(stdout).servers[0]).toMatchObject({ key: 'echo', state: 'RUNNING' })
+    }
+  })
+
+  it('with no subcommand, the flags are serve’s (myc --config F --role R)', () => {
+    const { code, stderr } = myc(['--config', echoConfig(), '--role', 'guest', '--sklls', 'a'])
+    expect(code).toBe(2)
+    expect(stderr).toContain('unknown flag --sklls for myc serve (did you mean --skills?)')
+  })
+
+  it('myc run x --bogus-flag exits 2 before contacting the API', async () => {
+    const { FakeAnthropic } = await import('../helpers/fake-anthropic.js')
+    const { runAgentCli } = await import('../helpers/agent.js')
+    const fake = await new FakeAnthropic([{ content: [{ type: 'text', text: 'done' }] }]).start()
+    try {
+      const r = await runAgentCli(['run', 'x', '--bogus-flag', '--config', echoConfig()], { fake })
+      expect(r.code).toBe(2)
+      expect(r.stderr).toContain('unknown flag --bogus-flag for myc run')
+      expect(fake.requests).toHaveLength(0)
+    } finally {
+      await fake.close()
+    }
   })
 })
 

@@ -1,0 +1,238 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import type { ArgsDef, CommandDef } from 'citty'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { argsOf, checkWords, loadSubCommand, nearest, subCommandsOf } from '../src/cli-args.js'
+import { mycCommand, runCli } from '../src/cli.js'
+import { argRule } from '../src/commands/_shared.js'
+import { FakeAnthropic } from './helpers/fake-anthropic.js'
+
+/** Runs `myc argv` in this process (stdin a pipe unless `tty`), with what it writes. */
+async function cli(argv: string[], options: { tty?: boolean } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = ''
+  let stderr = ''
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stdout += String(chunk)
+    return true
+  })
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stderr += String(chunk)
+    return true
+  })
+  try {
+    const code = await runCli(argv, options.tty ?? false)
+    return { code, stdout, stderr }
+  } finally {
+    out.mockRestore()
+    err.mockRestore()
+  }
+}
+
+interface Node {
+  /** The words that name it (`['skills', 'lint']`; `[]` is myc itself). */
+  path: string[]
+  cmd: CommandDef<any>
+  args: ArgsDef
+  /** Whether it runs (no subcommands). */
+  leaf: boolean
+}
+
+/** Every command and subcommand of myc, from citty's command tree (the lazy ones loaded). */
+async function walk(cmd: CommandDef<any> = mycCommand, at: string[] = []): Promise<Node[]> {
+  const subs = await subCommandsOf(cmd)
+  const nodes: Node[] = [{ path: at, cmd, args: await argsOf(cmd), leaf: subs === undefined }]
+  for (const name of Object.keys(subs ?? {})) nodes.push(...(await walk(await loadSubCommand(subs!, name), [...at, name])))
+  return nodes
+}
+
+const globals = await argsOf(mycCommand)
+const tree = await walk()
+const commands = tree.filter((n) => n.path.length > 0)
+const leaves = commands.filter((n) => n.leaf)
+const emptyConfig = (): string => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-cli-args-')), 'mycelium.config.json')
+  writeFileSync(file, JSON.stringify({ mcpServers: {} }))
+  return file
+}
+
+describe('the command tree', () => {
+  it('has the commands and nested subcommands the walk relies on', () => {
+    const names = commands.map((n) => n.path.join(' '))
+    expect(names).toEqual(expect.arrayContaining(['status', 'tools', 'run', 'sandbox exec', 'sandbox guard', 'skills lint', 'memory show', 'sessions export']))
+    expect(leaves.length).toBeGreaterThan(25)
+  })
+})
+
+describe('every command refuses an unknown flag (exit 2, naming it), from the command tree', () => {
+  it.each(tree.map((n) => [n.path.join(' ') || '(none: serve)', n] as const))('myc %s --bogus-flag', async (_, node) => {
+    const after = await cli([...node.path, '--bogus-flag'])
+    expect(after.code).toBe(2)
+    expect(after.stderr).toContain(`unknown flag --bogus-flag for myc ${node.path.join(' ') || 'serve'}`)
+    // Before the command too.
+    const before = await cli(['--bogus-flag', ...node.path])
+    expect(before.code).toBe(2)
+    expect(before.stderr).toContain('unknown flag --bogus-flag')
+  })
+
+  it.each(leaves.filter((n) => Object.hasOwn(n.args, 'json')).map((n) => [n.path.join(' '), n] as const))('myc %s --json --bogus-flag prints the JSON error document', async (_, node) => {
+    const { code, stdout } = await cli([...node.path, '--json', '--bogus-flag'])
+    expect(code).toBe(2)
+    const doc = JSON.parse(stdout)
+    expect(doc).toMatchObject({ ok: false, error: { code: 'usage' } })
+    expect(doc.error.message).toContain('unknown flag --bogus-flag')
+  })
+})
+
+describe('every flag of every command is read as its definition says', () => {
+  it.each(leaves.map((n) => [n.path.join(' '), n] as const))('myc %s', (where, node) => {
+    const command = { path: where, args: node.args, globals }
+    for (const [name, def] of Object.entries({ ...globals, ...node.args })) {
+      if (def.type === 'positional') continue
+      const defined = Object.hasOwn(node.args, name)
+      if (def.type === 'boolean') {
+        for (const word of [`--${name}`, `--no-${name}`, `--${name}=false`]) expect(checkWords([word], command)).toEqual(defined ? [word] : [])
+        expect(() => checkWords([`--${name}=maybe`], command)).toThrow(`--${name} takes no value`)
+        continue
+      }
+      expect(checkWords([`--${name}`, 'v'], command)).toEqual(defined ? [`--${name}`, 'v'] : [])
+      expect(checkWords([`--${name}=v`], command)).toEqual(defined ? [`--${name}=v`] : [])
+      expect(() => checkWords([`--no-${name}`], command)).toThrow(`unknown flag --no-${name}`)
+      if (argRule(def).optionalValue) expect(checkWords([`--${name}`], command)).toEqual([`--${name}=`])
+      else expect(() => checkWords([`--${name}`], command)).toThrow(`--${name} needs a value for myc ${where}`)
+    }
+    // Its declared positionals, and one more only when one takes the rest.
+    const positionals = Object.values(node.args).filter((d) => d.type === 'positional')
+    const words = positionals.map((_, i) => `p${i}`)
+    expect(checkWords(words, command)).toEqual(words)
+    if (positionals.some((d) => argRule(d).rest)) expect(checkWords([...words, 'more'], command)).toEqual([...words, 'more'])
+    else expect(() => checkWords([...words, 'more'], command)).toThrow(`unexpected argument "more" for myc ${where}`)
+  })
+})
+
+describe('typed-wrong command lines are usage errors (in process)', () => {
+  it.each([
+    [['status', '--jsno'], 'unknown flag --jsno for myc status (did you mean --json?)'],
+    [['tools', '--rol', 'guest'], 'unknown flag --rol for myc tools (did you mean --role?)'],
+    [['tools', '--role'], '--role needs a value for myc tools'],
+    [['tools', '--role', '--all'], '--role needs a value for myc tools'],
+    [['status', 'extra-arg'], 'unexpected argument "extra-arg" for myc status'],
+    [['adhoc', 'x', '--aprove', 'critical'], 'unknown flag --aprove for myc adhoc (did you mean --approve?)'],
+    [['explain', 'a:b', 'c:d'], 'unexpected argument "c:d" for myc explain'],
+    [['init', 'dir', 'other'], 'unexpected argument "other" for myc init'],
+    [['run', 'fix', 'the', 'bug'], 'unexpected argument "the" for myc run (it takes TASK; quote an argument that has spaces)'],
+    [['status', 'json'], 'did you mean --json?'],
+    [['status', '-v'], 'unknown flag -v for myc status (did you mean --verbose?)'],
+    [['status', '--json=yes'], '--json takes no value'],
+    [['tools', '--no-role'], 'unknown flag --no-role for myc tools'],
+    [['statsu'], 'Unknown command "statsu" (did you mean status?)'],
+    [['skills', 'lnt'], 'Unknown command "skills lnt" (did you mean skills lint?)'],
+    [['memory'], '`myc memory` needs a subcommand'],
+    [['--config', 'F', '--role', 'guest', '--jsno'], 'unknown flag --jsno for myc serve'],
+    [['--config', 'F', '--role'], '--role needs a value for myc serve'],
+    [['--role', 'guest', 'status'], 'unknown flag --role for myc status'],
+    [['--config', 'F', '--sklls', 'a'], 'unknown flag --sklls for myc serve (did you mean --skills?)'],
+    [['--json', 'statsu'], 'Unknown command "statsu" (did you mean status?)'],
+    [['memory', '--jsno'], 'unknown flag --jsno for myc memory'],
+    [['sandbox', 'exec', '--trust'], '--trust needs a value for myc sandbox exec'],
+    [['sessions', 'export', 'id', '--format'], '--format needs a value for myc sessions export'],
+  ])('myc %j', async (argv, message) => {
+    const { code, stdout, stderr } = await cli(argv)
+    expect(code).toBe(2)
+    // On stderr; with --json before an unknown command, in the JSON error document on stdout.
+    expect(argv.includes('--json') ? JSON.parse(stdout).error.message : stderr).toContain(message)
+  })
+
+  it('on a terminal, myc with no command is chat, and takes its flags', async () => {
+    const { code, stderr } = await cli(['--config', 'F', '--stdio'], { tty: true })
+    expect(code).toBe(2)
+    expect(stderr).toContain('unknown flag --stdio for myc chat')
+  })
+
+  describe('myc run x --bogus-flag', () => {
+    const fake = new FakeAnthropic([{ content: [{ type: 'text', text: 'done' }] }])
+    const saved = { url: process.env.ANTHROPIC_BASE_URL, key: process.env.ANTHROPIC_API_KEY }
+    beforeAll(async () => {
+      await fake.start()
+      process.env.ANTHROPIC_BASE_URL = fake.url
+      process.env.ANTHROPIC_API_KEY = 'sk-test'
+    })
+    afterAll(async () => {
+      for (const [k, v] of [['ANTHROPIC_BASE_URL', saved.url], ['ANTHROPIC_API_KEY', saved.key]] as const) if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+      await fake.close()
+    })
+
+    it('exits 2 before contacting the API', async () => {
+      const { code, stderr } = await cli(['run', 'x', '--bogus-flag', '--config', emptyConfig()])
+      expect(code).toBe(2)
+      expect(stderr).toContain('unknown flag --bogus-flag for myc run')
+      expect(fake.requests).toHaveLength(0)
+    })
+  })
+})
+
+describe('valid command lines (in process)', () => {
+  it('myc --era modern status: a global flag before the command', async () => {
+    const config = emptyConfig()
+    for (const argv of [['--era', 'modern', 'status', '--json', '--config', config], ['status', '--era', 'modern', '--json', '--config', config], ['--config', config, '--json', 'status']]) {
+      const { code, stdout } = await cli(argv)
+      expect(code).toBe(0)
+      expect(JSON.parse(stdout)).toMatchObject({ ok: true, servers: [] })
+    }
+  })
+
+  it('--no-json, --json=false and --config=F forms', async () => {
+    const config = emptyConfig()
+    for (const argv of [['status', '--no-json', `--config=${config}`], ['status', '--json=false', '--config', config]]) {
+      const { code, stdout } = await cli(argv)
+      expect(code).toBe(0)
+      expect(stdout).toContain('no servers configured')
+    }
+  })
+
+  it('words after -- belong to the command myc runs: never read as flags', async () => {
+    const { code, stdout } = await cli(['sandbox', 'guard', '--json', '--', 'ls', '--bogus-flag', '--help'])
+    expect(code).toBe(0)
+    expect(JSON.parse(stdout)).toMatchObject({ ok: true })
+  })
+
+  it('--help wins over a wrong flag, and shows the deepest command named', async () => {
+    const { code, stdout } = await cli(['skills', 'lint', '--jsno', '--help'])
+    expect(code).toBe(0)
+    expect(stdout).toContain('myc skills lint')
+  })
+})
+
+describe('checkWords', () => {
+  const serveLike: ArgsDef = { ...globals, http: { type: 'string' }, stdio: { type: 'boolean' } }
+  const status = { path: 'status', args: { config: { type: 'string' }, json: { type: 'boolean' } } as ArgsDef, globals }
+
+  it('leaves out global flags the command does not define, with their values', () => {
+    expect(checkWords(['--era', 'modern', '--json', '--verbose', '--config', 'F'], status)).toEqual(['--json', '--config', 'F'])
+    expect(checkWords(['--era=modern', '--no-verbose'], status)).toEqual([])
+  })
+
+  it('a value may be - or a negative number; not a flag, nor --', () => {
+    const run = { path: 'run', args: { task: { type: 'positional', required: false }, 'max-turns': { type: 'string' } } as ArgsDef, globals }
+    expect(checkWords(['-', '--max-turns', '-1'], run)).toEqual(['-', '--max-turns', '-1'])
+    expect(() => checkWords(['--max-turns', '--', 'x'], run)).toThrow('--max-turns needs a value')
+    expect(checkWords(['--', '--not-a-flag'], run)).toEqual(['--', '--not-a-flag'])
+    expect(() => checkWords(['x', '--', 'y'], run)).toThrow('unexpected argument "y"')
+  })
+
+  it('a flag whose value may be left out is written --flag= for citty', async () => {
+    const { optionalValue } = await import('../src/commands/_shared.js')
+    const serve = { path: 'serve', args: { ...serveLike, http: optionalValue({ type: 'string' }) } as ArgsDef, globals }
+    expect(checkWords(['--http'], serve)).toEqual(['--http='])
+    expect(checkWords(['--http', '--stdio'], serve)).toEqual(['--http=', '--stdio'])
+    expect(checkWords(['--http', '8080'], serve)).toEqual(['--http', '8080'])
+  })
+
+  it('nearest: typos, swaps and prefixes; nothing for a word far from all', () => {
+    expect(nearest('jsno', ['json', 'config'])).toBe('json')
+    expect(nearest('aprove', ['approve', 'context'])).toBe('approve')
+    expect(nearest('verb', ['verbose', 'config'])).toBe('verbose')
+    expect(nearest('bogus-flag', ['json', 'config', 'verbose', 'era'])).toBeUndefined()
+  })
+})
