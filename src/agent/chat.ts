@@ -19,6 +19,7 @@ import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-expo
 import { viewToolbox } from './toolbox.js'
 import { costUsd } from './classifier.js'
 import { forStream } from '../terminal-colour.js'
+import { jsonText, terminalText } from '../terminal-text.js'
 
 export interface ChatOptions {
   configPath?: string | undefined
@@ -87,7 +88,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
     const sampledCounted: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
     const conversation: BetaMessageParam[] = []
     const events = new EventStream(humanSink(output, errors))
-    const say = (text: string) => errors.write(`${text}\n`)
+    // Everything said here may quote a skill, a tool, a memory, a session file or an error from a child: controls are shown, never obeyed.
+    const say = (text: string) => errors.write(`${terminalText(text)}\n`)
     const principal = () => view.describe?.() ?? { role: null, activeSkills: [] }
 
     // The session: recorded as it goes, or continued from disk.
@@ -138,7 +140,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
       const line = statusLine(principal(), view.reachableSkills !== undefined, model, usage, loaded.config.agent.price)
       if (onlyIfChanged && line === shownStatus) return
       shownStatus = line
-      output.write(`${forStream(output, `${DIM}${line}${UNDIM}`, options.env)}\n`)
+      output.write(`${forStream(output, `${DIM}${terminalText(line)}${UNDIM}`, options.env)}\n`)
     }
     if (interactive) {
       say(`myc chat ${options.version} · /help lists the commands.`)
@@ -152,7 +154,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
         const signal = turn?.signal
         if (signal?.aborted) return resolve('n')
         signal?.addEventListener('abort', () => resolve('n'), { once: true })
-        rl.question(q, signal ? { signal } : {}, resolve)
+        // A child's elicitation and an approval quote what children and the model wrote.
+        rl.question(terminalText(q), signal ? { signal } : {}, resolve)
       })
     const yesNo = async (q: string): Promise<boolean> => {
       for (;;) {
@@ -177,7 +180,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     const approve = await createApprovalGate(loaded.config, rt, [], events.emit, interactive
       ? async ({ tool, risk, input: args }) => {
           for (;;) {
-            const a = APPROVAL_ANSWERS.get((await question(`Allow ${tool} (${risk} risk) with ${JSON.stringify(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase())
+            const a = APPROVAL_ANSWERS.get((await question(`Allow ${tool} (${risk} risk) with ${jsonText(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase())
             if (a) return a
           }
         }

@@ -1,4 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk'
+import { redactUrl, redactUrls } from '../redact.js'
 import type { BetaContentBlockParam, BetaMessageParam, BetaTextBlockParam, BetaToolResultBlockParam, BetaToolUnion } from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import { Cancellation } from '../protocol/cancellation.js'
@@ -172,13 +173,18 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
   return end('max_turns')
 }
 
-/** One line a person can act on, from what the SDK threw. */
+/** One line a person can act on, from what the SDK threw; a URL in it without its secrets ({@link redactUrls}). */
 function describeApiError(error: unknown): NonNullable<AgentOutcome['error']> {
+  const described = describeApiErrorAsIs(error)
+  return { ...described, message: redactUrls(described.message) }
+}
+
+function describeApiErrorAsIs(error: unknown): NonNullable<AgentOutcome['error']> {
   const e = error as { status?: number; message?: string; name?: string; error?: { error?: { type?: string; message?: string } } }
   const detail = e.error?.error?.message ?? e.message ?? String(error)
   if (e.status === 401) return { code: 'api_key_rejected', status: 401, message: `the Anthropic API rejected the key (${detail}): check ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN` }
   if (e.status === 403) return { code: 'api_forbidden', status: 403, message: `the Anthropic API refused the request (${detail})` }
   if (e.status === 404) return { code: 'api_not_found', status: 404, message: `the Anthropic API answered 404 (${detail}): check the model name and ANTHROPIC_BASE_URL` }
-  if (e.status === undefined) return { code: 'api_unreachable', message: `cannot reach the Anthropic API at ${process.env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com'} (${detail}): check the network or ANTHROPIC_BASE_URL` }
+  if (e.status === undefined) return { code: 'api_unreachable', message: `cannot reach the Anthropic API at ${process.env.ANTHROPIC_BASE_URL ? redactUrl(process.env.ANTHROPIC_BASE_URL) : 'https://api.anthropic.com'} (${detail}): check the network or ANTHROPIC_BASE_URL` }
   return { code: e.error?.error?.type ?? 'api_error', status: e.status, message: `the Anthropic API answered ${e.status}: ${detail}` }
 }

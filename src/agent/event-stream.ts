@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
+import { jsonText, terminalText, terminalTextStream } from '../terminal-text.js'
 import type { AgentEvent, AgentEventBody } from './events.js'
 
 /**
@@ -24,43 +25,49 @@ export class EventStream {
   }
 }
 
-/** One JSON object per line: nothing else ever goes to this stream. */
+/** One JSON object per line: nothing else ever goes to this stream. The exact text, every control character JSON-escaped. */
 export function jsonLinesSink(out: Writable): (event: AgentEvent) => void {
   return (event) => {
-    out.write(`${JSON.stringify(event)}\n`)
+    out.write(`${jsonText(event)}\n`)
   }
 }
 
 /**
  * For people: the assistant's text on stdout, tool calls and status on
  * stderr. Text deltas, when asked for, are written as they come and the
- * finished block is then not written again.
+ * finished block is then not written again. What the model, tools and
+ * children wrote goes through {@link terminalText}: control characters are
+ * shown, never obeyed.
  */
 export function humanSink(out: Writable, err: Writable): (event: AgentEvent) => void {
   let streamed = false
+  let stream = terminalTextStream()
+  const line = (text: string) => err.write(`${terminalText(text)}\n`)
   return (event) => {
     switch (event.type) {
       case 'text_delta':
         streamed = true
-        out.write(event.text)
+        out.write(stream.write(event.text))
         return
-      case 'text':
-        if (!streamed) out.write(event.text.endsWith('\n') ? event.text : `${event.text}\n`)
-        else out.write('\n')
+      case 'text': {
+        const text = streamed ? stream.end() : terminalText(event.text)
+        out.write(streamed ? `${text}\n` : text.endsWith('\n') ? text : `${text}\n`)
         streamed = false
+        stream = terminalTextStream()
         return
+      }
       case 'tool_call':
-        err.write(`→ ${event.tool} ${JSON.stringify(event.input).slice(0, 200)}\n`)
+        line(`→ ${event.tool} ${jsonText(event.input).slice(0, 200)}`)
         return
       case 'tool_result':
-        err.write(`${event.ok ? '✓' : '✗'} ${event.tool} (${event.durationMs} ms)\n`)
+        line(`${event.ok ? '✓' : '✗'} ${event.tool} (${event.durationMs} ms)`)
         return
       case 'skill_activated':
       case 'skill_deactivated':
-        err.write(`${event.type === 'skill_activated' ? '+' : '-'} skill ${event.skill}${event.toolsAdded.length ? `: ${event.toolsAdded.join(', ')}` : ''}\n`)
+        line(`${event.type === 'skill_activated' ? '+' : '-'} skill ${event.skill}${event.toolsAdded.length ? `: ${event.toolsAdded.join(', ')}` : ''}`)
         return
       case 'error':
-        err.write(`myc: ${event.message}\n`)
+        line(`myc: ${event.message}`)
         return
       case 'session_end':
         if (event.reason !== 'done') err.write(`myc: run ended: ${event.reason} after ${event.turns} turns\n`)

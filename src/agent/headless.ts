@@ -16,6 +16,8 @@ import { systemPrompt } from './system-prompt.js'
 import { viewToolbox } from './toolbox.js'
 import { WorkerToolbox } from './workers.js'
 import { WorkflowToolbox } from './workflow-toolbox.js'
+import { terminalText } from '../terminal-text.js'
+import { redactUrls } from '../redact.js'
 
 export interface HeadlessOptions {
   /** run: the role's tools as they are; adhoc: the adhoc role, and risky calls need approval; workflow: the skills' scripts only. */
@@ -70,7 +72,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   let sampled: AgentOutcome['usage'] | undefined
   const finish = (result: Omit<AgentOutcome, 'usage'> & { usage?: AgentOutcome['usage']; contextFile?: string }, exitCode = EXIT_BY_REASON[result.reason]): number => {
     const outcome = sampled && result.usage ? { ...result, usage: sumUsage(result.usage, sampled) } : result
-    if (outcome.error) events.emit({ type: 'error', code: outcome.error.code, message: outcome.error.message })
+    if (outcome.error) events.emit({ type: 'error', code: outcome.error.code, message: redactUrls(outcome.error.message) })
     events.emit({
       type: 'session_end',
       ok: outcome.reason === 'done',
@@ -217,7 +219,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
     const handOff = onFailure === 'auto' || (onFailure === 'prompt' && interactive && (await (await import('./terminal-approval.js')).askYesNo(`Script ${failure.script} of skill ${failure.skill} failed. Hand off to adhoc to investigate?`)))
     if (!handOff) {
-      if (onFailure === 'prompt') stderr.write(`myc: the workflow failed; to investigate: myc adhoc --context ${contextFile}${options.configPath ? ` --config ${options.configPath}` : ''} "find out why ${failure.skill} failed and fix it"\n`)
+      if (onFailure === 'prompt') stderr.write(`${terminalText(`myc: the workflow failed; to investigate: myc adhoc --context ${contextFile}${options.configPath ? ` --config ${options.configPath}` : ''} "find out why ${failure.skill} failed and fix it"`)}\n`)
       return finish({ ...workflow, contextFile })
     }
     // The adhoc phase is a new session: the workflow's names it (handoff), it names the workflow's (meta.from), and the events from here on carry its id.

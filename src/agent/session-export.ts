@@ -1,3 +1,5 @@
+import { codeSpan, fencedBlock, inlineText, quoteBlock, safeMarkdown } from '../markdown-text.js'
+import { jsonText, terminalText } from '../terminal-text.js'
 import type { LoadedSession } from './session-store.js'
 
 export type ExportFormat = 'md' | 'json' | 'html'
@@ -14,14 +16,29 @@ function resultText(content: unknown): string {
     .join('\n')
 }
 
-/** Markdown for people: each turn's text, tool calls and results in fenced blocks. */
+/**
+ * Markdown for people: each turn's text, tool calls and results in fenced
+ * blocks. Everything in it came from the session file (the model, the
+ * tools, the children): text is quoted (its headings and blocks stay in
+ * the quote) and made safe ({@link safeMarkdown}: no links but http(s),
+ * mailto and relative ones, no raw HTML), calls and results are fenced with
+ * a backtick run longer than any in them, names are code spans, and control
+ * characters are shown as escapes ({@link terminalText}).
+ */
 export function toMarkdown(session: LoadedSession): string {
-  const out = [`# Session ${session.id}${session.name ? ` (${session.name})` : ''}`, '', `${session.meta.mode} · role ${session.meta.role ?? '-'} · model ${session.meta.model} · started ${session.meta.created}`, '']
+  const meta = session.meta
+  const out = [
+    `# Session ${inlineText(terminalText(`${session.id}${session.name ? ` (${session.name})` : ''}`))}`,
+    '',
+    inlineText(terminalText(`${meta.mode} · role ${meta.role ?? '-'} · model ${meta.model} · started ${meta.created}`)),
+    '',
+  ]
   for (const message of session.messages) {
+    const who = inlineText(terminalText(String(message.role)))
     for (const b of blocks(message.content)) {
-      if (b.type === 'text') out.push(`**${message.role}:** ${b.text ?? ''}`, '')
-      else if (b.type === 'tool_use') out.push(`**tool call** \`${b.name}\``, '', '```json', JSON.stringify(b.input, null, 2), '```', '')
-      else if (b.type === 'tool_result') out.push(`**tool result**${b.is_error ? ' (error)' : ''}`, '', '```', resultText(b.content), '```', '')
+      if (b.type === 'text') out.push(`**${who}:**`, '', quoteBlock(safeMarkdown(terminalText(b.text ?? ''))), '')
+      else if (b.type === 'tool_use') out.push(`**tool call** ${codeSpan(terminalText(String(b.name ?? '')))}`, '', fencedBlock(terminalText(JSON.stringify(b.input, null, 2) ?? 'null'), 'json'), '')
+      else if (b.type === 'tool_result') out.push(`**tool result**${b.is_error ? ' (error)' : ''}`, '', fencedBlock(terminalText(resultText(b.content))), '')
     }
   }
   return `${out.join('\n').trimEnd()}\n`
@@ -29,10 +46,11 @@ export function toMarkdown(session: LoadedSession): string {
 
 /** JSON for programs: the same records as on disk (meta, then each message), one document. */
 export function toJson(session: LoadedSession): string {
-  return `${JSON.stringify({ meta: session.meta, name: session.name ?? null, activeSkills: session.activeSkills, usage: session.usage, messages: session.messages }, null, 2)}\n`
+  return `${jsonText({ meta: session.meta, name: session.name ?? null, activeSkills: session.activeSkills, usage: session.usage, messages: session.messages }, 2)}\n`
 }
 
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
+/** Text for the HTML export: control characters shown as escapes (a bidi override reorders a page too), then HTML-escaped. */
+const escapeHtml = (text: string) => terminalText(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
 
 /**
  * One self-contained HTML file: no external assets (styles inline, no

@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline/promises'
+import { jsonText, terminalText } from '../terminal-text.js'
 import type { ApprovalAnswer, AskPerson } from './approvals.js'
 
 /** What a person may type to an approval question. */
@@ -18,7 +19,7 @@ export const askOnTerminal: AskPerson = async ({ tool, risk, input }) => {
   const rl = createInterface({ input: process.stdin, output: process.stderr })
   try {
     for (;;) {
-      const reply = (await rl.question(`Allow ${tool} (${risk} risk) with ${JSON.stringify(input).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase()
+      const reply = (await rl.question(terminalText(`Allow ${tool} (${risk} risk) with ${jsonText(input).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `))).trim().toLowerCase()
       const answer = APPROVAL_ANSWERS.get(reply)
       if (answer) return answer
     }
@@ -32,7 +33,7 @@ export async function askYesNo(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr })
   try {
     for (;;) {
-      const reply = (await rl.question(`${question} [y/n]: `)).trim().toLowerCase()
+      const reply = (await rl.question(terminalText(`${question} [y/n]: `))).trim().toLowerCase()
       if (reply === 'y' || reply === 'yes') return true
       if (reply === 'n' || reply === 'no') return false
     }

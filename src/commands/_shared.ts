@@ -1,4 +1,5 @@
 import type { ArgDef } from 'citty'
+import { jsonText, terminalText } from '../terminal-text.js'
 
 /** Flags every command accepts (DESIGN.md section 3). */
 export const commonArgs = {
@@ -15,14 +16,20 @@ export const jsonArgs = {
   json: { type: 'boolean', description: 'Print one JSON document on stdout' },
 } as const satisfies Record<string, ArgDef>
 
-/** Writes a command's result to stdout: the only place results go. */
+/**
+ * Writes a command's text result to stdout: the only place results go. The
+ * text quotes what children, skills, memory and sessions say, so control
+ * characters are shown as escapes ({@link terminalText}); no command's own
+ * text has any.
+ */
 export function printResult(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`)
+  const safe = terminalText(text)
+  process.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`)
 }
 
-/** Writes a `--json` result document to stdout. */
+/** Writes a `--json` result document to stdout: the exact text, every control character JSON-escaped ({@link jsonText}). */
 export function printJson(value: unknown): void {
-  printResult(JSON.stringify(value, null, 2))
+  process.stdout.write(`${jsonText(value, 2)}\n`)
 }
 
 /** `--role R` and `--skills a,b`: who the session is (chosen by whoever launches myc). */

@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty'
 import type { MemoryStore } from '../memory/memory-store.js'
 import type { AuditSink } from '../principal/audit.js'
+import { terminalText } from '../terminal-text.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 
 /**
@@ -10,8 +11,8 @@ import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 async function openStore(configPath: string | undefined): Promise<{ store: MemoryStore; audit: AuditSink }> {
   const [{ loadConfig }, { openMemoryStore }, { fileAuditSink }, path] = await Promise.all([import('../config/load.js'), import('../principal/policy-mode.js'), import('../principal/audit.js'), import('node:path')])
   const loaded = await loadConfig({ configPath, cwd: process.cwd(), env: process.env })
-  const audit = fileAuditSink(loaded.config.audit.file ? path.resolve(loaded.dir, loaded.config.audit.file) : undefined, (error) => process.stderr.write(`myc: audit log: ${String(error)}\n`))
-  process.stderr.write(`myc memory: acting as operator (every role's memory, no role policy) in ${path.resolve(loaded.dir, loaded.config.memory.dir)}\n`)
+  const audit = fileAuditSink(loaded.config.audit.file ? path.resolve(loaded.dir, loaded.config.audit.file) : undefined, (error) => process.stderr.write(`${terminalText(`myc: audit log: ${String(error)}`)}\n`))
+  process.stderr.write(`${terminalText(`myc memory: acting as operator (every role's memory, no role policy) in ${path.resolve(loaded.dir, loaded.config.memory.dir)}`)}\n`)
   return { store: openMemoryStore(loaded, audit), audit }
 }
 
@@ -106,7 +107,9 @@ const exportCommand = defineCommand({
     }
     const { renderMemoryFile } = await import('../memory/memory-file.js')
     const now = new Date().toISOString()
-    process.stdout.write(memories.map((m) => renderMemoryFile(m.role, m.entries, m.kept, now)).join('\n'))
+    const files = memories.map((m) => renderMemoryFile(m.role, m.entries, m.kept, now)).join('\n')
+    // The files exactly into a pipe or a file; on a terminal, what a model saved cannot act on it (control characters shown as escapes).
+    process.stdout.write(process.stdout.isTTY === true ? terminalText(files) : files)
     return 0
   },
 })

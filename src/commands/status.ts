@@ -1,4 +1,5 @@
 import { defineCommand } from 'citty'
+import { redactUrls } from '../redact.js'
 import { ExitCode } from '../errors.js'
 import { createLogger } from '../logger.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
@@ -25,7 +26,8 @@ export default defineCommand({
           serverInfo: child?.serverInfo ? { name: child.serverInfo.name, version: child.serverInfo.version } : null,
           era: child?.era ?? null,
           protocolVersion: child?.protocolVersion ?? null,
-          error: child?.lastError ?? null,
+          // A start error can quote the child's URL: without its secrets.
+          error: child?.lastError === undefined ? null : redactUrls(child.lastError),
         }
       })
       return { config: runtime.loaded.file ?? null, servers, conflicts: runtime.catalogue.conflicts }

@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { createLogger } from '../logger.js'
+import { terminalText } from '../terminal-text.js'
 import { builtinTools, toolsReport } from '../inspect/reports.js'
 import { createView } from '../principal/policy-mode.js'
 import { PolicyView } from '../principal/policy-view.js'
@@ -29,13 +30,14 @@ export default defineCommand({
       return 0
     }
     const width = Math.max(...tools.map((t) => t.wireName.length))
-    const lines = tools.map((t) => `${args.all ? (t.visible ? '+ ' : '- ') : ''}${t.wireName.padEnd(width)}  ${t.id === t.wireName ? '' : `${t.id}  `}${firstLine(t.description)}`)
+    const lines = tools.map((t) => `${args.all ? (t.visible ? '+ ' : '- ') : ''}${t.wireName.padEnd(width)}  ${t.id === t.wireName ? '' : `${t.id}  `}${firstLine(terminalText(t.description))}`)
     for (const t of tools) for (const w of t.warnings) lines.push(`warning: ${t.wireName}: ${w}`)
     printResult(lines.join('\n'))
     return 0
   },
 })
 
+/** The first line of a description, cut to 80 characters as shown (its control characters already made visible, so that they count). */
 function firstLine(text: string): string {
   const line = text.split('\n')[0] ?? ''
   return line.length > 80 ? `${line.slice(0, 77)}...` : line

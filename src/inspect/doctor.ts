@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js'
 import { MycError } from '../errors.js'
+import { redactUrls } from '../redact.js'
 import { ExecutorProbe } from '../sandbox/probe.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import { clientNameWarnings } from '../registry/wire-names.js'
@@ -49,5 +50,6 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
     checks.push(report.works ? { name: `executor ${report.executor}`, status: 'ok', detail: 'works' } : { name: `executor ${report.executor}`, status: 'warn', detail: report.reason ?? 'does not work', ...(report.fix ? { fix: report.fix } : {}) })
   }
   if (!checks.some((c) => c.name.startsWith('executor') && c.status === 'ok')) checks.push({ name: 'sandbox', status: 'fail', detail: 'no sandbox executor works: sandboxed commands will be refused', fix: 'install bubblewrap (Linux) or start Docker' })
-  return checks
+  // A detail can quote a child's URL (its start error, a config value): without its secrets.
+  return checks.map((c) => ({ ...c, detail: redactUrls(c.detail) }))
 }

@@ -36,9 +36,16 @@ export const UNPARSED_TITLE = 'Unparsed (kept exactly as written; fix and move u
 const ID = /^mem_[A-Za-z0-9_-]{1,64}$/
 const ENTRY_HEADING = /^### \[(.*)\]\s*$/
 const META = /^<!-- meta: (.*) -->\s*$/
-/** Lines of content that would read as structure: escaped with one more backslash when written. */
-const NEEDS_ESCAPE = /^\\*(?:#|<!-- meta:)/
-const ESCAPED = /^\\+(?:#|<!-- meta:)/
+/**
+ * A line of content that would read as structure, for this parser or for
+ * Markdown (CommonMark): a heading (`#`, up to three spaces in), a meta
+ * comment, or a setext underline (`===`, `---`, which makes the line above
+ * a heading). Written with one more backslash in front (Markdown shows the
+ * line as text), read back without it.
+ */
+const STRUCTURE = String.raw`(?: {0,3}(?:#|<!-- meta:)| {0,3}(?:=+|-+)[ \t]*$)`
+const NEEDS_ESCAPE = new RegExp(String.raw`^\\*${STRUCTURE}`)
+const ESCAPED = new RegExp(String.raw`^\\+${STRUCTURE}`)
 
 /** The type a section heading names (`## Facts`, `## fact`), or undefined. */
 function sectionType(title: string): MemoryType | undefined {
@@ -205,7 +212,8 @@ export function renderMemoryFile(role: string, entries: readonly MemoryEntry[], 
     if (ofType.length === 0) continue
     out.push(`## ${SECTION_TITLES[type]}`, '')
     for (const e of ofType) {
-      const content = e.content.split('\n').map((l) => (NEEDS_ESCAPE.test(l) ? `\\${l}` : l))
+      // A lone CR ends a line for Markdown (CommonMark) and for many editors: written as a line break, so no line of content after one starts unescaped.
+      const content = e.content.split(/\r\n|\r|\n/).map((l) => (NEEDS_ESCAPE.test(l) ? `\\${l}` : l))
       out.push(`### [${e.id}]`, ...content, `<!-- meta: ${JSON.stringify({ type: e.type, tags: e.tags, createdAt: e.createdAt })} -->`, '')
     }
   }

@@ -78,8 +78,20 @@ async function rolesToRead(store: MemoryStore, access: MemoryAccess, role: strin
   return access.readable === 'all' ? store.roles() : [...access.readable].filter(isRoleName).sort()
 }
 
-function describeEntry(e: MemoryEntry): string {
-  return `[${e.id}] ${e.role} · ${e.type}${e.tags.length ? ` · tags: ${e.tags.join(', ')}` : ''} · ${e.createdAt}\n${e.content}`
+/** What a reader may take for the end of a line: newlines, CR, NEL, vertical tab, form feed, the Unicode line and paragraph separators. */
+const LINE_BREAK = /\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/
+
+/**
+ * One entry as `recall_memory`'s text gives it: a header line
+ * (`[mem_…] role · type · tags · time`) at the start of a line, then every
+ * line of the content indented by two spaces, so that no content (saved by
+ * a model, or by another role) can read as the header of another entry, a
+ * section or anything else at the start of a line. The header's fields are
+ * kept on its one line. `structuredContent` has the entries exactly.
+ */
+export function describeEntry(e: MemoryEntry): string {
+  const header = `[${e.id}] ${e.role} · ${e.type}${e.tags.length ? ` · tags: ${e.tags.join(', ')}` : ''} · ${e.createdAt}`.split(LINE_BREAK).join(' ')
+  return `${header}\n${e.content.split(LINE_BREAK).map((line) => `  ${line}`).join('\n')}`
 }
 
 /** Per-role counts by type and the newest entry's time (roles without entries are left out). */

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundle, requireBundle } from '../helpers/e2e.js'
 import { FakeAnthropic, toolResults, type RecordedRequest } from '../helpers/fake-anthropic.js'
 import { fixtureEntry, waitFor } from '../helpers/runtime.js'
+import { requireTool } from '../helpers/tools.js'
 
 /**
  * Every slash command of `myc chat`, typed into a real terminal (tmux) and
@@ -34,7 +35,7 @@ function project(): { dir: string; config: string; home: string; sessions: strin
 /** A request's plain user turns (tool results left out), in order. */
 const userTurns = (req: RecordedRequest) => req.body.messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []))
 
-const hasTmux = spawnSync('tmux', ['-V']).status === 0
+const hasTmux = requireTool('tmux', spawnSync('tmux', ['-V']).status === 0)
 
 describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
   // Answers from the request alone: a summary for /compress (the only request that does not stream), a memory save
@@ -165,8 +166,8 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
       const memoryId = /mem_[\w-]+/.exec(JSON.stringify([...toolResults(fake.requests[from + 1]!).values()]))?.[0]
       expect(memoryId).toBeDefined()
       expect(readFileSync(path.join(p.dir, '.mycelium', 'memory', 'dev.memory.md'), 'utf8')).toContain(memoryId)
-      expect(await type('/memory', '/memory with a grant')).toEqual([expect.stringMatching(new RegExp(`^\\[${memoryId}\\] dev · fact · tags: ops · \\d{4}-`)), 'Deploys happen on Tuesdays'])
-      expect(await type('/memory tuesdays', '/memory WORDS')).toEqual([expect.stringContaining(`[${memoryId}]`), 'Deploys happen on Tuesdays'])
+      expect(await type('/memory', '/memory with a grant')).toEqual([expect.stringMatching(new RegExp(`^\\[${memoryId}\\] dev · fact · tags: ops · \\d{4}-`)), '  Deploys happen on Tuesdays'])
+      expect(await type('/memory tuesdays', '/memory WORDS')).toEqual([expect.stringContaining(`[${memoryId}]`), '  Deploys happen on Tuesdays'])
       expect(await type('/memory nothing-like-this', '/memory WORDS, no match')).toEqual(['No memories found.'])
 
       // /status: role, model, skills, tools offered (4 skill tools, echo:echo, 3 memory tools) and tokens of 2 requests.
@@ -225,7 +226,8 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
       const markdown = readFileSync(md, 'utf8')
       expect(markdown).toMatch(new RegExp(`^# Session ${id} \\(team-chat\\)\\n`))
       expect(markdown).toContain('SUMMARY-7Q')
-      expect(markdown).toMatch(/\*\*user:\*\* third question[\s\S]*\*\*user:\*\* back again[\s\S]*\*\*user:\*\* after compress\n\n\*\*assistant:\*\* answer to "after compress" after 7 messages\n$/)
+      // Each turn's text quoted under its label (what the text says cannot pass for a label or a heading of the export).
+      expect(markdown).toMatch(/\*\*user:\*\*\n\n> third question[\s\S]*\*\*user:\*\*\n\n> back again[\s\S]*\*\*user:\*\*\n\n> after compress\n\n\*\*assistant:\*\*\n\n> answer to "after compress" after 7 messages\n$/)
       expect(markdown).not.toContain('second question')
       expect(markdown).not.toContain('after the fork')
       expect(await type(`/export html ${html}`, '/export html FILE')).toEqual([`exported to ${html}`])

@@ -228,7 +228,7 @@ describe('role memory in the agent (myc chat, myc run)', () => {
     expect(chat.code, chat.stderr).toBe(0)
     const offered = (fake.requests[before]!.body.tools as Array<{ name: string }>).map((t) => t.name)
     expect(offered).toEqual(expect.arrayContaining(['mycelium__save_memory', 'mycelium__recall_memory', 'mycelium__list_memories']))
-    expect(chat.stderr).toMatch(/\[mem_\S+\] dev · preference · tags: tooling · .*\nUse pnpm in this repo/)
+    expect(chat.stderr).toMatch(/\[mem_\S+\] dev · preference · tags: tooling · .*\n {2}Use pnpm in this repo/)
     expect(chat.stderr).toMatch(/No memories found\./)
     expect(readFileSync(path.join(p.dir, '.mycelium', 'memory', 'dev.memory.md'), 'utf8')).toContain('Use pnpm in this repo')
 

@@ -6,8 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAgentCli } from '../helpers/agent.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
+import { requireTool } from '../helpers/tools.js'
 
 const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync(c, ['--version']).status === 0)
+requireTool('chromium', chromium !== undefined)
 
 describe('exporting a session (build/myc.cjs)', () => {
   const fake = new FakeAnthropic()

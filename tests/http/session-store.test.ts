@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MemorySessionStore, openSessionStore, redactUrl, type SessionStore, type SharedSession } from '../../src/http/session-store.js'
+import { MemorySessionStore, openSessionStore, type SessionStore, type SharedSession } from '../../src/http/session-store.js'
+import { redactUrl } from '../../src/redact.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
 
 const record = (id: string, over: Partial<SharedSession> = {}): SharedSession => ({
@@ -73,7 +74,7 @@ describe.skipIf(!hasRedis())('Redis', () => {
 
 describe('http.sessionStore', () => {
   it('an unreachable Redis is an error naming the setting, without the password', async () => {
-    await expect(openSessionStore('redis://user:secret@127.0.0.1:1', () => {})).rejects.toThrow(/http\.sessionStore: cannot reach Redis at redis:\/\/user:\*\*\*@127\.0\.0\.1:1/)
+    await expect(openSessionStore('redis://user:secret@127.0.0.1:1', () => {})).rejects.toThrow(/http\.sessionStore: cannot reach Redis at redis:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:1/)
     expect(redactUrl('rediss://:pw@h:6380/0')).toBe('rediss://:***@h:6380/0')
   }, 20_000)
 })
