@@ -17,7 +17,7 @@ export interface AgentContext {
   loaded: LoadedConfig
   mode: PolicyMode
   /** A principal's view: the role (else MYCELIUM_ROLE, else roles.default) with `--skills`, or exactly `only` (a worker). */
-  viewFor: (role: string | undefined, only?: string[]) => PrincipalView
+  viewFor: (role: string | undefined, only?: string[], roleFrom?: string) => PrincipalView
   model: string
   sdk: AnthropicSdk
   client: Anthropic
@@ -30,7 +30,7 @@ export interface AgentContext {
 /** Says which variable to set when there are no credentials at all (before anything starts). */
 export function requireCredentials(env: Record<string, string | undefined>): void {
   if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_AUTH_TOKEN) {
-    throw new MycError('USAGE', 'no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment; ANTHROPIC_BASE_URL points myc at another endpoint')
+    throw new MycError('usage', 'no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment; ANTHROPIC_BASE_URL points myc at another endpoint')
   }
 }
 
@@ -57,7 +57,7 @@ export async function openAgentContext(options: {
   options.onRuntime(runtime)
   // The sandboxed built-ins, as `myc serve` offers them when an active skill allows them.
   const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
-  const viewFor = (role: string | undefined, only?: string[]) => createView(mode, loaded, { role, skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}), ...(only ? { only } : {}) })
+  const viewFor = (role: string | undefined, only?: string[], roleFrom?: string) => createView(mode, loaded, { role, ...(roleFrom ? { roleFrom } : {}), skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}), ...(only ? { only } : {}) })
   const sdk = await loadAnthropicSdk()
   const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
   const model = resolveModel(options.model, loaded.config.agent.model, options.env)

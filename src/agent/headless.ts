@@ -139,13 +139,24 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
         { type: 'skills', active: view.describe?.().activeSkills.map((s) => s.name) ?? [] },
       )
 
+    /** The adhoc role's view: `agent.adhocRole`, or, when no skill names that role, the run's default role (said in the log). */
+    const adhocView = () => {
+      const adhocRole = loaded.config.agent.adhocRole
+      if (mode.kind === 'policy' && !mode.state.roles.has(adhocRole)) {
+        const view = viewFor(undefined)
+        options.logger.info(`adhoc runs as role "${view.describe?.().role}": agent.adhocRole "${adhocRole}" is not a role here (no skill names it)`)
+        return view
+      }
+      return viewFor(adhocRole, undefined, 'agent.adhocRole')
+    }
+
     /**
      * The task as the adhoc role (or the run's role), over the role's view,
      * approvals in adhoc; `extra` joins the system prompt. `handedOff`: a
      * workflow handed off, and this is a new session linked to that one.
      */
     const asRole = async (as: 'run' | 'adhoc', task: string, extra: string | undefined, announce: boolean, handedOff?: HandOff): Promise<AgentOutcome> => {
-      const view = viewFor(as === 'adhoc' ? (options.role ?? loaded.config.agent.adhocRole) : options.role)
+      const view = as === 'adhoc' && options.role === undefined ? adhocView() : viewFor(options.role)
       if (!handedOff) await restoreSkills(view)
       const { writer, conversation } = openSession(view, as, handedOff)
       const recorded = conversation.length

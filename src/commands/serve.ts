@@ -58,17 +58,21 @@ async function serveWith(args: { config?: string; role?: string; skills?: string
   const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, loaded: options.configLoaded, prespawned: options.prespawned, ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }) })
   const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
   const skills = splitList(args.skills)
-  const viewFor = (principal: { role?: string; skills?: readonly string[] }) =>
-    createView(mode, loaded, { role: principal.role, skills: principal.skills, env: process.env, catalogue: runtime.catalogue, logger, transport: overHttp ? 'http' : 'stdio', ...(runner ? { runner } : {}) })
+  // A role from the command line is a person's choice (refused in open mode); an HTTP credential's comes from the config.
+  const viewFor = (principal: { role?: string; skills?: readonly string[] }, roleFrom = 'http.tokens or http.jwt') =>
+    createView(mode, loaded, { role: principal.role, roleFrom, skills: principal.skills, env: process.env, catalogue: runtime.catalogue, logger, transport: overHttp ? 'http' : 'stdio', ...(runner ? { runner } : {}) })
   let serve: () => Promise<number>
   if (overHttp) {
+    // Over HTTP too, a role asked for on the command line where there are no roles is refused, not ignored.
+    if (mode.kind === 'open' && (args.role !== undefined || (skills?.length ?? 0) > 0)) viewFor({ role: args.role, skills }, '--role')
     const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
     const prepared = prepareHttp({ runtime, loaded, mode, flag: args.http, role: args.role, skills, env: process.env })
-    const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }), era } : undefined
-    serve = () => serveHttp({ runtime, loaded, logger, ...prepared, viewFor, policy: mode.kind === 'policy', ...(stdio ? { stdio } : {}) })
+    const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }, '--role'), era } : undefined
+    serve = () => serveHttp({ runtime, loaded, logger, ...prepared, viewFor: (principal) => viewFor(principal), policy: mode.kind === 'policy', ...(stdio ? { stdio } : {}) })
   } else {
-    const view = viewFor({ role: args.role, skills })
+    const view = viewFor({ role: args.role, skills }, '--role')
     if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
+    else logger.info(`open mode (no skills in ${loaded.file ?? 'this folder'}): the client sees every tool of every server; add skills to serve roles`)
     serve = () => serveStdio({ runtime, view, logger, era })
   }
   const stopWatchingSkills = mode.kind === 'policy' ? (await import('../principal/skill-watcher.js')).watchSkills(() => runtime.loaded, mode.state, logger) : undefined

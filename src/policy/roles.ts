@@ -121,8 +121,8 @@ export type RoleChoice = { ok: true; role: string } | { ok: false; error: string
  * (the person launching myc decides, never the agent). An unknown role is an
  * error listing the known ones.
  */
-export function chooseRole(input: { flag?: string; env?: string; configDefault?: string }, roles: ReadonlyMap<string, ResolvedRole>): RoleChoice {
-  const [name, from] = input.flag ? [input.flag, '--role'] : input.env ? [input.env, 'MYCELIUM_ROLE'] : input.configDefault ? [input.configDefault, 'roles.default'] : [undefined, undefined]
+export function chooseRole(input: { flag?: string; flagFrom?: string; env?: string; configDefault?: string }, roles: ReadonlyMap<string, ResolvedRole>): RoleChoice {
+  const [name, from] = input.flag ? [input.flag, input.flagFrom ?? '--role'] : input.env ? [input.env, 'MYCELIUM_ROLE'] : input.configDefault ? [input.configDefault, 'roles.default'] : [undefined, undefined]
   const known = [...roles.keys()]
   if (name === undefined) {
     if (known.length === 1) return { ok: true, role: known[0]! }

@@ -98,6 +98,8 @@ async function loadRoleFiles(dir: string): Promise<Map<string, RoleDefinitionInp
 
 export interface ViewRequest {
   role?: string
+  /** Where `role` came from, for errors (default `--role`; the adhoc agent's is `agent.adhocRole`). */
+  roleFrom?: string
   skills?: readonly string[]
   env: Record<string, string | undefined>
   catalogue: Catalogue
@@ -110,12 +112,22 @@ export interface ViewRequest {
   transport?: 'stdio' | 'http'
 }
 
-/** The view of one session: open mode, or the chosen role's principal. Throws MycError('USAGE') for an unknown role. */
+/** Why a role cannot be chosen in open mode, and how to get roles. */
+export function openModeMessage(asked: string, loaded: Pick<LoadedConfig, 'file' | 'dir'>): string {
+  return `${asked}: ${loaded.file ?? 'this folder'} has no skills, so myc runs in open mode: every tool of every server, no roles to choose. To use roles, add skills: a "skills" key in the config or a skills/ folder beside it (\`myc init\` writes a starter set, \`myc skill add NAME\` one skill)`
+}
+
+/** The view of one session: open mode, or the chosen role's principal. Throws MycError('usage') for an unknown role, or for a role asked for in open mode. */
 export function createView(mode: PolicyMode, loaded: LoadedConfig, request: ViewRequest): PrincipalView {
-  if (mode.kind === 'open') return openView()
+  if (mode.kind === 'open') {
+    // A role asked for by a person, where there are no roles: say so rather than serve everything.
+    const asked = request.role !== undefined && (request.roleFrom ?? '--role') === '--role' ? `--role ${request.role}` : request.skills?.length ? `--skills ${request.skills.join(',')}` : undefined
+    if (asked) throw new MycError('usage', openModeMessage(asked, loaded))
+    return openView()
+  }
   const { config } = loaded
-  const choice = chooseRole({ flag: request.role, env: request.env.MYCELIUM_ROLE, configDefault: config.roles.default }, mode.state.roles)
-  if (!choice.ok) throw new MycError('USAGE', choice.error)
+  const choice = chooseRole({ flag: request.role, ...(request.roleFrom ? { flagFrom: request.roleFrom } : {}), env: request.env.MYCELIUM_ROLE, configDefault: config.roles.default }, mode.state.roles)
+  if (!choice.ok) throw new MycError('usage', choice.error)
   const policy = mode.state.policy
   for (const skill of request.skills ?? []) {
     if (!policy.reaches(choice.role, skill)) throw new MycError('USAGE', `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)

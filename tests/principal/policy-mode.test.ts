@@ -4,7 +4,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load.js'
 import { createLogger } from '../../src/logger.js'
-import { isPolicyMode, loadPolicyMode } from '../../src/principal/policy-mode.js'
+import { createView, isPolicyMode, loadPolicyMode } from '../../src/principal/policy-mode.js'
 
 const logger = createLogger({ quiet: true })
 const noTools = { toolNamesOf: () => undefined }
@@ -26,6 +26,25 @@ describe('policy mode', () => {
     expect(isPolicyMode(await loadConfig({ cwd: project({ 'mycelium.config.json': '{}', 'skills/a/SKILL.md': skill('a', 'dev') }), env: {} }))).toBe(true)
   })
 
+  it('refuses a role or skills asked for in open mode, naming open mode and how to add skills; a role from the config is no request', async () => {
+    const loaded = await loadConfig({ cwd: project({ 'mycelium.config.json': '{}' }), env: {} })
+    const mode = await loadPolicyMode(loaded, noTools, logger)
+    const request = { env: {}, catalogue: {} as never, logger }
+    expect(() => createView(mode, loaded, { ...request, role: 'reviewer' })).toThrow(/--role reviewer: .* has no skills, so myc runs in open mode: every tool of every server.*myc init/)
+    expect(() => createView(mode, loaded, { ...request, skills: ['x'] })).toThrow(/--skills x: .*open mode/)
+    expect(createView(mode, loaded, { ...request, role: 'adhoc', roleFrom: 'agent.adhocRole' }).describe?.()).toBeUndefined()
+    expect(createView(mode, loaded, request).toolVisible({ server: 'a', name: 'b' } as never)).toBe(true)
+  })
+
+  it('names where a role came from when it does not exist', async () => {
+    const loaded = await loadConfig({ cwd: project({ 'mycelium.config.json': '{}', 'skills/a/SKILL.md': skill('a', 'dev') }), env: {} })
+    const mode = await loadPolicyMode(loaded, noTools, logger)
+    const request = { env: {}, catalogue: {} as never, logger }
+    expect(() => createView(mode, loaded, { ...request, role: 'adhoc', roleFrom: 'agent.adhocRole' })).toThrow(/unknown role "adhoc" \(from agent\.adhocRole\)/)
+    expect(() => createView(mode, loaded, { ...request, role: 'x' })).toThrow(/unknown role "x" \(from --role\)/)
+    expect(() => createView(mode, loaded, { ...request, env: { MYCELIUM_ROLE: 'y' } })).toThrow(/unknown role "y" \(from MYCELIUM_ROLE\)/)
+  })
+
   it('reads role definitions from roles/<id>.yaml', async () => {
     const dir = project({ 'mycelium.config.json': '{}', 'skills/a/SKILL.md': skill('a', 'dev'), 'skills/b/SKILL.md': skill('b', 'dev'), 'roles/junior.yaml': 'inherits: dev\nallowedSkills: [a]\ndeny: ["x:*"]\n' })
     const mode = await loadPolicyMode(await loadConfig({ cwd: dir, env: {} }), noTools, logger)
@@ -42,6 +61,6 @@ describe('policy mode', () => {
 
   it('turns an inheritance cycle into a config error', async () => {
     const dir = project({ 'mycelium.config.json': '{"roles":{"definitions":{"a":{"inherits":"b"},"b":{"inherits":"a"}}}}', 'skills/s/SKILL.md': skill('s', 'a') })
-    await expect(loadPolicyMode(await loadConfig({ cwd: dir, env: {} }), noTools, logger)).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/cycle a → b → a/) })
+    await expect(loadPolicyMode(await loadConfig({ cwd: dir, env: {} }), noTools, logger)).rejects.toMatchObject({ code: 'config_invalid', message: expect.stringMatching(/cycle a → b → a/) })
   })
 })
