@@ -121,18 +121,3 @@ export function checkInbound(value: unknown): Inbound {
   const wireError = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data }
   return { kind: 'response', message: { jsonrpc: '2.0', id: rawId, error: wireError } as JSONRPCMessage }
 }
-
-/**
- * The id of an oversized line, when it can be read from the line's start
- * without parsing it: a top-level `"id"` before any nested object opens.
- */
-export function idFromPrefix(prefix: string): RequestId | null {
-  const match = /^\s*\{[^{}[\]]*?"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?\d{1,15})\s*[,}]/.exec(prefix.slice(0, 4096))
-  if (!match) return null
-  try {
-    const id = JSON.parse(match[1]!) as unknown
-    return isId(id) ? id : null
-  } catch {
-    return null
-  }
-}

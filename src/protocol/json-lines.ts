@@ -2,11 +2,18 @@ export interface LineLimit {
   /** Longest line (in characters) kept whole. */
   maxLength: number
   /**
-   * Called once for a line longer than `maxLength`, with its first
-   * characters; the rest of that line is dropped as it arrives. Without it
-   * the partial line is handed to `onLine` as it is (logs, not messages).
+   * For a line longer than `maxLength`: a sink that is handed the line's
+   * text as it arrives (none of it is kept), then `end()` at its newline.
+   * Without it the partial line is handed to `onLine` as it is (logs, not
+   * messages).
    */
-  onOversized?: (prefix: string) => void
+  oversized?: () => OversizedLine
+}
+
+/** Where the text of one oversized line goes. */
+export interface OversizedLine {
+  feed(text: string): void
+  end(): void
 }
 
 /**
@@ -16,37 +23,40 @@ export interface LineLimit {
  */
 export function lineSplitter(onLine: (line: string) => void, limit: LineLimit = { maxLength: Number.POSITIVE_INFINITY }): (chunk: string) => void {
   let buffer = ''
-  /** Inside an oversized line: drop text until its newline. */
-  let skipping = false
-  const oversized = (text: string) => {
-    if (limit.onOversized) {
-      limit.onOversized(text.slice(0, 4096))
-      return
-    }
-    onLine(text)
-  }
+  /** Inside an oversized line: its text goes to this sink until its newline. */
+  let sink: OversizedLine | undefined
   return (chunk) => {
     let start = 0
     let nl: number
     while ((nl = chunk.indexOf('\n', start)) !== -1) {
-      if (skipping) {
-        skipping = false
+      if (sink) {
+        sink.feed(chunk.slice(start, nl))
+        sink.end()
+        sink = undefined
       } else {
         let line = buffer === '' ? chunk.slice(start, nl) : buffer + chunk.slice(start, nl)
         if (line.endsWith('\r')) line = line.slice(0, -1)
-        if (line.length > limit.maxLength) oversized(line)
+        if (line.length > limit.maxLength && limit.oversized) {
+          const whole = limit.oversized()
+          whole.feed(line)
+          whole.end()
+        } else if (line.length > limit.maxLength) onLine(line)
         else if (line.trim() !== '') onLine(line)
       }
       buffer = ''
       start = nl + 1
     }
-    if (skipping || start === chunk.length) return
-    buffer += start === 0 ? chunk : chunk.slice(start)
+    if (start === chunk.length) return
+    const rest = start === 0 ? chunk : chunk.slice(start)
+    if (sink) return sink.feed(rest)
+    buffer += rest
     if (buffer.length > limit.maxLength) {
       const partial = buffer
       buffer = ''
-      if (limit.onOversized) skipping = true
-      oversized(partial)
+      if (limit.oversized) {
+        sink = limit.oversized()
+        sink.feed(partial)
+      } else onLine(partial)
     }
   }
 }

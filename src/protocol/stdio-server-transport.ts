@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream'
 import type { JSONRPCMessage, RequestId, Transport } from '@modelcontextprotocol/client'
-import { checkInbound, errorReply, idFromPrefix, JsonRpcError, MAX_NESTING, nestsDeeperThan, parseErrorReply } from './inbound.js'
+import { checkInbound, errorReply, JsonRpcError, MAX_NESTING, nestsDeeperThan, parseErrorReply } from './inbound.js'
+import { TopLevelIdScanner, topLevelId } from './top-level-id.js'
 import { lineSplitter } from './json-lines.js'
 import { LineWriter } from './line-writer.js'
 import { responseLine } from './result-lines.js'
@@ -44,15 +45,20 @@ export class StdioServerStream implements Transport {
   ) {
     this.maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
     this.writer = new LineWriter(output, (error) => this.onerror?.(error))
-    this.onData = lineSplitter((line) => this.onLine(line), { maxLength: this.maxBytes, onOversized: (prefix) => this.refuseOversized(prefix) })
+    // An oversized line is walked for its id as it arrives (never kept), and refused at its end.
+    const oversized = () => {
+      const scanner = new TopLevelIdScanner()
+      return { feed: (text: string) => scanner.feed(text), end: () => this.refuseOversized(scanner.id()) }
+    }
+    this.onData = lineSplitter((line) => this.onLine(line), { maxLength: this.maxBytes, oversized })
   }
 
   private onLine(line: string): void {
     // A character is at most 3 UTF-8 bytes: only long lines need counting.
-    if (line.length * 3 > this.maxBytes && Buffer.byteLength(line) > this.maxBytes) return this.refuseOversized(line.slice(0, 4096))
+    if (line.length * 3 > this.maxBytes && Buffer.byteLength(line) > this.maxBytes) return this.refuseOversized(topLevelId(line))
     if (nestsDeeperThan(line, MAX_NESTING)) {
       const reason = `Invalid Request: the message nests arrays and objects deeper than ${MAX_NESTING} levels`
-      return this.reject(reason, errorReply(idFromPrefix(line), JsonRpcError.invalidRequest, reason))
+      return this.reject(reason, errorReply(topLevelId(line), JsonRpcError.invalidRequest, reason))
     }
     let value: unknown
     try {
@@ -67,9 +73,9 @@ export class StdioServerStream implements Transport {
     this.onmessage?.(inbound.message)
   }
 
-  private refuseOversized(prefix: string): void {
+  private refuseOversized(id: RequestId | null): void {
     const reason = `Invalid Request: the message is larger than ${this.maxBytes} bytes (raise limits.maxMessageBytes in the config to accept it)`
-    this.reject(reason, errorReply(idFromPrefix(prefix), JsonRpcError.invalidRequest, reason))
+    this.reject(reason, errorReply(id, JsonRpcError.invalidRequest, reason))
   }
 
   private reject(reason: string, reply: JSONRPCMessage | undefined): void {

@@ -113,11 +113,21 @@ export function hostileMessages(count: number, seed: number, nextId: () => strin
       const depth = 200 + Math.floor(random() * 5_000)
       return { line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"echo__echo","arguments":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}}`, owed: { id, code: -32600 }, what: 'deep nesting' }
     },
+    // The same with the id last: key order must not decide whether the request gets its own id back.
+    () => {
+      const id = nextId()
+      const depth = 200 + Math.floor(random() * 5_000)
+      return { line: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo__echo","arguments":{"x":${'['.repeat(depth)}${']'.repeat(depth)},"id":"not-this"}},"id":"${id}"}`, owed: { id, code: -32600 }, what: 'deep nesting, id last' }
+    },
     () => ({ line: '['.repeat(100_000) + ']'.repeat(100_000), owed: { nullId: true }, what: 'deep nesting, no id' }),
     // Over the size cap.
     () => {
       const id = nextId()
       return { line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"echo__echo","arguments":{"message":"${'x'.repeat(limits.maxMessageBytes + 10)}"}}}`, owed: { id, code: -32600 }, what: 'over the size cap' }
+    },
+    () => {
+      const id = nextId()
+      return { line: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo__echo","arguments":{"message":"${'x'.repeat(limits.maxMessageBytes + 10)}\\"id\\":1"}},"id":"${id}"}`, owed: { id, code: -32600 }, what: 'over the size cap, id last' }
     },
     // Notifications, good or bad, are never answered.
     () => ({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { checkInbound, idFromPrefix } from '../../src/protocol/inbound.js'
+import { checkInbound } from '../../src/protocol/inbound.js'
+import { TopLevelIdScanner, topLevelId } from '../../src/protocol/top-level-id.js'
 import { REQUEST_PARAMS } from '../../src/protocol/params-check.js'
 
 type Expect = { pass: 'request' | 'notification' | 'response' } | { code: number; id: string | number | null; field?: RegExp } | 'dropped'
@@ -110,11 +111,27 @@ describe('the answer owed to each incoming message', () => {
     }
   })
 
-  it('reads the id of an oversized message from its start when it is at the top level', () => {
-    expect(idFromPrefix('{"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"name":"x"')).toBe('big-1')
-    expect(idFromPrefix('{"jsonrpc":"2.0","id":42,"method":"tools/call"')).toBe(42)
-    expect(idFromPrefix('{"jsonrpc":"2.0","method":"tools/call","params":{"id":5')).toBeNull()
-    expect(idFromPrefix('{"jsonrpc":"2.0","id":{"x":1}')).toBeNull()
-    expect(idFromPrefix('not json')).toBeNull()
+  it('reads the top-level id of a message wherever it sits, whatever comes before it', () => {
+    expect(topLevelId('{"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"name":"x"')).toBe('big-1')
+    expect(topLevelId('{"jsonrpc":"2.0","id":42,"method":"tools/call"}')).toBe(42)
+    expect(topLevelId('{"jsonrpc":"2.0","method":"tools/call","params":{"id":5')).toBeNull()
+    expect(topLevelId('{"jsonrpc":"2.0","id":{"x":1}}')).toBeNull()
+    expect(topLevelId('not json')).toBeNull()
+    // After a deep or large value, and with escapes and look-alike keys on the way.
+    const deep = `${'['.repeat(500)}${']'.repeat(500)}`
+    expect(topLevelId(`{"jsonrpc":"2.0","method":"x","params":{"a":${deep},"id":"inner"},"id":"trailing-1"}`)).toBe('trailing-1')
+    expect(topLevelId(`{"params":{"s":"\\"}\\"id\\":7"},"i\\u0064":"escaped-key","x":"y"}`)).toBe('escaped-key')
+    expect(topLevelId('{"id":1,"id":"last"}')).toBe('last')
+    for (const bad of ['{"id":1.5}', '{"id":true}', '{"id":null}', '{"id":12345678901234567890}', '["id",1]']) expect(topLevelId(bad), bad).toBeNull()
+    expect(topLevelId('{"id":-3}')).toBe(-3)
+  })
+
+  it('finds the id across pieces fed one at a time, keeping none of a huge value', () => {
+    const scanner = new TopLevelIdScanner()
+    scanner.feed('{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"blob":"')
+    for (let i = 0; i < 100; i++) scanner.feed('x'.repeat(10_000))
+    scanner.feed('"}},"id":"after-')
+    scanner.feed('blob"}')
+    expect(scanner.id()).toBe('after-blob')
   })
 })
