@@ -5,7 +5,7 @@ import { Ajv } from 'ajv'
 import { describe, expect, it } from 'vitest'
 import { configJsonSchema } from '../../src/config/json-schema.js'
 import { loadConfig } from '../../src/config/load.js'
-import { redact } from '../../src/config/redact.js'
+import { redact } from '../../src/redact.js'
 import { repoRoot } from '../helpers/fixtures.js'
 
 function dir(files: Record<string, string>): string {
@@ -40,17 +40,36 @@ describe('loadConfig', () => {
   it('resolves --config against cwd and fails clearly when it is missing', async () => {
     const d = dir({ 'custom.json': '{"mcpServers":{}}' })
     expect((await loadConfig({ cwd: d, configPath: 'custom.json', env })).file).toBe(path.join(d, 'custom.json'))
-    await expect(loadConfig({ cwd: d, configPath: 'nope.json', env })).rejects.toMatchObject({ code: 'CONFIG_NOT_FOUND', message: expect.stringContaining(path.join(d, 'nope.json')) })
+    await expect(loadConfig({ cwd: d, configPath: 'nope.json', env })).rejects.toMatchObject({ code: 'config_not_found', message: expect.stringContaining(path.join(d, 'nope.json')) })
   })
 
   it('names the file, line and column of a JSON syntax error', async () => {
-    const d = dir({ 'mycelium.config.json': '{\n  "mcpServers": {\n    "fs": { "command": "x", }\n  }\n}\n' })
-    await expect(loadConfig({ cwd: d, env })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/Invalid JSON in .*mycelium\.config\.json at line 3, column \d+/) })
+    const d = dir({ 'mycelium.config.json': '{\n  "mcpServers": {\n    "fs": { "command": "x" "args": [] }\n  }\n}\n' })
+    await expect(loadConfig({ cwd: d, env })).rejects.toMatchObject({ code: 'config_invalid', message: expect.stringMatching(/Invalid JSON in .*mycelium\.config\.json at line 3, column \d+/) })
   })
 
   it('names the file, line and column of a YAML syntax error', async () => {
     const d = dir({ 'mycelium.config.yaml': 'mcpServers:\n  fs:\n    command: [x\n' })
-    await expect(loadConfig({ cwd: d, env })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/Invalid YAML in .*mycelium\.config\.yaml at line \d+, column \d+/) })
+    await expect(loadConfig({ cwd: d, env })).rejects.toMatchObject({ code: 'config_invalid', message: expect.stringMatching(/Invalid YAML in .*mycelium\.config\.yaml at line \d+, column \d+/) })
+  })
+
+  it('reads JSON with comments and trailing commas (JSONC), keeping error positions', async () => {
+    const text = '{\n  // servers\n  "mcpServers": { /* none yet, */ },\n  "namespace": { "separator": "__", }, // "//" inside a string stays\n  "skills": { "dirs": ["a//b", "/* c */",], },\n}\n'
+    const loaded = await loadConfig({ cwd: dir({ 'mycelium.config.json': text }), env })
+    expect(loaded.config.namespace.separator).toBe('__')
+    expect(loaded.config.skills?.dirs).toEqual(['a//b', '/* c */'])
+    const bad = dir({ 'mycelium.config.json': '{\n  // a comment\n  "mcpServers": {} x\n}' })
+    await expect(loadConfig({ cwd: bad, env })).rejects.toThrow(/line 3, column 20/)
+  })
+
+  it('takes the config from MYC_CONFIG when --config is not given, and says where a missing one came from', async () => {
+    const d = dir({ 'other.json': '{"mcpServers":{"a":{"command":"x"}}}' })
+    const loaded = await loadConfig({ cwd: tmpdir(), env: { ...env, MYC_CONFIG: path.join(d, 'other.json') } })
+    expect(loaded.file).toBe(path.join(d, 'other.json'))
+    // The flag wins over the variable.
+    const flag = await loadConfig({ cwd: d, configPath: 'other.json', env: { ...env, MYC_CONFIG: '/nope.json' } })
+    expect(flag.file).toBe(path.join(d, 'other.json'))
+    await expect(loadConfig({ cwd: d, env: { ...env, MYC_CONFIG: 'missing.json' } })).rejects.toThrow(/missing\.json \(from MYC_CONFIG/)
   })
 
   it('reads a claude_desktop_config.json as it stands', async () => {
