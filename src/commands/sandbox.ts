@@ -20,8 +20,9 @@ const guard = defineCommand({
   meta: { name: 'guard', description: 'The shell guard’s verdict on a command, without running it; exits 3 when blocked' },
   args: { ...jsonArgs, command: restPositional({ type: 'positional', required: false, description: 'After --: the command (one word: a shell line; several: an argument vector)' }) },
   async run({ args, rawArgs }) {
-    const verdict = await new ShellGuard().check(commandAfterDashes(rawArgs))
-    if (args.json) printJson(verdict)
+    const verdict = await new ShellGuard().check(commandAfterDashes(rawArgs), { cwd: process.cwd() })
+    // The JSON verdict carries a code like every other --json error (guard_blocked, as exec's).
+    if (args.json) printJson(verdict.ok ? verdict : { ok: false, error: { code: 'guard_blocked', ...verdict.error } })
     else printResult(verdict.ok ? 'allowed' : `blocked by rule ${verdict.error.rule}: ${verdict.error.message}\n  ${verdict.error.command}`)
     return verdict.ok ? 0 : 3
   },

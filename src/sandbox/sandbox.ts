@@ -45,7 +45,14 @@ export class Sandbox {
   }
 
   async run(request: ExecRequest): Promise<ExecResult> {
-    const verdict = await this.deps.guard.check(request.command)
+    let workspace: string
+    try {
+      workspace = realpathSync(request.workspace)
+    } catch {
+      return { ok: false, error: { code: 'invalid_request', message: `workspace ${request.workspace} does not exist` } }
+    }
+    // The guard judges targets against the workspace: what stays inside it may be deleted, what leaves it may not.
+    const verdict = await this.deps.guard.check(request.command, { cwd: workspace })
     if (!verdict.ok) return { ok: false, error: { code: 'guard_blocked', rule: verdict.error.rule, message: `blocked by the shell guard (rule ${verdict.error.rule}): ${verdict.error.message}: ${verdict.error.command}` } }
     if (typeof request.command === 'string' && request.trust === 'restricted') {
       return { ok: false, error: { code: 'invalid_request', message: 'trust "restricted" runs programs directly, without a shell: pass an argument vector (myc sandbox exec -- prog arg…), or use trust "sandboxed"' } }
@@ -53,12 +60,6 @@ export class Sandbox {
     const argv = typeof request.command === 'string' ? ['sh', '-c', request.command] : [...request.command]
     if (argv.length === 0) return { ok: false, error: { code: 'invalid_request', message: 'no command given' } }
 
-    let workspace: string
-    try {
-      workspace = realpathSync(request.workspace)
-    } catch {
-      return { ok: false, error: { code: 'invalid_request', message: `workspace ${request.workspace} does not exist` } }
-    }
     const executor = await this.choose(request)
     if (typeof executor !== 'string') return executor
     if (request.network.allow.length > 0 && request.trust === 'sandboxed') {

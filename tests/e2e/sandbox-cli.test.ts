@@ -5,8 +5,9 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { fixtureServer } from '../helpers/fixtures.js'
+import { requireTool } from '../helpers/tools.js'
 
-const hasBwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0
+const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
 
 function myc(args: string[], cwd = tmpdir()) {
   requireBundle()
@@ -18,7 +19,7 @@ describe('myc sandbox and myc doctor (build/myc.cjs)', () => {
   it('guard: one argument is a shell line, several an argv; exit 3 when blocked', () => {
     const blocked = myc(['sandbox', 'guard', '--json', '--', 'curl x | sh'])
     expect(blocked.code).toBe(3)
-    expect(JSON.parse(blocked.stdout)).toMatchObject({ ok: false, error: { rule: 'pipe-to-shell' } })
+    expect(JSON.parse(blocked.stdout)).toMatchObject({ ok: false, error: { code: 'guard_blocked', rule: 'pipe-to-shell' } })
     expect(myc(['sandbox', 'guard', '--', 'rm', '-rf', '/']).code).toBe(3)
     const allowed = myc(['sandbox', 'guard', '--', 'rm', '-rf', 'node_modules'])
     expect(allowed.code).toBe(0)

@@ -178,6 +178,16 @@ describe('refusals', () => {
   })
 
   it('unrestricted runs with no sandbox, but the guard still applies', async () => {
+  it('the guard judges targets against the request’s workspace: inside it may go, outside it may not', async () => {
+    const ws = workspace()
+    mkdirSync(path.join(ws, 'build'))
+    const inside = await sandbox.run({ ...base, workspace: ws, trust: 'unrestricted', command: `rm -rf ${ws}/build` })
+    expect(inside.ok && inside.outcome.exitCode).toBe(0)
+    expect(existsSync(path.join(ws, 'build'))).toBe(false)
+    const outside = await sandbox.run({ ...base, workspace: ws, trust: 'unrestricted', command: `rm -rf ${tmpdir()}/../usr/lib` })
+    expect(outside).toMatchObject({ ok: false, error: { code: 'guard_blocked' } })
+  })
+
     const ok = await sandbox.run({ ...base, trust: 'unrestricted', command: 'echo hi' })
     expect(ok.ok && ok.outcome).toMatchObject({ executor: 'none', stdout: 'hi\n', exitCode: 0 })
     const blocked = await sandbox.run({ ...base, trust: 'unrestricted', command: 'rm -rf /' })

@@ -104,7 +104,7 @@ function splitTop(s: string): string[] {
 }
 
 /** The argument text of the call whose name ends at `at`: in parentheses, or (bare calls) up to the end of the statement. */
-function argsAt(code: string, at: number, bare: boolean): string[] | undefined {
+export function argsAt(code: string, at: number, bare: boolean): string[] | undefined {
   let i = at
   while (code[i] === ' ' || code[i] === '\t') i++
   const paren = code[i] === '('
@@ -122,12 +122,12 @@ function argsAt(code: string, at: number, bare: boolean): string[] | undefined {
   return splitTop(code.slice(paren ? i + 1 : i, j))
 }
 
-type Value = { t: 'str'; v: string } | { t: 'list'; v: Word[] } | { t: 'opt'; shell: boolean } | { t: 'dyn' }
+export type Value = { t: 'str'; v: string } | { t: 'list'; v: Word[] } | { t: 'opt'; shell: boolean } | { t: 'dyn' }
 
 const CONCAT = new RegExp(`^${SLOT_SOURCE}(?:\\s*(?:\\+|\\.\\.?)?\\s*${SLOT_SOURCE})*$`)
 const SLOTS = new RegExp(SLOT_SOURCE, 'g')
 
-function classify(arg: string, strings: readonly Literal[]): Value {
+export function classify(arg: string, strings: readonly Literal[]): Value {
   if (/^\w+\s*=(?!=)/.test(arg) || /^\w+:\s/.test(arg) || arg.startsWith('{')) return { t: 'opt', shell: /\bshell\s*[:=]\s*(?:True|true)\b/.test(arg) }
   if (CONCAT.test(arg)) {
     const parts = [...arg.matchAll(SLOTS)].map((m) => strings[Number(m[1])]!)

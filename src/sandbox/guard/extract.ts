@@ -1,14 +1,17 @@
 import type { Node } from 'web-tree-sitter'
 import { INPUT_RUNNERS } from './input-runners.js'
-import { interpreter, languageOf, readsProgramFromStdin, shellCalls } from './interpreters.js'
+import { interpreter, languageOf } from './interpreters.js'
+import { envCommand, OPTION_RUNNERS } from './option-runners.js'
+import { feedStdin, printed, wdOf, writtenContent } from './stdin-programs.js'
+import { Scope } from './scope.js'
 import { SHELL_RUNNERS } from './shell-runners.js'
 import { WRAPPERS } from './wrappers.js'
-import { basename, INPUT_REF, INPUT_VAR, inputWord, literal, SHELLS, unquote, type Inner, type Nesting, type Runner, type ScriptContext, type SimpleCommand, type Step, type Word } from './words.js'
+import { basename, INPUT_REF, INPUT_VAR, inputWord, literal, unquote, type Inner, type Nesting, type Runner, type ScriptContext, type SimpleCommand, type Step, type Word, type Write } from './words.js'
 
 export type { SimpleCommand, Word } from './words.js'
 
 /** Every command that runs another: wrappers, shell-string runners, input runners (interpreters are found by language). */
-const RUNNERS: Readonly<Record<string, Runner>> = { ...WRAPPERS, ...SHELL_RUNNERS, ...INPUT_RUNNERS }
+const RUNNERS: Readonly<Record<string, Runner>> = { ...WRAPPERS, ...SHELL_RUNNERS, ...INPUT_RUNNERS, ...OPTION_RUNNERS }
 
 function stepOf(name: string, words: Word[]): Step | undefined {
   if (Object.hasOwn(RUNNERS, name)) return RUNNERS[name]!(words)
@@ -23,6 +26,8 @@ const MAX_PEEL = 16
 export interface Place {
   pipedFrom: SimpleCommand[]
   writesTo: string[]
+  writes?: Write[]
+  wd?: string | null
   source: string
   inFunction?: string
   input?: Word
@@ -43,48 +48,20 @@ export function expand(words: Word[], place: Place, nest: Nesting): SimpleComman
     const name = basename(head.text)
     const step = head.dynamic ? undefined : stepOf(name, ws)
     if (!step || step.keep) {
-      out.push({ name, nameDynamic: head.dynamic, args: ws.slice(1), pipedFrom: place.pipedFrom, writesTo: place.writesTo, source: place.source, ...(place.inFunction !== undefined ? { inFunction: place.inFunction } : {}), ...(step?.program !== undefined ? { program: step.program } : {}) })
+      out.push({ name, ...(!head.dynamic && head.text.includes('/') ? { path: head.text } : {}), nameDynamic: head.dynamic, args: ws.slice(1), pipedFrom: place.pipedFrom, writesTo: place.writesTo, writes: place.writes ?? [], wd: wdOf(place.wd), source: place.source, ...(place.inFunction !== undefined ? { inFunction: place.inFunction } : {}), ...(step?.program !== undefined ? { program: step.program } : {}) })
     }
     for (const inner of step?.inner ?? []) run(inner, depth + 1, inner.input ?? input)
   }
   const run = (inner: Inner, depth: number, input: Word | undefined): void => {
     if ('words' in inner) return visit(inner.words, depth, input)
-    out.push(...nest.script(inner.script, { pipedFrom: place.pipedFrom, ...(inner.positional ? { positional: inner.positional } : {}), ...(input ? { input } : {}) }))
+    out.push(...nest.script(inner.script, { pipedFrom: place.pipedFrom, wd: wdOf(place.wd), ...(inner.positional ? { positional: inner.positional } : {}), ...(input ? { input } : {}) }))
   }
   visit(words, 0, place.input)
   return out
 }
 
-/** Program text arriving on a command's stdin (heredoc, here-string, `echo … |`): a shell or interpreter that reads its program there runs it. */
-export function feedStdin(cmd: SimpleCommand, text: string, nest: Nesting): SimpleCommand[] {
-  if (!readsProgramFromStdin(cmd)) return []
-  if (SHELLS.has(cmd.name)) return nest.script(text, { pipedFrom: cmd.pipedFrom })
-  const lang = languageOf(cmd.name)
-  if (!lang) return []
-  cmd.program = text
-  const place: Place = { pipedFrom: cmd.pipedFrom, writesTo: [], source: cmd.source }
-  return shellCalls(lang, text).inner.flatMap((inner) => ('words' in inner ? expand(inner.words, place, nest) : nest.script(inner.script, { pipedFrom: cmd.pipedFrom })))
-}
-
-/** What `echo`/`printf` with literal arguments writes, else undefined. */
-function printed(cmd: SimpleCommand | undefined): string | undefined {
-  if (!cmd || cmd.args.some((a) => a.dynamic) || (cmd.name !== 'echo' && cmd.name !== 'printf')) return undefined
-  const esc = (s: string) => s.replace(/\\(0[0-7]{0,3}|x[0-9a-fA-F]{1,2}|[\s\S])/g, (_, e: string) => (e[0] === '0' ? String.fromCharCode(parseInt(e, 8)) : e[0] === 'x' && e.length > 1 ? String.fromCharCode(parseInt(e.slice(1), 16)) : ({ n: '\n', t: '\t', r: '\r' } as Record<string, string>)[e] ?? e))
-  const a = cmd.args.map((w) => w.text)
-  if (cmd.name === 'echo') {
-    let i = 0
-    while (/^-[neE]+$/.test(a[i] ?? '')) i++
-    return esc(a.slice(i).join(' '))
-  }
-  const [format = '', ...values] = a
-  let out = ''
-  let k = 0
-  // The format is reused while arguments remain, as printf does.
-  do {
-    out += esc(format).replace(/%(%|[-+ #0]*\d*(?:\.\d+)?[sbdiouxXcfeEgG])/g, (_, spec: string) => (spec === '%' ? '%' : (values[k++] ?? '')))
-  } while (k < values.length && /%[^%]/.test(format))
-  return out
-}
+/** The files a command's redirections write to (`> f`, `>> f`), as text. */
+const outputs = (writes: readonly Write[]): string[] => writes.filter((w) => !w.read).map((w) => w.target.text)
 
 const DYNAMIC = new Set(['simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion'])
 const POSITIONAL = /\$(?:\{([0-9]+|[@*])\}|([0-9@*]))/g
@@ -97,6 +74,7 @@ const WHOLE_POSITIONAL = /^\$(?:\{([0-9]+|[@*])\}|([0-9@*]))$/
  */
 export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = { pipedFrom: [] }): SimpleCommand[] {
   let inFunction: string | undefined
+  const scope = new Scope(ctx.wd === undefined ? '.' : ctx.wd, ctx.positional, () => inFunction !== undefined)
 
   /** `$1`, `"$@"`, and the input stand-in, read back from the context the script runs in. */
   const resolve = (w: Word, raw: string): Word[] => {
@@ -129,7 +107,16 @@ export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = 
       for (const c of n.namedChildren) if (c) visit(c)
     }
     visit(node)
-    return resolve({ text: dynamic ? node.text : unquote(node.text), dynamic, inner }, node.text)
+    const w: Word = { text: dynamic ? node.text : unquote(node.text), dynamic, inner }
+    return resolve(w, node.text).map((r) => (r === w ? withValues(w, node) : r))
+  }
+  /** A word with what the script lets the guard know of it: a variable's value, a brace expansion. */
+  const withValues = (w: Word, node: Node): Word => {
+    if (!w.dynamic && !node.text.includes('{')) return w
+    const values = scope.values(node)
+    if (!values) return w
+    if (values.length === 1) return values[0] === w.text && !w.dynamic ? w : { text: values[0]!, dynamic: false, inner: w.inner }
+    return { ...w, values }
   }
   /** The text of a here-string: its value when static, its words as written otherwise. */
   const hereString = (node: Node): string | undefined => {
@@ -137,32 +124,72 @@ export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = 
     return w && (w.dynamic ? unquote(w.text) : w.text)
   }
 
-  const command = (node: Node, pipedFrom: SimpleCommand[], writesTo: string[]): SimpleCommand[] => {
+  const command = (node: Node, pipedFrom: SimpleCommand[], writes: Write[]): SimpleCommand[] => {
     const nameNode = node.childForFieldName('name')
     const words: Word[] = []
     let stdin: string | undefined
     if (nameNode) words.push(...word(nameNode.namedChildren[0] ?? nameNode))
+    const bodies: SimpleCommand[] = []
     for (const c of node.namedChildren) {
+      if (c?.type === 'variable_assignment') bodies.push(...envCommands(c, pipedFrom))
       if (!c || c.id === nameNode?.id || c.type === 'variable_assignment' || c.type === 'file_redirect') continue
       if (c.type === 'herestring_redirect') stdin = hereString(c)
+      // `coproc ( … )`, `coproc { … }`: a compound command as an argument runs.
+      else if (c.type === 'subshell' || c.type === 'compound_statement') bodies.push(...walk(c, pipedFrom, writes))
       else words.push(...word(c))
     }
-    const nested = words.flatMap((w) => w.inner)
-    const place: Place = { pipedFrom, writesTo, source: node.text, ...(inFunction !== undefined ? { inFunction } : {}), ...(ctx.input ? { input: ctx.input } : {}) }
+    const nested = [...words.flatMap((w) => w.inner), ...bodies]
+    const place: Place = { pipedFrom, writesTo: outputs(writes), writes, wd: scope.wd, source: node.text, ...(inFunction !== undefined ? { inFunction } : {}), ...(ctx.input ? { input: ctx.input } : {}) }
     const cmds = expand(words, place, nest)
+    // `exec > /etc/passwd`, `sudo > f`: the wrapper vanished, its redirection did not.
+    if (writes.length > 0 && !cmds.some((c) => c.writes === writes)) cmds.push(redirectOnly(pipedFrom, writes, node.text))
     if (stdin !== undefined) for (const c of [...cmds]) cmds.push(...feedStdin(c, stdin, nest))
+    scope.track(node, words)
     return [...cmds, ...nested]
   }
 
-  const walk = (node: Node, pipedFrom: SimpleCommand[], writesTo: string[] = []): SimpleCommand[] => {
+  /** `GIT_PAGER='…' git log`, `export LD_PRELOAD=…`: a variable whose value something runs. */
+  const envCommands = (a: Node, pipedFrom: SimpleCommand[]): SimpleCommand[] => {
+    const value = a.childForFieldName('value')
+    const inner = value && envCommand(a.childForFieldName('name')?.text ?? '', word(value)[0]!)
+    if (!inner) return []
+    return 'script' in inner ? nest.script(inner.script, { pipedFrom, wd: scope.wd }) : expand(inner.words, { pipedFrom, writesTo: [], source: a.text, wd: scope.wd }, nest)
+  }
+  /** A redirection with no command left to carry it: it still truncates its target. */
+  const redirectOnly = (pipedFrom: SimpleCommand[], writes: Write[], source: string): SimpleCommand => ({ name: ':', nameDynamic: false, args: [], pipedFrom, writesTo: outputs(writes), writes, wd: scope.wd, source })
+  const children = (node: Node, pipedFrom: SimpleCommand[], writes: Write[]) => node.namedChildren.flatMap((c) => (c ? walk(c, pipedFrom, writes) : []))
+  const walk = (node: Node, pipedFrom: SimpleCommand[], writes: Write[] = []): SimpleCommand[] => {
     switch (node.type) {
       case 'command':
-        return command(node, pipedFrom, writesTo)
+        return command(node, pipedFrom, writes)
+      case 'variable_assignment':
+      case 'unset_command': {
+        const found = [...children(node, pipedFrom, writes), ...(node.type === 'variable_assignment' ? envCommands(node, pipedFrom) : [])]
+        scope.track(node)
+        return found
+      }
+      case 'for_statement':
+      case 'while_statement':
+      case 'until_statement': {
+        scope.track(node)
+        scope.preScan(node)
+        return children(node, pipedFrom, writes)
+      }
+      case 'subshell':
+      case 'command_substitution':
+      case 'process_substitution': {
+        const saved = scope.save()
+        try {
+          return children(node, pipedFrom, writes)
+        } finally {
+          scope.restore(saved)
+        }
+      }
       case 'function_definition': {
         const outer = inFunction
         inFunction = node.childForFieldName('name')?.text
         try {
-          return node.namedChildren.flatMap((c) => (c ? walk(c, pipedFrom, writesTo) : []))
+          return children(node, pipedFrom, writes)
         } finally {
           inFunction = outer
         }
@@ -183,14 +210,17 @@ export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = 
         return found
       }
       case 'redirected_statement': {
-        const targets: string[] = []
+        const targets: Write[] = []
         let stdin: string | undefined
         const inHeredoc: Node[] = []
         for (const c of node.namedChildren) {
           if (!c) continue
           if (c.type === 'file_redirect') {
             const dest = c.childForFieldName('destination') ?? c.namedChildren.at(-1)
-            if (dest) targets.push(unquote(dest.text))
+            const op = c.children.find((k) => k !== null && !k.isNamed && /[<>]/.test(k.type))?.type ?? ''
+            // `>&2`, `2>&1`: a descriptor, not a file.
+            const toFile = !(op.includes('&') && dest && /^(\d+|-)$/.test(dest.text))
+            if (dest && toFile && (op === '<' || op.includes('>'))) for (const target of word(dest)) targets.push({ target, append: op.includes('>>') || op === '<>', ...(op === '<' ? { read: true } : {}) })
           }
           if (c.type === 'herestring_redirect') stdin = hereString(c)
           if (c.type === 'heredoc_redirect') {
@@ -201,18 +231,17 @@ export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = 
             }
           }
         }
-        const body = node.childForFieldName('body') ?? node.namedChildren[0]
-        const cmds = body ? walk(body, pipedFrom, targets) : []
+        const body = node.childForFieldName('body') ?? node.namedChildren.find((c) => c !== null && !c.type.endsWith('redirect'))
+        // `> /etc/passwd` alone: a redirection with no command still truncates its target.
+        const cmds = body ? walk(body, pipedFrom, targets) : [redirectOnly(pipedFrom, targets, node.text)]
+        for (const t of targets) if (body?.type === 'command' && !t.append && !t.read) t.content = writtenContent(cmds[0], stdin)
         // `cat <<EOF | sh`: the pipeline hangs off the heredoc in this grammar.
         for (const h of inHeredoc) cmds.push(...walk(h, cmds))
         if (stdin !== undefined) for (const c of [...cmds]) cmds.push(...feedStdin(c, stdin, nest))
         return cmds
       }
-      default: {
-        const found: SimpleCommand[] = []
-        for (const c of node.namedChildren) if (c) found.push(...walk(c, pipedFrom, writesTo))
-        return found
-      }
+      default:
+        return children(node, pipedFrom, writes)
     }
   }
 

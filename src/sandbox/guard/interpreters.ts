@@ -1,5 +1,6 @@
 import { awkShellCalls, sedShellCalls } from './awk-sed.js'
 import { shellCallsIn, type ShellCalls } from './code-calls.js'
+import { deleteCalls } from './code-deletes.js'
 import { asScript, INTERPRETERS, unquote, type Runner, type SimpleCommand, type Word } from './words.js'
 
 /** The languages whose command-line code the guard reads for shell calls. */
@@ -112,11 +113,16 @@ function codeOf(lang: Language, args: readonly Word[]): { code: string; hidden?:
   return { code: parts.map(asScript).join('\n'), ...(hidden ? { hidden } : {}) }
 }
 
-/** The shell commands code in `lang` runs. */
-export function shellCalls(lang: Language, code: string): ShellCalls {
+/** Literal code handed to `eval`/`exec` is read this deep; deeper, it counts as unreadable. */
+const MAX_EVAL_DEPTH = 3
+
+/** The shell commands code in `lang` runs, and the deletions it makes itself (as `rm -rf` commands). */
+export function shellCalls(lang: Language, code: string, depth = 0): ShellCalls {
   if (lang === 'awk') return awkShellCalls(code)
   if (lang === 'sed') return sedShellCalls(code)
-  return shellCallsIn(lang, code)
+  const shell = shellCallsIn(lang, code)
+  const deletes = deleteCalls(lang, code, (inner) => (depth < MAX_EVAL_DEPTH ? shellCalls(lang, inner, depth + 1) : { inner: [], dynamic: true }))
+  return { inner: [...shell.inner, ...deletes.inner], dynamic: shell.dynamic || deletes.dynamic }
 }
 
 /** Whether an interpreter's program runs a shell command computed at run time. */

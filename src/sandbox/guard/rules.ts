@@ -1,3 +1,5 @@
+import { isCriticalPath, valuesOf, type GuardOptions } from './paths.js'
+import { TARGET_RULES } from './rules-targets.js'
 import { readsProgramFromStdin, runsComputedShell } from './interpreters.js'
 import { basename, INTERPRETERS, SHELLS, unquote, type SimpleCommand, type Word } from './words.js'
 
@@ -5,31 +7,10 @@ import { basename, INTERPRETERS, SHELLS, unquote, type SimpleCommand, type Word 
 export interface GuardRule {
   id: string
   message: string
-  test: (cmd: SimpleCommand) => boolean
+  test: (cmd: SimpleCommand, opts: GuardOptions) => boolean
 }
 
-/** System paths whose recursive deletion or re-permissioning breaks the machine. */
-const SYSTEM = ['/', '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/opt', '/proc', '/root', '/sbin', '/srv', '/sys', '/usr', '/var', '/System', '/Library', '/Users', '/Applications', '/private', 'C:\\', 'C:/']
-const HOME = ['~', '$HOME', '${HOME}']
-
-/** `/etc`, `/etc/`, `/etc/*`, `/*`, `~`, `~/`, `~/*`, `$HOME/*`, `/usr/..`… */
-export function isCriticalPath(raw: string): boolean {
-  let p = raw.trim()
-  if (p === '') return false
-  for (const h of HOME) if (p === h || p.startsWith(`${h}/`)) p = `/home-of-user${p.slice(h.length)}`
-  p = p.replace(/\/+/g, '/').replace(/\/\*+$/, '/').replace(/\/\.$/, '/')
-  // Resolve `..` lexically: `/usr/..` is `/`.
-  const parts: string[] = []
-  for (const seg of p.split('/')) {
-    if (seg === '..') parts.pop()
-    else if (seg !== '.' && seg !== '') parts.push(seg)
-  }
-  const norm = p.startsWith('/') ? `/${parts.join('/')}` : parts.join('/')
-  if (norm === '') return false
-  if (norm === '/' || norm === '/*') return true
-  if (norm === '/home-of-user') return true
-  return SYSTEM.includes(norm) || SYSTEM.includes(`${norm}/`)
-}
+export { isCriticalPath }
 
 const texts = (args: Word[]) => args.filter((a) => !a.dynamic).map((a) => a.text)
 /** Whether short or long flags contain one of the letters/names (`-rf`, `-Rf`, `--recursive`). */
@@ -72,7 +53,7 @@ export const RULES: readonly GuardRule[] = [
   },
   {
     id: 'interpreter-shell-dynamic',
-    message: 'interpreter code (python -c, perl -e, node -e, ruby -e, php -r, awk system(), sed e, …) runs a shell command built at run time, so what it runs cannot be checked',
+    message: 'interpreter code (python -c, perl -e, node -e, ruby -e, php -r, awk system(), sed e, …) runs a shell command built at run time, or evaluates code built at run time (eval, exec, __import__(name), getattr), so what it runs or deletes cannot be checked',
     test: runsComputedShell,
   },
   {
@@ -81,7 +62,7 @@ export const RULES: readonly GuardRule[] = [
     test: (c) =>
       c.name === 'rm' &&
       (texts(c.args).includes('--no-preserve-root') ||
-        (hasFlag(c.args, 'rR', ['--recursive']) && operands(c.args).some((a) => (a.dynamic ? !a.fromInput && (HOME_WORD.test(unquote(a.text)) || VAR_GLOB.test(a.text)) : isCriticalPath(a.text))))),
+        (hasFlag(c.args, 'rR', ['--recursive']) && operands(c.args).some((a) => (a.fromInput ? false : a.dynamic && !a.values ? HOME_WORD.test(unquote(a.text)) || VAR_GLOB.test(a.text) : (valuesOf(a) ?? []).some(isCriticalPath))))),
   },
   {
     id: 'fork-bomb',
@@ -104,7 +85,7 @@ export const RULES: readonly GuardRule[] = [
   {
     id: 'chmod-chown-system',
     message: 'recursive chmod/chown of / or a system folder',
-    test: (c) => ['chmod', 'chown', 'chgrp'].includes(c.name) && hasFlag(c.args, 'R', ['--recursive']) && operands(c.args).some((a) => !a.dynamic && isCriticalPath(a.text)),
+    test: (c) => ['chmod', 'chown', 'chgrp'].includes(c.name) && hasFlag(c.args, 'R', ['--recursive']) && operands(c.args).some((a) => !a.fromInput && (valuesOf(a) ?? []).some(isCriticalPath)),
   },
   {
     id: 'find-delete-critical',
@@ -165,6 +146,7 @@ export const RULES: readonly GuardRule[] = [
     message: 'shutting down or rebooting the machine',
     test: (c) => ['shutdown', 'reboot', 'halt', 'poweroff'].includes(c.name) || (c.name === 'init' && ['0', '6'].includes(texts(c.args)[0] ?? '')) || (c.name === 'systemctl' && ['poweroff', 'reboot', 'halt', 'kexec'].includes(texts(c.args).find((x) => !x.startsWith('-')) ?? '')),
   },
+  ...TARGET_RULES,
 ]
 
 /** The rule for input the grammar cannot parse: the guard fails closed. */

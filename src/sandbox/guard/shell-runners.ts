@@ -208,7 +208,8 @@ export const SHELL_RUNNERS: Readonly<Record<string, Runner>> = {
   runuser,
   sg,
   newgrp: stdinShell,
-  at: (words) => (words.some((w) => w.text === '-f' || w.text.startsWith('-l') || w.text === '-r' || w.text === '-d') ? { keep: false, inner: [] } : stdinShell(words)),
+  // `at -f FILE` stays judged itself: FILE is a program (see write-then-run.ts).
+  at: (words) => (words.some((w) => w.text === '-f' || w.text.startsWith('-l') || w.text === '-r' || w.text === '-d') ? { keep: true, inner: [] } : stdinShell(words)),
   batch: stdinShell,
   script: scriptRecorder,
   asciinema: (words) => {

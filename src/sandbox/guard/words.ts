@@ -10,18 +10,45 @@ export interface Word {
    * `within`: the paths it is known to lie under (find's roots); absent, it may be anything.
    */
   fromInput?: { within?: readonly string[] }
+  /**
+   * Every value the word may take, when the guard can tell: a variable set
+   * earlier in the script (several values in a loop), brace expansion
+   * (`/{etc,usr}` → `/etc`, `/usr`). Absent on a dynamic word: unknown.
+   */
+  values?: readonly string[]
+}
+
+/** A redirection: its target, and whether it appends (`>>`) rather than truncates, or only reads (`< file`). */
+export interface Write {
+  target: Word
+  append: boolean
+  read?: boolean
+  /** What the command writes there, when the guard can tell (`echo 'x' > f`, `cat > f <<EOF`). */
+  content?: string
 }
 
 /** A simple command after wrappers are peeled: `sudo env X=1 /bin/rm -rf /` → name `rm`. */
 export interface SimpleCommand {
   /** The command name reduced to its base name (`/bin/rm` → `rm`). */
   name: string
+  /** The command as written when it names a file by path (`./x.sh`, `/tmp/run`). */
+  path?: string
+  /** Set when the command runs a program written earlier in the same check, or one read from stdin (`make -f -`). */
+  runsWritten?: boolean
+  /** The programs the command runs that were written earlier in the same check with a known content: read back as code. */
+  runsContent?: string[]
+  /** What the command destroys through links made earlier in the same check, as the paths they point to (from the workspace). */
+  linked?: Word[]
   nameDynamic: boolean
   args: Word[]
   /** Commands piped into this one (earlier stages of its pipeline). */
   pipedFrom: SimpleCommand[]
   /** Output redirection targets (`> /dev/sda`). */
   writesTo: string[]
+  /** The same redirections as words, with how they write. */
+  writes?: Write[]
+  /** The working directory the command runs in, as the script set it (`cd /`): `.` is the workspace, null unknown. */
+  wd?: string | null
   /** The source text, for messages. */
   source: string
   /** The name of the function whose body holds this command, if any. */
@@ -48,6 +75,8 @@ export type Runner = (words: Word[]) => Step | undefined
 /** The context a nested script is read in: its stdin, `$0 $1 …`, and what `$__MYC_INPUT__` stands for. */
 export interface ScriptContext {
   pipedFrom: SimpleCommand[]
+  /** The working directory the script starts in (`.`, the workspace, when absent; null unknown). */
+  wd?: string | null
   positional?: Word[]
   input?: Word
 }
