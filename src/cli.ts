@@ -3,7 +3,9 @@ import { argsOf, checkWords, FlagError, findCommandWord, isFlagWord, loadSubComm
 import { ExitCode, MycError } from './errors.js'
 import { createLogger } from './logger.js'
 import { commonArgs, eraArgs } from './commands/_shared.js'
+import { randomUUID } from 'node:crypto'
 import { forStream, stripAnsi } from './terminal-colour.js'
+import { jsonText, terminalText } from './terminal-text.js'
 import { version } from './version.js'
 
 /** myc's own flags: accepted with every command, before or after it; given to a command only when it defines them. */
@@ -116,6 +118,7 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
   const dashes = argv.indexOf('--')
   const own = dashes === -1 ? argv : argv.slice(0, dashes)
   let wantsJson = own.includes('--json') || own.includes('--json=true')
+  let located: string | undefined
   const verbose = own.includes('--verbose')
   const logger = createLogger({ verbose })
   try {
@@ -128,6 +131,7 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
       return ExitCode.ok
     }
     const { leaf, path, words } = await locate(argv, stdinIsTTY)
+    located = path
     const args = await argsOf(leaf)
     // The JSON error document is for a command that prints JSON; any other reads its error as text.
     wantsJson &&= Object.hasOwn(args, 'json')
@@ -135,7 +139,7 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
     const { result } = await runCommand(leaf, { rawArgs })
     return typeof result === 'number' ? result : ExitCode.ok
   } catch (error) {
-    return reportError(error, { json: wantsJson, verbose, logger })
+    return reportError(error, { json: wantsJson, path: located, verbose, logger })
   }
 }
 
@@ -156,17 +160,38 @@ function writeUsage(usage: string): void {
   process.stdout.write(`${forStream(process.stdout, usage)}\n`)
 }
 
-function reportError(error: unknown, opts: { json: boolean; verbose: boolean; logger: ReturnType<typeof createLogger> }): number {
+/** The commands whose `--json` output is the agent's event stream (JSON Lines), not one document. */
+const EVENT_STREAM_COMMANDS = new Set(['run', 'workflow', 'adhoc'])
+
+/**
+ * The one error contract: with `--json`, `{"ok":false,"error":{"code","message","fix"?}}`
+ * on stdout (for the agent's commands, an `error` event and a `session_end`,
+ * so a reader of the stream always sees it end); and always one human line
+ * on stderr.
+ */
+function reportError(error: unknown, opts: { json: boolean; path: string | undefined; verbose: boolean; logger: ReturnType<typeof createLogger> }): number {
   const known = error instanceof MycError
   const isCittyUsage = !known && error instanceof Error && error.name === 'CLIError'
   const code = known ? error.code : isCittyUsage ? 'usage' : 'runtime'
   const exitCode = known ? error.exitCode : isCittyUsage ? ExitCode.usage : ExitCode.runtime
   // citty colours parts of its messages (argument names); JSON is data and never carries escape codes.
-  const message = error instanceof Error ? error.message : String(error)
-  if (opts.json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message: stripAnsi(message) } })}\n`)
-  else if (opts.verbose && error instanceof Error) opts.logger.error(error)
-  else opts.logger.error(message)
+  const message = stripAnsi(error instanceof Error ? error.message : String(error))
+  const fix = known ? error.fix : undefined
+  if (opts.json && opts.path !== undefined && EVENT_STREAM_COMMANDS.has(opts.path)) process.stdout.write(streamEnd(code, message, exitCode))
+  else if (opts.json) process.stdout.write(`${jsonText({ ok: false, error: { code, message, ...(fix ? { fix } : {}) } })}\n`)
+  if (opts.verbose && error instanceof Error) opts.logger.error(error)
+  else opts.logger.error(fix ? `${message} (fix: ${fix})` : message)
   return exitCode
+}
+
+/** An `error` event and the `session_end` after it: a run that never started, in the stream's own shape. */
+function streamEnd(code: string, message: string, exitCode: number): string {
+  const stamp = { time: new Date().toISOString(), sessionId: randomUUID() }
+  const usage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
+  return [
+    jsonText({ type: 'error', seq: 1, ...stamp, code, message }),
+    jsonText({ type: 'session_end', seq: 2, ...stamp, ok: false, reason: 'error', turns: 0, usage, durationMs: 0, text: '', exitCode, permissionDenials: [] }),
+  ].join('\n') + '\n'
 }
 
 /** Runs the CLI on this process's arguments and sets its exit code (build/myc.cjs calls it; so does a direct run). */
@@ -176,7 +201,7 @@ export function runMain(): void {
       process.exitCode = code
     },
     (error: unknown) => {
-      process.stderr.write(`${String(error)}\n`)
+      process.stderr.write(`${terminalText(String(error))}\n`)
       process.exitCode = ExitCode.runtime
     },
   )

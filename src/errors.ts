@@ -13,24 +13,28 @@ export const ExitCode = {
 } as const
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
 
-/** Stable, machine-readable error codes (the `code` of `--json` errors). */
+/**
+ * Stable, machine-readable error codes (the `code` of `--json` errors), in
+ * lower snake case like every code myc writes (the agent's event codes, the
+ * sandbox's); docs/configuration.md has the table.
+ */
 export type MycErrorCode =
-  | 'CONFIG_INVALID'
-  | 'CONFIG_NOT_FOUND'
-  | 'USAGE'
-  | 'CHILD_FAILED'
-  | 'CHECK_FAILED'
-  | 'SANDBOX_UNAVAILABLE'
-  | 'RUNTIME'
+  | 'config_invalid'
+  | 'config_not_found'
+  | 'usage'
+  | 'child_failed'
+  | 'check_failed'
+  | 'sandbox_unavailable'
+  | 'runtime'
 
 const exitCodeOf: Record<MycErrorCode, ExitCode> = {
-  CONFIG_INVALID: ExitCode.usage,
-  CONFIG_NOT_FOUND: ExitCode.usage,
-  USAGE: ExitCode.usage,
-  CHILD_FAILED: ExitCode.runtime,
-  CHECK_FAILED: ExitCode.checkFailed,
-  SANDBOX_UNAVAILABLE: ExitCode.runtime,
-  RUNTIME: ExitCode.runtime,
+  config_invalid: ExitCode.usage,
+  config_not_found: ExitCode.usage,
+  usage: ExitCode.usage,
+  child_failed: ExitCode.runtime,
+  check_failed: ExitCode.checkFailed,
+  sandbox_unavailable: ExitCode.runtime,
+  runtime: ExitCode.runtime,
 }
 
 /**
@@ -40,16 +44,19 @@ const exitCodeOf: Record<MycErrorCode, ExitCode> = {
 export class MycError extends Error {
   readonly code: MycErrorCode
   readonly exitCode: ExitCode
+  /** What to do about it, when the message does not already end by saying so (`--json`: `error.fix`). */
+  readonly fix: string | undefined
 
-  constructor(code: MycErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: MycErrorCode, message: string, options?: { cause?: unknown; fix?: string }) {
     super(message, options)
     this.name = 'MycError'
     this.code = code
     this.exitCode = exitCodeOf[code]
+    this.fix = options?.fix
   }
 }
 
 /** A usage error: a bad flag or argument on the command line (exit 2). */
 export function usageError(message: string): MycError {
-  return new MycError('USAGE', message)
+  return new MycError('usage', message)
 }

@@ -76,11 +76,36 @@ describe('every command refuses an unknown flag (exit 2, naming it), from the co
   })
 
   it.each(leaves.filter((n) => Object.hasOwn(n.args, 'json')).map((n) => [n.path.join(' '), n] as const))('myc %s --json --bogus-flag prints the JSON error document', async (_, node) => {
-    const { code, stdout } = await cli([...node.path, '--json', '--bogus-flag'])
+    const { code, stdout, stderr } = await cli([...node.path, '--json', '--bogus-flag'])
     expect(code).toBe(2)
+    // And one human line on stderr, --json or not.
+    expect(stderr).toContain('unknown flag --bogus-flag')
+    if (['run', 'workflow', 'adhoc'].includes(node.path.join(' '))) {
+      // The agent's commands print their event stream: an error event, then session_end.
+      const events = stdout.trim().split('\n').map((l) => JSON.parse(l))
+      expect(events.map((e) => e.type)).toEqual(['error', 'session_end'])
+      expect(events[0]).toMatchObject({ code: 'usage', message: expect.stringContaining('unknown flag --bogus-flag') })
+      expect(events[1]).toMatchObject({ ok: false, reason: 'error', exitCode: 2 })
+      return
+    }
     const doc = JSON.parse(stdout)
     expect(doc).toMatchObject({ ok: false, error: { code: 'usage' } })
     expect(doc.error.message).toContain('unknown flag --bogus-flag')
+  })
+
+  it('a --json error carries the fix apart when there is one', async () => {
+    const { code, stdout, stderr } = await cli(['status', '--json', '--config', '/nonexistent/mycelium.config.json'])
+    expect(code).toBe(2)
+    expect(JSON.parse(stdout)).toEqual({ ok: false, error: { code: 'config_not_found', message: 'Config file not found: /nonexistent/mycelium.config.json (named by --config)', fix: 'check the path, or run `myc init` to create one' } })
+    expect(stderr).toMatch(/Config file not found: .*\(fix: check the path/)
+  })
+
+  it('myc run --max-turns 0 --json prints the event stream, ending in session_end (exit 2)', async () => {
+    const { code, stdout } = await cli(['run', 'x', '--max-turns', '0', '--json'])
+    expect(code).toBe(2)
+    const events = stdout.trim().split('\n').map((l) => JSON.parse(l))
+    expect(events.at(-1)).toMatchObject({ type: 'session_end', ok: false, exitCode: 2 })
+    expect(events.find((e) => e.type === 'error')).toMatchObject({ code: 'usage', message: expect.stringMatching(/--max-turns/) })
   })
 })
 

@@ -82,7 +82,7 @@ export async function createApprovalGate(config: MyceliumConfig, runtime: Pick<R
   try {
     preapproved = parsePreapprovals(approve, context)
   } catch (error) {
-    throw new MycError('USAGE', (error as Error).message)
+    throw new MycError('usage', (error as Error).message)
   }
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
   const terminal = interactive ? (await import('./terminal-approval.js')).askOnTerminal : undefined

@@ -47,6 +47,8 @@ export interface AgentOptions {
   conversation?: BetaMessageParam[]
   /** Asked after each tool call: true ends the run as `failed` (a workflow's script failed). */
   failed?: () => boolean
+  /** Headless runs: a refused approval makes a run that ends well end `denied` (exit 3), its last text kept. */
+  deniedFails?: boolean
   /** Decides, before a call is sent, whether it may run (adhoc's approvals). */
   approve?: (callId: string, tool: OfferedTool, input: Record<string, unknown>) => Promise<{ allow: true } | { allow: false; reason: string }>
 }
@@ -82,7 +84,9 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
   const system: BetaTextBlockParam[] = [{ type: 'text', text: options.system, cache_control: { type: 'ephemeral' } }]
   let text = ''
   let turns = 0
-  const end = (reason: EndReason, error?: AgentOutcome['error']): AgentOutcome => ({ reason, turns, usage, text, permissionDenials, ...(error ? { error } : {}) })
+  /** An approval refused during the run: with `deniedFails`, a run that then ends well ends `denied`, not `done`. */
+  let approvalDenied = false
+  const end = (reason: EndReason, error?: AgentOutcome['error']): AgentOutcome => ({ reason: reason === 'done' && approvalDenied && options.deniedFails ? 'denied' : reason, turns, usage, text, permissionDenials, ...(error ? { error } : {}) })
 
   while (turns < options.maxTurns) {
     if (options.signal?.aborted) return end('interrupted')
@@ -129,10 +133,12 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       const label = tool?.id ?? call.name
       const input = (call.input ?? {}) as Record<string, unknown>
       emit({ type: 'tool_call', id: call.id, tool: label, input })
-      const started = performance.now()
       // The decision comes before the call reaches the child: a denied call never runs.
       const approval = tool && options.approve ? await options.approve(call.id, tool, input) : { allow: true as const }
+      // The call's duration starts after the person answered: their time is not the tool's.
+      const started = performance.now()
       if (!approval.allow) {
+        approvalDenied = true
         permissionDenials.push({ tool: label, id: call.id, reason: approval.reason })
         emit({ type: 'tool_result', id: call.id, tool: label, ok: false, durationMs: 0, content: [{ type: 'text', text: approval.reason }] })
         results.push({ type: 'tool_result', tool_use_id: call.id, is_error: true, content: [{ type: 'text', text: approval.reason }] })

@@ -44,19 +44,19 @@ export async function readFailureContext(file: string): Promise<FailureContext> 
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    throw new MycError('USAGE', `--context: cannot read ${file}: ${(error as Error).message}`)
+    throw new MycError('usage', `--context: cannot read ${file}: ${(error as Error).message}`)
   }
   let raw: unknown
   try {
     raw = JSON.parse(text)
   } catch (error) {
-    throw new MycError('USAGE', `--context: ${file} is not JSON (${(error as Error).message}); pass the file a failed \`myc workflow\` wrote under .mycelium/context/`)
+    throw new MycError('usage', `--context: ${file} is not JSON (${(error as Error).message}); pass the file a failed \`myc workflow\` wrote under .mycelium/context/`)
   }
   const parsed = v.safeParse(FailureContextSchema, raw)
   if (!parsed.success) {
     const issue = parsed.issues[0]
     const key = (issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'
-    throw new MycError('USAGE', `--context: ${file}: ${key}: ${issue.message} (a context file has version 1, skillId, scriptPath, args, exitCode, stdout, stderr, conversationSummary, timestamp)`)
+    throw new MycError('usage', `--context: ${file}: ${key}: ${issue.message} (a context file has version 1, skillId, scriptPath, args, exitCode, stdout, stderr, conversationSummary, timestamp)`)
   }
   return parsed.output
 }

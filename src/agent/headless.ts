@@ -72,7 +72,12 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   let sampled: AgentOutcome['usage'] | undefined
   const finish = (result: Omit<AgentOutcome, 'usage'> & { usage?: AgentOutcome['usage']; contextFile?: string }, exitCode = EXIT_BY_REASON[result.reason]): number => {
     const outcome = sampled && result.usage ? { ...result, usage: sumUsage(result.usage, sampled) } : result
-    if (outcome.error) events.emit({ type: 'error', code: outcome.error.code, message: redactUrls(outcome.error.message) })
+    if (outcome.error) {
+      const message = redactUrls(outcome.error.message)
+      events.emit({ type: 'error', code: outcome.error.code, message })
+      // stdout is the stream; a person reading the job's log still gets one line (the human sink prints it already).
+      if (options.json) stderr.write(`myc: ${terminalText(message)}\n`)
+    }
     events.emit({
       type: 'session_end',
       ok: outcome.reason === 'done',
@@ -101,7 +106,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     sampled = sampledUsage
     const rt = runtime!
     price.value = loaded.config.agent.price
-    if (kind !== 'run' && mode.kind !== 'policy') throw new MycError('USAGE', `myc ${kind} needs policy mode (skills and roles); in open mode use \`myc run\``)
+    if (kind !== 'run' && mode.kind !== 'policy') throw new MycError('usage', `myc ${kind} needs policy mode (skills and roles); in open mode use \`myc run\``)
     const agent = (task: string, rest: Pick<AgentOptions, 'toolbox' | 'system'> & Partial<AgentOptions>) =>
       runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, ...rest })
 
@@ -189,7 +194,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
         for (const name of await classifySkills(client, classifier.model, task, candidates, controller.signal)) await activateSkill(name, 'classifier', view, toolbox, events.emit, options.logger, controller.signal)
       }
       const system = [systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) }), extra].filter(Boolean).join('\n\n')
-      const outcome = await agent(task, { toolbox, system, conversation, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) })
+      const outcome = await agent(task, { toolbox, system, conversation, deniedFails: true, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) })
       record(writer, conversation, recorded, outcome, view)
       if (toolbox instanceof WorkerToolbox) for (const k of Object.keys(outcome.usage) as Array<keyof typeof outcome.usage>) outcome.usage[k] += toolbox.usage[k]
       return outcome
@@ -246,7 +251,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     // With --json the stream ends properly even when the run never started.
     if (!options.json) throw error
     const known = error instanceof MycError
-    return finish({ reason: 'error', turns: 0, text: '', permissionDenials: [], error: { code: known ? error.code : 'RUNTIME', message: error instanceof Error ? error.message : String(error) } }, known ? error.exitCode : ExitCode.runtime)
+    const message = error instanceof Error ? error.message : String(error)
+    return finish({ reason: 'error', turns: 0, text: '', permissionDenials: [], error: { code: known ? error.code : 'runtime', message: known && error.fix ? `${message} (fix: ${error.fix})` : message } }, known ? error.exitCode : ExitCode.runtime)
   } finally {
     signals.off('SIGINT', onInterrupt)
     await runtime?.close({ urgent: controller.signal.aborted })

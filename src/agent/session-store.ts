@@ -91,11 +91,11 @@ function sessionFile(dir: string, idOrName: string): string {
     try {
       if (statSync(file).isFile()) return file
     } catch {
-      if (ID.test(idOrName)) throw new MycError('USAGE', `no session ${idOrName} in ${dir} (\`myc sessions list\` shows them)`)
+      if (ID.test(idOrName)) throw new MycError('usage', `no session ${idOrName} in ${dir} (\`myc sessions list\` shows them)`)
     }
   }
   const byName = listSessions(dir).find((s) => s.name === idOrName)
-  if (!byName) throw new MycError('USAGE', `no session named "${idOrName}" in ${dir} (\`myc sessions list\` shows them)`)
+  if (!byName) throw new MycError('usage', `no session named "${idOrName}" in ${dir} (\`myc sessions list\` shows them)`)
   return byName.file
 }
 
@@ -119,10 +119,10 @@ function loadSessionFile(file: string): LoadedSession {
     } catch {
       // Only the last line may be torn.
       if (lines.slice(i + 1).every((l) => l.trim() === '')) break
-      throw new MycError('USAGE', `${file}:${i + 1}: not a JSON record (the session file is damaged; \`myc sessions rm\` removes it)`)
+      throw new MycError('usage', `${file}:${i + 1}: not a JSON record (the session file is damaged; \`myc sessions rm\` removes it)`)
     }
     const parsed = v.safeParse(SessionRecordSchema, raw)
-    if (!parsed.success) throw new MycError('USAGE', `${file}:${i + 1}: ${parsed.issues[0].message} (not a session record)`)
+    if (!parsed.success) throw new MycError('usage', `${file}:${i + 1}: ${parsed.issues[0].message} (not a session record)`)
     const r = parsed.output
     if (r.type === 'meta') meta = r
     else if (r.type === 'message') {
@@ -140,7 +140,7 @@ function loadSessionFile(file: string): LoadedSession {
     }
     else loaded.name = r.name
   }
-  if (!meta) throw new MycError('USAGE', `${file}: no meta record (not a session file)`)
+  if (!meta) throw new MycError('usage', `${file}: no meta record (not a session file)`)
   return { id: meta.id, file, meta, ...loaded }
 }
 

@@ -39,7 +39,7 @@ type AgentArgValues = { [K in keyof typeof agentArgs]?: unknown }
 
 /** Parses the shared flags, reads the task, and runs the agent headless in `mode`. Resolves with the exit code. */
 export async function runAgentCommand(mode: 'run' | 'adhoc' | 'workflow', args: AgentArgValues, extra: { approve?: string[]; onFailure?: string | undefined; context?: string | undefined } = {}): Promise<number> {
-  if (extra.onFailure !== undefined && !['prompt', 'auto', 'exit'].includes(extra.onFailure)) throw new MycError('USAGE', `--on-failure takes prompt, auto or exit, not "${extra.onFailure}"`)
+  if (extra.onFailure !== undefined && !['prompt', 'auto', 'exit'].includes(extra.onFailure)) throw new MycError('usage', `--on-failure takes prompt, auto or exit, not "${extra.onFailure}"`)
   if (args['json-schema']) {
     const { agentEventsJsonSchema } = await import('../agent/events.js')
     process.stdout.write(`${JSON.stringify(await agentEventsJsonSchema(), null, 2)}\n`)
@@ -48,11 +48,11 @@ export async function runAgentCommand(mode: 'run' | 'adhoc' | 'workflow', args: 
   let maxTurns: number | undefined
   if (args['max-turns'] !== undefined) {
     maxTurns = Number(args['max-turns'])
-    if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new MycError('USAGE', `--max-turns takes a whole number of at least 1, not "${String(args['max-turns'])}"`)
+    if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new MycError('usage', `--max-turns takes a whole number of at least 1, not "${String(args['max-turns'])}"`)
   }
   let task = typeof args.task === 'string' ? args.task : undefined
   if (task === '-' || (task === undefined && process.stdin.isTTY !== true)) task = await readStdin()
-  if (task === undefined || task.trim() === '') throw new MycError('USAGE', `myc ${mode} needs a task: \`myc ${mode} "what to do"\`, or the task on stdin with \`myc ${mode} -\``)
+  if (task === undefined || task.trim() === '') throw new MycError('usage', `myc ${mode} needs a task: \`myc ${mode} "what to do"\`, or the task on stdin with \`myc ${mode} -\``)
   const { runHeadless } = await import('../agent/headless.js')
   return runHeadless({
     mode,

@@ -35,7 +35,7 @@ export async function withStartedRuntime<T>(options: { configPath?: string; logg
 /** The policy state, or a usage error saying how to get out of open mode. */
 export function requirePolicy(mode: PolicyMode): PolicyState {
   if (mode.kind === 'policy') return mode.state
-  throw new MycError('USAGE', 'open mode: there are no skills, so no roles or policy (add a skills/ folder or a "skills" key to the config, or run `myc init`)')
+  throw new MycError('usage', 'open mode: there are no skills, so no roles or policy (add a skills/ folder or a "skills" key to the config, or run `myc init`)')
 }
 
 /**
@@ -45,6 +45,6 @@ export function requirePolicy(mode: PolicyMode): PolicyState {
  */
 export function principalFor(args: { role?: string; skills?: string }, loaded: LoadedConfig, state: PolicyState): { role: string; active: Set<string> } {
   const choice = chooseRole({ flag: args.role, env: process.env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default }, state.roles)
-  if (!choice.ok) throw new MycError('USAGE', choice.error)
+  if (!choice.ok) throw new MycError('usage', choice.error)
   return { role: choice.role, active: initialSkills(state.policy, choice.role, loaded.config.session.defaultSkills, splitList(args.skills) ?? []) }
 }

@@ -19,7 +19,7 @@ export default defineCommand({
       const builtin = entry ? undefined : builtinByWireName(args.tool, loaded.config.namespace)
       const colon = args.tool.indexOf(':')
       const [server, tool] = entry ? [entry.server, entry.name] : builtin ? [BUILTIN_SERVER, builtin] : colon > 0 ? [args.tool.slice(0, colon), args.tool.slice(colon + 1)] : [undefined, undefined]
-      if (server === undefined || tool === undefined) throw new MycError('USAGE', `"${args.tool}" is not in the catalogue; write it as server:tool`)
+      if (server === undefined || tool === undefined) throw new MycError('usage', `"${args.tool}" is not in the catalogue; write it as server:tool`)
       // As `myc serve` decides: the meta tools follow session.metaTools, and only the built-ins it runs exist.
       return explainTool(state.policy, { server, tool, role, active, inCatalogue: entry !== undefined, metaTools: loaded.config.session.metaTools, available: SERVED_BUILTINS })
     })

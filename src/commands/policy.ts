@@ -13,7 +13,7 @@ const check = defineCommand({
     const report = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => {
       const state = requirePolicy(mode)
       const policy = state.policy
-      if (!policy.roles.has(args.role)) throw new MycError('USAGE', `unknown role "${args.role}"; roles: ${[...policy.roles.keys()].join(', ')}`)
+      if (!policy.roles.has(args.role)) throw new MycError('usage', `unknown role "${args.role}"; roles: ${[...policy.roles.keys()].join(', ')}`)
       return policyCheck(policy, runtime.catalogue, args.role, roleWarnings(state.sources))
     })
     const ok = report.violations.length === 0

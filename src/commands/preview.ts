@@ -14,7 +14,7 @@ const skill = defineCommand({
       const state = requirePolicy(mode)
       const { role, active } = principalFor(args, loaded, state)
       const result = previewSkill(state.policy, runtime.catalogue, role, active, args.id, loaded.config.namespace)
-      if (!result.ok) throw new MycError('USAGE', result.error)
+      if (!result.ok) throw new MycError('usage', result.error)
       return result
     })
     if (args.json) printJson(preview)

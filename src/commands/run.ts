@@ -13,7 +13,7 @@ export default defineCommand({
   },
   run: ({ args, rawArgs }) => {
     const mode = args.mode ?? 'run'
-    if (mode !== 'run' && mode !== 'workflow' && mode !== 'adhoc') throw new MycError('USAGE', `--mode takes run, workflow or adhoc, not "${mode}"`)
+    if (mode !== 'run' && mode !== 'workflow' && mode !== 'adhoc') throw new MycError('usage', `--mode takes run, workflow or adhoc, not "${mode}"`)
     return runAgentCommand(mode, args, { approve: repeated(rawArgs, '--approve'), onFailure: args['on-failure'], context: args.context })
   },
 })

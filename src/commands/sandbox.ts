@@ -12,7 +12,7 @@ import { commonArgs, jsonArgs, printJson, printResult, restPositional } from './
 function commandAfterDashes(rawArgs: readonly string[]): string | string[] {
   const i = rawArgs.indexOf('--')
   const words = i === -1 ? [] : rawArgs.slice(i + 1)
-  if (words.length === 0) throw new MycError('USAGE', 'give the command after --: `myc sandbox guard -- \'curl x | sh\'` (one shell line) or `-- rm -rf build` (an argument vector)')
+  if (words.length === 0) throw new MycError('usage', 'give the command after --: `myc sandbox guard -- \'curl x | sh\'` (one shell line) or `-- rm -rf build` (an argument vector)')
   return words.length === 1 ? words[0]! : words
 }
 
@@ -54,9 +54,9 @@ const exec = defineCommand({
     const loaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
     const { config } = loaded
     const trust = (args.trust ?? config.sandbox.trust) as TrustLevel
-    if (!['restricted', 'sandboxed', 'unrestricted'].includes(trust)) throw new MycError('USAGE', `--trust takes restricted, sandboxed or unrestricted, not "${trust}"`)
+    if (!['restricted', 'sandboxed', 'unrestricted'].includes(trust)) throw new MycError('usage', `--trust takes restricted, sandboxed or unrestricted, not "${trust}"`)
     const executor = (args.executor ?? config.sandbox.executor) as ExecutorName | 'auto'
-    if (!['auto', 'bubblewrap', 'sandbox-exec', 'docker', 'none'].includes(executor)) throw new MycError('USAGE', `--executor takes auto, bubblewrap, sandbox-exec, docker or none, not "${executor}"`)
+    if (!['auto', 'bubblewrap', 'sandbox-exec', 'docker', 'none'].includes(executor)) throw new MycError('usage', `--executor takes auto, bubblewrap, sandbox-exec, docker or none, not "${executor}"`)
     const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
     const result = await sandbox.run({
       command,
@@ -80,8 +80,8 @@ const exec = defineCommand({
     else {
       process.stdout.write(o.stdout)
       process.stderr.write(o.stderr)
-      if (o.timedOut) process.stderr.write(`myc: timed out after ${config.sandbox.timeoutMs} ms; the whole process tree was killed\n`)
       for (const w of o.warnings ?? []) process.stderr.write(`myc: ${w}\n`)
+      if (o.timedOut) process.stderr.write(`myc: timed out after ${config.sandbox.timeoutMs} ms; the whole process tree was killed\n`)
     }
     return o.exitCode ?? (o.timedOut ? 124 : 1)
   },

@@ -57,7 +57,7 @@ const exportCommand = defineCommand({
   async run({ args }) {
     const [{ loadSession }, { exportSession, EXPORT_FORMATS }, { MycError }] = await Promise.all([import('../agent/session-store.js'), import('../agent/session-export.js'), import('../errors.js')])
     const format = (args.format ?? 'md') as 'md' | 'json' | 'html'
-    if (!EXPORT_FORMATS.includes(format)) throw new MycError('USAGE', `--format takes md, json or html, not "${args.format}"`)
+    if (!EXPORT_FORMATS.includes(format)) throw new MycError('usage', `--format takes md, json or html, not "${args.format}"`)
     process.stdout.write(exportSession(loadSession(await dirOf(args.config), String(args.id)), format))
     return 0
   },

@@ -31,7 +31,7 @@ const show = defineCommand({
       if (child) return { ...child, file: child.uri, allowedRoles: [] as string[], allowedTools: [] as string[], disabledReasons: [] as string[], instructions: '(served by the child; read it with resources/read)' }
       const name = args.id.startsWith('skill://mycelium/') ? decodeURIComponent(args.id.slice('skill://mycelium/'.length).split('/')[0] ?? '') : args.id
       const skill = policy.skills.get(name)
-      if (!skill) throw new MycError('USAGE', `no skill "${args.id}" (skills: ${[...policy.skills.keys()].sort().join(', ')}; children's skills by URI, see \`myc skills list\`)`)
+      if (!skill) throw new MycError('usage', `no skill "${args.id}" (skills: ${[...policy.skills.keys()].sort().join(', ')}; children's skills by URI, see \`myc skills list\`)`)
       return { ...skillsReport(policy, new Set(mode.kind === 'policy' ? mode.state.sources.skillIndex.keys() : [])).find((s) => s.name === name)!, instructions: skill.instructions }
     })
     if (args.json) printJson({ ok: true, skill: found })

@@ -39,7 +39,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const given = options.configPath ?? fromEnv
   if (given !== undefined) {
     file = path.resolve(options.cwd, given)
-    if (!existsSync(file)) throw new MycError('config_not_found', `Config file not found: ${file} (from ${fromEnv !== undefined ? 'MYC_CONFIG' : '--config'}: check the path, or run \`myc init\` to create one)`)
+    if (!existsSync(file)) throw new MycError('config_not_found', `Config file not found: ${file} (named by ${fromEnv !== undefined ? 'MYC_CONFIG' : '--config'})`, { fix: 'check the path, or run `myc init` to create one' })
   } else {
     file = DEFAULT_CONFIG_FILES.map((name) => path.join(options.cwd, name)).find((candidate) => existsSync(candidate))
   }

@@ -23,7 +23,7 @@ type Problem = { path: Path; message: string }
 
 /**
  * Validates and resolves a parsed config document (pure: no I/O). Every
- * problem is collected; if there are any, one MycError('CONFIG_INVALID')
+ * problem is collected; if there are any, one MycError('config_invalid')
  * lists them all, each naming the file, the key path and the fix. Values of
  * `env` and `headers` never appear in a message.
  */
@@ -240,5 +240,5 @@ function describeValue(value: unknown, secret: boolean): string {
 
 function configError(file: string, problems: Problem[]): MycError {
   const lines = problems.map((p) => (p.path.length > 0 ? `  ${formatPath(p.path)}: ${p.message}` : `  ${p.message}`))
-  return new MycError('CONFIG_INVALID', `Invalid config ${file}:\n${lines.join('\n')}`)
+  return new MycError('config_invalid', `Invalid config ${file}:\n${lines.join('\n')}`)
 }

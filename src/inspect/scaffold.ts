@@ -25,7 +25,7 @@ const MINIMAL = ['common', 'reader']
 /** Writes files, refusing to overwrite any that exist (nothing is written then). */
 async function writeAll(files: ReadonlyMap<string, string>): Promise<string[]> {
   const existing = [...files.keys()].filter((f) => existsSync(f))
-  if (existing.length > 0) throw new MycError('USAGE', `not overwriting existing files: ${existing.join(', ')} (remove them or choose another folder)`)
+  if (existing.length > 0) throw new MycError('usage', `not overwriting existing files: ${existing.join(', ')} (remove them or choose another folder)`)
   for (const [file, text] of files) {
     await mkdir(path.dirname(file), { recursive: true })
     await writeFile(file, text, { flag: 'wx' })
@@ -55,14 +55,14 @@ function describe(t: SkillTemplate): string {
 
 /** `myc skill add NAME [--template T]`: a new skill folder under `skillsDir`. */
 export async function addSkill(skillsDir: string, name: string, template?: string): Promise<string[]> {
-  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(name) || name.length > 64) throw new MycError('USAGE', `skill name "${name}" must be 1-64 lowercase letters, digits and single hyphens`)
+  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(name) || name.length > 64) throw new MycError('usage', `skill name "${name}" must be 1-64 lowercase letters, digits and single hyphens`)
   const dir = path.join(skillsDir, name)
-  if (existsSync(dir)) throw new MycError('USAGE', `${dir} exists already (choose another name)`)
+  if (existsSync(dir)) throw new MycError('usage', `${dir} exists already (choose another name)`)
   const files = new Map<string, string>()
   if (template !== undefined) {
     const templates = await skillTemplates()
     const t = templates.find((x) => x.name === template)
-    if (!t) throw new MycError('USAGE', `no template "${template}" (templates: ${templates.map((x) => x.name).join(', ')})`)
+    if (!t) throw new MycError('usage', `no template "${template}" (templates: ${templates.map((x) => x.name).join(', ')})`)
     for (const [rel, text] of t.files) files.set(path.join(dir, rel), rel === 'SKILL.md' ? text.replace(/^name: .*$/m, `name: ${name}`) : text)
   } else {
     files.set(

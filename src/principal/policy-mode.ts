@@ -41,7 +41,7 @@ export async function loadPolicyMode(loaded: LoadedConfig, catalogue: Pick<Catal
     state = new PolicyState(await loadSources(loaded, logger), catalogue)
   } catch (error) {
     if (error instanceof MycError) throw error
-    throw new MycError('CONFIG_INVALID', `${loaded.file ?? 'config'}: ${(error as Error).message}`)
+    throw new MycError('config_invalid', `${loaded.file ?? 'config'}: ${(error as Error).message}`)
   }
   const { config } = loaded
   const audit = fileAuditSink(config.audit.file ? path.resolve(loaded.dir, config.audit.file) : undefined, (error) => logger.warn(`audit log: ${String(error)}`))
@@ -61,7 +61,7 @@ export async function loadSources(loaded: LoadedConfig, logger: Logger): Promise
   for (const p of problems) logger.warn(`skill ${p.file}${p.path ? ` (${p.path})` : ''}: ${p.message}; skipped`)
   const definitions = new Map<string, RoleDefinitionInput>(Object.entries(config.roles.definitions))
   for (const [name, def] of await loadRoleFiles(path.join(loaded.dir, 'roles'))) {
-    if (definitions.has(name)) throw new MycError('CONFIG_INVALID', `role "${name}" is defined both in ${loaded.file ?? 'the config'} (roles.definitions) and in roles/${name}.yaml; keep one`)
+    if (definitions.has(name)) throw new MycError('config_invalid', `role "${name}" is defined both in ${loaded.file ?? 'the config'} (roles.definitions) and in roles/${name}.yaml; keep one`)
     definitions.set(name, def)
   }
   const { served, unserved } = await buildSkillIndex(skills, { maxFileBytes: config.skills?.maxFileBytes ?? 1_048_576, maxSkillBytes: config.skills?.maxSkillBytes ?? 8_388_608 })
@@ -85,11 +85,11 @@ async function loadRoleFiles(dir: string): Promise<Map<string, RoleDefinitionInp
   for (const name of names) {
     const file = path.join(dir, name)
     const role = name.replace(/\.ya?ml$/, '')
-    if (!isRoleName(role)) throw new MycError('CONFIG_INVALID', `${file}: "${role}" is not a role name: ${ROLE_NAME_RULE}; rename the file`)
+    if (!isRoleName(role)) throw new MycError('config_invalid', `${file}: "${role}" is not a role name: ${ROLE_NAME_RULE}; rename the file`)
     const parsed = v.safeParse(RoleDefinitionSchema, parseYaml(await readFile(file, 'utf8')) ?? {})
     if (!parsed.success) {
       const issue = parsed.issues[0]
-      throw new MycError('CONFIG_INVALID', `${file}: ${(issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'}: ${issue.message} (keys: allowedSkills, deny, inherits, description)`)
+      throw new MycError('config_invalid', `${file}: ${(issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'}: ${issue.message} (keys: allowedSkills, deny, inherits, description)`)
     }
     out.set(role, parsed.output)
   }
@@ -130,7 +130,7 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
   if (!choice.ok) throw new MycError('usage', choice.error)
   const policy = mode.state.policy
   for (const skill of request.skills ?? []) {
-    if (!policy.reaches(choice.role, skill)) throw new MycError('USAGE', `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)
+    if (!policy.reaches(choice.role, skill)) throw new MycError('usage', `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)
   }
   return new PolicyView({
     state: mode.state,

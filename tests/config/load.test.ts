@@ -69,7 +69,7 @@ describe('loadConfig', () => {
     // The flag wins over the variable.
     const flag = await loadConfig({ cwd: d, configPath: 'other.json', env: { ...env, MYC_CONFIG: '/nope.json' } })
     expect(flag.file).toBe(path.join(d, 'other.json'))
-    await expect(loadConfig({ cwd: d, env: { ...env, MYC_CONFIG: 'missing.json' } })).rejects.toThrow(/missing\.json \(from MYC_CONFIG/)
+    await expect(loadConfig({ cwd: d, env: { ...env, MYC_CONFIG: 'missing.json' } })).rejects.toThrow(/missing\.json \(named by MYC_CONFIG/)
   })
 
   it('reads a claude_desktop_config.json as it stands', async () => {

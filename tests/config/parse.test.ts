@@ -10,7 +10,7 @@ function problems(raw: unknown, over: Partial<{ file: string; env: Record<string
     parseConfig(raw, { file: over.file ?? file, env: over.env ?? env })
   } catch (error) {
     expect(error).toBeInstanceOf(MycError)
-    expect((error as MycError).code).toBe('CONFIG_INVALID')
+    expect((error as MycError).code).toBe('config_invalid')
     expect((error as MycError).exitCode).toBe(2)
     return (error as Error).message
   }

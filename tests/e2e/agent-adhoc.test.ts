@@ -55,7 +55,8 @@ describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless
     const { config, audit } = adhocFolder()
     script()
     const r = await adhoc(['look around', '--config', config], fake)
-    expect(r.code, r.stderr).toBe(0)
+    // Every risky call was refused: the run did not do what it was asked, so it does not end ok (exit 3).
+    expect(r.code, r.stderr).toBe(3)
     for (const e of r.events) expect(v.safeParse(AgentEventSchema, e).success, JSON.stringify(e)).toBe(true)
     expect(r.events[0]).toMatchObject({ type: 'session_start', mode: 'adhoc', role: 'adhoc' })
     const decided = r.events.filter((e) => e.type === 'approval_decided')
@@ -72,8 +73,10 @@ describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless
       ['echo:fail', false],
     ])
     expect(results[1]!.content[0]!.text).toMatch(/not approved: .*--approve high or --approve echo:add/)
-    const end = r.events.at(-1) as { permissionDenials: Array<{ tool: string }>; reason: string }
-    expect(end.reason).toBe('done')
+    const end = r.events.at(-1) as { permissionDenials: Array<{ tool: string }>; reason: string; ok: boolean; text: string }
+    expect(end).toMatchObject({ reason: 'denied', ok: false })
+    // The model's last text is kept.
+    expect(end.text).toBe((r.events.filter((e) => e.type === 'text').at(-1) as { text: string }).text)
     expect(end.permissionDenials.map((d) => d.tool)).toEqual(['echo:add', 'echo:fail'])
     // The denied calls never reached the child: the audit log saw only the allowed one.
     expect(toolsCalled(audit)).toEqual(['echo__echo'])
@@ -83,7 +86,8 @@ describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless
     const { config, audit } = adhocFolder()
     script()
     const byLevel = await adhoc(['look', '--config', config, '--approve', 'high'], fake)
-    expect(byLevel.code).toBe(0)
+    // echo:fail (critical) is still refused.
+    expect(byLevel.code).toBe(3)
     expect(byLevel.events.filter((e) => e.type === 'approval_decided').map((e) => [(e as { tool: string }).tool, (e as { decision: string }).decision, (e as { by: string }).by])).toEqual([
       ['echo:add', 'allow', 'preapproved'],
       ['echo:fail', 'deny', 'no_terminal'],

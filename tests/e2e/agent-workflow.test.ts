@@ -10,8 +10,9 @@ import { loadSession } from '../../src/agent/session-store.js'
 import { runAgentCli } from '../helpers/agent.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
+import { requireTool } from '../helpers/tools.js'
 
-const hasBwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0
+const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
 
 /** A project whose `deploy` skill ships a script that works and one that fails; the adhoc role reaches echo. */
 function project(): string {
@@ -178,6 +179,6 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
     const r = await myc(['workflow', 'x', '--config', project(), '--on-failure', 'sometimes'], fake)
     expect(r.code).toBe(2)
     // A bad flag is the CLI's usage error (with --json: its error document on stdout).
-    expect(r.events[0]).toMatchObject({ ok: false, error: { code: 'USAGE', message: expect.stringMatching(/--on-failure takes prompt, auto or exit/) } })
+    expect(r.events[0]).toMatchObject({ ok: false, error: { code: 'usage', message: expect.stringMatching(/--on-failure takes prompt, auto or exit/) } })
   })
 })

@@ -38,7 +38,7 @@ describe('colour only on a terminal (build/myc.cjs through pipes)', () => {
   it('the error of a missing config reaches stderr, plain', () => {
     const { code, stderr } = myc(['tools', '--config', '/nonexistent.json'])
     expect(code).toBe(2)
-    expect(stderr).toMatch(/ERROR +Config file not found: \/nonexistent\.json \(from --config: check the path, or run myc init/)
+    expect(stderr).toMatch(/ERROR +Config file not found: \/nonexistent\.json \(named by --config\) \(fix: check the path, or run myc init/)
   })
 
   it('FORCE_COLOR=1 colours the usage and the logs even in a pipe', () => {
