@@ -2,18 +2,11 @@ import {
   Client,
   type ClientCapabilities,
   type LoggingLevel,
-  SSEClientTransport,
-  StreamableHTTPClientTransport,
   type Implementation,
   type JSONRPCNotification,
-  type Prompt,
-  type Resource,
-  type ResourceTemplateType,
   type ServerCapabilities,
-  type Tool,
   type Transport,
 } from '@modelcontextprotocol/client'
-import { SKILLS_EXTENSION_ID, type Skill as SkillEntry } from '@modelcontextprotocol/core/ext/skills'
 import type { ServerConfig } from '../config/schema.js'
 import { MODERN_PROTOCOL_VERSION } from '../http/era.js'
 import type { Logger } from '../logger.js'
@@ -22,54 +15,25 @@ import { passthrough } from '../protocol/passthrough.js'
 import { RequestRelay, type RelayOutcome, type RelayRequestOptions } from '../protocol/request-relay.js'
 import type { CommandHost } from './resolve-command.js'
 import type { PrespawnedChildren } from './prespawn.js'
-import { stdioSpawnSpec } from './spawn-spec.js'
 import type { StopBudget } from './process-tree.js'
 import { ChildStdioTransport } from './stdio-transport.js'
-import { withOwnSignals } from './request-signals.js'
 import { childMeta, inputRequiredError, isInputRequired, type CallerEra, type ChildEra, type EnvelopeMaterial } from './era.js'
 import { MISSING_CAPABILITY_CODE, missingCapabilityFailure, runInputBridge, type InputSource } from './input-bridge.js'
 import { ListenKeeper } from './child-listen.js'
+import { EMPTY_LISTS, fetchLists, LIST_CHANGED, LIST_METHODS, type ChildLists, type ListKind } from './child-lists.js'
+import { ChildProcessTransport, createChildTransport, describeStartError, exitWords, isLateProbeAnswer, ProbeClosedError, withTimeout } from './child-transports.js'
 import { coreCreateTaskResult, isTaskAugmented, withoutTaskAugmentation, withTasksExtension } from './task-mapping.js'
 import { hasTasksExtension } from '../server/task-routing.js'
 import { withoutSubscriptionId } from './listen-filter.js'
 import { Cancellation } from '../protocol/cancellation.js'
 
+export { hasSkillsExtension, type ChildLists, type ListKind } from './child-lists.js'
+
 /** Lifecycle of one child (DESIGN.md: INITIALIZING / RUNNING / FAILED / STOPPED). */
 export type ChildState = 'STOPPED' | 'INITIALIZING' | 'RUNNING' | 'FAILED'
 
-/** The lists a child serves, each in the child's own order. */
-export interface ChildLists {
-  tools: Tool[]
-  prompts: Prompt[]
-  resources: Resource[]
-  resourceTemplates: ResourceTemplateType[]
-  /** Skills the child serves over the Skills extension (empty when it does not declare it). */
-  skills: SkillEntry[]
-}
-export type ListKind = keyof ChildLists
-
-const LIST_METHODS: Record<ListKind, { method: string; field: string; has: (caps: ServerCapabilities | undefined) => boolean }> = {
-  tools: { method: 'tools/list', field: 'tools', has: (c) => Boolean(c?.tools) },
-  prompts: { method: 'prompts/list', field: 'prompts', has: (c) => Boolean(c?.prompts) },
-  resources: { method: 'resources/list', field: 'resources', has: (c) => Boolean(c?.resources) },
-  resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates', has: (c) => Boolean(c?.resources) },
-  skills: { method: 'skills/list', field: 'skills', has: (c) => hasSkillsExtension(c) },
-}
-// The Skills extension announces skill changes with resources/list_changed.
-const LIST_CHANGED: Record<string, ListKind[]> = {
-  'notifications/tools/list_changed': ['tools'],
-  'notifications/prompts/list_changed': ['prompts'],
-  'notifications/resources/list_changed': ['resources', 'resourceTemplates', 'skills'],
-}
-
-/** Whether a server declares the Skills extension. */
-export function hasSkillsExtension(caps: ServerCapabilities | undefined): boolean {
-  return Boolean((caps as { extensions?: Record<string, unknown> } | undefined)?.extensions?.[SKILLS_EXTENSION_ID])
-}
 /** How long a health ping may take. */
 const PING_TIMEOUT_MS = 5_000
-/** A child that never stops paginating is cut off here. */
-const MAX_PAGES = 1_000
 /**
  * How long the `server/discover` probe of a stdio child in `era: "auto"`
  * may take before the child counts as a 2025 server that stays silent on an
@@ -79,8 +43,6 @@ const MAX_PAGES = 1_000
  * starter that misses it is still served, in the 2025 era.
  */
 const STDIO_PROBE_TIMEOUT_MS = 5_000
-/** Ids of the SDK's probe requests: a late answer (after the timeout verdict) is dropped, not handed to the SDK. */
-const PROBE_ID = /^server-discover-probe-/
 
 /** What a child connection tells its owner. */
 export interface ChildEvents {
@@ -110,7 +72,6 @@ export interface ChildDeps {
   prespawned?: PrespawnedChildren
 }
 
-const EMPTY_LISTS: ChildLists = Object.freeze({ tools: [], prompts: [], resources: [], resourceTemplates: [], skills: [] }) as ChildLists
 
 /**
  * One connection to one child server, over stdio or HTTP. Knows nothing of
@@ -208,7 +169,7 @@ export class ChildConnection {
         this.listener = new ListenKeeper({ client, capabilities: this.capabilities, uris: () => this.resourceUris, log, ackTimeoutMs: Math.min(this.config.startupTimeoutMs, 10_000) })
         await this.listener.start().catch(() => {})
       }
-      this.lists = await this.fetchLists(Object.keys(LIST_METHODS) as ListKind[], EMPTY_LISTS)
+      this.lists = await fetchLists(this.client!, this.capabilities, Object.keys(LIST_METHODS) as ListKind[], EMPTY_LISTS, this.listOptions())
       this.startedAt = new Date()
       this.setState('RUNNING')
       this.startHealthChecks(client, log)
@@ -243,7 +204,7 @@ export class ChildConnection {
    */
   private async connect(log: Logger, era: 'auto' | 'legacy' | 'modern', deadline: { at?: number }): Promise<Connected> {
     if (era === 'modern' && this.config.type === 'sse') throw new Error('the HTTP+SSE transport is 2025-era only: use era "auto" or "legacy", or type "http"')
-    const inner = this.createTransport(log)
+    const inner = createChildTransport(this.config, log, { key: this.key, host: this.deps.host, configDir: this.deps.configDir, prespawned: this.deps.prespawned })
     const transport = inner instanceof ChildStdioTransport ? new ChildProcessTransport(inner) : new InterceptTransport(inner)
     const relay = new RequestRelay((message) => transport.send(message))
     // Once connected, a late answer to the probe (a slow 2025 server's -32601 after the timeout verdict) is dropped.
@@ -280,27 +241,6 @@ export class ChildConnection {
     connected = true
     if (this.connecting === client) this.connecting = undefined
     return { client, relay, transport, inner, capabilities }
-  }
-
-  private createTransport(log: Logger): Transport {
-    const config = this.config
-    if (config.type === 'stdio') {
-      const spec = stdioSpawnSpec(config, this.deps.host, this.deps.configDir)
-      if (spec.resolvedFrom) log.debug(`resolved "${spec.resolvedFrom}" to ${spec.command}`)
-      const early = this.deps.prespawned?.take(this.key, spec)
-      return new ChildStdioTransport({
-        command: spec.command,
-        args: spec.args,
-        env: spec.env,
-        cwd: spec.cwd,
-        ...(early ? { early } : {}),
-        onStderrLine: (line) => log.info(line),
-      })
-    }
-    const url = new URL(config.url)
-    const requestInit = { headers: config.headers }
-    if (config.type === 'sse') return new SSEClientTransport(url, { requestInit, fetch: withOwnSignals() })
-    return new FallbackHttpTransport(url, requestInit, log)
   }
 
   private wireClient(client: Client, offered: ClientCapabilities): void {
@@ -355,50 +295,19 @@ export class ChildConnection {
     this.healthTimer.unref()
   }
 
+  private listOptions(): { timeoutMs: number; warn: (message: string) => void } {
+    return { timeoutMs: this.config.timeoutMs, warn: (message) => this.deps.logger.withTag(this.key).warn(message) }
+  }
+
   /** Re-reads some of the child's lists (on its list_changed) and reports the change. */
   async refresh(kinds: readonly ListKind[]): Promise<void> {
     if (this.state !== 'RUNNING') return
     try {
-      this.lists = await this.fetchLists(kinds, this.lists)
+      this.lists = await fetchLists(this.client!, this.capabilities, kinds, this.lists, this.listOptions())
       this.deps.events.listsChanged(this, kinds)
     } catch (error) {
       this.deps.logger.withTag(this.key).warn(`could not refresh ${kinds.join(', ')}: ${error instanceof Error ? error.message : String(error)}`)
     }
-  }
-
-  private async fetchLists(kinds: readonly ListKind[], current: ChildLists): Promise<ChildLists> {
-    const next: ChildLists = { ...current }
-    await Promise.all(
-      kinds.map(async (kind) => {
-        const spec = LIST_METHODS[kind]
-        next[kind] = spec.has(this.capabilities) ? ((await this.listAll(spec.method, spec.field)) as never) : []
-      }),
-    )
-    // A child's own skill files reach clients only through the skill mapping, never as plain resources.
-    if (hasSkillsExtension(this.capabilities)) {
-      next.resources = next.resources.filter((r) => !r.uri.startsWith('skill://'))
-      next.resourceTemplates = next.resourceTemplates.filter((t) => !t.uriTemplate.startsWith('skill://'))
-    }
-    return next
-  }
-
-  /** Follows a list's pagination to the end. */
-  private async listAll(method: string, field: string): Promise<unknown[]> {
-    const client = this.client!
-    const items: unknown[] = []
-    const seen = new Set<string>()
-    let cursor: string | undefined
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const result = await client.request({ method, params: cursor === undefined ? {} : { cursor } }, passthrough, { timeout: this.config.timeoutMs })
-      const pageItems = result[field]
-      if (Array.isArray(pageItems)) items.push(...pageItems)
-      const next = result.nextCursor
-      if (typeof next !== 'string' || next === '' || seen.has(next)) return items
-      seen.add(next)
-      cursor = next
-    }
-    this.deps.logger.withTag(this.key).warn(`${method}: stopped after ${MAX_PAGES} pages`)
-    return items
   }
 
   /**
@@ -582,121 +491,4 @@ interface Connected {
   inner: Transport
   /** What the child was offered. */
   capabilities: ClientCapabilities
-}
-
-/** The child exited while the SDK's `server/discover` probe waited (a 2025 server that ends on an unknown pre-initialize request). */
-class ProbeClosedError extends Error {
-  constructor(cause: unknown) {
-    super(`exited on the server/discover probe: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
-  }
-}
-
-/**
- * An InterceptTransport over a child process. The SDK's version
- * negotiation reads a transport with `stderr` and `pid` as stdio, where a
- * probe that gets no answer means a 2025 server (initialize follows), not
- * an outage. (The child's stderr goes to myc's log, never here.)
- */
-class ChildProcessTransport extends InterceptTransport {
-  readonly stderr = null
-  constructor(readonly child: ChildStdioTransport) {
-    super(child)
-  }
-  get pid(): number | undefined {
-    return this.child.pid
-  }
-}
-
-/** An answer to a `server/discover` probe (after connecting, one the SDK gave up on: a slow 2025 server's -32601 is nobody's business). */
-function isLateProbeAnswer(message: { id?: unknown; method?: unknown }): boolean {
-  return message.method === undefined && typeof message.id === 'string' && PROBE_ID.test(message.id)
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(message)), ms)
-      timer.unref()
-    }),
-  ]).finally(() => clearTimeout(timer))
-}
-
-/** How a child process ended, in words. */
-function exitWords(exit: { code: number | null; signal: NodeJS.Signals | null }): string {
-  return exit.signal ? `it was ended by ${exit.signal}` : `it exited with code ${exit.code}`
-}
-
-function describeStartError(error: unknown, config: ServerConfig): string {
-  const e = error as NodeJS.ErrnoException
-  if (e?.code === 'ENOENT' && config.type === 'stdio') return `command not found: "${config.command}" (install it or give its absolute path in "command")`
-  if (e?.code === 'EACCES' && config.type === 'stdio') return `command not executable: "${config.command}"`
-  return error instanceof Error ? error.message : String(error)
-}
-
-/**
- * Streamable HTTP, falling back to the old HTTP+SSE transport when the server
- * does not speak it (as the MCP spec's backwards-compatibility section
- * describes: a 4xx answer to the first POST).
- */
-class FallbackHttpTransport implements Transport {
-  onclose?: () => void
-  onerror?: (error: Error) => void
-  onmessage?: Transport['onmessage']
-  private active: Transport
-  private triedFallback = false
-  private firstSend = true
-
-  constructor(
-    private readonly url: URL,
-    private readonly requestInit: RequestInit,
-    private readonly log: Logger,
-  ) {
-    this.active = this.attach(new StreamableHTTPClientTransport(url, { requestInit, fetch: withOwnSignals() }))
-  }
-
-  private attach(transport: Transport): Transport {
-    transport.onmessage = (message, extra) => this.onmessage?.(message, extra)
-    transport.onerror = (error) => this.onerror?.(error)
-    transport.onclose = () => this.onclose?.()
-    return transport
-  }
-
-  get sessionId(): string | undefined {
-    return this.active.sessionId
-  }
-
-  setProtocolVersion(version: string): void {
-    this.active.setProtocolVersion?.(version)
-  }
-
-  start(): Promise<void> {
-    return this.active.start()
-  }
-
-  async send(message: Parameters<Transport['send']>[0], options?: Parameters<Transport['send']>[1]): Promise<void> {
-    // The era probe does not count: a 2025 Streamable HTTP server refuses it with a 4xx too (the SDK reads that as "legacy").
-    if (!this.firstSend || (message as { method?: unknown }).method === 'server/discover') return this.active.send(message, options)
-    this.firstSend = false
-    try {
-      await this.active.send(message, options)
-    } catch (error) {
-      const status = (error as { code?: unknown; status?: unknown }).status ?? (error as { code?: unknown }).code
-      const clientError = typeof status === 'number' && status >= 400 && status < 500
-      if (this.triedFallback || !clientError) throw error
-      this.triedFallback = true
-      this.log.info(`${this.url.href} does not speak Streamable HTTP (${String(status)}); trying HTTP+SSE`)
-      const old = this.active
-      old.onclose = undefined
-      await old.close().catch(() => {})
-      this.active = this.attach(new SSEClientTransport(this.url, { requestInit: this.requestInit, fetch: withOwnSignals() }))
-      await this.active.start()
-      await this.active.send(message, options)
-    }
-  }
-
-  close(): Promise<void> {
-    return this.active.close()
-  }
 }

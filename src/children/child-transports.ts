@@ -1,0 +1,154 @@
+import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client'
+import type { ServerConfig } from '../config/schema.js'
+import { redactUrl, redactUrls } from '../redact.js'
+import type { Logger } from '../logger.js'
+import { InterceptTransport } from '../protocol/intercept-transport.js'
+import type { PrespawnedChildren } from './prespawn.js'
+import type { CommandHost } from './resolve-command.js'
+import { withOwnSignals } from './request-signals.js'
+import { stdioSpawnSpec } from './spawn-spec.js'
+import { ChildStdioTransport } from './stdio-transport.js'
+
+/** How a child is reached: a process over stdio, Streamable HTTP (falling back to HTTP+SSE), or HTTP+SSE. */
+export function createChildTransport(config: ServerConfig, log: Logger, options: { key: string; host: CommandHost; configDir: string; prespawned?: PrespawnedChildren | undefined }): Transport {
+  if (config.type === 'stdio') {
+    const spec = stdioSpawnSpec(config, options.host, options.configDir)
+    if (spec.resolvedFrom) log.debug(`resolved "${spec.resolvedFrom}" to ${spec.command}`)
+    const early = options.prespawned?.take(options.key, spec)
+    return new ChildStdioTransport({
+      command: spec.command,
+      args: spec.args,
+      env: spec.env,
+      cwd: spec.cwd,
+      ...(early ? { early } : {}),
+      onStderrLine: (line) => log.info(line),
+    })
+  }
+  const url = new URL(config.url)
+  const requestInit = { headers: config.headers }
+  if (config.type === 'sse') return new SSEClientTransport(url, { requestInit, fetch: withOwnSignals() })
+  return new FallbackHttpTransport(url, requestInit, log)
+}
+
+/** Ids of the SDK's probe requests: a late answer (after the timeout verdict) is dropped, not handed to the SDK. */
+const PROBE_ID = /^server-discover-probe-/
+
+/** The child exited while the SDK's `server/discover` probe waited (a 2025 server that ends on an unknown pre-initialize request). */
+export class ProbeClosedError extends Error {
+  constructor(cause: unknown) {
+    super(`exited on the server/discover probe: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+  }
+}
+
+/**
+ * An InterceptTransport over a child process. The SDK's version
+ * negotiation reads a transport with `stderr` and `pid` as stdio, where a
+ * probe that gets no answer means a 2025 server (initialize follows), not
+ * an outage. (The child's stderr goes to myc's log, never here.)
+ */
+export class ChildProcessTransport extends InterceptTransport {
+  readonly stderr = null
+  constructor(readonly child: ChildStdioTransport) {
+    super(child)
+  }
+  get pid(): number | undefined {
+    return this.child.pid
+  }
+}
+
+/** An answer to a `server/discover` probe (after connecting, one the SDK gave up on: a slow 2025 server's -32601 is nobody's business). */
+export function isLateProbeAnswer(message: { id?: unknown; method?: unknown }): boolean {
+  return message.method === undefined && typeof message.id === 'string' && PROBE_ID.test(message.id)
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(message)), ms)
+      timer.unref()
+    }),
+  ]).finally(() => clearTimeout(timer))
+}
+
+/** How a child process ended, in words. */
+export function exitWords(exit: { code: number | null; signal: NodeJS.Signals | null }): string {
+  return exit.signal ? `it was ended by ${exit.signal}` : `it exited with code ${exit.code}`
+}
+
+/** Why a child did not start, in words for status and logs (an HTTP child's URL without its secrets). */
+export function describeStartError(error: unknown, config: ServerConfig): string {
+  const e = error as NodeJS.ErrnoException
+  if (e?.code === 'ENOENT' && config.type === 'stdio') return `command not found: "${config.command}" (install it or give its absolute path in "command")`
+  if (e?.code === 'EACCES' && config.type === 'stdio') return `command not executable: "${config.command}"`
+  // Status, doctor and logs show this: the URL it failed on (an HTTP child's, with its user, password and query) without its secrets.
+  const message = error instanceof Error ? error.message : String(error)
+  return redactUrls(config.type === 'stdio' ? message : message.split(config.url).join(redactUrl(config.url)))
+}
+
+/**
+ * Streamable HTTP, falling back to the old HTTP+SSE transport when the server
+ * does not speak it (as the MCP spec's backwards-compatibility section
+ * describes: a 4xx answer to the first POST).
+ */
+class FallbackHttpTransport implements Transport {
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: Transport['onmessage']
+  private active: Transport
+  private triedFallback = false
+  private firstSend = true
+
+  constructor(
+    private readonly url: URL,
+    private readonly requestInit: RequestInit,
+    private readonly log: Logger,
+  ) {
+    this.active = this.attach(new StreamableHTTPClientTransport(url, { requestInit, fetch: withOwnSignals() }))
+  }
+
+  private attach(transport: Transport): Transport {
+    transport.onmessage = (message, extra) => this.onmessage?.(message, extra)
+    transport.onerror = (error) => this.onerror?.(error)
+    transport.onclose = () => this.onclose?.()
+    return transport
+  }
+
+  get sessionId(): string | undefined {
+    return this.active.sessionId
+  }
+
+  setProtocolVersion(version: string): void {
+    this.active.setProtocolVersion?.(version)
+  }
+
+  start(): Promise<void> {
+    return this.active.start()
+  }
+
+  async send(message: Parameters<Transport['send']>[0], options?: Parameters<Transport['send']>[1]): Promise<void> {
+    // The era probe does not count: a 2025 Streamable HTTP server refuses it with a 4xx too (the SDK reads that as "legacy").
+    if (!this.firstSend || (message as { method?: unknown }).method === 'server/discover') return this.active.send(message, options)
+    this.firstSend = false
+    try {
+      await this.active.send(message, options)
+    } catch (error) {
+      const status = (error as { code?: unknown; status?: unknown }).status ?? (error as { code?: unknown }).code
+      const clientError = typeof status === 'number' && status >= 400 && status < 500
+      if (this.triedFallback || !clientError) throw error
+      this.triedFallback = true
+      this.log.info(`${redactUrl(this.url.href)} does not speak Streamable HTTP (${String(status)}); trying HTTP+SSE`)
+      const old = this.active
+      old.onclose = undefined
+      await old.close().catch(() => {})
+      this.active = this.attach(new SSEClientTransport(this.url, { requestInit: this.requestInit, fetch: withOwnSignals() }))
+      await this.active.start()
+      await this.active.send(message, options)
+    }
+  }
+
+  close(): Promise<void> {
+    return this.active.close()
+  }
+}
