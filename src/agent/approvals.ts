@@ -6,11 +6,7 @@ import type { OfferedTool } from './engine.js'
 import type { AgentEventBody } from './events.js'
 import { parsePattern, type PatternContext } from '../policy/patterns.js'
 
-/** What a person answers to an approval prompt. */
-export type ApprovalAnswer = 'yes' | 'no' | 'always' | 'never'
-
-/** Asks a person on the terminal; absent when there is none. */
-export type AskPerson = (question: { tool: string; risk: RiskLevel; input: Record<string, unknown> }) => Promise<ApprovalAnswer>
+import type { AskPerson } from './terminal-approval.js'
 
 /** Parses `--approve` values: a risk level, or a tool pattern (`fs:write_*`, `fs__write_file`). */
 export function parsePreapprovals(values: readonly string[], context: PatternContext): Preapproval[] {

@@ -1,6 +1,12 @@
 import { createInterface } from 'node:readline/promises'
 import { jsonText, terminalText } from '../terminal-text.js'
-import type { ApprovalAnswer, AskPerson } from './approvals.js'
+import type { RiskLevel } from './risk.js'
+
+/** What a person answers to an approval prompt. */
+export type ApprovalAnswer = 'yes' | 'no' | 'always' | 'never'
+
+/** Asks a person on the terminal; absent when there is none. */
+export type AskPerson = (question: { tool: string; risk: RiskLevel; input: Record<string, unknown> }) => Promise<ApprovalAnswer>
 
 /** What a person may type to an approval question. */
 export const APPROVAL_ANSWERS: ReadonlyMap<string, ApprovalAnswer> = new Map<string, ApprovalAnswer>([

@@ -8,7 +8,6 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client'
 import type { ServerConfig } from '../config/schema.js'
-import { MODERN_PROTOCOL_VERSION } from '../http/era.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { passthrough } from '../protocol/passthrough.js'
@@ -23,7 +22,7 @@ import { ListenKeeper } from './child-listen.js'
 import { EMPTY_LISTS, fetchLists, LIST_CHANGED, LIST_METHODS, type ChildLists, type ListKind } from './child-lists.js'
 import { ChildProcessTransport, createChildTransport, describeStartError, exitWords, isLateProbeAnswer, ProbeClosedError, withTimeout } from './child-transports.js'
 import { coreCreateTaskResult, isTaskAugmented, withoutTaskAugmentation, withTasksExtension } from './task-mapping.js'
-import { hasTasksExtension } from '../server/task-routing.js'
+import { hasTasksExtension, MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
 import { withoutSubscriptionId } from './listen-filter.js'
 import { Cancellation } from '../protocol/cancellation.js'
 

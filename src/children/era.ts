@@ -1,4 +1,5 @@
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, type ClientCapabilities, type Implementation, type LoggingLevel } from '@modelcontextprotocol/client'
+import type { Era } from '../protocol/facts.js'
 import type { WireError } from '../protocol/request-relay.js'
 
 /**
@@ -6,7 +7,7 @@ import type { WireError } from '../protocol/request-relay.js'
  * `legacy` is the 2025 `initialize` handshake, `modern` the 2026-07-28
  * revision (no handshake; every request carries the `_meta` envelope).
  */
-export type ChildEra = 'legacy' | 'modern'
+export type ChildEra = Era
 
 /** What a forwarded request says of the client it comes from, for a modern child's envelope and its answers. */
 export interface CallerEra {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ClientCapabilities } from '@modelcontextprotocol/client'
 import { RelayErrorCode, type RelayOutcome } from '../protocol/request-relay.js'
+import { isObject } from '../protocol/facts.js'
 
 /**
  * The modern→legacy bridge (issue 15): a 2026-07-28 child answers a 2025
@@ -36,7 +37,6 @@ export type RoundPlan =
   | { kind: 'missing'; key: string; method: string; capability: string }
   | { kind: 'invalid'; message: string }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * The client capability an embedded request needs, as `capability` (or

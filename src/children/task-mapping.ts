@@ -1,6 +1,6 @@
 import type { ClientCapabilities } from '@modelcontextprotocol/client'
 import type { RelayOutcome } from '../protocol/request-relay.js'
-import { TASKS_EXTENSION } from '../server/task-routing.js'
+import { isObject, TASKS_EXTENSION } from '../protocol/facts.js'
 
 /**
  * 2025-11-25 core tasks over the 2026-07-28 tasks extension (SEP-2663): the
@@ -35,7 +35,6 @@ export interface CoreTask {
   statusMessage?: string
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** A child's status as a 2025 one: the five known ones as they are, anything else (a later revision's) as `working`, so the client keeps polling. */
 export function coreStatus(status: unknown): TaskStatus {

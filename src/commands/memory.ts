@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty'
 import type { MemoryStore } from '../memory/memory-store.js'
-import type { AuditSink } from '../principal/audit.js'
+import type { AuditSink } from '../audit.js'
 import { terminalText } from '../terminal-text.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 
@@ -9,7 +9,7 @@ import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
  * (said once on stderr). Never starts children.
  */
 async function openStore(configPath: string | undefined): Promise<{ store: MemoryStore; audit: AuditSink }> {
-  const [{ loadConfig }, { openMemoryStore }, { fileAuditSink }, path] = await Promise.all([import('../config/load.js'), import('../principal/policy-mode.js'), import('../principal/audit.js'), import('node:path')])
+  const [{ loadConfig }, { openMemoryStore }, { fileAuditSink }, path] = await Promise.all([import('../config/load.js'), import('../principal/policy-mode.js'), import('../audit.js'), import('node:path')])
   const loaded = await loadConfig({ configPath, cwd: process.cwd(), env: process.env })
   const audit = fileAuditSink(loaded.config.audit.file ? path.resolve(loaded.dir, loaded.config.audit.file) : undefined, (error) => process.stderr.write(`${terminalText(`myc: audit log: ${String(error)}`)}\n`))
   process.stderr.write(`${terminalText(`myc memory: acting as operator (every role's memory, no role policy) in ${path.resolve(loaded.dir, loaded.config.memory.dir)}`)}\n`)
@@ -17,7 +17,7 @@ async function openStore(configPath: string | undefined): Promise<{ store: Memor
 }
 
 async function checkedRole(role: string, flag: string): Promise<string> {
-  const [{ isRoleName, ROLE_NAME_RULE }, { usageError }] = await Promise.all([import('../memory/role-name.js'), import('../errors.js')])
+  const [{ isRoleName, ROLE_NAME_RULE }, { usageError }] = await Promise.all([import('../config/role-name.js'), import('../errors.js')])
   if (!isRoleName(role)) throw usageError(`${flag}: "${role}" is not a role name: ${ROLE_NAME_RULE}`)
   return role
 }
@@ -119,7 +119,7 @@ const lint = defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const { store } = await openStore(args.config)
-    const [{ readdir }, path, { isRoleName, ROLE_NAME_RULE }] = await Promise.all([import('node:fs/promises'), import('node:path'), import('../memory/role-name.js')])
+    const [{ readdir }, path, { isRoleName, ROLE_NAME_RULE }] = await Promise.all([import('node:fs/promises'), import('node:path'), import('../config/role-name.js')])
     const problems: Array<{ file: string; line?: number; message: string }> = []
     const names = await readdir(store.dir).catch(() => [] as string[])
     for (const name of names.filter((n) => n.endsWith('.memory.md')).sort()) {

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { parseListen } from '../http/listen-address.js'
-import { ROLE_NAME, ROLE_NAME_RULE } from '../memory/role-name.js'
+import { parseListen } from './listen-address.js'
+import { ROLE_NAME, ROLE_NAME_RULE } from './role-name.js'
 
 /**
  * The config schema of DESIGN.md section 4, in valibot. Objects are strict:

@@ -1,17 +1,9 @@
 import { classifyInboundRequest, isJsonContentType } from '@modelcontextprotocol/server'
 import { MAX_NESTING, nestsDeeperThan } from '../protocol/inbound.js'
+import type { Era } from '../protocol/facts.js'
 import type { InboundRequest } from './session-route.js'
 
-/**
- * The protocol eras myc serves over HTTP (DESIGN.md section 11): `legacy`
- * is 2025-era traffic (initialize, sessions, GET streams), `modern` is the
- * 2026-07-28 revision (no handshake, no session: every request carries its
- * version and client capabilities in `_meta`).
- */
-export type Era = 'legacy' | 'modern'
-
-/** The first (and so far only) protocol revision of the modern era (the SDK keeps its own constant internal). */
-export const MODERN_PROTOCOL_VERSION = '2026-07-28'
+export { MODERN_PROTOCOL_VERSION, type Era } from '../protocol/facts.js'
 
 /** A POST body as the face read it: parsed JSON, or nothing usable (absent, too large, too deep, not JSON). */
 export type ReadBody = { parsed: true; value: unknown } | { parsed: false }

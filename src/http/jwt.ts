@@ -1,6 +1,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto'
 import { MycError } from '../errors.js'
-import { isRoleName, ROLE_NAME_RULE } from '../memory/role-name.js'
+import { isRoleName, ROLE_NAME_RULE } from '../config/role-name.js'
 
 /** `http.jwt`: tokens from an identity provider, verified as an OAuth 2.1 resource server does. */
 export interface JwtConfig {

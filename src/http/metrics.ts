@@ -1,6 +1,5 @@
 // Loaded only by `myc serve --http` with `http.metrics` on (a dynamic import in
 // serve-http.ts): prom-client is never evaluated over stdio or by other commands.
-import type { Counter, Gauge, Histogram } from 'prom-client'
 import { loadHttpDeps } from './http-deps.js'
 import type { ChildState } from '../children/child.js'
 import { observeToolCalls, type ToolCallOutcome } from '../runtime/principal-tools.js'

@@ -1,3 +1,4 @@
+import { isObject } from '../protocol/facts.js'
 /**
  * SEP-2243 custom headers (MCP 2026-07-28, Streamable HTTP): a tool marks an
  * input-schema property `"x-mcp-header": "<Name>"`, and a client calling it
@@ -48,7 +49,6 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 /** What may travel as a plain header value: visible ASCII, space and tab. */
 const PLAIN = /^[\t\x20-\x7E]*$/
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * The arguments a tool's input schema asks to be mirrored, found through

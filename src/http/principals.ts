@@ -4,6 +4,9 @@ import { chooseRole } from '../policy/roles.js'
 import type { PolicyMode } from '../principal/policy-mode.js'
 import type { HttpToken } from './tokens.js'
 
+/** Whether a verified identity's role exists, and which of its skills the role reaches (the others are dropped). */
+export type IdentityCheck = (role: string, skills: readonly string[]) => { ok: true; skills: string[] } | { ok: false; reason: string }
+
 /** Who an HTTP session is: chosen by its credential, never by the client. */
 export interface HttpPrincipal {
   /** The credential a session is bound to: later requests for the session must present the same one. */

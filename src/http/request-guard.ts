@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprotocol/server'
-import { isWildcardHost, type ListenAddress } from './listen-address.js'
+import { isWildcardHost, type ListenAddress } from '../config/listen-address.js'
 
 /**
  * The Host names a request may carry (DNS rebinding: a web page on an

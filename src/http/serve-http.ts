@@ -7,9 +7,9 @@ import type { PrincipalView } from '../principal/view.js'
 import { killChildrenOnExit } from '../runtime/kill-on-exit.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { HttpFace } from './http-face.js'
-import { formatListen, isLoopbackHost, parseListen, type ListenAddress } from './listen-address.js'
+import { formatListen, isLoopbackHost, parseListen, type ListenAddress } from '../config/listen-address.js'
 import { abortedByClient, inboundOf, sendResponse } from './node-bridge.js'
-import { checkPrincipals, launchPrincipal, type HttpPrincipal } from './principals.js'
+import { checkPrincipals, launchPrincipal, type HttpPrincipal, type IdentityCheck } from './principals.js'
 import { credentialKeyer, readMetricsToken, readTokens, SESSION_SECRET_ENV, type HttpToken } from './tokens.js'
 import type { JwtConfig } from './jwt.js'
 import { redactUrl } from '../redact.js'
@@ -109,8 +109,6 @@ export function prepareHttp(input: { runtime: Runtime; loaded: LoadedConfig; mod
   return { settings, launch: role === undefined ? asked : { ...asked, role }, identity }
 }
 
-/** Whether a verified identity's role exists, and which of its skills the role reaches (the others are dropped). */
-export type IdentityCheck = (role: string, skills: readonly string[]) => { ok: true; skills: string[] } | { ok: false; reason: string }
 
 export interface ServeHttpOptions {
   runtime: Runtime

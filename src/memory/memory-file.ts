@@ -147,7 +147,7 @@ export function parseMemoryFile(text: string, role: string, fallbackTime: string
       continue
     }
     if (preamble) {
-      if (line.trim() === '' || (i === firstNonBlank(lines) && line.startsWith('# ')) || /^Last modified: /.test(line)) continue
+      if (line.trim() === '' || (i === firstNonBlank(lines) && line.startsWith('# ')) || line.startsWith('Last modified: ')) continue
       // Text before the first section: collect the paragraph and keep it.
       const start = lineNo
       const raw: string[] = []

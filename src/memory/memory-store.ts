@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
-import type { AuditSink } from '../principal/audit.js'
+import type { AuditSink } from '../audit.js'
 import { withFileLock, writeFileAtomic } from './atomic-file.js'
 import { parseMemoryFile, renderMemoryFile, type MemoryEntry, type MemoryProblem, type MemoryType } from './memory-file.js'
-import { isRoleName, ROLE_NAME_RULE } from './role-name.js'
+import { isRoleName, ROLE_NAME_RULE } from '../config/role-name.js'
 
 /** One role's memory as read from disk. */
 export interface RoleMemory {

@@ -1,8 +1,8 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
-import { mayRead, type MemoryAccess } from './access.js'
+import { mayRead, type MemoryAccess } from '../policy/memory-access.js'
 import { MEMORY_TYPES, type MemoryEntry, type MemoryType } from './memory-file.js'
 import type { MemoryStore } from './memory-store.js'
-import { isRoleName } from './role-name.js'
+import { isRoleName } from '../config/role-name.js'
 
 export type MemoryToolName = 'save_memory' | 'recall_memory' | 'list_memories'
 

@@ -1,7 +1,7 @@
 import { parsePattern, PatternSet, type ToolPattern } from './patterns.js'
 import type { ResolvedRole } from './roles.js'
 import type { MemoryGrant, Skill } from './skill.js'
-import { memoryAccess, type MemoryAccess } from '../memory/access.js'
+import { memoryAccess, type MemoryAccess } from './memory-access.js'
 
 /** The reserved server key of myc's built-in tools. */
 export const BUILTIN_SERVER = 'mycelium'

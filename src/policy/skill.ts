@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { isRoleName, ROLE_NAME_RULE } from '../memory/role-name.js'
+import { isRoleName, ROLE_NAME_RULE } from '../config/role-name.js'
 
 /** A problem found in a skill file: which file, which key, what to do. */
 export interface SkillProblem {

@@ -13,11 +13,11 @@ import type { Catalogue } from '../registry/catalogue.js'
 import { openView, type PrincipalView } from './view.js'
 import { loadSkills } from '../skills/load.js'
 import { buildSkillIndex } from '../skills/skill-index.js'
-import { fileAuditSink, type AuditSink } from './audit.js'
+import { fileAuditSink, type AuditSink } from '../audit.js'
 import { PolicyState, type PolicySources } from './policy-state.js'
 import type { BuiltinRunner } from './builtin-exec.js'
 import { PolicyView } from './policy-view.js'
-import { isRoleName, ROLE_NAME_RULE } from '../memory/role-name.js'
+import { isRoleName, ROLE_NAME_RULE } from '../config/role-name.js'
 import { MemoryStore } from '../memory/memory-store.js'
 
 /** Open mode (no skills: everything served) or policy mode (DESIGN.md section 5). */

@@ -67,10 +67,16 @@ export class TopLevelIdScanner {
         this.depth--
         return
       case ':':
-        if (this.depth === 1) (this.expecting = 'value'), (this.valueKey = this.lastKey)
+        if (this.depth === 1) {
+          this.expecting = 'value'
+          this.valueKey = this.lastKey
+        }
         return
       case ',':
-        if (this.depth === 1) (this.expecting = 'key'), (this.valueKey = undefined)
+        if (this.depth === 1) {
+          this.expecting = 'key'
+          this.valueKey = undefined
+        }
         return
       default:
         // true, false, null and whitespace: a value other than a string or number is no id.

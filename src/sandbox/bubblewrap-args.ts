@@ -36,8 +36,10 @@ export function bubblewrapArgs(input: BwrapInput): string[] {
   args.push(input.trust === 'sandboxed' ? '--bind' : '--ro-bind', input.workspace, input.workspace)
   const hiddenDirs: string[] = []
   for (const m of input.masks) {
-    if (m.kind === 'hide-dir') args.push('--tmpfs', m.path), hiddenDirs.push(m.path)
-    else if (m.kind === 'hide-file') args.push('--ro-bind', input.emptyFile ?? '/dev/null', m.path)
+    if (m.kind === 'hide-dir') {
+      args.push('--tmpfs', m.path)
+      hiddenDirs.push(m.path)
+    }    else if (m.kind === 'hide-file') args.push('--ro-bind', input.emptyFile ?? '/dev/null', m.path)
     else args.push('--ro-bind', m.path, m.path)
   }
   if (input.exposeFile) args.push('--ro-bind', input.exposeFile, input.exposeFile)

@@ -66,7 +66,7 @@ export class Sandbox {
       if (executor === 'docker') return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs the bubblewrap or sandbox-exec executor (a filtering proxy); docker runs with no network at all. Empty the list or use another executor' } }
       if (executor === 'bubblewrap' && !onPath('socat')) return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs socat to bridge the proxy into the sandbox: install it (apt-get install socat) or empty the list' } }
     }
-    const env = { ...(request.env ?? {}) }
+    const env = { ...request.env }
     const base = { timeoutMs: request.timeoutMs, outputLimitBytes: request.outputLimitBytes }
     const limits = (inner: string[]) => (request.maxFileBytes || request.maxProcesses) && existsSync('/usr/bin/prlimit') ? ['prlimit', ...(request.maxFileBytes ? [`--fsize=${request.maxFileBytes}`] : []), ...(request.maxProcesses ? [`--nproc=${request.maxProcesses}`] : []), '--', ...inner] : inner
     const home = safeRealpath(homedir())

@@ -4,6 +4,7 @@ import { missingCapabilityMessage, planRound, retryParams, type InputSource } fr
 import { coreStatus, coreTask, coreTaskResult, isTerminalStatus, RELATED_TASK_META_KEY, withTasksExtension, type CoreTask } from '../children/task-mapping.js'
 import { RelayErrorCode, type RelayOutcome } from '../protocol/request-relay.js'
 import type { ForwardContext } from './upstream-relay.js'
+import { isObject } from '../protocol/facts.js'
 
 /**
  * A 2025 client's core tasks (2025-11-25) of a modern child, which has the
@@ -37,7 +38,6 @@ export const DEFAULT_POLL_MS = 500
 export const MIN_POLL_MS = 50
 export const MAX_POLL_MS = 5_000
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 export class CoreTasksOverExtension {
   /** The last known Task of each of this connection's tasks on modern children. */

@@ -6,7 +6,10 @@ import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { Cancellation } from '../protocol/cancellation.js'
 import type { CallTarget, ParkedCall, ParkedSnapshot, RoundSink } from './parked-calls.js'
-import { hasTasksExtension, MAX_TASK_TTL_MS } from './task-routing.js'
+import { hasTasksExtension } from '../protocol/facts.js'
+
+/** …and at most this long (a `ttlMs` of null is "unlimited" for the child, not for myc's map). */
+export const MAX_TASK_TTL_MS = 86_400_000
 
 /**
  * The tasks extension (SEP-2663) for the tools of 2025 children, which have

@@ -6,6 +6,7 @@ import { Cancellation } from '../protocol/cancellation.js'
 import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { CallOrigin, ConnectionHandle, Runtime } from '../runtime/runtime.js'
+import { isObject } from '../protocol/facts.js'
 
 /**
  * The legacy→modern bridge (issue 15). A 2025-era child asks its client
@@ -54,7 +55,6 @@ export const BRIDGED_CHILD_CAPABILITIES: ClientCapabilities = { roots: { listCha
 /** The methods a child may ask during a call, and the key prefix of their questions. */
 const KEY_PREFIX: Readonly<Record<string, string>> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * What is wrong with the client's answer to one question, or undefined:

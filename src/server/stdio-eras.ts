@@ -1,7 +1,7 @@
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/client'
 import { classifyInboundRequest, PROTOCOL_VERSION_META_KEY, ProtocolErrorCode, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server'
 import { serveStdio as serveModernStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio'
-import { MODERN_PROTOCOL_VERSION } from '../http/era.js'
+import { MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
 import { errorReply, JsonRpcError } from '../protocol/inbound.js'
 import { credentialView, type CredentialView } from '../principal/credential-view.js'
 import type { PrincipalView } from '../principal/view.js'

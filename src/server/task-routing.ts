@@ -1,4 +1,4 @@
-import { MissingRequiredClientCapabilityError, ProtocolError, type Server, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server'
+import { MissingRequiredClientCapabilityError, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server'
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type ClientCapabilities, type LoggingLevel } from '@modelcontextprotocol/client'
 import type { CallerEra } from '../children/era.js'
 import { Cancellation } from '../protocol/cancellation.js'
@@ -6,8 +6,9 @@ import { passthrough } from '../protocol/passthrough.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
-import { hostedTasks, type HostedTask } from './hosted-tasks.js'
+import { hostedTasks, MAX_TASK_TTL_MS, type HostedTask } from './hosted-tasks.js'
 import { principalOf } from './parked-calls.js'
+import { hasTasksExtension, isObject, TASKS_EXTENSION } from '../protocol/facts.js'
 
 /**
  * The tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`) for
@@ -37,22 +38,13 @@ import { principalOf } from './parked-calls.js'
  * not see each other's.
  */
 
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
+export { hasTasksExtension, MAX_TASK_TTL_MS, TASKS_EXTENSION }
 
 /** An entry kept this long when the child gives no `ttlMs`. */
 export const DEFAULT_TASK_TTL_MS = 3_600_000
-/** …and at most this long (a `ttlMs` of null is "unlimited" for the child, not for myc's map). */
-export const MAX_TASK_TTL_MS = 86_400_000
 /** Tasks remembered at most per runtime; beyond it the least recently used is forgotten. */
 export const MAX_TASKS = 10_000
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-
-/** Whether capabilities (a server's or a client's) declare the tasks extension. */
-export function hasTasksExtension(caps: ServerCapabilities | ClientCapabilities | undefined): boolean {
-  const extensions = (caps as { extensions?: unknown } | undefined)?.extensions
-  return isObject(extensions) && extensions[TASKS_EXTENSION] !== undefined
-}
 
 /** What a 2026 request declared in its envelope (undefined without one). */
 function declaredCapabilities(ctx: ServerContext): ClientCapabilities | undefined {

@@ -8,6 +8,7 @@ import { bundle, requireBundle } from '../helpers/e2e.js'
 import { FakeAnthropic, toolResults } from '../helpers/fake-anthropic.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { waitFor } from '../helpers/runtime.js'
+import { requireTool } from '../helpers/tools.js'
 
 const policyConfig = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
 
@@ -46,7 +47,7 @@ describe('myc chat (build/myc.cjs)', () => {
     expect(r.stderr).toMatch(/\+ skill writer/)
   }, 30_000)
 
-  const hasTmux = spawnSync('tmux', ['-V']).status === 0
+  const hasTmux = requireTool('tmux', spawnSync('tmux', ['-V']).status === 0)
   /** The last status line on the screen (`ROLE · MODEL · …`), trimmed. */
   const lastStatus = (screen: string, role: string) =>
     screen
@@ -74,7 +75,7 @@ describe('myc chat (build/myc.cjs)', () => {
       expect(tmux('capture-pane', '-p', '-e', '-t', 'chat')).toMatch(/\u001b\[2mdeveloper · /)
       tmux('send-keys', '-t', 'chat', 'hi there', 'Enter')
       await waitFor(() => screen().includes('Hello from the fake, I see 5 tools.'), 20_000, 'the first reply')
-      await waitFor(() => / 10 in \/ 5 out$/.test(lastStatus(screen(), 'developer') ?? ''), 20_000, 'the status line after the reply')
+      await waitFor(() => (lastStatus(screen(), 'developer') ?? '').endsWith(' 10 in / 5 out'), 20_000, 'the status line after the reply')
       expect(lastStatus(screen(), 'developer')).toMatch(/^developer · \S+ · skills: common · 10 in \/ 5 out$/)
       tmux('send-keys', '-t', 'chat', '/add writer', 'Enter')
       await waitFor(() => screen().includes('Skill writer is active'), 20_000, '/add')
@@ -86,7 +87,7 @@ describe('myc chat (build/myc.cjs)', () => {
       tmux('send-keys', '-t', 'chat', 'C-c')
       await waitFor(() => screen().includes('(interrupted)'), 20_000, 'the cancelled reply')
       tmux('send-keys', '-t', 'chat', '/model claude-other-1', 'Enter')
-      await waitFor(() => /^developer · claude-other-1 · skills: common, writer · /.test(lastStatus(screen(), 'developer') ?? ''), 20_000, 'the status line after /model')
+      await waitFor(() => (lastStatus(screen(), 'developer') ?? '').startsWith('developer · claude-other-1 · skills: common, writer · '), 20_000, 'the status line after /model')
       tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
       await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
       expect(screen()).toContain('EXIT=0')

@@ -38,7 +38,7 @@ async function call(url: string, token: string, params: Record<string, unknown>,
   return { status, rpc: answer }
 }
 
-const textOf = (result: Record<string, unknown> | undefined) => (result?.content as Array<{ text: string }>)[0]!.text
+const textOf = (result: Record<string, unknown> | undefined) => (result!.content as Array<{ text: string }>)[0]!.text
 
 describe('a 2025 child asks during a 2026 client’s call over HTTP (build/myc.cjs serve --http)', () => {
   let m: HttpMyc

@@ -13,7 +13,6 @@ import { modernRequest, startHttpMyc, type HttpMyc, type RpcAnswer } from '../he
  * so every envelope and header is the test's own.
  */
 
-const MODERN = '2026-07-28'
 const TASKS = 'io.modelcontextprotocol/tasks'
 const TOKENS = { MYC_E2E_TASKS_ALICE: 'alice-tasks-0123456789abcdef0123456789ab', MYC_E2E_TASKS_BOB: 'bob-tasks-0123456789abcdef0123456789abcd' }
 const alice = TOKENS.MYC_E2E_TASKS_ALICE

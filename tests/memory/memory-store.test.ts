@@ -5,7 +5,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { parseMemoryFile } from '../../src/memory/memory-file.js'
 import { matchEntries, MemoryStore } from '../../src/memory/memory-store.js'
-import type { AuditEvent } from '../../src/principal/audit.js'
+import type { AuditEvent } from '../../src/audit.js'
 
 const dirs: string[] = []
 function tempDir(): string {

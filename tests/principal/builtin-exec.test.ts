@@ -21,7 +21,7 @@ describe.runIf(hasBwrap)('mycelium__exec and mycelium__run_script', () => {
   afterAll(() => h.close())
 
   async function session(skills: string[] = []) {
-    const { config, dir: workspace, file } = h.loaded
+    const { config, dir: workspace } = h.loaded
     const runner = new BuiltinRunner(new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }), config, workspace, mycStatePaths(h.loaded))
     return (await connectClient(h.runtime, { view: await h.view('developer', { skills, runner }) })).client
   }

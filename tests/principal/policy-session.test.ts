@@ -7,7 +7,7 @@ import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
 import { createLogger } from '../../src/logger.js'
 import { hostForThisProcess } from '../../src/runtime/host.js'
 import { Runtime } from '../../src/runtime/runtime.js'
-import { createView, loadPolicyMode, type PolicyMode } from '../../src/principal/policy-mode.js'
+import { createView, loadPolicyMode } from '../../src/principal/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { connectClient, PolicyHarness, waitFor } from '../helpers/runtime.js'
 

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -8,8 +8,9 @@ import { bubblewrapArgs } from '../../src/sandbox/bubblewrap-args.js'
 import { ShellGuard } from '../../src/sandbox/guard/guard.js'
 import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { Sandbox } from '../../src/sandbox/sandbox.js'
+import { requireTool } from '../helpers/tools.js'
 
-const hasBwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0
+const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
 const isRoot = process.getuid?.() === 0
 const canDropToNobody = isRoot && spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'true']).status === 0
 
@@ -177,7 +178,6 @@ describe('refusals', () => {
     expect(!r.ok && r.error.message).toMatch(/without a shell/)
   })
 
-  it('unrestricted runs with no sandbox, but the guard still applies', async () => {
   it('the guard judges targets against the request’s workspace: inside it may go, outside it may not', async () => {
     const ws = workspace()
     mkdirSync(path.join(ws, 'build'))
@@ -188,6 +188,7 @@ describe('refusals', () => {
     expect(outside).toMatchObject({ ok: false, error: { code: 'guard_blocked' } })
   })
 
+  it('unrestricted runs with no sandbox, but the guard still applies', async () => {
     const ok = await sandbox.run({ ...base, trust: 'unrestricted', command: 'echo hi' })
     expect(ok.ok && ok.outcome).toMatchObject({ executor: 'none', stdout: 'hi\n', exitCode: 0 })
     const blocked = await sandbox.run({ ...base, trust: 'unrestricted', command: 'rm -rf /' })

@@ -47,8 +47,10 @@ function snapshot(dir: string): Record<string, string> {
       const p = path.join(d, name)
       const st = lstatSync(p)
       const rel = path.relative(dir, p)
-      if (st.isDirectory()) (out[`${rel}/`] = 'dir'), walk(p)
-      else out[rel] = st.isSymbolicLink() ? `-> link` : readFileSync(p, 'utf8')
+      if (st.isDirectory()) {
+        out[`${rel}/`] = 'dir'
+        walk(p)
+      }      else out[rel] = st.isSymbolicLink() ? `-> link` : readFileSync(p, 'utf8')
     }
   }
   walk(dir)
@@ -71,7 +73,6 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
     }
   })
 
-  const outsideState = (snap: Record<string, string>) => Object.fromEntries(Object.entries(snap).filter(([k]) => /^(src|out|build)/.test(k)))
   const stateOf = (snap: Record<string, string>) => Object.fromEntries(Object.entries(snap).filter(([k]) => !/^(src|out|build)/.test(k)))
 
   it('cannot add a skill (also in a skills folder that does not exist yet) or a role', async () => {

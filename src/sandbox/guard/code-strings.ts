@@ -26,7 +26,7 @@ const PAIRS: Record<string, string> = { '(': ')', '[': ']', '{': '}', '<': '>' }
 
 function unescape(body: string): string {
   return body.replace(/\\(x\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{1,2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|[0-7]{1,3}|[\s\S])/g, (_, e: string) => {
-    if (/^x\{/.test(e) || /^u\{/.test(e)) return String.fromCodePoint(parseInt(e.slice(2, -1), 16))
+    if (e.startsWith('x{') || e.startsWith('u{')) return String.fromCodePoint(parseInt(e.slice(2, -1), 16))
     if (/^[xu]/.test(e) && e.length > 1) return String.fromCodePoint(parseInt(e.slice(1), 16))
     if (/^[0-7]+$/.test(e)) return String.fromCharCode(parseInt(e, 8))
     return ({ n: '\n', t: '\t', r: '\r', e: '\x1b', a: '\x07', f: '\f', v: '\v', b: '\b' } as Record<string, string>)[e] ?? e

@@ -6,7 +6,7 @@ import { feedStdin, printed, wdOf, writtenContent } from './stdin-programs.js'
 import { Scope } from './scope.js'
 import { SHELL_RUNNERS } from './shell-runners.js'
 import { WRAPPERS } from './wrappers.js'
-import { basename, INPUT_REF, INPUT_VAR, inputWord, literal, unquote, type Inner, type Nesting, type Runner, type ScriptContext, type SimpleCommand, type Step, type Word, type Write } from './words.js'
+import { basename, INPUT_REF, INPUT_VAR, inputWord, literal, unquote, type Inner, type Nesting, type Runner, type ScriptContext, type SimpleCommand, type Step, type Place, type Word, type Write } from './words.js'
 
 export type { SimpleCommand, Word } from './words.js'
 
@@ -23,15 +23,7 @@ function stepOf(name: string, words: Word[]): Step | undefined {
 const MAX_PEEL = 16
 
 /** Where a command stands: what feeds it, where it writes, its text, its function, what input stands for. */
-export interface Place {
-  pipedFrom: SimpleCommand[]
-  writesTo: string[]
-  writes?: Write[]
-  wd?: string | null
-  source: string
-  inFunction?: string
-  input?: Word
-}
+export type { Place } from './words.js'
 
 /**
  * Peels a command's words into the commands that actually run: wrappers

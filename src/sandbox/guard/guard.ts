@@ -49,7 +49,7 @@ export class ShellGuard {
     const fail = (rule: { id: string; message: string }, text: string) => {
       failure ??= { ok: false, error: { rule: rule.id, message: rule.message, command: text.slice(0, 200) } }
     }
-    const nesting = (depth: number): Nesting => ({ script: (text, ctx) => collect(text, depth + 1, ctx), tooDeep: (source) => fail(TOO_DEEP_RULE, source) })
+    const nesting = (depth: number): Nesting => ({ script: (text, ctx) => collect(text, depth + 1, ctx), expand: (words, place) => expand(words, place, nesting(depth)), tooDeep: (source) => fail(TOO_DEEP_RULE, source) })
     let scripts = 0
     const collect = (text: string, depth: number, ctx: ScriptContext): SimpleCommand[] => {
       if (depth > MAX_DEPTH || ++scripts > MAX_SCRIPTS) {

@@ -1,5 +1,5 @@
 import { isKernelFile, normalize, valuesOf, wordZone } from './paths.js'
-import type { GuardRule } from './rules.js'
+import type { GuardRule } from './rule.js'
 import { destroyedBy, writtenBy } from './targets.js'
 
 const GLOB = /[*?[]/

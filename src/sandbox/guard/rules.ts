@@ -1,14 +1,11 @@
-import { isCriticalPath, valuesOf, type GuardOptions } from './paths.js'
+import { isCriticalPath, valuesOf } from './paths.js'
+import type { GuardRule } from './rule.js'
 import { TARGET_RULES } from './rules-targets.js'
 import { readsProgramFromStdin, runsComputedShell } from './interpreters.js'
 import { basename, INTERPRETERS, SHELLS, unquote, type SimpleCommand, type Word } from './words.js'
 
 /** A guard rule: an id, the message a blocked user reads, and the test. */
-export interface GuardRule {
-  id: string
-  message: string
-  test: (cmd: SimpleCommand, opts: GuardOptions) => boolean
-}
+export type { GuardRule } from './rule.js'
 
 export { isCriticalPath }
 

@@ -1,6 +1,5 @@
-import { expand, type Place } from './extract.js'
 import { languageOf, readsProgramFromStdin, shellCalls } from './interpreters.js'
-import { basename, SHELLS, type Nesting, type SimpleCommand } from './words.js'
+import { basename, SHELLS, type Nesting, type Place, type SimpleCommand } from './words.js'
 
 /** The working directory a command runs in: the workspace unless the script changed it (null: unknown). */
 export const wdOf = (wd: string | null | undefined): string | null => (wd === undefined ? '.' : wd)
@@ -13,7 +12,7 @@ export function feedStdin(cmd: SimpleCommand, text: string, nest: Nesting): Simp
   if (!lang) return []
   cmd.program = text
   const place: Place = { pipedFrom: cmd.pipedFrom, writesTo: [], source: cmd.source, wd: wdOf(cmd.wd) }
-  return shellCalls(lang, text).inner.flatMap((inner) => ('words' in inner ? expand(inner.words, place, nest) : nest.script(inner.script, { pipedFrom: cmd.pipedFrom, wd: wdOf(cmd.wd) })))
+  return shellCalls(lang, text).inner.flatMap((inner) => ('words' in inner ? nest.expand(inner.words, place) : nest.script(inner.script, { pipedFrom: cmd.pipedFrom, wd: wdOf(cmd.wd) })))
 }
 
 /** What `echo`/`printf` with literal arguments writes, else undefined. */
@@ -81,5 +80,5 @@ export function runFile(cmd: SimpleCommand, text: string, nest: Nesting): Simple
   const place: Place = { pipedFrom: [], writesTo: [], source: cmd.source, wd }
   const calls = shellCalls(lang, text)
   if (calls.dynamic) cmd.runsWritten = true
-  return calls.inner.flatMap((inner) => ('words' in inner ? expand(inner.words, place, nest) : nest.script(inner.script, { pipedFrom: [], wd })))
+  return calls.inner.flatMap((inner) => ('words' in inner ? nest.expand(inner.words, place) : nest.script(inner.script, { pipedFrom: [], wd })))
 }

@@ -170,6 +170,6 @@ export function writtenBy(c: SimpleCommand): Word[] {
   const extra: Word[] = (c.writes ?? []).filter((w) => w.append && !w.read).map((w) => w.target)
   if (c.name === 'tee') extra.push(...ops(c, { long: ['--output-error'] }).operands)
   // `sysctl -w kernel.x=1`, `sysctl kernel.x=1`: a write to /proc/sys.
-  if (c.name === 'sysctl') for (const w of c.args) if (!w.dynamic && /^[\w.\/-]+=/.test(w.text)) extra.push({ text: `/proc/sys/${w.text.split('=')[0]!.replace(/\./g, '/')}`, dynamic: false, inner: [] })
+  if (c.name === 'sysctl') for (const w of c.args) if (!w.dynamic && /^[\w./-]+=/.test(w.text)) extra.push({ text: `/proc/sys/${w.text.split('=')[0]!.replace(/\./g, '/')}`, dynamic: false, inner: [] })
   return [...destroyedBy(c).filter((t) => t.strict).map((t) => t.word), ...extra]
 }

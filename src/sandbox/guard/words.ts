@@ -84,7 +84,20 @@ export interface ScriptContext {
 /** Hooks from the extractor back to the guard: parse a nested script, or give up (fail closed). */
 export interface Nesting {
   script(text: string, ctx: ScriptContext): SimpleCommand[]
+  /** Words that are one command already (an argv, a shell call found in code), peeled like any command of a script. */
+  expand(words: Word[], place: Place): SimpleCommand[]
   tooDeep(source: string): void
+}
+
+/** Where a command sits in its script: what feeds it, where it writes, its working directory. */
+export interface Place {
+  pipedFrom: SimpleCommand[]
+  writesTo: string[]
+  writes?: Write[]
+  wd?: string | null
+  source: string
+  inFunction?: string
+  input?: Word
 }
 
 /** Shells: they run what they read. */

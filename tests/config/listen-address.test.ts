@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { formatListen, isLoopbackHost, isWildcardHost, parseListen } from '../../src/http/listen-address.js'
+import { formatListen, isLoopbackHost, isWildcardHost, parseListen } from '../../src/config/listen-address.js'
 
 describe('parseListen: [HOST:]PORT', () => {
   it.each([

@@ -51,7 +51,7 @@ export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase()
   if (h === 'localhost') return true
   if (isIP(h) === 4) return h.startsWith('127.')
-  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(h)
+  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1' || h.startsWith('::ffff:127.')
   return false
 }
 

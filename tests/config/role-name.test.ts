@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/parse.js'
-import { isRoleName } from '../../src/memory/role-name.js'
+import { isRoleName } from '../../src/config/role-name.js'
 import { buildSkill } from '../../src/policy/skill.js'
 
 const input = { file: '/s/x/SKILL.md', dir: '/s/x', folder: 'x', frontmatter: '', body: '', separator: '__' }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { mayRead, memoryAccess } from '../../src/memory/access.js'
+import { mayRead, memoryAccess } from '../../src/policy/memory-access.js'
 import { Policy } from '../../src/policy/policy.js'
 import { resolveRoles } from '../../src/policy/roles.js'
 import type { Skill } from '../../src/policy/skill.js'

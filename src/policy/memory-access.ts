@@ -1,4 +1,4 @@
-import type { MemoryGrant } from '../policy/skill.js'
+import type { MemoryGrant } from './skill.js'
 
 /** Whose memory a principal may read and write (pure data; DESIGN.md section 6, seed semantics). */
 export interface MemoryAccess {

@@ -1,0 +1,39 @@
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { repoRoot } from './helpers/fixtures.js'
+
+/** A src/ tree of its own, to run a lint script on. */
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(path.join(tmpdir(), 'myc-lint-'))
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, 'src', rel)), { recursive: true })
+    writeFileSync(path.join(root, 'src', rel), text)
+  }
+  return root
+}
+const run = (script: string, root?: string) => spawnSync(process.execPath, [path.join(repoRoot, 'scripts', script)], { encoding: 'utf8', env: { ...process.env, ...(root ? { MYC_LINT_ROOT: root } : {}) } })
+
+describe('the checks of npm run lint', () => {
+  it('check-layers passes on this repo, and fails on an upward import, a file cycle and a folder cycle', () => {
+    expect(run('check-layers.mjs').status).toBe(0)
+    const upward = run('check-layers.mjs', tree({ 'policy/a.ts': "import type { X } from '../server/b.js'\n", 'server/b.ts': 'export type X = 1\n' }))
+    expect(upward.status).toBe(1)
+    expect(upward.stderr).toMatch(/upward import: policy\/a\.ts -> server\/b\.ts/)
+    const cycle = run('check-layers.mjs', tree({ 'policy/a.ts': "import { b } from './b.js'\nexport const a = 1\n", 'policy/b.ts': "import { a } from './a.js'\nexport const b = a\n" }))
+    expect(cycle.stderr).toMatch(/file cycle: policy\/a\.ts, policy\/b\.ts/)
+    const folders = run('check-layers.mjs', tree({ 'policy/a.ts': "export { b } from '../skills/b.js'\n", 'skills/b.ts': "export const b = 1\nexport { c } from '../policy/c.js'\n", 'policy/c.ts': 'export const c = 1\n' }))
+    expect(folders.stderr).toMatch(/folder cycle: policy, skills/)
+    const unknown = run('check-layers.mjs', tree({ 'newroom/a.ts': 'export const a = 1\n', 'policy/b.ts': "import { a } from '../newroom/a.js'\n" }))
+    expect(unknown.stderr).toMatch(/src\/newroom\/ has no layer/)
+  })
+
+  it('check-sizes passes on this repo, and fails on a file over 500 lines', () => {
+    expect(run('check-sizes.mjs').status).toBe(0)
+    const big = run('check-sizes.mjs', tree({ 'policy/big.ts': 'export const x = 1\n'.repeat(501) }))
+    expect(big.status).toBe(1)
+    expect(big.stderr).toMatch(/src\/policy\/big\.ts has 501 lines/)
+  })
+})
