@@ -1,8 +1,16 @@
 import { defineConfig } from 'vitest/config'
 
+/**
+ * `npm test`: the loop a developer runs after every change (under 2.5
+ * minutes on two cores). The slow suites (`*.slow.test.ts`: conformance
+ * runs, the long soak, the executable) run with `npm run test:slow`.
+ */
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
+    exclude: ['**/node_modules/**', 'tests/**/*.slow.test.ts'],
+    // Rebuilds build/myc.cjs when src/ is newer, so a focused run never tests stale code.
+    globalSetup: ['tests/helpers/fresh-bundle.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores here and in CI: spawning real child servers in many workers at

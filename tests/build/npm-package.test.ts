@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/client'
@@ -26,6 +26,22 @@ describe('the npm package', () => {
     for (const f of files) expect(allowed.some((r) => r.test(f)), f).toBe(true)
     for (const must of ['build/myc.cjs', 'build/myc-main.cjs', 'mycelium.schema.json', 'skills/common/SKILL.md', 'README.md', 'LICENSE', 'CHANGELOG.md']) expect(files).toContain(must)
   })
+
+  it('builds the program first when packed from a fresh clone (prepack)', () => {
+    // A copy of what a clone holds: the repo's own files (build/ outputs are ignored), node_modules shared.
+    const clone = mkdtempSync(path.join(tmpdir(), 'myc-clone-'))
+    const tracked = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: repoRoot, encoding: 'utf8' }).split('\0').filter(Boolean)
+    for (const f of tracked) {
+      if (!existsSync(path.join(repoRoot, f))) continue
+      mkdirSync(path.dirname(path.join(clone, f)), { recursive: true })
+      copyFileSync(path.join(repoRoot, f), path.join(clone, f))
+    }
+    symlinkSync(path.join(repoRoot, 'node_modules'), path.join(clone, 'node_modules'))
+    expect(existsSync(path.join(clone, 'build', 'myc.cjs'))).toBe(false)
+    const out = execFileSync(npm, ['pack', '--dry-run', '--json'], { cwd: clone, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], shell: process.platform === 'win32' })
+    const listed = (JSON.parse(out)[0] as { files: Array<{ path: string }> }).files.map((f) => f.path)
+    expect(listed).toEqual(expect.arrayContaining(['build/myc.cjs', 'build/myc-main.cjs']))
+  }, 120_000)
 
   it('has no runtime dependencies (everything is bundled) and both bins', () => {
     const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'))

@@ -10,6 +10,7 @@ import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic, type FakeReply, type RecordedRequest } from '../helpers/fake-anthropic.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { fixtureEntry, waitFor } from '../helpers/runtime.js'
+import { requireTool } from '../helpers/tools.js'
 
 /**
  * The agent as the client its children ask (src/agent/child-questions.ts):
@@ -90,7 +91,7 @@ describe('myc run (build/myc.cjs): the agent answers what its children ask durin
   }, 60_000)
 })
 
-const hasTmux = spawnSync('tmux', ['-V']).status === 0
+const hasTmux = requireTool('tmux', spawnSync('tmux', ['-V']).status === 0)
 
 describe('myc chat on a terminal (build/myc.cjs, tmux): the person answers a child’s elicitation and allows its sampling', () => {
   const fake = new FakeAnthropic()

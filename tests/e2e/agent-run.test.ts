@@ -10,6 +10,7 @@ import { writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic, toolResults, type RecordedRequest } from '../helpers/fake-anthropic.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { fixtureEntry } from '../helpers/runtime.js'
+import { requireTool } from '../helpers/tools.js'
 
 const policyConfig = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
 const openConfig = writeConfig({ mcpServers: { echo: fixtureEntry('echo') } })
@@ -147,7 +148,7 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     expect(schema.$schema).toMatch(/draft-07/)
   })
 
-  const hasBwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0
+  const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
   it.runIf(hasBwrap)('runs mycelium__exec in the real sandbox when an active skill allows it, and the guard still blocks', async () => {
     fake.setScript((_req, i) =>
       [

@@ -178,7 +178,9 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
   it('refuses a bad --on-failure', async () => {
     const r = await myc(['workflow', 'x', '--config', project(), '--on-failure', 'sometimes'], fake)
     expect(r.code).toBe(2)
-    // A bad flag is the CLI's usage error (with --json: its error document on stdout).
-    expect(r.events[0]).toMatchObject({ ok: false, error: { code: 'usage', message: expect.stringMatching(/--on-failure takes prompt, auto or exit/) } })
+    // A bad flag is the CLI's usage error; with --json, in the stream's own shape: an error event, then session_end.
+    expect(r.events.map((e) => e.type)).toEqual(['error', 'session_end'])
+    expect(r.events[0]).toMatchObject({ code: 'usage', message: expect.stringMatching(/--on-failure takes prompt, auto or exit/) })
+    expect(r.events[1]).toMatchObject({ ok: false, reason: 'error', exitCode: 2 })
   })
 })

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { freePort } from './http.js'
 import { waitFor } from './runtime.js'
+import { requireTool } from './tools.js'
 
 /** A real redis-server (Debian's), on a free loopback port, for the test's life. */
 export interface RedisServer {
@@ -15,7 +16,7 @@ export interface RedisServer {
 
 /** Whether redis-server is installed (`.ci/run` installs it). */
 export function hasRedis(): boolean {
-  return spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status === 0
+  return requireTool('redis-server', spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status === 0)
 }
 
 function answersPing(port: number): Promise<boolean> {

@@ -8,8 +8,9 @@ import { ShellGuard } from '../../src/sandbox/guard/guard.js'
 import { hostAllowed } from '../../src/sandbox/network-proxy.js'
 import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { Sandbox } from '../../src/sandbox/sandbox.js'
+import { requireTool } from '../helpers/tools.js'
 
-const ready = process.platform === 'linux' && ['bwrap', 'socat', 'curl'].every((p) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0)
+const ready = requireTool('bwrap, socat and curl', process.platform === 'linux' && ['bwrap', 'socat', 'curl'].every((p) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0))
 
 describe('hostAllowed', () => {
   it('matches exact names and *.domain subdomains, case-insensitively, deny by default', () => {

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config'
+
+/** `npm run test:slow`: the suites too slow for the everyday loop (conformance, the long soak, the executable). */
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.slow.test.ts'],
+    globalSetup: ['tests/helpers/fresh-bundle.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    maxWorkers: 2,
+  },
+})
