@@ -48,7 +48,7 @@ await build({
     // The shell guard's grammar travels inside the bundle (and so the executable).
     __MYC_WASM__: JSON.stringify({ runtime: await wasm('web-tree-sitter/tree-sitter.wasm'), bash: await wasm('tree-sitter-bash/tree-sitter-bash.wasm') }),
   },
-  // web-tree-sitter's ESM build breaks in a CommonJS bundle (TOOLCHAIN.md).
+  // web-tree-sitter's ESM build breaks in a CommonJS bundle (measured on the development machine).
   alias: { 'web-tree-sitter': path.join(root, 'node_modules/web-tree-sitter/tree-sitter.cjs') },
   logLevel: 'warning',
   // src/assets/templates.ts reads import.meta.url only when run from source; the bundle has the embedded copy.

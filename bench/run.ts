@@ -25,7 +25,7 @@ const quick = process.argv.includes('--quick')
 const mycNodeArgs = process.env.MYC_NODE_ARGS ? process.env.MYC_NODE_ARGS.split(' ') : []
 /** `--only calls|startup|policy|skills|http`: one section, its figures printed as JSON (for profiling runs). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined
-// NODE_EXTRA_CA_CERTS slows every Node start here (TOOLCHAIN.md); keep it out of start-up figures.
+// NODE_EXTRA_CA_CERTS slows every Node start here (measured on the development machine); keep it out of start-up figures.
 const env = { ...(process.env as Record<string, string>) }
 delete env.NODE_EXTRA_CA_CERTS
 

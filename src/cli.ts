@@ -111,7 +111,7 @@ function without(words: readonly string[], index: number): string[] {
 
 /**
  * Runs `myc` with the given arguments and returns the exit code. The only
- * place that maps errors to exit codes (DESIGN.md section 3).
+ * place that maps errors to exit codes (README.md, Commands).
  */
 export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY === true): Promise<number> {
   // Words after `--` belong to a command myc runs (`myc sandbox exec -- cmd --help`), not to myc.

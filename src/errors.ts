@@ -1,9 +1,9 @@
 /**
  * Typed errors thrown by the core. Only the CLI edge turns them into exit
- * codes (DESIGN.md section 3): the core never calls `process.exit`.
+ * codes (README.md, Commands): the core never calls `process.exit`.
  */
 
-/** Exit codes of `myc`, per DESIGN.md section 3. */
+/** Exit codes of `myc`, per the README's Commands section. */
 export const ExitCode = {
   ok: 0,
   runtime: 1,

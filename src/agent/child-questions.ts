@@ -7,7 +7,7 @@ import { neededCapability } from '../children/input-bridge.js'
 import type { TokenUsage } from './events.js'
 
 /**
- * The agent as the client its children ask (issue 15): a tool the model
+ * The agent as the client its children ask: a tool the model
  * calls may ask mid-call for a completion (`sampling/createMessage`), for
  * the person's input (`elicitation/create`) or for the client's roots. A
  * 2025 child asks with those requests; a 2026 child answers the call with

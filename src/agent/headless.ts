@@ -149,7 +149,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       const adhocRole = loaded.config.agent.adhocRole
       if (mode.kind === 'policy' && !mode.state.roles.has(adhocRole)) {
         const view = viewFor(undefined)
-        options.logger.info(`adhoc runs as role "${view.describe?.().role}": agent.adhocRole "${adhocRole}" is not a role here (no skill names it)`)
+        options.logger.warn(`adhoc runs as role "${view.describe?.().role}": agent.adhocRole "${adhocRole}" is not a role here (no skill names it)`)
         return view
       }
       return viewFor(adhocRole, undefined, 'agent.adhocRole')

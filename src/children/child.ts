@@ -28,7 +28,7 @@ import { Cancellation } from '../protocol/cancellation.js'
 
 export { hasSkillsExtension, type ChildLists, type ListKind } from './child-lists.js'
 
-/** Lifecycle of one child (DESIGN.md: INITIALIZING / RUNNING / FAILED / STOPPED). */
+/** Lifecycle of one child (INITIALIZING / RUNNING / FAILED / STOPPED; docs/proxy.md). */
 export type ChildState = 'STOPPED' | 'INITIALIZING' | 'RUNNING' | 'FAILED'
 
 /** How long a health ping may take. */

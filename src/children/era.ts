@@ -3,7 +3,7 @@ import type { Era } from '../protocol/facts.js'
 import type { WireError } from '../protocol/request-relay.js'
 
 /**
- * The protocol era myc speaks with one child (DESIGN.md section 11):
+ * The protocol era myc speaks with one child (docs/protocol-eras.md):
  * `legacy` is the 2025 `initialize` handshake, `modern` the 2026-07-28
  * revision (no handshake; every request carries the `_meta` envelope).
  */

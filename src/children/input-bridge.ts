@@ -4,7 +4,7 @@ import { RelayErrorCode, type RelayOutcome } from '../protocol/request-relay.js'
 import { isObject } from '../protocol/facts.js'
 
 /**
- * The modern→legacy bridge (issue 15): a 2026-07-28 child answers a 2025
+ * The modern→legacy bridge: a 2026-07-28 child answers a 2025
  * client's call with an `input_required` result; myc asks that client with
  * the real 2025 requests (elicitation/create, sampling/createMessage,
  * roots/list, on the call's own stream), collects the answers and retries

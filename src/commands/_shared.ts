@@ -1,7 +1,7 @@
 import type { ArgDef } from 'citty'
 import { jsonText, terminalText } from '../terminal-text.js'
 
-/** Flags every command accepts (DESIGN.md section 3). */
+/** Flags every command accepts (README.md, Commands). */
 export const commonArgs = {
   config: {
     type: 'string',

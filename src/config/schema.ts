@@ -3,7 +3,7 @@ import { parseListen } from './listen-address.js'
 import { ROLE_NAME, ROLE_NAME_RULE } from './role-name.js'
 
 /**
- * The config schema of DESIGN.md section 4, in valibot. Objects are strict:
+ * The config schema of docs/configuration.md, in valibot. Objects are strict:
  * an unknown key is an error (with a "did you mean", see errors.ts). The
  * output has every default filled in.
  */

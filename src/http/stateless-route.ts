@@ -39,7 +39,7 @@ export interface StatelessRouteOptions {
 }
 
 /**
- * The 2026-07-28 route (DESIGN.md section 11): stateless, no session, no
+ * The 2026-07-28 route (docs/protocol-eras.md): stateless, no session, no
  * initialize; every request stands alone, served by the SDK's own modern
  * handler (`createMcpHandler`, strict: `legacy: 'reject'`, as the 2025
  * traffic never reaches it) with a server made per request for the

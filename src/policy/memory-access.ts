@@ -1,6 +1,6 @@
 import type { MemoryGrant } from './skill.js'
 
-/** Whose memory a principal may read and write (pure data; DESIGN.md section 6, seed semantics). */
+/** Whose memory a principal may read and write (pure data; docs/policy.md, seed semantics). */
 export interface MemoryAccess {
   grant: MemoryGrant
   /** The role it writes to: always its own. */

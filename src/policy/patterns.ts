@@ -1,5 +1,5 @@
 /**
- * Tool patterns of skills and deny lists (DESIGN.md section 2): `fs:read_file`,
+ * Tool patterns of skills and deny lists (docs/configuration.md): `fs:read_file`,
  * `fs__read_file` (the wire form, with the configured separator), `fs:*`,
  * `fs:read_*` and `*`. Pure: compiled once, matched against (server, tool)
  * pairs from the catalogue, never against re-split wire strings.

@@ -7,7 +7,7 @@ import { memoryAccess, type MemoryAccess } from './memory-access.js'
 export const BUILTIN_SERVER = 'mycelium'
 /** The meta tools: always served in policy mode unless `session.metaTools` is false. */
 export const META_BUILTINS = ['list_skills', 'activate_skill', 'deactivate_skill', 'get_context'] as const
-/** Built-ins an active skill's patterns must allow (DESIGN.md section 6). */
+/** Built-ins an active skill's patterns must allow (docs/policy.md). */
 export const GATED_BUILTINS = ['exec', 'run_script'] as const
 /** Built-ins visible when an active skill grants memory (`grants.memory` other than none); patterns play no part. */
 export const MEMORY_BUILTINS = ['save_memory', 'recall_memory', 'list_memories'] as const
@@ -31,7 +31,7 @@ export interface PolicyInput {
   servers: ReadonlySet<string>
   separator: string
   catalogue: CatalogueFacts
-  /** Strict loading (DESIGN.md section 6); false only reports. */
+  /** Strict loading (docs/policy.md); false only reports. */
   strict?: boolean
 }
 

@@ -31,7 +31,7 @@ export interface ResolvedRole {
 export type RolesResult = { ok: true; roles: ReadonlyMap<string, ResolvedRole>; warnings: string[]; warningsByRole: ReadonlyMap<string, readonly string[]> } | { ok: false; error: string }
 
 /**
- * Inverted RBAC (DESIGN.md section 6): a role exists because a skill names
+ * Inverted RBAC (docs/policy.md): a role exists because a skill names
  * it in `allowedRoles` or a definition names it. `"*"` expands, in a second
  * pass, to every named role. A role reaches the skills that allow it plus
  * those its parent reaches (`inherits`), capped by its own `allowedSkills`;

@@ -8,7 +8,7 @@ export interface SkillProblem {
   message: string
 }
 
-/** Memory a skill grants (DESIGN.md section 6). */
+/** Memory a skill grants (docs/policy.md). */
 export type MemoryGrant = 'none' | 'isolated' | 'team' | 'all'
 
 /** A skill as policy sees it: plain data, built from SKILL.md or SKILL.yaml. */

@@ -36,7 +36,7 @@ export interface CredentialView extends PrincipalView {
 }
 
 /**
- * The view of a 2026-era principal (DESIGN.md section 11): the view of its
+ * The view of a 2026-era principal (docs/protocol-eras.md): the view of its
  * credential's role and skills, with escalation taken out, so that tools/list
  * is a function of the credential alone and never of the requests made with
  * it. `activate_skill` stays, as the way to read a granted skill's

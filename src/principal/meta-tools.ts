@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client'
 
-/** Names of the built-in tools of server `mycelium` (DESIGN.md section 6). */
+/** Names of the built-in tools of server `mycelium` (docs/policy.md). */
 export const META_TOOLS = ['list_skills', 'activate_skill', 'deactivate_skill', 'get_context'] as const
 export type MetaToolName = (typeof META_TOOLS)[number]
 

@@ -20,7 +20,7 @@ import { PolicyView } from './policy-view.js'
 import { isRoleName, ROLE_NAME_RULE } from '../config/role-name.js'
 import { MemoryStore } from '../memory/memory-store.js'
 
-/** Open mode (no skills: everything served) or policy mode (DESIGN.md section 5). */
+/** Open mode (no skills: everything served) or policy mode (docs/policy.md). */
 export type PolicyMode = { kind: 'open' } | { kind: 'policy'; state: PolicyState; audit: AuditSink; memory: MemoryStore }
 
 /** Whether the config puts myc in policy mode: a `skills` key, or a `skills/` folder beside the config. */

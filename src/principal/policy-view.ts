@@ -38,7 +38,7 @@ function text(message: string, isError = false, structured?: Record<string, unkn
 }
 
 /**
- * Policy mode for one session (DESIGN.md section 6): the principal is the
+ * Policy mode for one session (docs/policy.md): the principal is the
  * role chosen by whoever launched myc plus the skills active now. Tools of
  * inactive or unreachable skills do not exist for it; the meta tools let the
  * agent see and change its skills within what the role reaches.

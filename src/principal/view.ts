@@ -48,7 +48,7 @@ export interface PrincipalView {
 }
 
 /**
- * Open mode (DESIGN.md section 5): no policy, every child tool, prompt and
+ * Open mode (docs/policy.md): no policy, every child tool, prompt and
  * resource is served, and no built-in tool is.
  */
 export function openView(): PrincipalView {

@@ -6,7 +6,7 @@ import { lineSplitter } from './json-lines.js'
 import { LineWriter } from './line-writer.js'
 import { responseLine } from './result-lines.js'
 
-/** The default cap on one incoming message (DESIGN: `limits.maxMessageBytes`). */
+/** The default cap on one incoming message (`limits.maxMessageBytes`). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 export interface StdioServerStreamOptions {

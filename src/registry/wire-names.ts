@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 
-/** Separators DESIGN.md section 2 allows between a server key and a tool name on the wire. */
+/** Separators docs/configuration.md allows between a server key and a tool name on the wire. */
 export const SEPARATORS = ['__', '_', '-', '.', ':'] as const
 export type Separator = (typeof SEPARATORS)[number]
 
@@ -56,7 +56,7 @@ function withSuffix(base: string, suffix: string, maxLength: number): string {
   return `${base.slice(0, room)}${suffix}`.slice(0, maxLength)
 }
 
-/** What a client may add in front of myc's wire names, and its cap (DESIGN.md section 2). */
+/** What a client may add in front of myc's wire names, and its cap (docs/configuration.md). */
 export interface ClientNameLimit {
   client: string
   /** Characters the client adds before the wire name, given the key the user gave myc. */

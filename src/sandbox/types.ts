@@ -1,7 +1,7 @@
 import type { ProtectedPath } from './protected-paths.js'
 import type { LimitedOutcome } from './spawn-limited.js'
 
-/** Trust levels (DESIGN.md section 7). */
+/** Trust levels (docs/sandbox.md). */
 export type TrustLevel = 'restricted' | 'sandboxed' | 'unrestricted'
 /** Executors; `auto` picks the first that really works here. */
 export type ExecutorName = 'bubblewrap' | 'sandbox-exec' | 'docker' | 'none'

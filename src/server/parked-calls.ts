@@ -9,7 +9,7 @@ import type { CallOrigin, ConnectionHandle, Runtime } from '../runtime/runtime.j
 import { isObject } from '../protocol/facts.js'
 
 /**
- * The legacy→modern bridge (issue 15). A 2025-era child asks its client
+ * The legacy→modern bridge. A 2025-era child asks its client
  * (elicitation/create, sampling/createMessage, roots/list) in the middle of a
  * call that a 2026-07-28 client made, and a 2026 client cannot be sent a
  * request: it is answered with an `input_required` result instead. So the

@@ -198,7 +198,7 @@ type Phase =
 
 /**
  * One stdio client of `myc serve`, in the era its first message asks for
- * (DESIGN.md section 11), decided once per connection:
+ * (docs/protocol-eras.md), decided once per connection:
  *
  * - 2025 (`initialize`, or any message without the 2026 envelope claim): a
  *   ClientConnection, exactly as before this existed: the session's

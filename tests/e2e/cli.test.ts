@@ -1,17 +1,41 @@
 import { spawnSync } from 'node:child_process'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
-import { fixtureServer } from '../helpers/fixtures.js'
+import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 
-function myc(args: string[], input?: string) {
+function myc(args: string[], input?: string, options: { cwd?: string; env?: Record<string, string> } = {}) {
   requireBundle()
-  const result = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', input: input ?? '', timeout: 60_000 })
+  const result = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', input: input ?? '', timeout: 60_000, ...(options.cwd ? { cwd: options.cwd } : {}), ...(options.env ? { env: { ...process.env, ...options.env } } : {}) })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
 const echoConfig = () => writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })
 
 describe('myc (build/myc.cjs) command line', () => {
+  it('MYC_CONFIG names the config from any folder; --config wins over it', () => {
+    const config = echoConfig()
+    const { code, stdout } = myc(['tools', '--json'], '', { cwd: tmpdir(), env: { MYC_CONFIG: config } })
+    expect(code).toBe(0)
+    expect((JSON.parse(stdout) as { tools: Array<{ id: string }> }).tools.map((t) => t.id)).toContain('echo:echo')
+    const flag = myc(['tools', '--json', '--config', config], '', { cwd: tmpdir(), env: { MYC_CONFIG: '/nonexistent.json' } })
+    expect(flag.code).toBe(0)
+  })
+
+  it('--role on a config without skills is a usage error that explains open mode', () => {
+    const { code, stderr } = myc(['tools', '--role', 'reviewer', '--config', echoConfig()])
+    expect(code).toBe(2)
+    expect(stderr).toMatch(/--role reviewer: .* has no skills, so myc runs in open mode/)
+  })
+
+  it('the MCP Inspector CLI runs myc over stdio with MYC_CONFIG (-e), as the README shows', () => {
+    const inspector = path.join(repoRoot, 'node_modules', '@modelcontextprotocol', 'inspector', 'cli', 'build', 'cli.js')
+    const r = spawnSync(process.execPath, [inspector, '--cli', '-e', `MYC_CONFIG=${echoConfig()}`, process.execPath, bundle, '--method', 'tools/list'], { encoding: 'utf8', timeout: 60_000, cwd: tmpdir() })
+    expect(r.status, r.stderr).toBe(0)
+    expect((JSON.parse(r.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain('echo__echo')
+  })
+
   it('prints its version', () => {
     const { code, stdout } = myc(['--version'])
     expect(code).toBe(0)

@@ -1,0 +1,73 @@
+import { spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { AgentEvent } from '../../src/agent/events.js'
+import { runAgentCli } from '../helpers/agent.js'
+import { bundle, requireBundle } from '../helpers/e2e.js'
+import { FakeAnthropic } from '../helpers/fake-anthropic.js'
+import { repoRoot } from '../helpers/fixtures.js'
+import { requireTool } from '../helpers/tools.js'
+
+const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
+
+/**
+ * A newcomer's first hour on `myc init`'s own project: every command works
+ * as the docs write it. The project sits under the repo's node_modules, so
+ * its `npx -y` servers resolve to the installed packages (no download).
+ */
+describe('myc init makes a project where every command works (build/myc.cjs)', () => {
+  const fake = new FakeAnthropic()
+  const base = path.join(repoRoot, 'node_modules', '.cache')
+  let dir = ''
+  let config = ''
+  const end = (events: AgentEvent[]) => events.at(-1) as Extract<AgentEvent, { type: 'session_end' }>
+
+  beforeAll(async () => {
+    requireBundle()
+    await fake.start()
+    mkdirSync(base, { recursive: true })
+    dir = path.join(mkdtempSync(path.join(base, 'myc-init-')), 'project')
+    const init = spawnSync(process.execPath, [bundle, 'init', dir], { encoding: 'utf8', timeout: 30_000 })
+    expect(init.status, init.stderr).toBe(0)
+    config = path.join(dir, 'mycelium.config.json')
+  }, 60_000)
+  afterAll(async () => {
+    await fake.close()
+    if (dir) rmSync(path.dirname(dir), { recursive: true, force: true })
+  })
+
+  it('runs the CI example of docs/agent.md as written: --role developer, --json, the last line ok', async () => {
+    fake.setScript(() => ({ content: [{ type: 'text', text: 'No problems found.' }] }))
+    const r = await runAgentCli(['run', 'Review the diff in this branch and list problems', '--config', config, '--role', 'developer', '--json'], { fake })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.events[0]).toMatchObject({ type: 'session_start', role: 'developer' })
+    expect(end(r.events)).toMatchObject({ ok: true, reason: 'done' })
+  }, 60_000)
+
+  it('runs myc adhoc although init made no adhoc role: it runs as the default role, and says so', async () => {
+    fake.setScript(() => ({ content: [{ type: 'text', text: 'Looked.' }] }))
+    const r = await runAgentCli(['adhoc', 'look around', '--config', config, '--json'], { fake })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.events[0]).toMatchObject({ type: 'session_start', mode: 'adhoc', role: 'developer' })
+    expect(r.stderr).toMatch(/adhoc runs as role "developer": agent.adhocRole "adhoc" is not a role here/)
+  }, 60_000)
+
+  it.runIf(hasBwrap)('a failing workflow with --on-failure auto hands off to adhoc and completes, naming its context file', async () => {
+    // A skill with a script, as a user adds one.
+    const scripts = path.join(dir, 'skills', 'deploy', 'scripts')
+    mkdirSync(scripts, { recursive: true })
+    writeFileSync(path.join(dir, 'skills', 'deploy', 'SKILL.md'), '---\nname: deploy\ndescription: Release the project\nallowedRoles: [developer]\nallowedTools: []\n---\nRun release.sh.\n')
+    writeFileSync(path.join(scripts, 'release.sh'), '#!/bin/sh\necho "disk full" >&2\nexit 2\n')
+    chmodSync(path.join(scripts, 'release.sh'), 0o755)
+    fake.setScript((_req, i) =>
+      i === 0 ? { content: [{ type: 'text', text: 'Releasing.' }, { type: 'tool_use', name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh' } }] } : { content: [{ type: 'text', text: 'The disk is full.' }] },
+    )
+    const r = await runAgentCli(['workflow', 'release it', '--config', config, '--on-failure', 'auto', '--json'], { fake })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.events.some((e) => e.type === 'handoff')).toBe(true)
+    const last = end(r.events)
+    expect(last).toMatchObject({ ok: true, reason: 'done', text: 'The disk is full.' })
+    expect(last.contextFile && existsSync(last.contextFile)).toBe(true)
+  }, 60_000)
+})
