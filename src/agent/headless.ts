@@ -160,8 +160,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
      * approvals in adhoc; `extra` joins the system prompt. `handedOff`: a
      * workflow handed off, and this is a new session linked to that one.
      */
-    const asRole = async (as: 'run' | 'adhoc', task: string, extra: string | undefined, announce: boolean, handedOff?: HandOff): Promise<AgentOutcome> => {
-      const view = as === 'adhoc' && options.role === undefined ? adhocView() : viewFor(options.role)
+    const asRole = async (as: 'run' | 'adhoc', task: string, extra: string | undefined, announce: boolean, handedOff?: HandOff, ready?: ReturnType<typeof viewFor>): Promise<AgentOutcome> => {
+      const view = ready ?? (as === 'adhoc' && options.role === undefined ? adhocView() : viewFor(options.role))
       if (!handedOff) await restoreSkills(view)
       const { writer, conversation } = openSession(view, as, handedOff)
       const recorded = conversation.length
@@ -238,13 +238,21 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       if (onFailure === 'prompt') stderr.write(`${terminalText(`myc: the workflow failed; to investigate: myc adhoc --context ${contextFile}${options.configPath ? ` --config ${options.configPath}` : ''} "find out why ${failure.skill} failed and fix it"`)}\n`)
       return finish({ ...workflow, contextFile })
     }
+    // A hand-off that cannot start (no view for adhoc) fails before it hands off, naming the context file.
+    let adhocReady: ReturnType<typeof viewFor>
+    try {
+      adhocReady = options.role === undefined ? adhocView() : viewFor(options.role)
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error)
+      return finish({ ...workflow, reason: 'error', contextFile, error: { code: error instanceof MycError ? error.code : 'runtime', message: `cannot hand off to adhoc: ${message}` } }, error instanceof MycError ? error.exitCode : ExitCode.runtime)
+    }
     // The adhoc phase is a new session: the workflow's names it (handoff), it names the workflow's (meta.from), and the events from here on carry its id.
     const handedOff: HandOff = { id: SessionWriter.newId(), from: session.writer.id }
     events.emit({ type: 'handoff', contextFile, to: 'adhoc' })
     session.writer.append({ type: 'handoff', to: handedOff.id, contextFile })
     events.sessionId = handedOff.id
     const written = await (await import('./failure-context.js')).readFailureContext(contextFile)
-    const adhoc = await asRole('adhoc', options.task, (await import('./failure-context.js')).contextPrompt(written), false, handedOff)
+    const adhoc = await asRole('adhoc', options.task, (await import('./failure-context.js')).contextPrompt(written), false, handedOff, adhocReady)
     const usage = sumUsage(workflow.usage, adhoc.usage)
     return finish({ ...adhoc, turns: workflow.turns + adhoc.turns, usage, permissionDenials: [...workflow.permissionDenials, ...adhoc.permissionDenials], contextFile })
   } catch (error) {

@@ -175,6 +175,17 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
     expect(bad.code).toBe(2)
   }, 60_000)
 
+  it('--on-failure auto whose adhoc phase cannot start fails before it hands off, naming the context file', async () => {
+    failingRun()
+    // --skills deploy is the workflow role's (ops); the adhoc role cannot reach it, so its view cannot be made.
+    const r = await myc(['workflow', 'release it', '--config', project(), '--skills', 'deploy', '--on-failure', 'auto'], fake)
+    expect(r.events.some((e) => e.type === 'handoff')).toBe(false)
+    expect(r.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/^cannot hand off to adhoc: --skills: role "adhoc" cannot use skill "deploy"/) })
+    const last = end(r.events)
+    expect(last).toMatchObject({ reason: 'error', exitCode: 2 })
+    expect(last.contextFile && existsSync(last.contextFile)).toBe(true)
+  }, 60_000)
+
   it('refuses a bad --on-failure', async () => {
     const r = await myc(['workflow', 'x', '--config', project(), '--on-failure', 'sometimes'], fake)
     expect(r.code).toBe(2)
