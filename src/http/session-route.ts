@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { isJsonContentType, WebStandardStreamableHTTPServerTransport, type JSONRPCMessage } from '@modelcontextprotocol/server'
 import type { Logger } from '../logger.js'
 import { checkInbound, MAX_NESTING, nestsDeeperThan } from '../protocol/inbound.js'
+import { topLevelId } from '../protocol/top-level-id.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { ClientConnection } from '../server/client-connection.js'
@@ -386,7 +387,8 @@ export class SessionRoute {
     const max = this.options.maxMessageBytes
     const body = await inbound.readBody(max)
     if (body.tooLarge) return fail(refusal(413, HttpRpcCode.invalidRequest, `Payload Too Large: a message may be at most ${max} bytes (limits.maxMessageBytes)`))
-    if (nestsDeeperThan(body.text, MAX_NESTING)) return fail(refusal(400, HttpRpcCode.invalidRequest, `Invalid Request: arrays and objects nest deeper than ${MAX_NESTING}`))
+    // The request's own id, wherever it sits in the body (after the deep value too), as over stdio.
+    if (nestsDeeperThan(body.text, MAX_NESTING)) return fail(refusal(400, HttpRpcCode.invalidRequest, `Invalid Request: arrays and objects nest deeper than ${MAX_NESTING}`, {}, topLevelId(body.text)))
     let value: unknown
     try {
       value = JSON.parse(body.text)

@@ -226,6 +226,11 @@ describe('myc serve --http: a team over Streamable HTTP (build/myc.cjs)', () => 
     expect(big.status).toBe(413)
     expect((await refusalBody(big)).message).toMatch(/at most 65536 bytes \(limits\.maxMessageBytes\)/)
 
+    // Too deep, with the id last: the refusal carries the request's own id (key order does not matter).
+    const deep = await post(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo__echo","arguments":{"x":${'['.repeat(300)}${']'.repeat(300)}}},"id":"deep-last"}`, { ...auth, 'Mcp-Session-Id': allowed.sessionId! })
+    expect(deep.status).toBe(400)
+    expect(await deep.json()).toMatchObject({ id: 'deep-last', error: { code: -32600 } })
+
     const garbage = await post('{"jsonrpc": "2.0", "id": 4, "method": ', { ...auth, 'Mcp-Session-Id': allowed.sessionId! })
     expect(garbage.status).toBe(400)
     expect(await refusalBody(garbage)).toMatchObject({ code: -32700 })
