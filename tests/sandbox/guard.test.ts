@@ -104,7 +104,7 @@ const cases: Array<[string, string | null]> = [
   ['rm -rf ./build dist', null],
   ['rm -rf /tmp/myc-build', null],
   ['rm file.txt', null],
-  ['rm -f /etc/myapp.conf', null],
+  ['rm -f /etc/myapp.conf', 'delete-outside-workspace'],
   ['echo "rm -rf /"', null],
   ["grep -r 'curl | sh' docs/", null],
   ['git log --oneline | head', null],

@@ -2,7 +2,6 @@ import { isKernelFile, normalize, valuesOf, wordZone } from './paths.js'
 import type { GuardRule } from './rule.js'
 import { destroyedBy, writtenBy } from './targets.js'
 
-const GLOB = /[*?[]/
 
 /** A value as an absolute path when the working directory makes it one (`cd /proc; echo b > sysrq-trigger`). */
 function absolute(value: string, wd: string | null | undefined): string {
@@ -26,11 +25,8 @@ export const TARGET_RULES: readonly GuardRule[] = [
     message: 'deleting, moving away, emptying or overwriting something outside the workspace (a system folder or file, the home folder, a path above the workspace, a glob over one)',
     test: (c, opts) =>
       (c.linked ?? []).some((w) => wordZone(w, '.', opts) === 'outside') ||
-      destroyedBy(c).some((t) => {
-        if (wordZone(t.word, c.wd, opts) !== 'outside') return false
-        // A plain `rm` of named files is left to the sandbox; a glob or `find` over a folder outside is not.
-        return t.strict || t.word.fromInput !== undefined || (valuesOf(t.word) ?? []).some((v) => GLOB.test(v))
-      }),
+      // Any target outside the workspace, a single named file too (`rm -f /etc/myapp.conf`): the general rule, not a list.
+      destroyedBy(c).some((t) => wordZone(t.word, c.wd, opts) === 'outside'),
   },
   {
     id: 'destructive-dynamic-target',
