@@ -6,7 +6,8 @@ import { credentialView, skillScope, type CredentialView } from '../principal/cr
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { ParkedCalls } from '../server/parked-calls.js'
-import { statelessServer, toolsOf } from '../server/stateless-server.js'
+import { listedTools } from '../runtime/principal-tools.js'
+import { statelessServer } from '../server/stateless-server.js'
 import { ListenStream, serverEventOf, visibleFilter } from '../server/listen-stream.js'
 import { childForUri } from '../server/principal-requests.js'
 import { isPlainObject } from '../protocol/params-check.js'
@@ -206,7 +207,7 @@ export class StatelessRoute {
     const call = toolCallOf(body)
     if (!call) return undefined
     await this.options.runtime.whenStarted()
-    const tool = toolsOf(this.options.runtime, view).find((t) => (t as Tool).name === call.name) as Tool | undefined
+    const tool = listedTools(this.options.runtime, view).find((t) => (t as Tool).name === call.name) as Tool | undefined
     const declared = tool && paramHeadersOf(tool.inputSchema)
     const check = declared && checkParamHeaders(declared, call.args, request.headers)
     if (!check || check.ok) return undefined

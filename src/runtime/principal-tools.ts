@@ -35,6 +35,20 @@ export function visibleTools(runtime: Runtime, view: PrincipalView): VisibleTool
   return [...builtins, ...children]
 }
 
+/** Lists already made for a view, until its principal or the catalogue changes (a 2026 credential's view outlives requests; a 2025 session's, its connection). */
+const toolLists = new WeakMap<PrincipalView, { revision: unknown; catalogue: number; tools: readonly unknown[] }>()
+
+/** The wire tool definitions a principal sees, as every face lists them: made once per principal revision and catalogue revision. */
+export function listedTools(runtime: Runtime, view: PrincipalView): readonly unknown[] {
+  const revision = view.revision?.()
+  const catalogue = runtime.catalogue.revision.tools
+  const cached = toolLists.get(view)
+  if (cached && cached.revision === revision && cached.catalogue === catalogue) return cached.tools
+  const tools = visibleTools(runtime, view).map((t) => t.def)
+  toolLists.set(view, { revision, catalogue, tools })
+  return tools
+}
+
 /** How one tools/call ended, for whoever counts them (metrics). */
 export type ToolCallOutcome = 'ok' | 'tool_error' | 'protocol_error' | 'timeout' | 'unavailable' | 'cancelled'
 

@@ -1,4 +1,4 @@
-import { Server, ProtocolError, type ServerCapabilities } from '@modelcontextprotocol/server'
+import { Server, ProtocolError } from '@modelcontextprotocol/server'
 import type { ClientCapabilities, JSONRPCNotification, LoggingLevel, RequestId, Transport } from '@modelcontextprotocol/client'
 import { isPlainObject } from '../protocol/params-check.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
@@ -7,14 +7,13 @@ import type { Cancellation } from '../protocol/cancellation.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { Runtime, ConnectionHandle, CallOrigin } from '../runtime/runtime.js'
 import { decodeCursor, ListPages, paginate } from './pagination.js'
-import { hasSkillsExtension } from '../children/child.js'
 import type { CallerEra } from '../children/era.js'
-import { hasTasksExtension } from './task-routing.js'
 import { CoreTasksOverExtension } from './core-tasks.js'
-import { registerSkillHandlers, skillsCapability, type SkillSources } from './skills-handlers.js'
-import { childForUri, completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor } from './principal-requests.js'
+import { registerSkillHandlers, type SkillSources } from './skills-handlers.js'
+import { serverCapabilities } from './server-capabilities.js'
+import { childForUri, completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, visiblePrompts, visibleResources, visibleTemplates } from './principal-requests.js'
 import { UpstreamRelay, type ForwardContext, type ForwardHandler } from './upstream-relay.js'
-import { callVisibleTool, visibleTools, type ToolCallContext } from '../runtime/principal-tools.js'
+import { callVisibleTool, listedTools, type ToolCallContext } from '../runtime/principal-tools.js'
 import type { PrincipalView } from '../principal/view.js'
 import { SeenLists, type ListKindName } from '../principal/seen-lists.js'
 import { unwatchResource, watchResource } from './resource-watch.js'
@@ -109,32 +108,12 @@ export class ClientConnection implements ConnectionHandle {
     return this.options.view
   }
 
-  private capabilities(): ServerCapabilities {
-    // What the children together support; a lazy child not started yet may
-    // support anything, so it counts as all.
-    const children = [...this.options.runtime.supervisor.children.values()]
-    const any = (pick: (caps: ServerCapabilities) => unknown) => children.some((c) => c.state !== 'RUNNING' || Boolean(c.capabilities && pick(c.capabilities)))
-    const caps: ServerCapabilities = { tools: { listChanged: true }, logging: {} }
-    if (any((c) => c.prompts)) caps.prompts = { listChanged: true }
-    if (any((c) => c.resources)) caps.resources = { listChanged: true, subscribe: true }
-    if (any((c) => c.completions)) caps.completions = {}
-    // 2025 core tasks: a 2025 child's own, or a visible modern child's tasks extension (core-tasks.ts).
-    const modernTasks = (c: (typeof children)[number]) => c.era === 'modern' && hasTasksExtension(c.capabilities) && this.view.serverVisible(c.key)
-    if (children.some((c) => c.capabilities?.tasks || modernTasks(c))) (caps as Record<string, unknown>).tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
-    if (this.view.servedSkills || children.some((c) => hasSkillsExtension(c.capabilities))) {
-      caps.resources = { listChanged: true, subscribe: true, ...caps.resources }
-      ;(caps as Record<string, unknown>).extensions = skillsCapability
-    }
-    return caps
-  }
-
   private instructions(): string | undefined {
     return instructionsFor(this.options.runtime, this.view)
   }
 
   private registerHandlers(): void {
     const { server } = this
-    const { catalogue } = this.options.runtime
     server.setRequestHandler('tools/list', async (request) => {
       this.options.runtime.touch(this)
       await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
@@ -149,7 +128,7 @@ export class ClientConnection implements ConnectionHandle {
     if (this.server.getCapabilities().prompts) {
       server.setRequestHandler('prompts/list', async (request) => {
         await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
-        const visible = catalogue.prompts().filter((e) => this.view.promptVisible(e)).map((e) => e.wire)
+        const visible = visiblePrompts(this.options.runtime, this.view)
         const page = paginate(visible, decodeCursor(request.params?.cursor, 'prompts'), this.pageSize, 'prompts')
         return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
       })
@@ -157,12 +136,12 @@ export class ClientConnection implements ConnectionHandle {
     if (this.server.getCapabilities().resources) {
       server.setRequestHandler('resources/list', async (request) => {
         await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
-        const visible = catalogue.resources().filter((e) => this.view.serverVisible(e.server)).map((e) => e.def)
+        const visible = visibleResources(this.options.runtime, this.view)
         const page = paginate(visible, decodeCursor(request.params?.cursor, 'resources'), this.pageSize, 'resources')
         return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
       })
       server.setRequestHandler('resources/templates/list', (request) => {
-        const visible = catalogue.templates().filter((e) => this.view.serverVisible(e.server)).map((e) => e.def)
+        const visible = visibleTemplates(this.options.runtime, this.view)
         const page = paginate(visible, decodeCursor(request.params?.cursor, 'templates'), this.pageSize, 'templates')
         return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
       })
@@ -237,18 +216,11 @@ export class ClientConnection implements ConnectionHandle {
     return ctx.cancellation.aborted ? undefined : { ok: true, result: { tasks } }
   }
 
-  private toolCache: { revision: unknown; catalogue: number; tools: readonly unknown[] } | undefined
   private readonly toolPages = new ListPages()
 
-  /** The wire tools this principal sees, cached until the catalogue or the principal changes. */
+  /** The wire tools this principal sees (one list cache for every face: runtime/principal-tools.ts). */
   private visibleTools(): readonly unknown[] {
-    const revision = this.view.revision?.()
-    const catalogue = this.options.runtime.catalogue
-    const c = this.toolCache
-    if (c && c.revision === revision && c.catalogue === catalogue.revision.tools) return c.tools
-    const tools = visibleTools(this.options.runtime, this.view).map((t) => t.def)
-    this.toolCache = { revision, catalogue: catalogue.revision.tools, tools }
-    return tools
+    return listedTools(this.options.runtime, this.view)
   }
 
   isSubscribed(uri: string): boolean {
@@ -332,7 +304,7 @@ export class ClientConnection implements ConnectionHandle {
     await runtime.whenStarted()
     // Closed while waiting (an HTTP session refused or ended at once): never join the runtime.
     if (this.closed) return
-    this.srv = new Server({ name: 'mycelium', version: runtime.deps.version }, { capabilities: this.capabilities(), instructions: this.instructions() })
+    this.srv = new Server({ name: 'mycelium', version: runtime.deps.version }, { capabilities: serverCapabilities(this.options.runtime, this.view, 'legacy'), instructions: this.instructions() })
     this.registerHandlers()
     runtime.addConnection(this)
     this.seen.rememberAll()

@@ -1,16 +1,16 @@
-import { McpServer, ProtocolError, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server'
+import { McpServer, ProtocolError, type ServerContext } from '@modelcontextprotocol/server'
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type ClientCapabilities, type LoggingLevel } from '@modelcontextprotocol/client'
 import { hasSkillsExtension } from '../children/child.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import { skillScope, type CredentialView } from '../principal/credential-view.js'
-import type { PrincipalView } from '../principal/view.js'
-import { callVisibleTool, visibleTools } from '../runtime/principal-tools.js'
+import { callVisibleTool, listedTools } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
 import { isParkedState, type CallTarget, type ParkedCall, type ParkedCalls, type ParkedStep, type RoundSink } from './parked-calls.js'
 import { completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, visiblePrompts, visibleResources, visibleTemplates, type PrincipalForward } from './principal-requests.js'
-import { registerSkillHandlers, skillsCapability } from './skills-handlers.js'
-import { hasTasksExtension, missingTasksExtension, registerTaskHandlers, taskCaller, TASKS_EXTENSION } from './task-routing.js'
+import { registerSkillHandlers } from './skills-handlers.js'
+import { serverCapabilities } from './server-capabilities.js'
+import { missingTasksExtension, registerTaskHandlers, taskCaller } from './task-routing.js'
 import { HOSTED_TASK_TTL_MS, needsTaskOptIn, startAsTask, taskHosting, type TaskHosting } from './hosted-tasks.js'
 
 /** How long a 2026-era client may keep a list (`ttlMs`): one that does not listen (subscriptions/listen) sees a child's new tools within this. */
@@ -38,38 +38,7 @@ function answer(outcome: RelayOutcome | undefined): Record<string, unknown> {
   throw new ProtocolError(error.code, error.message, error.data)
 }
 
-/** Lists already made for a view, until its principal or the catalogue changes (views are per credential, so they outlive requests). */
-const toolLists = new WeakMap<PrincipalView, { revision: unknown; catalogue: number; tools: readonly unknown[] }>()
 
-export function toolsOf(runtime: Runtime, view: PrincipalView): readonly unknown[] {
-  const revision = view.revision?.()
-  const catalogue = runtime.catalogue.revision.tools
-  const cached = toolLists.get(view)
-  if (cached && cached.revision === revision && cached.catalogue === catalogue) return cached.tools
-  const tools = visibleTools(runtime, view).map((t) => t.def)
-  toolLists.set(view, { revision, catalogue, tools })
-  return tools
-}
-
-/** What the children together offer a 2026-era client: list changes and resource updates, delivered on its subscriptions/listen streams (listen-stream.ts); the tasks extension when a child the view reaches has it or is a 2025 child (myc holds its tasks). */
-function capabilitiesOf(runtime: Runtime, view: PrincipalView): ServerCapabilities {
-  const children = [...runtime.supervisor.children.values()]
-  // A lazy child not started yet may support anything, so it counts as all.
-  const any = (pick: (caps: ServerCapabilities) => unknown) => children.some((c) => c.state !== 'RUNNING' || Boolean(c.capabilities && pick(c.capabilities)))
-  const caps: ServerCapabilities = { tools: { listChanged: true }, logging: {} }
-  if (any((c) => c.prompts)) caps.prompts = { listChanged: true }
-  if (any((c) => c.resources)) caps.resources = { listChanged: true, subscribe: true }
-  if (any((c) => c.completions)) caps.completions = {}
-  const extensions: Record<string, unknown> = {}
-  if (view.servedSkills || children.some((c) => hasSkillsExtension(c.capabilities))) {
-    caps.resources = { listChanged: true, subscribe: true }
-    Object.assign(extensions, skillsCapability)
-  }
-  // SEP-2663, routed by task-routing.ts to a modern child that has it, or held by myc for a 2025 child (hosted-tasks.ts): a lazy child not started counts, as above.
-  if (children.some((c) => view.serverVisible(c.key) && (c.state !== 'RUNNING' || c.era === 'legacy' || hasTasksExtension(c.capabilities)))) extensions[TASKS_EXTENSION] = {}
-  if (Object.keys(extensions).length > 0) (caps as Record<string, unknown>).extensions = extensions
-  return caps
-}
 
 /**
  * The server that answers one 2026-07-28 request for one credential's view
@@ -120,7 +89,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     )
   }
   const server = mcp.server
-  server.registerCapabilities(capabilitiesOf(runtime, view))
+  server.registerCapabilities(serverCapabilities(runtime, view, 'modern'))
   const caps = server.getCapabilities()
   const reaches = (s: string) => view.serverVisible(s)
 
@@ -180,7 +149,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
 
   server.setRequestHandler('tools/list', async (request) => {
     await runtime.startLazy(reaches)
-    const page = paginate(toolsOf(runtime, view), decodeCursor(request.params?.cursor, 'tools'), pageSize, 'tools')
+    const page = paginate(listedTools(runtime, view), decodeCursor(request.params?.cursor, 'tools'), pageSize, 'tools')
     return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
   })
   server.setRequestHandler('tools/call', (request, ctx) =>
