@@ -8,6 +8,7 @@ import type { AnthropicSdk } from './anthropic-sdk.js'
 import { apiToolNames } from './api-names.js'
 import type { AgentEventBody, EndReason, TokenUsage } from './events.js'
 import { toolResultContent } from './tool-content.js'
+import type { SpanHandle, Tracing } from '../telemetry/tracing.js'
 
 /** One tool the principal sees now. */
 export interface OfferedTool {
@@ -26,7 +27,8 @@ export interface OfferedTool {
  */
 export interface AgentToolbox {
   list(): readonly OfferedTool[]
-  call(wireName: string, args: Record<string, unknown>, cancellation: Cancellation, callId?: string): Promise<{ ok: true; result: CallToolResult } | { ok: false; error: WireError }>
+  /** `meta`: the call's `_meta` (trace context, when tracing). */
+  call(wireName: string, args: Record<string, unknown>, cancellation: Cancellation, callId?: string, meta?: Record<string, unknown>): Promise<{ ok: true; result: CallToolResult } | { ok: false; error: WireError }>
 }
 
 export interface AgentOptions {
@@ -49,6 +51,8 @@ export interface AgentOptions {
   failed?: () => boolean
   /** Headless runs: a refused approval makes a run that ends well end `denied` (exit 3), its last text kept. */
   deniedFails?: boolean
+  /** Tracing, when on: a `chat {model}` span per request and an `execute_tool {tool}` span per call, under `span` (the run's `invoke_agent`). */
+  tracing?: { tracing: Tracing; span: SpanHandle }
   /** Decides, before a call is sent, whether it may run (adhoc's approvals). */
   approve?: (callId: string, tool: OfferedTool, input: Record<string, unknown>) => Promise<{ allow: true } | { allow: false; reason: string }>
 }
@@ -102,14 +106,18 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       ...(i === offered.length - 1 ? { cache_control: { type: 'ephemeral' as const } } : {}),
     }))
     let message
+    const chat = options.tracing?.tracing.start(`chat ${options.model}`, 'client', options.tracing.span, { 'gen_ai.operation.name': 'chat', 'gen_ai.system': 'anthropic', 'gen_ai.request.model': options.model, 'gen_ai.request.max_tokens': options.maxTokens })
     try {
       const stream = options.client.beta.messages.stream({ model: options.model, max_tokens: options.maxTokens, system, messages, ...(tools.length > 0 ? { tools } : {}) }, options.signal ? { signal: options.signal } : {})
       if (options.includePartial) stream.on('text', (delta) => emit({ type: 'text_delta', text: delta }))
       message = await stream.finalMessage()
     } catch (error) {
+      chat?.end(options.signal?.aborted ? 'interrupted' : describeApiError(error).message)
       if (options.signal?.aborted) return end('interrupted')
       return end('error', describeApiError(error))
     }
+    chat?.set({ 'gen_ai.response.model': message.model, 'gen_ai.usage.input_tokens': message.usage.input_tokens, 'gen_ai.usage.output_tokens': message.usage.output_tokens, ...(message.stop_reason ? { 'gen_ai.response.finish_reasons': message.stop_reason } : {}) })
+    chat?.end()
     // Usage once per API call (not per content block).
     usage.inputTokens += message.usage.input_tokens
     usage.outputTokens += message.usage.output_tokens
@@ -138,6 +146,7 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       // The call's duration starts after the person answered: their time is not the tool's.
       const started = performance.now()
       if (!approval.allow) {
+        options.tracing?.span.event('approval_denied', { 'gen_ai.tool.name': label })
         approvalDenied = true
         permissionDenials.push({ tool: label, id: call.id, reason: approval.reason })
         emit({ type: 'tool_result', id: call.id, tool: label, ok: false, durationMs: 0, content: [{ type: 'text', text: approval.reason }] })
@@ -150,7 +159,9 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       const cancellation = new Cancellation()
       const onAbort = () => cancellation.cancel(options.signal!.reason)
       options.signal?.addEventListener('abort', onAbort, { once: true })
-      const outcome = await options.toolbox.call(wire ?? call.name, input, cancellation, call.id).finally(() => options.signal?.removeEventListener('abort', onAbort))
+      const toolSpan = options.tracing?.tracing.start(`execute_tool ${label}`, 'internal', options.tracing.span, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': label, 'gen_ai.tool.call.id': call.id })
+      const outcome = await options.toolbox.call(wire ?? call.name, input, cancellation, call.id, toolSpan ? { ...toolSpan.carrier() } : undefined).finally(() => options.signal?.removeEventListener('abort', onAbort))
+      toolSpan?.end(outcome.ok ? (outcome.result.isError ? 'the tool answered isError' : undefined) : outcome.error.message)
       const durationMs = Math.round(performance.now() - started)
       if (!outcome.ok) {
         if (outcome.error.code === -32602) permissionDenials.push({ tool: label, id: call.id, reason: outcome.error.message })

@@ -38,6 +38,8 @@ export const AgentEventSchema = v.variant('type', [
     tools: v.array(v.string()),
     activeSkills: v.array(v.string()),
     version: v.string(),
+    /** The run's OpenTelemetry trace id, when tracing is on: a CI log links to the trace. */
+    traceId: v.optional(v.string()),
   }),
   v.strictObject({ type: v.literal('text'), ...common, text: v.string() }),
   v.strictObject({ type: v.literal('text_delta'), ...common, text: v.string() }),
@@ -132,6 +134,8 @@ export const AgentEventSchema = v.variant('type', [
     contextFile: v.optional(v.string()),
     /** Tool calls that were refused (hidden or unknown tools, denied approvals). */
     permissionDenials: v.array(v.strictObject({ tool: v.string(), id: v.string(), reason: v.string() })),
+    /** The run's OpenTelemetry trace id, when tracing is on. */
+    traceId: v.optional(v.string()),
   }),
 ])
 

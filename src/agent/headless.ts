@@ -18,6 +18,7 @@ import { WorkerToolbox } from './workers.js'
 import { WorkflowToolbox } from './workflow-toolbox.js'
 import { terminalText } from '../terminal-text.js'
 import { redactUrls } from '../redact.js'
+import type { SpanHandle } from '../telemetry/tracing.js'
 
 export interface HeadlessOptions {
   /** run: the role's tools as they are; adhoc: the adhoc role, and risky calls need approval; workflow: the skills' scripts only. */
@@ -70,6 +71,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   const price: { value?: MyceliumConfig['agent']['price'] } = {}
   /** The tokens the model spent on children's sampling (agent-context.ts), counted into session_end's usage. */
   let sampled: AgentOutcome['usage'] | undefined
+  /** The run's root span (tracing on): invoke_agent. */
+  let root: SpanHandle | undefined
   const finish = (result: Omit<AgentOutcome, 'usage'> & { usage?: AgentOutcome['usage']; contextFile?: string }, exitCode = EXIT_BY_REASON[result.reason]): number => {
     const outcome = sampled && result.usage ? { ...result, usage: sumUsage(result.usage, sampled) } : result
     if (outcome.error) {
@@ -90,7 +93,12 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       permissionDenials: outcome.permissionDenials,
       ...(outcome.contextFile ? { contextFile: outcome.contextFile } : {}),
       ...(price.value && outcome.usage ? { costUsd: costUsd(outcome.usage, price.value)! } : {}),
+      ...(root ? { traceId: root.traceId } : {}),
     })
+    if (root) {
+      root.set({ 'gen_ai.usage.input_tokens': outcome.usage?.inputTokens ?? 0, 'gen_ai.usage.output_tokens': outcome.usage?.outputTokens ?? 0, 'mycelium.end_reason': outcome.reason })
+      root.end(outcome.reason === 'done' ? undefined : outcome.error?.message ?? outcome.reason)
+    }
     return exitCode
   }
 
@@ -107,8 +115,12 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const rt = runtime!
     price.value = loaded.config.agent.price
     if (kind !== 'run' && mode.kind !== 'policy') throw new MycError('usage', `myc ${kind} needs policy mode (skills and roles); in open mode use \`myc run\``)
+    // One trace per run (tracing on): invoke_agent at its root, the chat and execute_tool spans under it.
+    const tracing = rt.tracing
+    root = tracing?.start('invoke_agent mycelium', 'internal', undefined, { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'mycelium', 'gen_ai.system': 'anthropic', 'gen_ai.request.model': model, 'mycelium.mode': kind })
+    const traced = tracing && root ? { tracing: { tracing, span: root } } : {}
     const agent = (task: string, rest: Pick<AgentOptions, 'toolbox' | 'system'> & Partial<AgentOptions>) =>
-      runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, ...rest })
+      runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, ...traced, ...rest })
 
     // Every run is a recorded session (append-only, beside the config), or continues one.
     const { sessionsDir, loadSession } = await import('./session-store.js')
@@ -184,7 +196,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
               separator: loaded.config.namespace.separator,
             })
           : own
-      if (announce) events.emit({ type: 'session_start', role: principal.role, mode: as, model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
+      if (announce) events.emit({ type: 'session_start', role: principal.role, mode: as, model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version, ...(root ? { traceId: root.traceId } : {}) })
       const triggered = await activateTriggered(task, view, toolbox, events.emit, options.logger, controller.signal)
       const classifier = loaded.config.agent.classifier
       if (!triggered && classifier && view.reachableSkills && view.activate) {
@@ -211,7 +223,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const policy = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy
     const runner = await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded)
     const toolbox = new WorkflowToolbox(policy.reachable(principal.role), runner, loaded.config.namespace.separator)
-    events.emit({ type: 'session_start', role: principal.role, mode: 'workflow', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version })
+    events.emit({ type: 'session_start', role: principal.role, mode: 'workflow', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version, ...(root ? { traceId: root.traceId } : {}) })
     // The workflow phase is a session of its own (mode workflow), recorded like a run's.
     const session = openSession(view, 'workflow')
     const recorded = session.conversation.length

@@ -19,11 +19,11 @@ export function viewToolbox(runtime: Runtime, view: PrincipalView, answers?: Chi
   let calls = 0
   return {
     list: () => visibleTools(runtime, view),
-    async call(wireName, args, cancellation, callId) {
+    async call(wireName, args, cancellation, callId, meta) {
       const asker = answers ? new AgentCall(view, answers, callId ?? `call-${++calls}`) : undefined
       if (asker) runtime.addConnection(asker)
       try {
-        const called = await callVisibleTool(runtime, view, { name: wireName, arguments: args }, { cancellation, builtin: () => ({ signal: cancellation.signal }), ...(asker ? { caller: asker.origin, callerEra: { modern: false, clientCapabilities: asker.clientCapabilities } } : {}) })
+        const called = await callVisibleTool(runtime, view, { name: wireName, arguments: args, ...(meta ? { _meta: meta } : {}) }, { cancellation, builtin: () => ({ signal: cancellation.signal }), ...(asker ? { caller: asker.origin, callerEra: { modern: false, clientCapabilities: asker.clientCapabilities } } : {}) })
         if (!called) return { ok: false, error: { code: -32800, message: 'Request cancelled' } }
         const { outcome } = called
         return outcome.ok ? { ok: true, result: outcome.result as unknown as CallToolResult } : outcome

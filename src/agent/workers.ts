@@ -47,8 +47,8 @@ export class WorkerToolbox implements AgentToolbox {
     return [...this.options.parent.list(), delegate]
   }
 
-  async call(wireName: string, args: Record<string, unknown>, cancellation: Cancellation, callId = '') {
-    if (wireName !== this.wireName) return this.options.parent.call(wireName, args, cancellation, callId)
+  async call(wireName: string, args: Record<string, unknown>, cancellation: Cancellation, callId = '', meta?: Record<string, unknown>) {
+    if (wireName !== this.wireName) return this.options.parent.call(wireName, args, cancellation, callId, meta)
     const skill = String(args.skill ?? '')
     const task = String(args.task ?? '')
     const toolbox = this.options.toolboxFor(skill)

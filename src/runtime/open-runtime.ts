@@ -4,6 +4,7 @@ import { loadPolicyMode, type PolicyMode } from '../principal/policy-mode.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
 import { hostForThisProcess } from './host.js'
 import { Runtime } from './runtime.js'
+import { openTracing } from '../telemetry/open-tracing.js'
 
 export interface OpenRuntimeOptions {
   configPath?: string
@@ -17,6 +18,8 @@ export interface OpenRuntimeOptions {
   loaded?: LoadedConfig
   /** Children started already from `loaded` (children/prespawn.ts). */
   prespawned?: PrespawnedChildren
+  /** A one-shot inspection command: quiet children, no restarts (children/supervisor.ts). */
+  oneShot?: { failuresShown: boolean }
 }
 
 /**
@@ -26,6 +29,8 @@ export interface OpenRuntimeOptions {
  */
 export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode }> {
   const loaded = options.loaded ?? (await loadConfig({ configPath: options.configPath, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env }))
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or the config) names an endpoint: then OpenTelemetry is loaded, not before.
+  const tracing = await openTracing({ env: options.env ?? process.env, config: loaded.config.telemetry, version: options.version, warn: (message) => options.logger.warn(message) })
   const runtime = new Runtime({
     loaded,
     logger: options.logger,
@@ -33,6 +38,8 @@ export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtim
     host: hostForThisProcess(),
     ...(options.waitForClientMs !== undefined ? { waitForClientMs: options.waitForClientMs } : {}),
     ...(options.prespawned ? { prespawned: options.prespawned } : {}),
+    ...(options.oneShot ? { oneShot: options.oneShot } : {}),
+    ...(tracing ? { tracing } : {}),
   })
   const mode = await loadPolicyMode(loaded, runtime.catalogue, options.logger)
   if (mode.kind === 'policy') runtime.onCatalogueChange(() => mode.state.invalidate())

@@ -4,6 +4,9 @@ import type { BuiltinCallContext, PrincipalView } from '../principal/view.js'
 import type { Cancellation } from '../protocol/cancellation.js'
 import { RelayErrorCode, type ProgressParams, type RelayOutcome } from '../protocol/request-relay.js'
 import type { Runtime } from './runtime.js'
+import { carrierOf, withCarrier } from '../telemetry/trace-context.js'
+import type { SpanHandle, Tracing } from '../telemetry/tracing.js'
+import type { ChildConnection } from '../children/child.js'
 
 /** JSON-RPC code for an unknown tool, prompt or resource (MCP: invalid params). */
 export const INVALID_PARAMS = -32602
@@ -92,6 +95,10 @@ function outcomeOf(outcome: RelayOutcome | undefined): ToolCallOutcome {
 
 export interface ToolCallContext {
   cancellation: Cancellation
+  /** The caller's JSON-RPC id of the request, for its span (tracing). */
+  requestId?: string | number
+  /** The credential's name (an HTTP token's `name`, a JWT subject), never its value, for its span (tracing). */
+  principalName?: string
   onProgress?: (progress: ProgressParams) => void
   /** What a built-in may need (a signal, elicitation); asked only by a built-in. */
   builtin: () => BuiltinCallContext
@@ -108,7 +115,45 @@ export interface ToolCallContext {
  * call. A child that is down is a failed call the caller can read, not a
  * protocol error. Resolves undefined when cancelled.
  */
-export async function callVisibleTool(runtime: Runtime, view: PrincipalView, params: Record<string, unknown>, ctx: ToolCallContext): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
+export function callVisibleTool(runtime: Runtime, view: PrincipalView, params: Record<string, unknown>, ctx: ToolCallContext): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
+  const tracing = runtime.tracing
+  // Tracing off: not one more step on the hot path.
+  return tracing === undefined ? call(runtime, view, params, ctx, undefined) : tracedCall(tracing, runtime, view, params, ctx)
+}
+
+/**
+ * A tools/call as an OpenTelemetry SERVER span (`tools/call <name as the
+ * caller sent it>`, the MCP semantic conventions' name), child of the
+ * caller's `_meta.traceparent`. A hidden tool is recorded exactly as one
+ * that does not exist: the caller's name, no server, the same error.
+ */
+async function tracedCall(tracing: Tracing, runtime: Runtime, view: PrincipalView, params: Record<string, unknown>, ctx: ToolCallContext): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
+  const name = typeof params.name === 'string' ? params.name : ''
+  const principal = view.describe?.()
+  const span = tracing.start(`tools/call ${name}`, 'server', carrierOf(params._meta), {
+    'mcp.method.name': 'tools/call',
+    'gen_ai.tool.name': name,
+    'gen_ai.operation.name': 'execute_tool',
+    ...(ctx.requestId !== undefined ? { 'jsonrpc.request.id': String(ctx.requestId) } : {}),
+    ...(principal?.role ? { 'mycelium.role': principal.role } : {}),
+    ...(ctx.principalName ? { 'mycelium.principal': ctx.principalName } : {}),
+  })
+  try {
+    const called = await call(runtime, view, params, ctx, span)
+    if (!called) span.end('cancelled')
+    else if (!called.outcome.ok) span.end(called.outcome.error.message)
+    else if ((called.outcome.result as { isError?: boolean }).isError) {
+      span.set({ 'error.type': 'tool_error' })
+      span.end('the tool answered isError')
+    } else span.end()
+    return called
+  } catch (error) {
+    span.end(error instanceof Error ? error.message : String(error))
+    throw error
+  }
+}
+
+async function call(runtime: Runtime, view: PrincipalView, params: Record<string, unknown>, ctx: ToolCallContext, span: SpanHandle | undefined): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
   const name = params.name
   const watching = observers.get(runtime)
   const observed = watching !== undefined && watching.size > 0 ? watching : undefined
@@ -137,12 +182,23 @@ export async function callVisibleTool(runtime: Runtime, view: PrincipalView, par
     observed?.forEach((o) => o.unknown())
     return { outcome: unknownTool(name) }
   }
-  const outcome = await child.forward('tools/call', { ...params, name: entry.name }, ctx)
+  const outcome = span ? await forwardTraced(span, runtime.tracing!, child, entry, params, ctx) : await child.forward('tools/call', { ...params, name: entry.name }, ctx)
   if (observed) observe(observed, started, entry.server, entry.name, ctx.cancellation.aborted ? undefined : outcome)
   if (ctx.cancellation.aborted) return undefined
   if (audited) record(view, name, args, started, outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
   if (!outcome.ok && outcome.error.code === RelayErrorCode.connectionClosed) return { outcome: { ok: true, result: { content: [{ type: 'text', text: outcome.error.message }], isError: true } }, server: entry.server }
   return { outcome, server: entry.server }
+}
+
+/** The call to the child as a CLIENT span under the server span; the child gets that span as its parent in `_meta` (traceparent, tracestate, baggage). */
+async function forwardTraced(span: SpanHandle, tracing: Tracing, child: ChildConnection, entry: { server: string; name: string }, params: Record<string, unknown>, ctx: ToolCallContext): Promise<RelayOutcome> {
+  span.set({ 'mycelium.server': entry.server })
+  const client = tracing.start(`tools/call ${entry.name}`, 'client', span, { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': entry.name, 'mycelium.server': entry.server, 'server.address': entry.server })
+  const outcome = await child.forward('tools/call', { ...params, name: entry.name, _meta: withCarrier(params._meta, client.carrier()) }, ctx)
+  if (ctx.cancellation.aborted) client.event('cancelled')
+  if (!outcome.ok) client.end(outcome.error.message)
+  else client.end((outcome.result as { isError?: boolean }).isError ? 'the tool answered isError' : undefined)
+  return outcome
 }
 
 /** One call into the view's audit log. */

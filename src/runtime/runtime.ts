@@ -11,6 +11,7 @@ import type { LoadedConfig } from '../config/load.js'
 import { diffConfig, type ConfigDiff } from '../config/diff.js'
 import type { Logger } from '../logger.js'
 import { Catalogue, serverPrefixes } from '../registry/catalogue.js'
+import type { Tracing } from '../telemetry/tracing.js'
 
 /** How long a list request waits for children still in their first start. */
 export const FIRST_LIST_WAIT_MS = 5_000
@@ -70,6 +71,10 @@ export interface RuntimeDeps {
   waitForClientMs?: number
   /** Children `myc serve` started before the runtime (children/prespawn.ts): their first start takes them over. */
   prespawned?: PrespawnedChildren
+  /** A one-shot inspection command (children/supervisor.ts). */
+  oneShot?: { failuresShown: boolean }
+  /** OpenTelemetry tracing, when it is on (telemetry/open-tracing.ts); absent, nothing is traced and nothing is loaded. */
+  tracing?: Tracing
 }
 
 /**
@@ -111,6 +116,7 @@ export class Runtime {
       host: deps.host,
       configDir: deps.loaded.dir,
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
+      ...(deps.oneShot ? { oneShot: deps.oneShot } : {}),
       clientCapabilities: () => (this.offered ? Promise.resolve(this.offered) : (this.awaited?.promise ?? Promise.resolve({}))),
       events: {
         listsChanged: (child, kinds) => this.onListsChanged(child, kinds),
@@ -380,5 +386,12 @@ export class Runtime {
   /** Stops every child and its process tree; `urgent` after a signal. */
   async close(options: { urgent?: boolean } = {}): Promise<void> {
     await this.supervisor.stopAll(options.urgent ? URGENT_STOP_BUDGET : undefined)
+    // The last spans go out (bounded in time), after the children's last answers.
+    await this.deps.tracing?.shutdown()
+  }
+
+  /** Tracing, when it is on. */
+  get tracing(): Tracing | undefined {
+    return this.deps.tracing
   }
 }

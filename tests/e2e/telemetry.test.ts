@@ -1,0 +1,121 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { runAgentCli } from '../helpers/agent.js'
+import { connectToMyc, writeConfig } from '../helpers/e2e.js'
+import { FakeAnthropic } from '../helpers/fake-anthropic.js'
+import { fixtureServer } from '../helpers/fixtures.js'
+import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js'
+import { waitFor } from '../helpers/runtime.js'
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736'
+const CALLER_SPAN = '00f067aa0ba902b7'
+// OTLP's own numbering (SPAN_KIND_SERVER, SPAN_KIND_CLIENT).
+const SERVER = 2
+const CLIENT = 3
+
+const config = () => writeConfig({ mcpServers: { probe: { command: process.execPath, args: [fixtureServer('meta-echo')] } } })
+
+/** myc serve over stdio with the given environment; a tools/call of probe__meta with the caller's trace context; myc closed (its spans flushed). */
+async function callThroughMyc(env: Record<string, string>, meta: Record<string, unknown> = { traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' }) {
+  const { client } = await connectToMyc(['serve', '--config', config()], { env })
+  const result = await client.callTool({ name: 'probe__meta', arguments: {}, _meta: meta })
+  await client.close()
+  return (result.structuredContent as { meta: Record<string, unknown> }).meta
+}
+
+describe('OpenTelemetry: one trace from the caller through myc to the child (build/myc.cjs)', () => {
+  let receiver: OtlpReceiver
+  beforeEach(async () => {
+    receiver = new OtlpReceiver()
+    await receiver.start()
+  })
+  afterEach(() => receiver.close())
+
+  it('a tools/call is a SERVER span under the caller’s, the child’s call a CLIENT span under it, and the child gets that span as its parent', async () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'myc-under-test', OTEL_BSP_SCHEDULE_DELAY: '50' }
+    const childMeta = await callThroughMyc(env)
+    await waitFor(() => receiver.spans.length >= 2, 10_000, 'the spans at the receiver')
+    const server = receiver.spans.find((s) => s.kind === SERVER) as ReceivedSpan
+    const client = receiver.spans.find((s) => s.kind === CLIENT) as ReceivedSpan
+    expect(server).toMatchObject({ name: 'tools/call probe__meta', traceId: TRACE, parentSpanId: CALLER_SPAN, serviceName: 'myc-under-test' })
+    expect(server.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'probe__meta', 'mycelium.server': 'probe' })
+    expect(client).toMatchObject({ name: 'tools/call meta', traceId: TRACE, parentSpanId: server.spanId })
+    // The child's traceparent: the same trace, its parent the CLIENT span myc exported; tracestate passed on.
+    expect(childMeta.traceparent).toBe(`00-${TRACE}-${client.spanId}-01`)
+    expect(childMeta.tracestate).toBe('vendor=opaque')
+  })
+
+  it('a hidden or unknown tool is a span with the caller’s name and the same error, and no server', async () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+    const { client } = await connectToMyc(['serve', '--config', config()], { env })
+    await expect(client.callTool({ name: 'nope__never', arguments: {} })).rejects.toThrow(/Unknown tool/)
+    await client.close()
+    await waitFor(() => receiver.spans.length >= 1, 10_000, 'the span')
+    const [span] = receiver.spans
+    expect(span).toMatchObject({ name: 'tools/call nope__never', kind: SERVER, status: { code: 2 } })
+    expect(span!.attributes['mycelium.server']).toBeUndefined()
+    // A new trace of its own when the caller sent none.
+    expect(span!.parentSpanId).toBeUndefined()
+  })
+
+  it('exports OTLP/protobuf by default', async () => {
+    await callThroughMyc({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' })
+    await waitFor(() => receiver.requests.length >= 1, 10_000, 'an export')
+    expect(receiver.requests[0]!.contentType).toBe('application/x-protobuf')
+    expect(receiver.requests[0]!.bytes).toBeGreaterThan(50)
+  })
+
+  it('sends nothing without the variables, and the child gets the caller’s context untouched', async () => {
+    const childMeta = await callThroughMyc({})
+    expect(childMeta.traceparent).toBe(`00-${TRACE}-${CALLER_SPAN}-01`)
+    await new Promise((r) => setTimeout(r, 300))
+    expect(receiver.requests).toEqual([])
+  })
+
+  it('a dead endpoint does not slow calls: they answer while spans are dropped', async () => {
+    const dead = new OtlpReceiver()
+    await dead.start()
+    const url = dead.url
+    await dead.close()
+    const { client } = await connectToMyc(['serve', '--config', config()], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '10' } })
+    const started = performance.now()
+    for (let i = 0; i < 50; i++) await client.callTool({ name: 'probe__meta', arguments: {} })
+    const perCall = (performance.now() - started) / 50
+    await client.close()
+    // An export that waited on the dead endpoint would cost each call its connection attempt and more; these are echo calls.
+    expect(perCall).toBeLessThan(50)
+  })
+
+  it('myc run is one trace: invoke_agent, a chat span per request, execute_tool, then myc’s call to the child, whose traceparent is in it', async () => {
+    const fake = new FakeAnthropic()
+    await fake.start()
+    try {
+      fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'probe__meta', input: {} }] } : { content: [{ type: 'text', text: 'done' }] }))
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+      const r = await runAgentCli(['run', 'look', '--config', config(), '--json'], { fake, env })
+      expect(r.code, r.stderr).toBe(0)
+      await waitFor(() => receiver.spans.length >= 6, 10_000, 'the spans of the run')
+      const start = r.events[0] as { traceId?: string }
+      const end = r.events.at(-1) as { traceId?: string }
+      expect(start.traceId).toMatch(/^[0-9a-f]{32}$/)
+      expect(end.traceId).toBe(start.traceId)
+      const spans = receiver.spans.filter((s) => s.traceId === start.traceId)
+      const byName = (name: string) => spans.filter((s) => s.name === name)
+      const root = byName('invoke_agent mycelium')[0]!
+      expect(root.parentSpanId).toBeUndefined()
+      const chats = spans.filter((s) => s.name.startsWith('chat '))
+      expect(chats).toHaveLength(2)
+      for (const chat of chats) expect(chat).toMatchObject({ parentSpanId: root.spanId, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': expect.any(Number), 'gen_ai.usage.output_tokens': expect.any(Number) } })
+      const tool = byName('execute_tool probe:meta')[0]!
+      expect(tool.parentSpanId).toBe(root.spanId)
+      const server = byName('tools/call probe__meta')[0]!
+      expect(server.parentSpanId).toBe(tool.spanId)
+      const client = byName('tools/call meta')[0]!
+      expect(client.parentSpanId).toBe(server.spanId)
+      // What the child got: the same trace, under myc's CLIENT span.
+      const result = r.events.find((e) => e.type === 'tool_result') as { content: Array<{ text: string }> }
+      expect((JSON.parse(result.content[0]!.text) as { traceparent: string }).traceparent).toBe(`00-${start.traceId}-${client.spanId}-01`)
+    } finally {
+      await fake.close()
+    }
+  }, 30_000)
+})

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest'
+import { tracingSettings } from '../../src/telemetry/settings.js'
+import { carrierOf, parentSpanIdOf, traceIdOf, withCarrier } from '../../src/telemetry/trace-context.js'
+
+describe('tracingSettings: the standard OTEL_* variables, then the config', () => {
+  it('is off without an endpoint, and when OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none say so', () => {
+    expect(tracingSettings({}, undefined)).toBeUndefined()
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }, undefined)).toBeUndefined()
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }, undefined)).toBeUndefined()
+  })
+
+  it('sends traces to <endpoint>/v1/traces, or to the traces endpoint as given; protobuf by default', () => {
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' }, undefined)).toMatchObject({ tracesUrl: 'http://c:4318/v1/traces', protocol: 'http/protobuf', serviceName: 'mycelium' })
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:1/x', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }, undefined)?.tracesUrl).toBe('http://t:1/x')
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, undefined)?.protocol).toBe('http/json')
+  })
+
+  it('lets the environment win over the config, for the endpoint, protocol, service name and headers', () => {
+    const config = { endpoint: 'http://from-config:4318', protocol: 'http/json' as const, serviceName: 'configured', headers: { a: '1', b: '2' } }
+    expect(tracingSettings({}, config)).toMatchObject({ tracesUrl: 'http://from-config:4318/v1/traces', protocol: 'http/json', serviceName: 'configured', headers: { a: '1', b: '2' } })
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://env:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'from-env', OTEL_EXPORTER_OTLP_HEADERS: 'b=3,api-key=s%20e' }
+    expect(tracingSettings(env, config)).toMatchObject({ tracesUrl: 'http://env:4318/v1/traces', protocol: 'http/protobuf', serviceName: 'from-env', headers: { a: '1', b: '3', 'api-key': 's e' } })
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_RESOURCE_ATTRIBUTES: 'team=x,service.name=via-attributes' }, undefined)?.serviceName).toBe('via-attributes')
+  })
+
+  it('reads the sampler and the batch processor’s variables, ignoring nonsense', () => {
+    const s = tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_TRACES_SAMPLER: 'TraceIdRatio', OTEL_TRACES_SAMPLER_ARG: '0.25', OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_BSP_MAX_QUEUE_SIZE: 'lots' }, undefined)!
+    expect(s.sampler).toEqual({ name: 'traceidratio', arg: 0.25 })
+    expect(s.batch).toMatchObject({ scheduledDelayMillis: 100, maxQueueSize: 2048 })
+  })
+})
+
+describe('W3C trace context in _meta', () => {
+  const tp = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+  it('reads a valid traceparent and refuses malformed or all-zero ones', () => {
+    expect(traceIdOf(tp)).toBe('4bf92f3577b34da6a3ce929d0e0e4736')
+    expect(parentSpanIdOf(tp)).toBe('00f067aa0ba902b7')
+    for (const bad of ['', '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', `00-${'0'.repeat(32)}-00f067aa0ba902b7-01`, '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01', `${tp}-x`]) expect(traceIdOf(bad), bad).toBeUndefined()
+  })
+
+  it('takes the carrier keys of _meta (strings only) and puts another in place of the caller’s', () => {
+    expect(carrierOf({ traceparent: tp, tracestate: 'k=v', baggage: 5, other: 1 })).toEqual({ traceparent: tp, tracestate: 'k=v' })
+    expect(carrierOf({ tracestate: 'k=v' })).toBeUndefined()
+    expect(carrierOf(null)).toBeUndefined()
+    expect(withCarrier({ traceparent: tp, baggage: 'a=1', progressToken: 7 }, { traceparent: 'mine' })).toEqual({ progressToken: 7, traceparent: 'mine' })
+  })
+})
