@@ -24,6 +24,7 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   explain: () => import('./commands/explain.js').then((m) => m.default),
   preview: () => import('./commands/preview.js').then((m) => m.default),
   init: () => import('./commands/init.js').then((m) => m.default),
+  tokens: () => import('./commands/tokens.js').then((m) => m.default),
   sandbox: () => import('./commands/sandbox.js').then((m) => m.default),
   doctor: () => import('./commands/doctor.js').then((m) => m.default),
   run: () => import('./commands/run.js').then((m) => m.default),

@@ -2,6 +2,7 @@ import { defineCommand } from 'citty'
 import { MycError } from '../errors.js'
 import { previewSkill } from '../inspect/reports.js'
 import { createLogger } from '../logger.js'
+import { TOKEN_COUNTER } from '../principal/token-count.js'
 import { commonArgs, jsonArgs, principalArgs, printJson, printResult } from './_shared.js'
 import { principalFor, requirePolicy, withStartedRuntime } from './_runtime.js'
 
@@ -17,9 +18,10 @@ const skill = defineCommand({
       if (!result.ok) throw new MycError('usage', result.error)
       return result
     })
-    if (args.json) printJson(preview)
+    // addedTokens is counted by the one counter of myc's reports (token-count.ts; `myc tokens` uses it too).
+    if (args.json) printJson({ ...preview, counter: TOKEN_COUNTER })
     else if (preview.alreadyActive) printResult(`${preview.skill} is already active for role ${preview.role}: activating it adds no tools`)
-    else printResult(`activating ${preview.skill} for role ${preview.role} adds ${preview.added.length} tools (~${preview.addedTokens} tokens of schema):\n${preview.added.map((t) => `  + ${t.wireName}`).join('\n')}`)
+    else printResult(`activating ${preview.skill} for role ${preview.role} adds ${preview.added.length} tools (~${preview.addedTokens} tokens of schema, ${TOKEN_COUNTER}):\n${preview.added.map((t) => `  + ${t.wireName}`).join('\n')}`)
     return 0
   },
 })

@@ -15,7 +15,8 @@ export function starterConfig(): Record<string, unknown> {
       memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'], env: { MEMORY_FILE_PATH: '.mycelium/memory.jsonl' } },
     },
     roles: { default: 'developer' },
-    session: { defaultSkills: ['common'], escalation: 'auto', protectedSkills: ['common'] },
+    // A session starts with the meta tools alone (docs/tokens.md): activate_skill names every skill, search_tools finds the one a tool needs.
+    session: { defaultSkills: [], escalation: 'auto', protectedSkills: ['common'] },
     audit: { file: '.mycelium/audit.jsonl' },
   }
 }

@@ -6,7 +6,7 @@ import { memoryAccess, type MemoryAccess } from './memory-access.js'
 /** The reserved server key of myc's built-in tools. */
 export const BUILTIN_SERVER = 'mycelium'
 /** The meta tools: always served in policy mode unless `session.metaTools` is false. */
-export const META_BUILTINS = ['list_skills', 'activate_skill', 'deactivate_skill', 'get_context'] as const
+export const META_BUILTINS = ['list_skills', 'activate_skill', 'deactivate_skill', 'get_context', 'search_tools'] as const
 /** Built-ins an active skill's patterns must allow (docs/policy.md). */
 export const GATED_BUILTINS = ['exec', 'run_script'] as const
 /** Built-ins visible when an active skill grants memory (`grants.memory` other than none); patterns play no part. */

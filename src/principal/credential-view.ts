@@ -5,11 +5,11 @@ import type { BuiltinCallContext, PrincipalView } from './view.js'
 
 /** How activate_skill reads to a 2026-era client over HTTP: it reports the credential's skills, it does not change them. */
 const ACTIVATE_DESCRIPTION =
-  "Returns a skill's instructions. The skills you can use are the ones your credential grants (OAuth scope skill:<name>); for a skill it does not grant yet, the server answers HTTP 403 insufficient_scope naming that scope, so your client can step up its authorization and call again."
+  "Returns a skill's instructions. Your credential grants your skills (OAuth scope skill:<name>); for another, HTTP 403 insufficient_scope names the scope to step up to."
 
 /** The same over stdio, where the launch (its role and --skills) is the credential. */
 const ACTIVATE_DESCRIPTION_STDIO =
-  "Returns a skill's instructions. The skills you can use are the ones mycelium was launched with (--skills); this call never adds one. For a skill that is not active it returns the instructions with an error: a person adds skills (/add in myc chat, or relaunching myc serve with --skills <name>), and the skill's tools stay hidden until then."
+  "Returns a skill's instructions. Your skills are the ones myc was launched with (--skills); this call adds none: a person does (/add in myc chat, or --skills)."
 
 /** Where a 2026-era credential comes from: a request's token (HTTP), or the launch of myc itself (stdio). */
 export interface CredentialViewOptions {

@@ -8,7 +8,8 @@ import type { BuiltinCallContext, PrincipalView } from './view.js'
 import type { ServedSkill } from '../skills/skill-index.js'
 import type { AuditSink } from '../audit.js'
 import { EXEC_TOOL_DEFS, type BuiltinRunner } from './builtin-exec.js'
-import { META_TOOL_DEFS, META_TOOLS, type MetaToolName } from './meta-tools.js'
+import { activateSkillDef, META_TOOL_DEFS, META_TOOLS, type MetaToolName } from './meta-tools.js'
+import { oneLine, rankTools, type ToolDoc } from './tool-search.js'
 import type { PolicyState } from './policy-state.js'
 import type { MemoryStore } from '../memory/memory-store.js'
 import { MEMORY_TOOL_DEFS, callMemoryTool, type MemoryToolName } from '../memory/memory-tools.js'
@@ -47,7 +48,8 @@ export class PolicyView implements PrincipalView {
   private active: Set<string>
   private readonly listeners = new Set<() => void>()
   private readonly metaByWire = new Map<string, MetaToolName>()
-  private readonly metaWire: Tool[]
+  /** The meta tools as listed, kept while the role's reachable skills (activate_skill's enum) stay the same. */
+  private metaWire: { skills: string; tools: readonly Tool[] } | undefined
   private readonly execWire: Array<{ name: 'exec' | 'run_script'; tool: Tool }>
   private readonly execByWire = new Map<string, 'exec' | 'run_script'>()
   private readonly memoryWire: Array<{ name: MemoryToolName; tool: Tool }>
@@ -55,13 +57,7 @@ export class PolicyView implements PrincipalView {
 
   constructor(private readonly options: PolicyViewOptions) {
     this.active = new Set(options.initialSkills)
-    this.metaWire = options.metaTools
-      ? META_TOOLS.map((name) => {
-          const wireName = toWireName(BUILTIN_SERVER, name, options.naming)
-          this.metaByWire.set(wireName, name)
-          return { name: wireName, ...META_TOOL_DEFS[name] }
-        })
-      : []
+    if (options.metaTools) for (const name of META_TOOLS) this.metaByWire.set(toWireName(BUILTIN_SERVER, name, options.naming), name)
     this.execWire = options.runner
       ? (['exec', 'run_script'] as const).map((name) => {
           const wireName = toWireName(BUILTIN_SERVER, name, options.naming)
@@ -120,9 +116,21 @@ export class PolicyView implements PrincipalView {
     const filter = this.filter
     if (this.builtinCache?.filter !== filter) {
       const gated = [...this.execWire, ...this.memoryWire].filter((e) => filter.toolVisible(BUILTIN_SERVER, e.name)).map((e) => e.tool)
-      this.builtinCache = { filter, tools: [...this.metaWire, ...gated] }
+      this.builtinCache = { filter, tools: [...this.metaTools(), ...gated] }
     }
     return this.builtinCache.tools
+  }
+
+  /** The meta tools, activate_skill naming the skills the role reaches; the same objects while those stay the same (seen-lists.ts). */
+  private metaTools(): readonly Tool[] {
+    if (!this.options.metaTools) return []
+    const skills = this.options.state.policy.reachable(this.options.role).map((s) => s.name)
+    const key = skills.join('\n')
+    if (this.metaWire?.skills !== key) {
+      const tools = [...this.metaByWire].map(([wireName, name]) => ({ name: wireName, ...(name === 'activate_skill' ? activateSkillDef(skills) : META_TOOL_DEFS[name]) }))
+      this.metaWire = { skills: key, tools }
+    }
+    return this.metaWire.tools
   }
 
   onChange(listener: () => void): () => void {
@@ -182,6 +190,8 @@ export class PolicyView implements PrincipalView {
         return this.activate(String(args.name ?? ''), 'agent', ctx())
       case 'deactivate_skill':
         return Promise.resolve(this.deactivate(String(args.name ?? ''), 'agent'))
+      case 'search_tools':
+        return Promise.resolve(this.searchTools(args))
     }
   }
 
@@ -214,6 +224,37 @@ export class PolicyView implements PrincipalView {
     const skills = this.options.state.policy.reachable(this.options.role).map((s) => ({ name: s.name, description: s.description, triggers: s.triggers, active: active.has(s.name) }))
     const lines = skills.map((s) => `- ${s.name}${s.active ? ' (active)' : ''}: ${s.description}${s.triggers.length ? ` [triggers: ${s.triggers.join(', ')}]` : ''}`)
     return text(lines.length > 0 ? lines.join('\n') : 'No skills are available to this session.', false, { skills })
+  }
+
+  /**
+   * Every tool the role could reach by activating its skills (visible now or
+   * not), with the skills that bring each in. Only reachable skills count,
+   * so a tool the role cannot reach is never a candidate.
+   */
+  private searchableTools(): ToolDoc[] {
+    const { state, role } = this.options
+    const policy = state.policy
+    const now = this.filter
+    const skills = policy.reachable(role).map((s) => ({ name: s.name, filter: policy.filter(role, new Set([s.name])), context: [s.description, ...s.triggers].join(' ') }))
+    const docs: ToolDoc[] = []
+    const consider = (server: string, name: string, wireName: string, description: string) => {
+      const bringing = skills.filter((s) => s.filter.toolVisible(server, name))
+      const active = now.toolVisible(server, name)
+      if (bringing.length === 0 && !active) return
+      docs.push({ name: wireName, description: oneLine(description), skills: bringing.map((s) => s.name), active, context: bringing.map((s) => s.context).join(' ') })
+    }
+    for (const e of this.options.catalogueTools()) consider(e.server, e.name, e.wireName, e.def.description ?? '')
+    for (const e of [...this.execWire, ...this.memoryWire]) consider(BUILTIN_SERVER, e.name, e.tool.name, e.tool.description ?? '')
+    return docs
+  }
+
+  private searchTools(args: Record<string, unknown>): CallToolResult {
+    const query = typeof args.query === 'string' ? args.query : ''
+    if (query.trim() === '') return text('search_tools needs "query": words for what the tool should do', true)
+    const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(50, Math.max(1, args.limit)) : 8
+    const hits = rankTools(this.searchableTools(), query, limit).map((h) => ({ name: h.name, description: h.description, skills: [...h.skills], active: h.active }))
+    const lines = hits.map((h) => `- ${h.name} (${h.active ? 'active' : `skill: ${h.skills.join(' or ')}`}): ${h.description}`)
+    return text(lines.length > 0 ? lines.join('\n') : 'No tool matches those words. list_skills shows your skills.', false, { tools: hits })
   }
 
   private context(): CallToolResult {
@@ -277,6 +318,7 @@ export class PolicyView implements PrincipalView {
       .filter((e) => b.toolVisible(e.server, e.name) && !a.toolVisible(e.server, e.name))
       .map((e) => e.wireName)
   }
+    return [...builtins, ...children]
 
   deactivate(name: string, actor: Actor): CallToolResult {
     const { state, role, mode, protectedSkills, audit } = this.options

@@ -134,7 +134,7 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
       expect(await type('/roles', '/roles')).toEqual(['role dev: fixed at launch (--role, MYCELIUM_ROLE or roles.default); start myc chat again to change it.'])
       // No skill grants memory yet: /memory says so.
       expect(await type('/memory', '/memory without a grant')).toEqual(['No active skill grants memory to role dev. /skills lists the skills; one with grants.memory adds it.'])
-      expect(await type('/tools', '/tools')).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'echo:echo'])
+      expect(await type('/tools', '/tools')).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:search_tools', 'echo:echo'])
 
       // Tab after "/add " completes a skill's name.
       await complete('/add a', '/add adder')
@@ -143,7 +143,7 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
       expect(added).toContain('Instructions of adder.')
       expect(status(added)).toBe('dev · claude-first-1 · skills: adder, base · 0 in / 0 out')
       expect(await type('/skills', '/skills after /add')).toEqual(['* adder', '* base', '  notes'])
-      expect(await type('/tools', '/tools after /add')).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'echo:echo', 'echo:add'])
+      expect(await type('/tools', '/tools after /add')).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:search_tools', 'echo:echo', 'echo:add'])
 
       // /remove: the protected skill stays; another goes, with its tool.
       expect(await type('/remove base', '/remove base')).toEqual(['Skill base is protected and stays active for this session.'])

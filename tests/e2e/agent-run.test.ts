@@ -63,9 +63,9 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     const before = fake.requests.length
     const guest = await run(['try', '--json', '--config', policyConfig, '--role', 'guest'], { fake })
     expect(guest.code, guest.stderr).toBe(0)
-    expect(offeredNames(fake.requests[before]!)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'echo__echo'])
+    expect(offeredNames(fake.requests[before]!)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo'])
     const start = guest.events[0] as Extract<AgentEvent, { type: 'session_start' }>
-    expect(start).toMatchObject({ role: 'guest', activeSkills: ['common'], tools: ['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'echo:echo'] })
+    expect(start).toMatchObject({ role: 'guest', activeSkills: ['common'], tools: ['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:search_tools', 'echo:echo'] })
     const answers = guest.events.filter((e) => e.type === 'tool_result').map((e) => JSON.stringify((e as { content: unknown }).content))
     // grow__grow exists but is hidden for a guest; nope__never never existed: the same answer but for the name.
     expect(answers[0]!.replace('grow__grow', 'NAME')).toBe(answers[1]!.replace('nope__never', 'NAME'))

@@ -116,9 +116,9 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     expect(legacy.getNegotiatedProtocolVersion?.() ?? '2025-11-25').not.toBe(MODERN)
     expect(modern.getNegotiatedProtocolVersion?.()).toBe(MODERN)
     const [l, n] = await Promise.all([names(legacy), names(modern)])
-    expect(l).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'echo__echo', 'echo__log'])
+    expect(l).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log'])
     // The 2026 era has no deactivate_skill: a credential's skills cannot be dropped by a request.
-    expect(n).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'echo__echo', 'echo__log'])
+    expect(n).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log'])
     const [a, b] = await Promise.all([legacy.callTool({ name: 'echo__echo', arguments: { message: 'old' } }), modern.callTool({ name: 'echo__echo', arguments: { message: 'new' } })])
     expect([text(a), text(b)]).toEqual(['old', 'new'])
     // A 2026 request opens no session.
@@ -130,8 +130,8 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
   it('two tokens see two tool sets, and a hidden tool, prompt or resource answers exactly as one that never existed', async () => {
     const a = keep(await connectModern(m.url, alice))
     const b = keep(await connectModern(m.url, bob))
-    expect(await names(a)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'echo__echo', 'echo__log'])
-    expect(await names(b)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'echo__echo', 'echo__log', 'asker__ask', 'asker__sample', 'slow__count'])
+    expect(await names(a)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log'])
+    expect(await names(b)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log', 'asker__ask', 'asker__sample', 'slow__count'])
     const never = await protocolErrorOf(() => a.callTool({ name: 'zz__never', arguments: {} }))
     expect(never).toBe('-32602 Unknown tool: zz__never')
     for (const hidden of ['slow__count', 'asker__ask', 'echo__add', 'mycelium__deactivate_skill']) {
@@ -280,7 +280,7 @@ describe('myc serve --http without credentials: the 2026 era as the launch princ
   it('a skill the launch does not grant cannot be had by a request: activate_skill says how to get it, and the list stays', async () => {
     client = await connectModern(m.url)
     const before = await names(client)
-    expect(before).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'echo__echo', 'echo__log'])
+    expect(before).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log'])
     const r = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
     expect(r.isError).toBe(true)
     expect(text(r)).toMatch(/^Skill reader is not granted to this client\. .*skill:reader.*--skills reader/)

@@ -33,7 +33,7 @@ const teamConfig = {
   },
 }
 
-const META = ['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context']
+const META = ['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools']
 
 function text(result: { content?: unknown }): string {
   return (result.content as Array<{ text: string }>)[0]!.text

@@ -48,8 +48,8 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
 
   it('myc tools lists the built-ins serve would offer: exec and run_script once a skill allows them', () => {
     const ids = (extra: string[]) => json(['tools', '--config', file, '--role', 'developer', ...extra]).doc.tools.map((t: { id: string }) => t.id)
-    expect(ids([])).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'echo:echo'])
-    expect(ids(['--skills', 'shell'])).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:exec', 'mycelium:run_script', 'echo:echo'])
+    expect(ids([])).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:search_tools', 'echo:echo'])
+    expect(ids(['--skills', 'shell'])).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:search_tools', 'mycelium:exec', 'mycelium:run_script', 'echo:echo'])
     const all = json(['tools', '--config', file, '--role', 'developer', '--all']).doc.tools
     expect(all.find((t: { id: string }) => t.id === 'mycelium:exec')).toMatchObject({ wireName: 'mycelium__exec', server: 'mycelium', visible: false })
     const off = config({ metaTools: false })

@@ -18,7 +18,7 @@ function myc(args: string[], cwd = repoRoot) {
 describe('policy mode through build/myc.cjs', () => {
   it('a guest session sees only its tools', async () => {
     const { client } = await connectToMyc(['--config', config, '--role', 'guest'])
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'echo__echo'])
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo'])
     await expect(client.callTool({ name: 'grow__grow', arguments: {} })).rejects.toThrow(/Unknown tool: grow__grow/)
     await client.close()
   })
@@ -57,7 +57,7 @@ describe('policy mode through build/myc.cjs', () => {
     expect(code).toBe(0)
     const doc = JSON.parse(stdout)
     expect(doc.role).toBe('guest')
-    expect(doc.tools.map((t: { id: string }) => t.id)).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'echo:echo'])
+    expect(doc.tools.map((t: { id: string }) => t.id)).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:search_tools', 'echo:echo'])
     const all = JSON.parse(myc(['tools', '--config', config, '--role', 'guest', '--all', '--json']).stdout)
     expect(all.tools.filter((t: { visible: boolean }) => !t.visible).map((t: { id: string }) => t.id)).toContain('grow:grow')
   })

@@ -20,7 +20,7 @@ const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelc
 const skillsDir = path.join(repoRoot, 'tests/fixtures/http/skills')
 // guest, launched with the common skill (echo:echo, echo:log); reader (echo:add) is one the role may use but was not launched with.
 const CONFIG = { mcpServers: { echo: fixtureEntry('echo') }, skills: { dirs: [skillsDir] }, roles: { default: 'guest' }, session: { defaultSkills: ['common'] } }
-const MODERN_TOOLS = ['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'echo__echo', 'echo__log']
+const MODERN_TOOLS = ['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log']
 
 type Negotiation = 'legacy' | 'auto' | 'pin'
 
@@ -119,7 +119,7 @@ describe('myc serve on stdio (build/myc.cjs): the 2026-07-28 era beside the 2025
     // A 2026 client's principal cannot drop a skill: no deactivate_skill; the 2025 session has it.
     expect(await names(pinned)).toEqual(MODERN_TOOLS)
     expect(await names(auto)).toEqual(MODERN_TOOLS)
-    expect(await names(legacy)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'echo__echo', 'echo__log'])
+    expect(await names(legacy)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log'])
   }, 60_000)
 
   it('2026: a call, a hidden tool answering as one that never existed, a prompt, a resource, completion, the per-request log level', async () => {

@@ -56,8 +56,8 @@ describe('myc tools: built-ins through visibleBuiltins', () => {
 
   it('an active skill allowing mycelium:exec adds exec and run_script; a memory grant adds the memory tools', () => {
     const ids = (active: string[], all = false) => toolsReport(catalogue(), () => false, builtinTools(p.filter('dev', new Set(active)), { metaTools: true, naming }), all).map((r) => `${r.visible ? '+' : '-'}${r.id}`)
-    expect(ids([])).toEqual(['+mycelium:list_skills', '+mycelium:activate_skill', '+mycelium:deactivate_skill', '+mycelium:get_context'])
-    expect(ids(['shell'])).toEqual(['+mycelium:list_skills', '+mycelium:activate_skill', '+mycelium:deactivate_skill', '+mycelium:get_context', '+mycelium:exec', '+mycelium:run_script'])
+    expect(ids([])).toEqual(['+mycelium:list_skills', '+mycelium:activate_skill', '+mycelium:deactivate_skill', '+mycelium:get_context', '+mycelium:search_tools'])
+    expect(ids(['shell'])).toEqual(['+mycelium:list_skills', '+mycelium:activate_skill', '+mycelium:deactivate_skill', '+mycelium:get_context', '+mycelium:search_tools', '+mycelium:exec', '+mycelium:run_script'])
     expect(ids(['notes'])).toEqual(expect.arrayContaining(['+mycelium:save_memory', '+mycelium:recall_memory', '+mycelium:list_memories']))
     expect(ids(['shell'])).not.toContain('+mycelium:save_memory')
     expect(ids([], true)).toEqual(expect.arrayContaining(['-mycelium:exec', '-mycelium:run_script', '-fs:read_file']))

@@ -21,7 +21,7 @@ describe('built-in tools', () => {
   ]
   const policy = policyOf(skills, { locked: { inherits: 'dev', deny: ['mycelium:exec', 'mycelium:recall_memory'] } })
   const builtins = (role: string, active: string[], o?: Parameters<typeof visibleBuiltins>[1]) => visibleBuiltins(policy.filter(role, new Set(active)), o)
-  const META = ['list_skills', 'activate_skill', 'deactivate_skill', 'get_context']
+  const META = ['list_skills', 'activate_skill', 'deactivate_skill', 'get_context', 'search_tools']
 
   it('serves the meta tools alone when no active skill allows more', () => {
     expect(builtins('dev', [])).toEqual(META)

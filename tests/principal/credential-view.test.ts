@@ -19,7 +19,7 @@ describe('credentialView: a 2026-era principal is its credential, escalation tak
   it('lists activate_skill as the step-up and no deactivate_skill', async () => {
     const view = credentialView(await h.view('guest'), naming)
     const names = view.builtinTools().map((t) => t.name)
-    expect(names).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context'])
+    expect(names).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools'])
     expect(view.activateTool()?.description).toMatch(/403 insufficient_scope/)
     expect(view.callBuiltin('mycelium__deactivate_skill', { name: 'common' }, noCtx)).toBeUndefined()
   })

@@ -92,6 +92,23 @@ describe('hidden tools and skills do not exist', () => {
     }
   })
 
+  it('search_tools never ranks a tool the role cannot reach: words only hidden tools have answer like words nothing has', async () => {
+    const search = (query: string) => raw.request('tools/call', { name: 'mycelium__search_tools', arguments: { query, limit: 50 } })
+    const nothing = await search(NEVER)
+    expect(nothing).toContain('No tool matches')
+    for (const query of ['grow', 'grown', 'grow__grow', 'writer', 'Secret writer skill', 'always fails', 'fail', 'sends log', 'exec', 'run_script', 'save_memory recall_memory', 'ghostly hosty broken', 'no_such_tool', 'zz__never']) {
+      expect(await search(query), query).toBe(nothing)
+    }
+    // Every hidden name, as a query: only the guest's reachable tools (common, reader) can come back.
+    for (const name of probes()) {
+      const answer = JSON.parse(await search(name)) as { result?: { structuredContent?: { tools: Array<{ name: string; skills: string[] }> } } }
+      for (const hit of answer.result?.structuredContent?.tools ?? []) {
+        expect(['echo__echo', 'echo__add', 'echo__image'], JSON.stringify(name)).toContain(hit.name)
+        for (const skill of hit.skills) expect(['common', 'reader']).toContain(skill)
+      }
+    }
+  })
+
   it('answers hidden prompts and resources like nonexistent ones', async () => {
     // The guest reaches server echo only; grow is hidden.
     const ref = normalize(await raw.request('prompts/get', { name: NEVER }), NEVER)
@@ -109,6 +126,8 @@ describe('hidden tools and skills do not exist', () => {
     await raw.request('tools/call', { name: 'mycelium__get_context', arguments: {} })
     await raw.request('tools/call', { name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
     await raw.request('tools/call', { name: 'mycelium__deactivate_skill', arguments: { name: 'reader' } })
+    for (const query of ['grow', 'writer', 'Secret writer skill', 'write', 'always fails', 'sends a log message', 'shell exec run_script', 'save memory', 'broken no_such_tool', 'echo', 'read add image', '*'])
+      await raw.request('tools/call', { name: 'mycelium__search_tools', arguments: { query, limit: 50 } })
     await raw.request('tools/call', { name: 'echo__echo', arguments: { message: 'hello' } })
     await raw.request('skills/list', {})
     await raw.request('skills/get', { uri: 'skill://mycelium/reader/SKILL.md' })

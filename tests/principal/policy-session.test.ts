@@ -31,7 +31,7 @@ describe('policy mode sessions', () => {
 
   it('a guest sees only its active skills’ tools plus the meta tools', async () => {
     const { client } = await session()
-    expect(await names(client)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'echo__echo'])
+    expect(await names(client)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo'])
     expect(text(await client.callTool({ name: 'echo__echo', arguments: { message: 'hi' } }))).toBe('hi')
     await client.close()
   })
@@ -62,6 +62,18 @@ describe('policy mode sessions', () => {
     expect((off.structuredContent as { removedTools: string[] }).removedTools).toContain('grow__grow')
     expect(await names(client)).not.toContain('grow__grow')
     await expect(client.callTool({ name: 'grow__grow', arguments: { name: 'x' } })).rejects.toThrow(/Unknown tool: grow__grow/)
+    await client.close()
+  })
+
+  it('activate_skill names every tool it added, the built-ins (mycelium__exec) included', async () => {
+    const { BuiltinRunner } = await import('../../src/principal/builtin-exec.js')
+    const runner = new BuiltinRunner({ run: () => Promise.reject(new Error('not run')) }, h.loaded.config, tmpdir(), [])
+    const { client } = await connectClient(h.runtime, { view: await h.view('developer', { runner }) })
+    const result = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'shell' } })
+    expect(text(result)).toMatch(/^Skill shell is active\. Tools added: mycelium__exec, mycelium__run_script\./)
+    expect((result.structuredContent as { addedTools: string[] }).addedTools).toEqual(['mycelium__exec', 'mycelium__run_script'])
+    const off = await client.callTool({ name: 'mycelium__deactivate_skill', arguments: { name: 'shell' } })
+    expect((off.structuredContent as { removedTools: string[] }).removedTools).toEqual(['mycelium__exec', 'mycelium__run_script'])
     await client.close()
   })
 
@@ -114,7 +126,7 @@ describe('policy mode sessions', () => {
   it('get_context reports role, active skills, visible tools and escalation mode', async () => {
     const { client } = await session('developer', ['reader'])
     const ctx = (await client.callTool({ name: 'mycelium__get_context', arguments: {} })).structuredContent
-    expect(ctx).toEqual({ role: 'developer', activeSkills: ['common', 'reader'], visibleTools: 7, escalation: 'auto' })
+    expect(ctx).toEqual({ role: 'developer', activeSkills: ['common', 'reader'], visibleTools: 8, escalation: 'auto' })
     await client.close()
   })
 })

@@ -62,7 +62,7 @@ describe('bundled skill templates', () => {
     const visible = [...catalogue].flatMap(([s, tools]) => [...tools].filter((t) => f.toolVisible(s, t)).map((t) => `${s}:${t}`))
     expect(visible.length).toBeGreaterThan(5)
     for (const id of visible) expect(id).not.toMatch(/write|edit|move|create|delete|add_/)
-    expect(visibleBuiltins(f)).toEqual(['list_skills', 'activate_skill', 'deactivate_skill', 'get_context'])
+    expect(visibleBuiltins(f)).toEqual(['list_skills', 'activate_skill', 'deactivate_skill', 'get_context', 'search_tools'])
   })
 
   it('common is protected and reaches every role; admin-access only admin', async () => {
