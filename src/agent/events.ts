@@ -40,6 +40,8 @@ export const AgentEventSchema = v.variant('type', [
     version: v.string(),
     /** The run's OpenTelemetry trace id, when tracing is on: a CI log links to the trace. */
     traceId: v.optional(v.string()),
+    /** Estimated tokens of the first request's context: the system prompt and the tools offered (JSON characters / 4, as `myc tokens`). */
+    contextTokens: v.optional(v.number()),
   }),
   v.strictObject({ type: v.literal('text'), ...common, text: v.string() }),
   v.strictObject({ type: v.literal('text_delta'), ...common, text: v.string() }),

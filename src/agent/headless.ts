@@ -19,6 +19,7 @@ import { WorkflowToolbox } from './workflow-toolbox.js'
 import { terminalText } from '../terminal-text.js'
 import { redactUrls } from '../redact.js'
 import type { SpanHandle } from '../telemetry/tracing.js'
+import { textTokens, toolTokens } from '../principal/token-count.js'
 
 export interface HeadlessOptions {
   /** run: the role's tools as they are; adhoc: the adhoc role, and risky calls need approval; workflow: the skills' scripts only. */
@@ -196,7 +197,9 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
               separator: loaded.config.namespace.separator,
             })
           : own
-      if (announce) events.emit({ type: 'session_start', role: principal.role, mode: as, model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version, ...(root ? { traceId: root.traceId } : {}) })
+      // What the first request costs before the task: the system prompt and the tools offered (the counter of myc tokens).
+      const contextTokens = textTokens(systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) })) + toolTokens(toolbox.list().map((t) => t.def))
+      if (announce) events.emit({ type: 'session_start', role: principal.role, mode: as, model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version, contextTokens, ...(root ? { traceId: root.traceId } : {}) })
       const triggered = await activateTriggered(task, view, toolbox, events.emit, options.logger, controller.signal)
       const classifier = loaded.config.agent.classifier
       if (!triggered && classifier && view.reachableSkills && view.activate) {

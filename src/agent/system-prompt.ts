@@ -19,7 +19,7 @@ export function systemPrompt(input: SystemPromptInput): string {
   const parts = [
     'You are an agent working through Mycelium (myc), which gives you the tools of several MCP servers.',
     input.role
-      ? `You work as the role "${input.role}". You see only the tools your active skills allow; mycelium__list_skills shows the skills you may activate, and mycelium__activate_skill makes their tools available.`
+      ? `You work as the role "${input.role}". You see only the tools your active skills allow; mycelium__search_tools finds a tool by what it does and names the skill that brings it in, and mycelium__activate_skill makes that skill's tools available.`
       : 'Every tool of the configured servers is available.',
   ]
   for (const skill of input.activeSkills) {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentEvent } from '../../src/agent/events.js'
@@ -43,6 +43,26 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
     expect(r.code, r.stderr).toBe(0)
     expect(r.events[0]).toMatchObject({ type: 'session_start', role: 'developer' })
     expect(end(r.events)).toMatchObject({ ok: true, reason: 'done' })
+  }, 60_000)
+
+  it('a run starts lean: its first request carries at most 10% of the tool tokens of an open-mode run over the same servers', async () => {
+    fake.setScript(() => ({ content: [{ type: 'text', text: 'ok' }] }))
+    const toolChars = (i: number) => JSON.stringify(fake.requests[i]!.body.tools ?? []).length
+    const lean = fake.requests.length
+    const r = await runAgentCli(['run', 'hello', '--config', config, '--json'], { fake })
+    expect(r.code, r.stderr).toBe(0)
+    expect((r.events[0] as { contextTokens?: number }).contextTokens).toBeGreaterThan(0)
+    // The same servers in open mode (no skills): a config of their own beside the project.
+    const open = path.join(path.dirname(dir), 'open')
+    mkdirSync(open)
+    const servers = (JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: Record<string, { cwd?: string }> }).mcpServers
+    for (const s of Object.values(servers)) s.cwd = dir
+    writeFileSync(path.join(open, 'mycelium.config.json'), JSON.stringify({ mcpServers: servers }))
+    const full = fake.requests.length
+    const o = await runAgentCli(['run', 'hello', '--config', path.join(open, 'mycelium.config.json'), '--json'], { fake })
+    expect(o.code, o.stderr).toBe(0)
+    expect(toolChars(lean) / toolChars(full)).toBeLessThanOrEqual(0.1)
+    expect((r.events[0] as { contextTokens: number }).contextTokens).toBeLessThan((o.events[0] as { contextTokens: number }).contextTokens)
   }, 60_000)
 
   it('runs myc adhoc although init made no adhoc role: it runs as the default role, and says so', async () => {
