@@ -3,6 +3,7 @@ import { isJsonContentType, WebStandardStreamableHTTPServerTransport, type JSONR
 import type { Logger } from '../logger.js'
 import { checkInbound, MAX_NESTING, nestsDeeperThan } from '../protocol/inbound.js'
 import { topLevelId } from '../protocol/top-level-id.js'
+import { withHeaderTraceContext } from './trace-headers.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { ClientConnection } from '../server/client-connection.js'
@@ -402,6 +403,8 @@ export class SessionRoute {
       const status = reply.error.code === -32602 ? 200 : 400
       return fail(new Response(JSON.stringify(reply), { status, headers: { 'Content-Type': 'application/json' } }))
     }
-    return { ok: true, message: checked.message, isRequest: checked.kind === 'request', isInitialize: checked.kind === 'request' && checked.method === 'initialize' }
+    // Tracing on: the traceparent header is the request's parent when its _meta names none.
+    const message = this.options.runtime.tracing ? withHeaderTraceContext(checked.message, request.headers) : checked.message
+    return { ok: true, message, isRequest: checked.kind === 'request', isInitialize: checked.kind === 'request' && checked.method === 'initialize' }
   }
 }

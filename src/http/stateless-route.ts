@@ -8,6 +8,7 @@ import type { Runtime } from '../runtime/runtime.js'
 import { ParkedCalls } from '../server/parked-calls.js'
 import { listedTools } from '../runtime/principal-tools.js'
 import { statelessServer } from '../server/stateless-server.js'
+import { withHeaderTraceContext } from './trace-headers.js'
 import { ListenStream, serverEventOf, visibleFilter } from '../server/listen-stream.js'
 import { childForUri } from '../server/principal-requests.js'
 import { isPlainObject } from '../protocol/params-check.js'
@@ -189,7 +190,9 @@ export class StatelessRoute {
     }
     try {
       const mismatch = await this.paramHeaderMismatch(inbound.request, view, body)
-      return onBodyDone(mismatch ?? (await this.handler.fetch(inbound.request, { authInfo, parsedBody: body })), finish)
+      // Tracing on: the traceparent header is the request's parent when its _meta names none.
+      const parsedBody = this.options.runtime.tracing ? withHeaderTraceContext(body, inbound.request.headers) : body
+      return onBodyDone(mismatch ?? (await this.handler.fetch(inbound.request, { authInfo, parsedBody })), finish)
     } catch (error) {
       finish()
       throw error

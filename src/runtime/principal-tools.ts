@@ -5,7 +5,7 @@ import type { Cancellation } from '../protocol/cancellation.js'
 import { RelayErrorCode, type ProgressParams, type RelayOutcome } from '../protocol/request-relay.js'
 import type { Runtime } from './runtime.js'
 import { carrierOf, withCarrier } from '../telemetry/trace-context.js'
-import type { SpanHandle, Tracing } from '../telemetry/tracing.js'
+import type { SpanAttributes, SpanHandle, Tracing } from '../telemetry/tracing.js'
 import type { ChildConnection } from '../children/child.js'
 
 /** JSON-RPC code for an unknown tool, prompt or resource (MCP: invalid params). */
@@ -129,28 +129,21 @@ export function callVisibleTool(runtime: Runtime, view: PrincipalView, params: R
  */
 async function tracedCall(tracing: Tracing, runtime: Runtime, view: PrincipalView, params: Record<string, unknown>, ctx: ToolCallContext): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
   const name = typeof params.name === 'string' ? params.name : ''
-  const principal = view.describe?.()
-  const span = tracing.start(`tools/call ${name}`, 'server', carrierOf(params._meta), {
-    'mcp.method.name': 'tools/call',
-    'gen_ai.tool.name': name,
-    'gen_ai.operation.name': 'execute_tool',
-    ...(ctx.requestId !== undefined ? { 'jsonrpc.request.id': String(ctx.requestId) } : {}),
-    ...(principal?.role ? { 'mycelium.role': principal.role } : {}),
-    ...(ctx.principalName ? { 'mycelium.principal': ctx.principalName } : {}),
-  })
+  const span = serverSpan(tracing, 'tools/call', name, params, { 'gen_ai.tool.name': name, 'gen_ai.operation.name': 'execute_tool', ...callerAttributes(view, ctx) })
   try {
     const called = await call(runtime, view, params, ctx, span)
-    if (!called) span.end('cancelled')
-    else if (!called.outcome.ok) span.end(called.outcome.error.message)
-    else if ((called.outcome.result as { isError?: boolean }).isError) {
-      span.set({ 'error.type': 'tool_error' })
-      span.end('the tool answered isError')
-    } else span.end()
+    endServerSpan(span, called?.outcome)
     return called
   } catch (error) {
     span.end(error instanceof Error ? error.message : String(error))
     throw error
   }
+}
+
+/** Who calls, for a server span: the request id, the role, the credential's name (never its value). */
+export function callerAttributes(view: Pick<PrincipalView, 'describe'>, ctx: { requestId?: string | number; principalName?: string }): SpanAttributes {
+  const role = view.describe?.()?.role
+  return { ...(ctx.requestId !== undefined ? { 'jsonrpc.request.id': String(ctx.requestId) } : {}), ...(role ? { 'mycelium.role': role } : {}), ...(ctx.principalName ? { 'mycelium.principal': ctx.principalName } : {}) }
 }
 
 async function call(runtime: Runtime, view: PrincipalView, params: Record<string, unknown>, ctx: ToolCallContext, span: SpanHandle | undefined): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
@@ -182,7 +175,9 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
     observed?.forEach((o) => o.unknown())
     return { outcome: unknownTool(name) }
   }
-  const outcome = span ? await forwardTraced(span, runtime.tracing!, child, entry, params, ctx) : await child.forward('tools/call', { ...params, name: entry.name }, ctx)
+  const outcome = span
+    ? await forwardTraced(span, runtime.tracing!, child, { server: entry.server, method: 'tools/call', target: entry.name, params: { ...params, name: entry.name }, attributes: { 'gen_ai.tool.name': entry.name } }, ctx)
+    : await child.forward('tools/call', { ...params, name: entry.name }, ctx)
   if (observed) observe(observed, started, entry.server, entry.name, ctx.cancellation.aborted ? undefined : outcome)
   if (ctx.cancellation.aborted) return undefined
   if (audited) record(view, name, args, started, outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
@@ -190,15 +185,31 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
   return { outcome, server: entry.server }
 }
 
-/** The call to the child as a CLIENT span under the server span; the child gets that span as its parent in `_meta` (traceparent, tracestate, baggage). */
-async function forwardTraced(span: SpanHandle, tracing: Tracing, child: ChildConnection, entry: { server: string; name: string }, params: Record<string, unknown>, ctx: ToolCallContext): Promise<RelayOutcome> {
-  span.set({ 'mycelium.server': entry.server })
-  const client = tracing.start(`tools/call ${entry.name}`, 'client', span, { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': entry.name, 'mycelium.server': entry.server, 'server.address': entry.server })
-  const outcome = await child.forward('tools/call', { ...params, name: entry.name, _meta: withCarrier(params._meta, client.carrier()) }, ctx)
+/**
+ * A request to a child as a CLIENT span under `span` (`<method> <target>`):
+ * the child gets that span as its parent in `_meta` (traceparent,
+ * tracestate, baggage). Used for every request myc forwards while tracing.
+ */
+export async function forwardTraced(span: SpanHandle, tracing: Tracing, child: Pick<ChildConnection, 'forward'>, request: { server: string; method: string; target: string; params: Record<string, unknown>; attributes?: SpanAttributes }, ctx: { cancellation: Cancellation } & Parameters<ChildConnection['forward']>[2]): Promise<RelayOutcome> {
+  span.set({ 'mycelium.server': request.server })
+  const client = tracing.start(`${request.method} ${request.target}`, 'client', span, { 'mcp.method.name': request.method, 'mycelium.server': request.server, 'server.address': request.server, ...request.attributes })
+  const outcome = await child.forward(request.method, { ...request.params, _meta: withCarrier(request.params._meta, client.carrier()) }, ctx)
   if (ctx.cancellation.aborted) client.event('cancelled')
   if (!outcome.ok) client.end(outcome.error.message)
   else client.end((outcome.result as { isError?: boolean }).isError ? 'the tool answered isError' : undefined)
   return outcome
+}
+
+/** A request myc serves as a SERVER span (`<method> <target>`, the MCP conventions' name) under the caller's `_meta` trace context. */
+export function serverSpan(tracing: Tracing, method: string, target: string, params: Record<string, unknown> | undefined, attributes: SpanAttributes): SpanHandle {
+  return tracing.start(target ? `${method} ${target}` : method, 'server', carrierOf(params?._meta), { 'mcp.method.name': method, ...attributes })
+}
+
+/** Ends a server span by the request's outcome. */
+export function endServerSpan(span: SpanHandle, outcome: RelayOutcome | undefined): void {
+  if (!outcome) span.end('cancelled')
+  else if (!outcome.ok) span.end(outcome.error.message)
+  else span.end((outcome.result as { isError?: boolean }).isError ? 'the tool answered isError' : undefined)
 }
 
 /** One call into the view's audit log. */

@@ -4,7 +4,8 @@ import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { ServedSkill } from '../skills/skill-index.js'
-import { INVALID_PARAMS } from '../runtime/principal-tools.js'
+import { callerAttributes, endServerSpan, forwardTraced, INVALID_PARAMS, serverSpan } from '../runtime/principal-tools.js'
+import type { SpanAttributes, SpanHandle } from '../telemetry/tracing.js'
 import { findSkillFile, mapChildRead, readSkillFile, type SkillSources } from './skills-handlers.js'
 
 /**
@@ -27,6 +28,10 @@ export function unknownResource(uri: unknown): RelayOutcome {
 /** How a forwarded request reaches a child: its cancellation, progress, and who asked (so the child's own requests go back there). */
 export interface PrincipalForward {
   cancellation: Cancellation
+  /** The caller's JSON-RPC id of the request, for its span (tracing). */
+  requestId?: string | number
+  /** The credential's name, for its span (tracing). */
+  principalName?: string
   onProgress?: (progress: ProgressParams) => void
   caller?: object
   /** The caller's era (absent: a 2025-era client), for a modern child's envelope and its input_required answers. */
@@ -95,15 +100,41 @@ export function visibleTemplates(runtime: Runtime, view: PrincipalView): unknown
     .map((e) => e.def)
 }
 
+/**
+ * A forwarded request as a SERVER span when tracing is on (the caller's
+ * `_meta` its parent), and the call to its child as a CLIENT span under it;
+ * tracing off, `run` alone, with no span.
+ */
+async function traced(runtime: Runtime, view: PrincipalView, method: string, target: string, params: Record<string, unknown> | undefined, ctx: PrincipalForward, attributes: SpanAttributes, run: (span: SpanHandle | undefined) => Promise<RelayOutcome | undefined>): Promise<RelayOutcome | undefined> {
+  const tracing = runtime.tracing
+  if (tracing === undefined) return run(undefined)
+  const span = serverSpan(tracing, method, target, params, { ...attributes, ...callerAttributes(view, ctx) })
+  try {
+    const outcome = await run(span)
+    endServerSpan(span, outcome)
+    return outcome
+  } catch (error) {
+    span.end(error instanceof Error ? error.message : String(error))
+    throw error
+  }
+}
+
+/** A request to a child: under `span` as a CLIENT span when tracing. */
+function forward(runtime: Runtime, span: SpanHandle | undefined, server: string, method: string, target: string, params: Record<string, unknown>, ctx: PrincipalForward): Promise<RelayOutcome> {
+  const child = runtime.supervisor.children.get(server)!
+  return span && runtime.tracing ? forwardTraced(span, runtime.tracing, child, { server, method, target, params }, ctx) : child.forward(method, params, ctx)
+}
+
 /** prompts/get as the principal: a visible prompt is forwarded under its own name, any other is unknown. Undefined when cancelled. */
-export async function getVisiblePrompt(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
+export function getVisiblePrompt(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
   const name = params?.name
-  const entry = typeof name === 'string' ? runtime.catalogue.promptByWire(name) : undefined
-  if (!entry || !view.promptVisible(entry)) return unknownPrompt(name)
-  const child = runtime.supervisor.children.get(entry.server)
-  if (!child) return unknownPrompt(name)
-  const outcome = await child.forward('prompts/get', { ...params, name: entry.name }, ctx)
-  return ctx.cancellation.aborted ? undefined : outcome
+  return traced(runtime, view, 'prompts/get', typeof name === 'string' ? name : '', params, ctx, typeof name === 'string' ? { 'gen_ai.prompt.name': name } : {}, async (span) => {
+    const entry = typeof name === 'string' ? runtime.catalogue.promptByWire(name) : undefined
+    if (!entry || !view.promptVisible(entry)) return unknownPrompt(name)
+    if (!runtime.supervisor.children.get(entry.server)) return unknownPrompt(name)
+    const outcome = await forward(runtime, span, entry.server, 'prompts/get', entry.name, { ...params, name: entry.name }, ctx)
+    return ctx.cancellation.aborted ? undefined : outcome
+  })
 }
 
 /**
@@ -111,7 +142,12 @@ export async function getVisiblePrompt(runtime: Runtime, view: PrincipalView, pa
  * skill files (through its skill root only), else the resource of a server
  * it reaches. Anything else is not found (-32602). Undefined when cancelled.
  */
-export async function readVisibleResource(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
+export function readVisibleResource(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
+  const uri = params?.uri
+  return traced(runtime, view, 'resources/read', typeof uri === 'string' ? uri : '', params, ctx, typeof uri === 'string' ? { 'mcp.resource.uri': uri } : {}, (span) => readResource(runtime, view, params, ctx, span))
+}
+
+async function readResource(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward, span: SpanHandle | undefined): Promise<RelayOutcome | undefined> {
   const uri = params?.uri
   const own = typeof uri === 'string' && view.servedSkills ? findSkillFile(uri, view.servedSkills()) : undefined
   // Reading a SKILL.md does not activate the skill: escalation stays with activate_skill.
@@ -120,13 +156,13 @@ export async function readVisibleResource(runtime: Runtime, view: PrincipalView,
     // Skill URIs are never routed as plain resources: only through the children's skill roots.
     const target = skillSourcesFor(runtime, view).resolveChild(uri)
     if (!target) return unknownResource(uri)
-    const outcome = await runtime.supervisor.children.get(target.server)!.forward('resources/read', { ...params, uri: target.childUri }, ctx)
+    const outcome = await forward(runtime, span, target.server, 'resources/read', target.childUri, { ...params, uri: target.childUri }, ctx)
     if (ctx.cancellation.aborted) return undefined
     return outcome.ok ? { ok: true, result: mapChildRead(target.server, outcome.result) } : unknownResource(uri)
   }
   const child = typeof uri === 'string' ? childForUri(runtime, view, uri) : undefined
   if (!child) return unknownResource(uri)
-  const outcome = await child.forward('resources/read', params, ctx)
+  const outcome = await forward(runtime, span, child.key, 'resources/read', uri as string, params ?? {}, ctx)
   return ctx.cancellation.aborted ? undefined : outcome
 }
 

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { runAgentCli } from '../helpers/agent.js'
+import { startHttpMyc } from '../helpers/http.js'
 import { connectToMyc, writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureServer } from '../helpers/fixtures.js'
@@ -42,6 +44,45 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
     // The child's traceparent: the same trace, its parent the CLIENT span myc exported; tracestate passed on.
     expect(childMeta.traceparent).toBe(`00-${TRACE}-${client.spanId}-01`)
     expect(childMeta.tracestate).toBe('vendor=opaque')
+  })
+
+  it('prompts/get and resources/read are SERVER spans too, each with the CLIENT span of its child under it', async () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+    const echoConfig = writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })
+    const { client } = await connectToMyc(['serve', '--config', echoConfig], { env })
+    const traceparent = `00-${TRACE}-${CALLER_SPAN}-01`
+    await client.getPrompt({ name: 'echo__greet', arguments: { who: 'Ada' }, _meta: { traceparent } })
+    await client.readResource({ uri: 'echo://static', _meta: { traceparent } })
+    await client.close()
+    await waitFor(() => receiver.spans.length >= 4, 10_000, 'four spans')
+    const named = (name: string) => receiver.spans.find((s) => s.name === name)!
+    expect(named('prompts/get echo__greet')).toMatchObject({ kind: SERVER, parentSpanId: CALLER_SPAN, attributes: { 'mcp.method.name': 'prompts/get', 'gen_ai.prompt.name': 'echo__greet' } })
+    expect(named('prompts/get greet')).toMatchObject({ kind: CLIENT, parentSpanId: named('prompts/get echo__greet').spanId })
+    // Resources keep their URI at the child: both spans have the one name.
+    const reads = receiver.spans.filter((s) => s.name === 'resources/read echo://static')
+    const readServer = reads.find((s) => s.kind === SERVER)!
+    expect(readServer).toMatchObject({ parentSpanId: CALLER_SPAN, attributes: { 'mcp.resource.uri': 'echo://static' } })
+    expect(reads.find((s) => s.kind === CLIENT)).toMatchObject({ parentSpanId: readServer.spanId })
+  })
+
+  it('over HTTP, the traceparent header is the parent when _meta names none', async () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+    const m = await startHttpMyc(config(), { env })
+    try {
+      const transport = new StreamableHTTPClientTransport(new URL(m.url), { requestInit: { headers: { traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'from=header' } } })
+      const client = new Client({ name: 'traced-http', version: '1' })
+      await client.connect(transport)
+      const result = await client.callTool({ name: 'probe__meta', arguments: {} })
+      await client.close()
+      const childMeta = (result.structuredContent as { meta: Record<string, string> }).meta
+      await waitFor(() => receiver.spans.some((s) => s.kind === CLIENT), 10_000, 'the spans')
+      const server = receiver.spans.find((s) => s.kind === SERVER && s.name === 'tools/call probe__meta')!
+      expect(server).toMatchObject({ traceId: TRACE, parentSpanId: CALLER_SPAN })
+      expect(childMeta.traceparent).toMatch(new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`))
+      expect(childMeta.tracestate).toBe('from=header')
+    } finally {
+      await m.stop()
+    }
   })
 
   it('a hidden or unknown tool is a span with the caller’s name and the same error, and no server', async () => {
