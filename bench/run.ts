@@ -4,6 +4,7 @@
  * machine. Prints a table and writes bench/results/latest.json.
  */
 import { spawn } from 'node:child_process'
+import { createServer } from 'node:http'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -38,7 +39,10 @@ function tmpConfig(servers: Record<string, unknown>, rest: Record<string, unknow
 
 const echoEntry = (extraEnv: Record<string, string> = {}) => ({ command: process.execPath, args: [echoFixture], env: extraEnv })
 
-async function connect(target: 'direct' | 'myc' | 'bare' | 'copy', options: { children?: number; echoTools?: number } = {}): Promise<Client> {
+/** Where a traced myc sends its spans (a sink that answers every export, started by callBench). */
+let traceSink = ''
+
+async function connect(target: 'direct' | 'myc' | 'bare' | 'copy' | 'traced', options: { children?: number; echoTools?: number } = {}): Promise<Client> {
   const extraEnv: Record<string, string> = options.echoTools ? { ECHO_TOOLS: String(options.echoTools) } : {}
   const transport =
     target === 'direct'
@@ -48,7 +52,7 @@ async function connect(target: 'direct' | 'myc' | 'bare' | 'copy', options: { ch
       : new StdioClientTransport({
           command: process.execPath,
           args: [...mycNodeArgs, bundle, 'serve', '--config', tmpConfig(Object.fromEntries(Array.from({ length: options.children ?? 1 }, (_, i) => [i === 0 ? 'echo' : `echo${i}`, echoEntry(extraEnv)])))],
-          env,
+          env: target === 'traced' ? { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: traceSink, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' } : env,
           stderr: 'ignore',
         })
   const client = new Client({ name: 'bench', version: '1' })
@@ -63,7 +67,7 @@ function percentile(sorted: number[], p: number): number {
 }
 const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50)
 
-type Side = 'direct' | 'myc' | 'bare' | 'copy'
+type Side = 'direct' | 'myc' | 'bare' | 'copy' | 'traced'
 const toolOf = (side: Side) => (side === 'direct' ? 'echo' : 'echo__echo')
 
 /** Sequential latency of each side, in interleaved blocks (drift on the machine hits every side alike). */
@@ -264,15 +268,26 @@ async function callBench(): Promise<Record<string, unknown>> {
   // The floors: a relay with no checks at all (bench/bare-relay.mjs), and one that never parses JSON (bench/copy-relay.mjs), measured in the same run.
   const bare = await connect('bare')
   const copy = await connect('copy')
+  // myc with tracing on, exporting to a sink that answers every batch: what a span per call costs.
+  const sink = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end())
+  })
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve))
+  traceSink = `http://127.0.0.1:${(sink.address() as { port: number }).port}`
+  const traced = await connect('traced')
 
-  const seq = await sequential({ direct, myc, bare, copy })
+  const seq = await sequential({ direct, myc, bare, copy, traced })
+  results.tracing = { p50: seq.traced!.p50, p50VsMyc: seq.traced!.p50 / seq.myc.p50 }
+  await traced.close()
+  sink.close()
   results.sequential = { direct: seq.direct, myc: seq.myc, p50Ratio: seq.myc.p50 / seq.direct.p50, p99Ratio: seq.myc.p99 / seq.direct.p99 }
 
   const total = quick ? 2_000 : 6_000
   const sides = { direct, myc, bare, copy }
-  for (const side of Object.keys(sides) as Side[]) await throughput(sides[side]!, toolOf(side), 500, 32)
-  const tp: Record<Side, number[]> = { direct: [], myc: [], bare: [], copy: [] }
-  for (let i = 0; i < 3; i++) for (const side of Object.keys(sides) as Side[]) tp[side].push(await throughput(sides[side]!, toolOf(side), total, 32))
+  for (const side of Object.keys(sides) as Array<keyof typeof sides>) await throughput(sides[side]!, toolOf(side), 500, 32)
+  const tp: Record<Side, number[]> = { direct: [], myc: [], bare: [], copy: [], traced: [] }
+  for (let i = 0; i < 3; i++) for (const side of Object.keys(sides) as Array<keyof typeof sides>) tp[side].push(await throughput(sides[side]!, toolOf(side), total, 32))
   results.throughput32 = { direct: median(tp.direct), myc: median(tp.myc), ratio: median(tp.myc) / median(tp.direct) }
   const reference = (side: 'bare' | 'copy') => ({ p50: seq[side]!.p50, p50Ratio: seq[side]!.p50 / seq.direct.p50, throughput32: median(tp[side]), throughputRatio: median(tp[side]) / median(tp.direct) })
   results.bareRelay = reference('bare')
@@ -453,6 +468,7 @@ function report(results: Record<string, unknown>): void {
     ['policy: whole list, 10 pages (ms)', '', (results.policy as PolicyBench).allPagesMs.toFixed(2), '', ''],
     ['policy: pure filter of 10,000 tools (ms)', '', (results.policy as PolicyBench).pureFilterMs.toFixed(3), '', ''],
     ['policy: activate -> list_changed -> tools/list (ms)', '', (results.policy as PolicyBench).escalationRoundTripMs.toFixed(2), '', ''],
+    ['tracing on (OTLP/protobuf to a local sink): sequential p50 (ms), myc vs myc traced', s.myc.p50.toFixed(3), (results.tracing as { p50: number }).p50.toFixed(3), (results.tracing as { p50VsMyc: number }).p50VsMyc.toFixed(2), ''],
     ...httpRows(results.http as HttpBench),
     ['skills/list, 500 local + 500 child skills, one role (ms)', '', (results.skillsList as { medianMs: number }).medianMs.toFixed(2), '', `≤ 5 ms ${(results.skillsList as { medianMs: number }).medianMs <= 5 ? 'met' : 'MISSED'}`],
   ]
