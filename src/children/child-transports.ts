@@ -6,14 +6,15 @@ import { InterceptTransport } from '../protocol/intercept-transport.js'
 import type { PrespawnedChildren } from './prespawn.js'
 import type { CommandHost } from './resolve-command.js'
 import { withOwnSignals } from './request-signals.js'
-import { stdioSpawnSpec } from './spawn-spec.js'
+import { describeResolution, stdioSpawnSpec } from './spawn-spec.js'
 import { ChildStdioTransport } from './stdio-transport.js'
 
 /** How a child is reached: a process over stdio, Streamable HTTP (falling back to HTTP+SSE), or HTTP+SSE. */
 export function createChildTransport(config: ServerConfig, log: Logger, options: { key: string; host: CommandHost; configDir: string; prespawned?: PrespawnedChildren | undefined }): Transport {
   if (config.type === 'stdio') {
     const spec = stdioSpawnSpec(config, options.host, options.configDir)
-    if (spec.resolvedFrom) log.debug(`resolved "${spec.resolvedFrom}" to ${spec.command}`)
+    const resolution = describeResolution(spec)
+    if (resolution) log.debug(resolution)
     const early = options.prespawned?.take(options.key, spec)
     return new ChildStdioTransport({
       command: spec.command,
@@ -22,6 +23,7 @@ export function createChildTransport(config: ServerConfig, log: Logger, options:
       cwd: spec.cwd,
       ...(early ? { early } : {}),
       onStderrLine: (line) => log.info(line),
+      ...(spec.windowsVerbatimArguments ? { windowsVerbatimArguments: true } : {}),
     })
   }
   const url = new URL(config.url)

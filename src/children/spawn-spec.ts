@@ -10,6 +10,10 @@ export interface StdioSpawnSpec {
   cwd: string
   /** The command as the config gave it, when it was resolved to another (for the log). */
   resolvedFrom?: string
+  /** What it was resolved to, in words, when that is more than `command` (for the log). */
+  resolvedTo?: string
+  /** `args` are one cmd.exe command line, escaped already (Windows, a `.cmd` or `.bat`). */
+  windowsVerbatimArguments?: true
 }
 
 /**
@@ -34,29 +38,50 @@ export function inheritedEnvironment(env: Record<string, string | undefined> = p
   return inherited
 }
 
+/** `base` with `over` laid on it; on Windows a name replaces its namesake in any case (`PATH` over `Path`). */
+function overlay(base: Record<string, string | undefined>, over: Record<string, string> | undefined, windows: boolean): Record<string, string | undefined> {
+  const out = { ...base }
+  for (const [key, value] of Object.entries(over ?? {})) {
+    if (windows) for (const k of Object.keys(out)) if (k.toUpperCase() === key.toUpperCase()) delete out[k]
+    out[key] = value
+  }
+  return out
+}
+
 /** How a stdio server of the config is started: its command resolved, its environment, its folder (a relative `cwd` means the config's folder). */
 export function stdioSpawnSpec(config: StdioServerConfig, host: CommandHost, configDir: string): StdioSpawnSpec {
-  const resolved = resolveCommand(config.command, config.args, host)
-  const env = { ...inheritedEnvironment(), ...config.env }
+  const windows = host.platform === 'win32'
+  const p = windows ? path.win32 : path.posix
+  const cwd = p.resolve(configDir, config.cwd ?? '.')
+  // The command is looked up on the child's own PATH when its `env` sets one.
+  const resolved = resolveCommand(config.command, config.args, { ...host, env: overlay(host.env, config.env, windows) }, cwd)
+  const env = overlay(inheritedEnvironment(), config.env, windows) as Record<string, string>
   // npx and npm start `node` through a shebang: keep the resolved Node on PATH.
   if (host.nodePath) {
-    const nodeDir = path.dirname(host.nodePath)
+    const nodeDir = p.dirname(host.nodePath)
     const pathKey = Object.keys(env).find((k) => k.toUpperCase() === 'PATH') ?? 'PATH'
-    const parts = (env[pathKey] ?? '').split(path.delimiter)
-    if (!parts.includes(nodeDir)) env[pathKey] = [nodeDir, ...parts.filter(Boolean)].join(path.delimiter)
+    const parts = (env[pathKey] ?? '').split(p.delimiter)
+    if (!parts.includes(nodeDir)) env[pathKey] = [nodeDir, ...parts.filter(Boolean)].join(p.delimiter)
   }
   return {
     command: resolved.command,
     args: [...resolved.args],
     env,
-    cwd: path.resolve(configDir, config.cwd ?? '.'),
+    cwd,
     ...(resolved.resolvedFrom ? { resolvedFrom: resolved.resolvedFrom } : {}),
+    ...(resolved.resolvedTo ? { resolvedTo: resolved.resolvedTo } : {}),
+    ...(resolved.windowsVerbatimArguments ? { windowsVerbatimArguments: true as const } : {}),
   }
+}
+
+/** What a command resolved to, for the debug log (undefined when it was left as given). */
+export function describeResolution(spec: StdioSpawnSpec): string | undefined {
+  return spec.resolvedFrom ? `resolved "${spec.resolvedFrom}" to ${spec.resolvedTo ?? spec.command}` : undefined
 }
 
 /** Whether two specs start the same process. */
 export function sameSpawn(a: StdioSpawnSpec, b: StdioSpawnSpec): boolean {
-  if (a.command !== b.command || a.cwd !== b.cwd || a.args.length !== b.args.length || a.args.some((arg, i) => arg !== b.args[i])) return false
+  if (a.command !== b.command || a.cwd !== b.cwd || a.windowsVerbatimArguments !== b.windowsVerbatimArguments || a.args.length !== b.args.length || a.args.some((arg, i) => arg !== b.args[i])) return false
   const keys = Object.keys(a.env)
   return keys.length === Object.keys(b.env).length && keys.every((k) => Object.hasOwn(b.env, k) && a.env[k] === b.env[k])
 }

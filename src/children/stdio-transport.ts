@@ -11,6 +11,8 @@ export interface StdioChildOptions {
   args: readonly string[]
   env: Record<string, string>
   cwd?: string
+  /** `args` are one command line, escaped already (a `.cmd` through cmd.exe on Windows): passed as they are. */
+  windowsVerbatimArguments?: boolean
   /** Each line the child writes to stderr. */
   onStderrLine?: (line: string) => void
   /** The child, started already (prespawn.ts): taken over instead of spawning one. */
@@ -37,7 +39,7 @@ export interface EarlyChild {
 }
 
 /** Starts a child now, for a transport to take over later (`early`); nothing it writes or does is lost meanwhile. */
-export function startEarly(options: Pick<StdioChildOptions, 'command' | 'args' | 'env' | 'cwd'>): EarlyChild {
+export function startEarly(options: Pick<StdioChildOptions, 'command' | 'args' | 'env' | 'cwd' | 'windowsVerbatimArguments'>): EarlyChild {
   const child = spawnStdioChild(options)
   const early: EarlyChild = {
     process: child,
@@ -66,13 +68,14 @@ export function startEarly(options: Pick<StdioChildOptions, 'command' | 'args' |
  * Starts a stdio child: its own process group (so stopping it ends the
  * whole tree: npx, sh wrappers and the real server), never a shell.
  */
-export function spawnStdioChild(options: Pick<StdioChildOptions, 'command' | 'args' | 'env' | 'cwd'>): ChildProcess {
+export function spawnStdioChild(options: Pick<StdioChildOptions, 'command' | 'args' | 'env' | 'cwd' | 'windowsVerbatimArguments'>): ChildProcess {
   return spawn(options.command, [...options.args], {
     env: options.env,
     cwd: options.cwd,
     stdio: ['pipe', 'pipe', 'pipe'],
     shell: false,
     windowsHide: true,
+    windowsVerbatimArguments: options.windowsVerbatimArguments === true,
     detached: process.platform !== 'win32',
   })
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
@@ -41,6 +41,9 @@ describe('GitHub workflows (they cannot run here, so their shape is checked)', (
     expect(exe.steps.some((s) => s.run === 'npm run build:bin -- --target ${{ matrix.target }}')).toBe(true)
     const smoke = exe.steps.find((s) => s.name === 'Smoke run')?.run ?? ''
     for (const part of ['--version', '--help', ' init ', 'skill templates', 'test "$code" = 2']) expect(smoke).toContain(part)
+    // version, status --json and serve (a .cmd child on Windows), driven by a client: the same on every runner.
+    expect(smoke).toContain('node tests/build/exe-client/smoke.cjs "build/bin/${{ matrix.file }}"')
+    expect(existsSync(path.join(repoRoot, 'tests', 'build', 'exe-client', 'smoke.cjs'))).toBe(true)
   })
 
   it('release.yml runs on v* tags: tests, builds every target on its own runner, signs macOS, checksums, releases, publishes with provenance', () => {
