@@ -6,6 +6,7 @@ import { commonArgs, eraArgs } from './commands/_shared.js'
 import { randomUUID } from 'node:crypto'
 import { forStream, stripAnsi } from './terminal-colour.js'
 import { jsonText, terminalText } from './terminal-text.js'
+import { fitUsage } from './usage-text.js'
 import { version } from './version.js'
 
 /** myc's own flags: accepted with every command, before or after it; given to a command only when it defines them. */
@@ -23,8 +24,8 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   policy: () => import('./commands/policy.js').then((m) => m.default),
   explain: () => import('./commands/explain.js').then((m) => m.default),
   preview: () => import('./commands/preview.js').then((m) => m.default),
-  init: () => import('./commands/init.js').then((m) => m.default),
   tokens: () => import('./commands/tokens.js').then((m) => m.default),
+  init: () => import('./commands/init.js').then((m) => m.default),
   sandbox: () => import('./commands/sandbox.js').then((m) => m.default),
   doctor: () => import('./commands/doctor.js').then((m) => m.default),
   run: () => import('./commands/run.js').then((m) => m.default),
@@ -75,14 +76,18 @@ async function locate(argv: string[], stdinIsTTY: boolean): Promise<Located> {
         if (error instanceof FlagError && error.suggestion !== undefined) throw error
       }
     }
-    const known = Object.keys(commands)
-    const guess = nearest(name, known)
-    throw new MycError('usage', `Unknown command "${name}"${guess ? ` (did you mean ${guess}?)` : ''}. Commands: ${known.join(', ')}. Run \`myc --help\` for usage.`)
+    throw unknownCommand(name)
   }
   return descend(await commands[name]!(), name, without(argv, index), globals)
 }
 
 /** Walks nested subcommands (`skills lint`, `memory show`) down to the one that runs. */
+function unknownCommand(name: string): MycError {
+  const known = Object.keys(commands)
+  const guess = nearest(name, [...known, 'help'])
+  return new MycError('usage', `Unknown command "${name}"${guess ? ` (did you mean ${guess}?)` : ''}. Commands: ${known.join(', ')}. Run \`myc help [COMMAND]\` or \`myc --help\` for usage.`)
+}
+
 async function descend(cmd: CommandDef<any>, path: string, words: string[], globals: ArgsDef): Promise<Located> {
   const subs = await subCommandsOf(cmd)
   if (!subs) return { leaf: cmd, path, words }
@@ -132,6 +137,15 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
       return ExitCode.ok
     }
     const { leaf, path, words } = await locate(argv, stdinIsTTY)
+    // `myc help [COMMAND…]` is `myc [COMMAND…] --help`.
+    const first = await findCommandWord(own, [await argsOf(main)])
+    if (first !== -1 && own[first] === 'help') {
+      const rest = without(own, first)
+      const named = rest.find((w) => !isFlagWord(w))
+      if (named !== undefined && !Object.hasOwn(commands, named)) throw unknownCommand(named)
+      writeUsage(await usageFor(rest, stdinIsTTY))
+      return ExitCode.ok
+    }
     located = path
     const args = await argsOf(leaf)
     // The JSON error document is for a command that prints JSON; any other reads its error as text.
@@ -149,16 +163,17 @@ async function usageFor(words: string[], stdinIsTTY: boolean): Promise<string> {
   const fallback = stdinIsTTY ? 'chat' : 'serve'
   const index = await findCommandWord(words, [await argsOf(main)], async () => argsOf(await commands[fallback]!()))
   const name = index === -1 ? undefined : words[index]!
-  if (name === undefined || !Object.hasOwn(commands, name)) return renderUsage(main)
+  // The list of every command (`serve|status|…`) is past 100 columns: COMMAND, listed under COMMANDS below.
+  if (name === undefined || !Object.hasOwn(commands, name)) return (await renderUsage(main)).replace(/(?:[a-z]+\|){4,}[a-z]+/, 'COMMAND')
   const top = await commands[name]!()
   const { leaf, path } = await descend(top, name, without(words, index), await argsOf(main)).catch(() => ({ leaf: top, path: name }))
   const meta = typeof leaf.meta === 'function' ? await leaf.meta() : await leaf.meta
   return renderUsage({ ...leaf, meta: { ...meta, name: path } }, main)
 }
 
-/** Usage text on stdout; citty colours it whatever stdout is, so the codes go when stdout may not have colour. */
+/** Usage text on stdout, within 100 columns; citty colours it whatever stdout is, so the codes go when stdout may not have colour. */
 function writeUsage(usage: string): void {
-  process.stdout.write(`${forStream(process.stdout, usage)}\n`)
+  process.stdout.write(`${forStream(process.stdout, fitUsage(usage))}\n`)
 }
 
 /** The commands whose `--json` output is the agent's event stream (JSON Lines), not one document. */

@@ -10,7 +10,7 @@ import { runAgent } from './engine.js'
 import { EventStream, humanSink } from './event-stream.js'
 import type { TokenUsage } from './events.js'
 import { systemPrompt } from './system-prompt.js'
-import { firstTurns, listSessions, loadSession, sessionsDir, SessionWriter, summaryPair, turnStarts, type LoadedSession } from './session-store.js'
+import { firstTurns, listSessions, loadSession, NOT_RECORDED, recordedSessionsDir, SessionWriter, summaryPair, turnStarts, type LoadedSession } from './session-store.js'
 import { ExitCode } from '../errors.js'
 import { activateTriggered } from './activation.js'
 import { openAgentContext } from './agent-context.js'
@@ -93,7 +93,9 @@ export async function runChat(options: ChatOptions): Promise<number> {
     const principal = () => view.describe?.() ?? { role: null, activeSkills: [] }
 
     // The session: recorded as it goes, or continued from disk.
-    const dir = sessionsDir(loaded.dir, loaded.config.agent.sessionsDir)
+    const dir = recordedSessionsDir(loaded)
+    // No config file: a chat with no tools, recorded nowhere (no `.mycelium/` in whatever folder this is); said once.
+    if (dir === undefined) say(`myc: no config file here: no tools, and this chat is not recorded; run \`myc init\` to set up a project (or give --config)`)
     let writer!: SessionWriter
     const restore = async (session: LoadedSession) => {
       conversation.length = 0
@@ -177,7 +179,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
       }
     }
     const { APPROVAL_ANSWERS } = await import('./terminal-approval.js')
-    const approve = await createApprovalGate(loaded.config, rt, [], events.emit, interactive
+    const approve = await createApprovalGate(loaded.config, rt, options.approve ?? [], events.emit, interactive
       ? async ({ tool, risk, input: args }) => {
           for (;;) {
             const a = APPROVAL_ANSWERS.get((await question(`Allow ${tool} (${risk} risk) with ${jsonText(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase())
@@ -239,7 +241,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
         }
         case '/save':
           if (arg) writer.append({ type: 'name', name: arg })
-          say(`session ${writer.id}${arg ? ` saved as "${arg}"` : ' is recorded as it goes'} (${writer.file})`)
+          if (dir === undefined) say(`myc: ${NOT_RECORDED}`)
+          else say(`session ${writer.id}${arg ? ` saved as "${arg}"` : ' is recorded as it goes'} (${writer.file})`)
           return true
         case '/sessions': {
           const all = listSessions(dir)
@@ -273,8 +276,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
               model,
               max_tokens: 1_024,
               system: 'Summarise this conversation between a user and an agent for the agent to go on from: decisions, facts found, files and tools used, open questions. Be brief and concrete.',
-              messages: [{ role: 'user', content: JSON.stringify(older) }],
-            })
+              messages: [{ role: 'user' as const, content: JSON.stringify(older) }],
+            }, (request) => client.messages.create(request))
             usage.inputTokens += reply.usage.input_tokens
             usage.outputTokens += reply.usage.output_tokens
             usage.cacheReadInputTokens += reply.usage.cache_read_input_tokens ?? 0
@@ -411,7 +414,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     if (interactive) {
       writeHistory(historyFile, (rl as unknown as { history: string[] }).history)
       // Ctrl-C or Ctrl-D left the cursor on the prompt's line.
-      say(`${quit ? '' : '\n'}session ${writer.id} is recorded: myc chat --resume ${writer.id}`)
+      if (dir !== undefined) say(`${quit ? '' : '\n'}session ${writer.id} is recorded: myc chat --resume ${writer.id}`)
     }
     return ExitCode.ok
   } finally {
@@ -443,6 +446,7 @@ export function statusLine(
     ...(policyMode ? [`skills: ${principal.activeSkills.map((s) => s.name).join(', ') || 'none'}`] : []),
     `${compactCount(tokensIn)} in / ${compactCount(usage.outputTokens)} out`,
     ...(cost === undefined ? [] : [`$${cost === 0 ? '0' : cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`]),
+  cap?: string,
   ].join(' · ')
 }
 
@@ -452,6 +456,7 @@ export function compactCount(n: number): string {
   // 999,600 reads 1M, not 1000k.
   const [value, unit] = n < 999_500 ? [n / 1_000, 'k'] : [n / 1_000_000, 'M']
   return `${value < 9.95 ? value.toFixed(1).replace(/\.0$/, '') : Math.round(value)}${unit}`
+    ...(cap === undefined ? [] : [cap]),
 }
 
 /** Tab completion: slash commands, and skill names after /add and /remove. */

@@ -43,8 +43,16 @@ export function humanSink(out: Writable, err: Writable): (event: AgentEvent) => 
   let streamed = false
   let stream = terminalTextStream()
   const line = (text: string) => err.write(`${terminalText(text)}\n`)
+  /** Calls refused before they ran: their line says why, and their empty result is not shown again. */
+  const refused = new Set<string>()
   return (event) => {
     switch (event.type) {
+      case 'approval_decided':
+        if (event.decision === 'deny') {
+          refused.add(event.id)
+          line(`✗ ${event.tool} refused: ${event.reason}`)
+        }
+        return
       case 'text_delta':
         streamed = true
         out.write(stream.write(event.text))
@@ -60,7 +68,7 @@ export function humanSink(out: Writable, err: Writable): (event: AgentEvent) => 
         line(`→ ${event.tool} ${jsonText(event.input).slice(0, 200)}`)
         return
       case 'tool_result':
-        line(`${event.ok ? '✓' : '✗'} ${event.tool} (${event.durationMs} ms)`)
+        if (!refused.delete(event.id)) line(`${event.ok ? '✓' : '✗'} ${event.tool} (${event.durationMs} ms)`)
         return
       case 'skill_activated':
       case 'skill_deactivated':

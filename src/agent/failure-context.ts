@@ -61,6 +61,25 @@ export async function readFailureContext(file: string): Promise<FailureContext> 
   return parsed.output
 }
 
+/** How many of a failed script's last stderr lines a person is shown before being asked to hand off. */
+export const STDERR_TAIL_LINES = 12
+
+/**
+ * A failed script as a person reads it before deciding to hand off: the
+ * script and its arguments, its exit code, and the last lines of its stderr
+ * (plain text: the caller passes it through terminalText).
+ */
+export function failureSummary(failure: { skill: string; script: string; args: readonly string[]; exitCode: number | null; stderr: string }): string {
+  const lines = failure.stderr.replace(/\s+$/, '').split('\n')
+  const tailLines = failure.stderr.trim() === '' ? [] : lines.slice(-STDERR_TAIL_LINES)
+  const cut = lines.length - tailLines.length
+  return [
+    `myc: script scripts/${failure.script}${failure.args.length ? ` ${failure.args.join(' ')}` : ''} of skill ${failure.skill} failed: ${failure.exitCode === null ? 'no exit code (ended by a signal or the time limit)' : `exit code ${failure.exitCode}`}`,
+    tailLines.length === 0 ? '  (its stderr is empty)' : `  its stderr${cut > 0 ? ` (the last ${tailLines.length} of ${lines.length} lines)` : ''}:`,
+    ...tailLines.map((l) => `  | ${l}`),
+  ].join('\n')
+}
+
 /** The context as a section of adhoc's system prompt. */
 export function contextPrompt(context: FailureContext): string {
   return [

@@ -124,8 +124,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, ...traced, ...rest })
 
     // Every run is a recorded session (append-only, beside the config), or continues one.
-    const { sessionsDir, loadSession } = await import('./session-store.js')
-    const dir = sessionsDir(loaded.dir, loaded.config.agent.sessionsDir)
+    const { recordedSessionsDir, loadSession } = await import('./session-store.js')
+    const dir = recordedSessionsDir(loaded)
     const resumed = options.resume ? loadSession(dir, options.resume) : undefined
     if (resumed) events.sessionId = resumed.id
 
@@ -149,7 +149,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
         else if (!view.reachableSkills?.().find((s) => s.name === name)?.active) await view.activate?.(name, 'person')
       }
     }
-    /** A phase's messages as sent and received (from `recorded` on), its usage and the skills active after it. */
+    /** A phase's messages as sent and received (from `recorded` on), what the run spent since the last record and the skills active after it. */
     const record = (writer: SessionWriter, conversation: readonly BetaMessageParam[], recorded: number, outcome: AgentOutcome, view: ReturnType<typeof viewFor>) =>
       writer.append(
         ...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })),
@@ -252,6 +252,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     if (!handOff) {
       if (onFailure === 'prompt') stderr.write(`${terminalText(`myc: the workflow failed; to investigate: myc adhoc --context ${contextFile}${options.configPath ? ` --config ${options.configPath}` : ''} "find out why ${failure.skill} failed and fix it"`)}\n`)
       return finish({ ...workflow, contextFile })
+    // Before the question, what failed: the script, its exit code, the end of its stderr.
+    if (onFailure === 'prompt' && interactive) stderr.write(`${terminalText((await import('./failure-context.js')).failureSummary(failure))}\n`)
     }
     // A hand-off that cannot start (no view for adhoc) fails before it hands off, naming the context file.
     let adhocReady: ReturnType<typeof viewFor>

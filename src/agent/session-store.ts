@@ -27,7 +27,8 @@ export const SessionRecordSchema = v.variant('type', [
   }),
   v.strictObject({ type: v.literal('message'), message: v.strictObject({ role: v.picklist(['user', 'assistant']), content: v.unknown() }) }),
   v.strictObject({ type: v.literal('skills'), active: v.array(v.string()) }),
-  v.strictObject({ type: v.literal('usage'), inputTokens: v.number(), outputTokens: v.number() }),
+  /** What a turn (or a run's phase) spent: its requests, its workers' and its answers to children's sampling; `costUsd` when agent.price is set. */
+  v.strictObject({ type: v.literal('usage'), inputTokens: v.number(), outputTokens: v.number(), cacheReadInputTokens: v.optional(v.number()), cacheCreationInputTokens: v.optional(v.number()), costUsd: v.optional(v.number()) }),
   v.strictObject({ type: v.literal('name'), name: v.string() }),
   /** /compress: the messages before the last `kept` became `summary` (the originals stay above in the file). */
   v.strictObject({ type: v.literal('compressed'), summary: v.string(), kept: v.pipe(v.number(), v.integer(), v.minValue(0)) }),
@@ -46,8 +47,14 @@ export interface LoadedSession {
   name?: string
   messages: BetaMessageParam[]
   activeSkills: string[]
+  /** The model's turns (one per API answer), counted as `session_end` counts them; since the last /clear. */
   turns: number
-  usage: { inputTokens: number; outputTokens: number }
+  /** The person's tasks (messages typed or given as the task); since the last /clear. */
+  tasks: number
+  /** The first line of the session's first task. */
+  firstTask?: string
+  /** Summed over the usage records; `costUsd` when they were priced. */
+  usage: { inputTokens: number; outputTokens: number; costUsd?: number }
   /** A workflow that handed off: the adhoc session it went on in, and the failure context. */
   handoff?: { to: string; contextFile: string }
 }
@@ -61,16 +68,29 @@ export function sessionsDir(configDir: string, configured?: string): string {
   return path.resolve(configDir, configured ?? path.join('.mycelium', 'sessions'))
 }
 
-/** Appends a session's records as they happen: a crash loses at most the turn in progress. */
+/**
+ * Where a config's sessions are recorded: `sessionsDir` beside the config
+ * file; with no config file (myc started in any folder), nowhere, so that
+ * myc writes no `.mycelium/` into a folder that is not a project.
+ */
+export function recordedSessionsDir(loaded: { file?: string | undefined; dir: string; config: { agent: { sessionsDir?: string | undefined } } }): string | undefined {
+  return loaded.file === undefined ? undefined : sessionsDir(loaded.dir, loaded.config.agent.sessionsDir)
+}
+
+/** Why a session cannot be found or recorded when there is no config file. */
+export const NOT_RECORDED = 'there is no config file here, so sessions are not recorded (run `myc init` to make this folder a project, or give --config)'
+
+/** Appends a session's records as they happen: a crash loses at most the turn in progress. Without a folder (no config file), records nothing. */
 export class SessionWriter {
+  /** The session's file, or `(not recorded)`. */
   readonly file: string
 
   constructor(
-    readonly dir: string,
+    readonly dir: string | undefined,
     readonly id: string,
   ) {
-    mkdirSync(dir, { recursive: true })
-    this.file = path.join(dir, `${id}.jsonl`)
+    if (dir !== undefined) mkdirSync(dir, { recursive: true })
+    this.file = dir === undefined ? '(not recorded)' : path.join(dir, `${id}.jsonl`)
   }
 
   /** A new session id: when it started, and a random tail. */
@@ -80,7 +100,7 @@ export class SessionWriter {
   }
 
   append(...records: SessionRecord[]): void {
-    appendFileSync(this.file, records.map((r) => `${JSON.stringify(r)}\n`).join(''))
+    if (this.dir !== undefined) appendFileSync(this.file, records.map((r) => `${JSON.stringify(r)}\n`).join(''))
   }
 }
 
@@ -103,14 +123,15 @@ function sessionFile(dir: string, idOrName: string): string {
  * Reads a session file. A torn last line (a crash mid-write) is ignored; a
  * bad line anywhere else is an error naming the file and the line.
  */
-export function loadSession(dir: string, idOrName: string): LoadedSession {
+export function loadSession(dir: string | undefined, idOrName: string): LoadedSession {
+  if (dir === undefined) throw new MycError('usage', `no session ${idOrName}: ${NOT_RECORDED}`)
   return loadSessionFile(sessionFile(dir, idOrName))
 }
 
 function loadSessionFile(file: string): LoadedSession {
   const lines = readFileSync(file, 'utf8').split('\n')
   let meta: LoadedSession['meta'] | undefined
-  const loaded: Omit<LoadedSession, 'meta' | 'id' | 'file'> = { messages: [], activeSkills: [], turns: 0, usage: { inputTokens: 0, outputTokens: 0 } }
+  const loaded: Omit<LoadedSession, 'meta' | 'id' | 'file'> = { messages: [], activeSkills: [], turns: 0, tasks: 0, usage: { inputTokens: 0, outputTokens: 0 } }
   for (const [i, line] of lines.entries()) {
     if (line.trim() === '') continue
     let raw: unknown
@@ -127,16 +148,22 @@ function loadSessionFile(file: string): LoadedSession {
     if (r.type === 'meta') meta = r
     else if (r.type === 'message') {
       loaded.messages.push(r.message as BetaMessageParam)
-      if (r.message.role === 'user' && typeof r.message.content === 'string') loaded.turns++
+      if (r.message.role === 'assistant') loaded.turns++
+      else if (typeof r.message.content === 'string') {
+        loaded.tasks++
+        loaded.firstTask ??= r.message.content.trim().split('\n')[0]
+      }
     } else if (r.type === 'skills') loaded.activeSkills = r.active
     else if (r.type === 'usage') {
       loaded.usage.inputTokens += r.inputTokens
       loaded.usage.outputTokens += r.outputTokens
+      if (r.costUsd !== undefined) loaded.usage.costUsd = Math.round(((loaded.usage.costUsd ?? 0) + r.costUsd) * 1e6) / 1e6
     } else if (r.type === 'compressed') loaded.messages = [...summaryPair(r.summary), ...loaded.messages.slice(loaded.messages.length - r.kept)]
     else if (r.type === 'handoff') loaded.handoff = { to: r.to, contextFile: r.contextFile }
     else if (r.type === 'cleared') {
       loaded.messages = []
       loaded.turns = 0
+      loaded.tasks = 0
     }
     else loaded.name = r.name
   }
@@ -145,8 +172,9 @@ function loadSessionFile(file: string): LoadedSession {
 }
 
 /** Every session in the folder, newest first. Files that do not load are skipped. */
-export function listSessions(dir: string): LoadedSession[] {
+export function listSessions(dir: string | undefined): LoadedSession[] {
   let names: string[]
+  if (dir === undefined) return []
   try {
     names = readdirSync(dir).filter((n) => n.endsWith('.jsonl'))
   } catch {

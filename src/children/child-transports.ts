@@ -21,11 +21,11 @@ export function createChildTransport(config: ServerConfig, log: Logger, options:
       args: spec.args,
       env: spec.env,
       cwd: spec.cwd,
-      ...(early ? { early } : {}),
-      onStderrLine: (line) => log.info(line),
       ...(spec.windowsVerbatimArguments ? { windowsVerbatimArguments: true } : {}),
     })
   }
+      ...(early ? { early } : {}),
+      onStderrLine: options.stderrLine ?? ((line) => log.info(line)),
   const url = new URL(config.url)
   const requestInit = { headers: config.headers }
   if (config.type === 'sse') return new SSEClientTransport(url, { requestInit, fetch: withOwnSignals() })

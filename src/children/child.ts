@@ -69,6 +69,8 @@ export interface ChildDeps {
   clientCapabilities?: () => Promise<ClientCapabilities>
   /** Children started before the runtime existed (`myc serve`): the first start takes its child over from here. */
   prespawned?: PrespawnedChildren
+  /** A one-shot command (status, tools…): the child's stderr goes to `stderrLine`, not the log; its start chatter is at debug level. */
+  oneShot?: { stderrLine: (line: string) => void }
 }
 
 
@@ -145,7 +147,7 @@ export class ChildConnection {
       } catch (error) {
         // A 2025 server that exits on the unknown pre-initialize request: start it again and initialize at once.
         if (era !== 'auto' || !(error instanceof ProbeClosedError) || this.stopping) throw error
-        log.info('exited on the server/discover probe (a 2025-era server); starting it again with initialize')
+        log[this.deps.oneShot ? 'debug' : 'info']('exited on the server/discover probe (a 2025-era server); starting it again with initialize')
         era = 'legacy'
         connected = await this.connect(log, era, deadline)
         this.probeKills = true
@@ -203,7 +205,7 @@ export class ChildConnection {
    */
   private async connect(log: Logger, era: 'auto' | 'legacy' | 'modern', deadline: { at?: number }): Promise<Connected> {
     if (era === 'modern' && this.config.type === 'sse') throw new Error('the HTTP+SSE transport is 2025-era only: use era "auto" or "legacy", or type "http"')
-    const inner = createChildTransport(this.config, log, { key: this.key, host: this.deps.host, configDir: this.deps.configDir, prespawned: this.deps.prespawned })
+    const inner = createChildTransport(this.config, log, { key: this.key, host: this.deps.host, configDir: this.deps.configDir, prespawned: this.deps.prespawned, stderrLine: this.deps.oneShot?.stderrLine })
     const transport = inner instanceof ChildStdioTransport ? new ChildProcessTransport(inner) : new InterceptTransport(inner)
     const relay = new RequestRelay((message) => transport.send(message))
     // Once connected, a late answer to the probe (a slow 2025 server's -32601 after the timeout verdict) is dropped.
@@ -233,8 +235,8 @@ export class ChildConnection {
       if (this.connecting === client) this.connecting = undefined
       // The SDK probes a custom stdio transport in place: a child that exits on the probe ends the connect with a negotiation error.
       if (era === 'auto' && stdio && inner.exitInfo !== undefined) throw new ProbeClosedError(error)
-      // A process that ended is the reason, not the closed connection it left behind (what it said is in the log above, tagged with its name).
-      if (stdio && inner.exitInfo !== undefined && /connection closed|not running/i.test(error instanceof Error ? error.message : String(error))) throw new Error(`${exitWords(inner.exitInfo)} before finishing ${era === 'legacy' ? 'initialize' : 'its handshake'} (its stderr, if it wrote any, is in the log above)`, { cause: error })
+      // A process that ended is the reason, not the closed connection it left behind (what it said is in myc's log on stderr, tagged with its name).
+      if (stdio && inner.exitInfo !== undefined && /connection closed|not running/i.test(error instanceof Error ? error.message : String(error))) throw new Error(`${exitWords(inner.exitInfo)} before finishing ${era === 'legacy' ? 'initialize' : 'its handshake'} (its stderr, if it wrote any, is in myc's log (stderr))`, { cause: error })
       throw error
     }
     connected = true

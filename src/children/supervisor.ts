@@ -17,7 +17,16 @@ export interface SupervisorDeps {
   clientCapabilities?: ChildDeps['clientCapabilities']
   prespawned?: ChildDeps['prespawned']
   random?: () => number
+  /**
+   * A one-shot command (status, tools, roles…): no restarts (it ends in a
+   * moment), the children's stderr at debug level, and a child that fails
+   * is logged as an error once, unless the command shows failures itself.
+   */
+  oneShot?: { failuresShown: boolean }
 }
+
+/** How many of a one-shot command's child's last stderr lines are shown when it fails. */
+const STDERR_TAIL_LINES = 10
 
 /** A child that stayed up this long starts its restart count afresh. */
 const STABLE_AFTER_MS = 30_000
@@ -51,6 +60,7 @@ export class ChildSupervisor {
       configDir: deps.configDir,
       ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
+      ...(deps.oneShot ? { oneShot: { stderrLine: (line: string) => this.keepStderr(key, line) } } : {}),
       events: {
         stateChanged: (child, previous) => this.onStateChanged(child, previous),
         // A child replaced by a reload may still report on its way down: only the current one speaks.
@@ -123,6 +133,16 @@ export class ChildSupervisor {
     const attempt = this.attempts.get(child.key) ?? 0
     const delay = backoffDelay(attempt, child.config.restart, this.deps.random)
     const log = this.deps.logger.withTag(child.key)
+    if (this.deps.oneShot) {
+      const words = `${crashed ? 'stopped unexpectedly' : 'could not start'}: ${child.lastError ?? 'unknown error'}`
+      if (this.deps.oneShot.failuresShown) log.debug(`${words} (not restarted: a one-shot command)`)
+      else log.error(`${words} (\`myc status\` shows every server)`)
+      // Its stderr is the likeliest reason: shown now, whatever the log level.
+      const tail = this.stderrTails.get(child.key) ?? []
+      if (tail.length > 0) log.warn(`its last ${tail.length === 1 ? 'line' : `${tail.length} lines`} on stderr:\n${tail.join('\n')}`)
+      this.stderrTails.delete(child.key)
+      return
+    }
     if (delay === undefined) {
       log.error(`giving up after ${attempt} restarts: ${child.lastError ?? 'unknown error'}`)
       return
@@ -141,6 +161,17 @@ export class ChildSupervisor {
     }, delay)
     timer.unref()
     this.timers.set(child.key, timer)
+  }
+
+  private readonly stderrTails = new Map<string, string[]>()
+
+  /** One-shot: a child's stderr line at debug level (`--verbose`), its last lines kept to show should it fail. */
+  private keepStderr(key: string, line: string): void {
+    this.deps.logger.withTag(key).debug(line)
+    const tail = this.stderrTails.get(key) ?? []
+    tail.push(line)
+    if (tail.length > STDERR_TAIL_LINES) tail.shift()
+    this.stderrTails.set(key, tail)
   }
 
   /** Stops every child (and its process tree) in parallel. */

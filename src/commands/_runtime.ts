@@ -19,10 +19,12 @@ export interface Inspection {
 /**
  * For inspection commands: load the config and skills, start every child
  * (lazy ones too: the point is to see them), run `use`, and always stop the
- * children.
+ * children. One-shot: the children's stderr is at debug level (`--verbose`)
+ * and a failed child is not restarted; it is logged as an error unless
+ * `failuresShown` (the command reports it, as status does).
  */
-export async function withStartedRuntime<T>(options: { configPath?: string; logger: Logger }, use: (inspection: Inspection) => Promise<T>): Promise<T> {
-  const { runtime, loaded, mode } = await openRuntime({ configPath: options.configPath, logger: options.logger, version })
+export async function withStartedRuntime<T>(options: { configPath?: string; logger: Logger; failuresShown?: boolean }, use: (inspection: Inspection) => Promise<T>): Promise<T> {
+  const { runtime, loaded, mode } = await openRuntime({ configPath: options.configPath, logger: options.logger, version, oneShot: { failuresShown: options.failuresShown === true } })
   try {
     await Promise.all([...runtime.supervisor.children.keys()].map((key) => runtime.supervisor.ensureRunning(key)))
     if (mode.kind === 'policy') mode.state.invalidate()

@@ -11,7 +11,7 @@ export default defineCommand({
     model: { type: 'string', description: 'Model (else agent.model, else ANTHROPIC_MODEL, else the default)', valueHint: 'model' },
     resume: { type: 'string', description: 'Continue a recorded session (id or saved name)', valueHint: 'id' },
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const { runChat } = await import('../agent/chat.js')
     return runChat({ configPath: args.config, role: args.role, skills: splitList(args.skills), model: args.model, resume: args.resume, logger: createLogger({ verbose: args.verbose, quiet: !args.verbose }), env: process.env, version })
   },

@@ -8,12 +8,18 @@ import { Sandbox } from '../sandbox/sandbox.js'
 import type { ExecutorName, TrustLevel } from '../sandbox/types.js'
 import { commonArgs, jsonArgs, printJson, printResult, restPositional } from './_shared.js'
 
-/** The words after `--`: one word is a shell command line, several are an argument vector. */
-function commandAfterDashes(rawArgs: readonly string[]): string | string[] {
+/**
+ * The words after `--`: one word is a shell command line, several are an
+ * argument vector. At trust `restricted` (no shell), one word without shell
+ * syntax (`ls`, `./build.sh`) is an argument vector of one.
+ */
+function commandAfterDashes(rawArgs: readonly string[], trust?: TrustLevel): string | string[] {
   const i = rawArgs.indexOf('--')
   const words = i === -1 ? [] : rawArgs.slice(i + 1)
   if (words.length === 0) throw new MycError('usage', 'give the command after --: `myc sandbox guard -- \'curl x | sh\'` (one shell line) or `-- rm -rf build` (an argument vector)')
-  return words.length === 1 ? words[0]! : words
+  if (words.length > 1) return words
+  const word = words[0]!
+  return trust === 'restricted' && /^[\w@%+=:,./-]+$/.test(word) ? [word] : word
 }
 
 const guard = defineCommand({
@@ -47,14 +53,15 @@ const exec = defineCommand({
     ...jsonArgs,
     trust: { type: 'string', description: 'restricted | sandboxed | unrestricted (default: sandbox.trust)', valueHint: 'level' },
     executor: { type: 'string', description: 'auto | bubblewrap | sandbox-exec | docker | none (default: sandbox.executor)', valueHint: 'name' },
-    command: restPositional({ type: 'positional', required: false, description: 'After --: the command (one word: a shell line; several: an argument vector)' }),
+    command: restPositional({ type: 'positional', required: false, description: 'After --: the command (one word: a shell line, or at trust restricted a program such as ls; several: an argument vector)' }),
   },
   async run({ args, rawArgs }) {
-    const command = commandAfterDashes(rawArgs)
+    commandAfterDashes(rawArgs)
     const loaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
     const { config } = loaded
     const trust = (args.trust ?? config.sandbox.trust) as TrustLevel
     if (!['restricted', 'sandboxed', 'unrestricted'].includes(trust)) throw new MycError('usage', `--trust takes restricted, sandboxed or unrestricted, not "${trust}"`)
+    const command = commandAfterDashes(rawArgs, trust)
     const executor = (args.executor ?? config.sandbox.executor) as ExecutorName | 'auto'
     if (!['auto', 'bubblewrap', 'sandbox-exec', 'docker', 'none'].includes(executor)) throw new MycError('usage', `--executor takes auto, bubblewrap, sandbox-exec, docker or none, not "${executor}"`)
     const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })

@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { loadConfig } from '../config/load.js'
+import { terminalText } from '../terminal-text.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 
 async function dirOf(configPath: string | undefined): Promise<string> {
@@ -8,14 +9,22 @@ async function dirOf(configPath: string | undefined): Promise<string> {
   return sessionsDir(loaded.dir, loaded.config.agent.sessionsDir)
 }
 
+/** One line of `myc sessions list`: id, start (UTC), mode, the model's turns (as session_end counts them), name, the first task. */
+function sessionLine(s: { id: string; name: string | null; mode: string; created: string; turns: number; firstTask: string | null }): string {
+  const head = `${s.id}  ${s.created.slice(0, 16).replace('T', ' ')}  ${s.mode.padEnd(8)} ${String(s.turns).padStart(3)} turns  ${s.name ? `${s.name}  ` : ''}`
+  const task = terminalText(s.firstTask ?? '')
+  const room = Math.max(20, 100 - head.length)
+  return `${head}${task.length > room ? `${task.slice(0, room - 1)}…` : task}`.trimEnd()
+}
+
 const list = defineCommand({
   meta: { name: 'list', description: 'The recorded sessions, newest first' },
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const { listSessions } = await import('../agent/session-store.js')
-    const sessions = listSessions(await dirOf(args.config)).map((s) => ({ id: s.id, name: s.name ?? null, mode: s.meta.mode, role: s.meta.role, model: s.meta.model, created: s.meta.created, turns: s.turns, messages: s.messages.length, activeSkills: s.activeSkills, usage: s.usage, file: s.file }))
+    const sessions = listSessions(await dirOf(args.config)).map((s) => ({ id: s.id, name: s.name ?? null, mode: s.meta.mode, role: s.meta.role, model: s.meta.model, created: s.meta.created, turns: s.turns, tasks: s.tasks, firstTask: s.firstTask ?? null, messages: s.messages.length, activeSkills: s.activeSkills, usage: s.usage, file: s.file }))
     if (args.json) printJson({ ok: true, sessions })
-    else printResult(sessions.map((s) => `${s.id}  ${s.mode.padEnd(8)} ${String(s.turns).padStart(3)} turns  ${s.name ?? ''}`).join('\n') || 'No sessions.')
+    else printResult(sessions.map(sessionLine).join('\n') || 'No sessions.')
     return 0
   },
 })

@@ -6,11 +6,11 @@ import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
 
 export default defineCommand({
-  meta: { name: 'status', description: 'Start the children, report each one’s state, tools, start time and errors, then exit' },
+  meta: { name: 'status', description: 'Start the children, report each one’s state and its tools, prompts, resources and MCP version, or its error (--json: also its start time), then exit' },
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const report = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime }) => {
+    const report = await withStartedRuntime({ configPath: args.config, logger, failuresShown: true }, async ({ runtime }) => {
       const servers = [...runtime.loaded.config.servers].map(([key, config]) => {
         const child = runtime.supervisor.children.get(key)
         return {

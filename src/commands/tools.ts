@@ -8,7 +8,7 @@ import { commonArgs, jsonArgs, principalArgs, printJson, printResult, splitList 
 import { withStartedRuntime } from './_runtime.js'
 
 export default defineCommand({
-  meta: { name: 'tools', description: 'The tools a role would see: canonical id, wire name, server, description' },
+  meta: { name: 'tools', description: 'The tools a role would see: wire name, canonical id (server:tool) and the first line of the description (--json: each apart)' },
   args: { ...commonArgs, ...jsonArgs, ...principalArgs, all: { type: 'boolean', description: 'Every tool of the catalogue, each marked visible or hidden' } },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
@@ -29,8 +29,10 @@ export default defineCommand({
       printResult('no tools (no server running or none configured; see `myc status`)')
       return 0
     }
+    // The columns `myc tools --help` names: wire name, canonical id, the description's first line.
     const width = Math.max(...tools.map((t) => t.wireName.length))
-    const lines = tools.map((t) => `${args.all ? (t.visible ? '+ ' : '- ') : ''}${t.wireName.padEnd(width)}  ${t.id === t.wireName ? '' : `${t.id}  `}${firstLine(terminalText(t.description))}`)
+    const idWidth = Math.max(...tools.map((t) => t.id.length))
+    const lines = tools.map((t) => `${args.all ? (t.visible ? '+ ' : '- ') : ''}${t.wireName.padEnd(width)}  ${t.id.padEnd(idWidth)}  ${firstLine(terminalText(t.description))}`.trimEnd())
     for (const t of tools) for (const w of t.warnings) lines.push(`warning: ${t.wireName}: ${w}`)
     printResult(lines.join('\n'))
     return 0

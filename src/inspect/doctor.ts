@@ -15,6 +15,31 @@ export interface DoctorCheck {
   fix?: string
 }
 
+/** What installs a command MCP servers are often started with. */
+const PROVIDERS: ReadonlyMap<string, string> = new Map([
+  ['npx', 'install Node.js 20 or newer (https://nodejs.org), which provides npx and npm'],
+  ['npm', 'install Node.js 20 or newer (https://nodejs.org), which provides npm and npx'],
+  ['node', 'install Node.js 20 or newer (https://nodejs.org)'],
+  ['uvx', 'install uv (https://docs.astral.sh/uv/), which provides uvx'],
+  ['uv', 'install uv (https://docs.astral.sh/uv/)'],
+  ['docker', 'install Docker (https://docs.docker.com/get-docker/)'],
+  ['python', 'install Python 3 (https://www.python.org)'],
+  ['python3', 'install Python 3 (https://www.python.org)'],
+])
+
+/**
+ * The fix for a child that did not start: for a missing command, what is
+ * missing and what installs it (a standalone myc has no npx of its own);
+ * otherwise where its stderr is.
+ */
+export function startFix(error: string | undefined): string {
+  const missing = /^command not found: "([^"]+)"/.exec(error ?? '')?.[1]
+  if (missing === undefined) return 'run `myc status --verbose` to see its stderr'
+  const name = missing.split(/[\\/]/).pop()!.replace(/\.(exe|cmd)$/i, '')
+  const install = PROVIDERS.get(name) ?? `install ${name}`
+  return `${missing} is missing (not found${missing.includes('/') || missing.includes('\\') ? '' : ' on PATH'}): ${install}, or give its absolute path in "command"`
+}
+
 /** `myc doctor`: Node, config, children, tool names, skills, executors — each with a fix. */
 export async function runDoctor(options: { configPath?: string; logger: Logger }): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = []
@@ -22,7 +47,7 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
   checks.push(major >= 20 ? { name: 'node', status: 'ok', detail: `Node.js ${process.versions.node}` } : { name: 'node', status: 'fail', detail: `Node.js ${process.versions.node}`, fix: 'use Node.js 20 or newer, or the standalone myc executable' })
   let opened
   try {
-    opened = await openRuntime({ configPath: options.configPath, logger: options.logger, version })
+    opened = await openRuntime({ configPath: options.configPath, logger: options.logger, version, oneShot: { failuresShown: true } })
     checks.push({ name: 'config', status: 'ok', detail: opened.loaded.file ?? 'no config file: the embedded default (no servers)', ...(opened.loaded.file ? {} : { fix: 'run `myc init` to write mycelium.config.json' }) })
   } catch (error) {
     checks.push({ name: 'config', status: 'fail', detail: error instanceof MycError ? error.message : String(error), fix: 'fix the keys named above' })
@@ -32,7 +57,7 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
     try {
       await Promise.all([...runtime.supervisor.children.keys()].map((k) => runtime.supervisor.ensureRunning(k)))
       for (const child of runtime.supervisor.children.values()) {
-        checks.push(child.state === 'RUNNING' ? { name: `server ${child.key}`, status: 'ok', detail: `${child.lists.tools.length} tools, ${child.era === 'modern' ? '2026' : '2025'} era, MCP ${child.protocolVersion ?? '?'}` } : { name: `server ${child.key}`, status: 'fail', detail: child.lastError ?? child.state, fix: 'run `myc status --verbose` to see its stderr' })
+        checks.push(child.state === 'RUNNING' ? { name: `server ${child.key}`, status: 'ok', detail: `${child.lists.tools.length} tools, ${child.era === 'modern' ? '2026' : '2025'} era, MCP ${child.protocolVersion ?? '?'}` } : { name: `server ${child.key}`, status: 'fail', detail: child.lastError ?? child.state, fix: startFix(child.lastError) })
       }
       const long = runtime.catalogue.tools().filter((t) => clientNameWarnings(t.wireName).length > 0)
       if (long.length > 0) checks.push({ name: 'tool names', status: 'warn', detail: `${long.length} wire names too long or with characters some clients reject (e.g. ${long[0]!.wireName}: ${clientNameWarnings(long[0]!.wireName)[0]})`, fix: 'shorten server keys, or set namespace.maxLength' })

@@ -225,6 +225,20 @@ export function policyCheck(policy: Policy, catalogue: Catalogue, role: string, 
  * built-ins `myc serve` runs (activating a skill that allows `mycelium:exec`
  * adds it), with wire names for each added tool.
  */
+/**
+ * Why `role` cannot activate `skill`, for the person at the CLI (who has the
+ * config): unlike the agent's answer, it says whether the skill exists, is
+ * disabled, or is out of the role's reach, and which roles reach it.
+ */
+export function unreachableForPerson(policy: Policy, role: string, skill: string): string {
+  if (!policy.skills.has(skill)) return `no skill is named "${skill}" (\`myc skills\` lists them)`
+  const disabled = policy.disabled.get(skill)
+  if (disabled) return `skill "${skill}" is disabled: ${disabled.reasons.join('; ')} (\`myc skills lint\` explains)`
+  const roles = [...policy.roles.keys()].filter((r) => policy.reaches(r, skill)).sort()
+  const which = roles.length === 0 ? 'no role can reach it (add it to a role\'s allowedSkills, or the skill\'s allowed-roles)' : `roles that can: ${roles.join(', ')}`
+  return `skill "${skill}" exists, but role "${role}" cannot reach it; ${which}`
+}
+
 export function previewSkill(policy: Policy, catalogue: Catalogue, role: string, active: ReadonlySet<string>, skill: string, naming: WireNameOptions) {
   const wireNames = new Map<string, string>()
   const tools: PreviewTool[] = []
@@ -237,6 +251,7 @@ export function previewSkill(policy: Policy, catalogue: Catalogue, role: string,
     wireNames.set(e.id, e.wireName)
     tools.push({ server: e.server, name: e.name, def: e.wire })
   }
+  if (!policy.reaches(role, skill)) return { ok: false as const, error: unreachableForPerson(policy, role, skill) }
   const result = previewActivation(policy, role, active, skill, tools)
   if (!result.ok) return result
   return {

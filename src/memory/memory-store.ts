@@ -5,6 +5,7 @@ import type { AuditSink } from '../audit.js'
 import { withFileLock, writeFileAtomic } from './atomic-file.js'
 import { parseMemoryFile, renderMemoryFile, type MemoryEntry, type MemoryProblem, type MemoryType } from './memory-file.js'
 import { isRoleName, ROLE_NAME_RULE } from '../config/role-name.js'
+import { MycError } from '../errors.js'
 
 /** One role's memory as read from disk. */
 export interface RoleMemory {
@@ -101,13 +102,14 @@ export class MemoryStore {
     return (this.options.now?.() ?? new Date()).toISOString()
   }
 
-  /** The roles that have a memory file, in name order. */
+  /** The roles that have a memory file, in name order (none when the folder does not exist; an unreadable folder throws {@link unreadable}). */
   async roles(): Promise<string[]> {
     let names: string[]
     try {
       names = await readdir(this.options.dir)
-    } catch {
-      return []
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+      throw unreadable('folder', this.options.dir, error)
     }
     return names
       .filter((n) => n.endsWith(SUFFIX))
@@ -123,13 +125,19 @@ export class MemoryStore {
     try {
       info = await stat(file)
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        // The folder is the likelier culprit (not a folder, no permission): named as `roles()` names it.
+        await this.roles()
+        throw unreadable('file', file, error)
+      }
       return { role, file, exists: false, entries: [], kept: [], problems: [], bytes: 0 }
     }
     const key = `${info.ino}:${info.mtimeMs}:${info.size}`
     const cached = this.cache.get(role)
     if (cached?.key === key) return cached.memory
-    const text = await readFile(file, 'utf8')
+    const text = await readFile(file, 'utf8').catch((error: unknown) => {
+      throw unreadable('file', file, error)
+    })
     const parsed = parseMemoryFile(text, role, new Date(info.mtimeMs).toISOString())
     const memory: RoleMemory = { role, file, exists: true, ...parsed, bytes: Buffer.byteLength(text) }
     this.cache.set(role, { key, memory })
@@ -205,6 +213,17 @@ function newId(taken: ReadonlySet<string>): string {
     const id = `mem_${randomBytes(9).toString('base64url')}`
     if (!taken.has(id)) return id
   }
+}
+
+/**
+ * A memory folder or file that exists but cannot be read: one error, said
+ * the same way by every reader (`myc memory list`, `show`, the memory tools).
+ */
+export function unreadable(what: 'folder' | 'file', where: string, error: unknown): MycError {
+  const code = (error as NodeJS.ErrnoException).code
+  const reason = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder, not a file' : code === 'ENOTDIR' ? 'a part of its path is a file, not a folder' : error instanceof Error ? error.message : String(error)
+  const fix = code === 'EACCES' || code === 'EPERM' ? `give the user running myc read and write access to it` : `move it away: myc keeps one \`<role>.memory.md\` file per role in the folder \`memory.dir\``
+  return new MycError('runtime', `memory ${what} ${where} cannot be read (${reason}${code !== undefined && !reason.includes(code) ? `, ${code}` : ''})`, { cause: error, fix })
 }
 
 export function formatBytes(n: number): string {

@@ -46,7 +46,7 @@ const FrontMatter = v.strictObject({
   name: v.optional(v.string()),
   id: v.optional(v.string()),
   description: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(1024, 'must be at most 1024 characters')),
-  'allowed-tools': v.optional(v.union([v.string(), v.array(v.string())], 'expected a space-separated string of patterns')),
+  'allowed-tools': v.optional(v.union([v.string(), v.array(v.string())], 'expected a string of patterns separated by spaces or commas')),
   allowedTools: v.optional(list, []),
   allowedRoles: v.optional(list, []),
   triggers: v.optional(list, []),
@@ -62,6 +62,27 @@ const FrontMatter = v.strictObject({
   metadata: v.optional(v.record(v.string(), v.string()), {}),
   compatibility: v.optional(v.string()),
 })
+
+/**
+ * The entries of an Agent Skills `allowed-tools` string: separated by commas
+ * and/or white space (`Read, Bash(git:*)` and `Read Bash(git:*)` alike),
+ * except inside parentheses (`Bash(git add:*)` is one entry).
+ */
+export function splitAllowedTools(text: string): string[] {
+  const entries: string[] = []
+  let current = ''
+  let depth = 0
+  for (const ch of text) {
+    if (ch === '(') depth++
+    else if (ch === ')') depth = Math.max(0, depth - 1)
+    if (depth === 0 && (ch === ',' || /\s/.test(ch))) {
+      if (current !== '') entries.push(current)
+      current = ''
+    } else current += ch
+  }
+  if (current !== '') entries.push(current)
+  return entries
+}
 
 /** Whether an `allowed-tools` entry is a Mycelium pattern rather than a host tool such as `Read` or `Bash(git:*)`. */
 export function isMyceliumPattern(entry: string, separator: string): boolean {
@@ -117,7 +138,7 @@ export function buildSkill(data: unknown, input: { file: string; dir: string; fo
   })
   const hostTools: string[] = []
   const allowedTools = [...fm.allowedTools]
-  const agentTools = fm['allowed-tools'] === undefined ? [] : Array.isArray(fm['allowed-tools']) ? fm['allowed-tools'] : fm['allowed-tools'].split(/\s+/).filter(Boolean)
+  const agentTools = fm['allowed-tools'] === undefined ? [] : Array.isArray(fm['allowed-tools']) ? fm['allowed-tools'].flatMap(splitAllowedTools) : splitAllowedTools(fm['allowed-tools'])
   for (const entry of agentTools) (isMyceliumPattern(entry, input.separator) ? allowedTools : hostTools).push(entry)
   if (problems.length > 0) return { ok: false, problems }
   return {

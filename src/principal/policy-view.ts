@@ -311,14 +311,15 @@ export class PolicyView implements PrincipalView {
     return this.builtinTools().length + this.options.catalogueTools().filter((e) => filter.toolVisible(e.server, e.name)).length
   }
 
-  /** Wire names of the catalogue's tools visible to `b` but not to `a`. */
+  /** Wire names of the tools visible to `b` but not to `a`: the built-ins a skill gates (exec, memory tools), then the catalogue's. */
   private diff(a: PrincipalFilter, b: PrincipalFilter): string[] {
-    return this.options
+    const builtins = [...this.execWire, ...this.memoryWire].filter((e) => b.toolVisible(BUILTIN_SERVER, e.name) && !a.toolVisible(BUILTIN_SERVER, e.name)).map((e) => e.tool.name)
+    const children = this.options
       .catalogueTools()
       .filter((e) => b.toolVisible(e.server, e.name) && !a.toolVisible(e.server, e.name))
       .map((e) => e.wireName)
-  }
     return [...builtins, ...children]
+  }
 
   deactivate(name: string, actor: Actor): CallToolResult {
     const { state, role, mode, protectedSkills, audit } = this.options

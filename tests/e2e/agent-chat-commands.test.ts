@@ -157,7 +157,8 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
       expect(await type('/model claude-second-2', '/model NAME')).toEqual(['model claude-second-2', 'dev · claude-second-2 · skills: base · 0 in / 0 out'])
 
       // With memory granted, the model saves an entry through mycelium__save_memory; /memory shows it (and only a match for words).
-      expect((await type('/add notes', '/add notes'))[0]).toBe('Skill notes is active.')
+      // activate_skill names the built-ins the grant adds.
+      expect((await type('/add notes', '/add notes'))[0]).toBe('Skill notes is active. Tools added: mycelium__save_memory, mycelium__recall_memory, mycelium__list_memories.')
       let from = requestsBefore()
       const saved = await type('please remember the deploy day', 'the memory turn')
       expect(saved).toEqual([expect.stringMatching(/^→ mycelium:save_memory \{"content":"Deploys happen on Tuesdays"/), expect.stringMatching(/^✓ mycelium:save_memory /), 'Saved it.', 'dev · claude-second-2 · skills: base, notes · 20 in / 10 out'])
@@ -182,21 +183,21 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
       expect(id).toMatch(/^\d{8}-\d{6}-[0-9a-f]{6}$/)
       expect(file).toBe(path.join(p.sessions, `${id}.jsonl`))
       expect(readFileSync(file!, 'utf8')).toContain('{"type":"name","name":"team-chat"}')
-      expect(await type('/sessions', '/sessions')).toEqual([`${id} team-chat · chat · 3 turns`])
+      expect(await type('/sessions', '/sessions')).toEqual([`${id} team-chat · chat · 4 turns`])
 
       // /fork --at 1: a new session from the first turn only; the named one keeps its three.
       const forked = await type('/fork --at 1', '/fork --at N')
       const fork = new RegExp(`^forked ${id} at turn 1 into (\\S+); ${id} is untouched$`).exec(forked.at(-1) ?? '')?.[1]
       expect(fork).toBeDefined()
       expect(fork).not.toBe(id)
-      expect(forked[0]).toBe(`resumed session ${fork}: 1 turns`)
+      expect(forked[0]).toBe(`resumed session ${fork}: 2 turns`)
       from = requestsBefore()
       expect(await type('after the fork', 'the turn after /fork')).toContain('answer to "after the fork" after 5 messages')
       expect(userTurns(fake.requests[from]!)).toEqual(['please remember the deploy day', 'after the fork'])
-      expect(await type('/sessions', '/sessions after /fork')).toEqual([`${fork} · chat · 2 turns`, `${id} team-chat · chat · 3 turns`])
+      expect(await type('/sessions', '/sessions after /fork')).toEqual([`${fork} · chat · 3 turns`, `${id} team-chat · chat · 4 turns`])
 
-      // /resume ID: back to the named session, its three turns sent again.
-      expect(await type(`/resume ${id}`, '/resume ID')).toEqual([`resumed session ${id} (team-chat): 3 turns`])
+      // /resume ID: back to the named session, its three tasks (four model answers) sent again.
+      expect(await type(`/resume ${id}`, '/resume ID')).toEqual([`resumed session ${id} (team-chat): 4 turns`])
       from = requestsBefore()
       expect(await type('back again', 'the turn after /resume')).toContain('answer to "back again" after 9 messages')
       expect(userTurns(fake.requests[from]!)).toEqual(['please remember the deploy day', 'second question', 'third question', 'back again'])

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -35,6 +35,29 @@ describe('myc chat (build/myc.cjs)', () => {
     expect(r.stderr).not.toMatch(/myc> /)
     // No status line without a terminal.
     expect(r.stderr).not.toMatch(/ in \/ \d+ out/)
+  }, 30_000)
+
+  it('piped: a refused call is printed with its reason; --approve LEVEL|PATTERN (repeatable) allows as adhoc’s does', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-approve-'))
+    const config = path.join(dir, 'mycelium.config.json')
+    writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } }, agent: { risk: [{ pattern: 'echo:add', level: 'high' }, { pattern: 'echo:fail', level: 'critical' }] } }))
+    fake.setScript((req) => (req.body.messages.length === 1 ? { content: [{ type: 'tool_use', name: 'echo__add', input: { a: 1, b: 2 } }, { type: 'tool_use', name: 'echo__fail', input: {} }], stop_reason: 'tool_use' } : { content: [{ type: 'text', text: 'done' }] }))
+    const results = () => [...toolResults(fake.requests.at(-1)!).values()].map((r) => JSON.stringify(r))
+    const refused = await runAgentCli(['chat', '--config', config], { fake, input: 'add them\n' })
+    expect(refused.code, refused.stderr).toBe(0)
+    expect(refused.stderr).toContain('✗ echo:add refused: high risk needs approval and there is no terminal to ask (pass --approve high or --approve echo:add)')
+    expect(refused.stderr).toContain('✗ echo:fail refused: critical risk needs approval')
+    expect(results()[0]).toMatch(/not approved/)
+    const byPattern = await runAgentCli(['chat', '--config', config, '--approve', 'echo:add'], { fake, input: 'add them\n' })
+    expect(byPattern.code, byPattern.stderr).toBe(0)
+    expect(results()[0]).toContain('"text":"3"')
+    expect(byPattern.stderr).not.toMatch(/echo:add refused/)
+    expect(byPattern.stderr).toMatch(/echo:fail refused/)
+    const both = await runAgentCli(['chat', '--config', config, '--approve', 'high', '--approve=echo:fail'], { fake, input: 'add them\n' })
+    expect(both.stderr).not.toMatch(/refused/)
+    const bad = await runAgentCli(['chat', '--config', config, '--approve', 'echo:'], { fake, input: 'x\n' })
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/--approve takes a risk level/)
   }, 30_000)
 
   it('activates the skills a turn names by trigger before that turn (escalation auto)', async () => {
@@ -74,7 +97,7 @@ describe('myc chat (build/myc.cjs)', () => {
       expect(lastStatus(screen(), 'developer')).toMatch(/^developer · \S+ · skills: common · 0 in \/ 0 out$/)
       expect(tmux('capture-pane', '-p', '-e', '-t', 'chat')).toMatch(/\u001b\[2mdeveloper · /)
       tmux('send-keys', '-t', 'chat', 'hi there', 'Enter')
-      await waitFor(() => screen().includes('Hello from the fake, I see 5 tools.'), 20_000, 'the first reply')
+      await waitFor(() => screen().includes('Hello from the fake, I see 6 tools.'), 20_000, 'the first reply')
       await waitFor(() => (lastStatus(screen(), 'developer') ?? '').endsWith(' 10 in / 5 out'), 20_000, 'the status line after the reply')
       expect(lastStatus(screen(), 'developer')).toMatch(/^developer · \S+ · skills: common · 10 in \/ 5 out$/)
       tmux('send-keys', '-t', 'chat', '/add writer', 'Enter')
@@ -121,6 +144,33 @@ describe('myc chat (build/myc.cjs)', () => {
       tmux('send-keys', '-t', 'chat', 'C-d')
       await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
       expect(screen()).toContain('EXIT=0')
+    } finally {
+      spawnSync('tmux', ['-L', socket, 'kill-server'])
+    }
+  }, 60_000)
+
+  it.runIf(hasTmux)('myc with no config on a terminal: a one-line hint to run myc init, and no .mycelium/ written where it started', async () => {
+    requireBundle()
+    const socket = `myc-chat-noconfig-${process.pid}`
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+    const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-noconfig-'))
+    const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
+    fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
+    try {
+      tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', '-c', dir, `unset MYC_CONFIG; HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle}; echo EXIT=$?; sleep 60`)
+      await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
+      const hints = screen().split('\n').filter((l) => l.includes('myc init'))
+      expect(hints).toEqual(['myc: no config file here: no tools, and this chat is not recorded; run `myc init` to set up a project (or give --config)'])
+      tmux('send-keys', '-t', 'chat', 'hello there', 'Enter')
+      await waitFor(() => screen().includes('seen 1 messages'), 20_000, 'the reply')
+      tmux('send-keys', '-t', 'chat', '/save', 'Enter')
+      await waitFor(() => screen().includes('sessions are not recorded'), 20_000, 'the /save answer')
+      tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
+      await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
+      expect(screen()).toContain('EXIT=0')
+      expect(screen()).not.toMatch(/is recorded: myc chat --resume/)
+      expect(readdirSync(dir)).toEqual([])
     } finally {
       spawnSync('tmux', ['-L', socket, 'kill-server'])
     }

@@ -82,6 +82,23 @@ describe('recorded sessions (build/myc.cjs)', () => {
     expect(removed.stdout).toContain(`removed ${file}`)
   }, 60_000)
 
+  it('myc sessions list counts turns as session_end does, and shows the start date and the first task line', async () => {
+    const { config } = project()
+    fake.setScript((req) => (req.body.messages.length === 1 ? { content: [{ type: 'tool_use', name: 'no_such_tool', input: {} }], stop_reason: 'tool_use' } : { content: [{ type: 'text', text: 'done' }] }))
+    try {
+      const run = await runAgentCli(['run', 'fix the failing tests\nthen tell me why', '--json', '--config', config], { fake })
+      const end = run.events.find((e) => e.type === 'session_end') as { turns: number; sessionId: string }
+      expect(end.turns).toBe(2)
+      const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as { sessions: Array<{ id: string; turns: number; tasks: number; firstTask: string; created: string }> }
+      expect(listed.sessions[0]).toMatchObject({ id: end.sessionId, turns: end.turns, tasks: 1, firstTask: 'fix the failing tests' })
+      const text = (await runAgentCli(['sessions', 'list', '--config', config])).stdout
+      expect(text).toContain(`${end.sessionId}  ${listed.sessions[0]!.created.slice(0, 10)} `)
+      expect(text).toMatch(/ run +2 turns +fix the failing tests\n?$/)
+    } finally {
+      fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
+    }
+  }, 60_000)
+
   it('/fork --at N starts a new session from the first N turns; the old one is untouched', async () => {
     const { config } = project()
     fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))

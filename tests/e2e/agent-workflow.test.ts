@@ -92,9 +92,13 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
     expect(session.messages).toHaveLength(sent.length + 2)
     expect(session.messages[sent.length]).toMatchObject({ role: 'assistant', content: [{ type: 'tool_use', name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh', args: ['--now'] } }] })
     expect(session.messages[sent.length + 1]).toMatchObject({ role: 'user', content: [{ type: 'tool_result', is_error: true }] })
-    expect(session.turns).toBe(1)
+    // Turns as session_end counts them (the model's answers); one task.
+    const endTurns = (r.events.at(-1) as { turns: number }).turns
+    expect(endTurns).toBe(2)
+    expect(session.turns).toBe(endTurns)
+    expect(session.tasks).toBe(1)
     expect(session.usage).toEqual({ inputTokens: 20, outputTokens: 10 })
-    expect(await listed(config)).toContainEqual(expect.objectContaining({ id, mode: 'workflow', turns: 1, file }))
+    expect(await listed(config)).toContainEqual(expect.objectContaining({ id, mode: 'workflow', turns: endTurns, file }))
     // myc run --resume goes on from it: the recorded conversation is sent again, then the follow-up.
     fake.setScript(() => ({ content: [{ type: 'text', text: 'going on' }] }))
     const resumedAt = fake.requests.length
@@ -102,7 +106,7 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
     expect(follow.code, follow.stderr).toBe(0)
     expect((follow.events[0] as { sessionId: string }).sessionId).toBe(id)
     expect(fake.requests[resumedAt]!.body.messages).toEqual([...session.messages, { role: 'user', content: 'what failed?' }])
-    expect(loadSession(sessionsOf(config), id).turns).toBe(2)
+    expect(loadSession(sessionsOf(config), id)).toMatchObject({ tasks: 2, turns: 3 })
   }, 60_000)
 
   it('--on-failure prompt without a terminal: prints the exact adhoc command and exits 3', async () => {
@@ -111,6 +115,32 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
     expect(r.code).toBe(3)
     const file = end(r.events).contextFile!
     expect(r.stderr).toContain(`myc adhoc --context ${file}`)
+  }, 60_000)
+
+  const hasTmux = requireTool('tmux', spawnSync('tmux', ['-V']).status === 0)
+  it.runIf(hasTmux)('--on-failure prompt on a terminal: shows the script, its exit code and the end of its stderr before asking to hand off', async () => {
+    const { execFileSync } = await import('node:child_process')
+    const { bundle } = await import('../helpers/e2e.js')
+    failingRun()
+    const config = project()
+    const socket = `myc-wf-prompt-${process.pid}`
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+    const screen = () => tmux('capture-pane', '-p', '-J', '-t', 'wf')
+    try {
+      tmux('new-session', '-d', '-s', 'wf', '-x', '200', '-y', '50', `HOME=${path.dirname(config)} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} workflow 'release it' --config ${config}; echo EXIT=$?; sleep 60`)
+      const { waitFor } = await import('../helpers/runtime.js')
+      await waitFor(() => screen().includes('Hand off to adhoc to investigate? [y/n]'), 30_000, 'the question')
+      const lines = screen().split('\n').map((l) => l.trimEnd())
+      const asked = lines.findIndex((l) => l.includes('Hand off to adhoc'))
+      const shown = lines.slice(0, asked).join('\n')
+      expect(shown).toContain('myc: script scripts/release.sh --now of skill deploy failed: exit code 2')
+      expect(shown).toMatch(/its stderr:\n {2}\| disk full$/)
+      tmux('send-keys', '-t', 'wf', 'n', 'Enter')
+      await waitFor(() => screen().includes('EXIT='), 30_000, 'the end')
+      expect(screen()).toContain('EXIT=3')
+    } finally {
+      spawnSync('tmux', ['-L', socket, 'kill-server'])
+    }
   }, 60_000)
 
   it('--on-failure auto: hands off to adhoc at once, with the context in its system prompt and the adhoc role\'s tools', async () => {

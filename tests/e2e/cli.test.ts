@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -197,5 +198,136 @@ describe('myc serve shutdown on signals', () => {
     proc.kill(signal)
     expect(await exit).toBe(expected)
     await waitFor(() => tree.every((p) => !isAlive(p)), 5_000, 'no process left')
+  })
+})
+
+/** A TCP port nothing listens on (one that was free a moment ago). */
+async function closedPort(): Promise<number> {
+  const { createServer } = await import('node:net')
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+describe('myc (build/myc.cjs): what a failed child says', () => {
+  it('a failed HTTP child names its URL, without secrets, and the cause (ECONNREFUSED), in status, doctor and the log', async () => {
+    const port = await closedPort()
+    const config = writeConfig({ mcpServers: { web: { type: 'http', url: `http://127.0.0.1:${port}/mcp?token=s3cret`, restart: { maxRetries: 0 } } } })
+    const status = myc(['status', '--json', '--config', config])
+    expect(status.code).toBe(3)
+    const error = JSON.parse(status.stdout).servers[0].error as string
+    expect(error).toContain(`http://127.0.0.1:${port}/mcp?token=***`)
+    expect(error).toMatch(/ECONNREFUSED/)
+    expect(status.stdout + status.stderr).not.toContain('s3cret')
+    const text = myc(['status', '--config', config])
+    expect(text.stdout).toMatch(new RegExp(`FAILED +web +http://127\\.0\\.0\\.1:${port}/mcp\\?token=\\*\\*\\*: fetch failed \\(.*ECONNREFUSED`))
+    // The log says it too (a one-shot command other than status logs the failure as an error).
+    const tools = myc(['tools', '--config', config])
+    expect(tools.stderr).toMatch(new RegExp(`\\[web\\].*could not start: http://127\\.0\\.0\\.1:${port}/mcp\\?token=\\*\\*\\*: fetch failed \\(.*ECONNREFUSED`))
+    expect(tools.stderr).not.toContain('s3cret')
+    const doctor = myc(['doctor', '--json', '--config', config])
+    expect(JSON.stringify(JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === 'server web'))).toMatch(/127\.0\.0\.1.*ECONNREFUSED/)
+  })
+
+  it('a child that exits while starting points --json readers to myc’s log on stderr, not to a “log above”', () => {
+    const config = writeConfig({ mcpServers: { dies: { command: process.execPath, args: ['-e', 'console.error("boom"); process.exit(3)'], restart: { maxRetries: 0 } } } })
+    const { code, stdout } = myc(['status', '--json', '--config', config])
+    expect(code).toBe(3)
+    const error = JSON.parse(stdout).servers[0].error as string
+    expect(error).toBe("it exited with code 3 before finishing initialize (its stderr, if it wrote any, is in myc's log (stderr))")
+    expect(error).not.toMatch(/log above/)
+  })
+})
+
+describe('myc (build/myc.cjs): one-shot inspection is quiet', () => {
+  const chatty = () => ({ command: process.execPath, args: ['-e', `console.error("chatty hello"); import(${JSON.stringify(fixtureServer('echo'))})`] })
+  const dies = { command: process.execPath, args: ['-e', 'console.error("boom: no API key"); process.exit(3)'] }
+
+  it.each([['status'], ['tools'], ['roles']])('myc %s: no restart notices nor children’s stderr at info level; --verbose shows their stderr at debug', (command) => {
+    const config = writeConfig({ mcpServers: { chatty: chatty(), dies } })
+    if (command === 'roles') {
+      mkdirSync(path.join(path.dirname(config), 'skills', 's'), { recursive: true })
+      writeFileSync(path.join(path.dirname(config), 'skills', 's', 'SKILL.md'), '---\nname: s\ndescription: d\nallowedRoles: [r]\nallowedTools: [chatty:echo]\n---\n')
+    }
+    const quiet = myc([command, '--config', config])
+    expect(quiet.stderr).not.toMatch(/restarting|chatty hello/)
+    // A real error is not hidden: the failed child's stderr is shown, once.
+    expect(quiet.stderr.match(/boom: no API key/g)).toHaveLength(1)
+    const verbose = myc([command, '--config', config, '--verbose'])
+    expect(verbose.stderr).toMatch(/\[chatty\].*chatty hello/)
+    expect(verbose.stderr).not.toMatch(/restarting in/)
+  })
+
+  it('myc tools names a child that could not start, as an error', () => {
+    const config = writeConfig({ mcpServers: { chatty: chatty(), dies } })
+    const { code, stderr } = myc(['tools', '--config', config])
+    expect(code).toBe(0)
+    expect(stderr).toMatch(/\[dies\].*could not start: it exited with code 3/)
+  })
+})
+
+describe('myc (build/myc.cjs): usage', () => {
+  /** Every command path: the top-level commands and their subcommands, from the command tree. */
+  async function commandPaths(): Promise<string[][]> {
+    const { mycCommand } = await import('../../src/cli.js')
+    const { subCommandsOf, loadSubCommand } = await import('../../src/cli-args.js')
+    const paths: string[][] = [[]]
+    const walk = async (cmd: Parameters<typeof subCommandsOf>[0], at: string[]) => {
+      const subs = await subCommandsOf(cmd)
+      for (const name of Object.keys(subs ?? {})) {
+        paths.push([...at, name])
+        await walk(await loadSubCommand(subs!, name), [...at, name])
+      }
+    }
+    await walk(mycCommand, [])
+    return paths
+  }
+
+  it('--help of every command stays within 100 columns, and no line ends in padding', async () => {
+    const paths = await commandPaths()
+    expect(paths.length).toBeGreaterThan(20)
+    for (const words of paths) {
+      const { code, stdout } = myc([...words, '--help'])
+      expect(code, words.join(' ')).toBe(0)
+      for (const line of stdout.split('\n')) {
+        expect(line.length, `myc ${words.join(' ')} --help: ${line}`).toBeLessThanOrEqual(100)
+        expect(line, `myc ${words.join(' ')} --help`).toBe(line.trimEnd())
+      }
+    }
+  }, 120_000)
+
+  it('myc help [COMMAND] prints the same usage as --help; an unknown one is a usage error', () => {
+    expect(myc(['help']).stdout).toBe(myc(['--help']).stdout)
+    expect(myc(['help']).code).toBe(0)
+    const status = myc(['help', 'status'])
+    expect(status.code).toBe(0)
+    expect(status.stdout).toBe(myc(['status', '--help']).stdout)
+    expect(myc(['help', 'skills', 'lint']).stdout).toBe(myc(['skills', 'lint', '--help']).stdout)
+    const unknown = myc(['help', 'frobnicate'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toMatch(/Unknown command "frobnicate"/)
+  })
+})
+
+describe('myc (build/myc.cjs): help and output agree', () => {
+  it('status: the help names what each line shows (state, tools, prompts, resources, MCP version, or the error); the start time is in --json', () => {
+    const help = myc(['status', '--help']).stdout.replace(/\s+/g, ' ')
+    expect(help).toContain('state and its tools, prompts, resources and MCP version, or its error (--json: also its start time)')
+    const config = writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] }, broken: { command: '/no/such/binary' } } })
+    const text = myc(['status', '--config', config]).stdout
+    expect(text).toMatch(/^RUNNING +echo +5 tools, 1 prompts, 1 resources, MCP \S+$/m)
+    expect(text).toMatch(/^FAILED +broken +command not found/m)
+    expect(JSON.parse(myc(['status', '--json', '--config', config]).stdout).servers[0].startedAt).toMatch(/^\d{4}-/)
+  })
+
+  it('tools: each line has the columns the help names: wire name, canonical id, the description’s first line', () => {
+    const help = myc(['tools', '--help']).stdout.replace(/\s+/g, ' ')
+    expect(help).toContain('wire name, canonical id (server:tool) and the first line of the description')
+    expect(help).not.toMatch(/description, server|, server,/)
+    const lines = myc(['tools', '--config', echoConfig()]).stdout.trim().split('\n')
+    expect(lines[0]).toMatch(/^echo__echo +echo:echo +Returns its message$/)
+    expect(lines.every((l) => /^\S+ +\S+:\S+ {2}/.test(l))).toBe(true)
   })
 })

@@ -188,6 +188,41 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
   })
 })
 
+describe('myc memory on memory it cannot read', () => {
+  const cli = (dir: string, args: string[]) => {
+    const r = spawnSync(process.execPath, [bundle, 'memory', ...args], { cwd: dir, encoding: 'utf8', timeout: 30_000 })
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+  }
+  const errorOf = (r: { stdout: string }) => (JSON.parse(r.stdout) as { ok: boolean; error: { code: string; message: string; fix?: string } }).error
+
+  it('list and show report an unreadable file the same way, naming it', () => {
+    const { dir } = project()
+    const file = path.join(dir, '.mycelium', 'memory', 'dev.memory.md')
+    // A folder where the file should be: unreadable as a file, even for root.
+    mkdirSync(file, { recursive: true })
+    const list = cli(dir, ['list', '--json'])
+    const show = cli(dir, ['show', 'dev', '--json'])
+    expect(list.code).toBe(1)
+    expect(show.code).toBe(1)
+    expect(errorOf(list)).toEqual(errorOf(show))
+    expect(errorOf(show)).toMatchObject({ code: 'runtime', message: `memory file ${file} cannot be read (it is a folder, not a file, EISDIR)` })
+    expect(cli(dir, ['show', 'dev']).stderr).toContain(`memory file ${file} cannot be read`)
+  })
+
+  it('list and show report an unreadable folder the same way (not “no role has memory yet”)', () => {
+    const { dir } = project()
+    mkdirSync(path.join(dir, '.mycelium'), { recursive: true })
+    writeFileSync(path.join(dir, '.mycelium', 'memory'), 'not a folder')
+    const list = cli(dir, ['list', '--json'])
+    const show = cli(dir, ['show', 'dev', '--json'])
+    expect(list.code).toBe(1)
+    expect(show.code).toBe(1)
+    expect(errorOf(list)).toEqual(errorOf(show))
+    expect(errorOf(list).message).toMatch(/^memory folder .*\.mycelium\/memory cannot be read \(a part of its path is a file, not a folder, ENOTDIR\)$/)
+    expect(cli(dir, ['list']).stdout).not.toMatch(/No role has memory yet/)
+  })
+})
+
 describe('two myc processes saving to one role at once', () => {
   it('500 saves each lose no entry', async () => {
     const p = project()

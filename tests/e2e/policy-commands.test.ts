@@ -56,7 +56,7 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
     expect(json(['tools', '--config', off.file, '--role', 'developer', '--skills', 'shell']).doc.tools.map((t: { id: string }) => t.id)).toEqual(['mycelium:exec', 'mycelium:run_script', 'echo:echo'])
   })
 
-  it('myc preview skill goes through previewActivation: built-ins count, already-active is said, unreachable is unknown', () => {
+  it('myc preview skill goes through previewActivation: built-ins count, already-active and disabled are said', () => {
     const shell = json(['preview', 'skill', 'shell', '--config', file, '--role', 'developer'])
     expect(shell.code).toBe(0)
     expect(shell.doc).toMatchObject({ ok: true, skill: 'shell', role: 'developer', active: ['common'], alreadyActive: false, added: [{ id: 'mycelium:exec', wireName: 'mycelium__exec' }, { id: 'mycelium:run_script', wireName: 'mycelium__run_script' }] })
@@ -68,7 +68,15 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
     expect(myc(['preview', 'skill', 'common', '--config', file, '--role', 'developer']).stdout).toMatch(/common is already active for role developer/)
     const broken = json(['preview', 'skill', 'broken', '--config', file, '--role', 'developer'])
     expect(broken.code).toBe(2)
-    expect(broken.doc.error.message).toBe('Unknown skill: broken. Call list_skills to see the skills you can activate.')
+    expect(broken.doc.error.message).toMatch(/^skill "broken" is disabled: /)
+  })
+
+  it('myc preview skill answers a person, not the agent: the skill exists, the role cannot reach it, and which roles can', () => {
+    const out = myc(['preview', 'skill', 'writer', '--config', file, '--role', 'guest'])
+    expect(out.code).toBe(2)
+    expect(out.stderr).toMatch(/skill "writer" exists, but role "guest" cannot reach it; roles that can: developer/)
+    expect(out.stderr).not.toMatch(/list_skills/)
+    expect(json(['preview', 'skill', 'nope', '--config', file, '--role', 'guest']).doc.error.message).toBe('no skill is named "nope" (`myc skills` lists them)')
   })
 
   it('myc policy check reports a deny that does not parse as a violation (exit 3), and the role’s warnings', () => {

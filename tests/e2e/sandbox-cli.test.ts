@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -48,6 +48,17 @@ describe('myc sandbox and myc doctor (build/myc.cjs)', () => {
     expect(myc(['sandbox', 'exec', '--trust', 'sandboxed', '--executor', 'none', '--', 'true'], ws).code).toBe(1)
   })
 
+  it.runIf(hasBwrap)('exec --trust restricted: one word without shell syntax is an argv of one (-- ls), a shell line is refused', () => {
+    const ws = mkdtempSync(path.join(tmpdir(), 'myc-cli-ws-'))
+    writeFileSync(path.join(ws, 'here.txt'), '')
+    const ls = myc(['sandbox', 'exec', '--trust', 'restricted', '--', 'ls'], ws)
+    expect(ls.code, ls.stderr).toBe(0)
+    expect(ls.stdout).toContain('here.txt')
+    const line = myc(['sandbox', 'exec', '--trust', 'restricted', '--', 'ls | wc -l'], ws)
+    expect(line.code).toBe(2)
+    expect(line.stderr).toMatch(/without a shell/)
+  })
+
   it('doctor checks node, config, servers and executors, exit 3 on failure', () => {
     const good = myc(['doctor', '--json', '--config', writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })])
     const doc = JSON.parse(good.stdout)
@@ -56,6 +67,17 @@ describe('myc sandbox and myc doctor (build/myc.cjs)', () => {
     const bad = myc(['doctor', '--json', '--config', writeConfig({ mcpServers: { broken: { command: '/no/such', restart: { maxRetries: 0 } } } })])
     expect(bad.code).toBe(3)
     expect(JSON.parse(bad.stdout).checks.find((c: { name: string }) => c.name === 'server broken')).toMatchObject({ status: 'fail' })
+  })
+})
+
+describe('myc doctor on a missing command', () => {
+  it('names what is missing and what installs it (Node.js provides npx), not a circular hint', () => {
+    const r = myc(['doctor', '--json', '--config', writeConfig({ mcpServers: { fetcher: { command: '/no/such/dir/npx', args: ['-y', 'some-mcp'], restart: { maxRetries: 0 } } } })])
+    expect(r.code).toBe(3)
+    const check = JSON.parse(r.stdout).checks.find((c: { name: string }) => c.name === 'server fetcher')
+    expect(check).toMatchObject({ status: 'fail', detail: expect.stringMatching(/command not found: "\/no\/such\/dir\/npx"/) })
+    expect(check.fix).toMatch(/^\/no\/such\/dir\/npx is missing .*install Node\.js .*provides npx/)
+    expect(check.fix).not.toMatch(/myc status/)
   })
 })
 

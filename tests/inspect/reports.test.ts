@@ -95,12 +95,22 @@ describe('myc preview skill: previewActivation', () => {
     expect(r.ok && r.addedTokens).toBeGreaterThan(50)
   })
 
-  it('says when the skill is already active, and answers an unreachable, disabled or unknown skill alike', () => {
+  it('says when the skill is already active', () => {
     expect(previewSkill(p, catalogue(), 'dev', new Set(['writer']), 'writer', naming)).toMatchObject({ ok: true, alreadyActive: true, added: [], addedTokens: 0 })
-    for (const name of ['writer', 'broken', 'nope']) {
-      const role = name === 'writer' ? 'ops' : 'dev'
-      expect(previewSkill(p, catalogue(), role, new Set(), name, naming)).toEqual({ ok: false, error: unknownSkill(name).error.message })
+  })
+
+  it('tells a person (not the agent) whether a skill is out of reach, disabled or unknown, and which roles reach it', () => {
+    const error = (role: string, name: string) => {
+      const r = previewSkill(p, catalogue(), role, new Set(), name, naming)
+      if (r.ok) throw new Error('expected an error')
+      return r.error
     }
+    expect(error('ops', 'writer')).toBe('skill "writer" exists, but role "ops" cannot reach it; roles that can: dev, lead')
+    expect(error('dev', 'broken')).toMatch(/^skill "broken" is disabled: .*fs:gone/)
+    expect(error('dev', 'nope')).toBe('no skill is named "nope" (`myc skills` lists them)')
+    for (const [role, name] of [['ops', 'writer'], ['dev', 'broken'], ['dev', 'nope']] as const) expect(error(role, name)).not.toContain('list_skills')
+    // The agent's answer stays one text for all three (non-existence).
+    expect(previewActivation(p, 'ops', new Set(), 'writer', [])).toEqual({ ok: false, error: unknownSkill('writer').error.message })
   })
 })
 

@@ -50,6 +50,13 @@ describe('loadSkills', () => {
     expect(s!.hostTools).toEqual(['Read', 'Bash(git:*)'])
   })
 
+  it('splits allowed-tools on commas and spaces, not inside parentheses (Read, Bash(git add:*))', async () => {
+    const root = tree({ 'skills/commas/SKILL.md': md('name: commas\ndescription: d\nallowed-tools: "Read, Bash(git add:*),fs:read_file ,Grep"') })
+    const [s] = (await load(root)).skills
+    expect(s!.allowedTools).toEqual(['fs:read_file'])
+    expect(s!.hostTools).toEqual(['Read', 'Bash(git add:*)', 'Grep'])
+  })
+
   it.each([
     ['no front matter', 'just text', /must start with YAML front matter/, '(front matter)'],
     ['bad YAML', md('name: [x'), /invalid YAML/, '(front matter)'],
