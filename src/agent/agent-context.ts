@@ -7,6 +7,7 @@ import type { PrincipalView } from '../principal/view.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { loadAnthropicSdk, type AnthropicSdk } from './anthropic-sdk.js'
+import { Budget, resolveLimits, type BudgetFlags } from './budget.js'
 import { agentCapabilities, modelSampler, workingDirectoryRoots, type ChildAnswers } from './child-questions.js'
 import type { TokenUsage } from './events.js'
 import { resolveModel } from './model.js'
@@ -16,7 +17,7 @@ export interface AgentContext {
   runtime: Runtime
   loaded: LoadedConfig
   mode: PolicyMode
-  /** A principal's view: the role (else MYCELIUM_ROLE, else roles.default) with `--skills`, or exactly `only` (a worker). */
+  /** A principal's view: the role (else MYCELIUM_ROLE, else roles.default) with `--skills`, or exactly `only` (a worker). Not a worker's: the budget takes that role's caps. */
   viewFor: (role: string | undefined, only?: string[], roleFrom?: string) => PrincipalView
   model: string
   sdk: AnthropicSdk
@@ -25,6 +26,8 @@ export interface AgentContext {
   answers: ChildAnswers
   /** The tokens the model spent answering children's sampling so far (a live total). */
   sampledUsage: TokenUsage
+  /** The run's caps and meter: every Messages API request of the run goes through it (src/agent/budget.ts). */
+  budget: Budget
 }
 
 /** Says which variable to set when there are no credentials at all (before anything starts). */
@@ -49,6 +52,10 @@ export async function openAgentContext(options: {
   env: Record<string, string | undefined>
   version: string
   onRuntime: (runtime: Runtime) => void
+  /** `--max-budget-usd`, `--max-tokens-total`: win over the config's budgets. */
+  budget?: BudgetFlags | undefined
+  /** How a person raises the budget here, for the line that says it was reached (default: the flags and the config). */
+  raiseBudget?: string
   /** A person will answer children's elicitation (chat on a terminal: it sets `answers.elicit` once its prompt exists); else it is not offered. */
   person?: boolean
 }): Promise<AgentContext> {
@@ -57,17 +64,32 @@ export async function openAgentContext(options: {
   options.onRuntime(runtime)
   // The sandboxed built-ins, as `myc serve` offers them when an active skill allows them.
   const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
-  const viewFor = (role: string | undefined, only?: string[], roleFrom?: string) => createView(mode, loaded, { role, ...(roleFrom ? { roleFrom } : {}), skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}), ...(only ? { only } : {}) })
+  const price = loaded.config.agent.price
+  const flags = options.budget ?? {}
+  const budget = new Budget(price, options.raiseBudget ?? 'raise it with --max-budget-usd or --max-tokens-total, or in agent.budget')
+  // A cap in USD without a price fails before anything is asked of the model.
+  budget.setLimits(resolveLimits(flags, loaded.config.agent.budget, [], price))
+  /** The caps for a role: each of its chain's (the role, then the one it inherits from…) before agent.budget's. */
+  const roleLimits = (role: string | null) => {
+    const chain = role !== null && mode.kind === 'policy' ? (mode.state.roles.get(role)?.chain ?? [role]) : []
+    const definitions = mode.kind === 'policy' ? mode.state.sources.definitions : new Map()
+    return resolveLimits(flags, loaded.config.agent.budget, chain.map((name) => ({ name, budget: definitions.get(name)?.budget })), price)
+  }
+  const viewFor = (role: string | undefined, only?: string[], roleFrom?: string) => {
+    const view = createView(mode, loaded, { role, ...(roleFrom ? { roleFrom } : {}), skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}), ...(only ? { only } : {}) })
+    if (!only) budget.setLimits(roleLimits(view.describe?.().role ?? null))
+    return view
+  }
   const sdk = await loadAnthropicSdk()
   const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
   const model = resolveModel(options.model, loaded.config.agent.model, options.env)
   // What children may ask during the agent's tool calls: the model (sampling), the person when there is one, the working directory as the root.
   const sampledUsage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
   const answers: ChildAnswers = {
-    sample: modelSampler(client, model, loaded.config.agent.maxTokens, (message) => options.logger.info(message), sampledUsage),
+    sample: modelSampler(client, model, loaded.config.agent.maxTokens, (message) => options.logger.info(message), sampledUsage, budget),
     roots: workingDirectoryRoots(process.cwd()),
     ...(options.person ? { elicit: () => Promise.reject(new Error('nobody is at the prompt yet')) } : {}),
   }
   runtime.offerClientCapabilities(agentCapabilities(answers))
-  return { runtime, loaded, mode, viewFor, model, sdk, client, answers, sampledUsage }
+  return { runtime, loaded, mode, viewFor, model, sdk, client, answers, sampledUsage, budget }
 }

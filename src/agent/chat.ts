@@ -18,6 +18,7 @@ import { createApprovalGate } from './approvals.js'
 import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-export.js'
 import { viewToolbox } from './toolbox.js'
 import { costUsd } from './classifier.js'
+import { budgetCommand, capText, type BudgetFlags } from './budget.js'
 import { forStream } from '../terminal-colour.js'
 import { jsonText, terminalText } from '../terminal-text.js'
 
@@ -28,6 +29,10 @@ export interface ChatOptions {
   model?: string | undefined
   /** A session (id or saved name) to continue. */
   resume?: string | undefined
+  /** `--approve`: risk levels or tool patterns allowed without asking, as adhoc's (agent/approvals.ts). */
+  approve?: readonly string[] | undefined
+  /** `--max-budget-usd`, `--max-tokens-total`; `/budget` changes the caps for the rest of the chat (agent/budget.ts). */
+  budget?: BudgetFlags | undefined
   logger: Logger
   env: Record<string, string | undefined>
   version: string
@@ -45,6 +50,7 @@ const COMMANDS = new Map<string, string>([
   ['/tools', 'the tools the model is offered now'],
   ['/model', '/model [NAME]: show or switch the model for the next turn'],
   ['/status', 'role, model, skills, tools and tokens used'],
+  ['/budget', '/budget [N | N tokens | off]: the spend so far and the cap; N USD or N tokens for the rest of this chat'],
   ['/roles', 'the role (fixed at launch)'],
   ['/memory', '/memory [WORDS]: what this role remembers (and the roles it may read), when a skill grants memory'],
   ['/clear', 'forget the conversation so far'],
@@ -76,7 +82,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
   try {
     const interactive = input.isTTY === true && output.isTTY === true
     // On a terminal a person answers the children's elicitation (below, once the prompt exists); piped, nobody does, so it is not offered.
-    const opened = await openAgentContext({ ...options, person: interactive, onRuntime: (r) => (runtime = r) })
+    const opened = await openAgentContext({ ...options, person: interactive, raiseBudget: '/budget N raises it for this chat', onRuntime: (r) => (runtime = r) })
     const { loaded, sdk, client, answers } = opened
     const rt = runtime!
     const view = opened.viewFor(options.role)
@@ -139,7 +145,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     let shownStatus = ''
     const showStatus = (onlyIfChanged = false) => {
       if (!interactive) return
-      const line = statusLine(principal(), view.reachableSkills !== undefined, model, usage, loaded.config.agent.price)
+      const line = statusLine(principal(), view.reachableSkills !== undefined, model, usage, loaded.config.agent.price, capText(opened.budget.limits))
       if (onlyIfChanged && line === shownStatus) return
       shownStatus = line
       output.write(`${forStream(output, `${DIM}${terminalText(line)}${UNDIM}`, options.env)}\n`)
@@ -272,7 +278,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
           const estimate = (m: readonly BetaMessageParam[]) => Math.round(JSON.stringify(m).length / 4)
           const before = estimate(conversation)
           try {
-            const reply = await client.messages.create({
+            const reply = await opened.budget.send({
               model,
               max_tokens: 1_024,
               system: 'Summarise this conversation between a user and an agent for the agent to go on from: decisions, facts found, files and tools used, open questions. Be brief and concrete.',
@@ -320,6 +326,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
         case '/status':
           say(describe())
           return true
+        case '/budget':
+          return say(budgetCommand(opened.budget, arg)), true
         case '/memory': {
           // Through the principal's own recall tool: exactly what policy lets this session read.
           const recall = toolbox.list().find((t) => t.id === 'mycelium:recall_memory')
@@ -389,6 +397,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
         includePartial: interactive,
         conversation,
         approve: (id, tool, args) => approve.check(id, tool, args),
+        budget: opened.budget,
       })
       turn = undefined
       // The turn's own usage, and what the model spent meanwhile answering children's sampling (a live total: only what is new).
@@ -396,8 +405,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
         usage[k] += outcome.usage[k] + opened.sampledUsage[k] - sampledCounted[k]
         sampledCounted[k] = opened.sampledUsage[k]
       }
-      if (outcome.reason === 'interrupted' && conversation.at(-1)?.role === 'user') conversation.push({ role: 'assistant', content: '(interrupted by the user)' })
-      writer.append(...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })), { type: 'usage', inputTokens: outcome.usage.inputTokens, outputTokens: outcome.usage.outputTokens })
+      if ((outcome.reason === 'interrupted' || outcome.reason === 'budget') && conversation.at(-1)?.role === 'user') conversation.push({ role: 'assistant', content: outcome.reason === 'budget' ? '(stopped: the budget was reached)' : '(interrupted by the user)' })
+      writer.append(...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })), opened.budget.usageRecord())
       recordSkills()
       recorded = conversation.length
       if (outcome.reason === 'interrupted') {
@@ -437,6 +446,7 @@ export function statusLine(
   model: string,
   usage: TokenUsage,
   price: Parameters<typeof costUsd>[1],
+  cap?: string,
 ): string {
   const tokensIn = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens
   const cost = costUsd(usage, price)
@@ -446,7 +456,7 @@ export function statusLine(
     ...(policyMode ? [`skills: ${principal.activeSkills.map((s) => s.name).join(', ') || 'none'}`] : []),
     `${compactCount(tokensIn)} in / ${compactCount(usage.outputTokens)} out`,
     ...(cost === undefined ? [] : [`$${cost === 0 ? '0' : cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`]),
-  cap?: string,
+    ...(cap === undefined ? [] : [cap]),
   ].join(' · ')
 }
 
@@ -456,7 +466,6 @@ export function compactCount(n: number): string {
   // 999,600 reads 1M, not 1000k.
   const [value, unit] = n < 999_500 ? [n / 1_000, 'k'] : [n / 1_000_000, 'M']
   return `${value < 9.95 ? value.toFixed(1).replace(/\.0$/, '') : Math.round(value)}${unit}`
-    ...(cap === undefined ? [] : [cap]),
 }
 
 /** Tab completion: slash commands, and skill names after /add and /remove. */

@@ -4,6 +4,7 @@ import type { ClientCapabilities, JSONRPCNotification, RequestId } from '@modelc
 import type { PrincipalView } from '../principal/view.js'
 import type { CallOrigin, ConnectionHandle } from '../runtime/runtime.js'
 import { neededCapability } from '../children/input-bridge.js'
+import type { Budget } from './budget.js'
 import type { TokenUsage } from './events.js'
 
 /**
@@ -145,12 +146,13 @@ export function samplingResult(message: { model: string; stop_reason?: string | 
   return { role: 'assistant', content: { type: 'text', text }, model: message.model, ...(stopReason ? { stopReason } : {}) }
 }
 
-/** Sampling by the agent's model (non-streaming Messages API request); the tokens each answer took go to `usage` (the run's totals count them). */
-export function modelSampler(client: Pick<Anthropic, 'beta'>, model: string, maxTokensCap: number, note: (message: string) => void, usage?: TokenUsage): NonNullable<ChildAnswers['sample']> {
+/** Sampling by the agent's model (non-streaming Messages API request); the tokens each answer took go to `usage` (the run's totals count them). Through `budget`: a request past a cap is not sent, and the child gets the error. */
+export function modelSampler(client: Pick<Anthropic, 'beta'>, model: string, maxTokensCap: number, note: (message: string) => void, usage?: TokenUsage, budget?: Budget): NonNullable<ChildAnswers['sample']> {
   return async (server, params, signal) => {
     const request = samplingRequest(params, model, maxTokensCap)
     note(`server "${server}" asked the model (sampling, up to ${request.max_tokens} tokens)`)
-    const message = (await client.beta.messages.create({ ...request, stream: false } as never, { signal })) as unknown as Parameters<typeof samplingResult>[0] & { usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null } }
+    const send = () => client.beta.messages.create({ ...request, stream: false } as never, { signal }) as unknown as Promise<{ usage?: Record<string, number | null> }>
+    const message = (await (budget ? budget.send(request, send) : send())) as unknown as Parameters<typeof samplingResult>[0] & { usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null } }
     if (usage && message.usage) {
       usage.inputTokens += message.usage.input_tokens ?? 0
       usage.outputTokens += message.usage.output_tokens ?? 0

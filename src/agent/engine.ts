@@ -7,6 +7,7 @@ import type { WireError } from '../protocol/request-relay.js'
 import type { AnthropicSdk } from './anthropic-sdk.js'
 import { apiToolNames } from './api-names.js'
 import type { AgentEventBody, EndReason, TokenUsage } from './events.js'
+import { estimateTokens, type Budget } from './budget.js'
 import { toolResultContent } from './tool-content.js'
 import type { SpanHandle, Tracing } from '../telemetry/tracing.js'
 
@@ -55,6 +56,8 @@ export interface AgentOptions {
   tracing?: { tracing: Tracing; span: SpanHandle }
   /** Decides, before a call is sent, whether it may run (adhoc's approvals). */
   approve?: (callId: string, tool: OfferedTool, input: Record<string, unknown>) => Promise<{ allow: true } | { allow: false; reason: string }>
+  /** The run's caps and meter: a request that would pass a cap is not sent, and the run ends `budget` (src/agent/budget.ts). */
+  budget?: Budget
 }
 
 /** How a run ended. */
@@ -105,6 +108,12 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       // The tool list is the same from turn to turn until an escalation: cache it with the system prompt.
       ...(i === offered.length - 1 ? { cache_control: { type: 'ephemeral' as const } } : {}),
     }))
+    // The budget's rule: this request's estimated input and its max_tokens on top of the spend so far must stay under every cap.
+    const refused = options.budget?.capped ? options.budget.refuse(estimateTokens({ system, messages, tools }), options.maxTokens) : undefined
+    if (refused !== undefined) {
+      turns--
+      return end('budget', { code: 'budget_reached', message: refused })
+    }
     let message
     const chat = options.tracing?.tracing.start(`chat ${options.model}`, 'client', options.tracing.span, { 'gen_ai.operation.name': 'chat', 'gen_ai.system': 'anthropic', 'gen_ai.request.model': options.model, 'gen_ai.request.max_tokens': options.maxTokens })
     try {
@@ -118,6 +127,7 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
     }
     chat?.set({ 'gen_ai.response.model': message.model, 'gen_ai.usage.input_tokens': message.usage.input_tokens, 'gen_ai.usage.output_tokens': message.usage.output_tokens, ...(message.stop_reason ? { 'gen_ai.response.finish_reasons': message.stop_reason } : {}) })
     chat?.end()
+    options.budget?.add(message.usage)
     // Usage once per API call (not per content block).
     usage.inputTokens += message.usage.input_tokens
     usage.outputTokens += message.usage.output_tokens

@@ -25,7 +25,8 @@ const Usage = v.strictObject({
   cacheCreationInputTokens: v.number(),
 })
 
-export const EndReasons = ['done', 'max_turns', 'failed', 'denied', 'interrupted', 'error'] as const
+/** budget: the next request would have passed a cap (src/agent/budget.ts); exit 3. */
+export const EndReasons = ['done', 'max_turns', 'failed', 'denied', 'interrupted', 'error', 'budget'] as const
 
 export const AgentEventSchema = v.variant('type', [
   v.strictObject({

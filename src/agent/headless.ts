@@ -7,6 +7,7 @@ import type { Runtime } from '../runtime/runtime.js'
 import { activateSkill, activateTriggered } from './activation.js'
 import { createApprovalGate } from './approvals.js'
 import { openAgentContext } from './agent-context.js'
+import type { BudgetFlags } from './budget.js'
 import { costUsd } from './classifier.js'
 import { runAgent, type AgentOptions, type AgentOutcome } from './engine.js'
 import { EventStream, humanSink, jsonLinesSink } from './event-stream.js'
@@ -40,6 +41,8 @@ export interface HeadlessOptions {
   includePartial?: boolean
   /** `--approve` values (adhoc): risk levels or tool patterns allowed without asking. */
   approve?: readonly string[]
+  /** `--max-budget-usd`, `--max-tokens-total`: caps on the run's spend (src/agent/budget.ts). */
+  budget?: BudgetFlags | undefined
   logger: Logger
   env: Record<string, string | undefined>
   version: string
@@ -55,7 +58,7 @@ interface HandOff {
   from: string
 }
 
-const EXIT_BY_REASON: Record<EndReason, number> = { done: ExitCode.ok, max_turns: ExitCode.checkFailed, failed: ExitCode.checkFailed, denied: ExitCode.checkFailed, interrupted: ExitCode.interrupted, error: ExitCode.runtime }
+const EXIT_BY_REASON: Record<EndReason, number> = { done: ExitCode.ok, max_turns: ExitCode.checkFailed, failed: ExitCode.checkFailed, denied: ExitCode.checkFailed, budget: ExitCode.checkFailed, interrupted: ExitCode.interrupted, error: ExitCode.runtime }
 
 /**
  * `myc run`: one task, no terminal needed. The agent runs in this process
@@ -111,7 +114,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   try {
     const kind = options.mode ?? 'run'
     const context = options.contextFile ? await (await import('./failure-context.js')).readFailureContext(options.contextFile) : undefined
-    const { loaded, mode, viewFor, model, sdk, client, answers, sampledUsage } = await openAgentContext({ ...options, onRuntime: (r) => (runtime = r) })
+    const { loaded, mode, viewFor, model, sdk, client, answers, sampledUsage, budget } = await openAgentContext({ ...options, onRuntime: (r) => (runtime = r) })
     sampled = sampledUsage
     const rt = runtime!
     price.value = loaded.config.agent.price
@@ -121,7 +124,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     root = tracing?.start('invoke_agent mycelium', 'internal', undefined, { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'mycelium', 'gen_ai.system': 'anthropic', 'gen_ai.request.model': model, 'mycelium.mode': kind })
     const traced = tracing && root ? { tracing: { tracing, span: root } } : {}
     const agent = (task: string, rest: Pick<AgentOptions, 'toolbox' | 'system'> & Partial<AgentOptions>) =>
-      runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, ...traced, ...rest })
+      runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, budget, ...traced, ...rest })
 
     // Every run is a recorded session (append-only, beside the config), or continues one.
     const { recordedSessionsDir, loadSession } = await import('./session-store.js')
@@ -153,7 +156,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const record = (writer: SessionWriter, conversation: readonly BetaMessageParam[], recorded: number, outcome: AgentOutcome, view: ReturnType<typeof viewFor>) =>
       writer.append(
         ...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })),
-        { type: 'usage', inputTokens: outcome.usage.inputTokens, outputTokens: outcome.usage.outputTokens },
+        // What the run spent since the last record (its workers' and children's sampling included), priced when agent.price is set.
+        budget.usageRecord(),
         { type: 'skills', active: view.describe?.().activeSkills.map((s) => s.name) ?? [] },
       )
 
@@ -248,12 +252,12 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const contextFile = await writeFailureContext(loaded.dir, { skillId: failure.skill, scriptPath: `scripts/${failure.script}`, args: failure.args, exitCode: failure.exitCode, stdout: failure.stdout, stderr: failure.stderr, conversationSummary: said.join('\n').slice(-4_000) })
     const onFailure = options.onFailure ?? 'prompt'
     const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
+    // Before the question, what failed: the script, its exit code, the end of its stderr.
+    if (onFailure === 'prompt' && interactive) stderr.write(`${terminalText((await import('./failure-context.js')).failureSummary(failure))}\n`)
     const handOff = onFailure === 'auto' || (onFailure === 'prompt' && interactive && (await (await import('./terminal-approval.js')).askYesNo(`Script ${failure.script} of skill ${failure.skill} failed. Hand off to adhoc to investigate?`)))
     if (!handOff) {
       if (onFailure === 'prompt') stderr.write(`${terminalText(`myc: the workflow failed; to investigate: myc adhoc --context ${contextFile}${options.configPath ? ` --config ${options.configPath}` : ''} "find out why ${failure.skill} failed and fix it"`)}\n`)
       return finish({ ...workflow, contextFile })
-    // Before the question, what failed: the script, its exit code, the end of its stderr.
-    if (onFailure === 'prompt' && interactive) stderr.write(`${terminalText((await import('./failure-context.js')).failureSummary(failure))}\n`)
     }
     // A hand-off that cannot start (no view for adhoc) fails before it hands off, naming the context file.
     let adhocReady: ReturnType<typeof viewFor>

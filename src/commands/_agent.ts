@@ -4,6 +4,28 @@ import { createLogger } from '../logger.js'
 import { version } from '../version.js'
 import { commonArgs, principalArgs, splitList } from './_shared.js'
 
+/** The caps on an agent run's spend: run, workflow, adhoc and chat (docs/tokens.md, "Capping the spend"). */
+export const budgetArgs = {
+  'max-budget-usd': { type: 'string', description: 'Stop before a request that could take the spend past N USD (needs agent.price); wins over agent.budget and the role\'s budget', valueHint: 'n' },
+  'max-tokens-total': { type: 'string', description: 'Stop before a request that could take the tokens (input and output) past N', valueHint: 'n' },
+} as const satisfies Record<string, ArgDef>
+
+/** `--max-budget-usd` and `--max-tokens-total`, checked: a positive number, a whole number of at least 1. */
+export function budgetFlags(args: { 'max-budget-usd'?: unknown; 'max-tokens-total'?: unknown }): { maxUsd?: number; maxTotalTokens?: number } {
+  const out: { maxUsd?: number; maxTotalTokens?: number } = {}
+  if (args['max-budget-usd'] !== undefined) {
+    const n = Number(args['max-budget-usd'])
+    if (String(args['max-budget-usd']).trim() === '' || !Number.isFinite(n) || n <= 0) throw new MycError('usage', `--max-budget-usd takes an amount of USD above 0, such as 0.50, not "${String(args['max-budget-usd'])}"`)
+    out.maxUsd = n
+  }
+  if (args['max-tokens-total'] !== undefined) {
+    const n = Number(args['max-tokens-total'])
+    if (!Number.isSafeInteger(n) || n < 1) throw new MycError('usage', `--max-tokens-total takes a whole number of at least 1, not "${String(args['max-tokens-total'])}"`)
+    out.maxTotalTokens = n
+  }
+  return out
+}
+
 /** The flags `myc run` and `myc adhoc` share. */
 export const agentArgs = {
   ...commonArgs,
@@ -15,6 +37,7 @@ export const agentArgs = {
   'include-partial': { type: 'boolean', description: 'With --json: also text_delta events as text streams in' },
   'json-schema': { type: 'boolean', description: 'Print the JSON Schema of the events and exit' },
   resume: { type: 'string', description: 'Continue a recorded session (id or saved name): its conversation and skills', valueHint: 'id' },
+  ...budgetArgs,
 } as const satisfies Record<string, ArgDef>
 
 /** Every value of a repeatable flag (`--approve high --approve fs:write_*`), up to `--`. */
@@ -50,6 +73,7 @@ export async function runAgentCommand(mode: 'run' | 'adhoc' | 'workflow', args: 
     maxTurns = Number(args['max-turns'])
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new MycError('usage', `--max-turns takes a whole number of at least 1, not "${String(args['max-turns'])}"`)
   }
+  const budget = budgetFlags(args)
   let task = typeof args.task === 'string' ? args.task : undefined
   if (task === '-' || (task === undefined && process.stdin.isTTY !== true)) task = await readStdin()
   if (task === undefined || task.trim() === '') throw new MycError('usage', `myc ${mode} needs a task: \`myc ${mode} "what to do"\`, or the task on stdin with \`myc ${mode} -\``)
@@ -65,6 +89,7 @@ export async function runAgentCommand(mode: 'run' | 'adhoc' | 'workflow', args: 
     json: args.json === true,
     includePartial: args['include-partial'] === true,
     approve: extra.approve ?? [],
+    budget,
     ...(typeof args.resume === 'string' ? { resume: args.resume } : {}),
     ...(extra.onFailure ? { onFailure: extra.onFailure as 'prompt' | 'auto' | 'exit' } : {}),
     ...(extra.context ? { contextFile: extra.context } : {}),

@@ -2,6 +2,7 @@ import { defineCommand } from 'citty'
 import { createLogger } from '../logger.js'
 import { version } from '../version.js'
 import { commonArgs, principalArgs, splitList } from './_shared.js'
+import { budgetArgs, budgetFlags, repeated } from './_agent.js'
 
 export default defineCommand({
   meta: { name: 'chat', description: 'Talk with the agent: a prompt on a terminal (slash commands: /help), or one turn per line of piped stdin' },
@@ -10,9 +11,11 @@ export default defineCommand({
     ...principalArgs,
     model: { type: 'string', description: 'Model (else agent.model, else ANTHROPIC_MODEL, else the default)', valueHint: 'model' },
     resume: { type: 'string', description: 'Continue a recorded session (id or saved name)', valueHint: 'id' },
+    approve: { type: 'string', description: 'Allow without asking: a risk level (that and below) or a tool pattern; repeatable (as adhoc)', valueHint: 'level|pattern' },
+    ...budgetArgs,
   },
   async run({ args, rawArgs }) {
     const { runChat } = await import('../agent/chat.js')
-    return runChat({ configPath: args.config, role: args.role, skills: splitList(args.skills), model: args.model, resume: args.resume, logger: createLogger({ verbose: args.verbose, quiet: !args.verbose }), env: process.env, version })
+    return runChat({ configPath: args.config, role: args.role, skills: splitList(args.skills), model: args.model, resume: args.resume, approve: repeated(rawArgs, '--approve'), budget: budgetFlags(args), logger: createLogger({ verbose: args.verbose, quiet: !args.verbose }), env: process.env, version })
   },
 })

@@ -81,11 +81,20 @@ export const ConfigSchema = v.strictObject({
       strict: v.optional(v.boolean(), true),
       maxFileBytes: v.optional(positiveInt(1, 1 << 30), 1_048_576),
       maxSkillBytes: v.optional(positiveInt(1, 1 << 30), 8_388_608),
+/** A cap on what an agent run spends (docs/tokens.md, "Capping the spend"): USD (needs agent.price), input tokens (cache reads and writes included), output tokens. */
+export const BudgetSchema = v.strictObject({
+  maxUsd: v.optional(v.pipe(v.number(), v.gtValue(0, 'must be more than 0'))),
+  maxInputTokens: v.optional(positiveInt(1, Number.MAX_SAFE_INTEGER)),
+  maxOutputTokens: v.optional(positiveInt(1, Number.MAX_SAFE_INTEGER)),
+})
+
     }),
   ),
   roles: v.optional(
     v.strictObject({
       default: v.optional(roleName),
+  /** The agent's budget for this role: each cap it sets wins over agent.budget's. */
+  budget: v.optional(BudgetSchema),
       definitions: v.optional(v.record(roleName, RoleDefinitionSchema), {}),
     }),
     {},
@@ -250,6 +259,8 @@ export const ConfigSchema = v.strictObject({
     }),
     {},
   ),
+      /** Caps on a run's spend (a role's budget wins, cap by cap; --max-budget-usd and --max-tokens-total win over both). */
+      budget: v.optional(BudgetSchema),
 })
 
 export type RawConfigOutput = v.InferOutput<typeof ConfigSchema>
@@ -263,3 +274,4 @@ export type RoleDefinition = v.InferOutput<typeof RoleDefinitionSchema>
 export type MyceliumConfig = Omit<RawConfigOutput, 'mcpServers' | '$schema'> & {
   servers: Map<string, ServerConfig>
 }
+export type BudgetConfig = v.InferOutput<typeof BudgetSchema>

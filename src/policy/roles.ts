@@ -6,6 +6,8 @@ export interface RoleDefinitionInput {
   deny?: readonly string[]
   inherits?: string
   description?: string
+  /** The agent's spending caps for this role (src/agent/budget.ts). */
+  budget?: { maxUsd?: number | undefined; maxInputTokens?: number | undefined; maxOutputTokens?: number | undefined }
 }
 
 /** A role with everything resolved: which skills it reaches and what it may never see. */

@@ -89,7 +89,7 @@ async function loadRoleFiles(dir: string): Promise<Map<string, RoleDefinitionInp
     const parsed = v.safeParse(RoleDefinitionSchema, parseYaml(await readFile(file, 'utf8')) ?? {})
     if (!parsed.success) {
       const issue = parsed.issues[0]
-      throw new MycError('config_invalid', `${file}: ${(issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'}: ${issue.message} (keys: allowedSkills, deny, inherits, description)`)
+      throw new MycError('config_invalid', `${file}: ${(issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'}: ${issue.message} (keys: allowedSkills, deny, inherits, description, budget)`)
     }
     out.set(role, parsed.output)
   }

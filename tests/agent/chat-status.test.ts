@@ -13,6 +13,11 @@ describe("myc chat's status line", () => {
     expect(statusLine({ role: null, activeSkills: [] }, false, 'm', usage(500_000, 20_000), { inputPerMTok: 3, outputPerMTok: 15 })).toBe('open mode · m · 500k in / 20k out · $1.80')
   })
 
+  it('ends with the budget when the chat has one', () => {
+    expect(statusLine({ role: null, activeSkills: [] }, false, 'm', usage(10, 5), { inputPerMTok: 3, outputPerMTok: 15 }, 'budget $0.05')).toBe('open mode · m · 10 in / 5 out · $0.0001 · budget $0.05')
+    expect(statusLine({ role: null, activeSkills: [] }, false, 'm', usage(10, 5), undefined, 'budget 100 tokens')).toBe('open mode · m · 10 in / 5 out · budget 100 tokens')
+  })
+
   it('counts compactly', () => {
     expect([0, 999, 1_000, 1_249, 9_949, 9_951, 56_400, 999_499, 999_600, 3_400_000, 12_600_000].map(compactCount)).toEqual(['0', '999', '1k', '1.2k', '9.9k', '10k', '56k', '999k', '1M', '3.4M', '13M'])
   })

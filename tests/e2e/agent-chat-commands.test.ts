@@ -172,7 +172,9 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
       expect(await type('/memory nothing-like-this', '/memory WORDS, no match')).toEqual(['No memories found.'])
 
       // /status: role, model, skills, tools offered (4 skill tools, echo:echo, 3 memory tools) and tokens of 2 requests.
-      expect(await type('/status', '/status')).toEqual(['role dev · model claude-second-2 · skills base, notes · 8 tools · 30 tokens'])
+      expect(await type('/status', '/status')).toEqual(['role dev · model claude-second-2 · skills base, notes · 9 tools · 30 tokens'])
+      // /budget: the spend so far, and no cap (agent-chat-budget.test.ts sets and raises one).
+      expect(await type('/budget', '/budget')).toEqual(['spent 30 tokens; no budget (/budget N sets one in USD, /budget N tokens in tokens, /budget off removes it)'])
 
       expect(await type('second question', 'turn 2')).toContain('answer to "second question" after 5 messages')
       expect(await type('third question', 'turn 3')).toContain('answer to "third question" after 7 messages')
