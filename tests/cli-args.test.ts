@@ -64,6 +64,18 @@ describe('the command tree', () => {
   })
 })
 
+describe('usage text', () => {
+  it.each(tree.map((n) => [n.path.join(' ') || '(myc)', n] as const))('myc %s --help stays within 100 columns, and no line ends in padding', async (_, node) => {
+    const { code, stdout } = await cli([...node.path, '--help'])
+    expect(code).toBe(0)
+    expect(stdout.length).toBeGreaterThan(0)
+    for (const line of stdout.split('\n')) {
+      expect(line.length, line).toBeLessThanOrEqual(100)
+      expect(line).toBe(line.trimEnd())
+    }
+  })
+})
+
 describe('every command refuses an unknown flag (exit 2, naming it), from the command tree', () => {
   it.each(tree.map((n) => [n.path.join(' ') || '(none: serve)', n] as const))('myc %s --bogus-flag', async (_, node) => {
     const after = await cli([...node.path, '--bogus-flag'])
