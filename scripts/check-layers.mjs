@@ -13,7 +13,7 @@ const src = path.join(root, 'src')
 /** Lowest first: a folder may import its own layer's files and any folder below it, never one above. */
 export const LAYERS = [
   ['(root)', 'protocol', 'assets'],
-  ['config', 'sandbox', 'telemetry'],
+  ['config', 'sandbox', 'telemetry', 'oauth'],
   ['policy', 'skills'],
   ['memory'],
   ['children'],

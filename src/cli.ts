@@ -34,6 +34,7 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   chat: () => import('./commands/chat.js').then((m) => m.default),
   sessions: () => import('./commands/sessions.js').then((m) => m.default),
   memory: () => import('./commands/memory.js').then((m) => m.default),
+  auth: () => import('./commands/auth.js').then((m) => m.default),
 })
 
 /** `myc` itself: its args are the global flags, accepted before or after any command. */
@@ -81,13 +82,13 @@ async function locate(argv: string[], stdinIsTTY: boolean): Promise<Located> {
   return descend(await commands[name]!(), name, without(argv, index), globals)
 }
 
-/** Walks nested subcommands (`skills lint`, `memory show`) down to the one that runs. */
 function unknownCommand(name: string): MycError {
   const known = Object.keys(commands)
   const guess = nearest(name, [...known, 'help'])
   return new MycError('usage', `Unknown command "${name}"${guess ? ` (did you mean ${guess}?)` : ''}. Commands: ${known.join(', ')}. Run \`myc help [COMMAND]\` or \`myc --help\` for usage.`)
 }
 
+/** Walks nested subcommands (`skills lint`, `memory show`) down to the one that runs. */
 async function descend(cmd: CommandDef<any>, path: string, words: string[], globals: ArgsDef): Promise<Located> {
   const subs = await subCommandsOf(cmd)
   if (!subs) return { leaf: cmd, path, words }
@@ -136,7 +137,6 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
       writeUsage(await usageFor([...own.filter((a) => a !== '--help' && a !== '-h'), ...argv.slice(own.length)], stdinIsTTY))
       return ExitCode.ok
     }
-    const { leaf, path, words } = await locate(argv, stdinIsTTY)
     // `myc help [COMMAND…]` is `myc [COMMAND…] --help`.
     const first = await findCommandWord(own, [await argsOf(main)])
     if (first !== -1 && own[first] === 'help') {
@@ -146,6 +146,7 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
       writeUsage(await usageFor(rest, stdinIsTTY))
       return ExitCode.ok
     }
+    const { leaf, path, words } = await locate(argv, stdinIsTTY)
     located = path
     const args = await argsOf(leaf)
     // The JSON error document is for a command that prints JSON; any other reads its error as text.

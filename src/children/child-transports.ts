@@ -1,8 +1,10 @@
-import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client'
+import { InsufficientScopeError, SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client'
 import type { ServerConfig } from '../config/schema.js'
 import { redactUrl, redactUrls } from '../redact.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
+import { childAuthProvider, NeedsLoginError, needsLoginIn, type ChildAuth } from '../oauth/child-auth.js'
+import { TokenStore } from '../oauth/token-store.js'
 import type { PrespawnedChildren } from './prespawn.js'
 import type { CommandHost } from './resolve-command.js'
 import { withOwnSignals } from './request-signals.js'
@@ -10,7 +12,7 @@ import { describeResolution, stdioSpawnSpec } from './spawn-spec.js'
 import { ChildStdioTransport } from './stdio-transport.js'
 
 /** How a child is reached: a process over stdio, Streamable HTTP (falling back to HTTP+SSE), or HTTP+SSE. */
-export function createChildTransport(config: ServerConfig, log: Logger, options: { key: string; host: CommandHost; configDir: string; prespawned?: PrespawnedChildren | undefined }): Transport {
+export function createChildTransport(config: ServerConfig, log: Logger, options: { key: string; host: CommandHost; configDir: string; prespawned?: PrespawnedChildren | undefined; stderrLine?: ((line: string) => void) | undefined; tokenStore?: TokenStore | undefined }): Transport {
   if (config.type === 'stdio') {
     const spec = stdioSpawnSpec(config, options.host, options.configDir)
     const resolution = describeResolution(spec)
@@ -22,14 +24,25 @@ export function createChildTransport(config: ServerConfig, log: Logger, options:
       env: spec.env,
       cwd: spec.cwd,
       ...(spec.windowsVerbatimArguments ? { windowsVerbatimArguments: true } : {}),
-    })
-  }
       ...(early ? { early } : {}),
       onStderrLine: options.stderrLine ?? ((line) => log.info(line)),
+    })
+  }
   const url = new URL(config.url)
   const requestInit = { headers: config.headers }
-  if (config.type === 'sse') return new SSEClientTransport(url, { requestInit, fetch: withOwnSignals() })
-  return new FallbackHttpTransport(url, requestInit, log)
+  const authProvider = oauthProviderFor(config, options.key, options.tokenStore)
+  if (config.type === 'sse') return new SSEClientTransport(url, { requestInit, fetch: withOwnSignals(), ...(authProvider ? { authProvider } : {}) })
+  return new FallbackHttpTransport(url, requestInit, log, authProvider, options.key)
+}
+
+/**
+ * An HTTP child's OAuth (docs/auth.md): the login `myc auth login` stored,
+ * refreshed as needed. Not for a child whose config sends its own
+ * Authorization header and has no `oauth` key.
+ */
+function oauthProviderFor(config: ServerConfig & { type: 'http' | 'sse' }, key: string, store: TokenStore | undefined): ChildAuth | undefined {
+  if (!config.oauth && Object.keys(config.headers).some((h) => h.toLowerCase() === 'authorization')) return undefined
+  return childAuthProvider({ key, url: config.url, oauth: config.oauth, store: store ?? TokenStore.forUser() })
 }
 
 /** Ids of the SDK's probe requests: a late answer (after the timeout verdict) is dropped, not handed to the SDK. */
@@ -86,7 +99,30 @@ export function describeStartError(error: unknown, config: ServerConfig): string
   if (e?.code === 'EACCES' && config.type === 'stdio') return `command not executable: "${config.command}"`
   // Status, doctor and logs show this: the URL it failed on (an HTTP child's, with its user, password and query) without its secrets.
   const message = error instanceof Error ? error.message : String(error)
-  return redactUrls(config.type === 'stdio' ? message : message.split(config.url).join(redactUrl(config.url)))
+  if (config.type === 'stdio') return redactUrls(message)
+  // A child that needs a login: its message is the fix (`run: myc auth login SERVER`).
+  const needsLogin = needsLoginIn(error)
+  if (needsLogin) return redactUrls(needsLogin.message)
+  const said = message.split(config.url).join(redactUrl(config.url))
+  // `fetch failed` says neither where nor why: the URL and the network cause (ECONNREFUSED, ENOTFOUND…) it wraps.
+  const cause = causeWords(error)
+  const why = cause !== undefined && !said.includes(cause) ? `${said} (${cause})` : said
+  return redactUrls(said.includes(redactUrl(config.url)) ? why : `${redactUrl(config.url)}: ${why}`)
+}
+
+/** The innermost cause of a network error, in words (`connect ECONNREFUSED 127.0.0.1:9`), or undefined. */
+function causeWords(error: unknown): string | undefined {
+  let cause: unknown = error instanceof Error ? error.cause : undefined
+  let words: string | undefined
+  for (let depth = 0; cause !== undefined && cause !== null && depth < 5; depth++) {
+    // Node's happy-eyeballs connect fails with an AggregateError of one error per address.
+    const first: unknown = cause instanceof AggregateError && cause.errors.length > 0 ? cause.errors[0] : cause
+    const code = (first as NodeJS.ErrnoException).code
+    const message = first instanceof Error ? first.message : String(first)
+    words = code !== undefined && !message.includes(code) ? `${code}: ${message}` : message || code
+    cause = first instanceof Error ? first.cause : undefined
+  }
+  return words
 }
 
 /**
@@ -106,8 +142,10 @@ class FallbackHttpTransport implements Transport {
     private readonly url: URL,
     private readonly requestInit: RequestInit,
     private readonly log: Logger,
+    private readonly authProvider?: ChildAuth | undefined,
+    private readonly key?: string | undefined,
   ) {
-    this.active = this.attach(new StreamableHTTPClientTransport(url, { requestInit, fetch: withOwnSignals() }))
+    this.active = this.attach(new StreamableHTTPClientTransport(url, { requestInit, fetch: withOwnSignals(), ...(authProvider ? { authProvider } : {}) }))
   }
 
   private attach(transport: Transport): Transport {
@@ -130,6 +168,19 @@ class FallbackHttpTransport implements Transport {
   }
 
   async send(message: Parameters<Transport['send']>[0], options?: Parameters<Transport['send']>[1]): Promise<void> {
+    try {
+      await this.sendOrFallBack(message, options)
+    } catch (error) {
+      // Refused again after a refresh: only a new login helps, and the error says so.
+      const status = (error as { status?: unknown }).status ?? (error as { code?: unknown }).code
+      if (this.authProvider && this.key !== undefined && status === 401 && !needsLoginIn(error)) throw new NeedsLoginError(this.key, 'the server refused the token even after a refresh', { cause: error })
+      // A 403 insufficient_scope: step-up is a new login, asking for the scope too.
+      if (this.authProvider && error instanceof InsufficientScopeError) throw await this.authProvider.needsScope(error.requiredScope)
+      throw error
+    }
+  }
+
+  private async sendOrFallBack(message: Parameters<Transport['send']>[0], options?: Parameters<Transport['send']>[1]): Promise<void> {
     // The era probe does not count: a 2025 Streamable HTTP server refuses it with a 4xx too (the SDK reads that as "legacy").
     if (!this.firstSend || (message as { method?: unknown }).method === 'server/discover') return this.active.send(message, options)
     this.firstSend = false
@@ -137,14 +188,15 @@ class FallbackHttpTransport implements Transport {
       await this.active.send(message, options)
     } catch (error) {
       const status = (error as { code?: unknown; status?: unknown }).status ?? (error as { code?: unknown }).code
-      const clientError = typeof status === 'number' && status >= 400 && status < 500
-      if (this.triedFallback || !clientError) throw error
+      // 401 and 403 are about the credential, not the transport: no fallback.
+      const clientError = typeof status === 'number' && status >= 400 && status < 500 && status !== 401 && status !== 403
+      if (this.triedFallback || !clientError || needsLoginIn(error)) throw error
       this.triedFallback = true
       this.log.info(`${redactUrl(this.url.href)} does not speak Streamable HTTP (${String(status)}); trying HTTP+SSE`)
       const old = this.active
       old.onclose = undefined
       await old.close().catch(() => {})
-      this.active = this.attach(new SSEClientTransport(this.url, { requestInit: this.requestInit, fetch: withOwnSignals() }))
+      this.active = this.attach(new SSEClientTransport(this.url, { requestInit: this.requestInit, fetch: withOwnSignals(), ...(this.authProvider ? { authProvider: this.authProvider } : {}) }))
       await this.active.start()
       await this.active.send(message, options)
     }

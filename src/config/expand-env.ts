@@ -25,9 +25,9 @@ export function expandString(text: string, env: Record<string, string | undefine
   })
 }
 
-/** Where secrets live: the values of `env` and `headers` of any server. */
+/** Where secrets live: the values of `env` and `headers` of any server, and its `oauth.clientSecret`. */
 export function isSecretPath(path: readonly (string | number)[]): boolean {
-  return path.length === 4 && path[0] === 'mcpServers' && (path[2] === 'env' || path[2] === 'headers')
+  return path.length === 4 && path[0] === 'mcpServers' && (path[2] === 'env' || path[2] === 'headers' || (path[2] === 'oauth' && path[3] === 'clientSecret'))
 }
 
 /**

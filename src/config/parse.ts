@@ -191,7 +191,7 @@ function describeIssue(issue: v.BaseIssue<unknown>, doc: Record<string, unknown>
       const type = (getAt(doc, parentPath) as { type?: string } | undefined)?.type
       const otherKeys: readonly string[] = type === 'stdio' ? HTTP_ONLY_KEYS : STDIO_ONLY_KEYS
       if (otherKeys.includes(key)) {
-        const fits = type === 'stdio' ? '"url" and "headers" fit type "http" or "sse"' : '"command", "args", "env" and "cwd" fit type "stdio"'
+        const fits = type === 'stdio' ? '"url", "headers" and "oauth" fit type "http" or "sse"' : '"command", "args", "env" and "cwd" fit type "stdio"'
         return { path, message: `"${key}" does not fit a server of type "${type}": ${fits}; remove it or change "type"` }
       }
     }

@@ -46,10 +46,26 @@ export const StdioServerSchema = v.strictObject({
   ...commonServerKeys,
 })
 
+/**
+ * OAuth 2.1 for an HTTP child (docs/auth.md): its presence (or the child's
+ * 401 challenge) turns the flow on. With no client id, myc registers itself
+ * (a Client ID Metadata Document at `clientMetadataUrl`, else dynamic
+ * registration).
+ */
+export const OAuthSchema = v.strictObject({
+  clientId: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+  /** Write it as "${ENV_VAR}": the config is no place for a secret. */
+  clientSecret: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
+  clientMetadataUrl: v.optional(v.pipe(v.string(), v.url('must be an https URL with a path, such as https://example.com/myc-client.json'), v.check((u) => /^https:\/\/[^/]+\/./.test(u), 'must be an https URL with a path, such as https://example.com/myc-client.json'))),
+  /** The scopes to ask for, instead of the ones the server's challenge or metadata names. */
+  scopes: v.optional(v.array(v.pipe(v.string(), v.regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be one scope word (no spaces or quotes)')))),
+})
+
 export const HttpServerSchema = v.strictObject({
   type: v.picklist(['http', 'sse']),
   url: v.pipe(v.string(), v.url('must be an absolute URL such as https://example.com/mcp')),
   headers: v.optional(stringMap, {}),
+  oauth: v.optional(OAuthSchema),
   ...commonServerKeys,
 })
 
@@ -57,7 +73,7 @@ export const ServerSchema = v.variant('type', [StdioServerSchema, HttpServerSche
 
 /** Keys that fit each server type, for "does not fit" messages. */
 export const STDIO_ONLY_KEYS = ['command', 'args', 'env', 'cwd'] as const
-export const HTTP_ONLY_KEYS = ['url', 'headers'] as const
+export const HTTP_ONLY_KEYS = ['url', 'headers', 'oauth'] as const
 
 const patternList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))
 const nameList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))
@@ -65,11 +81,20 @@ const nameList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty'))
 /** A role name: it names a memory file, so it may not leave the folder. */
 export const roleName = v.pipe(v.string(), v.regex(ROLE_NAME, `must be a role name: ${ROLE_NAME_RULE}`))
 
+/** A cap on what an agent run spends (docs/tokens.md, "Capping the spend"): USD (needs agent.price), input tokens (cache reads and writes included), output tokens. */
+export const BudgetSchema = v.strictObject({
+  maxUsd: v.optional(v.pipe(v.number(), v.gtValue(0, 'must be more than 0'))),
+  maxInputTokens: v.optional(positiveInt(1, Number.MAX_SAFE_INTEGER)),
+  maxOutputTokens: v.optional(positiveInt(1, Number.MAX_SAFE_INTEGER)),
+})
+
 export const RoleDefinitionSchema = v.strictObject({
   description: v.optional(v.string()),
   allowedSkills: v.optional(nameList),
   deny: v.optional(patternList, []),
   inherits: v.optional(roleName),
+  /** The agent's budget for this role: each cap it sets wins over agent.budget's. */
+  budget: v.optional(BudgetSchema),
 })
 
 export const ConfigSchema = v.strictObject({
@@ -81,20 +106,11 @@ export const ConfigSchema = v.strictObject({
       strict: v.optional(v.boolean(), true),
       maxFileBytes: v.optional(positiveInt(1, 1 << 30), 1_048_576),
       maxSkillBytes: v.optional(positiveInt(1, 1 << 30), 8_388_608),
-/** A cap on what an agent run spends (docs/tokens.md, "Capping the spend"): USD (needs agent.price), input tokens (cache reads and writes included), output tokens. */
-export const BudgetSchema = v.strictObject({
-  maxUsd: v.optional(v.pipe(v.number(), v.gtValue(0, 'must be more than 0'))),
-  maxInputTokens: v.optional(positiveInt(1, Number.MAX_SAFE_INTEGER)),
-  maxOutputTokens: v.optional(positiveInt(1, Number.MAX_SAFE_INTEGER)),
-})
-
     }),
   ),
   roles: v.optional(
     v.strictObject({
       default: v.optional(roleName),
-  /** The agent's budget for this role: each cap it sets wins over agent.budget's. */
-  budget: v.optional(BudgetSchema),
       definitions: v.optional(v.record(roleName, RoleDefinitionSchema), {}),
     }),
     {},
@@ -243,6 +259,8 @@ export const BudgetSchema = v.strictObject({
           cacheWritePerMTok: v.optional(v.pipe(v.number(), v.minValue(0))),
         }),
       ),
+      /** Caps on a run's spend (a role's budget wins, cap by cap; --max-budget-usd and --max-tokens-total win over both). */
+      budget: v.optional(BudgetSchema),
       /** `mycelium__delegate`: nested agents limited to one skill's tools. */
       workers: v.optional(
         v.strictObject({
@@ -259,19 +277,18 @@ export const BudgetSchema = v.strictObject({
     }),
     {},
   ),
-      /** Caps on a run's spend (a role's budget wins, cap by cap; --max-budget-usd and --max-tokens-total win over both). */
-      budget: v.optional(BudgetSchema),
 })
 
 export type RawConfigOutput = v.InferOutput<typeof ConfigSchema>
 export type RestartConfig = v.InferOutput<typeof RestartSchema>
 export type StdioServerConfig = v.InferOutput<typeof StdioServerSchema>
 export type HttpServerConfig = v.InferOutput<typeof HttpServerSchema>
+export type OAuthConfig = v.InferOutput<typeof OAuthSchema>
 export type ServerConfig = StdioServerConfig | HttpServerConfig
 export type RoleDefinition = v.InferOutput<typeof RoleDefinitionSchema>
+export type BudgetConfig = v.InferOutput<typeof BudgetSchema>
 
 /** The resolved config: defaults filled in, servers in a Map in file order. */
 export type MyceliumConfig = Omit<RawConfigOutput, 'mcpServers' | '$schema'> & {
   servers: Map<string, ServerConfig>
 }
-export type BudgetConfig = v.InferOutput<typeof BudgetSchema>

@@ -34,6 +34,9 @@ const PROVIDERS: ReadonlyMap<string, string> = new Map([
  */
 export function startFix(error: string | undefined): string {
   const missing = /^command not found: "([^"]+)"/.exec(error ?? '')?.[1]
+  // An HTTP child that needs an OAuth login (docs/auth.md): its error ends with the fix.
+  const login = /run: (myc auth login \S+)$/.exec(error ?? '')?.[1]
+  if (login !== undefined) return `run \`${login}\``
   if (missing === undefined) return 'run `myc status --verbose` to see its stderr'
   const name = missing.split(/[\\/]/).pop()!.replace(/\.(exe|cmd)$/i, '')
   const install = PROVIDERS.get(name) ?? `install ${name}`

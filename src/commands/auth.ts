@@ -1,0 +1,144 @@
+import { defineCommand } from 'citty'
+import type { HttpServerConfig } from '../config/schema.js'
+import { ExitCode, MycError, usageError } from '../errors.js'
+import { redactUrl } from '../redact.js'
+import { terminalText } from '../terminal-text.js'
+import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+
+/** The HTTP child `name` of the config (a usage error names the ones there are). */
+async function httpServer(configPath: string | undefined, name: string): Promise<HttpServerConfig> {
+  const { loadConfig } = await import('../config/load.js')
+  const loaded = await loadConfig({ configPath, cwd: process.cwd(), env: process.env })
+  const http = [...loaded.config.servers].filter(([, c]) => c.type !== 'stdio').map(([k]) => k)
+  const config = loaded.config.servers.get(name)
+  if (!config) throw usageError(`no server "${name}" in ${loaded.file ?? 'the config'}${http.length ? ` (HTTP servers: ${http.join(', ')})` : ' (it has no HTTP servers)'}`)
+  if (config.type === 'stdio') throw usageError(`"${name}" is a stdio server: OAuth logins are for servers of type "http" or "sse"`)
+  return config
+}
+
+function say(text: string): void {
+  process.stderr.write(`${terminalText(text)}\n`)
+}
+
+/** Opens `url` in the person's browser (`xdg-open`, `open`, `start`); quiet when it cannot. */
+async function openBrowser(url: string): Promise<void> {
+  const { spawn } = await import('node:child_process')
+  const [command, args, verbatim] = process.platform === 'darwin' ? ['open', [url], false] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', `"${url}"`], true] : ['xdg-open', [url], false]
+  try {
+    const child = spawn(command, args, { detached: true, stdio: 'ignore', windowsVerbatimArguments: verbatim })
+    child.on('error', () => {})
+    child.unref()
+  } catch {
+    // The URL is on stderr: the person opens it.
+  }
+}
+
+function when(ms: number | undefined): string {
+  return ms === undefined ? 'no expiry given' : new Date(ms).toISOString()
+}
+
+const serverArg = { server: { type: 'positional', required: true, description: 'The server key in the config (an http or sse server)', valueHint: 'server' } } as const
+
+const login = defineCommand({
+  meta: { name: 'login', description: 'Log in to an HTTP server with OAuth: prints or opens the authorization URL, waits for the redirect, stores the tokens' },
+  args: {
+    ...commonArgs,
+    ...serverArg,
+    browser: { type: 'boolean', default: true, description: 'Open the authorization URL in a browser', negativeDescription: 'Print the authorization URL as the only line on stdout; open no browser' },
+    port: { type: 'string', description: 'Port of the loopback redirect listener http://127.0.0.1:PORT/callback (default: any free port)', valueHint: 'port' },
+    timeout: { type: 'string', description: 'Seconds to wait for the redirect (default 300)', valueHint: 'seconds' },
+  },
+  async run({ args }) {
+    const port = args.port === undefined ? 0 : Number(args.port)
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw usageError(`--port takes a port number (0-65535), not "${args.port}"`)
+    const timeout = args.timeout === undefined ? 300 : Number(args.timeout)
+    if (!Number.isFinite(timeout) || timeout <= 0) throw usageError(`--timeout takes a number of seconds, not "${args.timeout}"`)
+    const config = await httpServer(args.config, args.server)
+    const [{ login: runLogin }, { TokenStore }] = await Promise.all([import('../oauth/login.js'), import('../oauth/token-store.js')])
+    // `--no-browser` is `browser: false`.
+    const noBrowser = args.browser === false
+    try {
+      const stored = await runLogin({
+        config,
+        store: TokenStore.forUser(),
+        port,
+        timeoutMs: timeout * 1000,
+        onAuthorizationUrl: (url) => {
+          if (noBrowser) {
+            process.stdout.write(`${url.href}\n`)
+            say(`myc: open the URL above to log in to "${args.server}"; waiting for the redirect…`)
+            return
+          }
+          say(`myc: log in to "${args.server}" at:\n${url.href}\nwaiting for the redirect…`)
+          if (process.stdout.isTTY || process.stderr.isTTY) void openBrowser(url.href)
+        },
+      })
+      const done = `logged in to "${args.server}" (${redactUrl(config.url)}): token valid until ${when(stored.expiresAt)}${stored.tokens.refresh_token ? ', refreshable' : ''}`
+      if (noBrowser) say(`myc: ${done}`)
+      else printResult(done)
+      return ExitCode.ok
+    } catch (error) {
+      if (error instanceof MycError) throw error
+      throw new MycError('runtime', `login to "${args.server}" failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+    }
+  },
+})
+
+/** One HTTP child's login, as `auth status` shows it (never a token). */
+interface LoginState {
+  server: string
+  url: string
+  state: 'none' | 'valid' | 'expired' | 'refreshable'
+  expiresAt: string | null
+  refreshable: boolean
+  scopes: string[]
+}
+
+const status = defineCommand({
+  meta: { name: 'status', description: "Each HTTP server's login: none, valid until, expired, refreshable; its scopes" },
+  args: { ...commonArgs, ...jsonArgs },
+  async run({ args }) {
+    const [{ loadConfig }, { TokenStore }] = await Promise.all([import('../config/load.js'), import('../oauth/token-store.js')])
+    const loaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
+    const store = TokenStore.forUser()
+    const now = Date.now()
+    const rows: LoginState[] = []
+    for (const [server, config] of loaded.config.servers) {
+      if (config.type === 'stdio') continue
+      const login = await store.get(config.url)
+      const expired = login?.expiresAt !== undefined && now >= login.expiresAt
+      const refreshable = login?.tokens.refresh_token !== undefined
+      rows.push({
+        server,
+        url: redactUrl(config.url),
+        state: !login ? 'none' : !expired ? 'valid' : refreshable ? 'refreshable' : 'expired',
+        expiresAt: login?.expiresAt === undefined ? null : new Date(login.expiresAt).toISOString(),
+        refreshable,
+        scopes: login?.tokens.scope ? login.tokens.scope.split(' ').filter(Boolean) : [],
+      })
+    }
+    if (args.json) printJson({ ok: true, principal: store.principal, store: store.file, servers: rows })
+    else {
+      const lines = rows.map((r) => `${r.server.padEnd(20)} ${r.state === 'valid' ? `valid until ${r.expiresAt ?? '(no expiry given)'}${r.refreshable ? ', refreshable' : ''}` : r.state === 'refreshable' ? `expired ${r.expiresAt}, refreshable` : r.state === 'expired' ? `expired ${r.expiresAt}: run myc auth login ${r.server}` : 'none'}${r.scopes.length ? `  scopes: ${r.scopes.join(' ')}` : ''}`)
+      printResult(lines.length ? lines.join('\n') : 'no HTTP servers in the config')
+    }
+    return ExitCode.ok
+  },
+})
+
+const logout = defineCommand({
+  meta: { name: 'logout', description: "Forget a server's stored login" },
+  args: { ...commonArgs, ...serverArg },
+  async run({ args }) {
+    const config = await httpServer(args.config, args.server)
+    const { TokenStore } = await import('../oauth/token-store.js')
+    const had = await TokenStore.forUser().delete(config.url)
+    printResult(had ? `logged out of "${args.server}": its tokens are deleted` : `no login was stored for "${args.server}"`)
+    return ExitCode.ok
+  },
+})
+
+export default defineCommand({
+  meta: { name: 'auth', description: 'OAuth logins to HTTP servers: login, status, logout' },
+  subCommands: { login, status, logout },
+})
