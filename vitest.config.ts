@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config'
 /**
  * `npm test`: the loop a developer runs after every change (under 2.5
  * minutes on two cores). The slow suites (`*.slow.test.ts`: conformance
- * runs, the long soak, the executable) run with `npm run test:slow`.
+ * runs, the long soak, load and restart timing, the reference servers, the
+ * executables) run with `npm run test:slow`.
  */
 export default defineConfig({
   test: {

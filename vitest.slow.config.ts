@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config'
 
-/** `npm run test:slow`: the suites too slow for the everyday loop (conformance, the long soak, the executable). */
+/** `npm run test:slow`: the suites too slow for the everyday loop (conformance, the long soak, load and restart timing, the reference servers, the executables). */
 export default defineConfig({
   test: {
     include: ['tests/**/*.slow.test.ts'],

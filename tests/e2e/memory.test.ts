@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAgentCli } from '../helpers/agent.js'
 import { bundle, connectToMyc } from '../helpers/e2e.js'
+import { cli, project } from '../helpers/memory-project.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 
 /**
@@ -13,20 +13,6 @@ import { FakeAnthropic } from '../helpers/fake-anthropic.js'
  * roles with different grants save and recall over MCP and see only what
  * policy allows; the operator CLI reads the same Markdown files.
  */
-function project(): { dir: string; config: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'myc-memory-e2e-'))
-  const skill = (name: string, front: string) => {
-    mkdirSync(path.join(dir, 'skills', name), { recursive: true })
-    writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name} skill\n${front}\n---\nInstructions of ${name}.\n`)
-  }
-  skill('plain', 'allowedRoles: [dev, qa, lead, ops]')
-  skill('notes', 'allowedRoles: [dev, qa]\ngrants: { memory: isolated }')
-  skill('team-notes', 'allowedRoles: [lead]\ngrants: { memory: team, memoryTeamRoles: [dev] }')
-  const config = path.join(dir, 'mycelium.config.json')
-  writeFileSync(config, JSON.stringify({ mcpServers: {}, skills: { dirs: ['skills'] }, audit: { file: 'audit.jsonl' }, memory: { maxEntryBytes: 2048 } }))
-  return { dir, config }
-}
-
 type CallResult = { isError?: boolean; content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown> }
 const call = (client: Client, name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<CallResult>
 const textOf = (r: CallResult) => r.content.map((c) => c.text ?? '').join('')
@@ -42,9 +28,6 @@ async function answer(client: Client, name: string, args: Record<string, unknown
 const memoryTools = ['mycelium__list_memories', 'mycelium__recall_memory', 'mycelium__save_memory']
 const toolNames = async (client: Client) => (await client.listTools()).tools.map((t) => t.name).filter((n) => n.includes('memor')).sort()
 
-function cli(config: string, ...args: string[]) {
-  return spawnSync(process.execPath, [bundle, ...args, '--config', config], { encoding: 'utf8', timeout: 30_000 })
-}
 
 describe('role memory over MCP (build/myc.cjs serve)', () => {
   let p: { dir: string; config: string }
@@ -221,29 +204,6 @@ describe('myc memory on memory it cannot read', () => {
     expect(errorOf(list).message).toMatch(/^memory folder .*\.mycelium\/memory cannot be read \(a part of its path is a file, not a folder, ENOTDIR\)$/)
     expect(cli(dir, ['list']).stdout).not.toMatch(/No role has memory yet/)
   })
-})
-
-describe('two myc processes saving to one role at once', () => {
-  it('500 saves each lose no entry', async () => {
-    const p = project()
-    const clients = await Promise.all([0, 1].map(async () => (await connectToMyc(['serve', '--config', p.config, '--role', 'dev', '--skills', 'notes'])).client))
-    try {
-      await Promise.all(
-        clients.map(async (client, c) => {
-          for (let batch = 0; batch < 10; batch++) {
-            const results = await Promise.all(Array.from({ length: 50 }, (_, i) => call(client, 'mycelium__save_memory', { content: `process ${c} save ${batch * 50 + i}` })))
-            for (const r of results) expect(r.isError).toBeFalsy()
-          }
-        }),
-      )
-    } finally {
-      await Promise.all(clients.map((c) => c.close()))
-    }
-    const list = JSON.parse(cli(p.config, 'memory', 'show', 'dev', '--json').stdout).entries as Array<{ content: string }>
-    const contents = new Set(list.map((e) => e.content))
-    expect(contents.size).toBe(1000)
-    for (let c = 0; c < 2; c++) for (let i = 0; i < 500; i++) expect(contents.has(`process ${c} save ${i}`)).toBe(true)
-  }, 180_000)
 })
 
 describe('role memory in the agent (myc chat, myc run)', () => {
