@@ -1,5 +1,6 @@
 import type { ArgDef, ArgsDef, CommandDef } from 'citty'
 import { argRule } from './commands/_shared.js'
+import { editDistance } from './config/suggest.js'
 import { MycError } from './errors.js'
 
 /**
@@ -218,7 +219,7 @@ export function nearest(word: string, candidates: readonly string[]): string | u
   let best: string | undefined
   let bestDistance = Infinity
   for (const candidate of candidates) {
-    const d = editDistance(target, candidate.toLowerCase())
+    const d = editDistance(target, candidate)
     if (d < bestDistance) {
       best = candidate
       bestDistance = d
@@ -228,18 +229,4 @@ export function nearest(word: string, candidates: readonly string[]): string | u
   if (best !== undefined && bestDistance <= limit && bestDistance < target.length) return best
   if (target.length >= 3) return candidates.find((c) => c.toLowerCase().startsWith(target))
   return undefined
-}
-
-/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours, one each. */
-function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1)
-      d[i]![j] = v
-    }
-  }
-  return d[a.length]![b.length]!
 }
