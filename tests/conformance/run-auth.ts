@@ -5,7 +5,8 @@
 //
 //   npm run build && node --import tsx tests/conformance/run-auth.ts [--requirements 2025-11-25]…
 //
-// Not part of `npm test`: the runner needs Node ≥ 22 (fetched as run.ts does).
+// Not part of `npm test` (tests/e2e/conformance-auth.slow.test.ts runs it in
+// `npm run test:slow`): the runner needs Node ≥ 22 (fetched as run.ts does).
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
