@@ -189,12 +189,11 @@ describe('URL secrets are never echoed', () => {
   it('the agent’s api_unreachable event (and its text) with ANTHROPIC_BASE_URL holding credentials and a key', async () => {
     const open = writeConfig({ mcpServers: {} })
     const env = { ANTHROPIC_BASE_URL: 'http://u:p@127.0.0.1:1/?key=s' }
-    const json = await runAgentCli(['run', 'hi', '--json', '--config', open], { env })
+    const [json, text] = await Promise.all([runAgentCli(['run', 'hi', '--json', '--config', open], { env }), runAgentCli(['run', 'hi', '--config', open], { env })])
     const error = json.events.find((e) => e.type === 'error') as { code: string; message: string }
     expect(error.code).toBe('api_unreachable')
     expect(error.message).toContain('http://***:***@127.0.0.1:1/?key=***')
     expect(json.stdout).not.toMatch(/u:p@|key=s\b/)
-    const text = await runAgentCli(['run', 'hi', '--config', open], { env })
     expect(text.stderr).toContain('cannot reach the Anthropic API at http://***:***@127.0.0.1:1/?key=***')
     expect(`${text.stdout}${text.stderr}`).not.toMatch(/u:p@|key=s\b/)
   }, 60_000)

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -11,6 +11,13 @@ export const bundle = path.join(repoRoot, 'build', 'myc.cjs')
 
 export function requireBundle(): void {
   if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` first (npm test does)`)
+}
+
+/** Runs `node build/myc.cjs <args>` to the end: its exit code, stdout and stderr. */
+export function runMyc(args: string[], input?: string, options: { cwd?: string; env?: Record<string, string> } = {}): { code: number | null; stdout: string; stderr: string } {
+  requireBundle()
+  const result = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', input: input ?? '', timeout: 60_000, ...(options.cwd ? { cwd: options.cwd } : {}), ...(options.env ? { env: { ...process.env, ...options.env } } : {}) })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
 /** Absolute path of an npm MCP server's entry script. */
