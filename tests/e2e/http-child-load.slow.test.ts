@@ -1,9 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Client } from '@modelcontextprotocol/client'
 import { callsInFlight } from '../../bench/in-flight.js'
-import { connectToMyc, writeConfig } from '../helpers/e2e.js'
-import { fixtureServer } from '../helpers/fixtures.js'
+import { connectToMyc, startHttpFixture, writeConfig } from '../helpers/e2e.js'
 
 /**
  * A child over Streamable HTTP under load, through build/myc.cjs: every call
@@ -13,27 +11,19 @@ import { fixtureServer } from '../helpers/fixtures.js'
  * one warning line per call (src/children/request-signals.ts).
  */
 describe('myc serve with an HTTP child under load (build/myc.cjs)', () => {
-  let child: ChildProcess
+  let child: Awaited<ReturnType<typeof startHttpFixture>> | undefined
   let client: Client
   let stderr = ''
   beforeAll(async () => {
-    child = spawn(process.execPath, [fixtureServer('echo')], { env: { ...process.env, FIXTURE_HTTP: '127.0.0.1:0' }, stdio: ['ignore', 'ignore', 'pipe'] })
-    const url = await new Promise<string>((resolve, reject) => {
-      let said = ''
-      child.stderr!.on('data', (chunk: Buffer) => {
-        said += chunk.toString()
-        const m = /listening on (http:\S+)/.exec(said)
-        if (m) resolve(m[1]!)
-      })
-      child.once('exit', (code) => reject(new Error(`the HTTP fixture exited (${code}): ${said}`)))
-    })
+    child = await startHttpFixture('echo')
+    const url = child.url
     const connected = await connectToMyc(['serve', '--config', writeConfig({ mcpServers: { echo: { type: 'http', url } } })])
     client = connected.client
     connected.transport.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   }, 30_000)
   afterAll(async () => {
     await client?.close()
-    child?.kill()
+    child?.stop()
   })
 
   it('answers 2,500 calls at 32 in flight without a listener warning', async () => {

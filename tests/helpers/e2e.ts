@@ -1,10 +1,10 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Client, ProtocolError } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
-import { repoRoot } from './fixtures.js'
+import { fixtureServer, repoRoot } from './fixtures.js'
 
 /** The bundle the end-to-end tests run (`npm run build` makes it; `npm test` builds first). */
 export const bundle = path.join(repoRoot, 'build', 'myc.cjs')
@@ -18,6 +18,21 @@ export function runMyc(args: string[], input?: string, options: { cwd?: string; 
   requireBundle()
   const result = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', input: input ?? '', timeout: 60_000, ...(options.cwd ? { cwd: options.cwd } : {}), ...(options.env ? { env: { ...process.env, ...options.env } } : {}) })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** A fixture server over Streamable HTTP on a free port (FIXTURE_HTTP): its /mcp URL, and stop(). */
+export async function startHttpFixture(name: string): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, [fixtureServer(name)], { env: { ...process.env, FIXTURE_HTTP: '127.0.0.1:0' }, stdio: ['ignore', 'ignore', 'pipe'] })
+  const url = await new Promise<string>((resolve, reject) => {
+    let said = ''
+    child.stderr.on('data', (chunk: Buffer) => {
+      said += chunk.toString()
+      const m = /listening on (http:\S+)/.exec(said)
+      if (m) resolve(m[1]!)
+    })
+    child.once('exit', (code) => reject(new Error(`the HTTP fixture ${name} exited (${code}): ${said}`)))
+  })
+  return { url, stop: () => void child.kill() }
 }
 
 /** Absolute path of an npm MCP server's entry script. */
