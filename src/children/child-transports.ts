@@ -10,6 +10,7 @@ import type { CommandHost } from './resolve-command.js'
 import { withOwnSignals } from './request-signals.js'
 import { describeResolution, stdioSpawnSpec } from './spawn-spec.js'
 import { ChildStdioTransport } from './stdio-transport.js'
+import { withTraceHeaders } from './trace-headers.js'
 
 /** How a child is reached: a process over stdio, Streamable HTTP (falling back to HTTP+SSE), or HTTP+SSE. */
 export function createChildTransport(config: ServerConfig, log: Logger, options: { key: string; host: CommandHost; configDir: string; prespawned?: PrespawnedChildren | undefined; stderrLine?: ((line: string) => void) | undefined; tokenStore?: TokenStore | undefined }): Transport {
@@ -31,8 +32,13 @@ export function createChildTransport(config: ServerConfig, log: Logger, options:
   const url = new URL(config.url)
   const requestInit = { headers: config.headers }
   const authProvider = oauthProviderFor(config, options.key, options.tokenStore)
-  if (config.type === 'sse') return new SSEClientTransport(url, { requestInit, fetch: withOwnSignals(), ...(authProvider ? { authProvider } : {}) })
+  if (config.type === 'sse') return new SSEClientTransport(url, { requestInit, fetch: childFetch(), ...(authProvider ? { authProvider } : {}) })
   return new FallbackHttpTransport(url, requestInit, log, authProvider, options.key)
+}
+
+/** The fetch of an HTTP child's transport: a signal per request, and the trace context in headers as well as `_meta`. */
+function childFetch(): ReturnType<typeof withOwnSignals> {
+  return withTraceHeaders(withOwnSignals())
 }
 
 /**
@@ -145,7 +151,7 @@ class FallbackHttpTransport implements Transport {
     private readonly authProvider?: ChildAuth | undefined,
     private readonly key?: string | undefined,
   ) {
-    this.active = this.attach(new StreamableHTTPClientTransport(url, { requestInit, fetch: withOwnSignals(), ...(authProvider ? { authProvider } : {}) }))
+    this.active = this.attach(new StreamableHTTPClientTransport(url, { requestInit, fetch: childFetch(), ...(authProvider ? { authProvider } : {}) }))
   }
 
   private attach(transport: Transport): Transport {
@@ -196,7 +202,7 @@ class FallbackHttpTransport implements Transport {
       const old = this.active
       old.onclose = undefined
       await old.close().catch(() => {})
-      this.active = this.attach(new SSEClientTransport(this.url, { requestInit: this.requestInit, fetch: withOwnSignals(), ...(this.authProvider ? { authProvider: this.authProvider } : {}) }))
+      this.active = this.attach(new SSEClientTransport(this.url, { requestInit: this.requestInit, fetch: childFetch(), ...(this.authProvider ? { authProvider: this.authProvider } : {}) }))
       await this.active.start()
       await this.active.send(message, options)
     }

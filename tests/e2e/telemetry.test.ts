@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { runAgentCli } from '../helpers/agent.js'
 import { startHttpMyc } from '../helpers/http.js'
-import { connectToMyc, writeConfig } from '../helpers/e2e.js'
+import { connectToMyc, startHttpFixture, writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureServer } from '../helpers/fixtures.js'
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js'
@@ -82,6 +82,28 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
       expect(childMeta.tracestate).toBe('from=header')
     } finally {
       await m.stop()
+    }
+  })
+
+  it('an HTTP child gets the trace context in its request headers as in _meta: myc’s CLIENT span while tracing, else the caller’s', async () => {
+    const child = await startHttpFixture('meta-echo')
+    try {
+      const httpConfig = writeConfig({ mcpServers: { probe: { type: 'http', url: child.url } } })
+      const call = async (env: Record<string, string>) => {
+        const { client } = await connectToMyc(['serve', '--config', httpConfig], { env })
+        const result = await client.callTool({ name: 'probe__meta', arguments: {}, _meta: { traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' } })
+        await client.close()
+        return result.structuredContent as { meta: Record<string, string>; headers: Record<string, string> }
+      }
+      const traced = await call({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' })
+      await waitFor(() => receiver.spans.some((s) => s.kind === CLIENT), 10_000, 'the CLIENT span')
+      const clientSpan = receiver.spans.find((s) => s.kind === CLIENT)!
+      expect(traced.headers).toEqual({ traceparent: `00-${TRACE}-${clientSpan.spanId}-01`, tracestate: 'vendor=opaque' })
+      expect(traced.meta.traceparent).toBe(traced.headers.traceparent)
+      const untraced = await call({})
+      expect(untraced.headers).toEqual({ traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' })
+    } finally {
+      child.stop()
     }
   })
 
