@@ -166,8 +166,18 @@ async function readResource(runtime: Runtime, view: PrincipalView, params: Recor
   return ctx.cancellation.aborted ? undefined : outcome
 }
 
-/** completion/complete as the principal, routed by its reference (a visible prompt, or a template or resource of a server it reaches). */
-export async function completeVisible(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
+/**
+ * completion/complete as the principal, routed by its reference (a visible
+ * prompt, or a template or resource of a server it reaches); a SERVER span
+ * `completion/complete <prompt name or URI>` when tracing.
+ */
+export function completeVisible(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
+  const ref = params?.ref as { type?: string; name?: string; uri?: string } | undefined
+  const target = typeof ref?.name === 'string' ? ref.name : typeof ref?.uri === 'string' ? ref.uri : ''
+  return traced(runtime, view, 'completion/complete', target, params, ctx, {}, (span) => complete(runtime, view, params, ctx, span))
+}
+
+async function complete(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward, span: SpanHandle | undefined): Promise<RelayOutcome | undefined> {
   const ref = params?.ref as { type?: string; name?: string; uri?: string } | undefined
   const none: RelayOutcome = { ok: true, result: { completion: { values: [], hasMore: false } } }
   const { catalogue, supervisor } = runtime
@@ -176,14 +186,14 @@ export async function completeVisible(runtime: Runtime, view: PrincipalView, par
     if (!entry || !view.promptVisible(entry)) return unknownPrompt(ref.name)
     const child = supervisor.children.get(entry.server)
     if (!child?.capabilities?.completions) return none
-    return child.forward('completion/complete', { ...params, ref: { ...ref, name: entry.name } }, ctx)
+    return forward(runtime, span, entry.server, 'completion/complete', entry.name, { ...params, ref: { ...ref, name: entry.name } }, ctx)
   }
   if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
     const server = catalogue.serverForTemplate(ref.uri) ?? catalogue.serverForUri(ref.uri)
     if (server === undefined || !view.serverVisible(server)) return unknownResource(ref.uri)
     const child = supervisor.children.get(server)
     if (!child?.capabilities?.completions) return none
-    return child.forward('completion/complete', params, ctx)
+    return forward(runtime, span, server, 'completion/complete', ref.uri, params ?? {}, ctx)
   }
   return { ok: false, error: { code: INVALID_PARAMS, message: 'completion/complete needs a ref of type ref/prompt or ref/resource' } }
 }

@@ -46,15 +46,17 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
     expect(childMeta.tracestate).toBe('vendor=opaque')
   })
 
-  it('prompts/get and resources/read are SERVER spans too, each with the CLIENT span of its child under it', async () => {
+  it('prompts/get, resources/read and completion/complete are SERVER spans too, each with the CLIENT span of its child under it', async () => {
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
     const echoConfig = writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })
     const { client } = await connectToMyc(['serve', '--config', echoConfig], { env })
     const traceparent = `00-${TRACE}-${CALLER_SPAN}-01`
     await client.getPrompt({ name: 'echo__greet', arguments: { who: 'Ada' }, _meta: { traceparent } })
     await client.readResource({ uri: 'echo://static', _meta: { traceparent } })
+    const completion = await client.complete({ ref: { type: 'ref/prompt', name: 'echo__greet' }, argument: { name: 'who', value: 'al' }, _meta: { traceparent } })
     await client.close()
-    await waitFor(() => receiver.spans.length >= 4, 10_000, 'four spans')
+    expect(completion.completion.values.length).toBeGreaterThan(0)
+    await waitFor(() => receiver.spans.length >= 6, 10_000, 'six spans')
     const named = (name: string) => receiver.spans.find((s) => s.name === name)!
     expect(named('prompts/get echo__greet')).toMatchObject({ kind: SERVER, parentSpanId: CALLER_SPAN, attributes: { 'mcp.method.name': 'prompts/get', 'gen_ai.prompt.name': 'echo__greet' } })
     expect(named('prompts/get greet')).toMatchObject({ kind: CLIENT, parentSpanId: named('prompts/get echo__greet').spanId })
@@ -63,6 +65,8 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
     const readServer = reads.find((s) => s.kind === SERVER)!
     expect(readServer).toMatchObject({ parentSpanId: CALLER_SPAN, attributes: { 'mcp.resource.uri': 'echo://static' } })
     expect(reads.find((s) => s.kind === CLIENT)).toMatchObject({ parentSpanId: readServer.spanId })
+    expect(named('completion/complete echo__greet')).toMatchObject({ kind: SERVER, parentSpanId: CALLER_SPAN, attributes: { 'mcp.method.name': 'completion/complete' } })
+    expect(named('completion/complete greet')).toMatchObject({ kind: CLIENT, parentSpanId: named('completion/complete echo__greet').spanId })
   })
 
   it('over HTTP, the traceparent header is the parent when _meta names none', async () => {
