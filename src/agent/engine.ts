@@ -28,6 +28,8 @@ export interface OfferedTool {
  */
 export interface AgentToolbox {
   list(): readonly OfferedTool[]
+  /** The tool and arguments a call stands for when the tool wraps another (lazy open mode's call_tool): what approvals decide on. */
+  resolve?(wireName: string, args: Record<string, unknown>): { tool: OfferedTool; input: Record<string, unknown> } | undefined
   /** `meta`: the call's `_meta` (trace context, when tracing). */
   call(wireName: string, args: Record<string, unknown>, cancellation: Cancellation, callId?: string, meta?: Record<string, unknown>): Promise<{ ok: true; result: CallToolResult } | { ok: false; error: WireError }>
 }
@@ -152,7 +154,9 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       const input = (call.input ?? {}) as Record<string, unknown>
       emit({ type: 'tool_call', id: call.id, tool: label, input })
       // The decision comes before the call reaches the child: a denied call never runs.
-      const approval = tool && options.approve ? await options.approve(call.id, tool, input) : { allow: true as const }
+      // A call_tool is approved as the tool it calls, never as itself.
+      const target = tool && options.approve ? (options.toolbox.resolve?.(tool.wireName, input) ?? { tool, input }) : undefined
+      const approval = target && options.approve ? await options.approve(call.id, target.tool, target.input) : { allow: true as const }
       // The call's duration starts after the person answered: their time is not the tool's.
       const started = performance.now()
       if (!approval.allow) {

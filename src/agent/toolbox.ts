@@ -3,7 +3,7 @@ import type { PrincipalView } from '../principal/view.js'
 import { callVisibleTool, visibleTools } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { AgentCall, type ChildAnswers } from './child-questions.js'
-import type { AgentToolbox } from './engine.js'
+import type { AgentToolbox, OfferedTool } from './engine.js'
 
 /**
  * The agent's toolbox over a runtime and one principal's view: the tools
@@ -19,6 +19,13 @@ export function viewToolbox(runtime: Runtime, view: PrincipalView, answers?: Chi
   let calls = 0
   return {
     list: () => visibleTools(runtime, view),
+    resolve(wireName, args) {
+      const inner = view.unwrapCall?.(wireName, args)
+      if (!inner || 'error' in inner) return undefined
+      const entry = runtime.catalogue.toolByWire(inner.name)
+      if (!entry || !view.toolVisible(entry)) return undefined
+      return { tool: { wireName: entry.wireName, id: entry.id, def: entry.wire as OfferedTool['def'] }, input: inner.arguments }
+    },
     async call(wireName, args, cancellation, callId, meta) {
       const asker = answers ? new AgentCall(view, answers, callId ?? `call-${++calls}`) : undefined
       if (asker) runtime.addConnection(asker)

@@ -47,6 +47,10 @@ export class WorkerToolbox implements AgentToolbox {
     return [...this.options.parent.list(), delegate]
   }
 
+  resolve(wireName: string, args: Record<string, unknown>) {
+    return this.options.parent.resolve?.(wireName, args)
+  }
+
   async call(wireName: string, args: Record<string, unknown>, cancellation: Cancellation, callId = '', meta?: Record<string, unknown>) {
     if (wireName !== this.wireName) return this.options.parent.call(wireName, args, cancellation, callId, meta)
     const skill = String(args.skill ?? '')

@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../logger.js'
 import { BuiltinRunner } from '../principal/builtin-exec.js'
 import { createView, type PolicyMode } from '../principal/policy-mode.js'
 import { TOKEN_COUNTER, textTokens, toolTokens } from '../principal/token-count.js'
+import { lazyOpenView } from '../principal/lazy-view.js'
 import { openView, type PrincipalView } from '../principal/view.js'
 import { visibleTools } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
@@ -49,9 +50,13 @@ export default defineCommand({
 function tokensReport(runtime: Runtime, loaded: LoadedConfig, mode: PolicyMode, logger: Logger, only: string | undefined) {
   const openList = visibleTools(runtime, openView()).map((t) => t.def)
   const open = { tools: openList.length, tokens: toolTokens(openList) }
+  // Lazy open mode (session.lazyTools): what an open session would list with it on.
+  const lazyList = visibleTools(runtime, lazyOpenView(() => runtime.catalogue.tools(), loaded.config.namespace)).map((t) => t.def)
+  const lazyTokens = toolTokens(lazyList)
+  const lazy: ListCost & { on: boolean } = { tools: lazyList.length, tokens: lazyTokens, ratio: open.tokens === 0 ? 0 : Math.round((lazyTokens / open.tokens) * 1000) / 1000, on: mode.kind === 'open' && loaded.config.session.lazyTools }
   if (mode.kind === 'open') {
     if (only !== undefined) createView(mode, loaded, { role: only, env: {}, catalogue: runtime.catalogue, logger }) // the open-mode usage error
-    return { counter: TOKEN_COUNTER, open, roles: [] as RoleCost[] }
+    return { counter: TOKEN_COUNTER, open, lazy, roles: [] as RoleCost[] }
   }
   if (only !== undefined && !mode.state.roles.has(only)) throw new MycError('usage', `--role: no role "${only}" (roles: ${[...mode.state.roles.keys()].join(', ') || 'none'})`)
   // Counting writes no session to the audit log; the sandbox is never run, only listed (as `myc serve` lists exec and run_script).
@@ -66,6 +71,7 @@ function tokensReport(runtime: Runtime, loaded: LoadedConfig, mode: PolicyMode, 
   return {
     counter: TOKEN_COUNTER,
     open,
+    lazy,
     roles: roles.map((role): RoleCost => {
       const view = (skills: string[] | undefined) => createView(quiet, loaded, { role, ...(skills ? { skills } : {}), env: {}, catalogue: runtime.catalogue, logger, runner })
       const fresh = view(undefined)
@@ -91,7 +97,11 @@ function tokensReport(runtime: Runtime, loaded: LoadedConfig, mode: PolicyMode, 
 
 function render(report: ReturnType<typeof tokensReport>): string {
   const pct = (ratio: number) => `${(ratio * 100).toFixed(1)}% of open mode`
-  const lines = [`counter: ${report.counter}`, `open mode: ${report.open.tools} tools, ${report.open.tokens} tokens`]
+  const lines = [
+    `counter: ${report.counter}`,
+    `open mode: ${report.open.tools} tools, ${report.open.tokens} tokens`,
+    `lazy open mode (session.lazyTools${report.lazy.on ? ', on' : ''}): ${report.lazy.tools} tools, ${report.lazy.tokens} tokens (${pct(report.lazy.ratio)})`,
+  ]
   for (const r of report.roles) {
     lines.push(
       '',

@@ -121,6 +121,7 @@ export const ConfigSchema = v.strictObject({
       escalation: v.optional(v.picklist(['auto', 'ask', 'manual']), 'auto'),
       protectedSkills: v.optional(nameList, []),
       metaTools: v.optional(v.boolean(), true),
+      lazyTools: v.optional(v.boolean(), false),
     }),
     {},
   ),

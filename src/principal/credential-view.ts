@@ -115,5 +115,7 @@ export function credentialView(view: PrincipalView, naming: WireNameOptions, opt
   if (view.describe) wrapped.describe = () => view.describe!()
   if (view.reachableSkills) wrapped.reachableSkills = () => view.reachableSkills!()
   if (view.recordCall) wrapped.recordCall = (call) => view.recordCall!(call)
+  if (view.listsChildTools !== undefined) wrapped.listsChildTools = view.listsChildTools
+  if (view.unwrapCall) wrapped.unwrapCall = (wireName, args) => view.unwrapCall!(wireName, args)
   return wrapped
 }

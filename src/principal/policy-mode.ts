@@ -10,6 +10,7 @@ import type { Logger } from '../logger.js'
 import { initialSkills } from '../policy/escalation.js'
 import { chooseRole, type RoleDefinitionInput } from '../policy/roles.js'
 import type { Catalogue } from '../registry/catalogue.js'
+import { lazyOpenView } from './lazy-view.js'
 import { openView, type PrincipalView } from './view.js'
 import { loadSkills } from '../skills/load.js'
 import { buildSkillIndex } from '../skills/skill-index.js'
@@ -36,6 +37,7 @@ export function isPolicyMode(loaded: LoadedConfig): boolean {
  */
 export async function loadPolicyMode(loaded: LoadedConfig, catalogue: Pick<Catalogue, 'toolNamesOf'>, logger: Logger): Promise<PolicyMode> {
   if (!isPolicyMode(loaded)) return { kind: 'open' }
+  if (loaded.config.session.lazyTools) logger.warn(`${loaded.file ?? 'config'}: session.lazyTools applies to open mode only (a config without skills); here sessions list what their skills allow, and search_tools is one of the meta tools`)
   let state: PolicyState
   try {
     state = new PolicyState(await loadSources(loaded, logger), catalogue)
@@ -123,7 +125,7 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
     // A role asked for by a person, where there are no roles: say so rather than serve everything.
     const asked = request.role !== undefined && (request.roleFrom ?? '--role') === '--role' ? `--role ${request.role}` : request.skills?.length ? `--skills ${request.skills.join(',')}` : undefined
     if (asked) throw new MycError('usage', openModeMessage(asked, loaded))
-    return openView()
+    return loaded.config.session.lazyTools ? lazyOpenView(() => request.catalogue.tools(), loaded.config.namespace) : openView()
   }
   const { config } = loaded
   const choice = chooseRole({ flag: request.role, ...(request.roleFrom ? { flagFrom: request.roleFrom } : {}), env: request.env.MYCELIUM_ROLE, configDefault: config.roles.default }, mode.state.roles)

@@ -43,6 +43,14 @@ export interface PrincipalView {
   activate?(name: string, actor: 'agent' | 'person', ctx?: BuiltinCallContext): Promise<CallToolResult>
   /** Deactivates a skill as `actor` (protected skills stay); undefined in open mode. */
   deactivate?(name: string, actor: 'agent' | 'person'): CallToolResult
+  /** False: tools/list shows the built-ins only, and child tools stay callable by name (lazy open mode, `session.lazyTools`). */
+  listsChildTools?: boolean
+  /**
+   * A built-in that stands for a call of another tool (lazy open mode's
+   * `call_tool`): the call it stands for, or an error to answer; undefined
+   * for any other name.
+   */
+  unwrapCall?(wireName: string, args: Record<string, unknown>): { name: string; arguments: Record<string, unknown> } | { error: string } | undefined
   /** Records a tool call for the audit log (name as sent, outcome, duration; never argument values). */
   recordCall?(call: { name: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys: string[] }): void
 }

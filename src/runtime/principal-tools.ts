@@ -31,6 +31,7 @@ export interface VisibleTool {
 export function visibleTools(runtime: Runtime, view: PrincipalView): VisibleTool[] {
   const separator = runtime.loaded.config.namespace.separator
   const builtins = view.builtinTools().map((def) => ({ wireName: def.name, id: `mycelium:${def.name.startsWith(`mycelium${separator}`) ? def.name.slice(`mycelium${separator}`.length) : def.name}`, def }))
+  if (view.listsChildTools === false) return builtins
   const children = runtime.catalogue
     .tools()
     .filter((e) => view.toolVisible(e))
@@ -155,6 +156,9 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
     return { outcome: unknownTool(name) }
   }
   const args = (params.arguments ?? {}) as Record<string, unknown>
+  // Lazy open mode's call_tool: the call it stands for goes the same way as one sent directly.
+  const unwrapped = view.unwrapCall?.(name, args)
+  if (unwrapped) return 'error' in unwrapped ? { outcome: { ok: true, result: { content: [{ type: 'text', text: unwrapped.error }], isError: true } } } : call(runtime, view, { ...params, name: unwrapped.name, arguments: unwrapped.arguments }, ctx, span)
   // The audit log, where the view keeps one (policy mode), and the observers: nothing is measured without either (every relayed call passes here, so no closures either).
   const audited = view.recordCall !== undefined
   const started = audited || observed ? performance.now() : 0

@@ -112,7 +112,7 @@ describe('parseConfig accepts good input', () => {
     expect(config.servers.get('b')).toEqual({ type: 'stdio', command: 'x', args: [], env: {}, startup: 'eager', timeoutMs: 60_000, startupTimeoutMs: 30_000, disabled: false, restart: { maxRetries: 5, initialDelayMs: 500, maxDelayMs: 30_000 }, pingIntervalMs: 30_000 })
     expect(config.servers.get('a')).toMatchObject({ type: 'http', url: 'http://h/mcp', headers: {} })
     expect(config.namespace).toEqual({ separator: '__', maxLength: 64 })
-    expect(config.session).toEqual({ defaultSkills: [], escalation: 'auto', protectedSkills: [], metaTools: true })
+    expect(config.session).toEqual({ defaultSkills: [], escalation: 'auto', protectedSkills: [], metaTools: true, lazyTools: false })
     expect(config.skills).toBeUndefined()
   })
 
