@@ -210,7 +210,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
         const all = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy.skills
         const candidates = view.reachableSkills().filter((s) => !s.active).map((s) => ({ name: s.name, description: all.get(s.name)?.description ?? '' }))
         const { classifySkills } = await import('./classifier.js')
-        for (const name of await classifySkills(client, classifier.model, task, candidates, controller.signal)) await activateSkill(name, 'classifier', view, toolbox, events.emit, options.logger, controller.signal)
+        for (const name of await classifySkills(client, classifier.model, task, candidates, controller.signal, budget)) await activateSkill(name, 'classifier', view, toolbox, events.emit, options.logger, controller.signal)
       }
       const system = [systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) }), extra].filter(Boolean).join('\n\n')
       const outcome = await agent(task, { toolbox, system, conversation, deniedFails: true, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) })

@@ -54,6 +54,17 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     expect(r.stderr).toMatch(/myc: budget reached: spent \$0 of the \$0\.0001 cap/)
   }, 30_000)
 
+  it('the skill classifier’s request is one of the run’s: one that could pass the cap is not sent either', async () => {
+    const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, skills: { dirs: [fixtureSkills] }, roles: { default: 'developer' }, agent: { classifier: { model: 'tiny-classifier' } } })
+    fake.setScript(() => ({ content: [{ type: 'text', text: '[]' }] }))
+    const before = fake.requests.length
+    // The classifier asks for up to 200 tokens: over a 150-token cap before a word is sent.
+    const r = await runAgentCli(['run', 'hello', '--json', '--config', config, '--max-tokens-total', '150'], { fake })
+    expect(r.code, r.stderr).toBe(3)
+    expect(fake.requests.slice(before).map((q) => q.body.model)).toEqual([])
+    expect(end(r)).toMatchObject({ reason: 'budget', turns: 0 })
+  }, 30_000)
+
   it('--max-budget-usd: the requests that fit are sent, none that could pass the cap; the spend is in session_end and the session file', async () => {
     // Each request may write up to 2000 tokens ($0.03), and writes 10: the worst case, not the usual, decides.
     const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, agent: { price, maxTokens: 2_000 } })
