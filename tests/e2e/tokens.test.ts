@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -16,6 +16,7 @@ interface TokensDoc {
   ok: true
   counter: string
   open: { tools: number; tokens: number }
+  lazy: { tools: number; tokens: number; ratio: number; on: boolean }
   roles: Array<{ role: string; start: Cost; allSkills: Cost; largest: Array<{ name: string; tokens: number }>; systemPrompt: { tokens: number } }>
 }
 
@@ -47,6 +48,18 @@ describe('myc tokens on a myc init project (build/myc.cjs)', () => {
   }, 60_000)
   afterAll(() => {
     if (dir) rmSync(path.dirname(dir), { recursive: true, force: true })
+  })
+
+  it('the README’s table of figures is what this command prints', () => {
+    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8')
+    const n = (x: number) => x.toLocaleString('en-US')
+    const pct = (ratio: number) => `${(ratio * 100).toFixed(1).replace(/\.0$/, '')}%`
+    expect(readme).toContain(`| open mode | ${doc.open.tools} tools, ${n(doc.open.tokens)} tokens | 100% |`)
+    expect(readme).toContain(`| open mode, \`session.lazyTools\` | ${doc.lazy.tools} tools, ${n(doc.lazy.tokens)} tokens | ${pct(doc.lazy.ratio)} |`)
+    for (const role of ['developer', 'guest']) {
+      const r = doc.roles.find((x) => x.role === role)!
+      expect(readme).toContain(`| role ${role} | ${r.start.tools} tools, ${n(r.start.tokens)} tokens | ${pct(r.start.ratio)} |`)
+    }
   })
 
   it('a fresh developer session costs at most 10% of open mode, and says which counter it used', () => {
