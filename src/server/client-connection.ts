@@ -11,7 +11,7 @@ import type { CallerEra } from '../children/era.js'
 import { CoreTasksOverExtension } from './core-tasks.js'
 import { registerSkillHandlers, type SkillSources } from './skills-handlers.js'
 import { serverCapabilities } from './server-capabilities.js'
-import { childForUri, completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, visiblePrompts, visibleResources, visibleTemplates } from './principal-requests.js'
+import { childForUri, completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, tracedList, visiblePrompts, visibleResources, visibleTemplates } from './principal-requests.js'
 import { UpstreamRelay, type ForwardContext, type ForwardHandler } from './upstream-relay.js'
 import { callVisibleTool, listedTools, type ToolCallContext } from '../runtime/principal-tools.js'
 import type { PrincipalView } from '../principal/view.js'
@@ -114,37 +114,45 @@ export class ClientConnection implements ConnectionHandle {
 
   private registerHandlers(): void {
     const { server } = this
-    server.setRequestHandler('tools/list', async (request) => {
-      this.options.runtime.touch(this)
-      await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
-      const tools = this.visibleTools()
-      const offset = decodeCursor(request.params?.cursor, 'tools')
-      // The same visible list (a cached array) gives the same page, serialized once over stdio.
-      return this.toolPages.page([tools], offset, () => {
-        const page = paginate(tools, offset, this.pageSize, 'tools')
-        return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) }
-      }) as never
-    })
-    if (this.server.getCapabilities().prompts) {
-      server.setRequestHandler('prompts/list', async (request) => {
+    server.setRequestHandler('tools/list', (request) =>
+      tracedList(this.options.runtime, this.view, 'tools/list', request.params, async () => {
+        this.options.runtime.touch(this)
         await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
-        const visible = visiblePrompts(this.options.runtime, this.view)
-        const page = paginate(visible, decodeCursor(request.params?.cursor, 'prompts'), this.pageSize, 'prompts')
-        return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-      })
+        const tools = this.visibleTools()
+        const offset = decodeCursor(request.params?.cursor, 'tools')
+        // The same visible list (a cached array) gives the same page, serialized once over stdio.
+        return this.toolPages.page([tools], offset, () => {
+          const page = paginate(tools, offset, this.pageSize, 'tools')
+          return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) }
+        }) as never
+      }),
+    )
+    if (this.server.getCapabilities().prompts) {
+      server.setRequestHandler('prompts/list', (request) =>
+        tracedList(this.options.runtime, this.view, 'prompts/list', request.params, async () => {
+          await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
+          const visible = visiblePrompts(this.options.runtime, this.view)
+          const page = paginate(visible, decodeCursor(request.params?.cursor, 'prompts'), this.pageSize, 'prompts')
+          return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+        }),
+      )
     }
     if (this.server.getCapabilities().resources) {
-      server.setRequestHandler('resources/list', async (request) => {
-        await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
-        const visible = visibleResources(this.options.runtime, this.view)
-        const page = paginate(visible, decodeCursor(request.params?.cursor, 'resources'), this.pageSize, 'resources')
-        return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-      })
-      server.setRequestHandler('resources/templates/list', (request) => {
-        const visible = visibleTemplates(this.options.runtime, this.view)
-        const page = paginate(visible, decodeCursor(request.params?.cursor, 'templates'), this.pageSize, 'templates')
-        return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-      })
+      server.setRequestHandler('resources/list', (request) =>
+        tracedList(this.options.runtime, this.view, 'resources/list', request.params, async () => {
+          await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
+          const visible = visibleResources(this.options.runtime, this.view)
+          const page = paginate(visible, decodeCursor(request.params?.cursor, 'resources'), this.pageSize, 'resources')
+          return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+        }),
+      )
+      server.setRequestHandler('resources/templates/list', (request) =>
+        tracedList(this.options.runtime, this.view, 'resources/templates/list', request.params, () => {
+          const visible = visibleTemplates(this.options.runtime, this.view)
+          const page = paginate(visible, decodeCursor(request.params?.cursor, 'templates'), this.pageSize, 'templates')
+          return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+        }),
+      )
       server.setRequestHandler('resources/subscribe', async (request) => {
         const uri = request.params.uri
         const child = this.childForUri(uri)

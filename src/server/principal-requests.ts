@@ -119,6 +119,25 @@ async function traced(runtime: Runtime, view: PrincipalView, method: string, tar
   }
 }
 
+/**
+ * A list myc answers from its catalogue (tools/list, prompts/list,
+ * resources/list, resources/templates/list) as a SERVER span named for the
+ * method, under the caller's `_meta`, when tracing; no child is asked.
+ */
+export async function tracedList<T>(runtime: Runtime, view: PrincipalView, method: string, params: Record<string, unknown> | undefined, list: () => T | Promise<T>): Promise<T> {
+  const tracing = runtime.tracing
+  if (tracing === undefined) return list()
+  const span = serverSpan(tracing, method, '', params, callerAttributes(view, {}))
+  try {
+    const answer = await list()
+    span.end()
+    return answer
+  } catch (error) {
+    span.end(error instanceof Error ? error.message : String(error))
+    throw error
+  }
+}
+
 /** A request to a child: under `span` as a CLIENT span when tracing. */
 function forward(runtime: Runtime, span: SpanHandle | undefined, server: string, method: string, target: string, params: Record<string, unknown>, ctx: PrincipalForward): Promise<RelayOutcome> {
   const child = runtime.supervisor.children.get(server)!

@@ -7,7 +7,7 @@ import { callVisibleTool, listedTools } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
 import { isParkedState, type CallTarget, type ParkedCall, type ParkedCalls, type ParkedStep, type RoundSink } from './parked-calls.js'
-import { completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, visiblePrompts, visibleResources, visibleTemplates, type PrincipalForward } from './principal-requests.js'
+import { completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, tracedList, visiblePrompts, visibleResources, visibleTemplates, type PrincipalForward } from './principal-requests.js'
 import { registerSkillHandlers } from './skills-handlers.js'
 import { serverCapabilities } from './server-capabilities.js'
 import { missingTasksExtension, registerTaskHandlers, taskCaller } from './task-routing.js'
@@ -147,11 +147,13 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     return { resultType: 'input_required', inputRequests: step.inputRequests, requestState: await parked.mint(call, ctx) }
   }
 
-  server.setRequestHandler('tools/list', async (request) => {
-    await runtime.startLazy(reaches)
-    const page = paginate(listedTools(runtime, view), decodeCursor(request.params?.cursor, 'tools'), pageSize, 'tools')
-    return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-  })
+  server.setRequestHandler('tools/list', (request) =>
+    tracedList(runtime, view, 'tools/list', request.params, async () => {
+      await runtime.startLazy(reaches)
+      const page = paginate(listedTools(runtime, view), decodeCursor(request.params?.cursor, 'tools'), pageSize, 'tools')
+      return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+    }),
+  )
   server.setRequestHandler('tools/call', (request, ctx) =>
     forwarded(ctx, { method: 'tools/call', name: String(request.params.name) }, async (forward, retry) => {
       const called = await callVisibleTool(runtime, view, { ...request.params, ...retry } as Record<string, unknown>, { ...forward, builtin: () => ({ signal: forward.cancellation.signal }) })
@@ -159,23 +161,29 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     }) as never,
   )
   if (caps.prompts) {
-    server.setRequestHandler('prompts/list', async (request) => {
-      await runtime.startLazy(reaches)
-      const page = paginate(visiblePrompts(runtime, view), decodeCursor(request.params?.cursor, 'prompts'), pageSize, 'prompts')
-      return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-    })
+    server.setRequestHandler('prompts/list', (request) =>
+      tracedList(runtime, view, 'prompts/list', request.params, async () => {
+        await runtime.startLazy(reaches)
+        const page = paginate(visiblePrompts(runtime, view), decodeCursor(request.params?.cursor, 'prompts'), pageSize, 'prompts')
+        return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+      }),
+    )
     server.setRequestHandler('prompts/get', (request, ctx) => forwarded(ctx, { method: 'prompts/get', name: String(request.params.name) }, (forward, retry) => getVisiblePrompt(runtime, view, { ...request.params, ...retry }, forward)) as never)
   }
   if (caps.resources) {
-    server.setRequestHandler('resources/list', async (request) => {
-      await runtime.startLazy(reaches)
-      const page = paginate(visibleResources(runtime, view), decodeCursor(request.params?.cursor, 'resources'), pageSize, 'resources')
-      return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-    })
-    server.setRequestHandler('resources/templates/list', (request) => {
-      const page = paginate(visibleTemplates(runtime, view), decodeCursor(request.params?.cursor, 'templates'), pageSize, 'templates')
-      return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-    })
+    server.setRequestHandler('resources/list', (request) =>
+      tracedList(runtime, view, 'resources/list', request.params, async () => {
+        await runtime.startLazy(reaches)
+        const page = paginate(visibleResources(runtime, view), decodeCursor(request.params?.cursor, 'resources'), pageSize, 'resources')
+        return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+      }),
+    )
+    server.setRequestHandler('resources/templates/list', (request) =>
+      tracedList(runtime, view, 'resources/templates/list', request.params, () => {
+        const page = paginate(visibleTemplates(runtime, view), decodeCursor(request.params?.cursor, 'templates'), pageSize, 'templates')
+        return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+      }),
+    )
     server.setRequestHandler('resources/read', (request, ctx) => forwarded(ctx, { method: 'resources/read', name: String(request.params.uri) }, (forward, retry) => readVisibleResource(runtime, view, { ...request.params, ...retry }, forward)) as never)
   }
   if (caps.completions) {

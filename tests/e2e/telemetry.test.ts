@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { runAgentCli } from '../helpers/agent.js'
 import { startHttpMyc } from '../helpers/http.js'
-import { connectToMyc, startHttpFixture, writeConfig } from '../helpers/e2e.js'
+import { bundle, connectToMyc, startHttpFixture, writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureServer } from '../helpers/fixtures.js'
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js'
@@ -87,6 +88,31 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
     } finally {
       await m.stop()
     }
+  })
+
+  it('the lists myc answers itself are SERVER spans under the caller’s, with no child span', async () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+    const echoConfig = writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })
+    const { client } = await connectToMyc(['serve', '--config', echoConfig], { env })
+    const _meta = { traceparent: `00-${TRACE}-${CALLER_SPAN}-01` }
+    await client.listTools({ _meta })
+    await client.listPrompts({ _meta })
+    await client.listResources({ _meta })
+    await client.listResourceTemplates({ _meta })
+    await client.close()
+    const methods = ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']
+    await waitFor(() => methods.every((m) => receiver.spans.some((s) => s.name === m)), 10_000, 'the list spans')
+    for (const method of methods) expect(receiver.spans.find((s) => s.name === method && s.traceId === TRACE)).toMatchObject({ kind: SERVER, parentSpanId: CALLER_SPAN, attributes: { 'mcp.method.name': method } })
+    expect(receiver.spans.filter((s) => s.kind === CLIENT)).toEqual([])
+    // A 2026-07-28 client's list, served by the stateless server: the same span.
+    const transport = new StdioClientTransport({ command: process.execPath, args: [bundle, 'serve', '--era', 'auto', '--config', echoConfig], env: { ...process.env, ...env } as Record<string, string>, stderr: 'pipe' })
+    const modern = new Client({ name: 'traced-2026', version: '1' }, { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } })
+    await modern.connect(transport)
+    const modernTrace = '0af7651916cd43dd8448eb211c80319c'
+    await modern.listTools({ _meta: { traceparent: `00-${modernTrace}-${CALLER_SPAN}-01` } }, { cacheMode: 'bypass' })
+    await modern.close()
+    await waitFor(() => receiver.spans.some((s) => s.name === 'tools/list' && s.traceId === modernTrace), 10_000, 'the 2026 list span')
+    expect(receiver.spans.find((s) => s.name === 'tools/list' && s.traceId === modernTrace)).toMatchObject({ kind: SERVER, parentSpanId: CALLER_SPAN })
   })
 
   it('an HTTP child gets the trace context in its request headers as in _meta: myc’s CLIENT span while tracing, else the caller’s', async () => {
