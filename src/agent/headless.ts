@@ -4,6 +4,7 @@ import { ExitCode, MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { MyceliumConfig } from '../config/schema.js'
 import type { Runtime } from '../runtime/runtime.js'
+import { carrierOf } from '../telemetry/trace-context.js'
 import { activateSkill, activateTriggered } from './activation.js'
 import { createApprovalGate } from './approvals.js'
 import { openAgentContext } from './agent-context.js'
@@ -195,7 +196,19 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
                 return view.reachableSkills!().map((s) => ({ name: s.name, description: all.get(s.name)?.description ?? '' }))
               },
               toolboxFor: (skill) => (view.reachableSkills!().some((s) => s.name === skill) ? viewToolbox(rt, viewFor(principal.role!, [skill]), answers) : undefined),
-              run: (task, box, signal, emit) => agent(task, { toolbox: box, system: `You are a worker: do this one task with the tools you have, then answer with the result.`, maxTurns: workers.maxTurns, emit: (event) => event.type !== 'text_delta' && emit(event), signal, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) }),
+              run: async (task, box, signal, emit, meta) => {
+                // Tracing on: the worker is an invoke_agent span under the delegate call's execute_tool span, its chat and tool spans under it.
+                const parent = tracing ? carrierOf(meta) : undefined
+                const span = tracing && parent ? tracing.start('invoke_agent worker', 'internal', parent, { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'worker', 'gen_ai.request.model': model }) : undefined
+                try {
+                  const outcome = await agent(task, { toolbox: box, system: `You are a worker: do this one task with the tools you have, then answer with the result.`, maxTurns: workers.maxTurns, emit: (event) => event.type !== 'text_delta' && emit(event), signal, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}), ...(tracing && span ? { tracing: { tracing, span } } : {}) })
+                  span?.end(outcome.reason === 'done' ? undefined : `the worker ended ${outcome.reason}`)
+                  return outcome
+                } catch (error) {
+                  span?.end(error instanceof Error ? error.message : String(error))
+                  throw error
+                }
+              },
               emit: events.emit,
               max: workers.max,
               separator: loaded.config.namespace.separator,

@@ -9,8 +9,12 @@ export interface WorkerOptions {
   skills: () => ReadonlyArray<{ name: string; description: string }>
   /** A toolbox with exactly one skill's tools, no meta tools (a worker cannot escalate); undefined when the role does not reach it. */
   toolboxFor: (skill: string) => AgentToolbox | undefined
-  /** Runs a worker's agent loop over its toolbox, with its own turn limit; `emit` takes its events (tagged as the worker's). */
-  run: (task: string, toolbox: AgentToolbox, signal: AbortSignal, emit: (event: AgentEventBody) => void) => Promise<AgentOutcome>
+  /**
+   * Runs a worker's agent loop over its toolbox, with its own turn limit;
+   * `emit` takes its events (tagged as the worker's); `meta` is the
+   * delegate call's `_meta` (its trace context: the worker's spans go under it).
+   */
+  run: (task: string, toolbox: AgentToolbox, signal: AbortSignal, emit: (event: AgentEventBody) => void, meta?: Record<string, unknown>) => Promise<AgentOutcome>
   emit: (event: AgentEventBody) => void
   /** Workers at once; more wait for a free one. */
   max: number
@@ -62,7 +66,7 @@ export class WorkerToolbox implements AgentToolbox {
     try {
       this.options.emit({ type: 'worker_start', parentId: callId, skill, task, tools: toolbox.list().map((t) => t.id) })
       // The worker's own events go into the stream too, each naming the delegate call it works for.
-      const outcome = await this.options.run(task, toolbox, cancellation.signal, (event) => this.options.emit({ ...event, worker: callId }))
+      const outcome = await this.options.run(task, toolbox, cancellation.signal, (event) => this.options.emit({ ...event, worker: callId }), meta)
       for (const k of Object.keys(this.usage) as Array<keyof TokenUsage>) this.usage[k] += outcome.usage[k]
       this.options.emit({ type: 'worker_end', parentId: callId, skill, ok: outcome.reason === 'done', reason: outcome.reason, turns: outcome.turns, text: outcome.text })
       const text = outcome.reason === 'done' ? outcome.text || '(the worker finished without a word)' : `The worker stopped (${outcome.reason}) after ${outcome.turns} turns.${outcome.text ? ` Its last words: ${outcome.text}` : ''}`

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
@@ -207,6 +210,43 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
       // What the child got: the same trace, under myc's CLIENT span.
       const result = r.events.find((e) => e.type === 'tool_result') as { content: Array<{ text: string }> }
       expect((JSON.parse(result.content[0]!.text) as { traceparent: string }).traceparent).toBe(`00-${start.traceId}-${client.spanId}-01`)
+    } finally {
+      await fake.close()
+    }
+  }, 30_000)
+
+  it('a worker is an invoke_agent span under the delegate call’s execute_tool, its own chat and tool spans under it', async () => {
+    const fake = new FakeAnthropic()
+    await fake.start()
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-traced-workers-'))
+    mkdirSync(path.join(dir, 'skills', 'probe'), { recursive: true })
+    writeFileSync(path.join(dir, 'skills', 'probe', 'SKILL.md'), '---\nname: probe\ndescription: The probe skill\nallowedRoles: [dev]\nallowedTools: ["probe:*"]\n---\n')
+    const workersConfig = path.join(dir, 'mycelium.config.json')
+    writeFileSync(workersConfig, JSON.stringify({ mcpServers: { probe: { command: process.execPath, args: [fixtureServer('meta-echo')] } }, roles: { default: 'dev' }, agent: { workers: { enabled: true, max: 1, maxTurns: 3 } } }))
+    try {
+      // The parent delegates; the worker (its system prompt says so) calls probe__meta, then answers; the parent ends.
+      fake.setScript((req) => {
+        const worker = JSON.stringify(req.body.system ?? '').includes('You are a worker')
+        const last = req.body.messages.at(-1)!
+        const answered = typeof last.content !== 'string'
+        if (worker) return answered ? { content: [{ type: 'text', text: 'worker done' }] } : { content: [{ type: 'tool_use', name: 'probe__meta', input: {} }] }
+        return answered ? { content: [{ type: 'text', text: 'done' }] } : { content: [{ type: 'tool_use', name: 'mycelium__delegate', input: { skill: 'probe', task: 'look' } }] }
+      })
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+      const r = await runAgentCli(['run', 'delegate it', '--config', workersConfig, '--json'], { fake, env })
+      expect(r.code, r.stderr).toBe(0)
+      const traceId = (r.events[0] as { traceId: string }).traceId
+      await waitFor(() => receiver.spans.some((s) => s.name === 'tools/call meta' && s.traceId === traceId), 10_000, 'the worker’s call to the child')
+      const spans = receiver.spans.filter((s) => s.traceId === traceId)
+      const one = (name: string) => spans.find((s) => s.name === name)!
+      const delegate = one('execute_tool mycelium:delegate')
+      expect(delegate.parentSpanId).toBe(one('invoke_agent mycelium').spanId)
+      const worker = one('invoke_agent worker')
+      expect(worker.parentSpanId).toBe(delegate.spanId)
+      const workerChats = spans.filter((s) => s.name.startsWith('chat ') && s.parentSpanId === worker.spanId)
+      expect(workerChats).toHaveLength(2)
+      expect(one('execute_tool probe:meta').parentSpanId).toBe(worker.spanId)
+      expect(one('tools/call probe__meta').parentSpanId).toBe(one('execute_tool probe:meta').spanId)
     } finally {
       await fake.close()
     }
