@@ -7,6 +7,7 @@ import { didYouMean } from '../config/suggest.js'
 import type { Logger } from '../logger.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { runAgent } from './engine.js'
+import { endRunSpan, startRunSpan } from './run-span.js'
 import { EventStream, humanSink } from './event-stream.js'
 import type { TokenUsage } from './events.js'
 import { systemPrompt } from './system-prompt.js'
@@ -384,21 +385,21 @@ export async function runChat(options: ChatOptions): Promise<number> {
       // The turn names a trigger: its skills come first, as the escalation mode allows (ask: asked here).
       if (await activateTriggered(line, view, toolbox, events.emit, options.logger, turn.signal, interactive ? yesNo : undefined)) recordSkills()
       const p = principal()
+      // Tracing on: each turn is a trace of its own, as a run is.
+      const traced = startRunSpan(rt.tracing, model, 'chat')
       const outcome = await runAgent(line, {
-        client,
-        sdk,
-        model,
+        client, sdk, model, toolbox, conversation,
         maxTokens: loaded.config.agent.maxTokens,
         maxTurns: loaded.config.agent.maxTurns,
         system: systemPrompt({ ...p, servers: rt, visible: (s) => view.serverVisible(s) }),
-        toolbox,
         emit: events.emit,
         signal: turn.signal,
         includePartial: interactive,
-        conversation,
         approve: (id, tool, args) => approve.check(id, tool, args),
         budget: opened.budget,
+        ...(traced ? { tracing: traced } : {}),
       })
+      if (traced) endRunSpan(traced.span, outcome)
       turn = undefined
       // The turn's own usage, and what the model spent meanwhile answering children's sampling (a live total: only what is new).
       for (const k of Object.keys(usage) as Array<keyof TokenUsage>) {

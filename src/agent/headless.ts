@@ -6,6 +6,7 @@ import type { MyceliumConfig } from '../config/schema.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { carrierOf } from '../telemetry/trace-context.js'
 import { activateSkill, activateTriggered } from './activation.js'
+import { endRunSpan, startRunSpan } from './run-span.js'
 import { createApprovalGate } from './approvals.js'
 import { openAgentContext } from './agent-context.js'
 import type { BudgetFlags } from './budget.js'
@@ -100,10 +101,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       ...(price.value && outcome.usage ? { costUsd: costUsd(outcome.usage, price.value)! } : {}),
       ...(root ? { traceId: root.traceId } : {}),
     })
-    if (root) {
-      root.set({ 'gen_ai.usage.input_tokens': outcome.usage?.inputTokens ?? 0, 'gen_ai.usage.output_tokens': outcome.usage?.outputTokens ?? 0, 'mycelium.end_reason': outcome.reason })
-      root.end(outcome.reason === 'done' ? undefined : outcome.error?.message ?? outcome.reason)
-    }
+    if (root) endRunSpan(root, outcome)
     return exitCode
   }
 
@@ -122,8 +120,9 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     if (kind !== 'run' && mode.kind !== 'policy') throw new MycError('usage', `myc ${kind} needs policy mode (skills and roles); in open mode use \`myc run\``)
     // One trace per run (tracing on): invoke_agent at its root, the chat and execute_tool spans under it.
     const tracing = rt.tracing
-    root = tracing?.start('invoke_agent mycelium', 'internal', undefined, { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'mycelium', 'gen_ai.system': 'anthropic', 'gen_ai.request.model': model, 'mycelium.mode': kind })
-    const traced = tracing && root ? { tracing: { tracing, span: root } } : {}
+    const run = startRunSpan(tracing, model, kind)
+    root = run?.span
+    const traced = run ? { tracing: run } : {}
     const agent = (task: string, rest: Pick<AgentOptions, 'toolbox' | 'system'> & Partial<AgentOptions>) =>
       runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, budget, ...traced, ...rest })
 

@@ -251,4 +251,29 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
       await fake.close()
     }
   }, 30_000)
+
+  it('myc chat: each turn is a trace of its own, invoke_agent at its root and the turn’s chat spans under it', async () => {
+    const fake = new FakeAnthropic()
+    await fake.start()
+    try {
+      fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'probe__meta', input: {} }] } : { content: [{ type: 'text', text: `answer ${i}` }] }))
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+      const r = await runAgentCli(['chat', '--config', config()], { fake, env, input: 'first\nsecond\n' })
+      expect(r.code, r.stderr).toBe(0)
+      await waitFor(() => receiver.spans.filter((s) => s.name === 'invoke_agent mycelium').length >= 2 && receiver.spans.filter((s) => s.name.startsWith('chat ')).length >= 3, 10_000, 'two turns of spans')
+      const roots = receiver.spans.filter((s) => s.name === 'invoke_agent mycelium')
+      expect(roots).toHaveLength(2)
+      expect(new Set(roots.map((s) => s.traceId)).size).toBe(2)
+      for (const root of roots) {
+        expect(root.parentSpanId).toBeUndefined()
+        expect(root.attributes).toMatchObject({ 'mycelium.mode': 'chat', 'mycelium.end_reason': 'done', 'gen_ai.usage.input_tokens': expect.any(Number) })
+      }
+      // Model names aside (the default model): what each turn did.
+      const [first, second] = roots.map((root) => receiver.spans.filter((s) => s.traceId === root.traceId).map((s) => s.name.replace(/^chat .*/, 'chat')).sort())
+      expect(first).toEqual(['chat', 'chat', 'execute_tool probe:meta', 'invoke_agent mycelium', 'tools/call meta', 'tools/call probe__meta'])
+      expect(second).toEqual(['chat', 'invoke_agent mycelium'])
+    } finally {
+      await fake.close()
+    }
+  }, 30_000)
 })
