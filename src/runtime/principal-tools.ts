@@ -199,6 +199,9 @@ export async function forwardTraced(span: SpanHandle, tracing: Tracing, child: P
   const client = tracing.start(`${request.method} ${request.target}`, 'client', span, { 'mcp.method.name': request.method, 'mycelium.server': request.server, 'server.address': request.server, ...request.attributes })
   const outcome = await child.forward(request.method, { ...request.params, _meta: withCarrier(request.params._meta, client.carrier()) }, ctx)
   if (ctx.cancellation.aborted) client.event('cancelled')
+  // A timeout or a child that went away (a crash, a restart) is an event as well as the error status.
+  else if (!outcome.ok && outcome.error.code === RelayErrorCode.timeout) client.event('timeout')
+  else if (!outcome.ok && outcome.error.code === RelayErrorCode.connectionClosed) client.event('child_gone')
   if (!outcome.ok) client.end(outcome.error.message)
   else client.end((outcome.result as { isError?: boolean }).isError ? 'the tool answered isError' : undefined)
   return outcome

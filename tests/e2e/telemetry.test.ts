@@ -276,4 +276,18 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
       await fake.close()
     }
   }, 30_000)
+
+  it('a child call that times out, or whose child goes away, is an error with an event saying which', async () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+    const failing = writeConfig({ mcpServers: { crash: { command: process.execPath, args: [fixtureServer('crash')] }, hang: { command: process.execPath, args: [fixtureServer('hang')], timeoutMs: 300 } } })
+    const { client } = await connectToMyc(['serve', '--config', failing], { env })
+    await client.callTool({ name: 'crash__crash', arguments: {} }).catch(() => undefined)
+    await client.callTool({ name: 'hang__hang', arguments: {} }).catch(() => undefined)
+    await client.close()
+    await waitFor(() => ['tools/call crash', 'tools/call hang'].every((n) => receiver.spans.some((s) => s.name === n)), 10_000, 'the two CLIENT spans')
+    const crashed = receiver.spans.find((s) => s.name === 'tools/call crash')!
+    expect(crashed).toMatchObject({ kind: CLIENT, status: { code: 2 }, events: ['child_gone'] })
+    const hung = receiver.spans.find((s) => s.name === 'tools/call hang')!
+    expect(hung).toMatchObject({ kind: CLIENT, status: { code: 2 }, events: ['timeout'] })
+  }, 30_000)
 })

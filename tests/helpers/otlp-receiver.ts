@@ -9,6 +9,8 @@ export interface ReceivedSpan {
   kind: number
   attributes: Record<string, unknown>
   status?: { code?: number; message?: string }
+  /** The names of its events, in order. */
+  events: string[]
   serviceName: string
   /** Start and end, in milliseconds since the epoch. */
   startMs: number
@@ -60,6 +62,7 @@ export class OtlpReceiver {
             kind: s.kind,
             attributes: Object.fromEntries((s.attributes ?? []).map((a) => [a.key, value(a.value)])),
             ...(s.status ? { status: s.status } : {}),
+            events: (s.events ?? []).map((e) => e.name),
             serviceName,
             startMs: Number(BigInt(s.startTimeUnixNano ?? 0) / 1_000n) / 1_000,
             endMs: Number(BigInt(s.endTimeUnixNano ?? 0) / 1_000n) / 1_000,
@@ -69,7 +72,7 @@ export class OtlpReceiver {
 }
 
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number }
-type OtlpJson = { resourceSpans?: Array<{ resource?: { attributes?: Array<{ key: string; value: AnyValue }> }; scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: Array<{ key: string; value: AnyValue }>; status?: { code?: number; message?: string }; startTimeUnixNano?: string; endTimeUnixNano?: string }> }> }> }
+type OtlpJson = { resourceSpans?: Array<{ resource?: { attributes?: Array<{ key: string; value: AnyValue }> }; scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: Array<{ key: string; value: AnyValue }>; status?: { code?: number; message?: string }; events?: Array<{ name: string }>; startTimeUnixNano?: string; endTimeUnixNano?: string }> }> }> }
 
 function value(v: AnyValue | undefined): unknown {
   if (!v) return undefined
