@@ -1,6 +1,6 @@
 import type { ArgDef, ArgsDef, CommandDef } from 'citty'
 import { argRule } from './commands/_shared.js'
-import { editDistance } from './config/suggest.js'
+import { closest } from './config/suggest.js'
 import { MycError } from './errors.js'
 
 /**
@@ -216,15 +216,7 @@ function extraArgument(word: string, where: string, positionals: string[], known
  */
 export function nearest(word: string, candidates: readonly string[]): string | undefined {
   const target = word.toLowerCase()
-  let best: string | undefined
-  let bestDistance = Infinity
-  for (const candidate of candidates) {
-    const d = editDistance(target, candidate)
-    if (d < bestDistance) {
-      best = candidate
-      bestDistance = d
-    }
-  }
+  const { best, distance: bestDistance } = closest(target, candidates)
   const limit = Math.max(1, Math.floor(target.length / 3))
   if (best !== undefined && bestDistance <= limit && bestDistance < target.length) return best
   if (target.length >= 3) return candidates.find((c) => c.toLowerCase().startsWith(target))

@@ -15,17 +15,23 @@ export function editDistance(a: string, b: string): number {
   return d[s.length]![t.length]!
 }
 
-/** The closest candidate to `input`, when it is close enough to be a likely typo. */
-export function didYouMean(input: string, candidates: readonly string[]): string | undefined {
+/** The candidate at the least edit distance from `input` (the first of equals) and that distance; none for no candidates. */
+export function closest(input: string, candidates: readonly string[]): { best: string | undefined; distance: number } {
   let best: string | undefined
-  let bestDistance = Number.POSITIVE_INFINITY
+  let distance = Number.POSITIVE_INFINITY
   for (const candidate of candidates) {
-    const distance = editDistance(input, candidate)
-    if (distance < bestDistance) {
+    const d = editDistance(input, candidate)
+    if (d < distance) {
       best = candidate
-      bestDistance = distance
+      distance = d
     }
   }
+  return { best, distance }
+}
+
+/** The closest candidate to `input`, when it is close enough to be a likely typo. */
+export function didYouMean(input: string, candidates: readonly string[]): string | undefined {
+  const { best, distance: bestDistance } = closest(input, candidates)
   const limit = Math.max(1, Math.floor(input.length / 3))
   if (best !== undefined && (bestDistance <= limit || best.toLowerCase() === input.toLowerCase())) return best
   // A key with a different case or a dash for camelCase (`allowed-roles`).
