@@ -7,6 +7,9 @@ export default defineConfig({
     globalSetup: ['tests/helpers/fresh-bundle.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    maxWorkers: 2,
+    // One file at a time: these measure timing (restarts, the soak) and run
+    // Wine and the conformance runner, which starve each other on two cores
+    // (a Wine doctor run once printed nothing beside the auth scenarios).
+    maxWorkers: 1,
   },
 })
