@@ -1,12 +1,7 @@
-import { describe, expect, it } from 'vitest'
-import { ShellGuard } from '../../src/sandbox/guard/guard.js'
-
-const guard = new ShellGuard()
+import { describeGuardClasses, type GuardCase } from '../helpers/guard-classes.js'
 
 // Each class of destructive command, with benign twins that must stay allowed: [command line, rule, or null when allowed].
-type Case = [string, string | null]
-
-const classes: Record<string, Case[]> = {
+const classes: Record<string, GuardCase[]> = {
   'targets held in variables, parameters, loops, substitutions and defaults': [
     ['f=/; rm -rf "$f"', 'rm-recursive-critical'],
     ['f=/usr/lib; rm -rf $f', 'delete-outside-workspace'],
@@ -151,21 +146,4 @@ const classes: Record<string, Case[]> = {
   ],
 }
 
-describe('shell guard: classes of destructive commands', () => {
-  for (const [name, cases] of Object.entries(classes)) {
-    describe(name, () => {
-      it.each(cases)('%j → %s', async (command, rule) => {
-        const verdict = await guard.check(command)
-        if (rule === null) expect(verdict, JSON.stringify(verdict)).toMatchObject({ ok: true })
-        else expect(verdict).toMatchObject({ ok: false, error: { rule } })
-      })
-    })
-  }
-
-  it('every class has blocked commands and allowed twins', () => {
-    for (const cases of Object.values(classes)) {
-      expect(cases.some(([, r]) => r === null)).toBe(true)
-      expect(cases.some(([, r]) => r !== null)).toBe(true)
-    }
-  })
-})
+describeGuardClasses('shell guard: classes of destructive commands', classes)
