@@ -25,9 +25,9 @@ const embedded = async (contents) => {
 const anthropic = await embedded("export { default as Anthropic } from '@anthropic-ai/sdk'; export { mcpContent, UnsupportedMCPValueError } from '@anthropic-ai/sdk/helpers/beta/mcp'")
 // jose, prom-client and node-redis likewise (src/http/http-deps.ts): only `myc serve --http` uses them.
 const httpDeps = await embedded("export * as jose from 'jose'; export * as promClient from 'prom-client'; export { createClient as createRedisClient } from 'redis'")
-// OpenTelemetry likewise (src/telemetry/telemetry-deps.ts): loaded only when tracing is on.
+// OpenTelemetry likewise (src/telemetry/telemetry-deps.ts): loaded only when tracing or metrics are on.
 const telemetryDeps = await embedded(
-  "export * as api from '@opentelemetry/api'; export * as core from '@opentelemetry/core'; export * as sdk from '@opentelemetry/sdk-trace'; export * as resources from '@opentelemetry/resources'; export { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'; export { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'",
+  "export * as api from '@opentelemetry/api'; export * as core from '@opentelemetry/core'; export * as sdk from '@opentelemetry/sdk-trace'; export * as resources from '@opentelemetry/resources'; export { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'; export { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'; export * as metrics from '@opentelemetry/sdk-metrics'; export { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'; export { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto'",
 )
 
 await build({

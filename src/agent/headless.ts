@@ -99,7 +99,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       permissionDenials: outcome.permissionDenials,
       ...(outcome.contextFile ? { contextFile: outcome.contextFile } : {}),
       ...(price.value && outcome.usage ? { costUsd: costUsd(outcome.usage, price.value)! } : {}),
-      ...(root ? { traceId: root.traceId } : {}),
+      ...(root?.traceId ? { traceId: root.traceId } : {}),
     })
     if (root) endRunSpan(root, outcome)
     return exitCode
@@ -215,7 +215,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
           : own
       // What the first request costs before the task: the system prompt and the tools offered (the counter of myc tokens).
       const contextTokens = textTokens(systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) })) + toolTokens(toolbox.list().map((t) => t.def))
-      if (announce) events.emit({ type: 'session_start', role: principal.role, mode: as, model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version, contextTokens, ...(root ? { traceId: root.traceId } : {}) })
+      if (announce) events.emit({ type: 'session_start', role: principal.role, mode: as, model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version, contextTokens, ...(root?.traceId ? { traceId: root.traceId } : {}) })
       const triggered = await activateTriggered(task, view, toolbox, events.emit, options.logger, controller.signal)
       const classifier = loaded.config.agent.classifier
       if (!triggered && classifier && view.reachableSkills && view.activate) {
@@ -242,7 +242,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const policy = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy
     const runner = await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded)
     const toolbox = new WorkflowToolbox(policy.reachable(principal.role), runner, loaded.config.namespace.separator)
-    events.emit({ type: 'session_start', role: principal.role, mode: 'workflow', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version, ...(root ? { traceId: root.traceId } : {}) })
+    events.emit({ type: 'session_start', role: principal.role, mode: 'workflow', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version, ...(root?.traceId ? { traceId: root.traceId } : {}) })
     // The workflow phase is a session of its own (mode workflow), recorded like a run's.
     const session = openSession(view, 'workflow')
     const recorded = session.conversation.length

@@ -227,10 +227,10 @@ export const ConfigSchema = v.strictObject({
     }),
     {},
   ),
-  /** OpenTelemetry tracing (the standard OTEL_* variables win over these). */
+  /** OpenTelemetry tracing and metrics (the standard OTEL_* variables win over these). */
   telemetry: v.optional(
     v.strictObject({
-      /** OTLP/HTTP base URL (traces go to <endpoint>/v1/traces), as OTEL_EXPORTER_OTLP_ENDPOINT. */
+      /** OTLP/HTTP base URL (traces go to <endpoint>/v1/traces, metrics to <endpoint>/v1/metrics), as OTEL_EXPORTER_OTLP_ENDPOINT. */
       endpoint: v.optional(v.pipe(v.string(), v.url('must be a URL such as http://127.0.0.1:4318'))),
       protocol: v.optional(v.picklist(['http/protobuf', 'http/json'])),
       serviceName: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),

@@ -203,6 +203,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     sessionIdleMs: config.http.sessionIdleMs,
     maxMessageBytes: config.limits.maxMessageBytes,
   })
+  // OpenTelemetry metrics on: mycelium.sessions.active reads the sessions at each export.
+  runtime.tracing?.observe({ sessions: () => face.sessions.size })
   const server = nodeServer(logger, (req, res) => face.handle(inboundOf(req, `http://${formatListen(settings.listen)}`, abortedByClient(res))))
   // http.metricsListen: a server of its own that answers only /metrics, /readyz and /healthz.
   const metricsServer = settings.metricsListen ? nodeServer(logger, (req, res) => face.handleMetricsPort(inboundOf(req, `http://${formatListen(settings.metricsListen!)}`, abortedByClient(res)).request)) : undefined

@@ -404,7 +404,7 @@ export class SessionRoute {
       return fail(new Response(JSON.stringify(reply), { status, headers: { 'Content-Type': 'application/json' } }))
     }
     // Tracing on: the traceparent header is the request's parent when its _meta names none.
-    const message = this.options.runtime.tracing ? withHeaderTraceContext(checked.message, request.headers) : checked.message
+    const message = this.options.runtime.tracing?.propagates ? withHeaderTraceContext(checked.message, request.headers) : checked.message
     return { ok: true, message, isRequest: checked.kind === 'request', isInitialize: checked.kind === 'request' && checked.method === 'initialize' }
   }
 }

@@ -191,7 +191,7 @@ export class StatelessRoute {
     try {
       const mismatch = await this.paramHeaderMismatch(inbound.request, view, body)
       // Tracing on: the traceparent header is the request's parent when its _meta names none.
-      const parsedBody = this.options.runtime.tracing ? withHeaderTraceContext(body, inbound.request.headers) : body
+      const parsedBody = this.options.runtime.tracing?.propagates ? withHeaderTraceContext(body, inbound.request.headers) : body
       return onBodyDone(mismatch ?? (await this.handler.fetch(inbound.request, { authInfo, parsedBody })), finish)
     } catch (error) {
       finish()

@@ -5,6 +5,7 @@ import type { PrespawnedChildren } from '../children/prespawn.js'
 import { hostForThisProcess } from './host.js'
 import { Runtime } from './runtime.js'
 import { openTracing } from '../telemetry/open-tracing.js'
+import type { ChildReading } from '../telemetry/tracing.js'
 
 export interface OpenRuntimeOptions {
   configPath?: string
@@ -29,7 +30,7 @@ export interface OpenRuntimeOptions {
  */
 export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode }> {
   const loaded = options.loaded ?? (await loadConfig({ configPath: options.configPath, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env }))
-  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or the config) names an endpoint: then OpenTelemetry is loaded, not before.
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or the config) names an endpoint: then OpenTelemetry is loaded (traces, metrics), not before.
   const tracing = await openTracing({ env: options.env ?? process.env, config: loaded.config.telemetry, version: options.version, warn: (message) => options.logger.warn(message) })
   const runtime = new Runtime({
     loaded,
@@ -41,7 +42,15 @@ export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtim
     ...(options.oneShot ? { oneShot: options.oneShot } : {}),
     ...(tracing ? { tracing } : {}),
   })
+  // Metrics on: the children's state and restarts are read at each export.
+  tracing?.observe({ children: () => childReadings(runtime) })
   const mode = await loadPolicyMode(loaded, runtime.catalogue, options.logger)
   if (mode.kind === 'policy') runtime.onCatalogueChange(() => mode.state.invalidate())
   return { runtime, loaded, mode }
+}
+
+/** Each server's state for the metrics: the configured ones, and any a reload removed that had restarted. */
+function childReadings(runtime: Runtime): ChildReading[] {
+  const { children, restarts } = runtime.supervisor
+  return [...new Set([...children.keys(), ...restarts.keys()])].map((server) => ({ server, running: children.get(server)?.state === 'RUNNING', restarts: restarts.get(server) ?? 0 }))
 }

@@ -133,10 +133,10 @@ async function tracedCall(tracing: Tracing, runtime: Runtime, view: PrincipalVie
   const span = serverSpan(tracing, 'tools/call', name, params, { 'gen_ai.tool.name': name, 'gen_ai.operation.name': 'execute_tool', ...callerAttributes(view, ctx) })
   try {
     const called = await call(runtime, view, params, ctx, span)
-    endServerSpan(span, called?.outcome)
+    endSpan(span, called?.outcome)
     return called
   } catch (error) {
-    span.end(error instanceof Error ? error.message : String(error))
+    span.end(error instanceof Error ? error.message : String(error), '_OTHER')
     throw error
   }
 }
@@ -197,13 +197,14 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
 export async function forwardTraced(span: SpanHandle, tracing: Tracing, child: Pick<ChildConnection, 'forward'>, request: { server: string; method: string; target: string; params: Record<string, unknown>; attributes?: SpanAttributes }, ctx: { cancellation: Cancellation } & Parameters<ChildConnection['forward']>[2]): Promise<RelayOutcome> {
   span.set({ 'mycelium.server': request.server })
   const client = tracing.start(`${request.method} ${request.target}`, 'client', span, { 'mcp.method.name': request.method, 'mycelium.server': request.server, 'server.address': request.server, ...request.attributes })
-  const outcome = await child.forward(request.method, { ...request.params, _meta: withCarrier(request.params._meta, client.carrier()) }, ctx)
+  // Spans not exported (metrics alone): the caller's own context passes on untouched, as with tracing off.
+  const params = tracing.propagates ? { ...request.params, _meta: withCarrier(request.params._meta, client.carrier()) } : request.params
+  const outcome = await child.forward(request.method, params, ctx)
   if (ctx.cancellation.aborted) client.event('cancelled')
   // A timeout or a child that went away (a crash, a restart) is an event as well as the error status.
   else if (!outcome.ok && outcome.error.code === RelayErrorCode.timeout) client.event('timeout')
   else if (!outcome.ok && outcome.error.code === RelayErrorCode.connectionClosed) client.event('child_gone')
-  if (!outcome.ok) client.end(outcome.error.message)
-  else client.end((outcome.result as { isError?: boolean }).isError ? 'the tool answered isError' : undefined)
+  endSpan(client, outcome)
   return outcome
 }
 
@@ -212,11 +213,16 @@ export function serverSpan(tracing: Tracing, method: string, target: string, par
   return tracing.start(target ? `${method} ${target}` : method, 'server', carrierOf(params?._meta), { 'mcp.method.name': method, ...attributes })
 }
 
-/** Ends a server span by the request's outcome. */
-export function endServerSpan(span: SpanHandle, outcome: RelayOutcome | undefined): void {
-  if (!outcome) span.end('cancelled')
-  else if (!outcome.ok) span.end(outcome.error.message)
-  else span.end((outcome.result as { isError?: boolean }).isError ? 'the tool answered isError' : undefined)
+/**
+ * Ends a span by the request's outcome, with the `error.type` the MCP
+ * conventions give: the JSON-RPC error code, `tool_error` for an isError
+ * result, `cancelled` for a request cancelled before it was answered.
+ */
+export function endSpan(span: SpanHandle, outcome: RelayOutcome | undefined): void {
+  if (!outcome) span.end('cancelled', 'cancelled')
+  else if (!outcome.ok) span.end(outcome.error.message, String(outcome.error.code))
+  else if ((outcome.result as { isError?: boolean }).isError) span.end('the tool answered isError', 'tool_error')
+  else span.end()
 }
 
 /** One call into the view's audit log. */

@@ -4,7 +4,7 @@ import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { ServedSkill } from '../skills/skill-index.js'
-import { callerAttributes, endServerSpan, forwardTraced, INVALID_PARAMS, serverSpan } from '../runtime/principal-tools.js'
+import { callerAttributes, endSpan, forwardTraced, INVALID_PARAMS, serverSpan } from '../runtime/principal-tools.js'
 import type { SpanAttributes, SpanHandle } from '../telemetry/tracing.js'
 import { findSkillFile, mapChildRead, readSkillFile, type SkillSources } from './skills-handlers.js'
 
@@ -111,10 +111,10 @@ async function traced(runtime: Runtime, view: PrincipalView, method: string, tar
   const span = serverSpan(tracing, method, target, params, { ...attributes, ...callerAttributes(view, ctx) })
   try {
     const outcome = await run(span)
-    endServerSpan(span, outcome)
+    endSpan(span, outcome)
     return outcome
   } catch (error) {
-    span.end(error instanceof Error ? error.message : String(error))
+    span.end(error instanceof Error ? error.message : String(error), '_OTHER')
     throw error
   }
 }
@@ -133,7 +133,7 @@ export async function tracedList<T>(runtime: Runtime, view: PrincipalView, metho
     span.end()
     return answer
   } catch (error) {
-    span.end(error instanceof Error ? error.message : String(error))
+    span.end(error instanceof Error ? error.message : String(error), '_OTHER')
     throw error
   }
 }

@@ -4,6 +4,8 @@ import type { TelemetryDeps } from './telemetry-deps.js'
 import type { TracingSettings } from './settings.js'
 import type { Carrier } from './trace-context.js'
 import type { SpanAttributes, SpanHandle, Tracing } from './tracing.js'
+import type { OperationMetrics } from './otel-metrics.js'
+import type { Resource } from '@opentelemetry/resources'
 
 /** How long shutdown may wait for the last export (a dead endpoint must not hold up an exit). */
 const SHUTDOWN_BUDGET_MS = 3_000
@@ -14,9 +16,82 @@ const SHUTDOWN_BUDGET_MS = 3_000
  * call; a full queue drops spans), the OTLP/HTTP exporter in JSON or
  * protobuf, W3C trace context and baggage. An export that fails is said once
  * (`warn`), then spans are dropped quietly.
+ *
+ * With `metrics`, a SERVER or CLIENT span that carries `mcp.method.name`
+ * records its duration when it ends (the MCP conventions' operation
+ * durations), so every face that makes spans is measured. With metrics and
+ * no `settings` (OTEL_TRACES_EXPORTER=none), spans are only measured: none
+ * is made or exported, and no trace context is handed on.
  */
-export function createOtelTracing(deps: TelemetryDeps, settings: TracingSettings, options: { version: string; env: Record<string, string | undefined>; warn: (message: string) => void }): Tracing {
-  const { api, core, sdk, resources } = deps
+export function createOtelTracing(deps: TelemetryDeps, settings: TracingSettings | undefined, metrics: OperationMetrics | undefined, resource: Resource, options: { version: string; warn: (message: string) => void }): Tracing {
+  const { api, core } = deps
+  const provider = settings ? tracerProvider(deps, settings, resource, options.warn) : undefined
+  const tracer: Tracer | undefined = provider?.getTracer('mycelium', options.version)
+  const propagator = new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] })
+  const getter = { get: (c: Carrier, k: string) => c[k as keyof Carrier], keys: (c: Carrier) => Object.keys(c) }
+  const setter = { set: (c: Carrier, k: string, v: string) => void (c[k as keyof Carrier] = v) }
+  const kinds = { server: api.SpanKind.SERVER, client: api.SpanKind.CLIENT, internal: api.SpanKind.INTERNAL }
+
+  /** An MCP operation being measured: its kind, start and the attributes its duration may keep. */
+  interface Measure {
+    kind: 'server' | 'client'
+    started: number
+    attributes: SpanAttributes
+  }
+
+  class Handle implements SpanHandle {
+    constructor(
+      readonly span: Span | undefined,
+      readonly context: Context | undefined,
+      private readonly measure: Measure | undefined,
+    ) {}
+    get traceId(): string {
+      return this.span?.spanContext().traceId ?? ''
+    }
+    carrier(): Carrier {
+      const out: Carrier = {}
+      if (this.context) propagator.inject(this.context, out, setter)
+      return out
+    }
+    set(attributes: SpanAttributes): void {
+      this.span?.setAttributes(attributes)
+      if (this.measure) this.measure.attributes = { ...this.measure.attributes, ...attributes }
+    }
+    event(name: string, attributes?: SpanAttributes): void {
+      this.span?.addEvent(name, attributes)
+    }
+    end(error?: string, errorType?: string): void {
+      if (this.measure) metrics!.record(this.measure.kind, (performance.now() - this.measure.started) / 1000, errorType === undefined ? this.measure.attributes : { ...this.measure.attributes, 'error.type': errorType })
+      if (!this.span) return
+      if (errorType !== undefined) this.span.setAttribute('error.type', errorType)
+      if (error !== undefined) this.span.setStatus({ code: api.SpanStatusCode.ERROR, message: error })
+      this.span.end()
+    }
+  }
+
+  return {
+    propagates: tracer !== undefined,
+    start(name, kind, parent, attributes) {
+      const measure = metrics && kind !== 'internal' && attributes?.['mcp.method.name'] !== undefined ? { kind, started: performance.now(), attributes } : undefined
+      if (!tracer) return new Handle(undefined, undefined, measure)
+      const parentContext = parent instanceof Handle ? (parent.context ?? api.ROOT_CONTEXT) : parent ? propagator.extract(api.ROOT_CONTEXT, parent as Carrier, getter) : api.ROOT_CONTEXT
+      const span = tracer.startSpan(name, { kind: kinds[kind], ...(attributes ? { attributes } : {}) }, parentContext)
+      return new Handle(span, api.trace.setSpan(parentContext, span), measure)
+    },
+    observe: (sources) => metrics?.observe(sources) ?? (() => {}),
+    async shutdown() {
+      // Traces and metrics flush together, within the one budget.
+      let timer: NodeJS.Timeout | undefined
+      const flushed = Promise.all([provider?.shutdown().catch(() => {}), metrics?.shutdown().catch(() => {})])
+      await Promise.race([flushed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_BUDGET_MS).unref()))])
+      clearTimeout(timer)
+    },
+  }
+}
+
+/** The TracerProvider with its batch processor and the exporter that warns once. */
+function tracerProvider(deps: TelemetryDeps, settings: TracingSettings, resource: Resource, warn: (message: string) => void) {
+  const { core, sdk } = deps
   const Exporter = settings.protocol === 'http/json' ? deps.JsonTraceExporter : deps.ProtoTraceExporter
   const inner = new Exporter({ url: settings.tracesUrl, headers: settings.headers }) as unknown as SpanExporter
   let warned = false
@@ -25,7 +100,7 @@ export function createOtelTracing(deps: TelemetryDeps, settings: TracingSettings
       inner.export(spans, (result) => {
         if (result.code !== core.ExportResultCode.SUCCESS && !warned) {
           warned = true
-          options.warn(`tracing: cannot export spans to ${settings.tracesUrl} (${result.error?.message ?? 'failed'}); spans are dropped until it answers`)
+          warn(`tracing: cannot export spans to ${settings.tracesUrl} (${result.error?.message ?? 'failed'}); spans are dropped until it answers`)
         }
         done(result)
       })
@@ -33,52 +108,14 @@ export function createOtelTracing(deps: TelemetryDeps, settings: TracingSettings
     shutdown: () => inner.shutdown(),
     ...(inner.forceFlush ? { forceFlush: () => inner.forceFlush!() } : {}),
   }
+  return new sdk.TracerProvider({ resource, sampler: sampler(deps, settings), spanProcessors: [new sdk.BatchSpanProcessor({ exporter, ...settings.batch })] })
+}
+
+/** The resource both providers share: service.name and service.version, with OTEL_RESOURCE_ATTRIBUTES (service.name always the settings'). */
+export function telemetryResource(deps: TelemetryDeps, serviceName: string, version: string): Resource {
+  const { resources } = deps
   const detected = resources.detectResources({ detectors: [resources.envDetector] })
-  const resource = resources.resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': options.version }).merge(detected).merge(resources.resourceFromAttributes({ 'service.name': settings.serviceName }))
-  const provider = new sdk.TracerProvider({ resource, sampler: sampler(deps, settings), spanProcessors: [new sdk.BatchSpanProcessor({ exporter, ...settings.batch })] })
-  const tracer: Tracer = provider.getTracer('mycelium', options.version)
-  const propagator = new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] })
-  const getter = { get: (c: Carrier, k: string) => c[k as keyof Carrier], keys: (c: Carrier) => Object.keys(c) }
-  const setter = { set: (c: Carrier, k: string, v: string) => void (c[k as keyof Carrier] = v) }
-  const kinds = { server: api.SpanKind.SERVER, client: api.SpanKind.CLIENT, internal: api.SpanKind.INTERNAL }
-
-  class Handle implements SpanHandle {
-    constructor(
-      readonly span: Span,
-      readonly context: Context,
-    ) {}
-    get traceId(): string {
-      return this.span.spanContext().traceId
-    }
-    carrier(): Carrier {
-      const out: Carrier = {}
-      propagator.inject(this.context, out, setter)
-      return out
-    }
-    set(attributes: SpanAttributes): void {
-      this.span.setAttributes(attributes)
-    }
-    event(name: string, attributes?: SpanAttributes): void {
-      this.span.addEvent(name, attributes)
-    }
-    end(error?: string): void {
-      if (error !== undefined) this.span.setStatus({ code: api.SpanStatusCode.ERROR, message: error })
-      this.span.end()
-    }
-  }
-
-  return {
-    start(name, kind, parent, attributes) {
-      const parentContext = parent instanceof Handle ? parent.context : parent ? propagator.extract(api.ROOT_CONTEXT, parent as Carrier, getter) : api.ROOT_CONTEXT
-      const span = tracer.startSpan(name, { kind: kinds[kind], ...(attributes ? { attributes } : {}) }, parentContext)
-      return new Handle(span, api.trace.setSpan(parentContext, span))
-    },
-    async shutdown() {
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([provider.shutdown().catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_BUDGET_MS).unref()))])
-      clearTimeout(timer)
-    },
-  }
+  return resources.resourceFromAttributes({ 'service.name': serviceName, 'service.version': version }).merge(detected).merge(resources.resourceFromAttributes({ 'service.name': serviceName }))
 }
 
 /** OTEL_TRACES_SAMPLER and its argument, as the specification names them (default parentbased_always_on). */

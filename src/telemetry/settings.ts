@@ -1,6 +1,6 @@
-/** The `telemetry` section of the config (the standard OTEL_* variables win over it). */
+/** The `telemetry` section of the config (the standard OTEL_* variables win over it); traces and metrics share it. */
 export interface TelemetryConfig {
-  /** OTLP/HTTP base URL (as OTEL_EXPORTER_OTLP_ENDPOINT); traces go to `<endpoint>/v1/traces`. */
+  /** OTLP/HTTP base URL (as OTEL_EXPORTER_OTLP_ENDPOINT); traces go to `<endpoint>/v1/traces`, metrics to `<endpoint>/v1/metrics`. */
   endpoint?: string
   protocol?: 'http/protobuf' | 'http/json'
   serviceName?: string
@@ -38,6 +38,23 @@ function headerList(text: string | undefined): Record<string, string> {
   return out
 }
 
+/** Off for every signal: OTEL_SDK_DISABLED=true. */
+const disabled = (env: Record<string, string | undefined>) => (env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true'
+
+/** `<base>/v1/<signal>` from OTEL_EXPORTER_OTLP_ENDPOINT or the config's endpoint, unless the signal's own endpoint variable names the URL. */
+function signalUrl(env: Record<string, string | undefined>, config: TelemetryConfig | undefined, own: string | undefined, signal: 'traces' | 'metrics'): string | undefined {
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT || config?.endpoint
+  return own || (base ? `${base.replace(/\/+$/, '')}/v1/${signal}` : undefined)
+}
+
+function protocolOf(env: Record<string, string | undefined>, config: TelemetryConfig | undefined, own: string | undefined): 'http/protobuf' | 'http/json' {
+  return (own || env.OTEL_EXPORTER_OTLP_PROTOCOL || config?.protocol || 'http/protobuf') === 'http/json' ? 'http/json' : 'http/protobuf'
+}
+
+function serviceNameOf(env: Record<string, string | undefined>, config: TelemetryConfig | undefined): string {
+  return env.OTEL_SERVICE_NAME || /(?:^|,)\s*service\.name=([^,]+)/.exec(env.OTEL_RESOURCE_ATTRIBUTES ?? '')?.[1]?.trim() || config?.serviceName || 'mycelium'
+}
+
 /**
  * Whether tracing is on, and how: on when OTEL_EXPORTER_OTLP_ENDPOINT or
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, or the config names an
@@ -45,20 +62,16 @@ function headerList(text: string | undefined): Record<string, string> {
  * `none`. The environment wins over the config. Pure: reads nothing else.
  */
 export function tracingSettings(env: Record<string, string | undefined>, config: TelemetryConfig | undefined): TracingSettings | undefined {
-  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return undefined
+  if (disabled(env)) return undefined
   if ((env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase() === 'none') return undefined
-  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT || config?.endpoint
-  const tracesUrl = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined)
+  const tracesUrl = signalUrl(env, config, env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, 'traces')
   if (!tracesUrl) return undefined
-  const protocolText = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || config?.protocol || 'http/protobuf'
-  const protocol = protocolText === 'http/json' ? 'http/json' : 'http/protobuf'
   const headers = { ...config?.headers, ...headerList(env.OTEL_EXPORTER_OTLP_HEADERS), ...headerList(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) }
-  const serviceName = env.OTEL_SERVICE_NAME || /(?:^|,)\s*service\.name=([^,]+)/.exec(env.OTEL_RESOURCE_ATTRIBUTES ?? '')?.[1]?.trim() || config?.serviceName || 'mycelium'
   const arg = env.OTEL_TRACES_SAMPLER_ARG === undefined ? undefined : Number(env.OTEL_TRACES_SAMPLER_ARG)
   return {
     tracesUrl,
-    protocol,
-    serviceName,
+    protocol: protocolOf(env, config, env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL),
+    serviceName: serviceNameOf(env, config),
     headers,
     sampler: { name: (env.OTEL_TRACES_SAMPLER || 'parentbased_always_on').trim().toLowerCase(), arg: arg !== undefined && Number.isFinite(arg) ? arg : undefined },
     batch: {
@@ -67,5 +80,40 @@ export function tracingSettings(env: Record<string, string | undefined>, config:
       maxExportBatchSize: number(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 512),
       exportTimeoutMillis: number(env.OTEL_BSP_EXPORT_TIMEOUT, 30_000),
     },
+  }
+}
+
+/** What metrics export runs with, once it is on. */
+export interface MetricsSettings {
+  /** The full metrics URL. */
+  metricsUrl: string
+  protocol: 'http/protobuf' | 'http/json'
+  serviceName: string
+  headers: Record<string, string>
+  /** OTEL_METRIC_EXPORT_INTERVAL and OTEL_METRIC_EXPORT_TIMEOUT, in milliseconds (the timeout never above the interval, as the SDK requires). */
+  exportIntervalMillis: number
+  exportTimeoutMillis: number
+}
+
+/**
+ * Whether metrics are exported, and how: on when OTEL_EXPORTER_OTLP_ENDPOINT
+ * or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is set, or the config names an
+ * endpoint; off when OTEL_SDK_DISABLED is true or OTEL_METRICS_EXPORTER is
+ * `none` (each signal is turned off on its own). The environment wins over
+ * the config. Pure: reads nothing else.
+ */
+export function metricsSettings(env: Record<string, string | undefined>, config: TelemetryConfig | undefined): MetricsSettings | undefined {
+  if (disabled(env)) return undefined
+  if ((env.OTEL_METRICS_EXPORTER ?? '').trim().toLowerCase() === 'none') return undefined
+  const metricsUrl = signalUrl(env, config, env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, 'metrics')
+  if (!metricsUrl) return undefined
+  const interval = Math.max(1, number(env.OTEL_METRIC_EXPORT_INTERVAL, 60_000))
+  return {
+    metricsUrl,
+    protocol: protocolOf(env, config, env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL),
+    serviceName: serviceNameOf(env, config),
+    headers: { ...config?.headers, ...headerList(env.OTEL_EXPORTER_OTLP_HEADERS), ...headerList(env.OTEL_EXPORTER_OTLP_METRICS_HEADERS) },
+    exportIntervalMillis: interval,
+    exportTimeoutMillis: Math.min(interval, Math.max(1, number(env.OTEL_METRIC_EXPORT_TIMEOUT, 30_000))),
   }
 }

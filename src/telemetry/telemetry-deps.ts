@@ -1,4 +1,4 @@
-/** What tracing uses of the OpenTelemetry JS packages. */
+/** What tracing and metrics use of the OpenTelemetry JS packages. */
 export interface TelemetryDeps {
   api: typeof import('@opentelemetry/api')
   core: Pick<typeof import('@opentelemetry/core'), 'W3CTraceContextPropagator' | 'W3CBaggagePropagator' | 'CompositePropagator' | 'ExportResultCode'>
@@ -6,6 +6,9 @@ export interface TelemetryDeps {
   resources: Pick<typeof import('@opentelemetry/resources'), 'resourceFromAttributes' | 'detectResources' | 'envDetector'>
   JsonTraceExporter: typeof import('@opentelemetry/exporter-trace-otlp-http').OTLPTraceExporter
   ProtoTraceExporter: typeof import('@opentelemetry/exporter-trace-otlp-proto').OTLPTraceExporter
+  metrics: Pick<typeof import('@opentelemetry/sdk-metrics'), 'MeterProvider' | 'PeriodicExportingMetricReader'>
+  JsonMetricExporter: typeof import('@opentelemetry/exporter-metrics-otlp-http').OTLPMetricExporter
+  ProtoMetricExporter: typeof import('@opentelemetry/exporter-metrics-otlp-proto').OTLPMetricExporter
 }
 
 /** Their own bundle, gzipped and base64, inside build/myc-main.cjs (esbuild.config.mjs); absent when run from source. */
@@ -14,22 +17,25 @@ declare const __MYC_TELEMETRY_DEPS__: string | undefined
 let loading: Promise<TelemetryDeps> | undefined
 
 /**
- * Loads OpenTelemetry on first use, only when tracing is on. In the bundle it
+ * Loads OpenTelemetry on first use, only when tracing or metrics are on. In the bundle it
  * travels gzipped and is compiled only here, as the Anthropic SDK is, so a
  * start without tracing pays nothing for it.
  */
 export function loadTelemetryDeps(): Promise<TelemetryDeps> {
   loading ??= (async () => {
     if (typeof __MYC_TELEMETRY_DEPS__ === 'string') return (await import('../embedded-module.js')).compileEmbedded<TelemetryDeps>(__MYC_TELEMETRY_DEPS__)
-    const [api, core, sdk, resources, json, proto] = await Promise.all([
+    const [api, core, sdk, resources, json, proto, metrics, jsonMetrics, protoMetrics] = await Promise.all([
       import('@opentelemetry/api'),
       import('@opentelemetry/core'),
       import('@opentelemetry/sdk-trace'),
       import('@opentelemetry/resources'),
       import('@opentelemetry/exporter-trace-otlp-http'),
       import('@opentelemetry/exporter-trace-otlp-proto'),
+      import('@opentelemetry/sdk-metrics'),
+      import('@opentelemetry/exporter-metrics-otlp-http'),
+      import('@opentelemetry/exporter-metrics-otlp-proto'),
     ])
-    return { api, core, sdk, resources, JsonTraceExporter: json.OTLPTraceExporter, ProtoTraceExporter: proto.OTLPTraceExporter }
+    return { api, core, sdk, resources, JsonTraceExporter: json.OTLPTraceExporter, ProtoTraceExporter: proto.OTLPTraceExporter, metrics, JsonMetricExporter: jsonMetrics.OTLPMetricExporter, ProtoMetricExporter: protoMetrics.OTLPMetricExporter }
   })()
   return loading
 }

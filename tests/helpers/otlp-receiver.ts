@@ -17,14 +17,36 @@ export interface ReceivedSpan {
   endMs: number
 }
 
+/** One data point of a metric as OTLP/JSON carries it: a histogram's count, sum and buckets, or a sum's or gauge's value. */
+export interface ReceivedPoint {
+  attributes: Record<string, unknown>
+  count?: number
+  sum?: number
+  bucketCounts?: number[]
+  explicitBounds?: number[]
+  value?: number
+}
+
+/** One metric of one export (a periodic reader sends every metric again each time). */
+export interface ReceivedMetric {
+  name: string
+  unit: string
+  type: 'histogram' | 'sum' | 'gauge' | 'other'
+  /** A sum's monotonicity (a counter: true; an up-down counter: false). */
+  monotonic?: boolean
+  points: ReceivedPoint[]
+  serviceName: string
+}
+
 /**
  * An OTLP/HTTP receiver on loopback, as a collector would be: it takes
- * POST /v1/traces, decodes OTLP/JSON (protobuf bodies are counted, not
- * decoded) and keeps the spans.
+ * POST /v1/traces and /v1/metrics, decodes OTLP/JSON (protobuf bodies are
+ * counted, not decoded) and keeps the spans and metrics.
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = []
-  readonly requests: Array<{ contentType: string; bytes: number }> = []
+  readonly metrics: ReceivedMetric[] = []
+  readonly requests: Array<{ path: string; contentType: string; bytes: number }> = []
   private server: Server | undefined
   url = ''
 
@@ -35,8 +57,9 @@ export class OtlpReceiver {
       req.on('end', () => {
         const body = Buffer.concat(chunks)
         const contentType = req.headers['content-type'] ?? ''
-        this.requests.push({ contentType, bytes: body.length })
+        this.requests.push({ path: req.url ?? '', contentType, bytes: body.length })
         if (req.url === '/v1/traces' && contentType.includes('json')) this.decode(JSON.parse(body.toString('utf8')) as OtlpJson)
+        if (req.url === '/v1/metrics' && contentType.includes('json')) this.decodeMetrics(JSON.parse(body.toString('utf8')) as OtlpMetricsJson)
         res.writeHead(200, { 'Content-Type': contentType.includes('json') ? 'application/json' : 'application/x-protobuf' })
         res.end(contentType.includes('json') ? '{}' : '')
       })
@@ -47,6 +70,37 @@ export class OtlpReceiver {
 
   async close(): Promise<void> {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve())
+  }
+
+  /** The data points of the metric named, from its latest export (cumulative: the latest holds everything so far). */
+  latest(name: string): ReceivedPoint[] {
+    return this.metrics.findLast((m) => m.name === name)?.points ?? []
+  }
+
+  private decodeMetrics(doc: OtlpMetricsJson): void {
+    for (const rm of doc.resourceMetrics ?? []) {
+      const serviceName = String(value(rm.resource?.attributes?.find((a) => a.key === 'service.name')?.value) ?? '')
+      for (const sm of rm.scopeMetrics ?? [])
+        for (const m of sm.metrics ?? []) {
+          const type = m.histogram ? 'histogram' : m.sum ? 'sum' : m.gauge ? 'gauge' : 'other'
+          const points = (m.histogram ?? m.sum ?? m.gauge)?.dataPoints ?? []
+          this.metrics.push({
+            name: m.name,
+            unit: m.unit ?? '',
+            type,
+            ...(m.sum ? { monotonic: m.sum.isMonotonic === true } : {}),
+            serviceName,
+            points: points.map((p) => ({
+              attributes: Object.fromEntries((p.attributes ?? []).map((a) => [a.key, value(a.value)])),
+              ...(p.count !== undefined ? { count: Number(p.count) } : {}),
+              ...(p.sum !== undefined ? { sum: Number(p.sum) } : {}),
+              ...(p.bucketCounts ? { bucketCounts: p.bucketCounts.map(Number) } : {}),
+              ...(p.explicitBounds ? { explicitBounds: p.explicitBounds.map(Number) } : {}),
+              ...(p.asInt !== undefined ? { value: Number(p.asInt) } : p.asDouble !== undefined ? { value: Number(p.asDouble) } : {}),
+            })),
+          })
+        }
+    }
   }
 
   private decode(doc: OtlpJson): void {
@@ -73,6 +127,14 @@ export class OtlpReceiver {
 
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number }
 type OtlpJson = { resourceSpans?: Array<{ resource?: { attributes?: Array<{ key: string; value: AnyValue }> }; scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: Array<{ key: string; value: AnyValue }>; status?: { code?: number; message?: string }; events?: Array<{ name: string }>; startTimeUnixNano?: string; endTimeUnixNano?: string }> }> }> }
+
+type OtlpPoint = { attributes?: Array<{ key: string; value: AnyValue }>; count?: string | number; sum?: number; bucketCounts?: Array<string | number>; explicitBounds?: number[]; asInt?: string | number; asDouble?: number }
+type OtlpMetricsJson = {
+  resourceMetrics?: Array<{
+    resource?: { attributes?: Array<{ key: string; value: AnyValue }> }
+    scopeMetrics?: Array<{ metrics?: Array<{ name: string; unit?: string; histogram?: { dataPoints?: OtlpPoint[] }; sum?: { dataPoints?: OtlpPoint[]; isMonotonic?: boolean }; gauge?: { dataPoints?: OtlpPoint[] } }> }>
+  }>
+}
 
 function value(v: AnyValue | undefined): unknown {
   if (!v) return undefined

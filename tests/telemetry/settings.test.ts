@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { tracingSettings } from '../../src/telemetry/settings.js'
+import { metricsSettings, tracingSettings } from '../../src/telemetry/settings.js'
 import { carrierOf, parentSpanIdOf, traceIdOf, withCarrier } from '../../src/telemetry/trace-context.js'
 
 describe('tracingSettings: the standard OTEL_* variables, then the config', () => {
@@ -27,6 +27,42 @@ describe('tracingSettings: the standard OTEL_* variables, then the config', () =
     const s = tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_TRACES_SAMPLER: 'TraceIdRatio', OTEL_TRACES_SAMPLER_ARG: '0.25', OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_BSP_MAX_QUEUE_SIZE: 'lots' }, undefined)!
     expect(s.sampler).toEqual({ name: 'traceidratio', arg: 0.25 })
     expect(s.batch).toMatchObject({ scheduledDelayMillis: 100, maxQueueSize: 2048 })
+  })
+})
+
+describe('metricsSettings: on with the OTLP endpoint, off on its own', () => {
+  it('is off without an endpoint, and when OTEL_SDK_DISABLED or OTEL_METRICS_EXPORTER=none say so, whatever traces do', () => {
+    expect(metricsSettings({}, undefined)).toBeUndefined()
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'TRUE' }, undefined)).toBeUndefined()
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_METRICS_EXPORTER: ' None ' }, undefined)).toBeUndefined()
+    // Each signal is turned off on its own.
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_METRICS_EXPORTER: 'none' }, undefined)).toBeDefined()
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }, undefined)).toBeDefined()
+    // The traces endpoint alone turns on traces, not metrics.
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:1/v1/traces' }, undefined)).toBeUndefined()
+  })
+
+  it('sends metrics to <endpoint>/v1/metrics, or to the metrics endpoint as given; every minute and protobuf by default', () => {
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318//' }, undefined)).toEqual({ metricsUrl: 'http://c:4318/v1/metrics', protocol: 'http/protobuf', serviceName: 'mycelium', headers: {}, exportIntervalMillis: 60_000, exportTimeoutMillis: 30_000 })
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://m:1/x', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }, undefined)?.metricsUrl).toBe('http://m:1/x')
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://m:1/x' }, undefined)?.metricsUrl).toBe('http://m:1/x')
+    expect(metricsSettings({}, { endpoint: 'http://from-config:4318' })?.metricsUrl).toBe('http://from-config:4318/v1/metrics')
+  })
+
+  it('takes the protocol and headers of metrics before the general ones, and those before the config', () => {
+    const config = { endpoint: 'http://cfg', protocol: 'http/json' as const, serviceName: 'configured', headers: { a: '1', b: '2' } }
+    expect(metricsSettings({}, config)).toMatchObject({ protocol: 'http/json', serviceName: 'configured', headers: { a: '1', b: '2' } })
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, config)?.protocol).toBe('http/protobuf')
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json' }, config)?.protocol).toBe('http/json')
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_HEADERS: 'b=3,c=4', OTEL_EXPORTER_OTLP_METRICS_HEADERS: 'c=5' }, config)?.headers).toEqual({ a: '1', b: '3', c: '5' })
+    // The traces' own variables are not the metrics'.
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x=1' }, config)).toMatchObject({ protocol: 'http/json', headers: { a: '1', b: '2' } })
+  })
+
+  it('reads the export interval and timeout, ignoring nonsense; the timeout never above the interval', () => {
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_METRIC_EXPORT_INTERVAL: '200', OTEL_METRIC_EXPORT_TIMEOUT: '150' }, undefined)).toMatchObject({ exportIntervalMillis: 200, exportTimeoutMillis: 150 })
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_METRIC_EXPORT_INTERVAL: '200' }, undefined)).toMatchObject({ exportIntervalMillis: 200, exportTimeoutMillis: 200 })
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_METRIC_EXPORT_INTERVAL: 'often', OTEL_METRIC_EXPORT_TIMEOUT: '-1' }, undefined)).toMatchObject({ exportIntervalMillis: 60_000, exportTimeoutMillis: 30_000 })
   })
 })
 
