@@ -64,6 +64,20 @@ export function neededCapability(method: string, params: Record<string, unknown>
 }
 
 /**
+ * What a 2025 child gets for a question its caller did not declare the
+ * capability for, when myc offered that capability to the child for every
+ * caller (its requests carry no capabilities of their own): an answer a
+ * client that has the capability may give, which grants nothing. A form or
+ * URL elicitation is declined (no one could be asked), `roots/list` has no
+ * roots; sampling has no such answer (undefined: the question is refused).
+ */
+export function standInAnswer(method: string): Record<string, unknown> | undefined {
+  if (method === 'elicitation/create') return { action: 'decline' }
+  if (method === 'roots/list') return { roots: [] }
+  return undefined
+}
+
+/**
  * Turns a child's `input_required` result into the 2025 requests to send
  * the client (each keyed as the child keyed it), or says why it cannot:
  * a kind of request the client did not declare the capability for, or a

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { createRequestStateCodec, MissingRequiredClientCapabilityError, ProtocolError, type ClientCapabilities, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server'
 import type { JSONRPCNotification, LoggingLevel, RequestId } from '@modelcontextprotocol/client'
-import { neededCapability } from '../children/input-bridge.js'
+import { neededCapability, standInAnswer } from '../children/input-bridge.js'
 import { Cancellation } from '../protocol/cancellation.js'
 import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
@@ -21,9 +21,12 @@ import { isObject } from '../protocol/facts.js'
  *
  * - Questions asked together (a child's Promise.all) are gathered into one
  *   round: a round closes when no new question came for QUIET_MS.
- * - A question the client did not declare the capability for is refused to
- *   the child at once (as a 2025 client without it would); when the call
- *   then fails, the client gets `-32021` naming what it lacks.
+ * - A question the client did not declare the capability for is not put to
+ *   it: the child gets at once what a client with the capability may answer
+ *   and that grants nothing (an elicitation declined, no roots), or, for
+ *   sampling, a refusal; the client is asked only what it declared (the
+ *   child saw myc's capabilities at initialize, not the request's). When
+ *   the call then fails, the client gets `-32021` naming what it lacked.
  * - `requestState` is myc's: HMAC-sealed (the SDK's codec, a key per
  *   process), bound to the method and the credential, and naming the parked
  *   call; a tampered, expired or foreign one is `-32602`. The call lives in
@@ -342,6 +345,9 @@ export class ParkedCall implements ConnectionHandle {
     const need = neededCapability(method, params, this.clientCapabilities)
     if (!need?.declared) {
       this.refused.add(need?.name ?? prefix)
+      // What a client with the capability may answer (a decline, no roots), so the call goes on with what the client declared; sampling is refused.
+      const standIn = standInAnswer(method)
+      if (standIn) return Promise.resolve(standIn)
       return Promise.reject(new ProtocolError(-32601, `The MCP client connected to mycelium did not declare the ${need?.name ?? prefix} capability, so it cannot be asked ${method} (asked by server "${server}")`))
     }
     if (this.finished) return Promise.reject(new Error('the call ended'))

@@ -114,6 +114,8 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     if (isParkedState(requestState)) {
       call = parked.resume(requestState, target, ctx)
       call.clientCapabilities = clientCapabilities
+      // The round that has the answers may end as a task (a multi-round call escalating to one): held the same way as a first round's.
+      host = taskHosting(runtime, view, ctx, target)
       call.answer(ctx.mcpReq.inputResponses)
     } else {
       // The tasks extension over a 2025 child (hosted-tasks.ts): a tool that runs only as a task needs the opt-in; one of a child with 2025 core tasks is asked for one.

@@ -60,33 +60,19 @@ const MUST_PASS_THROUGH_MYC: Record<Revision, Record<ChildEra, MustPass>> = {
     // A 2025 child under a 2026 client. The child's questions during a call
     // (elicitation/create, sampling/createMessage, roots/list) park the call:
     // myc answers input_required with them and completes the call on the
-    // retry (src/server/parked-calls.ts); server-stateless's -32021 comes from
-    // a question the client did not declare. Not passing, with reasons:
+    // retry (src/server/parked-calls.ts); questions the request did not
+    // declare a capability for get a stand-in answer (a decline, no roots),
+    // so the client is asked only what it declared. The fixture's 2025 side
+    // has 2025-11-25 core tasks, which myc maps onto the tasks extension
+    // (src/server/hosted-tasks.ts). Not passing, with the reason:
     legacy: {
       allBut: [
         // Its first check wants the key `user_name`, the name the fixture's
-        // 2026 code gives its question; a 2025 child asks with a bare
-        // elicitation/create, which has no key, so myc names it
-        // (`elicitation_1`). The rest of the scenario passes.
+        // code gives its question. The key exists only inside the child: a
+        // 2025 child asks with a bare elicitation/create, which carries no
+        // key on the wire, so myc has to name it (`elicitation_1`). The rest
+        // of the scenario passes.
         'input-required-result-basic-elicitation',
-        // A 2025 child cannot see a 2026 request's capabilities (it saw myc's
-        // at initialize), so it asks for elicitation and roots too; myc
-        // refuses those to the child and answers -32021 naming them, rather
-        // than asking the client for part of what the call needs and failing
-        // after it answered.
-        'input-required-result-capability-check',
-        // A 2025 child has no tasks: myc holds them for it
-        // (src/server/hosted-tasks.ts), and the other tasks-* scenarios pass.
-        // These call the fixture's task-required tools (failing_job,
-        // test_tool_with_task), which its 2025 side refuses with -32021:
-        // a 2025 child sees myc's capabilities from initialize, never a
-        // request's, so nothing myc sends can give it the extension.
-        // tasks-lifecycle also wants protocol_error_job (it fails after
-        // 0.1 s) as a task; myc answers a call that ends within
-        // IMMEDIATE_RESULT_MS at once, as the extension allows.
-        'tasks-lifecycle',
-        'tasks-dispatch-and-envelope',
-        'tasks-mrtr-composition',
       ],
     },
     // 2026 on both sides: the child sees the caller's own capabilities in

@@ -139,11 +139,34 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
     expect(explained).toMatchObject({ ok: false, error: { code: -32021, data: { requiredCapabilities: { sampling: {} } } } })
   })
 
-  it('keeps a call that succeeds without what it was refused as it is', async () => {
+  it('answers an undeclared elicitation with a decline and undeclared roots with none, asking the client only what it declared', async () => {
     const calls = new ParkedCalls(fakeRuntime())
-    const call = startCall(calls, async (ask) => text(await ask('roots/list', {}).then(() => 'roots', () => 'no roots, carried on')), {})
+    const call = startCall(
+      calls,
+      async (ask) => {
+        const [elicited, roots, sampled] = await Promise.all([ask('elicitation/create', elicitParams), ask('roots/list', {}), ask('sampling/createMessage', { messages: [], maxTokens: 5 })])
+        return text(JSON.stringify({ elicited, roots, sampled }))
+      },
+      { sampling: {} },
+    )
+    const first = await call.next(new AbortController().signal, sink())
+    // Only the declared kind reaches the client.
+    expect(first.kind === 'ask' && Object.keys(first.inputRequests)).toEqual(['sampling_1'])
+    call.answer({ sampling_1: { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' } })
+    const done = await call.next(new AbortController().signal, sink())
+    expect(done.kind === 'done' && JSON.parse((done.outcome as unknown as { result: { content: Array<{ text: string }> } }).result.content[0]!.text)).toMatchObject({ elicited: { action: 'decline' }, roots: { roots: [] }, sampled: { model: 'm' } })
+    // A call that succeeds with the stand-ins is kept as it is.
+    expect(done.kind === 'done' && call.explain(done.outcome)).toEqual(done.kind === 'done' && done.outcome)
+  })
+
+  it('names what was stood in for when the call then fails (-32021)', async () => {
+    const calls = new ParkedCalls(fakeRuntime())
+    const call = startCall(calls, async (ask) => {
+      const answer = (await ask('elicitation/create', elicitParams)) as { action: string }
+      return { ok: true, result: { content: [{ type: 'text', text: `needed a name, got ${answer.action}` }], isError: true } }
+    }, {})
     const step = await call.next(new AbortController().signal, sink())
-    expect(step.kind === 'done' && call.explain(step.outcome)).toEqual(text('no roots, carried on'))
+    expect(step.kind === 'done' && call.explain(step.outcome)).toMatchObject({ ok: false, error: { code: -32021, data: { requiredCapabilities: { elicitation: {} } } } })
   })
 
   it('refuses questions outside its own call (another request id, or none)', async () => {
