@@ -55,7 +55,10 @@ async function serveWith(args: { config?: string; role?: string; skills?: string
     import('../principal/policy-mode.js'),
   ])
   // Over stdio one client's capabilities are what children are offered (they wait for it); over HTTP, prepareHttp decides.
-  const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, loaded: options.configLoaded, prespawned: options.prespawned, ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }) })
+  // Prometheus metrics served (http.metrics, and a token or address to read them): its operation durations need each request timed.
+  const { http } = options.configLoaded.config
+  const measureOperations = overHttp && http.metrics && (http.metricsToken !== undefined || http.metricsListen !== undefined)
+  const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, loaded: options.configLoaded, prespawned: options.prespawned, measureOperations, ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }) })
   const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
   const skills = splitList(args.skills)
   // A role from the command line is a person's choice (refused in open mode); an HTTP credential's comes from the config.

@@ -4,6 +4,7 @@ import { loadHttpDeps } from './http-deps.js'
 import type { ChildState } from '../children/child.js'
 import { observeToolCalls, type ToolCallOutcome } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
+import { MCP_DURATION_BUCKETS } from '../telemetry/tracing.js'
 
 /** What the HTTP face needs of the metrics: the text of `GET /metrics`, and word of a rate-limited request. */
 export interface MetricsEndpoint {
@@ -106,6 +107,26 @@ export async function createMetrics(sources: MetricsSources): Promise<HttpMetric
     },
   })
 
+  // The MCP conventions' operation durations, as OTLP exports them (mcp.server.operation.duration → mcp_server_operation_duration_seconds).
+  const operationLabels = ['mcp_method_name', 'gen_ai_tool_name', 'error_type'] as const
+  const operations = {
+    server: new Histogram({ name: 'mcp_server_operation_duration_seconds', help: 'MCP requests myc served, from receipt to answer, by method, tool and error type (the MCP semantic conventions).', labelNames: operationLabels, buckets: MCP_DURATION_BUCKETS, registers }),
+    client: new Histogram({ name: 'mcp_client_operation_duration_seconds', help: 'MCP requests myc sent its children, from sending to answer, by method, tool, server and error type.', labelNames: [...operationLabels, 'server_address'] as const, buckets: MCP_DURATION_BUCKETS, registers }),
+  }
+  const stopTiming = runtime.tracing?.onOperation((kind, seconds, attributes) => {
+    const tool = attributes['gen_ai.tool.name']
+    const ownTool = `mycelium${runtime.loaded.config.namespace.separator}`
+    // A tool's name is a label only once the call reached it (forwarded to its server, or one of myc's own): a name a caller made up, or one it does not see, is `_OTHER`.
+    const reached = kind === 'client' || attributes['mycelium.server'] !== undefined || String(tool).startsWith(ownTool)
+    const labels: Record<string, string> = {
+      mcp_method_name: String(attributes['mcp.method.name']),
+      gen_ai_tool_name: tool === undefined ? '' : reached ? String(tool) : '_OTHER',
+      error_type: String(attributes['error.type'] ?? ''),
+    }
+    if (kind === 'client') labels.server_address = String(attributes['server.address'] ?? '')
+    operations[kind].observe(labels, seconds)
+  })
+
   const stopObserving = observeToolCalls(runtime, {
     called({ server, tool, outcome, seconds }) {
       calls.inc({ server, tool })
@@ -120,6 +141,9 @@ export async function createMetrics(sources: MetricsSources): Promise<HttpMetric
     contentType: registry.contentType,
     text: () => registry.metrics(),
     rateLimited: () => rateLimited.inc(),
-    close: stopObserving,
+    close: () => {
+      stopObserving()
+      stopTiming?.()
+    },
   }
 }

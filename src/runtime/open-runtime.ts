@@ -21,6 +21,8 @@ export interface OpenRuntimeOptions {
   prespawned?: PrespawnedChildren
   /** A one-shot inspection command: quiet children, no restarts (children/supervisor.ts). */
   oneShot?: { failuresShown: boolean }
+  /** Time each MCP request even with OpenTelemetry off (Prometheus's operation durations, `myc serve --http`). */
+  measureOperations?: boolean
 }
 
 /**
@@ -31,7 +33,7 @@ export interface OpenRuntimeOptions {
 export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode }> {
   const loaded = options.loaded ?? (await loadConfig({ configPath: options.configPath, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env }))
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or the config) names an endpoint: then OpenTelemetry is loaded (traces, metrics), not before.
-  const tracing = await openTracing({ env: options.env ?? process.env, config: loaded.config.telemetry, version: options.version, warn: (message) => options.logger.warn(message) })
+  const tracing = await openTracing({ env: options.env ?? process.env, config: loaded.config.telemetry, version: options.version, warn: (message) => options.logger.warn(message), ...(options.measureOperations ? { measureOperations: true } : {}) })
   const runtime = new Runtime({
     loaded,
     logger: options.logger,

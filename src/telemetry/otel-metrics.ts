@@ -3,10 +3,8 @@ import type { Resource } from '@opentelemetry/resources'
 import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics'
 import type { TelemetryDeps } from './telemetry-deps.js'
 import type { MetricsSettings } from './settings.js'
-import type { SpanAttributes, TelemetrySources } from './tracing.js'
+import { MCP_DURATION_BUCKETS, type SpanAttributes, type TelemetrySources } from './tracing.js'
 
-/** The bucket boundaries (seconds) the MCP semantic conventions recommend for the operation durations. */
-export const MCP_DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
 
 /**
  * The span attributes each duration keeps, as the MCP conventions list them

@@ -3,7 +3,7 @@ import type { SpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace'
 import type { TelemetryDeps } from './telemetry-deps.js'
 import type { TracingSettings } from './settings.js'
 import type { Carrier } from './trace-context.js'
-import type { SpanAttributes, SpanHandle, Tracing } from './tracing.js'
+import type { OperationListener, SpanAttributes, SpanHandle, Tracing } from './tracing.js'
 import type { OperationMetrics } from './otel-metrics.js'
 import type { Resource } from '@opentelemetry/resources'
 
@@ -61,7 +61,7 @@ export function createOtelTracing(deps: TelemetryDeps, settings: TracingSettings
       this.span?.addEvent(name, attributes)
     }
     end(error?: string, errorType?: string): void {
-      if (this.measure) metrics!.record(this.measure.kind, (performance.now() - this.measure.started) / 1000, errorType === undefined ? this.measure.attributes : { ...this.measure.attributes, 'error.type': errorType })
+      if (this.measure) operationEnded(this.measure, errorType)
       if (!this.span) return
       if (errorType !== undefined) this.span.setAttribute('error.type', errorType)
       if (error !== undefined) this.span.setStatus({ code: api.SpanStatusCode.ERROR, message: error })
@@ -69,10 +69,22 @@ export function createOtelTracing(deps: TelemetryDeps, settings: TracingSettings
     }
   }
 
+  const listeners = new Set<OperationListener>()
+  const operationEnded = (measure: Measure, errorType: string | undefined) => {
+    const seconds = (performance.now() - measure.started) / 1000
+    const attributes = errorType === undefined ? measure.attributes : { ...measure.attributes, 'error.type': errorType }
+    metrics?.record(measure.kind, seconds, attributes)
+    for (const listener of listeners) listener(measure.kind, seconds, attributes)
+  }
+
   return {
     propagates: tracer !== undefined,
+    onOperation(listener) {
+      listeners.add(listener)
+      return () => void listeners.delete(listener)
+    },
     start(name, kind, parent, attributes) {
-      const measure = metrics && kind !== 'internal' && attributes?.['mcp.method.name'] !== undefined ? { kind, started: performance.now(), attributes } : undefined
+      const measure = (metrics || listeners.size > 0) && kind !== 'internal' && attributes?.['mcp.method.name'] !== undefined ? { kind, started: performance.now(), attributes } : undefined
       if (!tracer) return new Handle(undefined, undefined, measure)
       const parentContext = parent instanceof Handle ? (parent.context ?? api.ROOT_CONTEXT) : parent ? propagator.extract(api.ROOT_CONTEXT, parent as Carrier, getter) : api.ROOT_CONTEXT
       const span = tracer.startSpan(name, { kind: kinds[kind], ...(attributes ? { attributes } : {}) }, parentContext)

@@ -34,6 +34,12 @@ export interface TelemetrySources {
   sessions?(): number
 }
 
+/** The bucket boundaries (seconds) the MCP semantic conventions recommend for the operation durations (OTLP and Prometheus alike). */
+export const MCP_DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
+
+/** One MCP request measured on its span: served (`server`) or sent to a child (`client`), with the span's attributes (`error.type` when it failed). */
+export type OperationListener = (kind: 'server' | 'client', seconds: number, attributes: SpanAttributes) => void
+
 /**
  * Tracing (and the metrics measured on its spans) as the rest of myc sees
  * it, with no OpenTelemetry type in sight. Absent (undefined) when both are
@@ -47,6 +53,8 @@ export interface Tracing {
   readonly propagates: boolean
   /** Adds what the observable instruments read (no-op when metrics are off); returns the function that removes it. */
   observe(sources: TelemetrySources): () => void
+  /** Hears the duration of each MCP request a span measured (the Prometheus twins of the OTLP durations); returns the function that stops it. */
+  onOperation(listener: OperationListener): () => void
   /** Exports what is left (bounded in time) and stops. */
   shutdown(): Promise<void>
 }

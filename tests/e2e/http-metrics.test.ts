@@ -88,6 +88,7 @@ describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', ()
     for (const message of ['a', 'b', 'c']) await client.callTool({ name: 'echo__echo', arguments: { message } })
     await client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } })
     await client.callTool({ name: 'mycelium__list_skills', arguments: {} })
+    await client.listTools()
     await expect(client.callTool({ name: 'echo__fail', arguments: {} })).rejects.toThrow(/Unknown tool: echo__fail/)
 
     const after = await scrape()
@@ -101,6 +102,14 @@ describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', ()
     expect(after).not.toMatch(/tool="fail"/)
     expect(sample(after, 'myc_http_sessions_active')).toBe(1)
     expect(after).not.toContain(alice)
+    // The MCP conventions' operation durations, named as OTLP's are (mcp.server.operation.duration → mcp_server_operation_duration_seconds).
+    expect(sample(after, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: 'tools/call', gen_ai_tool_name: 'echo__echo', error_type: '' })).toBe(3)
+    expect(sample(after, 'mcp_client_operation_duration_seconds_count', { mcp_method_name: 'tools/call', gen_ai_tool_name: 'echo', server_address: 'echo', error_type: '' })).toBe(3)
+    expect(sample(after, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: 'tools/call', gen_ai_tool_name: 'mycelium__list_skills', error_type: '' })).toBe(1)
+    // The hidden tool's call: an error, its name not a label.
+    expect(sample(after, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: 'tools/call', gen_ai_tool_name: '_OTHER', error_type: '-32602' })).toBe(1)
+    expect(after).not.toMatch(/gen_ai_tool_name="echo__fail"/)
+    expect(sample(after, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: 'tools/list', gen_ai_tool_name: '', error_type: '' })).toBeGreaterThanOrEqual(1)
   })
 
   it('answers /metrics only to a Host it serves (DNS rebinding), like the MCP endpoint', async () => {
