@@ -108,7 +108,7 @@ const slowFixture = path.join(root, 'tests', 'fixtures', 'servers', 'slow-start.
  * each child (all started in parallel, one client each), or through one myc
  * in front of them all. `startMs` makes each child take that long to start.
  */
-async function timeToFullList(target: 'direct' | 'myc', children: number, startMs = 0): Promise<number> {
+async function timeToFullList(target: 'direct' | 'myc', children: number, startMs = 0, mycEnv: Record<string, string> = {}): Promise<number> {
   const script = startMs > 0 ? slowFixture : echoFixture
   const childEnv: Record<string, string> = startMs > 0 ? { SLOW_START_MS: String(startMs) } : {}
   const t0 = performance.now()
@@ -127,7 +127,7 @@ async function timeToFullList(target: 'direct' | 'myc', children: number, startM
   }
   const servers = Object.fromEntries(Array.from({ length: children }, (_, i) => [`s${i}`, { command: process.execPath, args: [script], env: childEnv }]))
   const client = new Client({ name: 'bench', version: '1' })
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [...mycNodeArgs, bundle, 'serve', '--config', tmpConfig(servers)], env, stderr: 'ignore' }))
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [...mycNodeArgs, bundle, 'serve', '--config', tmpConfig(servers)], env: { ...env, ...mycEnv }, stderr: 'ignore' }))
   // The first list waits (bounded) for the children's first start: it should hold them all.
   for (;;) {
     const names = new Set((await client.listTools()).tools.map((t) => t.name.split('__')[0]))
@@ -278,8 +278,15 @@ async function callBench(): Promise<Record<string, unknown>> {
   const traced = await connect('traced')
 
   const seq = await sequential({ direct, myc, bare, copy, traced })
-  results.tracing = { p50: seq.traced!.p50, p50VsMyc: seq.traced!.p50 / seq.myc.p50 }
   await traced.close()
+  // Start-up with telemetry off (nothing of OpenTelemetry loaded) and on (loaded, exporting to the sink): one child listed through myc, interleaved.
+  const startOff: number[] = []
+  const startOn: number[] = []
+  for (let i = 0; i < (quick ? 3 : 7); i++) {
+    startOff.push(await timeToFullList('myc', 1))
+    startOn.push(await timeToFullList('myc', 1, 0, { OTEL_EXPORTER_OTLP_ENDPOINT: traceSink, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }))
+  }
+  results.tracing = { p50: seq.traced!.p50, p50VsMyc: seq.traced!.p50 / seq.myc.p50, startOffMs: median(startOff), startOnMs: median(startOn) }
   sink.close()
   results.sequential = { direct: seq.direct, myc: seq.myc, p50Ratio: seq.myc.p50 / seq.direct.p50, p99Ratio: seq.myc.p99 / seq.direct.p99 }
 
@@ -449,6 +456,7 @@ function report(results: Record<string, unknown>): void {
   const bare = results.bareRelay as Reference
   const copy = results.copyRelay as Reference
   const st = results.startup as { twentyDirectMs: number; twentyMycMs: number; tenSlowChildrenDirectMs: number; tenSlowChildrenMycMs: number }
+  const tr = results.tracing as { startOffMs: number; startOnMs: number }
   const met = (t: { target: string; met: boolean }) => `${t.target} ${t.met ? 'met' : 'MISSED'}`
   const rows = [
     ['measure', 'baseline', 'through myc', 'ratio', 'target'],
@@ -469,6 +477,7 @@ function report(results: Record<string, unknown>): void {
     ['policy: pure filter of 10,000 tools (ms)', '', (results.policy as PolicyBench).pureFilterMs.toFixed(3), '', ''],
     ['policy: activate -> list_changed -> tools/list (ms)', '', (results.policy as PolicyBench).escalationRoundTripMs.toFixed(2), '', ''],
     ['tracing on (OTLP/protobuf to a local sink): sequential p50 (ms), myc vs myc traced', s.myc.p50.toFixed(3), (results.tracing as { p50: number }).p50.toFixed(3), (results.tracing as { p50VsMyc: number }).p50VsMyc.toFixed(2), ''],
+    ['start-up, one child listed (ms), telemetry off vs on', tr.startOffMs.toFixed(0), tr.startOnMs.toFixed(0), (tr.startOnMs / tr.startOffMs).toFixed(2), ''],
     ...httpRows(results.http as HttpBench),
     ['skills/list, 500 local + 500 child skills, one role (ms)', '', (results.skillsList as { medianMs: number }).medianMs.toFixed(2), '', `≤ 5 ms ${(results.skillsList as { medianMs: number }).medianMs <= 5 ? 'met' : 'MISSED'}`],
   ]
