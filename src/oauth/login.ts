@@ -154,7 +154,7 @@ export class LoopbackCallback {
   }
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
@@ -253,6 +253,55 @@ class LoginProvider implements OAuthClientProvider {
   }
 }
 
+/** An authorization under way: the URL the person opens, and what completes it with the redirect's answer. */
+export interface StartedLogin {
+  url: URL
+  /** Exchanges the code (checking `iss` as the 2026 revision says) and stores the tokens. */
+  complete(answer: { code: string; iss?: string }): Promise<StoredLogin>
+}
+
+export interface BeginLoginOptions {
+  config: HttpServerConfig
+  store: TokenStore
+  /** Where the authorization server sends the person back (a loopback listener, or `myc serve --http`'s /oauth/callback). */
+  redirectUrl: string
+  /** The `state` the redirect must bring back. */
+  state: string
+  fetch?: FetchLike
+  now?: () => number
+}
+
+/**
+ * Starts a login: learns what the server wants from a first request without
+ * a token, then runs the SDK's authorization (discovery, registration, PKCE
+ * S256, `resource`, scope selection) up to the URL the person opens.
+ */
+export async function beginLogin(options: BeginLoginOptions): Promise<StartedLogin> {
+  const { config } = options
+  const now = options.now ?? Date.now
+  const fetchFn = options.fetch ?? fetch
+  const challenge = await probeChallenge(config, fetchFn)
+  if (challenge.status !== 401 && !config.oauth) throw new Error(`the server answered a request without a token with HTTP ${challenge.status}, not 401: it asks for no login (add "oauth": {} to its config to log in anyway)`)
+  let url: URL | undefined
+  const provider = new LoginProvider(config, options.redirectUrl, options.state, (u) => (url = u))
+  // A step-up pending (a 403 asked for more): what was granted and what was asked, together.
+  const previous = await options.store.get(config.url)
+  const scope = config.oauth?.scopes?.length ? config.oauth.scopes.join(' ') : previous?.scopeNeeded ? computeScopeUnion(challenge.scope, previous.tokens.scope, previous.scopeNeeded) : challenge.scope
+  const common = { serverUrl: config.url, fetchFn, ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) }
+  const first = await auth(provider, { ...common, forceReauthorization: true })
+  if (first !== 'REDIRECT' || url === undefined) throw new Error('the authorization server gave tokens without asking the person')
+  return {
+    url,
+    async complete(answer) {
+      const result = await auth(provider, { ...common, authorizationCode: answer.code, ...(answer.iss !== undefined ? { iss: answer.iss } : {}) })
+      if (result !== 'AUTHORIZED' || !provider.tokensGot) throw new Error('the token exchange did not give tokens')
+      const stored = loginWithTokens(provider.login(), provider.tokensGot, now())
+      await options.store.put(config.url, stored)
+      return stored
+    },
+  }
+}
+
 export interface LoginOptions {
   config: HttpServerConfig
   store: TokenStore
@@ -266,27 +315,15 @@ export interface LoginOptions {
 }
 
 /**
- * `myc auth login`: learns what the server wants from a first request
- * without a token, runs the SDK's authorization (discovery, registration,
- * PKCE S256, `resource`, scope selection), waits for the redirect to the
- * loopback listener, exchanges the code and stores the tokens.
+ * `myc auth login`: starts the login (beginLogin) with a loopback listener
+ * as the redirect, waits for the person's answer there, and completes it.
  */
 export async function login(options: LoginOptions): Promise<StoredLogin> {
-  const { config } = options
-  const now = options.now ?? Date.now
-  const fetchFn = options.fetch ?? fetch
-  const challenge = await probeChallenge(config, fetchFn)
-  if (challenge.status !== 401 && !config.oauth) throw new Error(`the server answered a request without a token with HTTP ${challenge.status}, not 401: it asks for no login (add "oauth": {} to its config to log in anyway)`)
   const callback = new LoopbackCallback()
   try {
     const redirectUrl = await callback.listen(options.port ?? 0)
-    const provider = new LoginProvider(config, redirectUrl, callback.state, options.onAuthorizationUrl)
-    // A step-up pending (a 403 asked for more): what was granted and what was asked, together.
-    const previous = await options.store.get(config.url)
-    const scope = config.oauth?.scopes?.length ? config.oauth.scopes.join(' ') : previous?.scopeNeeded ? computeScopeUnion(challenge.scope, previous.tokens.scope, previous.scopeNeeded) : challenge.scope
-    const common = { serverUrl: config.url, fetchFn, ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) }
-    const first = await auth(provider, { ...common, forceReauthorization: true })
-    if (first !== 'REDIRECT') throw new Error('the authorization server gave tokens without asking the person')
+    const started = await beginLogin({ config: options.config, store: options.store, redirectUrl, state: callback.state, ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.now ? { now: options.now } : {}) })
+    options.onAuthorizationUrl(started.url)
     const timeoutMs = options.timeoutMs ?? 300_000
     let timer: NodeJS.Timeout | undefined
     const answer = await Promise.race([
@@ -296,10 +333,7 @@ export async function login(options: LoginOptions): Promise<StoredLogin> {
       }),
     ]).finally(() => clearTimeout(timer))
     try {
-      const result = await auth(provider, { ...common, authorizationCode: answer.code, ...(answer.iss !== undefined ? { iss: answer.iss } : {}) })
-      if (result !== 'AUTHORIZED' || !provider.tokensGot) throw new Error('the token exchange did not give tokens')
-      const stored = loginWithTokens(provider.login(), provider.tokensGot, now())
-      await options.store.put(config.url, stored)
+      const stored = await started.complete(answer)
       await callback.finish(true, 'Logged in: myc has stored the tokens. You can close this tab.')
       return stored
     } catch (error) {
