@@ -4,6 +4,7 @@ import { backoffDelay } from './backoff.js'
 import { ChildConnection, type ChildDeps, type ChildEvents, type ChildState } from './child.js'
 import type { StopBudget } from './process-tree.js'
 import type { CommandHost } from './resolve-command.js'
+import type { TokenStore } from '../oauth/token-store.js'
 
 /** What the supervisor reports to the runtime: its children's events (state changes optional). */
 export type SupervisorEvents = Omit<ChildEvents, 'stateChanged'> & Partial<Pick<ChildEvents, 'stateChanged'>>
@@ -174,11 +175,57 @@ export class ChildSupervisor {
     this.stderrTails.set(key, tail)
   }
 
+  /** Connections of an HTTP server that carry one person's own OAuth login (`myc serve --http`), by server and owner. */
+  private readonly personal = new Map<string, ChildConnection>()
+
+  /**
+   * The connection of HTTP server `key` whose requests carry `owner`'s own
+   * OAuth login (`store`, that principal's entries): made on first use and
+   * started whenever it is not running (a person who has just logged in is
+   * tried again at once; no restart timer). Its lists and state are its
+   * own, never the catalogue's (the shared connection lists the tools); the
+   * child's questions during a call reach the caller as any child's do.
+   * Undefined for a server not in the config, or not over HTTP.
+   */
+  async personalFor(key: string, owner: string, store: TokenStore): Promise<ChildConnection | undefined> {
+    const shared = this.children.get(key)
+    if (!shared || shared.config.type === 'stdio' || this.closing) return undefined
+    const id = `${key}\0${owner}`
+    let child = this.personal.get(id)
+    // A reload that changed the server: the old person's connection goes.
+    if (child && child.config !== shared.config) {
+      void child.stop()
+      child = undefined
+    }
+    if (!child) {
+      const { deps } = this
+      child = new ChildConnection(key, shared.config, {
+        logger: deps.logger,
+        version: deps.version,
+        host: deps.host,
+        configDir: deps.configDir,
+        tokenStore: store,
+        ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
+        events: {
+          stateChanged: (c, previous) => deps.logger.debug(`[${key}, for ${owner}] ${previous} → ${c.state}${c.lastError ? `: ${c.lastError}` : ''}`),
+          listsChanged: () => {},
+          notification: () => {},
+          request: (c, method, params, signal) => deps.events.request(c, method, params, signal),
+          inputSource: (c, caller) => deps.events.inputSource?.(c, caller),
+        },
+      })
+      this.personal.set(id, child)
+    }
+    if (child.state !== 'RUNNING') await child.start().catch(() => {})
+    return child
+  }
+
   /** Stops every child (and its process tree) in parallel. */
   async stopAll(budget?: StopBudget): Promise<void> {
     this.closing = true
     for (const timer of this.timers.values()) clearTimeout(timer)
     this.timers.clear()
-    await Promise.all([...this.children.values()].map((child) => child.stop(budget)))
+    await Promise.all([...this.children.values(), ...this.personal.values()].map((child) => child.stop(budget)))
+    this.personal.clear()
   }
 }

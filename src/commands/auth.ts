@@ -38,12 +38,23 @@ function when(ms: number | undefined): string {
 }
 
 const serverArg = { server: { type: 'positional', required: true, description: 'The server key in the config (an http or sse server)', valueHint: 'server' } } as const
+const principalArg = {
+  principal: { type: 'string', description: 'Whose logins: an http.tokens name, or jwt:SUBJECT (myc serve --http keeps one login per person for servers with an oauth key); default: yours', valueHint: 'name' },
+} as const
+
+/** The token store of `--principal` (default: the local user's), its name checked. */
+async function storeFor(principal: string | undefined) {
+  if (principal !== undefined && (principal.trim() === '' || /[\0\n\r]/.test(principal))) throw usageError('--principal takes a name: an http.tokens entry\'s "name", or jwt:SUBJECT')
+  const { TokenStore } = await import('../oauth/token-store.js')
+  return TokenStore.forUser(principal)
+}
 
 const login = defineCommand({
   meta: { name: 'login', description: 'Log in to an HTTP server with OAuth: prints or opens the authorization URL, waits for the redirect, stores the tokens' },
   args: {
     ...commonArgs,
     ...serverArg,
+    ...principalArg,
     browser: { type: 'boolean', default: true, description: 'Open the authorization URL in a browser', negativeDescription: 'Print the authorization URL as the only line on stdout; open no browser' },
     port: { type: 'string', description: 'Port of the loopback redirect listener http://127.0.0.1:PORT/callback (default: any free port)', valueHint: 'port' },
     timeout: { type: 'string', description: 'Seconds to wait for the redirect (default 300)', valueHint: 'seconds' },
@@ -54,13 +65,13 @@ const login = defineCommand({
     const timeout = args.timeout === undefined ? 300 : Number(args.timeout)
     if (!Number.isFinite(timeout) || timeout <= 0) throw usageError(`--timeout takes a number of seconds, not "${args.timeout}"`)
     const config = await httpServer(args.config, args.server)
-    const [{ login: runLogin }, { TokenStore }] = await Promise.all([import('../oauth/login.js'), import('../oauth/token-store.js')])
+    const [{ login: runLogin }, store] = await Promise.all([import('../oauth/login.js'), storeFor(args.principal)])
     // `--no-browser` is `browser: false`.
     const noBrowser = args.browser === false
     try {
       const stored = await runLogin({
         config,
-        store: TokenStore.forUser(),
+        store,
         port,
         timeoutMs: timeout * 1000,
         onAuthorizationUrl: (url) => {
@@ -96,11 +107,10 @@ interface LoginState {
 
 const status = defineCommand({
   meta: { name: 'status', description: "Each HTTP server's login: none, valid until, expired, refreshable; its scopes" },
-  args: { ...commonArgs, ...jsonArgs },
+  args: { ...commonArgs, ...jsonArgs, ...principalArg },
   async run({ args }) {
-    const [{ loadConfig }, { TokenStore }] = await Promise.all([import('../config/load.js'), import('../oauth/token-store.js')])
+    const [{ loadConfig }, store] = await Promise.all([import('../config/load.js'), storeFor(args.principal)])
     const loaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
-    const store = TokenStore.forUser()
     const now = Date.now()
     const rows: LoginState[] = []
     for (const [server, config] of loaded.config.servers) {
@@ -128,12 +138,12 @@ const status = defineCommand({
 
 const logout = defineCommand({
   meta: { name: 'logout', description: "Forget a server's stored login" },
-  args: { ...commonArgs, ...serverArg },
+  args: { ...commonArgs, ...serverArg, ...principalArg },
   async run({ args }) {
     const config = await httpServer(args.config, args.server)
-    const { TokenStore } = await import('../oauth/token-store.js')
-    const had = await TokenStore.forUser().delete(config.url)
-    printResult(had ? `logged out of "${args.server}": its tokens are deleted` : `no login was stored for "${args.server}"`)
+    const had = await (await storeFor(args.principal)).delete(config.url)
+    const whose = args.principal === undefined ? '' : ` for ${args.principal}`
+    printResult(had ? `logged out of "${args.server}"${whose}: its tokens are deleted` : `no login was stored for "${args.server}"${whose}`)
     return ExitCode.ok
   },
 })

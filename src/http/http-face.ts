@@ -12,6 +12,7 @@ import { HttpRpcCode, refusal, withHeaders } from './responses.js'
 import { SessionRoute, type HttpSession, type InboundRequest } from './session-route.js'
 import { eraOf, readForEra } from './era.js'
 import { StatelessRoute } from './stateless-route.js'
+import { PersonLogins } from './oauth-logins.js'
 import { MemorySessionTable, Sessions, type SessionTable } from './sessions.js'
 import type { SessionStore } from './session-store.js'
 import { bearerMatches, bearerOf, matchToken, type HttpToken } from './tokens.js'
@@ -82,6 +83,7 @@ export class HttpFace {
   readonly sessions: Sessions<HttpSession>
   private readonly sessionRoute: SessionRoute
   private readonly statelessRoute: StatelessRoute
+  private readonly logins: PersonLogins
   private readonly hosts: string[] | undefined
   private readonly metricsHosts: string[] | undefined
   private readonly origins: ReadonlySet<string>
@@ -105,6 +107,7 @@ export class HttpFace {
       draining: () => this.draining,
       ...(options.sharedStore ? { shared: { store: options.sharedStore, ttlMs: options.sessionIdleMs } } : {}),
     })
+    this.logins = new PersonLogins({ runtime: options.runtime, logger: options.logger, viewFor: (principal) => options.viewFor(principal) })
     this.statelessRoute = new StatelessRoute({
       runtime: options.runtime,
       logger,
@@ -168,6 +171,8 @@ export class HttpFace {
     if (this.options.jwt && request.method === 'GET' && (url.pathname === METADATA_PATH || url.pathname === `${METADATA_PATH}${this.options.path}`)) {
       return Response.json(protectedResourceMetadata({ ...this.options.jwt.config, resource: this.options.jwt.config.resource ?? `${url.origin}${this.options.path}` }, []), { headers: { 'Cache-Control': 'max-age=3600' } })
     }
+    // A person's OAuth login to a server with an `oauth` key (oauth-logins.ts).
+    if (PersonLogins.handles(url.pathname)) return this.logins.handle(request, url, () => this.authenticate(request, url))
     if (url.pathname !== this.options.path) return refusal(404, HttpRpcCode.server, `Not Found: the MCP endpoint is ${this.options.path}`)
 
     const origin = checkOrigin(request.headers.get('origin'), this.origins, request.headers.get('host'), url.protocol)

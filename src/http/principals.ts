@@ -17,16 +17,22 @@ export interface HttpPrincipal {
   role?: string
   /** Skills active from the start, besides `session.defaultSkills`. */
   skills?: readonly string[]
+  /**
+   * Whose own OAuth logins its calls to a server with an `oauth` key use: a
+   * token's `name`, or `jwt:<sub>`. Absent for an unnamed token and without
+   * tokens (the launch's principal: the local user's logins).
+   */
+  owner?: string
 }
 
 /** The principal of a verified JWT: bound to its issuer and subject. */
 export function jwtPrincipal(subject: string, role: string, skills: readonly string[]): HttpPrincipal {
-  return { key: `jwt:${subject}`, label: `jwt ${subject}`, role, skills }
+  return { key: `jwt:${subject}`, label: `jwt ${subject}`, role, skills, owner: `jwt:${subject}` }
 }
 
 /** The principal of a static token: bound to a keyed digest of its value (HttpToken.key), never to its place in `http.tokens`. */
 export function tokenPrincipal(token: HttpToken): HttpPrincipal {
-  return { key: token.key, label: token.label, role: token.role, skills: token.skills }
+  return { key: token.key, label: token.label, role: token.role, skills: token.skills, ...(token.name !== undefined ? { owner: token.name } : {}) }
 }
 
 /** Without `http.tokens` (loopback only): every session is the launch's principal, as over stdio. */

@@ -76,7 +76,8 @@ export class StatelessRoute {
       async ({ authInfo }) => {
         const view = authInfo?.extra?.view as CredentialView | undefined
         if (!view) throw new Error('a 2026-era request reached the handler without its view')
-        return statelessServer({ runtime, view, stepUp: options.credentials, parked, ...(options.listTtlMs !== undefined ? { listTtlMs: options.listTtlMs } : {}) })
+        const owner = authInfo?.extra?.owner as string | undefined
+        return statelessServer({ runtime, view, stepUp: options.credentials, parked, ...(owner !== undefined ? { owner } : {}), ...(options.listTtlMs !== undefined ? { listTtlMs: options.listTtlMs } : {}) })
       },
       { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes, bus: this.listenBus(), onerror: (error) => logger.debug(`http (2026-07-28): ${error.message}`) },
     )
@@ -170,7 +171,7 @@ export class StatelessRoute {
     const granted = view.describe?.().activeSkills.map((s) => skillScope(s.name)) ?? []
     const metadata = this.options.resourceMetadataUrl?.(url)
     // Never the token itself: nothing past this point needs it, and a child must never see it.
-    const authInfo: AuthInfo = { token: '', clientId: principal.key, scopes: granted, extra: { view }, ...(metadata ? { resourceMetadataUrl: metadata } : {}) }
+    const authInfo: AuthInfo = { token: '', clientId: principal.key, scopes: granted, extra: { view, ...(principal.owner !== undefined ? { owner: principal.owner } : {}) }, ...(metadata ? { resourceMetadataUrl: metadata } : {}) }
     const listen = await this.listenFilter(view, body)
     if (listen) {
       // One credential cannot take every stream the handler serves (the SDK's cap is for all of them together).

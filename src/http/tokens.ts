@@ -15,6 +15,8 @@ export interface HttpToken {
   index: number
   /** How logs name it: its `name`, else `tokens[i]`. Never the value. */
   label: string
+  /** Its `name`, when the config gives one (whose OAuth logins it uses). */
+  name?: string
   role: string
   skills: readonly string[]
   readonly digest: Buffer
@@ -81,7 +83,7 @@ export function readTokens(tokens: readonly TokenConfig[], env: Record<string, s
       problems.push(`http.tokens[${index}].env: ${t.env} holds the same token as http.tokens[${twin.index}]; give each entry its own token`)
       return
     }
-    out.push({ index, label: t.name ?? `tokens[${index}]`, role: t.role, skills: [...(t.skills ?? [])], digest, key: keyer.keyOf(value) })
+    out.push({ index, label: t.name ?? `tokens[${index}]`, ...(t.name !== undefined ? { name: t.name } : {}), role: t.role, skills: [...(t.skills ?? [])], digest, key: keyer.keyOf(value) })
   })
   if (problems.length > 0) throw new MycError('config_invalid', `Invalid config ${file}:\n${problems.map((p) => `  ${p}`).join('\n')}`)
   return out

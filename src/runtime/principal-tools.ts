@@ -7,6 +7,8 @@ import type { Runtime } from './runtime.js'
 import { carrierOf, withCarrier } from '../telemetry/trace-context.js'
 import type { SpanAttributes, SpanHandle, Tracing } from '../telemetry/tracing.js'
 import type { ChildConnection } from '../children/child.js'
+import type { ServerConfig } from '../config/schema.js'
+import { TokenStore } from '../oauth/token-store.js'
 
 /** JSON-RPC code for an unknown tool, prompt or resource (MCP: invalid params). */
 export const INVALID_PARAMS = -32602
@@ -100,6 +102,11 @@ export interface ToolCallContext {
   requestId?: string | number
   /** The credential's name (an HTTP token's `name`, a JWT subject), never its value, for its span (tracing). */
   principalName?: string
+  /**
+   * Whose own OAuth logins the call's HTTP server uses, when that server has
+   * an `oauth` key (`myc serve --http`: each person calls as themselves); absent, the local user's.
+   */
+  owner?: string
   onProgress?: (progress: ProgressParams) => void
   /** What a built-in may need (a signal, elicitation); asked only by a built-in. */
   builtin: () => BuiltinCallContext
@@ -173,15 +180,24 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
     return { outcome: { ok: true, result: result as Record<string, unknown> } }
   }
   const entry = runtime.catalogue.toolByWire(name)
-  const child = entry && view.toolVisible(entry) ? runtime.supervisor.children.get(entry.server) : undefined
-  if (!entry || !child) {
+  const shared = entry && view.toolVisible(entry) ? runtime.supervisor.children.get(entry.server) : undefined
+  if (!entry || !shared) {
     if (audited) record(view, name, args, started, 'denied')
     observed?.forEach((o) => o.unknown())
     return { outcome: unknownTool(name) }
   }
-  const outcome = span
+  // A server logged in per person: the caller's own connection, or the way to log in.
+  const personal = ctx.owner !== undefined && isPersonal(shared.config) ? await personalChild(runtime, entry.server, ctx.owner) : undefined
+  if (personal && 'outcome' in personal) {
+    if (audited) record(view, name, args, started, 'error')
+    return { outcome: personal.outcome, server: entry.server }
+  }
+  const child = personal?.child ?? shared
+  let outcome = span
     ? await forwardTraced(span, runtime.tracing!, child, { server: entry.server, method: 'tools/call', target: entry.name, params: { ...params, name: entry.name }, attributes: { 'gen_ai.tool.name': entry.name } }, ctx)
     : await child.forward('tools/call', { ...params, name: entry.name }, ctx)
+  // The person's login went away (logged out, refused on refresh): the way to log in again, as before the first.
+  if (personal && !outcome.ok && /needs an OAuth login/.test(outcome.error.message)) outcome = loginHint(entry.server, ctx.owner!)
   if (observed) observe(observed, started, entry.server, entry.name, ctx.cancellation.aborted ? undefined : outcome)
   if (ctx.cancellation.aborted) return undefined
   if (audited) record(view, name, args, started, outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
@@ -234,4 +250,27 @@ function record(view: PrincipalView, name: string, args: Record<string, unknown>
 function observe(observed: Set<ToolCallObserver>, started: number, server: string, tool: string, outcome: RelayOutcome | undefined): void {
   const call: ToolCallRecord = { server, tool, outcome: outcomeOf(outcome), seconds: (performance.now() - started) / 1000 }
   observed.forEach((o) => o.called(call))
+}
+
+/** An HTTP server with an `oauth` key: behind `myc serve --http`, each person's calls carry their own login. */
+export function isPersonal(config: ServerConfig): boolean {
+  return config.type !== 'stdio' && config.oauth !== undefined
+}
+
+/** Where a person logs in to a server through `myc serve --http` (with their own myc credential). */
+export const OAUTH_LOGIN_PATH = '/oauth/login'
+
+/** `owner`'s own connection to `server`, or, when it cannot run, the tool error that says how to log in (naming only a server the caller sees). */
+async function personalChild(runtime: Runtime, server: string, owner: string): Promise<{ child: ChildConnection } | { outcome: RelayOutcome }> {
+  const child = await runtime.supervisor.personalFor(server, owner, TokenStore.forUser(owner))
+  if (child?.state === 'RUNNING') return { child }
+  const reason = child?.lastError ?? 'not running'
+  if (/needs an OAuth login/.test(reason)) return { outcome: loginHint(server, owner) }
+  return { outcome: { ok: true, result: { content: [{ type: 'text', text: `Server "${server}" is not running for you: ${reason}` }], isError: true } } }
+}
+
+/** The tool error of a call whose person has no (working) login to `server`: where to log in. */
+function loginHint(server: string, owner: string): RelayOutcome {
+  const text = `Server "${server}" needs your own OAuth login: open ${OAUTH_LOGIN_PATH}/${encodeURIComponent(server)} on this myc with your myc credential, then call again (or its operator runs: myc auth login ${server} --principal ${owner}).`
+  return { ok: true, result: { content: [{ type: 'text', text }], isError: true } }
 }

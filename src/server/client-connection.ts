@@ -29,6 +29,8 @@ export interface ClientConnectionOptions {
   view: PrincipalView
   /** Entries per page of myc's own list answers. */
   pageSize?: number
+  /** Whose own OAuth logins its calls use (an HTTP principal's name: runtime/principal-tools.ts). */
+  owner?: string
 }
 
 /** What each forwarded request of a connection carries down to the child: who calls (for the child's own requests during it), in what era, and what a built-in may use. */
@@ -241,7 +243,8 @@ export class ClientConnection implements ConnectionHandle {
 
   private async callTool(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
     this.options.runtime.touch(this)
-    const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, ctx)
+    const { owner } = this.options
+    const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, owner === undefined ? ctx : { ...ctx, owner, principalName: owner })
     if (!called || ctx.cancellation.aborted) return undefined
     // A task-augmented call answers with a task: later tasks/* requests go to this child.
     const { outcome, server } = called

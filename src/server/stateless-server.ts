@@ -28,6 +28,8 @@ export interface StatelessServerOptions {
   pageSize?: number
   /** The calls of this face waiting for their clients' input (a 2025 child asked during a call): one registry per route or stdio connection, outliving the per-request servers. */
   parked: ParkedCalls
+  /** Whose own OAuth logins its calls use (an HTTP principal's name: runtime/principal-tools.ts). */
+  owner?: string
 }
 
 /** A relayed answer as an SDK handler returns it: the child's result untouched, or its error thrown with code and data. */
@@ -158,7 +160,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
   )
   server.setRequestHandler('tools/call', (request, ctx) =>
     forwarded(ctx, { method: 'tools/call', name: String(request.params.name) }, async (forward, retry) => {
-      const called = await callVisibleTool(runtime, view, { ...request.params, ...retry } as Record<string, unknown>, { ...forward, builtin: () => ({ signal: forward.cancellation.signal }) })
+      const called = await callVisibleTool(runtime, view, { ...request.params, ...retry } as Record<string, unknown>, { ...forward, ...(options.owner !== undefined ? { owner: options.owner, principalName: options.owner } : {}), builtin: () => ({ signal: forward.cancellation.signal }) })
       return called?.outcome
     }) as never,
   )

@@ -63,11 +63,12 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body))
 }
 
-function mcpServer(write: boolean): Server {
+/** The MCP server of one session; `whoami` names the login (the authorization code exchange, counted from 1) its token came from. */
+function mcpServer(write: boolean, login: number): Server {
   const server = new Server({ name: 'oauth-protected', version: '1.0.0' }, { capabilities: { tools: {} } })
   const tools = [{ name: 'whoami', description: 'Says who you are', inputSchema: { type: 'object' as const } }, ...(write ? [{ name: 'write', description: 'Needs the write scope', inputSchema: { type: 'object' as const } }] : [])]
   server.setRequestHandler('tools/list', () => ({ tools }))
-  server.setRequestHandler('tools/call', (request) => ({ content: [{ type: 'text', text: request.params.name === 'write' ? 'written' : 'you are logged in' }] }))
+  server.setRequestHandler('tools/call', (request) => ({ content: [{ type: 'text', text: request.params.name === 'write' ? 'written' : `you are logged in (login ${login})` }] }))
   return server
 }
 
@@ -76,8 +77,9 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
   const clients = new Map<string, { secret?: string; redirectUris?: string[] }>()
   if (options.client) clients.set(options.client.id, { secret: options.client.secret })
   const codes = new Map<string, { clientId: string; challenge: string; redirectUri: string; scope: string; resource: string | null }>()
-  const access = new Map<string, { expires: number; scope: string }>()
-  const refresh = new Map<string, { clientId: string; scope: string }>()
+  const access = new Map<string, { expires: number; scope: string; login: number }>()
+  const refresh = new Map<string, { clientId: string; scope: string; login: number }>()
+  let logins = 0
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>()
   const state: OAuthTestServer = {
     base: '',
@@ -90,16 +92,16 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
     requests: [],
     refuseAll: false,
     revokeAccessTokens: () => access.clear(),
-    issueTokens: (clientId) => issue(clientId, scopes.join(' ')),
+    issueTokens: (clientId) => issue(clientId, scopes.join(' '), ++logins),
     close: async () => {},
   }
 
-  const issue = (clientId: string, scope: string) => {
+  const issue = (clientId: string, scope: string, login: number) => {
     const accessToken = `at-${randomBytes(16).toString('hex')}`
     const refreshToken = `rt-${randomBytes(16).toString('hex')}`
     const ttl = options.accessTtl ?? 3600
-    access.set(accessToken, { expires: Date.now() + ttl * 1000, scope })
-    refresh.set(refreshToken, { clientId, scope })
+    access.set(accessToken, { expires: Date.now() + ttl * 1000, scope, login })
+    refresh.set(refreshToken, { clientId, scope, login })
     state.issued.push(accessToken, refreshToken)
     return { access_token: accessToken, token_type: 'Bearer', expires_in: ttl, refresh_token: refreshToken, scope }
   }
@@ -147,7 +149,8 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
         state.authorizeRequests.push(q)
         const client = clients.get(q.get('client_id') ?? '')
         const redirectUri = q.get('redirect_uri') ?? ''
-        const loopback = /^http:\/\/127\.0\.0\.1:\d+\/callback$/.test(redirectUri)
+        // A loopback redirect: `myc auth login`'s listener, or `myc serve --http`'s /oauth/callback.
+        const loopback = /^http:\/\/127\.0\.0\.1:\d+(\/oauth)?\/callback$/.test(redirectUri)
         if (!client || !loopback || (client.redirectUris && !client.redirectUris.includes(redirectUri))) return json(res, 400, { error: 'invalid_request', error_description: 'unknown client or redirect_uri' })
         if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge')) return json(res, 400, { error: 'invalid_request', error_description: 'PKCE S256 is required' })
         if (options.deny) {
@@ -174,14 +177,14 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
           const verifier = form.get('code_verifier') ?? ''
           const challenge = createHash('sha256').update(verifier).digest('base64url')
           if (!grant || grant.clientId !== clientId || grant.redirectUri !== form.get('redirect_uri') || grant.challenge !== challenge || grant.resource !== form.get('resource')) return json(res, 400, { error: 'invalid_grant' })
-          return json(res, 200, issue(clientId, grant.scope))
+          return json(res, 200, issue(clientId, grant.scope, ++logins))
         }
         if (form.get('grant_type') === 'refresh_token') {
           const grant = refresh.get(form.get('refresh_token') ?? '')
           if (!grant || grant.clientId !== clientId) return json(res, 400, { error: 'invalid_grant' })
           refresh.delete(form.get('refresh_token')!)
           state.refreshes++
-          return json(res, 200, issue(clientId, grant.scope))
+          return json(res, 200, issue(clientId, grant.scope, grant.login))
         }
         return json(res, 400, { error: 'unsupported_grant_type' })
       }
@@ -205,7 +208,7 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
         if (!transport) {
           if (typeof id === 'string') return json(res, 404, { jsonrpc: '2.0', error: { code: -32000, message: 'Session not found' }, id: null })
           const created = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void sessions.set(sid, created) })
-          await mcpServer(options.writeScope !== undefined).connect(created)
+          await mcpServer(options.writeScope !== undefined, token.login).connect(created)
           transport = created
         }
         const response = await transport.handleRequest(new Request(url, { method: req.method ?? 'GET', headers, ...(body !== undefined ? { body } : {}) }))

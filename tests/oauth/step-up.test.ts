@@ -33,7 +33,7 @@ describe('step-up on a 403 insufficient_scope', () => {
     try {
       await expect(client.callTool({ name: 'write', arguments: {} })).rejects.toThrow(/needs an OAuth login \(the server asks for more scope: mcp:write\); run: myc auth login srv/)
       const whoami = await client.callTool({ name: 'whoami', arguments: {} })
-      expect((whoami.content as Array<{ text: string }>)[0]!.text).toBe('you are logged in')
+      expect((whoami.content as Array<{ text: string }>)[0]!.text).toMatch(/^you are logged in \(login \d+\)$/)
       expect((await store.get(server.mcpUrl))?.scopeNeeded).toBe('mcp:write')
 
       await login({ config, store, onAuthorizationUrl: person })
