@@ -261,8 +261,9 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     await waitFor(async () => sample(await metrics(), calls) === sample(before, calls) + 1, 3_000, 'the cancelled call to end')
     expect(sample(await metrics(), timed)).toBe(sample(before, timed))
 
-    // A child's elicitation during a 2026 call of a client that did not declare elicitation: refused to the child, and the failed call answered -32021 naming it (not left hanging).
-    expect(await protocolErrorOf(() => b.callTool({ name: 'asker__ask', arguments: {} }))).toMatch(/-32021.*elicitation/)
+    // A child's elicitation during a 2026 call of a client that did not declare elicitation: declined for the child, not left hanging; its sampling: refused, and the failed call answered -32021 naming it.
+    expect(JSON.parse(((await b.callTool({ name: 'asker__ask', arguments: {} })).content as Array<{ text: string }>)[0]!.text)).toEqual({ action: 'decline' })
+    expect(await protocolErrorOf(() => b.callTool({ name: 'asker__sample', arguments: {} }))).toMatch(/-32021.*sampling/)
   })
 })
 

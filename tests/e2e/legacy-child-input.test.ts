@@ -100,11 +100,16 @@ describe('a 2025 child asks during a 2026 client’s call over HTTP (build/myc.c
     expect(JSON.parse(textOf(done.rpc.result))).toEqual({ action: 'decline' })
   })
 
-  it('answers -32021 (HTTP 400) naming the capability a client did not declare', async () => {
-    const missing = await call(m.url, ann, { name: 'asker__ask', arguments: {} }, { sampling: {} })
+  it('declines for the child an elicitation the request did not declare; answers -32021 (HTTP 400) naming sampling it did not declare', async () => {
+    // The client is not asked; the child hears a decline, a client's own answer that grants nothing.
+    const declined = await call(m.url, ann, { name: 'asker__ask', arguments: {} }, { sampling: {} })
+    expect(declined.status).toBe(200)
+    expect(JSON.parse(textOf(declined.rpc.result))).toEqual({ action: 'decline' })
+    // Sampling has no such answer: refused to the child, and its failed call names what the request lacked.
+    const missing = await call(m.url, ann, { name: 'asker__sample', arguments: {} }, { elicitation: {} })
     expect(missing.status).toBe(400)
     expect(missing.rpc.error?.code).toBe(-32021)
-    expect(missing.rpc.error?.data?.requiredCapabilities).toEqual({ elicitation: {} })
+    expect(missing.rpc.error?.data?.requiredCapabilities).toEqual({ sampling: {} })
     // Answers to questions never asked (no requestState of myc's): a new call, which asks.
     const unsolicited = await call(m.url, ann, { name: 'asker__ask', arguments: {}, inputResponses: { anything: { action: 'accept', content: {} } } })
     expect(unsolicited.rpc.result?.resultType).toBe('input_required')
