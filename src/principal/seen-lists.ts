@@ -1,30 +1,17 @@
-import type { Catalogue } from '../registry/catalogue.js'
-import type { PrincipalView } from './view.js'
-
 /**
  * What changed for one principal: the lists a client last heard of, kept
  * per client (a 2025 connection, a 2026 `subscriptions/listen` stream), so
  * that it hears of a list change only when what *it* can see changed. A
  * server it cannot reach changing its tools is none of its business, and
- * telling it would leak that the server exists.
+ * telling it would leak that the server exists. What it sees now comes from
+ * the same walk the faces list with (server/principal-requests.ts
+ * `visibleList`), so a change is judged by what the client would be answered.
  */
 
 /** The lists a client hears of changes to (skills and templates travel as resources, as the Skills extension does). */
 export type ListKindName = 'tools' | 'prompts' | 'resources'
 
 export const LIST_KINDS: readonly ListKindName[] = ['tools', 'prompts', 'resources']
-
-/** What the principal sees of a list now, as the definitions' identities (a child's new list brings new objects). */
-export function visibleNow(catalogue: Catalogue, view: PrincipalView, kind: ListKindName): unknown[] {
-  if (kind === 'tools') return [...view.builtinTools(), ...catalogue.tools().filter((e) => view.toolVisible(e)).map((e) => e.def)]
-  if (kind === 'prompts') return catalogue.prompts().filter((e) => view.promptVisible(e)).map((e) => e.def)
-  return [
-    ...catalogue.resources().filter((e) => view.serverVisible(e.server)).map((e) => e.def),
-    ...catalogue.templates().filter((e) => view.serverVisible(e.server)).map((e) => e.def),
-    ...catalogue.childSkills().filter((c) => view.childSkillsVisible?.(c.server) ?? view.serverVisible(c.server)).map((c) => c.entry),
-    ...(view.servedSkills?.() ?? []),
-  ]
-}
 
 /** Whether two snapshots of a list hold the same definitions, in the same order (by identity). */
 export function sameList(before: readonly unknown[], now: readonly unknown[]): boolean {
@@ -40,11 +27,6 @@ export class SeenLists {
   private readonly seen = new Map<ListKindName, readonly unknown[]>()
 
   constructor(private readonly now: (kind: ListKindName) => readonly unknown[]) {}
-
-  /** For a principal's view over the runtime's catalogue. */
-  static of(catalogue: Catalogue, view: PrincipalView): SeenLists {
-    return new SeenLists((kind) => visibleNow(catalogue, view, kind))
-  }
 
   /** Remembers what the client sees now of every kind (it has just been told, or has just come). */
   rememberAll(): void {

@@ -171,6 +171,17 @@ export class Catalogue {
     return [...known, ...extra]
   }
 
+  /** Each definition's wire form, kept while its definition and wire name stay: another server's change leaves it the same object (list changes are judged by identity). */
+  private readonly wires = new WeakMap<object, { wireName: string; wire: unknown }>()
+
+  private wireOf<T extends { name: string }>(def: T, wireName: string): T {
+    const known = this.wires.get(def)
+    if (known?.wireName === wireName) return known.wire as T
+    const wire = { ...def, name: wireName }
+    this.wires.set(def, { wireName, wire })
+    return wire
+  }
+
   private mergeNamed<T extends { name: string }>(
     kind: 'tools' | 'prompts',
     byWire: Map<string, NamedEntry<T>>,
@@ -191,7 +202,7 @@ export class Catalogue {
           conflicts.push({ kind: label, name: wireName, kept: clash.id, dropped: id })
           continue
         }
-        const entry: NamedEntry<T> = { id, server, name: def.name, wireName, def, wire: { ...def, name: wireName } }
+        const entry: NamedEntry<T> = { id, server, name: def.name, wireName, def, wire: this.wireOf(def, wireName) }
         byWire.set(wireName, entry)
         byId.set(id, entry)
         list.push(entry)

@@ -11,7 +11,7 @@ import type { CallerEra } from '../children/era.js'
 import { CoreTasksOverExtension } from './core-tasks.js'
 import { registerSkillHandlers, type SkillSources } from './skills-handlers.js'
 import { serverCapabilities } from './server-capabilities.js'
-import { childForUri, completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, tracedList, visiblePrompts, visibleResources, visibleTemplates } from './principal-requests.js'
+import { childForUri, completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, tracedList, visiblePrompts, visibleResources, visibleTemplates, visibleList } from './principal-requests.js'
 import { UpstreamRelay, type ForwardContext, type ForwardHandler } from './upstream-relay.js'
 import { callVisibleTool, listedTools, type ToolCallContext } from '../runtime/principal-tools.js'
 import type { PrincipalView } from '../principal/view.js'
@@ -58,7 +58,7 @@ export class ClientConnection implements ConnectionHandle {
   constructor(private readonly options: ClientConnectionOptions) {
     const { runtime } = options
     this.pageSize = options.pageSize ?? 1_000
-    this.seen = SeenLists.of(runtime.catalogue, options.view)
+    this.seen = new SeenLists((kind) => visibleList(runtime, options.view, kind))
     // Each forwarded call names its caller, so that what the child asks during it comes back here (Runtime.originOf).
     const handlers = new Map<string, ForwardHandler<CallContext>>([
       ['tools/call', (params, ctx) => this.callTool(params, ctx)],

@@ -4,7 +4,7 @@ import { isPlainObject } from '../protocol/params-check.js'
 import { SeenLists, type ListKindName } from '../principal/seen-lists.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { ConnectionHandle, Runtime } from '../runtime/runtime.js'
-import { childForUri } from './principal-requests.js'
+import { childForUri, visibleList } from './principal-requests.js'
 import { unwatchResource, watchResource } from './resource-watch.js'
 
 /**
@@ -95,7 +95,7 @@ export class ListenStream implements ConnectionHandle {
   private state: 'new' | 'open' | 'closed' = 'new'
 
   constructor(private readonly options: ListenStreamOptions) {
-    this.seen = SeenLists.of(options.runtime.catalogue, options.view)
+    this.seen = new SeenLists((kind) => visibleList(options.runtime, options.view, kind))
     this.uris = new Set(options.filter.resourceSubscriptions ?? [])
   }
 

@@ -4,7 +4,8 @@ import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { ServedSkill } from '../skills/skill-index.js'
-import { callerAttributes, endSpan, forwardTraced, INVALID_PARAMS, serverSpan } from '../runtime/principal-tools.js'
+import { callerAttributes, endSpan, forwardTraced, INVALID_PARAMS, listedTools, serverSpan } from '../runtime/principal-tools.js'
+import type { ListKindName } from '../principal/seen-lists.js'
 import type { SpanAttributes, SpanHandle } from '../telemetry/tracing.js'
 import { findSkillFile, mapChildRead, readSkillFile, type SkillSources } from './skills-handlers.js'
 
@@ -74,6 +75,19 @@ export function skillSourcesFor(runtime: Runtime, view: PrincipalView): SkillSou
       return child ? child.forward(method, params, {}) : Promise.resolve({ ok: false, error: { code: -32000, message: 'gone' } })
     },
   }
+}
+
+/**
+ * What the principal sees of a kind of list now, exactly as the faces list
+ * it (the tools, the prompts, and the resources with the templates and the
+ * skills served as resources): the walk a client's list changes are judged
+ * by (SeenLists), so it hears of a change only when its own answer changed.
+ */
+export function visibleList(runtime: Runtime, view: PrincipalView, kind: ListKindName): readonly unknown[] {
+  if (kind === 'tools') return listedTools(runtime, view)
+  if (kind === 'prompts') return visiblePrompts(runtime, view)
+  const skills = skillSourcesFor(runtime, view)
+  return [...visibleResources(runtime, view), ...visibleTemplates(runtime, view), ...skills.children().map((c) => c.entry), ...skills.local()]
 }
 
 /** The prompts the principal sees now, as a client lists them. */

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config/load.js'
 import { StdioServerStream } from '../../src/protocol/stdio-server-transport.js'
 import type { PrincipalView } from '../../src/principal/view.js'
 import { visibleTools } from '../../src/runtime/principal-tools.js'
+import { visibleList } from '../../src/server/principal-requests.js'
 import { StdioEraConnection } from '../../src/server/stdio-eras.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { PolicyHarness } from '../helpers/runtime.js'
@@ -76,6 +77,11 @@ describe('the faces agree for one principal', () => {
       const escalation = (n: string) => /__(deactivate_skill)$/.test(n)
       expect(modernTools.filter((n) => !escalation(n))).toEqual(legacyTools.filter((n) => !escalation(n)))
       expect(agentTools).toEqual(legacyTools)
+      // The walk a client's list changes are judged by is what the faces list.
+      expect(names(visibleList(h.runtime, view, 'tools'))).toEqual(legacyTools)
+      expect(names(visibleList(h.runtime, view, 'prompts'))).toEqual(names((await legacy.request('prompts/list')).prompts ?? []))
+      const listedResources = [...names((await legacy.request('resources/list')).resources ?? []), ...names((await legacy.request('resources/templates/list')).resourceTemplates ?? [])]
+      expect(names(visibleList(h.runtime, view, 'resources'))).toEqual(expect.arrayContaining(listedResources))
 
       for (const list of ['prompts/list', 'resources/list', 'resources/templates/list']) {
         const key = list === 'prompts/list' ? 'prompts' : list === 'resources/list' ? 'resources' : 'resourceTemplates'

@@ -57,6 +57,7 @@ function setup(children: Record<string, Partial<ChildConnection>> = {}) {
   const connections = new Set<ConnectionHandle>()
   const runtime = {
     catalogue,
+    loaded: { config: { namespace: naming } },
     connections,
     supervisor: { children: new Map(Object.entries(children).map(([k, c]) => [k, { key: k, ...c }])) },
     logger: { debug: (line: string) => asked.push(['debug', line]) },
