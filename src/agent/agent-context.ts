@@ -60,7 +60,9 @@ export async function openAgentContext(options: {
   person?: boolean
 }): Promise<AgentContext> {
   requireCredentials(options.env)
-  const { runtime, loaded, mode } = await openRuntime({ configPath: options.configPath, logger: options.logger, version: options.version, env: options.env })
+  // A person at a terminal is asked to authorize an HTTP child again (`myc: authorize:`); a run with no one there fails the call with the fix.
+  const reauthorize = process.stderr.isTTY ? (await import('../oauth/reauthorize.js')).stderrReauthorize() : undefined
+  const { runtime, loaded, mode } = await openRuntime({ configPath: options.configPath, logger: options.logger, version: options.version, env: options.env, ...(reauthorize ? { reauthorize } : {}) })
   options.onRuntime(runtime)
   // The sandboxed built-ins, as `myc serve` offers them when an active skill allows them.
   const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined

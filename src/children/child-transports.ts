@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { childAuthProvider, NeedsLoginError, needsLoginIn, type ChildAuth } from '../oauth/child-auth.js'
 import { TokenStore } from '../oauth/token-store.js'
+import { MAX_AUTHORIZATIONS_PER_CALL, type Reauthorize } from '../oauth/reauthorize.js'
 import type { PrespawnedChildren } from './prespawn.js'
 import type { CommandHost } from './resolve-command.js'
 import { withOwnSignals } from './request-signals.js'
@@ -13,7 +14,7 @@ import { ChildStdioTransport } from './stdio-transport.js'
 import { withTraceHeaders } from './trace-headers.js'
 
 /** How a child is reached: a process over stdio, Streamable HTTP (falling back to HTTP+SSE), or HTTP+SSE. */
-export function createChildTransport(config: ServerConfig, log: Logger, options: { key: string; host: CommandHost; configDir: string; prespawned?: PrespawnedChildren | undefined; stderrLine?: ((line: string) => void) | undefined; tokenStore?: TokenStore | undefined }): Transport {
+export function createChildTransport(config: ServerConfig, log: Logger, options: { key: string; host: CommandHost; configDir: string; prespawned?: PrespawnedChildren | undefined; stderrLine?: ((line: string) => void) | undefined; tokenStore?: TokenStore | undefined; reauthorize?: Reauthorize | undefined }): Transport {
   if (config.type === 'stdio') {
     const spec = stdioSpawnSpec(config, options.host, options.configDir)
     const resolution = describeResolution(spec)
@@ -31,9 +32,11 @@ export function createChildTransport(config: ServerConfig, log: Logger, options:
   }
   const url = new URL(config.url)
   const requestInit = { headers: config.headers }
-  const authProvider = oauthProviderFor(config, options.key, options.tokenStore)
+  const store = options.tokenStore ?? TokenStore.forUser()
+  const authProvider = oauthProviderFor(config, options.key, store)
   if (config.type === 'sse') return new SSEClientTransport(url, { requestInit, fetch: childFetch(), ...(authProvider ? { authProvider } : {}) })
-  return new FallbackHttpTransport(url, requestInit, log, authProvider, options.key)
+  const { reauthorize } = options
+  return new FallbackHttpTransport(url, requestInit, log, authProvider, options.key, reauthorize && authProvider ? (reason) => reauthorize(options.key, config, store, reason) : undefined)
 }
 
 /** The fetch of an HTTP child's transport: a signal per request, and the trace context in headers as well as `_meta`. */
@@ -150,6 +153,8 @@ class FallbackHttpTransport implements Transport {
     private readonly log: Logger,
     private readonly authProvider?: ChildAuth | undefined,
     private readonly key?: string | undefined,
+    /** Asks the person to authorize again (myc serve on stdio, the agent); absent, a login that went bad is a NeedsLoginError. */
+    private readonly reauthorize?: ((reason: string) => Promise<void>) | undefined,
   ) {
     this.active = this.attach(new StreamableHTTPClientTransport(url, { requestInit, fetch: childFetch(), ...(authProvider ? { authProvider } : {}) }))
   }
@@ -174,16 +179,36 @@ class FallbackHttpTransport implements Transport {
   }
 
   async send(message: Parameters<Transport['send']>[0], options?: Parameters<Transport['send']>[1]): Promise<void> {
-    try {
-      await this.sendOrFallBack(message, options)
-    } catch (error) {
-      // Refused again after a refresh: only a new login helps, and the error says so.
-      const status = (error as { status?: unknown }).status ?? (error as { code?: unknown }).code
-      if (this.authProvider && this.key !== undefined && status === 401 && !needsLoginIn(error)) throw new NeedsLoginError(this.key, 'the server refused the token even after a refresh', { cause: error })
-      // A 403 insufficient_scope: step-up is a new login, asking for the scope too.
-      if (this.authProvider && error instanceof InsufficientScopeError) throw await this.authProvider.needsScope(error.requiredScope)
-      throw error
+    let authorizations = 0
+    for (;;) {
+      try {
+        return await this.sendOrFallBack(message, options)
+      } catch (error) {
+        const needed = await this.loginNeeded(error)
+        if (!needed) throw error
+        // The person again (a login that went bad, more scope, a moved authorization server), at most a few times for one request; then this request goes on.
+        if (!this.reauthorize || authorizations >= MAX_AUTHORIZATIONS_PER_CALL || !(await this.authProvider!.hasLogin())) throw needed
+        // More scope the login holds already: the server will not be satisfied by asking again.
+        if (error instanceof InsufficientScopeError && (await this.authProvider!.grants(error.requiredScope))) throw needed
+        authorizations++
+        try {
+          await this.reauthorize(needed.message)
+        } catch (failed) {
+          throw new NeedsLoginError(this.key!, `the authorization asked for did not complete (${failed instanceof Error ? failed.message : String(failed)})`, { cause: failed })
+        }
+      }
     }
+  }
+
+  /** What a failed request says of the login: only a person can help (a NeedsLoginError), or undefined for any other failure. */
+  private async loginNeeded(error: unknown): Promise<NeedsLoginError | undefined> {
+    if (!this.authProvider || this.key === undefined) return undefined
+    // Refused again after a refresh: only a new login helps, and the error says so.
+    const status = (error as { status?: unknown }).status ?? (error as { code?: unknown }).code
+    if (status === 401 && !needsLoginIn(error)) return new NeedsLoginError(this.key, 'the server refused the token even after a refresh', { cause: error })
+    // A 403 insufficient_scope: step-up is a new login, asking for the scope too.
+    if (error instanceof InsufficientScopeError) return this.authProvider.needsScope(error.requiredScope)
+    return needsLoginIn(error)
   }
 
   private async sendOrFallBack(message: Parameters<Transport['send']>[0], options?: Parameters<Transport['send']>[1]): Promise<void> {

@@ -22,6 +22,7 @@ import { ListenKeeper } from './child-listen.js'
 import { EMPTY_LISTS, fetchLists, LIST_CHANGED, LIST_METHODS, type ChildLists, type ListKind } from './child-lists.js'
 import { ChildProcessTransport, createChildTransport, describeStartError, exitWords, isLateProbeAnswer, ProbeClosedError, withTimeout } from './child-transports.js'
 import type { TokenStore } from '../oauth/token-store.js'
+import type { Reauthorize } from '../oauth/reauthorize.js'
 import { coreCreateTaskResult, isTaskAugmented, withoutTaskAugmentation, withTasksExtension } from './task-mapping.js'
 import { hasTasksExtension, MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
 import { withoutSubscriptionId } from './listen-filter.js'
@@ -74,8 +75,9 @@ export interface ChildDeps {
   oneShot?: { stderrLine: (line: string) => void }
   /** Whose OAuth logins an HTTP child's requests carry (default: the local user's). */
   tokenStore?: TokenStore
+  /** Asks the person to authorize an HTTP child again while myc runs (oauth/reauthorize.ts); absent, a login gone bad fails the request with the fix. */
+  reauthorize?: Reauthorize
 }
-
 
 /**
  * One connection to one child server, over stdio or HTTP. Knows nothing of
@@ -208,7 +210,7 @@ export class ChildConnection {
    */
   private async connect(log: Logger, era: 'auto' | 'legacy' | 'modern', deadline: { at?: number }): Promise<Connected> {
     if (era === 'modern' && this.config.type === 'sse') throw new Error('the HTTP+SSE transport is 2025-era only: use era "auto" or "legacy", or type "http"')
-    const inner = createChildTransport(this.config, log, { key: this.key, host: this.deps.host, configDir: this.deps.configDir, prespawned: this.deps.prespawned, stderrLine: this.deps.oneShot?.stderrLine, tokenStore: this.deps.tokenStore })
+    const inner = createChildTransport(this.config, log, { key: this.key, host: this.deps.host, configDir: this.deps.configDir, prespawned: this.deps.prespawned, stderrLine: this.deps.oneShot?.stderrLine, tokenStore: this.deps.tokenStore, reauthorize: this.deps.reauthorize })
     const transport = inner instanceof ChildStdioTransport ? new ChildProcessTransport(inner) : new InterceptTransport(inner)
     const relay = new RequestRelay((message) => transport.send(message))
     // Once connected, a late answer to the probe (a slow 2025 server's -32601 after the timeout verdict) is dropped.

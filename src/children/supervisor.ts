@@ -17,6 +17,8 @@ export interface SupervisorDeps {
   events: SupervisorEvents
   clientCapabilities?: ChildDeps['clientCapabilities']
   prespawned?: ChildDeps['prespawned']
+  /** Asks the person to authorize an HTTP child again (not for the connections of other people: they log in through myc serve --http). */
+  reauthorize?: ChildDeps['reauthorize']
   random?: () => number
   /**
    * A one-shot command (status, tools, roles…): no restarts (it ends in a
@@ -61,6 +63,7 @@ export class ChildSupervisor {
       configDir: deps.configDir,
       ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
+      ...(deps.reauthorize ? { reauthorize: deps.reauthorize } : {}),
       ...(deps.oneShot ? { oneShot: { stderrLine: (line: string) => this.keepStderr(key, line) } } : {}),
       events: {
         stateChanged: (child, previous) => this.onStateChanged(child, previous),

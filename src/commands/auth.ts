@@ -20,19 +20,6 @@ function say(text: string): void {
   process.stderr.write(`${terminalText(text)}\n`)
 }
 
-/** Opens `url` in the person's browser (`xdg-open`, `open`, `start`); quiet when it cannot. */
-async function openBrowser(url: string): Promise<void> {
-  const { spawn } = await import('node:child_process')
-  const [command, args, verbatim] = process.platform === 'darwin' ? ['open', [url], false] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', `"${url}"`], true] : ['xdg-open', [url], false]
-  try {
-    const child = spawn(command, args, { detached: true, stdio: 'ignore', windowsVerbatimArguments: verbatim })
-    child.on('error', () => {})
-    child.unref()
-  } catch {
-    // The URL is on stderr: the person opens it.
-  }
-}
-
 function when(ms: number | undefined): string {
   return ms === undefined ? 'no expiry given' : new Date(ms).toISOString()
 }
@@ -81,7 +68,7 @@ const login = defineCommand({
             return
           }
           say(`myc: log in to "${args.server}" at:\n${url.href}\nwaiting for the redirect…`)
-          if (process.stdout.isTTY || process.stderr.isTTY) void openBrowser(url.href)
+          if (process.stdout.isTTY || process.stderr.isTTY) void import('../oauth/browser.js').then(({ openBrowser }) => openBrowser(url.href))
         },
       })
       const done = `logged in to "${args.server}" (${redactUrl(config.url)}): token valid until ${when(stored.expiresAt)}${stored.tokens.refresh_token ? ', refreshable' : ''}`

@@ -111,6 +111,10 @@ export async function refreshLogin(options: ChildAuthOptions, seen: string | und
 export interface ChildAuth extends AuthProvider {
   /** Keeps the scope the server asked for with the login (the next `myc auth login` asks for it) and says the fix. */
   needsScope(scope: string | undefined): Promise<NeedsLoginError>
+  /** Whether a login is stored (one that went bad can be asked of the person again; none at all is `myc auth login`'s). */
+  hasLogin(): Promise<boolean>
+  /** Whether the stored login was granted every scope of `scope` already (then asking the person again for it cannot help). */
+  grants(scope: string | undefined): Promise<boolean>
 }
 
 /**
@@ -124,6 +128,12 @@ export function childAuthProvider(options: ChildAuthOptions): ChildAuth {
   const now = options.now ?? Date.now
   let sent: string | undefined
   return {
+    hasLogin: async () => (await options.store.get(options.url)) !== undefined,
+    async grants(scope) {
+      const granted = new Set((await options.store.get(options.url))?.tokens.scope?.split(' ') ?? [])
+      const wanted = (scope ?? '').split(' ').filter(Boolean)
+      return wanted.length > 0 && wanted.every((s) => granted.has(s))
+    },
     async needsScope(scope) {
       await options.store.update(options.url, (current) => (current ? { ...current, ...(computeScopeUnion(current.scopeNeeded, scope) ? { scopeNeeded: computeScopeUnion(current.scopeNeeded, scope)! } : {}) } : undefined))
       return new NeedsLoginError(options.key, `the server asks for more scope${scope ? `: ${scope}` : ''}`)

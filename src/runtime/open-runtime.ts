@@ -6,6 +6,7 @@ import { hostForThisProcess } from './host.js'
 import { Runtime } from './runtime.js'
 import { openTracing } from '../telemetry/open-tracing.js'
 import type { ChildReading } from '../telemetry/tracing.js'
+import type { Reauthorize } from '../oauth/reauthorize.js'
 
 export interface OpenRuntimeOptions {
   configPath?: string
@@ -23,6 +24,8 @@ export interface OpenRuntimeOptions {
   oneShot?: { failuresShown: boolean }
   /** Time each MCP request even with OpenTelemetry off (Prometheus's operation durations, `myc serve --http`). */
   measureOperations?: boolean
+  /** A person is there to authorize an HTTP child again (oauth/reauthorize.ts). */
+  reauthorize?: Reauthorize
 }
 
 /**
@@ -43,6 +46,7 @@ export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtim
     ...(options.prespawned ? { prespawned: options.prespawned } : {}),
     ...(options.oneShot ? { oneShot: options.oneShot } : {}),
     ...(tracing ? { tracing } : {}),
+    ...(options.reauthorize ? { reauthorize: options.reauthorize } : {}),
   })
   // Metrics on: the children's state and restarts are read at each export.
   tracing?.observe({ children: () => childReadings(runtime) })

@@ -12,6 +12,7 @@ import { diffConfig, type ConfigDiff } from '../config/diff.js'
 import type { Logger } from '../logger.js'
 import { Catalogue, serverPrefixes } from '../registry/catalogue.js'
 import type { Tracing } from '../telemetry/tracing.js'
+import type { Reauthorize } from '../oauth/reauthorize.js'
 
 /** How long a list request waits for children still in their first start. */
 export const FIRST_LIST_WAIT_MS = 5_000
@@ -75,6 +76,8 @@ export interface RuntimeDeps {
   oneShot?: { failuresShown: boolean }
   /** OpenTelemetry tracing, when it is on (telemetry/open-tracing.ts); absent, nothing is traced and nothing is loaded. */
   tracing?: Tracing
+  /** Asks the person to authorize an HTTP child again while this process runs (a person is there: serve on stdio, the agent). */
+  reauthorize?: Reauthorize
 }
 
 /**
@@ -117,6 +120,7 @@ export class Runtime {
       configDir: deps.loaded.dir,
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       ...(deps.oneShot ? { oneShot: deps.oneShot } : {}),
+      ...(deps.reauthorize ? { reauthorize: deps.reauthorize } : {}),
       clientCapabilities: () => (this.offered ? Promise.resolve(this.offered) : (this.awaited?.promise ?? Promise.resolve({}))),
       events: {
         listsChanged: (child, kinds) => this.onListsChanged(child, kinds),

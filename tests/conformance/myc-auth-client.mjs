@@ -57,7 +57,24 @@ function loginOnce() {
 
 /** Lists and calls every tool through `myc serve`; true when a call said to log in again (more scope asked). */
 async function useTools() {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [bundle, 'serve', '--config', config], env, stderr: 'inherit' })
+  const transport = new StdioClientTransport({ command: process.execPath, args: [bundle, 'serve', '--config', config], env, stderr: 'pipe' })
+  // myc serve asks the person again while it runs (a step-up, a moved authorization server): one `myc: authorize: <url>` line each, followed here.
+  let pending = ''
+  transport.stderr?.on('data', (chunk) => {
+    process.stderr.write(chunk)
+    pending += chunk.toString()
+    const lines = pending.split('\n')
+    pending = lines.pop()
+    for (const line of lines) {
+      const url = /myc: authorize: (\S+)/.exec(line)?.[1]
+      if (!url) continue
+      log(`myc serve asks to authorize again; following ${url}`)
+      fetch(url, { redirect: 'follow' }).then(
+        (r) => log(`the redirect answered ${r.status}`),
+        (e) => log(`following the URL failed: ${e}`),
+      )
+    }
+  })
   const client = new Client({ name: 'myc-auth-client', version: '1.0.0' })
   let stepUp = false
   try {
@@ -91,10 +108,9 @@ async function childError() {
 const code = await loginOnce()
 log(`myc auth login exited ${code}`)
 if (code !== 0) process.exit(1)
-// The person does what myc says: a child FAILED with `run: myc auth login srv` (more scope asked on connect,
-// a server moved to another authorization server) or a call asking for more scope is followed by a new login.
-let again = /run: myc auth login/.test((await childError()) ?? '')
-if (!again) again = await useTools()
+// The person does what myc says: myc serve asks for an authorization while it runs (followed in useTools); a child
+// still FAILED with `run: myc auth login srv`, or a call that says so, is followed by a new login.
+let again = await useTools()
 if (!again) again = /run: myc auth login/.test((await childError()) ?? '')
 if (again) {
   const second = await loginOnce()

@@ -31,6 +31,8 @@ export interface OAuthTestServer {
   refuseAll: boolean
   /** Makes every access token issued so far invalid (the next MCP request answers 401). */
   revokeAccessTokens(): void
+  /** Makes every refresh token issued so far invalid (a refresh is refused: only a new login helps). */
+  revokeRefreshTokens(): void
   /** Tokens for a registered client, as if it had logged in (to seed a store). */
   issueTokens(clientId: string): { access_token: string; token_type: string; expires_in: number; refresh_token: string; scope: string }
   close(): Promise<void>
@@ -92,6 +94,7 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
     requests: [],
     refuseAll: false,
     revokeAccessTokens: () => access.clear(),
+    revokeRefreshTokens: () => refresh.clear(),
     issueTokens: (clientId) => issue(clientId, scopes.join(' '), ++logins),
     close: async () => {},
   }

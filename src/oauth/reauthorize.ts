@@ -1,0 +1,44 @@
+import { terminalText } from '../terminal-text.js'
+import type { HttpServerConfig } from '../config/schema.js'
+import type { TokenStore } from './token-store.js'
+
+/** How many authorizations one request may ask the person for (a step-up, then another, …). */
+export const MAX_AUTHORIZATIONS_PER_CALL = 3
+
+/** Asks the person to authorize `server` again, and resolves once the new tokens are stored (rejects when they do not come). */
+export type Reauthorize = (server: string, config: HttpServerConfig, store: TokenStore, reason: string) => Promise<void>
+
+/**
+ * The person asked again while myc runs (`myc serve` on stdio, the agent): a
+ * login (oauth/login.ts, the loopback redirect) whose URL `announce` tells
+ * (one stderr line `myc: authorize: <url>`, and a browser in a terminal).
+ * Two calls that need the same login share it.
+ */
+export function interactiveReauthorize(options: { announce: (url: URL, server: string, reason: string) => void; timeoutMs?: number }): Reauthorize {
+  const inFlight = new Map<string, Promise<void>>()
+  return (server, config, store, reason) => {
+    const id = `${store.file}\0${store.principal}\0${new URL(config.url).href}`
+    const running = inFlight.get(id)
+    if (running) return running
+    const work = (async () => {
+      const { login } = await import('./login.js')
+      await login({ config, store, timeoutMs: options.timeoutMs ?? 180_000, onAuthorizationUrl: (url) => options.announce(url, server, reason) })
+    })().finally(() => inFlight.delete(id))
+    inFlight.set(id, work)
+    return work
+  }
+}
+
+/**
+ * The person asked on this process's stderr: one line `myc: authorize:
+ * <url> (server: why)`, and the browser opened when stderr is a terminal.
+ */
+export function stderrReauthorize(options: { timeoutMs?: number } = {}): Reauthorize {
+  return interactiveReauthorize({
+    ...options,
+    announce: (url, server, reason) => {
+      process.stderr.write(`myc: authorize: ${terminalText(url.href)} (${terminalText(server)}: ${terminalText(reason)})\n`)
+      if (process.stderr.isTTY) void import('./browser.js').then(({ openBrowser }) => openBrowser(url.href))
+    },
+  })
+}
