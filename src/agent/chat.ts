@@ -1,8 +1,6 @@
 import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import path from 'node:path'
 import { didYouMean } from '../config/suggest.js'
 import type { Logger } from '../logger.js'
 import type { Runtime } from '../runtime/runtime.js'
@@ -18,7 +16,9 @@ import { openAgentContext } from './agent-context.js'
 import { createApprovalGate } from './approvals.js'
 import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-export.js'
 import { viewToolbox } from './toolbox.js'
-import { costUsd } from './classifier.js'
+import { HISTORY_LINES, readHistory, statusLine, writeHistory } from './chat-line.js'
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
 import { budgetCommand, capText, type BudgetFlags } from './budget.js'
 import { forStream } from '../terminal-colour.js'
 import { jsonText, terminalText } from '../terminal-text.js'
@@ -186,14 +186,20 @@ export async function runChat(options: ChatOptions): Promise<number> {
       }
     }
     const { APPROVAL_ANSWERS } = await import('./terminal-approval.js')
-    const approve = await createApprovalGate(loaded.config, rt, options.approve ?? [], events.emit, interactive
-      ? async ({ tool, risk, input: args }) => {
-          for (;;) {
-            const a = APPROVAL_ANSWERS.get((await question(`Allow ${tool} (${risk} risk) with ${jsonText(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase())
-            if (a) return a
+    const approve = await createApprovalGate(
+      loaded.config,
+      rt,
+      options.approve ?? [],
+      events.emit,
+      interactive
+        ? async ({ tool, risk, input: args }) => {
+            for (;;) {
+              const a = APPROVAL_ANSWERS.get((await question(`Allow ${tool} (${risk} risk) with ${jsonText(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase())
+              if (a) return a
+            }
           }
-        }
-      : undefined)
+        : undefined,
+    )
 
     let turn: AbortController | undefined
     // Ctrl-C at an empty prompt asks for a second one; anything typed in between starts the count again.
@@ -224,10 +230,10 @@ export async function runChat(options: ChatOptions): Promise<number> {
     const command = async (line: string): Promise<boolean> => {
       const [name = '', ...rest] = line.trim().split(/\s+/)
       const arg = rest.join(' ')
-      if (LATER.has(name)) return say(`${name} comes with saved sessions; not available yet.`), true
+      if (LATER.has(name)) return (say(`${name} comes with saved sessions; not available yet.`), true)
       if (!COMMANDS.has(name)) {
         const guess = didYouMean(name, [...COMMANDS.keys(), ...LATER])
-        return say(`Unknown command ${name}.${guess ? ` Did you mean ${guess}?` : ''} /help lists the commands.`), true
+        return (say(`Unknown command ${name}.${guess ? ` Did you mean ${guess}?` : ''} /help lists the commands.`), true)
       }
       switch (name) {
         case '/help':
@@ -240,7 +246,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
         }
         case '/add':
         case '/remove': {
-          if (!arg) return say(`${name} needs a skill: ${name} SKILL`), true
+          if (!arg) return (say(`${name} needs a skill: ${name} SKILL`), true)
           const result = name === '/add' ? await view.activate?.(arg, 'person') : view.deactivate?.(arg, 'person')
           say(result ? ((result.content[0] as { text?: string } | undefined)?.text ?? '') : 'No skills in open mode.')
           recordSkills()
@@ -263,7 +269,11 @@ export async function runChat(options: ChatOptions): Promise<number> {
             const from = source ? loadSession(dir, source) : loadSession(dir, writer.id)
             const messages = at ? firstTurns(from.messages, Number(at[1])) : from.messages
             const fork = new SessionWriter(dir, SessionWriter.newId())
-            fork.append({ type: 'meta', id: fork.id, created: new Date().toISOString(), role: principal().role, mode: 'chat', model, version: options.version }, ...messages.map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })), { type: 'skills', active: from.activeSkills })
+            fork.append(
+              { type: 'meta', id: fork.id, created: new Date().toISOString(), role: principal().role, mode: 'chat', model, version: options.version },
+              ...messages.map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })),
+              { type: 'skills', active: from.activeSkills },
+            )
             await restore(loadSession(dir, fork.id))
             say(`forked ${from.id}${at ? ` at turn ${at[1]}` : ''} into ${fork.id}; ${from.id} is untouched`)
           } catch (error) {
@@ -273,23 +283,29 @@ export async function runChat(options: ChatOptions): Promise<number> {
         }
         case '/compress': {
           const starts = turnStarts(conversation)
-          if (starts.length <= 2) return say('Nothing to compress yet: the last two turns are always kept whole.'), true
+          if (starts.length <= 2) return (say('Nothing to compress yet: the last two turns are always kept whole.'), true)
           const cut = starts[starts.length - 2]!
           const older = conversation.slice(0, cut)
           const estimate = (m: readonly BetaMessageParam[]) => Math.round(JSON.stringify(m).length / 4)
           const before = estimate(conversation)
           try {
-            const reply = await opened.budget.send({
-              model,
-              max_tokens: 1_024,
-              system: 'Summarise this conversation between a user and an agent for the agent to go on from: decisions, facts found, files and tools used, open questions. Be brief and concrete.',
-              messages: [{ role: 'user' as const, content: JSON.stringify(older) }],
-            }, (request) => client.messages.create(request))
+            const reply = await opened.budget.send(
+              {
+                model,
+                max_tokens: 1_024,
+                system: 'Summarise this conversation between a user and an agent for the agent to go on from: decisions, facts found, files and tools used, open questions. Be brief and concrete.',
+                messages: [{ role: 'user' as const, content: JSON.stringify(older) }],
+              },
+              (request) => client.messages.create(request),
+            )
             usage.inputTokens += reply.usage.input_tokens
             usage.outputTokens += reply.usage.output_tokens
             usage.cacheReadInputTokens += reply.usage.cache_read_input_tokens ?? 0
             usage.cacheCreationInputTokens += reply.usage.cache_creation_input_tokens ?? 0
-            const summary = reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('').trim()
+            const summary = reply.content
+              .map((b) => (b.type === 'text' ? b.text : ''))
+              .join('')
+              .trim()
             const kept = conversation.length - cut
             conversation.splice(0, cut, ...summaryPair(summary))
             writer.append({ type: 'compressed', summary, kept })
@@ -302,7 +318,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
         case '/export': {
           const [formatArg, fileArg] = rest
           const format = (formatArg ?? 'md') as ExportFormat
-          if (!EXPORT_FORMATS.includes(format)) return say(`/export takes md, json or html, not "${formatArg}"`), true
+          if (!EXPORT_FORMATS.includes(format)) return (say(`/export takes md, json or html, not "${formatArg}"`), true)
           const text = exportSession(loadSession(dir, writer.id), format)
           const file = path.resolve(fileArg ?? `${writer.id}.${format}`)
           writeFileSync(file, text)
@@ -310,7 +326,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
           return true
         }
         case '/resume':
-          if (!arg) return say('/resume needs a session: /resume ID (or its saved name)'), true
+          if (!arg) return (say('/resume needs a session: /resume ID (or its saved name)'), true)
           try {
             await restore(loadSession(dir, arg))
           } catch (error) {
@@ -318,7 +334,12 @@ export async function runChat(options: ChatOptions): Promise<number> {
           }
           return true
         case '/tools':
-          say(toolbox.list().map((t) => t.id).join('\n') || 'No tools.')
+          say(
+            toolbox
+              .list()
+              .map((t) => t.id)
+              .join('\n') || 'No tools.',
+          )
           return true
         case '/model':
           if (arg) model = arg
@@ -328,7 +349,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
           say(describe())
           return true
         case '/budget':
-          return say(budgetCommand(opened.budget, arg)), true
+          return (say(budgetCommand(opened.budget, arg)), true)
         case '/memory': {
           // Through the principal's own recall tool: exactly what policy lets this session read.
           const recall = toolbox.list().find((t) => t.id === 'mycelium:recall_memory')
@@ -388,7 +409,11 @@ export async function runChat(options: ChatOptions): Promise<number> {
       // Tracing on: each turn is a trace of its own, as a run is.
       const traced = startRunSpan(rt.tracing, model, 'chat')
       const outcome = await runAgent(line, {
-        client, sdk, model, toolbox, conversation,
+        client,
+        sdk,
+        model,
+        toolbox,
+        conversation,
         maxTokens: loaded.config.agent.maxTokens,
         maxTurns: loaded.config.agent.maxTurns,
         system: systemPrompt({ ...p, servers: rt, visible: (s) => view.serverVisible(s) }),
@@ -406,7 +431,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
         usage[k] += outcome.usage[k] + opened.sampledUsage[k] - sampledCounted[k]
         sampledCounted[k] = opened.sampledUsage[k]
       }
-      if ((outcome.reason === 'interrupted' || outcome.reason === 'budget') && conversation.at(-1)?.role === 'user') conversation.push({ role: 'assistant', content: outcome.reason === 'budget' ? '(stopped: the budget was reached)' : '(interrupted by the user)' })
+      if ((outcome.reason === 'interrupted' || outcome.reason === 'budget') && conversation.at(-1)?.role === 'user')
+        conversation.push({ role: 'assistant', content: outcome.reason === 'budget' ? '(stopped: the budget was reached)' : '(interrupted by the user)' })
       writer.append(...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })), opened.budget.usageRecord())
       recordSkills()
       recorded = conversation.length
@@ -436,39 +462,6 @@ export async function runChat(options: ChatOptions): Promise<number> {
 const DIM = '\u001b[2m'
 const UNDIM = '\u001b[22m'
 
-/**
- * The chat's status line: role, model, active skills (policy mode), tokens
- * in (cache reads and writes included) and out so far, and the cost when
- * `agent.price` is set. `developer · claude-x · skills: common, reader · 1.2k in / 340 out · $0.01`
- */
-export function statusLine(
-  principal: { role: string | null; activeSkills: ReadonlyArray<{ name: string }> },
-  policyMode: boolean,
-  model: string,
-  usage: TokenUsage,
-  price: Parameters<typeof costUsd>[1],
-  cap?: string,
-): string {
-  const tokensIn = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens
-  const cost = costUsd(usage, price)
-  return [
-    principal.role ?? 'open mode',
-    model,
-    ...(policyMode ? [`skills: ${principal.activeSkills.map((s) => s.name).join(', ') || 'none'}`] : []),
-    `${compactCount(tokensIn)} in / ${compactCount(usage.outputTokens)} out`,
-    ...(cost === undefined ? [] : [`$${cost === 0 ? '0' : cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`]),
-    ...(cap === undefined ? [] : [cap]),
-  ].join(' · ')
-}
-
-/** 340, 1.2k, 56k, 3.4M: one decimal below 10 of a unit, none above. */
-export function compactCount(n: number): string {
-  if (n < 1_000) return String(n)
-  // 999,600 reads 1M, not 1000k.
-  const [value, unit] = n < 999_500 ? [n / 1_000, 'k'] : [n / 1_000_000, 'M']
-  return `${value < 9.95 ? value.toFixed(1).replace(/\.0$/, '') : Math.round(value)}${unit}`
-}
-
 /** Tab completion: slash commands, and skill names after /add and /remove. */
 function complete(line: string, skills: readonly string[]): [string[], string] {
   const match = /^\/(add|remove)\s+(\S*)$/.exec(line)
@@ -478,23 +471,4 @@ function complete(line: string, skills: readonly string[]): [string[], string] {
   }
   if (line.startsWith('/') && !line.includes(' ')) return [[...COMMANDS.keys(), ...LATER].filter((c) => c.startsWith(line)), line]
   return [[], line]
-}
-
-const HISTORY_LINES = 1_000
-
-/** The history file, newest first (as readline keeps it); none when it cannot be read. */
-function readHistory(file: string): string[] {
-  try {
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean).reverse().slice(0, HISTORY_LINES)
-  } catch {
-    return []
-  }
-}
-
-/** Writes the history back, oldest first, capped; a failure to write is not worth failing the chat. */
-function writeHistory(file: string, newestFirst: readonly string[]): void {
-  try {
-    mkdirSync(path.dirname(file), { recursive: true })
-    writeFileSync(file, `${[...newestFirst].slice(0, HISTORY_LINES).reverse().join('\n')}\n`)
-  } catch {}
 }

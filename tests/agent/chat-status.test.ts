@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { compactCount, statusLine } from '../../src/agent/chat.js'
+import { compactCount, statusLine } from '../../src/agent/chat-line.js'
 
 const usage = (inputTokens: number, outputTokens: number, cacheReadInputTokens = 0, cacheCreationInputTokens = 0) => ({ inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens })
 
