@@ -48,13 +48,13 @@ async function connect(target: 'direct' | 'myc' | 'bare' | 'copy' | 'traced', op
     target === 'direct'
       ? new StdioClientTransport({ command: process.execPath, args: [echoFixture], env: { ...env, ...extraEnv } })
       : target === 'bare' || target === 'copy'
-      ? new StdioClientTransport({ command: process.execPath, args: [target === 'bare' ? bareRelay : copyRelay, process.execPath, echoFixture], env: { ...env, ...extraEnv } })
-      : new StdioClientTransport({
-          command: process.execPath,
-          args: [...mycNodeArgs, bundle, 'serve', '--config', tmpConfig(Object.fromEntries(Array.from({ length: options.children ?? 1 }, (_, i) => [i === 0 ? 'echo' : `echo${i}`, echoEntry(extraEnv)])))],
-          env: target === 'traced' ? { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: traceSink, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' } : env,
-          stderr: 'ignore',
-        })
+        ? new StdioClientTransport({ command: process.execPath, args: [target === 'bare' ? bareRelay : copyRelay, process.execPath, echoFixture], env: { ...env, ...extraEnv } })
+        : new StdioClientTransport({
+            command: process.execPath,
+            args: [...mycNodeArgs, bundle, 'serve', '--config', tmpConfig(Object.fromEntries(Array.from({ length: options.children ?? 1 }, (_, i) => [i === 0 ? 'echo' : `echo${i}`, echoEntry(extraEnv)])))],
+            env: target === 'traced' ? { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: traceSink, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' } : env,
+            stderr: 'ignore',
+          })
   const client = new Client({ name: 'bench', version: '1' })
   await client.connect(transport)
   return client
@@ -65,7 +65,11 @@ const call = (client: Client, name: string) => client.request({ method: 'tools/c
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 }
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50)
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  )
 
 type Side = 'direct' | 'myc' | 'bare' | 'copy' | 'traced'
 const toolOf = (side: Side) => (side === 'direct' ? 'echo' : 'echo__echo')

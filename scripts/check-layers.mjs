@@ -11,20 +11,7 @@ const root = process.env.MYC_LINT_ROOT ?? path.resolve(path.dirname(new URL(impo
 const src = path.join(root, 'src')
 
 /** Lowest first: a folder may import its own layer's files and any folder below it, never one above. */
-export const LAYERS = [
-  ['(root)', 'protocol', 'assets'],
-  ['config', 'sandbox', 'telemetry', 'oauth'],
-  ['policy', 'skills'],
-  ['memory'],
-  ['children'],
-  ['registry'],
-  ['principal'],
-  ['runtime'],
-  ['server'],
-  ['http'],
-  ['agent', 'inspect'],
-  ['commands'],
-]
+export const LAYERS = [['(root)', 'protocol', 'assets'], ['config', 'sandbox', 'telemetry', 'oauth'], ['policy', 'skills'], ['memory'], ['children'], ['registry'], ['principal'], ['runtime'], ['server'], ['http'], ['agent', 'inspect'], ['commands']]
 const ROOT_TOP = new Set(['cli.ts', 'cli-args.ts'])
 
 function files(dir) {
@@ -55,7 +42,10 @@ for (const file of files(src)) {
     const target = path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts'))
     targets.add(target)
   }
-  graph.set(file, [...targets].filter((t) => t.startsWith(src)))
+  graph.set(
+    file,
+    [...targets].filter((t) => t.startsWith(src)),
+  )
 }
 
 const rel = (f) => path.relative(src, f)

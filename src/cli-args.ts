@@ -129,7 +129,13 @@ export function checkWords(words: readonly string[], command: { path: string; ar
   const out: string[] = []
   let taken = 0
   const positional = (word: string): void => {
-    if (!rest && taken >= positionals.length) throw extraArgument(word, where, positionals.map(([name]) => name), [...table.keys()])
+    if (!rest && taken >= positionals.length)
+      throw extraArgument(
+        word,
+        where,
+        positionals.map(([name]) => name),
+        [...table.keys()],
+      )
     taken++
   }
   for (let i = 0; i < words.length; i++) {
@@ -205,7 +211,10 @@ function unknownFlag(name: string, where: string, known: string[]): FlagError {
 }
 
 function extraArgument(word: string, where: string, positionals: string[], known: string[]): MycError {
-  const flag = nearest(word.replace(/^-+/, ''), known.filter((k) => k.startsWith('--')).map((k) => k.slice(2)))
+  const flag = nearest(
+    word.replace(/^-+/, ''),
+    known.filter((k) => k.startsWith('--')).map((k) => k.slice(2)),
+  )
   const takes = positionals.length === 0 ? 'it takes no arguments' : `it takes ${positionals.map((p) => p.toUpperCase()).join(' ')}; quote an argument that has spaces`
   return new MycError('usage', `unexpected argument "${word}" for ${where} (${takes}${flag !== undefined ? `; did you mean --${flag}?` : ''})`)
 }

@@ -205,10 +205,7 @@ function reportError(error: unknown, opts: { json: boolean; path: string | undef
 function streamEnd(code: string, message: string, exitCode: number): string {
   const stamp = { time: new Date().toISOString(), sessionId: randomUUID() }
   const usage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
-  return [
-    jsonText({ type: 'error', seq: 1, ...stamp, code, message }),
-    jsonText({ type: 'session_end', seq: 2, ...stamp, ok: false, reason: 'error', turns: 0, usage, durationMs: 0, text: '', exitCode, permissionDenials: [] }),
-  ].join('\n') + '\n'
+  return [jsonText({ type: 'error', seq: 1, ...stamp, code, message }), jsonText({ type: 'session_end', seq: 2, ...stamp, ok: false, reason: 'error', turns: 0, usage, durationMs: 0, text: '', exitCode, permissionDenials: [] })].join('\n') + '\n'
 }
 
 /** Runs the CLI on this process's arguments and sets its exit code (build/myc.cjs calls it; so does a direct run). */

@@ -94,7 +94,10 @@ describe('every command refuses an unknown flag (exit 2, naming it), from the co
     expect(stderr).toContain('unknown flag --bogus-flag')
     if (['run', 'workflow', 'adhoc'].includes(node.path.join(' '))) {
       // The agent's commands print their event stream: an error event, then session_end.
-      const events = stdout.trim().split('\n').map((l) => JSON.parse(l))
+      const events = stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
       expect(events.map((e) => e.type)).toEqual(['error', 'session_end'])
       expect(events[0]).toMatchObject({ code: 'usage', message: expect.stringContaining('unknown flag --bogus-flag') })
       expect(events[1]).toMatchObject({ ok: false, reason: 'error', exitCode: 2 })
@@ -115,7 +118,10 @@ describe('every command refuses an unknown flag (exit 2, naming it), from the co
   it('myc run --max-turns 0 --json prints the event stream, ending in session_end (exit 2)', async () => {
     const { code, stdout } = await cli(['run', 'x', '--max-turns', '0', '--json'])
     expect(code).toBe(2)
-    const events = stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const events = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(events.at(-1)).toMatchObject({ type: 'session_end', ok: false, exitCode: 2 })
     expect(events.find((e) => e.type === 'error')).toMatchObject({ code: 'usage', message: expect.stringMatching(/--max-turns/) })
   })
@@ -195,8 +201,12 @@ describe('typed-wrong command lines are usage errors (in process)', () => {
       process.env.ANTHROPIC_API_KEY = 'sk-test'
     })
     afterAll(async () => {
-      for (const [k, v] of [['ANTHROPIC_BASE_URL', saved.url], ['ANTHROPIC_API_KEY', saved.key]] as const) if (v === undefined) delete process.env[k]
-      else process.env[k] = v
+      for (const [k, v] of [
+        ['ANTHROPIC_BASE_URL', saved.url],
+        ['ANTHROPIC_API_KEY', saved.key],
+      ] as const)
+        if (v === undefined) delete process.env[k]
+        else process.env[k] = v
       await fake.close()
     })
 
@@ -212,7 +222,11 @@ describe('typed-wrong command lines are usage errors (in process)', () => {
 describe('valid command lines (in process)', () => {
   it('myc --era modern status: a global flag before the command', async () => {
     const config = emptyConfig()
-    for (const argv of [['--era', 'modern', 'status', '--json', '--config', config], ['status', '--era', 'modern', '--json', '--config', config], ['--config', config, '--json', 'status']]) {
+    for (const argv of [
+      ['--era', 'modern', 'status', '--json', '--config', config],
+      ['status', '--era', 'modern', '--json', '--config', config],
+      ['--config', config, '--json', 'status'],
+    ]) {
       const { code, stdout } = await cli(argv)
       expect(code).toBe(0)
       expect(JSON.parse(stdout)).toMatchObject({ ok: true, servers: [] })
@@ -221,7 +235,10 @@ describe('valid command lines (in process)', () => {
 
   it('--no-json, --json=false and --config=F forms', async () => {
     const config = emptyConfig()
-    for (const argv of [['status', '--no-json', `--config=${config}`], ['status', '--json=false', '--config', config]]) {
+    for (const argv of [
+      ['status', '--no-json', `--config=${config}`],
+      ['status', '--json=false', '--config', config],
+    ]) {
       const { code, stdout } = await cli(argv)
       expect(code).toBe(0)
       expect(stdout).toContain('no servers configured')

@@ -15,7 +15,12 @@ interface Example {
 
 /** Every ```json / ```jsonc block of the README and docs/ that is a myc config or a fragment of one (`"http": { … }`). */
 function configExamples(): Example[] {
-  const files = ['README.md', ...readdirSync(path.join(repoRoot, 'docs')).filter((f) => f.endsWith('.md')).map((f) => path.join('docs', f))]
+  const files = [
+    'README.md',
+    ...readdirSync(path.join(repoRoot, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => path.join('docs', f)),
+  ]
   const out: Example[] = []
   for (const file of files) {
     const text = readFileSync(path.join(repoRoot, file), 'utf8')

@@ -75,7 +75,12 @@ export async function openAgentContext(options: {
   const roleLimits = (role: string | null) => {
     const chain = role !== null && mode.kind === 'policy' ? (mode.state.roles.get(role)?.chain ?? [role]) : []
     const definitions = mode.kind === 'policy' ? mode.state.sources.definitions : new Map()
-    return resolveLimits(flags, loaded.config.agent.budget, chain.map((name) => ({ name, budget: definitions.get(name)?.budget })), price)
+    return resolveLimits(
+      flags,
+      loaded.config.agent.budget,
+      chain.map((name) => ({ name, budget: definitions.get(name)?.budget })),
+      price,
+    )
   }
   const viewFor = (role: string | undefined, only?: string[], roleFrom?: string) => {
     const view = createView(mode, loaded, { role, ...(roleFrom ? { roleFrom } : {}), skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}), ...(only ? { only } : {}) })

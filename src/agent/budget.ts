@@ -63,7 +63,11 @@ export function resolveLimits(flags: BudgetFlags, agent: BudgetConfig | undefine
     from.set('maxUsd', '--max-budget-usd')
   }
   if (flags.maxTotalTokens !== undefined) limits.maxTotalTokens = flags.maxTotalTokens
-  if (limits.maxUsd !== undefined && !price) throw new MycError('usage', `${from.get('maxUsd')} caps the spend in USD, and there is no price to count it with: set agent.price ({ "inputPerMTok": …, "outputPerMTok": … }, USD per million tokens) in the config, or cap tokens instead (--max-tokens-total, budget.maxInputTokens, budget.maxOutputTokens)`)
+  if (limits.maxUsd !== undefined && !price)
+    throw new MycError(
+      'usage',
+      `${from.get('maxUsd')} caps the spend in USD, and there is no price to count it with: set agent.price ({ "inputPerMTok": …, "outputPerMTok": … }, USD per million tokens) in the config, or cap tokens instead (--max-tokens-total, budget.maxInputTokens, budget.maxOutputTokens)`,
+    )
   return limits
 }
 
@@ -149,7 +153,8 @@ export class Budget {
       const next = (input * Math.max(this.price.inputPerMTok, this.price.cacheWritePerMTok ?? 0) + output * this.price.outputPerMTok) / 1_000_000
       if (spent + next > l.maxUsd) over.push(`spent ${usdText(spent)} of the ${usdText(l.maxUsd)} cap, and the next request could cost up to ${usdText(next)}`)
     }
-    if (l.maxTotalTokens !== undefined && spentIn + this.spent.outputTokens + input + output > l.maxTotalTokens) over.push(`spent ${spentIn + this.spent.outputTokens} tokens of the ${l.maxTotalTokens}-token cap, and the next request could take up to ${input + output}`)
+    if (l.maxTotalTokens !== undefined && spentIn + this.spent.outputTokens + input + output > l.maxTotalTokens)
+      over.push(`spent ${spentIn + this.spent.outputTokens} tokens of the ${l.maxTotalTokens}-token cap, and the next request could take up to ${input + output}`)
     if (l.maxInputTokens !== undefined && spentIn + input > l.maxInputTokens) over.push(`spent ${spentIn} input tokens of the ${l.maxInputTokens} cap, and the next request sends about ${input}`)
     if (l.maxOutputTokens !== undefined && this.spent.outputTokens + output > l.maxOutputTokens) over.push(`spent ${this.spent.outputTokens} output tokens of the ${l.maxOutputTokens} cap, and the next request may write up to ${output}`)
     if (over.length === 0) return undefined

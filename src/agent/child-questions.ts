@@ -119,7 +119,11 @@ function apiBlock(block: unknown): ApiBlock {
  * messages (text and images), system prompt, temperature and stop
  * sequences; `maxTokens` capped at `maxTokensCap`. Pure.
  */
-export function samplingRequest(params: Record<string, unknown>, model: string, maxTokensCap: number): { model: string; max_tokens: number; messages: Array<{ role: 'user' | 'assistant'; content: ApiBlock[] }>; system?: string; temperature?: number; stop_sequences?: string[] } {
+export function samplingRequest(
+  params: Record<string, unknown>,
+  model: string,
+  maxTokensCap: number,
+): { model: string; max_tokens: number; messages: Array<{ role: 'user' | 'assistant'; content: ApiBlock[] }>; system?: string; temperature?: number; stop_sequences?: string[] } {
   const messages = (Array.isArray(params.messages) ? params.messages : []).map((m) => {
     const message = (m ?? {}) as { role?: unknown; content?: unknown }
     const content = Array.isArray(message.content) ? message.content.map(apiBlock) : [apiBlock(message.content)]
@@ -152,7 +156,9 @@ export function modelSampler(client: Pick<Anthropic, 'beta'>, model: string, max
     const request = samplingRequest(params, model, maxTokensCap)
     note(`server "${server}" asked the model (sampling, up to ${request.max_tokens} tokens)`)
     const send = () => client.beta.messages.create({ ...request, stream: false } as never, { signal }) as unknown as Promise<{ usage?: Record<string, number | null> }>
-    const message = (await (budget ? budget.send(request, send) : send())) as unknown as Parameters<typeof samplingResult>[0] & { usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null } }
+    const message = (await (budget ? budget.send(request, send) : send())) as unknown as Parameters<typeof samplingResult>[0] & {
+      usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null }
+    }
     if (usage && message.usage) {
       usage.inputTokens += message.usage.input_tokens ?? 0
       usage.outputTokens += message.usage.output_tokens ?? 0

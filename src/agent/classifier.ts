@@ -2,7 +2,10 @@ import type Anthropic from '@anthropic-ai/sdk'
 
 /** What the classifier needs of the run's budget (src/agent/budget.ts): its request is one of the run's. */
 interface BudgetSend {
-  send<Q extends { max_tokens: number }, R extends { usage?: { input_tokens?: number | null; output_tokens?: number | null; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null } | undefined }>(request: Q, call: (request: Q) => Promise<R>): Promise<R>
+  send<Q extends { max_tokens: number }, R extends { usage?: { input_tokens?: number | null; output_tokens?: number | null; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null } | undefined }>(
+    request: Q,
+    call: (request: Q) => Promise<R>,
+  ): Promise<R>
 }
 
 /**
@@ -36,7 +39,10 @@ export async function classifySkills(client: Pick<Anthropic, 'messages'>, model:
 }
 
 /** A run's cost in USD from its usage and the configured price; undefined without a price. */
-export function costUsd(usage: { inputTokens: number; outputTokens: number; cacheReadInputTokens: number; cacheCreationInputTokens: number }, price: { inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok?: number | undefined; cacheWritePerMTok?: number | undefined } | undefined): number | undefined {
+export function costUsd(
+  usage: { inputTokens: number; outputTokens: number; cacheReadInputTokens: number; cacheCreationInputTokens: number },
+  price: { inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok?: number | undefined; cacheWritePerMTok?: number | undefined } | undefined,
+): number | undefined {
   if (!price) return undefined
   const perToken = (perMTok: number) => perMTok / 1_000_000
   const total =

@@ -117,7 +117,12 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       return end('budget', { code: 'budget_reached', message: refused })
     }
     let message
-    const chat = options.tracing?.tracing.start(`chat ${options.model}`, 'client', options.tracing.span, { 'gen_ai.operation.name': 'chat', 'gen_ai.system': 'anthropic', 'gen_ai.request.model': options.model, 'gen_ai.request.max_tokens': options.maxTokens })
+    const chat = options.tracing?.tracing.start(`chat ${options.model}`, 'client', options.tracing.span, {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.system': 'anthropic',
+      'gen_ai.request.model': options.model,
+      'gen_ai.request.max_tokens': options.maxTokens,
+    })
     try {
       const stream = options.client.beta.messages.stream({ model: options.model, max_tokens: options.maxTokens, system, messages, ...(tools.length > 0 ? { tools } : {}) }, options.signal ? { signal: options.signal } : {})
       if (options.includePartial) stream.on('text', (delta) => emit({ type: 'text_delta', text: delta }))
@@ -127,7 +132,12 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       if (options.signal?.aborted) return end('interrupted')
       return end('error', describeApiError(error))
     }
-    chat?.set({ 'gen_ai.response.model': message.model, 'gen_ai.usage.input_tokens': message.usage.input_tokens, 'gen_ai.usage.output_tokens': message.usage.output_tokens, ...(message.stop_reason ? { 'gen_ai.response.finish_reasons': message.stop_reason } : {}) })
+    chat?.set({
+      'gen_ai.response.model': message.model,
+      'gen_ai.usage.input_tokens': message.usage.input_tokens,
+      'gen_ai.usage.output_tokens': message.usage.output_tokens,
+      ...(message.stop_reason ? { 'gen_ai.response.finish_reasons': message.stop_reason } : {}),
+    })
     chat?.end()
     options.budget?.add(message.usage)
     // Usage once per API call (not per content block).
@@ -216,6 +226,7 @@ function describeApiErrorAsIs(error: unknown): NonNullable<AgentOutcome['error']
   if (e.status === 401) return { code: 'api_key_rejected', status: 401, message: `the Anthropic API rejected the key (${detail}): check ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN` }
   if (e.status === 403) return { code: 'api_forbidden', status: 403, message: `the Anthropic API refused the request (${detail})` }
   if (e.status === 404) return { code: 'api_not_found', status: 404, message: `the Anthropic API answered 404 (${detail}): check the model name and ANTHROPIC_BASE_URL` }
-  if (e.status === undefined) return { code: 'api_unreachable', message: `cannot reach the Anthropic API at ${process.env.ANTHROPIC_BASE_URL ? redactUrl(process.env.ANTHROPIC_BASE_URL) : 'https://api.anthropic.com'} (${detail}): check the network or ANTHROPIC_BASE_URL` }
+  if (e.status === undefined)
+    return { code: 'api_unreachable', message: `cannot reach the Anthropic API at ${process.env.ANTHROPIC_BASE_URL ? redactUrl(process.env.ANTHROPIC_BASE_URL) : 'https://api.anthropic.com'} (${detail}): check the network or ANTHROPIC_BASE_URL` }
   return { code: e.error?.error?.type ?? 'api_error', status: e.status, message: `the Anthropic API answered ${e.status}: ${detail}` }
 }

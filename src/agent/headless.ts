@@ -60,7 +60,15 @@ interface HandOff {
   from: string
 }
 
-const EXIT_BY_REASON: Record<EndReason, number> = { done: ExitCode.ok, max_turns: ExitCode.checkFailed, failed: ExitCode.checkFailed, denied: ExitCode.checkFailed, budget: ExitCode.checkFailed, interrupted: ExitCode.interrupted, error: ExitCode.runtime }
+const EXIT_BY_REASON: Record<EndReason, number> = {
+  done: ExitCode.ok,
+  max_turns: ExitCode.checkFailed,
+  failed: ExitCode.checkFailed,
+  denied: ExitCode.checkFailed,
+  budget: ExitCode.checkFailed,
+  interrupted: ExitCode.interrupted,
+  error: ExitCode.runtime,
+}
 
 /**
  * `myc run`: one task, no terminal needed. The agent runs in this process
@@ -124,7 +132,19 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     root = run?.span
     const traced = run ? { tracing: run } : {}
     const agent = (task: string, rest: Pick<AgentOptions, 'toolbox' | 'system'> & Partial<AgentOptions>) =>
-      runAgent(task, { client, sdk, model, maxTokens: loaded.config.agent.maxTokens, maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns, emit: events.emit, signal: controller.signal, includePartial: options.includePartial === true, budget, ...traced, ...rest })
+      runAgent(task, {
+        client,
+        sdk,
+        model,
+        maxTokens: loaded.config.agent.maxTokens,
+        maxTurns: options.maxTurns ?? loaded.config.agent.maxTurns,
+        emit: events.emit,
+        signal: controller.signal,
+        includePartial: options.includePartial === true,
+        budget,
+        ...traced,
+        ...rest,
+      })
 
     // Every run is a recorded session (append-only, beside the config), or continues one.
     const { recordedSessionsDir, loadSession } = await import('./session-store.js')
@@ -200,7 +220,15 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
                 const parent = tracing ? carrierOf(meta) : undefined
                 const span = tracing && parent ? tracing.start('invoke_agent worker', 'internal', parent, { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'worker', 'gen_ai.request.model': model }) : undefined
                 try {
-                  const outcome = await agent(task, { toolbox: box, system: `You are a worker: do this one task with the tools you have, then answer with the result.`, maxTurns: workers.maxTurns, emit: (event) => event.type !== 'text_delta' && emit(event), signal, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}), ...(tracing && span ? { tracing: { tracing, span } } : {}) })
+                  const outcome = await agent(task, {
+                    toolbox: box,
+                    system: `You are a worker: do this one task with the tools you have, then answer with the result.`,
+                    maxTurns: workers.maxTurns,
+                    emit: (event) => event.type !== 'text_delta' && emit(event),
+                    signal,
+                    ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}),
+                    ...(tracing && span ? { tracing: { tracing, span } } : {}),
+                  })
                   span?.end(outcome.reason === 'done' ? undefined : `the worker ended ${outcome.reason}`)
                   return outcome
                 } catch (error) {
@@ -215,12 +243,26 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
           : own
       // What the first request costs before the task: the system prompt and the tools offered (the counter of myc tokens).
       const contextTokens = textTokens(systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) })) + toolTokens(toolbox.list().map((t) => t.def))
-      if (announce) events.emit({ type: 'session_start', role: principal.role, mode: as, model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version, contextTokens, ...(root?.traceId ? { traceId: root.traceId } : {}) })
+      if (announce)
+        events.emit({
+          type: 'session_start',
+          role: principal.role,
+          mode: as,
+          model,
+          tools: toolbox.list().map((t) => t.id),
+          activeSkills: principal.activeSkills.map((s) => s.name),
+          version: options.version,
+          contextTokens,
+          ...(root?.traceId ? { traceId: root.traceId } : {}),
+        })
       const triggered = await activateTriggered(task, view, toolbox, events.emit, options.logger, controller.signal)
       const classifier = loaded.config.agent.classifier
       if (!triggered && classifier && view.reachableSkills && view.activate) {
         const all = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy.skills
-        const candidates = view.reachableSkills().filter((s) => !s.active).map((s) => ({ name: s.name, description: all.get(s.name)?.description ?? '' }))
+        const candidates = view
+          .reachableSkills()
+          .filter((s) => !s.active)
+          .map((s) => ({ name: s.name, description: all.get(s.name)?.description ?? '' }))
         const { classifySkills } = await import('./classifier.js')
         for (const name of await classifySkills(client, classifier.model, task, candidates, controller.signal, budget)) await activateSkill(name, 'classifier', view, toolbox, events.emit, options.logger, controller.signal)
       }
@@ -242,7 +284,16 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const policy = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy
     const runner = await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded)
     const toolbox = new WorkflowToolbox(policy.reachable(principal.role), runner, loaded.config.namespace.separator)
-    events.emit({ type: 'session_start', role: principal.role, mode: 'workflow', model, tools: toolbox.list().map((t) => t.id), activeSkills: principal.activeSkills.map((s) => s.name), version: options.version, ...(root?.traceId ? { traceId: root.traceId } : {}) })
+    events.emit({
+      type: 'session_start',
+      role: principal.role,
+      mode: 'workflow',
+      model,
+      tools: toolbox.list().map((t) => t.id),
+      activeSkills: principal.activeSkills.map((s) => s.name),
+      version: options.version,
+      ...(root?.traceId ? { traceId: root.traceId } : {}),
+    })
     // The workflow phase is a session of its own (mode workflow), recorded like a run's.
     const session = openSession(view, 'workflow')
     const recorded = session.conversation.length
@@ -261,14 +312,23 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const failure = toolbox.failure
     if (workflow.reason !== 'failed' || !failure) return finish(workflow)
     const { writeFailureContext } = await import('./failure-context.js')
-    const contextFile = await writeFailureContext(loaded.dir, { skillId: failure.skill, scriptPath: `scripts/${failure.script}`, args: failure.args, exitCode: failure.exitCode, stdout: failure.stdout, stderr: failure.stderr, conversationSummary: said.join('\n').slice(-4_000) })
+    const contextFile = await writeFailureContext(loaded.dir, {
+      skillId: failure.skill,
+      scriptPath: `scripts/${failure.script}`,
+      args: failure.args,
+      exitCode: failure.exitCode,
+      stdout: failure.stdout,
+      stderr: failure.stderr,
+      conversationSummary: said.join('\n').slice(-4_000),
+    })
     const onFailure = options.onFailure ?? 'prompt'
     const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
     // Before the question, what failed: the script, its exit code, the end of its stderr.
     if (onFailure === 'prompt' && interactive) stderr.write(`${terminalText((await import('./failure-context.js')).failureSummary(failure))}\n`)
     const handOff = onFailure === 'auto' || (onFailure === 'prompt' && interactive && (await (await import('./terminal-approval.js')).askYesNo(`Script ${failure.script} of skill ${failure.skill} failed. Hand off to adhoc to investigate?`)))
     if (!handOff) {
-      if (onFailure === 'prompt') stderr.write(`${terminalText(`myc: the workflow failed; to investigate: myc adhoc --context ${contextFile}${options.configPath ? ` --config ${options.configPath}` : ''} "find out why ${failure.skill} failed and fix it"`)}\n`)
+      if (onFailure === 'prompt')
+        stderr.write(`${terminalText(`myc: the workflow failed; to investigate: myc adhoc --context ${contextFile}${options.configPath ? ` --config ${options.configPath}` : ''} "find out why ${failure.skill} failed and fix it"`)}\n`)
       return finish({ ...workflow, contextFile })
     }
     // A hand-off that cannot start (no view for adhoc) fails before it hands off, naming the context file.
@@ -302,5 +362,10 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
 
 /** Two usages added up. */
 function sumUsage(a: AgentOutcome['usage'], b: AgentOutcome['usage']): AgentOutcome['usage'] {
-  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, cacheReadInputTokens: a.cacheReadInputTokens + b.cacheReadInputTokens, cacheCreationInputTokens: a.cacheCreationInputTokens + b.cacheCreationInputTokens }
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadInputTokens: a.cacheReadInputTokens + b.cacheReadInputTokens,
+    cacheCreationInputTokens: a.cacheCreationInputTokens + b.cacheCreationInputTokens,
+  }
 }

@@ -87,16 +87,7 @@ export type ApprovalDecision = { action: 'allow' | 'deny'; by: DecidedBy; why: s
  * at or above it, a remembered answer or a pre-approval decides, else a
  * person is asked, and without a terminal nothing waits: it is denied.
  */
-export function decideApproval(input: {
-  id: string
-  server: string
-  tool: string
-  level: RiskLevel
-  threshold: RiskLevel
-  memory: ApprovalMemory
-  preapproved: readonly Preapproval[]
-  interactive: boolean
-}): ApprovalDecision {
+export function decideApproval(input: { id: string; server: string; tool: string; level: RiskLevel; threshold: RiskLevel; memory: ApprovalMemory; preapproved: readonly Preapproval[]; interactive: boolean }): ApprovalDecision {
   if (input.memory.never.has(input.id)) return { action: 'deny', by: 'session', why: 'never approved in this session' }
   if (riskRank(input.level) < riskRank(input.threshold)) return { action: 'allow', by: 'threshold', why: `${input.level} risk, below the approval threshold (${input.threshold})` }
   if (input.memory.always.has(input.id)) return { action: 'allow', by: 'session', why: 'always approved in this session' }

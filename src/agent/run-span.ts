@@ -8,7 +8,10 @@ import type { SpanHandle, Tracing } from '../telemetry/tracing.js'
  */
 export function startRunSpan(tracing: Tracing | undefined, model: string, mode: string): { tracing: Tracing; span: SpanHandle } | undefined {
   if (!tracing) return undefined
-  return { tracing, span: tracing.start('invoke_agent mycelium', 'internal', undefined, { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'mycelium', 'gen_ai.system': 'anthropic', 'gen_ai.request.model': model, 'mycelium.mode': mode }) }
+  return {
+    tracing,
+    span: tracing.start('invoke_agent mycelium', 'internal', undefined, { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'mycelium', 'gen_ai.system': 'anthropic', 'gen_ai.request.model': model, 'mycelium.mode': mode }),
+  }
 }
 
 /** Ends a run's root span with what the run used and how it ended (an error status unless `done`). */

@@ -27,12 +27,7 @@ function resultText(content: unknown): string {
  */
 export function toMarkdown(session: LoadedSession): string {
   const meta = session.meta
-  const out = [
-    `# Session ${inlineText(terminalText(`${session.id}${session.name ? ` (${session.name})` : ''}`))}`,
-    '',
-    inlineText(terminalText(`${meta.mode} · role ${meta.role ?? '-'} · model ${meta.model} · started ${meta.created}`)),
-    '',
-  ]
+  const out = [`# Session ${inlineText(terminalText(`${session.id}${session.name ? ` (${session.name})` : ''}`))}`, '', inlineText(terminalText(`${meta.mode} · role ${meta.role ?? '-'} · model ${meta.model} · started ${meta.created}`)), '']
   for (const message of session.messages) {
     const who = inlineText(terminalText(String(message.role)))
     for (const b of blocks(message.content)) {

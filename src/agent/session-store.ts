@@ -164,8 +164,7 @@ function loadSessionFile(file: string): LoadedSession {
       loaded.messages = []
       loaded.turns = 0
       loaded.tasks = 0
-    }
-    else loaded.name = r.name
+    } else loaded.name = r.name
   }
   if (!meta) throw new MycError('usage', `${file}: no meta record (not a session file)`)
   return { id: meta.id, file, meta, ...loaded }

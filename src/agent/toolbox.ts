@@ -30,7 +30,12 @@ export function viewToolbox(runtime: Runtime, view: PrincipalView, answers?: Chi
       const asker = answers ? new AgentCall(view, answers, callId ?? `call-${++calls}`) : undefined
       if (asker) runtime.addConnection(asker)
       try {
-        const called = await callVisibleTool(runtime, view, { name: wireName, arguments: args, ...(meta ? { _meta: meta } : {}) }, { cancellation, builtin: () => ({ signal: cancellation.signal }), ...(asker ? { caller: asker.origin, callerEra: { modern: false, clientCapabilities: asker.clientCapabilities } } : {}) })
+        const called = await callVisibleTool(
+          runtime,
+          view,
+          { name: wireName, arguments: args, ...(meta ? { _meta: meta } : {}) },
+          { cancellation, builtin: () => ({ signal: cancellation.signal }), ...(asker ? { caller: asker.origin, callerEra: { modern: false, clientCapabilities: asker.clientCapabilities } } : {}) },
+        )
         if (!called) return { ok: false, error: { code: -32800, message: 'Request cancelled' } }
         const { outcome } = called
         return outcome.ok ? { ok: true, result: outcome.result as unknown as CallToolResult } : outcome

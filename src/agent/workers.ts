@@ -60,7 +60,22 @@ export class WorkerToolbox implements AgentToolbox {
     const skill = String(args.skill ?? '')
     const task = String(args.task ?? '')
     const toolbox = this.options.toolboxFor(skill)
-    if (!toolbox) return { ok: true as const, result: { content: [{ type: 'text' as const, text: `Unknown skill: ${skill}. Delegate to one of: ${this.options.skills().map((s) => s.name).join(', ')}.` }], isError: true } }
+    if (!toolbox)
+      return {
+        ok: true as const,
+        result: {
+          content: [
+            {
+              type: 'text' as const,
+              text: `Unknown skill: ${skill}. Delegate to one of: ${this.options
+                .skills()
+                .map((s) => s.name)
+                .join(', ')}.`,
+            },
+          ],
+          isError: true,
+        },
+      }
     if (task.trim() === '') return { ok: true as const, result: { content: [{ type: 'text' as const, text: 'delegate needs a task.' }], isError: true } }
     await this.slot()
     try {

@@ -52,7 +52,7 @@ export class WorkflowToolbox implements AgentToolbox {
       [
         'run_script',
         "Runs one of a skill's scripts in the sandbox. A script that fails ends the workflow.",
-        { type: 'object', properties: { skill: { type: 'string' }, script: { type: 'string', description: 'A file name from the skill\'s scripts' }, args: { type: 'array', items: { type: 'string' } } }, required: ['skill', 'script'] },
+        { type: 'object', properties: { skill: { type: 'string' }, script: { type: 'string', description: "A file name from the skill's scripts" }, args: { type: 'array', items: { type: 'string' } } }, required: ['skill', 'script'] },
       ],
     ]
     this.tools = defs.map(([name, description, inputSchema]) => {
@@ -82,7 +82,7 @@ export class WorkflowToolbox implements AgentToolbox {
     // A script that ran and failed, or that the sandbox refused, ends the workflow; a script that does not exist is the model's mistake to fix.
     if (result.isError && result.structuredContent !== undefined) {
       const s = result.structuredContent as { exitCode?: number | null; stdout?: string; stderr?: string }
-      this.failure ??= { skill: found.name, script, args: scriptArgs, exitCode: s.exitCode ?? null, stdout: s.stdout ?? '', stderr: s.stderr ?? ((result.content[0] as { text?: string } | undefined)?.text ?? '') }
+      this.failure ??= { skill: found.name, script, args: scriptArgs, exitCode: s.exitCode ?? null, stdout: s.stdout ?? '', stderr: s.stderr ?? (result.content[0] as { text?: string } | undefined)?.text ?? '' }
     }
     return { ok: true as const, result }
   }

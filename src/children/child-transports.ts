@@ -14,7 +14,11 @@ import { ChildStdioTransport } from './stdio-transport.js'
 import { withTraceHeaders } from './trace-headers.js'
 
 /** How a child is reached: a process over stdio, Streamable HTTP (falling back to HTTP+SSE), or HTTP+SSE. */
-export function createChildTransport(config: ServerConfig, log: Logger, options: { key: string; host: CommandHost; configDir: string; prespawned?: PrespawnedChildren | undefined; stderrLine?: ((line: string) => void) | undefined; tokenStore?: TokenStore | undefined; reauthorize?: Reauthorize | undefined }): Transport {
+export function createChildTransport(
+  config: ServerConfig,
+  log: Logger,
+  options: { key: string; host: CommandHost; configDir: string; prespawned?: PrespawnedChildren | undefined; stderrLine?: ((line: string) => void) | undefined; tokenStore?: TokenStore | undefined; reauthorize?: Reauthorize | undefined },
+): Transport {
   if (config.type === 'stdio') {
     const spec = stdioSpawnSpec(config, options.host, options.configDir)
     const resolution = describeResolution(spec)

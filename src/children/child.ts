@@ -1,12 +1,4 @@
-import {
-  Client,
-  type ClientCapabilities,
-  type LoggingLevel,
-  type Implementation,
-  type JSONRPCNotification,
-  type ServerCapabilities,
-  type Transport,
-} from '@modelcontextprotocol/client'
+import { Client, type ClientCapabilities, type LoggingLevel, type Implementation, type JSONRPCNotification, type ServerCapabilities, type Transport } from '@modelcontextprotocol/client'
 import type { ServerConfig } from '../config/schema.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
@@ -210,7 +202,15 @@ export class ChildConnection {
    */
   private async connect(log: Logger, era: 'auto' | 'legacy' | 'modern', deadline: { at?: number }): Promise<Connected> {
     if (era === 'modern' && this.config.type === 'sse') throw new Error('the HTTP+SSE transport is 2025-era only: use era "auto" or "legacy", or type "http"')
-    const inner = createChildTransport(this.config, log, { key: this.key, host: this.deps.host, configDir: this.deps.configDir, prespawned: this.deps.prespawned, stderrLine: this.deps.oneShot?.stderrLine, tokenStore: this.deps.tokenStore, reauthorize: this.deps.reauthorize })
+    const inner = createChildTransport(this.config, log, {
+      key: this.key,
+      host: this.deps.host,
+      configDir: this.deps.configDir,
+      prespawned: this.deps.prespawned,
+      stderrLine: this.deps.oneShot?.stderrLine,
+      tokenStore: this.deps.tokenStore,
+      reauthorize: this.deps.reauthorize,
+    })
     const transport = inner instanceof ChildStdioTransport ? new ChildProcessTransport(inner) : new InterceptTransport(inner)
     const relay = new RequestRelay((message) => transport.send(message))
     // Once connected, a late answer to the probe (a slow 2025 server's -32601 after the timeout verdict) is dropped.
@@ -241,7 +241,8 @@ export class ChildConnection {
       // The SDK probes a custom stdio transport in place: a child that exits on the probe ends the connect with a negotiation error.
       if (era === 'auto' && stdio && inner.exitInfo !== undefined) throw new ProbeClosedError(error)
       // A process that ended is the reason, not the closed connection it left behind (what it said is in myc's log on stderr, tagged with its name).
-      if (stdio && inner.exitInfo !== undefined && /connection closed|not running/i.test(error instanceof Error ? error.message : String(error))) throw new Error(`${exitWords(inner.exitInfo)} before finishing ${era === 'legacy' ? 'initialize' : 'its handshake'} (its stderr, if it wrote any, is in myc's log (stderr))`, { cause: error })
+      if (stdio && inner.exitInfo !== undefined && /connection closed|not running/i.test(error instanceof Error ? error.message : String(error)))
+        throw new Error(`${exitWords(inner.exitInfo)} before finishing ${era === 'legacy' ? 'initialize' : 'its handshake'} (its stderr, if it wrote any, is in myc's log (stderr))`, { cause: error })
       throw error
     }
     connected = true
@@ -259,11 +260,7 @@ export class ChildConnection {
       this.deps.events.notification(this, withoutSubscriptionId(notification as JSONRPCNotification))
     }
     // Only what the child was offered: anything else it asks gets the SDK's "method not found".
-    const forwarded = [
-      ...(offered.elicitation ? (['elicitation/create'] as const) : []),
-      ...(offered.sampling ? (['sampling/createMessage'] as const) : []),
-      ...(offered.roots ? (['roots/list'] as const) : []),
-    ]
+    const forwarded = [...(offered.elicitation ? (['elicitation/create'] as const) : []), ...(offered.sampling ? (['sampling/createMessage'] as const) : []), ...(offered.roots ? (['roots/list'] as const) : [])]
     for (const method of forwarded) {
       client.setRequestHandler(method, async (request, ctx) => {
         const result = await this.deps.events.request(this, method, request.params as Record<string, unknown> | undefined, ctx.mcpReq.signal)

@@ -32,11 +32,7 @@ export interface ClientAsk {
 }
 
 /** What one `input_required` result asks for: the requests to send, or why it cannot be done. */
-export type RoundPlan =
-  | { kind: 'ask'; asks: ClientAsk[]; requestState?: string }
-  | { kind: 'missing'; key: string; method: string; capability: string }
-  | { kind: 'invalid'; message: string }
-
+export type RoundPlan = { kind: 'ask'; asks: ClientAsk[]; requestState?: string } | { kind: 'missing'; key: string; method: string; capability: string } | { kind: 'invalid'; message: string }
 
 /**
  * The client capability an embedded request needs, as `capability` (or

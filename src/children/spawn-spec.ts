@@ -24,7 +24,26 @@ export interface StdioSpawnSpec {
  */
 const INHERITED =
   process.platform === 'win32'
-    ? ['APPDATA', 'COMSPEC', 'HOMEDRIVE', 'HOMEPATH', 'LOCALAPPDATA', 'PATH', 'PATHEXT', 'PROCESSOR_ARCHITECTURE', 'PROGRAMDATA', 'PROGRAMFILES', 'PROGRAMFILES(X86)', 'PROGRAMW6432', 'SYSTEMDRIVE', 'SYSTEMROOT', 'TEMP', 'USERNAME', 'USERPROFILE', 'WINDIR']
+    ? [
+        'APPDATA',
+        'COMSPEC',
+        'HOMEDRIVE',
+        'HOMEPATH',
+        'LOCALAPPDATA',
+        'PATH',
+        'PATHEXT',
+        'PROCESSOR_ARCHITECTURE',
+        'PROGRAMDATA',
+        'PROGRAMFILES',
+        'PROGRAMFILES(X86)',
+        'PROGRAMW6432',
+        'SYSTEMDRIVE',
+        'SYSTEMROOT',
+        'TEMP',
+        'USERNAME',
+        'USERPROFILE',
+        'WINDIR',
+      ]
     : ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER']
 
 export function inheritedEnvironment(env: Record<string, string | undefined> = process.env): Record<string, string> {

@@ -103,11 +103,7 @@ export class ChildSupervisor {
 
   /** Starts every eager child in parallel; resolves when each is RUNNING or FAILED. */
   async startAll(): Promise<void> {
-    await Promise.all(
-      [...this.children.values()]
-        .filter((child) => child.config.startup !== 'lazy')
-        .map((child) => child.start().catch((error: unknown) => this.deps.logger.error(error instanceof Error ? error.message : String(error)))),
-    )
+    await Promise.all([...this.children.values()].filter((child) => child.config.startup !== 'lazy').map((child) => child.start().catch((error: unknown) => this.deps.logger.error(error instanceof Error ? error.message : String(error)))))
   }
 
   /** For a lazy child: starts it if needed and waits. Resolves false when it could not start. */

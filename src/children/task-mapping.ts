@@ -35,7 +35,6 @@ export interface CoreTask {
   statusMessage?: string
 }
 
-
 /** A child's status as a 2025 one: the five known ones as they are, anything else (a later revision's) as `working`, so the client keeps polling. */
 export function coreStatus(status: unknown): TaskStatus {
   return (TASK_STATUSES as readonly unknown[]).includes(status) ? (status as TaskStatus) : 'working'

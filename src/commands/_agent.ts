@@ -6,7 +6,7 @@ import { commonArgs, principalArgs, splitList } from './_shared.js'
 
 /** The caps on an agent run's spend: run, workflow, adhoc and chat (docs/tokens.md, "Capping the spend"). */
 export const budgetArgs = {
-  'max-budget-usd': { type: 'string', description: 'Stop before a request that could take the spend past N USD (needs agent.price); wins over agent.budget and the role\'s budget', valueHint: 'n' },
+  'max-budget-usd': { type: 'string', description: "Stop before a request that could take the spend past N USD (needs agent.price); wins over agent.budget and the role's budget", valueHint: 'n' },
   'max-tokens-total': { type: 'string', description: 'Stop before a request that could take the tokens (input and output) past N', valueHint: 'n' },
 } as const satisfies Record<string, ArgDef>
 

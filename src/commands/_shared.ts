@@ -40,7 +40,12 @@ export const principalArgs = {
 
 /** Splits a comma-separated flag value; undefined stays undefined. */
 export function splitList(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean)
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
 }
 
 /** How the command line treats an argument beyond its citty type (see {@link argRule}). */

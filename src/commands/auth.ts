@@ -116,7 +116,10 @@ const status = defineCommand({
     }
     if (args.json) printJson({ ok: true, principal: store.principal, store: store.file, servers: rows })
     else {
-      const lines = rows.map((r) => `${r.server.padEnd(20)} ${r.state === 'valid' ? `valid until ${r.expiresAt ?? '(no expiry given)'}${r.refreshable ? ', refreshable' : ''}` : r.state === 'refreshable' ? `expired ${r.expiresAt}, refreshable` : r.state === 'expired' ? `expired ${r.expiresAt}: run myc auth login ${r.server}` : 'none'}${r.scopes.length ? `  scopes: ${r.scopes.join(' ')}` : ''}`)
+      const lines = rows.map(
+        (r) =>
+          `${r.server.padEnd(20)} ${r.state === 'valid' ? `valid until ${r.expiresAt ?? '(no expiry given)'}${r.refreshable ? ', refreshable' : ''}` : r.state === 'refreshable' ? `expired ${r.expiresAt}, refreshable` : r.state === 'expired' ? `expired ${r.expiresAt}: run myc auth login ${r.server}` : 'none'}${r.scopes.length ? `  scopes: ${r.scopes.join(' ')}` : ''}`,
+      )
       printResult(lines.length ? lines.join('\n') : 'no HTTP servers in the config')
     }
     return ExitCode.ok

@@ -16,6 +16,17 @@ export default defineCommand({
   },
   async run({ args, rawArgs }) {
     const { runChat } = await import('../agent/chat.js')
-    return runChat({ configPath: args.config, role: args.role, skills: splitList(args.skills), model: args.model, resume: args.resume, approve: repeated(rawArgs, '--approve'), budget: budgetFlags(args), logger: createLogger({ verbose: args.verbose, quiet: !args.verbose }), env: process.env, version })
+    return runChat({
+      configPath: args.config,
+      role: args.role,
+      skills: splitList(args.skills),
+      model: args.model,
+      resume: args.resume,
+      approve: repeated(rawArgs, '--approve'),
+      budget: budgetFlags(args),
+      logger: createLogger({ verbose: args.verbose, quiet: !args.verbose }),
+      env: process.env,
+      version,
+    })
   },
 })

@@ -48,7 +48,17 @@ const list = defineCommand({
     const memories = await Promise.all((await rolesOf(store, args.role)).map((r) => store.read(r)))
     const rows = memories.filter((m) => m.exists).map((m) => ({ ...(summarize(m.entries)[0] ?? { role: m.role, total: 0, byType: {}, newest: null }), file: m.file, bytes: m.bytes, problems: m.problems.length }))
     if (args.json) printJson({ ok: true, roles: rows })
-    else printResult(rows.map((r) => `${r.role.padEnd(16)} ${String(r.total).padStart(4)} entries  ${Object.entries(r.byType).map(([t, n]) => `${t} ${n}`).join(', ')}${r.newest ? `  newest ${r.newest}` : ''}${r.problems ? `  (${r.problems} problems: myc memory lint)` : ''}`).join('\n') || 'No role has memory yet.')
+    else
+      printResult(
+        rows
+          .map(
+            (r) =>
+              `${r.role.padEnd(16)} ${String(r.total).padStart(4)} entries  ${Object.entries(r.byType)
+                .map(([t, n]) => `${t} ${n}`)
+                .join(', ')}${r.newest ? `  newest ${r.newest}` : ''}${r.problems ? `  (${r.problems} problems: myc memory lint)` : ''}`,
+          )
+          .join('\n') || 'No role has memory yet.',
+      )
     return 0
   },
 })

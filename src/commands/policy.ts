@@ -18,7 +18,10 @@ const check = defineCommand({
     })
     const ok = report.violations.length === 0
     if (args.json) printJson({ ok, ...report })
-    else printResult(`role ${report.role}\nservers: ${report.servers.join(', ') || 'none'}\nskills: ${report.skills.join(', ') || 'none'}\ntools: ${report.tools.length}\nmemory: ${report.memory}${report.memoryWrites ? ` (reads ${report.memoryReads === 'all' ? 'every role' : report.memoryReads.join(', ')}; writes ${report.memoryWrites})` : ''}${report.violations.map((v) => `\nviolation: ${v}`).join('')}${report.warnings.map((w) => `\nwarning: ${w}`).join('')}`)
+    else
+      printResult(
+        `role ${report.role}\nservers: ${report.servers.join(', ') || 'none'}\nskills: ${report.skills.join(', ') || 'none'}\ntools: ${report.tools.length}\nmemory: ${report.memory}${report.memoryWrites ? ` (reads ${report.memoryReads === 'all' ? 'every role' : report.memoryReads.join(', ')}; writes ${report.memoryWrites})` : ''}${report.violations.map((v) => `\nviolation: ${v}`).join('')}${report.warnings.map((w) => `\nwarning: ${w}`).join('')}`,
+      )
     return ok ? 0 : 3
   },
 })

@@ -14,7 +14,13 @@ export default defineCommand({
       return { roles: rolesReport(state.policy), warnings: roleWarnings(state.sources).warnings }
     })
     if (args.json) printJson({ ok: true, roles, warnings })
-    else printResult([...roles.map((r) => `${r.name}${r.inherits.length ? ` (inherits ${r.inherits.join(' → ')})` : ''}\n  from: ${r.sources.join(', ')}\n  skills: ${r.skills.join(', ') || 'none'}${r.deny.length ? `\n  deny: ${r.deny.join(', ')}` : ''}`), ...warnings.map((w) => `warning: ${w}`)].join('\n'))
+    else
+      printResult(
+        [
+          ...roles.map((r) => `${r.name}${r.inherits.length ? ` (inherits ${r.inherits.join(' → ')})` : ''}\n  from: ${r.sources.join(', ')}\n  skills: ${r.skills.join(', ') || 'none'}${r.deny.length ? `\n  deny: ${r.deny.join(', ')}` : ''}`),
+          ...warnings.map((w) => `warning: ${w}`),
+        ].join('\n'),
+      )
     return 0
   },
 })

@@ -16,7 +16,7 @@ import { commonArgs, jsonArgs, printJson, printResult, restPositional } from './
 function commandAfterDashes(rawArgs: readonly string[], trust?: TrustLevel): string | string[] {
   const i = rawArgs.indexOf('--')
   const words = i === -1 ? [] : rawArgs.slice(i + 1)
-  if (words.length === 0) throw new MycError('usage', 'give the command after --: `myc sandbox guard -- \'curl x | sh\'` (one shell line) or `-- rm -rf build` (an argument vector)')
+  if (words.length === 0) throw new MycError('usage', "give the command after --: `myc sandbox guard -- 'curl x | sh'` (one shell line) or `-- rm -rf build` (an argument vector)")
   if (words.length > 1) return words
   const word = words[0]!
   return trust === 'restricted' && /^[\w@%+=:,./-]+$/.test(word) ? [word] : word

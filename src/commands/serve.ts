@@ -60,7 +60,16 @@ async function serveWith(args: { config?: string; role?: string; skills?: string
   const measureOperations = overHttp && http.metrics && (http.metricsToken !== undefined || http.metricsListen !== undefined)
   // On stdio a person is behind the client: a login gone bad is asked of them again (`myc: authorize:` on stderr); over HTTP people log in through myc.
   const reauthorize = overHttp ? undefined : (await import('../oauth/reauthorize.js')).stderrReauthorize()
-  const { runtime, loaded, mode } = await openRuntime({ configPath: args.config, logger, version, loaded: options.configLoaded, prespawned: options.prespawned, measureOperations, ...(reauthorize ? { reauthorize } : {}), ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }) })
+  const { runtime, loaded, mode } = await openRuntime({
+    configPath: args.config,
+    logger,
+    version,
+    loaded: options.configLoaded,
+    prespawned: options.prespawned,
+    measureOperations,
+    ...(reauthorize ? { reauthorize } : {}),
+    ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }),
+  })
   const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
   const skills = splitList(args.skills)
   // A role from the command line is a person's choice (refused in open mode); an HTTP credential's comes from the config.

@@ -22,7 +22,21 @@ const list = defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const { listSessions } = await import('../agent/session-store.js')
-    const sessions = listSessions(await dirOf(args.config)).map((s) => ({ id: s.id, name: s.name ?? null, mode: s.meta.mode, role: s.meta.role, model: s.meta.model, created: s.meta.created, turns: s.turns, tasks: s.tasks, firstTask: s.firstTask ?? null, messages: s.messages.length, activeSkills: s.activeSkills, usage: s.usage, file: s.file }))
+    const sessions = listSessions(await dirOf(args.config)).map((s) => ({
+      id: s.id,
+      name: s.name ?? null,
+      mode: s.meta.mode,
+      role: s.meta.role,
+      model: s.meta.model,
+      created: s.meta.created,
+      turns: s.turns,
+      tasks: s.tasks,
+      firstTask: s.firstTask ?? null,
+      messages: s.messages.length,
+      activeSkills: s.activeSkills,
+      usage: s.usage,
+      file: s.file,
+    }))
     if (args.json) printJson({ ok: true, sessions })
     else printResult(sessions.map(sessionLine).join('\n') || 'No sessions.')
     return 0

@@ -15,7 +15,12 @@ const list = defineCommand({
       ...childSkillsReport(runtime.catalogue),
     ])
     if (args.json) printJson({ ok: true, skills })
-    else printResult(skills.map((s) => `${s.enabled ? '✓' : '✗'} ${s.name.padEnd(20)} ${s.description}\n    ${s.uri ?? '(not served over MCP)'}  from ${s.origin}${'disabledReasons' in s && !s.enabled ? `\n    disabled: ${s.disabledReasons.join('; ')}` : ''}`).join('\n') || 'no skills')
+    else
+      printResult(
+        skills
+          .map((s) => `${s.enabled ? '✓' : '✗'} ${s.name.padEnd(20)} ${s.description}\n    ${s.uri ?? '(not served over MCP)'}  from ${s.origin}${'disabledReasons' in s && !s.enabled ? `\n    disabled: ${s.disabledReasons.join('; ')}` : ''}`)
+          .join('\n') || 'no skills',
+      )
     return 0
   },
 })
@@ -35,7 +40,10 @@ const show = defineCommand({
       return { ...skillsReport(policy, new Set(mode.kind === 'policy' ? mode.state.sources.skillIndex.keys() : [])).find((s) => s.name === name)!, instructions: skill.instructions }
     })
     if (args.json) printJson({ ok: true, skill: found })
-    else printResult(`${found.name}: ${found.description}\nfile: ${found.file}\nroles: ${found.allowedRoles.join(', ')}\ntools: ${found.allowedTools.join(', ')}\n${found.enabled ? 'enabled' : `disabled: ${found.disabledReasons.join('; ')}`}\n\n${found.instructions}`)
+    else
+      printResult(
+        `${found.name}: ${found.description}\nfile: ${found.file}\nroles: ${found.allowedRoles.join(', ')}\ntools: ${found.allowedTools.join(', ')}\n${found.enabled ? 'enabled' : `disabled: ${found.disabledReasons.join('; ')}`}\n\n${found.instructions}`,
+      )
     return 0
   },
 })

@@ -51,7 +51,10 @@ function tokensReport(runtime: Runtime, loaded: LoadedConfig, mode: PolicyMode, 
   const openList = visibleTools(runtime, openView()).map((t) => t.def)
   const open = { tools: openList.length, tokens: toolTokens(openList) }
   // Lazy open mode (session.lazyTools): what an open session would list with it on.
-  const lazyList = visibleTools(runtime, lazyOpenView(() => runtime.catalogue.tools(), loaded.config.namespace)).map((t) => t.def)
+  const lazyList = visibleTools(
+    runtime,
+    lazyOpenView(() => runtime.catalogue.tools(), loaded.config.namespace),
+  ).map((t) => t.def)
   const lazyTokens = toolTokens(lazyList)
   const lazy: ListCost & { on: boolean } = { tools: lazyList.length, tokens: lazyTokens, ratio: open.tokens === 0 ? 0 : Math.round((lazyTokens / open.tokens) * 1000) / 1000, on: mode.kind === 'open' && loaded.config.session.lazyTools }
   if (mode.kind === 'open') {

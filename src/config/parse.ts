@@ -58,7 +58,8 @@ function checkServerKeys(doc: Record<string, unknown>, problems: Problem[]): voi
   for (const key of Object.keys(servers)) {
     if (!SERVER_KEY.test(key)) problems.push({ path: ['mcpServers', key], message: 'server keys start with a letter or digit and contain only letters, digits, "_" and "-"; rename it' })
     else if (key.toLowerCase() === RESERVED_SERVER_KEY) problems.push({ path: ['mcpServers', key], message: `"${RESERVED_SERVER_KEY}" is reserved for myc's built-in tools; choose another key` })
-    else if (key.includes(separator)) problems.push({ path: ['mcpServers', key], message: `the key contains the wire separator "${separator}", so tool names could not be split back; rename it, or set namespace.separator to another of "__", "_", "-", ".", ":"` })
+    else if (key.includes(separator))
+      problems.push({ path: ['mcpServers', key], message: `the key contains the wire separator "${separator}", so tool names could not be split back; rename it, or set namespace.separator to another of "__", "_", "-", ".", ":"` })
   }
   checkPrefixes(servers as Record<string, unknown>, separator, problems)
 }
@@ -131,11 +132,7 @@ function normalizeServers(doc: Record<string, unknown>, problems: Problem[]): Re
         const typo = Object.keys(e)
           .map((k) => ({ k, s: didYouMean(k, ['command', 'url']) }))
           .find((x) => x.s !== undefined)
-        problems.push(
-          typo
-            ? { path: ['mcpServers', key, typo.k], message: `unknown key "${typo.k}"; did you mean "${typo.s}"?` }
-            : { path: ['mcpServers', key], message: 'needs "command" (a program to start) or "url" (a server to connect to)' },
-        )
+        problems.push(typo ? { path: ['mcpServers', key, typo.k], message: `unknown key "${typo.k}"; did you mean "${typo.s}"?` } : { path: ['mcpServers', key], message: 'needs "command" (a program to start) or "url" (a server to connect to)' })
         continue
       }
     }

@@ -26,7 +26,9 @@ const commonServerKeys = {
   /** Ping the child this often (ms); no answer within 5 s restarts it. 0 turns it off. */
   pingIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400_000)), 30_000),
   /** What its tools and prompts are named after on the wire: the server key (default), another word, or false for their own names. */
-  prefix: v.optional(v.union([v.literal(false), v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'starts with a letter or digit and contains only letters, digits, "_" and "-"'))], 'must be false (the child\'s own names) or a word such as "gh"')),
+  prefix: v.optional(
+    v.union([v.literal(false), v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'starts with a letter or digit and contains only letters, digits, "_" and "-"'))], 'must be false (the child\'s own names) or a word such as "gh"'),
+  ),
   /**
    * Which protocol era myc speaks to the child: `auto` asks with
    * `server/discover` and falls back to `initialize` (2025), `legacy` only
@@ -56,7 +58,13 @@ export const OAuthSchema = v.strictObject({
   clientId: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   /** Write it as "${ENV_VAR}": the config is no place for a secret. */
   clientSecret: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
-  clientMetadataUrl: v.optional(v.pipe(v.string(), v.url('must be an https URL with a path, such as https://example.com/myc-client.json'), v.check((u) => /^https:\/\/[^/]+\/./.test(u), 'must be an https URL with a path, such as https://example.com/myc-client.json'))),
+  clientMetadataUrl: v.optional(
+    v.pipe(
+      v.string(),
+      v.url('must be an https URL with a path, such as https://example.com/myc-client.json'),
+      v.check((u) => /^https:\/\/[^/]+\/./.test(u), 'must be an https URL with a path, such as https://example.com/myc-client.json'),
+    ),
+  ),
   /** The scopes to ask for, instead of the ones the server's challenge or metadata names. */
   scopes: v.optional(v.array(v.pipe(v.string(), v.regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be one scope word (no spaces or quotes)')))),
 })
@@ -164,7 +172,13 @@ export const ConfigSchema = v.strictObject({
   http: v.optional(
     v.strictObject({
       /** Where `myc serve --http` listens, [HOST:]PORT (`--http` overrides it). */
-      listen: v.optional(v.pipe(v.string(), v.check((s) => parseListen(s).ok, 'must be [HOST:]PORT, such as 127.0.0.1:8808, 0.0.0.0:8808 or [::1]:8808')), '127.0.0.1:8808'),
+      listen: v.optional(
+        v.pipe(
+          v.string(),
+          v.check((s) => parseListen(s).ok, 'must be [HOST:]PORT, such as 127.0.0.1:8808, 0.0.0.0:8808 or [::1]:8808'),
+        ),
+        '127.0.0.1:8808',
+      ),
       /** The URL path of the MCP endpoint. */
       path: v.optional(v.pipe(v.string(), v.regex(/^\/[A-Za-z0-9._~\-/]*$/, 'must be a URL path starting with "/", such as /mcp')), '/mcp'),
       /** Bearer tokens, each read from an environment variable at start; a session is the token's role with its skills. */
@@ -201,7 +215,12 @@ export const ConfigSchema = v.strictObject({
       /** The bearer token of `GET /metrics` and of `/readyz`'s details, read from an environment variable at start (never one of http.tokens). */
       metricsToken: v.optional(v.strictObject({ env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')) })),
       /** Another address, [HOST:]PORT, that serves only /metrics and /readyz with details (the MCP endpoint's port then has no /metrics). */
-      metricsListen: v.optional(v.pipe(v.string(), v.check((s) => parseListen(s).ok, 'must be [HOST:]PORT, such as 127.0.0.1:9464'))),
+      metricsListen: v.optional(
+        v.pipe(
+          v.string(),
+          v.check((s) => parseListen(s).ok, 'must be [HOST:]PORT, such as 127.0.0.1:9464'),
+        ),
+      ),
       /** Requests per credential (a token, a JWT subject, or the launch's principal): a token bucket; over it, 429 with Retry-After. */
       rateLimit: v.optional(
         v.strictObject({
@@ -216,7 +235,10 @@ export const ConfigSchema = v.strictObject({
       /** A session with no request for this long is closed (its id then answers 404). */
       sessionIdleMs: v.optional(positiveInt(100, 30 * 86_400_000), 30 * 60_000),
       /** Where session state lives: "memory" (this process) or a Redis URL (redis://, rediss://) shared by replicas. */
-      sessionStore: v.optional(v.union([v.literal('memory'), v.pipe(v.string(), v.regex(/^rediss?:\/\/\S+$/, 'must be "memory" or a Redis URL such as redis://127.0.0.1:6379'))], 'must be "memory" or a Redis URL such as redis://127.0.0.1:6379'), 'memory'),
+      sessionStore: v.optional(
+        v.union([v.literal('memory'), v.pipe(v.string(), v.regex(/^rediss?:\/\/\S+$/, 'must be "memory" or a Redis URL such as redis://127.0.0.1:6379'))], 'must be "memory" or a Redis URL such as redis://127.0.0.1:6379'),
+        'memory',
+      ),
     }),
     {},
   ),

@@ -110,8 +110,20 @@ export async function createMetrics(sources: MetricsSources): Promise<HttpMetric
   // The MCP conventions' operation durations, as OTLP exports them (mcp.server.operation.duration → mcp_server_operation_duration_seconds).
   const operationLabels = ['mcp_method_name', 'gen_ai_tool_name', 'error_type'] as const
   const operations = {
-    server: new Histogram({ name: 'mcp_server_operation_duration_seconds', help: 'MCP requests myc served, from receipt to answer, by method, tool and error type (the MCP semantic conventions).', labelNames: operationLabels, buckets: MCP_DURATION_BUCKETS, registers }),
-    client: new Histogram({ name: 'mcp_client_operation_duration_seconds', help: 'MCP requests myc sent its children, from sending to answer, by method, tool, server and error type.', labelNames: [...operationLabels, 'server_address'] as const, buckets: MCP_DURATION_BUCKETS, registers }),
+    server: new Histogram({
+      name: 'mcp_server_operation_duration_seconds',
+      help: 'MCP requests myc served, from receipt to answer, by method, tool and error type (the MCP semantic conventions).',
+      labelNames: operationLabels,
+      buckets: MCP_DURATION_BUCKETS,
+      registers,
+    }),
+    client: new Histogram({
+      name: 'mcp_client_operation_duration_seconds',
+      help: 'MCP requests myc sent its children, from sending to answer, by method, tool, server and error type.',
+      labelNames: [...operationLabels, 'server_address'] as const,
+      buckets: MCP_DURATION_BUCKETS,
+      registers,
+    }),
   }
   const stopTiming = runtime.tracing?.onOperation((kind, seconds, attributes) => {
     const tool = attributes['gen_ai.tool.name']

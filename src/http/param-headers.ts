@@ -43,12 +43,30 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 /** The property types an argument can be mirrored from (the spec says string, integer, boolean; the SDK's reference fixtures also annotate numbers). */
 const PRIMITIVE = new Set(['string', 'integer', 'number', 'boolean'])
 /** Where a schema nests subschemas other than `properties`: an `x-mcp-header` there is not allowed, and makes the tool's declarations invalid. */
-const ELSEWHERE = ['items', 'prefixItems', 'contains', 'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames', 'patternProperties', 'dependentSchemas', 'oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', '$defs', 'definitions']
+const ELSEWHERE = [
+  'items',
+  'prefixItems',
+  'contains',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'propertyNames',
+  'patternProperties',
+  'dependentSchemas',
+  'oneOf',
+  'anyOf',
+  'allOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  '$defs',
+  'definitions',
+]
 /** Canonical Base64: its alphabet, padded to a multiple of four. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 /** What may travel as a plain header value: visible ASCII, space and tab. */
 const PLAIN = /^[\t\x20-\x7E]*$/
-
 
 /**
  * The arguments a tool's input schema asks to be mirrored, found through
@@ -142,7 +160,9 @@ export function checkParamHeaders(declared: readonly ParamHeader[], args: unknow
 
 /** The words of a failed check, for the error message. */
 export function describeParamHeaderCheck(check: Exclude<ParamHeaderCheck, { ok: true }>): string {
-  const what = { missing: `the ${check.header} header is missing while argument ${check.argument} is set`, invalid: `the ${check.header} header cannot be decoded`, mismatch: `the ${check.header} header does not match argument ${check.argument}` }[check.kind]
+  const what = { missing: `the ${check.header} header is missing while argument ${check.argument} is set`, invalid: `the ${check.header} header cannot be decoded`, mismatch: `the ${check.header} header does not match argument ${check.argument}` }[
+    check.kind
+  ]
   return `${what} (tool input property "${check.argument}" is marked x-mcp-header): ${check.fix}`
 }
 

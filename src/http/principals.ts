@@ -58,7 +58,15 @@ export function checkPrincipals(mode: PolicyMode, loaded: LoadedConfig, tokens: 
       continue
     }
     token.skills.forEach((skill, i) => {
-      if (!policy.reaches(choice.role, skill)) problems.push(`http.tokens[${token.index}].skills[${i}]: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)
+      if (!policy.reaches(choice.role, skill))
+        problems.push(
+          `http.tokens[${token.index}].skills[${i}]: role "${choice.role}" cannot use skill "${skill}" (reachable: ${
+            policy
+              .reachable(choice.role)
+              .map((s) => s.name)
+              .join(', ') || 'none'
+          })`,
+        )
     })
   }
   if (problems.length > 0) throw new MycError('config_invalid', `Invalid config ${loaded.file ?? 'config'}:\n${problems.map((p) => `  ${p}`).join('\n')}`)
@@ -67,7 +75,16 @@ export function checkPrincipals(mode: PolicyMode, loaded: LoadedConfig, tokens: 
   const choice = chooseRole({ flag: launch.role, env: env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default }, roles)
   if (!choice.ok) throw new MycError('usage', choice.error)
   for (const skill of launch.skills ?? []) {
-    if (!policy.reaches(choice.role, skill)) throw new MycError('usage', `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)
+    if (!policy.reaches(choice.role, skill))
+      throw new MycError(
+        'usage',
+        `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${
+          policy
+            .reachable(choice.role)
+            .map((s) => s.name)
+            .join(', ') || 'none'
+        })`,
+      )
   }
   return choice.role
 }

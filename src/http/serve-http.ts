@@ -73,10 +73,12 @@ export function httpSettings(loaded: LoadedConfig, flag: string | undefined, env
   if (loaded.config.http.metricsListen !== undefined) {
     const m = parseListen(loaded.config.http.metricsListen)
     if (!m.ok) throw new MycError('config_invalid', `Invalid config ${file}:\n  http.metricsListen: ${m.error}`)
-    if (m.address.port !== 0 && m.address.port === listen.port && m.address.host === listen.host) throw new MycError('config_invalid', `Invalid config ${file}:\n  http.metricsListen: ${formatListen(m.address)} is where the MCP endpoint listens; give metrics another port`)
+    if (m.address.port !== 0 && m.address.port === listen.port && m.address.host === listen.host)
+      throw new MycError('config_invalid', `Invalid config ${file}:\n  http.metricsListen: ${formatListen(m.address)} is where the MCP endpoint listens; give metrics another port`)
     metricsListen = m.address
   }
-  if (loaded.config.http.metrics && loaded.config.http.path === '/metrics') throw new MycError('config_invalid', `Invalid config ${file}:\n  http.path: /metrics is where metrics are served; choose another path (such as /mcp) or set http.metrics: false`)
+  if (loaded.config.http.metrics && loaded.config.http.path === '/metrics')
+    throw new MycError('config_invalid', `Invalid config ${file}:\n  http.path: /metrics is where metrics are served; choose another path (such as /mcp) or set http.metrics: false`)
   if (jwt && !jwt.jwksUrl === !jwt.publicKey) throw new MycError('config_invalid', `Invalid config ${file}:\n  http.jwt: give exactly one of jwksUrl (the provider's JWKS address) or publicKey (a PEM public key)`)
   if (tokens.length === 0 && !jwt && !isLoopbackHost(listen.host)) {
     throw new MycError(
@@ -92,7 +94,11 @@ export function httpSettings(loaded: LoadedConfig, flag: string | undefined, env
  * the tokens, the loopback rule, each token's role and skills. Then offers
  * the children what HTTP sessions can answer (HTTP_CHILD_CAPABILITIES).
  */
-export function prepareHttp(input: { runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode; flag: string | undefined; role: string | undefined; skills: readonly string[] | undefined; env: Record<string, string | undefined> }): { settings: HttpSettings; launch: HttpPrincipal; identity: IdentityCheck } {
+export function prepareHttp(input: { runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode; flag: string | undefined; role: string | undefined; skills: readonly string[] | undefined; env: Record<string, string | undefined> }): {
+  settings: HttpSettings
+  launch: HttpPrincipal
+  identity: IdentityCheck
+} {
   const settings = httpSettings(input.loaded, input.flag, input.env)
   const asked = launchPrincipal(input.role, input.skills)
   const role = checkPrincipals(input.mode, input.loaded, settings.tokens, asked, input.env, settings.jwt !== undefined)
@@ -108,7 +114,6 @@ export function prepareHttp(input: { runtime: Runtime; loaded: LoadedConfig; mod
   }
   return { settings, launch: role === undefined ? asked : { ...asked, role }, identity }
 }
-
 
 export interface ServeHttpOptions {
   runtime: Runtime
@@ -155,7 +160,14 @@ function nodeServer(logger: Logger, answer: (req: IncomingMessage, res: ServerRe
 function listenOn(server: NodeHttpServer, address: ListenAddress): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
-      const why = error.code === 'EADDRINUSE' ? 'the address is in use (another myc, or another program, listens there)' : error.code === 'EADDRNOTAVAIL' ? 'no interface of this machine has that address' : error.code === 'EACCES' ? 'not allowed (ports below 1024 need privileges)' : error.message
+      const why =
+        error.code === 'EADDRINUSE'
+          ? 'the address is in use (another myc, or another program, listens there)'
+          : error.code === 'EADDRNOTAVAIL'
+            ? 'no interface of this machine has that address'
+            : error.code === 'EACCES'
+              ? 'not allowed (ports below 1024 need privileges)'
+              : error.message
       reject(new MycError('runtime', `cannot listen on ${formatListen(address)}: ${why}`))
     }
     server.once('error', onError)
@@ -180,12 +192,15 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const stopKillOnExit = killChildrenOnExit(runtime)
   // prom-client is loaded only here, and only when metrics are on and someone may read them (http.metricsToken, http.metricsListen).
   const metricsReadable = settings.metricsToken !== undefined || settings.metricsListen !== undefined
-  const metrics: HttpMetrics | undefined = config.http.metrics && metricsReadable ? await (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight, listenStreams: face.listenStreams }) }) : undefined
+  const metrics: HttpMetrics | undefined =
+    config.http.metrics && metricsReadable ? await (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight, listenStreams: face.listenStreams }) }) : undefined
   const face = new HttpFace({
     ...(metrics ? { metrics } : {}),
     ...(settings.metricsToken ? { metricsToken: settings.metricsToken } : {}),
     ...(settings.metricsListen ? { metricsListen: settings.metricsListen } : {}),
-    ...(config.http.rateLimit ? { rateLimiter: sharedStore?.rateLimiter?.(config.http.rateLimit, (error) => logger.warn(`http.rateLimit: Redis did not answer (${error.message}); the request was let through`)) ?? new RateLimiter(config.http.rateLimit) } : {}),
+    ...(config.http.rateLimit
+      ? { rateLimiter: sharedStore?.rateLimiter?.(config.http.rateLimit, (error) => logger.warn(`http.rateLimit: Redis did not answer (${error.message}); the request was let through`)) ?? new RateLimiter(config.http.rateLimit) }
+      : {}),
     ...(sharedStore ? { sharedStore } : {}),
     ...(jwt ? { jwt } : {}),
     ...(options.identity ? { identity: options.identity } : {}),
@@ -232,11 +247,15 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   if (settings.jwt) logger.info(`http.jwt: bearer JWTs from ${settings.jwt.issuer} (audience ${settings.jwt.audience}) give the role and skills`)
   if (settings.tokens.length === 0 && !settings.jwt) logger.warn('no http.tokens: serving without credentials, which myc allows only on a loopback address; every session is the principal myc was launched as')
   else if (settings.tokens.length > 0) logger.info(`${settings.tokens.length} token${settings.tokens.length === 1 ? '' : 's'}: ${settings.tokens.map((t) => `${t.label} (role ${t.role})`).join(', ')}`)
-  if (config.http.rateLimit) logger.info(`rate limit: ${config.http.rateLimit.requestsPerMinute} requests a minute per credential (burst ${config.http.rateLimit.burst ?? config.http.rateLimit.requestsPerMinute})${sharedStore?.rateLimiter ? ', counted in Redis by every replica together' : ', counted by this process'}`)
+  if (config.http.rateLimit)
+    logger.info(
+      `rate limit: ${config.http.rateLimit.requestsPerMinute} requests a minute per credential (burst ${config.http.rateLimit.burst ?? config.http.rateLimit.requestsPerMinute})${sharedStore?.rateLimiter ? ', counted in Redis by every replica together' : ', counted by this process'}`,
+    )
   if (sharedStore) logger.info(`sessions are kept in ${redactUrl(config.http.sessionStore)}, shared with every replica that uses it`)
   if (!face.checksHost) logger.info(`listening on every interface: the Host header is not checked (list the names clients use in http.allowedHosts to check it)`)
   if (config.http.metrics && !metricsReadable) logger.info('http.metrics: /metrics is not served: set http.metricsToken (a bearer token for the scraper) or http.metricsListen (another address) to serve it')
-  if (metricsAt) logger.info(`metrics on http://${formatListen(metricsAt)}/metrics${settings.metricsToken ? ' (with http.metricsToken)' : isLoopbackHost(metricsAt.host) ? '' : ', without a token: whoever reaches that address reads them'}, with /readyz details`)
+  if (metricsAt)
+    logger.info(`metrics on http://${formatListen(metricsAt)}/metrics${settings.metricsToken ? ' (with http.metricsToken)' : isLoopbackHost(metricsAt.host) ? '' : ', without a token: whoever reaches that address reads them'}, with /readyz details`)
   const metricsNote = metrics && settings.metricsToken ? ', metrics: /metrics (with http.metricsToken)' : ''
   // Last of the start-up lines: whoever waits for it (a supervisor, a test) has read the others.
   logger.info(`serving MCP over Streamable HTTP at http://${formatListen(listen)}${config.http.path} (health: /healthz, readiness: /readyz${metricsNote})`)

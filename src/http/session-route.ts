@@ -296,7 +296,11 @@ export class SessionRoute {
       this.options.sessions.touch(session)
       const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null
       if (lastEventId !== null && !session.events.streamOf(lastEventId))
-        return refusal(400, HttpRpcCode.server, `Bad Request: Last-Event-ID ${JSON.stringify(lastEventId.slice(0, 80))} is no event of this session that is still kept (the newest ${STREAMS_PER_SESSION} streams, ${EVENTS_PER_STREAM} events each); open the stream again without Last-Event-ID`)
+        return refusal(
+          400,
+          HttpRpcCode.server,
+          `Bad Request: Last-Event-ID ${JSON.stringify(lastEventId.slice(0, 80))} is no event of this session that is still kept (the newest ${STREAMS_PER_SESSION} streams, ${EVENTS_PER_STREAM} events each); open the stream again without Last-Event-ID`,
+        )
       return session.transport.handleRequest(request)
     }
     const read = await this.readMessage(inbound)

@@ -77,7 +77,8 @@ const KEY_PREFIX = 'myc:session:'
 function asSession(value: unknown, id: string): SharedSession | undefined {
   if (value === null || typeof value !== 'object') return undefined
   const s = value as Partial<SharedSession>
-  if (s.id !== id || typeof s.principal?.key !== 'string' || s.initialize === null || typeof s.initialize !== 'object' || !Array.isArray(s.activeSkills) || !Array.isArray(s.subscriptions) || (s.revoked !== undefined && !Array.isArray(s.revoked))) return undefined
+  if (s.id !== id || typeof s.principal?.key !== 'string' || s.initialize === null || typeof s.initialize !== 'object' || !Array.isArray(s.activeSkills) || !Array.isArray(s.subscriptions) || (s.revoked !== undefined && !Array.isArray(s.revoked)))
+    return undefined
   return s as SharedSession
 }
 
@@ -85,7 +86,17 @@ function asSession(value: unknown, id: string): SharedSession | undefined {
 export class RedisSessionStore implements SessionStore {
   readonly kind = 'redis' as const
 
-  private constructor(private readonly client: { get(key: string): Promise<string | null>; set(key: string, value: string, options: { expiration: { type: 'PX'; value: number } }): Promise<unknown>; pExpire(key: string, ms: number): Promise<unknown>; del(key: string): Promise<unknown>; eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>; close(): Promise<unknown>; destroy(): void }) {}
+  private constructor(
+    private readonly client: {
+      get(key: string): Promise<string | null>
+      set(key: string, value: string, options: { expiration: { type: 'PX'; value: number } }): Promise<unknown>
+      pExpire(key: string, ms: number): Promise<unknown>
+      del(key: string): Promise<unknown>
+      eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>
+      close(): Promise<unknown>
+      destroy(): void
+    },
+  ) {}
 
   /** `http.rateLimit` counted in this Redis, by every replica together, over the same connection. */
   rateLimiter(config: RateLimitConfig, onError: (error: Error) => void): RateLimit {
@@ -135,7 +146,13 @@ export class RedisSessionStore implements SessionStore {
   /** Closes the connection; with Redis away (commands queued for its return), drops it after a second instead of waiting. */
   async close(): Promise<void> {
     let timer: NodeJS.Timeout | undefined
-    const closed = await Promise.race([this.client.close().then(() => true, () => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CLOSE_WAIT_MS)))])
+    const closed = await Promise.race([
+      this.client.close().then(
+        () => true,
+        () => true,
+      ),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CLOSE_WAIT_MS))),
+    ])
     clearTimeout(timer)
     if (!closed) this.client.destroy()
   }
@@ -143,7 +160,6 @@ export class RedisSessionStore implements SessionStore {
 
 /** How long closing waits for Redis to answer what is queued. */
 const CLOSE_WAIT_MS = 1_000
-
 
 /** The store `http.sessionStore` names: "memory" (default) or a redis:// / rediss:// URL. */
 export async function openSessionStore(setting: string, onError: (error: Error) => void): Promise<SessionStore> {

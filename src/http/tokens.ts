@@ -120,7 +120,10 @@ export function matchToken(tokens: readonly HttpToken[], authorization: string |
 export function readMetricsToken(config: { env: string }, env: Record<string, string | undefined>, tokens: readonly HttpToken[], file = 'config'): Buffer {
   const value = env[config.env]
   if (value === undefined || value.trim() === '') {
-    throw new MycError('config_invalid', `Invalid config ${file}:\n  http.metricsToken.env: environment variable ${config.env} is ${value === undefined ? 'not set' : 'empty'}; set it to the token Prometheus presents (a long random string, e.g. \`openssl rand -hex 32\`)`)
+    throw new MycError(
+      'config_invalid',
+      `Invalid config ${file}:\n  http.metricsToken.env: environment variable ${config.env} is ${value === undefined ? 'not set' : 'empty'}; set it to the token Prometheus presents (a long random string, e.g. \`openssl rand -hex 32\`)`,
+    )
   }
   const digest = digestOf(value)
   const twin = tokens.find((t) => timingSafeEqual(t.digest, digest))

@@ -38,7 +38,10 @@ export function startFix(error: string | undefined): string {
   const login = /run: (myc auth login \S+)$/.exec(error ?? '')?.[1]
   if (login !== undefined) return `run \`${login}\``
   if (missing === undefined) return 'run `myc status --verbose` to see its stderr'
-  const name = missing.split(/[\\/]/).pop()!.replace(/\.(exe|cmd)$/i, '')
+  const name = missing
+    .split(/[\\/]/)
+    .pop()!
+    .replace(/\.(exe|cmd)$/i, '')
   const install = PROVIDERS.get(name) ?? `install ${name}`
   return `${missing} is missing (not found${missing.includes('/') || missing.includes('\\') ? '' : ' on PATH'}): ${install}, or give its absolute path in "command"`
 }
@@ -60,14 +63,28 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
     try {
       await Promise.all([...runtime.supervisor.children.keys()].map((k) => runtime.supervisor.ensureRunning(k)))
       for (const child of runtime.supervisor.children.values()) {
-        checks.push(child.state === 'RUNNING' ? { name: `server ${child.key}`, status: 'ok', detail: `${child.lists.tools.length} tools, ${child.era === 'modern' ? '2026' : '2025'} era, MCP ${child.protocolVersion ?? '?'}` } : { name: `server ${child.key}`, status: 'fail', detail: child.lastError ?? child.state, fix: startFix(child.lastError) })
+        checks.push(
+          child.state === 'RUNNING'
+            ? { name: `server ${child.key}`, status: 'ok', detail: `${child.lists.tools.length} tools, ${child.era === 'modern' ? '2026' : '2025'} era, MCP ${child.protocolVersion ?? '?'}` }
+            : { name: `server ${child.key}`, status: 'fail', detail: child.lastError ?? child.state, fix: startFix(child.lastError) },
+        )
       }
       const long = runtime.catalogue.tools().filter((t) => clientNameWarnings(t.wireName).length > 0)
-      if (long.length > 0) checks.push({ name: 'tool names', status: 'warn', detail: `${long.length} wire names too long or with characters some clients reject (e.g. ${long[0]!.wireName}: ${clientNameWarnings(long[0]!.wireName)[0]})`, fix: 'shorten server keys, or set namespace.maxLength' })
+      if (long.length > 0)
+        checks.push({
+          name: 'tool names',
+          status: 'warn',
+          detail: `${long.length} wire names too long or with characters some clients reject (e.g. ${long[0]!.wireName}: ${clientNameWarnings(long[0]!.wireName)[0]})`,
+          fix: 'shorten server keys, or set namespace.maxLength',
+        })
       if (mode.kind === 'policy') {
         mode.state.invalidate()
         const problems = lintSkills(mode.state.policy, mode.state.sources.problems, mode.state.sources.unserved).filter((p) => p.severity === 'error')
-        checks.push(problems.length === 0 ? { name: 'skills', status: 'ok', detail: `${mode.state.policy.skills.size} skills, ${mode.state.roles.size} roles` } : { name: 'skills', status: 'fail', detail: `${problems.length} problems, e.g. ${problems[0]!.message}`, fix: 'run `myc skills lint`' })
+        checks.push(
+          problems.length === 0
+            ? { name: 'skills', status: 'ok', detail: `${mode.state.policy.skills.size} skills, ${mode.state.roles.size} roles` }
+            : { name: 'skills', status: 'fail', detail: `${problems.length} problems, e.g. ${problems[0]!.message}`, fix: 'run `myc skills lint`' },
+        )
       }
     } finally {
       await runtime.close()
@@ -77,7 +94,8 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
     if (report.executor === 'none') continue
     checks.push(report.works ? { name: `executor ${report.executor}`, status: 'ok', detail: 'works' } : { name: `executor ${report.executor}`, status: 'warn', detail: report.reason ?? 'does not work', ...(report.fix ? { fix: report.fix } : {}) })
   }
-  if (!checks.some((c) => c.name.startsWith('executor') && c.status === 'ok')) checks.push({ name: 'sandbox', status: 'fail', detail: 'no sandbox executor works: sandboxed commands will be refused', fix: 'install bubblewrap (Linux) or start Docker' })
+  if (!checks.some((c) => c.name.startsWith('executor') && c.status === 'ok'))
+    checks.push({ name: 'sandbox', status: 'fail', detail: 'no sandbox executor works: sandboxed commands will be refused', fix: 'install bubblewrap (Linux) or start Docker' })
   // A detail can quote a child's URL (its start error, a config value): without its secrets.
   return checks.map((c) => ({ ...c, detail: redactUrls(c.detail) }))
 }

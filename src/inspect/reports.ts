@@ -186,7 +186,10 @@ export function lintSkills(policy: Policy, problems: readonly SkillProblem[], un
 export function policyCheck(policy: Policy, catalogue: Catalogue, role: string, warnings: RoleWarnings = { warnings: [], byRole: new Map() }) {
   const reachable = policy.reachable(role)
   const filter = policy.filter(role, new Set(reachable.map((s) => s.name)))
-  const tools = catalogue.tools().filter((e) => filter.toolVisible(e.server, e.name)).map((e) => e.id)
+  const tools = catalogue
+    .tools()
+    .filter((e) => filter.toolVisible(e.server, e.name))
+    .map((e) => e.id)
   const servers = catalogue.servers().filter((s) => filter.serverReached(s))
   const violations: string[] = []
   for (const name of policy.roles.get(role)?.skills ?? []) {
@@ -235,7 +238,7 @@ export function unreachableForPerson(policy: Policy, role: string, skill: string
   const disabled = policy.disabled.get(skill)
   if (disabled) return `skill "${skill}" is disabled: ${disabled.reasons.join('; ')} (\`myc skills lint\` explains)`
   const roles = [...policy.roles.keys()].filter((r) => policy.reaches(r, skill)).sort()
-  const which = roles.length === 0 ? 'no role can reach it (add it to a role\'s allowedSkills, or the skill\'s allowed-roles)' : `roles that can: ${roles.join(', ')}`
+  const which = roles.length === 0 ? "no role can reach it (add it to a role's allowedSkills, or the skill's allowed-roles)" : `roles that can: ${roles.join(', ')}`
   return `skill "${skill}" exists, but role "${role}" cannot reach it; ${which}`
 }
 

@@ -107,7 +107,10 @@ export function parseMemoryFile(text: string, role: string, fallbackTime: string
       }
       contentLines = trimBlank(contentLines.slice(0, -1))
     }
-    const content = contentLines.map((l) => (ESCAPED.test(l) ? l.slice(1) : l)).join('\n').trimEnd()
+    const content = contentLines
+      .map((l) => (ESCAPED.test(l) ? l.slice(1) : l))
+      .join('\n')
+      .trimEnd()
     if (content.trim() === '') {
       if (id !== undefined) keep(start, raw, `${label} has no content (write it under the heading, or delete the entry)`)
       return

@@ -48,7 +48,10 @@ const SUFFIX = '.memory.md'
 
 /** The words of a text, lower-cased (letters, digits and `_`, any script). */
 export function words(text: string): string[] {
-  return text.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter(Boolean)
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}_]+/u)
+    .filter(Boolean)
 }
 
 /**
@@ -168,7 +171,10 @@ export class MemoryStore {
         const text = renderMemoryFile(role, [...current.entries, entry], current.kept, now)
         const size = Buffer.byteLength(text)
         if (size > this.options.maxRoleBytes) {
-          return { ok: false as const, error: `The memory of role ${role} would grow to ${formatBytes(size)}; it may hold ${formatBytes(this.options.maxRoleBytes)} (memory.maxRoleBytes). Forget old entries (myc memory forget ${role} ID) or raise the limit.` }
+          return {
+            ok: false as const,
+            error: `The memory of role ${role} would grow to ${formatBytes(size)}; it may hold ${formatBytes(this.options.maxRoleBytes)} (memory.maxRoleBytes). Forget old entries (myc memory forget ${role} ID) or raise the limit.`,
+          }
         }
         await writeFileAtomic(file, text)
         this.options.audit?.write({ event: 'memory_saved', role, id: entry.id, type: entry.type, bytes, by })
@@ -185,7 +191,15 @@ export class MemoryStore {
         const current = await this.read(role)
         const entry = current.entries.find((e) => e.id === id)
         if (!entry) return false
-        await writeFileAtomic(file, renderMemoryFile(role, current.entries.filter((e) => e !== entry), current.kept, this.now()))
+        await writeFileAtomic(
+          file,
+          renderMemoryFile(
+            role,
+            current.entries.filter((e) => e !== entry),
+            current.kept,
+            this.now(),
+          ),
+        )
         this.options.audit?.write({ event: 'memory_forgotten', role, id, type: entry.type, bytes: Buffer.byteLength(entry.content), by })
         return true
       }),
@@ -221,7 +235,8 @@ function newId(taken: ReadonlySet<string>): string {
  */
 export function unreadable(what: 'folder' | 'file', where: string, error: unknown): MycError {
   const code = (error as NodeJS.ErrnoException).code
-  const reason = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder, not a file' : code === 'ENOTDIR' ? 'a part of its path is a file, not a folder' : error instanceof Error ? error.message : String(error)
+  const reason =
+    code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder, not a file' : code === 'ENOTDIR' ? 'a part of its path is a file, not a folder' : error instanceof Error ? error.message : String(error)
   const fix = code === 'EACCES' || code === 'EPERM' ? `give the user running myc read and write access to it` : `move it away: myc keeps one \`<role>.memory.md\` file per role in the folder \`memory.dir\``
   return new MycError('runtime', `memory ${what} ${where} cannot be read (${reason}${code !== undefined && !reason.includes(code) ? `, ${code}` : ''})`, { cause: error, fix })
 }

@@ -16,7 +16,11 @@ export const MEMORY_TOOL_DEFS: Record<MemoryToolName, Omit<Tool, 'name'>> = {
     description: "Saves something worth remembering to this role's memory (kept across sessions): a preference, fact, decision or note. Returns the new entry's id.",
     inputSchema: {
       type: 'object',
-      properties: { content: { type: 'string', minLength: 1, description: 'What to remember, in a sentence or a few' }, type: { ...typeSchema, description: 'preference, fact, decision or note (default note)' }, tags: { ...tagsSchema, description: 'Words to find it by' } },
+      properties: {
+        content: { type: 'string', minLength: 1, description: 'What to remember, in a sentence or a few' },
+        type: { ...typeSchema, description: 'preference, fact, decision or note (default note)' },
+        tags: { ...tagsSchema, description: 'Words to find it by' },
+      },
       required: ['content'],
       additionalProperties: false,
     },
@@ -91,7 +95,10 @@ const LINE_BREAK = /\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/
  */
 export function describeEntry(e: MemoryEntry): string {
   const header = `[${e.id}] ${e.role} · ${e.type}${e.tags.length ? ` · tags: ${e.tags.join(', ')}` : ''} · ${e.createdAt}`.split(LINE_BREAK).join(' ')
-  return `${header}\n${e.content.split(LINE_BREAK).map((line) => `  ${line}`).join('\n')}`
+  return `${header}\n${e.content
+    .split(LINE_BREAK)
+    .map((line) => `  ${line}`)
+    .join('\n')}`
 }
 
 /** Per-role counts by type and the newest entry's time (roles without entries are left out). */

@@ -70,7 +70,13 @@ async function probeAfterInitialize(url: string, headers: Headers, initialized: 
   }
   const notified = await post({ jsonrpc: '2.0', method: 'notifications/initialized' })
   const listed = notified.status === 401 ? notified : await post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} })
-  if (session) await fetchFn(url, { method: 'DELETE', headers, signal: AbortSignal.timeout(5_000) }).then((r) => r.body?.cancel(), () => {}).catch(() => {})
+  if (session)
+    await fetchFn(url, { method: 'DELETE', headers, signal: AbortSignal.timeout(5_000) })
+      .then(
+        (r) => r.body?.cancel(),
+        () => {},
+      )
+      .catch(() => {})
   return listed
 }
 
@@ -78,7 +84,12 @@ async function probeAfterInitialize(url: string, headers: Headers, initialized: 
 async function probeModern(url: string, headers: Headers, fetchFn: FetchLike): Promise<Response> {
   headers.set('mcp-protocol-version', MODERN_PROTOCOL_VERSION)
   headers.set('mcp-method', 'server/discover')
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'server/discover', params: { _meta: { [PROTOCOL_VERSION_META_KEY]: MODERN_PROTOCOL_VERSION, [CLIENT_INFO_META_KEY]: { name: 'myc-auth-login', version: '1' }, [CLIENT_CAPABILITIES_META_KEY]: {} } } })
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'server/discover',
+    params: { _meta: { [PROTOCOL_VERSION_META_KEY]: MODERN_PROTOCOL_VERSION, [CLIENT_INFO_META_KEY]: { name: 'myc-auth-login', version: '1' }, [CLIENT_CAPABILITIES_META_KEY]: {} } },
+  })
   const response = await fetchFn(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) })
   await response.body?.cancel().catch(() => {})
   return response

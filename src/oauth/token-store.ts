@@ -97,7 +97,10 @@ export class TokenStore {
    * so the file is parsed and an entry opened again only when it changed.
    */
   async get(serverUrl: string): Promise<StoredLogin | undefined> {
-    const seen = await stat(this.file).then((s) => `${s.mtimeMs}:${s.size}:${s.ino}`, () => 'absent')
+    const seen = await stat(this.file).then(
+      (s) => `${s.mtimeMs}:${s.size}:${s.ino}`,
+      () => 'absent',
+    )
     if (this.cache?.seen !== seen) this.cache = { seen, file: seen === 'absent' ? { version: 1, entries: {} } : await this.readFile(), opened: new Map() }
     const { file, opened } = this.cache
     // No login at all: the key (file) is neither read nor made.
@@ -170,7 +173,9 @@ export class TokenStore {
   }
 
   private async entryId(serverUrl: string): Promise<string> {
-    return createHmac('sha256', await this.masterKey()).update(`entry\0${this.principal}\0${urlKey(serverUrl)}`).digest('hex')
+    return createHmac('sha256', await this.masterKey())
+      .update(`entry\0${this.principal}\0${urlKey(serverUrl)}`)
+      .digest('hex')
   }
 
   private async entryKey(): Promise<Buffer> {
@@ -233,7 +238,10 @@ export class TokenStore {
         break
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-        const age = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0)
+        const age = await stat(lock).then(
+          (s) => Date.now() - s.mtimeMs,
+          () => 0,
+        )
         if (age > LOCK_STALE_MS) await unlink(lock).catch(() => {})
         else if (Date.now() > deadline) throw new Error(`${lock} is held by another myc: wait for it, or delete it if no myc is running`)
         else await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 30))

@@ -21,10 +21,7 @@ export interface EscalationState {
  * `person`. Errors carry a message safe to send to the agent: it names only
  * what the caller sent or what the role reaches.
  */
-export type ActivationDecision =
-  | { ok: true; action: 'activate' | 'none'; active: ReadonlySet<string> }
-  | { ok: true; action: 'ask' }
-  | { ok: false; error: { code: 'unknown_skill' | 'manual_only' | 'protected'; message: string } }
+export type ActivationDecision = { ok: true; action: 'activate' | 'none'; active: ReadonlySet<string> } | { ok: true; action: 'ask' } | { ok: false; error: { code: 'unknown_skill' | 'manual_only' | 'protected'; message: string } }
 
 /**
  * The answer for a skill that does not exist, and so also for one the role
@@ -77,9 +74,7 @@ export function estimateSchemaTokens(defs: Iterable<unknown>): number {
 }
 
 /** The result of {@link previewActivation}. */
-export type PreviewResult =
-  | { ok: true; skill: string; alreadyActive: boolean; added: string[]; removed: string[]; addedTokens: number }
-  | { ok: false; error: string }
+export type PreviewResult = { ok: true; skill: string; alreadyActive: boolean; added: string[]; removed: string[]; addedTokens: number } | { ok: false; error: string }
 
 /**
  * What activating `name` would change for a principal (pure): the canonical

@@ -46,7 +46,9 @@ export function explainTool(policy: Policy, input: { server: string; tool: strin
     return { tool: id, role, visible: false, steps }
   }
   const active = new Set([...input.active].filter((s) => policy.reaches(role, s)))
-  for (const s of input.active) if (!active.has(s)) steps.push({ rule: `skill ${s}`, verdict: 'info', detail: `listed as active but ${policy.skills.has(s) ? (policy.disabled.has(s) ? 'disabled by strict loading' : `not reachable by role ${role}`) : 'does not exist'}: it counts for nothing` })
+  for (const s of input.active)
+    if (!active.has(s))
+      steps.push({ rule: `skill ${s}`, verdict: 'info', detail: `listed as active but ${policy.skills.has(s) ? (policy.disabled.has(s) ? 'disabled by strict loading' : `not reachable by role ${role}`) : 'does not exist'}: it counts for nothing` })
   if (builtin && isMeta(tool)) {
     const on = input.metaTools !== false
     steps.push({ rule: 'meta tools', verdict: on ? 'allows' : 'denies', detail: on ? 'meta tools are served to every policy-mode session' : 'session.metaTools is false' })
@@ -78,7 +80,11 @@ export function explainTool(policy: Policy, input: { server: string; tool: strin
     }
     if (!resolved.skills.has(skill.name)) {
       const capped = resolved.cap && !resolved.cap.has(skill.name)
-      steps.push({ rule: `skill ${skill.name}`, verdict: 'info', detail: `grants it (${matching.join(', ')}) but role ${role} does not reach this skill${capped ? ' (not in its allowedSkills cap)' : ` (allowedRoles: ${skill.allowedRoles.join(', ') || 'none'})`}` })
+      steps.push({
+        rule: `skill ${skill.name}`,
+        verdict: 'info',
+        detail: `grants it (${matching.join(', ')}) but role ${role} does not reach this skill${capped ? ' (not in its allowedSkills cap)' : ` (allowedRoles: ${skill.allowedRoles.join(', ') || 'none'})`}`,
+      })
       continue
     }
     if (!active.has(skill.name)) {

@@ -115,7 +115,10 @@ export class Policy {
   reachable(role: string): Skill[] {
     const r = this.roles.get(role)
     if (!r) return []
-    return [...r.skills].filter((name) => this.compiled.has(name)).sort().map((name) => this.skills.get(name)!)
+    return [...r.skills]
+      .filter((name) => this.compiled.has(name))
+      .sort()
+      .map((name) => this.skills.get(name)!)
   }
 
   /** Whether a role can activate a skill (exists, enabled, reachable). */
@@ -172,7 +175,11 @@ export class Policy {
     if (cached) return cached
     const allow = new PatternSet(effective.flatMap((s) => this.compiled.get(s) ?? []))
     const deny = this.denyOf(role)
-    const access = memoryAccess(role, this.roles.get(role)?.chain ?? [role], effective.map((s) => this.skills.get(s)!.grants))
+    const access = memoryAccess(
+      role,
+      this.roles.get(role)?.chain ?? [role],
+      effective.map((s) => this.skills.get(s)!.grants),
+    )
     const memory = access.grant
     const filter: PrincipalFilter = {
       role,

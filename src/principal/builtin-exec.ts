@@ -45,7 +45,19 @@ export class BuiltinRunner {
 
   private request(command: ExecRequest['command'], exposeFile?: string): ExecRequest {
     const s = this.config.sandbox
-    return { command, trust: s.trust, executor: s.executor, workspace: this.workspace, timeoutMs: s.timeoutMs, outputLimitBytes: s.outputLimitBytes, network: s.network, hiddenPaths: this.hiddenPaths, readOnlyPaths: s.protect ?? [], ...(exposeFile ? { exposeFile } : {}), docker: s.docker }
+    return {
+      command,
+      trust: s.trust,
+      executor: s.executor,
+      workspace: this.workspace,
+      timeoutMs: s.timeoutMs,
+      outputLimitBytes: s.outputLimitBytes,
+      network: s.network,
+      hiddenPaths: this.hiddenPaths,
+      readOnlyPaths: s.protect ?? [],
+      ...(exposeFile ? { exposeFile } : {}),
+      docker: s.docker,
+    }
   }
 
   exec(command: string): Promise<CallToolResult> {

@@ -4,12 +4,10 @@ import { toWireName, type WireNameOptions } from '../registry/wire-names.js'
 import type { BuiltinCallContext, PrincipalView } from './view.js'
 
 /** How activate_skill reads to a 2026-era client over HTTP: it reports the credential's skills, it does not change them. */
-const ACTIVATE_DESCRIPTION =
-  "Returns a skill's instructions. Your credential grants your skills (OAuth scope skill:<name>); for another, HTTP 403 insufficient_scope names the scope to step up to."
+const ACTIVATE_DESCRIPTION = "Returns a skill's instructions. Your credential grants your skills (OAuth scope skill:<name>); for another, HTTP 403 insufficient_scope names the scope to step up to."
 
 /** The same over stdio, where the launch (its role and --skills) is the credential. */
-const ACTIVATE_DESCRIPTION_STDIO =
-  "Returns a skill's instructions. Your skills are the ones myc was launched with (--skills); this call adds none: a person does (/add in myc chat, or --skills)."
+const ACTIVATE_DESCRIPTION_STDIO = "Returns a skill's instructions. Your skills are the ones myc was launched with (--skills); this call adds none: a person does (/add in myc chat, or --skills)."
 
 /** Where a 2026-era credential comes from: a request's token (HTTP), or the launch of myc itself (stdio). */
 export interface CredentialViewOptions {
@@ -77,15 +75,18 @@ export function credentialView(view: PrincipalView, naming: WireNameOptions, opt
     const reachable = view.reachableSkills?.().find((s) => s.name === skill)
     return reachable && !reachable.active ? skill : undefined
   }
-  const notGranted = (skill: string): CallToolResult => (overStdio ? notLaunchedWith(skill) : {
-    content: [
-      {
-        type: 'text',
-        text: `Skill ${skill} is not granted to this client. A 2026-07-28 client's skills are those of its credential alone (the scope ${skillScope(skill)} grants this one); without credentials, they are the ones myc was launched with. Ask for a token that grants ${skillScope(skill)}, or for myc to be relaunched with --skills ${skill}.`,
-      },
-    ],
-    isError: true,
-  })
+  const notGranted = (skill: string): CallToolResult =>
+    overStdio
+      ? notLaunchedWith(skill)
+      : {
+          content: [
+            {
+              type: 'text',
+              text: `Skill ${skill} is not granted to this client. A 2026-07-28 client's skills are those of its credential alone (the scope ${skillScope(skill)} grants this one); without credentials, they are the ones myc was launched with. Ask for a token that grants ${skillScope(skill)}, or for myc to be relaunched with --skills ${skill}.`,
+            },
+          ],
+          isError: true,
+        }
   /** Over stdio: the skill's instructions, with the error that this client cannot add it (a person does). */
   const notLaunchedWith = (skill: string): CallToolResult => {
     const instructions = view.reachableSkills?.().find((s) => s.name === skill)?.instructions ?? ''

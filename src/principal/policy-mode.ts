@@ -132,7 +132,16 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
   if (!choice.ok) throw new MycError('usage', choice.error)
   const policy = mode.state.policy
   for (const skill of request.skills ?? []) {
-    if (!policy.reaches(choice.role, skill)) throw new MycError('usage', `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${policy.reachable(choice.role).map((s) => s.name).join(', ') || 'none'})`)
+    if (!policy.reaches(choice.role, skill))
+      throw new MycError(
+        'usage',
+        `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${
+          policy
+            .reachable(choice.role)
+            .map((s) => s.name)
+            .join(', ') || 'none'
+        })`,
+      )
   }
   return new PolicyView({
     state: mode.state,

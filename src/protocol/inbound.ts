@@ -73,9 +73,7 @@ function describe(value: unknown): string {
  */
 export function checkInbound(value: unknown): Inbound {
   if (!isPlainObject(value)) {
-    const reason = Array.isArray(value)
-      ? 'Invalid Request: JSON-RPC batches (arrays) are not supported; send one message per line'
-      : `Invalid Request: a JSON-RPC message must be an object, not ${describe(value)}`
+    const reason = Array.isArray(value) ? 'Invalid Request: JSON-RPC batches (arrays) are not supported; send one message per line' : `Invalid Request: a JSON-RPC message must be an object, not ${describe(value)}`
     return { kind: 'invalid', reason, reply: errorReply(null, JsonRpcError.invalidRequest, reason) }
   }
   const hasMethod = Object.hasOwn(value, 'method')

@@ -20,7 +20,10 @@ export class InterceptTransport implements Transport {
   interceptor: Interceptor | undefined
   private early: { started: Promise<void>; queue: Array<[JSONRPCMessage, MessageExtraInfo | undefined]>; peek?: (message: JSONRPCMessage) => void; closed?: () => void; wasClosed?: boolean } | undefined
 
-  constructor(readonly inner: Transport, interceptor?: Interceptor) {
+  constructor(
+    readonly inner: Transport,
+    interceptor?: Interceptor,
+  ) {
     this.interceptor = interceptor
     inner.onmessage = (message, extra) => {
       if (this.early) {

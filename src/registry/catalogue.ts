@@ -182,13 +182,7 @@ export class Catalogue {
     return wire
   }
 
-  private mergeNamed<T extends { name: string }>(
-    kind: 'tools' | 'prompts',
-    byWire: Map<string, NamedEntry<T>>,
-    byId: Map<string, NamedEntry<T>>,
-    label: 'tool' | 'prompt',
-    conflicts: Conflict[],
-  ): NamedEntry<T>[] {
+  private mergeNamed<T extends { name: string }>(kind: 'tools' | 'prompts', byWire: Map<string, NamedEntry<T>>, byId: Map<string, NamedEntry<T>>, label: 'tool' | 'prompt', conflicts: Conflict[]): NamedEntry<T>[] {
     byWire.clear()
     byId.clear()
     const list: NamedEntry<T>[] = []

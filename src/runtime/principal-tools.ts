@@ -165,7 +165,8 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
   const args = (params.arguments ?? {}) as Record<string, unknown>
   // Lazy open mode's call_tool: the call it stands for goes the same way as one sent directly.
   const unwrapped = view.unwrapCall?.(name, args)
-  if (unwrapped) return 'error' in unwrapped ? { outcome: { ok: true, result: { content: [{ type: 'text', text: unwrapped.error }], isError: true } } } : call(runtime, view, { ...params, name: unwrapped.name, arguments: unwrapped.arguments }, ctx, span)
+  if (unwrapped)
+    return 'error' in unwrapped ? { outcome: { ok: true, result: { content: [{ type: 'text', text: unwrapped.error }], isError: true } } } : call(runtime, view, { ...params, name: unwrapped.name, arguments: unwrapped.arguments }, ctx, span)
   // The audit log, where the view keeps one (policy mode), and the observers: nothing is measured without either (every relayed call passes here, so no closures either).
   const audited = view.recordCall !== undefined
   const started = audited || observed ? performance.now() : 0
@@ -210,7 +211,13 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
  * the child gets that span as its parent in `_meta` (traceparent,
  * tracestate, baggage). Used for every request myc forwards while tracing.
  */
-export async function forwardTraced(span: SpanHandle, tracing: Tracing, child: Pick<ChildConnection, 'forward'>, request: { server: string; method: string; target: string; params: Record<string, unknown>; attributes?: SpanAttributes }, ctx: { cancellation: Cancellation } & Parameters<ChildConnection['forward']>[2]): Promise<RelayOutcome> {
+export async function forwardTraced(
+  span: SpanHandle,
+  tracing: Tracing,
+  child: Pick<ChildConnection, 'forward'>,
+  request: { server: string; method: string; target: string; params: Record<string, unknown>; attributes?: SpanAttributes },
+  ctx: { cancellation: Cancellation } & Parameters<ChildConnection['forward']>[2],
+): Promise<RelayOutcome> {
   span.set({ 'mycelium.server': request.server })
   const client = tracing.start(`${request.method} ${request.target}`, 'client', span, { 'mcp.method.name': request.method, 'mycelium.server': request.server, 'server.address': request.server, ...request.attributes })
   // Spans not exported (metrics alone): the caller's own context passes on untouched, as with tracing off.

@@ -39,7 +39,7 @@ export function bubblewrapArgs(input: BwrapInput): string[] {
     if (m.kind === 'hide-dir') {
       args.push('--tmpfs', m.path)
       hiddenDirs.push(m.path)
-    }    else if (m.kind === 'hide-file') args.push('--ro-bind', input.emptyFile ?? '/dev/null', m.path)
+    } else if (m.kind === 'hide-file') args.push('--ro-bind', input.emptyFile ?? '/dev/null', m.path)
     else args.push('--ro-bind', m.path, m.path)
   }
   if (input.exposeFile) args.push('--ro-bind', input.exposeFile, input.exposeFile)

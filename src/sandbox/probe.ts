@@ -35,10 +35,16 @@ function run(argv: string[], timeoutMs = 10_000): Promise<{ code: number | null;
 export function explainBwrapFailure(stderr: string, missing: boolean): { reason: string; fix: string } {
   if (missing) return { reason: 'bubblewrap (bwrap) is not installed', fix: 'install it: apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)' }
   if (/apparmor/i.test(stderr) || /setting up uid map: Permission denied/.test(stderr)) {
-    return { reason: `user namespaces are refused (${stderr.trim().split('\n')[0]})`, fix: 'on Ubuntu 23.10+ AppArmor restricts unprivileged user namespaces: add an AppArmor profile for /usr/bin/bwrap, or set sysctl kernel.apparmor_restrict_unprivileged_userns=0' }
+    return {
+      reason: `user namespaces are refused (${stderr.trim().split('\n')[0]})`,
+      fix: 'on Ubuntu 23.10+ AppArmor restricts unprivileged user namespaces: add an AppArmor profile for /usr/bin/bwrap, or set sysctl kernel.apparmor_restrict_unprivileged_userns=0',
+    }
   }
   if (/No permissions to create new namespace|Operation not permitted|user namespace/i.test(stderr)) {
-    return { reason: `user namespaces are disabled (${stderr.trim().split('\n')[0]})`, fix: 'enable them: sysctl kernel.unprivileged_userns_clone=1 (Debian) or user.max_user_namespaces=15000; in a container, run it with --security-opt seccomp=unconfined or use the docker executor' }
+    return {
+      reason: `user namespaces are disabled (${stderr.trim().split('\n')[0]})`,
+      fix: 'enable them: sysctl kernel.unprivileged_userns_clone=1 (Debian) or user.max_user_namespaces=15000; in a container, run it with --security-opt seccomp=unconfined or use the docker executor',
+    }
   }
   return { reason: `bwrap failed: ${stderr.trim().split('\n')[0] || 'no message'}`, fix: 'run `bwrap --ro-bind / / true` to see why' }
 }

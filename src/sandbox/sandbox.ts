@@ -63,12 +63,17 @@ export class Sandbox {
     const executor = await this.choose(request)
     if (typeof executor !== 'string') return executor
     if (request.network.allow.length > 0 && request.trust === 'sandboxed') {
-      if (executor === 'docker') return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs the bubblewrap or sandbox-exec executor (a filtering proxy); docker runs with no network at all. Empty the list or use another executor' } }
-      if (executor === 'bubblewrap' && !onPath('socat')) return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs socat to bridge the proxy into the sandbox: install it (apt-get install socat) or empty the list' } }
+      if (executor === 'docker')
+        return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs the bubblewrap or sandbox-exec executor (a filtering proxy); docker runs with no network at all. Empty the list or use another executor' } }
+      if (executor === 'bubblewrap' && !onPath('socat'))
+        return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs socat to bridge the proxy into the sandbox: install it (apt-get install socat) or empty the list' } }
     }
     const env = { ...request.env }
     const base = { timeoutMs: request.timeoutMs, outputLimitBytes: request.outputLimitBytes }
-    const limits = (inner: string[]) => (request.maxFileBytes || request.maxProcesses) && existsSync('/usr/bin/prlimit') ? ['prlimit', ...(request.maxFileBytes ? [`--fsize=${request.maxFileBytes}`] : []), ...(request.maxProcesses ? [`--nproc=${request.maxProcesses}`] : []), '--', ...inner] : inner
+    const limits = (inner: string[]) =>
+      (request.maxFileBytes || request.maxProcesses) && existsSync('/usr/bin/prlimit')
+        ? ['prlimit', ...(request.maxFileBytes ? [`--fsize=${request.maxFileBytes}`] : []), ...(request.maxProcesses ? [`--nproc=${request.maxProcesses}`] : []), '--', ...inner]
+        : inner
     const home = safeRealpath(homedir())
     const guarded = [...(request.hiddenPaths ?? []), ...hostRunPaths(workspace, home, request.readOnlyPaths ?? [])]
     const exposeFile = request.exposeFile ? safeRealpath(request.exposeFile) : undefined
@@ -90,7 +95,17 @@ export class Sandbox {
           try {
             const inner = proxy ? withProxyBridge(argv) : argv
             const extraBinds = proxy ? [{ source: proxy.dir, target: PROXY_DIR_INSIDE }] : []
-            const args = bubblewrapArgs({ trust: request.trust as 'sandboxed', workspace, home, masks: plan!.masks, emptyFile: this.emptyFile(), ...(exposeFile ? { exposeFile } : {}), env: proxy ? { ...proxyEnv(), ...env } : env, argv: inner, extraBinds })
+            const args = bubblewrapArgs({
+              trust: request.trust as 'sandboxed',
+              workspace,
+              home,
+              masks: plan!.masks,
+              emptyFile: this.emptyFile(),
+              ...(exposeFile ? { exposeFile } : {}),
+              env: proxy ? { ...proxyEnv(), ...env } : env,
+              argv: inner,
+              extraBinds,
+            })
             outcome = await spawnLimited({ ...base, argv: limits(['bwrap', ...args]), env: { PATH: process.env.PATH ?? MINIMAL_PATH } })
           } finally {
             await proxy?.close()
@@ -103,7 +118,16 @@ export class Sandbox {
           // The profile allows one loopback port: the filtering proxy's.
           const proxy = request.network.allow.length > 0 && request.trust === 'sandboxed' ? await startConnectProxy(request.network.allow, 'loopback') : undefined
           try {
-            const args = sandboxExecArgs({ trust: request.trust as 'sandboxed', workspace, tmpdir: tmp, hidden: guarded.filter((g) => g.access === 'hidden').map((g) => real(g.path)), readOnly: guarded.filter((g) => g.access === 'read-only').map((g) => real(g.path)), ...(exposeFile ? { exposeFile } : {}), argv, ...(proxy?.port !== undefined ? { proxyPort: proxy.port } : {}) })
+            const args = sandboxExecArgs({
+              trust: request.trust as 'sandboxed',
+              workspace,
+              tmpdir: tmp,
+              hidden: guarded.filter((g) => g.access === 'hidden').map((g) => real(g.path)),
+              readOnly: guarded.filter((g) => g.access === 'read-only').map((g) => real(g.path)),
+              ...(exposeFile ? { exposeFile } : {}),
+              argv,
+              ...(proxy?.port !== undefined ? { proxyPort: proxy.port } : {}),
+            })
             outcome = await spawnLimited({ ...base, argv: limits(['sandbox-exec', ...args]), cwd: workspace, env: { PATH: MINIMAL_PATH, HOME: homedir(), TMPDIR: tmp, ...(proxy?.port !== undefined ? proxyEnv(proxy.port) : {}), ...env } })
           } finally {
             await proxy?.close()
@@ -113,7 +137,7 @@ export class Sandbox {
         case 'docker': {
           const paths = [workspace, ...plan!.masks.map((m) => m.path), ...(exposeFile ? [exposeFile] : [])]
           const odd = paths.find((p) => /[,\n]/.test(p))
-          if (odd !== undefined) return plan!.release(), { ok: false, error: { code: 'invalid_request', message: `the docker executor cannot mount a path that has a comma or a newline: ${JSON.stringify(odd)}` } }
+          if (odd !== undefined) return (plan!.release(), { ok: false, error: { code: 'invalid_request', message: `the docker executor cannot mount a path that has a comma or a newline: ${JSON.stringify(odd)}` } })
           const name = `myc-${randomBytes(6).toString('hex')}`
           const uid = process.getuid?.() ?? 1000
           const gid = process.getgid?.() ?? 1000
@@ -122,7 +146,23 @@ export class Sandbox {
           const inner = exposeFile && script ? argv.map((a) => (a === exposeFile || a === request.exposeFile ? script : a)) : argv
           outcome = await spawnLimited({
             ...base,
-            argv: ['docker', ...dockerRunArgs({ trust: request.trust as 'sandboxed', name, image: request.docker?.image ?? 'node:22-bookworm-slim', workspace, uid, gid, env, argv: inner, masks: plan!.masks, emptyFile: this.emptyFile(), ...(exposeFile ? { exposeFile } : {}), ...(request.maxProcesses ? { pidsLimit: request.maxProcesses } : {}) })],
+            argv: [
+              'docker',
+              ...dockerRunArgs({
+                trust: request.trust as 'sandboxed',
+                name,
+                image: request.docker?.image ?? 'node:22-bookworm-slim',
+                workspace,
+                uid,
+                gid,
+                env,
+                argv: inner,
+                masks: plan!.masks,
+                emptyFile: this.emptyFile(),
+                ...(exposeFile ? { exposeFile } : {}),
+                ...(request.maxProcesses ? { pidsLimit: request.maxProcesses } : {}),
+              }),
+            ],
             env: process.env as Record<string, string>,
             onTimeout: () => void spawnLimited({ argv: ['docker', 'kill', name], timeoutMs: 10_000, outputLimitBytes: 4096, env: process.env as Record<string, string> }).catch(() => {}),
           })
@@ -144,7 +184,10 @@ export class Sandbox {
   private async choose(request: ExecRequest): Promise<ExecutorName | ExecResult> {
     if (request.trust === 'unrestricted') return 'none'
     if (request.executor === 'none') {
-      return { ok: false, error: { code: 'sandbox_unavailable', message: `trust "${request.trust}" needs a sandbox, and executor "none" is none: choose an executor (bubblewrap, sandbox-exec, docker, auto) or set trust "unrestricted" to run without one` } }
+      return {
+        ok: false,
+        error: { code: 'sandbox_unavailable', message: `trust "${request.trust}" needs a sandbox, and executor "none" is none: choose an executor (bubblewrap, sandbox-exec, docker, auto) or set trust "unrestricted" to run without one` },
+      }
     }
     const candidates = request.executor === 'auto' ? (PREFERENCE[this.deps.platform ?? process.platform] ?? ['docker']) : [request.executor]
     const reasons: string[] = []

@@ -38,7 +38,6 @@ export const DEFAULT_POLL_MS = 500
 export const MIN_POLL_MS = 50
 export const MAX_POLL_MS = 5_000
 
-
 export class CoreTasksOverExtension {
   /** The last known Task of each of this connection's tasks on modern children. */
   private readonly known = new Map<string, CoreTask>()
@@ -143,7 +142,10 @@ export class CoreTasksOverExtension {
       return updated.ok ? undefined : updated
     } catch (error) {
       if (ctx.cancellation.aborted) return undefined
-      return { ok: false, error: { code: INTERNAL_ERROR, message: `Task ${taskId} of server "${child.key}" needs input, and asking the MCP client connected to mycelium failed: ${error instanceof Error ? error.message : String(error)}`, data: { taskId } } }
+      return {
+        ok: false,
+        error: { code: INTERNAL_ERROR, message: `Task ${taskId} of server "${child.key}" needs input, and asking the MCP client connected to mycelium failed: ${error instanceof Error ? error.message : String(error)}`, data: { taskId } },
+      }
     } finally {
       for (const a of asks) busy.delete(a.key)
       if (busy.size === 0) this.asking.delete(taskId)

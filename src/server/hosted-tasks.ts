@@ -131,7 +131,15 @@ export class HostedTask {
 
   private fields(): Record<string, unknown> {
     const statusMessage = this.status === 'working' ? progressWords(this.call.lastProgress) : undefined
-    return { taskId: this.taskId, status: this.status, ...(statusMessage ? { statusMessage } : {}), createdAt: this.createdAt, lastUpdatedAt: this.lastUpdatedAt, ttlMs: this.ttlMs, pollIntervalMs: this.options.pollIntervalMs ?? HOSTED_POLL_INTERVAL_MS }
+    return {
+      taskId: this.taskId,
+      status: this.status,
+      ...(statusMessage ? { statusMessage } : {}),
+      createdAt: this.createdAt,
+      lastUpdatedAt: this.lastUpdatedAt,
+      ttlMs: this.ttlMs,
+      pollIntervalMs: this.options.pollIntervalMs ?? HOSTED_POLL_INTERVAL_MS,
+    }
   }
 
   /** The CreateTaskResult a tools/call is answered with. */

@@ -113,7 +113,9 @@ export class ListenStream implements ConnectionHandle {
       if (!child) continue
       this.watched.add(uri)
       // The stream was acknowledged with this resource in it already: an operator must hear that its updates will not come.
-      watchResource(runtime, this, child, uri).catch((error: unknown) => runtime.logger.warn(`subscriptions/listen: could not ask "${child.key}" for updates of ${uri} (the stream stays open without them): ${error instanceof Error ? error.message : String(error)}`))
+      watchResource(runtime, this, child, uri).catch((error: unknown) =>
+        runtime.logger.warn(`subscriptions/listen: could not ask "${child.key}" for updates of ${uri} (the stream stays open without them): ${error instanceof Error ? error.message : String(error)}`),
+      )
     }
   }
 

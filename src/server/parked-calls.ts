@@ -58,7 +58,6 @@ export const BRIDGED_CHILD_CAPABILITIES: ClientCapabilities = { roots: { listCha
 /** The methods a child may ask during a call, and the key prefix of their questions. */
 const KEY_PREFIX: Readonly<Record<string, string>> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' }
 
-
 /**
  * What is wrong with the client's answer to one question, or undefined:
  * the shape each 2025 result has (elicitation: an `action`; sampling: a

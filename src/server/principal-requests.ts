@@ -119,7 +119,16 @@ export function visibleTemplates(runtime: Runtime, view: PrincipalView): unknown
  * `_meta` its parent), and the call to its child as a CLIENT span under it;
  * tracing off, `run` alone, with no span.
  */
-async function traced(runtime: Runtime, view: PrincipalView, method: string, target: string, params: Record<string, unknown> | undefined, ctx: PrincipalForward, attributes: SpanAttributes, run: (span: SpanHandle | undefined) => Promise<RelayOutcome | undefined>): Promise<RelayOutcome | undefined> {
+async function traced(
+  runtime: Runtime,
+  view: PrincipalView,
+  method: string,
+  target: string,
+  params: Record<string, unknown> | undefined,
+  ctx: PrincipalForward,
+  attributes: SpanAttributes,
+  run: (span: SpanHandle | undefined) => Promise<RelayOutcome | undefined>,
+): Promise<RelayOutcome | undefined> {
   const tracing = runtime.tracing
   if (tracing === undefined) return run(undefined)
   const span = serverSpan(tracing, method, target, params, { ...attributes, ...callerAttributes(view, ctx) })

@@ -40,8 +40,6 @@ function answer(outcome: RelayOutcome | undefined): Record<string, unknown> {
   throw new ProtocolError(error.code, error.message, error.data)
 }
 
-
-
 /**
  * The server that answers one 2026-07-28 request for one credential's view
  * (`createMcpHandler` asks for a fresh one per request): `server/discover`,
@@ -158,11 +156,17 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
     }),
   )
-  server.setRequestHandler('tools/call', (request, ctx) =>
-    forwarded(ctx, { method: 'tools/call', name: String(request.params.name) }, async (forward, retry) => {
-      const called = await callVisibleTool(runtime, view, { ...request.params, ...retry } as Record<string, unknown>, { ...forward, ...(options.owner !== undefined ? { owner: options.owner, principalName: options.owner } : {}), builtin: () => ({ signal: forward.cancellation.signal }) })
-      return called?.outcome
-    }) as never,
+  server.setRequestHandler(
+    'tools/call',
+    (request, ctx) =>
+      forwarded(ctx, { method: 'tools/call', name: String(request.params.name) }, async (forward, retry) => {
+        const called = await callVisibleTool(runtime, view, { ...request.params, ...retry } as Record<string, unknown>, {
+          ...forward,
+          ...(options.owner !== undefined ? { owner: options.owner, principalName: options.owner } : {}),
+          builtin: () => ({ signal: forward.cancellation.signal }),
+        })
+        return called?.outcome
+      }) as never,
   )
   if (caps.prompts) {
     server.setRequestHandler('prompts/list', (request) =>
@@ -188,10 +192,16 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
         return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
       }),
     )
-    server.setRequestHandler('resources/read', (request, ctx) => forwarded(ctx, { method: 'resources/read', name: String(request.params.uri) }, (forward, retry) => readVisibleResource(runtime, view, { ...request.params, ...retry }, forward)) as never)
+    server.setRequestHandler(
+      'resources/read',
+      (request, ctx) => forwarded(ctx, { method: 'resources/read', name: String(request.params.uri) }, (forward, retry) => readVisibleResource(runtime, view, { ...request.params, ...retry }, forward)) as never,
+    )
   }
   if (caps.completions) {
-    server.setRequestHandler('completion/complete', (request, ctx) => forwarded(ctx, { method: 'completion/complete', name: JSON.stringify(request.params.ref ?? null) }, (forward) => completeVisible(runtime, view, request.params as Record<string, unknown>, forward)) as never)
+    server.setRequestHandler(
+      'completion/complete',
+      (request, ctx) => forwarded(ctx, { method: 'completion/complete', name: JSON.stringify(request.params.ref ?? null) }, (forward) => completeVisible(runtime, view, request.params as Record<string, unknown>, forward)) as never,
+    )
   }
   if (hasSkillsExtension(caps)) registerSkillHandlers(server, skillSourcesFor(runtime, view), pageSize)
   registerTaskHandlers(server, runtime, view)

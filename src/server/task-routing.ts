@@ -45,14 +45,12 @@ export const DEFAULT_TASK_TTL_MS = 3_600_000
 /** Tasks remembered at most per runtime; beyond it the least recently used is forgotten. */
 export const MAX_TASKS = 10_000
 
-
 /** What a 2026 request declared in its envelope (undefined without one). */
 function declaredCapabilities(ctx: ServerContext): ClientCapabilities | undefined {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
   const caps = envelope?.[CLIENT_CAPABILITIES_META_KEY]
   return isObject(caps) ? (caps as ClientCapabilities) : undefined
 }
-
 
 /** The task a child's answer created: its `resultType: "task"` CreateTaskResult, flat (SEP-2663), with a taskId. */
 export function createdTask(result: Record<string, unknown>): { taskId: string; ttlMs: number | null | undefined } | undefined {

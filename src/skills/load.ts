@@ -29,7 +29,10 @@ export async function loadSkills(dirs: readonly string[], options: { baseDir: st
     const root = path.resolve(options.baseDir, dir)
     let entries: string[]
     try {
-      entries = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory() || e.isSymbolicLink()).map((e) => e.name).sort()
+      entries = (await readdir(root, { withFileTypes: true }))
+        .filter((e) => e.isDirectory() || e.isSymbolicLink())
+        .map((e) => e.name)
+        .sort()
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') problems.push({ file: root, path: '', message: `cannot read the skills folder: ${(error as Error).message}` })
       continue

@@ -29,7 +29,22 @@ export interface UnservedSkill {
   reason: string
 }
 
-const MIME: Record<string, string> = { '.md': 'text/markdown', '.txt': 'text/plain', '.json': 'application/json', '.yaml': 'application/yaml', '.yml': 'application/yaml', '.py': 'text/x-python', '.sh': 'application/x-sh', '.js': 'text/javascript', '.mjs': 'text/javascript', '.ts': 'text/typescript', '.html': 'text/html', '.csv': 'text/csv', '.png': 'image/png', '.svg': 'image/svg+xml' }
+const MIME: Record<string, string> = {
+  '.md': 'text/markdown',
+  '.txt': 'text/plain',
+  '.json': 'application/json',
+  '.yaml': 'application/yaml',
+  '.yml': 'application/yaml',
+  '.py': 'text/x-python',
+  '.sh': 'application/x-sh',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.ts': 'text/typescript',
+  '.html': 'text/html',
+  '.csv': 'text/csv',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+}
 
 function mimeOf(file: string): string {
   return MIME[path.extname(file).toLowerCase()] ?? 'application/octet-stream'

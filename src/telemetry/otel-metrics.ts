@@ -5,7 +5,6 @@ import type { TelemetryDeps } from './telemetry-deps.js'
 import type { MetricsSettings } from './settings.js'
 import { MCP_DURATION_BUCKETS, type SpanAttributes, type TelemetrySources } from './tracing.js'
 
-
 /**
  * The span attributes each duration keeps, as the MCP conventions list them
  * for the metrics: bounded ones only (no URI, no request id, no principal).

@@ -127,7 +127,10 @@ function tracerProvider(deps: TelemetryDeps, settings: TracingSettings, resource
 export function telemetryResource(deps: TelemetryDeps, serviceName: string, version: string): Resource {
   const { resources } = deps
   const detected = resources.detectResources({ detectors: [resources.envDetector] })
-  return resources.resourceFromAttributes({ 'service.name': serviceName, 'service.version': version }).merge(detected).merge(resources.resourceFromAttributes({ 'service.name': serviceName }))
+  return resources
+    .resourceFromAttributes({ 'service.name': serviceName, 'service.version': version })
+    .merge(detected)
+    .merge(resources.resourceFromAttributes({ 'service.name': serviceName }))
 }
 
 /** OTEL_TRACES_SAMPLER and its argument, as the specification names them (default parentbased_always_on). */

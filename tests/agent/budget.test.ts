@@ -9,7 +9,10 @@ describe('resolveLimits: which cap a run gets', () => {
     const agent = { maxUsd: 5, maxInputTokens: 1_000, maxOutputTokens: 100 }
     expect(resolveLimits({}, agent, [], price)).toEqual(agent)
     // The role's cap wins over agent.budget's, cap by cap; a parent's counts when the role sets none.
-    const chain = [{ name: 'lead', budget: { maxOutputTokens: 50 } }, { name: 'developer', budget: { maxUsd: 1, maxOutputTokens: 70 } }]
+    const chain = [
+      { name: 'lead', budget: { maxOutputTokens: 50 } },
+      { name: 'developer', budget: { maxUsd: 1, maxOutputTokens: 70 } },
+    ]
     expect(resolveLimits({}, agent, chain, price)).toEqual({ maxUsd: 1, maxInputTokens: 1_000, maxOutputTokens: 50 })
     // The flags win over both.
     expect(resolveLimits({ maxUsd: 0.25, maxTotalTokens: 900 }, agent, chain, price)).toEqual({ maxUsd: 0.25, maxInputTokens: 1_000, maxOutputTokens: 50, maxTotalTokens: 900 })

@@ -12,7 +12,13 @@ describe('samplingRequest / samplingResult: MCP sampling over the Messages API',
         messages: [
           { role: 'user', content: { type: 'text', text: 'What is this?' } },
           { role: 'assistant', content: [{ type: 'text', text: 'Show me.' }] },
-          { role: 'user', content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }, { type: 'audio', data: 'x', mimeType: 'audio/wav' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+              { type: 'audio', data: 'x', mimeType: 'audio/wav' },
+            ],
+          },
         ],
         systemPrompt: 'Be brief.',
         maxTokens: 5000,
@@ -31,7 +37,13 @@ describe('samplingRequest / samplingResult: MCP sampling over the Messages API',
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'What is this?' }] },
         { role: 'assistant', content: [{ type: 'text', text: 'Show me.' }] },
-        { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }, { type: 'text', text: '[audio content omitted: the model takes text and images]' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
+            { type: 'text', text: '[audio content omitted: the model takes text and images]' },
+          ],
+        },
       ],
     })
     expect(samplingRequest({ messages: [], maxTokens: 10 }, 'm', 512).max_tokens).toBe(10)
@@ -39,7 +51,12 @@ describe('samplingRequest / samplingResult: MCP sampling over the Messages API',
   })
 
   it('answers with the text, the model and the stop reason in MCP’s words', () => {
-    expect(samplingResult({ model: 'claude-x', stop_reason: 'max_tokens', content: [{ type: 'text', text: 'Par' }, { type: 'thinking' }, { type: 'text', text: 'is' }] })).toEqual({ role: 'assistant', content: { type: 'text', text: 'Paris' }, model: 'claude-x', stopReason: 'maxTokens' })
+    expect(samplingResult({ model: 'claude-x', stop_reason: 'max_tokens', content: [{ type: 'text', text: 'Par' }, { type: 'thinking' }, { type: 'text', text: 'is' }] })).toEqual({
+      role: 'assistant',
+      content: { type: 'text', text: 'Paris' },
+      model: 'claude-x',
+      stopReason: 'maxTokens',
+    })
     expect(samplingResult({ model: 'm', stop_reason: 'end_turn', content: [] })).toMatchObject({ stopReason: 'endTurn', content: { text: '' } })
   })
 })

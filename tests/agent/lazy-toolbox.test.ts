@@ -25,7 +25,11 @@ describe('the agent in lazy open mode', () => {
     await fake.close()
   })
 
-  const toolbox = () => viewToolbox(runtime, lazyOpenView(() => runtime.catalogue.tools(), runtime.loaded.config.namespace))
+  const toolbox = () =>
+    viewToolbox(
+      runtime,
+      lazyOpenView(() => runtime.catalogue.tools(), runtime.loaded.config.namespace),
+    )
 
   it('resolves a call_tool to the tool it calls; anything else, or a tool that does not exist, to nothing', () => {
     const box = toolbox()

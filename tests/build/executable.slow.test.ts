@@ -51,9 +51,7 @@ function findTool(...names: string[]): string | undefined {
 
 /** Every file below `dir`, relative, with `/` separators. */
 function listFiles(dir: string, sub = ''): string[] {
-  return readdirSync(path.join(dir, sub), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? listFiles(dir, `${sub}${e.name}/`) : [`${sub}${e.name}`],
-  )
+  return readdirSync(path.join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(dir, `${sub}${e.name}/`) : [`${sub}${e.name}`]))
 }
 
 describe.runIf(onLinuxX64)('the Linux single executable', () => {
@@ -79,25 +77,33 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
   })
 
   const qemu = findTool('qemu-aarch64-static', 'qemu-aarch64')
-  it.runIf(allTargets && qemu && existsSync('/usr/aarch64-linux-gnu'))('the linux-arm64 executable runs under qemu-user', () => {
-    const r = spawnSync(qemu!, ['-L', '/usr/aarch64-linux-gnu', path.join(binDir, 'myc-linux-arm64'), '--version'], { encoding: 'utf8', timeout: 120_000 })
-    expect(r.stderr).toBe('')
-    expect(r.stdout.trim()).toBe(version)
-  }, 130_000)
+  it.runIf(allTargets && qemu && existsSync('/usr/aarch64-linux-gnu'))(
+    'the linux-arm64 executable runs under qemu-user',
+    () => {
+      const r = spawnSync(qemu!, ['-L', '/usr/aarch64-linux-gnu', path.join(binDir, 'myc-linux-arm64'), '--version'], { encoding: 'utf8', timeout: 120_000 })
+      expect(r.stderr).toBe('')
+      expect(r.stdout.trim()).toBe(version)
+    },
+    130_000,
+  )
 
   const wine = findTool('wine64', '/usr/lib/wine/wine64', 'wine')
-  it.runIf(allTargets && wine)('the win-x64 executable runs under wine', () => {
-    // wine hands pipes to the program as handles node cannot open: use files.
-    const dir = mkdtempSync(path.join(tmpdir(), 'myc-wine-'))
-    const out = path.join(dir, 'out.txt')
-    const r = spawnSync('sh', ['-c', `"$0" "$1" --version < /dev/null > "$2" 2> "$3"; s=$?; cat "$3" >&2; exit $s`, wine!, path.join(binDir, 'myc-win-x64.exe'), out, path.join(dir, 'err.txt')], {
-      env: { ...process.env, WINEDEBUG: '-all', NODE_SKIP_PLATFORM_CHECK: '1' },
-      encoding: 'utf8',
-      timeout: 180_000,
-    })
-    expect(r.status, r.stderr).toBe(0)
-    expect(readFileSync(out, 'utf8').trim()).toBe(version)
-  }, 190_000)
+  it.runIf(allTargets && wine)(
+    'the win-x64 executable runs under wine',
+    () => {
+      // wine hands pipes to the program as handles node cannot open: use files.
+      const dir = mkdtempSync(path.join(tmpdir(), 'myc-wine-'))
+      const out = path.join(dir, 'out.txt')
+      const r = spawnSync('sh', ['-c', `"$0" "$1" --version < /dev/null > "$2" 2> "$3"; s=$?; cat "$3" >&2; exit $s`, wine!, path.join(binDir, 'myc-win-x64.exe'), out, path.join(dir, 'err.txt')], {
+        env: { ...process.env, WINEDEBUG: '-all', NODE_SKIP_PLATFORM_CHECK: '1' },
+        encoding: 'utf8',
+        timeout: 180_000,
+      })
+      expect(r.status, r.stderr).toBe(0)
+      expect(readFileSync(out, 'utf8').trim()).toBe(version)
+    },
+    190_000,
+  )
 
   it('runs with no node on PATH: --version and --help', () => {
     expect(spawnSync('node', ['--version'], { env }).error).toMatchObject({ code: 'ENOENT' })
@@ -134,7 +140,10 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
   it('a bad config exits 2, for an inspection command and for serve', () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-exe-bad-')), 'mycelium.config.json')
     writeFileSync(file, '{"mcpServers":{"x":{"comand":"y"}}}')
-    for (const args of [['status', '--config', file], ['--config', file]]) {
+    for (const args of [
+      ['status', '--config', file],
+      ['--config', file],
+    ]) {
       const r = run(args)
       expect(r.code, args.join(' ')).toBe(2)
       expect(r.stderr).toContain(file)

@@ -9,7 +9,9 @@ import { bundle, requireBundle } from '../helpers/e2e.js'
 /** Every file below `dir`. */
 function filesBelow(dir: string): string[] {
   if (!existsSync(dir)) return []
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name))
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name))
 }
 
 /**

@@ -23,7 +23,11 @@ describe('the npm package', () => {
 
   it('holds only what users need', () => {
     const allowed = [/^build\/myc\.cjs$/, /^build\/myc-main\.cjs$/, /^mycelium\.schema\.json$/, /^skills\/[a-z0-9-]+\/SKILL\.md$/, /^README\.md$/, /^LICENSE$/, /^CHANGELOG\.md$/, /^package\.json$/]
-    for (const f of files) expect(allowed.some((r) => r.test(f)), f).toBe(true)
+    for (const f of files)
+      expect(
+        allowed.some((r) => r.test(f)),
+        f,
+      ).toBe(true)
     for (const must of ['build/myc.cjs', 'build/myc-main.cjs', 'mycelium.schema.json', 'skills/common/SKILL.md', 'README.md', 'LICENSE', 'CHANGELOG.md']) expect(files).toContain(must)
   })
 

@@ -111,7 +111,13 @@ describe('README: installing from a release', () => {
     it.skipIf(!runnable)('fail, leaving no myc, when SHA256SUMS has no line for the download', () => {
       const releaseDir = fakeRelease(file)
       const sums = path.join(releaseDir, 'SHA256SUMS')
-      writeFileSync(sums, readFileSync(sums, 'utf8').split('\n').filter((l) => !l.endsWith(`  ${file}`)).join('\n'))
+      writeFileSync(
+        sums,
+        readFileSync(sums, 'utf8')
+          .split('\n')
+          .filter((l) => !l.endsWith(`  ${file}`))
+          .join('\n'),
+      )
       const r = install(block(file).body, releaseDir)
       expect(r.code, r.out).not.toBe(0)
       expect(existsSync(r.myc)).toBe(false)

@@ -130,7 +130,13 @@ describe('runInputBridge', () => {
   })
 
   it('the call’s deadline covers the client’s answers', async () => {
-    const outcome: RelayOutcome = await runInputBridge({ ...base, timeoutMs: 100, first: inputRequired({ a: elicit('?') }), source: { capabilities: { elicitation: {} }, ask: (_m, _p, signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))) }, retry: async () => ({ ok: true, result: {} }) })
+    const outcome: RelayOutcome = await runInputBridge({
+      ...base,
+      timeoutMs: 100,
+      first: inputRequired({ a: elicit('?') }),
+      source: { capabilities: { elicitation: {} }, ask: (_m, _p, signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))) },
+      retry: async () => ({ ok: true, result: {} }),
+    })
     expect(outcome).toMatchObject({ ok: false, error: { code: -32001 } })
   })
 })

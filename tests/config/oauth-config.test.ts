@@ -24,7 +24,9 @@ describe('the "oauth" key of an HTTP server', () => {
     expect(wiki?.type === 'http' && wiki.oauth).toEqual({ clientId: 'myc', clientSecret: 'wiki-secret-value-123', scopes: ['wiki:read', 'offline_access'] })
     expect(secrets).toContain('wiki-secret-value-123')
     expect(parse({ type: 'sse', url: 'https://wiki.example/sse', oauth: {} }).config.servers.get('wiki')).toMatchObject({ oauth: {} })
-    expect(parse({ type: 'http', url: 'https://wiki.example/mcp', oauth: { clientMetadataUrl: 'https://myc.example.com/client.json' } }).config.servers.get('wiki')).toMatchObject({ oauth: { clientMetadataUrl: 'https://myc.example.com/client.json' } })
+    expect(parse({ type: 'http', url: 'https://wiki.example/mcp', oauth: { clientMetadataUrl: 'https://myc.example.com/client.json' } }).config.servers.get('wiki')).toMatchObject({
+      oauth: { clientMetadataUrl: 'https://myc.example.com/client.json' },
+    })
   })
 
   it('names the key path and the fix for a bad value, and never shows the secret', () => {

@@ -97,10 +97,7 @@ describe('secrets', () => {
   })
 
   it('collects the expanded env and header values for redaction', () => {
-    const { secrets } = parseConfig(
-      { mcpServers: { fs: { command: 'x', env: { K: '${TOKEN}' } }, web: { url: 'http://x/mcp', headers: { A: 'Bearer ${TOKEN}' } } } },
-      { file, env },
-    )
+    const { secrets } = parseConfig({ mcpServers: { fs: { command: 'x', env: { K: '${TOKEN}' } }, web: { url: 'http://x/mcp', headers: { A: 'Bearer ${TOKEN}' } } } }, { file, env })
     expect(secrets).toEqual(['tok-123456', 'Bearer tok-123456'])
   })
 })
@@ -109,7 +106,18 @@ describe('parseConfig accepts good input', () => {
   it('fills defaults and keeps the file order of servers', () => {
     const { config } = parseConfig({ mcpServers: { b: { command: 'x' }, a: { url: 'http://h/mcp' } } }, { file, env })
     expect([...config.servers.keys()]).toEqual(['b', 'a'])
-    expect(config.servers.get('b')).toEqual({ type: 'stdio', command: 'x', args: [], env: {}, startup: 'eager', timeoutMs: 60_000, startupTimeoutMs: 30_000, disabled: false, restart: { maxRetries: 5, initialDelayMs: 500, maxDelayMs: 30_000 }, pingIntervalMs: 30_000 })
+    expect(config.servers.get('b')).toEqual({
+      type: 'stdio',
+      command: 'x',
+      args: [],
+      env: {},
+      startup: 'eager',
+      timeoutMs: 60_000,
+      startupTimeoutMs: 30_000,
+      disabled: false,
+      restart: { maxRetries: 5, initialDelayMs: 500, maxDelayMs: 30_000 },
+      pingIntervalMs: 30_000,
+    })
     expect(config.servers.get('a')).toMatchObject({ type: 'http', url: 'http://h/mcp', headers: {} })
     expect(config.namespace).toEqual({ separator: '__', maxLength: 64 })
     expect(config.session).toEqual({ defaultSkills: [], escalation: 'auto', protectedSkills: [], metaTools: true, lazyTools: false })
@@ -143,10 +151,7 @@ describe('parseConfig accepts good input', () => {
   })
 
   it('reads a Claude Desktop file as it stands, ignoring its other settings', () => {
-    const { config } = parseConfig(
-      { globalShortcut: 'Ctrl+Space', mcpServers: { fs: { command: 'npx', args: ['-y', 'x'], env: { A: 'b' } } } },
-      { file: '/Users/u/Library/Application Support/Claude/claude_desktop_config.json', env },
-    )
+    const { config } = parseConfig({ globalShortcut: 'Ctrl+Space', mcpServers: { fs: { command: 'npx', args: ['-y', 'x'], env: { A: 'b' } } } }, { file: '/Users/u/Library/Application Support/Claude/claude_desktop_config.json', env })
     expect(config.servers.get('fs')).toMatchObject({ type: 'stdio', command: 'npx' })
   })
 

@@ -86,7 +86,13 @@ export async function node22(log: (line: string) => void = () => {}, options: { 
     log(`Node ${NODE_VERSION} for the conformance runner (the npm registry's pinned build, cached in build/.cache)`)
     return await baseBinary(hostTarget(), options.cache ?? path.join(repoRoot, 'build', '.cache'))
   } catch (error) {
-    throw new NodeUnavailableError(String((error as { stderr?: unknown }).stderr ?? (error as Error).message ?? error).trim().split('\n').slice(-3).join(' | '))
+    throw new NodeUnavailableError(
+      String((error as { stderr?: unknown }).stderr ?? (error as Error).message ?? error)
+        .trim()
+        .split('\n')
+        .slice(-3)
+        .join(' | '),
+    )
   }
 }
 
@@ -232,7 +238,6 @@ export async function startFixture(): Promise<Running> {
   return { url: /listening on (\S+)/.exec(out)![1]!, proc, stderr: () => err, stop }
 }
 
-
 /**
  * The era myc is told to speak with the child (its per-server `era`):
  * `legacy` (myc's default) pins the 2025 handshake; `auto` probes with
@@ -346,9 +351,7 @@ export function failedThroughMyc(report: ConformanceReport): boolean {
  * it), and their comparison: one report per revision, in order. Throws
  * NodeUnavailableError when the runner cannot be run.
  */
-export async function runConformance(
-  options: { log?: (line: string) => void; keep?: boolean; revisions?: readonly Revision[]; childEras?: readonly ChildEra[] } = {},
-): Promise<ConformanceReport[]> {
+export async function runConformance(options: { log?: (line: string) => void; keep?: boolean; revisions?: readonly Revision[]; childEras?: readonly ChildEra[] } = {}): Promise<ConformanceReport[]> {
   const log = options.log ?? (() => {})
   const revisions = options.revisions ?? REVISIONS
   const childEras = options.childEras ?? CHILD_ERAS
@@ -425,9 +428,7 @@ export function formatReport(report: ConformanceReport): string {
   const { scored } = requiredScenarios(report.requirements)
   const columns = report.myc.map((m) => ({ m, by: new Map((m.run?.results ?? []).map((r) => [r.scenario, r])) }))
   const rows = report.direct.results.map((d) => {
-    const marks = columns.flatMap(({ m }) =>
-      m.regressions.some((r) => r.scenario === d.scenario) ? [`fails via myc (${m.childEra} child)`] : m.weakened.some((w) => w.scenario === d.scenario) ? [`weaker via myc (${m.childEra} child)`] : [],
-    )
+    const marks = columns.flatMap(({ m }) => (m.regressions.some((r) => r.scenario === d.scenario) ? [`fails via myc (${m.childEra} child)`] : m.weakened.some((w) => w.scenario === d.scenario) ? [`weaker via myc (${m.childEra} child)`] : []))
     return [`${d.scenario}${scored.includes(d.scenario) ? '' : ' *'}`, cell(d), ...columns.map(({ m, by }) => (m.run ? cell(by.get(d.scenario)) : 'not run')), marks.length ? `  <- ${marks.join('; ')}` : '']
   })
   const head = ['scenario', 'direct (fixture)', ...columns.map(({ m }) => `myc, ${m.childEra} child`), '']
@@ -467,7 +468,15 @@ export function formatReport(report: ConformanceReport): string {
   const directFailing = report.direct.results.filter((r) => !passes(r))
   if (directFailing.length > 0) {
     out.push('', 'Failing directly against the test server (not held against myc):')
-    for (const r of directFailing) out.push(`  ${r.scenario}: ${r.checks.filter((c) => c.status === 'FAILURE').map((c) => `${c.id}: ${c.errorMessage ?? ''}`).join('; ') || r.status}`)
+    for (const r of directFailing)
+      out.push(
+        `  ${r.scenario}: ${
+          r.checks
+            .filter((c) => c.status === 'FAILURE')
+            .map((c) => `${c.id}: ${c.errorMessage ?? ''}`)
+            .join('; ') || r.status
+        }`,
+      )
   }
   return out.join('\n')
 }

@@ -30,13 +30,27 @@ describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
     mkdirSync(path.join(dir, 'skills', 'investigate'), { recursive: true })
     writeFileSync(path.join(dir, 'skills', 'investigate', 'SKILL.md'), '---\nname: investigate\ndescription: Everything echo has\nallowedRoles: [adhoc]\nallowedTools: ["echo:*"]\n---\n')
     const audit = path.join(dir, 'audit.jsonl')
-    writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') }, session: { defaultSkills: ['investigate'] }, audit: { file: audit }, agent: { risk: [{ pattern: 'echo:add', level: 'high' }, { pattern: 'echo:fail', level: 'critical' }] } }))
-    fake.setScript((_req, i) =>
-      [
-        { content: [{ type: 'tool_use' as const, name: 'echo__add', input: { a: 2, b: 3 } }] },
-        { content: [{ type: 'tool_use' as const, name: 'echo__fail', input: {} }] },
-        { content: [{ type: 'text' as const, text: 'Finished on the terminal.' }] },
-      ][i]!,
+    writeFileSync(
+      path.join(dir, 'mycelium.config.json'),
+      JSON.stringify({
+        mcpServers: { echo: fixtureEntry('echo') },
+        session: { defaultSkills: ['investigate'] },
+        audit: { file: audit },
+        agent: {
+          risk: [
+            { pattern: 'echo:add', level: 'high' },
+            { pattern: 'echo:fail', level: 'critical' },
+          ],
+        },
+      }),
+    )
+    fake.setScript(
+      (_req, i) =>
+        [
+          { content: [{ type: 'tool_use' as const, name: 'echo__add', input: { a: 2, b: 3 } }] },
+          { content: [{ type: 'tool_use' as const, name: 'echo__fail', input: {} }] },
+          { content: [{ type: 'text' as const, text: 'Finished on the terminal.' }] },
+        ][i]!,
     )
     const command = `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} adhoc "add things" --config ${path.join(dir, 'mycelium.config.json')}; echo EXIT=$?; sleep 60`
     tmux('new-session', '-d', '-s', 'adhoc', '-x', '200', '-y', '50', command)
@@ -50,7 +64,12 @@ describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
     // The person said no to one call: the run did not do all it was asked, so it ends denied (exit 3).
     expect(text).toContain('EXIT=3')
     // Approved ran, denied did not: the audit log is the child's side of it.
-    const calls = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event: string; tool?: string }).filter((e) => e.event === 'tool_call').map((e) => e.tool)
+    const calls = readFileSync(audit, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; tool?: string })
+      .filter((e) => e.event === 'tool_call')
+      .map((e) => e.tool)
     expect(calls).toEqual(['echo__add'])
   }, 60_000)
 })
@@ -80,12 +99,7 @@ describe.runIf(hasTmux && spawnSync('bwrap', ['--version']).status === 0)('myc w
     writeFileSync(path.join(dir, 'skills', 'investigate', 'SKILL.md'), '---\nname: investigate\ndescription: Looks into things\nallowedRoles: [adhoc]\nallowedTools: ["echo:echo"]\ntriggers: [release]\n---\n')
     const config = path.join(dir, 'mycelium.config.json')
     writeFileSync(config, JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') }, roles: { default: 'ops' }, session: { escalation: 'ask' } }))
-    fake.setScript((_req, i) =>
-      [
-        { content: [{ type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh' } }] },
-        { content: [{ type: 'text' as const, text: 'Investigated the release.' }] },
-      ][i]!,
-    )
+    fake.setScript((_req, i) => [{ content: [{ type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh' } }] }, { content: [{ type: 'text' as const, text: 'Investigated the release.' }] }][i]!)
     const command = `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} workflow "release it" --config ${config}; echo EXIT=$?; sleep 60`
     tmux('new-session', '-d', '-s', 'wf', '-x', '220', '-y', '50', command)
     await waitFor(() => screen().includes('Hand off to adhoc to investigate?'), 20_000, 'the hand-off question')

@@ -22,7 +22,12 @@ function adhocFolder(): { config: string; audit: string } {
       mcpServers: { echo: fixtureEntry('echo') },
       session: { defaultSkills: ['investigate'] },
       audit: { file: audit },
-      agent: { risk: [{ pattern: 'echo:add', level: 'high' }, { pattern: 'echo:fail', level: 'critical' }] },
+      agent: {
+        risk: [
+          { pattern: 'echo:add', level: 'high' },
+          { pattern: 'echo:fail', level: 'critical' },
+        ],
+      },
     }),
   )
   return { config, audit }
@@ -30,7 +35,16 @@ function adhocFolder(): { config: string; audit: string } {
 
 const adhoc = (args: string[], fake: FakeAnthropic) => runAgentCli(['adhoc', ...args, '--json'], { fake })
 
-const toolsCalled = (audit: string) => (existsSync(audit) ? readFileSync(audit, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event: string; tool?: string }).filter((e) => e.event === 'tool_call').map((e) => e.tool) : [])
+const toolsCalled = (audit: string) =>
+  existsSync(audit)
+    ? readFileSync(audit, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { event: string; tool?: string })
+        .filter((e) => e.event === 'tool_call')
+        .map((e) => e.tool)
+    : []
 
 describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless', () => {
   const fake = new FakeAnthropic()
@@ -42,13 +56,14 @@ describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless
   })
   // The model calls a low-risk, a high-risk and a critical tool, then stops.
   const script = () =>
-    fake.setScript((_req, i) =>
-      [
-        { content: [{ type: 'tool_use' as const, name: 'echo__echo', input: { message: 'low' } }] },
-        { content: [{ type: 'tool_use' as const, name: 'echo__add', input: { a: 1, b: 2 } }] },
-        { content: [{ type: 'tool_use' as const, name: 'echo__fail', input: {} }] },
-        { content: [{ type: 'text' as const, text: 'finished' }] },
-      ][i]!,
+    fake.setScript(
+      (_req, i) =>
+        [
+          { content: [{ type: 'tool_use' as const, name: 'echo__echo', input: { message: 'low' } }] },
+          { content: [{ type: 'tool_use' as const, name: 'echo__add', input: { a: 1, b: 2 } }] },
+          { content: [{ type: 'tool_use' as const, name: 'echo__fail', input: {} }] },
+          { content: [{ type: 'text' as const, text: 'finished' }] },
+        ][i]!,
     )
 
   it('without a terminal denies what reaches the threshold (nothing waits), tells the model, and goes on', async () => {
@@ -60,10 +75,7 @@ describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless
     for (const e of r.events) expect(v.safeParse(AgentEventSchema, e).success, JSON.stringify(e)).toBe(true)
     expect(r.events[0]).toMatchObject({ type: 'session_start', mode: 'adhoc', role: 'adhoc' })
     const decided = r.events.filter((e) => e.type === 'approval_decided')
-    expect(decided).toEqual([
-      expect.objectContaining({ tool: 'echo:add', risk: 'high', decision: 'deny', by: 'no_terminal' }),
-      expect.objectContaining({ tool: 'echo:fail', risk: 'critical', decision: 'deny', by: 'no_terminal' }),
-    ])
+    expect(decided).toEqual([expect.objectContaining({ tool: 'echo:add', risk: 'high', decision: 'deny', by: 'no_terminal' }), expect.objectContaining({ tool: 'echo:fail', risk: 'critical', decision: 'deny', by: 'no_terminal' })])
     // echo:echo (readOnlyHint) is below the threshold: no approval asked.
     expect(r.events.some((e) => e.type === 'approval_requested' && e.tool === 'echo:echo')).toBe(false)
     const results = r.events.filter((e) => e.type === 'tool_result') as Array<{ tool: string; ok: boolean; content: Array<{ text: string }> }>

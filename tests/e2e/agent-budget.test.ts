@@ -25,7 +25,9 @@ const end = (r: AgentRun) => r.events.at(-1) as Extract<AgentEvent, { type: 'ses
 const estimate = (request: RecordedRequest) => Math.ceil(JSON.stringify({ system: request.body.system, messages: request.body.messages, tools: request.body.tools }).length / 4)
 /** The usage records of a run's session file, summed. */
 const recorded = (config: string, sessionId: string) => {
-  const lines = readFileSync(path.join(path.dirname(config), '.mycelium', 'sessions', `${sessionId}.jsonl`), 'utf8').split('\n').filter(Boolean)
+  const lines = readFileSync(path.join(path.dirname(config), '.mycelium', 'sessions', `${sessionId}.jsonl`), 'utf8')
+    .split('\n')
+    .filter(Boolean)
   const usage = lines.map((l) => JSON.parse(l) as { type: string; inputTokens?: number; outputTokens?: number; costUsd?: number }).filter((r) => r.type === 'usage')
   return { inputTokens: usage.reduce((a, r) => a + r.inputTokens!, 0), outputTokens: usage.reduce((a, r) => a + r.outputTokens!, 0), costUsd: usage.reduce((a, r) => a + (r.costUsd ?? 0), 0), records: usage }
 }
@@ -49,7 +51,10 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     for (const event of r.events) expect(v.safeParse(AgentEventSchema, event).success, JSON.stringify(event)).toBe(true)
     expect(fake.requests.length).toBe(before)
     expect(end(r)).toMatchObject({ ok: false, reason: 'budget', turns: 0, exitCode: 3, costUsd: 0, usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 } })
-    expect(r.events.find((e) => e.type === 'error')).toMatchObject({ code: 'budget_reached', message: expect.stringMatching(/^budget reached: spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$0\.12\d* \(raise it with --max-budget-usd/) })
+    expect(r.events.find((e) => e.type === 'error')).toMatchObject({
+      code: 'budget_reached',
+      message: expect.stringMatching(/^budget reached: spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$0\.12\d* \(raise it with --max-budget-usd/),
+    })
     // A person reading the job's log gets the line too.
     expect(r.stderr).toMatch(/myc: budget reached: spent \$0 of the \$0\.0001 cap/)
   }, 30_000)

@@ -46,43 +46,57 @@ describe('myc chat with a budget (build/myc.cjs)', () => {
   }, 30_000)
 
   const hasTmux = requireTool('tmux', spawnSync('tmux', ['-V']).status === 0)
-  it.runIf(hasTmux)('on a terminal: the status line shows the cap, the budget stops the turn and says so, /budget N raises it and the next turn runs', async () => {
-    requireBundle()
-    const socket = `myc-chat-budget-${process.pid}`
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
-    const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
-    const status = () =>
-      screen()
-        .split('\n')
-        .map((l) => l.trimEnd())
-        .filter((l) => l.startsWith('open mode · '))
-        .at(-1) ?? ''
-    const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, agent: { price } })
-    const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
-    fake.setScript((req) => ({ content: [{ type: 'text', text: `Reply to ${req.body.messages.length} messages.` }] }))
-    const before = fake.requests.length
-    try {
-      tmux('new-session', '-d', '-s', 'chat', '-x', '220', '-y', '50', `HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config} --max-budget-usd 0.0001; echo EXIT=$?; sleep 60`)
-      await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
-      expect(status()).toMatch(/^open mode · \S+ · 0 in \/ 0 out · \$0 · budget \$0\.0001$/)
-      tmux('send-keys', '-t', 'chat', 'hello there', 'Enter')
-      await waitFor(() => screen().includes('myc: budget reached'), 20_000, 'the budget line')
-      expect(screen()).toMatch(/myc: budget reached: spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$[\d.]+ \(\/budget N raises it for this chat\)/)
-      expect(fake.requests.length).toBe(before)
-      tmux('send-keys', '-t', 'chat', '/budget 0.5', 'Enter')
-      await waitFor(() => screen().includes('budget $0.5 for the rest of this chat'), 20_000, 'the /budget answer')
-      await waitFor(() => status().endsWith('budget $0.5'), 20_000, 'the status line after /budget')
-      tmux('send-keys', '-t', 'chat', 'and now', 'Enter')
-      await waitFor(() => screen().includes('Reply to 3 messages.'), 20_000, 'the reply')
-      expect(fake.requests.length).toBe(before + 1)
-      // One request of 10 in / 5 out at the configured price, and the cap.
-      await waitFor(() => status().startsWith('open mode · ') && status().includes('10 in / 5 out'), 20_000, 'the status line after the reply')
-      expect(status()).toMatch(/^open mode · \S+ · 10 in \/ 5 out · \$0\.0001 · budget \$0\.5$/)
-      tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
-      await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
-      expect(screen()).toContain('EXIT=0')
-    } finally {
-      spawnSync('tmux', ['-L', socket, 'kill-server'])
-    }
-  }, 60_000)
+  it.runIf(hasTmux)(
+    'on a terminal: the status line shows the cap, the budget stops the turn and says so, /budget N raises it and the next turn runs',
+    async () => {
+      requireBundle()
+      const socket = `myc-chat-budget-${process.pid}`
+      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
+      const status = () =>
+        screen()
+          .split('\n')
+          .map((l) => l.trimEnd())
+          .filter((l) => l.startsWith('open mode · '))
+          .at(-1) ?? ''
+      const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, agent: { price } })
+      const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
+      fake.setScript((req) => ({ content: [{ type: 'text', text: `Reply to ${req.body.messages.length} messages.` }] }))
+      const before = fake.requests.length
+      try {
+        tmux(
+          'new-session',
+          '-d',
+          '-s',
+          'chat',
+          '-x',
+          '220',
+          '-y',
+          '50',
+          `HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config} --max-budget-usd 0.0001; echo EXIT=$?; sleep 60`,
+        )
+        await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
+        expect(status()).toMatch(/^open mode · \S+ · 0 in \/ 0 out · \$0 · budget \$0\.0001$/)
+        tmux('send-keys', '-t', 'chat', 'hello there', 'Enter')
+        await waitFor(() => screen().includes('myc: budget reached'), 20_000, 'the budget line')
+        expect(screen()).toMatch(/myc: budget reached: spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$[\d.]+ \(\/budget N raises it for this chat\)/)
+        expect(fake.requests.length).toBe(before)
+        tmux('send-keys', '-t', 'chat', '/budget 0.5', 'Enter')
+        await waitFor(() => screen().includes('budget $0.5 for the rest of this chat'), 20_000, 'the /budget answer')
+        await waitFor(() => status().endsWith('budget $0.5'), 20_000, 'the status line after /budget')
+        tmux('send-keys', '-t', 'chat', 'and now', 'Enter')
+        await waitFor(() => screen().includes('Reply to 3 messages.'), 20_000, 'the reply')
+        expect(fake.requests.length).toBe(before + 1)
+        // One request of 10 in / 5 out at the configured price, and the cap.
+        await waitFor(() => status().startsWith('open mode · ') && status().includes('10 in / 5 out'), 20_000, 'the status line after the reply')
+        expect(status()).toMatch(/^open mode · \S+ · 10 in \/ 5 out · \$0\.0001 · budget \$0\.5$/)
+        tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
+        await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
+        expect(screen()).toContain('EXIT=0')
+      } finally {
+        spawnSync('tmux', ['-L', socket, 'kill-server'])
+      }
+    },
+    60_000,
+  )
 })

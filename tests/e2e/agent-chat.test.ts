@@ -40,8 +40,29 @@ describe('myc chat (build/myc.cjs)', () => {
   it('piped: a refused call is printed with its reason; --approve LEVEL|PATTERN (repeatable) allows as adhoc’s does', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-approve-'))
     const config = path.join(dir, 'mycelium.config.json')
-    writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } }, agent: { risk: [{ pattern: 'echo:add', level: 'high' }, { pattern: 'echo:fail', level: 'critical' }] } }))
-    fake.setScript((req) => (req.body.messages.length === 1 ? { content: [{ type: 'tool_use', name: 'echo__add', input: { a: 1, b: 2 } }, { type: 'tool_use', name: 'echo__fail', input: {} }], stop_reason: 'tool_use' } : { content: [{ type: 'text', text: 'done' }] }))
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } },
+        agent: {
+          risk: [
+            { pattern: 'echo:add', level: 'high' },
+            { pattern: 'echo:fail', level: 'critical' },
+          ],
+        },
+      }),
+    )
+    fake.setScript((req) =>
+      req.body.messages.length === 1
+        ? {
+            content: [
+              { type: 'tool_use', name: 'echo__add', input: { a: 1, b: 2 } },
+              { type: 'tool_use', name: 'echo__fail', input: {} },
+            ],
+            stop_reason: 'tool_use',
+          }
+        : { content: [{ type: 'text', text: 'done' }] },
+    )
     const results = () => [...toolResults(fake.requests.at(-1)!).values()].map((r) => JSON.stringify(r))
     const refused = await runAgentCli(['chat', '--config', config], { fake, input: 'add them\n' })
     expect(refused.code, refused.stderr).toBe(0)
@@ -78,146 +99,177 @@ describe('myc chat (build/myc.cjs)', () => {
       .map((l) => l.trimEnd())
       .filter((l) => l.startsWith(`${role} · `))
       .at(-1)
-  it.runIf(hasTmux)('on a terminal: streams replies, escalates with /add, cancels a reply with Ctrl-C, and /quit exits 0', async () => {
-    requireBundle()
-    const socket = `myc-chat-${process.pid}`
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
-    const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
-    fake.setScript((req) => {
-      const last = JSON.stringify(req.body.messages.at(-1))
-      if (last.includes('slow please')) return { content: [{ type: 'text', text: 'this never arrives' }], delayMs: 20_000 }
-      return { content: [{ type: 'text', text: `Hello from the fake, I see ${(req.body.tools ?? []).length} tools.` }] }
-    })
-    try {
+  it.runIf(hasTmux)(
+    'on a terminal: streams replies, escalates with /add, cancels a reply with Ctrl-C, and /quit exits 0',
+    async () => {
+      requireBundle()
+      const socket = `myc-chat-${process.pid}`
+      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
+      fake.setScript((req) => {
+        const last = JSON.stringify(req.body.messages.at(-1))
+        if (last.includes('slow please')) return { content: [{ type: 'text', text: 'this never arrives' }], delayMs: 20_000 }
+        return { content: [{ type: 'text', text: `Hello from the fake, I see ${(req.body.tools ?? []).length} tools.` }] }
+      })
+      try {
+        const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
+        tmux(
+          'new-session',
+          '-d',
+          '-s',
+          'chat',
+          '-x',
+          '200',
+          '-y',
+          '50',
+          `HOME=${home} NO_COLOR= FORCE_COLOR= ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} --config ${policyConfig} --role developer; echo EXIT=$?; sleep 60`,
+        )
+        await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
+        expect(screen()).toMatch(/myc chat \S+ · \/help lists the commands\./)
+        // The status line: role, model, active skills, tokens so far; dim.
+        expect(lastStatus(screen(), 'developer')).toMatch(/^developer · \S+ · skills: common · 0 in \/ 0 out$/)
+        expect(tmux('capture-pane', '-p', '-e', '-t', 'chat')).toMatch(/\u001b\[2mdeveloper · /)
+        tmux('send-keys', '-t', 'chat', 'hi there', 'Enter')
+        await waitFor(() => screen().includes('Hello from the fake, I see 6 tools.'), 20_000, 'the first reply')
+        await waitFor(() => (lastStatus(screen(), 'developer') ?? '').endsWith(' 10 in / 5 out'), 20_000, 'the status line after the reply')
+        expect(lastStatus(screen(), 'developer')).toMatch(/^developer · \S+ · skills: common · 10 in \/ 5 out$/)
+        tmux('send-keys', '-t', 'chat', '/add writer', 'Enter')
+        await waitFor(() => screen().includes('Skill writer is active'), 20_000, '/add')
+        await waitFor(() => /skills: common, writer · /.test(lastStatus(screen(), 'developer') ?? ''), 20_000, 'the status line after /add')
+        tmux('send-keys', '-t', 'chat', 'hi again', 'Enter')
+        await waitFor(() => /Hello from the fake, I see (9|1\d) tools\./.test(screen()), 20_000, 'the reply with more tools')
+        tmux('send-keys', '-t', 'chat', 'slow please', 'Enter')
+        await new Promise((r) => setTimeout(r, 800))
+        tmux('send-keys', '-t', 'chat', 'C-c')
+        await waitFor(() => screen().includes('(interrupted)'), 20_000, 'the cancelled reply')
+        tmux('send-keys', '-t', 'chat', '/model claude-other-1', 'Enter')
+        await waitFor(() => (lastStatus(screen(), 'developer') ?? '').startsWith('developer · claude-other-1 · skills: common, writer · '), 20_000, 'the status line after /model')
+        tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
+        await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
+        expect(screen()).toContain('EXIT=0')
+        // What was typed is kept for the next chat.
+        expect(readFileSync(path.join(home, '.mycelium', 'history'), 'utf8')).toMatch(/hi there\n\/add writer\nhi again\nslow please\n\/model claude-other-1\n\/quit\n$/)
+      } finally {
+        spawnSync('tmux', ['-L', socket, 'kill-server'])
+      }
+    },
+    90_000,
+  )
+
+  it.runIf(hasTmux)(
+    "asks inline before a risky call, in the chat's own prompt; Ctrl-D leaves with exit 0",
+    async () => {
+      requireBundle()
+      const socket = `myc-chat-approve-${process.pid}`
+      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
+      const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-approve-'))
+      const config = path.join(dir, 'mycelium.config.json')
+      writeFileSync(
+        config,
+        JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } }, agent: { risk: [{ pattern: 'echo:add', level: 'high' }], price: { inputPerMTok: 3, outputPerMTok: 15 } } }),
+      )
+      fake.setScript((_req, i) => [{ content: [{ type: 'tool_use' as const, name: 'echo__add', input: { a: 2, b: 2 } }] }, { content: [{ type: 'text' as const, text: 'The sum came back.' }] }][i % 2]!)
+      try {
+        tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${dir} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
+        await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
+        tmux('send-keys', '-t', 'chat', 'add two and two', 'Enter')
+        await waitFor(() => screen().includes('Allow echo:add (high risk)'), 20_000, 'the approval question')
+        tmux('send-keys', '-t', 'chat', 'y', 'Enter')
+        await waitFor(() => screen().includes('The sum came back.'), 20_000, 'the reply')
+        expect(screen()).toMatch(/✓ echo:add/)
+        // Open mode: no skills; two requests of 10 in / 5 out at the configured price.
+        await waitFor(() => / out · \$/.test(lastStatus(screen(), 'open mode') ?? ''), 20_000, 'the status line after the reply')
+        expect(lastStatus(screen(), 'open mode')).toMatch(/^open mode · \S+ · 20 in \/ 10 out · \$0\.0002$/)
+        tmux('send-keys', '-t', 'chat', 'C-d')
+        await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
+        expect(screen()).toContain('EXIT=0')
+      } finally {
+        spawnSync('tmux', ['-L', socket, 'kill-server'])
+      }
+    },
+    60_000,
+  )
+
+  it.runIf(hasTmux)(
+    'myc with no config on a terminal: a one-line hint to run myc init, and no .mycelium/ written where it started',
+    async () => {
+      requireBundle()
+      const socket = `myc-chat-noconfig-${process.pid}`
+      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
+      const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-noconfig-'))
       const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
-      tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${home} NO_COLOR= FORCE_COLOR= ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} --config ${policyConfig} --role developer; echo EXIT=$?; sleep 60`)
-      await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
-      expect(screen()).toMatch(/myc chat \S+ · \/help lists the commands\./)
-      // The status line: role, model, active skills, tokens so far; dim.
-      expect(lastStatus(screen(), 'developer')).toMatch(/^developer · \S+ · skills: common · 0 in \/ 0 out$/)
-      expect(tmux('capture-pane', '-p', '-e', '-t', 'chat')).toMatch(/\u001b\[2mdeveloper · /)
-      tmux('send-keys', '-t', 'chat', 'hi there', 'Enter')
-      await waitFor(() => screen().includes('Hello from the fake, I see 6 tools.'), 20_000, 'the first reply')
-      await waitFor(() => (lastStatus(screen(), 'developer') ?? '').endsWith(' 10 in / 5 out'), 20_000, 'the status line after the reply')
-      expect(lastStatus(screen(), 'developer')).toMatch(/^developer · \S+ · skills: common · 10 in \/ 5 out$/)
-      tmux('send-keys', '-t', 'chat', '/add writer', 'Enter')
-      await waitFor(() => screen().includes('Skill writer is active'), 20_000, '/add')
-      await waitFor(() => /skills: common, writer · /.test(lastStatus(screen(), 'developer') ?? ''), 20_000, 'the status line after /add')
-      tmux('send-keys', '-t', 'chat', 'hi again', 'Enter')
-      await waitFor(() => /Hello from the fake, I see (9|1\d) tools\./.test(screen()), 20_000, 'the reply with more tools')
-      tmux('send-keys', '-t', 'chat', 'slow please', 'Enter')
-      await new Promise((r) => setTimeout(r, 800))
-      tmux('send-keys', '-t', 'chat', 'C-c')
-      await waitFor(() => screen().includes('(interrupted)'), 20_000, 'the cancelled reply')
-      tmux('send-keys', '-t', 'chat', '/model claude-other-1', 'Enter')
-      await waitFor(() => (lastStatus(screen(), 'developer') ?? '').startsWith('developer · claude-other-1 · skills: common, writer · '), 20_000, 'the status line after /model')
-      tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
-      await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
-      expect(screen()).toContain('EXIT=0')
-      // What was typed is kept for the next chat.
-      expect(readFileSync(path.join(home, '.mycelium', 'history'), 'utf8')).toMatch(/hi there\n\/add writer\nhi again\nslow please\n\/model claude-other-1\n\/quit\n$/)
-    } finally {
-      spawnSync('tmux', ['-L', socket, 'kill-server'])
-    }
-  }, 90_000)
+      fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
+      try {
+        tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', '-c', dir, `unset MYC_CONFIG; HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle}; echo EXIT=$?; sleep 60`)
+        await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
+        const hints = screen()
+          .split('\n')
+          .filter((l) => l.includes('myc init'))
+        expect(hints).toEqual(['myc: no config file here: no tools, and this chat is not recorded; run `myc init` to set up a project (or give --config)'])
+        tmux('send-keys', '-t', 'chat', 'hello there', 'Enter')
+        await waitFor(() => screen().includes('seen 1 messages'), 20_000, 'the reply')
+        tmux('send-keys', '-t', 'chat', '/save', 'Enter')
+        await waitFor(() => screen().includes('sessions are not recorded'), 20_000, 'the /save answer')
+        tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
+        await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
+        expect(screen()).toContain('EXIT=0')
+        expect(screen()).not.toMatch(/is recorded: myc chat --resume/)
+        expect(readdirSync(dir)).toEqual([])
+      } finally {
+        spawnSync('tmux', ['-L', socket, 'kill-server'])
+      }
+    },
+    60_000,
+  )
 
-  it.runIf(hasTmux)('asks inline before a risky call, in the chat\'s own prompt; Ctrl-D leaves with exit 0', async () => {
-    requireBundle()
-    const socket = `myc-chat-approve-${process.pid}`
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
-    const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
-    const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-approve-'))
-    const config = path.join(dir, 'mycelium.config.json')
-    writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } }, agent: { risk: [{ pattern: 'echo:add', level: 'high' }], price: { inputPerMTok: 3, outputPerMTok: 15 } } }))
-    fake.setScript((_req, i) => [{ content: [{ type: 'tool_use' as const, name: 'echo__add', input: { a: 2, b: 2 } }] }, { content: [{ type: 'text' as const, text: 'The sum came back.' }] }][i % 2]!)
-    try {
-      tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${dir} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
-      await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
-      tmux('send-keys', '-t', 'chat', 'add two and two', 'Enter')
-      await waitFor(() => screen().includes('Allow echo:add (high risk)'), 20_000, 'the approval question')
-      tmux('send-keys', '-t', 'chat', 'y', 'Enter')
-      await waitFor(() => screen().includes('The sum came back.'), 20_000, 'the reply')
-      expect(screen()).toMatch(/✓ echo:add/)
-      // Open mode: no skills; two requests of 10 in / 5 out at the configured price.
-      await waitFor(() => / out · \$/.test(lastStatus(screen(), 'open mode') ?? ''), 20_000, 'the status line after the reply')
-      expect(lastStatus(screen(), 'open mode')).toMatch(/^open mode · \S+ · 20 in \/ 10 out · \$0\.0002$/)
-      tmux('send-keys', '-t', 'chat', 'C-d')
-      await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
-      expect(screen()).toContain('EXIT=0')
-    } finally {
-      spawnSync('tmux', ['-L', socket, 'kill-server'])
-    }
-  }, 60_000)
-
-  it.runIf(hasTmux)('myc with no config on a terminal: a one-line hint to run myc init, and no .mycelium/ written where it started', async () => {
-    requireBundle()
-    const socket = `myc-chat-noconfig-${process.pid}`
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
-    const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
-    const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-noconfig-'))
-    const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
-    fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
-    try {
-      tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', '-c', dir, `unset MYC_CONFIG; HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle}; echo EXIT=$?; sleep 60`)
-      await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
-      const hints = screen().split('\n').filter((l) => l.includes('myc init'))
-      expect(hints).toEqual(['myc: no config file here: no tools, and this chat is not recorded; run `myc init` to set up a project (or give --config)'])
-      tmux('send-keys', '-t', 'chat', 'hello there', 'Enter')
-      await waitFor(() => screen().includes('seen 1 messages'), 20_000, 'the reply')
-      tmux('send-keys', '-t', 'chat', '/save', 'Enter')
-      await waitFor(() => screen().includes('sessions are not recorded'), 20_000, 'the /save answer')
-      tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
-      await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
-      expect(screen()).toContain('EXIT=0')
-      expect(screen()).not.toMatch(/is recorded: myc chat --resume/)
-      expect(readdirSync(dir)).toEqual([])
-    } finally {
-      spawnSync('tmux', ['-L', socket, 'kill-server'])
-    }
-  }, 60_000)
-
-  it.runIf(hasTmux)('Ctrl-C twice at an empty prompt saves the session and exits 0; typing in between starts the count again', async () => {
-    requireBundle()
-    const socket = `myc-chat-ctrlc-${process.pid}`
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
-    const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
-    const hints = () => screen().split('(press Ctrl-C again to exit').length - 1
-    const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-ctrlc-'))
-    const config = path.join(dir, 'mycelium.config.json')
-    writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } } }))
-    fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
-    try {
-      tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${dir} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
-      await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
-      // NO_COLOR: the status line is there, without the dim attribute.
-      expect(lastStatus(screen(), 'open mode')).toMatch(/^open mode · \S+ · 0 in \/ 0 out$/)
-      expect(tmux('capture-pane', '-p', '-e', '-t', 'chat')).not.toMatch(/\u001b\[2m/)
-      tmux('send-keys', '-t', 'chat', 'hello there', 'Enter')
-      await waitFor(() => screen().includes('seen 1 messages'), 20_000, 'the reply')
-      tmux('send-keys', '-t', 'chat', 'C-c')
-      await waitFor(() => hints() === 1, 20_000, 'the hint')
-      // Typed, then cleared with Ctrl-C: the next Ctrl-C at the empty prompt is a first one again.
-      tmux('send-keys', '-t', 'chat', 'abc')
-      await waitFor(() => screen().includes('myc> abc'), 20_000, 'the typing')
-      tmux('send-keys', '-t', 'chat', 'C-c')
-      await waitFor(() => screen().trimEnd().split('\n').at(-1) === 'myc>', 20_000, 'the line cleared')
-      tmux('send-keys', '-t', 'chat', 'C-c')
-      await waitFor(() => hints() === 2, 20_000, 'the hint again')
-      await new Promise((r) => setTimeout(r, 500))
-      expect(screen()).not.toContain('EXIT=')
-      tmux('send-keys', '-t', 'chat', 'C-c')
-      await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
-      expect(screen()).toContain('EXIT=0')
-      const id = /session (\S+) is recorded: myc chat --resume \1/.exec(screen())?.[1]
-      expect(id).toBeDefined()
-      // Saved: listed, and a new chat resumes it with its conversation.
-      const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as { sessions: Array<{ id: string; mode: string; turns: number }> }
-      expect(listed.sessions).toContainEqual(expect.objectContaining({ id, mode: 'chat', turns: 1 }))
-      const again = await runAgentCli(['chat', '--config', config, '--resume', id!], { fake, input: 'and again\n' })
-      expect(again.code, again.stderr).toBe(0)
-      expect(again.stdout).toBe('seen 3 messages\n')
-    } finally {
-      spawnSync('tmux', ['-L', socket, 'kill-server'])
-    }
-  }, 60_000)
+  it.runIf(hasTmux)(
+    'Ctrl-C twice at an empty prompt saves the session and exits 0; typing in between starts the count again',
+    async () => {
+      requireBundle()
+      const socket = `myc-chat-ctrlc-${process.pid}`
+      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
+      const hints = () => screen().split('(press Ctrl-C again to exit').length - 1
+      const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-ctrlc-'))
+      const config = path.join(dir, 'mycelium.config.json')
+      writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } } }))
+      fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
+      try {
+        tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${dir} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
+        await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
+        // NO_COLOR: the status line is there, without the dim attribute.
+        expect(lastStatus(screen(), 'open mode')).toMatch(/^open mode · \S+ · 0 in \/ 0 out$/)
+        expect(tmux('capture-pane', '-p', '-e', '-t', 'chat')).not.toMatch(/\u001b\[2m/)
+        tmux('send-keys', '-t', 'chat', 'hello there', 'Enter')
+        await waitFor(() => screen().includes('seen 1 messages'), 20_000, 'the reply')
+        tmux('send-keys', '-t', 'chat', 'C-c')
+        await waitFor(() => hints() === 1, 20_000, 'the hint')
+        // Typed, then cleared with Ctrl-C: the next Ctrl-C at the empty prompt is a first one again.
+        tmux('send-keys', '-t', 'chat', 'abc')
+        await waitFor(() => screen().includes('myc> abc'), 20_000, 'the typing')
+        tmux('send-keys', '-t', 'chat', 'C-c')
+        await waitFor(() => screen().trimEnd().split('\n').at(-1) === 'myc>', 20_000, 'the line cleared')
+        tmux('send-keys', '-t', 'chat', 'C-c')
+        await waitFor(() => hints() === 2, 20_000, 'the hint again')
+        await new Promise((r) => setTimeout(r, 500))
+        expect(screen()).not.toContain('EXIT=')
+        tmux('send-keys', '-t', 'chat', 'C-c')
+        await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
+        expect(screen()).toContain('EXIT=0')
+        const id = /session (\S+) is recorded: myc chat --resume \1/.exec(screen())?.[1]
+        expect(id).toBeDefined()
+        // Saved: listed, and a new chat resumes it with its conversation.
+        const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as { sessions: Array<{ id: string; mode: string; turns: number }> }
+        expect(listed.sessions).toContainEqual(expect.objectContaining({ id, mode: 'chat', turns: 1 }))
+        const again = await runAgentCli(['chat', '--config', config, '--resume', id!], { fake, input: 'and again\n' })
+        expect(again.code, again.stderr).toBe(0)
+        expect(again.stdout).toBe('seen 3 messages\n')
+      } finally {
+        spawnSync('tmux', ['-L', socket, 'kill-server'])
+      }
+    },
+    60_000,
+  )
 })

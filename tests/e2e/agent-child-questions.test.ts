@@ -102,38 +102,42 @@ describe('myc chat on a terminal (build/myc.cjs, tmux): the person answers a chi
     await fake.close()
   })
 
-  it.runIf(hasTmux)('asks the form on the prompt, and asks before the model answers a child', async () => {
-    requireBundle()
-    const socket = `myc-questions-${process.pid}`
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
-    const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
-    const tools = ['asker__ask', 'asker__sample']
-    let turn = 0
-    fake.setScript((request): FakeReply => {
-      if (request.body.stream !== true) return { content: [{ type: 'text', text: 'hello from the model' }] }
-      const last = JSON.stringify(request.body.messages.at(-1))
-      if (last.includes('tool_result')) return { content: [{ type: 'text', text: `result: ${last.includes('teal') ? 'got teal' : last.includes('hello from the model') ? 'got the sample' : 'got nothing'}` }] }
-      return { content: [{ type: 'tool_use', name: tools[turn++]!, input: {} }] }
-    })
-    try {
-      const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
-      tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${home} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
-      await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
-      tmux('send-keys', '-t', 'chat', 'ask me', 'Enter')
-      await waitFor(() => screen().includes('Answer it? [y]es / [n]o (decline) / [c]ancel'), 20_000, 'the elicitation question')
-      expect(screen()).toContain('[asker] asks: Favourite colour?')
-      tmux('send-keys', '-t', 'chat', 'y', 'Enter')
-      await waitFor(() => screen().includes('colour (string; optional):'), 20_000, 'the form field')
-      tmux('send-keys', '-t', 'chat', 'teal', 'Enter')
-      await waitFor(() => screen().includes('result: got teal'), 20_000, 'the answer reaching the child and back')
-      tmux('send-keys', '-t', 'chat', 'sample something', 'Enter')
-      await waitFor(() => screen().includes('Server "asker" asks the model to answer it (sampling, up to 10 tokens). Allow? [y/n]'), 20_000, 'the sampling question')
-      tmux('send-keys', '-t', 'chat', 'y', 'Enter')
-      await waitFor(() => screen().includes('result: got the sample'), 20_000, 'the sampled answer')
-      tmux('send-keys', '-t', 'chat', 'C-d')
-      await waitFor(() => screen().includes('EXIT=0'), 20_000, 'the chat to exit 0')
-    } finally {
-      spawnSync('tmux', ['-L', socket, 'kill-server'])
-    }
-  }, 90_000)
+  it.runIf(hasTmux)(
+    'asks the form on the prompt, and asks before the model answers a child',
+    async () => {
+      requireBundle()
+      const socket = `myc-questions-${process.pid}`
+      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
+      const tools = ['asker__ask', 'asker__sample']
+      let turn = 0
+      fake.setScript((request): FakeReply => {
+        if (request.body.stream !== true) return { content: [{ type: 'text', text: 'hello from the model' }] }
+        const last = JSON.stringify(request.body.messages.at(-1))
+        if (last.includes('tool_result')) return { content: [{ type: 'text', text: `result: ${last.includes('teal') ? 'got teal' : last.includes('hello from the model') ? 'got the sample' : 'got nothing'}` }] }
+        return { content: [{ type: 'tool_use', name: tools[turn++]!, input: {} }] }
+      })
+      try {
+        const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
+        tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${home} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
+        await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
+        tmux('send-keys', '-t', 'chat', 'ask me', 'Enter')
+        await waitFor(() => screen().includes('Answer it? [y]es / [n]o (decline) / [c]ancel'), 20_000, 'the elicitation question')
+        expect(screen()).toContain('[asker] asks: Favourite colour?')
+        tmux('send-keys', '-t', 'chat', 'y', 'Enter')
+        await waitFor(() => screen().includes('colour (string; optional):'), 20_000, 'the form field')
+        tmux('send-keys', '-t', 'chat', 'teal', 'Enter')
+        await waitFor(() => screen().includes('result: got teal'), 20_000, 'the answer reaching the child and back')
+        tmux('send-keys', '-t', 'chat', 'sample something', 'Enter')
+        await waitFor(() => screen().includes('Server "asker" asks the model to answer it (sampling, up to 10 tokens). Allow? [y/n]'), 20_000, 'the sampling question')
+        tmux('send-keys', '-t', 'chat', 'y', 'Enter')
+        await waitFor(() => screen().includes('result: got the sample'), 20_000, 'the sampled answer')
+        tmux('send-keys', '-t', 'chat', 'C-d')
+        await waitFor(() => screen().includes('EXIT=0'), 20_000, 'the chat to exit 0')
+      } finally {
+        spawnSync('tmux', ['-L', socket, 'kill-server'])
+      }
+    },
+    90_000,
+  )
 })

@@ -33,7 +33,16 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
   })
 
   it('streams a valid event for every step, calls the tool, and ends with session_end (exit 0)', async () => {
-    fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'text', text: 'Echoing.' }, { type: 'tool_use', name: 'echo__echo', input: { message: 'hello' } }] } : { content: [{ type: 'text', text: 'All done.' }] }))
+    fake.setScript((_req, i) =>
+      i === 0
+        ? {
+            content: [
+              { type: 'text', text: 'Echoing.' },
+              { type: 'tool_use', name: 'echo__echo', input: { message: 'hello' } },
+            ],
+          }
+        : { content: [{ type: 'text', text: 'All done.' }] },
+    )
     const before = fake.requests.length
     const r = await run(['echo hello', '--json', '--config', openConfig], { fake })
     expect(r.code, r.stderr).toBe(0)
@@ -81,12 +90,13 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
   }, 30_000)
 
   it('offers the new tools on the very next request after the model activates a skill', async () => {
-    fake.setScript((_req, i) =>
-      [
-        { content: [{ type: 'tool_use' as const, name: 'mycelium__activate_skill', input: { name: 'writer' } }] },
-        { content: [{ type: 'tool_use' as const, name: 'grow__grow', input: { name: 'leaf' } }] },
-        { content: [{ type: 'text' as const, text: 'grown' }] },
-      ][i % 3]!,
+    fake.setScript(
+      (_req, i) =>
+        [
+          { content: [{ type: 'tool_use' as const, name: 'mycelium__activate_skill', input: { name: 'writer' } }] },
+          { content: [{ type: 'tool_use' as const, name: 'grow__grow', input: { name: 'leaf' } }] },
+          { content: [{ type: 'text' as const, text: 'grown' }] },
+        ][i % 3]!,
     )
     const before = fake.requests.length
     const r = await run(['grow a leaf', '--json', '--config', policyConfig, '--role', 'developer'], { fake })
@@ -149,25 +159,30 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
   })
 
   const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
-  it.runIf(hasBwrap)('runs mycelium__exec in the real sandbox when an active skill allows it, and the guard still blocks', async () => {
-    fake.setScript((_req, i) =>
-      [
-        { content: [{ type: 'tool_use' as const, name: 'mycelium__exec', input: { command: 'echo from-the-sandbox' } }] },
-        { content: [{ type: 'tool_use' as const, name: 'mycelium__exec', input: { command: 'echo / | xargs rm -rf' } }] },
-        { content: [{ type: 'text' as const, text: 'ran' }] },
-      ][i]!,
-    )
-    const before = fake.requests.length
-    const r = await run(['run things', '--json', '--config', policyConfig, '--role', 'developer', '--skills', 'shell'], { fake })
-    expect(r.code, r.stderr).toBe(0)
-    expect(offeredNames(fake.requests[before]!)).toContain('mycelium__exec')
-    const results = r.events.filter((e) => e.type === 'tool_result') as Array<{ tool: string; ok: boolean; content: Array<{ text?: string }> }>
-    expect(results[0]).toMatchObject({ tool: 'mycelium:exec', ok: true })
-    expect(results[0]!.content[0]!.text).toContain('from-the-sandbox')
-    expect(results[1]).toMatchObject({ tool: 'mycelium:exec', ok: false })
-    expect(results[1]!.content[0]!.text).toMatch(/destructive-unknown-target|from input/)
-    expect(r.events.find((e) => e.type === 'guard_blocked')).toMatchObject({ tool: 'mycelium:exec', rule: 'destructive-unknown-target' })
-  }, 60_000)
+  it.runIf(hasBwrap)(
+    'runs mycelium__exec in the real sandbox when an active skill allows it, and the guard still blocks',
+    async () => {
+      fake.setScript(
+        (_req, i) =>
+          [
+            { content: [{ type: 'tool_use' as const, name: 'mycelium__exec', input: { command: 'echo from-the-sandbox' } }] },
+            { content: [{ type: 'tool_use' as const, name: 'mycelium__exec', input: { command: 'echo / | xargs rm -rf' } }] },
+            { content: [{ type: 'text' as const, text: 'ran' }] },
+          ][i]!,
+      )
+      const before = fake.requests.length
+      const r = await run(['run things', '--json', '--config', policyConfig, '--role', 'developer', '--skills', 'shell'], { fake })
+      expect(r.code, r.stderr).toBe(0)
+      expect(offeredNames(fake.requests[before]!)).toContain('mycelium__exec')
+      const results = r.events.filter((e) => e.type === 'tool_result') as Array<{ tool: string; ok: boolean; content: Array<{ text?: string }> }>
+      expect(results[0]).toMatchObject({ tool: 'mycelium:exec', ok: true })
+      expect(results[0]!.content[0]!.text).toContain('from-the-sandbox')
+      expect(results[1]).toMatchObject({ tool: 'mycelium:exec', ok: false })
+      expect(results[1]!.content[0]!.text).toMatch(/destructive-unknown-target|from input/)
+      expect(r.events.find((e) => e.type === 'guard_blocked')).toMatchObject({ tool: 'mycelium:exec', rule: 'destructive-unknown-target' })
+    },
+    60_000,
+  )
 
   it('ends the current request on SIGINT, still writes session_end, and exits 130', async () => {
     fake.setScript(() => ({ content: [{ type: 'text', text: 'too late' }], delayMs: 20_000 }))
@@ -225,7 +240,7 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     expect(offeredNames(fake.requests.at(-1)!)).not.toContain('grow__grow')
   }, 30_000)
 
-  it('delegates to a worker that has one skill\'s tools and nothing else (agent.workers)', async () => {
+  it("delegates to a worker that has one skill's tools and nothing else (agent.workers)", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-workers-'))
     for (const [name, tools] of [
       ['echoing', '["echo:echo"]'],

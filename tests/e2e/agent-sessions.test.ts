@@ -41,7 +41,11 @@ describe('recorded sessions (build/myc.cjs)', () => {
     expect(again.code, again.stderr).toBe(0)
     expect(again.stdout).toBe('seen 3 messages\n')
     expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).toContain('echo__echo')
-    expect(readFileSync(path.join(sessions, `${session!.id}.jsonl`), 'utf8').trim().split('\n').length).toBeGreaterThan(5)
+    expect(
+      readFileSync(path.join(sessions, `${session!.id}.jsonl`), 'utf8')
+        .trim()
+        .split('\n').length,
+    ).toBeGreaterThan(5)
     const shown = await runAgentCli(['sessions', 'show', session!.id, '--config', config])
     expect(shown.stdout).toContain('user: and now?')
   }, 60_000)

@@ -39,7 +39,7 @@ const myc = (args: string[], fake: FakeAnthropic) => runAgentCli([...args, '--js
 const listed = async (config: string) => (JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as { sessions: Array<{ id: string; mode: string; turns: number; file: string }> }).sessions
 const sessionsOf = (config: string) => path.join(path.dirname(config), '.mycelium', 'sessions')
 
-describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, and what a failure leads to', () => {
+describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, and what a failure leads to", () => {
   const fake = new FakeAnthropic()
   beforeAll(async () => {
     await fake.start()
@@ -48,12 +48,18 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
     await fake.close()
   })
   const failingRun = () =>
-    fake.setScript((_req, i) =>
-      [
-        { content: [{ type: 'text' as const, text: 'Checking first.' }, { type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'check.sh' } }] },
-        { content: [{ type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh', args: ['--now'] } }] },
-        { content: [{ type: 'text' as const, text: 'Looking into the failure.' }] },
-      ][i]!,
+    fake.setScript(
+      (_req, i) =>
+        [
+          {
+            content: [
+              { type: 'text' as const, text: 'Checking first.' },
+              { type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'check.sh' } },
+            ],
+          },
+          { content: [{ type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh', args: ['--now'] } }] },
+          { content: [{ type: 'text' as const, text: 'Looking into the failure.' }] },
+        ][i]!,
     )
   const end = (events: AgentEvent[]) => events.at(-1) as { type: string; reason: string; exitCode: number; contextFile?: string }
 
@@ -118,32 +124,48 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
   }, 60_000)
 
   const hasTmux = requireTool('tmux', spawnSync('tmux', ['-V']).status === 0)
-  it.runIf(hasTmux)('--on-failure prompt on a terminal: shows the script, its exit code and the end of its stderr before asking to hand off', async () => {
-    const { execFileSync } = await import('node:child_process')
-    const { bundle } = await import('../helpers/e2e.js')
-    failingRun()
-    const config = project()
-    const socket = `myc-wf-prompt-${process.pid}`
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
-    const screen = () => tmux('capture-pane', '-p', '-J', '-t', 'wf')
-    try {
-      tmux('new-session', '-d', '-s', 'wf', '-x', '200', '-y', '50', `HOME=${path.dirname(config)} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} workflow 'release it' --config ${config}; echo EXIT=$?; sleep 60`)
-      const { waitFor } = await import('../helpers/runtime.js')
-      await waitFor(() => screen().includes('Hand off to adhoc to investigate? [y/n]'), 30_000, 'the question')
-      const lines = screen().split('\n').map((l) => l.trimEnd())
-      const asked = lines.findIndex((l) => l.includes('Hand off to adhoc'))
-      const shown = lines.slice(0, asked).join('\n')
-      expect(shown).toContain('myc: script scripts/release.sh --now of skill deploy failed: exit code 2')
-      expect(shown).toMatch(/its stderr:\n {2}\| disk full$/)
-      tmux('send-keys', '-t', 'wf', 'n', 'Enter')
-      await waitFor(() => screen().includes('EXIT='), 30_000, 'the end')
-      expect(screen()).toContain('EXIT=3')
-    } finally {
-      spawnSync('tmux', ['-L', socket, 'kill-server'])
-    }
-  }, 60_000)
+  it.runIf(hasTmux)(
+    '--on-failure prompt on a terminal: shows the script, its exit code and the end of its stderr before asking to hand off',
+    async () => {
+      const { execFileSync } = await import('node:child_process')
+      const { bundle } = await import('../helpers/e2e.js')
+      failingRun()
+      const config = project()
+      const socket = `myc-wf-prompt-${process.pid}`
+      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const screen = () => tmux('capture-pane', '-p', '-J', '-t', 'wf')
+      try {
+        tmux(
+          'new-session',
+          '-d',
+          '-s',
+          'wf',
+          '-x',
+          '200',
+          '-y',
+          '50',
+          `HOME=${path.dirname(config)} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} workflow 'release it' --config ${config}; echo EXIT=$?; sleep 60`,
+        )
+        const { waitFor } = await import('../helpers/runtime.js')
+        await waitFor(() => screen().includes('Hand off to adhoc to investigate? [y/n]'), 30_000, 'the question')
+        const lines = screen()
+          .split('\n')
+          .map((l) => l.trimEnd())
+        const asked = lines.findIndex((l) => l.includes('Hand off to adhoc'))
+        const shown = lines.slice(0, asked).join('\n')
+        expect(shown).toContain('myc: script scripts/release.sh --now of skill deploy failed: exit code 2')
+        expect(shown).toMatch(/its stderr:\n {2}\| disk full$/)
+        tmux('send-keys', '-t', 'wf', 'n', 'Enter')
+        await waitFor(() => screen().includes('EXIT='), 30_000, 'the end')
+        expect(screen()).toContain('EXIT=3')
+      } finally {
+        spawnSync('tmux', ['-L', socket, 'kill-server'])
+      }
+    },
+    60_000,
+  )
 
-  it('--on-failure auto: hands off to adhoc at once, with the context in its system prompt and the adhoc role\'s tools', async () => {
+  it("--on-failure auto: hands off to adhoc at once, with the context in its system prompt and the adhoc role's tools", async () => {
     failingRun()
     const before = fake.requests.length
     const r = await myc(['workflow', 'release it', '--config', project(), '--on-failure', 'auto'], fake)
@@ -196,7 +218,7 @@ describe.runIf(hasBwrap)('myc workflow (build/myc.cjs): skills\' scripts only, a
     expect(refused.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/--context: .*bad\.json: scriptPath/) })
   }, 60_000)
 
-  it('is also myc run --mode workflow (DESIGN.md\'s form)', async () => {
+  it("is also myc run --mode workflow (DESIGN.md's form)", async () => {
     failingRun()
     const r = await myc(['run', 'release it', '--mode', 'workflow', '--on-failure', 'exit', '--config', project()], fake)
     expect(r.code).toBe(3)

@@ -26,7 +26,7 @@ const LEVEL = 'io.modelcontextprotocol/logLevel'
 const node = (name: string, env?: Record<string, string>) => ({ command: process.execPath, args: [fixtureServer(name)], ...(env ? { env } : {}) })
 
 function text(result: unknown): string {
-  return ((result as { content: Array<{ text: string }> }).content[0]!).text
+  return (result as { content: Array<{ text: string }> }).content[0]!.text
 }
 
 /** What the modern child saw of a call to its `meta` tool. */
@@ -49,7 +49,12 @@ async function modernPost(url: string, method: string, params: Record<string, un
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { [PV]: MODERN, [CAPS]: {} } } }),
   })
   const body = await response.text()
-  const json = response.headers.get('content-type')?.includes('text/event-stream') ? body.split('\n').find((l) => l.startsWith('data: '))!.slice(6) : body
+  const json = response.headers.get('content-type')?.includes('text/event-stream')
+    ? body
+        .split('\n')
+        .find((l) => l.startsWith('data: '))!
+        .slice(6)
+    : body
   return JSON.parse(json) as Record<string, unknown>
 }
 
@@ -76,17 +81,23 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
 
   beforeAll(async () => {
     m = await startHttpMyc(config)
-    ;({ client: stdio } = await connectToMyc(['--config', config], { capabilities: { elicitation: { form: {} } }, setup: (c) => {
-      c.setRequestHandler('elicitation/create', (request, ctx) => {
-        elicited.push(request.params.message)
-        return onElicit(request.params as { message: string }, ctx.mcpReq.signal) as never
-      })
-      c.setNotificationHandler('notifications/message', (n) => void logs.push(n.params as never))
-    } }))
+    ;({ client: stdio } = await connectToMyc(['--config', config], {
+      capabilities: { elicitation: { form: {} } },
+      setup: (c) => {
+        c.setRequestHandler('elicitation/create', (request, ctx) => {
+          elicited.push(request.params.message)
+          return onElicit(request.params as { message: string }, ctx.mcpReq.signal) as never
+        })
+        c.setNotificationHandler('notifications/message', (n) => void logs.push(n.params as never))
+      },
+    }))
     ;({ client: session } = await connectHttp(m.url))
     modern = await connectModern(m.url)
     // A 2025 HTTP session that can be asked: the child's question comes on the call's own stream.
-    ;({ client: asker } = await connectHttp(m.url, { capabilities: { elicitation: {} }, setup: (c) => c.setRequestHandler('elicitation/create', (request) => ({ action: 'accept', content: { colour: request.params.message.includes('colour') ? 'plum' : '?', size: 'S' } })) }))
+    ;({ client: asker } = await connectHttp(m.url, {
+      capabilities: { elicitation: {} },
+      setup: (c) => c.setRequestHandler('elicitation/create', (request) => ({ action: 'accept', content: { colour: request.params.message.includes('colour') ? 'plum' : '?', size: 'S' } })),
+    }))
   }, 60_000)
   afterAll(async () => {
     await Promise.all([stdio, session, modern, asker].map((c) => c?.close().catch(() => {})))

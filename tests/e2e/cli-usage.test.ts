@@ -31,7 +31,10 @@ describe('myc (build/myc.cjs): a strict command line', () => {
   })
 
   it('global flags go before or after the command: myc --era modern status', () => {
-    for (const args of [['--era', 'modern', 'status', '--json', '--config', echoConfig()], ['--config', echoConfig(), '--json', 'status', '--era', 'modern']]) {
+    for (const args of [
+      ['--era', 'modern', 'status', '--json', '--config', echoConfig()],
+      ['--config', echoConfig(), '--json', 'status', '--era', 'modern'],
+    ]) {
       const { code, stdout } = myc(args)
       expect(code).toBe(0)
       expect(JSON.parse(stdout).servers[0]).toMatchObject({ key: 'echo', state: 'RUNNING' })

@@ -109,7 +109,10 @@ describe('myc (build/myc.cjs) command line', () => {
     const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} })
     const { code, stdout } = myc(['--config', echoConfig()], `${init}\n${list}\n`)
     expect(code).toBe(0)
-    const lines = stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(lines[0].result.serverInfo.name).toBe('mycelium')
     expect(lines[1].result.tools.map((t: { name: string }) => t.name)).toContain('echo__echo')
     // stdout carries only the protocol.

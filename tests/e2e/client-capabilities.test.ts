@@ -34,28 +34,30 @@ async function settledTools(client: Client, prefix = ''): Promise<string[]> {
 }
 
 describe('capabilities offered to children (build/myc.cjs, server-everything)', () => {
-  it.each(capabilitySets)('a client declaring %s sees the same tools through myc as directly', async (_name, capabilities) => {
-    const withRoots = (c: Client) => {
-      if (capabilities.roots) c.setRequestHandler('roots/list', () => ({ roots: [] }))
-    }
-    const direct = new Client({ name: 'direct', version: '1' }, { capabilities })
-    withRoots(direct)
-    await direct.connect(new StdioClientTransport({ command: server.command, args: server.args }))
-    const { client } = await connectToMyc(['serve', '--config', writeConfig({ mcpServers: { everything: server } })], { capabilities, setup: withRoots })
-    try {
-      const theirs = await settledTools(direct)
-      const ours = await settledTools(client, 'everything__')
-      expect(ours).toEqual(theirs)
-      // The list really depends on the capabilities (so the comparison can fail).
-      const conditional = ['get-roots-list', 'trigger-sampling-request', 'trigger-elicitation-request', 'trigger-url-elicitation']
-      expect(ours.filter((t) => conditional.includes(t)).length).toBe(
-        [capabilities.roots, capabilities.sampling, capabilities.elicitation, (capabilities.elicitation as { url?: unknown } | undefined)?.url].filter(Boolean).length,
-      )
-    } finally {
-      await client.close()
-      await direct.close()
-    }
-  }, 30_000)
+  it.each(capabilitySets)(
+    'a client declaring %s sees the same tools through myc as directly',
+    async (_name, capabilities) => {
+      const withRoots = (c: Client) => {
+        if (capabilities.roots) c.setRequestHandler('roots/list', () => ({ roots: [] }))
+      }
+      const direct = new Client({ name: 'direct', version: '1' }, { capabilities })
+      withRoots(direct)
+      await direct.connect(new StdioClientTransport({ command: server.command, args: server.args }))
+      const { client } = await connectToMyc(['serve', '--config', writeConfig({ mcpServers: { everything: server } })], { capabilities, setup: withRoots })
+      try {
+        const theirs = await settledTools(direct)
+        const ours = await settledTools(client, 'everything__')
+        expect(ours).toEqual(theirs)
+        // The list really depends on the capabilities (so the comparison can fail).
+        const conditional = ['get-roots-list', 'trigger-sampling-request', 'trigger-elicitation-request', 'trigger-url-elicitation']
+        expect(ours.filter((t) => conditional.includes(t)).length).toBe([capabilities.roots, capabilities.sampling, capabilities.elicitation, (capabilities.elicitation as { url?: unknown } | undefined)?.url].filter(Boolean).length)
+      } finally {
+        await client.close()
+        await direct.close()
+      }
+    },
+    30_000,
+  )
 
   it('commands without a client (myc tools) offer the children no client capabilities', () => {
     const out = execFileSync(process.execPath, [bundle, 'tools', '--json', '--config', writeConfig({ mcpServers: { everything: server } })], { encoding: 'utf8' })

@@ -16,10 +16,7 @@ const MODERN = '2026-07-28'
 type Era = 'legacy' | 'modern'
 
 function client(era: Era, asked: string[]): Client {
-  const c = new Client(
-    { name: `fixture-${era}`, version: '1.0.0' },
-    { capabilities: { elicitation: {} }, ...(era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN } } } : {}) },
-  )
+  const c = new Client({ name: `fixture-${era}`, version: '1.0.0' }, { capabilities: { elicitation: {} }, ...(era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN } } } : {}) })
   c.setRequestHandler('elicitation/create', (request) => {
     asked.push(String(request.params.message))
     return { action: 'accept', content: { name: 'Ada' } }

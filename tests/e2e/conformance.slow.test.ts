@@ -1,17 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  CHILD_ERAS,
-  formatReport,
-  NodeUnavailableError,
-  node22,
-  passes,
-  requiredScenarios,
-  runConformance,
-  type ChildEra,
-  type ConformanceReport,
-  type Revision,
-  type ThroughMyc,
-} from '../conformance/run.js'
+import { CHILD_ERAS, formatReport, NodeUnavailableError, node22, passes, requiredScenarios, runConformance, type ChildEra, type ConformanceReport, type Revision, type ThroughMyc } from '../conformance/run.js'
 
 /**
  * Server scenarios of the official conformance suite passing straight

@@ -26,18 +26,21 @@ describe('myc serve starts its children first (build/myc.cjs)', () => {
       writeFileSync(path.join(dir, 'skills', `skill-${i}`, 'SKILL.md'), `---\nname: skill-${i}\ndescription: echo tools\nallowedRoles: [dev]\nallowedTools: ["echo:*"]\n---\n`)
     }
     const config = path.join(dir, 'mycelium.config.json')
-    writeFileSync(config, JSON.stringify({
-      roles: { default: 'dev' },
-      session: { defaultSkills: ['skill-0'] },
-      mcpServers: {
-        echo: fixtureEntry('echo'),
-        // sh is done within a millisecond or two: long before myc has loaded enough to take the child over.
-        broken: { command: 'sh', args: ['-c', 'echo "boom: OPENWEATHER_KEY is not set" >&2; exit 3'], restart: { maxRetries: 0 } },
-        missing: { command: 'no-such-mcp-server-anywhere', restart: { maxRetries: 0 } },
-        // Node refuses to spawn this at once (a NUL byte): a failed start, not a crash of myc.
-        nul: { command: 'sh', args: ['-c', 'echo a\u0000b'], restart: { maxRetries: 0 } },
-      },
-    }))
+    writeFileSync(
+      config,
+      JSON.stringify({
+        roles: { default: 'dev' },
+        session: { defaultSkills: ['skill-0'] },
+        mcpServers: {
+          echo: fixtureEntry('echo'),
+          // sh is done within a millisecond or two: long before myc has loaded enough to take the child over.
+          broken: { command: 'sh', args: ['-c', 'echo "boom: OPENWEATHER_KEY is not set" >&2; exit 3'], restart: { maxRetries: 0 } },
+          missing: { command: 'no-such-mcp-server-anywhere', restart: { maxRetries: 0 } },
+          // Node refuses to spawn this at once (a NUL byte): a failed start, not a crash of myc.
+          nul: { command: 'sh', args: ['-c', 'echo a\u0000b'], restart: { maxRetries: 0 } },
+        },
+      }),
+    )
     const { client, transport } = await connectToMyc(['serve', '--config', config])
     let stderr = ''
     transport.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
@@ -46,9 +49,9 @@ describe('myc serve starts its children first (build/myc.cjs)', () => {
     expect(names).toContain('echo__echo')
     expect(names.some((n) => n.startsWith('broken') || n.startsWith('missing') || n.startsWith('nul'))).toBe(false)
     // The log says it all: the child's own words (written before anything read them), its exit, and the missing command.
-    for (let i = 0; i < 50 && !stderr.includes("exited with code 3"); i++) await new Promise((r) => setTimeout(r, 100))
+    for (let i = 0; i < 50 && !stderr.includes('exited with code 3'); i++) await new Promise((r) => setTimeout(r, 100))
     expect(stderr).toContain('boom: OPENWEATHER_KEY is not set')
-    expect(stderr).toContain("it exited with code 3 before finishing initialize")
+    expect(stderr).toContain('it exited with code 3 before finishing initialize')
     expect(stderr).toContain('command not found: "no-such-mcp-server-anywhere"')
     expect(stderr).toMatch(/server "nul" failed to start: [^\n]*null bytes/)
   })

@@ -51,7 +51,9 @@ describe('myc serve (build/myc.cjs) over a long soak', () => {
     const early = Math.min(...samples.slice(0, 6)) // 7,500 … 20,000 calls
     const late = Math.min(...samples.slice(-8)) // 42,500 … 60,000 calls
     const growthMiB = (late - early) / 1024
-    console.error(`soak: RSS ${Math.round(baseline / 1024)} MiB after 5,000 calls; lowest ${Math.round(early / 1024)} MiB in 7,500-20,000, ${Math.round(late / 1024)} MiB in 42,500-60,000 (${growthMiB.toFixed(1)} MiB); samples ${samples.map((k) => Math.round(k / 1024)).join(' ')}`)
+    console.error(
+      `soak: RSS ${Math.round(baseline / 1024)} MiB after 5,000 calls; lowest ${Math.round(early / 1024)} MiB in 7,500-20,000, ${Math.round(late / 1024)} MiB in 42,500-60,000 (${growthMiB.toFixed(1)} MiB); samples ${samples.map((k) => Math.round(k / 1024)).join(' ')}`,
+    )
     // Retaining the ~30,000 calls of 2 KiB between the windows would add ~60 MiB; a third of that fails.
     expect(growthMiB).toBeLessThan(20)
     // The junk got its answers too.

@@ -38,6 +38,8 @@ describe('the MCP Inspector CLI against myc serve --http', () => {
   }, 60_000)
 
   it('a tool that does not exist is an error the Inspector reports', async () => {
-    await expect(run(process.execPath, [inspectorCli, m.url, '--transport', 'http', '--method', 'tools/call', '--tool-name', 'nope__nothing'], { timeout: 30_000 })).rejects.toMatchObject({ stderr: expect.stringMatching(/Unknown tool: nope__nothing/) })
+    await expect(run(process.execPath, [inspectorCli, m.url, '--transport', 'http', '--method', 'tools/call', '--tool-name', 'nope__nothing'], { timeout: 30_000 })).rejects.toMatchObject({
+      stderr: expect.stringMatching(/Unknown tool: nope__nothing/),
+    })
   }, 30_000)
 })

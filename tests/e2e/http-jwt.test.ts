@@ -66,7 +66,13 @@ describe('myc serve --http with http.jwt (build/myc.cjs)', () => {
   }, 30_000)
 
   it('refuses a forged, expired, wrong-audience or unknown-role token with 401 and a challenge naming the resource metadata', async () => {
-    const tokens = [await sign({ role: 'guest' }, { key: stranger.privateKey }), await sign({ role: 'guest' }, { exp: Math.floor(Date.now() / 1000) - 600 }), await sign({ role: 'guest' }, { aud: 'other' }), await sign({ role: 'nobody' }), 'not-a-jwt']
+    const tokens = [
+      await sign({ role: 'guest' }, { key: stranger.privateKey }),
+      await sign({ role: 'guest' }, { exp: Math.floor(Date.now() / 1000) - 600 }),
+      await sign({ role: 'guest' }, { aud: 'other' }),
+      await sign({ role: 'nobody' }),
+      'not-a-jwt',
+    ]
     for (const token of tokens) {
       const r = await fetch(m.url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}` }), body: initializeBody })
       expect(r.status).toBe(401)
@@ -78,7 +84,7 @@ describe('myc serve --http with http.jwt (build/myc.cjs)', () => {
     expect(none.headers.get('www-authenticate')).toContain('resource_metadata=')
   }, 30_000)
 
-  it('every request re-derives the session\'s skills from its JWT: a narrower one narrows it at once, a wider one does not widen it; another role or subject is refused', async () => {
+  it("every request re-derives the session's skills from its JWT: a narrower one narrows it at once, a wider one does not widen it; another role or subject is refused", async () => {
     let bearer = await sign({ sub: 'narrow', role: 'guest', scope: 'skill:reader' })
     // One session whose requests carry whichever token is current.
     const transport = new StreamableHTTPClientTransport(new URL(m.url), {

@@ -78,8 +78,7 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     clients.push(c)
     return c
   }
-  const sign = (claims: Record<string, unknown>) =>
-    new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setSubject(String(claims.sub)).setIssuedAt().setExpirationTime('5m').sign(keys.privateKey)
+  const sign = (claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setSubject(String(claims.sub)).setIssuedAt().setExpirationTime('5m').sign(keys.privateKey)
 
   beforeAll(async () => {
     keys = await generateKeyPair('ES256')
@@ -225,7 +224,11 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     expect(await error(await modernPost(m.url, alice, 'tools/list', {}, { 'MCP-Protocol-Version': null }))).toEqual({ status: 400, code: -32020 })
     expect(await error(await modernPost(m.url, alice, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }, { 'MCP-Protocol-Version': '2099-01-01' }))).toEqual({ status: 400, code: -32022 })
     // A modern header on a body without the envelope.
-    const bare = await fetch(m.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${alice}`, 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/list' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })
+    const bare = await fetch(m.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${alice}`, 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/list' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    })
     expect(await error(bare)).toEqual({ status: 400, code: -32602 })
     // Credentials are checked first, whatever the era.
     expect((await modernPost(m.url, undefined, 'tools/list')).status).toBe(401)

@@ -26,7 +26,13 @@ const b64 = (s: string) => `=?base64?${Buffer.from(s, 'utf8').toString('base64')
 let nextId = 1
 
 /** A 2026-07-28 tools/call as a plain POST: the envelope, the standard headers, and `headers` on top (null removes one). */
-async function call(url: string, token: string, name: string, args: Record<string, unknown>, headers: Record<string, string | null> = {}): Promise<{ status: number; body: { id?: unknown; result?: { content: Array<{ text: string }> }; error?: { code: number; message: string; data?: unknown } } }> {
+async function call(
+  url: string,
+  token: string,
+  name: string,
+  args: Record<string, unknown>,
+  headers: Record<string, string | null> = {},
+): Promise<{ status: number; body: { id?: unknown; result?: { content: Array<{ text: string }> }; error?: { code: number; message: string; data?: unknown } } }> {
   const all: Record<string, string | null> = {
     'Content-Type': 'application/json',
     Accept: 'application/json, text/event-stream',
@@ -40,7 +46,12 @@ async function call(url: string, token: string, name: string, args: Record<strin
   const response = await fetch(url, { method: 'POST', headers: sent, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args, _meta: ENVELOPE } }) })
   const text = await response.text()
   // JSON, or one SSE event carrying it.
-  const json = text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: '))!.slice('data: '.length)
+  const json = text.startsWith('{')
+    ? text
+    : text
+        .split('\n')
+        .find((l) => l.startsWith('data: '))!
+        .slice('data: '.length)
   return { status: response.status, body: JSON.parse(json) }
 }
 
@@ -91,9 +102,7 @@ describe('myc serve --http: SEP-2243 Mcp-Param-* headers on the 2026-07-28 route
     expect(mismatch.status).toBe(400)
     expect(mismatch.body.id).toEqual(expect.any(Number))
     expect(mismatch.body.error).toMatchObject({ code: -32020, data: { mismatch: { header: 'Mcp-Param-Region', body: 'arguments.region' } } })
-    expect(mismatch.body.error!.message).toBe(
-      'Bad Request: the request headers and body disagree: the Mcp-Param-Region header does not match argument region (tool input property "region" is marked x-mcp-header): send Mcp-Param-Region: eu-west-1',
-    )
+    expect(mismatch.body.error!.message).toBe('Bad Request: the request headers and body disagree: the Mcp-Param-Region header does not match argument region (tool input property "region" is marked x-mcp-header): send Mcp-Param-Region: eu-west-1')
 
     const missing = await call(m.url, sees, TOOL, { region: 'Zürich' })
     expect(missing.status).toBe(400)

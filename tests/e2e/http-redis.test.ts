@@ -17,7 +17,14 @@ async function startReplicas(redis: RedisServer, http: Record<string, unknown> =
     mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
     skills: { dirs: [path.join(repoRoot, 'tests/fixtures/http/skills')] },
     session: { defaultSkills: ['common'] },
-    http: { sessionStore: redis.url, tokens: [{ env: 'MYC_REDIS_ALICE', role: 'guest' }, { env: 'MYC_REDIS_BOB', role: 'developer' }], ...http },
+    http: {
+      sessionStore: redis.url,
+      tokens: [
+        { env: 'MYC_REDIS_ALICE', role: 'guest' },
+        { env: 'MYC_REDIS_BOB', role: 'developer' },
+      ],
+      ...http,
+    },
   })
   return Promise.all([startHttpMyc(config, { env: { ...TOKENS, ...SECRET } }), startHttpMyc(config, { env: { ...TOKENS, ...SECRET } })])
 }

@@ -91,7 +91,11 @@ describe('myc serve --http: a lost stream resumed with Last-Event-ID (build/myc.
       body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow__count', arguments: { steps: 4, stepMs: 150 }, _meta: { progressToken: 'q' } } }),
     })
     let old: ReadableStreamDefaultReader<Uint8Array> | undefined
-    const seen = await readEvents(call, (events) => events.some((e) => e.data.method === 'notifications/progress'), (reader) => (old = reader))
+    const seen = await readEvents(
+      call,
+      (events) => events.some((e) => e.data.method === 'notifications/progress'),
+      (reader) => (old = reader),
+    )
     const lastSeen = seen.filter((e) => e.id).at(-1)!
     // The first connection is still open on both ends: the resume still gets the stream.
     const resumed = await fetch(m.url, { method: 'GET', headers: { ...session, Accept: 'text/event-stream', 'Last-Event-ID': lastSeen.id! } })

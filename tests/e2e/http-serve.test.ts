@@ -81,8 +81,14 @@ describe('myc serve --http: a team over Streamable HTTP (build/myc.cjs)', () => 
     const { client: b } = await open(m.url, { token: bob })
     expect(await names(a)).toEqual([...META, 'echo__echo', 'echo__log'])
     expect(await names(b)).toEqual([...META, 'echo__echo', 'echo__log', 'asker__ask', 'asker__sample', 'slow__count'])
-    const hidden = await a.callTool({ name: 'asker__ask', arguments: {} }).then(() => 'called', (e: Error) => e.message.replace('asker__ask', 'NAME'))
-    const missing = await a.callTool({ name: 'nope__nope', arguments: {} }).then(() => 'called', (e: Error) => e.message.replace('nope__nope', 'NAME'))
+    const hidden = await a.callTool({ name: 'asker__ask', arguments: {} }).then(
+      () => 'called',
+      (e: Error) => e.message.replace('asker__ask', 'NAME'),
+    )
+    const missing = await a.callTool({ name: 'nope__nope', arguments: {} }).then(
+      () => 'called',
+      (e: Error) => e.message.replace('nope__nope', 'NAME'),
+    )
     expect(hidden).toMatch(/Unknown tool: NAME/)
     expect(hidden).toBe(missing)
     expect(text(await a.callTool({ name: 'echo__echo', arguments: { message: 'hi' } }))).toBe('hi')
@@ -178,10 +184,12 @@ describe('myc serve --http: a team over Streamable HTTP (build/myc.cjs)', () => 
     )
     expect(many.map((x) => x.text)).toEqual(Array.from({ length: 100 }, (_, i) => `m${i}`))
     expect(new Set(many.map((x) => x.id)).size).toBe(100)
-    await Promise.all(many.map(async (x) => {
-      await x.transport.terminateSession()
-      await x.client.close()
-    }))
+    await Promise.all(
+      many.map(async (x) => {
+        await x.transport.terminateSession()
+        await x.client.close()
+      }),
+    )
   }, 90_000)
 
   it('refuses what it cannot serve with the right status and a JSON-RPC error body', async () => {
@@ -251,7 +259,10 @@ describe('myc serve --http: a team over Streamable HTTP (build/myc.cjs)', () => 
     const rebound = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = httpRequest(m.url, { method: 'POST', headers: { ...mcpHeaders(auth), Host: 'attacker.example:80' } }, (res) => {
         let body = ''
-        res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => (body += c))
+          .on('end', () => resolve({ status: res.statusCode ?? 0, body }))
       })
       req.on('error', reject)
       req.end(initializeBody)

@@ -73,21 +73,32 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
     expect(r.stderr).toMatch(/adhoc runs as role "developer": agent.adhocRole "adhoc" is not a role here/)
   }, 60_000)
 
-  it.runIf(hasBwrap)('a failing workflow with --on-failure auto hands off to adhoc and completes, naming its context file', async () => {
-    // A skill with a script, as a user adds one.
-    const scripts = path.join(dir, 'skills', 'deploy', 'scripts')
-    mkdirSync(scripts, { recursive: true })
-    writeFileSync(path.join(dir, 'skills', 'deploy', 'SKILL.md'), '---\nname: deploy\ndescription: Release the project\nallowedRoles: [developer]\nallowedTools: []\n---\nRun release.sh.\n')
-    writeFileSync(path.join(scripts, 'release.sh'), '#!/bin/sh\necho "disk full" >&2\nexit 2\n')
-    chmodSync(path.join(scripts, 'release.sh'), 0o755)
-    fake.setScript((_req, i) =>
-      i === 0 ? { content: [{ type: 'text', text: 'Releasing.' }, { type: 'tool_use', name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh' } }] } : { content: [{ type: 'text', text: 'The disk is full.' }] },
-    )
-    const r = await runAgentCli(['workflow', 'release it', '--config', config, '--on-failure', 'auto', '--json'], { fake })
-    expect(r.code, r.stderr).toBe(0)
-    expect(r.events.some((e) => e.type === 'handoff')).toBe(true)
-    const last = end(r.events)
-    expect(last).toMatchObject({ ok: true, reason: 'done', text: 'The disk is full.' })
-    expect(last.contextFile && existsSync(last.contextFile)).toBe(true)
-  }, 60_000)
+  it.runIf(hasBwrap)(
+    'a failing workflow with --on-failure auto hands off to adhoc and completes, naming its context file',
+    async () => {
+      // A skill with a script, as a user adds one.
+      const scripts = path.join(dir, 'skills', 'deploy', 'scripts')
+      mkdirSync(scripts, { recursive: true })
+      writeFileSync(path.join(dir, 'skills', 'deploy', 'SKILL.md'), '---\nname: deploy\ndescription: Release the project\nallowedRoles: [developer]\nallowedTools: []\n---\nRun release.sh.\n')
+      writeFileSync(path.join(scripts, 'release.sh'), '#!/bin/sh\necho "disk full" >&2\nexit 2\n')
+      chmodSync(path.join(scripts, 'release.sh'), 0o755)
+      fake.setScript((_req, i) =>
+        i === 0
+          ? {
+              content: [
+                { type: 'text', text: 'Releasing.' },
+                { type: 'tool_use', name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh' } },
+              ],
+            }
+          : { content: [{ type: 'text', text: 'The disk is full.' }] },
+      )
+      const r = await runAgentCli(['workflow', 'release it', '--config', config, '--on-failure', 'auto', '--json'], { fake })
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.events.some((e) => e.type === 'handoff')).toBe(true)
+      const last = end(r.events)
+      expect(last).toMatchObject({ ok: true, reason: 'done', text: 'The disk is full.' })
+      expect(last.contextFile && existsSync(last.contextFile)).toBe(true)
+    },
+    60_000,
+  )
 })

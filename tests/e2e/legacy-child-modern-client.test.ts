@@ -29,7 +29,12 @@ describe('a 2026 client through myc to a 2025 child', () => {
     expect(keys).toHaveLength(1)
     expect(asked[keys[0]!]!.method).toBe('sampling/createMessage')
     const sampled = { role: 'assistant', content: { type: 'text', text: 'Paris' }, model: 'test' }
-    const done = await modernRequest(myc.url, 'tools/call', { name: 'test_input_required_result_capabilities', arguments: {}, inputResponses: { [keys[0]!]: sampled }, requestState: first.answer.result?.requestState }, { capabilities: { sampling: {} } })
+    const done = await modernRequest(
+      myc.url,
+      'tools/call',
+      { name: 'test_input_required_result_capabilities', arguments: {}, inputResponses: { [keys[0]!]: sampled }, requestState: first.answer.result?.requestState },
+      { capabilities: { sampling: {} } },
+    )
     // The decline gave no name; the empty roots list is an answer the tool counts.
     expect(done.answer.result?.content).toEqual([{ type: 'text', text: 'Received: sampling, roots' }])
   })
@@ -39,7 +44,12 @@ describe('a 2026 client through myc to a 2025 child', () => {
     const first = await modernRequest(myc.url, 'tools/call', { name: 'test_tool_with_task', arguments: {} }, { capabilities })
     expect(first.answer.result?.resultType).toBe('input_required')
     const [key] = Object.keys(first.answer.result?.inputRequests as object)
-    const second = await modernRequest(myc.url, 'tools/call', { name: 'test_tool_with_task', arguments: {}, inputResponses: { [key!]: { action: 'accept', content: { name: 'Alice' } } }, requestState: first.answer.result?.requestState }, { capabilities })
+    const second = await modernRequest(
+      myc.url,
+      'tools/call',
+      { name: 'test_tool_with_task', arguments: {}, inputResponses: { [key!]: { action: 'accept', content: { name: 'Alice' } } }, requestState: first.answer.result?.requestState },
+      { capabilities },
+    )
     expect(second.answer.result).toMatchObject({ resultType: 'task', status: 'working' })
     expect(second.answer.result).not.toHaveProperty('requestState')
     const taskId = String(second.answer.result?.taskId)

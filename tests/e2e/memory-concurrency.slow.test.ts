@@ -29,4 +29,3 @@ describe('two myc processes saving to one role at once', () => {
     for (let c = 0; c < 2; c++) for (let i = 0; i < 500; i++) expect(contents.has(`process ${c} save ${i}`)).toBe(true)
   }, 180_000)
 })
-

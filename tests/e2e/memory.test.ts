@@ -26,8 +26,11 @@ async function answer(client: Client, name: string, args: Record<string, unknown
   }
 }
 const memoryTools = ['mycelium__list_memories', 'mycelium__recall_memory', 'mycelium__save_memory']
-const toolNames = async (client: Client) => (await client.listTools()).tools.map((t) => t.name).filter((n) => n.includes('memor')).sort()
-
+const toolNames = async (client: Client) =>
+  (await client.listTools()).tools
+    .map((t) => t.name)
+    .filter((n) => n.includes('memor'))
+    .sort()
 
 describe('role memory over MCP (build/myc.cjs serve)', () => {
   let p: { dir: string; config: string }

@@ -60,7 +60,12 @@ describe('OAuth for an HTTP child: myc auth login, status, serve, logout (build/
     env = { XDG_CONFIG_HOME: path.join(home, 'config'), HOME: home, MYC_TOKEN_KEY: '' }
     audit = path.join(home, 'audit.jsonl')
     // No "oauth" key: the child's 401 challenge is what turns the flow on. A skill for both servers, so calls are audited.
-    config = writeConfig({ mcpServers: { srv: { type: 'http', url: server.mcpUrl }, echo: { type: 'stdio', command: process.execPath, args: [fixtureServer('echo')] } }, session: { defaultSkills: ['remote'] }, roles: { default: 'developer' }, audit: { file: audit } })
+    config = writeConfig({
+      mcpServers: { srv: { type: 'http', url: server.mcpUrl }, echo: { type: 'stdio', command: process.execPath, args: [fixtureServer('echo')] } },
+      session: { defaultSkills: ['remote'] },
+      roles: { default: 'developer' },
+      audit: { file: audit },
+    })
     mkdirSync(path.join(path.dirname(config), 'skills', 'remote'), { recursive: true })
     writeFileSync(path.join(path.dirname(config), 'skills', 'remote', 'SKILL.md'), '---\nname: remote\ndescription: The remote server and echo\nallowedRoles: [developer]\nallowedTools: ["srv:*", "echo:*"]\n---\nUse them.\n')
   }, 30_000)

@@ -59,7 +59,17 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
   it('myc preview skill goes through previewActivation: built-ins count, already-active and disabled are said', () => {
     const shell = json(['preview', 'skill', 'shell', '--config', file, '--role', 'developer'])
     expect(shell.code).toBe(0)
-    expect(shell.doc).toMatchObject({ ok: true, skill: 'shell', role: 'developer', active: ['common'], alreadyActive: false, added: [{ id: 'mycelium:exec', wireName: 'mycelium__exec' }, { id: 'mycelium:run_script', wireName: 'mycelium__run_script' }] })
+    expect(shell.doc).toMatchObject({
+      ok: true,
+      skill: 'shell',
+      role: 'developer',
+      active: ['common'],
+      alreadyActive: false,
+      added: [
+        { id: 'mycelium:exec', wireName: 'mycelium__exec' },
+        { id: 'mycelium:run_script', wireName: 'mycelium__run_script' },
+      ],
+    })
     expect(shell.doc.addedTokens).toBeGreaterThan(0)
     const writer = json(['preview', 'skill', 'writer', '--config', file, '--role', 'developer']).doc
     expect(writer.added.map((t: { id: string }) => t.id)).toEqual(expect.arrayContaining(['echo:add', 'echo:fail', 'grow:grow']))

@@ -23,7 +23,10 @@ describe('myc serve (build/myc.cjs) ends when its client goes away', () => {
   it('after junk only: every line answered, then exit 0', () => {
     const r = serveWith('null\n[]\n{"jsonrpc":"2.0","id":"x","method":"ping","params":5}\n')
     expect(r.code).toBe(0)
-    const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: unknown; error?: { code: number } })
+    const answers = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: unknown; error?: { code: number } })
     expect(answers.map((a) => [a.id, a.error?.code])).toEqual([
       [null, -32600],
       [null, -32600],

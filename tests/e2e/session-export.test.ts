@@ -22,7 +22,12 @@ describe('exporting a session (build/myc.cjs)', () => {
     writeFileSync(config, JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') } }))
     fake.setScript((_req, i) =>
       i === 0
-        ? { content: [{ type: 'text', text: 'Let me echo <b>that</b>.' }, { type: 'tool_use', name: 'echo__echo', input: { message: '<img src=x onerror=alert(1)>' } }] }
+        ? {
+            content: [
+              { type: 'text', text: 'Let me echo <b>that</b>.' },
+              { type: 'tool_use', name: 'echo__echo', input: { message: '<img src=x onerror=alert(1)>' } },
+            ],
+          }
         : { content: [{ type: 'text', text: 'Done & dusted: <script>alert("x")</script>' }] },
     )
     const run = await runAgentCli(['run', 'Say <script>alert(1)</script>', '--json', '--config', config], { fake })
@@ -44,23 +49,27 @@ describe('exporting a session (build/myc.cjs)', () => {
     expect(bad.code).toBe(2)
   }, 30_000)
 
-  it.runIf(chromium)('as one self-contained HTML file that a real browser renders, content escaped, tool calls folded', async () => {
-    const html = (await runAgentCli(['sessions', 'export', id, '--format', 'html', '--config', config])).stdout
-    const file = path.join(out, 'session.html')
-    writeFileSync(file, html)
-    // Self-contained: no scripts, no external assets.
-    expect(html).not.toMatch(/<script|<link|src=["']?https?:|url\(/i)
-    const dom = execFileSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', `file://${file}`], { encoding: 'utf8', timeout: 60_000 })
-    // What the model and the tool said is text on the page, not markup.
-    expect(dom).toContain('Say &lt;script&gt;alert(1)&lt;/script&gt;')
-    expect(dom).toContain('&lt;img src=x onerror=alert(1)&gt;')
-    expect(dom).not.toMatch(/<img/)
-    expect((dom.match(/<details/g) ?? []).length).toBe(2)
-    const png = path.join(out, 'session.png')
-    execFileSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--window-size=1000,700', `--screenshot=${png}`, `file://${file}`], { timeout: 60_000, stdio: 'ignore' })
-    expect(existsSync(png)).toBe(true)
-    expect(statSync(png).size).toBeGreaterThan(5_000)
-    expect(readFileSync(png).subarray(1, 4).toString()).toBe('PNG')
-    if (process.env.MYC_KEEP_SCREENSHOT) writeFileSync(process.env.MYC_KEEP_SCREENSHOT, readFileSync(png))
-  }, 90_000)
+  it.runIf(chromium)(
+    'as one self-contained HTML file that a real browser renders, content escaped, tool calls folded',
+    async () => {
+      const html = (await runAgentCli(['sessions', 'export', id, '--format', 'html', '--config', config])).stdout
+      const file = path.join(out, 'session.html')
+      writeFileSync(file, html)
+      // Self-contained: no scripts, no external assets.
+      expect(html).not.toMatch(/<script|<link|src=["']?https?:|url\(/i)
+      const dom = execFileSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', `file://${file}`], { encoding: 'utf8', timeout: 60_000 })
+      // What the model and the tool said is text on the page, not markup.
+      expect(dom).toContain('Say &lt;script&gt;alert(1)&lt;/script&gt;')
+      expect(dom).toContain('&lt;img src=x onerror=alert(1)&gt;')
+      expect(dom).not.toMatch(/<img/)
+      expect((dom.match(/<details/g) ?? []).length).toBe(2)
+      const png = path.join(out, 'session.png')
+      execFileSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--window-size=1000,700', `--screenshot=${png}`, `file://${file}`], { timeout: 60_000, stdio: 'ignore' })
+      expect(existsSync(png)).toBe(true)
+      expect(statSync(png).size).toBeGreaterThan(5_000)
+      expect(readFileSync(png).subarray(1, 4).toString()).toBe('PNG')
+      if (process.env.MYC_KEEP_SCREENSHOT) writeFileSync(process.env.MYC_KEEP_SCREENSHOT, readFileSync(png))
+    },
+    90_000,
+  )
 })

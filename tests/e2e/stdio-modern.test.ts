@@ -43,7 +43,6 @@ function texts(result: { content?: unknown }): string[] {
   return (result.content as Array<{ text: string }>).map((c) => c.text)
 }
 
-
 /** `myc serve` spoken to in raw lines: every answer recorded by id (null ids apart). */
 class RawClient {
   readonly proc: ChildProcessWithoutNullStreams

@@ -33,7 +33,11 @@ const CHILDREN = { asker: server('elicit'), slow: server('progress'), hang: serv
 type Rpc = (method: string, params: Record<string, unknown>, capabilities?: Record<string, unknown>) => Promise<RpcAnswer>
 
 let nextId = 1
-const envelope = (capabilities: Record<string, unknown>) => ({ 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'hosted-tasks-e2e', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': capabilities })
+const envelope = (capabilities: Record<string, unknown>) => ({
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'hosted-tasks-e2e', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': capabilities,
+})
 
 /** One 2026-07-28 request of `token` over HTTP (tests/helpers/http.ts modernRequest); its JSON-RPC answer. */
 function httpRpc(url: string, token: string): Rpc {
@@ -235,7 +239,12 @@ describe('myc serve --http: a 2025 child’s own core tasks (server-everything) 
   beforeAll(async () => {
     const config = writeConfig({
       mcpServers: { everything: { command: process.execPath, args: [npmServer('server-everything'), 'stdio'] } },
-      http: { tokens: [{ env: 'MYC_E2E_HOSTED_ALICE', role: 'user', name: 'alice' }, { env: 'MYC_E2E_HOSTED_BOB', role: 'user', name: 'bob' }] },
+      http: {
+        tokens: [
+          { env: 'MYC_E2E_HOSTED_ALICE', role: 'user', name: 'alice' },
+          { env: 'MYC_E2E_HOSTED_BOB', role: 'user', name: 'bob' },
+        ],
+      },
     })
     m = await startHttpMyc(config, { env: TOKENS })
     // server-everything registers its task tool after initialize.

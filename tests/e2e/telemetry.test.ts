@@ -269,7 +269,12 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
         expect(root.attributes).toMatchObject({ 'mycelium.mode': 'chat', 'mycelium.end_reason': 'done', 'gen_ai.usage.input_tokens': expect.any(Number) })
       }
       // Model names aside (the default model): what each turn did.
-      const [first, second] = roots.map((root) => receiver.spans.filter((s) => s.traceId === root.traceId).map((s) => s.name.replace(/^chat .*/, 'chat')).sort())
+      const [first, second] = roots.map((root) =>
+        receiver.spans
+          .filter((s) => s.traceId === root.traceId)
+          .map((s) => s.name.replace(/^chat .*/, 'chat'))
+          .sort(),
+      )
       expect(first).toEqual(['chat', 'chat', 'execute_tool probe:meta', 'invoke_agent mycelium', 'tools/call meta', 'tools/call probe__meta'])
       expect(second).toEqual(['chat', 'invoke_agent mycelium'])
     } finally {

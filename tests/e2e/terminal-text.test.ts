@@ -118,7 +118,11 @@ describe('inspection commands: a child’s names, descriptions and errors shown,
     writeFileSync(memoryConfig, JSON.stringify({ mcpServers: {} }))
     mkdirSync(path.join(dir, '.mycelium', 'memory'), { recursive: true })
     writeFileSync(path.join(dir, '.mycelium', 'memory', 'dev.memory.md'), `# Memory of role dev\n\n## Facts\n\n### [mem_a1]\nDeploy ${HOSTILE}\n<!-- meta: {"type":"fact","tags":["t\\u001b]0;tag\\u0007"],"createdAt":"2026-01-01T00:00:00.000Z"} -->\n`)
-    for (const args of [['memory', 'show', 'dev'], ['memory', 'search', 'deploy'], ['memory', 'list']]) {
+    for (const args of [
+      ['memory', 'show', 'dev'],
+      ['memory', 'search', 'deploy'],
+      ['memory', 'list'],
+    ]) {
       const r = await runAgentCli([...args, '--config', memoryConfig])
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0)
       expect(r.stdout, args.join(' ')).not.toMatch(CONTROLS)
@@ -149,7 +153,12 @@ describe('myc sessions export --format md: outside text cannot close its fence o
     const injected = 'done\n```\n\n# Forged heading\n\n[click me](javascript:alert(1))\n\n````\n<img src=x onerror=alert(1)>\n````'
     fake.setScript((_req, i) =>
       i === 0
-        ? { content: [{ type: 'text', text: 'Echoing.' }, { type: 'tool_use', name: 'echo__echo', input: { message: injected } }] }
+        ? {
+            content: [
+              { type: 'text', text: 'Echoing.' },
+              { type: 'tool_use', name: 'echo__echo', input: { message: injected } },
+            ],
+          }
         : { content: [{ type: 'text', text: 'Reply [x](javascript:alert(1)) <script>alert(2)</script>\n```\nunclosed fence' }] },
     )
     const run = await runAgentCli(['run', 'echo it', '--json', '--config', config], { fake })
@@ -210,42 +219,65 @@ describe('myc chat in a real terminal (tmux)', () => {
     await fake.close()
   })
 
-  it.runIf(hasTmux)('a streamed reply with OSC 52, OSC 0 and ESC[8m sets no clipboard, no title and hides nothing; myc’s own colour stays', async () => {
-    requireBundle()
-    const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-escapes-'))
-    const config = path.join(dir, 'mycelium.config.json')
-    writeFileSync(config, JSON.stringify({ mcpServers: { hostile: hostileServer() } }))
-    mkdirSync(path.join(dir, 'home'))
-    fake.setScript((req) => {
-      const last = req.body.messages.at(-1)!
-      if (typeof last.content === 'string') return { content: [{ type: 'tool_use', name: 'hostile__say', input: {} }] }
-      return { content: [{ type: 'text', text: `Reply: ${HOSTILE} END` }] }
-    })
-    const socket = `myc-chat-escapes-${process.pid}`
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
-    const screen = (escapes = false) => tmux('capture-pane', '-p', '-J', ...(escapes ? ['-e'] : []), '-S', '-', '-t', 'chat')
-    try {
-      tmux('new-session', '-d', '-s', 'chat', '-x', '250', '-y', '50', '-c', dir, `sleep 0.5; env -u ANTHROPIC_AUTH_TOKEN -u ANTHROPIC_MODEL -u NO_COLOR HOME='${path.join(dir, 'home')}' ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} '${process.execPath}' '${bundle}' chat --config '${config}'; sleep 60`)
-      // As a terminal that obeys: OSC 52 from the program would set a tmux buffer (the clipboard).
-      tmux('set', '-g', 'set-clipboard', 'on')
-      await waitFor(() => screen().split('\n').some((l) => l.startsWith('myc>')), 20_000, 'the prompt')
-      const title = tmux('display', '-p', '-t', 'chat', '#{pane_title}').trim()
-      tmux('send-keys', '-t', 'chat', 'say the thing', 'Enter')
-      await waitFor(() => screen().includes('END'), 20_000, 'the reply')
-      await waitFor(() => screen().trimEnd().split('\n').at(-1)!.startsWith('myc>'), 10_000, 'the prompt again')
-      const text = screen()
-      // Obeyed: none.
-      expect(tmux('display', '-p', '-t', 'chat', '#{pane_title}').trim()).toBe(title)
-      expect(tmux('list-buffers')).toBe('')
-      // Shown as text: every escape of the reply.
-      expect(text).toContain(`Reply: ${SHOWN} END`)
-      const withAttributes = screen(true)
-      expect(withAttributes).not.toContain(`${ESC}[8m`)
-      // myc's own colour is still there: the status line is dim.
-      expect(withAttributes).toMatch(/\u001b\[2m[^\n]*0 in \/ 0 out/)
-    } finally {
-      spawnSync('tmux', ['-L', socket, 'kill-server'])
-    }
-    expect(readdirSync(path.join(dir, '.mycelium', 'sessions')).length).toBeGreaterThan(0)
-  }, 60_000)
+  it.runIf(hasTmux)(
+    'a streamed reply with OSC 52, OSC 0 and ESC[8m sets no clipboard, no title and hides nothing; myc’s own colour stays',
+    async () => {
+      requireBundle()
+      const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-escapes-'))
+      const config = path.join(dir, 'mycelium.config.json')
+      writeFileSync(config, JSON.stringify({ mcpServers: { hostile: hostileServer() } }))
+      mkdirSync(path.join(dir, 'home'))
+      fake.setScript((req) => {
+        const last = req.body.messages.at(-1)!
+        if (typeof last.content === 'string') return { content: [{ type: 'tool_use', name: 'hostile__say', input: {} }] }
+        return { content: [{ type: 'text', text: `Reply: ${HOSTILE} END` }] }
+      })
+      const socket = `myc-chat-escapes-${process.pid}`
+      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const screen = (escapes = false) => tmux('capture-pane', '-p', '-J', ...(escapes ? ['-e'] : []), '-S', '-', '-t', 'chat')
+      try {
+        tmux(
+          'new-session',
+          '-d',
+          '-s',
+          'chat',
+          '-x',
+          '250',
+          '-y',
+          '50',
+          '-c',
+          dir,
+          `sleep 0.5; env -u ANTHROPIC_AUTH_TOKEN -u ANTHROPIC_MODEL -u NO_COLOR HOME='${path.join(dir, 'home')}' ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} '${process.execPath}' '${bundle}' chat --config '${config}'; sleep 60`,
+        )
+        // As a terminal that obeys: OSC 52 from the program would set a tmux buffer (the clipboard).
+        tmux('set', '-g', 'set-clipboard', 'on')
+        await waitFor(
+          () =>
+            screen()
+              .split('\n')
+              .some((l) => l.startsWith('myc>')),
+          20_000,
+          'the prompt',
+        )
+        const title = tmux('display', '-p', '-t', 'chat', '#{pane_title}').trim()
+        tmux('send-keys', '-t', 'chat', 'say the thing', 'Enter')
+        await waitFor(() => screen().includes('END'), 20_000, 'the reply')
+        await waitFor(() => screen().trimEnd().split('\n').at(-1)!.startsWith('myc>'), 10_000, 'the prompt again')
+        const text = screen()
+        // Obeyed: none.
+        expect(tmux('display', '-p', '-t', 'chat', '#{pane_title}').trim()).toBe(title)
+        expect(tmux('list-buffers')).toBe('')
+        // Shown as text: every escape of the reply.
+        expect(text).toContain(`Reply: ${SHOWN} END`)
+        const withAttributes = screen(true)
+        expect(withAttributes).not.toContain(`${ESC}[8m`)
+        // myc's own colour is still there: the status line is dim.
+        expect(withAttributes).toMatch(/\u001b\[2m[^\n]*0 in \/ 0 out/)
+      } finally {
+        spawnSync('tmux', ['-L', socket, 'kill-server'])
+      }
+      expect(readdirSync(path.join(dir, '.mycelium', 'sessions')).length).toBeGreaterThan(0)
+    },
+    60_000,
+  )
 })

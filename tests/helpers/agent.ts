@@ -32,7 +32,13 @@ export function runAgentCli(args: string[], options: { env?: Record<string, stri
   return new Promise((resolve) => {
     child.on('close', (code) => {
       // JSON Lines from the agent commands; other commands' --json (pretty documents) are left in stdout.
-      const events = args.includes('--json') && ['run', 'adhoc', 'workflow'].includes(args[0]!) ? stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent) : []
+      const events =
+        args.includes('--json') && ['run', 'adhoc', 'workflow'].includes(args[0]!)
+          ? stdout
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => JSON.parse(l) as AgentEvent)
+          : []
       resolve({ code, stdout, stderr, events })
     })
   })

@@ -26,8 +26,47 @@ export function prng(seed: number): () => number {
   }
 }
 
-const SERVED = ['initialize', 'ping', 'tools/list', 'tools/call', 'prompts/list', 'prompts/get', 'resources/list', 'resources/templates/list', 'resources/read', 'resources/subscribe', 'resources/unsubscribe', 'completion/complete', 'logging/setLevel', 'tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/list', 'skills/list', 'skills/get', 'resources/directory/read']
-const HOSTILE_NAMES = ['__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString', 'valueOf', '__defineGetter__', '\u0000', '\ud800', '\udfff\ud800', 'a'.repeat(10_000), '../../etc/passwd', 'echo__echo\u0000', '${HOME}', '%s%s%s', '\u202e', '💥'.repeat(100)]
+const SERVED = [
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'completion/complete',
+  'logging/setLevel',
+  'tasks/get',
+  'tasks/result',
+  'tasks/cancel',
+  'tasks/list',
+  'skills/list',
+  'skills/get',
+  'resources/directory/read',
+]
+const HOSTILE_NAMES = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'hasOwnProperty',
+  'toString',
+  'valueOf',
+  '__defineGetter__',
+  '\u0000',
+  '\ud800',
+  '\udfff\ud800',
+  'a'.repeat(10_000),
+  '../../etc/passwd',
+  'echo__echo\u0000',
+  '${HOME}',
+  '%s%s%s',
+  '\u202e',
+  '💥'.repeat(100),
+]
 const BAD_IDS: unknown[] = [null, {}, [], [1], true, false, 1.5, -0.5, 1e400, 123456789012345678901234567890, { __proto__: 1 }]
 const BAD_PARAMS: unknown[] = ['x', 5, true, [], [1, 2], null]
 
@@ -40,7 +79,11 @@ export function hostileMessages(count: number, seed: number, nextId: () => strin
 
   const makers: Array<() => HostileMessage> = [
     // Not JSON at all.
-    () => ({ line: pick(['{', '}', '{"jsonrpc":"2.0",', 'nul', 'undefined', "{'a':1}", '{"a":1,}', '[1,]', 'NaN', '\u0001\u0002\u0003', '{"jsonrpc":"2.0","id":"x","method":"ping"}}', '\u0000{}', '{"a":"\u0007"}']), owed: { nullId: true }, what: 'not JSON' }),
+    () => ({
+      line: pick(['{', '}', '{"jsonrpc":"2.0",', 'nul', 'undefined', "{'a':1}", '{"a":1,}', '[1,]', 'NaN', '\u0001\u0002\u0003', '{"jsonrpc":"2.0","id":"x","method":"ping"}}', '\u0000{}', '{"a":"\u0007"}']),
+      owed: { nullId: true },
+      what: 'not JSON',
+    }),
     () => ({ line: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0xfd, 0x22, 0x3a, 0x31]), owed: { nullId: true }, what: 'invalid UTF-8, not JSON' }),
     // (Not \n or \r: those end the line, making two messages of it.)
     () => ({ line: `"${String.fromCharCode(...Array.from({ length: 20 }, () => pick([0, 1, 7, 8, 9, 11, 12, 27, 31])))}"`, owed: { nullId: true }, what: 'raw control characters in a string' }),
@@ -60,7 +103,11 @@ export function hostileMessages(count: number, seed: number, nextId: () => strin
       return { line, owed: { id, code: -32600 }, what: 'bad envelope' }
     },
     // Ids of every wrong type.
-    () => ({ line: `{"jsonrpc":"2.0","id":${pick(BAD_IDS.map((i) => (i === 1e400 ? '1e400' : typeof i === 'number' && !Number.isSafeInteger(i) && Math.abs(i) > 1e20 ? '123456789012345678901234567890' : JSON.stringify(i))))},"method":"${pick(SERVED)}"}`, owed: { nullId: true }, what: 'bad id' }),
+    () => ({
+      line: `{"jsonrpc":"2.0","id":${pick(BAD_IDS.map((i) => (i === 1e400 ? '1e400' : typeof i === 'number' && !Number.isSafeInteger(i) && Math.abs(i) > 1e20 ? '123456789012345678901234567890' : JSON.stringify(i))))},"method":"${pick(SERVED)}"}`,
+      owed: { nullId: true },
+      what: 'bad id',
+    }),
     // Params that do not fit the method.
     () => {
       const id = nextId()
@@ -101,7 +148,11 @@ export function hostileMessages(count: number, seed: number, nextId: () => strin
     },
     () => {
       const id = nextId()
-      return { line: rq(pick(['__proto__', 'constructor', 'toString', 'no/such/method', 'notifications/initialized', 'tools/call/', 'TOOLS/CALL', 'sampling/createMessage', 'roots/list', 'elicitation/create']), undefined, id), owed: { id }, what: 'method myc does not serve' }
+      return {
+        line: rq(pick(['__proto__', 'constructor', 'toString', 'no/such/method', 'notifications/initialized', 'tools/call/', 'TOOLS/CALL', 'sampling/createMessage', 'roots/list', 'elicitation/create']), undefined, id),
+        owed: { id },
+        what: 'method myc does not serve',
+      }
     },
     // Huge numbers and deep nesting inside otherwise valid requests.
     () => {
@@ -127,7 +178,11 @@ export function hostileMessages(count: number, seed: number, nextId: () => strin
     },
     () => {
       const id = nextId()
-      return { line: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo__echo","arguments":{"message":"${'x'.repeat(limits.maxMessageBytes + 10)}\\"id\\":1"}},"id":"${id}"}`, owed: { id, code: -32600 }, what: 'over the size cap, id last' }
+      return {
+        line: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo__echo","arguments":{"message":"${'x'.repeat(limits.maxMessageBytes + 10)}\\"id\\":1"}},"id":"${id}"}`,
+        owed: { id, code: -32600 },
+        what: 'over the size cap, id last',
+      }
     },
     // Notifications, good or bad, are never answered.
     () => ({

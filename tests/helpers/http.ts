@@ -59,10 +59,7 @@ export async function startHttpMyc(config: string, options: { env?: Record<strin
 }
 
 /** An SDK 2.x client connected to myc over Streamable HTTP, with a bearer token when given. */
-export async function connectHttp(
-  url: string,
-  options: { token?: string; capabilities?: Record<string, unknown>; setup?: (client: Client) => void } = {},
-): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+export async function connectHttp(url: string, options: { token?: string; capabilities?: Record<string, unknown>; setup?: (client: Client) => void } = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(new URL(url), options.token ? { requestInit: { headers: { Authorization: `Bearer ${options.token}` } } } : {})
   const client = new Client({ name: 'http-e2e', version: '1.0.0' }, { capabilities: options.capabilities ?? {} })
   options.setup?.(client)

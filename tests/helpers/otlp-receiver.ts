@@ -126,7 +126,25 @@ export class OtlpReceiver {
 }
 
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number }
-type OtlpJson = { resourceSpans?: Array<{ resource?: { attributes?: Array<{ key: string; value: AnyValue }> }; scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: Array<{ key: string; value: AnyValue }>; status?: { code?: number; message?: string }; events?: Array<{ name: string }>; startTimeUnixNano?: string; endTimeUnixNano?: string }> }> }> }
+type OtlpJson = {
+  resourceSpans?: Array<{
+    resource?: { attributes?: Array<{ key: string; value: AnyValue }> }
+    scopeSpans?: Array<{
+      spans?: Array<{
+        traceId: string
+        spanId: string
+        parentSpanId?: string
+        name: string
+        kind: number
+        attributes?: Array<{ key: string; value: AnyValue }>
+        status?: { code?: number; message?: string }
+        events?: Array<{ name: string }>
+        startTimeUnixNano?: string
+        endTimeUnixNano?: string
+      }>
+    }>
+  }>
+}
 
 type OtlpPoint = { attributes?: Array<{ key: string; value: AnyValue }>; count?: string | number; sum?: number; bucketCounts?: Array<string | number>; explicitBounds?: number[]; asInt?: string | number; asDouble?: number }
 type OtlpMetricsJson = {

@@ -48,9 +48,7 @@ export async function connectClient(runtime: Runtime, options: { view?: Principa
 export function captureLogger(): { logger: ReturnType<typeof createLogger>; lines: string[] } {
   const lines: string[] = []
   const logger = createLogger({ verbose: true })
-  ;(logger as unknown as { setReporters: (r: unknown[]) => void }).setReporters([
-    { log: (obj: { tag?: string; args: unknown[] }) => lines.push(`${obj.tag ? `[${obj.tag}] ` : ''}${obj.args.map(String).join(' ')}`) },
-  ])
+  ;(logger as unknown as { setReporters: (r: unknown[]) => void }).setReporters([{ log: (obj: { tag?: string; args: unknown[] }) => lines.push(`${obj.tag ? `[${obj.tag}] ` : ''}${obj.args.map(String).join(' ')}`) }])
   return { logger, lines }
 }
 
@@ -63,7 +61,6 @@ export async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_0
   }
   throw new Error(`timed out waiting for ${what}`)
 }
-
 
 /**
  * A started runtime in policy mode (or open mode) over a loaded config, the
@@ -95,7 +92,14 @@ export class PolicyHarness {
   /** A principal's view, as `myc serve --role … --skills …` would make it. */
   async view(role: string | undefined, options: { skills?: string[]; env?: Record<string, string>; runner?: import('../../src/principal/builtin-exec.js').BuiltinRunner } = {}): Promise<PrincipalView> {
     const { createView } = await import('../../src/principal/policy-mode.js')
-    return createView(this.mode, this.loaded, { ...(role !== undefined ? { role } : {}), ...(options.skills ? { skills: options.skills } : {}), env: options.env ?? {}, catalogue: this.runtime.catalogue, logger: this.logger, ...(options.runner ? { runner: options.runner } : {}) })
+    return createView(this.mode, this.loaded, {
+      ...(role !== undefined ? { role } : {}),
+      ...(options.skills ? { skills: options.skills } : {}),
+      env: options.env ?? {},
+      catalogue: this.runtime.catalogue,
+      logger: this.logger,
+      ...(options.runner ? { runner: options.runner } : {}),
+    })
   }
 }
 
@@ -110,6 +114,8 @@ export async function uriAnswer(client: Client, method: string, uri: string): Pr
     await client.request({ method, params: { uri } }, passthrough)
     return 'ok'
   } catch (error) {
-    return String((error as Error).message).split(uri).join('<URI>')
+    return String((error as Error).message)
+      .split(uri)
+      .join('<URI>')
   }
 }

@@ -17,7 +17,13 @@ describe('SessionEventLog: what a resumed stream replays', () => {
     await log.storeEvent('post_b', note(100))
     const a2 = await log.storeEvent('post_a', note(2))
     await log.storeEvent('post_a', note(3))
-    expect(await replay(log, a1)).toEqual({ stream: 'post_a', sent: [[a2, 2], [`post_a_${Number(a2.split('_').at(-1)) + 1}`, 3]] })
+    expect(await replay(log, a1)).toEqual({
+      stream: 'post_a',
+      sent: [
+        [a2, 2],
+        [`post_a_${Number(a2.split('_').at(-1)) + 1}`, 3],
+      ],
+    })
     expect(log.streamOf(a2)).toBe('post_a')
     await expect(replay(log, 'post_c_1')).rejects.toThrow(/no stream/)
     expect(log.streamOf('garbage')).toBeUndefined()

@@ -42,7 +42,13 @@ describe('the HTTP face: GET /metrics and http.rateLimit', () => {
       logger: runtime.logger,
       listen: { host: '127.0.0.1', port: 8808 },
       path: '/mcp',
-      tokens: readTokens([{ env: 'A', role: 'dev', name: 'alice' }, { env: 'B', role: 'dev' }], { A: ALICE, B: BOB }),
+      tokens: readTokens(
+        [
+          { env: 'A', role: 'dev', name: 'alice' },
+          { env: 'B', role: 'dev' },
+        ],
+        { A: ALICE, B: BOB },
+      ),
       launch: launchPrincipal(undefined, undefined),
       viewFor: () => openView(),
       allowedOrigins: ['https://app.example.com'],

@@ -75,12 +75,20 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
     return { status: response.status, sessionId: response.headers.get('mcp-session-id') }
   }
   const initialized = async (url: string, token: string | undefined, sessionId: string) => {
-    const r = await fetch(url, { method: 'POST', headers: mcpHeaders({ ...(token ? { Authorization: `Bearer ${token}` } : {}), 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25' }), body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
+    const r = await fetch(url, {
+      method: 'POST',
+      headers: mcpHeaders({ ...(token ? { Authorization: `Bearer ${token}` } : {}), 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25' }),
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    })
     await r.text()
     return r.status
   }
   const ping = async (url: string, token: string | undefined, sessionId: string) => {
-    const r = await fetch(url, { method: 'POST', headers: mcpHeaders({ ...(token ? { Authorization: `Bearer ${token}` } : {}), 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25' }), body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) })
+    const r = await fetch(url, {
+      method: 'POST',
+      headers: mcpHeaders({ ...(token ? { Authorization: `Bearer ${token}` } : {}), 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25' }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+    })
     return { status: r.status, body: await r.text() }
   }
 
@@ -240,7 +248,11 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
       expect(opened.map((o) => o.status)).toEqual([200, 200])
       const refused = await fetch(url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${ALICE}` }), body: initializeBody })
       expect(refused.status).toBe(429)
-      expect(await refused.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Too Many Requests: this credential holds 2 sessions, the most one may (http.maxSessionsPerCredential is 2); end one (DELETE) or let one expire' } })
+      expect(await refused.json()).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: 'Too Many Requests: this credential holds 2 sessions, the most one may (http.maxSessionsPerCredential is 2); end one (DELETE) or let one expire' },
+      })
       expect((await initialize(url, BOB)).status).toBe(200)
       // Ending one makes room.
       const ended = await fetch(url, { method: 'DELETE', headers: { Authorization: `Bearer ${ALICE}`, 'Mcp-Session-Id': opened[0]!.sessionId!, 'MCP-Protocol-Version': '2025-11-25' } })
@@ -282,7 +294,9 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
       for (const token of [await sign(), await sign('')]) {
         const r = await fetch(url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}` }), body: initializeBody })
         expect(r.status).toBe(401)
-        expect(r.headers.get('www-authenticate')).toBe(`Bearer realm="mycelium", resource_metadata="${base}/.well-known/oauth-protected-resource", error="invalid_token", error_description="the token has no sub claim (myc binds a caller to iss and sub)"`)
+        expect(r.headers.get('www-authenticate')).toBe(
+          `Bearer realm="mycelium", resource_metadata="${base}/.well-known/oauth-protected-resource", error="invalid_token", error_description="the token has no sub claim (myc binds a caller to iss and sub)"`,
+        )
         expect(((await r.json()) as { error: { message: string } }).error.message).toBe('Unauthorized: the token has no sub claim (myc binds a caller to iss and sub)')
       }
       const g = await sign('g')
@@ -295,7 +309,7 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
   })
 
   describe('Origin: the same origin is the same scheme, host and port', () => {
-    it('a page on https:// at myc\'s host:port is another origin than myc on http://', async () => {
+    it("a page on https:// at myc's host:port is another origin than myc on http://", async () => {
       const { url, base } = await start({ tokens: [] })
       const port = new URL(base).port
       const withOrigin = (origin: string) => fetch(url, { method: 'POST', headers: mcpHeaders({ Origin: origin }), body: initializeBody })
@@ -315,15 +329,18 @@ async function rpc(url: string, token: string, sessionId: string, method: string
   const r = await fetch(url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}`, 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25' }), body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }) })
   const text = await r.text()
   if (r.status !== 200) return { status: r.status, ...(text ? (JSON.parse(text) as object) : {}) }
-  const messages = (r.headers.get('content-type') ?? '').includes('text/event-stream') ? text.split('\n').filter((l) => l.startsWith('data:') && l.slice(5).trim() !== '').map((l) => JSON.parse(l.slice(5)) as Record<string, unknown>) : [JSON.parse(text) as Record<string, unknown>]
+  const messages = (r.headers.get('content-type') ?? '').includes('text/event-stream')
+    ? text
+        .split('\n')
+        .filter((l) => l.startsWith('data:') && l.slice(5).trim() !== '')
+        .map((l) => JSON.parse(l.slice(5)) as Record<string, unknown>)
+    : [JSON.parse(text) as Record<string, unknown>]
   const answer = messages.find((m) => m.id === 7)!
   return { status: r.status, ...(answer as object) }
 }
 
 describe('a session narrowed by a narrower JWT, across two replicas sharing a store (policy mode, real HTTP)', () => {
-  const harness = new PolicyHarness(async () =>
-    loadedConfig({ mcpServers: { echo: fixtureEntry('echo') }, skills: { dirs: [`${repoRoot}/tests/fixtures/http/skills`] }, session: { defaultSkills: ['common'] } }),
-  )
+  const harness = new PolicyHarness(async () => loadedConfig({ mcpServers: { echo: fixtureEntry('echo') }, skills: { dirs: [`${repoRoot}/tests/fixtures/http/skills`] }, session: { defaultSkills: ['common'] } }))
   const faces: HttpFace[] = []
   const servers: Server[] = []
   let keys: Awaited<ReturnType<typeof generateKeyPair>>

@@ -28,7 +28,12 @@ describe('http.jwt: tokens from an identity provider', () => {
   afterAll(() => new Promise<void>((r) => jwks.close(() => r())))
 
   const sign = (claims: Record<string, unknown>, over: { key?: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']; iss?: string; aud?: string; exp?: number | string; nbf?: number; noExp?: boolean } = {}) => {
-    let jwt = new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(over.iss ?? issuer).setAudience(over.aud ?? audience).setSubject('alice').setIssuedAt()
+    let jwt = new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setIssuer(over.iss ?? issuer)
+      .setAudience(over.aud ?? audience)
+      .setSubject('alice')
+      .setIssuedAt()
     if (!over.noExp) jwt = jwt.setExpirationTime(over.exp ?? '5m')
     if (over.nbf !== undefined) jwt = jwt.setNotBefore(over.nbf)
     return jwt.sign(over.key ?? keys.privateKey)
@@ -73,7 +78,11 @@ describe('http.jwt: tokens from an identity provider', () => {
   it('refuses a valid token without a subject (no sub, an empty or non-string one): every such token would be one caller', async () => {
     const v = await createJwtVerifier({ issuer, audience, publicKey: await exportSPKI(keys.publicKey), roleClaim: 'role' })
     const base = () => new SignJWT({ role: 'dev' }).setProtectedHeader({ alg: 'ES256' }).setIssuer(issuer).setAudience(audience).setIssuedAt().setExpirationTime('5m')
-    for (const token of [await base().sign(keys.privateKey), await base().setSubject('  ').sign(keys.privateKey), await new SignJWT({ role: 'dev', sub: 42 } as unknown as { role: string }).setProtectedHeader({ alg: 'ES256' }).setIssuer(issuer).setAudience(audience).setExpirationTime('5m').sign(keys.privateKey)]) {
+    for (const token of [
+      await base().sign(keys.privateKey),
+      await base().setSubject('  ').sign(keys.privateKey),
+      await new SignJWT({ role: 'dev', sub: 42 } as unknown as { role: string }).setProtectedHeader({ alg: 'ES256' }).setIssuer(issuer).setAudience(audience).setExpirationTime('5m').sign(keys.privateKey),
+    ]) {
       expect(await v.verify(token)).toEqual({ ok: false, reason: 'no sub claim', description: 'the token has no sub claim (myc binds a caller to iss and sub)' })
     }
     expect(await v.verify(await base().setSubject('bob').sign(keys.privateKey))).toEqual({ ok: true, identity: { subject: `${issuer}|bob`, role: 'dev', skills: [] } })

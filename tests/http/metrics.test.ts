@@ -37,7 +37,7 @@ describe('metrics: the text of GET /metrics', () => {
     await runtime?.close()
   })
 
-  it('is Prometheus text with HELP and TYPE for each of myc\'s metrics', async () => {
+  it("is Prometheus text with HELP and TYPE for each of myc's metrics", async () => {
     expect(metrics.contentType).toMatch(/^text\/plain; version=0\.0\.4/)
     const text = await metrics.text()
     for (const [name, type] of [
@@ -138,7 +138,10 @@ describe('prom-client is loaded only by myc serve --http with metrics on', () =>
     for (const entry of ['src/cli.ts', 'src/commands/serve.ts', 'src/http/serve-http.ts', 'src/http/http-face.ts']) {
       const graph = staticGraph(path.join(repoRoot, entry))
       expect(graph.size, entry).toBeGreaterThan(5)
-      expect([...graph].filter((m) => ['prom-client', 'jose', 'redis'].includes(m) || m.endsWith('src/http/metrics.ts')), entry).toEqual([])
+      expect(
+        [...graph].filter((m) => ['prom-client', 'jose', 'redis'].includes(m) || m.endsWith('src/http/metrics.ts')),
+        entry,
+      ).toEqual([])
     }
     // The walk does see a static import where there is one (metrics.ts takes the libraries from http-deps.ts, which loads them on demand).
     expect(staticGraph(path.join(repoRoot, 'src/http/metrics.ts')).has(path.join(repoRoot, 'src/http/http-deps.ts'))).toBe(true)

@@ -6,7 +6,10 @@ const b64 = (s: string) => `=?base64?${Buffer.from(s, 'utf8').toString('base64')
 
 describe('paramHeadersOf: the arguments a tool asks to be mirrored', () => {
   it('finds x-mcp-header through chains of properties, at any depth', () => {
-    const schema = { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, target: { type: 'object', properties: { shard: { type: 'integer', 'x-mcp-header': 'Shard' }, dry: { type: 'boolean', 'x-mcp-header': 'Dry-Run' } } } } }
+    const schema = {
+      type: 'object',
+      properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, target: { type: 'object', properties: { shard: { type: 'integer', 'x-mcp-header': 'Shard' }, dry: { type: 'boolean', 'x-mcp-header': 'Dry-Run' } } } },
+    }
     expect(paramHeadersOf(schema)).toEqual([
       { path: ['region'], name: 'Region', type: 'string' },
       { path: ['target', 'shard'], name: 'Shard', type: 'integer' },

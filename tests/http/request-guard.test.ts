@@ -46,7 +46,7 @@ describe('Origin header', () => {
     expect(checkOrigin('null', allowed, 'null').ok).toBe(false)
   })
 
-  it('the same origin means the same scheme too: https:// at myc\'s host:port is not myc on http://', () => {
+  it("the same origin means the same scheme too: https:// at myc's host:port is not myc on http://", () => {
     expect(checkOrigin('https://127.0.0.1:8808', allowed, '127.0.0.1:8808').ok).toBe(false)
     expect(checkOrigin('https://127.0.0.1:8808', allowed, '127.0.0.1:8808', 'http:').ok).toBe(false)
     expect(checkOrigin('https://127.0.0.1:8808', allowed, '127.0.0.1:8808', 'https:')).toEqual({ ok: true })

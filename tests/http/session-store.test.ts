@@ -48,7 +48,11 @@ function contract(name: string, make: () => Promise<SessionStore>, pause: (ms: n
 }
 
 let clock = 0
-contract('memory', async () => new MemorySessionStore(() => clock), async (ms) => void (clock += ms))
+contract(
+  'memory',
+  async () => new MemorySessionStore(() => clock),
+  async (ms) => void (clock += ms),
+)
 
 describe.skipIf(!hasRedis())('Redis', () => {
   let redis: RedisServer
@@ -56,7 +60,11 @@ describe.skipIf(!hasRedis())('Redis', () => {
     redis = await startRedis()
   })
   afterAll(() => redis?.stop())
-  contract('redis', () => openSessionStore(redis.url, () => {}), (ms) => new Promise((r) => setTimeout(r, ms)))
+  contract(
+    'redis',
+    () => openSessionStore(redis.url, () => {}),
+    (ms) => new Promise((r) => setTimeout(r, ms)),
+  )
 
   it('a damaged or foreign value under a session key reads as no session', async () => {
     const store = await openSessionStore(redis.url, () => {})

@@ -6,7 +6,13 @@ const env = { TOKEN_A: 'a-long-random-token-for-alice', TOKEN_B: 'b-long-random-
 
 describe('readTokens: the values come from the environment at start', () => {
   it('reads each token, labelled by its name or its index, with its role and skills', () => {
-    const tokens = readTokens([{ env: 'TOKEN_A', role: 'guest', name: 'alice' }, { env: 'TOKEN_B', role: 'developer', skills: ['reader'] }], env)
+    const tokens = readTokens(
+      [
+        { env: 'TOKEN_A', role: 'guest', name: 'alice' },
+        { env: 'TOKEN_B', role: 'developer', skills: ['reader'] },
+      ],
+      env,
+    )
     expect(tokens.map(({ index, label, role, skills }) => ({ index, label, role, skills }))).toEqual([
       { index: 0, label: 'alice', role: 'guest', skills: [] },
       { index: 1, label: 'tokens[1]', role: 'developer', skills: ['reader'] },
@@ -18,7 +24,15 @@ describe('readTokens: the values come from the environment at start', () => {
   it('an unset or empty variable is a config error naming the entry and the variable, and never a value', () => {
     let error: unknown
     try {
-      readTokens([{ env: 'TOKEN_A', role: 'guest' }, { env: 'MISSING', role: 'guest' }, { env: 'EMPTY', role: 'guest' }], env, '/x/mycelium.config.json')
+      readTokens(
+        [
+          { env: 'TOKEN_A', role: 'guest' },
+          { env: 'MISSING', role: 'guest' },
+          { env: 'EMPTY', role: 'guest' },
+        ],
+        env,
+        '/x/mycelium.config.json',
+      )
     } catch (e) {
       error = e
     }
@@ -33,12 +47,26 @@ describe('readTokens: the values come from the environment at start', () => {
   })
 
   it('two entries holding the same token are refused', () => {
-    expect(() => readTokens([{ env: 'TOKEN_A', role: 'guest' }, { env: 'SAME', role: 'admin' }], { ...env, SAME: env.TOKEN_A })).toThrow(/http\.tokens\[1\]\.env: SAME holds the same token as http\.tokens\[0\]/)
+    expect(() =>
+      readTokens(
+        [
+          { env: 'TOKEN_A', role: 'guest' },
+          { env: 'SAME', role: 'admin' },
+        ],
+        { ...env, SAME: env.TOKEN_A },
+      ),
+    ).toThrow(/http\.tokens\[1\]\.env: SAME holds the same token as http\.tokens\[0\]/)
   })
 })
 
 describe('matchToken', () => {
-  const tokens = readTokens([{ env: 'TOKEN_A', role: 'guest', name: 'alice' }, { env: 'TOKEN_B', role: 'developer', name: 'bob' }], env)
+  const tokens = readTokens(
+    [
+      { env: 'TOKEN_A', role: 'guest', name: 'alice' },
+      { env: 'TOKEN_B', role: 'developer', name: 'bob' },
+    ],
+    env,
+  )
 
   it('finds the token a Bearer header carries (scheme in any case)', () => {
     expect(matchToken(tokens, `Bearer ${env.TOKEN_B}`)).toMatchObject({ ok: true, token: { label: 'bob' } })

@@ -47,7 +47,9 @@ describe('myc tools: built-ins through visibleBuiltins', () => {
       for (const active of [[], ['shell'], ['notes'], ['shell', 'notes', 'writer']]) {
         for (const metaTools of [true, false]) {
           const filter = p.filter(role, new Set(active))
-          const shown = builtinTools(filter, { metaTools, naming }).filter((b) => b.visible).map((b) => b.name)
+          const shown = builtinTools(filter, { metaTools, naming })
+            .filter((b) => b.visible)
+            .map((b) => b.name)
           expect(shown, `${role} [${active}] metaTools=${metaTools}`).toEqual(visibleBuiltins(filter, { metaTools, available: SERVED_BUILTINS }))
         }
       }
@@ -83,15 +85,35 @@ describe('myc preview skill: previewActivation', () => {
   it('adds what previewActivation adds, with wire names and its token estimate', () => {
     const c = catalogue()
     const r = previewSkill(p, c, 'dev', new Set(['common']), 'writer', naming)
-    const core = previewActivation(p, 'dev', new Set(['common']), 'writer', c.tools().map((e) => ({ server: e.server, name: e.name, def: e.wire })))
+    const core = previewActivation(
+      p,
+      'dev',
+      new Set(['common']),
+      'writer',
+      c.tools().map((e) => ({ server: e.server, name: e.name, def: e.wire })),
+    )
     if (!r.ok || !core.ok) throw new Error('expected a preview')
-    expect(r).toEqual({ ok: true, skill: 'writer', role: 'dev', active: ['common'], alreadyActive: false, added: [{ id: 'fs:write_file', wireName: 'fs__write_file' }, { id: 'git:push', wireName: 'git__push' }], addedTokens: core.addedTokens })
+    expect(r).toEqual({
+      ok: true,
+      skill: 'writer',
+      role: 'dev',
+      active: ['common'],
+      alreadyActive: false,
+      added: [
+        { id: 'fs:write_file', wireName: 'fs__write_file' },
+        { id: 'git:push', wireName: 'git__push' },
+      ],
+      addedTokens: core.addedTokens,
+    })
     expect(r.added.map((a) => a.id)).toEqual(core.added)
   })
 
   it('counts the built-ins a skill brings (shell adds exec and run_script)', () => {
     const r = previewSkill(p, catalogue(), 'dev', new Set(), 'shell', naming)
-    expect(r.ok && r.added).toEqual([{ id: 'mycelium:exec', wireName: 'mycelium__exec' }, { id: 'mycelium:run_script', wireName: 'mycelium__run_script' }])
+    expect(r.ok && r.added).toEqual([
+      { id: 'mycelium:exec', wireName: 'mycelium__exec' },
+      { id: 'mycelium:run_script', wireName: 'mycelium__run_script' },
+    ])
     expect(r.ok && r.addedTokens).toBeGreaterThan(50)
   })
 
@@ -108,7 +130,12 @@ describe('myc preview skill: previewActivation', () => {
     expect(error('ops', 'writer')).toBe('skill "writer" exists, but role "ops" cannot reach it; roles that can: dev, lead')
     expect(error('dev', 'broken')).toMatch(/^skill "broken" is disabled: .*fs:gone/)
     expect(error('dev', 'nope')).toBe('no skill is named "nope" (`myc skills` lists them)')
-    for (const [role, name] of [['ops', 'writer'], ['dev', 'broken'], ['dev', 'nope']] as const) expect(error(role, name)).not.toContain('list_skills')
+    for (const [role, name] of [
+      ['ops', 'writer'],
+      ['dev', 'broken'],
+      ['dev', 'nope'],
+    ] as const)
+      expect(error(role, name)).not.toContain('list_skills')
     // The agent's answer stays one text for all three (non-existence).
     expect(previewActivation(p, 'ops', new Set(), 'writer', [])).toEqual({ ok: false, error: unknownSkill('writer').error.message })
   })

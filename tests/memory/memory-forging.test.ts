@@ -90,7 +90,14 @@ describe('the memory file: saved content cannot forge a header', () => {
   })
 
   it('render → parse is the identity for every forgery at once, in every section', () => {
-    const entries: MemoryEntry[] = FORGERIES.map((content, i) => ({ id: `mem_f${i}`, role: 'dev', type: (['preference', 'fact', 'decision', 'note'] as const)[i % 4]!, tags: [`t${i}`], createdAt: '2026-01-01T00:00:00.000Z', content: content.replace(/\r\n?/g, '\n') }))
+    const entries: MemoryEntry[] = FORGERIES.map((content, i) => ({
+      id: `mem_f${i}`,
+      role: 'dev',
+      type: (['preference', 'fact', 'decision', 'note'] as const)[i % 4]!,
+      tags: [`t${i}`],
+      createdAt: '2026-01-01T00:00:00.000Z',
+      content: content.replace(/\r\n?/g, '\n'),
+    }))
     const parsed = parseMemoryFile(renderMemoryFile('dev', entries, [], '2026-01-02T00:00:00.000Z'), 'dev', '2026-01-03T00:00:00.000Z')
     expect(parsed.problems).toEqual([])
     expect(parsed.entries.map((e) => e.content).sort()).toEqual(entries.map((e) => e.content.trimEnd()).sort())

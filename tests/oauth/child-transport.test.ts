@@ -70,7 +70,10 @@ describe('an HTTP child’s transport with a stored OAuth login', () => {
   it('no login: the connect fails with the fix, and no fallback to HTTP+SSE is tried', async () => {
     const store = new TokenStore(mkdtempSync(path.join(tmpdir(), 'myc-transport-')), 'local')
     const before = server.requests.length
-    const error = await connect(store).then(() => undefined, (e: unknown) => e)
+    const error = await connect(store).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     // One POST, answered 401: no GET of an HTTP+SSE stream, no registration, no authorization.
     expect(server.requests.slice(before)).toEqual(['POST /mcp'])
     expect(describeStartError(error, config())).toBe('needs an OAuth login (the server answered 401 and no login is stored for it); run: myc auth login srv')
@@ -81,7 +84,10 @@ describe('an HTTP child’s transport with a stored OAuth login', () => {
   it('a refused token that cannot be refreshed: the fix is a login', async () => {
     const store = await seeded(server.issueTokens(client.id), false)
     server.revokeAccessTokens()
-    const error = await connect(store).then(() => undefined, (e: unknown) => e)
+    const error = await connect(store).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(describeStartError(error, config())).toMatch(/^needs an OAuth login \(the server refused the stored token and it has no refresh token\); run: myc auth login srv$/)
   })
 
@@ -91,7 +97,10 @@ describe('an HTTP child’s transport with a stored OAuth login', () => {
     const before = server.requests.length
     const refreshes = server.refreshes
     try {
-      const error = await connect(store).then(() => undefined, (e: unknown) => e)
+      const error = await connect(store).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
       expect(describeStartError(error, config())).toBe('needs an OAuth login (the server refused the token even after a refresh); run: myc auth login srv')
     } finally {
       server.refuseAll = false
@@ -103,7 +112,10 @@ describe('an HTTP child’s transport with a stored OAuth login', () => {
   it('a config that sends its own Authorization header (and no "oauth") is left alone', async () => {
     const store = await seeded(server.issueTokens(client.id))
     const transport = createChildTransport({ ...config(), headers: { Authorization: 'Bearer static-not-valid' } }, createLogger({ quiet: true }), { key: 'srv', host: currentHost(false), configDir: tmpdir(), tokenStore: store })
-    const error = await new Client({ name: 't', version: '1' }).connect(transport).then(() => undefined, (e: unknown) => e)
+    const error = await new Client({ name: 't', version: '1' }).connect(transport).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(String(error)).not.toMatch(/OAuth login/)
     expect(error).toBeDefined()
   })

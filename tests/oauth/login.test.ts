@@ -12,7 +12,18 @@ import { startOAuthServer, type OAuthTestServer } from '../helpers/oauth-server.
 
 const store = () => new TokenStore(mkdtempSync(path.join(tmpdir(), 'myc-login-')), 'local')
 const http = (url: string, oauth?: HttpServerConfig['oauth']): HttpServerConfig =>
-  ({ type: 'http', url, headers: {}, startup: 'eager', timeoutMs: 60_000, startupTimeoutMs: 30_000, disabled: false, restart: { maxRetries: 5, initialDelayMs: 500, maxDelayMs: 30_000 }, pingIntervalMs: 30_000, ...(oauth ? { oauth } : {}) }) as HttpServerConfig
+  ({
+    type: 'http',
+    url,
+    headers: {},
+    startup: 'eager',
+    timeoutMs: 60_000,
+    startupTimeoutMs: 30_000,
+    disabled: false,
+    restart: { maxRetries: 5, initialDelayMs: 500, maxDelayMs: 30_000 },
+    pingIntervalMs: 30_000,
+    ...(oauth ? { oauth } : {}),
+  }) as HttpServerConfig
 
 describe('myc auth login, in process, against a real local OAuth server', () => {
   let server: OAuthTestServer | undefined

@@ -22,7 +22,17 @@ describe('step-up on a 403 insufficient_scope', () => {
   })
 
   it('fails the call with the fix, keeps the other tools, and the next login asks for both scopes; then the call works without reconnecting', async () => {
-    const config = { type: 'http', url: server.mcpUrl, headers: {}, startup: 'eager', timeoutMs: 60_000, startupTimeoutMs: 30_000, disabled: false, restart: { maxRetries: 0, initialDelayMs: 500, maxDelayMs: 30_000 }, pingIntervalMs: 0 } as HttpServerConfig
+    const config = {
+      type: 'http',
+      url: server.mcpUrl,
+      headers: {},
+      startup: 'eager',
+      timeoutMs: 60_000,
+      startupTimeoutMs: 30_000,
+      disabled: false,
+      restart: { maxRetries: 0, initialDelayMs: 500, maxDelayMs: 30_000 },
+      pingIntervalMs: 0,
+    } as HttpServerConfig
     const store = new TokenStore(mkdtempSync(path.join(tmpdir(), 'myc-step-up-')), 'local')
     const person = (url: URL) => void fetch(url, { redirect: 'follow' })
     await login({ config, store, onAuthorizationUrl: person })

@@ -12,7 +12,13 @@ const skills = [
   skill('notes', { allowedRoles: ['dev'], grants: { memory: 'team', memoryTeamRoles: ['dev'] } }),
   skill('broken', { allowedRoles: ['dev'], allowedTools: ['fs:read_file', 'fs:gone'] }),
 ]
-const roles = resolveRoles(skills, new Map([['lead', { inherits: 'dev', deny: ['git:push', 'mycelium:exec'] }], ['intern', { inherits: 'dev', allowedSkills: ['common', 'reader'] }]]))
+const roles = resolveRoles(
+  skills,
+  new Map([
+    ['lead', { inherits: 'dev', deny: ['git:push', 'mycelium:exec'] }],
+    ['intern', { inherits: 'dev', allowedSkills: ['common', 'reader'] }],
+  ]),
+)
 if (!roles.ok) throw new Error(roles.error)
 const policy = new Policy({ skills, roles: roles.roles, servers: new Set(['fs', 'git']), separator: '__', catalogue: facts(cat) })
 const explain = (server: string, tool: string, role: string, active: string[], inCatalogue = true) => explainTool(policy, { server, tool, role, active: new Set(active), inCatalogue })
@@ -37,7 +43,10 @@ describe('explainTool', () => {
 
   it('agrees with visibleBuiltins for the meta tools', () => {
     expect(explain(BUILTIN_SERVER, 'list_skills', 'guest', []).visible).toBe(true)
-    expect(explainTool(policy, { server: BUILTIN_SERVER, tool: 'get_context', role: 'guest', active: new Set(), inCatalogue: false, metaTools: false })).toMatchObject({ visible: false, steps: [{ rule: 'meta tools', verdict: 'denies', detail: 'session.metaTools is false' }] })
+    expect(explainTool(policy, { server: BUILTIN_SERVER, tool: 'get_context', role: 'guest', active: new Set(), inCatalogue: false, metaTools: false })).toMatchObject({
+      visible: false,
+      steps: [{ rule: 'meta tools', verdict: 'denies', detail: 'session.metaTools is false' }],
+    })
     expect(visibleBuiltins(policy.filter('guest', new Set()), { metaTools: false })).toEqual([])
   })
 

@@ -35,7 +35,22 @@ describe('memoryAccess (pure)', () => {
 })
 
 function skill(name: string, over: Partial<Skill>): Skill {
-  return { name, description: name, allowedRoles: [], allowedTools: [], hostTools: [], triggers: [], grants: { memory: 'none', memoryTeamRoles: [] }, protected: false, metadata: {}, instructions: '', frontmatter: '', file: `/s/${name}/SKILL.md`, dir: `/s/${name}`, ...over }
+  return {
+    name,
+    description: name,
+    allowedRoles: [],
+    allowedTools: [],
+    hostTools: [],
+    triggers: [],
+    grants: { memory: 'none', memoryTeamRoles: [] },
+    protected: false,
+    metadata: {},
+    instructions: '',
+    frontmatter: '',
+    file: `/s/${name}/SKILL.md`,
+    dir: `/s/${name}`,
+    ...over,
+  }
 }
 
 describe('memory access through policy: active skills and inheritance', () => {

@@ -68,7 +68,11 @@ describe('strict loading, re-run as the catalogue changes', () => {
 
   it('keeps the skill while git’s tool list is unknown (not started, crashed)', () => {
     expect(at({ fs: ['read_file'] }).disabled.size).toBe(0)
-    expect(at({ fs: ['read_file'] }).reachable('dev').map((s) => s.name)).toEqual(['git-user'])
+    expect(
+      at({ fs: ['read_file'] })
+        .reachable('dev')
+        .map((s) => s.name),
+    ).toEqual(['git-user'])
   })
 
   it('disables it once git lists its tools without blame, and names only the missing exact tool', () => {
@@ -150,9 +154,7 @@ describe('speed', () => {
       ;(cat[s] ??= []).push(t)
       tools.push([s, t])
     }
-    const skills = Array.from({ length: 200 }, (_, k) =>
-      skill(`k${k}`, { allowedRoles: ['dev'], allowedTools: [...[0, 1, 2, 3, 4].map((j) => tools[(k * 37 + j * 101) % 10_000]!.join(':')), `s${k % 50}__${['read', 'get'][k % 2]}_*`] }),
-    )
+    const skills = Array.from({ length: 200 }, (_, k) => skill(`k${k}`, { allowedRoles: ['dev'], allowedTools: [...[0, 1, 2, 3, 4].map((j) => tools[(k * 37 + j * 101) % 10_000]!.join(':')), `s${k % 50}__${['read', 'get'][k % 2]}_*`] }))
     const p = policyOf(skills, { dev: { deny: ['s1:write_*'] } }, cat, servers)
     expect(p.disabled.size).toBe(0)
     const active = new Set(skills.map((s) => s.name))

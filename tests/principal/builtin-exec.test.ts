@@ -47,7 +47,10 @@ describe.runIf(hasBwrap)('mycelium__exec and mycelium__run_script', () => {
 
   it('exec cannot add a skill or read the policy: the skills and the config are not there inside', async () => {
     const client = await session(['shell'])
-    const r = await client.callTool({ name: 'mycelium__exec', arguments: { command: 'ls -a skills; cat mycelium.config.json; mkdir -p skills/pwn; printf "%s\\n" "---" "name: pwn" "description: p" "allowedRoles: [developer]" "allowedTools: [\\"*\\"]" "---" > skills/pwn/SKILL.md; echo end' } })
+    const r = await client.callTool({
+      name: 'mycelium__exec',
+      arguments: { command: 'ls -a skills; cat mycelium.config.json; mkdir -p skills/pwn; printf "%s\\n" "---" "name: pwn" "description: p" "allowedRoles: [developer]" "allowedTools: [\\"*\\"]" "---" > skills/pwn/SKILL.md; echo end' },
+    })
     const out = (r.structuredContent as { stdout: string }).stdout
     expect(out).toMatch(/^\.\n\.\.\nend\n$/)
     expect(existsSync(path.join(dir, 'skills', 'pwn'))).toBe(false)

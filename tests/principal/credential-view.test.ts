@@ -38,7 +38,11 @@ describe('credentialView: a 2026-era principal is its credential, escalation tak
     const inner = await h.view('guest')
     const view = credentialView(inner, naming)
     const revision = view.revision?.()
-    const visible = () => h.runtime.catalogue.tools().filter((e) => view.toolVisible(e)).map((e) => e.wireName)
+    const visible = () =>
+      h.runtime.catalogue
+        .tools()
+        .filter((e) => view.toolVisible(e))
+        .map((e) => e.wireName)
     const before = visible()
     const notGranted = await view.callBuiltin('mycelium__activate_skill', { name: 'reader' }, noCtx)!
     expect(notGranted.isError).toBe(true)

@@ -55,8 +55,18 @@ describe("myc init's project: a small first tools/list, and every reachable tool
   const names = async (c: Client) => (await c.listTools()).tools.map((t) => t.name)
   /** What the role may use with every skill it reaches active: the catalogue's tools and the built-ins, by the pure policy alone. */
   const reachable = (role: string) => {
-    const filter = policy().filter(role, new Set(policy().reachable(role).map((s) => s.name)))
-    const children = h.runtime.catalogue.tools().filter((e) => filter.toolVisible(e.server, e.name)).map((e) => e.wireName)
+    const filter = policy().filter(
+      role,
+      new Set(
+        policy()
+          .reachable(role)
+          .map((s) => s.name),
+      ),
+    )
+    const children = h.runtime.catalogue
+      .tools()
+      .filter((e) => filter.toolVisible(e.server, e.name))
+      .map((e) => e.wireName)
     const builtins = ['exec', 'run_script', 'save_memory', 'recall_memory', 'list_memories'].filter((n) => filter.toolVisible(BUILTIN_SERVER, n)).map((n) => `mycelium__${n}`)
     return [...builtins, ...children]
   }
@@ -78,7 +88,12 @@ describe("myc init's project: a small first tools/list, and every reachable tool
     const client = await session(role)
     const activate = (await client.listTools()).tools.find((t) => t.name === 'mycelium__activate_skill') as Tool
     const offered = (activate.inputSchema.properties as { name: { enum: string[] } }).name.enum
-    expect([...offered].sort()).toEqual(policy().reachable(role).map((s) => s.name).sort())
+    expect([...offered].sort()).toEqual(
+      policy()
+        .reachable(role)
+        .map((s) => s.name)
+        .sort(),
+    )
     for (const skill of offered) {
       const r = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: skill } })
       expect(r.isError, skill).toBeFalsy()

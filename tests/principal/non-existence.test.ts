@@ -73,10 +73,43 @@ describe('hidden tools and skills do not exist', () => {
     for (const h of hidden) {
       const [server, tool] = h.split('__') as [string, string]
       for (const v of [
-        h, h.toUpperCase(), h[0]!.toUpperCase() + h.slice(1), `${server}:${tool}`, `${server}_${tool}`, `${server}-${tool}`, `${server}.${tool}`, `${server}/${tool}`, `${server}::${tool}`,
-        `${h} `, ` ${h}`, `${h}\t`, `${h}\n`, `${h}\r\n`, `${h}\u200b`, `\u200d${h}`, `${h}\u00a0`, h.replace('o', 'о'), h.replace('e', 'е'), h.replace('_', '＿'), h.normalize('NFD'),
-        `${server}___${tool}`, `${server.slice(0, -1)}__${tool}`, `${server}s__${tool}`, `x${h}`, `${h}_`, `${h}*`, `${server}__*`, `${server}:*`, `mycelium__${h}`, `${h}/..`, `../${h}`, encodeURIComponent(`${server}:${tool}`), h.repeat(2), `${h}\u0000`,
-      ]) out.add(v)
+        h,
+        h.toUpperCase(),
+        h[0]!.toUpperCase() + h.slice(1),
+        `${server}:${tool}`,
+        `${server}_${tool}`,
+        `${server}-${tool}`,
+        `${server}.${tool}`,
+        `${server}/${tool}`,
+        `${server}::${tool}`,
+        `${h} `,
+        ` ${h}`,
+        `${h}\t`,
+        `${h}\n`,
+        `${h}\r\n`,
+        `${h}\u200b`,
+        `\u200d${h}`,
+        `${h}\u00a0`,
+        h.replace('o', 'о'),
+        h.replace('e', 'е'),
+        h.replace('_', '＿'),
+        h.normalize('NFD'),
+        `${server}___${tool}`,
+        `${server.slice(0, -1)}__${tool}`,
+        `${server}s__${tool}`,
+        `x${h}`,
+        `${h}_`,
+        `${h}*`,
+        `${server}__*`,
+        `${server}:*`,
+        `mycelium__${h}`,
+        `${h}/..`,
+        `../${h}`,
+        encodeURIComponent(`${server}:${tool}`),
+        h.repeat(2),
+        `${h}\u0000`,
+      ])
+        out.add(v)
     }
     for (const bogus of ['', ' ', '*', ':', '__', 'grow', 'writer', 'mycelium__exec', 'mycelium__run_script', 'mycelium__save_memory', 'mycelium__nope', 'x'.repeat(10_000), '../../etc/passwd', '%00', 'echo__echo\u0000', 'ECHO__ECHO']) out.add(bogus)
     return [...out]

@@ -104,7 +104,10 @@ describe('size caps', () => {
     const { tmpdir } = await import('node:os')
     const { lintSkills } = await import('../../src/inspect/reports.js')
     const root = mkdtempSync(path.join(tmpdir(), 'myc-caps-'))
-    for (const [name, size] of [['small', 10], ['big', 5_000]] as const) {
+    for (const [name, size] of [
+      ['small', 10],
+      ['big', 5_000],
+    ] as const) {
       mkdirSync(path.join(root, 'skills', name, 'assets'), { recursive: true })
       writeFileSync(path.join(root, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: d\nallowedRoles: [dev]\nallowedTools: []\n---\n`)
       writeFileSync(path.join(root, 'skills', name, 'assets', 'data.bin'), Buffer.alloc(size, 1))

@@ -103,7 +103,28 @@ describe('the answer owed to each incoming message', () => {
 
   it('checks the params of every method myc serves', () => {
     // A method added to the server without a check here would reach the SDK unchecked.
-    const served = ['initialize', 'ping', 'tools/list', 'tools/call', 'prompts/list', 'prompts/get', 'resources/list', 'resources/templates/list', 'resources/read', 'resources/subscribe', 'resources/unsubscribe', 'completion/complete', 'logging/setLevel', 'tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/list', 'skills/list', 'skills/get', 'resources/directory/read']
+    const served = [
+      'initialize',
+      'ping',
+      'tools/list',
+      'tools/call',
+      'prompts/list',
+      'prompts/get',
+      'resources/list',
+      'resources/templates/list',
+      'resources/read',
+      'resources/subscribe',
+      'resources/unsubscribe',
+      'completion/complete',
+      'logging/setLevel',
+      'tasks/get',
+      'tasks/result',
+      'tasks/cancel',
+      'tasks/list',
+      'skills/list',
+      'skills/get',
+      'resources/directory/read',
+    ]
     expect([...REQUEST_PARAMS.keys()].sort()).toEqual(served.sort())
     for (const method of served) {
       const inbound = checkInbound({ jsonrpc: '2.0', id: 1, method, params: 'x' })

@@ -49,7 +49,20 @@ describe('Catalogue', () => {
   it('routes resource URIs: listed resources first, then templates in config order', () => {
     const c = new Catalogue(['a', 'b'], naming)
     c.setServer('a', { resources: [{ uri: 'file:///x', name: 'x' }], resourceTemplates: [{ uriTemplate: 'db://{table}/{id}', name: 'row' }] }, all)
-    c.setServer('b', { resources: [{ uri: 'file:///x', name: 'dup' }, { uri: 'mem://y', name: 'y' }], resourceTemplates: [{ uriTemplate: 'db://{anything}', name: 'b' }, { uriTemplate: 'mem://{key}', name: 'm' }] }, all)
+    c.setServer(
+      'b',
+      {
+        resources: [
+          { uri: 'file:///x', name: 'dup' },
+          { uri: 'mem://y', name: 'y' },
+        ],
+        resourceTemplates: [
+          { uriTemplate: 'db://{anything}', name: 'b' },
+          { uriTemplate: 'mem://{key}', name: 'm' },
+        ],
+      },
+      all,
+    )
     expect(c.serverForUri('file:///x')).toBe('a')
     expect(c.serverForUri('mem://y')).toBe('b')
     expect(c.serverForUri('db://users/7')).toBe('a')
@@ -75,7 +88,14 @@ describe('Catalogue', () => {
 
 describe('Catalogue: prefixes (mounting a child unprefixed or under another word)', () => {
   it('prefix false serves the child’s own names, a prefix string replaces the key, others keep their key', () => {
-    const c = new Catalogue(['main', 'helper', 'other'], naming, new Map<string, string | false>([['main', false], ['helper', 'h']]))
+    const c = new Catalogue(
+      ['main', 'helper', 'other'],
+      naming,
+      new Map<string, string | false>([
+        ['main', false],
+        ['helper', 'h'],
+      ]),
+    )
     c.setServer('main', { tools: [tool('test_simple_text')], prompts: [{ name: 'test_prompt' }] }, ['tools', 'prompts'])
     c.setServer('helper', { tools: [tool('run')] }, ['tools'])
     c.setServer('other', { tools: [tool('run')] }, ['tools'])

@@ -131,7 +131,16 @@ describe.runIf(hasBwrap)('real bubblewrap', () => {
     it('caps output with a marker and file sizes through prlimit', async () => {
       const ws = workspace()
       const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
-      const r = await sandbox.run({ command: 'head -c 100000 /dev/zero | tr "\\0" a; head -c 2000000 /dev/zero > big.bin; echo done', trust: 'sandboxed', executor: 'bubblewrap', workspace: ws, timeoutMs: 10_000, outputLimitBytes: 1_000, network: { allow: [] }, maxFileBytes: 100_000 })
+      const r = await sandbox.run({
+        command: 'head -c 100000 /dev/zero | tr "\\0" a; head -c 2000000 /dev/zero > big.bin; echo done',
+        trust: 'sandboxed',
+        executor: 'bubblewrap',
+        workspace: ws,
+        timeoutMs: 10_000,
+        outputLimitBytes: 1_000,
+        network: { allow: [] },
+        maxFileBytes: 100_000,
+      })
       expect(r.ok && r.outcome.truncated).toBe(true)
       expect(r.ok && r.outcome.stdout).toMatch(/^a{1000}\n\[… output truncated by myc …\]\n$/)
       const size = (() => {
@@ -149,7 +158,16 @@ describe.runIf(hasBwrap)('real bubblewrap', () => {
       mkdirSync(path.join(ws, '.git', 'hooks'), { recursive: true })
       writeFileSync(path.join(ws, 'mycelium.config.json'), '{}')
       const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
-      const r = await sandbox.run({ command: 'echo evil > .git/hooks/pre-commit; echo evil > mycelium.config.json; echo ok > fine.txt', trust: 'sandboxed', executor: 'bubblewrap', workspace: ws, timeoutMs: 10_000, outputLimitBytes: 10_000, network: { allow: [] }, hiddenPaths: [{ path: path.join(ws, 'mycelium.config.json'), kind: 'file', access: 'hidden' }] })
+      const r = await sandbox.run({
+        command: 'echo evil > .git/hooks/pre-commit; echo evil > mycelium.config.json; echo ok > fine.txt',
+        trust: 'sandboxed',
+        executor: 'bubblewrap',
+        workspace: ws,
+        timeoutMs: 10_000,
+        outputLimitBytes: 10_000,
+        network: { allow: [] },
+        hiddenPaths: [{ path: path.join(ws, 'mycelium.config.json'), kind: 'file', access: 'hidden' }],
+      })
       expect(r.ok).toBe(true)
       expect(existsSync(path.join(ws, '.git', 'hooks', 'pre-commit'))).toBe(false)
       expect(readFileSync(path.join(ws, 'mycelium.config.json'), 'utf8')).toBe('{}')

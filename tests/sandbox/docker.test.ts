@@ -10,10 +10,7 @@ import { Sandbox } from '../../src/sandbox/sandbox.js'
 function fakeDocker(): { dir: string; log: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-fake-docker-'))
   const log = path.join(dir, 'calls.jsonl')
-  writeFileSync(
-    path.join(dir, 'docker'),
-    `#!/bin/sh\nnode -e 'require("fs").appendFileSync(process.argv[1], JSON.stringify(process.argv.slice(2)) + "\\n")' "${log}" "$@"\ncase "$1" in info) echo 27.0.0 ;; run) echo ran-in-fake-docker ;; esac\n`,
-  )
+  writeFileSync(path.join(dir, 'docker'), `#!/bin/sh\nnode -e 'require("fs").appendFileSync(process.argv[1], JSON.stringify(process.argv.slice(2)) + "\\n")' "${log}" "$@"\ncase "$1" in info) echo 27.0.0 ;; run) echo ran-in-fake-docker ;; esac\n`)
   chmodSync(path.join(dir, 'docker'), 0o755)
   return { dir, log }
 }
@@ -31,11 +28,19 @@ describe('docker executor', () => {
     const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
     const r = await sandbox.run({ command: ['npm', 'test'], trust: 'sandboxed', executor: 'docker', workspace: ws, timeoutMs: 10_000, outputLimitBytes: 10_000, network: { allow: [] }, docker: { image: 'node:22' } })
     expect(r.ok && r.outcome).toMatchObject({ executor: 'docker', stdout: 'ran-in-fake-docker\n', exitCode: 0 })
-    const calls = readFileSync(fake.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[])
+    const calls = readFileSync(fake.log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[])
     expect(calls[0]).toEqual(['info', '--format', '{{.ServerVersion}}'])
     const run = calls[1]!
     expect(run.slice(0, 3)).toEqual(['run', '--rm', '--init'])
-    for (const flag of [['--network', 'none'], ['--cap-drop', 'ALL'], ['--security-opt', 'no-new-privileges']]) expect(run.join(' ')).toContain(flag.join(' '))
+    for (const flag of [
+      ['--network', 'none'],
+      ['--cap-drop', 'ALL'],
+      ['--security-opt', 'no-new-privileges'],
+    ])
+      expect(run.join(' ')).toContain(flag.join(' '))
     expect(run).toContain('--read-only')
     expect(run).toContain(`type=bind,source=${ws},target=/workspace`)
     expect(run.slice(-3)).toEqual(['node:22', 'npm', 'test'])
@@ -50,7 +55,10 @@ describe('docker executor', () => {
     const r = await sandbox.run({ command: ['sleep', '100'], trust: 'sandboxed', executor: 'docker', workspace: tmpdir(), timeoutMs: 300, outputLimitBytes: 1000, network: { allow: [] } })
     expect(r.ok && r.outcome.timedOut).toBe(true)
     await new Promise((res) => setTimeout(res, 500))
-    const calls = readFileSync(fake.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[])
+    const calls = readFileSync(fake.log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[])
     const name = calls[1]![calls[1]!.indexOf('--name') + 1]
     expect(calls.some((c) => c[0] === 'kill' && c[1] === name)).toBe(true)
   })

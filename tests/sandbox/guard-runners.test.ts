@@ -18,7 +18,7 @@ const classes: Record<string, GuardCase[]> = {
     ["vim -c ':!rm -rf /'", 'rm-recursive-critical'],
     ["vi +'!rm -rf /'", 'rm-recursive-critical'],
     ["vim -c ':r !rm -rf /etc' f", 'rm-recursive-critical'],
-    ["vim -c 'call system(\"rm -rf /\")'", 'dynamic-command'],
+    ['vim -c \'call system("rm -rf /")\'', 'dynamic-command'],
     ["rsync -e 'rm -rf /' a b", 'rm-recursive-critical'],
     // A Makefile written on the spot is read back: its recipes are judged; what else make would run cannot be read.
     ['printf "all:\\n\\trm -rf /\\n" > Makefile && make', 'rm-recursive-critical'],
@@ -70,7 +70,7 @@ const classes: Record<string, GuardCase[]> = {
     ['printf "#!/usr/bin/env python3\\nimport shutil\\nshutil.rmtree(\\"/etc\\")\\n" > x; chmod +x x; ./x', 'rm-recursive-critical'],
     ['cat > run.sh <<EOF\nrm -rf /\nEOF\n. ./run.sh', 'rm-recursive-critical'],
     ['cat > t.py <<EOF\nimport os\nos.system(cmd)\nEOF\npython3 t.py', 'runs-written-program'],
-    ["echo 'rm -rf \"$1\"' > x.sh; sh x.sh /", 'destructive-dynamic-target'],
+    ['echo \'rm -rf "$1"\' > x.sh; sh x.sh /', 'destructive-dynamic-target'],
     ['echo "echo hi" > x.sh; echo "rm -rf /" >> x.sh; sh x.sh', 'runs-written-program'],
     ['echo "echo hi" > x.sh; sed -i s/hi/ho/ x.sh; sh x.sh', 'runs-written-program'],
     ['echo "#!/usr/bin/expect" > x; ./x', 'runs-written-program'],

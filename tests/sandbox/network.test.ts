@@ -35,7 +35,15 @@ describe.runIf(ready)('network allow-list through the filtering proxy (bubblewra
   afterAll(() => server?.close())
 
   const run = (command: string[], allow: string[]) =>
-    new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }).run({ command, trust: 'sandboxed', executor: 'bubblewrap', workspace: mkdtempSync(path.join(tmpdir(), 'myc-net-')), timeoutMs: 15_000, outputLimitBytes: 10_000, network: { allow } })
+    new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }).run({
+      command,
+      trust: 'sandboxed',
+      executor: 'bubblewrap',
+      workspace: mkdtempSync(path.join(tmpdir(), 'myc-net-')),
+      timeoutMs: 15_000,
+      outputLimitBytes: 10_000,
+      network: { allow },
+    })
 
   it('lets an allowed host through', async () => {
     const r = await run(['curl', '-sS', '-p', `http://127.0.0.1:${port}/`], ['127.0.0.1'])

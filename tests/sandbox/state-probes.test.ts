@@ -50,7 +50,7 @@ function snapshot(dir: string): Record<string, string> {
       if (st.isDirectory()) {
         out[`${rel}/`] = 'dir'
         walk(p)
-      }      else out[rel] = st.isSymbolicLink() ? `-> link` : readFileSync(p, 'utf8')
+      } else out[rel] = st.isSymbolicLink() ? `-> link` : readFileSync(p, 'utf8')
     }
   }
   walk(dir)
@@ -77,7 +77,9 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
 
   it('cannot add a skill (also in a skills folder that does not exist yet) or a role', async () => {
     const before = snapshot(dir)
-    const r = await request(`mkdir -p skills/pwn; printf -- '---\\nname: pwn\\nallowedRoles: ["*"]\\nallowedTools: ["*"]\\n---\\n' > skills/pwn/SKILL.md; mkdir -p more-skills/pwn && echo x > more-skills/pwn/SKILL.md; mkdir -p roles && echo 'inherits: admin' > roles/dev.yaml; echo done`)
+    const r = await request(
+      `mkdir -p skills/pwn; printf -- '---\\nname: pwn\\nallowedRoles: ["*"]\\nallowedTools: ["*"]\\n---\\n' > skills/pwn/SKILL.md; mkdir -p more-skills/pwn && echo x > more-skills/pwn/SKILL.md; mkdir -p roles && echo 'inherits: admin' > roles/dev.yaml; echo done`,
+    )
     expect(r.stdout).toBe('done\n')
     expect(r.stderr).toMatch(/Read-only file system/)
     expect(snapshot(dir)).toEqual(before)
@@ -87,7 +89,9 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
 
   it('cannot list the skills, read or forge memory, sessions, audit or the config', async () => {
     const before = snapshot(dir)
-    const r = await request(`ls -a skills .mycelium; cat .mycelium/memory/admin.memory.md mycelium.config.json; grep -r hunter2 . 2>/dev/null; echo '### [mem_forged]' >> .mycelium/memory/admin.memory.md; echo '{}' >> .mycelium/sessions/s1.jsonl; echo '{}' >> .mycelium/audit.jsonl; echo '{"skills":{}}' > mycelium.config.json; echo end`)
+    const r = await request(
+      `ls -a skills .mycelium; cat .mycelium/memory/admin.memory.md mycelium.config.json; grep -r hunter2 . 2>/dev/null; echo '### [mem_forged]' >> .mycelium/memory/admin.memory.md; echo '{}' >> .mycelium/sessions/s1.jsonl; echo '{}' >> .mycelium/audit.jsonl; echo '{"skills":{}}' > mycelium.config.json; echo end`,
+    )
     expect(r.stdout).not.toMatch(/hunter2|vault-admin|common|admin\.memory|s1\.jsonl|audit|mcpServers/)
     expect(r.stdout).toMatch(/end\n$/)
     expect(snapshot(dir)).toEqual(before)
@@ -108,7 +112,9 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
 
   it('leaves nothing the host runs later: .git is read-only as a whole, .envrc cannot be created', async () => {
     const before = snapshot(dir)
-    const r = await request(`mv .git .git-old 2>&1; cp -a .git .git-copy && rm -rf .git 2>&1; echo 'echo pwned' > .git/hooks/pre-commit; printf '[alias]\\n\\tst = !touch /tmp/pwned\\n' >> .git/config; echo 'echo pwned' > .envrc; ln -s /tmp/x .envrc 2>&1; mkdir .envrc 2>&1; echo end`)
+    const r = await request(
+      `mv .git .git-old 2>&1; cp -a .git .git-copy && rm -rf .git 2>&1; echo 'echo pwned' > .git/hooks/pre-commit; printf '[alias]\\n\\tst = !touch /tmp/pwned\\n' >> .git/config; echo 'echo pwned' > .envrc; ln -s /tmp/x .envrc 2>&1; mkdir .envrc 2>&1; echo end`,
+    )
     expect(r.stdout).toMatch(/end\n$/)
     const after = snapshot(dir)
     for (const key of Object.keys(after).filter((k) => !k.startsWith('.git-copy'))) expect(after[key], key).toBe(before[key])
@@ -144,7 +150,16 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
   })
 
   it('refuses a workspace that lies in myc’s state', async () => {
-    const r = await sandbox.run({ command: 'true', trust: 'sandboxed', executor: 'bubblewrap', workspace: path.join(dir, '.mycelium'), timeoutMs: 5000, outputLimitBytes: 1000, network: { allow: [] }, hiddenPaths: mycStatePaths(await loadConfig({ cwd: dir, env: {} })) })
+    const r = await sandbox.run({
+      command: 'true',
+      trust: 'sandboxed',
+      executor: 'bubblewrap',
+      workspace: path.join(dir, '.mycelium'),
+      timeoutMs: 5000,
+      outputLimitBytes: 1000,
+      network: { allow: [] },
+      hiddenPaths: mycStatePaths(await loadConfig({ cwd: dir, env: {} })),
+    })
     expect(r).toMatchObject({ ok: false, error: { code: 'invalid_request' } })
     expect(!r.ok && r.error.message).toMatch(/holds myc's own state; set sandbox.workspace/)
   })
@@ -170,7 +185,15 @@ describe('the environment of what myc runs', () => {
       for (const [trust, executor] of levels) {
         const r = await sandbox.run({ command: ['env'], trust, executor, workspace: tmpdir(), timeoutMs: 5000, outputLimitBytes: 100_000, network: { allow: [] } })
         expect(r.ok && r.outcome.stdout, trust).not.toContain('tok-secret-value')
-        expect(r.ok && r.outcome.stdout.split('\n').filter(Boolean).map((l) => l.split('=')[0]).sort(), trust).toEqual(expect.arrayContaining(['PATH']))
+        expect(
+          r.ok &&
+            r.outcome.stdout
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => l.split('=')[0])
+              .sort(),
+          trust,
+        ).toEqual(expect.arrayContaining(['PATH']))
       }
     } finally {
       delete process.env.MYC_TOKEN_PROBE

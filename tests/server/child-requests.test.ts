@@ -42,8 +42,7 @@ describe('requests from a child to the client', () => {
   it('forwards sampling to a client that supports it and refuses it otherwise', async () => {
     const { client } = await connectClient(runtime, {
       capabilities: { sampling: {} },
-      setup: (c) =>
-        c.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', content: { type: 'text', text: 'hi!' }, model: 'fake', stopReason: 'endTurn' })),
+      setup: (c) => c.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', content: { type: 'text', text: 'hi!' }, model: 'fake', stopReason: 'endTurn' })),
     })
     expect(JSON.parse(text(await client.callTool({ name: 'asker__sample', arguments: {} })))).toEqual({ type: 'text', text: 'hi!' })
     await client.close()

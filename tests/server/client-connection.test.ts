@@ -173,10 +173,7 @@ describe('child list changes, progress, cancellation and timeouts', () => {
   it('sends the child’s progress with the client’s token, and progress resets the timeout', async () => {
     const seen: Array<{ progress: number; total?: number; message?: string }> = []
     // 8 steps of 150 ms = 1.2 s in all, three times the 400 ms call timeout.
-    const result = await client.callTool(
-      { name: 'prog__count', arguments: { steps: 8, stepMs: 150 } },
-      { onprogress: (p) => seen.push(p), timeout: 10_000 },
-    )
+    const result = await client.callTool({ name: 'prog__count', arguments: { steps: 8, stepMs: 150 } }, { onprogress: (p) => seen.push(p), timeout: 10_000 })
     expect(result.content).toEqual([{ type: 'text', text: 'counted 8' }])
     expect(seen.map((p) => p.progress)).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
     expect(seen[0]).toMatchObject({ total: 8, message: 'step 1' })

@@ -83,7 +83,17 @@ describe('CoreTasksOverExtension: 2025 tasks/* over a modern child’s tasks ext
     const broken: TaskChild = { ...child, forward: async () => ({ ok: false, error: { code: -32000, message: 'down' } }) }
     const tasks = new CoreTasksOverExtension(10_000)
     tasks.remember({ taskId: 'k', status: 'working', ttl: null, createdAt: 'c', lastUpdatedAt: 'c' })
-    const listed = await tasks.list([['t', child], ['gone', child], ['k', broken]], ctx())
-    expect(listed.map((t) => [t.taskId, t.status])).toEqual([['t', 'working'], ['k', 'working']])
+    const listed = await tasks.list(
+      [
+        ['t', child],
+        ['gone', child],
+        ['k', broken],
+      ],
+      ctx(),
+    )
+    expect(listed.map((t) => [t.taskId, t.status])).toEqual([
+      ['t', 'working'],
+      ['k', 'working'],
+    ])
   })
 })

@@ -134,7 +134,12 @@ describe('a slow child', () => {
       expect(runtime.supervisor.children.get('slow')!.state).toBe('INITIALIZING')
       await started
       expect(runtime.supervisor.children.get('slow')!.state).toBe('RUNNING')
-      expect(runtime.catalogue.tools().map((t) => t.id).slice(0, 2)).toEqual(['slow:echo', 'fast:echo'])
+      expect(
+        runtime.catalogue
+          .tools()
+          .map((t) => t.id)
+          .slice(0, 2),
+      ).toEqual(['slow:echo', 'fast:echo'])
     } finally {
       await runtime.close()
     }

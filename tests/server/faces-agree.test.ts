@@ -61,7 +61,11 @@ describe('the faces agree for one principal', () => {
   beforeAll(() => h.start())
   afterAll(() => h.close())
 
-  for (const [role, skills] of [['developer', ['writer']], ['guest', []], ['lead', ['writer', 'reader']]] as const) {
+  for (const [role, skills] of [
+    ['developer', ['writer']],
+    ['guest', []],
+    ['lead', ['writer', 'reader']],
+  ] as const) {
     it(`role ${role} with skills [${skills.join(', ')}]`, async () => {
       const view = await h.view(role, { skills: [...skills] })
       const legacy = connection(h, view)
@@ -71,7 +75,9 @@ describe('the faces agree for one principal', () => {
 
       const legacyTools = names((await legacy.request('tools/list')).tools)
       const modernTools = names((await modern.request('tools/list', { _meta: ENVELOPE })).tools)
-      const agentTools = visibleTools(h.runtime, view).map((t) => t.wireName).sort()
+      const agentTools = visibleTools(h.runtime, view)
+        .map((t) => t.wireName)
+        .sort()
       expect(legacyTools.length).toBeGreaterThan(0)
       // The 2026 face has no escalation: activate_skill there is a step-up, and deactivate_skill does not exist.
       const escalation = (n: string) => /__(deactivate_skill)$/.test(n)

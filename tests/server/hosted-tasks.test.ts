@@ -288,16 +288,47 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
     await tick(5)
     expect(task.detailed()).toEqual({ ...created, resultType: undefined, status: 'completed', lastUpdatedAt: expect.any(String), result: { content: [{ type: 'text', text: 'report' }] } })
 
-    const second = (await startAsTask(runtime, { server: 'core', core: true }, running(async () => ({ ok: true, result: { task: { taskId: 'child-2', status: 'working' } } })), ctxOf({ clientId: 'alice' }), sinkOf(), open(calls)))!
+    const second = (await startAsTask(
+      runtime,
+      { server: 'core', core: true },
+      running(async () => ({ ok: true, result: { task: { taskId: 'child-2', status: 'working' } } })),
+      ctxOf({ clientId: 'alice' }),
+      sinkOf(),
+      open(calls),
+    ))!
     expect(second.ttlMs).toBe(3_600_000)
-    hostedTasks(runtime).find('alice', second.taskId as string)!.cancel()
+    hostedTasks(runtime)
+      .find('alice', second.taskId as string)!
+      .cancel()
     expect(sent.slice(2)).toEqual([{ method: 'tasks/cancel', params: { taskId: 'child-2' }, timeoutMs: 10_000 }])
     await tick(5)
-    expect(hostedTasks(runtime).find('alice', second.taskId as string)!.detailed()).toMatchObject({ status: 'cancelled' })
+    expect(
+      hostedTasks(runtime)
+        .find('alice', second.taskId as string)!
+        .detailed(),
+    ).toMatchObject({ status: 'cancelled' })
 
     // A child answering something else (an error, a plain result) is answered as it is.
-    expect(await startAsTask(runtime, { server: 'core', core: true }, running(async () => ({ ok: false, error: { code: -32602, message: 'bad' } })), ctxOf({ clientId: 'alice' }), sinkOf(), open(calls))).toBeUndefined()
-    expect(await startAsTask(runtime, { server: 'core', core: true }, running(async () => text('plain')), ctxOf({ clientId: 'alice' }), sinkOf(), open(calls))).toBeUndefined()
+    expect(
+      await startAsTask(
+        runtime,
+        { server: 'core', core: true },
+        running(async () => ({ ok: false, error: { code: -32602, message: 'bad' } })),
+        ctxOf({ clientId: 'alice' }),
+        sinkOf(),
+        open(calls),
+      ),
+    ).toBeUndefined()
+    expect(
+      await startAsTask(
+        runtime,
+        { server: 'core', core: true },
+        running(async () => text('plain')),
+        ctxOf({ clientId: 'alice' }),
+        sinkOf(),
+        open(calls),
+      ),
+    ).toBeUndefined()
   }, 5_000)
 })
 
@@ -335,7 +366,11 @@ describe('tasks/get, tasks/update, tasks/cancel for a task myc holds', () => {
     expect(await rpc('tasks/get', { taskId: task.taskId }, alice())).toMatchObject({ result: { status: 'completed', result: { content: [{ text: 'accept' }] } } })
     expect(await rpc('tasks/cancel', { taskId: task.taskId }, alice())).toEqual({ result: {} })
     // A wrong shape is -32602 naming the key.
-    const other = hostedTasks(runtime).create('token:0', 'kid', running(async (ask) => text(String((await ask(elicitParams)).action))))!
+    const other = hostedTasks(runtime).create(
+      'token:0',
+      'kid',
+      running(async (ask) => text(String((await ask(elicitParams)).action))),
+    )!
     await tick()
     expect(await rpc('tasks/update', { taskId: other.taskId }, alice({ elicitation_1: 'yes' }))).toMatchObject({ error: { code: -32602 } })
     expect(await rpc('tasks/cancel', { taskId: other.taskId }, alice())).toEqual({ result: {} })

@@ -51,7 +51,18 @@ describe('stamped and serverEventOf', () => {
 /** A runtime with a catalogue of `open` (seen) and `hidden` (not), and the children given; records what it was asked. */
 function setup(children: Record<string, Partial<ChildConnection>> = {}) {
   const catalogue = new Catalogue(['open', 'hidden'], naming)
-  catalogue.setServer('open', { tools: [tool('a')], prompts: [{ name: 'p' }], resources: [{ uri: 'o://1', name: '1' }, { uri: 'o://2', name: '2' }] }, all)
+  catalogue.setServer(
+    'open',
+    {
+      tools: [tool('a')],
+      prompts: [{ name: 'p' }],
+      resources: [
+        { uri: 'o://1', name: '1' },
+        { uri: 'o://2', name: '2' },
+      ],
+    },
+    all,
+  )
   catalogue.setServer('hidden', { tools: [tool('h')], resources: [{ uri: 'h://1', name: '1' }] }, all)
   const asked: unknown[][] = []
   const connections = new Set<ConnectionHandle>()

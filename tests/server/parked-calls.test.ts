@@ -27,7 +27,11 @@ const accept = (content: Record<string, unknown>) => ({ action: 'accept', conten
  * origin and asks through the parked call, as a 2025 child's requests
  * reach it (forwardRequest with the call's own request id).
  */
-function startCall(calls: ParkedCalls, script: (ask: (method: string, params: Record<string, unknown>) => Promise<Record<string, unknown>>, origin: CallOrigin) => Promise<RelayOutcome | undefined>, caps: Record<string, unknown> = { elicitation: {}, sampling: {}, roots: {} }): ParkedCall {
+function startCall(
+  calls: ParkedCalls,
+  script: (ask: (method: string, params: Record<string, unknown>) => Promise<Record<string, unknown>>, origin: CallOrigin) => Promise<RelayOutcome | undefined>,
+  caps: Record<string, unknown> = { elicitation: {}, sampling: {}, roots: {} },
+): ParkedCall {
   const call = calls.open(view, { method: 'tools/call', name: 'child__ask' }, ctxOf('tools/call'))
   call.clientCapabilities = caps
   call.start((origin) => script((method, params) => call.forwardRequest('child', method, params, new AbortController().signal, origin.requestId), origin))
@@ -161,10 +165,14 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
 
   it('names what was stood in for when the call then fails (-32021)', async () => {
     const calls = new ParkedCalls(fakeRuntime())
-    const call = startCall(calls, async (ask) => {
-      const answer = (await ask('elicitation/create', elicitParams)) as { action: string }
-      return { ok: true, result: { content: [{ type: 'text', text: `needed a name, got ${answer.action}` }], isError: true } }
-    }, {})
+    const call = startCall(
+      calls,
+      async (ask) => {
+        const answer = (await ask('elicitation/create', elicitParams)) as { action: string }
+        return { ok: true, result: { content: [{ type: 'text', text: `needed a name, got ${answer.action}` }], isError: true } }
+      },
+      {},
+    )
     const step = await call.next(new AbortController().signal, sink())
     expect(step.kind === 'done' && call.explain(step.outcome)).toMatchObject({ ok: false, error: { code: -32021, data: { requiredCapabilities: { elicitation: {} } } } })
   })

@@ -11,7 +11,7 @@ const MODERN = '2026-07-28'
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
 const INITIALIZE = { jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }
 
-describe('openingEra: the era a stdio connection\'s first message asks for', () => {
+describe("openingEra: the era a stdio connection's first message asks for", () => {
   it('initialize and envelope-less messages are 2025; server/discover and envelope-carrying ones 2026; a response none', () => {
     const m = (v: unknown) => v as JSONRPCMessage
     expect(openingEra(m(INITIALIZE))).toBe('legacy')

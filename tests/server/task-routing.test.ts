@@ -4,18 +4,7 @@ import type { CallerEra } from '../../src/children/era.js'
 import type { PrincipalView } from '../../src/principal/view.js'
 import type { RelayOutcome } from '../../src/protocol/request-relay.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
-import {
-  createdTask,
-  DEFAULT_TASK_TTL_MS,
-  hasTasksExtension,
-  keepFor,
-  MAX_TASK_TTL_MS,
-  registerTaskHandlers,
-  TASKS_EXTENSION,
-  taskCaller,
-  TaskLedger,
-  taskLedger,
-} from '../../src/server/task-routing.js'
+import { createdTask, DEFAULT_TASK_TTL_MS, hasTasksExtension, keepFor, MAX_TASK_TTL_MS, registerTaskHandlers, TASKS_EXTENSION, taskCaller, TaskLedger, taskLedger } from '../../src/server/task-routing.js'
 
 const CAPS_KEY = 'io.modelcontextprotocol/clientCapabilities'
 const WITH_TASKS = { extensions: { [TASKS_EXTENSION]: {} } }
@@ -136,7 +125,14 @@ function routed(options: { advertised?: boolean; visible?: (server: string) => b
       return Promise.resolve(options.answer ?? { ok: true, result: { taskId: params.taskId, status: 'working', ttlMs: 60_000 } })
     },
   })
-  const runtime = { supervisor: { children: new Map([['a', child('a')], ['b', child('b')]]) } } as unknown as Runtime
+  const runtime = {
+    supervisor: {
+      children: new Map([
+        ['a', child('a')],
+        ['b', child('b')],
+      ]),
+    },
+  } as unknown as Runtime
   const view = { serverVisible: options.visible ?? (() => true) } as unknown as PrincipalView
   registerTaskHandlers(server, runtime, view)
   const call = (method: string, params: Record<string, unknown>, ctx: ServerContext) => {

@@ -36,7 +36,10 @@ describe('visibleList: the walk list changes are judged by is the one the faces 
     const rt = runtimeOf(c)
     const v = view('hidden', { builtinTools: () => [builtin] })
     expect((visibleList(rt, v, 'tools') as Array<{ name: string }>).map((t) => t.name)).toEqual(['mycelium__list_skills', 'open__a'])
-    expect(visibleList(rt, v, 'resources')).toEqual([{ uri: 'o://1', name: '1' }, { uriTemplate: 'o://{x}', name: 't' }])
+    expect(visibleList(rt, v, 'resources')).toEqual([
+      { uri: 'o://1', name: '1' },
+      { uriTemplate: 'o://{x}', name: 't' },
+    ])
     expect((visibleList(rt, view('open'), 'tools') as Array<{ name: string }>).map((t) => t.name)).toEqual(['hidden__h'])
   })
 

@@ -87,7 +87,7 @@ describe('loadSkills: more failure shapes', () => {
   })
 
   it('reports a skills folder that is a file, and keeps loading the others', async () => {
-    const root = tree({ 'notadir': 'x', 'skills/ok/SKILL.yaml': 'name: ok\ndescription: d\n' })
+    const root = tree({ notadir: 'x', 'skills/ok/SKILL.yaml': 'name: ok\ndescription: d\n' })
     const { skills, problems } = await loadSkills(['notadir', 'skills'], { baseDir: root, separator: '__' })
     expect(skills.map((s) => s.name)).toEqual(['ok'])
     expect(problems).toEqual([{ file: path.join(root, 'notadir'), path: '', message: expect.stringMatching(/^cannot read the skills folder: ENOTDIR/) }])

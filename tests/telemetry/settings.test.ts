@@ -43,7 +43,14 @@ describe('metricsSettings: on with the OTLP endpoint, off on its own', () => {
   })
 
   it('sends metrics to <endpoint>/v1/metrics, or to the metrics endpoint as given; every minute and protobuf by default', () => {
-    expect(metricsSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318//' }, undefined)).toEqual({ metricsUrl: 'http://c:4318/v1/metrics', protocol: 'http/protobuf', serviceName: 'mycelium', headers: {}, exportIntervalMillis: 60_000, exportTimeoutMillis: 30_000 })
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318//' }, undefined)).toEqual({
+      metricsUrl: 'http://c:4318/v1/metrics',
+      protocol: 'http/protobuf',
+      serviceName: 'mycelium',
+      headers: {},
+      exportIntervalMillis: 60_000,
+      exportTimeoutMillis: 30_000,
+    })
     expect(metricsSettings({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://m:1/x', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }, undefined)?.metricsUrl).toBe('http://m:1/x')
     expect(metricsSettings({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://m:1/x' }, undefined)?.metricsUrl).toBe('http://m:1/x')
     expect(metricsSettings({}, { endpoint: 'http://from-config:4318' })?.metricsUrl).toBe('http://from-config:4318/v1/metrics')

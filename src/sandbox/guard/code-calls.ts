@@ -136,7 +136,13 @@ export function classify(arg: string, strings: readonly Literal[]): Value {
     return { t: 'str', v: parts.map((p) => p.value).join('') }
   }
   const list = /^(?:array\s*)?[[(]([\s\S]*)[\])]$/.exec(arg)
-  if (list) return { t: 'list', v: splitTop(list[1]!).map((a) => classify(a, strings)).map((v, i) => (v.t === 'str' ? literal(v.v) : { text: `$__expr${i}`, dynamic: true, inner: [] })) }
+  if (list)
+    return {
+      t: 'list',
+      v: splitTop(list[1]!)
+        .map((a) => classify(a, strings))
+        .map((v, i) => (v.t === 'str' ? literal(v.v) : { text: `$__expr${i}`, dynamic: true, inner: [] })),
+    }
   return { t: 'dyn' }
 }
 
@@ -201,7 +207,14 @@ export function shellCallsIn(language: string, code: string): ShellCalls {
   for (const p of lang.patterns(code)) {
     for (const m of text.matchAll(p.re)) {
       const args = argsAt(text, m.index + m[0].length, lang.bare ?? false)
-      if (args && args.length > 0) add(judge(p.kind, m[0].trim(), args.map((a) => classify(a, strings))))
+      if (args && args.length > 0)
+        add(
+          judge(
+            p.kind,
+            m[0].trim(),
+            args.map((a) => classify(a, strings)),
+          ),
+        )
     }
   }
   return out

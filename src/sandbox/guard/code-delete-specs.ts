@@ -121,11 +121,7 @@ export const DELETE_SPECS: Record<string, DeleteSpec> = {
   lua: {
     syntax: 'lua',
     bare: true,
-    deleters: () => [
-      { re: /\bos\s*\.\s*remove\b/g },
-      { re: /\bos\s*\.\s*rename\b/g, pick: [0, 1] },
-      { re: /\bio\s*\.\s*open\b/g, mode: { index: 1, writes: WRITES } },
-    ],
+    deleters: () => [{ re: /\bos\s*\.\s*remove\b/g }, { re: /\bos\s*\.\s*rename\b/g, pick: [0, 1] }, { re: /\bio\s*\.\s*open\b/g, mode: { index: 1, writes: WRITES } }],
     evals: /\b(?:loadstring|load|dofile)\s*(?=\()/g,
     lookups: /\b_G\s*\[/g,
   },

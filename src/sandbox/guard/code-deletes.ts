@@ -68,7 +68,10 @@ export function deleteCalls(language: string, code: string, nested: (code: strin
   if (!spec) return out
   const { text, strings } = mask(code, spec.syntax)
   const raw = (at: number) => argsAt(text, at, spec.bare) ?? []
-  const args = (at: number) => raw(at).map((a) => classify(a, strings)).filter((v) => v.t !== 'opt')
+  const args = (at: number) =>
+    raw(at)
+      .map((a) => classify(a, strings))
+      .filter((v) => v.t !== 'opt')
   for (const d of spec.deleters(code)) {
     for (const m of text.matchAll(d.re)) {
       const at = m.index + m[0].length

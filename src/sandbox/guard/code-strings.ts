@@ -62,7 +62,8 @@ function opening(code: string, i: number, syntax: Syntax, prev: string): Opening
   const wordBefore = /[\w$]/.test(code[i - 1] ?? '')
   const quoted = (q: string, kind: Literal['kind'], interp: RegExp | undefined, single = q === "'"): Opening => ({ skip: 1, close: q, kind, raw: false, single, interp })
   // Comments.
-  if ((syntax === 'python' || syntax === 'ruby' || syntax === 'awk' || syntax === 'php') && c === '#' && !(syntax === 'php' && code[i + 1] === '[')) return { skip: 1, close: '\n', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
+  if ((syntax === 'python' || syntax === 'ruby' || syntax === 'awk' || syntax === 'php') && c === '#' && !(syntax === 'php' && code[i + 1] === '['))
+    return { skip: 1, close: '\n', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
   if ((syntax === 'node' || syntax === 'php') && rest.startsWith('//')) return { skip: 2, close: '\n', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
   if ((syntax === 'node' || syntax === 'php') && rest.startsWith('/*')) return { skip: 2, close: '*/', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
   if (syntax === 'lua' && rest.startsWith('--')) {

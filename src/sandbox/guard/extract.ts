@@ -40,7 +40,19 @@ export function expand(words: Word[], place: Place, nest: Nesting): SimpleComman
     const name = basename(head.text)
     const step = head.dynamic ? undefined : stepOf(name, ws)
     if (!step || step.keep) {
-      out.push({ name, ...(!head.dynamic && head.text.includes('/') ? { path: head.text } : {}), nameDynamic: head.dynamic, args: ws.slice(1), pipedFrom: place.pipedFrom, writesTo: place.writesTo, writes: place.writes ?? [], wd: wdOf(place.wd), source: place.source, ...(place.inFunction !== undefined ? { inFunction: place.inFunction } : {}), ...(step?.program !== undefined ? { program: step.program } : {}) })
+      out.push({
+        name,
+        ...(!head.dynamic && head.text.includes('/') ? { path: head.text } : {}),
+        nameDynamic: head.dynamic,
+        args: ws.slice(1),
+        pipedFrom: place.pipedFrom,
+        writesTo: place.writesTo,
+        writes: place.writes ?? [],
+        wd: wdOf(place.wd),
+        source: place.source,
+        ...(place.inFunction !== undefined ? { inFunction: place.inFunction } : {}),
+        ...(step?.program !== undefined ? { program: step.program } : {}),
+      })
     }
     for (const inner of step?.inner ?? []) run(inner, depth + 1, inner.input ?? input)
   }
@@ -84,7 +96,17 @@ export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = 
     if (refs.length === 0) return [w]
     if (refs.flat().some((r) => r.fromInput)) return [{ text: bare, dynamic: true, inner: w.inner, fromInput: {} }]
     if (/[$`]/.test(bare.replace(POSITIONAL, '')) || refs.flat().some((r) => r.dynamic)) return [w]
-    return [{ text: bare.replace(POSITIONAL, (_, a?: string, b?: string) => pick((a ?? b)!).map((r) => r.text).join(' ')), dynamic: false, inner: w.inner }]
+    return [
+      {
+        text: bare.replace(POSITIONAL, (_, a?: string, b?: string) =>
+          pick((a ?? b)!)
+            .map((r) => r.text)
+            .join(' '),
+        ),
+        dynamic: false,
+        inner: w.inner,
+      },
+    ]
   }
 
   const word = (node: Node): Word[] => {

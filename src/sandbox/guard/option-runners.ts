@@ -19,7 +19,8 @@ function valueAt(words: readonly Word[], i: number, name: string): Word | undefi
 }
 
 /** git settings whose value is a command line (a `!` alias, a pager, an editor, a hook, a helper…). */
-const GIT_COMMAND = /^(core\.(pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|pager\..+|sequence\.editor|diff\.external|diff\..+\.(command|textconv)|merge\..+\.driver|filter\..+\.(clean|smudge|process)|credential(\..+)?\.helper|gpg(\..+)?\.program|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack|vcs)|interactive\.difffilter|(web|browser\..+|man\..+|mergetool\..+|difftool\..+)\.(browser|cmd|path)|alias\..+)$/i
+const GIT_COMMAND =
+  /^(core\.(pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|pager\..+|sequence\.editor|diff\.external|diff\..+\.(command|textconv)|merge\..+\.driver|filter\..+\.(clean|smudge|process)|credential(\..+)?\.helper|gpg(\..+)?\.program|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack|vcs)|interactive\.difffilter|(web|browser\..+|man\..+|mergetool\..+|difftool\..+)\.(browser|cmd|path)|alias\..+)$/i
 /** git settings that point at programs the guard cannot read (a folder of hooks). */
 const GIT_OPAQUE = /^core\.hookspath$/i
 
@@ -88,10 +89,11 @@ const tar: Runner = (words) => {
 /** `zip -TT CMD` / `--unzip-command CMD`: the command tests the archive. */
 const zip: Runner = (words) => {
   const inner: Inner[] = []
-  for (let i = 1; i < words.length; i++) for (const name of ['-TT', '--unzip-command']) {
-    const v = valueAt(words, i, name)
-    if (v) inner.push(shellString(v))
-  }
+  for (let i = 1; i < words.length; i++)
+    for (const name of ['-TT', '--unzip-command']) {
+      const v = valueAt(words, i, name)
+      if (v) inner.push(shellString(v))
+    }
   return { keep: true, inner }
 }
 
@@ -124,10 +126,11 @@ const vim: Runner = (words) => {
 /** `rsync -e CMD` / `--rsh=CMD`: the remote shell runs here. */
 const rsync: Runner = (words) => {
   const inner: Inner[] = []
-  for (let i = 1; i < words.length; i++) for (const name of ['-e', '--rsh']) {
-    const v = valueAt(words, i, name)
-    if (v) inner.push(shellString(v))
-  }
+  for (let i = 1; i < words.length; i++)
+    for (const name of ['-e', '--rsh']) {
+      const v = valueAt(words, i, name)
+      if (v) inner.push(shellString(v))
+    }
   return { keep: true, inner }
 }
 
@@ -186,7 +189,27 @@ const VIMS = ['vi', 'vim', 'nvim', 'gvim', 'view', 'vimdiff', 'rvim', 'ex', 'nex
 export const OPTION_RUNNERS: Readonly<Record<string, Runner>> = { git, tar, gtar: tar, bsdtar: tar, zip, rsync, coproc, alias, npx, bunx: npx, npm: npx, man, scp, ...Object.fromEntries(VIMS.map((v) => [v, vim])) }
 
 /** Environment variables whose value is a command run later (a pager, an editor, git's ssh, less's preprocessor). */
-const ENV_COMMANDS = new Set(['PAGER', 'GIT_PAGER', 'MANPAGER', 'SYSTEMD_PAGER', 'EDITOR', 'VISUAL', 'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR', 'GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_EXTERNAL_DIFF', 'GIT_ASKPASS', 'SSH_ASKPASS', 'SUDO_ASKPASS', 'LESSOPEN', 'LESSCLOSE', 'PROMPT_COMMAND', 'RSYNC_RSH', 'BROWSER'])
+const ENV_COMMANDS = new Set([
+  'PAGER',
+  'GIT_PAGER',
+  'MANPAGER',
+  'SYSTEMD_PAGER',
+  'EDITOR',
+  'VISUAL',
+  'GIT_EDITOR',
+  'GIT_SEQUENCE_EDITOR',
+  'GIT_SSH_COMMAND',
+  'GIT_SSH',
+  'GIT_EXTERNAL_DIFF',
+  'GIT_ASKPASS',
+  'SSH_ASKPASS',
+  'SUDO_ASKPASS',
+  'LESSOPEN',
+  'LESSCLOSE',
+  'PROMPT_COMMAND',
+  'RSYNC_RSH',
+  'BROWSER',
+])
 /** Environment variables that make a program load code the guard cannot read. */
 const ENV_LOADS = new Set(['LD_PRELOAD', 'LD_AUDIT', 'BASH_ENV', 'ENV', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_EXEC_PATH'])
 

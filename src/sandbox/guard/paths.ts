@@ -22,7 +22,10 @@ export function isCriticalPath(raw: string): boolean {
   let p = raw.trim()
   if (p === '') return false
   for (const h of HOME) if (p === h || p.startsWith(`${h}/`)) p = `/home-of-user${p.slice(h.length)}`
-  p = p.replace(/\/+/g, '/').replace(/\/\*+$/, '/').replace(/\/\.$/, '/')
+  p = p
+    .replace(/\/+/g, '/')
+    .replace(/\/\*+$/, '/')
+    .replace(/\/\.$/, '/')
   const n = normalize(p)
   const norm = n.absolute ? `/${n.parts.join('/')}` : n.parts.join('/')
   if (norm === '') return false

@@ -2,7 +2,6 @@ import { isKernelFile, normalize, valuesOf, wordZone } from './paths.js'
 import type { GuardRule } from './rule.js'
 import { destroyedBy, writtenBy } from './targets.js'
 
-
 /** A value as an absolute path when the working directory makes it one (`cd /proc; echo b > sysrq-trigger`). */
 function absolute(value: string, wd: string | null | undefined): string {
   if (value.startsWith('/') || !wd || !wd.startsWith('/')) return value
@@ -30,7 +29,8 @@ export const TARGET_RULES: readonly GuardRule[] = [
   },
   {
     id: 'destructive-dynamic-target',
-    message: 'a destructive command (rm -r, mv, cp, rsync, truncate, shred, dd of=, chmod -R, > file, a delete call in interpreter code) whose target is an expansion the guard cannot resolve before it runs ($VAR, $1, $(…), a loop or read variable, ${X:-…}, a folder changed to with cd)',
+    message:
+      'a destructive command (rm -r, mv, cp, rsync, truncate, shred, dd of=, chmod -R, > file, a delete call in interpreter code) whose target is an expansion the guard cannot resolve before it runs ($VAR, $1, $(…), a loop or read variable, ${X:-…}, a folder changed to with cd)',
     test: (c, opts) => (c.linked ?? []).some((w) => wordZone(w, '.', opts) === 'unknown') || destroyedBy(c).some((t) => t.strict && wordZone(t.word, c.wd, opts) === 'unknown'),
   },
   {

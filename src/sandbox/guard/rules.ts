@@ -50,7 +50,8 @@ export const RULES: readonly GuardRule[] = [
   },
   {
     id: 'interpreter-shell-dynamic',
-    message: 'interpreter code (python -c, perl -e, node -e, ruby -e, php -r, awk system(), sed e, …) runs a shell command built at run time, or evaluates code built at run time (eval, exec, __import__(name), getattr), so what it runs or deletes cannot be checked',
+    message:
+      'interpreter code (python -c, perl -e, node -e, ruby -e, php -r, awk system(), sed e, …) runs a shell command built at run time, or evaluates code built at run time (eval, exec, __import__(name), getattr), so what it runs or deletes cannot be checked',
     test: runsComputedShell,
   },
   {
@@ -129,7 +130,10 @@ export const RULES: readonly GuardRule[] = [
       if (i === -1) return false
       const rest = a.slice(i + 1)
       if (rest.some((x) => x === '--force' || x === '--delete' || x === '--mirror' || (/^-[a-zA-Z]+$/.test(x) && (x.includes('f') || x.includes('d'))))) return true
-      return rest.filter((x) => !x.startsWith('-')).slice(1).some((ref) => ref.startsWith(':') || ref.startsWith('+'))
+      return rest
+        .filter((x) => !x.startsWith('-'))
+        .slice(1)
+        .some((ref) => ref.startsWith(':') || ref.startsWith('+'))
     },
   },
   {
@@ -141,7 +145,10 @@ export const RULES: readonly GuardRule[] = [
   {
     id: 'power',
     message: 'shutting down or rebooting the machine',
-    test: (c) => ['shutdown', 'reboot', 'halt', 'poweroff'].includes(c.name) || (c.name === 'init' && ['0', '6'].includes(texts(c.args)[0] ?? '')) || (c.name === 'systemctl' && ['poweroff', 'reboot', 'halt', 'kexec'].includes(texts(c.args).find((x) => !x.startsWith('-')) ?? '')),
+    test: (c) =>
+      ['shutdown', 'reboot', 'halt', 'poweroff'].includes(c.name) ||
+      (c.name === 'init' && ['0', '6'].includes(texts(c.args)[0] ?? '')) ||
+      (c.name === 'systemctl' && ['poweroff', 'reboot', 'halt', 'kexec'].includes(texts(c.args).find((x) => !x.startsWith('-')) ?? '')),
   },
   ...TARGET_RULES,
 ]

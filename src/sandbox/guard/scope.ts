@@ -8,7 +8,11 @@ const MAX_VALUES = 256
 const QUOTED: Record<string, string> = { '{': '\u0003', '}': '\u0004', ',': '\u0005' }
 const SPLIT = '\u0006'
 const protect = (s: string) => s.replace(/[{},]/g, (c) => QUOTED[c]!)
-const restore = (s: string) => s.replace(/\u0003/g, '{').replace(/\u0004/g, '}').replace(/\u0005/g, ',')
+const restore = (s: string) =>
+  s
+    .replace(/\u0003/g, '{')
+    .replace(/\u0004/g, '}')
+    .replace(/\u0005/g, ',')
 /** Parameters whose value is a number or a flag string: never a path. */
 const NUMERIC = new Set(['$', '!', '?', '#', '-', 'RANDOM', 'SRANDOM', 'BASHPID', 'LINENO', 'SECONDS', 'PPID', 'UID', 'EUID', 'SHLVL', 'COLUMNS', 'LINES'])
 /** Commands that read into the variables they name. */
@@ -16,7 +20,12 @@ const READERS = new Set(['read', 'mapfile', 'readarray', 'getopts', 'select'])
 
 /** `${v#pat}`, `${v##pat}`, `${v%pat}`, `${v%%pat}`: the shortest or longest matching prefix or suffix removed. */
 function trim(value: string, op: string, pattern: string): string {
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '[\\s\\S]*').replace(/\?/g, '[\\s\\S]')}$`)
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|\\]/g, '\\$&')
+      .replace(/\*/g, '[\\s\\S]*')
+      .replace(/\?/g, '[\\s\\S]')}$`,
+  )
   const n = value.length
   const cuts = [...Array(n + 1).keys()]
   const order = op.length === 2 ? cuts.reverse() : cuts
@@ -71,7 +80,15 @@ export class Scope {
   values(node: Node): string[] | undefined {
     const raw = this.alts(node, false)
     if (!raw) return undefined
-    const out = [...new Set(raw.flatMap((v) => braceExpand(v).flatMap((x) => x.split(SPLIT)).map(restore)))]
+    const out = [
+      ...new Set(
+        raw.flatMap((v) =>
+          braceExpand(v)
+            .flatMap((x) => x.split(SPLIT))
+            .map(restore),
+        ),
+      ),
+    ]
     return out.length > MAX_VALUES ? undefined : out
   }
 
@@ -84,7 +101,7 @@ export class Scope {
       if (!value) return this.assign(name, [''])
       if (value.type === 'array') {
         const all = value.namedChildren.map((c) => (c ? this.values(c) : undefined))
-        return this.assign(name, all.some((v) => !v) ? null : all.flat() as string[])
+        return this.assign(name, all.some((v) => !v) ? null : (all.flat() as string[]))
       }
       return this.assign(name, this.alts(value, true)?.map(restore) ?? null)
     }
@@ -103,7 +120,11 @@ export class Scope {
     for (const a of body.descendantsOfType('variable_assignment')) if (a) this.track(a)
     for (const c of body.descendantsOfType('command')) {
       const name = c?.childForFieldName('name')?.text
-      if (c && name && (READERS.has(name) || name === 'printf')) this.readers(name, c.namedChildren.slice(1).map((n) => n?.text ?? ''))
+      if (c && name && (READERS.has(name) || name === 'printf'))
+        this.readers(
+          name,
+          c.namedChildren.slice(1).map((n) => n?.text ?? ''),
+        )
       if (name === 'cd' || name === 'pushd' || name === 'popd') this.wd = null
     }
   }
@@ -115,7 +136,10 @@ export class Scope {
   }
 
   private command(name: string, args: readonly Word[]): void {
-    this.readers(name, args.map((a) => (a.dynamic ? '' : a.text)))
+    this.readers(
+      name,
+      args.map((a) => (a.dynamic ? '' : a.text)),
+    )
     if (name !== 'cd' && name !== 'pushd' && name !== 'popd') return
     const ops = args.filter((a) => a.dynamic || !/^(-[LPe@]+|--)$/.test(a.text))
     if (name === 'popd' || ops[0]?.text === '-') return void (this.wd = null)
@@ -159,7 +183,14 @@ export class Scope {
     const cut = !m[4] && !m[3] ? /^(##?|%%?)([^$`]*)\}$/.exec(rest) : null
     const known = this.lookup(m[2]!)
     // Trimming costs the square of the length: a long value is left unknown.
-    if (cut) return known?.every((v) => v.length <= 1024) ? this.expansion(m[2]!, quoted, known.map((v) => trim(v, cut[1]!, unquote(cut[2]!)))) : undefined
+    if (cut)
+      return known?.every((v) => v.length <= 1024)
+        ? this.expansion(
+            m[2]!,
+            quoted,
+            known.map((v) => trim(v, cut[1]!, unquote(cut[2]!))),
+          )
+        : undefined
     if (!m[4] && rest !== '}') return undefined
     const own = this.expansion(m[2]!, quoted)
     if (!m[4] || m[4].endsWith('?')) return own

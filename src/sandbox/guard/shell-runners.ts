@@ -112,7 +112,14 @@ const perf: Runner = (words) => {
   while (i < words.length && words[i]!.text.startsWith('-')) i++
   if (['c2c', 'mem', 'lock', 'sched', 'kmem', 'kwork', 'kvm'].includes(words[i]?.text ?? '') && words[i + 1]?.text === 'record') i++
   if (!PERF_RUNS.has(words[i]?.text ?? '')) return { keep: false, inner: [] }
-  return prefix({ short: 'ecoCFmptGuDrxIjLS', long: ['--event', '--output', '--pid', '--tid', '--cpu', '--freq', '--mmap-pages', '--cgroup', '--uid', '--delay', '--repeat', '--field-separator', '--interval-print', '--call-graph', '--filter', '--pre', '--post'] }, 0, i + 1)(words)
+  return prefix(
+    {
+      short: 'ecoCFmptGuDrxIjLS',
+      long: ['--event', '--output', '--pid', '--tid', '--cpu', '--freq', '--mmap-pages', '--cgroup', '--uid', '--delay', '--repeat', '--field-separator', '--interval-print', '--call-graph', '--filter', '--pre', '--post'],
+    },
+    0,
+    i + 1,
+  )(words)
 }
 
 /** `gdb [opts] --args CMD ARGS`; `-ex 'shell CMD'` / `-ex '!CMD'` runs a shell command. */
@@ -191,7 +198,17 @@ const nix: Runner = (words) => {
 }
 
 /** Shell strings run later or elsewhere: `eval ARGS`, `trap CMD SIG`. */
-const evalRunner: Runner = (words) => ({ keep: true, inner: [script(words.slice(1).map((w) => w.text).join(' '))] })
+const evalRunner: Runner = (words) => ({
+  keep: true,
+  inner: [
+    script(
+      words
+        .slice(1)
+        .map((w) => w.text)
+        .join(' '),
+    ),
+  ],
+})
 const trap: Runner = (words) => {
   const arg = words[1]
   if (!arg || words.length < 3 || (!arg.dynamic && (arg.text === '-' || arg.text.startsWith('-')))) return { keep: false, inner: [] }

@@ -18,7 +18,10 @@ export function feedStdin(cmd: SimpleCommand, text: string, nest: Nesting): Simp
 /** What `echo`/`printf` with literal arguments writes, else undefined. */
 export function printed(cmd: SimpleCommand | undefined): string | undefined {
   if (!cmd || cmd.args.some((a) => a.dynamic) || (cmd.name !== 'echo' && cmd.name !== 'printf')) return undefined
-  const esc = (s: string) => s.replace(/\\(0[0-7]{0,3}|x[0-9a-fA-F]{1,2}|[\s\S])/g, (_, e: string) => (e[0] === '0' ? String.fromCharCode(parseInt(e, 8)) : e[0] === 'x' && e.length > 1 ? String.fromCharCode(parseInt(e.slice(1), 16)) : ({ n: '\n', t: '\t', r: '\r' } as Record<string, string>)[e] ?? e))
+  const esc = (s: string) =>
+    s.replace(/\\(0[0-7]{0,3}|x[0-9a-fA-F]{1,2}|[\s\S])/g, (_, e: string) =>
+      e[0] === '0' ? String.fromCharCode(parseInt(e, 8)) : e[0] === 'x' && e.length > 1 ? String.fromCharCode(parseInt(e.slice(1), 16)) : (({ n: '\n', t: '\t', r: '\r' } as Record<string, string>)[e] ?? e),
+    )
   const a = cmd.args.map((w) => w.text)
   if (cmd.name === 'echo') {
     let i = 0
@@ -57,7 +60,16 @@ function cronCommands(text: string): string | undefined {
 /** A Makefile's recipes as one script (`$$` is `$`); undefined when make would run more than recipes (`$(shell …)`, `include`). */
 function makeRecipes(text: string): string | undefined {
   if (/\$[({]shell\b/.test(text) || /^\s*-?s?include\b/m.test(text)) return undefined
-  return text.split('\n').filter((l) => l.startsWith('\t')).map((l) => l.slice(1).replace(/^[@+-]+/, '').replace(/\$\$/g, '$')).join('\n')
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('\t'))
+    .map((l) =>
+      l
+        .slice(1)
+        .replace(/^[@+-]+/, '')
+        .replace(/\$\$/g, '$'),
+    )
+    .join('\n')
 }
 
 /**

@@ -29,7 +29,43 @@ function destination(c: SimpleCommand, spec: OptionSpec): Word | undefined {
   return optionValue(s, ['-t', '--target-directory']) ?? (s.operands.length >= 2 ? s.operands.at(-1) : undefined)
 }
 
-const RSYNC: OptionSpec = { short: 'efMTB', long: ['--rsh', '--exclude', '--include', '--filter', '--files-from', '--exclude-from', '--include-from', '--backup-dir', '--suffix', '--chmod', '--chown', '--timeout', '--port', '--password-file', '--log-file', '--out-format', '--remote-option', '--partial-dir', '--temp-dir', '--compare-dest', '--copy-dest', '--link-dest', '--max-size', '--min-size', '--max-delete', '--bwlimit', '--iconv', '--usermap', '--groupmap', '--info', '--debug', '--rsync-path'] }
+const RSYNC: OptionSpec = {
+  short: 'efMTB',
+  long: [
+    '--rsh',
+    '--exclude',
+    '--include',
+    '--filter',
+    '--files-from',
+    '--exclude-from',
+    '--include-from',
+    '--backup-dir',
+    '--suffix',
+    '--chmod',
+    '--chown',
+    '--timeout',
+    '--port',
+    '--password-file',
+    '--log-file',
+    '--out-format',
+    '--remote-option',
+    '--partial-dir',
+    '--temp-dir',
+    '--compare-dest',
+    '--copy-dest',
+    '--link-dest',
+    '--max-size',
+    '--min-size',
+    '--max-delete',
+    '--bwlimit',
+    '--iconv',
+    '--usermap',
+    '--groupmap',
+    '--info',
+    '--debug',
+    '--rsync-path',
+  ],
+}
 const CHMOD: OptionSpec = { long: ['--reference', '--from'] }
 
 type Finder = (c: SimpleCommand) => Target[]
@@ -171,5 +207,10 @@ export function writtenBy(c: SimpleCommand): Word[] {
   if (c.name === 'tee') extra.push(...ops(c, { long: ['--output-error'] }).operands)
   // `sysctl -w kernel.x=1`, `sysctl kernel.x=1`: a write to /proc/sys.
   if (c.name === 'sysctl') for (const w of c.args) if (!w.dynamic && /^[\w./-]+=/.test(w.text)) extra.push({ text: `/proc/sys/${w.text.split('=')[0]!.replace(/\./g, '/')}`, dynamic: false, inner: [] })
-  return [...destroyedBy(c).filter((t) => t.strict).map((t) => t.word), ...extra]
+  return [
+    ...destroyedBy(c)
+      .filter((t) => t.strict)
+      .map((t) => t.word),
+    ...extra,
+  ]
 }

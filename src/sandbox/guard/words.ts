@@ -162,7 +162,11 @@ export function unquote(text: string): string {
     } else if (c === '$' && text[i + 1] === "'") {
       // ANSI-C quoting: $'…'
       const end = text.indexOf("'", i + 2)
-      out += text.slice(i + 2, end === -1 ? undefined : end).replace(/\\x([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))).replace(/\\n/g, '\n').replace(/\\(.)/g, '$1')
+      out += text
+        .slice(i + 2, end === -1 ? undefined : end)
+        .replace(/\\x([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+        .replace(/\\n/g, '\n')
+        .replace(/\\(.)/g, '$1')
       i = end === -1 ? text.length : end + 1
     } else {
       out += c

@@ -23,9 +23,68 @@ function sub(names: readonly string[], spec: OptionSpec = {}, positional = 0): R
 const SUDO: OptionSpec = { short: 'aCcDghpRrTtUu', long: ['--user', '--group', '--host', '--prompt', '--chdir', '--chroot', '--role', '--type', '--other-user', '--close-from', '--command-timeout', '--login-class'] }
 const SYSTEMD_RUN: OptionSpec = {
   short: 'upEMHD',
-  long: ['--unit', '--property', '--setenv', '--machine', '--host', '--description', '--slice', '--uid', '--gid', '--nice', '--working-directory', '--on-active', '--on-boot', '--on-startup', '--on-unit-active', '--on-unit-inactive', '--on-calendar', '--timer-property', '--path-property', '--socket-property', '--service-type', '--capsule', '--background'],
+  long: [
+    '--unit',
+    '--property',
+    '--setenv',
+    '--machine',
+    '--host',
+    '--description',
+    '--slice',
+    '--uid',
+    '--gid',
+    '--nice',
+    '--working-directory',
+    '--on-active',
+    '--on-boot',
+    '--on-startup',
+    '--on-unit-active',
+    '--on-unit-inactive',
+    '--on-calendar',
+    '--timer-property',
+    '--path-property',
+    '--socket-property',
+    '--service-type',
+    '--capsule',
+    '--background',
+  ],
 }
-const BWRAP_ONE = ['--args', '--argv0', '--chdir', '--dev', '--dir', '--exec-label', '--file-label', '--hostname', '--info-fd', '--json-status-fd', '--lock-file', '--mqueue', '--perms', '--proc', '--remount-ro', '--seccomp', '--size', '--sync-fd', '--tmpfs', '--uid', '--gid', '--unsetenv', '--userns', '--userns2', '--pidns', '--cap-add', '--cap-drop', '--block-fd', '--userns-block-fd', '--overlay-src', '--tmp-overlay', '--ro-overlay', '--add-seccomp-fd', '--level-prefix']
+const BWRAP_ONE = [
+  '--args',
+  '--argv0',
+  '--chdir',
+  '--dev',
+  '--dir',
+  '--exec-label',
+  '--file-label',
+  '--hostname',
+  '--info-fd',
+  '--json-status-fd',
+  '--lock-file',
+  '--mqueue',
+  '--perms',
+  '--proc',
+  '--remount-ro',
+  '--seccomp',
+  '--size',
+  '--sync-fd',
+  '--tmpfs',
+  '--uid',
+  '--gid',
+  '--unsetenv',
+  '--userns',
+  '--userns2',
+  '--pidns',
+  '--cap-add',
+  '--cap-drop',
+  '--block-fd',
+  '--userns-block-fd',
+  '--overlay-src',
+  '--tmp-overlay',
+  '--ro-overlay',
+  '--add-seccomp-fd',
+  '--level-prefix',
+]
 const BWRAP_TWO = ['--bind', '--bind-try', '--ro-bind', '--ro-bind-try', '--dev-bind', '--dev-bind-try', '--symlink', '--setenv', '--file', '--bind-data', '--ro-bind-data', '--chmod', '--bind-fd', '--ro-bind-fd']
 
 /**
@@ -41,7 +100,9 @@ export const WRAPPERS: Readonly<Record<string, Runner>> = {
   run0: prefix({ short: 'ugD', long: ['--user', '--group', '--nice', '--chdir', '--setenv', '--property', '--unit', '--description', '--slice', '--machine', '--background'] }),
   'systemd-run': prefix(SYSTEMD_RUN),
   chpst: prefix({ short: 'uUbe/nlLmdofcprt' }),
-  setpriv: prefix({ long: ['--reuid', '--regid', '--ruid', '--euid', '--rgid', '--egid', '--groups', '--inh-caps', '--ambient-caps', '--bounding-set', '--securebits', '--pdeathsig', '--selinux-label', '--apparmor-profile', '--landlock-access', '--landlock-rule'] }),
+  setpriv: prefix({
+    long: ['--reuid', '--regid', '--ruid', '--euid', '--rgid', '--egid', '--groups', '--inh-caps', '--ambient-caps', '--bounding-set', '--securebits', '--pdeathsig', '--selinux-label', '--apparmor-profile', '--landlock-access', '--landlock-rule'],
+  }),
   gosu: prefix({}, 1),
   'su-exec': prefix({}, 1),
   setuidgid: prefix({}, 1),
@@ -59,11 +120,42 @@ export const WRAPPERS: Readonly<Record<string, Runner>> = {
     // Everything after `--` goes to /bin/bash (or `--shell=`).
     const i = words.findIndex((w) => !w.dynamic && w.text === '--')
     if (i === -1) return { keep: false, inner: [] }
-    const shell = words.slice(1, i).find((w) => w.text.startsWith('--shell='))?.text.slice(8) ?? 'bash'
+    const shell =
+      words
+        .slice(1, i)
+        .find((w) => w.text.startsWith('--shell='))
+        ?.text.slice(8) ?? 'bash'
     return { keep: false, inner: [{ words: [{ text: shell, dynamic: false, inner: [] }, ...words.slice(i + 1)] }] }
   },
   // tracers and debuggers
-  strace: prefix({ short: 'abeEIoOpPsSuUX', long: ['--output', '--trace', '--signal', '--status', '--attach', '--user', '--env', '--string-limit', '--summary-sort-by', '--columns', '--trace-path', '--abbrev', '--verbose', '--raw', '--read', '--write', '--fault', '--inject', '--kvm', '--quiet', '--decode-fds', '--const-print-style', '--instruction-pointer'] }),
+  strace: prefix({
+    short: 'abeEIoOpPsSuUX',
+    long: [
+      '--output',
+      '--trace',
+      '--signal',
+      '--status',
+      '--attach',
+      '--user',
+      '--env',
+      '--string-limit',
+      '--summary-sort-by',
+      '--columns',
+      '--trace-path',
+      '--abbrev',
+      '--verbose',
+      '--raw',
+      '--read',
+      '--write',
+      '--fault',
+      '--inject',
+      '--kvm',
+      '--quiet',
+      '--decode-fds',
+      '--const-print-style',
+      '--instruction-pointer',
+    ],
+  }),
   ltrace: prefix({ short: 'aADeFlnopsuwx', long: ['--output', '--library', '--align', '--indent', '--config'] }),
   valgrind: prefix(),
   catchsegv: prefix(),
@@ -111,7 +203,28 @@ export const WRAPPERS: Readonly<Record<string, Runner>> = {
   busybox: prefix(),
   toybox: prefix(),
   // project environments
-  uv: sub(['run'], { short: 'pw', long: ['--with', '--with-requirements', '--with-editable', '--python', '--package', '--extra', '--group', '--only-group', '--env-file', '--directory', '--project', '--index', '--index-url', '--extra-index-url', '--default-index', '--find-links', '--script'] }),
+  uv: sub(['run'], {
+    short: 'pw',
+    long: [
+      '--with',
+      '--with-requirements',
+      '--with-editable',
+      '--python',
+      '--package',
+      '--extra',
+      '--group',
+      '--only-group',
+      '--env-file',
+      '--directory',
+      '--project',
+      '--index',
+      '--index-url',
+      '--extra-index-url',
+      '--default-index',
+      '--find-links',
+      '--script',
+    ],
+  }),
   poetry: sub(['run'], { short: 'PC', long: ['--directory', '--project'] }),
   pipenv: sub(['run']),
   bundle: sub(['exec'], { long: ['--gemfile'] }),

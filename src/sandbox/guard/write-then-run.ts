@@ -78,13 +78,14 @@ export function markWriteThenRun(commands: readonly SimpleCommand[]): void {
     for (const f of run.files) {
       const values = valuesOf(f)
       if (!values) hit ||= unknownWrite
-      else for (const v of values) {
-        const k = pathKey(v, c.wd)
-        if (k === undefined || !written.has(k)) continue
-        const text = written.get(k)
-        if (text === undefined) hit = true
-        else contents.push(text)
-      }
+      else
+        for (const v of values) {
+          const k = pathKey(v, c.wd)
+          if (k === undefined || !written.has(k)) continue
+          const text = written.get(k)
+          if (text === undefined) hit = true
+          else contents.push(text)
+        }
     }
     for (const p of run.prefixes) if ([...written.keys()].some((w) => w.includes(p))) hit = true
     if (hit) c.runsWritten = true
@@ -93,10 +94,11 @@ export function markWriteThenRun(commands: readonly SimpleCommand[]): void {
     for (const w of writtenBy(c)) {
       const values = valuesOf(w)
       if (!values) unknownWrite = true
-      else for (const v of values) {
-        const k = pathKey(v, c.wd)
-        if (k !== undefined) written.set(k, values.length === 1 ? known.get(w) : undefined)
-      }
+      else
+        for (const v of values) {
+          const k = pathKey(v, c.wd)
+          if (k !== undefined) written.set(k, values.length === 1 ? known.get(w) : undefined)
+        }
     }
   }
 }
