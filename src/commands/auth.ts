@@ -114,7 +114,8 @@ const status = defineCommand({
         scopes: login?.tokens.scope ? login.tokens.scope.split(' ').filter(Boolean) : [],
       })
     }
-    if (args.json) printJson({ ok: true, principal: store.principal, store: store.file, servers: rows })
+    // Where the key is (MYC_TOKEN_KEY, the OS keychain, the key file): known once a login was opened; null with none stored.
+    if (args.json) printJson({ ok: true, principal: store.principal, store: store.file, key: store.keySource ?? null, servers: rows })
     else {
       const lines = rows.map(
         (r) =>

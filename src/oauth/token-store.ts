@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } f
 import { chmod, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { osKeyVault, type KeyVault } from './keychain.js'
 import type { AuthorizationServerMetadata, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client'
 
 /**
@@ -67,6 +68,9 @@ function urlKey(serverUrl: string): string {
   return new URL(serverUrl).href
 }
 
+/** Keys being loaded or loaded, by folder and source (TokenStore.masterKey). */
+const masterKeys = new Map<string, Promise<{ key: Buffer; source: string }>>()
+
 export class TokenStore {
   readonly file: string
   readonly keyFile: string
@@ -76,21 +80,21 @@ export class TokenStore {
     readonly dir: string,
     readonly principal: string,
     private readonly envKey: string | undefined = undefined,
+    /** The OS keychain to keep the key in (keychain.ts); absent, the key file. */
+    private readonly vault: KeyVault | undefined = undefined,
   ) {
     if (principal.length === 0) throw new Error('a token store needs a principal name')
     this.file = path.join(dir, TOKENS_FILE)
     this.keyFile = path.join(dir, KEY_FILE)
   }
 
-  /** The store of `principal` in the user's config folder, its key from MYC_TOKEN_KEY or the key file. */
+  /** The store of `principal` in the user's config folder, its key from MYC_TOKEN_KEY, the key file, or the OS keychain. */
   static forUser(principal: string = LOCAL_PRINCIPAL, env: Record<string, string | undefined> = process.env): TokenStore {
-    return new TokenStore(userConfigDir(env), principal, env.MYC_TOKEN_KEY || undefined)
+    return new TokenStore(userConfigDir(env), principal, env.MYC_TOKEN_KEY || undefined, env.MYC_TOKEN_KEY ? undefined : osKeyVault(env))
   }
 
-  /** Where this store's key lives, in words (for `myc auth status`). */
-  get keySource(): string {
-    return this.envKey !== undefined ? 'MYC_TOKEN_KEY' : this.keyFile
-  }
+  /** Where this store's key lives, in words (for `myc auth status`); undefined until the key was needed. */
+  keySource: string | undefined
 
   /**
    * The login of `serverUrl`, or undefined. Read on every request of a child,
@@ -183,12 +187,36 @@ export class TokenStore {
   }
 
   private masterKey(): Promise<Buffer> {
-    this.master ??= this.loadKey()
+    // One load per folder and key source in a process: every principal's store shares the key, and a keychain is asked once.
+    const id = `${this.dir}\0${this.envKey ?? ''}\0${this.vault?.name ?? ''}`
+    let loading = masterKeys.get(id)
+    if (!loading) {
+      loading = this.loadKey()
+      masterKeys.set(id, loading)
+      loading.catch(() => masterKeys.delete(id))
+    }
+    this.master ??= loading.then(({ key, source }) => ((this.keySource = source), key))
     return this.master
   }
 
-  private async loadKey(): Promise<Buffer> {
-    if (this.envKey !== undefined) return parseTokenKey(this.envKey)
+  /**
+   * The key: MYC_TOKEN_KEY; else a key file already there (its entries are
+   * sealed with it); else the OS keychain's, made there when it has none;
+   * else a new key file. A keychain that fails leaves the file.
+   */
+  private async loadKey(): Promise<{ key: Buffer; source: string }> {
+    if (this.envKey !== undefined) return { key: parseTokenKey(this.envKey), source: 'MYC_TOKEN_KEY' }
+    const existing = await readFile(this.keyFile, 'utf8').catch(() => undefined)
+    if (existing === undefined && this.vault) {
+      const kept = await this.vault.read()
+      if (kept !== undefined) return { key: parseTokenKey(kept), source: this.vault.name }
+      const made = randomBytes(32).toString('base64')
+      const stored = await this.vault.write(made).then(
+        () => this.vault!.read(),
+        () => undefined,
+      )
+      if (stored === made) return { key: Buffer.from(made, 'base64'), source: this.vault.name }
+    }
     await this.ensureDir()
     try {
       await writeFile(this.keyFile, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' })
@@ -197,7 +225,7 @@ export class TokenStore {
     }
     const key = Buffer.from((await readFile(this.keyFile, 'utf8')).trim(), 'base64')
     if (key.length !== 32) throw new Error(`${this.keyFile} does not hold a 32-byte key: delete it and the logins in ${this.file}, then log in again`)
-    return key
+    return { key, source: this.keyFile }
   }
 
   private async ensureDir(): Promise<void> {
