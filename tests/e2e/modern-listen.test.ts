@@ -262,14 +262,9 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     }
     const gauge = async () => Number(/^myc_http_listen_streams_active (\d+)$/m.exec(await (await fetch(new URL('/metrics', url), { headers: { Authorization: `Bearer ${TOKENS.MYC_LISTEN_SCRAPER}` } })).text())?.[1] ?? NaN)
     const before = await gauge()
-    const opened: Array<{ status: number; close: () => void }> = []
-    for (let i = 0; i < 20; i++) {
-      const l = await rawListen()
-      opened.push(l)
-      if (l.status !== 200) break
-    }
-    const refused = opened.at(-1)!
-    expect(refused.status).toBe(429)
+    // 20 at once: a burst cannot pass the cap while the first streams are still opening.
+    const opened = await Promise.all(Array.from({ length: 20 }, () => rawListen()))
+    expect(opened.filter((l) => l.status === 429).length).toBeGreaterThanOrEqual(4)
     const held = opened.filter((l) => l.status === 200)
     // bob's own SDK client may hold some already: 16 in all, whatever he had.
     expect(held.length).toBeLessThanOrEqual(16)
