@@ -188,12 +188,13 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
     return { outcome: unknownTool(name) }
   }
   // A server logged in per person: the caller's own connection, or the way to log in.
-  const personal = ctx.owner !== undefined && isPersonal(shared.config) ? await personalChild(runtime, entry.server, ctx.owner) : undefined
-  if (personal && 'outcome' in personal) {
+  const reached = await childForCaller(runtime, entry.server, ctx.owner)
+  if ('outcome' in reached) {
     if (audited) record(view, name, args, started, 'error')
-    return { outcome: personal.outcome, server: entry.server }
+    return { outcome: reached.outcome, server: entry.server }
   }
-  const child = personal?.child ?? shared
+  const { child } = reached
+  const personal = child !== shared
   let outcome = span
     ? await forwardTraced(span, runtime.tracing!, child, { server: entry.server, method: 'tools/call', target: entry.name, params: { ...params, name: entry.name }, attributes: { 'gen_ai.tool.name': entry.name } }, ctx)
     : await child.forward('tools/call', { ...params, name: entry.name }, ctx)
@@ -267,8 +268,16 @@ export function isPersonal(config: ServerConfig): boolean {
 /** Where a person logs in to a server through `myc serve --http` (with their own myc credential). */
 export const OAUTH_LOGIN_PATH = '/oauth/login'
 
-/** `owner`'s own connection to `server`, or, when it cannot run, the tool error that says how to log in (naming only a server the caller sees). */
-async function personalChild(runtime: Runtime, server: string, owner: string): Promise<{ child: ChildConnection } | { outcome: RelayOutcome }> {
+/**
+ * The connection a caller's request to `server` goes through: the shared
+ * one, or for a server logged in per person (an `oauth` key, and a caller
+ * with a name) the caller's own; when that cannot run, the tool error that
+ * says how to log in (naming only a server the caller sees).
+ */
+export async function childForCaller(runtime: Runtime, server: string, owner: string | undefined): Promise<{ child: ChildConnection } | { outcome: RelayOutcome }> {
+  const shared = runtime.supervisor.children.get(server)
+  if (!shared) return { outcome: { ok: false, error: { code: RelayErrorCode.connectionClosed, message: `Server "${server}" is not running` } } }
+  if (owner === undefined || !isPersonal(shared.config)) return { child: shared }
   const child = await runtime.supervisor.personalFor(server, owner, TokenStore.forUser(owner))
   if (child?.state === 'RUNNING') return { child }
   const reason = child?.lastError ?? 'not running'

@@ -88,6 +88,7 @@ export class ClientConnection implements ConnectionHandle {
       caller: { connection: this, requestId },
       callerEra: this.callerEra(),
       builtin: () => ({ signal: cancellation.signal, elicit: this.elicitFn(requestId) }),
+      ...(this.options.owner !== undefined ? { owner: this.options.owner, principalName: this.options.owner } : {}),
     }
   }
 
@@ -243,8 +244,7 @@ export class ClientConnection implements ConnectionHandle {
 
   private async callTool(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
     this.options.runtime.touch(this)
-    const { owner } = this.options
-    const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, owner === undefined ? ctx : { ...ctx, owner, principalName: owner })
+    const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, ctx)
     if (!called || ctx.cancellation.aborted) return undefined
     // A task-augmented call answers with a task: later tasks/* requests go to this child.
     const { outcome, server } = called

@@ -1,10 +1,11 @@
+import { ProtocolErrorCode } from '@modelcontextprotocol/server'
 import type { CallerEra } from '../children/era.js'
 import type { Cancellation } from '../protocol/cancellation.js'
 import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { ServedSkill } from '../skills/skill-index.js'
-import { callerAttributes, endSpan, forwardTraced, INVALID_PARAMS, listedTools, serverSpan } from '../runtime/principal-tools.js'
+import { callerAttributes, childForCaller, endSpan, forwardTraced, INVALID_PARAMS, listedTools, serverSpan } from '../runtime/principal-tools.js'
 import type { ListKindName } from '../principal/seen-lists.js'
 import type { SpanAttributes, SpanHandle } from '../telemetry/tracing.js'
 import { findSkillFile, mapChildRead, readSkillFile, type SkillSources } from './skills-handlers.js'
@@ -33,6 +34,8 @@ export interface PrincipalForward {
   requestId?: string | number
   /** The credential's name, for its span (tracing). */
   principalName?: string
+  /** Whose own OAuth logins a server with an `oauth` key is asked with (runtime/principal-tools.ts). */
+  owner?: string
   onProgress?: (progress: ProgressParams) => void
   caller?: object
   /** The caller's era (absent: a 2025-era client), for a modern child's envelope and its input_required answers. */
@@ -161,10 +164,17 @@ export async function tracedList<T>(runtime: Runtime, view: PrincipalView, metho
   }
 }
 
-/** A request to a child: under `span` as a CLIENT span when tracing. */
-function forward(runtime: Runtime, span: SpanHandle | undefined, server: string, method: string, target: string, params: Record<string, unknown>, ctx: PrincipalForward): Promise<RelayOutcome> {
-  const child = runtime.supervisor.children.get(server)!
+/** A request to a child (the caller's own connection to a server logged in per person): under `span` as a CLIENT span when tracing. */
+async function forward(runtime: Runtime, span: SpanHandle | undefined, server: string, method: string, target: string, params: Record<string, unknown>, ctx: PrincipalForward): Promise<RelayOutcome> {
+  const reached = await childForCaller(runtime, server, ctx.owner)
+  // A person without a login: the way to log in, as this method's error (a tool call gets it as its result).
+  if ('outcome' in reached) return reached.outcome.ok ? { ok: false, error: { code: ProtocolErrorCode.InternalError, message: toolText(reached.outcome.result) } } : reached.outcome
+  const { child } = reached
   return span && runtime.tracing ? forwardTraced(span, runtime.tracing, child, { server, method, target, params }, ctx) : child.forward(method, params, ctx)
+}
+
+function toolText(result: Record<string, unknown>): string {
+  return (result.content as Array<{ text?: string }> | undefined)?.map((c) => c.text ?? '').join(' ') ?? ''
 }
 
 /** prompts/get as the principal: a visible prompt is forwarded under its own name, any other is unknown. Undefined when cancelled. */

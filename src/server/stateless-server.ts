@@ -125,7 +125,8 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       call.clientCapabilities = clientCapabilities
       const retry = { ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}), ...(typeof requestState === 'string' ? { requestState } : {}), ...(host?.core ? { task: { ttl: HOSTED_TASK_TTL_MS } } : {}) }
       const callerEra = { modern: true, ...(logLevel ? { logLevel } : {}), ...(clientCapabilities ? { clientCapabilities } : {}), ...taskCaller(runtime, ctx) }
-      call.start((origin) => run({ cancellation: call.cancellation, caller: origin, callerEra, onProgress: (p) => call.progress(p) }, retry))
+      const owner = options.owner !== undefined ? { owner: options.owner, principalName: options.owner } : {}
+      call.start((origin) => run({ cancellation: call.cancellation, caller: origin, callerEra, onProgress: (p) => call.progress(p), ...owner }, retry))
     }
     const token = ctx.mcpReq._meta?.progressToken
     const sink: RoundSink = {
@@ -162,7 +163,6 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       forwarded(ctx, { method: 'tools/call', name: String(request.params.name) }, async (forward, retry) => {
         const called = await callVisibleTool(runtime, view, { ...request.params, ...retry } as Record<string, unknown>, {
           ...forward,
-          ...(options.owner !== undefined ? { owner: options.owner, principalName: options.owner } : {}),
           builtin: () => ({ signal: forward.cancellation.signal }),
         })
         return called?.outcome

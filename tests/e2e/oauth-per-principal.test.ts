@@ -92,6 +92,8 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
     const refused = await a.callTool({ name: 'gh__whoami', arguments: {} })
     expect(refused.isError).toBe(true)
     expect(whoami(refused)).toMatch(/needs your own OAuth login: open \/oauth\/login\/gh .*myc auth login gh --principal alice/)
+    // A prompt of the server, too: its error says the way in.
+    await expect(a.getPrompt({ name: 'gh__whose' })).rejects.toThrow(/needs your own OAuth login: open \/oauth\/login\/gh /)
   }, 30_000)
 
   it('two people log in through myc, each call carries the caller’s own login, and neither reaches the other’s', async () => {
@@ -116,8 +118,10 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
     expect(aliceSays).toMatch(/^you are logged in \(login \d+\)$/)
     expect(bobSays).toMatch(/^you are logged in \(login \d+\)$/)
     expect(new Set([aliceSays, bobSays, 'you are logged in (login 1)']).size).toBe(3)
-    // Again, and over the 2026-07-28 route: the same person, the same login.
+    // Again, and over the 2026-07-28 route: the same person, the same login; prompts go out as their caller too.
     expect(whoami(await a.callTool({ name: 'gh__whoami', arguments: {} }))).toBe(aliceSays)
+    const prompt = (await a.getPrompt({ name: 'gh__whose' })).messages[0]!.content as { text: string }
+    expect(prompt.text).toBe(aliceSays.replace(/^you are logged in \((.*)\)$/, '$1'))
     const modern = await modernRequest(myc.url, 'tools/call', { name: 'gh__whoami', arguments: {} }, { token: bob })
     expect(whoami(modern.answer.result as { content?: unknown })).toBe(bobSays)
 

@@ -67,7 +67,9 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 /** The MCP server of one session; `whoami` names the login (the authorization code exchange, counted from 1) its token came from. */
 function mcpServer(write: boolean, login: number): Server {
-  const server = new Server({ name: 'oauth-protected', version: '1.0.0' }, { capabilities: { tools: {} } })
+  const server = new Server({ name: 'oauth-protected', version: '1.0.0' }, { capabilities: { tools: {}, prompts: {} } })
+  server.setRequestHandler('prompts/list', () => ({ prompts: [{ name: 'whose', description: 'Names the login of this session' }] }))
+  server.setRequestHandler('prompts/get', () => ({ messages: [{ role: 'user' as const, content: { type: 'text' as const, text: `login ${login}` } }] }))
   const tools = [{ name: 'whoami', description: 'Says who you are', inputSchema: { type: 'object' as const } }, ...(write ? [{ name: 'write', description: 'Needs the write scope', inputSchema: { type: 'object' as const } }] : [])]
   server.setRequestHandler('tools/list', () => ({ tools }))
   server.setRequestHandler('tools/call', (request) => ({ content: [{ type: 'text', text: request.params.name === 'write' ? 'written' : `you are logged in (login ${login})` }] }))
