@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Logger } from '../logger.js'
 import { beginLogin, escapeHtml, type StartedLogin } from '../oauth/login.js'
-import { TokenStore } from '../oauth/token-store.js'
 import type { PrincipalView } from '../principal/view.js'
 import { isPersonal, OAUTH_LOGIN_PATH } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
@@ -68,7 +67,7 @@ export class PersonLogins {
     const state = randomBytes(24).toString('base64url')
     let started: StartedLogin
     try {
-      started = await beginLogin({ config, store: TokenStore.forUser(principal.owner), redirectUrl: `${url.origin}${OAUTH_CALLBACK_PATH}`, state })
+      started = await beginLogin({ config, store: this.options.runtime.personalStore(principal.owner), redirectUrl: `${url.origin}${OAUTH_CALLBACK_PATH}`, state })
     } catch (error) {
       this.options.logger.warn(`http: a login to "${server}" for ${principal.label} could not start: ${error instanceof Error ? error.message : String(error)}`)
       return text(502, `Bad Gateway: the login to "${server}" could not start: ${error instanceof Error ? error.message : String(error)}`)

@@ -18,6 +18,8 @@ import { StdioServerStream } from '../protocol/stdio-server-transport.js'
 import { StdioEraConnection, type StdioEraMode } from '../server/stdio-eras.js'
 import type { HttpMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
+import { TokenStore, userConfigDir } from '../oauth/token-store.js'
+import { isPersonal } from '../runtime/principal-tools.js'
 
 /** How long shutdown waits for calls in flight before it ends the sessions anyway. */
 export const HTTP_DRAIN_MS = 10_000
@@ -66,6 +68,14 @@ export function httpSettings(loaded: LoadedConfig, flag: string | undefined, env
     throw new MycError(
       'config_invalid',
       `Invalid config ${file}:\n  http.sessionStore: sessions kept in Redis are bound to a keyed digest of their token, and without ${SESSION_SECRET_ENV} each replica would make its own; set ${SESSION_SECRET_ENV} to the same random value on every replica (e.g. \`openssl rand -hex 32\`)`,
+    )
+  }
+  // People's own OAuth logins (servers with an oauth key) are kept with the sessions in Redis, sealed with a key every replica must share.
+  const personal = [...loaded.config.servers.values()].some((c) => !c.disabled && isPersonal(c))
+  if (loaded.config.http.sessionStore !== 'memory' && personal && (tokens.length > 0 || jwt) && !env.MYC_TOKEN_KEY) {
+    throw new MycError(
+      'config_invalid',
+      `Invalid config ${file}:\n  http.sessionStore: people's OAuth logins to servers with an "oauth" key are kept in Redis for every replica, sealed with MYC_TOKEN_KEY; set MYC_TOKEN_KEY to the same 32 random bytes on every replica (e.g. \`openssl rand -base64 32\`)`,
     )
   }
   const metricsToken = loaded.config.http.metricsToken ? readMetricsToken(loaded.config.http.metricsToken, env, tokens, file) : undefined
@@ -189,6 +199,12 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const { config } = loaded
   const jwt = settings.jwt ? await (await import('./jwt.js')).createJwtVerifier(settings.jwt, loaded.file ?? 'config') : undefined
   const sharedStore = config.http.sessionStore === 'memory' ? undefined : await (await import('./session-store.js')).openSessionStore(config.http.sessionStore, (error) => logger.warn(`http.sessionStore: ${error.message}`))
+  // With Redis, people's own OAuth logins live there too (sealed with MYC_TOKEN_KEY, checked by prepareHttp): a login on one replica serves on all.
+  const tokenKey = process.env.MYC_TOKEN_KEY
+  if (sharedStore?.tokenEntries && tokenKey) {
+    const entries = sharedStore.tokenEntries()
+    runtime.setPersonalStores((owner) => new TokenStore(userConfigDir(process.env), owner, tokenKey, undefined, entries))
+  }
   const stopKillOnExit = killChildrenOnExit(runtime)
   // prom-client is loaded only here, and only when metrics are on and someone may read them (http.metricsToken, http.metricsListen).
   const metricsReadable = settings.metricsToken !== undefined || settings.metricsListen !== undefined

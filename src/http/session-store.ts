@@ -2,6 +2,8 @@ import { redactUrl } from '../redact.js'
 import { MycError } from '../errors.js'
 import { SharedRateLimiter, type RateLimit, type RateLimitConfig } from './rate-limit.js'
 import type { HttpPrincipal } from './principals.js'
+import type { SharedEntries } from '../oauth/token-store.js'
+import { RedisTokenEntries } from './redis-token-entries.js'
 
 /**
  * What another process needs to take a session over: who it is, how its
@@ -36,6 +38,8 @@ export interface SessionStore {
   close(): Promise<void>
   /** A rate limit counted in the store, shared by the replicas that use it (Redis); absent: each process counts its own. */
   rateLimiter?(config: RateLimitConfig, onError: (error: Error) => void): RateLimit
+  /** The people's OAuth logins kept in the store, shared by the replicas (Redis); absent: each process keeps its own file. */
+  tokenEntries?(): SharedEntries
 }
 
 /** Sessions kept in this process only: one replica. */
@@ -96,11 +100,17 @@ export class RedisSessionStore implements SessionStore {
       close(): Promise<unknown>
       destroy(): void
     },
+    private readonly url: string,
   ) {}
 
   /** `http.rateLimit` counted in this Redis, by every replica together, over the same connection. */
   rateLimiter(config: RateLimitConfig, onError: (error: Error) => void): RateLimit {
     return new SharedRateLimiter(config, this.client, onError)
+  }
+
+  /** The people's OAuth logins in this Redis, over the same connection. */
+  tokenEntries(): SharedEntries {
+    return new RedisTokenEntries(this.client, `${redactUrl(this.url)} (the people's OAuth logins)`)
   }
 
   /** Connects (and pings) at start: an unreachable Redis is a runtime error naming the setting. */
@@ -118,7 +128,7 @@ export class RedisSessionStore implements SessionStore {
       if (client.isOpen) client.destroy()
       throw new MycError('runtime', `http.sessionStore: cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`)
     }
-    return new RedisSessionStore(client as never)
+    return new RedisSessionStore(client as never, url)
   }
 
   async load(id: string): Promise<SharedSession | undefined> {

@@ -30,7 +30,24 @@ export interface StoredLogin {
   savedAt: number
 }
 
-interface SealedEntry {
+/**
+ * Sealed entries kept outside this machine's file, shared by the replicas
+ * of `myc serve --http` (the Redis session store): the same sealing, so the
+ * store holds no token text either; the key comes from MYC_TOKEN_KEY.
+ */
+export interface SharedEntries {
+  /** Where they are, in words without secrets. */
+  readonly where: string
+  /** Changes whenever an entry does (what a read may be cached by). */
+  version(): Promise<string>
+  read(): Promise<Record<string, SealedEntry>>
+  /** Writes an entry, or deletes it (null). */
+  write(id: string, entry: SealedEntry | null): Promise<void>
+  /** Runs `fn` holding a lock the replicas share. */
+  locked<T>(fn: () => Promise<T>): Promise<T>
+}
+
+export interface SealedEntry {
   iv: string
   tag: string
   data: string
@@ -82,9 +99,12 @@ export class TokenStore {
     private readonly envKey: string | undefined = undefined,
     /** The OS keychain to keep the key in (keychain.ts); absent, the key file. */
     private readonly vault: KeyVault | undefined = undefined,
+    /** Entries shared by replicas instead of the file (their key must be MYC_TOKEN_KEY). */
+    private readonly shared: SharedEntries | undefined = undefined,
   ) {
     if (principal.length === 0) throw new Error('a token store needs a principal name')
-    this.file = path.join(dir, TOKENS_FILE)
+    if (shared && envKey === undefined) throw new Error('logins shared by replicas need MYC_TOKEN_KEY, the same on every replica')
+    this.file = shared ? shared.where : path.join(dir, TOKENS_FILE)
     this.keyFile = path.join(dir, KEY_FILE)
   }
 
@@ -101,10 +121,12 @@ export class TokenStore {
    * so the file is parsed and an entry opened again only when it changed.
    */
   async get(serverUrl: string): Promise<StoredLogin | undefined> {
-    const seen = await stat(this.file).then(
-      (s) => `${s.mtimeMs}:${s.size}:${s.ino}`,
-      () => 'absent',
-    )
+    const seen = this.shared
+      ? await this.shared.version()
+      : await stat(this.file).then(
+          (s) => `${s.mtimeMs}:${s.size}:${s.ino}`,
+          () => 'absent',
+        )
     if (this.cache?.seen !== seen) this.cache = { seen, file: seen === 'absent' ? { version: 1, entries: {} } : await this.readFile(), opened: new Map() }
     const { file, opened } = this.cache
     // No login at all: the key (file) is neither read nor made.
@@ -136,6 +158,16 @@ export class TokenStore {
    * or `undefined` to leave the file alone. Resolves to the entry as it is after.
    */
   async update(serverUrl: string, change: (current: StoredLogin | undefined) => StoredLogin | null | undefined | Promise<StoredLogin | null | undefined>): Promise<StoredLogin | undefined> {
+    const { shared } = this
+    if (shared) {
+      return shared.locked(async () => {
+        const current = await this.open({ version: 1, entries: await shared.read() }, serverUrl)
+        const next = await change(current)
+        if (next === undefined) return current
+        await shared.write(await this.entryId(serverUrl), next === null ? null : await this.seal(serverUrl, next))
+        return next ?? undefined
+      })
+    }
     return this.locked(async () => {
       const file = await this.readFile()
       const current = await this.open(file, serverUrl)
@@ -233,6 +265,7 @@ export class TokenStore {
   }
 
   private async readFile(): Promise<StoreFile> {
+    if (this.shared) return { version: 1, entries: await this.shared.read() }
     let text: string
     try {
       text = await readFile(this.file, 'utf8')

@@ -8,7 +8,6 @@ import { carrierOf, withCarrier } from '../telemetry/trace-context.js'
 import type { SpanAttributes, SpanHandle, Tracing } from '../telemetry/tracing.js'
 import type { ChildConnection } from '../children/child.js'
 import type { ServerConfig } from '../config/schema.js'
-import { TokenStore } from '../oauth/token-store.js'
 
 /** JSON-RPC code for an unknown tool, prompt or resource (MCP: invalid params). */
 export const INVALID_PARAMS = -32602
@@ -278,7 +277,7 @@ export async function childForCaller(runtime: Runtime, server: string, owner: st
   const shared = runtime.supervisor.children.get(server)
   if (!shared) return { outcome: { ok: false, error: { code: RelayErrorCode.connectionClosed, message: `Server "${server}" is not running` } } }
   if (owner === undefined || !isPersonal(shared.config)) return { child: shared }
-  const child = await runtime.supervisor.personalFor(server, owner, TokenStore.forUser(owner))
+  const child = await runtime.supervisor.personalFor(server, owner, runtime.personalStore(owner))
   if (child?.state === 'RUNNING') return { child }
   const reason = child?.lastError ?? 'not running'
   if (/needs an OAuth login/.test(reason)) return { outcome: loginHint(server, owner) }

@@ -13,6 +13,7 @@ import type { Logger } from '../logger.js'
 import { Catalogue, serverPrefixes } from '../registry/catalogue.js'
 import type { Tracing } from '../telemetry/tracing.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
+import { TokenStore } from '../oauth/token-store.js'
 
 /** How long a list request waits for children still in their first start. */
 export const FIRST_LIST_WAIT_MS = 5_000
@@ -397,5 +398,16 @@ export class Runtime {
   /** Tracing, when it is on. */
   get tracing(): Tracing | undefined {
     return this.deps.tracing
+  }
+
+  private personalStores: ((owner: string) => TokenStore) | undefined
+
+  /** Where `owner`'s own OAuth logins are (myc serve --http): the user's file, or what setPersonalStores says (the replicas' shared store). */
+  personalStore(owner: string): TokenStore {
+    return this.personalStores?.(owner) ?? TokenStore.forUser(owner)
+  }
+
+  setPersonalStores(stores: (owner: string) => TokenStore): void {
+    this.personalStores = stores
   }
 }
