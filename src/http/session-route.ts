@@ -336,7 +336,7 @@ export class SessionRoute {
     // Every SSE event gets an id and is kept a while, so a client that lost a stream resumes it with Last-Event-ID (event-log.ts).
     const events = new SessionEventLog()
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, maxRequestBodySize: this.options.maxMessageBytes, eventStore: events })
-    const connection = new ClientConnection({ runtime, view, ...(principal.owner !== undefined ? { owner: principal.owner } : {}) })
+    const connection = new ClientConnection({ runtime, view, sessionId: id, ...(principal.owner !== undefined ? { owner: principal.owner } : {}) })
     const session: HttpSession = {
       id,
       principal,

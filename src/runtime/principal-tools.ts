@@ -101,6 +101,9 @@ export interface ToolCallContext {
   requestId?: string | number
   /** The credential's name (an HTTP token's `name`, a JWT subject), never its value, for its span (tracing). */
   principalName?: string
+  /** The protocol revision the caller speaks, and its HTTP session (2025 era), for its span (tracing). */
+  protocolVersion?: string
+  sessionId?: string
   /**
    * Whose own OAuth logins the call's HTTP server uses, when that server has
    * an `oauth` key (`myc serve --http`: each person calls as themselves); absent, the local user's.
@@ -148,9 +151,15 @@ async function tracedCall(tracing: Tracing, runtime: Runtime, view: PrincipalVie
 }
 
 /** Who calls, for a server span: the request id, the role, the credential's name (never its value). */
-export function callerAttributes(view: Pick<PrincipalView, 'describe'>, ctx: { requestId?: string | number; principalName?: string }): SpanAttributes {
+export function callerAttributes(view: Pick<PrincipalView, 'describe'>, ctx: { requestId?: string | number; principalName?: string; protocolVersion?: string; sessionId?: string }): SpanAttributes {
   const role = view.describe?.()?.role
-  return { ...(ctx.requestId !== undefined ? { 'jsonrpc.request.id': String(ctx.requestId) } : {}), ...(role ? { 'mycelium.role': role } : {}), ...(ctx.principalName ? { 'mycelium.principal': ctx.principalName } : {}) }
+  return {
+    ...(ctx.requestId !== undefined ? { 'jsonrpc.request.id': String(ctx.requestId) } : {}),
+    ...(ctx.protocolVersion ? { 'mcp.protocol.version': ctx.protocolVersion } : {}),
+    ...(ctx.sessionId ? { 'mcp.session.id': ctx.sessionId } : {}),
+    ...(role ? { 'mycelium.role': role } : {}),
+    ...(ctx.principalName ? { 'mycelium.principal': ctx.principalName } : {}),
+  }
 }
 
 async function call(runtime: Runtime, view: PrincipalView, params: Record<string, unknown>, ctx: ToolCallContext, span: SpanHandle | undefined): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
@@ -214,12 +223,18 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
 export async function forwardTraced(
   span: SpanHandle,
   tracing: Tracing,
-  child: Pick<ChildConnection, 'forward'>,
+  child: Pick<ChildConnection, 'forward'> & { protocolVersion?: string | undefined },
   request: { server: string; method: string; target: string; params: Record<string, unknown>; attributes?: SpanAttributes },
   ctx: { cancellation: Cancellation } & Parameters<ChildConnection['forward']>[2],
 ): Promise<RelayOutcome> {
   span.set({ 'mycelium.server': request.server })
-  const client = tracing.start(`${request.method} ${request.target}`, 'client', span, { 'mcp.method.name': request.method, 'mycelium.server': request.server, 'server.address': request.server, ...request.attributes })
+  const client = tracing.start(`${request.method} ${request.target}`, 'client', span, {
+    'mcp.method.name': request.method,
+    'mycelium.server': request.server,
+    'server.address': request.server,
+    ...(child.protocolVersion ? { 'mcp.protocol.version': child.protocolVersion } : {}),
+    ...request.attributes,
+  })
   // Spans not exported (metrics alone): the caller's own context passes on untouched, as with tracing off.
   const params = tracing.propagates ? { ...request.params, _meta: withCarrier(request.params._meta, client.carrier()) } : request.params
   const outcome = await child.forward(request.method, params, ctx)

@@ -31,6 +31,8 @@ export interface ClientConnectionOptions {
   pageSize?: number
   /** Whose own OAuth logins its calls use (an HTTP principal's name: runtime/principal-tools.ts). */
   owner?: string
+  /** Its HTTP session's id (2025 era), for its spans. */
+  sessionId?: string
 }
 
 /** What each forwarded request of a connection carries down to the child: who calls (for the child's own requests during it), in what era, and what a built-in may use. */
@@ -80,8 +82,20 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   /** A forwarded request's context, naming this connection and the request as the caller: made once per request, in one shape, and handed down as it is. */
+  /** What a span of this connection's requests says of it: the revision it negotiated, and its HTTP session. */
+  private spanCaller(): { protocolVersion?: string; sessionId?: string } {
+    const protocolVersion = this.srv?.getNegotiatedProtocolVersion()
+    return { ...(protocolVersion ? { protocolVersion } : {}), ...(this.options.sessionId !== undefined ? { sessionId: this.options.sessionId } : {}) }
+  }
+
+  /** A list this connection answers from the catalogue, as a SERVER span when tracing. */
+  private tracedList<T>(method: string, params: Record<string, unknown> | undefined, list: () => T | Promise<T>): Promise<T> {
+    return tracedList(this.options.runtime, this.view, method, params, list, this.spanCaller())
+  }
+
   private calledBy(requestId: RequestId, cancellation: Cancellation, onProgress: ForwardContext['onProgress']): CallContext {
     return {
+      ...this.spanCaller(),
       requestId,
       cancellation,
       onProgress,
@@ -118,7 +132,7 @@ export class ClientConnection implements ConnectionHandle {
   private registerHandlers(): void {
     const { server } = this
     server.setRequestHandler('tools/list', (request) =>
-      tracedList(this.options.runtime, this.view, 'tools/list', request.params, async () => {
+      this.tracedList('tools/list', request.params, async () => {
         this.options.runtime.touch(this)
         await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
         const tools = this.visibleTools()
@@ -132,7 +146,7 @@ export class ClientConnection implements ConnectionHandle {
     )
     if (this.server.getCapabilities().prompts) {
       server.setRequestHandler('prompts/list', (request) =>
-        tracedList(this.options.runtime, this.view, 'prompts/list', request.params, async () => {
+        this.tracedList('prompts/list', request.params, async () => {
           await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
           const visible = visiblePrompts(this.options.runtime, this.view)
           const page = paginate(visible, decodeCursor(request.params?.cursor, 'prompts'), this.pageSize, 'prompts')
@@ -142,7 +156,7 @@ export class ClientConnection implements ConnectionHandle {
     }
     if (this.server.getCapabilities().resources) {
       server.setRequestHandler('resources/list', (request) =>
-        tracedList(this.options.runtime, this.view, 'resources/list', request.params, async () => {
+        this.tracedList('resources/list', request.params, async () => {
           await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
           const visible = visibleResources(this.options.runtime, this.view)
           const page = paginate(visible, decodeCursor(request.params?.cursor, 'resources'), this.pageSize, 'resources')
@@ -150,7 +164,7 @@ export class ClientConnection implements ConnectionHandle {
         }),
       )
       server.setRequestHandler('resources/templates/list', (request) =>
-        tracedList(this.options.runtime, this.view, 'resources/templates/list', request.params, () => {
+        this.tracedList('resources/templates/list', request.params, () => {
           const visible = visibleTemplates(this.options.runtime, this.view)
           const page = paginate(visible, decodeCursor(request.params?.cursor, 'templates'), this.pageSize, 'templates')
           return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never

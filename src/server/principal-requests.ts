@@ -36,6 +36,9 @@ export interface PrincipalForward {
   principalName?: string
   /** Whose own OAuth logins a server with an `oauth` key is asked with (runtime/principal-tools.ts). */
   owner?: string
+  /** The protocol revision the caller speaks, and its HTTP session (2025 era), for its span (tracing). */
+  protocolVersion?: string
+  sessionId?: string
   onProgress?: (progress: ProgressParams) => void
   caller?: object
   /** The caller's era (absent: a 2025-era client), for a modern child's envelope and its input_required answers. */
@@ -150,10 +153,10 @@ async function traced(
  * resources/list, resources/templates/list) as a SERVER span named for the
  * method, under the caller's `_meta`, when tracing; no child is asked.
  */
-export async function tracedList<T>(runtime: Runtime, view: PrincipalView, method: string, params: Record<string, unknown> | undefined, list: () => T | Promise<T>): Promise<T> {
+export async function tracedList<T>(runtime: Runtime, view: PrincipalView, method: string, params: Record<string, unknown> | undefined, list: () => T | Promise<T>, caller: { protocolVersion?: string; sessionId?: string } = {}): Promise<T> {
   const tracing = runtime.tracing
   if (tracing === undefined) return list()
-  const span = serverSpan(tracing, method, '', params, callerAttributes(view, {}))
+  const span = serverSpan(tracing, method, '', params, callerAttributes(view, caller))
   try {
     const answer = await list()
     span.end()

@@ -4,6 +4,7 @@ import { hasSkillsExtension } from '../children/child.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import { skillScope, type CredentialView } from '../principal/credential-view.js'
 import { callVisibleTool, listedTools } from '../runtime/principal-tools.js'
+import { MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
 import { isParkedState, type CallTarget, type ParkedCall, type ParkedCalls, type ParkedStep, type RoundSink } from './parked-calls.js'
@@ -104,6 +105,8 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
    * `input_required` from myc, and its retry, carrying myc's requestState,
    * resumes the call here instead of starting another.
    */
+  /** A list answered from the catalogue, as a SERVER span of this face's revision when tracing. */
+  const traced = <T>(method: string, params: Record<string, unknown> | undefined, list: () => T | Promise<T>) => tracedList(runtime, view, method, params, list, { protocolVersion: MODERN_PROTOCOL_VERSION })
   const forwarded = async (ctx: ServerContext, target: CallTarget, run: (forward: PrincipalForward, retry: Record<string, unknown>) => Promise<RelayOutcome | undefined>) => {
     const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
     const logLevel = envelope?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined
@@ -126,7 +129,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       const retry = { ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}), ...(typeof requestState === 'string' ? { requestState } : {}), ...(host?.core ? { task: { ttl: HOSTED_TASK_TTL_MS } } : {}) }
       const callerEra = { modern: true, ...(logLevel ? { logLevel } : {}), ...(clientCapabilities ? { clientCapabilities } : {}), ...taskCaller(runtime, ctx) }
       const owner = options.owner !== undefined ? { owner: options.owner, principalName: options.owner } : {}
-      call.start((origin) => run({ cancellation: call.cancellation, caller: origin, callerEra, onProgress: (p) => call.progress(p), ...owner }, retry))
+      call.start((origin) => run({ cancellation: call.cancellation, caller: origin, callerEra, onProgress: (p) => call.progress(p), protocolVersion: MODERN_PROTOCOL_VERSION, ...owner }, retry))
     }
     const token = ctx.mcpReq._meta?.progressToken
     const sink: RoundSink = {
@@ -151,7 +154,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
   }
 
   server.setRequestHandler('tools/list', (request) =>
-    tracedList(runtime, view, 'tools/list', request.params, async () => {
+    traced('tools/list', request.params, async () => {
       await runtime.startLazy(reaches)
       const page = paginate(listedTools(runtime, view), decodeCursor(request.params?.cursor, 'tools'), pageSize, 'tools')
       return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
@@ -170,7 +173,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
   )
   if (caps.prompts) {
     server.setRequestHandler('prompts/list', (request) =>
-      tracedList(runtime, view, 'prompts/list', request.params, async () => {
+      traced('prompts/list', request.params, async () => {
         await runtime.startLazy(reaches)
         const page = paginate(visiblePrompts(runtime, view), decodeCursor(request.params?.cursor, 'prompts'), pageSize, 'prompts')
         return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
@@ -180,14 +183,14 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
   }
   if (caps.resources) {
     server.setRequestHandler('resources/list', (request) =>
-      tracedList(runtime, view, 'resources/list', request.params, async () => {
+      traced('resources/list', request.params, async () => {
         await runtime.startLazy(reaches)
         const page = paginate(visibleResources(runtime, view), decodeCursor(request.params?.cursor, 'resources'), pageSize, 'resources')
         return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
       }),
     )
     server.setRequestHandler('resources/templates/list', (request) =>
-      tracedList(runtime, view, 'resources/templates/list', request.params, () => {
+      traced('resources/templates/list', request.params, () => {
         const page = paginate(visibleTemplates(runtime, view), decodeCursor(request.params?.cursor, 'templates'), pageSize, 'templates')
         return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
       }),

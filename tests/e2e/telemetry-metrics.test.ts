@@ -55,7 +55,8 @@ describe('OpenTelemetry metrics in the MCP semantic conventions (build/myc.cjs)'
     expect(pointWith(served(), { 'gen_ai.tool.name': 'nope__never' })?.attributes['error.type']).toBe('-32602')
     expect(pointWith(served(), { 'mcp.method.name': 'prompts/get', 'gen_ai.prompt.name': 'echo__greet' })?.count).toBe(1)
     // Bounded attributes only: never the request id, role or principal of the span.
-    expect(Object.keys(add.attributes).sort()).toEqual(['gen_ai.tool.name', 'mcp.method.name'])
+    expect(Object.keys(add.attributes).sort()).toEqual(['gen_ai.tool.name', 'mcp.method.name', 'mcp.protocol.version'])
+    expect(add.attributes['mcp.protocol.version']).toBe('2025-11-25')
 
     const sent = receiver.latest('mcp.client.operation.duration')
     expect(receiver.metrics.findLast((m) => m.name === 'mcp.client.operation.duration')).toMatchObject({ type: 'histogram', unit: 's' })

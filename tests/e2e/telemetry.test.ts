@@ -43,8 +43,10 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
     const server = receiver.spans.find((s) => s.kind === SERVER) as ReceivedSpan
     const client = receiver.spans.find((s) => s.kind === CLIENT) as ReceivedSpan
     expect(server).toMatchObject({ name: 'tools/call probe__meta', traceId: TRACE, parentSpanId: CALLER_SPAN, serviceName: 'myc-under-test' })
-    expect(server.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'probe__meta', 'mycelium.server': 'probe' })
+    expect(server.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'probe__meta', 'mycelium.server': 'probe', 'mcp.protocol.version': '2025-11-25' })
     expect(client).toMatchObject({ name: 'tools/call meta', traceId: TRACE, parentSpanId: server.spanId })
+    // The revision myc speaks with the child, on its CLIENT span.
+    expect(client.attributes['mcp.protocol.version']).toMatch(/^20\d\d-\d\d-\d\d$/)
     // The child's traceparent: the same trace, its parent the CLIENT span myc exported; tracestate passed on.
     expect(childMeta.traceparent).toBe(`00-${TRACE}-${client.spanId}-01`)
     expect(childMeta.tracestate).toBe('vendor=opaque')
@@ -81,11 +83,15 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
       const client = new Client({ name: 'traced-http', version: '1' })
       await client.connect(transport)
       const result = await client.callTool({ name: 'probe__meta', arguments: {} })
+      const sessionId = transport.sessionId
       await client.close()
       const childMeta = (result.structuredContent as { meta: Record<string, string> }).meta
       await waitFor(() => receiver.spans.some((s) => s.kind === CLIENT), 10_000, 'the spans')
       const server = receiver.spans.find((s) => s.kind === SERVER && s.name === 'tools/call probe__meta')!
       expect(server).toMatchObject({ traceId: TRACE, parentSpanId: CALLER_SPAN })
+      // The HTTP session it belongs to, by its id.
+      expect(sessionId).toBeTruthy()
+      expect(server.attributes['mcp.session.id']).toBe(sessionId)
       expect(childMeta.traceparent).toMatch(new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`))
       expect(childMeta.tracestate).toBe('from=header')
     } finally {
