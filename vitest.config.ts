@@ -17,10 +17,11 @@ const shared = {
 export default defineConfig({
   test: {
     // Two cores here and in CI. Most e2e time is spent waiting on child
-    // processes, so a third worker fills it: 131-133 s against 144 s with two
-    // (two runs each, all green). More than three only makes every test
-    // slower and flakier.
-    maxWorkers: 3,
+    // processes, so more workers than cores fill it: with isolated files a
+    // third worker gave 131-133 s against 144 s with two, and a fourth only
+    // slowed each test; with the shared module cache below, four give
+    // 134-141 s against 149 s with three (2026-11-25, all green; npm test 2m19s).
+    maxWorkers: 4,
     // Files share their worker's module cache instead of importing src/ and
     // the SDKs afresh each (isolate: false): 142-143 s of vitest against
     // 157 s isolated, on the same machine (2026-11-25, all green). No test
