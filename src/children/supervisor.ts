@@ -19,6 +19,8 @@ export interface SupervisorDeps {
   prespawned?: ChildDeps['prespawned']
   /** Asks the person to authorize an HTTP child again (not for the connections of other people: they log in through myc serve --http). */
   reauthorize?: ChildDeps['reauthorize']
+  /** People's own connections (personalFor): how many are kept at once, and after how long unused one is let go (defaults MAX_PERSONAL, PERSONAL_IDLE_MS). */
+  personal?: { max?: number; idleMs?: number; now?: () => number }
   random?: () => number
   /**
    * A one-shot command (status, tools, roles…): no restarts (it ends in a
@@ -30,6 +32,11 @@ export interface SupervisorDeps {
 
 /** How many of a one-shot command's child's last stderr lines are shown when it fails. */
 const STDERR_TAIL_LINES = 10
+
+/** People's own connections kept at once (personalFor); beyond, the one unused longest is let go. */
+export const MAX_PERSONAL = 256
+/** A person's connection unused this long is let go; their next call opens it again. */
+export const PERSONAL_IDLE_MS = 10 * 60_000
 
 /** A child that stayed up this long starts its restart count afresh. */
 const STABLE_AFTER_MS = 30_000
@@ -174,8 +181,9 @@ export class ChildSupervisor {
     this.stderrTails.set(key, tail)
   }
 
-  /** Connections of an HTTP server that carry one person's own OAuth login (`myc serve --http`), by server and owner. */
+  /** Connections of an HTTP server that carry one person's own OAuth login (`myc serve --http`), by server and owner, least recently used first. */
   private readonly personal = new Map<string, ChildConnection>()
+  private readonly personalUsed = new Map<string, number>()
 
   /**
    * The connection of HTTP server `key` whose requests carry `owner`'s own
@@ -213,10 +221,32 @@ export class ChildSupervisor {
           inputSource: (c, caller) => deps.events.inputSource?.(c, caller),
         },
       })
-      this.personal.set(id, child)
     }
+    // Most recently used last; the others are let go when idle too long or too many.
+    this.personal.delete(id)
+    this.personal.set(id, child)
+    this.personalUsed.set(id, (this.deps.personal?.now ?? Date.now)())
+    this.letGoOfPersonal(id)
     if (child.state !== 'RUNNING') await child.start().catch(() => {})
     return child
+  }
+
+  /** How many people's connections are open now. */
+  get personalCount(): number {
+    return this.personal.size
+  }
+
+  /** Stops people's connections unused for PERSONAL_IDLE_MS, and the least recently used beyond MAX_PERSONAL; never one with a call in flight, nor `keep`. */
+  private letGoOfPersonal(keep: string): void {
+    const max = this.deps.personal?.max ?? MAX_PERSONAL
+    const idleBefore = (this.deps.personal?.now ?? Date.now)() - (this.deps.personal?.idleMs ?? PERSONAL_IDLE_MS)
+    for (const [id, child] of this.personal) {
+      if (id === keep || !child.callersInFlight().next().done) continue
+      if (this.personal.size <= max && (this.personalUsed.get(id) ?? 0) > idleBefore) continue
+      this.personal.delete(id)
+      this.personalUsed.delete(id)
+      void child.stop()
+    }
   }
 
   /** Stops every child (and its process tree) in parallel. */
@@ -226,5 +256,6 @@ export class ChildSupervisor {
     this.timers.clear()
     await Promise.all([...this.children.values(), ...this.personal.values()].map((child) => child.stop(budget)))
     this.personal.clear()
+    this.personalUsed.clear()
   }
 }
