@@ -17,11 +17,13 @@ const KEYCHAIN_TIMEOUT_MS = 5_000
 /**
  * The OS keychain the key can live in here, or undefined: libsecret's
  * `secret-tool` (GNOME Keyring, KeePassXC, KWallet's Secret Service) on a
- * Linux session bus. `MYC_TOKEN_KEYCHAIN=off` keeps the key in its file.
- * macOS and Windows keep the file for now.
+ * Linux session bus, or the macOS Keychain through `security`.
+ * `MYC_TOKEN_KEYCHAIN=off` keeps the key in its file. Windows keeps the
+ * file for now.
  */
 export function osKeyVault(env: Record<string, string | undefined>, platform: NodeJS.Platform = process.platform): KeyVault | undefined {
   if ((env.MYC_TOKEN_KEYCHAIN ?? '').toLowerCase() === 'off') return undefined
+  if (platform === 'darwin') return macKeychain(env)
   if (platform !== 'linux' || !env.DBUS_SESSION_BUS_ADDRESS) return undefined
   const attributes = ['service', SERVICE, 'account', ACCOUNT]
   return {
@@ -34,6 +36,27 @@ export function osKeyVault(env: Record<string, string | undefined>, platform: No
     async write(value) {
       const r = await run('secret-tool', ['store', '--label', 'Mycelium: key of the OAuth token store', ...attributes], value, env)
       if (r.code !== 0) throw new Error(`secret-tool store failed${r.stderr.trim() ? `: ${r.stderr.trim()}` : ''}`)
+    },
+  }
+}
+
+/**
+ * The macOS login keychain through `security`: read with
+ * `find-generic-password -w`; written through `security -i`, whose commands
+ * come on stdin, so the key is never in a process's arguments.
+ */
+function macKeychain(env: Record<string, string | undefined>): KeyVault {
+  return {
+    name: `the macOS Keychain (generic password: service ${SERVICE}, account ${ACCOUNT})`,
+    async read() {
+      const r = await run('security', ['find-generic-password', '-s', SERVICE, '-a', ACCOUNT, '-w'], undefined, env)
+      // 44: no such item; any other failure (no keychain, a locked one) reads as none too: the file is the fallback.
+      return r.code === 0 && r.stdout.trim() !== '' ? r.stdout.trim() : undefined
+    },
+    async write(value) {
+      if (!/^[A-Za-z0-9+/=]+$/.test(value)) throw new Error('the key to keep is not base64')
+      const r = await run('security', ['-i'], `add-generic-password -U -s ${SERVICE} -a ${ACCOUNT} -w ${value}\n`, env)
+      if (r.code !== 0) throw new Error(`security add-generic-password failed${r.stderr.trim() ? `: ${r.stderr.trim()}` : ''}`)
     },
   }
 }

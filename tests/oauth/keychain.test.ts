@@ -5,6 +5,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { osKeyVault } from '../../src/oauth/keychain.js'
 import { TokenStore, type StoredLogin } from '../../src/oauth/token-store.js'
+import { repoRoot } from '../helpers/fixtures.js'
 import { requireTool } from '../helpers/tools.js'
 
 const has = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0
@@ -61,6 +62,36 @@ describe.skipIf(!ready)('the token store keeps its key in the OS keychain when o
     expect(withKeychain.keySource).toBe(file.keyFile)
     expect(osKeyVault({ ...env, MYC_TOKEN_KEYCHAIN: 'off' })).toBeUndefined()
     expect(osKeyVault({ ...env, DBUS_SESSION_BUS_ADDRESS: '' })).toBeUndefined()
-    expect(osKeyVault(env, 'darwin')).toBeUndefined()
+    expect(osKeyVault(env, 'win32')).toBeUndefined()
+  })
+})
+
+/**
+ * The macOS Keychain, through `security`: macOS cannot run here, so a
+ * stand-in `security` (tests/fixtures/fake-macos/security) keeps the items
+ * and records every invocation's arguments. It checks how myc speaks to the
+ * tool: the key is written through `security -i` on stdin, never in a
+ * process's arguments, and read back with `find-generic-password -w`.
+ */
+describe('the token store keeps its key in the macOS Keychain (a stand-in security tool)', () => {
+  it('makes the key there, never passing it as an argument, and opens the logins with it again', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'myc-mac-keychain-'))
+    const env = { PATH: `${path.join(repoRoot, 'tests', 'fixtures', 'fake-macos')}${path.delimiter}${process.env.PATH ?? ''}`, FAKE_SECURITY_STORE: path.join(home, 'items.json'), FAKE_SECURITY_LOG: path.join(home, 'calls.log') }
+    const dir = path.join(home, 'config', 'mycelium')
+    const store = new TokenStore(dir, 'local', undefined, osKeyVault(env, 'darwin'))
+    await store.put('https://mcp.example.com/mcp', login('at-mac-1'))
+    expect(store.keySource).toMatch(/macOS Keychain/)
+    expect(existsSync(store.keyFile)).toBe(false)
+    const key = (JSON.parse(readFileSync(env.FAKE_SECURITY_STORE, 'utf8')) as Record<string, string>)['mycelium/oauth-token-key']!
+    expect(Buffer.from(key, 'base64')).toHaveLength(32)
+    // Asked for it, then wrote it through stdin, then read it back: the key in no argument list.
+    const calls = readFileSync(env.FAKE_SECURITY_LOG, 'utf8').trim().split('\n')
+    expect(calls.map((c) => (JSON.parse(c) as string[])[0])).toEqual(['find-generic-password', '-i', 'find-generic-password'])
+    expect(readFileSync(env.FAKE_SECURITY_LOG, 'utf8')).not.toContain(key)
+    // Another process opens the login with the keychain's key (and makes no key file).
+    const script = `import { TokenStore } from './src/oauth/token-store.ts'; import { osKeyVault } from './src/oauth/keychain.ts'; const s = new TokenStore(${JSON.stringify(dir)}, 'local', undefined, osKeyVault(process.env, 'darwin')); process.stdout.write(JSON.stringify((await s.get('https://mcp.example.com/mcp'))?.tokens.access_token ?? null))`
+    const other = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, ...env }, encoding: 'utf8', cwd: repoRoot })
+    expect(other.stdout, other.stderr).toBe('"at-mac-1"')
+    expect(existsSync(store.keyFile)).toBe(false)
   })
 })
