@@ -17,13 +17,14 @@ const KEYCHAIN_TIMEOUT_MS = 5_000
 /**
  * The OS keychain the key can live in here, or undefined: libsecret's
  * `secret-tool` (GNOME Keyring, KeePassXC, KWallet's Secret Service) on a
- * Linux session bus, or the macOS Keychain through `security`.
- * `MYC_TOKEN_KEYCHAIN=off` keeps the key in its file. Windows keeps the
- * file for now.
+ * Linux session bus, the macOS Keychain through `security`, or the
+ * Windows Credential Manager through Windows PowerShell.
+ * `MYC_TOKEN_KEYCHAIN=off` keeps the key in its file.
  */
 export function osKeyVault(env: Record<string, string | undefined>, platform: NodeJS.Platform = process.platform): KeyVault | undefined {
   if ((env.MYC_TOKEN_KEYCHAIN ?? '').toLowerCase() === 'off') return undefined
   if (platform === 'darwin') return macKeychain(env)
+  if (platform === 'win32') return windowsCredentials(env)
   if (platform !== 'linux' || !env.DBUS_SESSION_BUS_ADDRESS) return undefined
   const attributes = ['service', SERVICE, 'account', ACCOUNT]
   return {
@@ -57,6 +58,31 @@ function macKeychain(env: Record<string, string | undefined>): KeyVault {
       if (!/^[A-Za-z0-9+/=]+$/.test(value)) throw new Error('the key to keep is not base64')
       const r = await run('security', ['-i'], `add-generic-password -U -s ${SERVICE} -a ${ACCOUNT} -w ${value}\n`, env)
       if (r.code !== 0) throw new Error(`security add-generic-password failed${r.stderr.trim() ? `: ${r.stderr.trim()}` : ''}`)
+    },
+  }
+}
+
+/** Windows PowerShell's way to the Credential Manager's password vault (WinRT). */
+const VAULT = `$ErrorActionPreference = 'Stop'
+[void][Windows.Security.Credentials.PasswordVault,Windows.Security.Credentials,ContentType=WindowsRuntime]
+$vault = New-Object Windows.Security.Credentials.PasswordVault`
+
+/**
+ * The Windows Credential Manager (its password vault) through Windows
+ * PowerShell: the script goes as -EncodedCommand, the key on stdin, so the
+ * key is in no process's arguments.
+ */
+function windowsCredentials(env: Record<string, string | undefined>): KeyVault {
+  const powershell = (script: string, input?: string) => run('powershell.exe', ['-NoProfile', '-NonInteractive', '-EncodedCommand', Buffer.from(`${VAULT}\n${script}`, 'utf16le').toString('base64')], input, env)
+  return {
+    name: `the Windows Credential Manager (resource ${SERVICE}, user ${ACCOUNT})`,
+    async read() {
+      const r = await powershell(`try { $c = $vault.Retrieve('${SERVICE}', '${ACCOUNT}'); $c.RetrievePassword(); [Console]::Out.Write($c.Password) } catch { exit 44 }`)
+      return r.code === 0 && r.stdout.trim() !== '' ? r.stdout.trim() : undefined
+    },
+    async write(value) {
+      const r = await powershell(`$key = [Console]::In.ReadLine()\n$vault.Add((New-Object Windows.Security.Credentials.PasswordCredential('${SERVICE}', '${ACCOUNT}', $key)))`, `${value}\n`)
+      if (r.code !== 0) throw new Error(`the Windows Credential Manager refused the key${r.stderr.trim() ? `: ${r.stderr.trim()}` : ''}`)
     },
   }
 }

@@ -62,7 +62,7 @@ describe.skipIf(!ready)('the token store keeps its key in the OS keychain when o
     expect(withKeychain.keySource).toBe(file.keyFile)
     expect(osKeyVault({ ...env, MYC_TOKEN_KEYCHAIN: 'off' })).toBeUndefined()
     expect(osKeyVault({ ...env, DBUS_SESSION_BUS_ADDRESS: '' })).toBeUndefined()
-    expect(osKeyVault(env, 'win32')).toBeUndefined()
+    expect(osKeyVault(env, 'aix')).toBeUndefined()
   })
 })
 
@@ -93,5 +93,36 @@ describe('the token store keeps its key in the macOS Keychain (a stand-in securi
     const other = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, ...env }, encoding: 'utf8', cwd: repoRoot })
     expect(other.stdout, other.stderr).toBe('"at-mac-1"')
     expect(existsSync(store.keyFile)).toBe(false)
+  })
+})
+
+/**
+ * The Windows Credential Manager, through Windows PowerShell's password
+ * vault: no Windows with one runs here (Wine has none), so a stand-in
+ * `powershell.exe` (tests/fixtures/fake-windows) keeps the passwords and
+ * records every invocation. It checks how myc speaks to it: the script as
+ * -EncodedCommand, the key on stdin only.
+ */
+describe('the token store keeps its key in the Windows Credential Manager (a stand-in powershell.exe)', () => {
+  it('makes the key there, never passing it as an argument or in the script, and opens the logins with it again', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'myc-win-vault-'))
+    const env = { PATH: `${path.join(repoRoot, 'tests', 'fixtures', 'fake-windows')}${path.delimiter}${process.env.PATH ?? ''}`, FAKE_VAULT_STORE: path.join(home, 'vault.json'), FAKE_VAULT_LOG: path.join(home, 'calls.log') }
+    const dir = path.join(home, 'config', 'mycelium')
+    const store = new TokenStore(dir, 'local', undefined, osKeyVault(env, 'win32'))
+    await store.put('https://mcp.example.com/mcp', login('at-win-1'))
+    expect(store.keySource).toMatch(/Windows Credential Manager/)
+    expect(existsSync(store.keyFile)).toBe(false)
+    const key = (JSON.parse(readFileSync(env.FAKE_VAULT_STORE, 'utf8')) as Record<string, string>)['mycelium/oauth-token-key']!
+    expect(Buffer.from(key, 'base64')).toHaveLength(32)
+    const calls = readFileSync(env.FAKE_VAULT_LOG, 'utf8')
+      .trim()
+      .split('\n')
+      .map((c) => JSON.parse(c) as { args: string[]; script: string })
+    expect(calls.map((c) => (c.script.includes('.Retrieve(') ? 'retrieve' : 'add'))).toEqual(['retrieve', 'add', 'retrieve'])
+    expect(calls.every((c) => c.args.slice(0, 3).join(' ') === '-NoProfile -NonInteractive -EncodedCommand')).toBe(true)
+    expect(readFileSync(env.FAKE_VAULT_LOG, 'utf8')).not.toContain(key)
+    const script = `import { TokenStore } from './src/oauth/token-store.ts'; import { osKeyVault } from './src/oauth/keychain.ts'; const s = new TokenStore(${JSON.stringify(dir)}, 'local', undefined, osKeyVault(process.env, 'win32')); process.stdout.write(JSON.stringify((await s.get('https://mcp.example.com/mcp'))?.tokens.access_token ?? null))`
+    const other = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, ...env }, encoding: 'utf8', cwd: repoRoot })
+    expect(other.stdout, other.stderr).toBe('"at-win-1"')
   })
 })
