@@ -73,7 +73,8 @@ describe.skipIf(!ready)('the token store keeps its key in the OS keychain when o
  * tool: the key is written through `security -i` on stdin, never in a
  * process's arguments, and read back with `find-generic-password -w`.
  */
-describe('the token store keeps its key in the macOS Keychain (a stand-in security tool)', () => {
+// The stand-ins are scripts with a #! line: they run on Linux and macOS (what is checked, how myc speaks to the tool, is the same everywhere), not on Windows.
+describe.skipIf(process.platform === 'win32')('the token store keeps its key in the macOS Keychain (a stand-in security tool)', () => {
   it('makes the key there, never passing it as an argument, and opens the logins with it again', async () => {
     const home = mkdtempSync(path.join(tmpdir(), 'myc-mac-keychain-'))
     const env = { PATH: `${path.join(repoRoot, 'tests', 'fixtures', 'fake-macos')}${path.delimiter}${process.env.PATH ?? ''}`, FAKE_SECURITY_STORE: path.join(home, 'items.json'), FAKE_SECURITY_LOG: path.join(home, 'calls.log') }
@@ -103,7 +104,7 @@ describe('the token store keeps its key in the macOS Keychain (a stand-in securi
  * records every invocation. It checks how myc speaks to it: the script as
  * -EncodedCommand, the key on stdin only.
  */
-describe('the token store keeps its key in the Windows Credential Manager (a stand-in powershell.exe)', () => {
+describe.skipIf(process.platform === 'win32')('the token store keeps its key in the Windows Credential Manager (a stand-in powershell.exe)', () => {
   it('makes the key there, never passing it as an argument or in the script, and opens the logins with it again', async () => {
     const home = mkdtempSync(path.join(tmpdir(), 'myc-win-vault-'))
     const env = { PATH: `${path.join(repoRoot, 'tests', 'fixtures', 'fake-windows')}${path.delimiter}${process.env.PATH ?? ''}`, FAKE_VAULT_STORE: path.join(home, 'vault.json'), FAKE_VAULT_LOG: path.join(home, 'calls.log') }
