@@ -40,6 +40,8 @@ export const HTTP_CHILD_CAPABILITIES = { roots: {}, sampling: {}, elicitation: {
 export interface HttpSettings {
   listen: ListenAddress
   tokens: HttpToken[]
+  /** MYC_TOKEN_KEY, when set: the key of people's OAuth logins shared by the replicas (in the Redis session store). */
+  tokenKey?: string
   /** The digest of `http.metricsToken` (read from its variable), if set. */
   metricsToken?: Buffer
   /** `http.metricsListen`, parsed: where metrics are served besides (or instead of) the MCP port. */
@@ -96,7 +98,7 @@ export function httpSettings(loaded: LoadedConfig, flag: string | undefined, env
       `Invalid config ${file}:\n  http.tokens: ${formatListen(listen)} is not a loopback address, and serving it without credentials would let anyone who reaches it in; add tokens (http.tokens: [{ "env": "MYC_TOKEN_DEV", "role": "developer" }]) or listen on 127.0.0.1`,
     )
   }
-  return { listen, tokens, ...(jwt ? { jwt } : {}), ...(metricsToken ? { metricsToken } : {}), ...(metricsListen ? { metricsListen } : {}) }
+  return { listen, tokens, ...(env.MYC_TOKEN_KEY ? { tokenKey: env.MYC_TOKEN_KEY } : {}), ...(jwt ? { jwt } : {}), ...(metricsToken ? { metricsToken } : {}), ...(metricsListen ? { metricsListen } : {}) }
 }
 
 /**
@@ -200,10 +202,10 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const jwt = settings.jwt ? await (await import('./jwt.js')).createJwtVerifier(settings.jwt, loaded.file ?? 'config') : undefined
   const sharedStore = config.http.sessionStore === 'memory' ? undefined : await (await import('./session-store.js')).openSessionStore(config.http.sessionStore, (error) => logger.warn(`http.sessionStore: ${error.message}`))
   // With Redis, people's own OAuth logins live there too (sealed with MYC_TOKEN_KEY, checked by prepareHttp): a login on one replica serves on all.
-  const tokenKey = process.env.MYC_TOKEN_KEY
+  const { tokenKey } = settings
   if (sharedStore?.tokenEntries && tokenKey) {
     const entries = sharedStore.tokenEntries()
-    runtime.setPersonalStores((owner) => new TokenStore(userConfigDir(process.env), owner, tokenKey, undefined, entries))
+    runtime.setPersonalStores((owner) => new TokenStore(userConfigDir(), owner, tokenKey, undefined, entries))
   }
   const stopKillOnExit = killChildrenOnExit(runtime)
   // prom-client is loaded only here, and only when metrics are on and someone may read them (http.metricsToken, http.metricsListen).

@@ -196,7 +196,8 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
     return { outcome: unknownTool(name) }
   }
   // A server logged in per person: the caller's own connection, or the way to log in.
-  const reached = await childForCaller(runtime, entry.server, ctx.owner)
+  // No owner (stdio, the agent, an unnamed credential): the shared connection, with no extra step on the hot path.
+  const reached = ctx.owner === undefined ? { child: shared } : await childForCaller(runtime, entry.server, ctx.owner)
   if ('outcome' in reached) {
     if (audited) record(view, name, args, started, 'error')
     return { outcome: reached.outcome, server: entry.server }
