@@ -1,7 +1,7 @@
 import type { LoadedConfig } from '../config/load.js'
 import { MycError } from '../errors.js'
 import { chooseRole } from '../policy/roles.js'
-import type { PolicyMode } from '../principal/policy-mode.js'
+import { unreachableSkill, type PolicyMode } from '../principal/policy-mode.js'
 import type { HttpToken } from './tokens.js'
 
 /** Whether a verified identity's role exists, and which of its skills the role reaches (the others are dropped). */
@@ -58,15 +58,8 @@ export function checkPrincipals(mode: PolicyMode, loaded: LoadedConfig, tokens: 
       continue
     }
     token.skills.forEach((skill, i) => {
-      if (!policy.reaches(choice.role, skill))
-        problems.push(
-          `http.tokens[${token.index}].skills[${i}]: role "${choice.role}" cannot use skill "${skill}" (reachable: ${
-            policy
-              .reachable(choice.role)
-              .map((s) => s.name)
-              .join(', ') || 'none'
-          })`,
-        )
+      const unreachable = unreachableSkill(policy, choice.role, skill)
+      if (unreachable) problems.push(`http.tokens[${token.index}].skills[${i}]: ${unreachable}`)
     })
   }
   if (problems.length > 0) throw new MycError('config_invalid', `Invalid config ${loaded.file ?? 'config'}:\n${problems.map((p) => `  ${p}`).join('\n')}`)
@@ -75,16 +68,8 @@ export function checkPrincipals(mode: PolicyMode, loaded: LoadedConfig, tokens: 
   const choice = chooseRole({ flag: launch.role, env: env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default }, roles)
   if (!choice.ok) throw new MycError('usage', choice.error)
   for (const skill of launch.skills ?? []) {
-    if (!policy.reaches(choice.role, skill))
-      throw new MycError(
-        'usage',
-        `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${
-          policy
-            .reachable(choice.role)
-            .map((s) => s.name)
-            .join(', ') || 'none'
-        })`,
-      )
+    const unreachable = unreachableSkill(policy, choice.role, skill)
+    if (unreachable) throw new MycError('usage', `--skills: ${unreachable}`)
   }
   return choice.role
 }

@@ -1,3 +1,4 @@
+import type { Policy } from '../policy/policy.js'
 import { existsSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -119,6 +120,17 @@ export function openModeMessage(asked: string, loaded: Pick<LoadedConfig, 'file'
   return `${asked}: ${loaded.file ?? 'this folder'} has no skills, so myc runs in open mode: every tool of every server, no roles to choose. To use roles, add skills: a "skills" key in the config or a skills/ folder beside it (\`myc init\` writes a starter set, \`myc skill add NAME\` one skill)`
 }
 
+/** Why `role` cannot use `skill`, naming the skills it can reach; undefined when it can. */
+export function unreachableSkill(policy: Policy, role: string, skill: string): string | undefined {
+  if (policy.reaches(role, skill)) return undefined
+  return `role "${role}" cannot use skill "${skill}" (reachable: ${
+    policy
+      .reachable(role)
+      .map((s) => s.name)
+      .join(', ') || 'none'
+  })`
+}
+
 /** The view of one session: open mode, or the chosen role's principal. Throws MycError('usage') for an unknown role, or for a role asked for in open mode. */
 export function createView(mode: PolicyMode, loaded: LoadedConfig, request: ViewRequest): PrincipalView {
   if (mode.kind === 'open') {
@@ -132,16 +144,8 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
   if (!choice.ok) throw new MycError('usage', choice.error)
   const policy = mode.state.policy
   for (const skill of request.skills ?? []) {
-    if (!policy.reaches(choice.role, skill))
-      throw new MycError(
-        'usage',
-        `--skills: role "${choice.role}" cannot use skill "${skill}" (reachable: ${
-          policy
-            .reachable(choice.role)
-            .map((s) => s.name)
-            .join(', ') || 'none'
-        })`,
-      )
+    const unreachable = unreachableSkill(policy, choice.role, skill)
+    if (unreachable) throw new MycError('usage', `--skills: ${unreachable}`)
   }
   return new PolicyView({
     state: mode.state,
