@@ -28,6 +28,14 @@ describe('the checks of npm run lint', () => {
     expect(folders.stderr).toMatch(/folder cycle: policy, skills/)
     const unknown = run('check-layers.mjs', tree({ 'newroom/a.ts': 'export const a = 1\n', 'policy/b.ts': "import { a } from '../newroom/a.js'\n" }))
     expect(unknown.stderr).toMatch(/src\/newroom\/ has no layer/)
+    // The eras' two floors: the child side sits below children/, the face side above runtime/.
+    const eras = run(
+      'check-layers.mjs',
+      tree({ 'eras/child/a.ts': "import type { B } from '../face/b.js'\n", 'eras/face/b.ts': 'export type B = 1\n', 'eras/loose.ts': 'export const c = 1\n', 'children/d.ts': "import type { B } from '../eras/face/b.js'\n" }),
+    )
+    expect(eras.stderr).toMatch(/upward import: eras\/child\/a\.ts -> eras\/face\/b\.ts/)
+    expect(eras.stderr).toMatch(/upward import: children\/d\.ts -> eras\/face\/b\.ts/)
+    expect(eras.stderr).toMatch(/a file directly in src\/eras\/: put it in one of its sub-folders/)
   })
 
   it('check-sizes passes on this repo, and fails on a file over 500 lines', () => {

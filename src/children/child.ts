@@ -8,14 +8,14 @@ import type { CommandHost } from './resolve-command.js'
 import type { PrespawnedChildren } from './prespawn.js'
 import type { StopBudget } from './process-tree.js'
 import { ChildStdioTransport } from './stdio-transport.js'
-import { childMeta, inputRequiredError, isInputRequired, type CallerEra, type ChildEra, type EnvelopeMaterial } from './era.js'
-import { MISSING_CAPABILITY_CODE, missingCapabilityFailure, runInputBridge, type InputSource } from './input-bridge.js'
+import { childMeta, inputRequiredError, isInputRequired, type CallerEra, type ChildEra, type EnvelopeMaterial } from '../eras/child/era.js'
+import { MISSING_CAPABILITY_CODE, missingCapabilityFailure, runInputBridge, type InputSource } from '../eras/child/input-bridge.js'
 import { ListenKeeper } from './child-listen.js'
 import { EMPTY_LISTS, fetchLists, LIST_CHANGED, LIST_METHODS, type ChildLists, type ListKind } from './child-lists.js'
 import { ChildProcessTransport, createChildTransport, describeStartError, exitWords, isLateProbeAnswer, ProbeClosedError, withTimeout } from './child-transports.js'
 import type { TokenStore } from '../oauth/token-store.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
-import { coreCreateTaskResult, isTaskAugmented, withoutTaskAugmentation, withTasksExtension } from './task-mapping.js'
+import { coreCreateTaskResult, isTaskAugmented, withoutTaskAugmentation, withTasksExtension } from '../eras/child/task-mapping.js'
 import { hasTasksExtension, MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
 import { withoutSubscriptionId } from './listen-filter.js'
 import { Cancellation } from '../protocol/cancellation.js'
@@ -371,7 +371,7 @@ export class ChildConnection {
   /**
    * A modern child answered a 2025 caller with `input_required`: the caller
    * is asked the 2025 way and the child's request retried with the answers
-   * (src/children/input-bridge.ts). Without a caller to ask (no client
+   * (src/eras/child/input-bridge.ts). Without a caller to ask (no client
    * connection made the call), or for a request the 2026 revision does not
    * let a server answer so, the clear error `-32603` at once.
    */

@@ -3,7 +3,7 @@ import { createLogger, type Logger } from '../logger.js'
 import type { LoadedConfig } from '../config/load.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
 import { usageError } from '../errors.js'
-import { STDIO_ERA_MODES, type StdioEraMode } from '../server/stdio-era-mode.js'
+import { STDIO_ERA_MODES, type StdioEraMode } from '../eras/face/stdio-era-mode.js'
 import { version } from '../version.js'
 import { commonArgs, eraArgs, optionalValue, principalArgs, splitList } from './_shared.js'
 

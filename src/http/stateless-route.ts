@@ -5,14 +5,14 @@ import type { Logger } from '../logger.js'
 import { credentialView, skillScope, type CredentialView } from '../principal/credential-view.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
-import { ParkedCalls } from '../server/parked-calls.js'
+import { ParkedCalls } from '../eras/face/parked-calls.js'
 import { listedTools } from '../runtime/principal-tools.js'
 import { statelessServer } from '../server/stateless-server.js'
 import { withHeaderTraceContext } from './trace-headers.js'
 import { ListenStream, serverEventOf, visibleFilter } from '../server/listen-stream.js'
 import { childForUri } from '../server/principal-requests.js'
 import { isPlainObject } from '../protocol/params-check.js'
-import { checkParamHeaders, paramHeaderRefusal, paramHeadersOf, toolCallOf } from './param-headers.js'
+import { checkParamHeaders, paramHeaderRefusal, paramHeadersOf, toolCallOf } from '../eras/face/param-headers.js'
 import type { HttpPrincipal } from './principals.js'
 import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
 import type { InboundRequest } from './session-route.js'
@@ -202,7 +202,7 @@ export class StatelessRoute {
 
   /**
    * SEP-2243: a tools/call's `Mcp-Param-*` headers against the arguments its
-   * tool marks `x-mcp-header` (src/http/param-headers.ts). The SDK checks only
+   * tool marks `x-mcp-header` (src/eras/face/param-headers.ts). The SDK checks only
    * tools registered on its McpServer, and myc's are not. The tool is one the
    * credential sees: a hidden or unknown one is left to tools/call, which
    * answers it as one that does not exist.

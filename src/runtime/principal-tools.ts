@@ -1,5 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/client'
-import type { CallerEra } from '../children/era.js'
+import type { CallerEra } from '../eras/child/era.js'
 import type { BuiltinCallContext, PrincipalView } from '../principal/view.js'
 import type { Cancellation } from '../protocol/cancellation.js'
 import { RelayErrorCode, type ProgressParams, type RelayOutcome } from '../protocol/request-relay.js'

@@ -7,12 +7,12 @@ import { callVisibleTool, listedTools } from '../runtime/principal-tools.js'
 import { MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
-import { isParkedState, type CallTarget, type ParkedCall, type ParkedCalls, type ParkedStep, type RoundSink } from './parked-calls.js'
+import { isParkedState, type CallTarget, type ParkedCall, type ParkedCalls, type ParkedStep, type RoundSink } from '../eras/face/parked-calls.js'
 import { completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, tracedList, visiblePrompts, visibleResources, visibleTemplates, type PrincipalForward } from './principal-requests.js'
 import { registerSkillHandlers } from './skills-handlers.js'
 import { serverCapabilities } from './server-capabilities.js'
-import { missingTasksExtension, registerTaskHandlers, taskCaller } from './task-routing.js'
-import { HOSTED_TASK_TTL_MS, needsTaskOptIn, startAsTask, taskHosting, type TaskHosting } from './hosted-tasks.js'
+import { missingTasksExtension, registerTaskHandlers, taskCaller } from '../eras/face/task-routing.js'
+import { HOSTED_TASK_TTL_MS, needsTaskOptIn, startAsTask, taskHosting, type TaskHosting } from '../eras/face/hosted-tasks.js'
 
 /** How long a 2026-era client may keep a list (`ttlMs`): one that does not listen (subscriptions/listen) sees a child's new tools within this. */
 export const MODERN_LIST_TTL_MS = 30_000

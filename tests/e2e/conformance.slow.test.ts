@@ -48,11 +48,11 @@ const MUST_PASS_THROUGH_MYC: Record<Revision, Record<ChildEra, MustPass>> = {
     // A 2025 child under a 2026 client. The child's questions during a call
     // (elicitation/create, sampling/createMessage, roots/list) park the call:
     // myc answers input_required with them and completes the call on the
-    // retry (src/server/parked-calls.ts); questions the request did not
+    // retry (src/eras/face/parked-calls.ts); questions the request did not
     // declare a capability for get a stand-in answer (a decline, no roots),
     // so the client is asked only what it declared. The fixture's 2025 side
     // has 2025-11-25 core tasks, which myc maps onto the tasks extension
-    // (src/server/hosted-tasks.ts). Not passing, with the reason:
+    // (src/eras/face/hosted-tasks.ts). Not passing, with the reason:
     legacy: {
       allBut: [
         // Its first check wants the key `user_name`, the name the fixture's
@@ -66,7 +66,7 @@ const MUST_PASS_THROUGH_MYC: Record<Revision, Record<ChildEra, MustPass>> = {
     // 2026 on both sides: the child sees the caller's own capabilities in
     // the envelope; the tasks extension passes (the child creates the tasks,
     // myc routes tasks/* to it for the credential that created each,
-    // src/server/task-routing.ts).
+    // src/eras/face/task-routing.ts).
     auto: ALL,
   },
 }

@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/runtime.js'
 
 /**
  * The tasks extension (SEP-2663) for the tools of 2025 children, which have
- * no tasks: myc holds the task (src/server/hosted-tasks.ts). 2026-07-28
+ * no tasks: myc holds the task (src/eras/face/hosted-tasks.ts). 2026-07-28
  * clients of `myc serve --http` (raw POSTs) and of `myc serve --era modern`
  * on stdio (raw lines) call tools of 2025 fixture children (elicit.mjs asks
  * mid-call, progress.mjs is slow, hang.mjs never answers until cancelled and

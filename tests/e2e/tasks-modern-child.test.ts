@@ -10,7 +10,7 @@ import { passthrough } from '../../src/protocol/passthrough.js'
  * fixture, spoken to in the 2026 era (`"era": "auto"`), has no core tasks;
  * myc turns the client's task-augmented tools/call into the extension's
  * opt-in and its tasks/get, tasks/result, tasks/cancel and tasks/list into
- * the extension's requests (src/server/core-tasks.ts).
+ * the extension's requests (src/eras/face/core-tasks.ts).
  */
 
 interface CoreTask {

@@ -1,14 +1,14 @@
 import { MissingRequiredClientCapabilityError, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server'
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type ClientCapabilities, type LoggingLevel } from '@modelcontextprotocol/client'
-import type { CallerEra } from '../children/era.js'
-import { Cancellation } from '../protocol/cancellation.js'
-import { passthrough } from '../protocol/passthrough.js'
-import type { RelayOutcome } from '../protocol/request-relay.js'
-import type { PrincipalView } from '../principal/view.js'
-import type { Runtime } from '../runtime/runtime.js'
+import type { CallerEra } from '../child/era.js'
+import { Cancellation } from '../../protocol/cancellation.js'
+import { passthrough } from '../../protocol/passthrough.js'
+import type { RelayOutcome } from '../../protocol/request-relay.js'
+import type { PrincipalView } from '../../principal/view.js'
+import type { Runtime } from '../../runtime/runtime.js'
 import { hostedTasks, MAX_TASK_TTL_MS, type HostedTask } from './hosted-tasks.js'
 import { principalOf } from './parked-calls.js'
-import { hasTasksExtension, isObject, TASKS_EXTENSION } from '../protocol/facts.js'
+import { hasTasksExtension, isObject, TASKS_EXTENSION } from '../../protocol/facts.js'
 
 /**
  * The tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`) for

@@ -1,6 +1,6 @@
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, type ClientCapabilities, type Implementation, type LoggingLevel } from '@modelcontextprotocol/client'
-import type { Era } from '../protocol/facts.js'
-import type { WireError } from '../protocol/request-relay.js'
+import type { Era } from '../../protocol/facts.js'
+import type { WireError } from '../../protocol/request-relay.js'
 
 /**
  * The protocol era myc speaks with one child (docs/protocol-eras.md):
@@ -17,7 +17,7 @@ export interface CallerEra {
   logLevel?: LoggingLevel
   /** What the caller declared it can be asked (a 2026 request's envelope): a modern child asks only that, in its input_required results. */
   clientCapabilities?: ClientCapabilities
-  /** Hears of a task a modern child created for this request (its `resultType: "task"` answer, SEP-2663), before the caller has it: src/server/task-routing.ts. */
+  /** Hears of a task a modern child created for this request (its `resultType: "task"` answer, SEP-2663), before the caller has it: src/eras/face/task-routing.ts. */
   taskCreated?: (server: string, result: Record<string, unknown>) => void
 }
 

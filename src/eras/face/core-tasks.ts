@@ -1,10 +1,10 @@
-import type { ChildConnection } from '../children/child.js'
-import type { CallerEra } from '../children/era.js'
-import { missingCapabilityMessage, planRound, retryParams, type InputSource } from '../children/input-bridge.js'
-import { coreStatus, coreTask, coreTaskResult, isTerminalStatus, RELATED_TASK_META_KEY, withTasksExtension, type CoreTask } from '../children/task-mapping.js'
-import { RelayErrorCode, type RelayOutcome } from '../protocol/request-relay.js'
-import type { ForwardContext } from './upstream-relay.js'
-import { isObject } from '../protocol/facts.js'
+import type { ChildConnection } from '../../children/child.js'
+import type { CallerEra } from '../child/era.js'
+import { missingCapabilityMessage, planRound, retryParams, type InputSource } from '../child/input-bridge.js'
+import { coreStatus, coreTask, coreTaskResult, isTerminalStatus, RELATED_TASK_META_KEY, withTasksExtension, type CoreTask } from '../child/task-mapping.js'
+import { RelayErrorCode, type RelayOutcome } from '../../protocol/request-relay.js'
+import type { ForwardContext } from '../../protocol/upstream-relay.js'
+import { isObject } from '../../protocol/facts.js'
 
 /**
  * A 2025 client's core tasks (2025-11-25) of a modern child, which has the

@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { createRequestStateCodec, MissingRequiredClientCapabilityError, ProtocolError, type ClientCapabilities, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server'
 import type { JSONRPCNotification, LoggingLevel, RequestId } from '@modelcontextprotocol/client'
-import { neededCapability, standInAnswer } from '../children/input-bridge.js'
-import { Cancellation } from '../protocol/cancellation.js'
-import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
-import type { PrincipalView } from '../principal/view.js'
-import type { CallOrigin, ConnectionHandle, Runtime } from '../runtime/runtime.js'
-import { isObject } from '../protocol/facts.js'
+import { neededCapability, standInAnswer } from '../child/input-bridge.js'
+import { Cancellation } from '../../protocol/cancellation.js'
+import type { ProgressParams, RelayOutcome } from '../../protocol/request-relay.js'
+import type { PrincipalView } from '../../principal/view.js'
+import type { CallOrigin, ConnectionHandle, Runtime } from '../../runtime/runtime.js'
+import { isObject } from '../../protocol/facts.js'
 
 /**
  * The legacy→modern bridge. A 2025-era child asks its client
@@ -227,7 +227,7 @@ export class ParkedCall implements ConnectionHandle {
 
   /**
    * Where the call is now, without waiting and without changing anything
-   * (a task polls it: src/server/hosted-tasks.ts): ended, with its outcome;
+   * (a task polls it: src/eras/face/hosted-tasks.ts): ended, with its outcome;
    * questions out once their round closed (no new one for QUIET_MS), all of
    * them; else working (a round still gathering counts as working).
    */

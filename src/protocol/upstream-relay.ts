@@ -1,6 +1,6 @@
 import type { JSONRPCMessage, RequestId, TransportSendOptions } from '@modelcontextprotocol/client'
-import { Cancellation } from '../protocol/cancellation.js'
-import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
+import { Cancellation } from './cancellation.js'
+import type { ProgressParams, RelayOutcome } from './request-relay.js'
 
 /** What a forwarded-request handler gets besides the params. */
 export interface ForwardContext {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { CoreTasksOverExtension, type TaskChild } from '../../src/server/core-tasks.js'
-import { Cancellation } from '../../src/protocol/cancellation.js'
-import type { RelayOutcome } from '../../src/protocol/request-relay.js'
-import type { InputSource } from '../../src/children/input-bridge.js'
+import { CoreTasksOverExtension, type TaskChild } from '../../../src/eras/face/core-tasks.js'
+import { Cancellation } from '../../../src/protocol/cancellation.js'
+import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
+import type { InputSource } from '../../../src/eras/child/input-bridge.js'
 
 const TASKS = 'io.modelcontextprotocol/tasks'
 

@@ -1,9 +1,9 @@
 import type { ServerContext } from '@modelcontextprotocol/server'
 import { describe, expect, it } from 'vitest'
-import type { PrincipalView } from '../../src/principal/view.js'
-import type { RelayOutcome } from '../../src/protocol/request-relay.js'
-import type { CallOrigin, ConnectionHandle, Runtime } from '../../src/runtime/runtime.js'
-import { inputResponseProblem, isParkedState, ParkedCalls, requiredCapabilities, STATE_PREFIX, type ParkedCall, type RoundSink } from '../../src/server/parked-calls.js'
+import type { PrincipalView } from '../../../src/principal/view.js'
+import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
+import type { CallOrigin, ConnectionHandle, Runtime } from '../../../src/runtime/runtime.js'
+import { inputResponseProblem, isParkedState, ParkedCalls, requiredCapabilities, STATE_PREFIX, type ParkedCall, type RoundSink } from '../../../src/eras/face/parked-calls.js'
 
 /** The part of a Runtime a parked call uses: the connections it joins while its call runs. */
 function fakeRuntime(): Runtime & { joined: Set<ConnectionHandle> } {

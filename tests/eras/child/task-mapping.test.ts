@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { coreCreateTaskResult, coreStatus, coreTask, coreTaskResult, isTaskAugmented, isTerminalStatus, RELATED_TASK_META_KEY, withoutTaskAugmentation, withRelatedTask, withTasksExtension } from '../../src/children/task-mapping.js'
+import { coreCreateTaskResult, coreStatus, coreTask, coreTaskResult, isTaskAugmented, isTerminalStatus, RELATED_TASK_META_KEY, withoutTaskAugmentation, withRelatedTask, withTasksExtension } from '../../../src/eras/child/task-mapping.js'
 
 const TASKS = 'io.modelcontextprotocol/tasks'
 const created = { resultType: 'task', taskId: 't1', status: 'working', createdAt: '2026-01-01T00:00:00Z', lastUpdatedAt: '2026-01-01T00:00:01Z', ttlMs: 300_000, pollIntervalMs: 200 }

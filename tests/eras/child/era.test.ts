@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { childMeta, inputRequiredError, isCredentialKey } from '../../src/children/era.js'
-import { npmServer } from '../helpers/e2e.js'
-import { fixtureEntry, startRuntime } from '../helpers/runtime.js'
+import { childMeta, inputRequiredError, isCredentialKey } from '../../../src/eras/child/era.js'
+import { npmServer } from '../../helpers/e2e.js'
+import { fixtureEntry, startRuntime } from '../../helpers/runtime.js'
 
 const MATERIAL = { protocolVersion: '2026-07-28', clientInfo: { name: 'mycelium', version: '1' }, clientCapabilities: { elicitation: {} } }
 

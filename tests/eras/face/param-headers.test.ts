@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { checkParamHeaders, decodeParamHeader, paramHeaderRefusal, paramHeadersOf, toolCallOf, type ParamHeader } from '../../src/http/param-headers.js'
+import { checkParamHeaders, decodeParamHeader, paramHeaderRefusal, paramHeadersOf, toolCallOf, type ParamHeader } from '../../../src/eras/face/param-headers.js'
 
 const regionTool = { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, note: { type: 'string' } }, required: ['region'] }
 const b64 = (s: string) => `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`

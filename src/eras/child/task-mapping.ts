@@ -1,6 +1,6 @@
 import type { ClientCapabilities } from '@modelcontextprotocol/client'
-import type { RelayOutcome } from '../protocol/request-relay.js'
-import { isObject, TASKS_EXTENSION } from '../protocol/facts.js'
+import type { RelayOutcome } from '../../protocol/request-relay.js'
+import { isObject, TASKS_EXTENSION } from '../../protocol/facts.js'
 
 /**
  * 2025-11-25 core tasks over the 2026-07-28 tasks extension (SEP-2663): the

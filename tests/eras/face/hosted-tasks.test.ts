@@ -1,11 +1,11 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import type { PrincipalView } from '../../src/principal/view.js'
-import type { RelayOutcome } from '../../src/protocol/request-relay.js'
-import type { ConnectionHandle, Runtime } from '../../src/runtime/runtime.js'
-import { HOSTED_POLL_INTERVAL_MS, HostedTasks, hostedTasks, needsTaskOptIn, startAsTask, taskHosting } from '../../src/server/hosted-tasks.js'
-import { ParkedCalls, type ParkedCall } from '../../src/server/parked-calls.js'
-import { registerTaskHandlers, TASKS_EXTENSION } from '../../src/server/task-routing.js'
+import type { PrincipalView } from '../../../src/principal/view.js'
+import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
+import type { ConnectionHandle, Runtime } from '../../../src/runtime/runtime.js'
+import { HOSTED_POLL_INTERVAL_MS, HostedTasks, hostedTasks, needsTaskOptIn, startAsTask, taskHosting } from '../../../src/eras/face/hosted-tasks.js'
+import { ParkedCalls, type ParkedCall } from '../../../src/eras/face/parked-calls.js'
+import { registerTaskHandlers, TASKS_EXTENSION } from '../../../src/eras/face/task-routing.js'
 
 function fakeRuntime(): Runtime {
   const joined = new Set<ConnectionHandle>()

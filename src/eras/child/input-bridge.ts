@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ClientCapabilities } from '@modelcontextprotocol/client'
-import { RelayErrorCode, type RelayOutcome } from '../protocol/request-relay.js'
-import { isObject } from '../protocol/facts.js'
+import { RelayErrorCode, type RelayOutcome } from '../../protocol/request-relay.js'
+import { isObject } from '../../protocol/facts.js'
 
 /**
  * The modern→legacy bridge: a 2026-07-28 child answers a 2025

@@ -1,4 +1,4 @@
-import { isObject } from '../protocol/facts.js'
+import { isObject } from '../../protocol/facts.js'
 /**
  * SEP-2243 custom headers (MCP 2026-07-28, Streamable HTTP): a tool marks an
  * input-schema property `"x-mcp-header": "<Name>"`, and a client calling it

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { ProtocolError, type ServerContext } from '@modelcontextprotocol/server'
 import { CLIENT_CAPABILITIES_META_KEY, type ClientCapabilities } from '@modelcontextprotocol/client'
-import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
-import type { PrincipalView } from '../principal/view.js'
-import type { Runtime } from '../runtime/runtime.js'
-import { Cancellation } from '../protocol/cancellation.js'
+import type { ProgressParams, RelayOutcome } from '../../protocol/request-relay.js'
+import type { PrincipalView } from '../../principal/view.js'
+import type { Runtime } from '../../runtime/runtime.js'
+import { Cancellation } from '../../protocol/cancellation.js'
 import type { CallTarget, ParkedCall, ParkedSnapshot, RoundSink } from './parked-calls.js'
-import { hasTasksExtension } from '../protocol/facts.js'
+import { hasTasksExtension } from '../../protocol/facts.js'
 
 /** …and at most this long (a `ttlMs` of null is "unlimited" for the child, not for myc's map). */
 export const MAX_TASK_TTL_MS = 86_400_000

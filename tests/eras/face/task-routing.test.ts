@@ -1,10 +1,10 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server'
 import { describe, expect, it } from 'vitest'
-import type { CallerEra } from '../../src/children/era.js'
-import type { PrincipalView } from '../../src/principal/view.js'
-import type { RelayOutcome } from '../../src/protocol/request-relay.js'
-import type { Runtime } from '../../src/runtime/runtime.js'
-import { createdTask, DEFAULT_TASK_TTL_MS, hasTasksExtension, keepFor, MAX_TASK_TTL_MS, registerTaskHandlers, TASKS_EXTENSION, taskCaller, TaskLedger, taskLedger } from '../../src/server/task-routing.js'
+import type { CallerEra } from '../../../src/eras/child/era.js'
+import type { PrincipalView } from '../../../src/principal/view.js'
+import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
+import type { Runtime } from '../../../src/runtime/runtime.js'
+import { createdTask, DEFAULT_TASK_TTL_MS, hasTasksExtension, keepFor, MAX_TASK_TTL_MS, registerTaskHandlers, TASKS_EXTENSION, taskCaller, TaskLedger, taskLedger } from '../../../src/eras/face/task-routing.js'
 
 const CAPS_KEY = 'io.modelcontextprotocol/clientCapabilities'
 const WITH_TASKS = { extensions: { [TASKS_EXTENSION]: {} } }

@@ -1,9 +1,7 @@
-import { classifyInboundRequest, isJsonContentType } from '@modelcontextprotocol/server'
-import { MAX_NESTING, nestsDeeperThan } from '../protocol/inbound.js'
-import type { Era } from '../protocol/facts.js'
-import type { InboundRequest } from './session-route.js'
+import { classifyInboundRequest } from '@modelcontextprotocol/server'
+import type { Era } from '../../protocol/facts.js'
 
-export { MODERN_PROTOCOL_VERSION, type Era } from '../protocol/facts.js'
+export { MODERN_PROTOCOL_VERSION, type Era } from '../../protocol/facts.js'
 
 /** A POST body as the face read it: parsed JSON, or nothing usable (absent, too large, too deep, not JSON). */
 export type ReadBody = { parsed: true; value: unknown } | { parsed: false }
@@ -37,24 +35,4 @@ export function eraOf(request: { method: string; headers: Headers }, body: ReadB
   })
   if (outcome.kind !== 'reject') return outcome.kind
   return outcome.rung === 'jsonrpc-shape' && outcome.cell !== 'batch-with-modern-element' ? 'legacy' : 'modern'
-}
-
-/**
- * Reads a POST body once, to tell its era: the body parsed when it is JSON
- * within `maxBytes` and the nesting limit, else nothing usable (the route it
- * goes to answers that). The request handed on reads the same text again
- * without touching the stream. Other requests, and a Content-Type other
- * than JSON, are not read here.
- */
-export async function readForEra(inbound: InboundRequest, maxBytes: number): Promise<{ inbound: InboundRequest; body: ReadBody }> {
-  const { request } = inbound
-  if (request.method !== 'POST' || !isJsonContentType(request.headers.get('content-type'))) return { inbound, body: { parsed: false } }
-  const read = await inbound.readBody(maxBytes)
-  const again: InboundRequest = { request, readBody: () => Promise.resolve(read) }
-  if (read.tooLarge || nestsDeeperThan(read.text, MAX_NESTING)) return { inbound: again, body: { parsed: false } }
-  try {
-    return { inbound: again, body: { parsed: true, value: JSON.parse(read.text) as unknown } }
-  } catch {
-    return { inbound: again, body: { parsed: false } }
-  }
 }

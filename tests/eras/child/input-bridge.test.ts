@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { bridgeFailure, MAX_INPUT_ROUNDS, neededCapability, planRound, retryParams, runInputBridge, type InputSource } from '../../src/children/input-bridge.js'
-import type { RelayOutcome } from '../../src/protocol/request-relay.js'
+import { bridgeFailure, MAX_INPUT_ROUNDS, neededCapability, planRound, retryParams, runInputBridge, type InputSource } from '../../../src/eras/child/input-bridge.js'
+import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 
 const elicit = (message: string) => ({ method: 'elicitation/create', params: { message, requestedSchema: { type: 'object', properties: {} } } })
 const inputRequired = (inputRequests: Record<string, unknown> | undefined, requestState?: string) => ({ resultType: 'input_required', ...(inputRequests ? { inputRequests } : {}), ...(requestState ? { requestState } : {}) })
