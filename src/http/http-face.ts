@@ -12,6 +12,7 @@ import { HttpRpcCode, refusal, withHeaders } from './responses.js'
 import { SessionRoute, type HttpSession, type InboundRequest } from './session-route.js'
 import { eraOf } from '../eras/face/http-era.js'
 import { readForEra } from './era-body.js'
+import type { TaskRegistry } from '../eras/face/task-registry.js'
 import { StatelessRoute } from './stateless-route.js'
 import { PersonLogins } from './oauth-logins.js'
 import { MemorySessionTable, Sessions, type SessionTable } from './sessions.js'
@@ -57,6 +58,8 @@ export interface HttpFaceOptions {
   metricsListen?: ListenAddress
   /** `http.rateLimit`: a token bucket per credential (shared by the replicas with a Redis session store); a request over it gets 429. */
   rateLimiter?: RateLimit
+  /** The runtime's 2026 tasks (one registry per runtime, shared by all its faces); default: one of its own, closed with it. */
+  tasks?: TaskRegistry
 }
 
 /** `GET /healthz`: alive, and nothing else. */
@@ -116,6 +119,7 @@ export class HttpFace {
       maxMessageBytes: options.maxMessageBytes,
       draining: () => this.draining,
       credentials: options.tokens.length > 0 || options.jwt !== undefined,
+      ...(options.tasks ? { tasks: options.tasks } : {}),
       ...(options.jwt ? { resourceMetadataUrl: (url: URL) => `${url.origin}${METADATA_PATH}` } : {}),
     })
     this.hosts = allowedHostnames(options.listen, options.allowedHosts)

@@ -16,6 +16,7 @@ import { redactUrl } from '../redact.js'
 import type { Readable, Writable } from 'node:stream'
 import { StdioServerStream } from '../protocol/stdio-server-transport.js'
 import { StdioEraConnection, type StdioEraMode } from '../server/stdio-eras.js'
+import { TaskRegistry } from '../eras/face/task-registry.js'
 import type { HttpMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
 import { TokenStore, userConfigDir } from '../oauth/token-store.js'
@@ -212,7 +213,10 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const metricsReadable = settings.metricsToken !== undefined || settings.metricsListen !== undefined
   const metrics: HttpMetrics | undefined =
     config.http.metrics && metricsReadable ? await (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight, listenStreams: face.listenStreams }) }) : undefined
+  // The runtime's 2026 tasks: one registry for the HTTP face and the stdio one beside it.
+  const tasks = new TaskRegistry()
   const face = new HttpFace({
+    tasks,
     ...(metrics ? { metrics } : {}),
     ...(settings.metricsToken ? { metricsToken: settings.metricsToken } : {}),
     ...(settings.metricsListen ? { metricsListen: settings.metricsListen } : {}),
@@ -295,7 +299,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     signals.on('SIGINT', on)
     signals.on('SIGTERM', on)
     if (options.stdio) {
-      stdioConnection = new StdioEraConnection({ runtime, view: options.stdio.view, era: options.stdio.era ?? 'auto', onNote: (note) => logger.debug(note) })
+      stdioConnection = new StdioEraConnection({ runtime, tasks, view: options.stdio.view, era: options.stdio.era ?? 'auto', onNote: (note) => logger.debug(note) })
       stdioConnection.onclose = () => on('stdin closed')
       const stream = new StdioServerStream(options.stdio.stdin, options.stdio.stdout, { maxMessageBytes: config.limits.maxMessageBytes, onRejected: (reason) => logger.debug(`refused a message from the stdio client: ${reason}`) })
       stdioConnection.connect(stream).catch((error: unknown) => {
@@ -318,6 +322,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   })
   const { drained } = await face.close(HTTP_DRAIN_MS, second)
   await stdioConnection?.close()
+  tasks.close()
   if (!drained) logger.warn('calls were still in flight; they were cancelled')
   await Promise.all(
     [server, metricsServer].map(

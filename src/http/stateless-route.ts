@@ -6,6 +6,7 @@ import { credentialView, skillScope, type CredentialView } from '../principal/cr
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { ParkedCalls } from '../eras/face/parked-calls.js'
+import { TaskRegistry } from '../eras/face/task-registry.js'
 import { listedTools } from '../runtime/principal-tools.js'
 import { statelessServer } from '../server/stateless-server.js'
 import { withHeaderTraceContext } from './trace-headers.js'
@@ -38,6 +39,8 @@ export interface StatelessRouteOptions {
   resourceMetadataUrl?: (url: URL) => string
   /** `ttlMs` of the lists (default MODERN_LIST_TTL_MS). */
   listTtlMs?: number
+  /** The runtime's 2026 tasks (one registry per runtime, shared by all its faces); default: one of its own, closed with it. */
+  tasks?: TaskRegistry
 }
 
 /**
@@ -62,6 +65,7 @@ export class StatelessRoute {
   private readonly views = new Map<string, CredentialView>()
   /** Calls waiting for their clients' input (a 2025 child asked during a 2026 request), found again by the retry's requestState. */
   private readonly parked: ParkedCalls
+  private readonly tasks: TaskRegistry
   private inFlight = 0
   private idle: Array<() => void> = []
   /** The listen a request being answered opens (its view and honoured filter), for the bus below. */
@@ -72,12 +76,13 @@ export class StatelessRoute {
   constructor(private readonly options: StatelessRouteOptions) {
     const { runtime, logger } = options
     const parked = (this.parked = new ParkedCalls(runtime))
+    const tasks = (this.tasks = options.tasks ?? new TaskRegistry())
     this.handler = createMcpHandler(
       async ({ authInfo }) => {
         const view = authInfo?.extra?.view as CredentialView | undefined
         if (!view) throw new Error('a 2026-era request reached the handler without its view')
         const owner = authInfo?.extra?.owner as string | undefined
-        return statelessServer({ runtime, view, stepUp: options.credentials, parked, ...(owner !== undefined ? { owner } : {}), ...(options.listTtlMs !== undefined ? { listTtlMs: options.listTtlMs } : {}) })
+        return statelessServer({ runtime, view, stepUp: options.credentials, parked, tasks, ...(owner !== undefined ? { owner } : {}), ...(options.listTtlMs !== undefined ? { listTtlMs: options.listTtlMs } : {}) })
       },
       { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes, bus: this.listenBus(), onerror: (error) => logger.debug(`http (2026-07-28): ${error.message}`) },
     )
@@ -255,6 +260,7 @@ export class StatelessRoute {
   /** Ends the requests still being answered. */
   close(): Promise<void> {
     this.parked.close()
+    if (!this.options.tasks) this.tasks.close()
     return this.handler.close()
   }
 }

@@ -6,6 +6,7 @@ import type { Runtime } from '../runtime/runtime.js'
 import { killChildrenOnExit } from '../runtime/kill-on-exit.js'
 import type { PrincipalView } from '../principal/view.js'
 import { StdioEraConnection, type StdioEraMode } from './stdio-eras.js'
+import { TaskRegistry } from '../eras/face/task-registry.js'
 
 export interface ServeStdioOptions {
   runtime: Runtime
@@ -38,7 +39,9 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   if (runtime.supervisor.children.size === 0) logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
 
   // The client's first message decides its era (2025: a ClientConnection; 2026-07-28: the stateless server of the launch's credential).
-  const connection = new StdioEraConnection({ runtime, view: options.view, era: options.era ?? 'auto', onNote: (note) => logger.debug(note) })
+  // The runtime's 2026 tasks, outliving the per-request servers of the connection.
+  const tasks = new TaskRegistry()
+  const connection = new StdioEraConnection({ runtime, tasks, view: options.view, era: options.era ?? 'auto', onNote: (note) => logger.debug(note) })
   let exitCode: number = ExitCode.ok
   let signalled = false
   let onSignal: ((signal: NodeJS.Signals) => void) | undefined
@@ -65,6 +68,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   signals.off('SIGINT', onSignal!)
   signals.off('SIGTERM', onSignal!)
   await connection.close()
+  tasks.close()
   await runtime.close({ urgent: signalled })
   stopKillOnExit()
   return exitCode

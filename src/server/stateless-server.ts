@@ -12,6 +12,7 @@ import { completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource
 import { registerSkillHandlers } from './skills-handlers.js'
 import { serverCapabilities } from './server-capabilities.js'
 import { missingTasksExtension, registerTaskHandlers, taskCaller } from '../eras/face/task-routing.js'
+import type { TaskRegistry } from '../eras/face/task-registry.js'
 import { HOSTED_TASK_TTL_MS, needsTaskOptIn, startAsTask, taskHosting, type TaskHosting } from '../eras/face/hosted-tasks.js'
 
 /** How long a 2026-era client may keep a list (`ttlMs`): one that does not listen (subscriptions/listen) sees a child's new tools within this. */
@@ -29,6 +30,8 @@ export interface StatelessServerOptions {
   pageSize?: number
   /** The calls of this face waiting for their clients' input (a 2025 child asked during a call): one registry per route or stdio connection, outliving the per-request servers. */
   parked: ParkedCalls
+  /** The runtime's tasks (task-registry.ts): one registry per runtime, handed to every 2026 face. */
+  tasks: TaskRegistry
   /** Whose own OAuth logins its calls use (an HTTP principal's name: runtime/principal-tools.ts). */
   owner?: string
 }
@@ -57,7 +60,7 @@ function answer(outcome: RelayOutcome | undefined): Record<string, unknown> {
  * handler, tools/list and tools/call included, is myc's.
  */
 export async function statelessServer(options: StatelessServerOptions): Promise<McpServer> {
-  const { runtime, view, stepUp, parked } = options
+  const { runtime, view, stepUp, parked, tasks } = options
   const pageSize = options.pageSize ?? 1_000
   const ttlMs = options.listTtlMs ?? MODERN_LIST_TTL_MS
   await runtime.whenStarted()
@@ -127,7 +130,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       call = parked.open(view, target, ctx)
       call.clientCapabilities = clientCapabilities
       const retry = { ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}), ...(typeof requestState === 'string' ? { requestState } : {}), ...(host?.core ? { task: { ttl: HOSTED_TASK_TTL_MS } } : {}) }
-      const callerEra = { modern: true, ...(logLevel ? { logLevel } : {}), ...(clientCapabilities ? { clientCapabilities } : {}), ...taskCaller(runtime, ctx) }
+      const callerEra = { modern: true, ...(logLevel ? { logLevel } : {}), ...(clientCapabilities ? { clientCapabilities } : {}), ...taskCaller(tasks, ctx) }
       const owner = options.owner !== undefined ? { owner: options.owner, principalName: options.owner } : {}
       call.start((origin) => run({ cancellation: call.cancellation, caller: origin, callerEra, onProgress: (p) => call.progress(p), protocolVersion: MODERN_PROTOCOL_VERSION, ...owner }, retry))
     }
@@ -139,7 +142,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       },
     }
     // A task opt-in to a 2025 child's tool: what does not answer at once, or the child's own task, becomes a task myc holds (hosted-tasks.ts).
-    const task = host ? await startAsTask(runtime, host, call, ctx, sink, (t) => parked.open(view, t, ctx)) : undefined
+    const task = host ? await startAsTask(runtime, tasks.hosted, host, call, ctx, sink, (t) => parked.open(view, t, ctx)) : undefined
     if (task) return task
     let step: ParkedStep
     try {
@@ -207,6 +210,6 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     )
   }
   if (hasSkillsExtension(caps)) registerSkillHandlers(server, skillSourcesFor(runtime, view), pageSize)
-  registerTaskHandlers(server, runtime, view)
+  registerTaskHandlers(server, runtime, view, tasks)
   return mcp
 }

@@ -9,6 +9,7 @@ import type { Runtime } from '../runtime/runtime.js'
 import { ClientConnection } from './client-connection.js'
 import { ListenStream, stamped, visibleFilter } from './listen-stream.js'
 import { BRIDGED_CHILD_CAPABILITIES, ParkedCalls } from '../eras/face/parked-calls.js'
+import { TaskRegistry } from '../eras/face/task-registry.js'
 import { childForUri } from './principal-requests.js'
 import { statelessServer } from './stateless-server.js'
 
@@ -185,6 +186,8 @@ export interface StdioEraConnectionOptions {
   view: PrincipalView
   /** Default `auto`. */
   era?: StdioEraMode
+  /** The runtime's 2026 tasks (one registry per runtime, shared by all its faces); default: one of its own, closed with it. */
+  tasks?: TaskRegistry
   /** Told of what is refused or dropped (for the log; never on stdout). */
   onNote?: (note: string) => void
 }
@@ -230,12 +233,14 @@ export class StdioEraConnection {
   private credential: CredentialView | undefined
   /** The 2026 connection's calls waiting for its input (a 2025 child asked during them). */
   private parked: ParkedCalls | undefined
+  private readonly tasks: TaskRegistry
   /** The 2026 server's subscriptions/listen streams (one server per connection, a dropped probe's included). */
   private listens: StdioListens | undefined
   private ended = false
 
   constructor(private readonly options: StdioEraConnectionOptions) {
     this.mode = options.era ?? 'auto'
+    this.tasks = options.tasks ?? new TaskRegistry()
   }
 
   /** The era this connection was given, once its first message decided it. */
@@ -331,7 +336,7 @@ export class StdioEraConnection {
       () => {
         // What a 2025 child asks during a 2026 client's call becomes that call's input_required (parked-calls.ts): children are offered what that can carry.
         runtime.offerClientCapabilities(BRIDGED_CHILD_CAPABILITIES)
-        return statelessServer({ runtime, view, stepUp: false, parked })
+        return statelessServer({ runtime, view, stepUp: false, parked, tasks: this.tasks })
       },
       { transport: channel, legacy: 'reject', onerror: (error) => this.options.onNote?.(`stdio (2026-07-28): ${error.message}`) },
     )
@@ -414,6 +419,7 @@ export class StdioEraConnection {
     const phase = this.phase
     this.phase = { kind: 'closed' }
     this.parked?.close()
+    if (!this.options.tasks) this.tasks.close()
     this.listens?.closeAll()
     if (phase.kind === 'modern' || phase.kind === 'probe') void phase.engine.close().catch(() => {})
     this.onclose?.()

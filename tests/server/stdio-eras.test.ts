@@ -5,6 +5,7 @@ import { StdioServerStream } from '../../src/protocol/stdio-server-transport.js'
 import { openView } from '../../src/principal/view.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { openingEra, StdioEraConnection, type StdioEraMode } from '../../src/server/stdio-eras.js'
+import { TaskRegistry } from '../../src/eras/face/task-registry.js'
 import { fixtureEntry, startRuntime } from '../helpers/runtime.js'
 
 const MODERN = '2026-07-28'
@@ -27,7 +28,7 @@ describe("openingEra: the era a stdio connection's first message asks for", () =
 })
 
 /** One connection over in-memory stdin/stdout: lines in, parsed answers out. */
-function serve(runtime: Runtime, era: StdioEraMode = 'auto') {
+function serve(runtime: Runtime, era: StdioEraMode = 'auto', tasks?: TaskRegistry) {
   const stdin = new PassThrough()
   const stdout = new PassThrough()
   const out: Array<Record<string, unknown>> = []
@@ -41,7 +42,7 @@ function serve(runtime: Runtime, era: StdioEraMode = 'auto') {
       buffer = buffer.slice(nl + 1)
     }
   })
-  const connection = new StdioEraConnection({ runtime, view: openView(), era })
+  const connection = new StdioEraConnection({ runtime, view: openView(), era, ...(tasks ? { tasks } : {}) })
   const closed = new Promise<void>((resolve) => (connection.onclose = resolve))
   void connection.connect(new StdioServerStream(stdin, stdout))
   const answer = async (id: unknown) => {
@@ -106,5 +107,39 @@ describe('StdioEraConnection: one era per connection, over the stdio stream', ()
     expect((await modern.answer('d')).result).toMatchObject({ supportedVersions: [MODERN] })
     modern.end()
     await modern.closed
+  })
+})
+
+describe("StdioEraConnection: the runtime's task registry", () => {
+  let runtime: Runtime
+  beforeAll(async () => {
+    // The both-era conformance fixture as a 2026 child: it creates tasks itself.
+    runtime = await startRuntime({ mcpServers: { conformance: fixtureEntry('conformance', { prefix: false, era: 'auto' }) } })
+  })
+  afterAll(() => runtime?.close())
+
+  const TASKS_ENVELOPE = { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } }
+
+  it('keeps a task in the registry it was handed, where a later connection of the same runtime finds it', async () => {
+    const tasks = new TaskRegistry()
+    const first = serve(runtime, 'auto', tasks)
+    first.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 5, label: 'registry' }, _meta: TASKS_ENVELOPE } })
+    const created = (await first.answer(1)).result as { resultType?: string; taskId?: string }
+    expect(created.resultType).toBe('task')
+    expect(tasks.ledger.serverOf('', created.taskId!)).toBe('conformance')
+    first.end()
+    await first.closed
+
+    // The registry outlives the connection (serve-stdio and serve --http own it): the task is still found and cancelled.
+    const second = serve(runtime, 'auto', tasks)
+    second.send({ jsonrpc: '2.0', id: 2, method: 'tasks/cancel', params: { taskId: created.taskId, _meta: TASKS_ENVELOPE } })
+    expect((await second.answer(2)).error).toBeUndefined()
+    // A connection with a registry of its own does not know it.
+    const other = serve(runtime)
+    other.send({ jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId: created.taskId, _meta: TASKS_ENVELOPE } })
+    expect((await other.answer(3)).error).toMatchObject({ code: -32602 })
+    second.end()
+    other.end()
+    await Promise.all([second.closed, other.closed])
   })
 })

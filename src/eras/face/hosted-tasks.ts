@@ -242,15 +242,6 @@ function keyOf(owner: string, taskId: string): string {
   return `${owner}\u0000${taskId}`
 }
 
-/** One store per runtime: tasks outlive the per-request servers. */
-const stores = new WeakMap<Runtime, HostedTasks>()
-
-export function hostedTasks(runtime: Runtime): HostedTasks {
-  let store = stores.get(runtime)
-  if (!store) stores.set(runtime, (store = new HostedTasks()))
-  return store
-}
-
 /** How myc holds the task of a call (taskHosting): which child, and whether the child makes the task itself (2025 core tasks). */
 export interface TaskHosting {
   server: string
@@ -317,8 +308,7 @@ export function coreCreatedTask(result: Record<string, unknown>): { taskId: stri
  *   cancelling it sends the child `tasks/cancel`. Any other answer (an
  *   error, a plain result, a question) is answered as it is.
  */
-export async function startAsTask(runtime: Runtime, hosting: TaskHosting, call: ParkedCall, ctx: ServerContext, sink: RoundSink, open: (target: CallTarget) => ParkedCall): Promise<Record<string, unknown> | undefined> {
-  const store = hostedTasks(runtime)
+export async function startAsTask(runtime: Runtime, store: HostedTasks, hosting: TaskHosting, call: ParkedCall, ctx: ServerContext, sink: RoundSink, open: (target: CallTarget) => ParkedCall): Promise<Record<string, unknown> | undefined> {
   const settle = (ms: number) =>
     call.settle(ms, ctx.mcpReq.signal, sink).catch(() => {
       // The client gave up on the request: the child's call goes with it.

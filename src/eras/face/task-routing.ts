@@ -6,7 +6,8 @@ import { passthrough } from '../../protocol/passthrough.js'
 import type { RelayOutcome } from '../../protocol/request-relay.js'
 import type { PrincipalView } from '../../principal/view.js'
 import type { Runtime } from '../../runtime/runtime.js'
-import { hostedTasks, MAX_TASK_TTL_MS, type HostedTask } from './hosted-tasks.js'
+import { MAX_TASK_TTL_MS, type HostedTask } from './hosted-tasks.js'
+import type { TaskRegistry } from './task-registry.js'
 import { principalOf } from './parked-calls.js'
 import { hasTasksExtension, isObject, TASKS_EXTENSION } from '../../protocol/facts.js'
 
@@ -32,18 +33,13 @@ import { hasTasksExtension, isObject, TASKS_EXTENSION } from '../../protocol/fac
  * for a task to the instance that holds it. Kept as it is, the taskId
  * matches what the child puts everywhere else (its status notifications,
  * the `io.modelcontextprotocol/related-task` keys in `_meta`), which so
- * pass through untouched. The price is this map (TaskLedger): bounded, each
+ * pass through untouched. The price is a map (TaskLedger, task-registry.ts): bounded, each
  * entry forgotten after the task's own `ttlMs`, and keyed by credential and
  * taskId, so two children (or two credentials) minting the same taskId do
  * not see each other's.
  */
 
 export { hasTasksExtension, MAX_TASK_TTL_MS, TASKS_EXTENSION }
-
-/** An entry kept this long when the child gives no `ttlMs`. */
-export const DEFAULT_TASK_TTL_MS = 3_600_000
-/** Tasks remembered at most per runtime; beyond it the least recently used is forgotten. */
-export const MAX_TASKS = 10_000
 
 /** What a 2026 request declared in its envelope (undefined without one). */
 function declaredCapabilities(ctx: ServerContext): ClientCapabilities | undefined {
@@ -63,79 +59,6 @@ function ttlOf(value: unknown): number | null | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined
 }
 
-/** How long an entry is kept from now, by the task's `ttlMs` (null: as long as myc keeps anything). */
-export function keepFor(ttlMs: number | null | undefined): number {
-  if (ttlMs === null) return MAX_TASK_TTL_MS
-  return Math.min(ttlMs ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS)
-}
-
-interface LedgerEntry {
-  server: string
-  expiresAt: number
-}
-
-/**
- * Which child holds each task, by credential: the pure part of the routing.
- * An entry lives for its task's `ttlMs` from the last time the child
- * answered about it, and the map holds at most `max` of them (the least
- * recently used goes first).
- */
-export class TaskLedger {
-  private readonly entries = new Map<string, LedgerEntry>()
-
-  constructor(
-    private readonly now: () => number = Date.now,
-    private readonly max = MAX_TASKS,
-  ) {}
-
-  get size(): number {
-    return this.entries.size
-  }
-
-  /** `owner`'s task `taskId` is held by `server`, for `ttlMs` from now (remembered again: pushed back, the most recently used). */
-  remember(owner: string, taskId: string, server: string, ttlMs: number | null | undefined): void {
-    const key = keyOf(owner, taskId)
-    this.entries.delete(key)
-    this.entries.set(key, { server, expiresAt: this.now() + keepFor(ttlMs) })
-    if (this.entries.size > this.max) this.evict()
-  }
-
-  /** The server holding `owner`'s task `taskId`; undefined for a task `owner` has not (any longer): another's included. */
-  serverOf(owner: string, taskId: string): string | undefined {
-    const key = keyOf(owner, taskId)
-    const entry = this.entries.get(key)
-    if (!entry) return undefined
-    if (entry.expiresAt <= this.now()) {
-      this.entries.delete(key)
-      return undefined
-    }
-    return entry.server
-  }
-
-  /** The expired entries first; then, while still too many, the least recently used. */
-  private evict(): void {
-    const now = this.now()
-    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key)
-    for (const key of this.entries.keys()) {
-      if (this.entries.size <= this.max) break
-      this.entries.delete(key)
-    }
-  }
-}
-
-function keyOf(owner: string, taskId: string): string {
-  return `${owner}\u0000${taskId}`
-}
-
-/** One ledger per runtime: the per-request servers come and go, the tasks outlive them. */
-const ledgers = new WeakMap<Runtime, TaskLedger>()
-
-export function taskLedger(runtime: Runtime): TaskLedger {
-  let ledger = ledgers.get(runtime)
-  if (!ledger) ledgers.set(runtime, (ledger = new TaskLedger()))
-  return ledger
-}
-
 /**
  * What a forwarded request of `ctx` adds to its CallerEra: when it declared
  * the extension, a task a child creates for it is remembered as its
@@ -143,13 +66,13 @@ export function taskLedger(runtime: Runtime): TaskLedger {
  * finds it). Nothing for a request that did not: a child does not create
  * tasks for it (the client's capabilities reach the child per request).
  */
-export function taskCaller(runtime: Runtime, ctx: ServerContext): Pick<CallerEra, 'taskCreated'> {
+export function taskCaller(tasks: TaskRegistry, ctx: ServerContext): Pick<CallerEra, 'taskCreated'> {
   if (!hasTasksExtension(declaredCapabilities(ctx))) return {}
   const owner = principalOf(ctx)
   return {
     taskCreated: (server, result) => {
       const task = createdTask(result)
-      if (task) taskLedger(runtime).remember(owner, task.taskId, server, task.ttlMs)
+      if (task) tasks.ledger.remember(owner, task.taskId, server, task.ttlMs)
     },
   }
 }
@@ -189,9 +112,9 @@ function answerHosted(method: (typeof TASK_METHODS)[number], task: HostedTask, i
  * holds (hosted-tasks.ts), for the credential that created it, while the
  * view still reaches that child.
  */
-export function registerTaskHandlers(server: Server, runtime: Runtime, view: PrincipalView): void {
+export function registerTaskHandlers(server: Server, runtime: Runtime, view: PrincipalView, tasks: TaskRegistry): void {
   if (!hasTasksExtension(server.getCapabilities())) return
-  const ledger = taskLedger(runtime)
+  const { ledger } = tasks
   for (const method of TASK_METHODS) {
     server.setRequestHandler(method, { params: passthrough }, async (params, ctx) => {
       const declared = declaredCapabilities(ctx)
@@ -199,7 +122,7 @@ export function registerTaskHandlers(server: Server, runtime: Runtime, view: Pri
       const owner = principalOf(ctx)
       const taskId = params.taskId
       // A task myc holds itself (a 2025 child's call, hosted-tasks.ts), while the view still reaches that child.
-      const hosted = typeof taskId === 'string' ? hostedTasks(runtime).find(owner, taskId) : undefined
+      const hosted = typeof taskId === 'string' ? tasks.hosted.find(owner, taskId) : undefined
       if (hosted && view.serverVisible(hosted.server)) return answerHosted(method, hosted, ctx.mcpReq.inputResponses ?? (params.inputResponses as Record<string, unknown> | undefined)) as never
       const holder = typeof taskId === 'string' ? ledger.serverOf(owner, taskId) : undefined
       const child = holder !== undefined && view.serverVisible(holder) ? runtime.supervisor.children.get(holder) : undefined

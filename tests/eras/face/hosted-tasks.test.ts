@@ -3,9 +3,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { ConnectionHandle, Runtime } from '../../../src/runtime/runtime.js'
-import { HOSTED_POLL_INTERVAL_MS, HostedTasks, hostedTasks, needsTaskOptIn, startAsTask, taskHosting } from '../../../src/eras/face/hosted-tasks.js'
+import { HOSTED_POLL_INTERVAL_MS, HostedTasks, needsTaskOptIn, startAsTask, taskHosting } from '../../../src/eras/face/hosted-tasks.js'
 import { ParkedCalls, type ParkedCall } from '../../../src/eras/face/parked-calls.js'
 import { registerTaskHandlers, TASKS_EXTENSION } from '../../../src/eras/face/task-routing.js'
+import { TaskRegistry } from '../../../src/eras/face/task-registry.js'
+
+/** Each fake runtime's task registry, as serve-stdio or serve --http would make one for it. */
+const registries = new WeakMap<Runtime, TaskRegistry>()
+const registryOf = (runtime: Runtime) => registries.get(runtime) ?? registries.set(runtime, new TaskRegistry()).get(runtime)!
 
 function fakeRuntime(): Runtime {
   const joined = new Set<ConnectionHandle>()
@@ -257,11 +262,11 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
     const runtime = { supervisor: { children: new Map() } } as unknown as Runtime
     const calls = new ParkedCalls(fakeRuntime())
     const quick = running(async () => text('quick'))
-    expect(await startAsTask(runtime, { server: 'kid', core: false }, quick, ctxOf({ clientId: 'alice' }), sinkOf(), open(calls))).toBeUndefined()
+    expect(await startAsTask(runtime, registryOf(runtime).hosted, { server: 'kid', core: false }, quick, ctxOf({ clientId: 'alice' }), sinkOf(), open(calls))).toBeUndefined()
     const slow = releasable()
-    const created = await startAsTask(runtime, { server: 'kid', core: false }, slow.call, ctxOf({ clientId: 'alice' }), sinkOf(), open(calls))
+    const created = await startAsTask(runtime, registryOf(runtime).hosted, { server: 'kid', core: false }, slow.call, ctxOf({ clientId: 'alice' }), sinkOf(), open(calls))
     expect(created).toMatchObject({ resultType: 'task', status: 'working' })
-    expect(hostedTasks(runtime).find('alice', created!.taskId as string)?.call).toBe(slow.call)
+    expect(registryOf(runtime).hosted.find('alice', created!.taskId as string)?.call).toBe(slow.call)
   }, 5_000)
 
   it('a child’s 2025 core task: its { task } answer becomes a task whose call is the child’s tasks/result; cancelling sends tasks/cancel', async () => {
@@ -279,17 +284,18 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
     const calls = new ParkedCalls(fakeRuntime())
     const coreTask = { task: { taskId: 'child-1', status: 'working', ttl: 300_000, pollInterval: 1_000, createdAt: '2026-01-01T00:00:00.000Z' } }
     const toolCall = running(async () => ({ ok: true, result: coreTask }))
-    const created = (await startAsTask(runtime, { server: 'core', core: true }, toolCall, ctxOf({ clientId: 'alice' }), sinkOf(), open(calls)))!
+    const created = (await startAsTask(runtime, registryOf(runtime).hosted, { server: 'core', core: true }, toolCall, ctxOf({ clientId: 'alice' }), sinkOf(), open(calls)))!
     expect(created).toEqual({ resultType: 'task', taskId: expect.any(String), status: 'working', createdAt: expect.any(String), lastUpdatedAt: expect.any(String), ttlMs: 300_000, pollIntervalMs: 1_000 })
     expect(created).not.toHaveProperty('task')
     expect(sent).toEqual([{ method: 'tasks/result', params: { taskId: 'child-1' }, timeoutMs: 300_000 }])
-    const task = hostedTasks(runtime).find('alice', created.taskId as string)!
+    const task = registryOf(runtime).hosted.find('alice', created.taskId as string)!
     finish({ ok: true, result: { content: [{ type: 'text', text: 'report' }], _meta: { 'io.modelcontextprotocol/related-task': { taskId: 'child-1' } } } })
     await tick(5)
     expect(task.detailed()).toEqual({ ...created, resultType: undefined, status: 'completed', lastUpdatedAt: expect.any(String), result: { content: [{ type: 'text', text: 'report' }] } })
 
     const second = (await startAsTask(
       runtime,
+      registryOf(runtime).hosted,
       { server: 'core', core: true },
       running(async () => ({ ok: true, result: { task: { taskId: 'child-2', status: 'working' } } })),
       ctxOf({ clientId: 'alice' }),
@@ -297,14 +303,14 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
       open(calls),
     ))!
     expect(second.ttlMs).toBe(3_600_000)
-    hostedTasks(runtime)
-      .find('alice', second.taskId as string)!
+    registryOf(runtime)
+      .hosted.find('alice', second.taskId as string)!
       .cancel()
     expect(sent.slice(2)).toEqual([{ method: 'tasks/cancel', params: { taskId: 'child-2' }, timeoutMs: 10_000 }])
     await tick(5)
     expect(
-      hostedTasks(runtime)
-        .find('alice', second.taskId as string)!
+      registryOf(runtime)
+        .hosted.find('alice', second.taskId as string)!
         .detailed(),
     ).toMatchObject({ status: 'cancelled' })
 
@@ -312,6 +318,7 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
     expect(
       await startAsTask(
         runtime,
+        registryOf(runtime).hosted,
         { server: 'core', core: true },
         running(async () => ({ ok: false, error: { code: -32602, message: 'bad' } })),
         ctxOf({ clientId: 'alice' }),
@@ -322,6 +329,7 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
     expect(
       await startAsTask(
         runtime,
+        registryOf(runtime).hosted,
         { server: 'core', core: true },
         running(async () => text('plain')),
         ctxOf({ clientId: 'alice' }),
@@ -339,7 +347,7 @@ describe('tasks/get, tasks/update, tasks/cancel for a task myc holds', () => {
       getCapabilities: () => ({ tools: {}, extensions: { [TASKS_EXTENSION]: {} } }),
       setRequestHandler: (method: string, _s: unknown, handler: (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>) => registered.set(method, handler),
     } as unknown as Server
-    registerTaskHandlers(server, runtime, { serverVisible: visible } as unknown as PrincipalView)
+    registerTaskHandlers(server, runtime, { serverVisible: visible } as unknown as PrincipalView, registryOf(runtime))
     return (method: string, params: Record<string, unknown>, ctx: ServerContext) =>
       registered.get(method)!(params, ctx).then(
         (result) => ({ result }),
@@ -350,7 +358,7 @@ describe('tasks/get, tasks/update, tasks/cancel for a task myc holds', () => {
   it('answers the owner from the task, with empty acks for update and cancel; another credential, or a view no longer reaching the child, gets -32602 as for an unknown task', async () => {
     const runtime = { supervisor: { children: new Map() } } as unknown as Runtime
     const call = running(async (ask) => text(String((await ask(elicitParams)).action)))
-    const task = hostedTasks(runtime).create('token:0', 'kid', call)!
+    const task = registryOf(runtime).hosted.create('token:0', 'kid', call)!
     const rpc = handlers(runtime)
     const alice = (inputResponses?: Record<string, unknown>) => ctxOf({ clientId: 'token:0', capabilities: WITH_TASKS, ...(inputResponses ? { inputResponses } : {}) })
     const bob = ctxOf({ clientId: 'token:1', capabilities: WITH_TASKS })
@@ -366,7 +374,7 @@ describe('tasks/get, tasks/update, tasks/cancel for a task myc holds', () => {
     expect(await rpc('tasks/get', { taskId: task.taskId }, alice())).toMatchObject({ result: { status: 'completed', result: { content: [{ text: 'accept' }] } } })
     expect(await rpc('tasks/cancel', { taskId: task.taskId }, alice())).toEqual({ result: {} })
     // A wrong shape is -32602 naming the key.
-    const other = hostedTasks(runtime).create(
+    const other = registryOf(runtime).hosted.create(
       'token:0',
       'kid',
       running(async (ask) => text(String((await ask(elicitParams)).action))),

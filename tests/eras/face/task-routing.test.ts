@@ -4,7 +4,8 @@ import type { CallerEra } from '../../../src/eras/child/era.js'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { Runtime } from '../../../src/runtime/runtime.js'
-import { createdTask, DEFAULT_TASK_TTL_MS, hasTasksExtension, keepFor, MAX_TASK_TTL_MS, registerTaskHandlers, TASKS_EXTENSION, taskCaller, TaskLedger, taskLedger } from '../../../src/eras/face/task-routing.js'
+import { createdTask, hasTasksExtension, MAX_TASK_TTL_MS, registerTaskHandlers, TASKS_EXTENSION, taskCaller } from '../../../src/eras/face/task-routing.js'
+import { DEFAULT_TASK_TTL_MS, keepFor, TaskLedger, TaskRegistry } from '../../../src/eras/face/task-registry.js'
 
 const CAPS_KEY = 'io.modelcontextprotocol/clientCapabilities'
 const WITH_TASKS = { extensions: { [TASKS_EXTENSION]: {} } }
@@ -95,18 +96,18 @@ describe('what is a task, and who declared the extension', () => {
   })
 
   it('remembers a task a child creates for a request that declared the extension, as its credential’s', () => {
-    const runtime = {} as Runtime
-    const none = taskCaller(runtime, ctxOf({ capabilities: {}, clientId: 'token:0' }))
+    const tasks = new TaskRegistry()
+    const none = taskCaller(tasks, ctxOf({ capabilities: {}, clientId: 'token:0' }))
     expect(none.taskCreated).toBeUndefined()
-    const caller = taskCaller(runtime, ctxOf({ capabilities: WITH_TASKS, clientId: 'token:0' }))
+    const caller = taskCaller(tasks, ctxOf({ capabilities: WITH_TASKS, clientId: 'token:0' }))
     caller.taskCreated!('kids', { resultType: 'task', taskId: 'T', ttlMs: 1_000 })
     caller.taskCreated!('kids', { resultType: 'complete', taskId: 'U' })
-    expect(taskLedger(runtime).serverOf('token:0', 'T')).toBe('kids')
-    expect(taskLedger(runtime).serverOf('token:1', 'T')).toBeUndefined()
-    expect(taskLedger(runtime).serverOf('token:0', 'U')).toBeUndefined()
+    expect(tasks.ledger.serverOf('token:0', 'T')).toBe('kids')
+    expect(tasks.ledger.serverOf('token:1', 'T')).toBeUndefined()
+    expect(tasks.ledger.serverOf('token:0', 'U')).toBeUndefined()
     // Over stdio there is no credential: the launch's one principal.
-    taskCaller(runtime, ctxOf({ capabilities: WITH_TASKS })).taskCreated!('kids', { resultType: 'task', taskId: 'S' })
-    expect(taskLedger(runtime).serverOf('', 'S')).toBe('kids')
+    taskCaller(tasks, ctxOf({ capabilities: WITH_TASKS })).taskCreated!('kids', { resultType: 'task', taskId: 'S' })
+    expect(tasks.ledger.serverOf('', 'S')).toBe('kids')
   })
 })
 
@@ -134,7 +135,8 @@ function routed(options: { advertised?: boolean; visible?: (server: string) => b
     },
   } as unknown as Runtime
   const view = { serverVisible: options.visible ?? (() => true) } as unknown as PrincipalView
-  registerTaskHandlers(server, runtime, view)
+  const tasks = new TaskRegistry()
+  registerTaskHandlers(server, runtime, view, tasks)
   const call = (method: string, params: Record<string, unknown>, ctx: ServerContext) => {
     const handler = handlers.get(method)
     if (!handler) throw new Error(`${method} is not registered`)
@@ -143,7 +145,7 @@ function routed(options: { advertised?: boolean; visible?: (server: string) => b
       (error: { code: number; message: string; data?: unknown }) => ({ error: { code: error.code, message: error.message, data: error.data } }),
     )
   }
-  return { handlers, sent, ledger: taskLedger(runtime), call }
+  return { handlers, sent, ledger: tasks.ledger, call }
 }
 
 describe('tasks/get, tasks/update and tasks/cancel, routed', () => {

@@ -1,0 +1,93 @@
+import { HostedTasks, MAX_TASK_TTL_MS } from './hosted-tasks.js'
+
+/** An entry kept this long when the child gives no `ttlMs`. */
+export const DEFAULT_TASK_TTL_MS = 3_600_000
+/** Tasks remembered at most per runtime; beyond it the least recently used is forgotten. */
+export const MAX_TASKS = 10_000
+
+/** How long an entry is kept from now, by the task's `ttlMs` (null: as long as myc keeps anything). */
+export function keepFor(ttlMs: number | null | undefined): number {
+  if (ttlMs === null) return MAX_TASK_TTL_MS
+  return Math.min(ttlMs ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS)
+}
+
+interface LedgerEntry {
+  server: string
+  expiresAt: number
+}
+
+/**
+ * Which child holds each task, by credential: the pure part of the routing.
+ * An entry lives for its task's `ttlMs` from the last time the child
+ * answered about it, and the map holds at most `max` of them (the least
+ * recently used goes first).
+ */
+export class TaskLedger {
+  private readonly entries = new Map<string, LedgerEntry>()
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly max = MAX_TASKS,
+  ) {}
+
+  get size(): number {
+    return this.entries.size
+  }
+
+  /** `owner`'s task `taskId` is held by `server`, for `ttlMs` from now (remembered again: pushed back, the most recently used). */
+  remember(owner: string, taskId: string, server: string, ttlMs: number | null | undefined): void {
+    const key = keyOf(owner, taskId)
+    this.entries.delete(key)
+    this.entries.set(key, { server, expiresAt: this.now() + keepFor(ttlMs) })
+    if (this.entries.size > this.max) this.evict()
+  }
+
+  /** The server holding `owner`'s task `taskId`; undefined for a task `owner` has not (any longer): another's included. */
+  serverOf(owner: string, taskId: string): string | undefined {
+    const key = keyOf(owner, taskId)
+    const entry = this.entries.get(key)
+    if (!entry) return undefined
+    if (entry.expiresAt <= this.now()) {
+      this.entries.delete(key)
+      return undefined
+    }
+    return entry.server
+  }
+
+  /** The expired entries first; then, while still too many, the least recently used. */
+  private evict(): void {
+    const now = this.now()
+    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key)
+    for (const key of this.entries.keys()) {
+      if (this.entries.size <= this.max) break
+      this.entries.delete(key)
+    }
+  }
+}
+
+function keyOf(owner: string, taskId: string): string {
+  return `${owner}\u0000${taskId}`
+}
+
+/**
+ * The tasks a runtime's 2026-07-28 faces answer for: which child holds each
+ * task a child made (the ledger), and the tasks myc holds itself for 2025
+ * children (hosted-tasks.ts). One per runtime, made where the runtime is
+ * served (`myc serve` on stdio, `serve --http`) and handed to every 2026
+ * face, so the per-request servers come and go while the tasks outlive
+ * them. Tasks are keyed by credential, so no caller finds another's.
+ */
+export class TaskRegistry {
+  readonly ledger: TaskLedger
+  readonly hosted: HostedTasks
+
+  constructor(parts: { ledger?: TaskLedger; hosted?: HostedTasks } = {}) {
+    this.ledger = parts.ledger ?? new TaskLedger()
+    this.hosted = parts.hosted ?? new HostedTasks()
+  }
+
+  /** Cancels every task myc still runs and forgets them all. */
+  close(): void {
+    this.hosted.close()
+  }
+}
