@@ -124,7 +124,7 @@ describe('parseConfig accepts good input', () => {
     expect(config.skills).toBeUndefined()
   })
 
-  it('accepts the full example of DESIGN.md section 4', () => {
+  it('accepts a full example using every section of the config', () => {
     const { config } = parseConfig(
       {
         $schema: './mycelium.schema.json',

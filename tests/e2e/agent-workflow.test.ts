@@ -218,7 +218,7 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
     expect(refused.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/--context: .*bad\.json: scriptPath/) })
   }, 60_000)
 
-  it("is also myc run --mode workflow (DESIGN.md's form)", async () => {
+  it('is also myc run --mode workflow (the --mode form)', async () => {
     failingRun()
     const r = await myc(['run', 'release it', '--mode', 'workflow', '--on-failure', 'exit', '--config', project()], fake)
     expect(r.code).toBe(3)

@@ -22,10 +22,10 @@ const ALL = 'every scenario passing directly'
  * What must pass through `myc serve --http`, per revision and per era myc
  * speaks with the child (`legacy`: myc's default, the 2025 handshake; `auto`:
  * server/discover, so 2026-07-28 with this fixture). Where the eras differ,
- * myc has to bridge them (issue 15): it does for a 2025 client and a 2026
- * child (input_required), not yet the other way; the listed
- * scenarios are those passing through myc when this was written, the rest
- * are printed in the tables, not asserted. Add a scenario when it starts
+ * myc has to bridge them (docs/protocol-eras.md): a 2026 child's
+ * input_required asked of a 2025 client, a 2025 child's questions parked as
+ * a 2026 client's input_required. The listed scenarios are those passing
+ * through myc; the rest are printed in the tables, not asserted. Add a scenario when it starts
  * passing; never remove one without a reason written next to it.
  */
 /** What must pass: all that passes directly, all of it but some, or a list. */

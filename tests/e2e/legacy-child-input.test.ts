@@ -7,7 +7,7 @@ import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 import { modernRequest, startHttpMyc, type HttpMyc, type RpcAnswer } from '../helpers/http.js'
 
 /**
- * The legacy→modern bridge (issue 15): a 2025 child (tests/fixtures/servers/
+ * The legacy→modern bridge (docs/protocol-eras.md): a 2025 child (tests/fixtures/servers/
  * elicit.mjs, which asks with real elicitation/create and
  * sampling/createMessage requests mid-call) under 2026-07-28 clients of
  * `myc serve`. myc parks the child's call, answers the client with
