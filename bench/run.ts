@@ -22,7 +22,7 @@ const echoFixture = path.join(root, 'tests', 'fixtures', 'servers', 'echo.mjs')
 const bareRelay = path.join(root, 'bench', 'bare-relay.mjs')
 const copyRelay = path.join(root, 'bench', 'copy-relay.mjs')
 const quick = process.argv.includes('--quick')
-/** Node flags for every myc the bench starts over stdio, from MYC_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` with `--only skills`). */
+/** Node flags for every myc the bench starts (stdio and HTTP), from MYC_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` with `--only http`). */
 const mycNodeArgs = process.env.MYC_NODE_ARGS ? process.env.MYC_NODE_ARGS.split(' ') : []
 /** `--only calls|startup|policy|skills|http`: one section, its figures printed as JSON (for profiling runs). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined
@@ -346,7 +346,7 @@ async function httpClient(url: string): Promise<Client> {
  */
 async function httpBench(): Promise<Record<string, unknown>> {
   const direct = await listening([echoFixture], { FIXTURE_HTTP: '127.0.0.1:0' }, /listening on (http:\S+)/)
-  const mycServe = (metrics: boolean) => listening([bundle, 'serve', '--http', '127.0.0.1:0', '--config', tmpConfig({ echo: echoEntry() }, { http: { metrics } })], {}, /serving MCP over Streamable HTTP at (http:\S+)/)
+  const mycServe = (metrics: boolean) => listening([...mycNodeArgs, bundle, 'serve', '--http', '127.0.0.1:0', '--config', tmpConfig({ echo: echoEntry() }, { http: { metrics } })], {}, /serving MCP over Streamable HTTP at (http:\S+)/)
   const myc = await mycServe(true)
   const mycBare = await mycServe(false)
   const clients = { direct: await httpClient(direct.url), myc: await httpClient(myc.url), mycNoMetrics: await httpClient(mycBare.url) }
