@@ -1,6 +1,7 @@
 import type { JSONRPCMessage, McpSubscription, SubscriptionFilter } from '@modelcontextprotocol/client'
 import { describe, expect, it } from 'vitest'
 import { ListenKeeper, type ListenClient } from '../../src/children/child-listen.js'
+import { quietWindow, waitFor } from '../helpers/wait-for.js'
 
 const ID = 'io.modelcontextprotocol/subscriptionId'
 const ALL = { tools: { listChanged: true }, prompts: {}, resources: { listChanged: true, subscribe: true } }
@@ -80,8 +81,6 @@ function keeperOver(client: FakeClient, uris: { now: string[] }, caps: Record<st
   return keeper
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 function notification(id: string | undefined, method = 'notifications/resources/updated'): JSONRPCMessage {
   return { jsonrpc: '2.0', method, params: { uri: 'a://1', ...(id ? { _meta: { [ID]: id } } : {}) } }
 }
@@ -153,18 +152,20 @@ describe('the listen kept open on a modern child', () => {
     await keeper.start()
     client.listens[0]!.end('remote')
     // random() = 0: half the ceiling, 50 ms then 100 ms.
-    await sleep(10)
+    // Not opened again at once: the first retry waits its 50 ms.
+    await quietWindow(10)
     expect(client.listens).toHaveLength(1)
-    await sleep(120)
+    await waitFor(() => client.listens.length === 2, 5_000, 'the listen opened again after the backoff')
     expect(client.listens).toHaveLength(2)
     expect(client.listens[1]!.filter).toEqual({ toolsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['a://1'] })
     client.listens[1]!.end('graceful')
-    await sleep(200)
+    await waitFor(() => client.listens.length === 3, 5_000, 'the listen opened a third time')
     expect(client.listens).toHaveLength(3)
     keeper.stop()
     expect(client.open).toEqual([])
     client.listens[2]!.end('remote')
-    await sleep(200)
+    // Stopped: no retry may open a fourth listen (a retry would come within 200 ms).
+    await quietWindow(200)
     expect(client.listens).toHaveLength(3)
     await keeper.update()
     expect(client.listens).toHaveLength(3)
@@ -180,7 +181,7 @@ describe('the listen kept open on a modern child', () => {
     await expect(keeper.update()).rejects.toThrow(/Subscription limit reached/)
     // The old listen stays open meanwhile; the retry brings the new one.
     expect(client.open.map((l) => l.id)).toEqual(['listen:0'])
-    await sleep(150)
+    await waitFor(() => JSON.stringify(client.open.map((l) => l.filter.resourceSubscriptions)) === '[["a://1"]]', 5_000, 'the retried listen naming a://1, in place of the old one')
     expect(client.open.map((l) => l.filter.resourceSubscriptions)).toEqual([['a://1']])
     keeper.stop()
 
@@ -190,7 +191,8 @@ describe('the listen kept open on a modern child', () => {
     await refused.start()
     uris.now = ['b://2']
     await refused.update()
-    await sleep(150)
+    // Method not found: no retry may open a second listen (one would come within 100-200 ms).
+    await quietWindow(150)
     expect(old.listens).toHaveLength(1)
     refused.stop()
   })

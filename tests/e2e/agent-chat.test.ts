@@ -7,7 +7,7 @@ import { runAgentCli } from '../helpers/agent.js'
 import { bundle, requireBundle } from '../helpers/e2e.js'
 import { FakeAnthropic, toolResults } from '../helpers/fake-anthropic.js'
 import { repoRoot } from '../helpers/fixtures.js'
-import { waitFor } from '../helpers/runtime.js'
+import { quietWindow, waitFor } from '../helpers/wait-for.js'
 import { requireTool } from '../helpers/tools.js'
 
 const policyConfig = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
@@ -139,7 +139,7 @@ describe('myc chat (build/myc.cjs)', () => {
         tmux('send-keys', '-t', 'chat', 'hi again', 'Enter')
         await waitFor(() => /Hello from the fake, I see (9|1\d) tools\./.test(screen()), 20_000, 'the reply with more tools')
         tmux('send-keys', '-t', 'chat', 'slow please', 'Enter')
-        await new Promise((r) => setTimeout(r, 800))
+        await waitFor(() => fake.requests.some((r) => JSON.stringify(r.body.messages.at(-1)).includes('slow please')), 20_000, 'the slow request to reach the model')
         tmux('send-keys', '-t', 'chat', 'C-c')
         await waitFor(() => screen().includes('(interrupted)'), 20_000, 'the cancelled reply')
         tmux('send-keys', '-t', 'chat', '/model claude-other-1', 'Enter')
@@ -253,7 +253,8 @@ describe('myc chat (build/myc.cjs)', () => {
         await waitFor(() => screen().trimEnd().split('\n').at(-1) === 'myc>', 20_000, 'the line cleared')
         tmux('send-keys', '-t', 'chat', 'C-c')
         await waitFor(() => hints() === 2, 20_000, 'the hint again')
-        await new Promise((r) => setTimeout(r, 500))
+        // A second Ctrl-C that is a first one again must not end the chat.
+        await quietWindow(500)
         expect(screen()).not.toContain('EXIT=')
         tmux('send-keys', '-t', 'chat', 'C-c')
         await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundle, connectToMyc, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { fixtureServer } from '../helpers/fixtures.js'
 import { connectHttp, startHttpMyc, type HttpMyc } from '../helpers/http.js'
-import { waitFor } from '../helpers/runtime.js'
+import { quietWindow, waitFor } from '../helpers/wait-for.js'
 
 /**
  * Each child in its newest era, through `myc serve` (build/myc.cjs): a
@@ -149,7 +149,8 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
     expect(logs[0]).toMatchObject({ level: 'info', logger: 'modern' })
     await stdio.setLoggingLevel('error')
     await stdio.callTool({ name: 'modern__log', arguments: {} })
-    await new Promise((r) => setTimeout(r, 300))
+    // At level error, the child's info message must not come back.
+    await quietWindow(300)
     expect(logs).toHaveLength(1)
   })
 
@@ -237,7 +238,8 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
     expect(await call).toBe('rejected')
     // myc withdraws its question from the client, and never retries the child.
     await waitFor(() => aborted, 5_000, 'the elicitation to be cancelled')
-    await new Promise((r) => setTimeout(r, 500))
+    // myc must not ask the child again (no retry of the cancelled call).
+    await quietWindow(500)
     expect(await count()).toBe(before + 1)
   })
 

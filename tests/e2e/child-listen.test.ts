@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectToMyc, writeConfig } from '../helpers/e2e.js'
 import { fixtureServer } from '../helpers/fixtures.js'
-import { waitFor } from '../helpers/runtime.js'
+import { quietWindow, waitFor } from '../helpers/wait-for.js'
 
 /**
  * A 2025 client's resources/subscribe and list changes over a 2026-07-28
@@ -70,7 +70,8 @@ describe('a 2025 client watching a 2026 child through myc serve (build/myc.cjs)'
     await waitFor(async () => acknowledged(await wire()).at(-1)?.resourceSubscriptions === undefined, 5_000, 'a listen without watch://a')
     await touch('watch://a')
     expect(sent(await wire())).toEqual(['watch://a'])
-    await new Promise((r) => setTimeout(r, 300))
+    // No second notifications/resources/updated may reach the client.
+    await quietWindow(300)
     expect(updates).toHaveLength(1)
   })
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 import { connectHttp, freePort, initializeBody, mcpHeaders, rawInitialize, startHttpMyc, type HttpMyc } from '../helpers/http.js'
-import { waitFor } from '../helpers/runtime.js'
+import { quietWindow, waitFor } from '../helpers/wait-for.js'
 
 const TOKENS = { MYC_E2E_TOKEN_ALICE: 'alice-0123456789abcdef0123456789abcdef', MYC_E2E_TOKEN_BOB: 'bob-0123456789abcdef0123456789abcdef00' }
 const alice = TOKENS.MYC_E2E_TOKEN_ALICE
@@ -103,7 +103,8 @@ describe('myc serve --http: a team over Streamable HTTP (build/myc.cjs)', () => 
     const { client: a } = await open(m.url, { token: alice, setup: (c) => c.setNotificationHandler('notifications/tools/list_changed', () => void changedA++) })
     await b1.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
     await waitFor(() => changed1 > 0, 5_000, 'list_changed in the escalated session')
-    await new Promise((r) => setTimeout(r, 200))
+    // The other session of the same token must hear nothing of the escalation.
+    await quietWindow(200)
     expect(changed2).toBe(0)
     expect(await names(b1)).toContain('grow__grow')
     const before = changed1
@@ -111,7 +112,8 @@ describe('myc serve --http: a team over Streamable HTTP (build/myc.cjs)', () => 
     // The child's new tool is news only to the session that can see it: the others are not told (nor that grow exists).
     await waitFor(() => changed1 > before, 5_000, 'list_changed after the child grew')
     expect(await names(b1)).toContain('grow__leaf')
-    await new Promise((r) => setTimeout(r, 200))
+    // Neither b2 nor alice may hear of the new tool.
+    await quietWindow(200)
     expect([changed2, changedA]).toEqual([0, 0])
     expect(await names(b2)).not.toContain('grow__grow')
     expect(await names(a)).not.toContain('grow__grow')
@@ -133,8 +135,10 @@ describe('myc serve --http: a team over Streamable HTTP (build/myc.cjs)', () => 
     const { client: mute } = await open(m.url, { token: bob })
 
     // A's call is in flight when B becomes the most recently active client: the question still goes to A.
+    const waiting = () => m.stderr().split('elicit: ask waits 600 ms').length - 1
+    const before = waiting()
     const call = a.callTool({ name: 'asker__ask', arguments: { delayMs: 600 } })
-    await new Promise((r) => setTimeout(r, 150))
+    await waitFor(() => waiting() > before, 5_000, "A's call to reach the child")
     await b.listTools()
     expect(text(await b.callTool({ name: 'echo__echo', arguments: { message: 'busy' } }))).toBe('busy')
     expect(JSON.parse(text(await call))).toEqual({ action: 'accept', content: { colour: 'blue' } })
@@ -165,7 +169,8 @@ describe('myc serve --http: a team over Streamable HTTP (build/myc.cjs)', () => 
     expect(text(await a.callTool({ name: 'echo__log', arguments: { text: 'from A' } }))).toBe('logged')
     await waitFor(() => logs.A!.length > 0, 5_000, 'the log message in session A')
     expect(logs.A![0]).toMatchObject({ level: 'info', logger: 'echo', data: { said: 'from A' } })
-    await new Promise((r) => setTimeout(r, 200))
+    // Session B (same token) must not get A's log message.
+    await quietWindow(200)
     expect(logs.B).toEqual([])
 
     const progress: number[] = []
@@ -358,8 +363,9 @@ describe('myc serve --http: graceful shutdown', () => {
   it('SIGTERM takes no new sessions, lets the call in flight finish, then exits 0', async () => {
     const m = await startHttpMyc(writeConfig({ mcpServers: { slow: server('progress') } }))
     const { client } = await connectHttp(m.url)
-    const call = client.callTool({ name: 'slow__count', arguments: { steps: 8, stepMs: 100 } })
-    await new Promise((r) => setTimeout(r, 200))
+    let progressed = 0
+    const call = client.callTool({ name: 'slow__count', arguments: { steps: 8, stepMs: 100 } }, { onprogress: () => void progressed++ })
+    await waitFor(() => progressed > 0, 5_000, 'the call to be running (its first progress)')
     const exit = m.stop('SIGTERM')
     await waitFor(() => m.stderr().includes('SIGTERM: taking no new sessions'), 5_000, 'the drain to start')
     const late = await fetch(m.url, { method: 'POST', headers: mcpHeaders(), body: initializeBody }).catch((e: Error) => e)

@@ -7,6 +7,7 @@ import { runAgentCli } from '../helpers/agent.js'
 import { bundle, connectToMyc } from '../helpers/e2e.js'
 import { cli, project } from '../helpers/memory-project.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 /**
  * Role memory through `build/myc.cjs serve` with real SDK clients: three
@@ -49,8 +50,7 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
       })
       const activated = await call(client, 'mycelium__activate_skill', { name: 'notes' })
       expect(activated.isError).toBeFalsy()
-      await new Promise((r) => setTimeout(r, 200))
-      expect(changed).toBeGreaterThan(0)
+      await waitFor(() => changed > 0, 5_000, 'tools/list_changed after the activation')
       expect(await toolNames(client)).toEqual(memoryTools)
       await call(client, 'mycelium__deactivate_skill', { name: 'notes' })
       expect(await toolNames(client)).toEqual([])

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { fixtureServer } from '../helpers/fixtures.js'
 import { freePort } from '../helpers/http.js'
-import { waitFor } from '../helpers/runtime.js'
+import { quietWindow, waitFor } from '../helpers/wait-for.js'
 
 /**
  * subscriptions/listen (MCP 2026-07-28) served by `myc serve` to 2026
@@ -72,8 +72,6 @@ async function toolNames(client: Client): Promise<string[]> {
 function text(result: unknown): string {
   return (result as { content: Array<{ text: string }> }).content[0]!.text
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 function skill(dir: string, name: string, roles: string[], tools: string[]): void {
   mkdirSync(path.join(dir, name), { recursive: true })
@@ -171,7 +169,8 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     expect(text(await bob.client.callTool({ name: 'grow__grow', arguments: { name: 'sprout' } }))).toBe('added sprout')
     await waitFor(() => bob.on(b, 'notifications/tools/list_changed').length === 1, 10_000, "bob's tools/list_changed")
     expect(await toolNames(bob.client)).toContain('grow__sprout')
-    await sleep(500)
+    // Alice and the stdio client, who cannot see grow, must hear nothing of it.
+    await quietWindow(500)
     // Alice (HTTP) and the launch's principal (stdio) cannot see grow: not a word of it.
     expect(alice.heard).toEqual([])
     expect(stdio.heard).toEqual([])
@@ -182,7 +181,8 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     await waitFor(() => stdio.on(s, 'notifications/tools/list_changed').length === 1, 10_000, "the stdio client's tools/list_changed")
     expect(await toolNames(stdio.client)).toContain('watch__grown')
     await waitFor(() => alice.on(a, 'notifications/tools/list_changed').length === 1, 10_000, "alice's tools/list_changed")
-    await sleep(500)
+    // Bob must hear nothing of watch's new tool, and the stdio client no second word.
+    await quietWindow(500)
     expect(bob.on(b)).toHaveLength(1)
     expect(stdio.heard).toHaveLength(1)
     await Promise.all([a.close(), b.close(), s.close()])
@@ -194,7 +194,8 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     // bob's own tools change, but this stream asked for prompts only.
     expect(text(await bob.client.callTool({ name: 'grow__grow', arguments: { name: 'shoot' } }))).toBe('added shoot')
     await waitFor(async () => (await toolNames(bob.client)).includes('grow__shoot'), 5_000, 'grow__shoot')
-    await sleep(500)
+    // The prompts-only stream must not hear of the tools change.
+    await quietWindow(500)
     expect(bob.on(b)).toEqual([])
     await b.close()
   })
@@ -219,14 +220,16 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     expect(stdio.on(s, 'notifications/resources/updated')[0]!.params.uri).toBe('watch://a')
     // A resource nobody listens for reaches nobody.
     expect(text(await stdio.client.callTool({ name: 'watch__touch', arguments: { uri: 'watch://b' } }))).toBe('touched watch://b')
-    await sleep(300)
+    // watch://b has no listener: no update may arrive on any stream.
+    await quietWindow(300)
     expect(stdio.on(s, 'notifications/resources/updated')).toHaveLength(1)
     expect(bob.on(b, 'notifications/resources/updated')).toHaveLength(1)
     // Closing the listens lets go of the child's resource: its listen no longer names watch://a.
     await Promise.all([s.close(), a.close(), b.close()])
     await waitFor(async () => (await acknowledged()).at(-1)?.resourceSubscriptions === undefined, 10_000, 'the watch child no longer asked for watch://a')
     expect(text(await stdio.client.callTool({ name: 'watch__touch', arguments: { uri: 'watch://a' } }))).toBe('touched watch://a')
-    await sleep(300)
+    // The closed listens must get no update of watch://a.
+    await quietWindow(300)
     expect(stdio.on(s, 'notifications/resources/updated')).toHaveLength(1)
     expect(alice.on(a, 'notifications/resources/updated')).toHaveLength(1)
   })
@@ -240,7 +243,8 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     await waitFor(() => stdio.on(s, 'notifications/resources/updated').length === 1 && alice.on(a, 'notifications/resources/updated').length === 1, 10_000, 'the watch://b updates')
     await a.close()
     // alice's stream is gone, the stdio one still wants watch://b: the child still names it.
-    await sleep(300)
+    // (myc must not send the child a listen without watch://b meanwhile.)
+    await quietWindow(300)
     expect((await acknowledged()).at(-1)?.resourceSubscriptions).toEqual(['watch://b'])
     await s.close()
     await waitFor(async () => (await acknowledged()).at(-1)?.resourceSubscriptions === undefined, 10_000, 'the watch child no longer asked for watch://b')

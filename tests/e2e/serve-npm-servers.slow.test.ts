@@ -4,7 +4,7 @@ import path from 'node:path'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { waitFor } from '../helpers/runtime.js'
+import { waitFor } from '../helpers/wait-for.js'
 import { connectToMyc, descendants, isAlive, npmServer, writeConfig } from '../helpers/e2e.js'
 
 // What myc declares to its children; a direct client declares the same so
@@ -40,8 +40,16 @@ describe('myc serve (build/myc.cjs) in front of the real npm servers', () => {
   })
 
   it('shows every tool, prompt and resource of every child exactly once under its namespaced name', async () => {
-    // server-everything adds tools after initialize; wait until both views settle.
-    await new Promise((r) => setTimeout(r, 500))
+    // server-everything adds tools after initialize: wait until myc lists what each child lists directly.
+    const same = async () => {
+      const ours = (await client.listTools()).tools.map((t) => t.name)
+      for (const [key, c] of direct) {
+        const theirs = (await c.listTools()).tools.map((t) => `${key}__${t.name}`).sort()
+        if (JSON.stringify(ours.filter((t) => t.startsWith(`${key}__`)).sort()) !== JSON.stringify(theirs)) return false
+      }
+      return true
+    }
+    await waitFor(same, 10_000, 'the tools through myc to match each child’s own')
     const tools = (await client.listTools()).tools.map((t) => t.name)
     expect(new Set(tools).size).toBe(tools.length)
     for (const [key, c] of direct) {

@@ -3,7 +3,7 @@ import { connectToMyc, writeConfig } from '../helpers/e2e.js'
 import { connectHttp, startHttpMyc } from '../helpers/http.js'
 import { fixtureServer } from '../helpers/fixtures.js'
 import { OtlpReceiver, type ReceivedPoint } from '../helpers/otlp-receiver.js'
-import { waitFor } from '../helpers/runtime.js'
+import { quietWindow, waitFor } from '../helpers/wait-for.js'
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736'
 const CALLER_SPAN = '00f067aa0ba902b7'
@@ -80,11 +80,13 @@ describe('OpenTelemetry metrics in the MCP semantic conventions (build/myc.cjs)'
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '100', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRICS_EXPORTER: 'none' }
     const { client } = await connectToMyc(['serve', '--config', echoConfig()], { env })
     await client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } })
-    await new Promise((r) => setTimeout(r, 400))
+    // Four 100 ms export intervals in which no metrics may be sent.
+    await quietWindow(400)
     // Closing myc flushes whatever it holds: metrics would arrive then if they were on.
     await client.close()
     await waitFor(() => receiver.spans.length >= 2, 10_000, 'the spans')
-    await new Promise((r) => setTimeout(r, 300))
+    // The flush at shutdown must not send metrics after the spans either.
+    await quietWindow(300)
     expect(receiver.requests.filter((r) => r.path === '/v1/metrics')).toEqual([])
     expect(receiver.requests.some((r) => r.path === '/v1/traces')).toBe(true)
   })
@@ -100,7 +102,8 @@ describe('OpenTelemetry metrics in the MCP semantic conventions (build/myc.cjs)'
     expect(pointWith(receiver.latest('mcp.client.operation.duration'), { 'server.address': 'probe' })?.count).toBe(2)
     expect((result.structuredContent as { meta: Record<string, unknown> }).meta).toMatchObject({ traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' })
     expect((untraced.structuredContent as { meta: Record<string, unknown> }).meta.traceparent).toBeUndefined()
-    await new Promise((r) => setTimeout(r, 200))
+    // No span may be exported (the batch delay is 50 ms).
+    await quietWindow(200)
     expect(receiver.requests.filter((r) => r.path === '/v1/traces')).toEqual([])
   })
 

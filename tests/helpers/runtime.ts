@@ -8,6 +8,9 @@ import { ClientConnection } from '../../src/server/client-connection.js'
 import { openView, type PrincipalView } from '../../src/principal/view.js'
 import { fixtureServer, repoRoot } from './fixtures.js'
 
+/** Polls until a condition holds (tests/helpers/wait-for.ts); kept here for the tests that import it from the runtime helpers. */
+export { waitFor } from './wait-for.js'
+
 /** A stdio server entry that runs a fixture server with this Node.js. */
 export function fixtureEntry(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { command: process.execPath, args: [fixtureServer(name)], ...extra }
@@ -50,16 +53,6 @@ export function captureLogger(): { logger: ReturnType<typeof createLogger>; line
   const logger = createLogger({ verbose: true })
   ;(logger as unknown as { setReporters: (r: unknown[]) => void }).setReporters([{ log: (obj: { tag?: string; args: unknown[] }) => lines.push(`${obj.tag ? `[${obj.tag}] ` : ''}${obj.args.map(String).join(' ')}`) }])
   return { logger, lines }
-}
-
-/** Polls until `check` returns true, or fails after `ms`. */
-export async function waitFor(check: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (await check()) return
-    await new Promise((r) => setTimeout(r, 25))
-  }
-  throw new Error(`timed out waiting for ${what}`)
 }
 
 /**

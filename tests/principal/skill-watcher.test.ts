@@ -14,6 +14,9 @@ function writeSkill(root: string, dir: string, name: string): void {
   writeFileSync(path.join(root, dir, name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name}\nallowedRoles: [dev]\nallowedTools: []\n---\n`)
 }
 
+/** The watcher looks at its folders again on the turn of the event loop after a policy swap (setImmediate): this waits that turn out. */
+const watcherSynced = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 describe('watchSkills: the skill folders in force are the ones watched', () => {
   const roots: string[] = []
   afterEach(() => {
@@ -39,7 +42,7 @@ describe('watchSkills: the skill folders in force are the ones watched', () => {
       mkdirSync(path.join(root, 'skills-b'))
       current = await loadConfig({ configPath: configFile, cwd: root, env: {} })
       mode.state.replace(await loadSources(current, logger))
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      await watcherSynced()
       writeSkill(root, 'skills-b', 'second')
       await waitFor(() => names().join() === 'first,second', 5_000, 'the skill written into the folder the reload added')
       // The first folder is dropped by the next reload: a change there no longer reloads anything.
@@ -47,7 +50,7 @@ describe('watchSkills: the skill folders in force are the ones watched', () => {
       current = await loadConfig({ configPath: configFile, cwd: root, env: {} })
       mode.state.replace(await loadSources(current, logger))
       expect(names()).toEqual(['second'])
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      await watcherSynced()
       writeSkill(root, 'skills-a', 'third')
       writeSkill(root, 'skills-b', 'fourth')
       await waitFor(() => names().includes('fourth'), 5_000, 'the change in the folder still watched')

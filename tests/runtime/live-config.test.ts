@@ -58,8 +58,9 @@ describe('live config (myc serve keeps to its config file)', () => {
     expect(pidA).toBeTypeOf('number')
     expect(await s.tools()).toContain('b__count')
     // A call on b is still running while the config changes.
-    const inFlight = s.client.callTool({ name: 'b__count', arguments: { steps: 8, stepMs: 100 } })
-    await new Promise((r) => setTimeout(r, 100))
+    let progressed = 0
+    const inFlight = s.client.callTool({ name: 'b__count', arguments: { steps: 8, stepMs: 100 } }, { onprogress: () => void progressed++ })
+    await waitFor(() => progressed > 0, 5_000, 'the call on b to be running (its first progress)')
     s.write({ mcpServers: { a: { ...echo, env: { CHANGED: '1' } }, b: slow, c: echo } })
     const diff = await s.live.reload()
     expect(diff?.servers).toEqual({ added: ['c'], removed: [], changed: ['a'] })

@@ -9,6 +9,7 @@ import { ShellGuard } from '../../src/sandbox/guard/guard.js'
 import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { Sandbox } from '../../src/sandbox/sandbox.js'
 import { requireTool } from '../helpers/tools.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
 const isRoot = process.getuid?.() === 0
@@ -123,9 +124,8 @@ describe.runIf(hasBwrap)('real bubblewrap', () => {
       const tag = `31.${process.pid % 1000}`
       const r = await rootRunner(ws)(`sleep ${tag} & sleep ${tag} & (sleep ${tag}) & wait`, { timeoutMs: 700 })
       expect(r.timedOut).toBe(true)
-      await new Promise((res) => setTimeout(res, 300))
-      const left = spawnSync('pgrep', ['-f', `sleep ${tag}`], { encoding: 'utf8' }).stdout.trim()
-      expect(left).toBe('')
+      const left = () => spawnSync('pgrep', ['-f', `sleep ${tag}`], { encoding: 'utf8' }).stdout.trim()
+      await waitFor(() => left() === '', 5_000, `every "sleep ${tag}" to be gone`)
     })
 
     it('caps output with a marker and file sizes through prlimit', async () => {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ShellGuard } from '../../src/sandbox/guard/guard.js'
 import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { Sandbox } from '../../src/sandbox/sandbox.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 /** A fake `docker` on PATH: records its arguments, answers `info`, and runs nothing. */
 function fakeDocker(): { dir: string; log: string } {
@@ -54,13 +55,10 @@ describe('docker executor', () => {
     const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
     const r = await sandbox.run({ command: ['sleep', '100'], trust: 'sandboxed', executor: 'docker', workspace: tmpdir(), timeoutMs: 300, outputLimitBytes: 1000, network: { allow: [] } })
     expect(r.ok && r.outcome.timedOut).toBe(true)
-    await new Promise((res) => setTimeout(res, 500))
-    const calls = readFileSync(fake.log, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as string[])
-    const name = calls[1]![calls[1]!.indexOf('--name') + 1]
-    expect(calls.some((c) => c[0] === 'kill' && c[1] === name)).toBe(true)
+    const run = JSON.parse(readFileSync(fake.log, 'utf8').split('\n')[1]!) as string[]
+    const name = run[run.indexOf('--name') + 1]
+    // The fake docker logs each call as a JSON line: the kill's line is there once it ran.
+    await waitFor(() => readFileSync(fake.log, 'utf8').includes(`${JSON.stringify(['kill', name])}\n`), 5_000, `docker kill ${name} to be called`)
   })
 
   it('with the real client and no engine, refuses clearly', async () => {

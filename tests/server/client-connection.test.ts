@@ -188,7 +188,7 @@ describe('child list changes, progress, cancellation and timeouts', () => {
   it('passes the client’s cancellation on to the child', async () => {
     const controller = new AbortController()
     const call = client.callTool({ name: 'hang__hang', arguments: {} }, { signal: controller.signal, timeout: 10_000 })
-    await new Promise((r) => setTimeout(r, 150))
+    await waitFor(() => capture.lines.some((l) => l.includes('[hang]') && l.includes('hang: waiting')), 5_000, 'the call to reach the child')
     controller.abort('user pressed stop')
     await expect(call).rejects.toThrow()
     // The child saw notifications/cancelled (its handler logs to stderr, tagged with its key).

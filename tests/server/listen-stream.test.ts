@@ -4,6 +4,7 @@ import type { PrincipalView } from '../../src/principal/view.js'
 import { Catalogue } from '../../src/registry/catalogue.js'
 import type { ConnectionHandle, Runtime } from '../../src/runtime/runtime.js'
 import { ListenStream, serverEventOf, stamped, visibleFilter, type ListenNotification } from '../../src/server/listen-stream.js'
+import { quietWindow, waitFor } from '../helpers/wait-for.js'
 
 const naming = { separator: '__', maxLength: 64 }
 const tool = (name: string) => ({ name, inputSchema: { type: 'object' as const } })
@@ -91,8 +92,6 @@ function setup(children: Record<string, Partial<ChildConnection>> = {}) {
   return { catalogue, runtime, connections, asked, delivered, listeners, stream }
 }
 
-const tick = () => new Promise((r) => setTimeout(r, 0))
-
 describe('ListenStream', () => {
   it('is a runtime connection from open() to close(), and listens to the view only meanwhile', () => {
     const { connections, listeners, stream } = setup()
@@ -158,11 +157,11 @@ describe('ListenStream', () => {
     const { asked, stream } = setup({ open: { era: 'modern' } })
     const s = stream({ resourceSubscriptions: ['o://1', 'h://1'] })
     s.open()
-    await tick()
+    await waitFor(() => asked.length > 0, 5_000, 'the runtime to be asked for o://1')
     // h://1 is of a server the principal does not reach: never asked for.
     expect(asked).toEqual([['subscribeResource', s, 'open', 'o://1']])
     s.close()
-    await tick()
+    await waitFor(() => asked.length > 1, 5_000, 'the runtime to be told o://1 is no longer wanted')
     expect(asked.slice(1)).toEqual([['unsubscribeResource', s, 'o://1']])
   })
 
@@ -172,20 +171,20 @@ describe('ListenStream', () => {
     const { connections, stream } = setup({ open: child })
     const s = stream({ resourceSubscriptions: ['o://1'] })
     s.open()
-    await tick()
+    await waitFor(() => requests.length > 0, 5_000, 'resources/subscribe to reach the child')
     expect(requests).toEqual([['resources/subscribe', { uri: 'o://1' }]])
     // Another connection (a 2025 session) subscribed to it too: the child stays subscribed.
     const other = { isSubscribed: (uri: string) => uri === 'o://1' } as unknown as ConnectionHandle
     connections.add(other)
     s.close()
-    await tick()
+    // No resources/unsubscribe while the other connection still wants o://1 (the mocks settle within one turn of the event loop).
+    await quietWindow(0)
     expect(requests).toHaveLength(1)
     connections.delete(other)
     const t = stream({ resourceSubscriptions: ['o://1'] })
     t.open()
     t.close()
-    await tick()
-    await tick()
+    await waitFor(() => requests.at(-1)?.[0] === 'resources/unsubscribe', 5_000, 'resources/unsubscribe to reach the child')
     expect(requests.at(-1)).toEqual(['resources/unsubscribe', { uri: 'o://1' }])
   })
 
