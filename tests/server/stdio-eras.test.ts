@@ -7,6 +7,7 @@ import type { Runtime } from '../../src/runtime/runtime.js'
 import { openingEra, StdioEraConnection, type StdioEraMode } from '../../src/server/stdio-eras.js'
 import { TaskRegistry } from '../../src/eras/face/task-registry.js'
 import { fixtureEntry, startRuntime } from '../helpers/runtime.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const MODERN = '2026-07-28'
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
@@ -45,14 +46,10 @@ function serve(runtime: Runtime, era: StdioEraMode = 'auto', tasks?: TaskRegistr
   const connection = new StdioEraConnection({ runtime, view: openView(), era, ...(tasks ? { tasks } : {}) })
   const closed = new Promise<void>((resolve) => (connection.onclose = resolve))
   void connection.connect(new StdioServerStream(stdin, stdout))
+  const answerTo = (id: unknown) => out.find((m) => m.id === id && m.method === undefined)
   const answer = async (id: unknown) => {
-    const deadline = Date.now() + 10_000
-    while (Date.now() < deadline) {
-      const found = out.find((m) => m.id === id && m.method === undefined)
-      if (found) return found
-      await new Promise((r) => setTimeout(r, 10))
-    }
-    throw new Error(`no answer for ${String(id)}`)
+    await waitFor(() => answerTo(id) !== undefined, 10_000, `the answer to ${String(id)}`)
+    return answerTo(id)!
   }
   return { connection, out, closed, answer, send: (m: unknown) => stdin.write(`${JSON.stringify(m)}\n`), end: () => stdin.end() }
 }

@@ -7,6 +7,7 @@ import { HOSTED_POLL_INTERVAL_MS, HostedTasks, needsTaskOptIn, startAsTask, task
 import { ParkedCalls, type ParkedCall } from '../../../src/eras/face/parked-calls.js'
 import { registerTaskHandlers, TASKS_EXTENSION } from '../../../src/eras/face/task-routing.js'
 import { TaskRegistry } from '../../../src/eras/face/task-registry.js'
+import { quietWindow, waitFor } from '../../helpers/wait-for.js'
 
 /** Each fake runtime's task registry, as serve-stdio or serve --http would make one for it. */
 const registries = new WeakMap<Runtime, TaskRegistry>()
@@ -29,7 +30,6 @@ function ctxOf(options: { clientId?: string; capabilities?: Record<string, unkno
 
 const elicitParams = { message: 'Delete?', requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' } } } }
 const text = (t: string): RelayOutcome => ({ ok: true, result: { content: [{ type: 'text', text: t }] } })
-const tick = (ms = 40) => new Promise((r) => setTimeout(r, ms))
 
 /** A call of a 2025 child running through a ParkedCall, as stateless-server.ts starts it; `script` asks as the child's requests would. */
 function running(script: (ask: (params: Record<string, unknown>) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<RelayOutcome | undefined>): ParkedCall {
@@ -63,7 +63,7 @@ describe('HostedTask: a 2025 child’s call held as a task (SEP-2663 shapes)', (
     const created = task.created()
     expect(created).not.toHaveProperty('statusMessage')
     expect(created.lastUpdatedAt).toBe(created.createdAt)
-    await tick(5)
+    await quietWindow(5) // the clock moves on, so lastUpdatedAt can differ from createdAt
     call.progress({ progress: 3, total: 10 })
     expect(task.detailed()).toMatchObject({ status: 'working', statusMessage: '3/10' })
     call.progress({ progress: 4 })
@@ -73,7 +73,7 @@ describe('HostedTask: a 2025 child’s call held as a task (SEP-2663 shapes)', (
     expect(working.statusMessage).toBe('indexing')
     expect(working.lastUpdatedAt).not.toBe(created.lastUpdatedAt)
     release(text('done'))
-    await tick()
+    await waitFor(() => task.detailed().status === 'completed', 5_000, 'the task to complete')
     expect(task.detailed()).toMatchObject({ status: 'completed' })
     expect(task.detailed()).not.toHaveProperty('statusMessage')
   })
@@ -87,9 +87,9 @@ describe('HostedTask: a 2025 child’s call held as a task (SEP-2663 shapes)', (
     expect(Number.isInteger(created.ttlMs) && Number.isInteger(created.pollIntervalMs)).toBe(true)
     expect(new Date(created.createdAt as string).toISOString()).toBe(created.createdAt)
     expect(task.detailed()).not.toHaveProperty('result')
-    await tick(5)
+    await quietWindow(5) // the clock moves on before the task ends
     release({ ok: true, result: { content: [{ type: 'text', text: 'done' }], _meta: { 'io.modelcontextprotocol/related-task': { taskId: 'x' }, keep: 1 } } })
-    await tick(5)
+    await waitFor(() => task.detailed().status === 'completed', 5_000, 'the task to complete')
     const done = task.detailed()
     expect(done).toMatchObject({ taskId: task.taskId, status: 'completed', result: { content: [{ type: 'text', text: 'done' }], _meta: { keep: 1 } } })
     expect((done.result as { _meta: Record<string, unknown> })._meta).not.toHaveProperty('io.modelcontextprotocol/related-task')
@@ -105,7 +105,7 @@ describe('HostedTask: a 2025 child’s call held as a task (SEP-2663 shapes)', (
     const b = tasks.create('alice', 'kid', protocolError.call)!
     toolError.release({ ok: true, result: { content: [{ type: 'text', text: 'nope' }], isError: true } })
     protocolError.release({ ok: false, error: { code: -32603, message: 'boom', data: { why: 1 } } })
-    await tick(5)
+    await waitFor(() => a.detailed().status === 'completed' && b.detailed().status === 'failed', 5_000, 'both tasks to end')
     expect(a.detailed()).toMatchObject({ status: 'completed', result: { isError: true } })
     const failed = b.detailed()
     expect(failed).toMatchObject({ status: 'failed', error: { code: -32603, message: 'boom', data: { why: 1 } } })
@@ -119,7 +119,7 @@ describe('HostedTask: a 2025 child’s call held as a task (SEP-2663 shapes)', (
       return text(`${String(first.action)}/${String(second.action)}`)
     })
     const task = tasks.create('alice', 'kid', call)!
-    await tick()
+    await waitFor(() => task.detailed().status === 'input_required', 5_000, 'the child’s questions')
     const asked = task.detailed()
     expect(asked).toMatchObject({ status: 'input_required', inputRequests: { elicitation_1: { method: 'elicitation/create', params: elicitParams }, elicitation_2: { method: 'elicitation/create' } } })
     const before = asked.lastUpdatedAt as string
@@ -127,13 +127,13 @@ describe('HostedTask: a 2025 child’s call held as a task (SEP-2663 shapes)', (
     task.update({ nothing: { action: 'accept' } })
     expect(() => task.update({ elicitation_1: { action: 'maybe' } })).toThrow(/elicitation_1/)
     task.update({ elicitation_1: { action: 'accept', content: { confirm: true } } })
-    await tick(5)
+    await waitFor(() => Object.keys(task.detailed().inputRequests ?? {}).join() === 'elicitation_2', 5_000, 'the first answer to be taken')
     const partly = task.detailed()
     expect(partly.status).toBe('input_required')
     expect(Object.keys(partly.inputRequests as object)).toEqual(['elicitation_2'])
     expect(String(partly.lastUpdatedAt) >= before).toBe(true)
     task.update({ elicitation_2: { action: 'decline' } })
-    await tick(5)
+    await waitFor(() => task.detailed().status === 'completed', 5_000, 'the task to complete')
     expect(task.detailed()).toMatchObject({ status: 'completed', result: { content: [{ text: 'accept/decline' }] } })
     // Once ended, an update is a no-op.
     task.update({ elicitation_1: { action: 'maybe' } })
@@ -147,14 +147,14 @@ describe('HostedTask: a 2025 child’s call held as a task (SEP-2663 shapes)', (
     expect(running1.cancelled()).toBe(true)
     expect(task.detailed()).toMatchObject({ status: 'cancelled' })
     task.cancel()
-    await tick(5)
+    await quietWindow(5) // a second cancel must change nothing
     expect(task.detailed()).toMatchObject({ status: 'cancelled' })
     expect(task.detailed()).not.toHaveProperty('result')
 
     const finished = releasable()
     const done = tasks.create('alice', 'kid', finished.call)!
     finished.release(text('ok'))
-    await tick(5)
+    await waitFor(() => done.detailed().status === 'completed', 5_000, 'the task to complete')
     done.cancel()
     expect(finished.cancelled()).toBe(false)
     expect(done.detailed()).toMatchObject({ status: 'completed' })
@@ -192,7 +192,7 @@ describe('HostedTasks: whose, how long, how many', () => {
     expect(tasks.create('alice', 'kid', releasable().call)).toBeUndefined()
     expect(tasks.size).toBe(2)
     b.release(text('b'))
-    await tick(5)
+    await waitFor(() => tasks.find('alice', second.taskId)?.terminal === true, 5_000, 'the second task to end')
     const third = tasks.create('alice', 'kid', releasable().call)!
     expect(third).toBeDefined()
     expect(tasks.find('alice', second.taskId)).toBeUndefined()
@@ -290,7 +290,7 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
     expect(sent).toEqual([{ method: 'tasks/result', params: { taskId: 'child-1' }, timeoutMs: 300_000 }])
     const task = registryOf(runtime).hosted.find('alice', created.taskId as string)!
     finish({ ok: true, result: { content: [{ type: 'text', text: 'report' }], _meta: { 'io.modelcontextprotocol/related-task': { taskId: 'child-1' } } } })
-    await tick(5)
+    await waitFor(() => task.detailed().status === 'completed', 5_000, 'the child’s task to complete')
     expect(task.detailed()).toEqual({ ...created, resultType: undefined, status: 'completed', lastUpdatedAt: expect.any(String), result: { content: [{ type: 'text', text: 'report' }] } })
 
     const second = (await startAsTask(
@@ -307,7 +307,14 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
       .hosted.find('alice', second.taskId as string)!
       .cancel()
     expect(sent.slice(2)).toEqual([{ method: 'tasks/cancel', params: { taskId: 'child-2' }, timeoutMs: 10_000 }])
-    await tick(5)
+    await waitFor(
+      () =>
+        registryOf(runtime)
+          .hosted.find('alice', second.taskId as string)!
+          .detailed().status === 'cancelled',
+      5_000,
+      'the task to be cancelled',
+    )
     expect(
       registryOf(runtime)
         .hosted.find('alice', second.taskId as string)!
@@ -362,7 +369,7 @@ describe('tasks/get, tasks/update, tasks/cancel for a task myc holds', () => {
     const rpc = handlers(runtime)
     const alice = (inputResponses?: Record<string, unknown>) => ctxOf({ clientId: 'token:0', capabilities: WITH_TASKS, ...(inputResponses ? { inputResponses } : {}) })
     const bob = ctxOf({ clientId: 'token:1', capabilities: WITH_TASKS })
-    await tick()
+    await waitFor(() => task.detailed().status === 'input_required', 5_000, 'the child’s question')
     expect(await rpc('tasks/get', { taskId: task.taskId }, alice())).toMatchObject({ result: { taskId: task.taskId, status: 'input_required', inputRequests: { elicitation_1: { method: 'elicitation/create' } } } })
     for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
       expect(await rpc(method, { taskId: task.taskId }, bob), method).toEqual({ error: { code: -32602, message: `Unknown taskId: ${task.taskId}` } })
@@ -370,7 +377,7 @@ describe('tasks/get, tasks/update, tasks/cancel for a task myc holds', () => {
     }
     // The SDK lifts inputResponses off the params: they are read from the request context.
     expect(await rpc('tasks/update', { taskId: task.taskId }, alice({ elicitation_1: { action: 'accept', content: {} } }))).toEqual({ result: {} })
-    await tick(5)
+    await waitFor(() => task.detailed().status === 'completed', 5_000, 'the task to complete')
     expect(await rpc('tasks/get', { taskId: task.taskId }, alice())).toMatchObject({ result: { status: 'completed', result: { content: [{ text: 'accept' }] } } })
     expect(await rpc('tasks/cancel', { taskId: task.taskId }, alice())).toEqual({ result: {} })
     // A wrong shape is -32602 naming the key.
@@ -379,7 +386,7 @@ describe('tasks/get, tasks/update, tasks/cancel for a task myc holds', () => {
       'kid',
       running(async (ask) => text(String((await ask(elicitParams)).action))),
     )!
-    await tick()
+    await waitFor(() => other.detailed().status === 'input_required', 5_000, 'the child’s question')
     expect(await rpc('tasks/update', { taskId: other.taskId }, alice({ elicitation_1: 'yes' }))).toMatchObject({ error: { code: -32602 } })
     expect(await rpc('tasks/cancel', { taskId: other.taskId }, alice())).toEqual({ result: {} })
     expect((await rpc('tasks/get', { taskId: other.taskId }, alice())) as unknown).toMatchObject({ result: { status: 'cancelled' } })

@@ -1,5 +1,6 @@
 import type { ServerContext } from '@modelcontextprotocol/server'
 import { describe, expect, it } from 'vitest'
+import { quietWindow, waitFor } from '../../helpers/wait-for.js'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { CallOrigin, ConnectionHandle, Runtime } from '../../../src/runtime/runtime.js'
@@ -238,7 +239,7 @@ describe('ParkedCall.snapshot / settle: where a call is, for a task that polls i
     })
     // A round still gathering (QUIET_MS) counts as working.
     expect(call.snapshot()).toEqual({ kind: 'working' })
-    await new Promise((r) => setTimeout(r, 60))
+    await waitFor(() => call.snapshot().kind === 'input_required', 5_000, 'the round to close')
     const asked = call.snapshot()
     expect(asked).toEqual({ kind: 'input_required', inputRequests: { elicitation_1: { method: 'elicitation/create', params: elicitParams }, elicitation_2: { method: 'elicitation/create', params: { ...elicitParams, message: 'Size?' } } } })
     // Looking does not answer, cancel or time anything out.
@@ -247,10 +248,10 @@ describe('ParkedCall.snapshot / settle: where a call is, for a task that polls i
     call.answer({ elicitation_1: accept({}) })
     expect(call.snapshot()).toEqual({ kind: 'input_required', inputRequests: { elicitation_2: { method: 'elicitation/create', params: { ...elicitParams, message: 'Size?' } } } })
     call.answer({ elicitation_2: { action: 'decline' } })
-    await new Promise((r) => setTimeout(r, 10))
+    await waitFor(() => call.snapshot().kind === 'working', 5_000, 'the call to go on with its answers')
     expect(call.snapshot()).toEqual({ kind: 'working' })
     release()
-    await new Promise((r) => setTimeout(r, 10))
+    await waitFor(() => call.snapshot().kind === 'done', 5_000, 'the call to end')
     expect(call.snapshot()).toEqual({ kind: 'done', outcome: text('accept decline') })
   })
 
@@ -279,11 +280,11 @@ describe('ParkedCall.snapshot / settle: where a call is, for a task that polls i
 
   it('counts as waiting for its client only once its round closed: a question right after another is likelier its own', async () => {
     const call = startCall(new ParkedCalls(fakeRuntime()), async (ask) => text(JSON.stringify(await ask('elicitation/create', elicitParams))))
-    await new Promise((r) => setTimeout(r, 5))
+    await quietWindow(5) // well within the round's gathering time: not yet the client's to answer
     expect(call.snapshot().kind).toBe('working')
     expect(call.awaitingClient()).toBe(false)
-    await new Promise((r) => setTimeout(r, 40))
-    expect(call.awaitingClient()).toBe(true)
+    await waitFor(() => call.awaitingClient(), 5_000, 'the round to close')
+    expect(call.snapshot().kind).toBe('input_required')
   })
 
   it('settle rejects when the request is given up on', async () => {
