@@ -94,16 +94,13 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   private calledBy(requestId: RequestId, cancellation: Cancellation, onProgress: ForwardContext['onProgress']): CallContext {
-    return {
-      ...this.spanCaller(),
-      requestId,
-      cancellation,
-      onProgress,
-      caller: { connection: this, requestId },
-      callerEra: this.callerEra(),
-      builtin: () => ({ signal: cancellation.signal, elicit: this.elicitFn(requestId) }),
-      ...(this.options.owner !== undefined ? { owner: this.options.owner, principalName: this.options.owner } : {}),
-    }
+    // On every forwarded request: a literal and plain assignments, no spreads (they made this the costliest function of a relayed call).
+    const ctx: CallContext = { requestId, cancellation, onProgress, caller: { connection: this, requestId }, callerEra: this.callerEra(), builtin: () => ({ signal: cancellation.signal, elicit: this.elicitFn(requestId) }) }
+    const protocolVersion = this.srv?.getNegotiatedProtocolVersion()
+    if (protocolVersion) ctx.protocolVersion = protocolVersion
+    if (this.options.sessionId !== undefined) ctx.sessionId = this.options.sessionId
+    if (this.options.owner !== undefined) ctx.owner = ctx.principalName = this.options.owner
+    return ctx
   }
 
   /** What a modern child is told of this client: a 2025 caller that declared what it declared (made once, after initialize; the hot path reuses it). */
