@@ -44,4 +44,12 @@ describe('the checks of npm run lint', () => {
     expect(big.status).toBe(1)
     expect(big.stderr).toMatch(/src\/policy\/big\.ts has 501 lines/)
   })
+
+  it('check-codes passes on this repo, and fails on a JSON-RPC code written as a number outside protocol/facts.ts', () => {
+    expect(run('check-codes.mjs').status).toBe(0)
+    const bare = run('check-codes.mjs', tree({ 'server/a.ts': "// -32602 in a comment is fine\nexport const e = { code: -32602, message: 'x' }\n", 'protocol/facts.ts': 'export const RpcCode = { invalidParams: -32602 }\n' }))
+    expect(bare.status).toBe(1)
+    expect(bare.stderr).toMatch(/src\/server\/a\.ts:2 writes the JSON-RPC code -32602 as a number/)
+    expect(bare.stderr.trim().split('\n')).toHaveLength(1)
+  })
 })

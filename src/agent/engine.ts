@@ -10,6 +10,7 @@ import type { AgentEventBody, EndReason, TokenUsage } from './events.js'
 import { estimateTokens, type Budget } from './budget.js'
 import { toolResultContent } from './tool-content.js'
 import type { SpanHandle, Tracing } from '../telemetry/tracing.js'
+import { RpcCode } from '../protocol/facts.js'
 
 /** One tool the principal sees now. */
 export interface OfferedTool {
@@ -188,7 +189,7 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       toolSpan?.end(outcome.ok ? (outcome.result.isError ? 'the tool answered isError' : undefined) : outcome.error.message)
       const durationMs = Math.round(performance.now() - started)
       if (!outcome.ok) {
-        if (outcome.error.code === -32602) permissionDenials.push({ tool: label, id: call.id, reason: outcome.error.message })
+        if (outcome.error.code === RpcCode.invalidParams) permissionDenials.push({ tool: label, id: call.id, reason: outcome.error.message })
         emit({ type: 'tool_result', id: call.id, tool: label, ok: false, durationMs, content: [{ type: 'text', text: outcome.error.message }] })
         results.push({ type: 'tool_result', tool_use_id: call.id, is_error: true, content: [{ type: 'text', text: outcome.error.message }] })
         continue

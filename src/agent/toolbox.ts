@@ -4,6 +4,7 @@ import { callVisibleTool, visibleTools } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { AgentCall, type ChildAnswers } from './child-questions.js'
 import type { AgentToolbox, OfferedTool } from './engine.js'
+import { RpcCode } from '../protocol/facts.js'
 
 /**
  * The agent's toolbox over a runtime and one principal's view: the tools
@@ -36,7 +37,7 @@ export function viewToolbox(runtime: Runtime, view: PrincipalView, answers?: Chi
           { name: wireName, arguments: args, ...(meta ? { _meta: meta } : {}) },
           { cancellation, builtin: () => ({ signal: cancellation.signal }), ...(asker ? { caller: asker.origin, callerEra: { modern: false, clientCapabilities: asker.clientCapabilities } } : {}) },
         )
-        if (!called) return { ok: false, error: { code: -32800, message: 'Request cancelled' } }
+        if (!called) return { ok: false, error: { code: RpcCode.requestCancelled, message: 'Request cancelled' } }
         const { outcome } = called
         return outcome.ok ? { ok: true, result: outcome.result as unknown as CallToolResult } : outcome
       } finally {

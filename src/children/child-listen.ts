@@ -1,6 +1,7 @@
 import type { JSONRPCMessage, McpSubscription, RequestOptions, ServerCapabilities, SubscriptionFilter } from '@modelcontextprotocol/client'
 import { backoffDelay, type BackoffPolicy } from './backoff.js'
 import { isEmptyFilter, listenFilter, sameFilter, subscriptionIdOf } from './listen-filter.js'
+import { RpcCode } from '../protocol/facts.js'
 
 /** What the keeper needs of the SDK client connected to a modern child. */
 export interface ListenClient {
@@ -23,7 +24,7 @@ export interface ListenKeeperOptions {
 }
 
 /** JSON-RPC "method not found": the child does not serve subscriptions/listen at all (never asked again). */
-const METHOD_NOT_FOUND = -32601
+const METHOD_NOT_FOUND = RpcCode.methodNotFound
 const DEFAULT_RETRY: BackoffPolicy = { maxRetries: Number.POSITIVE_INFINITY, initialDelayMs: 500, maxDelayMs: 30_000 }
 /** A listen that stayed open this long starts its retry count afresh. */
 const STABLE_AFTER_MS = 30_000

@@ -16,7 +16,7 @@ import { ChildProcessTransport, createChildTransport, describeStartError, exitWo
 import type { TokenStore } from '../oauth/token-store.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
 import { coreCreateTaskResult, isTaskAugmented, withoutTaskAugmentation, withTasksExtension } from '../eras/child/task-mapping.js'
-import { hasTasksExtension, MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
+import { hasTasksExtension, MODERN_PROTOCOL_VERSION, RpcCode } from '../protocol/facts.js'
 import { withoutSubscriptionId } from './listen-filter.js'
 import { Cancellation } from '../protocol/cancellation.js'
 
@@ -320,7 +320,7 @@ export class ChildConnection {
   forward(method: string, params: Record<string, unknown> | undefined, options: Omit<RelayRequestOptions, 'timeoutMs'> & { timeoutMs?: number; caller?: object; callerEra?: CallerEra }): Promise<RelayOutcome> {
     const relay = this.relay
     if (this.state !== 'RUNNING' || !relay) {
-      return Promise.resolve({ ok: false, error: { code: -32000, message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})` } })
+      return Promise.resolve({ ok: false, error: { code: RpcCode.serverError, message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})` } })
     }
     const envelope = this.envelope
     let outcome: Promise<RelayOutcome>
@@ -400,7 +400,8 @@ export class ChildConnection {
       retry: (retried, signal) => {
         const relay = this.relay
         const envelope = this.envelope
-        if (this.state !== 'RUNNING' || !relay || !envelope) return Promise.resolve({ ok: false, error: { code: -32000, message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})` } })
+        if (this.state !== 'RUNNING' || !relay || !envelope)
+          return Promise.resolve({ ok: false, error: { code: RpcCode.serverError, message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})` } })
         const sent = { ...retried, _meta: childMeta(retried._meta, envelope, options.callerEra?.logLevel ?? this.logLevel, options.callerEra?.clientCapabilities) }
         return relay.request(method, sent, { timeoutMs, cancellation: Cancellation.from(signal), ...(onProgress ? { onProgress } : {}) })
       },

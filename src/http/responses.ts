@@ -1,12 +1,13 @@
 /** JSON-RPC codes of myc's HTTP refusals. */
+import { RpcCode } from '../protocol/facts.js'
 export const HttpRpcCode = {
   /** A refusal of the HTTP layer (auth, origin, limits…): JSON-RPC's implementation-defined server error. */
-  server: -32000,
+  server: RpcCode.serverError,
   /** The session id is unknown or expired (as the SDK answers it). */
-  sessionNotFound: -32001,
-  parse: -32700,
-  invalidRequest: -32600,
-  internal: -32603,
+  sessionNotFound: RpcCode.sessionNotFound,
+  parse: RpcCode.parseError,
+  invalidRequest: RpcCode.invalidRequest,
+  internal: RpcCode.internalError,
 } as const
 
 /**

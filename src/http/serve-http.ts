@@ -21,6 +21,7 @@ import type { HttpMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
 import { TokenStore, userConfigDir } from '../oauth/token-store.js'
 import { isPersonal } from '../runtime/principal-tools.js'
+import { RpcCode } from '../protocol/facts.js'
 
 /** How long shutdown waits for calls in flight before it ends the sessions anyway. */
 export const HTTP_DRAIN_MS = 10_000
@@ -155,7 +156,7 @@ function nodeServer(logger: Logger, answer: (req: IncomingMessage, res: ServerRe
         response = await answer(req, res)
       } catch {
         // Only a request the web Request cannot hold (a header value, a method) gets here.
-        response = new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32600, message: 'Bad Request' }, id: null }), { status: 400, headers: { 'Content-Type': 'application/json' } })
+        response = new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: RpcCode.invalidRequest, message: 'Bad Request' }, id: null }), { status: 400, headers: { 'Content-Type': 'application/json' } })
       }
       await sendResponse(req, res, response)
     })().catch((error: unknown) => {

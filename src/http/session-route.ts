@@ -15,6 +15,7 @@ import type { SessionStore, SharedSession } from './session-store.js'
 import { BUILTIN_SERVER } from '../policy/policy.js'
 import { toWireName } from '../registry/wire-names.js'
 import type { CallToolResult } from '@modelcontextprotocol/server'
+import { RpcCode } from '../protocol/facts.js'
 
 /** A request as the routes see it: method, URL and headers, and its body read on demand (with a cap). */
 export interface InboundRequest {
@@ -404,7 +405,7 @@ export class SessionRoute {
     if (checked.kind === 'invalid') {
       this.options.logger.debug(`http: refused a message: ${checked.reason}`)
       const reply = checked.reply ?? { jsonrpc: '2.0', id: null, error: { code: HttpRpcCode.invalidRequest, message: checked.reason } }
-      const status = reply.error.code === -32602 ? 200 : 400
+      const status = reply.error.code === RpcCode.invalidParams ? 200 : 400
       return fail(new Response(JSON.stringify(reply), { status, headers: { 'Content-Type': 'application/json' } }))
     }
     // Tracing on: the traceparent header is the request's parent when its _meta names none.

@@ -1,12 +1,13 @@
 import type { JSONRPCErrorResponse, JSONRPCMessage, RequestId } from '@modelcontextprotocol/client'
 import { isPlainObject, notificationParamsProblem, requestParamsProblem } from './params-check.js'
+import { RpcCode } from './facts.js'
 
 /** JSON-RPC 2.0 error codes for messages that cannot be served. */
 export const JsonRpcError = {
-  parse: -32700,
-  invalidRequest: -32600,
-  methodNotFound: -32601,
-  invalidParams: -32602,
+  parse: RpcCode.parseError,
+  invalidRequest: RpcCode.invalidRequest,
+  methodNotFound: RpcCode.methodNotFound,
+  invalidParams: RpcCode.invalidParams,
 } as const
 
 /**

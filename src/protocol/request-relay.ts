@@ -1,5 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 import type { Cancellation } from './cancellation.js'
+import { RpcCode } from './facts.js'
 
 /** A JSON-RPC error object as it travels on the wire. */
 export interface WireError {
@@ -40,10 +41,10 @@ interface Pending {
 /** JSON-RPC error codes the relay produces itself. */
 export const RelayErrorCode = {
   /** The SDK's RequestTimeout. */
-  timeout: -32001,
+  timeout: RpcCode.requestTimeout,
   /** The peer went away (crash, restart, shutdown) before answering. */
-  connectionClosed: -32000,
-  cancelled: -32800,
+  connectionClosed: RpcCode.serverError,
+  cancelled: RpcCode.requestCancelled,
 } as const
 
 /**

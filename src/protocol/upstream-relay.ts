@@ -1,6 +1,7 @@
 import type { JSONRPCMessage, RequestId, TransportSendOptions } from '@modelcontextprotocol/client'
 import { Cancellation } from './cancellation.js'
 import type { ProgressParams, RelayOutcome } from './request-relay.js'
+import { RpcCode } from './facts.js'
 
 /** What a forwarded-request handler gets besides the params. */
 export interface ForwardContext {
@@ -18,7 +19,7 @@ export type ForwardHandler<C extends ForwardContext = ForwardContext> = (params:
 /** Makes the context of one forwarded request (its owner adds who is calling; made once per request, in one shape). */
 export type ContextFactory<C extends ForwardContext> = (requestId: RequestId, cancellation: Cancellation, onProgress: ((progress: ProgressParams) => void) | undefined) => C
 
-const failure = (error: unknown): RelayOutcome => ({ ok: false, error: { code: -32603, message: error instanceof Error ? error.message : String(error) } })
+const failure = (error: unknown): RelayOutcome => ({ ok: false, error: { code: RpcCode.internalError, message: error instanceof Error ? error.message : String(error) } })
 
 /**
  * The client-facing half of the hot path: requests for the forwarded methods

@@ -8,9 +8,9 @@ import { carrierOf, withCarrier } from '../telemetry/trace-context.js'
 import type { SpanAttributes, SpanHandle, Tracing } from '../telemetry/tracing.js'
 import type { ChildConnection } from '../children/child.js'
 import type { ServerConfig } from '../config/schema.js'
+import { RpcCode } from '../protocol/facts.js'
 
 /** JSON-RPC code for an unknown tool, prompt or resource (MCP: invalid params). */
-export const INVALID_PARAMS = -32602
 
 /**
  * The answer for a tool that does not exist, and so also for one that is
@@ -18,7 +18,7 @@ export const INVALID_PARAMS = -32602
  * function, so the answers cannot differ.
  */
 export function unknownTool(name: unknown): RelayOutcome {
-  return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown tool: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
+  return { ok: false, error: { code: RpcCode.invalidParams, message: `Unknown tool: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
 }
 
 /** One tool a principal sees: its wire name, canonical id and the definition as a client gets it. */

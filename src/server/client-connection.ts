@@ -17,12 +17,12 @@ import { callVisibleTool, listedTools, type ToolCallContext } from '../runtime/p
 import type { PrincipalView } from '../principal/view.js'
 import { SeenLists, type ListKindName } from '../principal/seen-lists.js'
 import { unwatchResource, watchResource } from './resource-watch.js'
+import { RpcCode } from '../protocol/facts.js'
 
 /** How long tasks/result may wait for a child's task to finish. */
 const TASK_RESULT_TIMEOUT_MS = 60 * 60_000
 
 /** JSON-RPC code for an unknown prompt or resource (MCP: invalid params). */
-const INVALID_PARAMS = -32602
 
 export interface ClientConnectionOptions {
   runtime: Runtime
@@ -114,7 +114,7 @@ export class ClientConnection implements ConnectionHandle {
 
   /** The SDK server; exists once connect() has begun talking to the client. */
   get server(): Server {
-    if (!this.srv) throw new ProtocolError(-32603, 'No MCP client is connected to mycelium yet')
+    if (!this.srv) throw new ProtocolError(RpcCode.internalError, 'No MCP client is connected to mycelium yet')
     return this.srv
   }
 
@@ -170,7 +170,7 @@ export class ClientConnection implements ConnectionHandle {
       server.setRequestHandler('resources/subscribe', async (request) => {
         const uri = request.params.uri
         const child = this.childForUri(uri)
-        if (!child) throw new ProtocolError(INVALID_PARAMS, `Resource not found: ${uri}`)
+        if (!child) throw new ProtocolError(RpcCode.invalidParams, `Resource not found: ${uri}`)
         // A 2026 child has no resources/subscribe: its subscriptions/listen asks for the resource instead.
         await watchResource(this.options.runtime, this, child, uri)
         this.subscriptions.add(uri)
@@ -219,7 +219,7 @@ export class ClientConnection implements ConnectionHandle {
     const taskId = params?.taskId
     const server = typeof taskId === 'string' ? this.tasks.get(taskId) : undefined
     const child = server !== undefined && this.view.serverVisible(server) ? this.options.runtime.supervisor.children.get(server) : undefined
-    if (!child) return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown task: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId)}` } }
+    if (!child) return { ok: false, error: { code: RpcCode.invalidParams, message: `Unknown task: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId)}` } }
     if (child.era === 'modern') return this.coreTasks.route(method, child, taskId as string, ctx, { capabilities: this.clientCapabilities, ask: (m, p, signal) => this.forwardRequest(child.key, m, p, signal, ctx.requestId) })
     // tasks/result waits for the task to finish: give it far longer than a call.
     const outcome = await child.forward(method, params, { ...ctx, ...(method === 'tasks/result' ? { timeoutMs: Math.max(child.config.timeoutMs, TASK_RESULT_TIMEOUT_MS) } : {}) })
@@ -417,25 +417,25 @@ export class ClientConnection implements ConnectionHandle {
     // On the stream of the client's request that caused it (Streamable HTTP); stdio ignores it.
     const on = related !== undefined ? { relatedRequestId: related } : {}
     if (method === 'roots/list') {
-      if (!caps?.roots) throw new ProtocolError(-32601, 'The MCP client connected to mycelium does not provide roots')
+      if (!caps?.roots) throw new ProtocolError(RpcCode.methodNotFound, 'The MCP client connected to mycelium does not provide roots')
       return this.server.request({ method, params: params ?? {} }, passthrough, { signal, ...on })
     }
     if (method === 'elicitation/create') {
-      if (!caps?.elicitation) throw new ProtocolError(-32601, `The MCP client connected to mycelium does not support elicitation (asked by server "${server}")`)
+      if (!caps?.elicitation) throw new ProtocolError(RpcCode.methodNotFound, `The MCP client connected to mycelium does not support elicitation (asked by server "${server}")`)
       const mode = (params?.mode as string | undefined) ?? 'form'
-      if (mode === 'url' && !(caps.elicitation as { url?: unknown }).url) throw new ProtocolError(-32601, `The MCP client connected to mycelium does not support URL elicitation (asked by server "${server}")`)
+      if (mode === 'url' && !(caps.elicitation as { url?: unknown }).url) throw new ProtocolError(RpcCode.methodNotFound, `The MCP client connected to mycelium does not support URL elicitation (asked by server "${server}")`)
       const message = typeof params?.message === 'string' ? `[${server}] ${params.message}` : `[${server}]`
       return this.server.request({ method, params: { ...params, message } }, passthrough, { signal, timeout: 10 * 60_000, ...on })
     }
     if (method === 'sampling/createMessage') {
-      if (!caps?.sampling) throw new ProtocolError(-32601, `The MCP client connected to mycelium does not support sampling (asked by server "${server}")`)
+      if (!caps?.sampling) throw new ProtocolError(RpcCode.methodNotFound, `The MCP client connected to mycelium does not support sampling (asked by server "${server}")`)
       return this.server.request({ method, params: params ?? {} }, passthrough, { signal, timeout: 10 * 60_000, ...on })
     }
     if (method.startsWith('tasks/')) {
       // A child polls a task it created at the client (task-augmented sampling or elicitation).
-      if (!caps?.tasks) throw new ProtocolError(-32601, 'The MCP client connected to mycelium does not support tasks')
+      if (!caps?.tasks) throw new ProtocolError(RpcCode.methodNotFound, 'The MCP client connected to mycelium does not support tasks')
       return this.server.request({ method, params: params ?? {} } as never, passthrough, { signal, timeout: 10 * 60_000, ...on })
     }
-    throw new ProtocolError(-32601, `Method not found: ${method}`)
+    throw new ProtocolError(RpcCode.methodNotFound, `Method not found: ${method}`)
   }
 }

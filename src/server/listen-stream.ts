@@ -6,6 +6,7 @@ import type { PrincipalView } from '../principal/view.js'
 import type { ConnectionHandle, Runtime } from '../runtime/runtime.js'
 import { childForUri, visibleList } from './principal-requests.js'
 import { unwatchResource, watchResource } from './resource-watch.js'
+import { RpcCode } from '../protocol/facts.js'
 
 /**
  * One `subscriptions/listen` stream of a 2026-07-28 client (HTTP or stdio),
@@ -161,6 +162,6 @@ export class ListenStream implements ConnectionHandle {
   }
 
   forwardRequest(server: string, method: string): Promise<Record<string, unknown>> {
-    return Promise.reject(new ProtocolError(-32601, `A subscriptions/listen stream cannot be asked ${method} (asked by server "${server}")`))
+    return Promise.reject(new ProtocolError(RpcCode.methodNotFound, `A subscriptions/listen stream cannot be asked ${method} (asked by server "${server}")`))
   }
 }

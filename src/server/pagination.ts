@@ -1,5 +1,6 @@
 import { ProtocolError } from '@modelcontextprotocol/server'
 import { markReusable } from '../protocol/result-lines.js'
+import { RpcCode } from '../protocol/facts.js'
 
 /** An opaque cursor: which list it belongs to and where the next page starts. */
 interface CursorData {
@@ -14,7 +15,7 @@ export function decodeCursor(cursor: unknown, kind: string): number {
     const data = JSON.parse(Buffer.from(String(cursor), 'base64url').toString('utf8')) as CursorData
     if (data.k === kind && Number.isInteger(data.o) && data.o >= 0) return data.o
   } catch {}
-  throw new ProtocolError(-32602, `Invalid cursor for ${kind}: start again without a cursor`)
+  throw new ProtocolError(RpcCode.invalidParams, `Invalid cursor for ${kind}: start again without a cursor`)
 }
 
 /** One page of a list, with the cursor of the next page when there is more. */

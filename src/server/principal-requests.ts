@@ -5,10 +5,11 @@ import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { ServedSkill } from '../skills/skill-index.js'
-import { callerAttributes, childForCaller, endSpan, forwardTraced, INVALID_PARAMS, listedTools, serverSpan } from '../runtime/principal-tools.js'
+import { callerAttributes, childForCaller, endSpan, forwardTraced, listedTools, serverSpan } from '../runtime/principal-tools.js'
 import type { ListKindName } from '../principal/seen-lists.js'
 import type { SpanAttributes, SpanHandle } from '../telemetry/tracing.js'
 import { findSkillFile, mapChildRead, readSkillFile, type SkillSources } from './skills-handlers.js'
+import { RpcCode } from '../protocol/facts.js'
 
 /**
  * What a principal may list, get, read and complete besides tools: one set
@@ -19,12 +20,12 @@ import { findSkillFile, mapChildRead, readSkillFile, type SkillSources } from '.
  */
 
 export function unknownPrompt(name: unknown): RelayOutcome {
-  return { ok: false, error: { code: INVALID_PARAMS, message: `Unknown prompt: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
+  return { ok: false, error: { code: RpcCode.invalidParams, message: `Unknown prompt: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
 }
 
 export function unknownResource(uri: unknown): RelayOutcome {
   // data.uri names the resource asked for (SEP-2164): what the client sent, so it reveals nothing of a hidden one.
-  return { ok: false, error: { code: INVALID_PARAMS, message: `Resource not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}`, ...(typeof uri === 'string' ? { data: { uri } } : {}) } }
+  return { ok: false, error: { code: RpcCode.invalidParams, message: `Resource not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}`, ...(typeof uri === 'string' ? { data: { uri } } : {}) } }
 }
 
 /** How a forwarded request reaches a child: its cancellation, progress, and who asked (so the child's own requests go back there). */
@@ -78,7 +79,7 @@ export function skillSourcesFor(runtime: Runtime, view: PrincipalView): SkillSou
     },
     forward: (server, method, params) => {
       const child = supervisor.children.get(server)
-      return child ? child.forward(method, params, {}) : Promise.resolve({ ok: false, error: { code: -32000, message: 'gone' } })
+      return child ? child.forward(method, params, {}) : Promise.resolve({ ok: false, error: { code: RpcCode.serverError, message: 'gone' } })
     },
   }
 }
@@ -250,5 +251,5 @@ async function complete(runtime: Runtime, view: PrincipalView, params: Record<st
     if (!child?.capabilities?.completions) return none
     return forward(runtime, span, server, 'completion/complete', ref.uri, params ?? {}, ctx)
   }
-  return { ok: false, error: { code: INVALID_PARAMS, message: 'completion/complete needs a ref of type ref/prompt or ref/resource' } }
+  return { ok: false, error: { code: RpcCode.invalidParams, message: 'completion/complete needs a ref of type ref/prompt or ref/resource' } }
 }

@@ -5,6 +5,7 @@ import type { ChildSkillEntry } from '../registry/catalogue.js'
 import { mapChildUri } from '../skills/child-skills.js'
 import { OWN_SKILLS_BASE, type ServedFile, type ServedSkill } from '../skills/skill-index.js'
 import { decodeCursor, ListPages, paginate } from './pagination.js'
+import { RpcCode } from '../protocol/facts.js'
 
 export { SKILLS_EXTENSION_ID }
 
@@ -13,7 +14,7 @@ const CACHE = { ttlMs: 0, cacheScope: 'private' as const }
 
 /** The one answer for a skill URI that is hidden, disabled, escapes its folder or never existed. */
 function skillNotFound(uri: unknown): ProtocolError {
-  return new ProtocolError(-32602, `Skill not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}`)
+  return new ProtocolError(RpcCode.invalidParams, `Skill not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}`)
 }
 
 /** The capability entry of the Skills extension. */
@@ -81,7 +82,7 @@ export function registerSkillHandlers(server: Server, sources: SkillSources, pag
       const outcome = await sources.forward(target.server, 'resources/directory/read', { uri: target.childUri, ...(params.cursor ? { cursor: params.cursor } : {}) })
       if (outcome.ok) return mapDirectory(target.server, outcome.result) as never
     }
-    throw new ProtocolError(-32602, `Resource not found: ${params.uri}`)
+    throw new ProtocolError(RpcCode.invalidParams, `Resource not found: ${params.uri}`)
   })
 }
 

@@ -4,7 +4,7 @@ import { hasSkillsExtension } from '../children/child.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import { skillScope, type CredentialView } from '../principal/credential-view.js'
 import { callVisibleTool, listedTools } from '../runtime/principal-tools.js'
-import { MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
+import { MODERN_PROTOCOL_VERSION, RpcCode } from '../protocol/facts.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
 import { isParkedState, type CallTarget, type ParkedCall, type ParkedCalls, type ParkedStep, type RoundSink } from '../eras/face/parked-calls.js'
@@ -38,7 +38,7 @@ export interface StatelessServerOptions {
 
 /** A relayed answer as an SDK handler returns it: the child's result untouched, or its error thrown with code and data. */
 function answer(outcome: RelayOutcome | undefined): Record<string, unknown> {
-  if (!outcome) throw new ProtocolError(-32800, 'Request cancelled')
+  if (!outcome) throw new ProtocolError(RpcCode.requestCancelled, 'Request cancelled')
   if (outcome.ok) return outcome.result
   const error = outcome.error as { code: number; message: string; data?: unknown }
   throw new ProtocolError(error.code, error.message, error.data)
@@ -150,7 +150,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     } catch {
       // The client gave up on the request: the child's call goes with it.
       call.cancellation.cancel('cancelled by the client')
-      throw new ProtocolError(-32800, 'Request cancelled')
+      throw new ProtocolError(RpcCode.requestCancelled, 'Request cancelled')
     }
     if (step.kind === 'done') return answer(call.explain(step.outcome))
     return { resultType: 'input_required', inputRequests: step.inputRequests, requestState: await parked.mint(call, ctx) }

@@ -1,6 +1,7 @@
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, type ClientCapabilities, type Implementation, type LoggingLevel } from '@modelcontextprotocol/client'
 import type { Era } from '../../protocol/facts.js'
 import type { WireError } from '../../protocol/request-relay.js'
+import { RpcCode } from '../../protocol/facts.js'
 
 /**
  * The protocol era myc speaks with one child (docs/protocol-eras.md):
@@ -71,7 +72,7 @@ export function childMeta(callerMeta: unknown, material: EnvelopeMaterial, logLe
 }
 
 /** JSON-RPC code of the answer to a caller whose call a modern child answered with `input_required` when nobody can be asked. */
-export const INPUT_REQUIRED_UNBRIDGED = -32603
+export const INPUT_REQUIRED_UNBRIDGED = RpcCode.internalError
 
 /**
  * The error a caller gets when a modern child answers its call with

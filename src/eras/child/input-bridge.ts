@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ClientCapabilities } from '@modelcontextprotocol/client'
 import { RelayErrorCode, type RelayOutcome } from '../../protocol/request-relay.js'
-import { isObject } from '../../protocol/facts.js'
+import { isObject, RpcCode } from '../../protocol/facts.js'
 
 /**
  * The modern→legacy bridge: a 2026-07-28 child answers a 2025
@@ -128,7 +128,7 @@ function bareResult(answer: Record<string, unknown>): Record<string, unknown> {
  */
 export function bridgeFailure(requestMethod: string, message: string, data: Record<string, unknown>): RelayOutcome {
   if (requestMethod === 'tools/call') return { ok: true, result: { content: [{ type: 'text', text: message }], isError: true } }
-  return { ok: false, error: { code: -32603, message, data } }
+  return { ok: false, error: { code: RpcCode.internalError, message, data } }
 }
 
 /** The message for a request the client did not declare the capability for. */
@@ -137,7 +137,7 @@ export function missingCapabilityMessage(server: string, requestMethod: string, 
 }
 
 /** JSON-RPC code of a 2026 server's MissingRequiredClientCapability error. */
-export const MISSING_CAPABILITY_CODE = -32021
+export const MISSING_CAPABILITY_CODE = RpcCode.missingRequiredClientCapability
 
 /**
  * A modern child's `-32021` (it would need to ask the caller something the

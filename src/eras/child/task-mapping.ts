@@ -1,6 +1,6 @@
 import type { ClientCapabilities } from '@modelcontextprotocol/client'
 import type { RelayOutcome } from '../../protocol/request-relay.js'
-import { isObject, TASKS_EXTENSION } from '../../protocol/facts.js'
+import { isObject, TASKS_EXTENSION, RpcCode } from '../../protocol/facts.js'
 
 /**
  * 2025-11-25 core tasks over the 2026-07-28 tasks extension (SEP-2663): the
@@ -106,7 +106,7 @@ export function coreTaskResult(detailed: Record<string, unknown>): RelayOutcome 
   if (isObject(detailed.result)) return { ok: true, result: withRelatedTask(detailed.result, taskId) }
   const error = detailed.error
   if (status === 'failed' && isObject(error) && typeof error.code === 'number' && typeof error.message === 'string') return { ok: false, error: { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) } }
-  return { ok: false, error: { code: -32603, message: status === 'cancelled' ? `Task ${taskId} was cancelled` : `Task ${taskId} ${status} without a result`, data: { taskId, status } } }
+  return { ok: false, error: { code: RpcCode.internalError, message: status === 'cancelled' ? `Task ${taskId} was cancelled` : `Task ${taskId} ${status} without a result`, data: { taskId, status } } }
 }
 
 /** A result marked as the outcome of task `taskId` (2025-11-25: tasks/result carries the related-task `_meta`). */

@@ -4,7 +4,7 @@ import { missingCapabilityMessage, planRound, retryParams, type InputSource } fr
 import { coreStatus, coreTask, coreTaskResult, isTerminalStatus, RELATED_TASK_META_KEY, withTasksExtension, type CoreTask } from '../child/task-mapping.js'
 import { RelayErrorCode, type RelayOutcome } from '../../protocol/request-relay.js'
 import type { ForwardContext } from '../../protocol/upstream-relay.js'
-import { isObject } from '../../protocol/facts.js'
+import { isObject, RpcCode } from '../../protocol/facts.js'
 
 /**
  * A 2025 client's core tasks (2025-11-25) of a modern child, which has the
@@ -31,8 +31,6 @@ export type CoreTaskContext = ForwardContext & { caller?: object; callerEra?: Ca
 /** The child side: what is forwarded to it (ChildConnection's, narrowed for tests). */
 export type TaskChild = Pick<ChildConnection, 'key' | 'forward'> & { config: { timeoutMs: number } }
 
-const INVALID_PARAMS = -32602
-const INTERNAL_ERROR = -32603
 /** Polling of tasks/result: the child's pollIntervalMs, within these bounds (this when it gives none). */
 export const DEFAULT_POLL_MS = 500
 export const MIN_POLL_MS = 50
@@ -58,7 +56,7 @@ export class CoreTasksOverExtension {
     if (method === 'tasks/get') outcome = await this.get(child, taskId, ctx)
     else if (method === 'tasks/result') outcome = await this.result(child, taskId, ctx, source)
     else if (method === 'tasks/cancel') outcome = await this.cancel(child, taskId, ctx)
-    else outcome = { ok: false, error: { code: -32601, message: `Method not found: ${method}` } }
+    else outcome = { ok: false, error: { code: RpcCode.methodNotFound, message: `Method not found: ${method}` } }
     return ctx.cancellation.aborted ? undefined : outcome
   }
 
@@ -68,7 +66,7 @@ export class CoreTasksOverExtension {
       entries.map(async ([taskId, child]) => {
         const got = await this.get(child, taskId, ctx)
         if (got.ok) return got.result as unknown as CoreTask
-        return got.error.code === INVALID_PARAMS ? undefined : this.known.get(taskId)
+        return got.error.code === RpcCode.invalidParams ? undefined : this.known.get(taskId)
       }),
     )
     return tasks.filter((t): t is CoreTask => t !== undefined)
@@ -85,11 +83,11 @@ export class CoreTasksOverExtension {
   private async detailed(child: TaskChild, taskId: string, ctx: CoreTaskContext): Promise<RelayOutcome> {
     const got = await send(child, 'tasks/get', { taskId }, ctx)
     if (!got.ok) {
-      if (got.error.code === INVALID_PARAMS) this.known.delete(taskId)
+      if (got.error.code === RpcCode.invalidParams) this.known.delete(taskId)
       return got
     }
     const task = coreTask(got.result)
-    if (!task) return { ok: false, error: { code: INTERNAL_ERROR, message: `Server "${child.key}" answered tasks/get for task ${taskId} without a task` } }
+    if (!task) return { ok: false, error: { code: RpcCode.internalError, message: `Server "${child.key}" answered tasks/get for task ${taskId} without a task` } }
     this.known.set(taskId, task)
     return got
   }
@@ -123,8 +121,8 @@ export class CoreTasksOverExtension {
     // Nothing asked (yet): keep polling.
     if (!isObject(detailed.inputRequests) || Object.keys(detailed.inputRequests).length === 0) return undefined
     const plan = planRound({ inputRequests: detailed.inputRequests }, source?.capabilities)
-    if (plan.kind === 'missing') return { ok: false, error: { code: INTERNAL_ERROR, message: missingCapabilityMessage(child.key, `task ${taskId}`, plan), data: { taskId, inputRequest: plan.method, missingCapability: plan.capability } } }
-    if (plan.kind === 'invalid') return { ok: false, error: { code: INTERNAL_ERROR, message: `Server "${child.key}" asked for input for task ${taskId} in a way mycelium cannot use: ${plan.message}`, data: { taskId } } }
+    if (plan.kind === 'missing') return { ok: false, error: { code: RpcCode.internalError, message: missingCapabilityMessage(child.key, `task ${taskId}`, plan), data: { taskId, inputRequest: plan.method, missingCapability: plan.capability } } }
+    if (plan.kind === 'invalid') return { ok: false, error: { code: RpcCode.internalError, message: `Server "${child.key}" asked for input for task ${taskId} in a way mycelium cannot use: ${plan.message}`, data: { taskId } } }
     const busy = this.asking.get(taskId) ?? new Set<string>()
     const asks = plan.asks.filter((a) => !busy.has(a.key))
     if (asks.length === 0 || !source) return undefined
@@ -144,7 +142,7 @@ export class CoreTasksOverExtension {
       if (ctx.cancellation.aborted) return undefined
       return {
         ok: false,
-        error: { code: INTERNAL_ERROR, message: `Task ${taskId} of server "${child.key}" needs input, and asking the MCP client connected to mycelium failed: ${error instanceof Error ? error.message : String(error)}`, data: { taskId } },
+        error: { code: RpcCode.internalError, message: `Task ${taskId} of server "${child.key}" needs input, and asking the MCP client connected to mycelium failed: ${error instanceof Error ? error.message : String(error)}`, data: { taskId } },
       }
     } finally {
       for (const a of asks) busy.delete(a.key)
@@ -156,7 +154,7 @@ export class CoreTasksOverExtension {
     const before = await this.get(child, taskId, ctx)
     if (!before.ok) return before
     const status = coreStatus(before.result.status)
-    if (isTerminalStatus(status)) return { ok: false, error: { code: INVALID_PARAMS, message: `Cannot cancel task ${taskId}: it is already ${status}` } }
+    if (isTerminalStatus(status)) return { ok: false, error: { code: RpcCode.invalidParams, message: `Cannot cancel task ${taskId}: it is already ${status}` } }
     const cancelled = await send(child, 'tasks/cancel', { taskId }, ctx)
     if (!cancelled.ok) return cancelled
     const after = await this.get(child, taskId, ctx)

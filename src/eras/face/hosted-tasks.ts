@@ -6,7 +6,7 @@ import type { PrincipalView } from '../../principal/view.js'
 import type { Runtime } from '../../runtime/runtime.js'
 import { Cancellation } from '../../protocol/cancellation.js'
 import type { CallTarget, ParkedCall, ParkedSnapshot, RoundSink } from './parked-calls.js'
-import { hasTasksExtension } from '../../protocol/facts.js'
+import { hasTasksExtension, RpcCode } from '../../protocol/facts.js'
 
 /** …and at most this long (a `ttlMs` of null is "unlimited" for the child, not for myc's map). */
 export const MAX_TASK_TTL_MS = 86_400_000
@@ -313,7 +313,7 @@ export async function startAsTask(runtime: Runtime, store: HostedTasks, hosting:
     call.settle(ms, ctx.mcpReq.signal, sink).catch(() => {
       // The client gave up on the request: the child's call goes with it.
       call.cancellation.cancel('cancelled by the client')
-      throw new ProtocolError(-32800, 'Request cancelled')
+      throw new ProtocolError(RpcCode.requestCancelled, 'Request cancelled')
     })
   if (!hosting.core) {
     if ((await settle(IMMEDIATE_RESULT_MS)).kind === 'done') return undefined
@@ -333,5 +333,5 @@ export async function startAsTask(runtime: Runtime, store: HostedTasks, hosting:
   if (task) return task.created()
   cancelAtChild()
   results.cancellation.cancel('mycelium holds too many tasks')
-  throw new ProtocolError(-32603, `mycelium holds ${MAX_HOSTED_TASKS} tasks already: try again when some have ended`)
+  throw new ProtocolError(RpcCode.internalError, `mycelium holds ${MAX_HOSTED_TASKS} tasks already: try again when some have ended`)
 }

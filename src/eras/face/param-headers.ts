@@ -1,4 +1,4 @@
-import { isObject } from '../../protocol/facts.js'
+import { isObject, RpcCode } from '../../protocol/facts.js'
 /**
  * SEP-2243 custom headers (MCP 2026-07-28, Streamable HTTP): a tool marks an
  * input-schema property `"x-mcp-header": "<Name>"`, and a client calling it
@@ -12,9 +12,6 @@ import { isObject } from '../../protocol/facts.js'
  * Pure: the tool's schema, the call's arguments and the request's headers in,
  * a verdict out. The route decides which tool (the caller's visible ones).
  */
-
-/** The JSON-RPC code of a header that disagrees with the body (`HeaderMismatch`; the SDK keeps its constant internal). */
-export const HEADER_MISMATCH = -32020
 
 /** One argument a tool asks to be mirrored: where it is in `arguments`, the header's name part, the property's declared type. */
 export interface ParamHeader {
@@ -179,6 +176,6 @@ export function toolCallOf(body: unknown): { id: string | number; name: string; 
  */
 export function paramHeaderRefusal(check: Exclude<ParamHeaderCheck, { ok: true }>, id: string | number): Response {
   const message = `Bad Request: the request headers and body disagree: ${describeParamHeaderCheck(check)}`
-  const error = { code: HEADER_MISMATCH, message, data: { mismatch: { header: check.header, body: `arguments.${check.argument}` } } }
+  const error = { code: RpcCode.headerMismatch, message, data: { mismatch: { header: check.header, body: `arguments.${check.argument}` } } }
   return new Response(JSON.stringify({ jsonrpc: '2.0', id, error }), { status: 400, headers: { 'Content-Type': 'application/json' } })
 }

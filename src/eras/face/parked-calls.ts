@@ -6,7 +6,7 @@ import { Cancellation } from '../../protocol/cancellation.js'
 import type { ProgressParams, RelayOutcome } from '../../protocol/request-relay.js'
 import type { PrincipalView } from '../../principal/view.js'
 import type { CallOrigin, ConnectionHandle, Runtime } from '../../runtime/runtime.js'
-import { isObject } from '../../protocol/facts.js'
+import { isObject, RpcCode } from '../../protocol/facts.js'
 
 /**
  * The legacy→modern bridge. A 2025-era child asks its client
@@ -157,7 +157,7 @@ export class ParkedCall implements ConnectionHandle {
     this.runtime.addConnection(this)
     run(this.origin).then(
       (outcome) => this.finish(outcome),
-      (error: unknown) => this.finish({ ok: false, error: { code: -32603, message: error instanceof Error ? error.message : String(error) } }),
+      (error: unknown) => this.finish({ ok: false, error: { code: RpcCode.internalError, message: error instanceof Error ? error.message : String(error) } }),
     )
   }
 
@@ -269,7 +269,7 @@ export class ParkedCall implements ConnectionHandle {
       const question = this.questions.get(key)
       if (!question) continue
       const problem = inputResponseProblem(question.method, value)
-      if (problem) throw new ProtocolError(-32602, `inputResponses["${key}"] ${problem} (it answers ${question.method})`, { key, method: question.method })
+      if (problem) throw new ProtocolError(RpcCode.invalidParams, `inputResponses["${key}"] ${problem} (it answers ${question.method})`, { key, method: question.method })
       given.push([question, value as Record<string, unknown>])
     }
     for (const [question, value] of given) {
@@ -338,19 +338,19 @@ export class ParkedCall implements ConnectionHandle {
 
   forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, related?: RequestId): Promise<Record<string, unknown>> {
     // A 2026 client is asked only within its own request: a question outside this call is not its to answer.
-    if (related !== this.origin.requestId) return Promise.reject(new ProtocolError(-32601, `A 2026-07-28 client can be asked ${method} only during its own request (asked by server "${server}" outside it)`))
+    if (related !== this.origin.requestId) return Promise.reject(new ProtocolError(RpcCode.methodNotFound, `A 2026-07-28 client can be asked ${method} only during its own request (asked by server "${server}" outside it)`))
     const prefix = KEY_PREFIX[method]
-    if (!prefix) return Promise.reject(new ProtocolError(-32601, `A 2026-07-28 client cannot be asked ${method} during a call (asked by server "${server}")`))
+    if (!prefix) return Promise.reject(new ProtocolError(RpcCode.methodNotFound, `A 2026-07-28 client cannot be asked ${method} during a call (asked by server "${server}")`))
     const need = neededCapability(method, params, this.clientCapabilities)
     if (!need?.declared) {
       this.refused.add(need?.name ?? prefix)
       // What a client with the capability may answer (a decline, no roots), so the call goes on with what the client declared; sampling is refused.
       const standIn = standInAnswer(method)
       if (standIn) return Promise.resolve(standIn)
-      return Promise.reject(new ProtocolError(-32601, `The MCP client connected to mycelium did not declare the ${need?.name ?? prefix} capability, so it cannot be asked ${method} (asked by server "${server}")`))
+      return Promise.reject(new ProtocolError(RpcCode.methodNotFound, `The MCP client connected to mycelium did not declare the ${need?.name ?? prefix} capability, so it cannot be asked ${method} (asked by server "${server}")`))
     }
     if (this.finished) return Promise.reject(new Error('the call ended'))
-    if (!this.registry.mayPark(this)) return Promise.reject(new ProtocolError(-32603, `mycelium has ${MAX_PARKED} calls waiting for their clients' input already, so ${method} (asked by server "${server}") is refused`))
+    if (!this.registry.mayPark(this)) return Promise.reject(new ProtocolError(RpcCode.internalError, `mycelium has ${MAX_PARKED} calls waiting for their clients' input already, so ${method} (asked by server "${server}") is refused`))
     const { _meta: _drop, ...asked } = params ?? {}
     const key = `${prefix}_${++this.asked}`
     return new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -450,7 +450,10 @@ export class ParkedCalls {
   resume(state: ParkedState, target: CallTarget, ctx: ServerContext): ParkedCall {
     const call = this.calls.get(state.parked.call)
     if (!call || call.principal !== principalOf(ctx) || call.target.method !== target.method || call.target.name !== target.name) {
-      throw new ProtocolError(-32602, 'requestState names no request mycelium is waiting on (it ended more than a minute ago, was made for another request, or by another replica): send the request again without requestState and inputResponses')
+      throw new ProtocolError(
+        RpcCode.invalidParams,
+        'requestState names no request mycelium is waiting on (it ended more than a minute ago, was made for another request, or by another replica): send the request again without requestState and inputResponses',
+      )
     }
     return call
   }

@@ -9,7 +9,7 @@ import type { Runtime } from '../../runtime/runtime.js'
 import { MAX_TASK_TTL_MS, type HostedTask } from './hosted-tasks.js'
 import type { TaskRegistry } from './task-registry.js'
 import { principalOf } from './parked-calls.js'
-import { hasTasksExtension, isObject, TASKS_EXTENSION } from '../../protocol/facts.js'
+import { hasTasksExtension, isObject, TASKS_EXTENSION, RpcCode } from '../../protocol/facts.js'
 
 /**
  * The tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`) for
@@ -82,7 +82,7 @@ export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as con
 
 /** The -32602 of a task that does not exist for the caller: the same whether it never existed, expired, or is another credential's. */
 export function unknownTask(taskId: unknown): ProtocolError {
-  return new ProtocolError(-32602, `Unknown taskId: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId ?? null)}`)
+  return new ProtocolError(RpcCode.invalidParams, `Unknown taskId: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId ?? null)}`)
 }
 
 /** The -32021 of a request about tasks that did not declare the extension. */
