@@ -12,7 +12,7 @@ import { statelessServer } from '../server/stateless-server.js'
 import { withHeaderTraceContext } from './trace-headers.js'
 import { ListenStream, serverEventOf, visibleFilter } from '../server/listen-stream.js'
 import { childForUri } from '../server/principal-requests.js'
-import { isPlainObject } from '../protocol/params-check.js'
+import { isObject } from '../protocol/facts.js'
 import { checkParamHeaders, paramHeaderRefusal, paramHeadersOf, toolCallOf } from '../eras/face/param-headers.js'
 import type { HttpPrincipal } from './principals.js'
 import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
@@ -139,7 +139,7 @@ export class StatelessRoute {
    * or a filter of the wrong shape (the SDK answers that).
    */
   private async listenFilter(view: CredentialView, body: unknown): Promise<SubscriptionFilter | undefined> {
-    if (!isPlainObject(body) || body.method !== 'subscriptions/listen' || !('id' in body) || !isPlainObject(body.params)) return undefined
+    if (!isObject(body) || body.method !== 'subscriptions/listen' || !('id' in body) || !isObject(body.params)) return undefined
     const { runtime } = this.options
     // The resources are those of the servers it reaches, lazy ones included (as a list request starts them).
     await runtime.startLazy((s) => view.serverVisible(s))

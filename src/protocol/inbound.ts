@@ -1,6 +1,6 @@
 import type { JSONRPCErrorResponse, JSONRPCMessage, RequestId } from '@modelcontextprotocol/client'
-import { isPlainObject, notificationParamsProblem, requestParamsProblem } from './params-check.js'
-import { RpcCode } from './facts.js'
+import { notificationParamsProblem, requestParamsProblem } from './params-check.js'
+import { RpcCode, isObject } from './facts.js'
 
 /** JSON-RPC 2.0 error codes for messages that cannot be served. */
 export const JsonRpcError = {
@@ -73,7 +73,7 @@ function describe(value: unknown): string {
  * passes on, or `reply` answers it here.
  */
 export function checkInbound(value: unknown): Inbound {
-  if (!isPlainObject(value)) {
+  if (!isObject(value)) {
     const reason = Array.isArray(value) ? 'Invalid Request: JSON-RPC batches (arrays) are not supported; send one message per line' : `Invalid Request: a JSON-RPC message must be an object, not ${describe(value)}`
     return { kind: 'invalid', reason, reply: errorReply(null, JsonRpcError.invalidRequest, reason) }
   }
@@ -110,11 +110,11 @@ export function checkInbound(value: unknown): Inbound {
   if (hasResult === hasError) return invalid('Invalid Request: a message needs "method" (a request or notification), or "result" or "error" (a response)')
   if (!isId(rawId)) return invalid(`Invalid response: "id" must be a string or an integer (got ${describe(rawId)})`, null)
   if (hasResult) {
-    if (!isPlainObject(value.result)) return invalid(`Invalid response: "result" must be an object (got ${describe(value.result)})`, null)
+    if (!isObject(value.result)) return invalid(`Invalid response: "result" must be an object (got ${describe(value.result)})`, null)
     return { kind: 'response', message: { jsonrpc: '2.0', id: rawId, result: value.result } as JSONRPCMessage }
   }
   const error = value.error
-  if (!isPlainObject(error) || !Number.isSafeInteger(error.code) || typeof error.message !== 'string') {
+  if (!isObject(error) || !Number.isSafeInteger(error.code) || typeof error.message !== 'string') {
     return invalid('Invalid response: "error" must be an object with an integer "code" and a string "message"', null)
   }
   const wireError = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data }

@@ -1,3 +1,4 @@
+import { isObject } from './facts.js'
 /**
  * Hand-written checks of the params of every method myc serves, with
  * messages that name the field (`params.name must be a string (got number)`).
@@ -16,15 +17,11 @@ function kind(value: unknown): string {
 }
 const got = (value: unknown) => ` (got ${kind(value)})`
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 export const string: Check = (v, p) => (typeof v === 'string' ? undefined : `${p} must be a string${got(v)}`)
 export const number: Check = (v, p) => (typeof v === 'number' && Number.isFinite(v) ? undefined : `${p} must be a number${got(v)}`)
 /** A JSON-RPC id or progress token: a string or a (safe) integer. */
 export const idLike: Check = (v, p) => (typeof v === 'string' || Number.isSafeInteger(v) ? undefined : `${p} must be a string or an integer${got(v)}`)
-const anyObject: Check = (v, p) => (isPlainObject(v) ? undefined : `${p} must be an object${got(v)}`)
+const anyObject: Check = (v, p) => (isObject(v) ? undefined : `${p} must be an object${got(v)}`)
 
 export function optional(check: Check): Check & { optional: true } {
   return Object.assign((v: unknown, p: string) => (v === undefined ? undefined : check(v, p)), { optional: true as const })
@@ -34,7 +31,7 @@ export function optional(check: Check): Check & { optional: true } {
 export function object(shape: Readonly<Record<string, Check>>): Check {
   const entries = Object.entries(shape)
   return (v, p) => {
-    if (!isPlainObject(v)) return `${p} must be an object${got(v)}`
+    if (!isObject(v)) return `${p} must be an object${got(v)}`
     for (const [key, check] of entries) {
       const value = Object.hasOwn(v, key) ? v[key] : undefined
       if (value === undefined && !(check as { optional?: boolean }).optional) return `${p}.${key} is required`
@@ -48,7 +45,7 @@ export function object(shape: Readonly<Record<string, Check>>): Check {
 /** An object whose every value passes `check` (prompt arguments: string to string). */
 export function record(check: Check): Check {
   return (v, p) => {
-    if (!isPlainObject(v)) return `${p} must be an object${got(v)}`
+    if (!isObject(v)) return `${p} must be an object${got(v)}`
     for (const key of Object.keys(v)) {
       const problem = check(v[key], `${p}[${JSON.stringify(key)}]`)
       if (problem) return problem
@@ -75,7 +72,7 @@ const byUri = params({ uri: string })
 const byTask = params({ taskId: string })
 
 const completionRef: Check = (v, p) => {
-  if (!isPlainObject(v)) return `${p} must be an object${got(v)}`
+  if (!isObject(v)) return `${p} must be an object${got(v)}`
   if (v.type === 'ref/prompt') return object({ name: string })(v, p)
   if (v.type === 'ref/resource') return object({ uri: string })(v, p)
   return `${p}.type must be "ref/prompt" or "ref/resource"${typeof v.type === 'string' ? ` (got "${v.type.slice(0, 64)}")` : got(v.type)}`

@@ -1,6 +1,5 @@
 import { Server, ProtocolError } from '@modelcontextprotocol/server'
 import type { ClientCapabilities, JSONRPCNotification, LoggingLevel, RequestId, Transport } from '@modelcontextprotocol/client'
-import { isPlainObject } from '../protocol/params-check.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { passthrough } from '../protocol/passthrough.js'
 import type { Cancellation } from '../protocol/cancellation.js'
@@ -17,7 +16,7 @@ import { callVisibleTool, listedTools, type ToolCallContext } from '../runtime/p
 import type { PrincipalView } from '../principal/view.js'
 import { SeenLists, type ListKindName } from '../principal/seen-lists.js'
 import { unwatchResource, watchResource } from './resource-watch.js'
-import { RpcCode } from '../protocol/facts.js'
+import { RpcCode, isObject } from '../protocol/facts.js'
 
 /** How long tasks/result may wait for a child's task to finish. */
 const TASK_RESULT_TIMEOUT_MS = 60 * 60_000
@@ -318,7 +317,7 @@ export class ClientConnection implements ConnectionHandle {
     await this.transport.listen({
       peek: (message) => {
         const m = message as { method?: unknown; params?: { capabilities?: unknown } }
-        if (m.method === 'initialize' && isPlainObject(m.params?.capabilities)) runtime.offerClientCapabilities(m.params.capabilities as ClientCapabilities)
+        if (m.method === 'initialize' && isObject(m.params?.capabilities)) runtime.offerClientCapabilities(m.params.capabilities as ClientCapabilities)
       },
       // The client left without initializing: no client, nothing to offer, no reason to wait.
       closed: () => runtime.offerClientCapabilities({}),

@@ -1,12 +1,11 @@
 import { ProtocolError, type ServerEvent } from '@modelcontextprotocol/server'
 import { SUBSCRIPTION_ID_META_KEY, type JSONRPCNotification, type RequestId, type SubscriptionFilter } from '@modelcontextprotocol/client'
-import { isPlainObject } from '../protocol/params-check.js'
 import { SeenLists, type ListKindName } from '../principal/seen-lists.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { ConnectionHandle, Runtime } from '../runtime/runtime.js'
 import { childForUri, visibleList } from './principal-requests.js'
 import { unwatchResource, watchResource } from './resource-watch.js'
-import { RpcCode } from '../protocol/facts.js'
+import { RpcCode, isObject } from '../protocol/facts.js'
 
 /**
  * One `subscriptions/listen` stream of a 2026-07-28 client (HTTP or stdio),
@@ -37,7 +36,7 @@ const LIST_CHANGED: ReadonlyArray<{ kind: ListKindName; field: 'toolsListChanged
  * answers that -32602 itself).
  */
 export function visibleFilter(filter: unknown, uriVisible: (uri: string) => boolean): SubscriptionFilter | undefined {
-  if (!isPlainObject(filter)) return undefined
+  if (!isObject(filter)) return undefined
   const uris = (filter as { resourceSubscriptions?: unknown }).resourceSubscriptions
   if (uris === undefined) return filter as SubscriptionFilter
   if (!Array.isArray(uris) || !uris.every((u) => typeof u === 'string')) return undefined
@@ -49,7 +48,7 @@ export function visibleFilter(filter: unknown, uriVisible: (uri: string) => bool
 /** A notification for a listen stream, with the stream's subscription id in `_meta` (the stdio face stamps its own). */
 export function stamped(notification: ListenNotification, subscriptionId: RequestId): JSONRPCNotification {
   const params = notification.params ?? {}
-  const meta = isPlainObject(params._meta) ? params._meta : {}
+  const meta = isObject(params._meta) ? params._meta : {}
   return { jsonrpc: '2.0', method: notification.method, params: { ...params, _meta: { ...meta, [SUBSCRIPTION_ID_META_KEY]: subscriptionId } } }
 }
 
