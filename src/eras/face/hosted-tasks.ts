@@ -206,7 +206,7 @@ export class HostedTasks {
     }
     const ttlMs = Math.min(options.ttlMs ?? this.ttlMs, this.ttlMs)
     const task = new HostedTask(randomUUID(), owner, server, call, ttlMs, options)
-    const key = keyOf(owner, task.taskId)
+    const key = taskKey(owner, task.taskId)
     this.tasks.set(key, task)
     const timer = setTimeout(() => this.expire(key), ttlMs)
     timer.unref()
@@ -216,7 +216,7 @@ export class HostedTasks {
 
   /** `owner`'s task `taskId`; undefined for one `owner` does not have (another's included). */
   find(owner: string, taskId: string): HostedTask | undefined {
-    return this.tasks.get(keyOf(owner, taskId))
+    return this.tasks.get(taskKey(owner, taskId))
   }
 
   /** Its ttl is over: forgotten, and its call cancelled if it still runs. */
@@ -238,7 +238,8 @@ export class HostedTasks {
   }
 }
 
-function keyOf(owner: string, taskId: string): string {
+/** A task's key among its credential's: owner and taskId (two credentials, or two children, may mint the same taskId). */
+export function taskKey(owner: string, taskId: string): string {
   return `${owner}\u0000${taskId}`
 }
 

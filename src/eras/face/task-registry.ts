@@ -1,4 +1,4 @@
-import { HostedTasks, MAX_TASK_TTL_MS } from './hosted-tasks.js'
+import { HostedTasks, MAX_TASK_TTL_MS, taskKey } from './hosted-tasks.js'
 
 /** An entry kept this long when the child gives no `ttlMs`. */
 export const DEFAULT_TASK_TTL_MS = 3_600_000
@@ -36,7 +36,7 @@ export class TaskLedger {
 
   /** `owner`'s task `taskId` is held by `server`, for `ttlMs` from now (remembered again: pushed back, the most recently used). */
   remember(owner: string, taskId: string, server: string, ttlMs: number | null | undefined): void {
-    const key = keyOf(owner, taskId)
+    const key = taskKey(owner, taskId)
     this.entries.delete(key)
     this.entries.set(key, { server, expiresAt: this.now() + keepFor(ttlMs) })
     if (this.entries.size > this.max) this.evict()
@@ -44,7 +44,7 @@ export class TaskLedger {
 
   /** The server holding `owner`'s task `taskId`; undefined for a task `owner` has not (any longer): another's included. */
   serverOf(owner: string, taskId: string): string | undefined {
-    const key = keyOf(owner, taskId)
+    const key = taskKey(owner, taskId)
     const entry = this.entries.get(key)
     if (!entry) return undefined
     if (entry.expiresAt <= this.now()) {
@@ -63,10 +63,6 @@ export class TaskLedger {
       this.entries.delete(key)
     }
   }
-}
-
-function keyOf(owner: string, taskId: string): string {
-  return `${owner}\u0000${taskId}`
 }
 
 /**
