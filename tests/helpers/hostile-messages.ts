@@ -26,7 +26,8 @@ export function prng(seed: number): () => number {
   }
 }
 
-const SERVED = [
+/** Every request method myc serves (the inbound check has params rules for each). */
+export const SERVED_METHODS = [
   'initialize',
   'ping',
   'tools/list',
@@ -104,14 +105,14 @@ export function hostileMessages(count: number, seed: number, nextId: () => strin
     },
     // Ids of every wrong type.
     () => ({
-      line: `{"jsonrpc":"2.0","id":${pick(BAD_IDS.map((i) => (i === 1e400 ? '1e400' : typeof i === 'number' && !Number.isSafeInteger(i) && Math.abs(i) > 1e20 ? '123456789012345678901234567890' : JSON.stringify(i))))},"method":"${pick(SERVED)}"}`,
+      line: `{"jsonrpc":"2.0","id":${pick(BAD_IDS.map((i) => (i === 1e400 ? '1e400' : typeof i === 'number' && !Number.isSafeInteger(i) && Math.abs(i) > 1e20 ? '123456789012345678901234567890' : JSON.stringify(i))))},"method":"${pick(SERVED_METHODS)}"}`,
       owed: { nullId: true },
       what: 'bad id',
     }),
     // Params that do not fit the method.
     () => {
       const id = nextId()
-      return { line: rq(pick(SERVED), pick(BAD_PARAMS), id), owed: { id, code: -32602 }, what: 'params not an object' }
+      return { line: rq(pick(SERVED_METHODS), pick(BAD_PARAMS), id), owed: { id, code: -32602 }, what: 'params not an object' }
     },
     () => {
       const id = nextId()
