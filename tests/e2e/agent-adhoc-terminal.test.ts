@@ -7,20 +7,21 @@ import { bundle, requireBundle } from '../helpers/e2e.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry, waitFor } from '../helpers/runtime.js'
 import { requireTool } from '../helpers/tools.js'
+import { Terminal } from '../helpers/terminal.js'
 
 const hasTmux = requireTool('tmux', spawnSync('tmux', ['-V']).status === 0)
 
 /** A real terminal (tmux): myc adhoc asks before a risky call, and the answer typed decides. */
 describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
   const fake = new FakeAnthropic()
-  const socket = `myc-test-${process.pid}`
-  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+  const term = new Terminal('test')
+  const { tmux } = term
   const screen = () => tmux('capture-pane', '-p', '-t', 'adhoc')
   beforeAll(async () => {
     await fake.start()
   })
   afterAll(async () => {
-    spawnSync('tmux', ['-L', socket, 'kill-server'])
+    term.close()
     await fake.close()
   })
 
@@ -53,7 +54,7 @@ describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
         ][i]!,
     )
     const command = `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} adhoc "add things" --config ${path.join(dir, 'mycelium.config.json')}; echo EXIT=$?; sleep 60`
-    tmux('new-session', '-d', '-s', 'adhoc', '-x', '200', '-y', '50', command)
+    term.open('adhoc', command)
     await waitFor(() => screen().includes('Allow echo:add (high risk)'), 20_000, 'the first approval prompt')
     tmux('send-keys', '-t', 'adhoc', 'always', 'Enter')
     await waitFor(() => screen().includes('Allow echo:fail (critical risk)'), 20_000, 'the second approval prompt')
@@ -77,14 +78,14 @@ describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
 /** A real terminal: a failed workflow asks whether to hand off, and a trigger under escalation "ask" asks before activating. */
 describe.runIf(hasTmux && spawnSync('bwrap', ['--version']).status === 0)('myc workflow and triggers on a terminal (tmux)', () => {
   const fake = new FakeAnthropic()
-  const socket = `myc-test-wf-${process.pid}`
-  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+  const term = new Terminal('test-wf')
+  const { tmux } = term
   const screen = () => tmux('capture-pane', '-p', '-t', 'wf')
   beforeAll(async () => {
     await fake.start()
   })
   afterAll(async () => {
-    spawnSync('tmux', ['-L', socket, 'kill-server'])
+    term.close()
     await fake.close()
   })
 
@@ -101,7 +102,7 @@ describe.runIf(hasTmux && spawnSync('bwrap', ['--version']).status === 0)('myc w
     writeFileSync(config, JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') }, roles: { default: 'ops' }, session: { escalation: 'ask' } }))
     fake.setScript((_req, i) => [{ content: [{ type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh' } }] }, { content: [{ type: 'text' as const, text: 'Investigated the release.' }] }][i]!)
     const command = `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} workflow "release it" --config ${config}; echo EXIT=$?; sleep 60`
-    tmux('new-session', '-d', '-s', 'wf', '-x', '220', '-y', '50', command)
+    term.open('wf', command, { cols: 220 })
     await waitFor(() => screen().includes('Hand off to adhoc to investigate?'), 20_000, 'the hand-off question')
     tmux('send-keys', '-t', 'wf', 'y', 'Enter')
     // In adhoc, the task names a trigger of "investigate": escalation is "ask", so the terminal is asked.

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -8,6 +8,7 @@ import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry, waitFor } from '../helpers/runtime.js'
 import { requireTool } from '../helpers/tools.js'
+import { Terminal } from '../helpers/terminal.js'
 
 /**
  * A budget in `myc chat` (src/agent/budget.ts): the turn that could pass the
@@ -50,8 +51,8 @@ describe('myc chat with a budget (build/myc.cjs)', () => {
     'on a terminal: the status line shows the cap, the budget stops the turn and says so, /budget N raises it and the next turn runs',
     async () => {
       requireBundle()
-      const socket = `myc-chat-budget-${process.pid}`
-      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const term = new Terminal('chat-budget')
+      const { tmux } = term
       const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
       const status = () =>
         screen()
@@ -64,17 +65,7 @@ describe('myc chat with a budget (build/myc.cjs)', () => {
       fake.setScript((req) => ({ content: [{ type: 'text', text: `Reply to ${req.body.messages.length} messages.` }] }))
       const before = fake.requests.length
       try {
-        tmux(
-          'new-session',
-          '-d',
-          '-s',
-          'chat',
-          '-x',
-          '220',
-          '-y',
-          '50',
-          `HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config} --max-budget-usd 0.0001; echo EXIT=$?; sleep 60`,
-        )
+        term.open('chat', `HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config} --max-budget-usd 0.0001; echo EXIT=$?; sleep 60`, { cols: 220 })
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         expect(status()).toMatch(/^open mode · \S+ · 0 in \/ 0 out · \$0 · budget \$0\.0001$/)
         tmux('send-keys', '-t', 'chat', 'hello there', 'Enter')
@@ -94,7 +85,7 @@ describe('myc chat with a budget (build/myc.cjs)', () => {
         await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
         expect(screen()).toContain('EXIT=0')
       } finally {
-        spawnSync('tmux', ['-L', socket, 'kill-server'])
+        term.close()
       }
     },
     60_000,

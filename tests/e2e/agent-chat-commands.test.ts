@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -7,6 +7,7 @@ import { bundle, requireBundle } from '../helpers/e2e.js'
 import { FakeAnthropic, toolResults, type RecordedRequest } from '../helpers/fake-anthropic.js'
 import { fixtureEntry, waitFor } from '../helpers/runtime.js'
 import { requireTool } from '../helpers/tools.js'
+import { Terminal } from '../helpers/terminal.js'
 
 /**
  * Every slash command of `myc chat`, typed into a real terminal (tmux) and
@@ -60,8 +61,8 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
       requireBundle()
       const p = project()
       const out = mkdtempSync(path.join(tmpdir(), 'myc-chat-commands-out-'))
-      const socket = `myc-chat-commands-${process.pid}`
-      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const term = new Terminal('chat-commands')
+      const { tmux } = term
       /** Every line the pane has shown (scrollback included), wrapped lines joined, trailing blanks cut. */
       const lines = () =>
         tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'chat')
@@ -116,18 +117,10 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
       const requestsBefore = () => fake.requests.length
 
       try {
-        tmux(
-          'new-session',
-          '-d',
-          '-s',
+        term.open(
           'chat',
-          '-x',
-          '250',
-          '-y',
-          '50',
-          '-c',
-          p.dir,
           `env -u ANTHROPIC_AUTH_TOKEN -u ANTHROPIC_MODEL HOME='${p.home}' NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} '${process.execPath}' '${bundle}' chat --config '${p.config}' --model claude-first-1; echo EXIT=$?; sleep 60`,
+          { cols: 250, cwd: p.dir },
         )
         await waitFor(() => last() === 'myc>', 20_000, 'the first prompt')
         expect(lines().filter(Boolean)).toEqual([expect.stringMatching(/^myc chat \S+ · \/help lists the commands\.$/), 'dev · claude-first-1 · skills: base · 0 in / 0 out', 'myc>'])
@@ -282,7 +275,7 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
         if (error instanceof Error) error.message += `\n--- the terminal, last lines ---\n${lines().filter(Boolean).slice(-25).join('\n')}`
         throw error
       } finally {
-        spawnSync('tmux', ['-L', socket, 'kill-server'])
+        term.close()
       }
     },
     60_000,
@@ -293,27 +286,18 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
     async () => {
       requireBundle()
       const p = project()
-      const socket = `myc-chat-escape-${process.pid}`
-      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const term = new Terminal('chat-escape')
+      const { tmux } = term
       const lines = () =>
         tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'chat')
           .split('\n')
           .map((l) => l.trimEnd())
           .filter(Boolean)
       try {
-        tmux(
-          'new-session',
-          '-d',
-          '-s',
-          'chat',
-          '-x',
-          '250',
-          '-y',
-          '50',
-          '-c',
-          p.dir,
-          `env -u ANTHROPIC_AUTH_TOKEN -u ANTHROPIC_MODEL HOME='${p.home}' NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} '${process.execPath}' '${bundle}' chat --config '${p.config}'; echo EXIT=$?; sleep 60`,
-        )
+        term.open('chat', `env -u ANTHROPIC_AUTH_TOKEN -u ANTHROPIC_MODEL HOME='${p.home}' NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} '${process.execPath}' '${bundle}' chat --config '${p.config}'; echo EXIT=$?; sleep 60`, {
+          cols: 250,
+          cwd: p.dir,
+        })
         await waitFor(() => lines().at(-1) === 'myc>', 20_000, 'the first prompt')
         // The session cannot be recorded any more: the turn's record fails, outside any command.
         rmSync(p.sessions, { recursive: true })
@@ -324,7 +308,7 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
         if (error instanceof Error) error.message += `\n--- the terminal, last lines ---\n${lines().slice(-10).join('\n')}`
         throw error
       } finally {
-        spawnSync('tmux', ['-L', socket, 'kill-server'])
+        term.close()
       }
     },
     30_000,

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -9,6 +9,7 @@ import { FakeAnthropic, toolResults } from '../helpers/fake-anthropic.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { quietWindow, waitFor } from '../helpers/wait-for.js'
 import { requireTool } from '../helpers/tools.js'
+import { Terminal } from '../helpers/terminal.js'
 
 const policyConfig = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
 
@@ -103,8 +104,8 @@ describe('myc chat (build/myc.cjs)', () => {
     'on a terminal: streams replies, escalates with /add, cancels a reply with Ctrl-C, and /quit exits 0',
     async () => {
       requireBundle()
-      const socket = `myc-chat-${process.pid}`
-      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const term = new Terminal('chat')
+      const { tmux } = term
       const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
       fake.setScript((req) => {
         const last = JSON.stringify(req.body.messages.at(-1))
@@ -113,17 +114,7 @@ describe('myc chat (build/myc.cjs)', () => {
       })
       try {
         const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
-        tmux(
-          'new-session',
-          '-d',
-          '-s',
-          'chat',
-          '-x',
-          '200',
-          '-y',
-          '50',
-          `HOME=${home} NO_COLOR= FORCE_COLOR= ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} --config ${policyConfig} --role developer; echo EXIT=$?; sleep 60`,
-        )
+        term.open('chat', `HOME=${home} NO_COLOR= FORCE_COLOR= ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} --config ${policyConfig} --role developer; echo EXIT=$?; sleep 60`)
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         expect(screen()).toMatch(/myc chat \S+ · \/help lists the commands\./)
         // The status line: role, model, active skills, tokens so far; dim.
@@ -150,7 +141,7 @@ describe('myc chat (build/myc.cjs)', () => {
         // What was typed is kept for the next chat.
         expect(readFileSync(path.join(home, '.mycelium', 'history'), 'utf8')).toMatch(/hi there\n\/add writer\nhi again\nslow please\n\/model claude-other-1\n\/quit\n$/)
       } finally {
-        spawnSync('tmux', ['-L', socket, 'kill-server'])
+        term.close()
       }
     },
     90_000,
@@ -160,8 +151,8 @@ describe('myc chat (build/myc.cjs)', () => {
     "asks inline before a risky call, in the chat's own prompt; Ctrl-D leaves with exit 0",
     async () => {
       requireBundle()
-      const socket = `myc-chat-approve-${process.pid}`
-      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const term = new Terminal('chat-approve')
+      const { tmux } = term
       const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
       const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-approve-'))
       const config = path.join(dir, 'mycelium.config.json')
@@ -171,7 +162,7 @@ describe('myc chat (build/myc.cjs)', () => {
       )
       fake.setScript((_req, i) => [{ content: [{ type: 'tool_use' as const, name: 'echo__add', input: { a: 2, b: 2 } }] }, { content: [{ type: 'text' as const, text: 'The sum came back.' }] }][i % 2]!)
       try {
-        tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${dir} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
+        term.open('chat', `HOME=${dir} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         tmux('send-keys', '-t', 'chat', 'add two and two', 'Enter')
         await waitFor(() => screen().includes('Allow echo:add (high risk)'), 20_000, 'the approval question')
@@ -185,7 +176,7 @@ describe('myc chat (build/myc.cjs)', () => {
         await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
         expect(screen()).toContain('EXIT=0')
       } finally {
-        spawnSync('tmux', ['-L', socket, 'kill-server'])
+        term.close()
       }
     },
     60_000,
@@ -195,14 +186,14 @@ describe('myc chat (build/myc.cjs)', () => {
     'myc with no config on a terminal: a one-line hint to run myc init, and no .mycelium/ written where it started',
     async () => {
       requireBundle()
-      const socket = `myc-chat-noconfig-${process.pid}`
-      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const term = new Terminal('chat-noconfig')
+      const { tmux } = term
       const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
       const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-noconfig-'))
       const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
       fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
       try {
-        tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', '-c', dir, `unset MYC_CONFIG; HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle}; echo EXIT=$?; sleep 60`)
+        term.open('chat', `unset MYC_CONFIG; HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle}; echo EXIT=$?; sleep 60`, { cwd: dir })
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         const hints = screen()
           .split('\n')
@@ -218,7 +209,7 @@ describe('myc chat (build/myc.cjs)', () => {
         expect(screen()).not.toMatch(/is recorded: myc chat --resume/)
         expect(readdirSync(dir)).toEqual([])
       } finally {
-        spawnSync('tmux', ['-L', socket, 'kill-server'])
+        term.close()
       }
     },
     60_000,
@@ -228,8 +219,8 @@ describe('myc chat (build/myc.cjs)', () => {
     'Ctrl-C twice at an empty prompt saves the session and exits 0; typing in between starts the count again',
     async () => {
       requireBundle()
-      const socket = `myc-chat-ctrlc-${process.pid}`
-      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const term = new Terminal('chat-ctrlc')
+      const { tmux } = term
       const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
       const hints = () => screen().split('(press Ctrl-C again to exit').length - 1
       const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-ctrlc-'))
@@ -237,7 +228,7 @@ describe('myc chat (build/myc.cjs)', () => {
       writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } } }))
       fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
       try {
-        tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${dir} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
+        term.open('chat', `HOME=${dir} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         // NO_COLOR: the status line is there, without the dim attribute.
         expect(lastStatus(screen(), 'open mode')).toMatch(/^open mode · \S+ · 0 in \/ 0 out$/)
@@ -268,7 +259,7 @@ describe('myc chat (build/myc.cjs)', () => {
         expect(again.code, again.stderr).toBe(0)
         expect(again.stdout).toBe('seen 3 messages\n')
       } finally {
-        spawnSync('tmux', ['-L', socket, 'kill-server'])
+        term.close()
       }
     },
     60_000,

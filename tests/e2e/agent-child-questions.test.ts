@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -11,6 +11,7 @@ import { FakeAnthropic, type FakeReply, type RecordedRequest } from '../helpers/
 import { repoRoot } from '../helpers/fixtures.js'
 import { fixtureEntry, waitFor } from '../helpers/runtime.js'
 import { requireTool } from '../helpers/tools.js'
+import { Terminal } from '../helpers/terminal.js'
 
 /**
  * The agent as the client its children ask (src/agent/child-questions.ts):
@@ -106,8 +107,8 @@ describe('myc chat on a terminal (build/myc.cjs, tmux): the person answers a chi
     'asks the form on the prompt, and asks before the model answers a child',
     async () => {
       requireBundle()
-      const socket = `myc-questions-${process.pid}`
-      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const term = new Terminal('questions')
+      const { tmux } = term
       const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
       const tools = ['asker__ask', 'asker__sample']
       let turn = 0
@@ -119,7 +120,7 @@ describe('myc chat on a terminal (build/myc.cjs, tmux): the person answers a chi
       })
       try {
         const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
-        tmux('new-session', '-d', '-s', 'chat', '-x', '200', '-y', '50', `HOME=${home} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
+        term.open('chat', `HOME=${home} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         tmux('send-keys', '-t', 'chat', 'ask me', 'Enter')
         await waitFor(() => screen().includes('Answer it? [y]es / [n]o (decline) / [c]ancel'), 20_000, 'the elicitation question')
@@ -135,7 +136,7 @@ describe('myc chat on a terminal (build/myc.cjs, tmux): the person answers a chi
         tmux('send-keys', '-t', 'chat', 'C-d')
         await waitFor(() => screen().includes('EXIT=0'), 20_000, 'the chat to exit 0')
       } finally {
-        spawnSync('tmux', ['-L', socket, 'kill-server'])
+        term.close()
       }
     },
     90_000,

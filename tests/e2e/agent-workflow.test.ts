@@ -11,6 +11,7 @@ import { runAgentCli } from '../helpers/agent.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 import { requireTool } from '../helpers/tools.js'
+import { Terminal } from '../helpers/terminal.js'
 
 const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
 
@@ -127,25 +128,14 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
   it.runIf(hasTmux)(
     '--on-failure prompt on a terminal: shows the script, its exit code and the end of its stderr before asking to hand off',
     async () => {
-      const { execFileSync } = await import('node:child_process')
       const { bundle } = await import('../helpers/e2e.js')
       failingRun()
       const config = project()
-      const socket = `myc-wf-prompt-${process.pid}`
-      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const term = new Terminal('wf-prompt')
+      const { tmux } = term
       const screen = () => tmux('capture-pane', '-p', '-J', '-t', 'wf')
       try {
-        tmux(
-          'new-session',
-          '-d',
-          '-s',
-          'wf',
-          '-x',
-          '200',
-          '-y',
-          '50',
-          `HOME=${path.dirname(config)} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} workflow 'release it' --config ${config}; echo EXIT=$?; sleep 60`,
-        )
+        term.open('wf', `HOME=${path.dirname(config)} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} workflow 'release it' --config ${config}; echo EXIT=$?; sleep 60`)
         const { waitFor } = await import('../helpers/runtime.js')
         await waitFor(() => screen().includes('Hand off to adhoc to investigate? [y/n]'), 30_000, 'the question')
         const lines = screen()
@@ -159,7 +149,7 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
         await waitFor(() => screen().includes('EXIT='), 30_000, 'the end')
         expect(screen()).toContain('EXIT=3')
       } finally {
-        spawnSync('tmux', ['-L', socket, 'kill-server'])
+        term.close()
       }
     },
     60_000,

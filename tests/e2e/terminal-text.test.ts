@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -8,6 +8,7 @@ import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { renderMarkdown, unsafeHtml } from '../helpers/markdown.js'
 import { fixtureEntry, waitFor } from '../helpers/runtime.js'
+import { Terminal } from '../helpers/terminal.js'
 
 /**
  * Text from outside myc never reaches the terminal as control characters:
@@ -232,22 +233,14 @@ describe('myc chat in a real terminal (tmux)', () => {
         if (typeof last.content === 'string') return { content: [{ type: 'tool_use', name: 'hostile__say', input: {} }] }
         return { content: [{ type: 'text', text: `Reply: ${HOSTILE} END` }] }
       })
-      const socket = `myc-chat-escapes-${process.pid}`
-      const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const term = new Terminal('chat-escapes')
+      const { tmux } = term
       const screen = (escapes = false) => tmux('capture-pane', '-p', '-J', ...(escapes ? ['-e'] : []), '-S', '-', '-t', 'chat')
       try {
-        tmux(
-          'new-session',
-          '-d',
-          '-s',
+        term.open(
           'chat',
-          '-x',
-          '250',
-          '-y',
-          '50',
-          '-c',
-          dir,
           `sleep 0.5; env -u ANTHROPIC_AUTH_TOKEN -u ANTHROPIC_MODEL -u NO_COLOR HOME='${path.join(dir, 'home')}' ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} '${process.execPath}' '${bundle}' chat --config '${config}'; sleep 60`,
+          { cols: 250, cwd: dir },
         )
         // As a terminal that obeys: OSC 52 from the program would set a tmux buffer (the clipboard).
         tmux('set', '-g', 'set-clipboard', 'on')
@@ -274,7 +267,7 @@ describe('myc chat in a real terminal (tmux)', () => {
         // myc's own colour is still there: the status line is dim.
         expect(withAttributes).toMatch(/\u001b\[2m[^\n]*0 in \/ 0 out/)
       } finally {
-        spawnSync('tmux', ['-L', socket, 'kill-server'])
+        term.close()
       }
       expect(readdirSync(path.join(dir, '.mycelium', 'sessions')).length).toBeGreaterThan(0)
     },
