@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { mayRead, memoryAccess } from '../../src/policy/memory-access.js'
 import { Policy } from '../../src/policy/policy.js'
 import { resolveRoles } from '../../src/policy/roles.js'
-import type { Skill } from '../../src/policy/skill.js'
+import { skill } from './helpers.js'
 
 const g = (memory: 'none' | 'isolated' | 'team' | 'all', memoryTeamRoles: string[] = []) => ({ memory, memoryTeamRoles })
 
@@ -33,25 +33,6 @@ describe('memoryAccess (pure)', () => {
     expect(mayRead(a, 'a')).toBe(false)
   })
 })
-
-function skill(name: string, over: Partial<Skill>): Skill {
-  return {
-    name,
-    description: name,
-    allowedRoles: [],
-    allowedTools: [],
-    hostTools: [],
-    triggers: [],
-    grants: { memory: 'none', memoryTeamRoles: [] },
-    protected: false,
-    metadata: {},
-    instructions: '',
-    frontmatter: '',
-    file: `/s/${name}/SKILL.md`,
-    dir: `/s/${name}`,
-    ...over,
-  }
-}
 
 describe('memory access through policy: active skills and inheritance', () => {
   const skills = [
