@@ -48,18 +48,24 @@ function relayCommand(config: string): { command: string; args: string[] } {
   if (process.env.BARE) return { command: process.execPath, args: [process.env.BARE, process.execPath, echo] }
   const wrap = words('MYC_WRAP')
   const node = [...words('MYC_ARGS'), bundle, 'serve', '--config', config]
-  return wrap.length > 0 ? { command: wrap[0]!, args: [...wrap.slice(1), process.execPath, ...node] } : { command: process.execPath, args: node }
+  return wrap.length > 0
+    ? { command: wrap[0]!, args: [...wrap.slice(1), process.execPath, ...node] }
+    : { command: process.execPath, args: node }
 }
 
 async function run(target: 'direct' | 'relay', total: number, concurrency: number) {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-cpu-'))
   const config = path.join(dir, 'mycelium.config.json')
   writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [echo] } } }))
-  const transport = target === 'direct' ? new StdioClientTransport({ command: process.execPath, args: [echo], env }) : new StdioClientTransport({ ...relayCommand(config), env, stderr: 'ignore' })
+  const transport =
+    target === 'direct'
+      ? new StdioClientTransport({ command: process.execPath, args: [echo], env })
+      : new StdioClientTransport({ ...relayCommand(config), env, stderr: 'ignore' })
   const client = new Client({ name: 'cpu-split', version: '1' })
   await client.connect(transport)
   const name = target === 'direct' ? 'echo' : 'echo__echo'
-  const call = () => client.request({ method: 'tools/call', params: { name, arguments: { message: 'ping' } } }, passthrough)
+  const call = () =>
+    client.request({ method: 'tools/call', params: { name, arguments: { message: 'ping' } } }, passthrough)
   for (let i = 0; i < 2_000; i++) await call()
   const pids = [transport.pid!, ...childrenOf(transport.pid!)]
   const before = pids.map(cpuOf)
@@ -74,13 +80,20 @@ async function run(target: 'direct' | 'relay', total: number, concurrency: numbe
       for (const tid of readdirSync(`/proc/${pid}/task`)) {
         const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
         const fields = stat.split(') ')[1]!.split(' ')
-        console.log(`  ${pid}/${tid} ${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}: user ${fields[11]} sys ${fields[12]} ticks`)
+        console.log(
+          `  ${pid}/${tid} ${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}: user ${fields[11]} sys ${fields[12]} ticks`,
+        )
       }
     }
   }
   await client.close()
   const perCall = (us: number) => Number((us / total).toFixed(1))
-  return { target, callsPerSecond: Math.round(total / (ms / 1000)), clientUs: perCall(client_.user + client_.system), processUs: pids.map((pid, i) => perCall(after[i]! - before[i]!)) }
+  return {
+    target,
+    callsPerSecond: Math.round(total / (ms / 1000)),
+    clientUs: perCall(client_.user + client_.system),
+    processUs: pids.map((pid, i) => perCall(after[i]! - before[i]!)),
+  }
 }
 
 const rounds = Number(process.env.ROUNDS ?? 3)

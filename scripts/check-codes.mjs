@@ -11,7 +11,10 @@ const src = path.join(root, 'src')
 const TABLE = path.join('protocol', 'facts.ts')
 const CODE = /(?<![\w.$])-32\d{3}\b/
 
-const files = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []))
+const files = (dir) =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  )
 const problems = []
 for (const file of files(src)) {
   const rel = path.relative(src, file)
@@ -23,7 +26,10 @@ for (const file of files(src)) {
       if (trimmed.startsWith('//') || trimmed.startsWith('*') || trimmed.startsWith('/*')) return
       const code = line.replace(/\s\/\/\s.*$/, '')
       const m = CODE.exec(code)
-      if (m) problems.push(`src/${rel}:${i + 1} writes the JSON-RPC code ${m[0]} as a number: use RpcCode from src/protocol/facts.ts (add it there if it is new)`)
+      if (m)
+        problems.push(
+          `src/${rel}:${i + 1} writes the JSON-RPC code ${m[0]} as a number: use RpcCode from src/protocol/facts.ts (add it there if it is new)`,
+        )
     })
 }
 for (const p of problems) console.error(`check-codes: ${p}`)

@@ -32,10 +32,13 @@ const SPLIT = new Set(['eras'])
 const ROOT_TOP = new Set(['cli.ts', 'cli-args.ts'])
 
 function files(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []))
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  )
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^'"]*?\s+from\s+)?['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^'"]*?\s+from\s+)?['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g
 
 function folderOf(file) {
   const rel = path.relative(src, file)
@@ -88,7 +91,11 @@ for (const [from, tos] of graph) {
   }
 }
 for (const f of unknown)
-  problems.push(f.endsWith('/(loose)') ? `a file directly in src/${f.slice(0, -8)}/: put it in one of its sub-folders, each a layer of its own` : `src/${f}/ has no layer: add it to LAYERS in scripts/check-layers.mjs and to docs/architecture.md`)
+  problems.push(
+    f.endsWith('/(loose)')
+      ? `a file directly in src/${f.slice(0, -8)}/: put it in one of its sub-folders, each a layer of its own`
+      : `src/${f}/ has no layer: add it to LAYERS in scripts/check-layers.mjs and to docs/architecture.md`,
+  )
 
 // File cycles (Tarjan's strongly connected components).
 function components(nodes, next) {
@@ -123,12 +130,20 @@ function components(nodes, next) {
   for (const n of nodes) if (!idx.has(n)) visit(n)
   return out
 }
-const fileCycles = components([...graph.keys()], (v) => (graph.get(v) ?? []).filter((t) => graph.has(t))).map((c) => `file cycle: ${c.map(rel).join(', ')}`)
+const fileCycles = components([...graph.keys()], (v) => (graph.get(v) ?? []).filter((t) => graph.has(t))).map(
+  (c) => `file cycle: ${c.map(rel).join(', ')}`,
+)
 const folderGraph = new Map()
-for (const [from, tos] of graph) for (const to of tos) if (folderOf(from) !== folderOf(to)) folderGraph.set(folderOf(from), new Set([...(folderGraph.get(folderOf(from)) ?? []), folderOf(to)]))
-const folderCycles = components([...folderGraph.keys()], (v) => [...(folderGraph.get(v) ?? [])]).map((c) => `folder cycle: ${c.join(', ')}`)
+for (const [from, tos] of graph)
+  for (const to of tos)
+    if (folderOf(from) !== folderOf(to))
+      folderGraph.set(folderOf(from), new Set([...(folderGraph.get(folderOf(from)) ?? []), folderOf(to)]))
+const folderCycles = components([...folderGraph.keys()], (v) => [...(folderGraph.get(v) ?? [])]).map(
+  (c) => `folder cycle: ${c.join(', ')}`,
+)
 
-for (const f of [...edges.map((e) => `upward import: ${e}`), ...fileCycles, ...folderCycles].sort()) problems.push(`${f} (layers only point down; see docs/architecture.md)`)
+for (const f of [...edges.map((e) => `upward import: ${e}`), ...fileCycles, ...folderCycles].sort())
+  problems.push(`${f} (layers only point down; see docs/architecture.md)`)
 if (problems.length) {
   for (const p of problems) console.error(`check-layers: ${p}`)
   process.exit(1)

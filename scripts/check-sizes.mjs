@@ -1,19 +1,39 @@
 #!/usr/bin/env node
 // The size check of `npm run lint`: no file in src/ over 500 lines (a file that
-// long holds more than one job: split it by job).
+// long holds more than one job: split it by job). The few files that passed
+// the cap only because of the old 250-column width are listed with the length
+// they had when the width became 120: they may shrink, never grow, and the
+// check fails once one of them is back under the cap and still listed.
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 
 const LIMIT = 500
+const SHRINKING = new Map([
+  ['src/children/child.ts', 665],
+  ['src/agent/chat.ts', 592],
+  ['src/server/client-connection.ts', 584],
+  ['src/http/session-route.ts', 554],
+  ['src/eras/face/parked-calls.ts', 546],
+])
 const root = process.env.MYC_LINT_ROOT ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const src = path.join(root, 'src')
 
-const files = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []))
+const files = (dir) =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  )
 const problems = []
 for (const file of files(src)) {
+  const name = `src/${path.relative(src, file).split(path.sep).join('/')}`
   const lines = readFileSync(file, 'utf8').split('\n').length - 1
-  if (lines > LIMIT) problems.push(`src/${path.relative(src, file)} has ${lines} lines (at most ${LIMIT}): split it by job`)
+  const allowed = SHRINKING.get(name)
+  if (allowed !== undefined && lines <= LIMIT)
+    problems.push(`${name} is back under ${LIMIT} lines: take it off the SHRINKING list of scripts/check-sizes.mjs`)
+  else if (allowed !== undefined && lines > allowed)
+    problems.push(`${name} has ${lines} lines (it may only shrink from ${allowed}): split it by job`)
+  else if (allowed === undefined && lines > LIMIT)
+    problems.push(`${name} has ${lines} lines (at most ${LIMIT}): split it by job`)
 }
 for (const p of problems) console.error(`check-sizes: ${p}`)
 if (problems.length) process.exit(1)
-console.log(`check-sizes: no file in src/ over ${LIMIT} lines`)
+console.log(`check-sizes: no file in src/ over ${LIMIT} lines (${SHRINKING.size} shrinking towards it)`)

@@ -6,9 +6,23 @@ export type AuditEvent =
   | { event: 'session_start'; role: string; skills: string[]; transport: string }
   | { event: 'skill_activated' | 'skill_deactivated'; role: string; skill: string; by: 'agent' | 'person' }
   | { event: 'skill_refused'; role: string; skill: string; reason: string }
-  | { event: 'tool_call'; role: string; tool: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys?: string[] }
+  | {
+      event: 'tool_call'
+      role: string
+      tool: string
+      outcome: 'ok' | 'error' | 'denied'
+      durationMs: number
+      argumentKeys?: string[]
+    }
   | { event: 'session_end'; role: string }
-  | { event: 'memory_saved' | 'memory_forgotten'; role: string; id: string; type: string; bytes: number; by: 'agent' | 'operator' }
+  | {
+      event: 'memory_saved' | 'memory_forgotten'
+      role: string
+      id: string
+      type: string
+      bytes: number
+      by: 'agent' | 'operator'
+    }
 
 /** Where audit events go; `undefined` file means nowhere. */
 export interface AuditSink {

@@ -26,7 +26,10 @@ export async function argsOf(cmd: AnyCommand): Promise<ArgsDef> {
 
 /** A command's subcommands, or undefined for a command that runs. */
 export async function subCommandsOf(cmd: AnyCommand): Promise<SubCommands | undefined> {
-  const subs = cmd.subCommands === undefined ? undefined : ((await resolve(cmd.subCommands as Resolvable<SubCommands>)) as SubCommands | undefined)
+  const subs =
+    cmd.subCommands === undefined
+      ? undefined
+      : ((await resolve(cmd.subCommands as Resolvable<SubCommands>)) as SubCommands | undefined)
   return subs && Object.keys(subs).length > 0 ? subs : undefined
 }
 
@@ -92,7 +95,11 @@ function splitFlagWord(word: string): { name: string; value: string | undefined 
  * does not know is taken to have none, unless `more` (asked for once, at the
  * first such flag) knows it.
  */
-export async function findCommandWord(words: readonly string[], defs: ArgsDef[], more?: () => Promise<ArgsDef>): Promise<number> {
+export async function findCommandWord(
+  words: readonly string[],
+  defs: ArgsDef[],
+  more?: () => Promise<ArgsDef>,
+): Promise<number> {
   let table = flagTable(...defs)
   let askedMore = more === undefined
   for (let i = 0; i < words.length; i++) {
@@ -120,7 +127,10 @@ export async function findCommandWord(words: readonly string[], defs: ArgsDef[],
  * out and is (`--http`) is written `--http=`. Throws a usage error naming
  * the first word that is wrong, with the nearest valid one.
  */
-export function checkWords(words: readonly string[], command: { path: string; args: ArgsDef; globals: ArgsDef }): string[] {
+export function checkWords(
+  words: readonly string[],
+  command: { path: string; args: ArgsDef; globals: ArgsDef },
+): string[] {
   const { path, args, globals } = command
   const table = flagTable(args, globals)
   const positionals = Object.entries(args).filter(([, def]) => def.type === 'positional')
@@ -165,7 +175,8 @@ export function checkWords(words: readonly string[], command: { path: string; ar
     // A global flag this command does not define is left out: citty would read `--era modern` as a flag and a positional.
     const keep = Object.hasOwn(args, flag.name)
     if (!flag.takesValue) {
-      if (value !== undefined && (negated || (value !== 'true' && value !== 'false'))) throw new MycError('usage', `${name} takes no value (got "${word}") for ${where}`)
+      if (value !== undefined && (negated || (value !== 'true' && value !== 'false')))
+        throw new MycError('usage', `${name} takes no value (got "${word}") for ${where}`)
       if (keep) out.push(word)
       continue
     }
@@ -207,7 +218,10 @@ function unknownFlag(name: string, where: string, known: string[]): FlagError {
     const starting = long.filter((k) => k.startsWith(bare))
     if (starting.length === 1) suggestion = starting[0]
   }
-  return new FlagError(`unknown flag ${name} for ${where}${suggestion !== undefined ? ` (did you mean --${suggestion}?)` : ` (see \`${where} --help\`)`}`, suggestion)
+  return new FlagError(
+    `unknown flag ${name} for ${where}${suggestion !== undefined ? ` (did you mean --${suggestion}?)` : ` (see \`${where} --help\`)`}`,
+    suggestion,
+  )
 }
 
 function extraArgument(word: string, where: string, positionals: string[], known: string[]): MycError {
@@ -215,8 +229,14 @@ function extraArgument(word: string, where: string, positionals: string[], known
     word.replace(/^-+/, ''),
     known.filter((k) => k.startsWith('--')).map((k) => k.slice(2)),
   )
-  const takes = positionals.length === 0 ? 'it takes no arguments' : `it takes ${positionals.map((p) => p.toUpperCase()).join(' ')}; quote an argument that has spaces`
-  return new MycError('usage', `unexpected argument "${word}" for ${where} (${takes}${flag !== undefined ? `; did you mean --${flag}?` : ''})`)
+  const takes =
+    positionals.length === 0
+      ? 'it takes no arguments'
+      : `it takes ${positionals.map((p) => p.toUpperCase()).join(' ')}; quote an argument that has spaces`
+  return new MycError(
+    'usage',
+    `unexpected argument "${word}" for ${where} (${takes}${flag !== undefined ? `; did you mean --${flag}?` : ''})`,
+  )
 }
 
 /**

@@ -1,5 +1,14 @@
 import { renderUsage, runCommand, type ArgsDef, type CommandDef } from 'citty'
-import { argsOf, checkWords, FlagError, findCommandWord, isFlagWord, loadSubCommand, nearest, subCommandsOf } from './cli-args.js'
+import {
+  argsOf,
+  checkWords,
+  FlagError,
+  findCommandWord,
+  isFlagWord,
+  loadSubCommand,
+  nearest,
+  subCommandsOf,
+} from './cli-args.js'
 import { ExitCode, MycError } from './errors.js'
 import { createLogger } from './logger.js'
 import { commonArgs, eraArgs } from './commands/_shared.js'
@@ -85,7 +94,10 @@ async function locate(argv: string[], stdinIsTTY: boolean): Promise<Located> {
 function unknownCommand(name: string): MycError {
   const known = Object.keys(commands)
   const guess = nearest(name, [...known, 'help'])
-  return new MycError('usage', `Unknown command "${name}"${guess ? ` (did you mean ${guess}?)` : ''}. Commands: ${known.join(', ')}. Run \`myc help [COMMAND]\` or \`myc --help\` for usage.`)
+  return new MycError(
+    'usage',
+    `Unknown command "${name}"${guess ? ` (did you mean ${guess}?)` : ''}. Commands: ${known.join(', ')}. Run \`myc help [COMMAND]\` or \`myc --help\` for usage.`,
+  )
 }
 
 /** Walks nested subcommands (`skills lint`, `memory show`) down to the one that runs. */
@@ -107,7 +119,10 @@ async function descend(cmd: CommandDef<any>, path: string, words: string[], glob
   const name = words[index]!
   if (!Object.hasOwn(subs, name)) {
     const guess = nearest(name, known)
-    throw new MycError('usage', `Unknown command "${path} ${name}"${guess ? ` (did you mean ${path} ${guess}?)` : ''}. Subcommands: ${known.join(', ')}`)
+    throw new MycError(
+      'usage',
+      `Unknown command "${path} ${name}"${guess ? ` (did you mean ${path} ${guess}?)` : ''}. Subcommands: ${known.join(', ')}`,
+    )
   }
   return descend(await loadSubCommand(subs, name), `${path} ${name}`, without(words, index), globals)
 }
@@ -134,7 +149,9 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
       return ExitCode.ok
     }
     if (own.includes('--help') || own.includes('-h')) {
-      writeUsage(await usageFor([...own.filter((a) => a !== '--help' && a !== '-h'), ...argv.slice(own.length)], stdinIsTTY))
+      writeUsage(
+        await usageFor([...own.filter((a) => a !== '--help' && a !== '-h'), ...argv.slice(own.length)], stdinIsTTY),
+      )
       return ExitCode.ok
     }
     // `myc help [COMMAND…]` is `myc [COMMAND…] --help`.
@@ -165,9 +182,13 @@ async function usageFor(words: string[], stdinIsTTY: boolean): Promise<string> {
   const index = await findCommandWord(words, [await argsOf(main)], async () => argsOf(await commands[fallback]!()))
   const name = index === -1 ? undefined : words[index]!
   // The list of every command (`serve|status|…`) is past 100 columns: COMMAND, listed under COMMANDS below.
-  if (name === undefined || !Object.hasOwn(commands, name)) return (await renderUsage(main)).replace(/(?:[a-z]+\|){4,}[a-z]+/, 'COMMAND')
+  if (name === undefined || !Object.hasOwn(commands, name))
+    return (await renderUsage(main)).replace(/(?:[a-z]+\|){4,}[a-z]+/, 'COMMAND')
   const top = await commands[name]!()
-  const { leaf, path } = await descend(top, name, without(words, index), await argsOf(main)).catch(() => ({ leaf: top, path: name }))
+  const { leaf, path } = await descend(top, name, without(words, index), await argsOf(main)).catch(() => ({
+    leaf: top,
+    path: name,
+  }))
   const meta = typeof leaf.meta === 'function' ? await leaf.meta() : await leaf.meta
   return renderUsage({ ...leaf, meta: { ...meta, name: path } }, main)
 }
@@ -186,7 +207,10 @@ const EVENT_STREAM_COMMANDS = new Set(['run', 'workflow', 'adhoc'])
  * so a reader of the stream always sees it end); and always one human line
  * on stderr.
  */
-function reportError(error: unknown, opts: { json: boolean; path: string | undefined; verbose: boolean; logger: ReturnType<typeof createLogger> }): number {
+function reportError(
+  error: unknown,
+  opts: { json: boolean; path: string | undefined; verbose: boolean; logger: ReturnType<typeof createLogger> },
+): number {
   const known = error instanceof MycError
   const isCittyUsage = !known && error instanceof Error && error.name === 'CLIError'
   const code = known ? error.code : isCittyUsage ? 'usage' : 'runtime'
@@ -194,8 +218,10 @@ function reportError(error: unknown, opts: { json: boolean; path: string | undef
   // citty colours parts of its messages (argument names); JSON is data and never carries escape codes.
   const message = stripAnsi(error instanceof Error ? error.message : String(error))
   const fix = known ? error.fix : undefined
-  if (opts.json && opts.path !== undefined && EVENT_STREAM_COMMANDS.has(opts.path)) process.stdout.write(streamEnd(code, message, exitCode))
-  else if (opts.json) process.stdout.write(`${jsonText({ ok: false, error: { code, message, ...(fix ? { fix } : {}) } })}\n`)
+  if (opts.json && opts.path !== undefined && EVENT_STREAM_COMMANDS.has(opts.path))
+    process.stdout.write(streamEnd(code, message, exitCode))
+  else if (opts.json)
+    process.stdout.write(`${jsonText({ ok: false, error: { code, message, ...(fix ? { fix } : {}) } })}\n`)
   if (opts.verbose && error instanceof Error) opts.logger.error(error)
   else opts.logger.error(fix ? `${message} (fix: ${fix})` : message)
   return exitCode
@@ -205,7 +231,24 @@ function reportError(error: unknown, opts: { json: boolean; path: string | undef
 function streamEnd(code: string, message: string, exitCode: number): string {
   const stamp = { time: new Date().toISOString(), sessionId: randomUUID() }
   const usage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
-  return [jsonText({ type: 'error', seq: 1, ...stamp, code, message }), jsonText({ type: 'session_end', seq: 2, ...stamp, ok: false, reason: 'error', turns: 0, usage, durationMs: 0, text: '', exitCode, permissionDenials: [] })].join('\n') + '\n'
+  return (
+    [
+      jsonText({ type: 'error', seq: 1, ...stamp, code, message }),
+      jsonText({
+        type: 'session_end',
+        seq: 2,
+        ...stamp,
+        ok: false,
+        reason: 'error',
+        turns: 0,
+        usage,
+        durationMs: 0,
+        text: '',
+        exitCode,
+        permissionDenials: [],
+      }),
+    ].join('\n') + '\n'
+  )
 }
 
 /** Runs the CLI on this process's arguments and sets its exit code (build/myc.cjs calls it; so does a direct run). */

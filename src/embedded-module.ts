@@ -10,6 +10,10 @@ export async function compileEmbedded<T>(base64: string): Promise<T> {
   const { gunzipSync } = await import('node:zlib')
   const mod = { exports: {} as T }
   const load = typeof require === 'function' ? require : createRequire(import.meta.url)
-  new Function('module', 'exports', 'require', gunzipSync(Buffer.from(base64, 'base64')).toString('utf8'))(mod, mod.exports, load)
+  new Function('module', 'exports', 'require', gunzipSync(Buffer.from(base64, 'base64')).toString('utf8'))(
+    mod,
+    mod.exports,
+    load,
+  )
   return mod.exports
 }

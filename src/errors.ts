@@ -18,7 +18,8 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
  * lower snake case like every code myc writes (the agent's event codes, the
  * sandbox's); docs/configuration.md has the table.
  */
-export type MycErrorCode = 'config_invalid' | 'config_not_found' | 'usage' | 'child_failed' | 'check_failed' | 'sandbox_unavailable' | 'runtime'
+export type MycErrorCode =
+  'config_invalid' | 'config_not_found' | 'usage' | 'child_failed' | 'check_failed' | 'sandbox_unavailable' | 'runtime'
 
 const exitCodeOf: Record<MycErrorCode, ExitCode> = {
   config_invalid: ExitCode.usage,

@@ -4,14 +4,19 @@ import { colourAwareStream, useColour, type ColourEnv } from './terminal-colour.
 import { logText } from './terminal-text.js'
 
 /** The logger every core module takes. Always writes to stderr. */
-export type Logger = Pick<ConsolaInstance, 'debug' | 'info' | 'warn' | 'error' | 'success' | 'start' | 'log' | 'withTag' | 'level'>
+export type Logger = Pick<
+  ConsolaInstance,
+  'debug' | 'info' | 'warn' | 'error' | 'success' | 'start' | 'log' | 'withTag' | 'level'
+>
 
 /**
  * Creates the process's logger. stdout belongs to the protocol (serve) or to
  * the command's result, so every level goes to stderr, coloured only when
  * stderr may have colour ({@link useColour}).
  */
-export function createLogger(options: { verbose?: boolean; quiet?: boolean; stream?: NodeJS.WriteStream; env?: ColourEnv } = {}): Logger {
+export function createLogger(
+  options: { verbose?: boolean; quiet?: boolean; stream?: NodeJS.WriteStream; env?: ColourEnv } = {},
+): Logger {
   const env = options.env ?? process.env
   const stream = colourAwareStream(options.stream ?? process.stderr, env)
   const consola = createConsola({
@@ -44,7 +49,10 @@ function cleaningReporter(reporter: ConsolaReporter): ConsolaReporter {
 export function cleanLogValue(value: unknown): unknown {
   if (typeof value === 'string') return logText(redactUrls(value))
   if (value instanceof Error) {
-    const copy = new Error(logText(redactUrls(value.message)), value.cause === undefined ? {} : { cause: cleanLogValue(value.cause) })
+    const copy = new Error(
+      logText(redactUrls(value.message)),
+      value.cause === undefined ? {} : { cause: cleanLogValue(value.cause) },
+    )
     copy.name = value.name
     copy.stack = value.stack === undefined ? undefined : logText(redactUrls(value.stack))
     return copy

@@ -161,7 +161,8 @@ function safeProse(text: string): string {
 function closingRun(text: string, from: number, to: number, length: number): number {
   const runs = /`+/g
   runs.lastIndex = from
-  for (let m = runs.exec(text); m && m.index < to; m = runs.exec(text)) if (m[0].length === length && m.index + length <= to) return m.index
+  for (let m = runs.exec(text); m && m.index < to; m = runs.exec(text))
+    if (m[0].length === length && m.index + length <= to) return m.index
   return -1
 }
 
@@ -170,9 +171,15 @@ function safeOutsideCode(text: string): string {
   return (
     text
       // Inline links and images: `](destination`, the destination maybe on the next line.
-      .replace(/\]\((\s*)([^)\s]*)/g, (all, space: string, destination: string) => (allowedLinkDestination(destination) ? all : `]\\(${space}${destination}`))
+      .replace(/\]\((\s*)([^)\s]*)/g, (all, space: string, destination: string) =>
+        allowedLinkDestination(destination) ? all : `]\\(${space}${destination}`,
+      )
       // Reference definitions: `[label]: destination`, the destination maybe on the next line; wherever one may be (after a list marker, in a quote), so anywhere.
-      .replace(/(?<!\\)\[((?:[^\]\\]|\\.)*)\]:([ \t]*\n?[ \t]*)(\S*)/g, (all, label: string, space: string, destination: string) => (allowedLinkDestination(destination) ? all : `\\[${label}]:${space}${destination}`))
+      .replace(
+        /(?<!\\)\[((?:[^\]\\]|\\.)*)\]:([ \t]*\n?[ \t]*)(\S*)/g,
+        (all, label: string, space: string, destination: string) =>
+          allowedLinkDestination(destination) ? all : `\\[${label}]:${space}${destination}`,
+      )
   )
 }
 

@@ -5,7 +5,8 @@
  */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text
-  for (const secret of [...secrets].filter((s) => s.length >= 3).sort((a, b) => b.length - a.length)) out = out.split(secret).join('***')
+  for (const secret of [...secrets].filter((s) => s.length >= 3).sort((a, b) => b.length - a.length))
+    out = out.split(secret).join('***')
   return out
 }
 

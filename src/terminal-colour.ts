@@ -46,7 +46,8 @@ export function colourAwareStream(stream: NodeJS.WriteStream, env: ColourEnv = p
   return new Proxy(stream, {
     get(target, prop) {
       if (prop === 'write') {
-        return (chunk: unknown, ...rest: unknown[]) => (target.write as (...a: unknown[]) => boolean)(typeof chunk === 'string' ? stripAnsi(chunk) : chunk, ...rest)
+        return (chunk: unknown, ...rest: unknown[]) =>
+          (target.write as (...a: unknown[]) => boolean)(typeof chunk === 'string' ? stripAnsi(chunk) : chunk, ...rest)
       }
       const value = Reflect.get(target, prop, target) as unknown
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value

@@ -67,7 +67,10 @@ const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u
  * text, and nothing in it a terminal acts on.
  */
 export function jsonText(value: unknown, indent?: number): string {
-  return String(JSON.stringify(value, null, indent)).replace(JSON_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return String(JSON.stringify(value, null, indent)).replace(
+    JSON_UNSAFE,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
 }
 
 /** SGR sequences (colours, and also conceal, blink…), for {@link logText}. */

@@ -9,7 +9,10 @@ import { argRule } from '../src/commands/_shared.js'
 import { FakeAnthropic } from './helpers/fake-anthropic.js'
 
 /** Runs `myc argv` in this process (stdin a pipe unless `tty`), with what it writes. */
-async function cli(argv: string[], options: { tty?: boolean } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  argv: string[],
+  options: { tty?: boolean } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = ''
   let stderr = ''
   const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
@@ -42,7 +45,8 @@ interface Node {
 async function walk(cmd: CommandDef<any> = mycCommand, at: string[] = []): Promise<Node[]> {
   const subs = await subCommandsOf(cmd)
   const nodes: Node[] = [{ path: at, cmd, args: await argsOf(cmd), leaf: subs === undefined }]
-  for (const name of Object.keys(subs ?? {})) nodes.push(...(await walk(await loadSubCommand(subs!, name), [...at, name])))
+  for (const name of Object.keys(subs ?? {}))
+    nodes.push(...(await walk(await loadSubCommand(subs!, name), [...at, name])))
   return nodes
 }
 
@@ -59,59 +63,89 @@ const emptyConfig = (): string => {
 describe('the command tree', () => {
   it('has the commands and nested subcommands the walk relies on', () => {
     const names = commands.map((n) => n.path.join(' '))
-    expect(names).toEqual(expect.arrayContaining(['status', 'tools', 'run', 'sandbox exec', 'sandbox guard', 'skills lint', 'memory show', 'sessions export']))
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'status',
+        'tools',
+        'run',
+        'sandbox exec',
+        'sandbox guard',
+        'skills lint',
+        'memory show',
+        'sessions export',
+      ]),
+    )
     expect(leaves.length).toBeGreaterThan(25)
   })
 })
 
 describe('usage text', () => {
-  it.each(tree.map((n) => [n.path.join(' ') || '(myc)', n] as const))('myc %s --help stays within 100 columns, and no line ends in padding', async (_, node) => {
-    const { code, stdout } = await cli([...node.path, '--help'])
-    expect(code).toBe(0)
-    expect(stdout.length).toBeGreaterThan(0)
-    for (const line of stdout.split('\n')) {
-      expect(line.length, line).toBeLessThanOrEqual(100)
-      expect(line).toBe(line.trimEnd())
-    }
-  })
+  it.each(tree.map((n) => [n.path.join(' ') || '(myc)', n] as const))(
+    'myc %s --help stays within 100 columns, and no line ends in padding',
+    async (_, node) => {
+      const { code, stdout } = await cli([...node.path, '--help'])
+      expect(code).toBe(0)
+      expect(stdout.length).toBeGreaterThan(0)
+      for (const line of stdout.split('\n')) {
+        expect(line.length, line).toBeLessThanOrEqual(100)
+        expect(line).toBe(line.trimEnd())
+      }
+    },
+  )
 })
 
 describe('every command refuses an unknown flag (exit 2, naming it), from the command tree', () => {
-  it.each(tree.map((n) => [n.path.join(' ') || '(none: serve)', n] as const))('myc %s --bogus-flag', async (_, node) => {
-    const after = await cli([...node.path, '--bogus-flag'])
-    expect(after.code).toBe(2)
-    expect(after.stderr).toContain(`unknown flag --bogus-flag for myc ${node.path.join(' ') || 'serve'}`)
-    // Before the command too.
-    const before = await cli(['--bogus-flag', ...node.path])
-    expect(before.code).toBe(2)
-    expect(before.stderr).toContain('unknown flag --bogus-flag')
-  })
+  it.each(tree.map((n) => [n.path.join(' ') || '(none: serve)', n] as const))(
+    'myc %s --bogus-flag',
+    async (_, node) => {
+      const after = await cli([...node.path, '--bogus-flag'])
+      expect(after.code).toBe(2)
+      expect(after.stderr).toContain(`unknown flag --bogus-flag for myc ${node.path.join(' ') || 'serve'}`)
+      // Before the command too.
+      const before = await cli(['--bogus-flag', ...node.path])
+      expect(before.code).toBe(2)
+      expect(before.stderr).toContain('unknown flag --bogus-flag')
+    },
+  )
 
-  it.each(leaves.filter((n) => Object.hasOwn(n.args, 'json')).map((n) => [n.path.join(' '), n] as const))('myc %s --json --bogus-flag prints the JSON error document', async (_, node) => {
-    const { code, stdout, stderr } = await cli([...node.path, '--json', '--bogus-flag'])
-    expect(code).toBe(2)
-    // And one human line on stderr, --json or not.
-    expect(stderr).toContain('unknown flag --bogus-flag')
-    if (['run', 'workflow', 'adhoc'].includes(node.path.join(' '))) {
-      // The agent's commands print their event stream: an error event, then session_end.
-      const events = stdout
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l))
-      expect(events.map((e) => e.type)).toEqual(['error', 'session_end'])
-      expect(events[0]).toMatchObject({ code: 'usage', message: expect.stringContaining('unknown flag --bogus-flag') })
-      expect(events[1]).toMatchObject({ ok: false, reason: 'error', exitCode: 2 })
-      return
-    }
-    const doc = JSON.parse(stdout)
-    expect(doc).toMatchObject({ ok: false, error: { code: 'usage' } })
-    expect(doc.error.message).toContain('unknown flag --bogus-flag')
-  })
+  it.each(leaves.filter((n) => Object.hasOwn(n.args, 'json')).map((n) => [n.path.join(' '), n] as const))(
+    'myc %s --json --bogus-flag prints the JSON error document',
+    async (_, node) => {
+      const { code, stdout, stderr } = await cli([...node.path, '--json', '--bogus-flag'])
+      expect(code).toBe(2)
+      // And one human line on stderr, --json or not.
+      expect(stderr).toContain('unknown flag --bogus-flag')
+      if (['run', 'workflow', 'adhoc'].includes(node.path.join(' '))) {
+        // The agent's commands print their event stream: an error event, then session_end.
+        const events = stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l))
+        expect(events.map((e) => e.type)).toEqual(['error', 'session_end'])
+        expect(events[0]).toMatchObject({
+          code: 'usage',
+          message: expect.stringContaining('unknown flag --bogus-flag'),
+        })
+        expect(events[1]).toMatchObject({ ok: false, reason: 'error', exitCode: 2 })
+        return
+      }
+      const doc = JSON.parse(stdout)
+      expect(doc).toMatchObject({ ok: false, error: { code: 'usage' } })
+      expect(doc.error.message).toContain('unknown flag --bogus-flag')
+    },
+  )
 
   it('a --json error carries the fix apart when there is one', async () => {
     const { code, stdout, stderr } = await cli(['status', '--json', '--config', '/nonexistent/mycelium.config.json'])
     expect(code).toBe(2)
-    expect(JSON.parse(stdout)).toEqual({ ok: false, error: { code: 'config_not_found', message: 'Config file not found: /nonexistent/mycelium.config.json (named by --config)', fix: 'check the path, or run `myc init` to create one' } })
+    expect(JSON.parse(stdout)).toEqual({
+      ok: false,
+      error: {
+        code: 'config_not_found',
+        message: 'Config file not found: /nonexistent/mycelium.config.json (named by --config)',
+        fix: 'check the path, or run `myc init` to create one',
+      },
+    })
     expect(stderr).toMatch(/Config file not found: .*\(fix: check the path/)
   })
 
@@ -123,7 +157,10 @@ describe('every command refuses an unknown flag (exit 2, naming it), from the co
       .split('\n')
       .map((l) => JSON.parse(l))
     expect(events.at(-1)).toMatchObject({ type: 'session_end', ok: false, exitCode: 2 })
-    expect(events.find((e) => e.type === 'error')).toMatchObject({ code: 'usage', message: expect.stringMatching(/--max-turns/) })
+    expect(events.find((e) => e.type === 'error')).toMatchObject({
+      code: 'usage',
+      message: expect.stringMatching(/--max-turns/),
+    })
   })
 })
 
@@ -134,7 +171,8 @@ describe('every flag of every command is read as its definition says', () => {
       if (def.type === 'positional') continue
       const defined = Object.hasOwn(node.args, name)
       if (def.type === 'boolean') {
-        for (const word of [`--${name}`, `--no-${name}`, `--${name}=false`]) expect(checkWords([word], command)).toEqual(defined ? [word] : [])
+        for (const word of [`--${name}`, `--no-${name}`, `--${name}=false`])
+          expect(checkWords([word], command)).toEqual(defined ? [word] : [])
         expect(() => checkWords([`--${name}=maybe`], command)).toThrow(`--${name} takes no value`)
         continue
       }
@@ -148,7 +186,8 @@ describe('every flag of every command is read as its definition says', () => {
     const positionals = Object.values(node.args).filter((d) => d.type === 'positional')
     const words = positionals.map((_, i) => `p${i}`)
     expect(checkWords(words, command)).toEqual(words)
-    if (positionals.some((d) => argRule(d).rest)) expect(checkWords([...words, 'more'], command)).toEqual([...words, 'more'])
+    if (positionals.some((d) => argRule(d).rest))
+      expect(checkWords([...words, 'more'], command)).toEqual([...words, 'more'])
     else expect(() => checkWords([...words, 'more'], command)).toThrow(`unexpected argument "more" for myc ${where}`)
   })
 })
@@ -163,7 +202,10 @@ describe('typed-wrong command lines are usage errors (in process)', () => {
     [['adhoc', 'x', '--aprove', 'critical'], 'unknown flag --aprove for myc adhoc (did you mean --approve?)'],
     [['explain', 'a:b', 'c:d'], 'unexpected argument "c:d" for myc explain'],
     [['init', 'dir', 'other'], 'unexpected argument "other" for myc init'],
-    [['run', 'fix', 'the', 'bug'], 'unexpected argument "the" for myc run (it takes TASK; quote an argument that has spaces)'],
+    [
+      ['run', 'fix', 'the', 'bug'],
+      'unexpected argument "the" for myc run (it takes TASK; quote an argument that has spaces)',
+    ],
     [['status', 'json'], 'did you mean --json?'],
     [['status', '-v'], 'unknown flag -v for myc status (did you mean --verbose?)'],
     [['status', '--json=yes'], '--json takes no value'],
@@ -263,12 +305,20 @@ describe('checkWords', () => {
   const status = { path: 'status', args: { config: { type: 'string' }, json: { type: 'boolean' } } as ArgsDef, globals }
 
   it('leaves out global flags the command does not define, with their values', () => {
-    expect(checkWords(['--era', 'modern', '--json', '--verbose', '--config', 'F'], status)).toEqual(['--json', '--config', 'F'])
+    expect(checkWords(['--era', 'modern', '--json', '--verbose', '--config', 'F'], status)).toEqual([
+      '--json',
+      '--config',
+      'F',
+    ])
     expect(checkWords(['--era=modern', '--no-verbose'], status)).toEqual([])
   })
 
   it('a value may be - or a negative number; not a flag, nor --', () => {
-    const run = { path: 'run', args: { task: { type: 'positional', required: false }, 'max-turns': { type: 'string' } } as ArgsDef, globals }
+    const run = {
+      path: 'run',
+      args: { task: { type: 'positional', required: false }, 'max-turns': { type: 'string' } } as ArgsDef,
+      globals,
+    }
     expect(checkWords(['-', '--max-turns', '-1'], run)).toEqual(['-', '--max-turns', '-1'])
     expect(() => checkWords(['--max-turns', '--', 'x'], run)).toThrow('--max-turns needs a value')
     expect(checkWords(['--', '--not-a-flag'], run)).toEqual(['--', '--not-a-flag'])

@@ -6,7 +6,20 @@ import { parseConfig } from '../src/config/parse.js'
 import { repoRoot } from './helpers/fixtures.js'
 
 /** The top-level keys of a myc config: a block holding one of them is a config example. */
-const CONFIG_KEYS = ['mcpServers', 'servers', 'skills', 'roles', 'session', 'namespace', 'sandbox', 'memory', 'audit', 'http', 'agent', 'limits']
+const CONFIG_KEYS = [
+  'mcpServers',
+  'servers',
+  'skills',
+  'roles',
+  'session',
+  'namespace',
+  'sandbox',
+  'memory',
+  'audit',
+  'http',
+  'agent',
+  'limits',
+]
 
 interface Example {
   where: string
@@ -43,7 +56,9 @@ describe('config examples in the docs', () => {
 
   it('are found (the scan itself works)', () => {
     expect(examples.length).toBeGreaterThanOrEqual(5)
-    expect(examples.map((e) => e.where)).toEqual(expect.arrayContaining([expect.stringMatching(/^docs\/team\.md:/), expect.stringMatching(/^docs\/http\.md:/)]))
+    expect(examples.map((e) => e.where)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^docs\/team\.md:/), expect.stringMatching(/^docs\/http\.md:/)]),
+    )
   })
 
   it.each(examples.map((e) => [e.where, e] as const))('%s loads as written', (where, example) => {

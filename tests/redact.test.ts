@@ -17,7 +17,10 @@ describe('redactUrl', () => {
 
 describe('redactUrls: every URL inside a text', () => {
   it('hides user, password and query values, keeps the rest of the text and URLs without secrets', () => {
-    const text = 'Request cannot be constructed from a URL that includes credentials: http://user:pass@127.0.0.1:1/mcp?token=abc. See https://example.com/docs (or "https://x.test/?k=v").'
-    expect(redactUrls(text)).toBe('Request cannot be constructed from a URL that includes credentials: http://***:***@127.0.0.1:1/mcp?token=***. See https://example.com/docs (or "https://x.test/?k=***").')
+    const text =
+      'Request cannot be constructed from a URL that includes credentials: http://user:pass@127.0.0.1:1/mcp?token=abc. See https://example.com/docs (or "https://x.test/?k=v").'
+    expect(redactUrls(text)).toBe(
+      'Request cannot be constructed from a URL that includes credentials: http://***:***@127.0.0.1:1/mcp?token=***. See https://example.com/docs (or "https://x.test/?k=***").',
+    )
   })
 })

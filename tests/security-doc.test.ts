@@ -21,6 +21,7 @@ describe('SECURITY.md', () => {
         expect(readdirSync(path.join(repoRoot, dir)).filter((f) => re.test(f)).length, probe).toBeGreaterThan(0)
       } else expect(existsSync(path.join(repoRoot, probe)), probe).toBe(true)
     }
-    for (const section of text.split('\n## ').slice(3)) expect(section, section.split('\n')[0]).toMatch(/Probes:|probes:/)
+    for (const section of text.split('\n## ').slice(3))
+      expect(section, section.split('\n')[0]).toMatch(/Probes:|probes:/)
   })
 })

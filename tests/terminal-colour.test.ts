@@ -37,7 +37,8 @@ describe('useColour: TTY × NO_COLOR × FORCE_COLOR', () => {
 })
 
 describe('stripping escape codes', () => {
-  const coloured = '\u001b[4m\u001b[1mUSAGE\u001b[22m\u001b[24m \u001b[36mmyc\u001b[39m \u001b]8;;https://x\u0007link\u001b]8;;\u0007'
+  const coloured =
+    '\u001b[4m\u001b[1mUSAGE\u001b[22m\u001b[24m \u001b[36mmyc\u001b[39m \u001b]8;;https://x\u0007link\u001b]8;;\u0007'
 
   it('stripAnsi leaves only the text', () => {
     expect(stripAnsi(coloured)).toBe('USAGE myc link')
@@ -58,6 +59,8 @@ describe('stripping escape codes', () => {
       return String((stream as unknown as PassThrough).read())
     }
     expect(read(new PassThrough() as unknown as NodeJS.WriteStream, {})).toBe('red\n')
-    expect(read(Object.assign(new PassThrough(), { isTTY: true }) as unknown as NodeJS.WriteStream, {})).toBe('\u001b[31mred\u001b[39m\n')
+    expect(read(Object.assign(new PassThrough(), { isTTY: true }) as unknown as NodeJS.WriteStream, {})).toBe(
+      '\u001b[31mred\u001b[39m\n',
+    )
   })
 })

@@ -25,7 +25,11 @@ describe('terminalText: control characters shown, never obeyed', () => {
     ['DEL', 'a\u007fb', 'a\\x7fb'],
     ['NUL, vertical tab and form feed', 'a\u0000b\u000bc\u000cd', 'a\\x00b\\x0bc\\x0cd'],
     ['a bidi override (RLO … PDF)', 'file\u202Etxt.exe\u202C', 'file\\u202etxt.exe\\u202c'],
-    ['bidi embeddings and isolates', '\u202A\u202B\u202D\u2066\u2067\u2068\u2069', '\\u202a\\u202b\\u202d\\u2066\\u2067\\u2068\\u2069'],
+    [
+      'bidi embeddings and isolates',
+      '\u202A\u202B\u202D\u2066\u2067\u2068\u2069',
+      '\\u202a\\u202b\\u202d\\u2066\\u2067\\u2068\\u2069',
+    ],
     ['bidi marks', '\u200E\u200F\u061C', '\\u200e\\u200f\\u061c'],
   ])('%s', (_name, input, shown) => {
     expect(terminalText(input)).toBe(shown)
@@ -86,12 +90,20 @@ describe('the event renderings', () => {
     sink({ ...stamp, type: 'text_delta', text: `${ESC}]0;` } as AgentEvent)
     sink({ ...stamp, type: 'text_delta', text: `t${BEL}\r` } as AgentEvent)
     sink({ ...stamp, type: 'text', text: 'ignored: streamed' } as AgentEvent)
-    sink({ ...stamp, type: 'tool_call', id: '1', tool: `fs:${ESC}[2Jx`, input: { path: `\u009b8m${ESC}]52;c;x${BEL}` } } as AgentEvent)
+    sink({
+      ...stamp,
+      type: 'tool_call',
+      id: '1',
+      tool: `fs:${ESC}[2Jx`,
+      input: { path: `\u009b8m${ESC}]52;c;x${BEL}` },
+    } as AgentEvent)
     sink({ ...stamp, type: 'error', code: 'x', message: `child said ${ESC}]0;t${BEL}` } as AgentEvent)
     const { stdout, stderr } = text()
     expect(stdout).not.toMatch(CONTROLS)
     expect(stderr).not.toMatch(CONTROLS)
-    expect(stdout).toBe('reply \\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b]0;owned\\x07\\x1b[8mhidden\\u202e\n\\x1b]0;t\\x07\\x0d\n')
+    expect(stdout).toBe(
+      'reply \\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b]0;owned\\x07\\x1b[8mhidden\\u202e\n\\x1b]0;t\\x07\\x0d\n',
+    )
     expect(stderr).toContain('→ fs:\\x1b[2Jx {"path":"\\u009b8m\\u001b]52;c;x\\u0007"}')
     expect(stderr).toContain('myc: child said \\x1b]0;t\\x07')
   })
@@ -112,7 +124,9 @@ describe('the logger', () => {
     let written = ''
     stream.on('data', (c: Buffer) => (written += c.toString()))
     const logger = createLogger({ stream, env: { NO_COLOR: '1' } })
-    logger.withTag(`srv${ESC}]0;t${BEL}`).warn(`child stderr: ${ESC}]52;c;eA==${BEL} at http://u:p@127.0.0.1:1/mcp?token=abc`)
+    logger
+      .withTag(`srv${ESC}]0;t${BEL}`)
+      .warn(`child stderr: ${ESC}]52;c;eA==${BEL} at http://u:p@127.0.0.1:1/mcp?token=abc`)
     logger.error(new Error(`failed ${ESC}[8m hidden \u202E at http://user:pass@h/x?key=s`))
     expect(written).not.toMatch(CONTROLS)
     expect(written).toContain('\\x1b]52;c;eA==\\x07')

@@ -12,7 +12,15 @@ export type YesNo = (question: string) => Promise<boolean>
  * at once; ask: not without someone to ask; manual: suggested in the log).
  * Resolves whether any trigger matched.
  */
-export async function activateTriggered(task: string, view: PrincipalView, toolbox: AgentToolbox, emit: EventStream['emit'], logger: Logger, signal: AbortSignal, ask?: YesNo): Promise<boolean> {
+export async function activateTriggered(
+  task: string,
+  view: PrincipalView,
+  toolbox: AgentToolbox,
+  emit: EventStream['emit'],
+  logger: Logger,
+  signal: AbortSignal,
+  ask?: YesNo,
+): Promise<boolean> {
   if (!view.reachableSkills || !view.activate) return false
   const { triggeredSkills } = await import('./triggers.js')
   const names = triggeredSkills(task, view.reachableSkills())
@@ -21,17 +29,37 @@ export async function activateTriggered(task: string, view: PrincipalView, toolb
 }
 
 /** Activates one skill for the agent (escalation rules apply) and tells the stream which tools came and went. */
-export async function activateSkill(name: string, by: 'trigger' | 'classifier', view: PrincipalView, toolbox: AgentToolbox, emit: EventStream['emit'], logger: Logger, signal: AbortSignal, ask?: YesNo): Promise<void> {
+export async function activateSkill(
+  name: string,
+  by: 'trigger' | 'classifier',
+  view: PrincipalView,
+  toolbox: AgentToolbox,
+  emit: EventStream['emit'],
+  logger: Logger,
+  signal: AbortSignal,
+  ask?: YesNo,
+): Promise<void> {
   const before = new Set(toolbox.list().map((t) => t.id))
   // escalation "ask": a person answers (the chat's own prompt, or the terminal); without one the skill stays off.
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
-  const yesNo: YesNo | undefined = ask ?? (interactive ? async (question) => (await import('./terminal-approval.js')).askYesNo(question) : undefined)
-  const elicit = yesNo ? async (message: string) => ({ action: 'accept' as const, content: { approve: await yesNo(message) } }) : undefined
+  const yesNo: YesNo | undefined =
+    ask ?? (interactive ? async (question) => (await import('./terminal-approval.js')).askYesNo(question) : undefined)
+  const elicit = yesNo
+    ? async (message: string) => ({ action: 'accept' as const, content: { approve: await yesNo(message) } })
+    : undefined
   const result = await view.activate!(name, 'agent', { signal, ...(elicit ? { elicit } : {}) })
   if (result.isError) {
-    logger.info(`skill ${name} (${by}) not activated: ${(result.content[0] as { text?: string } | undefined)?.text ?? ''}`)
+    logger.info(
+      `skill ${name} (${by}) not activated: ${(result.content[0] as { text?: string } | undefined)?.text ?? ''}`,
+    )
     return
   }
   const after = toolbox.list().map((t) => t.id)
-  emit({ type: 'skill_activated', skill: name, by, toolsAdded: after.filter((t) => !before.has(t)), toolsRemoved: [...before].filter((t) => !after.includes(t)) })
+  emit({
+    type: 'skill_activated',
+    skill: name,
+    by,
+    toolsAdded: after.filter((t) => !before.has(t)),
+    toolsRemoved: [...before].filter((t) => !after.includes(t)),
+  })
 }

@@ -33,7 +33,10 @@ export interface AgentContext {
 /** Says which variable to set when there are no credentials at all (before anything starts). */
 export function requireCredentials(env: Record<string, string | undefined>): void {
   if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_AUTH_TOKEN) {
-    throw new MycError('usage', 'no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment; ANTHROPIC_BASE_URL points myc at another endpoint')
+    throw new MycError(
+      'usage',
+      'no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment; ANTHROPIC_BASE_URL points myc at another endpoint',
+    )
   }
 }
 
@@ -62,13 +65,25 @@ export async function openAgentContext(options: {
   requireCredentials(options.env)
   // A person at a terminal is asked to authorize an HTTP child again (`myc: authorize:`); a run with no one there fails the call with the fix.
   const reauthorize = process.stderr.isTTY ? (await import('../oauth/reauthorize.js')).stderrReauthorize() : undefined
-  const { runtime, loaded, mode } = await openRuntime({ configPath: options.configPath, logger: options.logger, version: options.version, env: options.env, ...(reauthorize ? { reauthorize } : {}) })
+  const { runtime, loaded, mode } = await openRuntime({
+    configPath: options.configPath,
+    logger: options.logger,
+    version: options.version,
+    env: options.env,
+    ...(reauthorize ? { reauthorize } : {}),
+  })
   options.onRuntime(runtime)
   // The sandboxed built-ins, as `myc serve` offers them when an active skill allows them.
-  const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
+  const runner =
+    mode.kind === 'policy'
+      ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded)
+      : undefined
   const price = loaded.config.agent.price
   const flags = options.budget ?? {}
-  const budget = new Budget(price, options.raiseBudget ?? 'raise it with --max-budget-usd or --max-tokens-total, or in agent.budget')
+  const budget = new Budget(
+    price,
+    options.raiseBudget ?? 'raise it with --max-budget-usd or --max-tokens-total, or in agent.budget',
+  )
   // A cap in USD without a price fails before anything is asked of the model.
   budget.setLimits(resolveLimits(flags, loaded.config.agent.budget, [], price))
   /** The caps for a role: each of its chain's (the role, then the one it inherits from…) before agent.budget's. */
@@ -83,17 +98,42 @@ export async function openAgentContext(options: {
     )
   }
   const viewFor = (role: string | undefined, only?: string[], roleFrom?: string) => {
-    const view = createView(mode, loaded, { role, ...(roleFrom ? { roleFrom } : {}), skills: options.skills, env: options.env, catalogue: runtime.catalogue, logger: options.logger, ...(runner ? { runner } : {}), ...(only ? { only } : {}) })
+    const view = createView(mode, loaded, {
+      role,
+      ...(roleFrom ? { roleFrom } : {}),
+      skills: options.skills,
+      env: options.env,
+      catalogue: runtime.catalogue,
+      logger: options.logger,
+      ...(runner ? { runner } : {}),
+      ...(only ? { only } : {}),
+    })
     if (!only) budget.setLimits(roleLimits(view.describe?.().role ?? null))
     return view
   }
   const sdk = await loadAnthropicSdk()
-  const client = new sdk.Anthropic({ apiKey: options.env.ANTHROPIC_API_KEY ?? null, authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null, ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}) })
+  const client = new sdk.Anthropic({
+    apiKey: options.env.ANTHROPIC_API_KEY ?? null,
+    authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null,
+    ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}),
+  })
   const model = resolveModel(options.model, loaded.config.agent.model, options.env)
   // What children may ask during the agent's tool calls: the model (sampling), the person when there is one, the working directory as the root.
-  const sampledUsage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
+  const sampledUsage: TokenUsage = {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadInputTokens: 0,
+    cacheCreationInputTokens: 0,
+  }
   const answers: ChildAnswers = {
-    sample: modelSampler(client, model, loaded.config.agent.maxTokens, (message) => options.logger.info(message), sampledUsage, budget),
+    sample: modelSampler(
+      client,
+      model,
+      loaded.config.agent.maxTokens,
+      (message) => options.logger.info(message),
+      sampledUsage,
+      budget,
+    ),
     roots: workingDirectoryRoots(process.cwd()),
     ...(options.person ? { elicit: () => Promise.reject(new Error('nobody is at the prompt yet')) } : {}),
   }

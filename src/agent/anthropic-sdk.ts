@@ -20,9 +20,14 @@ let loading: Promise<AnthropicSdk> | undefined
  */
 export function loadAnthropicSdk(): Promise<AnthropicSdk> {
   loading ??= (async () => {
-    if (typeof __MYC_ANTHROPIC_SDK__ === 'string') return (await import('../embedded-module.js')).compileEmbedded<AnthropicSdk>(__MYC_ANTHROPIC_SDK__)
+    if (typeof __MYC_ANTHROPIC_SDK__ === 'string')
+      return (await import('../embedded-module.js')).compileEmbedded<AnthropicSdk>(__MYC_ANTHROPIC_SDK__)
     const [sdk, mcp] = await Promise.all([import('@anthropic-ai/sdk'), import('@anthropic-ai/sdk/helpers/beta/mcp')])
-    return { Anthropic: sdk.default, mcpContent: mcp.mcpContent, UnsupportedMCPValueError: mcp.UnsupportedMCPValueError }
+    return {
+      Anthropic: sdk.default,
+      mcpContent: mcp.mcpContent,
+      UnsupportedMCPValueError: mcp.UnsupportedMCPValueError,
+    }
   })()
   return loading
 }

@@ -13,7 +13,8 @@ export function parsePreapprovals(values: readonly string[], context: PatternCon
   return values.map((value) => {
     if ((RISK_LEVELS as readonly string[]).includes(value)) return { level: value as RiskLevel }
     const parsed = parsePattern(value, context)
-    if (!parsed.ok) throw new Error(`--approve takes a risk level (${RISK_LEVELS.join(', ')}) or a tool pattern: ${parsed.error}`)
+    if (!parsed.ok)
+      throw new Error(`--approve takes a risk level (${RISK_LEVELS.join(', ')}) or a tool pattern: ${parsed.error}`)
     return { pattern: parsed.pattern }
   })
 }
@@ -41,7 +42,11 @@ export class ApprovalGate {
   ) {}
 
   /** Whether the call may run; emits the approval events when the risk reaches the threshold. */
-  async check(callId: string, tool: OfferedTool, input: Record<string, unknown>): Promise<{ allow: true } | { allow: false; reason: string }> {
+  async check(
+    callId: string,
+    tool: OfferedTool,
+    input: Record<string, unknown>,
+  ): Promise<{ allow: true } | { allow: false; reason: string }> {
     const split = tool.id.indexOf(':')
     const server = tool.id.slice(0, split)
     const name = tool.id.slice(split + 1)
@@ -49,11 +54,28 @@ export class ApprovalGate {
     if (riskRank(level) < riskRank(this.options.threshold) && !this.never.has(tool.id)) return { allow: true }
     const { emit } = this.options
     emit({ type: 'approval_requested', id: callId, tool: tool.id, risk: level })
-    const decision = decideApproval({ id: tool.id, server, tool: name, level, threshold: this.options.threshold, memory: { always: this.always, never: this.never }, preapproved: this.options.preapproved, interactive: this.options.ask !== undefined })
+    const decision = decideApproval({
+      id: tool.id,
+      server,
+      tool: name,
+      level,
+      threshold: this.options.threshold,
+      memory: { always: this.always, never: this.never },
+      preapproved: this.options.preapproved,
+      interactive: this.options.ask !== undefined,
+    })
     if (decision.action !== 'ask') {
       // Below the threshold nothing was asked (only reached here for a "never" tool, which is denied by session).
       const by = decision.by === 'threshold' ? 'session' : decision.by
-      emit({ type: 'approval_decided', id: callId, tool: tool.id, risk: level, decision: decision.action, by, reason: decision.why })
+      emit({
+        type: 'approval_decided',
+        id: callId,
+        tool: tool.id,
+        risk: level,
+        decision: decision.action,
+        by,
+        reason: decision.why,
+      })
       return decision.action === 'allow' ? { allow: true } : { allow: false, reason: `not approved: ${decision.why}` }
     }
     // One prompt at a time, even if calls come in parallel.
@@ -61,7 +83,15 @@ export class ApprovalGate {
     if (answer === 'always') this.always.add(tool.id)
     if (answer === 'never') this.never.add(tool.id)
     const allow = answer === 'yes' || answer === 'always'
-    emit({ type: 'approval_decided', id: callId, tool: tool.id, risk: level, decision: allow ? 'allow' : 'deny', by: 'user', reason: `answered ${answer}` })
+    emit({
+      type: 'approval_decided',
+      id: callId,
+      tool: tool.id,
+      risk: level,
+      decision: allow ? 'allow' : 'deny',
+      by: 'user',
+      reason: `answered ${answer}`,
+    })
     return allow ? { allow: true } : { allow: false, reason: `not approved: the user answered ${answer}` }
   }
 }
@@ -71,9 +101,18 @@ export class ApprovalGate {
  * annotations and names; `--approve` values; asking through `ask` (the
  * chat's own prompt), else on the terminal when there is one, else nobody.
  */
-export async function createApprovalGate(config: MyceliumConfig, runtime: Pick<Runtime, 'supervisor'>, approve: readonly string[], emit: (event: AgentEventBody) => void, ask?: AskPerson): Promise<ApprovalGate> {
+export async function createApprovalGate(
+  config: MyceliumConfig,
+  runtime: Pick<Runtime, 'supervisor'>,
+  approve: readonly string[],
+  emit: (event: AgentEventBody) => void,
+  ask?: AskPerson,
+): Promise<ApprovalGate> {
   const { RiskClassifier } = await import('./risk.js')
-  const context = { separator: config.namespace.separator, servers: new Set([...runtime.supervisor.children.keys(), 'mycelium']) }
+  const context = {
+    separator: config.namespace.separator,
+    servers: new Set([...runtime.supervisor.children.keys(), 'mycelium']),
+  }
   let preapproved
   try {
     preapproved = parsePreapprovals(approve, context)
@@ -82,5 +121,11 @@ export async function createApprovalGate(config: MyceliumConfig, runtime: Pick<R
   }
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
   const terminal = interactive ? (await import('./terminal-approval.js')).askOnTerminal : undefined
-  return new ApprovalGate({ classifier: new RiskClassifier(config.agent.risk, context), threshold: config.agent.approvalThreshold, preapproved, ask: ask ?? terminal, emit })
+  return new ApprovalGate({
+    classifier: new RiskClassifier(config.agent.risk, context),
+    threshold: config.agent.approvalThreshold,
+    preapproved,
+    ask: ask ?? terminal,
+    emit,
+  })
 }

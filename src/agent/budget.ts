@@ -35,7 +35,12 @@ export interface BudgetFlags {
 }
 
 /** The usage of one Messages API answer, as the API reports it. */
-type ApiUsage = { input_tokens?: number | null; output_tokens?: number | null; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null }
+type ApiUsage = {
+  input_tokens?: number | null
+  output_tokens?: number | null
+  cache_read_input_tokens?: number | null
+  cache_creation_input_tokens?: number | null
+}
 
 /** Estimated tokens of what a request sends: the characters of its JSON divided by 4, rounded up (the rule of src/principal/token-count.ts). */
 export function estimateTokens(value: unknown): number {
@@ -48,7 +53,12 @@ export function estimateTokens(value: unknown): number {
  * `agent.budget`. A USD cap without `agent.price` is a usage error naming
  * where the cap came from.
  */
-export function resolveLimits(flags: BudgetFlags, agent: BudgetConfig | undefined, roles: ReadonlyArray<{ name: string; budget?: BudgetConfig | undefined }>, price: Price): BudgetLimits {
+export function resolveLimits(
+  flags: BudgetFlags,
+  agent: BudgetConfig | undefined,
+  roles: ReadonlyArray<{ name: string; budget?: BudgetConfig | undefined }>,
+  price: Price,
+): BudgetLimits {
   const limits: BudgetLimits = {}
   const from = new Map<keyof BudgetLimits, string>()
   for (const key of ['maxUsd', 'maxInputTokens', 'maxOutputTokens'] as const) {
@@ -87,7 +97,12 @@ export function capText(limits: BudgetLimits): string | undefined {
   return parts.length > 0 ? `budget ${parts.join(', ')}` : undefined
 }
 
-const zero = (): TokenUsage => ({ inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 })
+const zero = (): TokenUsage => ({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadInputTokens: 0,
+  cacheCreationInputTokens: 0,
+})
 const inputOf = (u: TokenUsage) => u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens
 
 /** The budget stopped a request: the message says what was spent, the cap, and how to raise it. */
@@ -150,20 +165,37 @@ export class Budget {
     const over: string[] = []
     if (l.maxUsd !== undefined && this.price) {
       const spent = this.costUsd() ?? 0
-      const next = (input * Math.max(this.price.inputPerMTok, this.price.cacheWritePerMTok ?? 0) + output * this.price.outputPerMTok) / 1_000_000
-      if (spent + next > l.maxUsd) over.push(`spent ${usdText(spent)} of the ${usdText(l.maxUsd)} cap, and the next request could cost up to ${usdText(next)}`)
+      const next =
+        (input * Math.max(this.price.inputPerMTok, this.price.cacheWritePerMTok ?? 0) +
+          output * this.price.outputPerMTok) /
+        1_000_000
+      if (spent + next > l.maxUsd)
+        over.push(
+          `spent ${usdText(spent)} of the ${usdText(l.maxUsd)} cap, and the next request could cost up to ${usdText(next)}`,
+        )
     }
     if (l.maxTotalTokens !== undefined && spentIn + this.spent.outputTokens + input + output > l.maxTotalTokens)
-      over.push(`spent ${spentIn + this.spent.outputTokens} tokens of the ${l.maxTotalTokens}-token cap, and the next request could take up to ${input + output}`)
-    if (l.maxInputTokens !== undefined && spentIn + input > l.maxInputTokens) over.push(`spent ${spentIn} input tokens of the ${l.maxInputTokens} cap, and the next request sends about ${input}`)
-    if (l.maxOutputTokens !== undefined && this.spent.outputTokens + output > l.maxOutputTokens) over.push(`spent ${this.spent.outputTokens} output tokens of the ${l.maxOutputTokens} cap, and the next request may write up to ${output}`)
+      over.push(
+        `spent ${spentIn + this.spent.outputTokens} tokens of the ${l.maxTotalTokens}-token cap, and the next request could take up to ${input + output}`,
+      )
+    if (l.maxInputTokens !== undefined && spentIn + input > l.maxInputTokens)
+      over.push(
+        `spent ${spentIn} input tokens of the ${l.maxInputTokens} cap, and the next request sends about ${input}`,
+      )
+    if (l.maxOutputTokens !== undefined && this.spent.outputTokens + output > l.maxOutputTokens)
+      over.push(
+        `spent ${this.spent.outputTokens} output tokens of the ${l.maxOutputTokens} cap, and the next request may write up to ${output}`,
+      )
     if (over.length === 0) return undefined
     this.refused = `budget reached: ${over[0]} (${this.raise})`
     return this.refused
   }
 
   /** A request sent at once (not streamed): refused with {@link BudgetReached} when it does not fit; its usage counted when it does. */
-  async send<Q extends { max_tokens: number }, R extends { usage?: ApiUsage | undefined }>(request: Q, call: (request: Q) => Promise<R>): Promise<R> {
+  async send<Q extends { max_tokens: number }, R extends { usage?: ApiUsage | undefined }>(
+    request: Q,
+    call: (request: Q) => Promise<R>,
+  ): Promise<R> {
     const { max_tokens, ...sent } = request
     const refused = this.capped ? this.refuse(estimateTokens(sent), max_tokens) : undefined
     if (refused !== undefined) throw new BudgetReached(refused)
@@ -181,7 +213,14 @@ export class Budget {
   }
 
   /** A session file's `usage` record for what was spent since the last one: tokens, and the cost when a price is set. */
-  usageRecord(): { type: 'usage'; inputTokens: number; outputTokens: number; cacheReadInputTokens: number; cacheCreationInputTokens: number; costUsd?: number } {
+  usageRecord(): {
+    type: 'usage'
+    inputTokens: number
+    outputTokens: number
+    cacheReadInputTokens: number
+    cacheCreationInputTokens: number
+    costUsd?: number
+  } {
     const usage = this.unrecorded()
     const cost = costUsd(usage, this.price)
     return { type: 'usage', ...usage, ...(cost !== undefined ? { costUsd: cost } : {}) }
@@ -197,15 +236,18 @@ export class Budget {
 export function budgetCommand(budget: Budget, arg: string): string {
   const spent = `spent ${budget.spent.inputTokens + budget.spent.cacheReadInputTokens + budget.spent.cacheCreationInputTokens + budget.spent.outputTokens} tokens${budget.costUsd() !== undefined ? `, ${usdText(budget.costUsd()!)}` : ''}`
   const words = arg.trim().toLowerCase().split(/\s+/).filter(Boolean)
-  if (words.length === 0) return `${spent}; ${capText(budget.limits) ?? 'no budget'} (/budget N sets one in USD, /budget N tokens in tokens, /budget off removes it)`
+  if (words.length === 0)
+    return `${spent}; ${capText(budget.limits) ?? 'no budget'} (/budget N sets one in USD, /budget N tokens in tokens, /budget off removes it)`
   if (words.length === 1 && words[0] === 'off') {
     budget.setLimits({})
     return `${spent}; no budget for the rest of this chat`
   }
   const n = Number(words[0]!.replace(/^\$/, ''))
   const tokens = words[1] === 'tokens' && words.length === 2
-  if (!Number.isFinite(n) || n <= 0 || (words.length > 1 && !tokens) || (tokens && !Number.isSafeInteger(n))) return `/budget takes an amount of USD (/budget 0.50), a number of tokens (/budget 20000 tokens) or off, not "${arg.trim()}"`
-  if (!tokens && budget.costUsd() === undefined) return `/budget ${words[0]}: a budget in USD needs agent.price in the config; /budget ${words[0]} tokens caps tokens instead`
+  if (!Number.isFinite(n) || n <= 0 || (words.length > 1 && !tokens) || (tokens && !Number.isSafeInteger(n)))
+    return `/budget takes an amount of USD (/budget 0.50), a number of tokens (/budget 20000 tokens) or off, not "${arg.trim()}"`
+  if (!tokens && budget.costUsd() === undefined)
+    return `/budget ${words[0]}: a budget in USD needs agent.price in the config; /budget ${words[0]} tokens caps tokens instead`
   budget.setLimits(tokens ? { maxTotalTokens: n } : { maxUsd: n })
   return `${spent}; ${capText(budget.limits)!} for the rest of this chat`
 }

@@ -10,7 +10,14 @@ import type { TokenUsage } from './events.js'
  * in (cache reads and writes included) and out so far, and the cost when
  * `agent.price` is set. `developer · claude-x · skills: common, reader · 1.2k in / 340 out · $0.01`
  */
-export function statusLine(principal: { role: string | null; activeSkills: ReadonlyArray<{ name: string }> }, policyMode: boolean, model: string, usage: TokenUsage, price: Parameters<typeof costUsd>[1], cap?: string): string {
+export function statusLine(
+  principal: { role: string | null; activeSkills: ReadonlyArray<{ name: string }> },
+  policyMode: boolean,
+  model: string,
+  usage: TokenUsage,
+  price: Parameters<typeof costUsd>[1],
+  cap?: string,
+): string {
   const tokensIn = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens
   const cost = costUsd(usage, price)
   return [

@@ -9,7 +9,17 @@ import { endRunSpan, startRunSpan } from './run-span.js'
 import { EventStream, humanSink } from './event-stream.js'
 import type { TokenUsage } from './events.js'
 import { systemPrompt } from './system-prompt.js'
-import { firstTurns, listSessions, loadSession, NOT_RECORDED, recordedSessionsDir, SessionWriter, summaryPair, turnStarts, type LoadedSession } from './session-store.js'
+import {
+  firstTurns,
+  listSessions,
+  loadSession,
+  NOT_RECORDED,
+  recordedSessionsDir,
+  SessionWriter,
+  summaryPair,
+  turnStarts,
+  type LoadedSession,
+} from './session-store.js'
 import { ExitCode } from '../errors.js'
 import { activateTriggered } from './activation.js'
 import { openAgentContext } from './agent-context.js'
@@ -51,7 +61,10 @@ const COMMANDS = new Map<string, string>([
   ['/tools', 'the tools the model is offered now'],
   ['/model', '/model [NAME]: show or switch the model for the next turn'],
   ['/status', 'role, model, skills, tools and tokens used'],
-  ['/budget', '/budget [N | N tokens | off]: the spend so far and the cap; N USD or N tokens for the rest of this chat'],
+  [
+    '/budget',
+    '/budget [N | N tokens | off]: the spend so far and the cap; N USD or N tokens for the rest of this chat',
+  ],
   ['/roles', 'the role (fixed at launch)'],
   ['/memory', '/memory [WORDS]: what this role remembers (and the roles it may read), when a skill grants memory'],
   ['/clear', 'forget the conversation so far'],
@@ -83,7 +96,12 @@ export async function runChat(options: ChatOptions): Promise<number> {
   try {
     const interactive = input.isTTY === true && output.isTTY === true
     // On a terminal a person answers the children's elicitation (below, once the prompt exists); piped, nobody does, so it is not offered.
-    const opened = await openAgentContext({ ...options, person: interactive, raiseBudget: '/budget N raises it for this chat', onRuntime: (r) => (runtime = r) })
+    const opened = await openAgentContext({
+      ...options,
+      person: interactive,
+      raiseBudget: '/budget N raises it for this chat',
+      onRuntime: (r) => (runtime = r),
+    })
     const { loaded, sdk, client, answers } = opened
     const rt = runtime!
     const view = opened.viewFor(options.role)
@@ -92,7 +110,12 @@ export async function runChat(options: ChatOptions): Promise<number> {
     let model = opened.model
     const usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
     /** How much of opened.sampledUsage is in `usage` already. */
-    const sampledCounted: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
+    const sampledCounted: TokenUsage = {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    }
     const conversation: BetaMessageParam[] = []
     const events = new EventStream(humanSink(output, errors))
     // Everything said here may quote a skill, a tool, a memory, a session file or an error from a child: controls are shown, never obeyed.
@@ -102,7 +125,10 @@ export async function runChat(options: ChatOptions): Promise<number> {
     // The session: recorded as it goes, or continued from disk.
     const dir = recordedSessionsDir(loaded)
     // No config file: a chat with no tools, recorded nowhere (no `.mycelium/` in whatever folder this is); said once.
-    if (dir === undefined) say(`myc: no config file here: no tools, and this chat is not recorded; run \`myc init\` to set up a project (or give --config)`)
+    if (dir === undefined)
+      say(
+        `myc: no config file here: no tools, and this chat is not recorded; run \`myc init\` to set up a project (or give --config)`,
+      )
     let writer!: SessionWriter
     const restore = async (session: LoadedSession) => {
       conversation.length = 0
@@ -114,14 +140,23 @@ export async function runChat(options: ChatOptions): Promise<number> {
       }
       // Skills active now that the restored session did not have are turned off (protected ones stay).
       const wanted = new Set(session.activeSkills)
-      for (const s of view.reachableSkills?.() ?? []) if (s.active && !wanted.has(s.name)) view.deactivate?.(s.name, 'person')
+      for (const s of view.reachableSkills?.() ?? [])
+        if (s.active && !wanted.has(s.name)) view.deactivate?.(s.name, 'person')
       writer = new SessionWriter(dir, session.id)
       say(`resumed session ${session.id}${session.name ? ` (${session.name})` : ''}: ${session.turns} turns`)
     }
     if (options.resume) await restore(loadSession(dir, options.resume))
     else {
       writer = new SessionWriter(dir, SessionWriter.newId())
-      writer.append({ type: 'meta', id: writer.id, created: new Date().toISOString(), role: principal().role, mode: 'chat', model, version: options.version })
+      writer.append({
+        type: 'meta',
+        id: writer.id,
+        created: new Date().toISOString(),
+        role: principal().role,
+        mode: 'chat',
+        model,
+        version: options.version,
+      })
     }
     const recordSkills = () => writer.append({ type: 'skills', active: principal().activeSkills.map((s) => s.name) })
 
@@ -134,7 +169,9 @@ export async function runChat(options: ChatOptions): Promise<number> {
       terminal: interactive,
       historySize: HISTORY_LINES,
       history,
-      ...(interactive ? { completer: (line: string) => complete(line, view.reachableSkills?.().map((s) => s.name) ?? []) } : {}),
+      ...(interactive
+        ? { completer: (line: string) => complete(line, view.reachableSkills?.().map((s) => s.name) ?? []) }
+        : {}),
     })
     prompt = rl
     rl.setPrompt('myc> ')
@@ -146,7 +183,14 @@ export async function runChat(options: ChatOptions): Promise<number> {
     let shownStatus = ''
     const showStatus = (onlyIfChanged = false) => {
       if (!interactive) return
-      const line = statusLine(principal(), view.reachableSkills !== undefined, model, usage, loaded.config.agent.price, capText(opened.budget.limits))
+      const line = statusLine(
+        principal(),
+        view.reachableSkills !== undefined,
+        model,
+        usage,
+        loaded.config.agent.price,
+        capText(opened.budget.limits),
+      )
       if (onlyIfChanged && line === shownStatus) return
       shownStatus = line
       output.write(`${forStream(output, `${DIM}${terminalText(line)}${UNDIM}`, options.env)}\n`)
@@ -180,7 +224,12 @@ export async function runChat(options: ChatOptions): Promise<number> {
       const sample = answers.sample
       if (sample) {
         answers.sample = async (server, params, signal) => {
-          if (!(await yesNo(`Server "${server}" asks the model to answer it (sampling, up to ${String(params.maxTokens ?? '?')} tokens). Allow?`))) throw new Error('the person declined the sampling request')
+          if (
+            !(await yesNo(
+              `Server "${server}" asks the model to answer it (sampling, up to ${String(params.maxTokens ?? '?')} tokens). Allow?`,
+            ))
+          )
+            throw new Error('the person declined the sampling request')
           return sample(server, params, signal)
         }
       }
@@ -194,7 +243,15 @@ export async function runChat(options: ChatOptions): Promise<number> {
       interactive
         ? async ({ tool, risk, input: args }) => {
             for (;;) {
-              const a = APPROVAL_ANSWERS.get((await question(`Allow ${tool} (${risk} risk) with ${jsonText(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `)).trim().toLowerCase())
+              const a = APPROVAL_ANSWERS.get(
+                (
+                  await question(
+                    `Allow ${tool} (${risk} risk) with ${jsonText(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `,
+                  )
+                )
+                  .trim()
+                  .toLowerCase(),
+              )
               if (a) return a
             }
           }
@@ -233,7 +290,10 @@ export async function runChat(options: ChatOptions): Promise<number> {
       if (LATER.has(name)) return (say(`${name} comes with saved sessions; not available yet.`), true)
       if (!COMMANDS.has(name)) {
         const guess = didYouMean(name, [...COMMANDS.keys(), ...LATER])
-        return (say(`Unknown command ${name}.${guess ? ` Did you mean ${guess}?` : ''} /help lists the commands.`), true)
+        return (
+          say(`Unknown command ${name}.${guess ? ` Did you mean ${guess}?` : ''} /help lists the commands.`),
+          true
+        )
       }
       switch (name) {
         case '/help':
@@ -241,7 +301,11 @@ export async function runChat(options: ChatOptions): Promise<number> {
           return true
         case '/skills': {
           const skills = view.reachableSkills?.() ?? []
-          say(skills.length ? skills.map((s) => `${s.active ? '*' : ' '} ${s.name}`).join('\n') : 'No skills (open mode: every tool is offered).')
+          say(
+            skills.length
+              ? skills.map((s) => `${s.active ? '*' : ' '} ${s.name}`).join('\n')
+              : 'No skills (open mode: every tool is offered).',
+          )
           return true
         }
         case '/add':
@@ -259,7 +323,11 @@ export async function runChat(options: ChatOptions): Promise<number> {
           return true
         case '/sessions': {
           const all = listSessions(dir)
-          say(all.length ? all.map((x) => `${x.id}${x.name ? ` ${x.name}` : ''} · ${x.meta.mode} · ${x.turns} turns`).join('\n') : 'No sessions yet.')
+          say(
+            all.length
+              ? all.map((x) => `${x.id}${x.name ? ` ${x.name}` : ''} · ${x.meta.mode} · ${x.turns} turns`).join('\n')
+              : 'No sessions yet.',
+          )
           return true
         }
         case '/fork': {
@@ -270,8 +338,19 @@ export async function runChat(options: ChatOptions): Promise<number> {
             const messages = at ? firstTurns(from.messages, Number(at[1])) : from.messages
             const fork = new SessionWriter(dir, SessionWriter.newId())
             fork.append(
-              { type: 'meta', id: fork.id, created: new Date().toISOString(), role: principal().role, mode: 'chat', model, version: options.version },
-              ...messages.map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })),
+              {
+                type: 'meta',
+                id: fork.id,
+                created: new Date().toISOString(),
+                role: principal().role,
+                mode: 'chat',
+                model,
+                version: options.version,
+              },
+              ...messages.map((message) => ({
+                type: 'message' as const,
+                message: message as { role: 'user' | 'assistant'; content: unknown },
+              })),
               { type: 'skills', active: from.activeSkills },
             )
             await restore(loadSession(dir, fork.id))
@@ -283,7 +362,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
         }
         case '/compress': {
           const starts = turnStarts(conversation)
-          if (starts.length <= 2) return (say('Nothing to compress yet: the last two turns are always kept whole.'), true)
+          if (starts.length <= 2)
+            return (say('Nothing to compress yet: the last two turns are always kept whole.'), true)
           const cut = starts[starts.length - 2]!
           const older = conversation.slice(0, cut)
           const estimate = (m: readonly BetaMessageParam[]) => Math.round(JSON.stringify(m).length / 4)
@@ -293,7 +373,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
               {
                 model,
                 max_tokens: 1_024,
-                system: 'Summarise this conversation between a user and an agent for the agent to go on from: decisions, facts found, files and tools used, open questions. Be brief and concrete.',
+                system:
+                  'Summarise this conversation between a user and an agent for the agent to go on from: decisions, facts found, files and tools used, open questions. Be brief and concrete.',
                 messages: [{ role: 'user' as const, content: JSON.stringify(older) }],
               },
               (request) => client.messages.create(request),
@@ -309,7 +390,9 @@ export async function runChat(options: ChatOptions): Promise<number> {
             const kept = conversation.length - cut
             conversation.splice(0, cut, ...summaryPair(summary))
             writer.append({ type: 'compressed', summary, kept })
-            say(`compressed ${starts.length - 2} turns: about ${before} tokens before, ${estimate(conversation)} after (estimated as characters / 4); the originals stay in ${writer.file}`)
+            say(
+              `compressed ${starts.length - 2} turns: about ${before} tokens before, ${estimate(conversation)} after (estimated as characters / 4); the originals stay in ${writer.file}`,
+            )
           } catch (error) {
             say(`could not compress: ${(error as Error).message}`)
           }
@@ -354,17 +437,29 @@ export async function runChat(options: ChatOptions): Promise<number> {
           // Through the principal's own recall tool: exactly what policy lets this session read.
           const recall = toolbox.list().find((t) => t.id === 'mycelium:recall_memory')
           if (!recall) {
-            say(`No active skill grants memory to role ${principal().role ?? '(open mode)'}. /skills lists the skills; one with grants.memory adds it.`)
+            say(
+              `No active skill grants memory to role ${principal().role ?? '(open mode)'}. /skills lists the skills; one with grants.memory adds it.`,
+            )
             return true
           }
           const { Cancellation } = await import('../protocol/cancellation.js')
-          const called = await toolbox.call(recall.wireName, { all_roles: true, limit: 50, ...(arg ? { query: arg } : {}) }, new Cancellation())
+          const called = await toolbox.call(
+            recall.wireName,
+            { all_roles: true, limit: 50, ...(arg ? { query: arg } : {}) },
+            new Cancellation(),
+          )
           const result = called.ok ? called.result : undefined
-          say(result ? result.content.map((c) => (c.type === 'text' ? c.text : '')).join('') : `memory: ${called.ok ? '' : called.error.message}`)
+          say(
+            result
+              ? result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+              : `memory: ${called.ok ? '' : called.error.message}`,
+          )
           return true
         }
         case '/roles':
-          say(`role ${principal().role ?? '(open mode)'}: fixed at launch (--role, MYCELIUM_ROLE or roles.default); start myc chat again to change it.`)
+          say(
+            `role ${principal().role ?? '(open mode)'}: fixed at launch (--role, MYCELIUM_ROLE or roles.default); start myc chat again to change it.`,
+          )
           return true
         case '/clear':
           conversation.length = 0
@@ -404,7 +499,18 @@ export async function runChat(options: ChatOptions): Promise<number> {
       turn = new AbortController()
       let recorded = conversation.length
       // The turn names a trigger: its skills come first, as the escalation mode allows (ask: asked here).
-      if (await activateTriggered(line, view, toolbox, events.emit, options.logger, turn.signal, interactive ? yesNo : undefined)) recordSkills()
+      if (
+        await activateTriggered(
+          line,
+          view,
+          toolbox,
+          events.emit,
+          options.logger,
+          turn.signal,
+          interactive ? yesNo : undefined,
+        )
+      )
+        recordSkills()
       const p = principal()
       // Tracing on: each turn is a trace of its own, as a run is.
       const traced = startRunSpan(rt.tracing, model, 'chat')
@@ -432,8 +538,17 @@ export async function runChat(options: ChatOptions): Promise<number> {
         sampledCounted[k] = opened.sampledUsage[k]
       }
       if ((outcome.reason === 'interrupted' || outcome.reason === 'budget') && conversation.at(-1)?.role === 'user')
-        conversation.push({ role: 'assistant', content: outcome.reason === 'budget' ? '(stopped: the budget was reached)' : '(interrupted by the user)' })
-      writer.append(...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })), opened.budget.usageRecord())
+        conversation.push({
+          role: 'assistant',
+          content: outcome.reason === 'budget' ? '(stopped: the budget was reached)' : '(interrupted by the user)',
+        })
+      writer.append(
+        ...conversation.slice(recorded).map((message) => ({
+          type: 'message' as const,
+          message: message as { role: 'user' | 'assistant'; content: unknown },
+        })),
+        opened.budget.usageRecord(),
+      )
       recordSkills()
       recorded = conversation.length
       if (outcome.reason === 'interrupted') {
@@ -469,6 +584,7 @@ function complete(line: string, skills: readonly string[]): [string[], string] {
     const hits = skills.filter((s) => s.startsWith(match[2]!))
     return [hits, match[2]!]
   }
-  if (line.startsWith('/') && !line.includes(' ')) return [[...COMMANDS.keys(), ...LATER].filter((c) => c.startsWith(line)), line]
+  if (line.startsWith('/') && !line.includes(' '))
+    return [[...COMMANDS.keys(), ...LATER].filter((c) => c.startsWith(line)), line]
   return [[], line]
 }

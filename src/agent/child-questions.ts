@@ -39,7 +39,11 @@ export interface ChildAnswers {
 
 /** The client capabilities that match what `answers` can answer. */
 export function agentCapabilities(answers: ChildAnswers): ClientCapabilities {
-  return { roots: {}, ...(answers.sample ? { sampling: {} } : {}), ...(answers.elicit ? { elicitation: { form: {} } } : {}) }
+  return {
+    roots: {},
+    ...(answers.sample ? { sampling: {} } : {}),
+    ...(answers.elicit ? { elicitation: { form: {} } } : {}),
+  }
 }
 
 /** The agent's roots: the folder it works in. */
@@ -79,10 +83,22 @@ export class AgentCall implements ConnectionHandle {
     return false
   }
 
-  async forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, related?: RequestId): Promise<Record<string, unknown>> {
-    if (related !== this.origin.requestId) throw new Error(`the agent answers ${method} only during its own tool call (asked by server "${server}" outside it)`)
+  async forwardRequest(
+    server: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+    related?: RequestId,
+  ): Promise<Record<string, unknown>> {
+    if (related !== this.origin.requestId)
+      throw new Error(
+        `the agent answers ${method} only during its own tool call (asked by server "${server}" outside it)`,
+      )
     const need = neededCapability(method, params, this.clientCapabilities)
-    if (!need?.declared) throw new Error(`the agent cannot answer ${method}${need ? ` (it does not offer ${need.name})` : ''} (asked by server "${server}")`)
+    if (!need?.declared)
+      throw new Error(
+        `the agent cannot answer ${method}${need ? ` (it does not offer ${need.name})` : ''} (asked by server "${server}")`,
+      )
     const asked = params ?? {}
     if (method === 'roots/list') return { roots: this.answers.roots.map((r) => ({ ...r })) }
     if (method === 'sampling/createMessage') return this.answers.sample!(server, asked, signal)
@@ -104,14 +120,19 @@ function stopReasonOf(reason: string | null | undefined): string | undefined {
   }
 }
 
-type ApiBlock = { type: 'text'; text: string } | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } }
+type ApiBlock =
+  { type: 'text'; text: string } | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } }
 
 /** One MCP sampling content block as a Messages API block (what the API cannot take becomes a line of text saying so). */
 function apiBlock(block: unknown): ApiBlock {
   const b = (block ?? {}) as { type?: string; text?: unknown; data?: unknown; mimeType?: unknown }
   if (b.type === 'text' && typeof b.text === 'string') return { type: 'text', text: b.text }
-  if (b.type === 'image' && typeof b.data === 'string' && typeof b.mimeType === 'string') return { type: 'image', source: { type: 'base64', media_type: b.mimeType, data: b.data } }
-  return { type: 'text', text: `[${typeof b.type === 'string' ? b.type : 'unknown'} content omitted: the model takes text and images]` }
+  if (b.type === 'image' && typeof b.data === 'string' && typeof b.mimeType === 'string')
+    return { type: 'image', source: { type: 'base64', media_type: b.mimeType, data: b.data } }
+  return {
+    type: 'text',
+    text: `[${typeof b.type === 'string' ? b.type : 'unknown'} content omitted: the model takes text and images]`,
+  }
 }
 
 /**
@@ -123,41 +144,77 @@ export function samplingRequest(
   params: Record<string, unknown>,
   model: string,
   maxTokensCap: number,
-): { model: string; max_tokens: number; messages: Array<{ role: 'user' | 'assistant'; content: ApiBlock[] }>; system?: string; temperature?: number; stop_sequences?: string[] } {
+): {
+  model: string
+  max_tokens: number
+  messages: Array<{ role: 'user' | 'assistant'; content: ApiBlock[] }>
+  system?: string
+  temperature?: number
+  stop_sequences?: string[]
+} {
   const messages = (Array.isArray(params.messages) ? params.messages : []).map((m) => {
     const message = (m ?? {}) as { role?: unknown; content?: unknown }
     const content = Array.isArray(message.content) ? message.content.map(apiBlock) : [apiBlock(message.content)]
     return { role: message.role === 'assistant' ? ('assistant' as const) : ('user' as const), content }
   })
-  const asked = typeof params.maxTokens === 'number' && params.maxTokens > 0 ? Math.floor(params.maxTokens) : maxTokensCap
+  const asked =
+    typeof params.maxTokens === 'number' && params.maxTokens > 0 ? Math.floor(params.maxTokens) : maxTokensCap
   return {
     model,
     max_tokens: Math.min(asked, maxTokensCap),
     messages,
     ...(typeof params.systemPrompt === 'string' && params.systemPrompt !== '' ? { system: params.systemPrompt } : {}),
     ...(typeof params.temperature === 'number' ? { temperature: params.temperature } : {}),
-    ...(Array.isArray(params.stopSequences) ? { stop_sequences: params.stopSequences.filter((s): s is string => typeof s === 'string') } : {}),
+    ...(Array.isArray(params.stopSequences)
+      ? { stop_sequences: params.stopSequences.filter((s): s is string => typeof s === 'string') }
+      : {}),
   }
 }
 
 /** The Messages API's answer as an MCP sampling result: its text, the model that wrote it, why it stopped. Pure. */
-export function samplingResult(message: { model: string; stop_reason?: string | null; content: ReadonlyArray<{ type: string; text?: string }> }): Record<string, unknown> {
+export function samplingResult(message: {
+  model: string
+  stop_reason?: string | null
+  content: ReadonlyArray<{ type: string; text?: string }>
+}): Record<string, unknown> {
   const text = message.content
     .filter((b) => b.type === 'text')
     .map((b) => b.text ?? '')
     .join('')
   const stopReason = stopReasonOf(message.stop_reason)
-  return { role: 'assistant', content: { type: 'text', text }, model: message.model, ...(stopReason ? { stopReason } : {}) }
+  return {
+    role: 'assistant',
+    content: { type: 'text', text },
+    model: message.model,
+    ...(stopReason ? { stopReason } : {}),
+  }
 }
 
 /** Sampling by the agent's model (non-streaming Messages API request); the tokens each answer took go to `usage` (the run's totals count them). Through `budget`: a request past a cap is not sent, and the child gets the error. */
-export function modelSampler(client: Pick<Anthropic, 'beta'>, model: string, maxTokensCap: number, note: (message: string) => void, usage?: TokenUsage, budget?: Budget): NonNullable<ChildAnswers['sample']> {
+export function modelSampler(
+  client: Pick<Anthropic, 'beta'>,
+  model: string,
+  maxTokensCap: number,
+  note: (message: string) => void,
+  usage?: TokenUsage,
+  budget?: Budget,
+): NonNullable<ChildAnswers['sample']> {
   return async (server, params, signal) => {
     const request = samplingRequest(params, model, maxTokensCap)
     note(`server "${server}" asked the model (sampling, up to ${request.max_tokens} tokens)`)
-    const send = () => client.beta.messages.create({ ...request, stream: false } as never, { signal }) as unknown as Promise<{ usage?: Record<string, number | null> }>
-    const message = (await (budget ? budget.send(request, send) : send())) as unknown as Parameters<typeof samplingResult>[0] & {
-      usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null }
+    const send = () =>
+      client.beta.messages.create({ ...request, stream: false } as never, { signal }) as unknown as Promise<{
+        usage?: Record<string, number | null>
+      }>
+    const message = (await (budget ? budget.send(request, send) : send())) as unknown as Parameters<
+      typeof samplingResult
+    >[0] & {
+      usage?: {
+        input_tokens?: number
+        output_tokens?: number
+        cache_read_input_tokens?: number | null
+        cache_creation_input_tokens?: number | null
+      }
     }
     if (usage && message.usage) {
       usage.inputTokens += message.usage.input_tokens ?? 0
@@ -180,13 +237,18 @@ interface FieldSchema {
 }
 
 /** What the person typed for one field, as the field's type wants it; or what is wrong with it. Pure. */
-export function parseFieldValue(field: FieldSchema, typed: string): { ok: true; value: unknown } | { ok: false; problem: string } {
+export function parseFieldValue(
+  field: FieldSchema,
+  typed: string,
+): { ok: true; value: unknown } | { ok: false; problem: string } {
   const text = typed.trim()
   const choices = field.enum ?? field.oneOf?.map((o) => o.const)
   if (choices && choices.length > 0) {
     const index = /^\d+$/.test(text) ? Number(text) - 1 : -1
     const picked = index >= 0 && index < choices.length ? choices[index] : choices.find((c) => String(c) === text)
-    return picked !== undefined ? { ok: true, value: picked } : { ok: false, problem: `choose one of ${choices.map((c, i) => `${i + 1}) ${String(c)}`).join(', ')}` }
+    return picked !== undefined
+      ? { ok: true, value: picked }
+      : { ok: false, problem: `choose one of ${choices.map((c, i) => `${i + 1}) ${String(c)}`).join(', ')}` }
   }
   switch (field.type) {
     case 'boolean':
@@ -211,7 +273,10 @@ export function parseFieldValue(field: FieldSchema, typed: string): { ok: true; 
  * accept / decline / cancel, then each field (an empty answer skips an
  * optional one, or takes its default).
  */
-export function terminalElicitation(ask: (question: string) => Promise<string>, say: (line: string) => void): NonNullable<ChildAnswers['elicit']> {
+export function terminalElicitation(
+  ask: (question: string) => Promise<string>,
+  say: (line: string) => void,
+): NonNullable<ChildAnswers['elicit']> {
   return async (server, params) => {
     say(`[${server}] asks: ${typeof params.message === 'string' ? params.message : '(no message)'}`)
     for (;;) {
@@ -225,7 +290,13 @@ export function terminalElicitation(ask: (question: string) => Promise<string>, 
     for (const [name, field] of Object.entries(schema.properties ?? {})) {
       const required = schema.required?.includes(name) === true
       const choices = field.enum ?? field.oneOf?.map((o) => o.const)
-      const hint = [field.description, choices ? choices.map((c, i) => `${i + 1}) ${String(c)}`).join(' ') : field.type, field.default !== undefined ? `default ${String(field.default)}` : required ? 'required' : 'optional'].filter(Boolean).join('; ')
+      const hint = [
+        field.description,
+        choices ? choices.map((c, i) => `${i + 1}) ${String(c)}`).join(' ') : field.type,
+        field.default !== undefined ? `default ${String(field.default)}` : required ? 'required' : 'optional',
+      ]
+        .filter(Boolean)
+        .join('; ')
       for (;;) {
         const typed = await ask(`  ${field.title ?? name} (${hint}): `)
         if (typed.trim() === '' && !required) {

@@ -1,6 +1,12 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import { redactUrl, redactUrls } from '../redact.js'
-import type { BetaContentBlockParam, BetaMessageParam, BetaTextBlockParam, BetaToolResultBlockParam, BetaToolUnion } from '@anthropic-ai/sdk/resources/beta/messages/messages'
+import type {
+  BetaContentBlockParam,
+  BetaMessageParam,
+  BetaTextBlockParam,
+  BetaToolResultBlockParam,
+  BetaToolUnion,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import { Cancellation } from '../protocol/cancellation.js'
 import type { WireError } from '../protocol/request-relay.js'
@@ -30,9 +36,18 @@ export interface OfferedTool {
 export interface AgentToolbox {
   list(): readonly OfferedTool[]
   /** The tool and arguments a call stands for when the tool wraps another (lazy open mode's call_tool): what approvals decide on. */
-  resolve?(wireName: string, args: Record<string, unknown>): { tool: OfferedTool; input: Record<string, unknown> } | undefined
+  resolve?(
+    wireName: string,
+    args: Record<string, unknown>,
+  ): { tool: OfferedTool; input: Record<string, unknown> } | undefined
   /** `meta`: the call's `_meta` (trace context, when tracing). */
-  call(wireName: string, args: Record<string, unknown>, cancellation: Cancellation, callId?: string, meta?: Record<string, unknown>): Promise<{ ok: true; result: CallToolResult } | { ok: false; error: WireError }>
+  call(
+    wireName: string,
+    args: Record<string, unknown>,
+    cancellation: Cancellation,
+    callId?: string,
+    meta?: Record<string, unknown>,
+  ): Promise<{ ok: true; result: CallToolResult } | { ok: false; error: WireError }>
 }
 
 export interface AgentOptions {
@@ -58,7 +73,11 @@ export interface AgentOptions {
   /** Tracing, when on: a `chat {model}` span per request and an `execute_tool {tool}` span per call, under `span` (the run's `invoke_agent`). */
   tracing?: { tracing: Tracing; span: SpanHandle }
   /** Decides, before a call is sent, whether it may run (adhoc's approvals). */
-  approve?: (callId: string, tool: OfferedTool, input: Record<string, unknown>) => Promise<{ allow: true } | { allow: false; reason: string }>
+  approve?: (
+    callId: string,
+    tool: OfferedTool,
+    input: Record<string, unknown>,
+  ) => Promise<{ allow: true } | { allow: false; reason: string }>
   /** The run's caps and meter: a request that would pass a cap is not sent, and the run ends `budget` (src/agent/budget.ts). */
   budget?: Budget
 }
@@ -96,7 +115,14 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
   let turns = 0
   /** An approval refused during the run: with `deniedFails`, a run that then ends well ends `denied`, not `done`. */
   let approvalDenied = false
-  const end = (reason: EndReason, error?: AgentOutcome['error']): AgentOutcome => ({ reason: reason === 'done' && approvalDenied && options.deniedFails ? 'denied' : reason, turns, usage, text, permissionDenials, ...(error ? { error } : {}) })
+  const end = (reason: EndReason, error?: AgentOutcome['error']): AgentOutcome => ({
+    reason: reason === 'done' && approvalDenied && options.deniedFails ? 'denied' : reason,
+    turns,
+    usage,
+    text,
+    permissionDenials,
+    ...(error ? { error } : {}),
+  })
 
   while (turns < options.maxTurns) {
     if (options.signal?.aborted) return end('interrupted')
@@ -112,7 +138,9 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       ...(i === offered.length - 1 ? { cache_control: { type: 'ephemeral' as const } } : {}),
     }))
     // The budget's rule: this request's estimated input and its max_tokens on top of the spend so far must stay under every cap.
-    const refused = options.budget?.capped ? options.budget.refuse(estimateTokens({ system, messages, tools }), options.maxTokens) : undefined
+    const refused = options.budget?.capped
+      ? options.budget.refuse(estimateTokens({ system, messages, tools }), options.maxTokens)
+      : undefined
     if (refused !== undefined) {
       turns--
       return end('budget', { code: 'budget_reached', message: refused })
@@ -125,7 +153,16 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       'gen_ai.request.max_tokens': options.maxTokens,
     })
     try {
-      const stream = options.client.beta.messages.stream({ model: options.model, max_tokens: options.maxTokens, system, messages, ...(tools.length > 0 ? { tools } : {}) }, options.signal ? { signal: options.signal } : {})
+      const stream = options.client.beta.messages.stream(
+        {
+          model: options.model,
+          max_tokens: options.maxTokens,
+          system,
+          messages,
+          ...(tools.length > 0 ? { tools } : {}),
+        },
+        options.signal ? { signal: options.signal } : {},
+      )
       if (options.includePartial) stream.on('text', (delta) => emit({ type: 'text_delta', text: delta }))
       message = await stream.finalMessage()
     } catch (error) {
@@ -166,46 +203,104 @@ export async function runAgent(task: string, options: AgentOptions): Promise<Age
       emit({ type: 'tool_call', id: call.id, tool: label, input })
       // The decision comes before the call reaches the child: a denied call never runs.
       // A call_tool is approved as the tool it calls, never as itself.
-      const target = tool && options.approve ? (options.toolbox.resolve?.(tool.wireName, input) ?? { tool, input }) : undefined
-      const approval = target && options.approve ? await options.approve(call.id, target.tool, target.input) : { allow: true as const }
+      const target =
+        tool && options.approve ? (options.toolbox.resolve?.(tool.wireName, input) ?? { tool, input }) : undefined
+      const approval =
+        target && options.approve ? await options.approve(call.id, target.tool, target.input) : { allow: true as const }
       // The call's duration starts after the person answered: their time is not the tool's.
       const started = performance.now()
       if (!approval.allow) {
         options.tracing?.span.event('approval_denied', { 'gen_ai.tool.name': label })
         approvalDenied = true
         permissionDenials.push({ tool: label, id: call.id, reason: approval.reason })
-        emit({ type: 'tool_result', id: call.id, tool: label, ok: false, durationMs: 0, content: [{ type: 'text', text: approval.reason }] })
-        results.push({ type: 'tool_result', tool_use_id: call.id, is_error: true, content: [{ type: 'text', text: approval.reason }] })
+        emit({
+          type: 'tool_result',
+          id: call.id,
+          tool: label,
+          ok: false,
+          durationMs: 0,
+          content: [{ type: 'text', text: approval.reason }],
+        })
+        results.push({
+          type: 'tool_result',
+          tool_use_id: call.id,
+          is_error: true,
+          content: [{ type: 'text', text: approval.reason }],
+        })
         continue
       }
-      const before = tool && (tool.id === META_ACTIVATE || tool.id === META_DEACTIVATE) ? new Set(options.toolbox.list().map((t) => t.id)) : undefined
+      const before =
+        tool && (tool.id === META_ACTIVATE || tool.id === META_DEACTIVATE)
+          ? new Set(options.toolbox.list().map((t) => t.id))
+          : undefined
       // A name the model made up reaches the toolbox as it is: it gets the answer of a tool that does not exist.
       // Ctrl-C reaches a call in flight (a worker, a child's tool) too.
       const cancellation = new Cancellation()
       const onAbort = () => cancellation.cancel(options.signal!.reason)
       options.signal?.addEventListener('abort', onAbort, { once: true })
-      const toolSpan = options.tracing?.tracing.start(`execute_tool ${label}`, 'internal', options.tracing.span, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': label, 'gen_ai.tool.call.id': call.id })
-      const outcome = await options.toolbox.call(wire ?? call.name, input, cancellation, call.id, toolSpan ? { ...toolSpan.carrier() } : undefined).finally(() => options.signal?.removeEventListener('abort', onAbort))
-      toolSpan?.end(outcome.ok ? (outcome.result.isError ? 'the tool answered isError' : undefined) : outcome.error.message)
+      const toolSpan = options.tracing?.tracing.start(`execute_tool ${label}`, 'internal', options.tracing.span, {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': label,
+        'gen_ai.tool.call.id': call.id,
+      })
+      const outcome = await options.toolbox
+        .call(wire ?? call.name, input, cancellation, call.id, toolSpan ? { ...toolSpan.carrier() } : undefined)
+        .finally(() => options.signal?.removeEventListener('abort', onAbort))
+      toolSpan?.end(
+        outcome.ok ? (outcome.result.isError ? 'the tool answered isError' : undefined) : outcome.error.message,
+      )
       const durationMs = Math.round(performance.now() - started)
       if (!outcome.ok) {
-        if (outcome.error.code === RpcCode.invalidParams) permissionDenials.push({ tool: label, id: call.id, reason: outcome.error.message })
-        emit({ type: 'tool_result', id: call.id, tool: label, ok: false, durationMs, content: [{ type: 'text', text: outcome.error.message }] })
-        results.push({ type: 'tool_result', tool_use_id: call.id, is_error: true, content: [{ type: 'text', text: outcome.error.message }] })
+        if (outcome.error.code === RpcCode.invalidParams)
+          permissionDenials.push({ tool: label, id: call.id, reason: outcome.error.message })
+        emit({
+          type: 'tool_result',
+          id: call.id,
+          tool: label,
+          ok: false,
+          durationMs,
+          content: [{ type: 'text', text: outcome.error.message }],
+        })
+        results.push({
+          type: 'tool_result',
+          tool_use_id: call.id,
+          is_error: true,
+          content: [{ type: 'text', text: outcome.error.message }],
+        })
         continue
       }
       const ok = outcome.result.isError !== true
-      const blocked = (outcome.result.structuredContent as { error?: { code?: string; rule?: string; message?: string } } | undefined)?.error
-      if (blocked?.code === 'guard_blocked') emit({ type: 'guard_blocked', id: call.id, tool: label, rule: blocked.rule ?? '', message: blocked.message ?? '' })
+      const blocked = (
+        outcome.result.structuredContent as { error?: { code?: string; rule?: string; message?: string } } | undefined
+      )?.error
+      if (blocked?.code === 'guard_blocked')
+        emit({
+          type: 'guard_blocked',
+          id: call.id,
+          tool: label,
+          rule: blocked.rule ?? '',
+          message: blocked.message ?? '',
+        })
       emit({ type: 'tool_result', id: call.id, tool: label, ok, durationMs, content: outcome.result.content ?? [] })
-      results.push({ type: 'tool_result', tool_use_id: call.id, ...(ok ? {} : { is_error: true }), content: toolResultContent(outcome.result, options.sdk) })
+      results.push({
+        type: 'tool_result',
+        tool_use_id: call.id,
+        ...(ok ? {} : { is_error: true }),
+        content: toolResultContent(outcome.result, options.sdk),
+      })
       if (before && ok) {
         const after = new Set(options.toolbox.list().map((t) => t.id))
         const toolsAdded = [...after].filter((t) => !before.has(t))
         const toolsRemoved = [...before].filter((t) => !after.has(t))
         const skill = typeof input.name === 'string' ? input.name : ''
         if (toolsAdded.length > 0 || toolsRemoved.length > 0 || tool?.id === META_ACTIVATE) {
-          emit({ type: tool?.id === META_ACTIVATE ? 'skill_activated' : 'skill_deactivated', skill, by: 'model', toolsAdded, toolsRemoved })
+          emit({
+            type: tool?.id === META_ACTIVATE ? 'skill_activated' : 'skill_deactivated',
+            skill,
+            by: 'model',
+            toolsAdded,
+            toolsRemoved,
+          })
         }
       }
     }
@@ -222,12 +317,35 @@ function describeApiError(error: unknown): NonNullable<AgentOutcome['error']> {
 }
 
 function describeApiErrorAsIs(error: unknown): NonNullable<AgentOutcome['error']> {
-  const e = error as { status?: number; message?: string; name?: string; error?: { error?: { type?: string; message?: string } } }
+  const e = error as {
+    status?: number
+    message?: string
+    name?: string
+    error?: { error?: { type?: string; message?: string } }
+  }
   const detail = e.error?.error?.message ?? e.message ?? String(error)
-  if (e.status === 401) return { code: 'api_key_rejected', status: 401, message: `the Anthropic API rejected the key (${detail}): check ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN` }
-  if (e.status === 403) return { code: 'api_forbidden', status: 403, message: `the Anthropic API refused the request (${detail})` }
-  if (e.status === 404) return { code: 'api_not_found', status: 404, message: `the Anthropic API answered 404 (${detail}): check the model name and ANTHROPIC_BASE_URL` }
+  if (e.status === 401)
+    return {
+      code: 'api_key_rejected',
+      status: 401,
+      message: `the Anthropic API rejected the key (${detail}): check ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN`,
+    }
+  if (e.status === 403)
+    return { code: 'api_forbidden', status: 403, message: `the Anthropic API refused the request (${detail})` }
+  if (e.status === 404)
+    return {
+      code: 'api_not_found',
+      status: 404,
+      message: `the Anthropic API answered 404 (${detail}): check the model name and ANTHROPIC_BASE_URL`,
+    }
   if (e.status === undefined)
-    return { code: 'api_unreachable', message: `cannot reach the Anthropic API at ${process.env.ANTHROPIC_BASE_URL ? redactUrl(process.env.ANTHROPIC_BASE_URL) : 'https://api.anthropic.com'} (${detail}): check the network or ANTHROPIC_BASE_URL` }
-  return { code: e.error?.error?.type ?? 'api_error', status: e.status, message: `the Anthropic API answered ${e.status}: ${detail}` }
+    return {
+      code: 'api_unreachable',
+      message: `cannot reach the Anthropic API at ${process.env.ANTHROPIC_BASE_URL ? redactUrl(process.env.ANTHROPIC_BASE_URL) : 'https://api.anthropic.com'} (${detail}): check the network or ANTHROPIC_BASE_URL`,
+    }
+  return {
+    code: e.error?.error?.type ?? 'api_error',
+    status: e.status,
+    message: `the Anthropic API answered ${e.status}: ${detail}`,
+  }
 }

@@ -72,7 +72,9 @@ export function humanSink(out: Writable, err: Writable): (event: AgentEvent) => 
         return
       case 'skill_activated':
       case 'skill_deactivated':
-        line(`${event.type === 'skill_activated' ? '+' : '-'} skill ${event.skill}${event.toolsAdded.length ? `: ${event.toolsAdded.join(', ')}` : ''}`)
+        line(
+          `${event.type === 'skill_activated' ? '+' : '-'} skill ${event.skill}${event.toolsAdded.length ? `: ${event.toolsAdded.join(', ')}` : ''}`,
+        )
         return
       case 'error':
         line(`myc: ${event.message}`)

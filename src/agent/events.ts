@@ -147,10 +147,17 @@ export type EndReason = (typeof EndReasons)[number]
 export type TokenUsage = v.InferOutput<typeof Usage>
 
 /** An event before the stream stamps it (seq, time, session id). */
-export type AgentEventBody = AgentEvent extends infer E ? (E extends AgentEvent ? Omit<E, 'seq' | 'time' | 'sessionId'> : never) : never
+export type AgentEventBody = AgentEvent extends infer E
+  ? E extends AgentEvent
+    ? Omit<E, 'seq' | 'time' | 'sessionId'>
+    : never
+  : never
 
 /** The JSON Schema of one event (draft-07), what `myc run --json-schema` prints. */
 export async function agentEventsJsonSchema(): Promise<Record<string, unknown>> {
   const { toJsonSchema } = await import('@valibot/to-json-schema')
-  return { title: 'myc run --json: one event per line', ...(toJsonSchema(AgentEventSchema, { target: 'draft-07', errorMode: 'ignore' }) as Record<string, unknown>) }
+  return {
+    title: 'myc run --json: one event per line',
+    ...(toJsonSchema(AgentEventSchema, { target: 'draft-07', errorMode: 'ignore' }) as Record<string, unknown>),
+  }
 }

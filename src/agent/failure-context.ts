@@ -25,15 +25,30 @@ export const FailureContextSchema = v.strictObject({
 export type FailureContext = v.InferOutput<typeof FailureContextSchema>
 
 function tail(text: string): string {
-  return text.length <= CONTEXT_OUTPUT_CAP ? text : `[… ${text.length - CONTEXT_OUTPUT_CAP} characters cut …]\n${text.slice(-CONTEXT_OUTPUT_CAP)}`
+  return text.length <= CONTEXT_OUTPUT_CAP
+    ? text
+    : `[… ${text.length - CONTEXT_OUTPUT_CAP} characters cut …]\n${text.slice(-CONTEXT_OUTPUT_CAP)}`
 }
 
 /** Writes a context file under `<dir>/.mycelium/context/`; resolves with its path. */
-export async function writeFailureContext(dir: string, context: Omit<FailureContext, 'version' | 'timestamp'>, now = new Date()): Promise<string> {
-  const record: FailureContext = { version: 1, ...context, stdout: tail(context.stdout), stderr: tail(context.stderr), timestamp: now.toISOString() }
+export async function writeFailureContext(
+  dir: string,
+  context: Omit<FailureContext, 'version' | 'timestamp'>,
+  now = new Date(),
+): Promise<string> {
+  const record: FailureContext = {
+    version: 1,
+    ...context,
+    stdout: tail(context.stdout),
+    stderr: tail(context.stderr),
+    timestamp: now.toISOString(),
+  }
   const folder = path.join(dir, '.mycelium', 'context')
   await mkdir(folder, { recursive: true })
-  const file = path.join(folder, `${record.timestamp.replace(/[:.]/g, '-')}-${context.skillId.replace(/[^a-z0-9-]/g, '_')}.json`)
+  const file = path.join(
+    folder,
+    `${record.timestamp.replace(/[:.]/g, '-')}-${context.skillId.replace(/[^a-z0-9-]/g, '_')}.json`,
+  )
   await writeFile(file, `${JSON.stringify(record, null, 2)}\n`)
   return file
 }
@@ -50,13 +65,19 @@ export async function readFailureContext(file: string): Promise<FailureContext> 
   try {
     raw = JSON.parse(text)
   } catch (error) {
-    throw new MycError('usage', `--context: ${file} is not JSON (${(error as Error).message}); pass the file a failed \`myc workflow\` wrote under .mycelium/context/`)
+    throw new MycError(
+      'usage',
+      `--context: ${file} is not JSON (${(error as Error).message}); pass the file a failed \`myc workflow\` wrote under .mycelium/context/`,
+    )
   }
   const parsed = v.safeParse(FailureContextSchema, raw)
   if (!parsed.success) {
     const issue = parsed.issues[0]
     const key = (issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'
-    throw new MycError('usage', `--context: ${file}: ${key}: ${issue.message} (a context file has version 1, skillId, scriptPath, args, exitCode, stdout, stderr, conversationSummary, timestamp)`)
+    throw new MycError(
+      'usage',
+      `--context: ${file}: ${key}: ${issue.message} (a context file has version 1, skillId, scriptPath, args, exitCode, stdout, stderr, conversationSummary, timestamp)`,
+    )
   }
   return parsed.output
 }
@@ -69,13 +90,21 @@ export const STDERR_TAIL_LINES = 12
  * script and its arguments, its exit code, and the last lines of its stderr
  * (plain text: the caller passes it through terminalText).
  */
-export function failureSummary(failure: { skill: string; script: string; args: readonly string[]; exitCode: number | null; stderr: string }): string {
+export function failureSummary(failure: {
+  skill: string
+  script: string
+  args: readonly string[]
+  exitCode: number | null
+  stderr: string
+}): string {
   const lines = failure.stderr.replace(/\s+$/, '').split('\n')
   const tailLines = failure.stderr.trim() === '' ? [] : lines.slice(-STDERR_TAIL_LINES)
   const cut = lines.length - tailLines.length
   return [
     `myc: script scripts/${failure.script}${failure.args.length ? ` ${failure.args.join(' ')}` : ''} of skill ${failure.skill} failed: ${failure.exitCode === null ? 'no exit code (ended by a signal or the time limit)' : `exit code ${failure.exitCode}`}`,
-    tailLines.length === 0 ? '  (its stderr is empty)' : `  its stderr${cut > 0 ? ` (the last ${tailLines.length} of ${lines.length} lines)` : ''}:`,
+    tailLines.length === 0
+      ? '  (its stderr is empty)'
+      : `  its stderr${cut > 0 ? ` (the last ${tailLines.length} of ${lines.length} lines)` : ''}:`,
     ...tailLines.map((l) => `  | ${l}`),
   ].join('\n')
 }

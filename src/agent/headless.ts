@@ -79,7 +79,10 @@ const EXIT_BY_REASON: Record<EndReason, number> = {
 export async function runHeadless(options: HeadlessOptions): Promise<number> {
   const stdout = options.stdout ?? process.stdout
   const stderr = options.stderr ?? process.stderr
-  const events = new EventStream(options.json ? jsonLinesSink(stdout) : humanSink(stdout, stderr), SessionWriter.newId())
+  const events = new EventStream(
+    options.json ? jsonLinesSink(stdout) : humanSink(stdout, stderr),
+    SessionWriter.newId(),
+  )
   const startedAt = performance.now()
   /** The configured price, once the config is loaded (session_end.costUsd). */
   const price: { value?: MyceliumConfig['agent']['price'] } = {}
@@ -87,7 +90,10 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   let sampled: AgentOutcome['usage'] | undefined
   /** The run's root span (tracing on): invoke_agent. */
   let root: SpanHandle | undefined
-  const finish = (result: Omit<AgentOutcome, 'usage'> & { usage?: AgentOutcome['usage']; contextFile?: string }, exitCode = EXIT_BY_REASON[result.reason]): number => {
+  const finish = (
+    result: Omit<AgentOutcome, 'usage'> & { usage?: AgentOutcome['usage']; contextFile?: string },
+    exitCode = EXIT_BY_REASON[result.reason],
+  ): number => {
     const outcome = sampled && result.usage ? { ...result, usage: sumUsage(result.usage, sampled) } : result
     if (outcome.error) {
       const message = redactUrls(outcome.error.message)
@@ -120,12 +126,18 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   signals.once('SIGINT', onInterrupt)
   try {
     const kind = options.mode ?? 'run'
-    const context = options.contextFile ? await (await import('./failure-context.js')).readFailureContext(options.contextFile) : undefined
-    const { loaded, mode, viewFor, model, sdk, client, answers, sampledUsage, budget } = await openAgentContext({ ...options, onRuntime: (r) => (runtime = r) })
+    const context = options.contextFile
+      ? await (await import('./failure-context.js')).readFailureContext(options.contextFile)
+      : undefined
+    const { loaded, mode, viewFor, model, sdk, client, answers, sampledUsage, budget } = await openAgentContext({
+      ...options,
+      onRuntime: (r) => (runtime = r),
+    })
     sampled = sampledUsage
     const rt = runtime!
     price.value = loaded.config.agent.price
-    if (kind !== 'run' && mode.kind !== 'policy') throw new MycError('usage', `myc ${kind} needs policy mode (skills and roles); in open mode use \`myc run\``)
+    if (kind !== 'run' && mode.kind !== 'policy')
+      throw new MycError('usage', `myc ${kind} needs policy mode (skills and roles); in open mode use \`myc run\``)
     // One trace per run (tracing on): invoke_agent at its root, the chat and execute_tool spans under it.
     const tracing = rt.tracing
     const run = startRunSpan(tracing, model, kind)
@@ -157,10 +169,24 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
      * written now. `handedOff`: the session a workflow handed off to, which
      * names the workflow's session it came from.
      */
-    const openSession = (view: ReturnType<typeof viewFor>, as: 'run' | 'adhoc' | 'workflow', handedOff?: HandOff): { writer: SessionWriter; conversation: BetaMessageParam[] } => {
-      if (resumed && !handedOff) return { writer: new SessionWriter(dir, resumed.id), conversation: [...resumed.messages] }
+    const openSession = (
+      view: ReturnType<typeof viewFor>,
+      as: 'run' | 'adhoc' | 'workflow',
+      handedOff?: HandOff,
+    ): { writer: SessionWriter; conversation: BetaMessageParam[] } => {
+      if (resumed && !handedOff)
+        return { writer: new SessionWriter(dir, resumed.id), conversation: [...resumed.messages] }
       const writer = new SessionWriter(dir, handedOff?.id ?? events.sessionId)
-      writer.append({ type: 'meta', id: writer.id, created: new Date().toISOString(), role: view.describe?.().role ?? null, mode: as, model, version: options.version, ...(handedOff ? { from: handedOff.from } : {}) })
+      writer.append({
+        type: 'meta',
+        id: writer.id,
+        created: new Date().toISOString(),
+        role: view.describe?.().role ?? null,
+        mode: as,
+        model,
+        version: options.version,
+        ...(handedOff ? { from: handedOff.from } : {}),
+      })
       return { writer, conversation: [] }
     }
     /** The resumed session's skills, re-checked against today's policy (a phase handed off to starts afresh). */
@@ -168,14 +194,24 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       if (!resumed) return
       const reachable = new Set(view.reachableSkills?.().map((s) => s.name) ?? [])
       for (const name of resumed.activeSkills) {
-        if (!reachable.has(name)) options.logger.warn(`session ${resumed.id}: skill ${name} is no longer reachable for this role; dropped`)
+        if (!reachable.has(name))
+          options.logger.warn(`session ${resumed.id}: skill ${name} is no longer reachable for this role; dropped`)
         else if (!view.reachableSkills?.().find((s) => s.name === name)?.active) await view.activate?.(name, 'person')
       }
     }
     /** A phase's messages as sent and received (from `recorded` on), what the run spent since the last record and the skills active after it. */
-    const record = (writer: SessionWriter, conversation: readonly BetaMessageParam[], recorded: number, outcome: AgentOutcome, view: ReturnType<typeof viewFor>) =>
+    const record = (
+      writer: SessionWriter,
+      conversation: readonly BetaMessageParam[],
+      recorded: number,
+      outcome: AgentOutcome,
+      view: ReturnType<typeof viewFor>,
+    ) =>
       writer.append(
-        ...conversation.slice(recorded).map((message) => ({ type: 'message' as const, message: message as { role: 'user' | 'assistant'; content: unknown } })),
+        ...conversation.slice(recorded).map((message) => ({
+          type: 'message' as const,
+          message: message as { role: 'user' | 'assistant'; content: unknown },
+        })),
         // What the run spent since the last record (its workers' and children's sampling included), priced when agent.price is set.
         budget.usageRecord(),
         { type: 'skills', active: view.describe?.().activeSkills.map((s) => s.name) ?? [] },
@@ -186,7 +222,9 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       const adhocRole = loaded.config.agent.adhocRole
       if (mode.kind === 'policy' && !mode.state.roles.has(adhocRole)) {
         const view = viewFor(undefined)
-        options.logger.warn(`adhoc runs as role "${view.describe?.().role}": agent.adhocRole "${adhocRole}" is not a role here (no skill names it)`)
+        options.logger.warn(
+          `adhoc runs as role "${view.describe?.().role}": agent.adhocRole "${adhocRole}" is not a role here (no skill names it)`,
+        )
         return view
       }
       return viewFor(adhocRole, undefined, 'agent.adhocRole')
@@ -197,12 +235,20 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
      * approvals in adhoc; `extra` joins the system prompt. `handedOff`: a
      * workflow handed off, and this is a new session linked to that one.
      */
-    const asRole = async (as: 'run' | 'adhoc', task: string, extra: string | undefined, announce: boolean, handedOff?: HandOff, ready?: ReturnType<typeof viewFor>): Promise<AgentOutcome> => {
+    const asRole = async (
+      as: 'run' | 'adhoc',
+      task: string,
+      extra: string | undefined,
+      announce: boolean,
+      handedOff?: HandOff,
+      ready?: ReturnType<typeof viewFor>,
+    ): Promise<AgentOutcome> => {
       const view = ready ?? (as === 'adhoc' && options.role === undefined ? adhocView() : viewFor(options.role))
       if (!handedOff) await restoreSkills(view)
       const { writer, conversation } = openSession(view, as, handedOff)
       const recorded = conversation.length
-      const approve = as === 'adhoc' ? await createApprovalGate(loaded.config, rt, options.approve ?? [], events.emit) : undefined
+      const approve =
+        as === 'adhoc' ? await createApprovalGate(loaded.config, rt, options.approve ?? [], events.emit) : undefined
       const own = viewToolbox(rt, view, answers)
       const principal = view.describe?.() ?? { role: null, activeSkills: [] }
       const workers = loaded.config.agent.workers
@@ -212,13 +258,26 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
               parent: own,
               skills: () => {
                 const all = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy.skills
-                return view.reachableSkills!().map((s) => ({ name: s.name, description: all.get(s.name)?.description ?? '' }))
+                return view.reachableSkills!().map((s) => ({
+                  name: s.name,
+                  description: all.get(s.name)?.description ?? '',
+                }))
               },
-              toolboxFor: (skill) => (view.reachableSkills!().some((s) => s.name === skill) ? viewToolbox(rt, viewFor(principal.role!, [skill]), answers) : undefined),
+              toolboxFor: (skill) =>
+                view.reachableSkills!().some((s) => s.name === skill)
+                  ? viewToolbox(rt, viewFor(principal.role!, [skill]), answers)
+                  : undefined,
               run: async (task, box, signal, emit, meta) => {
                 // Tracing on: the worker is an invoke_agent span under the delegate call's execute_tool span, its chat and tool spans under it.
                 const parent = tracing ? carrierOf(meta) : undefined
-                const span = tracing && parent ? tracing.start('invoke_agent worker', 'internal', parent, { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'worker', 'gen_ai.request.model': model }) : undefined
+                const span =
+                  tracing && parent
+                    ? tracing.start('invoke_agent worker', 'internal', parent, {
+                        'gen_ai.operation.name': 'invoke_agent',
+                        'gen_ai.agent.name': 'worker',
+                        'gen_ai.request.model': model,
+                      })
+                    : undefined
                 try {
                   const outcome = await agent(task, {
                     toolbox: box,
@@ -242,7 +301,9 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
             })
           : own
       // What the first request costs before the task: the system prompt and the tools offered (the counter of myc tokens).
-      const contextTokens = textTokens(systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) })) + toolTokens(toolbox.list().map((t) => t.def))
+      const contextTokens =
+        textTokens(systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) })) +
+        toolTokens(toolbox.list().map((t) => t.def))
       if (announce)
         events.emit({
           type: 'session_start',
@@ -264,12 +325,23 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
           .filter((s) => !s.active)
           .map((s) => ({ name: s.name, description: all.get(s.name)?.description ?? '' }))
         const { classifySkills } = await import('./classifier.js')
-        for (const name of await classifySkills(client, classifier.model, task, candidates, controller.signal, budget)) await activateSkill(name, 'classifier', view, toolbox, events.emit, options.logger, controller.signal)
+        for (const name of await classifySkills(client, classifier.model, task, candidates, controller.signal, budget))
+          await activateSkill(name, 'classifier', view, toolbox, events.emit, options.logger, controller.signal)
       }
-      const system = [systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) }), extra].filter(Boolean).join('\n\n')
-      const outcome = await agent(task, { toolbox, system, conversation, deniedFails: true, ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}) })
+      const system = [systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) }), extra]
+        .filter(Boolean)
+        .join('\n\n')
+      const outcome = await agent(task, {
+        toolbox,
+        system,
+        conversation,
+        deniedFails: true,
+        ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}),
+      })
       record(writer, conversation, recorded, outcome, view)
-      if (toolbox instanceof WorkerToolbox) for (const k of Object.keys(outcome.usage) as Array<keyof typeof outcome.usage>) outcome.usage[k] += toolbox.usage[k]
+      if (toolbox instanceof WorkerToolbox)
+        for (const k of Object.keys(outcome.usage) as Array<keyof typeof outcome.usage>)
+          outcome.usage[k] += toolbox.usage[k]
       return outcome
     }
 
@@ -324,11 +396,20 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const onFailure = options.onFailure ?? 'prompt'
     const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
     // Before the question, what failed: the script, its exit code, the end of its stderr.
-    if (onFailure === 'prompt' && interactive) stderr.write(`${terminalText((await import('./failure-context.js')).failureSummary(failure))}\n`)
-    const handOff = onFailure === 'auto' || (onFailure === 'prompt' && interactive && (await (await import('./terminal-approval.js')).askYesNo(`Script ${failure.script} of skill ${failure.skill} failed. Hand off to adhoc to investigate?`)))
+    if (onFailure === 'prompt' && interactive)
+      stderr.write(`${terminalText((await import('./failure-context.js')).failureSummary(failure))}\n`)
+    const handOff =
+      onFailure === 'auto' ||
+      (onFailure === 'prompt' &&
+        interactive &&
+        (await (
+          await import('./terminal-approval.js')
+        ).askYesNo(`Script ${failure.script} of skill ${failure.skill} failed. Hand off to adhoc to investigate?`)))
     if (!handOff) {
       if (onFailure === 'prompt')
-        stderr.write(`${terminalText(`myc: the workflow failed; to investigate: myc adhoc --context ${contextFile}${options.configPath ? ` --config ${options.configPath}` : ''} "find out why ${failure.skill} failed and fix it"`)}\n`)
+        stderr.write(
+          `${terminalText(`myc: the workflow failed; to investigate: myc adhoc --context ${contextFile}${options.configPath ? ` --config ${options.configPath}` : ''} "find out why ${failure.skill} failed and fix it"`)}\n`,
+        )
       return finish({ ...workflow, contextFile })
     }
     // A hand-off that cannot start (no view for adhoc) fails before it hands off, naming the context file.
@@ -337,7 +418,18 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       adhocReady = options.role === undefined ? adhocView() : viewFor(options.role)
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error)
-      return finish({ ...workflow, reason: 'error', contextFile, error: { code: error instanceof MycError ? error.code : 'runtime', message: `cannot hand off to adhoc: ${message}` } }, error instanceof MycError ? error.exitCode : ExitCode.runtime)
+      return finish(
+        {
+          ...workflow,
+          reason: 'error',
+          contextFile,
+          error: {
+            code: error instanceof MycError ? error.code : 'runtime',
+            message: `cannot hand off to adhoc: ${message}`,
+          },
+        },
+        error instanceof MycError ? error.exitCode : ExitCode.runtime,
+      )
     }
     // The adhoc phase is a new session: the workflow's names it (handoff), it names the workflow's (meta.from), and the events from here on carry its id.
     const handedOff: HandOff = { id: SessionWriter.newId(), from: session.writer.id }
@@ -345,15 +437,40 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     session.writer.append({ type: 'handoff', to: handedOff.id, contextFile })
     events.sessionId = handedOff.id
     const written = await (await import('./failure-context.js')).readFailureContext(contextFile)
-    const adhoc = await asRole('adhoc', options.task, (await import('./failure-context.js')).contextPrompt(written), false, handedOff, adhocReady)
+    const adhoc = await asRole(
+      'adhoc',
+      options.task,
+      (await import('./failure-context.js')).contextPrompt(written),
+      false,
+      handedOff,
+      adhocReady,
+    )
     const usage = sumUsage(workflow.usage, adhoc.usage)
-    return finish({ ...adhoc, turns: workflow.turns + adhoc.turns, usage, permissionDenials: [...workflow.permissionDenials, ...adhoc.permissionDenials], contextFile })
+    return finish({
+      ...adhoc,
+      turns: workflow.turns + adhoc.turns,
+      usage,
+      permissionDenials: [...workflow.permissionDenials, ...adhoc.permissionDenials],
+      contextFile,
+    })
   } catch (error) {
     // With --json the stream ends properly even when the run never started.
     if (!options.json) throw error
     const known = error instanceof MycError
     const message = error instanceof Error ? error.message : String(error)
-    return finish({ reason: 'error', turns: 0, text: '', permissionDenials: [], error: { code: known ? error.code : 'runtime', message: known && error.fix ? `${message} (fix: ${error.fix})` : message } }, known ? error.exitCode : ExitCode.runtime)
+    return finish(
+      {
+        reason: 'error',
+        turns: 0,
+        text: '',
+        permissionDenials: [],
+        error: {
+          code: known ? error.code : 'runtime',
+          message: known && error.fix ? `${message} (fix: ${error.fix})` : message,
+        },
+      },
+      known ? error.exitCode : ExitCode.runtime,
+    )
   } finally {
     signals.off('SIGINT', onInterrupt)
     await runtime?.close({ urgent: controller.signal.aborted })

@@ -19,8 +19,46 @@ export interface RiskRule {
 // The fallback table, by whole words of the tool's name (seed 000's table, a few synonyms added).
 const NAME_WORDS: ReadonlyArray<[ReadonlySet<string>, RiskLevel]> = [
   [new Set(['exec', 'execute', 'shell', 'bash', 'sh', 'zsh', 'terminal', 'powershell', 'cmd']), 'critical'],
-  [new Set(['write', 'edit', 'delete', 'remove', 'rm', 'move', 'mv', 'rename', 'drop', 'truncate', 'sql', 'database', 'db', 'kill', 'overwrite', 'destroy', 'purge', 'wipe']), 'high'],
-  [new Set(['http', 'https', 'fetch', 'request', 'url', 'download', 'upload', 'web', 'browse', 'curl', 'post', 'send']), 'medium'],
+  [
+    new Set([
+      'write',
+      'edit',
+      'delete',
+      'remove',
+      'rm',
+      'move',
+      'mv',
+      'rename',
+      'drop',
+      'truncate',
+      'sql',
+      'database',
+      'db',
+      'kill',
+      'overwrite',
+      'destroy',
+      'purge',
+      'wipe',
+    ]),
+    'high',
+  ],
+  [
+    new Set([
+      'http',
+      'https',
+      'fetch',
+      'request',
+      'url',
+      'download',
+      'upload',
+      'web',
+      'browse',
+      'curl',
+      'post',
+      'send',
+    ]),
+    'medium',
+  ],
 ]
 
 /** `write_file`, `writeFile`, `write-file`, `Write.File` → write, file. */
@@ -55,7 +93,12 @@ export class RiskClassifier {
   classify(server: string, tool: string, annotations?: ToolAnnotations): { level: RiskLevel; source: RiskSource } {
     // The highest configured level among the rules that match.
     let configured: RiskLevel | undefined
-    for (const rule of this.rules) if (patternMatches(rule.pattern, server, tool) && (configured === undefined || riskRank(rule.level) > riskRank(configured))) configured = rule.level
+    for (const rule of this.rules)
+      if (
+        patternMatches(rule.pattern, server, tool) &&
+        (configured === undefined || riskRank(rule.level) > riskRank(configured))
+      )
+        configured = rule.level
     if (configured) return { level: configured, source: 'config' }
     if (server === 'mycelium') return { level: CRITICAL_BUILTINS.has(tool) ? 'critical' : 'low', source: 'builtin' }
     if (annotations?.destructiveHint === true) return { level: 'high', source: 'annotations' }
@@ -87,13 +130,34 @@ export type ApprovalDecision = { action: 'allow' | 'deny'; by: DecidedBy; why: s
  * at or above it, a remembered answer or a pre-approval decides, else a
  * person is asked, and without a terminal nothing waits: it is denied.
  */
-export function decideApproval(input: { id: string; server: string; tool: string; level: RiskLevel; threshold: RiskLevel; memory: ApprovalMemory; preapproved: readonly Preapproval[]; interactive: boolean }): ApprovalDecision {
+export function decideApproval(input: {
+  id: string
+  server: string
+  tool: string
+  level: RiskLevel
+  threshold: RiskLevel
+  memory: ApprovalMemory
+  preapproved: readonly Preapproval[]
+  interactive: boolean
+}): ApprovalDecision {
   if (input.memory.never.has(input.id)) return { action: 'deny', by: 'session', why: 'never approved in this session' }
-  if (riskRank(input.level) < riskRank(input.threshold)) return { action: 'allow', by: 'threshold', why: `${input.level} risk, below the approval threshold (${input.threshold})` }
-  if (input.memory.always.has(input.id)) return { action: 'allow', by: 'session', why: 'always approved in this session' }
+  if (riskRank(input.level) < riskRank(input.threshold))
+    return {
+      action: 'allow',
+      by: 'threshold',
+      why: `${input.level} risk, below the approval threshold (${input.threshold})`,
+    }
+  if (input.memory.always.has(input.id))
+    return { action: 'allow', by: 'session', why: 'always approved in this session' }
   for (const p of input.preapproved) {
-    if ('level' in p ? riskRank(input.level) <= riskRank(p.level) : patternMatches(p.pattern, input.server, input.tool)) return { action: 'allow', by: 'preapproved', why: 'pre-approved (--approve)' }
+    if ('level' in p ? riskRank(input.level) <= riskRank(p.level) : patternMatches(p.pattern, input.server, input.tool))
+      return { action: 'allow', by: 'preapproved', why: 'pre-approved (--approve)' }
   }
-  if (!input.interactive) return { action: 'deny', by: 'no_terminal', why: `${input.level} risk needs approval and there is no terminal to ask (pass --approve ${input.level} or --approve ${input.id})` }
+  if (!input.interactive)
+    return {
+      action: 'deny',
+      by: 'no_terminal',
+      why: `${input.level} risk needs approval and there is no terminal to ask (pass --approve ${input.level} or --approve ${input.id})`,
+    }
   return { action: 'ask' }
 }

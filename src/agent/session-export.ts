@@ -5,9 +5,18 @@ import type { LoadedSession } from './session-store.js'
 export type ExportFormat = 'md' | 'json' | 'html'
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['md', 'json', 'html']
 
-type Block = { type: string; text?: string; name?: string; input?: unknown; content?: unknown; tool_use_id?: string; is_error?: boolean }
+type Block = {
+  type: string
+  text?: string
+  name?: string
+  input?: unknown
+  content?: unknown
+  tool_use_id?: string
+  is_error?: boolean
+}
 
-const blocks = (content: unknown): Block[] => (typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? (content as Block[]) : [])
+const blocks = (content: unknown): Block[] =>
+  typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? (content as Block[]) : []
 
 /** Text of a tool result's content (text blocks, others named). */
 function resultText(content: unknown): string {
@@ -27,13 +36,30 @@ function resultText(content: unknown): string {
  */
 export function toMarkdown(session: LoadedSession): string {
   const meta = session.meta
-  const out = [`# Session ${inlineText(terminalText(`${session.id}${session.name ? ` (${session.name})` : ''}`))}`, '', inlineText(terminalText(`${meta.mode} · role ${meta.role ?? '-'} · model ${meta.model} · started ${meta.created}`)), '']
+  const out = [
+    `# Session ${inlineText(terminalText(`${session.id}${session.name ? ` (${session.name})` : ''}`))}`,
+    '',
+    inlineText(terminalText(`${meta.mode} · role ${meta.role ?? '-'} · model ${meta.model} · started ${meta.created}`)),
+    '',
+  ]
   for (const message of session.messages) {
     const who = inlineText(terminalText(String(message.role)))
     for (const b of blocks(message.content)) {
       if (b.type === 'text') out.push(`**${who}:**`, '', quoteBlock(safeMarkdown(terminalText(b.text ?? ''))), '')
-      else if (b.type === 'tool_use') out.push(`**tool call** ${codeSpan(terminalText(String(b.name ?? '')))}`, '', fencedBlock(terminalText(JSON.stringify(b.input, null, 2) ?? 'null'), 'json'), '')
-      else if (b.type === 'tool_result') out.push(`**tool result**${b.is_error ? ' (error)' : ''}`, '', fencedBlock(terminalText(resultText(b.content))), '')
+      else if (b.type === 'tool_use')
+        out.push(
+          `**tool call** ${codeSpan(terminalText(String(b.name ?? '')))}`,
+          '',
+          fencedBlock(terminalText(JSON.stringify(b.input, null, 2) ?? 'null'), 'json'),
+          '',
+        )
+      else if (b.type === 'tool_result')
+        out.push(
+          `**tool result**${b.is_error ? ' (error)' : ''}`,
+          '',
+          fencedBlock(terminalText(resultText(b.content))),
+          '',
+        )
     }
   }
   return `${out.join('\n').trimEnd()}\n`
@@ -45,7 +71,13 @@ export function toJson(session: LoadedSession): string {
 }
 
 /** Text for the HTML export: control characters shown as escapes (a bidi override reorders a page too), then HTML-escaped. */
-const escapeHtml = (text: string) => terminalText(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
+const escapeHtml = (text: string) =>
+  terminalText(text)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;')
 
 /**
  * One self-contained HTML file: no external assets (styles inline, no
@@ -56,9 +88,18 @@ export function toHtml(session: LoadedSession): string {
   const parts: string[] = []
   for (const message of session.messages) {
     for (const b of blocks(message.content)) {
-      if (b.type === 'text') parts.push(`<div class="msg ${message.role}"><div class="who">${escapeHtml(message.role)}</div><div class="text">${escapeHtml(b.text ?? '')}</div></div>`)
-      else if (b.type === 'tool_use') parts.push(`<details class="tool"><summary>tool call <code>${escapeHtml(b.name ?? '')}</code></summary><pre>${escapeHtml(JSON.stringify(b.input, null, 2))}</pre></details>`)
-      else if (b.type === 'tool_result') parts.push(`<details class="tool${b.is_error ? ' error' : ''}"><summary>tool result${b.is_error ? ' (error)' : ''}</summary><pre>${escapeHtml(resultText(b.content))}</pre></details>`)
+      if (b.type === 'text')
+        parts.push(
+          `<div class="msg ${message.role}"><div class="who">${escapeHtml(message.role)}</div><div class="text">${escapeHtml(b.text ?? '')}</div></div>`,
+        )
+      else if (b.type === 'tool_use')
+        parts.push(
+          `<details class="tool"><summary>tool call <code>${escapeHtml(b.name ?? '')}</code></summary><pre>${escapeHtml(JSON.stringify(b.input, null, 2))}</pre></details>`,
+        )
+      else if (b.type === 'tool_result')
+        parts.push(
+          `<details class="tool${b.is_error ? ' error' : ''}"><summary>tool result${b.is_error ? ' (error)' : ''}</summary><pre>${escapeHtml(resultText(b.content))}</pre></details>`,
+        )
     }
   }
   const title = `Session ${session.id}${session.name ? ` (${session.name})` : ''}`

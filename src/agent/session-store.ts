@@ -25,13 +25,27 @@ export const SessionRecordSchema = v.variant('type', [
     /** The session this one was handed off from (a failed workflow's). */
     from: v.optional(v.string()),
   }),
-  v.strictObject({ type: v.literal('message'), message: v.strictObject({ role: v.picklist(['user', 'assistant']), content: v.unknown() }) }),
+  v.strictObject({
+    type: v.literal('message'),
+    message: v.strictObject({ role: v.picklist(['user', 'assistant']), content: v.unknown() }),
+  }),
   v.strictObject({ type: v.literal('skills'), active: v.array(v.string()) }),
   /** What a turn (or a run's phase) spent: its requests, its workers' and its answers to children's sampling; `costUsd` when agent.price is set. */
-  v.strictObject({ type: v.literal('usage'), inputTokens: v.number(), outputTokens: v.number(), cacheReadInputTokens: v.optional(v.number()), cacheCreationInputTokens: v.optional(v.number()), costUsd: v.optional(v.number()) }),
+  v.strictObject({
+    type: v.literal('usage'),
+    inputTokens: v.number(),
+    outputTokens: v.number(),
+    cacheReadInputTokens: v.optional(v.number()),
+    cacheCreationInputTokens: v.optional(v.number()),
+    costUsd: v.optional(v.number()),
+  }),
   v.strictObject({ type: v.literal('name'), name: v.string() }),
   /** /compress: the messages before the last `kept` became `summary` (the originals stay above in the file). */
-  v.strictObject({ type: v.literal('compressed'), summary: v.string(), kept: v.pipe(v.number(), v.integer(), v.minValue(0)) }),
+  v.strictObject({
+    type: v.literal('compressed'),
+    summary: v.string(),
+    kept: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  }),
   /** /clear: the conversation starts again from here (the earlier messages stay above in the file). */
   v.strictObject({ type: v.literal('cleared') }),
   /** A workflow handed off: the adhoc session that went on from its failure context. */
@@ -73,12 +87,17 @@ export function sessionsDir(configDir: string, configured?: string): string {
  * file; with no config file (myc started in any folder), nowhere, so that
  * myc writes no `.mycelium/` into a folder that is not a project.
  */
-export function recordedSessionsDir(loaded: { file?: string | undefined; dir: string; config: { agent: { sessionsDir?: string | undefined } } }): string | undefined {
+export function recordedSessionsDir(loaded: {
+  file?: string | undefined
+  dir: string
+  config: { agent: { sessionsDir?: string | undefined } }
+}): string | undefined {
   return loaded.file === undefined ? undefined : sessionsDir(loaded.dir, loaded.config.agent.sessionsDir)
 }
 
 /** Why a session cannot be found or recorded when there is no config file. */
-export const NOT_RECORDED = 'there is no config file here, so sessions are not recorded (run `myc init` to make this folder a project, or give --config)'
+export const NOT_RECORDED =
+  'there is no config file here, so sessions are not recorded (run `myc init` to make this folder a project, or give --config)'
 
 /** Appends a session's records as they happen: a crash loses at most the turn in progress. Without a folder (no config file), records nothing. */
 export class SessionWriter {
@@ -111,11 +130,13 @@ function sessionFile(dir: string, idOrName: string): string {
     try {
       if (statSync(file).isFile()) return file
     } catch {
-      if (ID.test(idOrName)) throw new MycError('usage', `no session ${idOrName} in ${dir} (\`myc sessions list\` shows them)`)
+      if (ID.test(idOrName))
+        throw new MycError('usage', `no session ${idOrName} in ${dir} (\`myc sessions list\` shows them)`)
     }
   }
   const byName = listSessions(dir).find((s) => s.name === idOrName)
-  if (!byName) throw new MycError('usage', `no session named "${idOrName}" in ${dir} (\`myc sessions list\` shows them)`)
+  if (!byName)
+    throw new MycError('usage', `no session named "${idOrName}" in ${dir} (\`myc sessions list\` shows them)`)
   return byName.file
 }
 
@@ -131,7 +152,13 @@ export function loadSession(dir: string | undefined, idOrName: string): LoadedSe
 function loadSessionFile(file: string): LoadedSession {
   const lines = readFileSync(file, 'utf8').split('\n')
   let meta: LoadedSession['meta'] | undefined
-  const loaded: Omit<LoadedSession, 'meta' | 'id' | 'file'> = { messages: [], activeSkills: [], turns: 0, tasks: 0, usage: { inputTokens: 0, outputTokens: 0 } }
+  const loaded: Omit<LoadedSession, 'meta' | 'id' | 'file'> = {
+    messages: [],
+    activeSkills: [],
+    turns: 0,
+    tasks: 0,
+    usage: { inputTokens: 0, outputTokens: 0 },
+  }
   for (const [i, line] of lines.entries()) {
     if (line.trim() === '') continue
     let raw: unknown
@@ -140,10 +167,14 @@ function loadSessionFile(file: string): LoadedSession {
     } catch {
       // Only the last line may be torn.
       if (lines.slice(i + 1).every((l) => l.trim() === '')) break
-      throw new MycError('usage', `${file}:${i + 1}: not a JSON record (the session file is damaged; \`myc sessions rm\` removes it)`)
+      throw new MycError(
+        'usage',
+        `${file}:${i + 1}: not a JSON record (the session file is damaged; \`myc sessions rm\` removes it)`,
+      )
     }
     const parsed = v.safeParse(SessionRecordSchema, raw)
-    if (!parsed.success) throw new MycError('usage', `${file}:${i + 1}: ${parsed.issues[0].message} (not a session record)`)
+    if (!parsed.success)
+      throw new MycError('usage', `${file}:${i + 1}: ${parsed.issues[0].message} (not a session record)`)
     const r = parsed.output
     if (r.type === 'meta') meta = r
     else if (r.type === 'message') {
@@ -157,8 +188,10 @@ function loadSessionFile(file: string): LoadedSession {
     else if (r.type === 'usage') {
       loaded.usage.inputTokens += r.inputTokens
       loaded.usage.outputTokens += r.outputTokens
-      if (r.costUsd !== undefined) loaded.usage.costUsd = Math.round(((loaded.usage.costUsd ?? 0) + r.costUsd) * 1e6) / 1e6
-    } else if (r.type === 'compressed') loaded.messages = [...summaryPair(r.summary), ...loaded.messages.slice(loaded.messages.length - r.kept)]
+      if (r.costUsd !== undefined)
+        loaded.usage.costUsd = Math.round(((loaded.usage.costUsd ?? 0) + r.costUsd) * 1e6) / 1e6
+    } else if (r.type === 'compressed')
+      loaded.messages = [...summaryPair(r.summary), ...loaded.messages.slice(loaded.messages.length - r.kept)]
     else if (r.type === 'handoff') loaded.handoff = { to: r.to, contextFile: r.contextFile }
     else if (r.type === 'cleared') {
       loaded.messages = []
@@ -214,7 +247,11 @@ export function summaryPair(summary: string): BetaMessageParam[] {
  */
 export function turnStarts(messages: readonly BetaMessageParam[]): number[] {
   // A /compress summary stands for earlier turns: it goes with the first turn after it (a fork at N keeps it and N turns).
-  return messages.flatMap((m, i) => (m.role === 'user' && typeof m.content === 'string' && !(i === 0 && m.content.startsWith(SUMMARY_OPENING)) ? [i] : []))
+  return messages.flatMap((m, i) =>
+    m.role === 'user' && typeof m.content === 'string' && !(i === 0 && m.content.startsWith(SUMMARY_OPENING))
+      ? [i]
+      : [],
+  )
 }
 
 /** The first `turns` turns of a conversation (a fork point). */

@@ -26,7 +26,8 @@ export function systemPrompt(input: SystemPromptInput): string {
     if (skill.instructions.trim()) parts.push(`## Skill: ${skill.name}\n\n${skill.instructions.trim()}`)
   }
   for (const child of input.servers.supervisor.children.values()) {
-    if (child.instructions && input.visible(child.key)) parts.push(`## Server: ${child.key}\n\n${child.instructions.trim()}`)
+    if (child.instructions && input.visible(child.key))
+      parts.push(`## Server: ${child.key}\n\n${child.instructions.trim()}`)
   }
   return parts.join('\n\n')
 }

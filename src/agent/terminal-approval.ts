@@ -6,7 +6,11 @@ import type { RiskLevel } from './risk.js'
 export type ApprovalAnswer = 'yes' | 'no' | 'always' | 'never'
 
 /** Asks a person on the terminal; absent when there is none. */
-export type AskPerson = (question: { tool: string; risk: RiskLevel; input: Record<string, unknown> }) => Promise<ApprovalAnswer>
+export type AskPerson = (question: {
+  tool: string
+  risk: RiskLevel
+  input: Record<string, unknown>
+}) => Promise<ApprovalAnswer>
 
 /** What a person may type to an approval question. */
 export const APPROVAL_ANSWERS: ReadonlyMap<string, ApprovalAnswer> = new Map<string, ApprovalAnswer>([
@@ -25,7 +29,15 @@ export const askOnTerminal: AskPerson = async ({ tool, risk, input }) => {
   const rl = createInterface({ input: process.stdin, output: process.stderr })
   try {
     for (;;) {
-      const reply = (await rl.question(terminalText(`Allow ${tool} (${risk} risk) with ${jsonText(input).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `))).trim().toLowerCase()
+      const reply = (
+        await rl.question(
+          terminalText(
+            `Allow ${tool} (${risk} risk) with ${jsonText(input).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `,
+          ),
+        )
+      )
+        .trim()
+        .toLowerCase()
       const answer = APPROVAL_ANSWERS.get(reply)
       if (answer) return answer
     }

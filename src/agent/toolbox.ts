@@ -25,7 +25,10 @@ export function viewToolbox(runtime: Runtime, view: PrincipalView, answers?: Chi
       if (!inner || 'error' in inner) return undefined
       const entry = runtime.catalogue.toolByWire(inner.name)
       if (!entry || !view.toolVisible(entry)) return undefined
-      return { tool: { wireName: entry.wireName, id: entry.id, def: entry.wire as OfferedTool['def'] }, input: inner.arguments }
+      return {
+        tool: { wireName: entry.wireName, id: entry.id, def: entry.wire as OfferedTool['def'] },
+        input: inner.arguments,
+      }
     },
     async call(wireName, args, cancellation, callId, meta) {
       const asker = answers ? new AgentCall(view, answers, callId ?? `call-${++calls}`) : undefined
@@ -35,7 +38,13 @@ export function viewToolbox(runtime: Runtime, view: PrincipalView, answers?: Chi
           runtime,
           view,
           { name: wireName, arguments: args, ...(meta ? { _meta: meta } : {}) },
-          { cancellation, builtin: () => ({ signal: cancellation.signal }), ...(asker ? { caller: asker.origin, callerEra: { modern: false, clientCapabilities: asker.clientCapabilities } } : {}) },
+          {
+            cancellation,
+            builtin: () => ({ signal: cancellation.signal }),
+            ...(asker
+              ? { caller: asker.origin, callerEra: { modern: false, clientCapabilities: asker.clientCapabilities } }
+              : {}),
+          },
         )
         if (!called) return { ok: false, error: { code: RpcCode.requestCancelled, message: 'Request cancelled' } }
         const { outcome } = called

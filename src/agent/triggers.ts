@@ -1,5 +1,6 @@
 /** Scripts written without spaces between words: a trigger in them matches inside a longer run of text. */
-const UNSPACED = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}ー]+$/u
+const UNSPACED =
+  /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}ー]+$/u
 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
@@ -14,6 +15,9 @@ export function triggerMatches(text: string, trigger: string): boolean {
 }
 
 /** The inactive skills whose triggers the text names, in the order given. */
-export function triggeredSkills(text: string, skills: ReadonlyArray<{ name: string; triggers: readonly string[]; active: boolean }>): string[] {
+export function triggeredSkills(
+  text: string,
+  skills: ReadonlyArray<{ name: string; triggers: readonly string[]; active: boolean }>,
+): string[] {
   return skills.filter((s) => !s.active && s.triggers.some((t) => triggerMatches(text, t))).map((s) => s.name)
 }

@@ -14,7 +14,13 @@ export interface WorkerOptions {
    * `emit` takes its events (tagged as the worker's); `meta` is the
    * delegate call's `_meta` (its trace context: the worker's spans go under it).
    */
-  run: (task: string, toolbox: AgentToolbox, signal: AbortSignal, emit: (event: AgentEventBody) => void, meta?: Record<string, unknown>) => Promise<AgentOutcome>
+  run: (
+    task: string,
+    toolbox: AgentToolbox,
+    signal: AbortSignal,
+    emit: (event: AgentEventBody) => void,
+    meta?: Record<string, unknown>,
+  ) => Promise<AgentOutcome>
   emit: (event: AgentEventBody) => void
   /** Workers at once; more wait for a free one. */
   max: number
@@ -45,7 +51,14 @@ export class WorkerToolbox implements AgentToolbox {
       def: {
         name: this.wireName,
         description: `Hands a sub-task to a worker that can use one skill's tools and nothing else, and returns its answer. Skills: ${skills.map((s) => `${s.name} (${s.description})`).join('; ')}`,
-        inputSchema: { type: 'object', properties: { skill: { type: 'string', enum: skills.map((s) => s.name) }, task: { type: 'string', description: 'What the worker should do, on its own' } }, required: ['skill', 'task'] },
+        inputSchema: {
+          type: 'object',
+          properties: {
+            skill: { type: 'string', enum: skills.map((s) => s.name) },
+            task: { type: 'string', description: 'What the worker should do, on its own' },
+          },
+          required: ['skill', 'task'],
+        },
       },
     }
     return [...this.options.parent.list(), delegate]
@@ -55,7 +68,13 @@ export class WorkerToolbox implements AgentToolbox {
     return this.options.parent.resolve?.(wireName, args)
   }
 
-  async call(wireName: string, args: Record<string, unknown>, cancellation: Cancellation, callId = '', meta?: Record<string, unknown>) {
+  async call(
+    wireName: string,
+    args: Record<string, unknown>,
+    cancellation: Cancellation,
+    callId = '',
+    meta?: Record<string, unknown>,
+  ) {
     if (wireName !== this.wireName) return this.options.parent.call(wireName, args, cancellation, callId, meta)
     const skill = String(args.skill ?? '')
     const task = String(args.task ?? '')
@@ -76,16 +95,40 @@ export class WorkerToolbox implements AgentToolbox {
           isError: true,
         },
       }
-    if (task.trim() === '') return { ok: true as const, result: { content: [{ type: 'text' as const, text: 'delegate needs a task.' }], isError: true } }
+    if (task.trim() === '')
+      return {
+        ok: true as const,
+        result: { content: [{ type: 'text' as const, text: 'delegate needs a task.' }], isError: true },
+      }
     await this.slot()
     try {
       this.options.emit({ type: 'worker_start', parentId: callId, skill, task, tools: toolbox.list().map((t) => t.id) })
       // The worker's own events go into the stream too, each naming the delegate call it works for.
-      const outcome = await this.options.run(task, toolbox, cancellation.signal, (event) => this.options.emit({ ...event, worker: callId }), meta)
+      const outcome = await this.options.run(
+        task,
+        toolbox,
+        cancellation.signal,
+        (event) => this.options.emit({ ...event, worker: callId }),
+        meta,
+      )
       for (const k of Object.keys(this.usage) as Array<keyof TokenUsage>) this.usage[k] += outcome.usage[k]
-      this.options.emit({ type: 'worker_end', parentId: callId, skill, ok: outcome.reason === 'done', reason: outcome.reason, turns: outcome.turns, text: outcome.text })
-      const text = outcome.reason === 'done' ? outcome.text || '(the worker finished without a word)' : `The worker stopped (${outcome.reason}) after ${outcome.turns} turns.${outcome.text ? ` Its last words: ${outcome.text}` : ''}`
-      return { ok: true as const, result: { content: [{ type: 'text' as const, text }], ...(outcome.reason === 'done' ? {} : { isError: true }) } }
+      this.options.emit({
+        type: 'worker_end',
+        parentId: callId,
+        skill,
+        ok: outcome.reason === 'done',
+        reason: outcome.reason,
+        turns: outcome.turns,
+        text: outcome.text,
+      })
+      const text =
+        outcome.reason === 'done'
+          ? outcome.text || '(the worker finished without a word)'
+          : `The worker stopped (${outcome.reason}) after ${outcome.turns} turns.${outcome.text ? ` Its last words: ${outcome.text}` : ''}`
+      return {
+        ok: true as const,
+        result: { content: [{ type: 'text' as const, text }], ...(outcome.reason === 'done' ? {} : { isError: true }) },
+      }
     } finally {
       this.release()
     }

@@ -1,4 +1,10 @@
-import type { JSONRPCMessage, McpSubscription, RequestOptions, ServerCapabilities, SubscriptionFilter } from '@modelcontextprotocol/client'
+import type {
+  JSONRPCMessage,
+  McpSubscription,
+  RequestOptions,
+  ServerCapabilities,
+  SubscriptionFilter,
+} from '@modelcontextprotocol/client'
 import { backoffDelay, type BackoffPolicy } from './backoff.js'
 import { isEmptyFilter, listenFilter, sameFilter, subscriptionIdOf } from './listen-filter.js'
 import { RpcCode } from '../protocol/facts.js'
@@ -154,7 +160,9 @@ export class ListenKeeper {
       if (this.stopped) return
       if ((error as { code?: unknown }).code === METHOD_NOT_FOUND) {
         this.refused = true
-        this.options.log.debug(`no subscriptions/listen (${describe(error)}): its list changes are seen on restart only, and its resources cannot be watched`)
+        this.options.log.debug(
+          `no subscriptions/listen (${describe(error)}): its list changes are seen on restart only, and its resources cannot be watched`,
+        )
         return
       }
       this.options.log.debug(`subscriptions/listen failed (${describe(error)}); trying again`)
@@ -168,7 +176,9 @@ export class ListenKeeper {
     }
     this.current = { subscription, filter: wanted, openedAt: Date.now() }
     void subscription.closed.then((cause) => this.ended(subscription, cause))
-    this.options.log.debug(`listening for ${describeFilter(wanted)}${sameFilter(subscription.honoredFilter, wanted) ? '' : ` (it honours ${describeFilter(subscription.honoredFilter)})`}`)
+    this.options.log.debug(
+      `listening for ${describeFilter(wanted)}${sameFilter(subscription.honoredFilter, wanted) ? '' : ` (it honours ${describeFilter(subscription.honoredFilter)})`}`,
+    )
     if (previous) await previous.subscription.close().catch(() => {})
   }
 
@@ -200,7 +210,11 @@ function describe(error: unknown): string {
 }
 
 function describeFilter(filter: SubscriptionFilter): string {
-  const parts = [filter.toolsListChanged && 'tools', filter.promptsListChanged && 'prompts', filter.resourcesListChanged && 'resources'].filter(Boolean)
+  const parts = [
+    filter.toolsListChanged && 'tools',
+    filter.promptsListChanged && 'prompts',
+    filter.resourcesListChanged && 'resources',
+  ].filter(Boolean)
   const lists = parts.length > 0 ? `${parts.join(', ')} list changes` : 'no list changes'
   const n = filter.resourceSubscriptions?.length ?? 0
   return n > 0 ? `${lists} and updates of ${n} resource${n === 1 ? '' : 's'}` : lists

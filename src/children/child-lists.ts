@@ -1,4 +1,11 @@
-import type { Client, Prompt, Resource, ResourceTemplateType, ServerCapabilities, Tool } from '@modelcontextprotocol/client'
+import type {
+  Client,
+  Prompt,
+  Resource,
+  ResourceTemplateType,
+  ServerCapabilities,
+  Tool,
+} from '@modelcontextprotocol/client'
 import { SKILLS_EXTENSION_ID, type Skill as SkillEntry } from '@modelcontextprotocol/core/ext/skills'
 import { passthrough } from '../protocol/passthrough.js'
 
@@ -13,11 +20,18 @@ export interface ChildLists {
 }
 export type ListKind = keyof ChildLists
 
-export const LIST_METHODS: Record<ListKind, { method: string; field: string; has: (caps: ServerCapabilities | undefined) => boolean }> = {
+export const LIST_METHODS: Record<
+  ListKind,
+  { method: string; field: string; has: (caps: ServerCapabilities | undefined) => boolean }
+> = {
   tools: { method: 'tools/list', field: 'tools', has: (c) => Boolean(c?.tools) },
   prompts: { method: 'prompts/list', field: 'prompts', has: (c) => Boolean(c?.prompts) },
   resources: { method: 'resources/list', field: 'resources', has: (c) => Boolean(c?.resources) },
-  resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates', has: (c) => Boolean(c?.resources) },
+  resourceTemplates: {
+    method: 'resources/templates/list',
+    field: 'resourceTemplates',
+    has: (c) => Boolean(c?.resources),
+  },
   skills: { method: 'skills/list', field: 'skills', has: (c) => hasSkillsExtension(c) },
 }
 // The Skills extension announces skill changes with resources/list_changed.
@@ -35,14 +49,26 @@ export function hasSkillsExtension(caps: ServerCapabilities | undefined): boolea
 /** A child that never stops paginating is cut off here. */
 const MAX_PAGES = 1_000
 
-export const EMPTY_LISTS: ChildLists = Object.freeze({ tools: [], prompts: [], resources: [], resourceTemplates: [], skills: [] }) as ChildLists
+export const EMPTY_LISTS: ChildLists = Object.freeze({
+  tools: [],
+  prompts: [],
+  resources: [],
+  resourceTemplates: [],
+  skills: [],
+}) as ChildLists
 
 /**
  * Reads some of a child's lists afresh (the others kept from `current`),
  * each followed through its pages. A child's own skill files reach clients
  * only through the skill mapping, never as plain resources.
  */
-export async function fetchLists(client: Client, capabilities: ServerCapabilities | undefined, kinds: readonly ListKind[], current: ChildLists, options: { timeoutMs: number; warn: (message: string) => void }): Promise<ChildLists> {
+export async function fetchLists(
+  client: Client,
+  capabilities: ServerCapabilities | undefined,
+  kinds: readonly ListKind[],
+  current: ChildLists,
+  options: { timeoutMs: number; warn: (message: string) => void },
+): Promise<ChildLists> {
   const next: ChildLists = { ...current }
   await Promise.all(
     kinds.map(async (kind) => {
@@ -58,12 +84,19 @@ export async function fetchLists(client: Client, capabilities: ServerCapabilitie
 }
 
 /** Follows a list's pagination to the end (a cursor seen twice ends it, and so do MAX_PAGES pages). */
-async function listAll(client: Client, method: string, field: string, options: { timeoutMs: number; warn: (message: string) => void }): Promise<unknown[]> {
+async function listAll(
+  client: Client,
+  method: string,
+  field: string,
+  options: { timeoutMs: number; warn: (message: string) => void },
+): Promise<unknown[]> {
   const items: unknown[] = []
   const seen = new Set<string>()
   let cursor: string | undefined
   for (let page = 0; page < MAX_PAGES; page++) {
-    const result = await client.request({ method, params: cursor === undefined ? {} : { cursor } }, passthrough, { timeout: options.timeoutMs })
+    const result = await client.request({ method, params: cursor === undefined ? {} : { cursor } }, passthrough, {
+      timeout: options.timeoutMs,
+    })
     const pageItems = result[field]
     if (Array.isArray(pageItems)) items.push(...pageItems)
     const next = result.nextCursor

@@ -1,4 +1,9 @@
-import { InsufficientScopeError, SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client'
+import {
+  InsufficientScopeError,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client'
 import type { ServerConfig } from '../config/schema.js'
 import { redactUrl, redactUrls } from '../redact.js'
 import type { Logger } from '../logger.js'
@@ -17,7 +22,15 @@ import { withTraceHeaders } from './trace-headers.js'
 export function createChildTransport(
   config: ServerConfig,
   log: Logger,
-  options: { key: string; host: CommandHost; configDir: string; prespawned?: PrespawnedChildren | undefined; stderrLine?: ((line: string) => void) | undefined; tokenStore?: TokenStore | undefined; reauthorize?: Reauthorize | undefined },
+  options: {
+    key: string
+    host: CommandHost
+    configDir: string
+    prespawned?: PrespawnedChildren | undefined
+    stderrLine?: ((line: string) => void) | undefined
+    tokenStore?: TokenStore | undefined
+    reauthorize?: Reauthorize | undefined
+  },
 ): Transport {
   if (config.type === 'stdio') {
     const spec = stdioSpawnSpec(config, options.host, options.configDir)
@@ -38,9 +51,17 @@ export function createChildTransport(
   const requestInit = { headers: config.headers }
   const store = options.tokenStore ?? TokenStore.forUser()
   const authProvider = oauthProviderFor(config, options.key, store)
-  if (config.type === 'sse') return new SSEClientTransport(url, { requestInit, fetch: childFetch(), ...(authProvider ? { authProvider } : {}) })
+  if (config.type === 'sse')
+    return new SSEClientTransport(url, { requestInit, fetch: childFetch(), ...(authProvider ? { authProvider } : {}) })
   const { reauthorize } = options
-  return new FallbackHttpTransport(url, requestInit, log, authProvider, options.key, reauthorize && authProvider ? (reason) => reauthorize(options.key, config, store, reason) : undefined)
+  return new FallbackHttpTransport(
+    url,
+    requestInit,
+    log,
+    authProvider,
+    options.key,
+    reauthorize && authProvider ? (reason) => reauthorize(options.key, config, store, reason) : undefined,
+  )
 }
 
 /** The fetch of an HTTP child's transport: a signal per request, and the trace context in headers as well as `_meta`. */
@@ -53,7 +74,11 @@ function childFetch(): ReturnType<typeof withOwnSignals> {
  * refreshed as needed. Not for a child whose config sends its own
  * Authorization header and has no `oauth` key.
  */
-function oauthProviderFor(config: ServerConfig & { type: 'http' | 'sse' }, key: string, store: TokenStore | undefined): ChildAuth | undefined {
+function oauthProviderFor(
+  config: ServerConfig & { type: 'http' | 'sse' },
+  key: string,
+  store: TokenStore | undefined,
+): ChildAuth | undefined {
   if (!config.oauth && Object.keys(config.headers).some((h) => h.toLowerCase() === 'authorization')) return undefined
   return childAuthProvider({ key, url: config.url, oauth: config.oauth, store: store ?? TokenStore.forUser() })
 }
@@ -108,7 +133,8 @@ export function exitWords(exit: { code: number | null; signal: NodeJS.Signals | 
 /** Why a child did not start, in words for status and logs (an HTTP child's URL without its secrets). */
 export function describeStartError(error: unknown, config: ServerConfig): string {
   const e = error as NodeJS.ErrnoException
-  if (e?.code === 'ENOENT' && config.type === 'stdio') return `command not found: "${config.command}" (install it or give its absolute path in "command")`
+  if (e?.code === 'ENOENT' && config.type === 'stdio')
+    return `command not found: "${config.command}" (install it or give its absolute path in "command")`
   if (e?.code === 'EACCES' && config.type === 'stdio') return `command not executable: "${config.command}"`
   // Status, doctor and logs show this: the URL it failed on (an HTTP child's, with its user, password and query) without its secrets.
   const message = error instanceof Error ? error.message : String(error)
@@ -160,7 +186,13 @@ class FallbackHttpTransport implements Transport {
     /** Asks the person to authorize again (myc serve on stdio, the agent); absent, a login that went bad is a NeedsLoginError. */
     private readonly reauthorize?: ((reason: string) => Promise<void>) | undefined,
   ) {
-    this.active = this.attach(new StreamableHTTPClientTransport(url, { requestInit, fetch: childFetch(), ...(authProvider ? { authProvider } : {}) }))
+    this.active = this.attach(
+      new StreamableHTTPClientTransport(url, {
+        requestInit,
+        fetch: childFetch(),
+        ...(authProvider ? { authProvider } : {}),
+      }),
+    )
   }
 
   private attach(transport: Transport): Transport {
@@ -191,14 +223,24 @@ class FallbackHttpTransport implements Transport {
         const needed = await this.loginNeeded(error)
         if (!needed) throw error
         // The person again (a login that went bad, more scope, a moved authorization server), at most a few times for one request; then this request goes on.
-        if (!this.reauthorize || authorizations >= MAX_AUTHORIZATIONS_PER_CALL || !(await this.authProvider!.hasLogin())) throw needed
+        if (
+          !this.reauthorize ||
+          authorizations >= MAX_AUTHORIZATIONS_PER_CALL ||
+          !(await this.authProvider!.hasLogin())
+        )
+          throw needed
         // More scope the login holds already: the server will not be satisfied by asking again.
-        if (error instanceof InsufficientScopeError && (await this.authProvider!.grants(error.requiredScope))) throw needed
+        if (error instanceof InsufficientScopeError && (await this.authProvider!.grants(error.requiredScope)))
+          throw needed
         authorizations++
         try {
           await this.reauthorize(needed.message)
         } catch (failed) {
-          throw new NeedsLoginError(this.key!, `the authorization asked for did not complete (${failed instanceof Error ? failed.message : String(failed)})`, { cause: failed })
+          throw new NeedsLoginError(
+            this.key!,
+            `the authorization asked for did not complete (${failed instanceof Error ? failed.message : String(failed)})`,
+            { cause: failed },
+          )
         }
       }
     }
@@ -209,29 +251,41 @@ class FallbackHttpTransport implements Transport {
     if (!this.authProvider || this.key === undefined) return undefined
     // Refused again after a refresh: only a new login helps, and the error says so.
     const status = (error as { status?: unknown }).status ?? (error as { code?: unknown }).code
-    if (status === 401 && !needsLoginIn(error)) return new NeedsLoginError(this.key, 'the server refused the token even after a refresh', { cause: error })
+    if (status === 401 && !needsLoginIn(error))
+      return new NeedsLoginError(this.key, 'the server refused the token even after a refresh', { cause: error })
     // A 403 insufficient_scope: step-up is a new login, asking for the scope too.
     if (error instanceof InsufficientScopeError) return this.authProvider.needsScope(error.requiredScope)
     return needsLoginIn(error)
   }
 
-  private async sendOrFallBack(message: Parameters<Transport['send']>[0], options?: Parameters<Transport['send']>[1]): Promise<void> {
+  private async sendOrFallBack(
+    message: Parameters<Transport['send']>[0],
+    options?: Parameters<Transport['send']>[1],
+  ): Promise<void> {
     // The era probe does not count: a 2025 Streamable HTTP server refuses it with a 4xx too (the SDK reads that as "legacy").
-    if (!this.firstSend || (message as { method?: unknown }).method === 'server/discover') return this.active.send(message, options)
+    if (!this.firstSend || (message as { method?: unknown }).method === 'server/discover')
+      return this.active.send(message, options)
     this.firstSend = false
     try {
       await this.active.send(message, options)
     } catch (error) {
       const status = (error as { code?: unknown; status?: unknown }).status ?? (error as { code?: unknown }).code
       // 401 and 403 are about the credential, not the transport: no fallback.
-      const clientError = typeof status === 'number' && status >= 400 && status < 500 && status !== 401 && status !== 403
+      const clientError =
+        typeof status === 'number' && status >= 400 && status < 500 && status !== 401 && status !== 403
       if (this.triedFallback || !clientError || needsLoginIn(error)) throw error
       this.triedFallback = true
       this.log.info(`${redactUrl(this.url.href)} does not speak Streamable HTTP (${String(status)}); trying HTTP+SSE`)
       const old = this.active
       old.onclose = undefined
       await old.close().catch(() => {})
-      this.active = this.attach(new SSEClientTransport(this.url, { requestInit: this.requestInit, fetch: childFetch(), ...(this.authProvider ? { authProvider: this.authProvider } : {}) }))
+      this.active = this.attach(
+        new SSEClientTransport(this.url, {
+          requestInit: this.requestInit,
+          fetch: childFetch(),
+          ...(this.authProvider ? { authProvider: this.authProvider } : {}),
+        }),
+      )
       await this.active.start()
       await this.active.send(message, options)
     }

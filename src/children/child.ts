@@ -1,4 +1,12 @@
-import { Client, type ClientCapabilities, type LoggingLevel, type Implementation, type JSONRPCNotification, type ServerCapabilities, type Transport } from '@modelcontextprotocol/client'
+import {
+  Client,
+  type ClientCapabilities,
+  type LoggingLevel,
+  type Implementation,
+  type JSONRPCNotification,
+  type ServerCapabilities,
+  type Transport,
+} from '@modelcontextprotocol/client'
 import type { ServerConfig } from '../config/schema.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
@@ -8,14 +16,39 @@ import type { CommandHost } from './resolve-command.js'
 import type { PrespawnedChildren } from './prespawn.js'
 import type { StopBudget } from './process-tree.js'
 import { ChildStdioTransport } from './stdio-transport.js'
-import { childMeta, inputRequiredError, isInputRequired, type CallerEra, type ChildEra, type EnvelopeMaterial } from '../eras/child/era.js'
-import { MISSING_CAPABILITY_CODE, missingCapabilityFailure, runInputBridge, type InputSource } from '../eras/child/input-bridge.js'
+import {
+  childMeta,
+  inputRequiredError,
+  isInputRequired,
+  type CallerEra,
+  type ChildEra,
+  type EnvelopeMaterial,
+} from '../eras/child/era.js'
+import {
+  MISSING_CAPABILITY_CODE,
+  missingCapabilityFailure,
+  runInputBridge,
+  type InputSource,
+} from '../eras/child/input-bridge.js'
 import { ListenKeeper } from './child-listen.js'
 import { EMPTY_LISTS, fetchLists, LIST_CHANGED, LIST_METHODS, type ChildLists, type ListKind } from './child-lists.js'
-import { ChildProcessTransport, createChildTransport, describeStartError, exitWords, isLateProbeAnswer, ProbeClosedError, withTimeout } from './child-transports.js'
+import {
+  ChildProcessTransport,
+  createChildTransport,
+  describeStartError,
+  exitWords,
+  isLateProbeAnswer,
+  ProbeClosedError,
+  withTimeout,
+} from './child-transports.js'
 import type { TokenStore } from '../oauth/token-store.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
-import { coreCreateTaskResult, isTaskAugmented, withoutTaskAugmentation, withTasksExtension } from '../eras/child/task-mapping.js'
+import {
+  coreCreateTaskResult,
+  isTaskAugmented,
+  withoutTaskAugmentation,
+  withTasksExtension,
+} from '../eras/child/task-mapping.js'
 import { hasTasksExtension, MODERN_PROTOCOL_VERSION, RpcCode } from '../protocol/facts.js'
 import { withoutSubscriptionId } from './listen-filter.js'
 import { Cancellation } from '../protocol/cancellation.js'
@@ -44,7 +77,12 @@ export interface ChildEvents {
   /** Notifications other than list changes (logging, resource updates…). */
   notification(child: ChildConnection, notification: JSONRPCNotification): void
   /** A request from the child to the client (elicitation, sampling, roots). */
-  request(child: ChildConnection, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>>
+  request(
+    child: ChildConnection,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>>
   /** The client that made a forwarded call (`forward`'s caller), to be asked what a modern child's `input_required` needs; undefined when it cannot be. */
   inputSource?(child: ChildConnection, caller: object): InputSource | undefined
 }
@@ -144,7 +182,9 @@ export class ChildConnection {
       } catch (error) {
         // A 2025 server that exits on the unknown pre-initialize request: start it again and initialize at once.
         if (era !== 'auto' || !(error instanceof ProbeClosedError) || this.stopping) throw error
-        log[this.deps.oneShot ? 'debug' : 'info']('exited on the server/discover probe (a 2025-era server); starting it again with initialize')
+        log[this.deps.oneShot ? 'debug' : 'info'](
+          'exited on the server/discover probe (a 2025-era server); starting it again with initialize',
+        )
         era = 'legacy'
         connected = await this.connect(log, era, deadline)
         this.probeKills = true
@@ -159,15 +199,34 @@ export class ChildConnection {
       this.instructions = client.getInstructions()
       this.protocolVersion = client.getNegotiatedProtocolVersion()
       this.era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy'
-      this.envelope = this.era === 'modern' ? { protocolVersion: this.protocolVersion!, clientInfo: { name: 'mycelium', version: this.deps.version }, clientCapabilities: connected.capabilities } : undefined
+      this.envelope =
+        this.era === 'modern'
+          ? {
+              protocolVersion: this.protocolVersion!,
+              clientInfo: { name: 'mycelium', version: this.deps.version },
+              clientCapabilities: connected.capabilities,
+            }
+          : undefined
       log.debug(`speaks ${this.era === 'modern' ? 'MCP' : 'the 2025 era,'} ${this.protocolVersion ?? '?'}`)
       client.onclose = () => this.onClosed()
       if (this.era === 'modern') {
         // Its list changes and the updates of subscribed resources come on a listen (the 2026 way of list_changed and resources/subscribe), opened before the lists are read so that no change falls between.
-        this.listener = new ListenKeeper({ client, capabilities: this.capabilities, uris: () => this.resourceUris, log, ackTimeoutMs: Math.min(this.config.startupTimeoutMs, 10_000) })
+        this.listener = new ListenKeeper({
+          client,
+          capabilities: this.capabilities,
+          uris: () => this.resourceUris,
+          log,
+          ackTimeoutMs: Math.min(this.config.startupTimeoutMs, 10_000),
+        })
         await this.listener.start().catch(() => {})
       }
-      this.lists = await fetchLists(this.client!, this.capabilities, Object.keys(LIST_METHODS) as ListKind[], EMPTY_LISTS, this.listOptions())
+      this.lists = await fetchLists(
+        this.client!,
+        this.capabilities,
+        Object.keys(LIST_METHODS) as ListKind[],
+        EMPTY_LISTS,
+        this.listOptions(),
+      )
       this.startedAt = new Date()
       this.setState('RUNNING')
       this.startHealthChecks(client, log)
@@ -201,7 +260,8 @@ export class ChildConnection {
    * the plain 2025 handshake.
    */
   private async connect(log: Logger, era: 'auto' | 'legacy' | 'modern', deadline: { at?: number }): Promise<Connected> {
-    if (era === 'modern' && this.config.type === 'sse') throw new Error('the HTTP+SSE transport is 2025-era only: use era "auto" or "legacy", or type "http"')
+    if (era === 'modern' && this.config.type === 'sse')
+      throw new Error('the HTTP+SSE transport is 2025-era only: use era "auto" or "legacy", or type "http"')
     const inner = createChildTransport(this.config, log, {
       key: this.key,
       host: this.deps.host,
@@ -211,11 +271,17 @@ export class ChildConnection {
       tokenStore: this.deps.tokenStore,
       reauthorize: this.deps.reauthorize,
     })
-    const transport = inner instanceof ChildStdioTransport ? new ChildProcessTransport(inner) : new InterceptTransport(inner)
+    const transport =
+      inner instanceof ChildStdioTransport ? new ChildProcessTransport(inner) : new InterceptTransport(inner)
     const relay = new RequestRelay((message) => transport.send(message))
     // Once connected, a late answer to the probe (a slow 2025 server's -32601 after the timeout verdict) is dropped.
     let connected = false
-    transport.interceptor = era === 'legacy' ? relay.intercept : (message) => relay.intercept(message) || (connected && (isLateProbeAnswer(message) || this.listener?.screen(message) === true))
+    transport.interceptor =
+      era === 'legacy'
+        ? relay.intercept
+        : (message) =>
+            relay.intercept(message) ||
+            (connected && (isLateProbeAnswer(message) || this.listener?.screen(message) === true))
     // Spawn now; initialize once the client's capabilities are known (they are what the child is offered).
     transport.listen().catch(() => {})
     const capabilities = (await this.deps.clientCapabilities?.()) ?? {}
@@ -228,21 +294,38 @@ export class ChildConnection {
         : {
             mode: era === 'modern' ? { pin: MODERN_PROTOCOL_VERSION } : ('auto' as const),
             // On stdio, silence is a 2025 server (initialize follows); over HTTP it is an outage, so the probe may take the whole start.
-            probe: { timeoutMs: stdio && era === 'auto' ? Math.min(STDIO_PROBE_TIMEOUT_MS, Math.ceil(remaining / 2)) : remaining },
+            probe: {
+              timeoutMs:
+                stdio && era === 'auto' ? Math.min(STDIO_PROBE_TIMEOUT_MS, Math.ceil(remaining / 2)) : remaining,
+            },
           }
-    const client = new Client({ name: 'mycelium', version: this.deps.version }, { capabilities, listMaxPages: 0, ...(negotiation ? { versionNegotiation: negotiation } : {}) })
+    const client = new Client(
+      { name: 'mycelium', version: this.deps.version },
+      { capabilities, listMaxPages: 0, ...(negotiation ? { versionNegotiation: negotiation } : {}) },
+    )
     this.connecting = client
     this.wireClient(client, capabilities)
     try {
-      await withTimeout(client.connect(transport, { timeout: remaining }), remaining, `did not finish ${era === 'legacy' ? 'initialize' : 'connecting'} within ${this.config.startupTimeoutMs} ms (startupTimeoutMs)`)
+      await withTimeout(
+        client.connect(transport, { timeout: remaining }),
+        remaining,
+        `did not finish ${era === 'legacy' ? 'initialize' : 'connecting'} within ${this.config.startupTimeoutMs} ms (startupTimeoutMs)`,
+      )
     } catch (error) {
       await client.close().catch(() => {})
       if (this.connecting === client) this.connecting = undefined
       // The SDK probes a custom stdio transport in place: a child that exits on the probe ends the connect with a negotiation error.
       if (era === 'auto' && stdio && inner.exitInfo !== undefined) throw new ProbeClosedError(error)
       // A process that ended is the reason, not the closed connection it left behind (what it said is in myc's log on stderr, tagged with its name).
-      if (stdio && inner.exitInfo !== undefined && /connection closed|not running/i.test(error instanceof Error ? error.message : String(error)))
-        throw new Error(`${exitWords(inner.exitInfo)} before finishing ${era === 'legacy' ? 'initialize' : 'its handshake'} (its stderr, if it wrote any, is in myc's log (stderr))`, { cause: error })
+      if (
+        stdio &&
+        inner.exitInfo !== undefined &&
+        /connection closed|not running/i.test(error instanceof Error ? error.message : String(error))
+      )
+        throw new Error(
+          `${exitWords(inner.exitInfo)} before finishing ${era === 'legacy' ? 'initialize' : 'its handshake'} (its stderr, if it wrote any, is in myc's log (stderr))`,
+          { cause: error },
+        )
       throw error
     }
     connected = true
@@ -260,10 +343,19 @@ export class ChildConnection {
       this.deps.events.notification(this, withoutSubscriptionId(notification as JSONRPCNotification))
     }
     // Only what the child was offered: anything else it asks gets the SDK's "method not found".
-    const forwarded = [...(offered.elicitation ? (['elicitation/create'] as const) : []), ...(offered.sampling ? (['sampling/createMessage'] as const) : []), ...(offered.roots ? (['roots/list'] as const) : [])]
+    const forwarded = [
+      ...(offered.elicitation ? (['elicitation/create'] as const) : []),
+      ...(offered.sampling ? (['sampling/createMessage'] as const) : []),
+      ...(offered.roots ? (['roots/list'] as const) : []),
+    ]
     for (const method of forwarded) {
       client.setRequestHandler(method, async (request, ctx) => {
-        const result = await this.deps.events.request(this, method, request.params as Record<string, unknown> | undefined, ctx.mcpReq.signal)
+        const result = await this.deps.events.request(
+          this,
+          method,
+          request.params as Record<string, unknown> | undefined,
+          ctx.mcpReq.signal,
+        )
         return result as never
       })
     }
@@ -271,8 +363,14 @@ export class ChildConnection {
     // The SDK 2.x has no runtime for tasks, so these take pass-through params.
     if (offered.tasks) {
       for (const method of ['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']) {
-        const register = client.setRequestHandler.bind(client) as (m: string, schemas: { params: typeof passthrough }, handler: (params: Record<string, unknown>, ctx: { mcpReq: { signal: AbortSignal } }) => Promise<unknown>) => void
-        register(method, { params: passthrough }, (params, ctx) => this.deps.events.request(this, method, params, ctx.mcpReq.signal))
+        const register = client.setRequestHandler.bind(client) as (
+          m: string,
+          schemas: { params: typeof passthrough },
+          handler: (params: Record<string, unknown>, ctx: { mcpReq: { signal: AbortSignal } }) => Promise<unknown>,
+        ) => void
+        register(method, { params: passthrough }, (params, ctx) =>
+          this.deps.events.request(this, method, params, ctx.mcpReq.signal),
+        )
       }
     }
   }
@@ -309,7 +407,9 @@ export class ChildConnection {
       this.lists = await fetchLists(this.client!, this.capabilities, kinds, this.lists, this.listOptions())
       this.deps.events.listsChanged(this, kinds)
     } catch (error) {
-      this.deps.logger.withTag(this.key).warn(`could not refresh ${kinds.join(', ')}: ${error instanceof Error ? error.message : String(error)}`)
+      this.deps.logger
+        .withTag(this.key)
+        .warn(`could not refresh ${kinds.join(', ')}: ${error instanceof Error ? error.message : String(error)}`)
     }
   }
 
@@ -317,32 +417,61 @@ export class ChildConnection {
    * Forwards one request to the child and returns its answer untouched. A
    * child that is not running answers with a connection error at once.
    */
-  forward(method: string, params: Record<string, unknown> | undefined, options: Omit<RelayRequestOptions, 'timeoutMs'> & { timeoutMs?: number; caller?: object; callerEra?: CallerEra }): Promise<RelayOutcome> {
+  forward(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: Omit<RelayRequestOptions, 'timeoutMs'> & { timeoutMs?: number; caller?: object; callerEra?: CallerEra },
+  ): Promise<RelayOutcome> {
     const relay = this.relay
     if (this.state !== 'RUNNING' || !relay) {
-      return Promise.resolve({ ok: false, error: { code: RpcCode.serverError, message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})` } })
+      return Promise.resolve({
+        ok: false,
+        error: {
+          code: RpcCode.serverError,
+          message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})`,
+        },
+      })
     }
     const envelope = this.envelope
     let outcome: Promise<RelayOutcome>
     if (envelope) {
       // A 2025 caller's task-augmented tools/call (2025-11-25 core tasks) of a child with the tasks extension: the extension's opt-in instead, the task answered in the 2025 shape (task-mapping.ts).
-      const asTask = !options.callerEra?.modern && method === 'tools/call' && isTaskAugmented(params) && hasTasksExtension(this.capabilities)
+      const asTask =
+        !options.callerEra?.modern &&
+        method === 'tools/call' &&
+        isTaskAugmented(params) &&
+        hasTasksExtension(this.capabilities)
       if (asTask) {
         params = withoutTaskAugmentation(params)
-        options = { ...options, callerEra: { modern: false, ...options.callerEra, clientCapabilities: withTasksExtension(options.callerEra?.clientCapabilities ?? envelope.clientCapabilities) } }
+        options = {
+          ...options,
+          callerEra: {
+            modern: false,
+            ...options.callerEra,
+            clientCapabilities: withTasksExtension(
+              options.callerEra?.clientCapabilities ?? envelope.clientCapabilities,
+            ),
+          },
+        }
       }
       // A modern child: myc's envelope on every request; what it answers goes back as it is, except an input_required to a 2025 caller, which is asked of it (the bridge).
       const callerEra = options.callerEra
-      const sent = { ...params, _meta: childMeta(params?._meta, envelope, callerEra?.logLevel ?? this.logLevel, callerEra?.clientCapabilities) }
+      const sent = {
+        ...params,
+        _meta: childMeta(params?._meta, envelope, callerEra?.logLevel ?? this.logLevel, callerEra?.clientCapabilities),
+      }
       outcome = relay.request(method, sent, options, this.config.timeoutMs)
       // A 2025 caller: an input_required result is asked of it (the bridge); a -32021 (the child needs what the caller did not declare) is said the way the bridge says it.
       if (!callerEra?.modern) {
         outcome = outcome.then((o) => {
           if (o.ok) return isInputRequired(o.result) ? this.bridge(method, params, o.result, options) : o
-          return o.error.code === MISSING_CAPABILITY_CODE && BRIDGED.has(method) ? missingCapabilityFailure(this.key, method, o.error) : o
+          return o.error.code === MISSING_CAPABILITY_CODE && BRIDGED.has(method)
+            ? missingCapabilityFailure(this.key, method, o.error)
+            : o
         })
       }
-      if (asTask) outcome = outcome.then((o) => (o.ok ? { ok: true, result: coreCreateTaskResult(o.result) ?? o.result } : o))
+      if (asTask)
+        outcome = outcome.then((o) => (o.ok ? { ok: true, result: coreCreateTaskResult(o.result) ?? o.result } : o))
       const taskCreated = callerEra?.taskCreated
       if (taskCreated) {
         outcome = outcome.then((o) => {
@@ -375,8 +504,14 @@ export class ChildConnection {
    * connection made the call), or for a request the 2026 revision does not
    * let a server answer so, the clear error `-32603` at once.
    */
-  private bridge(method: string, params: Record<string, unknown> | undefined, first: Record<string, unknown>, options: Parameters<ChildConnection['forward']>[2]): Promise<RelayOutcome> {
-    const source = options.caller && BRIDGED.has(method) ? this.deps.events.inputSource?.(this, options.caller) : undefined
+  private bridge(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    first: Record<string, unknown>,
+    options: Parameters<ChildConnection['forward']>[2],
+  ): Promise<RelayOutcome> {
+    const source =
+      options.caller && BRIDGED.has(method) ? this.deps.events.inputSource?.(this, options.caller) : undefined
     if (!source) return Promise.resolve({ ok: false, error: inputRequiredError(this.key, method, first) })
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs
     const callerProgress = options.onProgress
@@ -401,9 +536,27 @@ export class ChildConnection {
         const relay = this.relay
         const envelope = this.envelope
         if (this.state !== 'RUNNING' || !relay || !envelope)
-          return Promise.resolve({ ok: false, error: { code: RpcCode.serverError, message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})` } })
-        const sent = { ...retried, _meta: childMeta(retried._meta, envelope, options.callerEra?.logLevel ?? this.logLevel, options.callerEra?.clientCapabilities) }
-        return relay.request(method, sent, { timeoutMs, cancellation: Cancellation.from(signal), ...(onProgress ? { onProgress } : {}) })
+          return Promise.resolve({
+            ok: false,
+            error: {
+              code: RpcCode.serverError,
+              message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})`,
+            },
+          })
+        const sent = {
+          ...retried,
+          _meta: childMeta(
+            retried._meta,
+            envelope,
+            options.callerEra?.logLevel ?? this.logLevel,
+            options.callerEra?.clientCapabilities,
+          ),
+        }
+        return relay.request(method, sent, {
+          timeoutMs,
+          cancellation: Cancellation.from(signal),
+          ...(onProgress ? { onProgress } : {}),
+        })
       },
     })
   }
@@ -442,7 +595,11 @@ export class ChildConnection {
   }
 
   /** Sends a request through the SDK client (setLevel, subscribe, ping). */
-  async request(method: string, params: Record<string, unknown> | undefined, timeoutMs = this.config.timeoutMs): Promise<Record<string, unknown>> {
+  async request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    timeoutMs = this.config.timeoutMs,
+  ): Promise<Record<string, unknown>> {
     if (this.state !== 'RUNNING' || !this.client) throw new Error(`Server "${this.key}" is not running`)
     // logging/setLevel is gone in the 2026 era: the level rides on each forwarded request's envelope instead.
     if (this.era === 'modern' && method === 'logging/setLevel') {
@@ -455,8 +612,13 @@ export class ChildConnection {
   private onClosed(): void {
     clearInterval(this.healthTimer)
     const wasRunning = this.state === 'RUNNING'
-    const exit = this.transport instanceof InterceptTransport ? (this.transport.inner as Partial<ChildStdioTransport>).exitInfo : undefined
-    this.relay?.failAll(`Server "${this.key}" stopped before answering${this.stopping ? '' : ' (it crashed and is being restarted)'}`)
+    const exit =
+      this.transport instanceof InterceptTransport
+        ? (this.transport.inner as Partial<ChildStdioTransport>).exitInfo
+        : undefined
+    this.relay?.failAll(
+      `Server "${this.key}" stopped before answering${this.stopping ? '' : ' (it crashed and is being restarted)'}`,
+    )
     this.client = undefined
     this.relay = undefined
     this.transport = undefined
@@ -469,7 +631,12 @@ export class ChildConnection {
     if (this.stopping) {
       this.setState('STOPPED')
     } else {
-      this.lastError = this.lastError === 'stopped answering pings' ? this.lastError : exit ? `exited${exit.code !== null ? ` with code ${exit.code}` : ''}${exit.signal ? ` by ${exit.signal}` : ''}` : 'connection closed'
+      this.lastError =
+        this.lastError === 'stopped answering pings'
+          ? this.lastError
+          : exit
+            ? `exited${exit.code !== null ? ` with code ${exit.code}` : ''}${exit.signal ? ` by ${exit.signal}` : ''}`
+            : 'connection closed'
       this.setState('FAILED')
     }
     this.deps.events.listsChanged(this, Object.keys(LIST_METHODS) as ListKind[])

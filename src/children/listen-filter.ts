@@ -1,4 +1,10 @@
-import { SUBSCRIPTION_ID_META_KEY, type JSONRPCMessage, type JSONRPCNotification, type ServerCapabilities, type SubscriptionFilter } from '@modelcontextprotocol/client'
+import {
+  SUBSCRIPTION_ID_META_KEY,
+  type JSONRPCMessage,
+  type JSONRPCNotification,
+  type ServerCapabilities,
+  type SubscriptionFilter,
+} from '@modelcontextprotocol/client'
 
 /**
  * The pure parts of the `subscriptions/listen` (MCP 2026-07-28) myc keeps
@@ -26,7 +32,12 @@ export function listenFilter(caps: ServerCapabilities | undefined, uris: Iterabl
 
 /** Whether a filter asks for nothing (no listen is needed). */
 export function isEmptyFilter(filter: SubscriptionFilter): boolean {
-  return !filter.toolsListChanged && !filter.promptsListChanged && !filter.resourcesListChanged && (filter.resourceSubscriptions?.length ?? 0) === 0
+  return (
+    !filter.toolsListChanged &&
+    !filter.promptsListChanged &&
+    !filter.resourcesListChanged &&
+    (filter.resourceSubscriptions?.length ?? 0) === 0
+  )
 }
 
 /** Whether two filters ask for the same (the resources compared as sets). */

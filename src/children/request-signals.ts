@@ -46,11 +46,19 @@ export function withOwnSignals(fetchImpl: FetchLike = fetch): FetchLike {
       throw error
     }
     const body = response.body
-    if (!body || response.status !== 200 || !/^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '')) {
+    if (
+      !body ||
+      response.status !== 200 ||
+      !/^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '')
+    ) {
       done()
       return response
     }
-    return new Response(untilEnd(body, done), { status: response.status, statusText: response.statusText, headers: response.headers })
+    return new Response(untilEnd(body, done), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    })
   }
 }
 

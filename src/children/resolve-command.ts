@@ -19,7 +19,12 @@ function isFile(file: string): boolean {
 
 /** The host as it is: the current platform, Node binary and environment. */
 export function currentHost(isSingleExecutable: boolean): CommandHost {
-  return { platform: process.platform, nodePath: isSingleExecutable ? undefined : process.execPath, env: process.env, exists: isFile }
+  return {
+    platform: process.platform,
+    nodePath: isSingleExecutable ? undefined : process.execPath,
+    env: process.env,
+    exists: isFile,
+  }
 }
 
 /** A command ready to spawn without a shell. */
@@ -53,7 +58,12 @@ function lookPosix(name: string, host: CommandHost): string | undefined {
  * On other platforms absolute paths and other commands are left as they are.
  * `cwd` is the child's working folder (a relative path is read from there).
  */
-export function resolveCommand(command: string, args: readonly string[], host: CommandHost, cwd = '.'): ResolvedCommand {
+export function resolveCommand(
+  command: string,
+  args: readonly string[],
+  host: CommandHost,
+  cwd = '.',
+): ResolvedCommand {
   if (host.platform === 'win32') return resolveWindows(command, args, host, cwd)
   const plain = { command, args: [...args] }
   if (command.includes('/')) return plain
@@ -77,12 +87,14 @@ function resolveWindows(command: string, args: readonly string[], host: CommandH
     if ((base === 'npm' || base === 'npx') && node) {
       // npm's `.cmd` shims need cmd.exe; its cli.js beside node.exe does not.
       const cli = path.win32.join(path.win32.dirname(node), 'node_modules', 'npm', 'bin', `${base}-cli.js`)
-      if (host.exists(cli)) return { command: node, args: [cli, ...args], resolvedFrom: command, resolvedTo: `${node} ${cli}` }
+      if (host.exists(cli))
+        return { command: node, args: [cli, ...args], resolvedFrom: command, resolvedTo: `${node} ${cli}` }
     }
   }
   const found = findWindowsCommand(command, lookup)
   if (!found) return { command, args: [...args] }
-  if (isWindowsExecutable(found)) return found === command ? { command, args: [...args] } : { command: found, args: [...args], resolvedFrom: command }
+  if (isWindowsExecutable(found))
+    return found === command ? { command, args: [...args] } : { command: found, args: [...args], resolvedFrom: command }
   const invocation = cmdInvocation(found, args, host.env)
   return { ...invocation, resolvedFrom: command, resolvedTo: `${found}, run through ${invocation.command} /d /s /c` }
 }

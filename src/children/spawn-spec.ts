@@ -58,7 +58,11 @@ export function inheritedEnvironment(env: Record<string, string | undefined> = p
 }
 
 /** `base` with `over` laid on it; on Windows a name replaces its namesake in any case (`PATH` over `Path`). */
-function overlay(base: Record<string, string | undefined>, over: Record<string, string> | undefined, windows: boolean): Record<string, string | undefined> {
+function overlay(
+  base: Record<string, string | undefined>,
+  over: Record<string, string> | undefined,
+  windows: boolean,
+): Record<string, string | undefined> {
   const out = { ...base }
   for (const [key, value] of Object.entries(over ?? {})) {
     if (windows) for (const k of Object.keys(out)) if (k.toUpperCase() === key.toUpperCase()) delete out[k]
@@ -73,7 +77,12 @@ export function stdioSpawnSpec(config: StdioServerConfig, host: CommandHost, con
   const p = windows ? path.win32 : path.posix
   const cwd = p.resolve(configDir, config.cwd ?? '.')
   // The command is looked up on the child's own PATH when its `env` sets one.
-  const resolved = resolveCommand(config.command, config.args, { ...host, env: overlay(host.env, config.env, windows) }, cwd)
+  const resolved = resolveCommand(
+    config.command,
+    config.args,
+    { ...host, env: overlay(host.env, config.env, windows) },
+    cwd,
+  )
   const env = overlay(inheritedEnvironment(), config.env, windows) as Record<string, string>
   // npx and npm start `node` through a shebang: keep the resolved Node on PATH.
   if (host.nodePath) {
@@ -100,7 +109,16 @@ export function describeResolution(spec: StdioSpawnSpec): string | undefined {
 
 /** Whether two specs start the same process. */
 export function sameSpawn(a: StdioSpawnSpec, b: StdioSpawnSpec): boolean {
-  if (a.command !== b.command || a.cwd !== b.cwd || a.windowsVerbatimArguments !== b.windowsVerbatimArguments || a.args.length !== b.args.length || a.args.some((arg, i) => arg !== b.args[i])) return false
+  if (
+    a.command !== b.command ||
+    a.cwd !== b.cwd ||
+    a.windowsVerbatimArguments !== b.windowsVerbatimArguments ||
+    a.args.length !== b.args.length ||
+    a.args.some((arg, i) => arg !== b.args[i])
+  )
+    return false
   const keys = Object.keys(a.env)
-  return keys.length === Object.keys(b.env).length && keys.every((k) => Object.hasOwn(b.env, k) && a.env[k] === b.env[k])
+  return (
+    keys.length === Object.keys(b.env).length && keys.every((k) => Object.hasOwn(b.env, k) && a.env[k] === b.env[k])
+  )
 }

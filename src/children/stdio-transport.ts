@@ -39,7 +39,9 @@ export interface EarlyChild {
 }
 
 /** Starts a child now, for a transport to take over later (`early`); nothing it writes or does is lost meanwhile. */
-export function startEarly(options: Pick<StdioChildOptions, 'command' | 'args' | 'env' | 'cwd' | 'windowsVerbatimArguments'>): EarlyChild {
+export function startEarly(
+  options: Pick<StdioChildOptions, 'command' | 'args' | 'env' | 'cwd' | 'windowsVerbatimArguments'>,
+): EarlyChild {
   const child = spawnStdioChild(options)
   const early: EarlyChild = {
     process: child,
@@ -68,7 +70,9 @@ export function startEarly(options: Pick<StdioChildOptions, 'command' | 'args' |
  * Starts a stdio child: its own process group (so stopping it ends the
  * whole tree: npx, sh wrappers and the real server), never a shell.
  */
-export function spawnStdioChild(options: Pick<StdioChildOptions, 'command' | 'args' | 'env' | 'cwd' | 'windowsVerbatimArguments'>): ChildProcess {
+export function spawnStdioChild(
+  options: Pick<StdioChildOptions, 'command' | 'args' | 'env' | 'cwd' | 'windowsVerbatimArguments'>,
+): ChildProcess {
   return spawn(options.command, [...options.args], {
     env: options.env,
     cwd: options.cwd,
@@ -174,7 +178,8 @@ export class ChildStdioTransport implements Transport {
       return
     }
     // A response to one of the relay's requests (string ids; the SDK numbers its own): its line may go out again as it is.
-    if (typeof (message as { id?: unknown }).id === 'string' && (message as { result?: unknown }).result !== undefined) keepResponseLine(line, message)
+    if (typeof (message as { id?: unknown }).id === 'string' && (message as { result?: unknown }).result !== undefined)
+      keepResponseLine(line, message)
     this.onmessage?.(message)
   }
 

@@ -75,7 +75,8 @@ export class ChildSupervisor {
       events: {
         stateChanged: (child, previous) => this.onStateChanged(child, previous),
         // A child replaced by a reload may still report on its way down: only the current one speaks.
-        listsChanged: (child, kinds) => this.children.get(child.key) === child && deps.events.listsChanged(child, kinds),
+        listsChanged: (child, kinds) =>
+          this.children.get(child.key) === child && deps.events.listsChanged(child, kinds),
         notification: (child, n) => this.children.get(child.key) === child && deps.events.notification(child, n),
         request: (child, method, params, signal) => deps.events.request(child, method, params, signal),
         inputSource: (child, caller) => deps.events.inputSource?.(child, caller),
@@ -88,7 +89,10 @@ export class ChildSupervisor {
     if (this.closing || this.children.has(key)) return
     const child = this.connection(key, config)
     this.children.set(key, child)
-    if (config.startup !== 'lazy') await child.start().catch((error: unknown) => this.deps.logger.error(error instanceof Error ? error.message : String(error)))
+    if (config.startup !== 'lazy')
+      await child
+        .start()
+        .catch((error: unknown) => this.deps.logger.error(error instanceof Error ? error.message : String(error)))
   }
 
   /**
@@ -110,7 +114,15 @@ export class ChildSupervisor {
 
   /** Starts every eager child in parallel; resolves when each is RUNNING or FAILED. */
   async startAll(): Promise<void> {
-    await Promise.all([...this.children.values()].filter((child) => child.config.startup !== 'lazy').map((child) => child.start().catch((error: unknown) => this.deps.logger.error(error instanceof Error ? error.message : String(error)))))
+    await Promise.all(
+      [...this.children.values()]
+        .filter((child) => child.config.startup !== 'lazy')
+        .map((child) =>
+          child
+            .start()
+            .catch((error: unknown) => this.deps.logger.error(error instanceof Error ? error.message : String(error))),
+        ),
+    )
   }
 
   /** For a lazy child: starts it if needed and waits. Resolves false when it could not start. */
@@ -128,9 +140,12 @@ export class ChildSupervisor {
   }
 
   private onStateChanged(child: ChildConnection, previous: ChildState): void {
-    this.deps.logger.debug(`[${child.key}] ${previous} → ${child.state}${child.lastError ? `: ${child.lastError}` : ''}`)
+    this.deps.logger.debug(
+      `[${child.key}] ${previous} → ${child.state}${child.lastError ? `: ${child.lastError}` : ''}`,
+    )
     this.deps.events.stateChanged?.(child, previous)
-    if (child.state === 'FAILED' && !this.closing && this.children.get(child.key) === child) this.scheduleRestart(child, previous === 'RUNNING')
+    if (child.state === 'FAILED' && !this.closing && this.children.get(child.key) === child)
+      this.scheduleRestart(child, previous === 'RUNNING')
   }
 
   private scheduleRestart(child: ChildConnection, crashed: boolean): void {
@@ -146,7 +161,8 @@ export class ChildSupervisor {
       else log.error(`${words} (\`myc status\` shows every server)`)
       // Its stderr is the likeliest reason: shown now, whatever the log level.
       const tail = this.stderrTails.get(child.key) ?? []
-      if (tail.length > 0) log.warn(`its last ${tail.length === 1 ? 'line' : `${tail.length} lines`} on stderr:\n${tail.join('\n')}`)
+      if (tail.length > 0)
+        log.warn(`its last ${tail.length === 1 ? 'line' : `${tail.length} lines`} on stderr:\n${tail.join('\n')}`)
       this.stderrTails.delete(child.key)
       return
     }
@@ -214,7 +230,10 @@ export class ChildSupervisor {
         tokenStore: store,
         ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
         events: {
-          stateChanged: (c, previous) => deps.logger.debug(`[${key}, for ${owner}] ${previous} → ${c.state}${c.lastError ? `: ${c.lastError}` : ''}`),
+          stateChanged: (c, previous) =>
+            deps.logger.debug(
+              `[${key}, for ${owner}] ${previous} → ${c.state}${c.lastError ? `: ${c.lastError}` : ''}`,
+            ),
           listsChanged: () => {},
           notification: () => {},
           request: (c, method, params, signal) => deps.events.request(c, method, params, signal),

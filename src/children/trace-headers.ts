@@ -18,7 +18,8 @@ export function withTraceHeaders(fetchImpl: FetchLike): FetchLike {
   return (url, init) => {
     const body = init?.body
     // Cheap first: most requests carry no trace context, and only a POST of one JSON-RPC message can.
-    if (init?.method !== 'POST' || typeof body !== 'string' || !body.includes('"traceparent"')) return fetchImpl(url, init)
+    if (init?.method !== 'POST' || typeof body !== 'string' || !body.includes('"traceparent"'))
+      return fetchImpl(url, init)
     const carrier = carrierOf(metaOf(body))
     if (!carrier || traceIdOf(carrier.traceparent) === undefined) return fetchImpl(url, init)
     const headers = new Headers(init.headers)

@@ -151,10 +151,21 @@ export interface CmdInvocation {
  * escapes twice only under `node_modules\.bin`, and its users report the
  * global shims (its pull request 158).
  */
-export function cmdInvocation(file: string, args: readonly string[], env: Record<string, string | undefined>): CmdInvocation {
+export function cmdInvocation(
+  file: string,
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+): CmdInvocation {
   // cmd.exe ends its command line at a line break: the rest would be lost, or run.
-  if (args.some((a) => /[\r\n]/.test(a))) throw new Error(`${file} runs through cmd.exe, which cannot pass an argument with a line break (start the program it wraps instead)`)
+  if (args.some((a) => /[\r\n]/.test(a)))
+    throw new Error(
+      `${file} runs through cmd.exe, which cannot pass an argument with a line break (start the program it wraps instead)`,
+    )
   const batch = /\.(cmd|bat)$/i.test(file)
   const line = [escapeCmdCommand(file), ...args.map((a) => escapeCmdArgument(a, batch))].join(' ')
-  return { command: windowsEnv(env, 'COMSPEC') ?? 'cmd.exe', args: ['/d', '/s', '/c', `"${line}"`], windowsVerbatimArguments: true }
+  return {
+    command: windowsEnv(env, 'COMSPEC') ?? 'cmd.exe',
+    args: ['/d', '/s', '/c', `"${line}"`],
+    windowsVerbatimArguments: true,
+  }
 }

@@ -6,21 +6,41 @@ import { commonArgs, principalArgs, splitList } from './_shared.js'
 
 /** The caps on an agent run's spend: run, workflow, adhoc and chat (docs/tokens.md, "Capping the spend"). */
 export const budgetArgs = {
-  'max-budget-usd': { type: 'string', description: "Stop before a request that could take the spend past N USD (needs agent.price); wins over agent.budget and the role's budget", valueHint: 'n' },
-  'max-tokens-total': { type: 'string', description: 'Stop before a request that could take the tokens (input and output) past N', valueHint: 'n' },
+  'max-budget-usd': {
+    type: 'string',
+    description:
+      "Stop before a request that could take the spend past N USD (needs agent.price); wins over agent.budget and the role's budget",
+    valueHint: 'n',
+  },
+  'max-tokens-total': {
+    type: 'string',
+    description: 'Stop before a request that could take the tokens (input and output) past N',
+    valueHint: 'n',
+  },
 } as const satisfies Record<string, ArgDef>
 
 /** `--max-budget-usd` and `--max-tokens-total`, checked: a positive number, a whole number of at least 1. */
-export function budgetFlags(args: { 'max-budget-usd'?: unknown; 'max-tokens-total'?: unknown }): { maxUsd?: number; maxTotalTokens?: number } {
+export function budgetFlags(args: { 'max-budget-usd'?: unknown; 'max-tokens-total'?: unknown }): {
+  maxUsd?: number
+  maxTotalTokens?: number
+} {
   const out: { maxUsd?: number; maxTotalTokens?: number } = {}
   if (args['max-budget-usd'] !== undefined) {
     const n = Number(args['max-budget-usd'])
-    if (String(args['max-budget-usd']).trim() === '' || !Number.isFinite(n) || n <= 0) throw new MycError('usage', `--max-budget-usd takes an amount of USD above 0, such as 0.50, not "${String(args['max-budget-usd'])}"`)
+    if (String(args['max-budget-usd']).trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw new MycError(
+        'usage',
+        `--max-budget-usd takes an amount of USD above 0, such as 0.50, not "${String(args['max-budget-usd'])}"`,
+      )
     out.maxUsd = n
   }
   if (args['max-tokens-total'] !== undefined) {
     const n = Number(args['max-tokens-total'])
-    if (!Number.isSafeInteger(n) || n < 1) throw new MycError('usage', `--max-tokens-total takes a whole number of at least 1, not "${String(args['max-tokens-total'])}"`)
+    if (!Number.isSafeInteger(n) || n < 1)
+      throw new MycError(
+        'usage',
+        `--max-tokens-total takes a whole number of at least 1, not "${String(args['max-tokens-total'])}"`,
+      )
     out.maxTotalTokens = n
   }
   return out
@@ -30,13 +50,30 @@ export function budgetFlags(args: { 'max-budget-usd'?: unknown; 'max-tokens-tota
 export const agentArgs = {
   ...commonArgs,
   ...principalArgs,
-  task: { type: 'positional', required: false, description: 'The task (or - to read it from stdin)', valueHint: 'task' },
-  model: { type: 'string', description: 'Model (else agent.model, else ANTHROPIC_MODEL, else the default)', valueHint: 'model' },
-  'max-turns': { type: 'string', description: 'Most requests to the model (default: agent.maxTurns, 50)', valueHint: 'n' },
+  task: {
+    type: 'positional',
+    required: false,
+    description: 'The task (or - to read it from stdin)',
+    valueHint: 'task',
+  },
+  model: {
+    type: 'string',
+    description: 'Model (else agent.model, else ANTHROPIC_MODEL, else the default)',
+    valueHint: 'model',
+  },
+  'max-turns': {
+    type: 'string',
+    description: 'Most requests to the model (default: agent.maxTurns, 50)',
+    valueHint: 'n',
+  },
   json: { type: 'boolean', description: 'Print the event stream as JSON Lines on stdout' },
   'include-partial': { type: 'boolean', description: 'With --json: also text_delta events as text streams in' },
   'json-schema': { type: 'boolean', description: 'Print the JSON Schema of the events and exit' },
-  resume: { type: 'string', description: 'Continue a recorded session (id or saved name): its conversation and skills', valueHint: 'id' },
+  resume: {
+    type: 'string',
+    description: 'Continue a recorded session (id or saved name): its conversation and skills',
+    valueHint: 'id',
+  },
   ...budgetArgs,
 } as const satisfies Record<string, ArgDef>
 
@@ -61,8 +98,13 @@ async function readStdin(): Promise<string> {
 type AgentArgValues = { [K in keyof typeof agentArgs]?: unknown }
 
 /** Parses the shared flags, reads the task, and runs the agent headless in `mode`. Resolves with the exit code. */
-export async function runAgentCommand(mode: 'run' | 'adhoc' | 'workflow', args: AgentArgValues, extra: { approve?: string[]; onFailure?: string | undefined; context?: string | undefined } = {}): Promise<number> {
-  if (extra.onFailure !== undefined && !['prompt', 'auto', 'exit'].includes(extra.onFailure)) throw new MycError('usage', `--on-failure takes prompt, auto or exit, not "${extra.onFailure}"`)
+export async function runAgentCommand(
+  mode: 'run' | 'adhoc' | 'workflow',
+  args: AgentArgValues,
+  extra: { approve?: string[]; onFailure?: string | undefined; context?: string | undefined } = {},
+): Promise<number> {
+  if (extra.onFailure !== undefined && !['prompt', 'auto', 'exit'].includes(extra.onFailure))
+    throw new MycError('usage', `--on-failure takes prompt, auto or exit, not "${extra.onFailure}"`)
   if (args['json-schema']) {
     const { agentEventsJsonSchema } = await import('../agent/events.js')
     process.stdout.write(`${JSON.stringify(await agentEventsJsonSchema(), null, 2)}\n`)
@@ -71,12 +113,17 @@ export async function runAgentCommand(mode: 'run' | 'adhoc' | 'workflow', args: 
   let maxTurns: number | undefined
   if (args['max-turns'] !== undefined) {
     maxTurns = Number(args['max-turns'])
-    if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new MycError('usage', `--max-turns takes a whole number of at least 1, not "${String(args['max-turns'])}"`)
+    if (!Number.isInteger(maxTurns) || maxTurns < 1)
+      throw new MycError('usage', `--max-turns takes a whole number of at least 1, not "${String(args['max-turns'])}"`)
   }
   const budget = budgetFlags(args)
   let task = typeof args.task === 'string' ? args.task : undefined
   if (task === '-' || (task === undefined && process.stdin.isTTY !== true)) task = await readStdin()
-  if (task === undefined || task.trim() === '') throw new MycError('usage', `myc ${mode} needs a task: \`myc ${mode} "what to do"\`, or the task on stdin with \`myc ${mode} -\``)
+  if (task === undefined || task.trim() === '')
+    throw new MycError(
+      'usage',
+      `myc ${mode} needs a task: \`myc ${mode} "what to do"\`, or the task on stdin with \`myc ${mode} -\``,
+    )
   const { runHeadless } = await import('../agent/headless.js')
   return runHeadless({
     mode,

@@ -23,8 +23,16 @@ export interface Inspection {
  * and a failed child is not restarted; it is logged as an error unless
  * `failuresShown` (the command reports it, as status does).
  */
-export async function withStartedRuntime<T>(options: { configPath?: string; logger: Logger; failuresShown?: boolean }, use: (inspection: Inspection) => Promise<T>): Promise<T> {
-  const { runtime, loaded, mode } = await openRuntime({ configPath: options.configPath, logger: options.logger, version, oneShot: { failuresShown: options.failuresShown === true } })
+export async function withStartedRuntime<T>(
+  options: { configPath?: string; logger: Logger; failuresShown?: boolean },
+  use: (inspection: Inspection) => Promise<T>,
+): Promise<T> {
+  const { runtime, loaded, mode } = await openRuntime({
+    configPath: options.configPath,
+    logger: options.logger,
+    version,
+    oneShot: { failuresShown: options.failuresShown === true },
+  })
   try {
     await Promise.all([...runtime.supervisor.children.keys()].map((key) => runtime.supervisor.ensureRunning(key)))
     if (mode.kind === 'policy') mode.state.invalidate()
@@ -37,7 +45,10 @@ export async function withStartedRuntime<T>(options: { configPath?: string; logg
 /** The policy state, or a usage error saying how to get out of open mode. */
 export function requirePolicy(mode: PolicyMode): PolicyState {
   if (mode.kind === 'policy') return mode.state
-  throw new MycError('usage', 'open mode: there are no skills, so no roles or policy (add a skills/ folder or a "skills" key to the config, or run `myc init`)')
+  throw new MycError(
+    'usage',
+    'open mode: there are no skills, so no roles or policy (add a skills/ folder or a "skills" key to the config, or run `myc init`)',
+  )
 }
 
 /**
@@ -45,8 +56,18 @@ export function requirePolicy(mode: PolicyMode): PolicyState {
  * MYCELIUM_ROLE or roles.default (an unknown one is a usage error listing
  * the roles), and its starting skills (defaults plus --skills).
  */
-export function principalFor(args: { role?: string; skills?: string }, loaded: LoadedConfig, state: PolicyState): { role: string; active: Set<string> } {
-  const choice = chooseRole({ flag: args.role, env: process.env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default }, state.roles)
+export function principalFor(
+  args: { role?: string; skills?: string },
+  loaded: LoadedConfig,
+  state: PolicyState,
+): { role: string; active: Set<string> } {
+  const choice = chooseRole(
+    { flag: args.role, env: process.env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default },
+    state.roles,
+  )
   if (!choice.ok) throw new MycError('usage', choice.error)
-  return { role: choice.role, active: initialSkills(state.policy, choice.role, loaded.config.session.defaultSkills, splitList(args.skills) ?? []) }
+  return {
+    role: choice.role,
+    active: initialSkills(state.policy, choice.role, loaded.config.session.defaultSkills, splitList(args.skills) ?? []),
+  }
 }

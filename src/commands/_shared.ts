@@ -34,7 +34,11 @@ export function printJson(value: unknown): void {
 
 /** `--role R` and `--skills a,b`: who the session is (chosen by whoever launches myc). */
 export const principalArgs = {
-  role: { type: 'string', description: 'Role of the session (else MYCELIUM_ROLE, else roles.default)', valueHint: 'role' },
+  role: {
+    type: 'string',
+    description: 'Role of the session (else MYCELIUM_ROLE, else roles.default)',
+    valueHint: 'role',
+  },
   skills: { type: 'string', description: 'Skills active from the start, comma-separated', valueHint: 'a,b' },
 } as const satisfies Record<string, ArgDef>
 
@@ -75,5 +79,11 @@ export function argRule(def: ArgDef): ArgRule {
 
 /** `--era`: which protocol eras `myc serve` answers on stdio; a global flag (myc with no command serves). */
 export const eraArgs = {
-  era: { type: 'string', description: "Protocol eras served on stdio: auto (each connection's first message decides), legacy (2025 only), modern (2026-07-28 only)", valueHint: 'auto|legacy|modern', default: 'auto' },
+  era: {
+    type: 'string',
+    description:
+      "Protocol eras served on stdio: auto (each connection's first message decides), legacy (2025 only), modern (2026-07-28 only)",
+    valueHint: 'auto|legacy|modern',
+    default: 'auto',
+  },
 } as const satisfies Record<string, ArgDef>

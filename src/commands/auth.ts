@@ -11,8 +11,12 @@ async function httpServer(configPath: string | undefined, name: string): Promise
   const loaded = await loadConfig({ configPath, cwd: process.cwd(), env: process.env })
   const http = [...loaded.config.servers].filter(([, c]) => c.type !== 'stdio').map(([k]) => k)
   const config = loaded.config.servers.get(name)
-  if (!config) throw usageError(`no server "${name}" in ${loaded.file ?? 'the config'}${http.length ? ` (HTTP servers: ${http.join(', ')})` : ' (it has no HTTP servers)'}`)
-  if (config.type === 'stdio') throw usageError(`"${name}" is a stdio server: OAuth logins are for servers of type "http" or "sse"`)
+  if (!config)
+    throw usageError(
+      `no server "${name}" in ${loaded.file ?? 'the config'}${http.length ? ` (HTTP servers: ${http.join(', ')})` : ' (it has no HTTP servers)'}`,
+    )
+  if (config.type === 'stdio')
+    throw usageError(`"${name}" is a stdio server: OAuth logins are for servers of type "http" or "sse"`)
   return config
 }
 
@@ -24,33 +28,61 @@ function when(ms: number | undefined): string {
   return ms === undefined ? 'no expiry given' : new Date(ms).toISOString()
 }
 
-const serverArg = { server: { type: 'positional', required: true, description: 'The server key in the config (an http or sse server)', valueHint: 'server' } } as const
+const serverArg = {
+  server: {
+    type: 'positional',
+    required: true,
+    description: 'The server key in the config (an http or sse server)',
+    valueHint: 'server',
+  },
+} as const
 const principalArg = {
-  principal: { type: 'string', description: 'Whose logins: an http.tokens name, or jwt:SUBJECT (myc serve --http keeps one login per person for servers with an oauth key); default: yours', valueHint: 'name' },
+  principal: {
+    type: 'string',
+    description:
+      'Whose logins: an http.tokens name, or jwt:SUBJECT (myc serve --http keeps one login per person for servers with an oauth key); default: yours',
+    valueHint: 'name',
+  },
 } as const
 
 /** The token store of `--principal` (default: the local user's), its name checked. */
 async function storeFor(principal: string | undefined) {
-  if (principal !== undefined && (principal.trim() === '' || /[\0\n\r]/.test(principal))) throw usageError('--principal takes a name: an http.tokens entry\'s "name", or jwt:SUBJECT')
+  if (principal !== undefined && (principal.trim() === '' || /[\0\n\r]/.test(principal)))
+    throw usageError('--principal takes a name: an http.tokens entry\'s "name", or jwt:SUBJECT')
   const { TokenStore } = await import('../oauth/token-store.js')
   return TokenStore.forUser(principal)
 }
 
 const login = defineCommand({
-  meta: { name: 'login', description: 'Log in to an HTTP server with OAuth: prints or opens the authorization URL, waits for the redirect, stores the tokens' },
+  meta: {
+    name: 'login',
+    description:
+      'Log in to an HTTP server with OAuth: prints or opens the authorization URL, waits for the redirect, stores the tokens',
+  },
   args: {
     ...commonArgs,
     ...serverArg,
     ...principalArg,
-    browser: { type: 'boolean', default: true, description: 'Open the authorization URL in a browser', negativeDescription: 'Print the authorization URL as the only line on stdout; open no browser' },
-    port: { type: 'string', description: 'Port of the loopback redirect listener http://127.0.0.1:PORT/callback (default: any free port)', valueHint: 'port' },
+    browser: {
+      type: 'boolean',
+      default: true,
+      description: 'Open the authorization URL in a browser',
+      negativeDescription: 'Print the authorization URL as the only line on stdout; open no browser',
+    },
+    port: {
+      type: 'string',
+      description: 'Port of the loopback redirect listener http://127.0.0.1:PORT/callback (default: any free port)',
+      valueHint: 'port',
+    },
     timeout: { type: 'string', description: 'Seconds to wait for the redirect (default 300)', valueHint: 'seconds' },
   },
   async run({ args }) {
     const port = args.port === undefined ? 0 : Number(args.port)
-    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw usageError(`--port takes a port number (0-65535), not "${args.port}"`)
+    if (!Number.isInteger(port) || port < 0 || port > 65_535)
+      throw usageError(`--port takes a port number (0-65535), not "${args.port}"`)
     const timeout = args.timeout === undefined ? 300 : Number(args.timeout)
-    if (!Number.isFinite(timeout) || timeout <= 0) throw usageError(`--timeout takes a number of seconds, not "${args.timeout}"`)
+    if (!Number.isFinite(timeout) || timeout <= 0)
+      throw usageError(`--timeout takes a number of seconds, not "${args.timeout}"`)
     const config = await httpServer(args.config, args.server)
     const [{ login: runLogin }, store] = await Promise.all([import('../oauth/login.js'), storeFor(args.principal)])
     // `--no-browser` is `browser: false`.
@@ -68,7 +100,8 @@ const login = defineCommand({
             return
           }
           say(`myc: log in to "${args.server}" at:\n${url.href}\nwaiting for the redirect…`)
-          if (process.stdout.isTTY || process.stderr.isTTY) void import('../oauth/browser.js').then(({ openBrowser }) => openBrowser(url.href))
+          if (process.stdout.isTTY || process.stderr.isTTY)
+            void import('../oauth/browser.js').then(({ openBrowser }) => openBrowser(url.href))
         },
       })
       const done = `logged in to "${args.server}" (${redactUrl(config.url)}): token valid until ${when(stored.expiresAt)}${stored.tokens.refresh_token ? ', refreshable' : ''}`
@@ -77,7 +110,11 @@ const login = defineCommand({
       return ExitCode.ok
     } catch (error) {
       if (error instanceof MycError) throw error
-      throw new MycError('runtime', `login to "${args.server}" failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+      throw new MycError(
+        'runtime',
+        `login to "${args.server}" failed: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      )
     }
   },
 })
@@ -93,7 +130,10 @@ interface LoginState {
 }
 
 const status = defineCommand({
-  meta: { name: 'status', description: "Each HTTP server's login: none, valid until, expired, refreshable; its scopes" },
+  meta: {
+    name: 'status',
+    description: "Each HTTP server's login: none, valid until, expired, refreshable; its scopes",
+  },
   args: { ...commonArgs, ...jsonArgs, ...principalArg },
   async run({ args }) {
     const [{ loadConfig }, store] = await Promise.all([import('../config/load.js'), storeFor(args.principal)])
@@ -115,7 +155,14 @@ const status = defineCommand({
       })
     }
     // Where the key is (MYC_TOKEN_KEY, the OS keychain, the key file): known once a login was opened; null with none stored.
-    if (args.json) printJson({ ok: true, principal: store.principal, store: store.file, key: store.keySource ?? null, servers: rows })
+    if (args.json)
+      printJson({
+        ok: true,
+        principal: store.principal,
+        store: store.file,
+        key: store.keySource ?? null,
+        servers: rows,
+      })
     else {
       const lines = rows.map(
         (r) =>
@@ -134,7 +181,11 @@ const logout = defineCommand({
     const config = await httpServer(args.config, args.server)
     const had = await (await storeFor(args.principal)).delete(config.url)
     const whose = args.principal === undefined ? '' : ` for ${args.principal}`
-    printResult(had ? `logged out of "${args.server}"${whose}: its tokens are deleted` : `no login was stored for "${args.server}"${whose}`)
+    printResult(
+      had
+        ? `logged out of "${args.server}"${whose}: its tokens are deleted`
+        : `no login was stored for "${args.server}"${whose}`,
+    )
     return ExitCode.ok
   },
 })

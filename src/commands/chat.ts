@@ -5,13 +5,25 @@ import { commonArgs, principalArgs, splitList } from './_shared.js'
 import { budgetArgs, budgetFlags, repeated } from './_agent.js'
 
 export default defineCommand({
-  meta: { name: 'chat', description: 'Talk with the agent: a prompt on a terminal (slash commands: /help), or one turn per line of piped stdin' },
+  meta: {
+    name: 'chat',
+    description:
+      'Talk with the agent: a prompt on a terminal (slash commands: /help), or one turn per line of piped stdin',
+  },
   args: {
     ...commonArgs,
     ...principalArgs,
-    model: { type: 'string', description: 'Model (else agent.model, else ANTHROPIC_MODEL, else the default)', valueHint: 'model' },
+    model: {
+      type: 'string',
+      description: 'Model (else agent.model, else ANTHROPIC_MODEL, else the default)',
+      valueHint: 'model',
+    },
     resume: { type: 'string', description: 'Continue a recorded session (id or saved name)', valueHint: 'id' },
-    approve: { type: 'string', description: 'Allow without asking: a risk level (that and below) or a tool pattern; repeatable (as adhoc)', valueHint: 'level|pattern' },
+    approve: {
+      type: 'string',
+      description: 'Allow without asking: a risk level (that and below) or a tool pattern; repeatable (as adhoc)',
+      valueHint: 'level|pattern',
+    },
     ...budgetArgs,
   },
   async run({ args, rawArgs }) {

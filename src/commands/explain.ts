@@ -9,22 +9,48 @@ import { principalFor, requirePolicy, withStartedRuntime } from './_runtime.js'
 
 export default defineCommand({
   meta: { name: 'explain', description: 'Why a tool is visible or hidden for a role, rule by rule' },
-  args: { ...commonArgs, ...jsonArgs, ...principalArgs, tool: { type: 'positional', description: 'server:tool or its wire name', required: true } },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    ...principalArgs,
+    tool: { type: 'positional', description: 'server:tool or its wire name', required: true },
+  },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: true })
-    const explanation = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, loaded, mode }) => {
-      const state = requirePolicy(mode)
-      const { role, active } = principalFor(args, loaded, state)
-      const entry = runtime.catalogue.toolById(args.tool) ?? runtime.catalogue.toolByWire(args.tool)
-      const builtin = entry ? undefined : builtinByWireName(args.tool, loaded.config.namespace)
-      const colon = args.tool.indexOf(':')
-      const [server, tool] = entry ? [entry.server, entry.name] : builtin ? [BUILTIN_SERVER, builtin] : colon > 0 ? [args.tool.slice(0, colon), args.tool.slice(colon + 1)] : [undefined, undefined]
-      if (server === undefined || tool === undefined) throw new MycError('usage', `"${args.tool}" is not in the catalogue; write it as server:tool`)
-      // As `myc serve` decides: the meta tools follow session.metaTools, and only the built-ins it runs exist.
-      return explainTool(state.policy, { server, tool, role, active, inCatalogue: entry !== undefined, metaTools: loaded.config.session.metaTools, available: SERVED_BUILTINS })
-    })
+    const explanation = await withStartedRuntime(
+      { configPath: args.config, logger },
+      async ({ runtime, loaded, mode }) => {
+        const state = requirePolicy(mode)
+        const { role, active } = principalFor(args, loaded, state)
+        const entry = runtime.catalogue.toolById(args.tool) ?? runtime.catalogue.toolByWire(args.tool)
+        const builtin = entry ? undefined : builtinByWireName(args.tool, loaded.config.namespace)
+        const colon = args.tool.indexOf(':')
+        const [server, tool] = entry
+          ? [entry.server, entry.name]
+          : builtin
+            ? [BUILTIN_SERVER, builtin]
+            : colon > 0
+              ? [args.tool.slice(0, colon), args.tool.slice(colon + 1)]
+              : [undefined, undefined]
+        if (server === undefined || tool === undefined)
+          throw new MycError('usage', `"${args.tool}" is not in the catalogue; write it as server:tool`)
+        // As `myc serve` decides: the meta tools follow session.metaTools, and only the built-ins it runs exist.
+        return explainTool(state.policy, {
+          server,
+          tool,
+          role,
+          active,
+          inCatalogue: entry !== undefined,
+          metaTools: loaded.config.session.metaTools,
+          available: SERVED_BUILTINS,
+        })
+      },
+    )
     if (args.json) printJson({ ok: true, ...explanation })
-    else printResult(`${explanation.tool} is ${explanation.visible ? 'VISIBLE' : 'HIDDEN'} for role ${explanation.role}\n${explanation.steps.map((s) => `  [${s.verdict}] ${s.rule}: ${s.detail}`).join('\n')}`)
+    else
+      printResult(
+        `${explanation.tool} is ${explanation.visible ? 'VISIBLE' : 'HIDDEN'} for role ${explanation.role}\n${explanation.steps.map((s) => `  [${s.verdict}] ${s.rule}: ${s.detail}`).join('\n')}`,
+      )
     return 0
   },
 })

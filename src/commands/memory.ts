@@ -9,15 +9,28 @@ import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
  * (said once on stderr). Never starts children.
  */
 async function openStore(configPath: string | undefined): Promise<{ store: MemoryStore; audit: AuditSink }> {
-  const [{ loadConfig }, { openMemoryStore }, { fileAuditSink }, path] = await Promise.all([import('../config/load.js'), import('../principal/policy-mode.js'), import('../audit.js'), import('node:path')])
+  const [{ loadConfig }, { openMemoryStore }, { fileAuditSink }, path] = await Promise.all([
+    import('../config/load.js'),
+    import('../principal/policy-mode.js'),
+    import('../audit.js'),
+    import('node:path'),
+  ])
   const loaded = await loadConfig({ configPath, cwd: process.cwd(), env: process.env })
-  const audit = fileAuditSink(loaded.config.audit.file ? path.resolve(loaded.dir, loaded.config.audit.file) : undefined, (error) => process.stderr.write(`${terminalText(`myc: audit log: ${String(error)}`)}\n`))
-  process.stderr.write(`${terminalText(`myc memory: acting as operator (every role's memory, no role policy) in ${path.resolve(loaded.dir, loaded.config.memory.dir)}`)}\n`)
+  const audit = fileAuditSink(
+    loaded.config.audit.file ? path.resolve(loaded.dir, loaded.config.audit.file) : undefined,
+    (error) => process.stderr.write(`${terminalText(`myc: audit log: ${String(error)}`)}\n`),
+  )
+  process.stderr.write(
+    `${terminalText(`myc memory: acting as operator (every role's memory, no role policy) in ${path.resolve(loaded.dir, loaded.config.memory.dir)}`)}\n`,
+  )
   return { store: openMemoryStore(loaded, audit), audit }
 }
 
 async function checkedRole(role: string, flag: string): Promise<string> {
-  const [{ isRoleName, ROLE_NAME_RULE }, { usageError }] = await Promise.all([import('../config/role-name.js'), import('../errors.js')])
+  const [{ isRoleName, ROLE_NAME_RULE }, { usageError }] = await Promise.all([
+    import('../config/role-name.js'),
+    import('../errors.js'),
+  ])
   if (!isRoleName(role)) throw usageError(`${flag}: "${role}" is not a role name: ${ROLE_NAME_RULE}`)
   return role
 }
@@ -26,10 +39,16 @@ async function rolesOf(store: MemoryStore, role: string | undefined): Promise<st
   return role === undefined ? store.roles() : [await checkedRole(role, '--role')]
 }
 
-async function checkedType(type: string | undefined): Promise<import('../memory/memory-file.js').MemoryType | undefined> {
+async function checkedType(
+  type: string | undefined,
+): Promise<import('../memory/memory-file.js').MemoryType | undefined> {
   if (type === undefined) return undefined
-  const [{ MEMORY_TYPES }, { usageError }] = await Promise.all([import('../memory/memory-file.js'), import('../errors.js')])
-  if (!(MEMORY_TYPES as readonly string[]).includes(type)) throw usageError(`--type takes ${MEMORY_TYPES.join(', ')}, not "${type}"`)
+  const [{ MEMORY_TYPES }, { usageError }] = await Promise.all([
+    import('../memory/memory-file.js'),
+    import('../errors.js'),
+  ])
+  if (!(MEMORY_TYPES as readonly string[]).includes(type))
+    throw usageError(`--type takes ${MEMORY_TYPES.join(', ')}, not "${type}"`)
   return type as import('../memory/memory-file.js').MemoryType
 }
 
@@ -46,7 +65,14 @@ const list = defineCommand({
     const { store } = await openStore(args.config)
     const { summarize } = await import('../memory/memory-tools.js')
     const memories = await Promise.all((await rolesOf(store, args.role)).map((r) => store.read(r)))
-    const rows = memories.filter((m) => m.exists).map((m) => ({ ...(summarize(m.entries)[0] ?? { role: m.role, total: 0, byType: {}, newest: null }), file: m.file, bytes: m.bytes, problems: m.problems.length }))
+    const rows = memories
+      .filter((m) => m.exists)
+      .map((m) => ({
+        ...(summarize(m.entries)[0] ?? { role: m.role, total: 0, byType: {}, newest: null }),
+        file: m.file,
+        bytes: m.bytes,
+        problems: m.problems.length,
+      }))
     if (args.json) printJson({ ok: true, roles: rows })
     else
       printResult(
@@ -55,7 +81,9 @@ const list = defineCommand({
             (r) =>
               `${r.role.padEnd(16)} ${String(r.total).padStart(4)} entries  ${Object.entries(r.byType)
                 .map(([t, n]) => `${t} ${n}`)
-                .join(', ')}${r.newest ? `  newest ${r.newest}` : ''}${r.problems ? `  (${r.problems} problems: myc memory lint)` : ''}`,
+                .join(
+                  ', ',
+                )}${r.newest ? `  newest ${r.newest}` : ''}${r.problems ? `  (${r.problems} problems: myc memory lint)` : ''}`,
           )
           .join('\n') || 'No role has memory yet.',
       )
@@ -65,7 +93,12 @@ const list = defineCommand({
 
 const show = defineCommand({
   meta: { name: 'show', description: "One role's entries, newest first" },
-  args: { ...commonArgs, ...jsonArgs, role: { type: 'positional', required: true, description: 'The role', valueHint: 'role' }, type: { type: 'string', description: 'Only entries of this type', valueHint: 'preference|fact|decision|note' } },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    role: { type: 'positional', required: true, description: 'The role', valueHint: 'role' },
+    type: { type: 'string', description: 'Only entries of this type', valueHint: 'preference|fact|decision|note' },
+  },
   async run({ args }) {
     const { store } = await openStore(args.config)
     const { matchEntries } = await import('../memory/memory-store.js')
@@ -73,14 +106,22 @@ const show = defineCommand({
     const type = await checkedType(args.type)
     const entries = matchEntries(memory.entries, type ? { type } : {})
     if (args.json) printJson({ ok: true, role: memory.role, file: memory.file, entries, problems: memory.problems })
-    else printResult(entries.map(entryText).join('\n\n') || `Role ${memory.role} has no memory${type ? ` of type ${type}` : ''}.`)
+    else
+      printResult(
+        entries.map(entryText).join('\n\n') || `Role ${memory.role} has no memory${type ? ` of type ${type}` : ''}.`,
+      )
     return 0
   },
 })
 
 const search = defineCommand({
   meta: { name: 'search', description: 'Entries whose words begin with every word of the query, newest first' },
-  args: { ...commonArgs, ...jsonArgs, ...roleArg, query: { type: 'positional', required: true, description: 'Words to find', valueHint: 'query' } },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    ...roleArg,
+    query: { type: 'positional', required: true, description: 'Words to find', valueHint: 'query' },
+  },
   async run({ args }) {
     const { store } = await openStore(args.config)
     const entries = await store.recall(await rolesOf(store, args.role), { query: String(args.query) })
@@ -92,13 +133,20 @@ const search = defineCommand({
 
 const forget = defineCommand({
   meta: { name: 'forget', description: 'Removes one entry (recorded in the audit log)' },
-  args: { ...commonArgs, role: { type: 'positional', required: true, description: 'The role', valueHint: 'role' }, id: { type: 'positional', required: true, description: 'The entry id (mem_…)', valueHint: 'id' } },
+  args: {
+    ...commonArgs,
+    role: { type: 'positional', required: true, description: 'The role', valueHint: 'role' },
+    id: { type: 'positional', required: true, description: 'The entry id (mem_…)', valueHint: 'id' },
+  },
   async run({ args }) {
     const { store, audit } = await openStore(args.config)
     const role = await checkedRole(String(args.role), 'ROLE')
     const removed = await store.forget(role, String(args.id), 'operator')
     await audit.flush()
-    if (!removed) throw (await import('../errors.js')).usageError(`role ${role} has no memory entry ${args.id} (see the ids with: myc memory show ${role})`)
+    if (!removed)
+      throw (await import('../errors.js')).usageError(
+        `role ${role} has no memory entry ${args.id} (see the ids with: myc memory show ${role})`,
+      )
     printResult(`forgot ${args.id} (role ${role})`)
     return 0
   },
@@ -106,11 +154,18 @@ const forget = defineCommand({
 
 const exportCommand = defineCommand({
   meta: { name: 'export', description: 'Memory as Markdown (the files) or JSON (every entry), on stdout' },
-  args: { ...commonArgs, ...roleArg, format: { type: 'string', description: 'md or json', valueHint: 'md|json', required: true } },
+  args: {
+    ...commonArgs,
+    ...roleArg,
+    format: { type: 'string', description: 'md or json', valueHint: 'md|json', required: true },
+  },
   async run({ args }) {
     const { store } = await openStore(args.config)
-    if (args.format !== 'md' && args.format !== 'json') throw (await import('../errors.js')).usageError(`--format takes md or json, not "${args.format}"`)
-    const memories = (await Promise.all((await rolesOf(store, args.role)).map((r) => store.read(r)))).filter((m) => m.exists)
+    if (args.format !== 'md' && args.format !== 'json')
+      throw (await import('../errors.js')).usageError(`--format takes md or json, not "${args.format}"`)
+    const memories = (await Promise.all((await rolesOf(store, args.role)).map((r) => store.read(r)))).filter(
+      (m) => m.exists,
+    )
     if (args.format === 'json') {
       printJson({ ok: true, roles: memories.map((m) => ({ role: m.role, entries: m.entries, unparsed: m.kept })) })
       return 0
@@ -129,20 +184,31 @@ const lint = defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const { store } = await openStore(args.config)
-    const [{ readdir }, path, { isRoleName, ROLE_NAME_RULE }] = await Promise.all([import('node:fs/promises'), import('node:path'), import('../config/role-name.js')])
+    const [{ readdir }, path, { isRoleName, ROLE_NAME_RULE }] = await Promise.all([
+      import('node:fs/promises'),
+      import('node:path'),
+      import('../config/role-name.js'),
+    ])
     const problems: Array<{ file: string; line?: number; message: string }> = []
     const names = await readdir(store.dir).catch(() => [] as string[])
     for (const name of names.filter((n) => n.endsWith('.memory.md')).sort()) {
       const role = name.slice(0, -'.memory.md'.length)
       const file = path.join(store.dir, name)
       if (!isRoleName(role)) {
-        problems.push({ file, message: `"${role}" is not a role name (${ROLE_NAME_RULE}), so this file is never read; rename it` })
+        problems.push({
+          file,
+          message: `"${role}" is not a role name (${ROLE_NAME_RULE}), so this file is never read; rename it`,
+        })
         continue
       }
       for (const p of (await store.read(role)).problems) problems.push({ file, line: p.line, message: p.message })
     }
     if (args.json) printJson({ ok: problems.length === 0, problems })
-    else printResult(problems.map((p) => `${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}`).join('\n') || 'Memory files are fine.')
+    else
+      printResult(
+        problems.map((p) => `${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}`).join('\n') ||
+          'Memory files are fine.',
+      )
     return problems.length === 0 ? 0 : 3
   },
 })

@@ -7,13 +7,18 @@ import { requirePolicy, withStartedRuntime } from './_runtime.js'
 
 const check = defineCommand({
   meta: { name: 'check', description: 'What a role can reach; exits 3 if a rule is violated' },
-  args: { ...commonArgs, ...jsonArgs, role: { type: 'string', description: 'The role to check', required: true, valueHint: 'role' } },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    role: { type: 'string', description: 'The role to check', required: true, valueHint: 'role' },
+  },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: true })
     const report = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => {
       const state = requirePolicy(mode)
       const policy = state.policy
-      if (!policy.roles.has(args.role)) throw new MycError('usage', `unknown role "${args.role}"; roles: ${[...policy.roles.keys()].join(', ')}`)
+      if (!policy.roles.has(args.role))
+        throw new MycError('usage', `unknown role "${args.role}"; roles: ${[...policy.roles.keys()].join(', ')}`)
       return policyCheck(policy, runtime.catalogue, args.role, roleWarnings(state.sources))
     })
     const ok = report.violations.length === 0

@@ -8,7 +8,12 @@ import { principalFor, requirePolicy, withStartedRuntime } from './_runtime.js'
 
 const skill = defineCommand({
   meta: { name: 'skill', description: 'The tool-list diff activating a skill would cause' },
-  args: { ...commonArgs, ...jsonArgs, ...principalArgs, id: { type: 'positional', description: 'Skill name', required: true } },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    ...principalArgs,
+    id: { type: 'positional', description: 'Skill name', required: true },
+  },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: true })
     const preview = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, loaded, mode }) => {
@@ -20,8 +25,12 @@ const skill = defineCommand({
     })
     // addedTokens is counted by the one counter of myc's reports (token-count.ts; `myc tokens` uses it too).
     if (args.json) printJson({ ...preview, counter: TOKEN_COUNTER })
-    else if (preview.alreadyActive) printResult(`${preview.skill} is already active for role ${preview.role}: activating it adds no tools`)
-    else printResult(`activating ${preview.skill} for role ${preview.role} adds ${preview.added.length} tools (~${preview.addedTokens} tokens of schema, ${TOKEN_COUNTER}):\n${preview.added.map((t) => `  + ${t.wireName}`).join('\n')}`)
+    else if (preview.alreadyActive)
+      printResult(`${preview.skill} is already active for role ${preview.role}: activating it adds no tools`)
+    else
+      printResult(
+        `activating ${preview.skill} for role ${preview.role} adds ${preview.added.length} tools (~${preview.addedTokens} tokens of schema, ${TOKEN_COUNTER}):\n${preview.added.map((t) => `  + ${t.wireName}`).join('\n')}`,
+      )
     return 0
   },
 })

@@ -17,7 +17,10 @@ export default defineCommand({
     else
       printResult(
         [
-          ...roles.map((r) => `${r.name}${r.inherits.length ? ` (inherits ${r.inherits.join(' → ')})` : ''}\n  from: ${r.sources.join(', ')}\n  skills: ${r.skills.join(', ') || 'none'}${r.deny.length ? `\n  deny: ${r.deny.join(', ')}` : ''}`),
+          ...roles.map(
+            (r) =>
+              `${r.name}${r.inherits.length ? ` (inherits ${r.inherits.join(' → ')})` : ''}\n  from: ${r.sources.join(', ')}\n  skills: ${r.skills.join(', ') || 'none'}${r.deny.length ? `\n  deny: ${r.deny.join(', ')}` : ''}`,
+          ),
           ...warnings.map((w) => `warning: ${w}`),
         ].join('\n'),
       )

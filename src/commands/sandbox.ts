@@ -16,20 +16,39 @@ import { commonArgs, jsonArgs, printJson, printResult, restPositional } from './
 function commandAfterDashes(rawArgs: readonly string[], trust?: TrustLevel): string | string[] {
   const i = rawArgs.indexOf('--')
   const words = i === -1 ? [] : rawArgs.slice(i + 1)
-  if (words.length === 0) throw new MycError('usage', "give the command after --: `myc sandbox guard -- 'curl x | sh'` (one shell line) or `-- rm -rf build` (an argument vector)")
+  if (words.length === 0)
+    throw new MycError(
+      'usage',
+      "give the command after --: `myc sandbox guard -- 'curl x | sh'` (one shell line) or `-- rm -rf build` (an argument vector)",
+    )
   if (words.length > 1) return words
   const word = words[0]!
   return trust === 'restricted' && /^[\w@%+=:,./-]+$/.test(word) ? [word] : word
 }
 
 const guard = defineCommand({
-  meta: { name: 'guard', description: 'The shell guard’s verdict on a command, without running it; exits 3 when blocked' },
-  args: { ...jsonArgs, command: restPositional({ type: 'positional', required: false, description: 'After --: the command (one word: a shell line; several: an argument vector)' }) },
+  meta: {
+    name: 'guard',
+    description: 'The shell guard’s verdict on a command, without running it; exits 3 when blocked',
+  },
+  args: {
+    ...jsonArgs,
+    command: restPositional({
+      type: 'positional',
+      required: false,
+      description: 'After --: the command (one word: a shell line; several: an argument vector)',
+    }),
+  },
   async run({ args, rawArgs }) {
     const verdict = await new ShellGuard().check(commandAfterDashes(rawArgs), { cwd: process.cwd() })
     // The JSON verdict carries a code like every other --json error (guard_blocked, as exec's).
     if (args.json) printJson(verdict.ok ? verdict : { ok: false, error: { code: 'guard_blocked', ...verdict.error } })
-    else printResult(verdict.ok ? 'allowed' : `blocked by rule ${verdict.error.rule}: ${verdict.error.message}\n  ${verdict.error.command}`)
+    else
+      printResult(
+        verdict.ok
+          ? 'allowed'
+          : `blocked by rule ${verdict.error.rule}: ${verdict.error.message}\n  ${verdict.error.command}`,
+      )
     return verdict.ok ? 0 : 3
   },
 })
@@ -41,7 +60,15 @@ const check = defineCommand({
     const reports = await new ExecutorProbe().all()
     const sandboxes = reports.filter((r) => r.executor !== 'none' && r.works)
     if (args.json) printJson({ ok: sandboxes.length > 0, executors: reports })
-    else printResult(reports.map((r) => `${r.works ? '✓' : '✗'} ${r.executor.padEnd(13)}${r.works ? '' : ` ${r.reason}\n                fix: ${r.fix}`}`).join('\n'))
+    else
+      printResult(
+        reports
+          .map(
+            (r) =>
+              `${r.works ? '✓' : '✗'} ${r.executor.padEnd(13)}${r.works ? '' : ` ${r.reason}\n                fix: ${r.fix}`}`,
+          )
+          .join('\n'),
+      )
     return sandboxes.length > 0 ? 0 : 3
   },
 })
@@ -51,19 +78,34 @@ const exec = defineCommand({
   args: {
     ...commonArgs,
     ...jsonArgs,
-    trust: { type: 'string', description: 'restricted | sandboxed | unrestricted (default: sandbox.trust)', valueHint: 'level' },
-    executor: { type: 'string', description: 'auto | bubblewrap | sandbox-exec | docker | none (default: sandbox.executor)', valueHint: 'name' },
-    command: restPositional({ type: 'positional', required: false, description: 'After --: the command (one word: a shell line, or at trust restricted a program such as ls; several: an argument vector)' }),
+    trust: {
+      type: 'string',
+      description: 'restricted | sandboxed | unrestricted (default: sandbox.trust)',
+      valueHint: 'level',
+    },
+    executor: {
+      type: 'string',
+      description: 'auto | bubblewrap | sandbox-exec | docker | none (default: sandbox.executor)',
+      valueHint: 'name',
+    },
+    command: restPositional({
+      type: 'positional',
+      required: false,
+      description:
+        'After --: the command (one word: a shell line, or at trust restricted a program such as ls; several: an argument vector)',
+    }),
   },
   async run({ args, rawArgs }) {
     commandAfterDashes(rawArgs)
     const loaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
     const { config } = loaded
     const trust = (args.trust ?? config.sandbox.trust) as TrustLevel
-    if (!['restricted', 'sandboxed', 'unrestricted'].includes(trust)) throw new MycError('usage', `--trust takes restricted, sandboxed or unrestricted, not "${trust}"`)
+    if (!['restricted', 'sandboxed', 'unrestricted'].includes(trust))
+      throw new MycError('usage', `--trust takes restricted, sandboxed or unrestricted, not "${trust}"`)
     const command = commandAfterDashes(rawArgs, trust)
     const executor = (args.executor ?? config.sandbox.executor) as ExecutorName | 'auto'
-    if (!['auto', 'bubblewrap', 'sandbox-exec', 'docker', 'none'].includes(executor)) throw new MycError('usage', `--executor takes auto, bubblewrap, sandbox-exec, docker or none, not "${executor}"`)
+    if (!['auto', 'bubblewrap', 'sandbox-exec', 'docker', 'none'].includes(executor))
+      throw new MycError('usage', `--executor takes auto, bubblewrap, sandbox-exec, docker or none, not "${executor}"`)
     const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
     const result = await sandbox.run({
       command,
@@ -88,7 +130,8 @@ const exec = defineCommand({
       process.stdout.write(o.stdout)
       process.stderr.write(o.stderr)
       for (const w of o.warnings ?? []) process.stderr.write(`myc: ${w}\n`)
-      if (o.timedOut) process.stderr.write(`myc: timed out after ${config.sandbox.timeoutMs} ms; the whole process tree was killed\n`)
+      if (o.timedOut)
+        process.stderr.write(`myc: timed out after ${config.sandbox.timeoutMs} ms; the whole process tree was killed\n`)
     }
     return o.exitCode ?? (o.timedOut ? 124 : 1)
   },

@@ -10,23 +10,42 @@ import { commonArgs, eraArgs, optionalValue, principalArgs, splitList } from './
 // Only light modules above: serve loads its config and starts the children before the rest of myc is loaded (see run).
 
 export default defineCommand({
-  meta: { name: 'serve', description: 'Run the aggregator as an MCP server on stdio, or on Streamable HTTP with --http' },
+  meta: {
+    name: 'serve',
+    description: 'Run the aggregator as an MCP server on stdio, or on Streamable HTTP with --http',
+  },
   args: {
     ...commonArgs,
     ...principalArgs,
-    http: optionalValue({ type: 'string', description: 'Serve Streamable HTTP on [HOST:]PORT instead of stdio (no value, or an empty one: http.listen)', valueHint: '[host:]port' }),
-    stdio: { type: 'boolean', description: 'With --http: also serve the client on stdio (as --role/--skills); myc stops when it leaves' },
+    http: optionalValue({
+      type: 'string',
+      description: 'Serve Streamable HTTP on [HOST:]PORT instead of stdio (no value, or an empty one: http.listen)',
+      valueHint: '[host:]port',
+    }),
+    stdio: {
+      type: 'boolean',
+      description: 'With --http: also serve the client on stdio (as --role/--skills); myc stops when it leaves',
+    },
     ...eraArgs,
   },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose })
     const overHttp = args.http !== undefined
-    if (args.stdio && !overHttp) throw usageError('--stdio goes with --http (stdio alone is what myc serve does by default)')
+    if (args.stdio && !overHttp)
+      throw usageError('--stdio goes with --http (stdio alone is what myc serve does by default)')
     const era = (args.era ?? 'auto') as StdioEraMode
-    if (!STDIO_ERA_MODES.includes(era)) throw usageError(`--era must be one of ${STDIO_ERA_MODES.join(', ')} (got "${String(args.era)}")`)
-    if (overHttp && !args.stdio && era !== 'auto') throw usageError('--era pins the era of the stdio client; over HTTP every request is served in its own era (add --stdio to serve one on stdio too)')
+    if (!STDIO_ERA_MODES.includes(era))
+      throw usageError(`--era must be one of ${STDIO_ERA_MODES.join(', ')} (got "${String(args.era)}")`)
+    if (overHttp && !args.stdio && era !== 'auto')
+      throw usageError(
+        '--era pins the era of the stdio client; over HTTP every request is served in its own era (add --stdio to serve one on stdio too)',
+      )
     // The children first: each one's own start-up (often the longest part) overlaps the loading of the rest of myc. Those not taken over by the runtime are stopped.
-    const [{ loadConfig }, { PrespawnedChildren }, { hostForThisProcess }] = await Promise.all([import('../config/load.js'), import('../children/prespawn.js'), import('../runtime/host.js')])
+    const [{ loadConfig }, { PrespawnedChildren }, { hostForThisProcess }] = await Promise.all([
+      import('../config/load.js'),
+      import('../children/prespawn.js'),
+      import('../runtime/host.js'),
+    ])
     const configLoaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
     const prespawned = PrespawnedChildren.start(configLoaded, hostForThisProcess())
     try {
@@ -46,7 +65,10 @@ interface ServeOptions {
 }
 
 /** The rest of serve, once its children are starting: the runtime, the view, and the stdio or HTTP face. */
-async function serveWith(args: { config?: string; role?: string; skills?: string; http?: string; stdio?: boolean }, options: ServeOptions): Promise<number> {
+async function serveWith(
+  args: { config?: string; role?: string; skills?: string; http?: string; stdio?: boolean },
+  options: ServeOptions,
+): Promise<number> {
   const { logger, era, overHttp } = options
   const [{ openRuntime }, { CLIENT_INITIALIZE_WAIT_MS }, { serveStdio }, { createView }] = await Promise.all([
     import('../runtime/open-runtime.js'),
@@ -57,7 +79,8 @@ async function serveWith(args: { config?: string; role?: string; skills?: string
   // Over stdio one client's capabilities are what children are offered (they wait for it); over HTTP, prepareHttp decides.
   // Prometheus metrics served (http.metrics, and a token or address to read them): its operation durations need each request timed.
   const { http } = options.configLoaded.config
-  const measureOperations = overHttp && http.metrics && (http.metricsToken !== undefined || http.metricsListen !== undefined)
+  const measureOperations =
+    overHttp && http.metrics && (http.metricsToken !== undefined || http.metricsListen !== undefined)
   // On stdio a person is behind the client: a login gone bad is asked of them again (`myc: authorize:` on stderr); over HTTP people log in through myc.
   const reauthorize = overHttp ? undefined : (await import('../oauth/reauthorize.js')).stderrReauthorize()
   const { runtime, loaded, mode } = await openRuntime({
@@ -70,27 +93,60 @@ async function serveWith(args: { config?: string; role?: string; skills?: string
     ...(reauthorize ? { reauthorize } : {}),
     ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }),
   })
-  const runner = mode.kind === 'policy' ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded) : undefined
+  const runner =
+    mode.kind === 'policy'
+      ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded)
+      : undefined
   const skills = splitList(args.skills)
   // A role from the command line is a person's choice (refused in open mode); an HTTP credential's comes from the config.
   const viewFor = (principal: { role?: string; skills?: readonly string[] }, roleFrom = 'http.tokens or http.jwt') =>
-    createView(mode, loaded, { role: principal.role, roleFrom, skills: principal.skills, env: process.env, catalogue: runtime.catalogue, logger, transport: overHttp ? 'http' : 'stdio', ...(runner ? { runner } : {}) })
+    createView(mode, loaded, {
+      role: principal.role,
+      roleFrom,
+      skills: principal.skills,
+      env: process.env,
+      catalogue: runtime.catalogue,
+      logger,
+      transport: overHttp ? 'http' : 'stdio',
+      ...(runner ? { runner } : {}),
+    })
   let serve: () => Promise<number>
   if (overHttp) {
     // Over HTTP too, a role asked for on the command line where there are no roles is refused, not ignored.
-    if (mode.kind === 'open' && (args.role !== undefined || (skills?.length ?? 0) > 0)) viewFor({ role: args.role, skills }, '--role')
+    if (mode.kind === 'open' && (args.role !== undefined || (skills?.length ?? 0) > 0))
+      viewFor({ role: args.role, skills }, '--role')
     const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
     const prepared = prepareHttp({ runtime, loaded, mode, flag: args.http, role: args.role, skills, env: process.env })
     const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }, '--role'), era } : undefined
-    serve = () => serveHttp({ runtime, loaded, logger, ...prepared, viewFor: (principal) => viewFor(principal), policy: mode.kind === 'policy', ...(stdio ? { stdio } : {}) })
+    serve = () =>
+      serveHttp({
+        runtime,
+        loaded,
+        logger,
+        ...prepared,
+        viewFor: (principal) => viewFor(principal),
+        policy: mode.kind === 'policy',
+        ...(stdio ? { stdio } : {}),
+      })
   } else {
     const view = viewFor({ role: args.role, skills }, '--role')
     if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
-    else logger.info(`open mode (no skills in ${loaded.file ?? 'this folder'}): the client sees every tool of every server; add skills to serve roles`)
+    else
+      logger.info(
+        `open mode (no skills in ${loaded.file ?? 'this folder'}): the client sees every tool of every server; add skills to serve roles`,
+      )
     serve = () => serveStdio({ runtime, view, logger, era })
   }
-  const stopWatchingSkills = mode.kind === 'policy' ? (await import('../principal/skill-watcher.js')).watchSkills(() => runtime.loaded, mode.state, logger) : undefined
-  const liveConfig = (await import('../runtime/live-config.js')).watchConfig({ runtime, mode, logger, env: process.env })
+  const stopWatchingSkills =
+    mode.kind === 'policy'
+      ? (await import('../principal/skill-watcher.js')).watchSkills(() => runtime.loaded, mode.state, logger)
+      : undefined
+  const liveConfig = (await import('../runtime/live-config.js')).watchConfig({
+    runtime,
+    mode,
+    logger,
+    env: process.env,
+  })
   try {
     return await serve()
   } finally {

@@ -10,7 +10,14 @@ async function dirOf(configPath: string | undefined): Promise<string> {
 }
 
 /** One line of `myc sessions list`: id, start (UTC), mode, the model's turns (as session_end counts them), name, the first task. */
-function sessionLine(s: { id: string; name: string | null; mode: string; created: string; turns: number; firstTask: string | null }): string {
+function sessionLine(s: {
+  id: string
+  name: string | null
+  mode: string
+  created: string
+  turns: number
+  firstTask: string | null
+}): string {
   const head = `${s.id}  ${s.created.slice(0, 16).replace('T', ' ')}  ${s.mode.padEnd(8)} ${String(s.turns).padStart(3)} turns  ${s.name ? `${s.name}  ` : ''}`
   const task = terminalText(s.firstTask ?? '')
   const room = Math.max(20, 100 - head.length)
@@ -45,28 +52,56 @@ const list = defineCommand({
 
 const show = defineCommand({
   meta: { name: 'show', description: 'One session: its turns as text' },
-  args: { ...commonArgs, ...jsonArgs, id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' } },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' },
+  },
   async run({ args }) {
     const { loadSession } = await import('../agent/session-store.js')
     const s = loadSession(await dirOf(args.config), String(args.id))
     if (args.json) {
-      printJson({ ok: true, id: s.id, name: s.name ?? null, meta: s.meta, activeSkills: s.activeSkills, usage: s.usage, messages: s.messages })
+      printJson({
+        ok: true,
+        id: s.id,
+        name: s.name ?? null,
+        meta: s.meta,
+        activeSkills: s.activeSkills,
+        usage: s.usage,
+        messages: s.messages,
+      })
       return 0
     }
     const text = (content: unknown): string =>
       typeof content === 'string'
         ? content
         : (content as Array<{ type: string; text?: string; name?: string; input?: unknown }>)
-            .map((b) => (b.type === 'text' ? b.text : b.type === 'tool_use' ? `[tool ${b.name} ${JSON.stringify(b.input)}]` : b.type === 'tool_result' ? '[tool result]' : `[${b.type}]`))
+            .map((b) =>
+              b.type === 'text'
+                ? b.text
+                : b.type === 'tool_use'
+                  ? `[tool ${b.name} ${JSON.stringify(b.input)}]`
+                  : b.type === 'tool_result'
+                    ? '[tool result]'
+                    : `[${b.type}]`,
+            )
             .join('\n')
-    printResult([`session ${s.id}${s.name ? ` (${s.name})` : ''} · ${s.meta.mode} · role ${s.meta.role ?? '-'} · ${s.turns} turns`, ...s.messages.map((m) => `${m.role}: ${text(m.content)}`)].join('\n\n'))
+    printResult(
+      [
+        `session ${s.id}${s.name ? ` (${s.name})` : ''} · ${s.meta.mode} · role ${s.meta.role ?? '-'} · ${s.turns} turns`,
+        ...s.messages.map((m) => `${m.role}: ${text(m.content)}`),
+      ].join('\n\n'),
+    )
     return 0
   },
 })
 
 const rm = defineCommand({
   meta: { name: 'rm', description: 'Remove a recorded session' },
-  args: { ...commonArgs, id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' } },
+  args: {
+    ...commonArgs,
+    id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' },
+  },
   async run({ args }) {
     const { removeSession } = await import('../agent/session-store.js')
     printResult(`removed ${removeSession(await dirOf(args.config), String(args.id))}`)
@@ -76,11 +111,20 @@ const rm = defineCommand({
 
 const exportCommand = defineCommand({
   meta: { name: 'export', description: 'A session as Markdown, JSON or one self-contained HTML file, on stdout' },
-  args: { ...commonArgs, id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' }, format: { type: 'string', description: 'md (default), json or html', valueHint: 'md|json|html' } },
+  args: {
+    ...commonArgs,
+    id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' },
+    format: { type: 'string', description: 'md (default), json or html', valueHint: 'md|json|html' },
+  },
   async run({ args }) {
-    const [{ loadSession }, { exportSession, EXPORT_FORMATS }, { MycError }] = await Promise.all([import('../agent/session-store.js'), import('../agent/session-export.js'), import('../errors.js')])
+    const [{ loadSession }, { exportSession, EXPORT_FORMATS }, { MycError }] = await Promise.all([
+      import('../agent/session-store.js'),
+      import('../agent/session-export.js'),
+      import('../errors.js'),
+    ])
     const format = (args.format ?? 'md') as 'md' | 'json' | 'html'
-    if (!EXPORT_FORMATS.includes(format)) throw new MycError('usage', `--format takes md, json or html, not "${args.format}"`)
+    if (!EXPORT_FORMATS.includes(format))
+      throw new MycError('usage', `--format takes md, json or html, not "${args.format}"`)
     process.stdout.write(exportSession(loadSession(await dirOf(args.config), String(args.id)), format))
     return 0
   },

@@ -6,7 +6,12 @@ import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 
 const add = defineCommand({
   meta: { name: 'add', description: 'Create skills/NAME, from a template or blank' },
-  args: { ...commonArgs, ...jsonArgs, name: { type: 'positional', description: 'Skill name', required: true }, template: { type: 'string', description: 'Template to start from (see `myc skill templates`)', valueHint: 'name' } },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    name: { type: 'positional', description: 'Skill name', required: true },
+    template: { type: 'string', description: 'Template to start from (see `myc skill templates`)', valueHint: 'name' },
+  },
   async run({ args }) {
     const loaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
     const skillsDir = path.resolve(loaded.dir, loaded.config.skills?.dirs[0] ?? 'skills')

@@ -1,6 +1,13 @@
 import { defineCommand } from 'citty'
 import { MycError } from '../errors.js'
-import { childSkillsReport, lintSkills, roleDefinitionFile, roleWarningProblems, roleWarnings, skillsReport } from '../inspect/reports.js'
+import {
+  childSkillsReport,
+  lintSkills,
+  roleDefinitionFile,
+  roleWarningProblems,
+  roleWarnings,
+  skillsReport,
+} from '../inspect/reports.js'
 import { createLogger } from '../logger.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 import { requirePolicy, withStartedRuntime } from './_runtime.js'
@@ -11,14 +18,20 @@ const list = defineCommand({
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
     const skills = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => [
-      ...skillsReport(requirePolicy(mode).policy, new Set(mode.kind === 'policy' ? mode.state.sources.skillIndex.keys() : [])),
+      ...skillsReport(
+        requirePolicy(mode).policy,
+        new Set(mode.kind === 'policy' ? mode.state.sources.skillIndex.keys() : []),
+      ),
       ...childSkillsReport(runtime.catalogue),
     ])
     if (args.json) printJson({ ok: true, skills })
     else
       printResult(
         skills
-          .map((s) => `${s.enabled ? '✓' : '✗'} ${s.name.padEnd(20)} ${s.description}\n    ${s.uri ?? '(not served over MCP)'}  from ${s.origin}${'disabledReasons' in s && !s.enabled ? `\n    disabled: ${s.disabledReasons.join('; ')}` : ''}`)
+          .map(
+            (s) =>
+              `${s.enabled ? '✓' : '✗'} ${s.name.padEnd(20)} ${s.description}\n    ${s.uri ?? '(not served over MCP)'}  from ${s.origin}${'disabledReasons' in s && !s.enabled ? `\n    disabled: ${s.disabledReasons.join('; ')}` : ''}`,
+          )
           .join('\n') || 'no skills',
       )
     return 0
@@ -33,11 +46,30 @@ const show = defineCommand({
     const found = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => {
       const policy = requirePolicy(mode).policy
       const child = childSkillsReport(runtime.catalogue).find((c) => c.uri === args.id)
-      if (child) return { ...child, file: child.uri, allowedRoles: [] as string[], allowedTools: [] as string[], disabledReasons: [] as string[], instructions: '(served by the child; read it with resources/read)' }
-      const name = args.id.startsWith('skill://mycelium/') ? decodeURIComponent(args.id.slice('skill://mycelium/'.length).split('/')[0] ?? '') : args.id
+      if (child)
+        return {
+          ...child,
+          file: child.uri,
+          allowedRoles: [] as string[],
+          allowedTools: [] as string[],
+          disabledReasons: [] as string[],
+          instructions: '(served by the child; read it with resources/read)',
+        }
+      const name = args.id.startsWith('skill://mycelium/')
+        ? decodeURIComponent(args.id.slice('skill://mycelium/'.length).split('/')[0] ?? '')
+        : args.id
       const skill = policy.skills.get(name)
-      if (!skill) throw new MycError('usage', `no skill "${args.id}" (skills: ${[...policy.skills.keys()].sort().join(', ')}; children's skills by URI, see \`myc skills list\`)`)
-      return { ...skillsReport(policy, new Set(mode.kind === 'policy' ? mode.state.sources.skillIndex.keys() : [])).find((s) => s.name === name)!, instructions: skill.instructions }
+      if (!skill)
+        throw new MycError(
+          'usage',
+          `no skill "${args.id}" (skills: ${[...policy.skills.keys()].sort().join(', ')}; children's skills by URI, see \`myc skills list\`)`,
+        )
+      return {
+        ...skillsReport(policy, new Set(mode.kind === 'policy' ? mode.state.sources.skillIndex.keys() : [])).find(
+          (s) => s.name === name,
+        )!,
+        instructions: skill.instructions,
+      }
     })
     if (args.json) printJson({ ok: true, skill: found })
     else
@@ -60,7 +92,12 @@ const lint = defineCommand({
     })
     const errors = problems.filter((p) => p.severity === 'error')
     if (args.json) printJson({ ok: errors.length === 0, problems })
-    else printResult(problems.length ? problems.map((p) => `${p.severity}: ${p.file}${p.skill ? ` (${p.skill})` : ''}: ${p.message}`).join('\n') : 'no problems')
+    else
+      printResult(
+        problems.length
+          ? problems.map((p) => `${p.severity}: ${p.file}${p.skill ? ` (${p.skill})` : ''}: ${p.message}`).join('\n')
+          : 'no problems',
+      )
     return errors.length > 0 ? 3 : 0
   },
 })

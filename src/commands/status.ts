@@ -6,32 +6,39 @@ import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
 
 export default defineCommand({
-  meta: { name: 'status', description: 'Start the children, report each one’s state and its tools, prompts, resources and MCP version, or its error (--json: also its start time), then exit' },
+  meta: {
+    name: 'status',
+    description:
+      'Start the children, report each one’s state and its tools, prompts, resources and MCP version, or its error (--json: also its start time), then exit',
+  },
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const report = await withStartedRuntime({ configPath: args.config, logger, failuresShown: true }, async ({ runtime }) => {
-      const servers = [...runtime.loaded.config.servers].map(([key, config]) => {
-        const child = runtime.supervisor.children.get(key)
-        return {
-          key,
-          type: config.type,
-          state: child ? child.state : 'DISABLED',
-          startup: config.startup,
-          tools: child?.lists.tools.length ?? 0,
-          prompts: child?.lists.prompts.length ?? 0,
-          resources: child?.lists.resources.length ?? 0,
-          resourceTemplates: child?.lists.resourceTemplates.length ?? 0,
-          startedAt: child?.startedAt?.toISOString() ?? null,
-          serverInfo: child?.serverInfo ? { name: child.serverInfo.name, version: child.serverInfo.version } : null,
-          era: child?.era ?? null,
-          protocolVersion: child?.protocolVersion ?? null,
-          // A start error can quote the child's URL: without its secrets.
-          error: child?.lastError === undefined ? null : redactUrls(child.lastError),
-        }
-      })
-      return { config: runtime.loaded.file ?? null, servers, conflicts: runtime.catalogue.conflicts }
-    })
+    const report = await withStartedRuntime(
+      { configPath: args.config, logger, failuresShown: true },
+      async ({ runtime }) => {
+        const servers = [...runtime.loaded.config.servers].map(([key, config]) => {
+          const child = runtime.supervisor.children.get(key)
+          return {
+            key,
+            type: config.type,
+            state: child ? child.state : 'DISABLED',
+            startup: config.startup,
+            tools: child?.lists.tools.length ?? 0,
+            prompts: child?.lists.prompts.length ?? 0,
+            resources: child?.lists.resources.length ?? 0,
+            resourceTemplates: child?.lists.resourceTemplates.length ?? 0,
+            startedAt: child?.startedAt?.toISOString() ?? null,
+            serverInfo: child?.serverInfo ? { name: child.serverInfo.name, version: child.serverInfo.version } : null,
+            era: child?.era ?? null,
+            protocolVersion: child?.protocolVersion ?? null,
+            // A start error can quote the child's URL: without its secrets.
+            error: child?.lastError === undefined ? null : redactUrls(child.lastError),
+          }
+        })
+        return { config: runtime.loaded.file ?? null, servers, conflicts: runtime.catalogue.conflicts }
+      },
+    )
     const failed = report.servers.filter((s) => s.state === 'FAILED')
     const ok = failed.length === 0
     if (args.json) {
@@ -41,9 +48,12 @@ export default defineCommand({
       if (report.servers.length === 0) lines.push('no servers configured')
       for (const s of report.servers) {
         const counts = `${s.tools} tools, ${s.prompts} prompts, ${s.resources} resources`
-        lines.push(`${s.state.padEnd(9)} ${s.key.padEnd(20)} ${s.state === 'RUNNING' ? `${counts}${s.protocolVersion ? `, MCP ${s.protocolVersion}` : ''}` : (s.error ?? '')}`)
+        lines.push(
+          `${s.state.padEnd(9)} ${s.key.padEnd(20)} ${s.state === 'RUNNING' ? `${counts}${s.protocolVersion ? `, MCP ${s.protocolVersion}` : ''}` : (s.error ?? '')}`,
+        )
       }
-      for (const c of report.conflicts) lines.push(`conflict: ${c.kind} "${c.name}" from ${c.kept} and ${c.dropped}; ${c.dropped} left out`)
+      for (const c of report.conflicts)
+        lines.push(`conflict: ${c.kind} "${c.name}" from ${c.kept} and ${c.dropped}; ${c.dropped} left out`)
       printResult(lines.join('\n'))
     }
     return ok ? ExitCode.ok : ExitCode.checkFailed

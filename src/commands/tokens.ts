@@ -36,18 +36,33 @@ interface RoleCost {
 const LARGEST = 5
 
 export default defineCommand({
-  meta: { name: 'tokens', description: 'What the tool lists cost a model, per role: at start, all skills active, open mode' },
-  args: { ...commonArgs, ...jsonArgs, role: { type: 'string', description: 'Only this role (default: every role)', valueHint: 'role' } },
+  meta: {
+    name: 'tokens',
+    description: 'What the tool lists cost a model, per role: at start, all skills active, open mode',
+  },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    role: { type: 'string', description: 'Only this role (default: every role)', valueHint: 'role' },
+  },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: true })
-    const report = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, loaded, mode }) => tokensReport(runtime, loaded, mode, logger, args.role))
+    const report = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, loaded, mode }) =>
+      tokensReport(runtime, loaded, mode, logger, args.role),
+    )
     if (args.json) printJson({ ok: true, ...report })
     else printResult(render(report))
     return 0
   },
 })
 
-function tokensReport(runtime: Runtime, loaded: LoadedConfig, mode: PolicyMode, logger: Logger, only: string | undefined) {
+function tokensReport(
+  runtime: Runtime,
+  loaded: LoadedConfig,
+  mode: PolicyMode,
+  logger: Logger,
+  only: string | undefined,
+) {
   const openList = visibleTools(runtime, openView()).map((t) => t.def)
   const open = { tools: openList.length, tokens: toolTokens(openList) }
   // Lazy open mode (session.lazyTools): what an open session would list with it on.
@@ -56,19 +71,40 @@ function tokensReport(runtime: Runtime, loaded: LoadedConfig, mode: PolicyMode, 
     lazyOpenView(() => runtime.catalogue.tools(), loaded.config.namespace),
   ).map((t) => t.def)
   const lazyTokens = toolTokens(lazyList)
-  const lazy: ListCost & { on: boolean } = { tools: lazyList.length, tokens: lazyTokens, ratio: open.tokens === 0 ? 0 : Math.round((lazyTokens / open.tokens) * 1000) / 1000, on: mode.kind === 'open' && loaded.config.session.lazyTools }
+  const lazy: ListCost & { on: boolean } = {
+    tools: lazyList.length,
+    tokens: lazyTokens,
+    ratio: open.tokens === 0 ? 0 : Math.round((lazyTokens / open.tokens) * 1000) / 1000,
+    on: mode.kind === 'open' && loaded.config.session.lazyTools,
+  }
   if (mode.kind === 'open') {
     if (only !== undefined) createView(mode, loaded, { role: only, env: {}, catalogue: runtime.catalogue, logger }) // the open-mode usage error
     return { counter: TOKEN_COUNTER, open, lazy, roles: [] as RoleCost[] }
   }
-  if (only !== undefined && !mode.state.roles.has(only)) throw new MycError('usage', `--role: no role "${only}" (roles: ${[...mode.state.roles.keys()].join(', ') || 'none'})`)
+  if (only !== undefined && !mode.state.roles.has(only))
+    throw new MycError(
+      'usage',
+      `--role: no role "${only}" (roles: ${[...mode.state.roles.keys()].join(', ') || 'none'})`,
+    )
   // Counting writes no session to the audit log; the sandbox is never run, only listed (as `myc serve` lists exec and run_script).
   const quiet: PolicyMode = { ...mode, audit: { write: () => {}, flush: () => Promise.resolve() } }
-  const runner = new BuiltinRunner({ run: () => Promise.reject(new Error('myc tokens runs nothing')) }, loaded.config, loaded.dir, [])
+  const runner = new BuiltinRunner(
+    { run: () => Promise.reject(new Error('myc tokens runs nothing')) },
+    loaded.config,
+    loaded.dir,
+    [],
+  )
   const cost = (view: PrincipalView) => {
     const list = visibleTools(runtime, view)
     const tokens = toolTokens(list.map((t) => t.def))
-    return { list, cost: { tools: list.length, tokens, ratio: open.tokens === 0 ? 0 : Math.round((tokens / open.tokens) * 1000) / 1000 } }
+    return {
+      list,
+      cost: {
+        tools: list.length,
+        tokens,
+        ratio: open.tokens === 0 ? 0 : Math.round((tokens / open.tokens) * 1000) / 1000,
+      },
+    }
   }
   const roles = only !== undefined ? [only] : [...mode.state.roles.keys()]
   return {
@@ -76,14 +112,27 @@ function tokensReport(runtime: Runtime, loaded: LoadedConfig, mode: PolicyMode, 
     open,
     lazy,
     roles: roles.map((role): RoleCost => {
-      const view = (skills: string[] | undefined) => createView(quiet, loaded, { role, ...(skills ? { skills } : {}), env: {}, catalogue: runtime.catalogue, logger, runner })
+      const view = (skills: string[] | undefined) =>
+        createView(quiet, loaded, {
+          role,
+          ...(skills ? { skills } : {}),
+          env: {},
+          catalogue: runtime.catalogue,
+          logger,
+          runner,
+        })
       const fresh = view(undefined)
       const reachable = mode.state.policy.reachable(role).map((s) => s.name)
       const full = view(reachable)
       const start = cost(fresh)
       const all = cost(full)
       const described = fresh.describe?.() ?? { role, activeSkills: [] }
-      const prompt = systemPrompt({ role, activeSkills: described.activeSkills, servers: runtime, visible: (s) => fresh.serverVisible(s) })
+      const prompt = systemPrompt({
+        role,
+        activeSkills: described.activeSkills,
+        servers: runtime,
+        visible: (s) => fresh.serverVisible(s),
+      })
       return {
         role,
         start: { ...start.cost, skills: described.activeSkills.map((s) => s.name) },

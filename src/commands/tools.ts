@@ -8,17 +8,39 @@ import { commonArgs, jsonArgs, principalArgs, printJson, printResult, splitList 
 import { withStartedRuntime } from './_runtime.js'
 
 export default defineCommand({
-  meta: { name: 'tools', description: 'The tools a role would see: wire name, canonical id (server:tool) and the first line of the description (--json: each apart)' },
-  args: { ...commonArgs, ...jsonArgs, ...principalArgs, all: { type: 'boolean', description: 'Every tool of the catalogue, each marked visible or hidden' } },
+  meta: {
+    name: 'tools',
+    description:
+      'The tools a role would see: wire name, canonical id (server:tool) and the first line of the description (--json: each apart)',
+  },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    ...principalArgs,
+    all: { type: 'boolean', description: 'Every tool of the catalogue, each marked visible or hidden' },
+  },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
     const result = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, loaded, mode }) => {
-      const view = createView(mode, loaded, { role: args.role, skills: splitList(args.skills), env: process.env, catalogue: runtime.catalogue, logger })
-      if (mode.kind === 'open' || !(view instanceof PolicyView)) return { role: null, tools: toolsReport(runtime.catalogue, (e) => view.toolVisible(e), [], args.all === true) }
+      const view = createView(mode, loaded, {
+        role: args.role,
+        skills: splitList(args.skills),
+        env: process.env,
+        catalogue: runtime.catalogue,
+        logger,
+      })
+      if (mode.kind === 'open' || !(view instanceof PolicyView))
+        return { role: null, tools: toolsReport(runtime.catalogue, (e) => view.toolVisible(e), [], args.all === true) }
       // The built-ins `myc serve` would offer this principal (exec and run_script included when a skill allows them).
       const filter = mode.state.policy.filter(view.role, new Set(view.activeSkills))
-      const builtins = builtinTools(filter, { metaTools: loaded.config.session.metaTools, naming: loaded.config.namespace })
-      return { role: view.role, tools: toolsReport(runtime.catalogue, (e) => view.toolVisible(e), builtins, args.all === true) }
+      const builtins = builtinTools(filter, {
+        metaTools: loaded.config.session.metaTools,
+        naming: loaded.config.namespace,
+      })
+      return {
+        role: view.role,
+        tools: toolsReport(runtime.catalogue, (e) => view.toolVisible(e), builtins, args.all === true),
+      }
     })
     if (args.json) {
       printJson({ ok: true, ...result })
@@ -32,7 +54,9 @@ export default defineCommand({
     // The columns `myc tools --help` names: wire name, canonical id, the description's first line.
     const width = Math.max(...tools.map((t) => t.wireName.length))
     const idWidth = Math.max(...tools.map((t) => t.id.length))
-    const lines = tools.map((t) => `${args.all ? (t.visible ? '+ ' : '- ') : ''}${t.wireName.padEnd(width)}  ${t.id.padEnd(idWidth)}  ${firstLine(terminalText(t.description))}`.trimEnd())
+    const lines = tools.map((t) =>
+      `${args.all ? (t.visible ? '+ ' : '- ') : ''}${t.wireName.padEnd(width)}  ${t.id.padEnd(idWidth)}  ${firstLine(terminalText(t.description))}`.trimEnd(),
+    )
     for (const t of tools) for (const w of t.warnings) lines.push(`warning: ${t.wireName}: ${w}`)
     printResult(lines.join('\n'))
     return 0

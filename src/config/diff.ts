@@ -31,10 +31,16 @@ export function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
   if (Array.isArray(a) !== Array.isArray(b)) return false
-  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((x, i) => sameValue(x, (b as unknown[])[i]))
+  if (Array.isArray(a))
+    return a.length === (b as unknown[]).length && a.every((x, i) => sameValue(x, (b as unknown[])[i]))
   const ka = Object.keys(a)
   const kb = Object.keys(b)
-  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  return (
+    ka.length === kb.length &&
+    ka.every(
+      (k) => Object.hasOwn(b, k) && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+    )
+  )
 }
 
 function enabled(servers: ReadonlyMap<string, ServerConfig>): Map<string, ServerConfig> {
@@ -51,12 +57,22 @@ export function diffConfig(before: MyceliumConfig, after: MyceliumConfig): Confi
   const order = !sameValue([...before.servers.keys()], [...after.servers.keys()])
   const policy = POLICY_KEYS.some((k) => !sameValue(before[k], after[k]))
   const keys = new Set([...Object.keys(before), ...Object.keys(after)])
-  const needsRestart = [...keys].filter((k) => !LIVE_KEYS.has(k) && !sameValue((before as Record<string, unknown>)[k], (after as Record<string, unknown>)[k])).sort()
+  const needsRestart = [...keys]
+    .filter(
+      (k) =>
+        !LIVE_KEYS.has(k) && !sameValue((before as Record<string, unknown>)[k], (after as Record<string, unknown>)[k]),
+    )
+    .sort()
   return { servers: { added, removed, changed }, policy, needsRestart, order }
 }
 
 /** Whether a diff changes anything at all. */
 export function isEmptyDiff(diff: ConfigDiff): boolean {
   const { added, removed, changed } = diff.servers
-  return added.length + removed.length + changed.length === 0 && !diff.policy && diff.needsRestart.length === 0 && !diff.order
+  return (
+    added.length + removed.length + changed.length === 0 &&
+    !diff.policy &&
+    diff.needsRestart.length === 0 &&
+    !diff.order
+  )
 }

@@ -11,23 +11,35 @@ const PATTERN = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][
  * literal `$`. A variable that is unset (or empty, for `:-`) without a
  * default is reported through `missing` and left as written.
  */
-export function expandString(text: string, env: Record<string, string | undefined>, onMissing: (name: string) => void): string {
-  return text.replace(PATTERN, (match, braced: string | undefined, fallback: string | undefined, bare: string | undefined) => {
-    if (match === '$$') return '$'
-    const name = (braced ?? bare)!
-    const value = env[name]
-    if (fallback !== undefined) return value === undefined || value === '' ? expandString(fallback, env, onMissing) : value
-    if (value === undefined) {
-      onMissing(name)
-      return match
-    }
-    return value
-  })
+export function expandString(
+  text: string,
+  env: Record<string, string | undefined>,
+  onMissing: (name: string) => void,
+): string {
+  return text.replace(
+    PATTERN,
+    (match, braced: string | undefined, fallback: string | undefined, bare: string | undefined) => {
+      if (match === '$$') return '$'
+      const name = (braced ?? bare)!
+      const value = env[name]
+      if (fallback !== undefined)
+        return value === undefined || value === '' ? expandString(fallback, env, onMissing) : value
+      if (value === undefined) {
+        onMissing(name)
+        return match
+      }
+      return value
+    },
+  )
 }
 
 /** Where secrets live: the values of `env` and `headers` of any server, and its `oauth.clientSecret`. */
 export function isSecretPath(path: readonly (string | number)[]): boolean {
-  return path.length === 4 && path[0] === 'mcpServers' && (path[2] === 'env' || path[2] === 'headers' || (path[2] === 'oauth' && path[3] === 'clientSecret'))
+  return (
+    path.length === 4 &&
+    path[0] === 'mcpServers' &&
+    (path[2] === 'env' || path[2] === 'headers' || (path[2] === 'oauth' && path[3] === 'clientSecret'))
+  )
 }
 
 /**
@@ -35,7 +47,10 @@ export function isSecretPath(path: readonly (string | number)[]): boolean {
  * Returns the new tree, the variables that were missing (with their key
  * paths) and the expanded secret values (for redaction).
  */
-export function expandTree(tree: unknown, env: Record<string, string | undefined>): { value: unknown; missing: MissingVariable[]; secrets: string[] } {
+export function expandTree(
+  tree: unknown,
+  env: Record<string, string | undefined>,
+): { value: unknown; missing: MissingVariable[]; secrets: string[] } {
   const missing: MissingVariable[] = []
   const secrets: string[] = []
   const walk = (node: unknown, path: (string | number)[]): unknown => {

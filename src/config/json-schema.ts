@@ -9,9 +9,14 @@ import { ConfigSchema } from './schema.js'
  * so `type` is optional here.
  */
 export function configJsonSchema(): Record<string, unknown> {
-  const schema = toJsonSchema(ConfigSchema, { target: 'draft-07', typeMode: 'input', errorMode: 'ignore' }) as Record<string, unknown>
+  const schema = toJsonSchema(ConfigSchema, { target: 'draft-07', typeMode: 'input', errorMode: 'ignore' }) as Record<
+    string,
+    unknown
+  >
   type Option = { required?: string[]; properties?: Record<string, unknown> }
-  const servers = (schema.properties as Record<string, { additionalProperties?: { oneOf?: Option[]; anyOf?: Option[] } }>).mcpServers
+  const servers = (
+    schema.properties as Record<string, { additionalProperties?: { oneOf?: Option[]; anyOf?: Option[] } }>
+  ).mcpServers
   const options = servers?.additionalProperties?.oneOf ?? servers?.additionalProperties?.anyOf ?? []
   if (options.length !== 2) throw new Error('mycelium.schema.json: expected two server shapes (stdio, http/sse)')
   for (const option of options) {

@@ -39,7 +39,12 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   const given = options.configPath ?? fromEnv
   if (given !== undefined) {
     file = path.resolve(options.cwd, given)
-    if (!existsSync(file)) throw new MycError('config_not_found', `Config file not found: ${file} (named by ${fromEnv !== undefined ? 'MYC_CONFIG' : '--config'})`, { fix: 'check the path, or run `myc init` to create one' })
+    if (!existsSync(file))
+      throw new MycError(
+        'config_not_found',
+        `Config file not found: ${file} (named by ${fromEnv !== undefined ? 'MYC_CONFIG' : '--config'})`,
+        { fix: 'check the path, or run `myc init` to create one' },
+      )
   } else {
     file = DEFAULT_CONFIG_FILES.map((name) => path.join(options.cwd, name)).find((candidate) => existsSync(candidate))
   }
@@ -68,8 +73,15 @@ export function parseText(text: string, file: string): unknown {
       const message = (error as Error).message
       const at = /position (\d+)/.exec(message)
       const where = at ? lineColumn(text, Number(at[1])) : undefined
-      const place = where ? ` at line ${where.line}, column ${where.column}` : /end of JSON input/.test(message) ? ' at the end of the file (it stops in the middle of a value)' : ''
-      throw new MycError('config_invalid', `Invalid JSON in ${file}${place}: ${message.replace(/ in JSON at position \d+.*$/, '')} (fix the syntax)`)
+      const place = where
+        ? ` at line ${where.line}, column ${where.column}`
+        : /end of JSON input/.test(message)
+          ? ' at the end of the file (it stops in the middle of a value)'
+          : ''
+      throw new MycError(
+        'config_invalid',
+        `Invalid JSON in ${file}${place}: ${message.replace(/ in JSON at position \d+.*$/, '')} (fix the syntax)`,
+      )
     }
   }
   const asYaml = () => {
@@ -77,7 +89,10 @@ export function parseText(text: string, file: string): unknown {
     const error = doc.errors[0]
     if (error) {
       const pos = error.linePos?.[0]
-      throw new MycError('config_invalid', `Invalid YAML in ${file}${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')} (fix the syntax)`)
+      throw new MycError(
+        'config_invalid',
+        `Invalid YAML in ${file}${pos ? ` at line ${pos.line}, column ${pos.col}` : ''}: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')} (fix the syntax)`,
+      )
     }
     return doc.toJS() as unknown
   }
@@ -131,7 +146,8 @@ export function stripJsonComments(text: string): string {
       continue
     }
     if (c === ',') pendingComma = out.length
-    else if ((c === '}' || c === ']') && pendingComma !== -1) out = `${out.slice(0, pendingComma)} ${out.slice(pendingComma + 1)}`
+    else if ((c === '}' || c === ']') && pendingComma !== -1)
+      out = `${out.slice(0, pendingComma)} ${out.slice(pendingComma + 1)}`
     if (!/\s/.test(c) && c !== ',') pendingComma = -1
     out += c
     i++

@@ -30,7 +30,9 @@ type Problem = { path: Path; message: string }
 export function parseConfig(raw: unknown, source: ParseSource): { config: MyceliumConfig; secrets: string[] } {
   const problems: Problem[] = []
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw configError(source.file, [{ path: [], message: 'the file must hold a JSON/YAML object such as { "mcpServers": { … } }' }])
+    throw configError(source.file, [
+      { path: [], message: 'the file must hold a JSON/YAML object such as { "mcpServers": { … } }' },
+    ])
   }
   let doc = raw as Record<string, unknown>
   // A Claude Desktop or Claude Code file carries other settings of its own: keep only what myc reads.
@@ -38,7 +40,10 @@ export function parseConfig(raw: unknown, source: ParseSource): { config: Myceli
 
   const expanded = expandTree(doc, source.env)
   for (const m of expanded.missing) {
-    problems.push({ path: [], message: `${m.path}: environment variable ${m.name} is not set; set it, or write \${${m.name}:-default} to give a default` })
+    problems.push({
+      path: [],
+      message: `${m.path}: environment variable ${m.name} is not set; set it, or write \${${m.name}:-default} to give a default`,
+    })
   }
   const normalized = normalizeServers(expanded.value as Record<string, unknown>, problems)
   checkServerKeys(normalized, problems)
@@ -46,7 +51,10 @@ export function parseConfig(raw: unknown, source: ParseSource): { config: Myceli
   if (!result.success) for (const issue of result.issues) problems.push(describeIssue(issue, normalized))
   if (problems.length > 0 || !result.success) throw configError(source.file, problems)
   const { mcpServers, $schema: _schema, ...rest } = result.output
-  return { config: { ...rest, servers: new Map<string, ServerConfig>(Object.entries(mcpServers)) }, secrets: expanded.secrets.filter((s) => s.length > 0) }
+  return {
+    config: { ...rest, servers: new Map<string, ServerConfig>(Object.entries(mcpServers)) },
+    secrets: expanded.secrets.filter((s) => s.length > 0),
+  }
 }
 
 /** Server keys: the allowed characters, the reserved key, and no wire separator inside. */
@@ -56,10 +64,21 @@ function checkServerKeys(doc: Record<string, unknown>, problems: Problem[]): voi
   const ns = doc.namespace as { separator?: unknown } | undefined
   const separator = typeof ns?.separator === 'string' ? ns.separator : '__'
   for (const key of Object.keys(servers)) {
-    if (!SERVER_KEY.test(key)) problems.push({ path: ['mcpServers', key], message: 'server keys start with a letter or digit and contain only letters, digits, "_" and "-"; rename it' })
-    else if (key.toLowerCase() === RESERVED_SERVER_KEY) problems.push({ path: ['mcpServers', key], message: `"${RESERVED_SERVER_KEY}" is reserved for myc's built-in tools; choose another key` })
+    if (!SERVER_KEY.test(key))
+      problems.push({
+        path: ['mcpServers', key],
+        message: 'server keys start with a letter or digit and contain only letters, digits, "_" and "-"; rename it',
+      })
+    else if (key.toLowerCase() === RESERVED_SERVER_KEY)
+      problems.push({
+        path: ['mcpServers', key],
+        message: `"${RESERVED_SERVER_KEY}" is reserved for myc's built-in tools; choose another key`,
+      })
     else if (key.includes(separator))
-      problems.push({ path: ['mcpServers', key], message: `the key contains the wire separator "${separator}", so tool names could not be split back; rename it, or set namespace.separator to another of "__", "_", "-", ".", ":"` })
+      problems.push({
+        path: ['mcpServers', key],
+        message: `the key contains the wire separator "${separator}", so tool names could not be split back; rename it, or set namespace.separator to another of "__", "_", "-", ".", ":"`,
+      })
   }
   checkPrefixes(servers as Record<string, unknown>, separator, problems)
 }
@@ -76,11 +95,23 @@ function checkPrefixes(servers: Record<string, unknown>, separator: string, prob
     if (prefix !== undefined && typeof prefix !== 'string') continue
     const name = prefix ?? key
     if (prefix !== undefined) {
-      if (prefix.includes(separator)) problems.push({ path: ['mcpServers', key, 'prefix'], message: `contains the wire separator "${separator}"; choose a word without it` })
-      if (prefix.toLowerCase() === RESERVED_SERVER_KEY) problems.push({ path: ['mcpServers', key, 'prefix'], message: `"${RESERVED_SERVER_KEY}" is reserved for myc's built-in tools; choose another prefix` })
+      if (prefix.includes(separator))
+        problems.push({
+          path: ['mcpServers', key, 'prefix'],
+          message: `contains the wire separator "${separator}"; choose a word without it`,
+        })
+      if (prefix.toLowerCase() === RESERVED_SERVER_KEY)
+        problems.push({
+          path: ['mcpServers', key, 'prefix'],
+          message: `"${RESERVED_SERVER_KEY}" is reserved for myc's built-in tools; choose another prefix`,
+        })
     }
     const other = wireOwner.get(name.toLowerCase())
-    if (other !== undefined) problems.push({ path: ['mcpServers', key, ...(prefix !== undefined ? ['prefix'] : [])], message: `servers "${other}" and "${key}" would both put "${name}${separator}" in front of their names; give one another prefix` })
+    if (other !== undefined)
+      problems.push({
+        path: ['mcpServers', key, ...(prefix !== undefined ? ['prefix'] : [])],
+        message: `servers "${other}" and "${key}" would both put "${name}${separator}" in front of their names; give one another prefix`,
+      })
     else wireOwner.set(name.toLowerCase(), key)
   }
 }
@@ -102,7 +133,11 @@ function normalizeServers(doc: Record<string, unknown>, problems: Problem[]): Re
   const servers = doc.mcpServers
   if (servers === undefined) return doc
   if (servers === null || typeof servers !== 'object' || Array.isArray(servers)) {
-    problems.push({ path: ['mcpServers'], message: 'must be an object mapping server keys to server entries, e.g. { "fs": { "command": "npx", "args": [...] } }' })
+    problems.push({
+      path: ['mcpServers'],
+      message:
+        'must be an object mapping server keys to server entries, e.g. { "fs": { "command": "npx", "args": [...] } }',
+    })
     const { mcpServers: _drop, ...rest } = doc
     return rest
   }
@@ -116,14 +151,21 @@ function normalizeServers(doc: Record<string, unknown>, problems: Problem[]): Re
     // valibot's record() takes a list too (its indexes as keys): say what is meant instead.
     for (const mapKey of ['env', 'headers'] as const) {
       if (Array.isArray(e[mapKey])) {
-        problems.push({ path: ['mcpServers', key, mapKey], message: `must be an object of string values, not a list: { "NAME": "value" }` })
+        problems.push({
+          path: ['mcpServers', key, mapKey],
+          message: `must be an object of string values, not a list: { "NAME": "value" }`,
+        })
         delete e[mapKey]
       }
     }
     if (e.type === 'streamable-http' || e.type === 'streamableHttp') e.type = 'http'
     if (e.type === undefined) {
       if (Object.hasOwn(e, 'command') && Object.hasOwn(e, 'url')) {
-        problems.push({ path: ['mcpServers', key], message: 'has both "command" and "url": a server is either started (command, type "stdio") or connected to (url, type "http" or "sse"); keep one' })
+        problems.push({
+          path: ['mcpServers', key],
+          message:
+            'has both "command" and "url": a server is either started (command, type "stdio") or connected to (url, type "http" or "sse"); keep one',
+        })
         continue
       }
       if (Object.hasOwn(e, 'command')) e.type = 'stdio'
@@ -132,7 +174,14 @@ function normalizeServers(doc: Record<string, unknown>, problems: Problem[]): Re
         const typo = Object.keys(e)
           .map((k) => ({ k, s: didYouMean(k, ['command', 'url']) }))
           .find((x) => x.s !== undefined)
-        problems.push(typo ? { path: ['mcpServers', key, typo.k], message: `unknown key "${typo.k}"; did you mean "${typo.s}"?` } : { path: ['mcpServers', key], message: 'needs "command" (a program to start) or "url" (a server to connect to)' })
+        problems.push(
+          typo
+            ? { path: ['mcpServers', key, typo.k], message: `unknown key "${typo.k}"; did you mean "${typo.s}"?` }
+            : {
+                path: ['mcpServers', key],
+                message: 'needs "command" (a program to start) or "url" (a server to connect to)',
+              },
+        )
         continue
       }
     }
@@ -141,7 +190,14 @@ function normalizeServers(doc: Record<string, unknown>, problems: Problem[]): Re
   return { ...doc, mcpServers: out }
 }
 
-type AnySchema = { type: string; entries?: Record<string, AnySchema>; wrapped?: AnySchema; value?: AnySchema; item?: AnySchema; options?: AnySchema[] }
+type AnySchema = {
+  type: string
+  entries?: Record<string, AnySchema>
+  wrapped?: AnySchema
+  value?: AnySchema
+  item?: AnySchema
+  options?: AnySchema[]
+}
 
 /** The schema at a key path, for "did you mean" suggestions. */
 function schemaAt(path: readonly (string | number)[], rawDoc: unknown): AnySchema | undefined {
@@ -188,26 +244,49 @@ function describeIssue(issue: v.BaseIssue<unknown>, doc: Record<string, unknown>
       const type = (getAt(doc, parentPath) as { type?: string } | undefined)?.type
       const otherKeys: readonly string[] = type === 'stdio' ? HTTP_ONLY_KEYS : STDIO_ONLY_KEYS
       if (otherKeys.includes(key)) {
-        const fits = type === 'stdio' ? '"url", "headers" and "oauth" fit type "http" or "sse"' : '"command", "args", "env" and "cwd" fit type "stdio"'
-        return { path, message: `"${key}" does not fit a server of type "${type}": ${fits}; remove it or change "type"` }
+        const fits =
+          type === 'stdio'
+            ? '"url", "headers" and "oauth" fit type "http" or "sse"'
+            : '"command", "args", "env" and "cwd" fit type "stdio"'
+        return {
+          path,
+          message: `"${key}" does not fit a server of type "${type}": ${fits}; remove it or change "type"`,
+        }
       }
     }
     const suggestion = didYouMean(key, allowed)
-    return { path, message: `unknown key "${key}"${suggestion ? `; did you mean "${suggestion}"?` : ''} (allowed here: ${allowed.join(', ')})` }
+    return {
+      path,
+      message: `unknown key "${key}"${suggestion ? `; did you mean "${suggestion}"?` : ''} (allowed here: ${allowed.join(', ')})`,
+    }
   }
   if (issue.type === 'variant') {
-    return { path: path.at(-1) === 'type' ? path : [...path, 'type'], message: `unknown server type ${describeValue(issue.input, false)}; use "stdio", "http" or "sse"` }
+    return {
+      path: path.at(-1) === 'type' ? path : [...path, 'type'],
+      message: `unknown server type ${describeValue(issue.input, false)}; use "stdio", "http" or "sse"`,
+    }
   }
   if (issue.type === 'picklist' || issue.type === 'literal') {
     return { path, message: `is ${describeValue(issue.input, secret)}, expected one of ${issue.expected}` }
   }
   if (issue.kind === 'validation') {
     // valibot's own messages start with "Invalid"; ours (the schema's) say the fix.
-    if (!issue.message.startsWith('Invalid ')) return { path, message: `${describeValue(issue.input, secret)} ${issue.message}` }
-    const expected = issue.type === 'integer' ? 'an integer' : issue.type === 'min_value' ? `at least ${String(issue.requirement)}` : issue.type === 'max_value' ? `at most ${String(issue.requirement)}` : (issue.expected ?? issue.type)
+    if (!issue.message.startsWith('Invalid '))
+      return { path, message: `${describeValue(issue.input, secret)} ${issue.message}` }
+    const expected =
+      issue.type === 'integer'
+        ? 'an integer'
+        : issue.type === 'min_value'
+          ? `at least ${String(issue.requirement)}`
+          : issue.type === 'max_value'
+            ? `at most ${String(issue.requirement)}`
+            : (issue.expected ?? issue.type)
     return { path, message: `is ${describeValue(issue.input, secret)}, expected ${expected}` }
   }
-  return { path, message: `expected ${issue.expected ?? 'another value'}, got ${describeValue(issue.input, secret)}${fixFor(path)}` }
+  return {
+    path,
+    message: `expected ${issue.expected ?? 'another value'}, got ${describeValue(issue.input, secret)}${fixFor(path)}`,
+  }
 }
 
 function fixFor(path: Path): string {
@@ -220,7 +299,8 @@ function fixFor(path: Path): string {
 
 function getAt(doc: unknown, path: readonly (string | number)[]): unknown {
   let node = doc
-  for (const part of path) node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[String(part)] : undefined
+  for (const part of path)
+    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[String(part)] : undefined
   return node
 }
 

@@ -27,7 +27,19 @@ const commonServerKeys = {
   pingIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400_000)), 30_000),
   /** What its tools and prompts are named after on the wire: the server key (default), another word, or false for their own names. */
   prefix: v.optional(
-    v.union([v.literal(false), v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'starts with a letter or digit and contains only letters, digits, "_" and "-"'))], 'must be false (the child\'s own names) or a word such as "gh"'),
+    v.union(
+      [
+        v.literal(false),
+        v.pipe(
+          v.string(),
+          v.regex(
+            /^[A-Za-z0-9][A-Za-z0-9_-]*$/,
+            'starts with a letter or digit and contains only letters, digits, "_" and "-"',
+          ),
+        ),
+      ],
+      'must be false (the child\'s own names) or a word such as "gh"',
+    ),
   ),
   /**
    * Which protocol era myc speaks to the child: `auto` asks with
@@ -62,11 +74,16 @@ export const OAuthSchema = v.strictObject({
     v.pipe(
       v.string(),
       v.url('must be an https URL with a path, such as https://example.com/myc-client.json'),
-      v.check((u) => /^https:\/\/[^/]+\/./.test(u), 'must be an https URL with a path, such as https://example.com/myc-client.json'),
+      v.check(
+        (u) => /^https:\/\/[^/]+\/./.test(u),
+        'must be an https URL with a path, such as https://example.com/myc-client.json',
+      ),
     ),
   ),
   /** The scopes to ask for, instead of the ones the server's challenge or metadata names. */
-  scopes: v.optional(v.array(v.pipe(v.string(), v.regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be one scope word (no spaces or quotes)')))),
+  scopes: v.optional(
+    v.array(v.pipe(v.string(), v.regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be one scope word (no spaces or quotes)'))),
+  ),
 })
 
 export const HttpServerSchema = v.strictObject({
@@ -180,7 +197,10 @@ export const ConfigSchema = v.strictObject({
         '127.0.0.1:8808',
       ),
       /** The URL path of the MCP endpoint. */
-      path: v.optional(v.pipe(v.string(), v.regex(/^\/[A-Za-z0-9._~\-/]*$/, 'must be a URL path starting with "/", such as /mcp')), '/mcp'),
+      path: v.optional(
+        v.pipe(v.string(), v.regex(/^\/[A-Za-z0-9._~\-/]*$/, 'must be a URL path starting with "/", such as /mcp')),
+        '/mcp',
+      ),
       /** Bearer tokens, each read from an environment variable at start; a session is the token's role with its skills. */
       tokens: v.optional(
         v.array(
@@ -194,26 +214,57 @@ export const ConfigSchema = v.strictObject({
         [],
       ),
       /** Browser origins (scheme://host[:port]) allowed to call; any other Origin is refused. */
-      allowedOrigins: v.optional(v.array(v.pipe(v.string(), v.regex(/^https?:\/\/[^/\s?#@]+$/i, 'must be an origin such as https://app.example.com'))), []),
+      allowedOrigins: v.optional(
+        v.array(
+          v.pipe(v.string(), v.regex(/^https?:\/\/[^/\s?#@]+$/i, 'must be an origin such as https://app.example.com')),
+        ),
+        [],
+      ),
       /** Host names the server answers to besides the loopback names and the listen host (a name behind a proxy). */
-      allowedHosts: v.optional(v.array(v.pipe(v.string(), v.regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/, 'must be a host name without port, such as myc.example.com'))), []),
+      allowedHosts: v.optional(
+        v.array(
+          v.pipe(
+            v.string(),
+            v.regex(
+              /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/,
+              'must be a host name without port, such as myc.example.com',
+            ),
+          ),
+        ),
+        [],
+      ),
       /** Tokens from an identity provider (OAuth 2.1 resource server): verified JWTs whose claims give the role and skills. */
       jwt: v.optional(
         v.strictObject({
           issuer: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
           audience: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
-          jwksUrl: v.optional(v.pipe(v.string(), v.url('must be an absolute URL such as https://id.example.com/.well-known/jwks.json'))),
-          publicKey: v.optional(v.pipe(v.string(), v.includes('BEGIN PUBLIC KEY', 'must be a PEM public key (-----BEGIN PUBLIC KEY-----…)'))),
+          jwksUrl: v.optional(
+            v.pipe(v.string(), v.url('must be an absolute URL such as https://id.example.com/.well-known/jwks.json')),
+          ),
+          publicKey: v.optional(
+            v.pipe(
+              v.string(),
+              v.includes('BEGIN PUBLIC KEY', 'must be a PEM public key (-----BEGIN PUBLIC KEY-----…)'),
+            ),
+          ),
           roleClaim: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), 'role'),
           skillsClaim: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
-          algorithms: v.optional(v.array(v.picklist(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']))),
+          algorithms: v.optional(
+            v.array(
+              v.picklist(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']),
+            ),
+          ),
           resource: v.optional(v.pipe(v.string(), v.url('must be the absolute URL of this MCP endpoint'))),
         }),
       ),
       /** `GET /metrics` in Prometheus text format (needs http.metricsToken, or is served on http.metricsListen only); false: not served. */
       metrics: v.optional(v.boolean(), true),
       /** The bearer token of `GET /metrics` and of `/readyz`'s details, read from an environment variable at start (never one of http.tokens). */
-      metricsToken: v.optional(v.strictObject({ env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')) })),
+      metricsToken: v.optional(
+        v.strictObject({
+          env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')),
+        }),
+      ),
       /** Another address, [HOST:]PORT, that serves only /metrics and /readyz with details (the MCP endpoint's port then has no /metrics). */
       metricsListen: v.optional(
         v.pipe(
@@ -236,7 +287,16 @@ export const ConfigSchema = v.strictObject({
       sessionIdleMs: v.optional(positiveInt(100, 30 * 86_400_000), 30 * 60_000),
       /** Where session state lives: "memory" (this process) or a Redis URL (redis://, rediss://) shared by replicas. */
       sessionStore: v.optional(
-        v.union([v.literal('memory'), v.pipe(v.string(), v.regex(/^rediss?:\/\/\S+$/, 'must be "memory" or a Redis URL such as redis://127.0.0.1:6379'))], 'must be "memory" or a Redis URL such as redis://127.0.0.1:6379'),
+        v.union(
+          [
+            v.literal('memory'),
+            v.pipe(
+              v.string(),
+              v.regex(/^rediss?:\/\/\S+$/, 'must be "memory" or a Redis URL such as redis://127.0.0.1:6379'),
+            ),
+          ],
+          'must be "memory" or a Redis URL such as redis://127.0.0.1:6379',
+        ),
         'memory',
       ),
     }),
@@ -296,7 +356,15 @@ export const ConfigSchema = v.strictObject({
         {},
       ),
       /** Risk levels by tool pattern; they win over annotations and names. */
-      risk: v.optional(v.array(v.strictObject({ pattern: v.pipe(v.string(), v.minLength(1, 'must not be empty')), level: v.picklist(['low', 'medium', 'high', 'critical']) })), []),
+      risk: v.optional(
+        v.array(
+          v.strictObject({
+            pattern: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
+            level: v.picklist(['low', 'medium', 'high', 'critical']),
+          }),
+        ),
+        [],
+      ),
     }),
     {},
   ),

@@ -18,9 +18,15 @@ export interface StatePath {
  * keeps state adds its path here.
  */
 export function mycStatePaths(loaded: Pick<LoadedConfig, 'file' | 'dir' | 'config'>): StatePath[] {
-  const at = (p: string, kind: 'dir' | 'file'): StatePath => ({ path: path.resolve(loaded.dir, p), kind, access: 'hidden' })
+  const at = (p: string, kind: 'dir' | 'file'): StatePath => ({
+    path: path.resolve(loaded.dir, p),
+    kind,
+    access: 'hidden',
+  })
   const { config } = loaded
-  const configs = loaded.file ? [loaded.file, ...earlierDefaults(loaded.file)] : DEFAULT_CONFIG_FILES.map((n) => path.join(loaded.dir, n))
+  const configs = loaded.file
+    ? [loaded.file, ...earlierDefaults(loaded.file)]
+    : DEFAULT_CONFIG_FILES.map((n) => path.join(loaded.dir, n))
   return [
     ...configs.map((f) => at(f, 'file')),
     at('.mycelium', 'dir'),

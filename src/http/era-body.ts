@@ -10,9 +10,13 @@ import type { InboundRequest } from './session-route.js'
  * without touching the stream. Other requests, and a Content-Type other
  * than JSON, are not read here.
  */
-export async function readForEra(inbound: InboundRequest, maxBytes: number): Promise<{ inbound: InboundRequest; body: ReadBody }> {
+export async function readForEra(
+  inbound: InboundRequest,
+  maxBytes: number,
+): Promise<{ inbound: InboundRequest; body: ReadBody }> {
   const { request } = inbound
-  if (request.method !== 'POST' || !isJsonContentType(request.headers.get('content-type'))) return { inbound, body: { parsed: false } }
+  if (request.method !== 'POST' || !isJsonContentType(request.headers.get('content-type')))
+    return { inbound, body: { parsed: false } }
   const read = await inbound.readBody(maxBytes)
   const again: InboundRequest = { request, readBody: () => Promise.resolve(read) }
   if (read.tooLarge || nestsDeeperThan(read.text, MAX_NESTING)) return { inbound: again, body: { parsed: false } }

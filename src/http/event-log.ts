@@ -44,7 +44,10 @@ export class SessionEventLog implements EventStore {
     return parsed && this.streams.has(parsed.streamId) ? parsed.streamId : undefined
   }
 
-  async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {
+  async replayEventsAfter(
+    lastEventId: string,
+    { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<string> {
     const parsed = parseEventId(lastEventId)
     const events = parsed && this.streams.get(parsed.streamId)
     if (!parsed || !events) throw new Error(`no stream of this session has the event ${lastEventId}`)

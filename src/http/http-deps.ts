@@ -4,7 +4,10 @@ import type { createClient } from 'redis'
 /** What `myc serve --http` uses of its heavier libraries: JWT checks, metrics, the Redis session store. */
 export interface HttpDeps {
   jose: typeof Jose
-  promClient: Pick<typeof import('prom-client'), 'Counter' | 'Gauge' | 'Histogram' | 'Registry' | 'collectDefaultMetrics'>
+  promClient: Pick<
+    typeof import('prom-client'),
+    'Counter' | 'Gauge' | 'Histogram' | 'Registry' | 'collectDefaultMetrics'
+  >
   createRedisClient: typeof createClient
 }
 
@@ -21,9 +24,14 @@ let loading: Promise<HttpDeps> | undefined
  */
 export function loadHttpDeps(): Promise<HttpDeps> {
   loading ??= (async () => {
-    if (typeof __MYC_HTTP_DEPS__ === 'string') return (await import('../embedded-module.js')).compileEmbedded<HttpDeps>(__MYC_HTTP_DEPS__)
+    if (typeof __MYC_HTTP_DEPS__ === 'string')
+      return (await import('../embedded-module.js')).compileEmbedded<HttpDeps>(__MYC_HTTP_DEPS__)
     const [jose, promClient, redis] = await Promise.all([import('jose'), import('prom-client'), import('redis')])
-    const deps: HttpDeps = { jose, promClient: (promClient.default ?? promClient) as HttpDeps['promClient'], createRedisClient: redis.createClient }
+    const deps: HttpDeps = {
+      jose,
+      promClient: (promClient.default ?? promClient) as HttpDeps['promClient'],
+      createRedisClient: redis.createClient,
+    }
     return deps
   })()
   return loading

@@ -100,7 +100,10 @@ export class HttpFace {
       ...(options.maxSessionsPerCredential !== undefined ? { maxPerOwner: options.maxSessionsPerCredential } : {}),
       idleMs: options.sessionIdleMs,
       ...(options.sessionInitMs !== undefined ? { initMs: options.sessionInitMs } : {}),
-      onExpired: (s) => logger.debug(`http: session ${s.id.slice(0, 8)} expired (${s.initialized === false ? 'never initialized' : `after ${options.sessionIdleMs} ms idle`})`),
+      onExpired: (s) =>
+        logger.debug(
+          `http: session ${s.id.slice(0, 8)} expired (${s.initialized === false ? 'never initialized' : `after ${options.sessionIdleMs} ms idle`})`,
+        ),
     })
     this.sessionRoute = new SessionRoute({
       runtime: options.runtime,
@@ -111,7 +114,11 @@ export class HttpFace {
       draining: () => this.draining,
       ...(options.sharedStore ? { shared: { store: options.sharedStore, ttlMs: options.sessionIdleMs } } : {}),
     })
-    this.logins = new PersonLogins({ runtime: options.runtime, logger: options.logger, viewFor: (principal) => options.viewFor(principal) })
+    this.logins = new PersonLogins({
+      runtime: options.runtime,
+      logger: options.logger,
+      viewFor: (principal) => options.viewFor(principal),
+    })
     this.statelessRoute = new StatelessRoute({
       runtime: options.runtime,
       logger,
@@ -123,7 +130,9 @@ export class HttpFace {
       ...(options.jwt ? { resourceMetadataUrl: (url: URL) => `${url.origin}${METADATA_PATH}` } : {}),
     })
     this.hosts = allowedHostnames(options.listen, options.allowedHosts)
-    this.metricsHosts = options.metricsListen ? allowedHostnames(options.metricsListen, options.allowedHosts) : undefined
+    this.metricsHosts = options.metricsListen
+      ? allowedHostnames(options.metricsListen, options.allowedHosts)
+      : undefined
     this.origins = new Set(options.allowedOrigins.map((o) => new URL(o).origin))
   }
 
@@ -151,7 +160,9 @@ export class HttpFace {
         this.options.logger.debug(`http: ${error.message}`)
         return refusal(400, HttpRpcCode.invalidRequest, 'Bad Request: incomplete body')
       }
-      this.options.logger.error(`http: ${inbound.request.method} ${new URL(inbound.request.url).pathname}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+      this.options.logger.error(
+        `http: ${inbound.request.method} ${new URL(inbound.request.url).pathname}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      )
       return refusal(500, HttpRpcCode.internal, 'Internal error')
     }
   }
@@ -161,29 +172,50 @@ export class HttpFace {
     const url = new URL(request.url)
     if (url.pathname === '/healthz' && request.method === 'GET') return healthy()
     // Ready or not for anyone (a load balancer's probe); which servers are not, only for the metrics credential.
-    if (url.pathname === '/readyz' && request.method === 'GET') return this.readiness(this.metricsCredential(request) === 'ok')
+    if (url.pathname === '/readyz' && request.method === 'GET')
+      return this.readiness(this.metricsCredential(request) === 'ok')
 
     const host = checkHost(request.headers.get('host'), this.hosts)
     if (!host.ok) return refusal(403, HttpRpcCode.server, `Forbidden: ${host.message}`)
     // After the Host check (unlike health): what runs here, and how much, is not for a rebinding page to read.
     if (url.pathname === '/metrics' && request.method === 'GET' && this.options.metrics) {
       if (!this.options.metricsToken) {
-        const where = this.options.metricsListen ? `they are served on http.metricsListen (${formatListen(this.options.metricsListen)})` : 'set http.metricsToken (a bearer token for the scraper) or http.metricsListen (another address) to serve them'
+        const where = this.options.metricsListen
+          ? `they are served on http.metricsListen (${formatListen(this.options.metricsListen)})`
+          : 'set http.metricsToken (a bearer token for the scraper) or http.metricsListen (another address) to serve them'
         return refusal(404, HttpRpcCode.server, `Not Found: no metrics on this address; ${where}`)
       }
       return this.metricsAnswer(request)
     }
-    if (this.options.jwt && request.method === 'GET' && (url.pathname === METADATA_PATH || url.pathname === `${METADATA_PATH}${this.options.path}`)) {
-      return Response.json(protectedResourceMetadata({ ...this.options.jwt.config, resource: this.options.jwt.config.resource ?? `${url.origin}${this.options.path}` }, []), { headers: { 'Cache-Control': 'max-age=3600' } })
+    if (
+      this.options.jwt &&
+      request.method === 'GET' &&
+      (url.pathname === METADATA_PATH || url.pathname === `${METADATA_PATH}${this.options.path}`)
+    ) {
+      return Response.json(
+        protectedResourceMetadata(
+          {
+            ...this.options.jwt.config,
+            resource: this.options.jwt.config.resource ?? `${url.origin}${this.options.path}`,
+          },
+          [],
+        ),
+        { headers: { 'Cache-Control': 'max-age=3600' } },
+      )
     }
     // A person's OAuth login to a server with an `oauth` key (oauth-logins.ts).
-    if (PersonLogins.handles(url.pathname)) return this.logins.handle(request, url, () => this.authenticate(request, url))
-    if (url.pathname !== this.options.path) return refusal(404, HttpRpcCode.server, `Not Found: the MCP endpoint is ${this.options.path}`)
+    if (PersonLogins.handles(url.pathname))
+      return this.logins.handle(request, url, () => this.authenticate(request, url))
+    if (url.pathname !== this.options.path)
+      return refusal(404, HttpRpcCode.server, `Not Found: the MCP endpoint is ${this.options.path}`)
 
     const origin = checkOrigin(request.headers.get('origin'), this.origins, request.headers.get('host'), url.protocol)
     if (!origin.ok) return refusal(403, HttpRpcCode.server, `Forbidden: ${origin.message}`)
     if (request.method === 'OPTIONS') {
-      return new Response(null, { status: 204, headers: origin.origin ? preflightHeaders(origin.origin) : { Allow: 'GET, POST, DELETE, OPTIONS' } })
+      return new Response(null, {
+        status: 204,
+        headers: origin.origin ? preflightHeaders(origin.origin) : { Allow: 'GET, POST, DELETE, OPTIONS' },
+      })
     }
     const cors = origin.origin ? corsHeaders(origin.origin) : {}
 
@@ -192,12 +224,27 @@ export class HttpFace {
     const limited = await this.options.rateLimiter?.take(principal.key)
     if (limited && !limited.ok) {
       this.options.metrics?.rateLimited()
-      this.options.logger.debug(`http: ${principal.label} is over http.rateLimit; retry in ${limited.retryAfterSeconds} s`)
+      this.options.logger.debug(
+        `http: ${principal.label} is over http.rateLimit; retry in ${limited.retryAfterSeconds} s`,
+      )
       const { requestsPerMinute } = this.options.rateLimiter!.config
-      return withHeaders(refusal(429, HttpRpcCode.server, `Too Many Requests: over ${requestsPerMinute} requests a minute for this credential; retry in ${limited.retryAfterSeconds} s`, { 'Retry-After': String(limited.retryAfterSeconds) }), cors)
+      return withHeaders(
+        refusal(
+          429,
+          HttpRpcCode.server,
+          `Too Many Requests: over ${requestsPerMinute} requests a minute for this credential; retry in ${limited.retryAfterSeconds} s`,
+          { 'Retry-After': String(limited.retryAfterSeconds) },
+        ),
+        cors,
+      )
     }
     if (request.method !== 'POST' && request.method !== 'GET' && request.method !== 'DELETE') {
-      return withHeaders(refusal(405, HttpRpcCode.server, 'Method Not Allowed: use POST, GET or DELETE', { Allow: 'GET, POST, DELETE, OPTIONS' }), cors)
+      return withHeaders(
+        refusal(405, HttpRpcCode.server, 'Method Not Allowed: use POST, GET or DELETE', {
+          Allow: 'GET, POST, DELETE, OPTIONS',
+        }),
+        cors,
+      )
     }
     return withHeaders(await this.routeFor(inbound, principal), cors)
   }
@@ -212,7 +259,8 @@ export class HttpFace {
    */
   private async routeFor(inbound: InboundRequest, principal: HttpPrincipal): Promise<Response> {
     const read = await readForEra(inbound, this.options.maxMessageBytes)
-    if (read.body.parsed && eraOf(inbound.request, read.body) === 'modern') return this.statelessRoute.handle(read.inbound, principal, read.body.value)
+    if (read.body.parsed && eraOf(inbound.request, read.body) === 'modern')
+      return this.statelessRoute.handle(read.inbound, principal, read.body.value)
     return this.sessionRoute.handle(read.inbound, principal)
   }
 
@@ -228,7 +276,10 @@ export class HttpFace {
     const authorization = request.headers.get('authorization')
     const check = matchToken(tokens, authorization)
     if (check.ok) return tokenPrincipal(check.token)
-    if (check.reason === 'missing') return refusal(401, HttpRpcCode.server, 'Unauthorized: send Authorization: Bearer <token>', { 'WWW-Authenticate': challenge })
+    if (check.reason === 'missing')
+      return refusal(401, HttpRpcCode.server, 'Unauthorized: send Authorization: Bearer <token>', {
+        'WWW-Authenticate': challenge,
+      })
     const bearer = jwt ? bearerOf(authorization) : undefined
     if (jwt && bearer !== undefined && bearer.split('.').length === 3) {
       const verified = await jwt.verify(bearer)
@@ -240,10 +291,15 @@ export class HttpFace {
       } else {
         this.options.logger.debug(`http: jwt refused: ${verified.reason}`)
         // A refusal the client can act on (a token without sub) says why.
-        if (verified.description) return refusal(401, HttpRpcCode.server, `Unauthorized: ${verified.description}`, { 'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${verified.description.replace(/["\\]/g, '')}"` })
+        if (verified.description)
+          return refusal(401, HttpRpcCode.server, `Unauthorized: ${verified.description}`, {
+            'WWW-Authenticate': `${challenge}, error="invalid_token", error_description="${verified.description.replace(/["\\]/g, '')}"`,
+          })
       }
     }
-    return refusal(401, HttpRpcCode.server, 'Unauthorized: the bearer token is not valid', { 'WWW-Authenticate': `${challenge}, error="invalid_token"` })
+    return refusal(401, HttpRpcCode.server, 'Unauthorized: the bearer token is not valid', {
+      'WWW-Authenticate': `${challenge}, error="invalid_token"`,
+    })
   }
 
   /**
@@ -253,11 +309,16 @@ export class HttpFace {
    * and whether myc is draining.
    */
   private readiness(details: boolean): Response {
-    const notRunning = [...this.options.runtime.supervisor.children.values()].filter((c) => c.config.startup !== 'lazy' && c.state !== 'RUNNING').map((c) => ({ server: c.key, state: c.state }))
+    const notRunning = [...this.options.runtime.supervisor.children.values()]
+      .filter((c) => c.config.startup !== 'lazy' && c.state !== 'RUNNING')
+      .map((c) => ({ server: c.key, state: c.state }))
     const ready = notRunning.length === 0 && !this.draining
     const headers = { 'Cache-Control': 'no-store' }
     if (!details) return Response.json({ ready }, { status: ready ? 200 : 503, headers })
-    return Response.json({ ready, ...(this.draining ? { draining: true } : {}), notRunning }, { status: ready ? 200 : 503, headers })
+    return Response.json(
+      { ready, ...(this.draining ? { draining: true } : {}), notRunning },
+      { status: ready ? 200 : 503, headers },
+    )
   }
 
   /** What a request's Authorization header is to the metrics endpoints: none configured, the metrics token, or not it. */
@@ -273,9 +334,16 @@ export class HttpFace {
     if (!metrics) return refusal(404, HttpRpcCode.server, 'Not Found: metrics are off (http.metrics: false)')
     if (this.metricsCredential(request) === 'refused') {
       const presented = request.headers.get('authorization') !== null
-      return refusal(401, HttpRpcCode.server, 'Unauthorized: /metrics needs Authorization: Bearer <http.metricsToken>', { 'WWW-Authenticate': presented ? `${METRICS_CHALLENGE}, error="invalid_token"` : METRICS_CHALLENGE })
+      return refusal(
+        401,
+        HttpRpcCode.server,
+        'Unauthorized: /metrics needs Authorization: Bearer <http.metricsToken>',
+        { 'WWW-Authenticate': presented ? `${METRICS_CHALLENGE}, error="invalid_token"` : METRICS_CHALLENGE },
+      )
     }
-    return new Response(await metrics.text(), { headers: { 'Content-Type': metrics.contentType, 'Cache-Control': 'no-store' } })
+    return new Response(await metrics.text(), {
+      headers: { 'Content-Type': metrics.contentType, 'Cache-Control': 'no-store' },
+    })
   }
 
   /**
@@ -287,7 +355,13 @@ export class HttpFace {
   async handleMetricsPort(request: Request): Promise<Response> {
     try {
       const url = new URL(request.url)
-      if (request.method !== 'GET') return refusal(405, HttpRpcCode.server, 'Method Not Allowed: this address serves GET /metrics, /readyz and /healthz', { Allow: 'GET' })
+      if (request.method !== 'GET')
+        return refusal(
+          405,
+          HttpRpcCode.server,
+          'Method Not Allowed: this address serves GET /metrics, /readyz and /healthz',
+          { Allow: 'GET' },
+        )
       if (url.pathname === '/healthz') return healthy()
       const host = checkHost(request.headers.get('host'), this.metricsHosts)
       if (!host.ok) return refusal(403, HttpRpcCode.server, `Forbidden: ${host.message}`)
@@ -295,7 +369,9 @@ export class HttpFace {
       if (url.pathname === '/metrics') return await this.metricsAnswer(request)
       return refusal(404, HttpRpcCode.server, 'Not Found: this address serves /metrics, /readyz and /healthz only')
     } catch (error) {
-      this.options.logger.error(`http (metrics): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+      this.options.logger.error(
+        `http (metrics): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      )
       return refusal(500, HttpRpcCode.internal, 'Internal error')
     }
   }
@@ -308,7 +384,9 @@ export class HttpFace {
   /** Waits (at most `drainMs`, or until `stopNow` settles) for the requests in flight to finish, then ends every session. */
   async close(drainMs: number, stopNow?: Promise<unknown>): Promise<{ drained: boolean }> {
     this.beginDrain()
-    const both = Promise.all([this.sessions.drained(drainMs), this.statelessRoute.drained(drainMs)]).then(([sessions, stateless]) => sessions && stateless)
+    const both = Promise.all([this.sessions.drained(drainMs), this.statelessRoute.drained(drainMs)]).then(
+      ([sessions, stateless]) => sessions && stateless,
+    )
     const drained = await Promise.race([both, ...(stopNow ? [stopNow.then(() => false)] : [])])
     await this.sessions.closeAll()
     await this.statelessRoute.close()

@@ -39,15 +39,26 @@ const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 function claimAt(payload: Record<string, unknown>, dotted: string): unknown {
   if (Object.hasOwn(payload, dotted)) return payload[dotted]
   let node: unknown = payload
-  for (const part of dotted.split('.')) node = node !== null && typeof node === 'object' && Object.hasOwn(node, part) ? (node as Record<string, unknown>)[part] : undefined
+  for (const part of dotted.split('.'))
+    node =
+      node !== null && typeof node === 'object' && Object.hasOwn(node, part)
+        ? (node as Record<string, unknown>)[part]
+        : undefined
   return node
 }
 
 /** Skill names from a claim: a list or a space-separated string; `skill:` prefixes dropped, other scopes (`openid`) ignored when prefixes are in use. */
 export function skillsFromClaim(value: unknown): string[] {
-  const items = typeof value === 'string' ? value.split(/\s+/).filter(Boolean) : Array.isArray(value) ? value.filter((x): x is string => typeof x === 'string') : []
+  const items =
+    typeof value === 'string'
+      ? value.split(/\s+/).filter(Boolean)
+      : Array.isArray(value)
+        ? value.filter((x): x is string => typeof x === 'string')
+        : []
   const prefixed = items.some((s) => s.startsWith('skill:'))
-  return [...new Set(prefixed ? items.filter((s) => s.startsWith('skill:')).map((s) => s.slice('skill:'.length)) : items)].filter(Boolean)
+  return [
+    ...new Set(prefixed ? items.filter((s) => s.startsWith('skill:')).map((s) => s.slice('skill:'.length)) : items),
+  ].filter(Boolean)
 }
 
 /** Verifies bearer JWTs: signature, `exp` (required), `nbf`, `iss`, `aud`; then reads the role and skills. */
@@ -64,32 +75,51 @@ export interface JwtVerifier {
 export async function createJwtVerifier(config: JwtConfig, file = 'config'): Promise<JwtVerifier> {
   const { jose } = await (await import('./http-deps.js')).loadHttpDeps()
   let key: KeyObject | ReturnType<typeof jose.createRemoteJWKSet>
-  if (config.jwksUrl) key = jose.createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: 30_000, timeoutDuration: 5_000 })
+  if (config.jwksUrl)
+    key = jose.createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: 30_000, timeoutDuration: 5_000 })
   else if (config.publicKey) {
     try {
       key = createPublicKey(config.publicKey)
     } catch (error) {
-      throw new MycError('config_invalid', `Invalid config ${file}:\n  http.jwt.publicKey: not a PEM public key (${(error as Error).message}); paste the provider's key as -----BEGIN PUBLIC KEY-----…`)
+      throw new MycError(
+        'config_invalid',
+        `Invalid config ${file}:\n  http.jwt.publicKey: not a PEM public key (${(error as Error).message}); paste the provider's key as -----BEGIN PUBLIC KEY-----…`,
+      )
     }
-  } else throw new MycError('config_invalid', `Invalid config ${file}:\n  http.jwt: give jwksUrl (the provider's JWKS address) or publicKey (a PEM public key)`)
+  } else
+    throw new MycError(
+      'config_invalid',
+      `Invalid config ${file}:\n  http.jwt: give jwksUrl (the provider's JWKS address) or publicKey (a PEM public key)`,
+    )
   const algorithms = [...(config.algorithms ?? ASYMMETRIC)]
   return {
     config,
     async verify(token) {
       let payload: Record<string, unknown>
       try {
-        const options = { issuer: config.issuer, audience: config.audience, algorithms, requiredClaims: ['exp'], clockTolerance: 30 }
+        const options = {
+          issuer: config.issuer,
+          audience: config.audience,
+          algorithms,
+          requiredClaims: ['exp'],
+          clockTolerance: 30,
+        }
         // Two overloads (a key, or a key-finding function for a JWKS): one call each.
-        const verified = typeof key === 'function' ? await jose.jwtVerify(token, key, options) : await jose.jwtVerify(token, key, options)
+        const verified =
+          typeof key === 'function'
+            ? await jose.jwtVerify(token, key, options)
+            : await jose.jwtVerify(token, key, options)
         payload = verified.payload as Record<string, unknown>
       } catch (error) {
         const code = (error as { code?: string }).code ?? 'ERR_JWT_INVALID'
         return { ok: false, reason: code }
       }
       // Without a subject every such token would be one caller: refused, never pooled.
-      if (typeof payload.sub !== 'string' || payload.sub.trim() === '') return { ok: false, reason: 'no sub claim', description: NO_SUBJECT }
+      if (typeof payload.sub !== 'string' || payload.sub.trim() === '')
+        return { ok: false, reason: 'no sub claim', description: NO_SUBJECT }
       const role = claimAt(payload, config.roleClaim)
-      if (typeof role !== 'string' || !isRoleName(role)) return { ok: false, reason: `claim ${config.roleClaim} is not a role name (${ROLE_NAME_RULE})` }
+      if (typeof role !== 'string' || !isRoleName(role))
+        return { ok: false, reason: `claim ${config.roleClaim} is not a role name (${ROLE_NAME_RULE})` }
       const skills = config.skillsClaim ? skillsFromClaim(claimAt(payload, config.skillsClaim)) : []
       return { ok: true, identity: { subject: `${String(payload.iss)}|${payload.sub}`, role, skills } }
     },

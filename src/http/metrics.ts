@@ -32,7 +32,12 @@ const CHILD_STATES: readonly ChildState[] = ['STOPPED', 'INITIALIZING', 'RUNNING
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]
 
 /** The `kind` label of an error, by how a call ended (ok and cancelled calls are not errors). */
-const ERROR_KIND: Partial<Record<ToolCallOutcome, string>> = { tool_error: 'tool', protocol_error: 'protocol', timeout: 'timeout', unavailable: 'unavailable' }
+const ERROR_KIND: Partial<Record<ToolCallOutcome, string>> = {
+  tool_error: 'tool',
+  protocol_error: 'protocol',
+  timeout: 'timeout',
+  unavailable: 'unavailable',
+}
 
 /**
  * myc's metrics in a registry of their own (not prom-client's global one):
@@ -49,16 +54,35 @@ export async function createMetrics(sources: MetricsSources): Promise<HttpMetric
   if (sources.processMetrics ?? true) collectDefaultMetrics({ register: registry })
   const registers = [registry]
 
-  const calls = new Counter({ name: 'myc_tool_calls_total', help: 'Tool calls that reached a tool, by server and tool (cancelled ones included).', labelNames: ['server', 'tool'] as const, registers })
+  const calls = new Counter({
+    name: 'myc_tool_calls_total',
+    help: 'Tool calls that reached a tool, by server and tool (cancelled ones included).',
+    labelNames: ['server', 'tool'] as const,
+    registers,
+  })
   const errors = new Counter({
     name: 'myc_tool_call_errors_total',
     help: 'Tool calls that failed, by server, tool and kind: tool (an isError result), protocol (a JSON-RPC error), timeout, unavailable (the server was not running or went away).',
     labelNames: ['server', 'tool', 'kind'] as const,
     registers,
   })
-  const duration = new Histogram({ name: 'myc_tool_call_duration_seconds', help: 'How long tool calls took, by server and tool (cancelled ones left out).', labelNames: ['server', 'tool'] as const, buckets: DURATION_BUCKETS, registers })
-  const unknown = new Counter({ name: 'myc_tool_calls_unknown_total', help: 'Tool calls naming no tool the caller sees (unknown or hidden).', registers })
-  const rateLimited = new Counter({ name: 'myc_http_rate_limited_total', help: 'HTTP requests refused with 429 by http.rateLimit.', registers })
+  const duration = new Histogram({
+    name: 'myc_tool_call_duration_seconds',
+    help: 'How long tool calls took, by server and tool (cancelled ones left out).',
+    labelNames: ['server', 'tool'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  })
+  const unknown = new Counter({
+    name: 'myc_tool_calls_unknown_total',
+    help: 'Tool calls naming no tool the caller sees (unknown or hidden).',
+    registers,
+  })
+  const rateLimited = new Counter({
+    name: 'myc_http_rate_limited_total',
+    help: 'HTTP requests refused with 429 by http.rateLimit.',
+    registers,
+  })
 
   new Gauge({
     name: 'myc_http_sessions_active',
@@ -92,7 +116,8 @@ export async function createMetrics(sources: MetricsSources): Promise<HttpMetric
     collect() {
       // Reset first: a server a reload removed leaves no stale series.
       this.reset()
-      for (const child of runtime.supervisor.children.values()) for (const state of CHILD_STATES) this.set({ server: child.key, state }, child.state === state ? 1 : 0)
+      for (const child of runtime.supervisor.children.values())
+        for (const state of CHILD_STATES) this.set({ server: child.key, state }, child.state === state ? 1 : 0)
     },
   })
   new Counter({
@@ -103,7 +128,8 @@ export async function createMetrics(sources: MetricsSources): Promise<HttpMetric
     collect() {
       const { supervisor } = runtime
       this.reset()
-      for (const server of new Set([...supervisor.children.keys(), ...supervisor.restarts.keys()])) this.inc({ server }, supervisor.restarts.get(server) ?? 0)
+      for (const server of new Set([...supervisor.children.keys(), ...supervisor.restarts.keys()]))
+        this.inc({ server }, supervisor.restarts.get(server) ?? 0)
     },
   })
 

@@ -25,7 +25,11 @@ export function inboundOf(req: IncomingMessage, base: string, signal?: AbortSign
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
   const url = new URL(req.url ?? '/', base)
   // An absolute-form target (`POST http://elsewhere/mcp`) is read as its path here.
-  const request = new Request(new URL(url.pathname + url.search, base), { method: req.method ?? 'GET', headers, ...(signal ? { signal } : {}) })
+  const request = new Request(new URL(url.pathname + url.search, base), {
+    method: req.method ?? 'GET',
+    headers,
+    ...(signal ? { signal } : {}),
+  })
   return { request, readBody: (maxBytes) => readBody(req, maxBytes) }
 }
 
@@ -35,7 +39,10 @@ export function inboundOf(req: IncomingMessage, base: string, signal?: AbortSign
  * A refused body is still read and thrown away (so the client, still
  * sending, gets the answer instead of a reset connection).
  */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<{ tooLarge: true } | { tooLarge: false; text: string }> {
+export function readBody(
+  req: IncomingMessage,
+  maxBytes: number,
+): Promise<{ tooLarge: true } | { tooLarge: false; text: string }> {
   return new Promise((resolve, reject) => {
     if (Number(req.headers['content-length']) > maxBytes) {
       req.resume()

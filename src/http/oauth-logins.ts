@@ -61,21 +61,40 @@ export class PersonLogins {
     const config = this.options.runtime.loaded.config.servers.get(server)
     const view = this.options.viewFor(principal)
     // Hidden, missing, or not logged in per person: the same answer, naming nothing the credential does not see.
-    if (!config || config.disabled || !isPersonal(config) || config.type === 'stdio' || !view.serverVisible(server)) return text(404, `Not Found: no server "${server}" to log in to here`)
-    if (principal.owner === undefined) return text(403, 'Forbidden: this credential has no name to keep logins under; give its http.tokens entry a "name" (without http.tokens, log in with: myc auth login SERVER)')
+    if (!config || config.disabled || !isPersonal(config) || config.type === 'stdio' || !view.serverVisible(server))
+      return text(404, `Not Found: no server "${server}" to log in to here`)
+    if (principal.owner === undefined)
+      return text(
+        403,
+        'Forbidden: this credential has no name to keep logins under; give its http.tokens entry a "name" (without http.tokens, log in with: myc auth login SERVER)',
+      )
     this.sweep()
     const state = randomBytes(24).toString('base64url')
     let started: StartedLogin
     try {
-      started = await beginLogin({ config, store: this.options.runtime.personalStore(principal.owner), redirectUrl: `${url.origin}${OAUTH_CALLBACK_PATH}`, state })
+      started = await beginLogin({
+        config,
+        store: this.options.runtime.personalStore(principal.owner),
+        redirectUrl: `${url.origin}${OAUTH_CALLBACK_PATH}`,
+        state,
+      })
     } catch (error) {
-      this.options.logger.warn(`http: a login to "${server}" for ${principal.label} could not start: ${error instanceof Error ? error.message : String(error)}`)
-      return text(502, `Bad Gateway: the login to "${server}" could not start: ${error instanceof Error ? error.message : String(error)}`)
+      this.options.logger.warn(
+        `http: a login to "${server}" for ${principal.label} could not start: ${error instanceof Error ? error.message : String(error)}`,
+      )
+      return text(
+        502,
+        `Bad Gateway: the login to "${server}" could not start: ${error instanceof Error ? error.message : String(error)}`,
+      )
     }
     this.pending.set(state, { started, owner: principal.owner, server, expires: Date.now() + LOGIN_TTL_MS })
     if (this.pending.size > MAX_PENDING) this.pending.delete(this.pending.keys().next().value!)
     const authorizationUrl = started.url.href
-    if ((request.headers.get('accept') ?? '').includes('application/json')) return Response.json({ authorizationUrl, expiresInSeconds: LOGIN_TTL_MS / 1000 }, { headers: { 'Cache-Control': 'no-store' } })
+    if ((request.headers.get('accept') ?? '').includes('application/json'))
+      return Response.json(
+        { authorizationUrl, expiresInSeconds: LOGIN_TTL_MS / 1000 },
+        { headers: { 'Cache-Control': 'no-store' } },
+      )
     return new Response(null, { status: 302, headers: { Location: authorizationUrl, 'Cache-Control': 'no-store' } })
   }
 
@@ -84,15 +103,19 @@ export class PersonLogins {
     const state = url.searchParams.get('state') ?? ''
     const login = this.pending.get(state)
     this.pending.delete(state)
-    if (!login || login.expires < Date.now()) return page(400, 'This is not a login myc is waiting for (unknown or expired state): start it again.')
+    if (!login || login.expires < Date.now())
+      return page(400, 'This is not a login myc is waiting for (unknown or expired state): start it again.')
     const error = url.searchParams.get('error')
     const code = url.searchParams.get('code')
-    if (error !== null || code === null) return page(400, `Authorization failed (${error ?? 'no code'}). You can close this tab.`)
+    if (error !== null || code === null)
+      return page(400, `Authorization failed (${error ?? 'no code'}). You can close this tab.`)
     const iss = url.searchParams.get('iss')
     try {
       await login.started.complete({ code, ...(iss !== null ? { iss } : {}) })
     } catch (e) {
-      this.options.logger.warn(`http: the login to "${login.server}" for ${login.owner} failed: ${e instanceof Error ? e.message : String(e)}`)
+      this.options.logger.warn(
+        `http: the login to "${login.server}" for ${login.owner} failed: ${e instanceof Error ? e.message : String(e)}`,
+      )
       return page(400, `The login to "${login.server}" failed. Start it again.`)
     }
     this.options.logger.info(`http: ${login.owner} logged in to "${login.server}"`)
@@ -106,9 +129,15 @@ export class PersonLogins {
 }
 
 function text(status: number, body: string, headers: Record<string, string> = {}): Response {
-  return new Response(`${body}\n`, { status, headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', ...headers } })
+  return new Response(`${body}\n`, {
+    status,
+    headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', ...headers },
+  })
 }
 
 function page(status: number, words: string): Response {
-  return new Response(`<!doctype html><meta charset="utf-8"><title>myc</title><p>${escapeHtml(words)}</p>\n`, { status, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' } })
+  return new Response(`<!doctype html><meta charset="utf-8"><title>myc</title><p>${escapeHtml(words)}</p>\n`, {
+    status,
+    headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' },
+  })
 }

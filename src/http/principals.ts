@@ -5,7 +5,10 @@ import { unreachableSkill, type PolicyMode } from '../principal/policy-mode.js'
 import type { HttpToken } from './tokens.js'
 
 /** Whether a verified identity's role exists, and which of its skills the role reaches (the others are dropped). */
-export type IdentityCheck = (role: string, skills: readonly string[]) => { ok: true; skills: string[] } | { ok: false; reason: string }
+export type IdentityCheck = (
+  role: string,
+  skills: readonly string[],
+) => { ok: true; skills: string[] } | { ok: false; reason: string }
 
 /** Who an HTTP session is: chosen by its credential, never by the client. */
 export interface HttpPrincipal {
@@ -32,7 +35,13 @@ export function jwtPrincipal(subject: string, role: string, skills: readonly str
 
 /** The principal of a static token: bound to a keyed digest of its value (HttpToken.key), never to its place in `http.tokens`. */
 export function tokenPrincipal(token: HttpToken): HttpPrincipal {
-  return { key: token.key, label: token.label, role: token.role, skills: token.skills, ...(token.name !== undefined ? { owner: token.name } : {}) }
+  return {
+    key: token.key,
+    label: token.label,
+    role: token.role,
+    skills: token.skills,
+    ...(token.name !== undefined ? { owner: token.name } : {}),
+  }
 }
 
 /** Without `http.tokens` (loopback only): every session is the launch's principal, as over stdio. */
@@ -47,14 +56,23 @@ export function launchPrincipal(role: string | undefined, skills: readonly strin
  * as `myc serve --role` gives on stdio). Resolves with the launch's role,
  * chosen once as over stdio (undefined in open mode, which has no roles).
  */
-export function checkPrincipals(mode: PolicyMode, loaded: LoadedConfig, tokens: readonly HttpToken[], launch: HttpPrincipal, env: Record<string, string | undefined>, jwt = false): string | undefined {
+export function checkPrincipals(
+  mode: PolicyMode,
+  loaded: LoadedConfig,
+  tokens: readonly HttpToken[],
+  launch: HttpPrincipal,
+  env: Record<string, string | undefined>,
+  jwt = false,
+): string | undefined {
   if (mode.kind === 'open') return undefined
   const { roles, policy } = mode.state
   const problems: string[] = []
   for (const token of tokens) {
     const choice = chooseRole({ flag: token.role }, roles)
     if (!choice.ok) {
-      problems.push(`http.tokens[${token.index}].role: unknown role "${token.role}"; roles: ${[...roles.keys()].join(', ') || 'none (no skill names a role)'}`)
+      problems.push(
+        `http.tokens[${token.index}].role: unknown role "${token.role}"; roles: ${[...roles.keys()].join(', ') || 'none (no skill names a role)'}`,
+      )
       continue
     }
     token.skills.forEach((skill, i) => {
@@ -62,10 +80,17 @@ export function checkPrincipals(mode: PolicyMode, loaded: LoadedConfig, tokens: 
       if (unreachable) problems.push(`http.tokens[${token.index}].skills[${i}]: ${unreachable}`)
     })
   }
-  if (problems.length > 0) throw new MycError('config_invalid', `Invalid config ${loaded.file ?? 'config'}:\n${problems.map((p) => `  ${p}`).join('\n')}`)
+  if (problems.length > 0)
+    throw new MycError(
+      'config_invalid',
+      `Invalid config ${loaded.file ?? 'config'}:\n${problems.map((p) => `  ${p}`).join('\n')}`,
+    )
   // With credentials, each session's principal comes from its credential.
   if (tokens.length > 0 || jwt) return undefined
-  const choice = chooseRole({ flag: launch.role, env: env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default }, roles)
+  const choice = chooseRole(
+    { flag: launch.role, env: env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default },
+    roles,
+  )
   if (!choice.ok) throw new MycError('usage', choice.error)
   for (const skill of launch.skills ?? []) {
     const unreachable = unreachableSkill(policy, choice.role, skill)

@@ -91,7 +91,9 @@ export class SharedRateLimiter implements RateLimit {
 
   constructor(
     readonly config: RateLimitConfig,
-    private readonly redis: { eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> },
+    private readonly redis: {
+      eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>
+    },
     private readonly onError: (error: Error) => void,
   ) {
     this.capacity = config.burst ?? config.requestsPerMinute
@@ -103,8 +105,20 @@ export class SharedRateLimiter implements RateLimit {
     let timer: NodeJS.Timeout | undefined
     try {
       // A Redis that is away queues the command until it is back: the request does not wait for that.
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${SHARED_LIMIT_WAIT_MS} ms`)), SHARED_LIMIT_WAIT_MS)))
-      const reply = (await Promise.race([this.redis.eval(TOKEN_BUCKET_SCRIPT, { keys: [`${RATE_KEY_PREFIX}${id}`], arguments: [String(this.capacity), String(this.perMs)] }), late])) as [number, number]
+      const late = new Promise<never>(
+        (_, reject) =>
+          (timer = setTimeout(
+            () => reject(new Error(`no answer within ${SHARED_LIMIT_WAIT_MS} ms`)),
+            SHARED_LIMIT_WAIT_MS,
+          )),
+      )
+      const reply = (await Promise.race([
+        this.redis.eval(TOKEN_BUCKET_SCRIPT, {
+          keys: [`${RATE_KEY_PREFIX}${id}`],
+          arguments: [String(this.capacity), String(this.perMs)],
+        }),
+        late,
+      ])) as [number, number]
       return reply[0] === 1 ? { ok: true } : { ok: false, retryAfterSeconds: Math.max(1, Number(reply[1])) }
     } catch (error) {
       this.onError(error as Error)

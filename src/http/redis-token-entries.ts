@@ -36,7 +36,10 @@ export class RedisTokenEntries implements SharedEntries {
   }
 
   async read(): Promise<Record<string, SealedEntry>> {
-    const flat = (await this.client.eval(`return redis.call('HGETALL', KEYS[1])`, { keys: [ENTRIES], arguments: [] })) as string[]
+    const flat = (await this.client.eval(`return redis.call('HGETALL', KEYS[1])`, {
+      keys: [ENTRIES],
+      arguments: [],
+    })) as string[]
     const entries: Record<string, SealedEntry> = {}
     for (let i = 0; i + 1 < flat.length; i += 2) {
       try {
@@ -49,7 +52,10 @@ export class RedisTokenEntries implements SharedEntries {
   }
 
   async write(id: string, entry: SealedEntry | null): Promise<void> {
-    await this.client.eval(WRITE, { keys: [ENTRIES, VERSION], arguments: [id, entry === null ? '' : JSON.stringify(entry)] })
+    await this.client.eval(WRITE, {
+      keys: [ENTRIES, VERSION],
+      arguments: [id, entry === null ? '' : JSON.stringify(entry)],
+    })
   }
 
   async locked<T>(fn: () => Promise<T>): Promise<T> {

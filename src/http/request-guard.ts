@@ -25,7 +25,12 @@ export type GuardVerdict = { ok: true } | { ok: false; message: string }
 export function checkHost(hostHeader: string | null | undefined, allowed: readonly string[] | undefined): GuardVerdict {
   if (!allowed) return { ok: true }
   const result = validateHostHeader(hostHeader, [...allowed])
-  return result.ok ? { ok: true } : { ok: false, message: `${result.message}: this server answers to ${allowed.join(', ')} (add a name to http.allowedHosts)` }
+  return result.ok
+    ? { ok: true }
+    : {
+        ok: false,
+        message: `${result.message}: this server answers to ${allowed.join(', ')} (add a name to http.allowedHosts)`,
+      }
 }
 
 /** An origin as browsers send it (`scheme://host[:port]`, default port left out), or undefined when `text` is none. */
@@ -33,7 +38,8 @@ export function normalizeOrigin(text: string): string | undefined {
   try {
     const url = new URL(text)
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined
-    if (url.username || url.password || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) return undefined
+    if (url.username || url.password || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash)
+      return undefined
     return url.origin
   } catch {
     return undefined
@@ -49,13 +55,21 @@ export type OriginVerdict = { ok: true; origin?: string } | { ok: false; message
  * and port), and then gets CORS headers for that origin, or when it is the
  * request's own origin (`scheme` and the Host header: scheme, host and port).
  */
-export function checkOrigin(originHeader: string | null | undefined, allowed: ReadonlySet<string>, host?: string | null, scheme = 'http:'): OriginVerdict {
+export function checkOrigin(
+  originHeader: string | null | undefined,
+  allowed: ReadonlySet<string>,
+  host?: string | null,
+  scheme = 'http:',
+): OriginVerdict {
   if (originHeader === null || originHeader === undefined || originHeader === '') return { ok: true }
   const origin = normalizeOrigin(originHeader)
   if (origin !== undefined && allowed.has(origin)) return { ok: true, origin }
   // Same origin: a page served from the very scheme://host:port myc answers as (the Host check has passed), which no other site can claim.
   if (origin !== undefined && host && sameOrigin(origin, scheme, host)) return { ok: true }
-  return { ok: false, message: `Origin ${JSON.stringify(originHeader.slice(0, 200))} is not allowed (list it in http.allowedOrigins)` }
+  return {
+    ok: false,
+    message: `Origin ${JSON.stringify(originHeader.slice(0, 200))} is not allowed (list it in http.allowedOrigins)`,
+  }
 }
 
 /**
@@ -88,7 +102,8 @@ export function preflightHeaders(origin: string): Record<string, string> {
   return {
     ...corsHeaders(origin),
     'Access-Control-Allow-Methods': 'GET, POST, DELETE, OPTIONS',
-    'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID',
+    'Access-Control-Allow-Headers':
+      'Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID',
     'Access-Control-Max-Age': '600',
   }
 }

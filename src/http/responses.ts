@@ -15,7 +15,13 @@ export const HttpRpcCode = {
  * `id: null` (the request it answers may not be readable), as Streamable
  * HTTP answers what it cannot serve.
  */
-export function refusal(status: number, code: number, message: string, headers: Record<string, string> = {}, id: string | number | null = null): Response {
+export function refusal(
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+  id: string | number | null = null,
+): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), {
     status,
     headers: { 'Content-Type': 'application/json', ...headers },

@@ -57,12 +57,20 @@ export interface HttpSettings {
  * tokens from the environment. A bad address, a token variable that is not
  * set, or a non-loopback address without tokens is a config error (exit 2).
  */
-export function httpSettings(loaded: LoadedConfig, flag: string | undefined, env: Record<string, string | undefined>): HttpSettings {
+export function httpSettings(
+  loaded: LoadedConfig,
+  flag: string | undefined,
+  env: Record<string, string | undefined>,
+): HttpSettings {
   const file = loaded.file ?? 'config'
   const fromFlag = flag !== undefined && flag !== ''
-  if (fromFlag && flag.startsWith('-')) throw new MycError('usage', `--http needs [HOST:]PORT (got "${flag}"), such as --http 127.0.0.1:8808`)
+  if (fromFlag && flag.startsWith('-'))
+    throw new MycError('usage', `--http needs [HOST:]PORT (got "${flag}"), such as --http 127.0.0.1:8808`)
   const parsed = parseListen(fromFlag ? flag : loaded.config.http.listen)
-  if (!parsed.ok) throw fromFlag ? new MycError('usage', `--http: ${parsed.error}`) : new MycError('config_invalid', `Invalid config ${file}:\n  http.listen: ${parsed.error}`)
+  if (!parsed.ok)
+    throw fromFlag
+      ? new MycError('usage', `--http: ${parsed.error}`)
+      : new MycError('config_invalid', `Invalid config ${file}:\n  http.listen: ${parsed.error}`)
   const keyer = credentialKeyer(env, file)
   const tokens = readTokens(loaded.config.http.tokens, env, file, keyer)
   const listen = parsed.address
@@ -82,25 +90,44 @@ export function httpSettings(loaded: LoadedConfig, flag: string | undefined, env
       `Invalid config ${file}:\n  http.sessionStore: people's OAuth logins to servers with an "oauth" key are kept in Redis for every replica, sealed with MYC_TOKEN_KEY; set MYC_TOKEN_KEY to the same 32 random bytes on every replica (e.g. \`openssl rand -base64 32\`)`,
     )
   }
-  const metricsToken = loaded.config.http.metricsToken ? readMetricsToken(loaded.config.http.metricsToken, env, tokens, file) : undefined
+  const metricsToken = loaded.config.http.metricsToken
+    ? readMetricsToken(loaded.config.http.metricsToken, env, tokens, file)
+    : undefined
   let metricsListen: ListenAddress | undefined
   if (loaded.config.http.metricsListen !== undefined) {
     const m = parseListen(loaded.config.http.metricsListen)
     if (!m.ok) throw new MycError('config_invalid', `Invalid config ${file}:\n  http.metricsListen: ${m.error}`)
     if (m.address.port !== 0 && m.address.port === listen.port && m.address.host === listen.host)
-      throw new MycError('config_invalid', `Invalid config ${file}:\n  http.metricsListen: ${formatListen(m.address)} is where the MCP endpoint listens; give metrics another port`)
+      throw new MycError(
+        'config_invalid',
+        `Invalid config ${file}:\n  http.metricsListen: ${formatListen(m.address)} is where the MCP endpoint listens; give metrics another port`,
+      )
     metricsListen = m.address
   }
   if (loaded.config.http.metrics && loaded.config.http.path === '/metrics')
-    throw new MycError('config_invalid', `Invalid config ${file}:\n  http.path: /metrics is where metrics are served; choose another path (such as /mcp) or set http.metrics: false`)
-  if (jwt && !jwt.jwksUrl === !jwt.publicKey) throw new MycError('config_invalid', `Invalid config ${file}:\n  http.jwt: give exactly one of jwksUrl (the provider's JWKS address) or publicKey (a PEM public key)`)
+    throw new MycError(
+      'config_invalid',
+      `Invalid config ${file}:\n  http.path: /metrics is where metrics are served; choose another path (such as /mcp) or set http.metrics: false`,
+    )
+  if (jwt && !jwt.jwksUrl === !jwt.publicKey)
+    throw new MycError(
+      'config_invalid',
+      `Invalid config ${file}:\n  http.jwt: give exactly one of jwksUrl (the provider's JWKS address) or publicKey (a PEM public key)`,
+    )
   if (tokens.length === 0 && !jwt && !isLoopbackHost(listen.host)) {
     throw new MycError(
       'config_invalid',
       `Invalid config ${file}:\n  http.tokens: ${formatListen(listen)} is not a loopback address, and serving it without credentials would let anyone who reaches it in; add tokens (http.tokens: [{ "env": "MYC_TOKEN_DEV", "role": "developer" }]) or listen on 127.0.0.1`,
     )
   }
-  return { listen, tokens, ...(env.MYC_TOKEN_KEY ? { tokenKey: env.MYC_TOKEN_KEY } : {}), ...(jwt ? { jwt } : {}), ...(metricsToken ? { metricsToken } : {}), ...(metricsListen ? { metricsListen } : {}) }
+  return {
+    listen,
+    tokens,
+    ...(env.MYC_TOKEN_KEY ? { tokenKey: env.MYC_TOKEN_KEY } : {}),
+    ...(jwt ? { jwt } : {}),
+    ...(metricsToken ? { metricsToken } : {}),
+    ...(metricsListen ? { metricsListen } : {}),
+  }
 }
 
 /**
@@ -108,7 +135,15 @@ export function httpSettings(loaded: LoadedConfig, flag: string | undefined, env
  * the tokens, the loopback rule, each token's role and skills. Then offers
  * the children what HTTP sessions can answer (HTTP_CHILD_CAPABILITIES).
  */
-export function prepareHttp(input: { runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode; flag: string | undefined; role: string | undefined; skills: readonly string[] | undefined; env: Record<string, string | undefined> }): {
+export function prepareHttp(input: {
+  runtime: Runtime
+  loaded: LoadedConfig
+  mode: PolicyMode
+  flag: string | undefined
+  role: string | undefined
+  skills: readonly string[] | undefined
+  env: Record<string, string | undefined>
+}): {
   settings: HttpSettings
   launch: HttpPrincipal
   identity: IdentityCheck
@@ -148,7 +183,10 @@ export interface ServeHttpOptions {
 }
 
 /** A Node HTTP server whose every request `answer` decides (never throwing; a request a web Request cannot hold is a 400). */
-function nodeServer(logger: Logger, answer: (req: IncomingMessage, res: ServerResponse) => Promise<Response>): NodeHttpServer {
+function nodeServer(
+  logger: Logger,
+  answer: (req: IncomingMessage, res: ServerResponse) => Promise<Response>,
+): NodeHttpServer {
   const server = createServer((req, res) => {
     void (async () => {
       let response: Response
@@ -156,7 +194,10 @@ function nodeServer(logger: Logger, answer: (req: IncomingMessage, res: ServerRe
         response = await answer(req, res)
       } catch {
         // Only a request the web Request cannot hold (a header value, a method) gets here.
-        response = new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: RpcCode.invalidRequest, message: 'Bad Request' }, id: null }), { status: 400, headers: { 'Content-Type': 'application/json' } })
+        response = new Response(
+          JSON.stringify({ jsonrpc: '2.0', error: { code: RpcCode.invalidRequest, message: 'Bad Request' }, id: null }),
+          { status: 400, headers: { 'Content-Type': 'application/json' } },
+        )
       }
       await sendResponse(req, res, response)
     })().catch((error: unknown) => {
@@ -201,8 +242,15 @@ function listenOn(server: NodeHttpServer, address: ListenAddress): Promise<void>
 export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const { runtime, loaded, logger, settings } = options
   const { config } = loaded
-  const jwt = settings.jwt ? await (await import('./jwt.js')).createJwtVerifier(settings.jwt, loaded.file ?? 'config') : undefined
-  const sharedStore = config.http.sessionStore === 'memory' ? undefined : await (await import('./session-store.js')).openSessionStore(config.http.sessionStore, (error) => logger.warn(`http.sessionStore: ${error.message}`))
+  const jwt = settings.jwt
+    ? await (await import('./jwt.js')).createJwtVerifier(settings.jwt, loaded.file ?? 'config')
+    : undefined
+  const sharedStore =
+    config.http.sessionStore === 'memory'
+      ? undefined
+      : await (
+          await import('./session-store.js')
+        ).openSessionStore(config.http.sessionStore, (error) => logger.warn(`http.sessionStore: ${error.message}`))
   // With Redis, people's own OAuth logins live there too (sealed with MYC_TOKEN_KEY, checked by prepareHttp): a login on one replica serves on all.
   const { tokenKey } = settings
   if (sharedStore?.tokenEntries && tokenKey) {
@@ -213,7 +261,14 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   // prom-client is loaded only here, and only when metrics are on and someone may read them (http.metricsToken, http.metricsListen).
   const metricsReadable = settings.metricsToken !== undefined || settings.metricsListen !== undefined
   const metrics: HttpMetrics | undefined =
-    config.http.metrics && metricsReadable ? await (await import('./metrics.js')).createMetrics({ runtime, sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight, listenStreams: face.listenStreams }) }) : undefined
+    config.http.metrics && metricsReadable
+      ? await (
+          await import('./metrics.js')
+        ).createMetrics({
+          runtime,
+          sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight, listenStreams: face.listenStreams }),
+        })
+      : undefined
   // The runtime's 2026 tasks: one registry for the HTTP face and the stdio one beside it.
   const tasks = new TaskRegistry()
   const face = new HttpFace({
@@ -222,7 +277,12 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     ...(settings.metricsToken ? { metricsToken: settings.metricsToken } : {}),
     ...(settings.metricsListen ? { metricsListen: settings.metricsListen } : {}),
     ...(config.http.rateLimit
-      ? { rateLimiter: sharedStore?.rateLimiter?.(config.http.rateLimit, (error) => logger.warn(`http.rateLimit: Redis did not answer (${error.message}); the request was let through`)) ?? new RateLimiter(config.http.rateLimit) }
+      ? {
+          rateLimiter:
+            sharedStore?.rateLimiter?.(config.http.rateLimit, (error) =>
+              logger.warn(`http.rateLimit: Redis did not answer (${error.message}); the request was let through`),
+            ) ?? new RateLimiter(config.http.rateLimit),
+        }
       : {}),
     ...(sharedStore ? { sharedStore } : {}),
     ...(jwt ? { jwt } : {}),
@@ -243,9 +303,17 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   })
   // OpenTelemetry metrics on: mycelium.sessions.active reads the sessions at each export.
   runtime.tracing?.observe({ sessions: () => face.sessions.size })
-  const server = nodeServer(logger, (req, res) => face.handle(inboundOf(req, `http://${formatListen(settings.listen)}`, abortedByClient(res))))
+  const server = nodeServer(logger, (req, res) =>
+    face.handle(inboundOf(req, `http://${formatListen(settings.listen)}`, abortedByClient(res))),
+  )
   // http.metricsListen: a server of its own that answers only /metrics, /readyz and /healthz.
-  const metricsServer = settings.metricsListen ? nodeServer(logger, (req, res) => face.handleMetricsPort(inboundOf(req, `http://${formatListen(settings.metricsListen!)}`, abortedByClient(res)).request)) : undefined
+  const metricsServer = settings.metricsListen
+    ? nodeServer(logger, (req, res) =>
+        face.handleMetricsPort(
+          inboundOf(req, `http://${formatListen(settings.metricsListen!)}`, abortedByClient(res)).request,
+        ),
+      )
+    : undefined
   let metricsAt: ListenAddress | undefined
 
   try {
@@ -253,7 +321,10 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     if (metricsServer) {
       await listenOn(metricsServer, settings.metricsListen!)
       const bound = metricsServer.address()
-      metricsAt = typeof bound === 'object' && bound ? { host: settings.metricsListen!.host, port: bound.port } : settings.metricsListen
+      metricsAt =
+        typeof bound === 'object' && bound
+          ? { host: settings.metricsListen!.host, port: bound.port }
+          : settings.metricsListen
     }
   } catch (error) {
     if (server.listening) server.close()
@@ -266,27 +337,55 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const bound = server.address()
   const listen = typeof bound === 'object' && bound ? { host: settings.listen.host, port: bound.port } : settings.listen
   face.sessions.startSweeping()
-  if (options.policy) logger.info(settings.tokens.length > 0 ? "policy mode: each session's role and first skills come from its token" : `policy mode: every session is role ${options.launch.role}`)
-  if (settings.jwt) logger.info(`http.jwt: bearer JWTs from ${settings.jwt.issuer} (audience ${settings.jwt.audience}) give the role and skills`)
-  if (settings.tokens.length === 0 && !settings.jwt) logger.warn('no http.tokens: serving without credentials, which myc allows only on a loopback address; every session is the principal myc was launched as')
-  else if (settings.tokens.length > 0) logger.info(`${settings.tokens.length} token${settings.tokens.length === 1 ? '' : 's'}: ${settings.tokens.map((t) => `${t.label} (role ${t.role})`).join(', ')}`)
+  if (options.policy)
+    logger.info(
+      settings.tokens.length > 0
+        ? "policy mode: each session's role and first skills come from its token"
+        : `policy mode: every session is role ${options.launch.role}`,
+    )
+  if (settings.jwt)
+    logger.info(
+      `http.jwt: bearer JWTs from ${settings.jwt.issuer} (audience ${settings.jwt.audience}) give the role and skills`,
+    )
+  if (settings.tokens.length === 0 && !settings.jwt)
+    logger.warn(
+      'no http.tokens: serving without credentials, which myc allows only on a loopback address; every session is the principal myc was launched as',
+    )
+  else if (settings.tokens.length > 0)
+    logger.info(
+      `${settings.tokens.length} token${settings.tokens.length === 1 ? '' : 's'}: ${settings.tokens.map((t) => `${t.label} (role ${t.role})`).join(', ')}`,
+    )
   if (config.http.rateLimit)
     logger.info(
       `rate limit: ${config.http.rateLimit.requestsPerMinute} requests a minute per credential (burst ${config.http.rateLimit.burst ?? config.http.rateLimit.requestsPerMinute})${sharedStore?.rateLimiter ? ', counted in Redis by every replica together' : ', counted by this process'}`,
     )
-  if (sharedStore) logger.info(`sessions are kept in ${redactUrl(config.http.sessionStore)}, shared with every replica that uses it`)
-  if (!face.checksHost) logger.info(`listening on every interface: the Host header is not checked (list the names clients use in http.allowedHosts to check it)`)
-  if (config.http.metrics && !metricsReadable) logger.info('http.metrics: /metrics is not served: set http.metricsToken (a bearer token for the scraper) or http.metricsListen (another address) to serve it')
+  if (sharedStore)
+    logger.info(`sessions are kept in ${redactUrl(config.http.sessionStore)}, shared with every replica that uses it`)
+  if (!face.checksHost)
+    logger.info(
+      `listening on every interface: the Host header is not checked (list the names clients use in http.allowedHosts to check it)`,
+    )
+  if (config.http.metrics && !metricsReadable)
+    logger.info(
+      'http.metrics: /metrics is not served: set http.metricsToken (a bearer token for the scraper) or http.metricsListen (another address) to serve it',
+    )
   if (metricsAt)
-    logger.info(`metrics on http://${formatListen(metricsAt)}/metrics${settings.metricsToken ? ' (with http.metricsToken)' : isLoopbackHost(metricsAt.host) ? '' : ', without a token: whoever reaches that address reads them'}, with /readyz details`)
+    logger.info(
+      `metrics on http://${formatListen(metricsAt)}/metrics${settings.metricsToken ? ' (with http.metricsToken)' : isLoopbackHost(metricsAt.host) ? '' : ', without a token: whoever reaches that address reads them'}, with /readyz details`,
+    )
   const metricsNote = metrics && settings.metricsToken ? ', metrics: /metrics (with http.metricsToken)' : ''
   // Last of the start-up lines: whoever waits for it (a supervisor, a test) has read the others.
-  logger.info(`serving MCP over Streamable HTTP at http://${formatListen(listen)}${config.http.path} (health: /healthz, readiness: /readyz${metricsNote})`)
+  logger.info(
+    `serving MCP over Streamable HTTP at http://${formatListen(listen)}${config.http.path} (health: /healthz, readiness: /readyz${metricsNote})`,
+  )
   void runtime.start().then(() => {
     const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
-    logger.info(`serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers over HTTP`)
+    logger.info(
+      `serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers over HTTP`,
+    )
   })
-  if (runtime.supervisor.children.size === 0) logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
+  if (runtime.supervisor.children.size === 0)
+    logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
 
   const signals = options.signals ?? process
   // With --stdio, the client that launched myc is served too, and its leaving ends the process (an MCP stdio server exits when stdin ends).
@@ -300,9 +399,18 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     signals.on('SIGINT', on)
     signals.on('SIGTERM', on)
     if (options.stdio) {
-      stdioConnection = new StdioEraConnection({ runtime, tasks, view: options.stdio.view, era: options.stdio.era ?? 'auto', onNote: (note) => logger.debug(note) })
+      stdioConnection = new StdioEraConnection({
+        runtime,
+        tasks,
+        view: options.stdio.view,
+        era: options.stdio.era ?? 'auto',
+        onNote: (note) => logger.debug(note),
+      })
       stdioConnection.onclose = () => on('stdin closed')
-      const stream = new StdioServerStream(options.stdio.stdin, options.stdio.stdout, { maxMessageBytes: config.limits.maxMessageBytes, onRejected: (reason) => logger.debug(`refused a message from the stdio client: ${reason}`) })
+      const stream = new StdioServerStream(options.stdio.stdin, options.stdio.stdout, {
+        maxMessageBytes: config.limits.maxMessageBytes,
+        onRejected: (reason) => logger.debug(`refused a message from the stdio client: ${reason}`),
+      })
       stdioConnection.connect(stream).catch((error: unknown) => {
         logger.error(`could not serve stdio: ${String(error)}`)
         on('stdin closed')
@@ -310,7 +418,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
       logger.info('also serving one client on stdio (--stdio); myc stops when it leaves')
     }
   })
-  logger.info(`${signal}: taking no new sessions; waiting up to ${HTTP_DRAIN_MS / 1000} s for calls in flight (again to stop now)`)
+  logger.info(
+    `${signal}: taking no new sessions; waiting up to ${HTTP_DRAIN_MS / 1000} s for calls in flight (again to stop now)`,
+  )
   // A second signal cuts the wait short (and is not left to Node's default, which would leave the children running).
   let onSecond: (() => void) | undefined
   const second = new Promise<void>((resolve) => {

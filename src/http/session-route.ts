@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { isJsonContentType, WebStandardStreamableHTTPServerTransport, type JSONRPCMessage } from '@modelcontextprotocol/server'
+import {
+  isJsonContentType,
+  WebStandardStreamableHTTPServerTransport,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/server'
 import type { Logger } from '../logger.js'
 import { checkInbound, MAX_NESTING, nestsDeeperThan } from '../protocol/inbound.js'
 import { topLevelId } from '../protocol/top-level-id.js'
@@ -61,7 +65,15 @@ export interface SessionRouteOptions {
 
 /** What activating a skill a narrower credential took away answers. */
 function notGrantedAnymore(skill: string): CallToolResult {
-  return { content: [{ type: 'text', text: `Skill ${skill} is no longer granted by this session's credential; initialize a new session with a credential that grants it.` }], isError: true }
+  return {
+    content: [
+      {
+        type: 'text',
+        text: `Skill ${skill} is no longer granted by this session's credential; initialize a new session with a credential that grants it.`,
+      },
+    ],
+    isError: true,
+  }
 }
 
 /**
@@ -69,10 +81,14 @@ function notGrantedAnymore(skill: string): CallToolResult {
  * credential took away) is refused; with `pending`, built-in calls answer
  * only after it (the store's write they caused) settles.
  */
-function sessionView(view: PrincipalView, options: { revoked: ReadonlySet<string>; activateWire: string; pending?: () => Promise<void> | undefined }): PrincipalView {
+function sessionView(
+  view: PrincipalView,
+  options: { revoked: ReadonlySet<string>; activateWire: string; pending?: () => Promise<void> | undefined },
+): PrincipalView {
   const { revoked, activateWire, pending } = options
   const callBuiltin: PrincipalView['callBuiltin'] = (name, args, ctx) => {
-    if (name === activateWire && typeof args.name === 'string' && revoked.has(args.name)) return Promise.resolve(notGrantedAnymore(args.name))
+    if (name === activateWire && typeof args.name === 'string' && revoked.has(args.name))
+      return Promise.resolve(notGrantedAnymore(args.name))
     const answer = view.callBuiltin(name, args, ctx)
     return pending
       ? answer?.then(async (r) => {
@@ -85,7 +101,10 @@ function sessionView(view: PrincipalView, options: { revoked: ReadonlySet<string
   const bound = new Map<PropertyKey, unknown>([['callBuiltin', callBuiltin]])
   if (view.activate) {
     const activate = view.activate.bind(view)
-    bound.set('activate', ((name, actor, ctx) => (revoked.has(name) ? Promise.resolve(notGrantedAnymore(name)) : activate(name, actor, ctx))) satisfies NonNullable<PrincipalView['activate']>)
+    bound.set('activate', ((name, actor, ctx) =>
+      revoked.has(name) ? Promise.resolve(notGrantedAnymore(name)) : activate(name, actor, ctx)) satisfies NonNullable<
+      PrincipalView['activate']
+    >)
   }
   return new Proxy(view, {
     get(target, prop) {
@@ -100,7 +119,8 @@ function sessionView(view: PrincipalView, options: { revoked: ReadonlySet<string
 }
 
 /** A message read from a POST body, or the refusal owed instead. */
-type ReadMessage = { ok: true; message: JSONRPCMessage; isRequest: boolean; isInitialize: boolean } | { ok: false; response: Response }
+type ReadMessage =
+  { ok: true; message: JSONRPCMessage; isRequest: boolean; isInitialize: boolean } | { ok: false; response: Response }
 
 /**
  * The 2025-era, session-based Streamable HTTP route (MCP 2025-11-25): POST
@@ -120,32 +140,69 @@ export class SessionRoute {
     if (sessionId !== null) {
       const session = sessions.get(sessionId) ?? (await this.takeOver(sessionId, principal, request))
       // Another credential's session does not exist for this one.
-      if (!session || session.principal.key !== principal.key) return refusal(404, HttpRpcCode.sessionNotFound, 'Session not found: it ended or expired; initialize a new session')
+      if (!session || session.principal.key !== principal.key)
+        return refusal(
+          404,
+          HttpRpcCode.sessionNotFound,
+          'Session not found: it ended or expired; initialize a new session',
+        )
       // The same caller with another role now (its identity provider changed it): not this session's principal any more.
       if ((principal.role ?? null) !== (session.principal.role ?? null)) {
-        this.options.logger.debug(`http: session ${session.id.slice(0, 8)} (${principal.label}) refused: role ${principal.role} now, opened as ${session.principal.role}`)
-        return refusal(403, HttpRpcCode.server, `Forbidden: this credential's role is now ${principal.role ?? 'none'}, not ${session.principal.role ?? 'none'} as when the session was opened; initialize a new session`)
+        this.options.logger.debug(
+          `http: session ${session.id.slice(0, 8)} (${principal.label}) refused: role ${principal.role} now, opened as ${session.principal.role}`,
+        )
+        return refusal(
+          403,
+          HttpRpcCode.server,
+          `Forbidden: this credential's role is now ${principal.role ?? 'none'}, not ${session.principal.role ?? 'none'} as when the session was opened; initialize a new session`,
+        )
       }
-      if (this.options.shared && !(await this.syncShared(session))) return refusal(404, HttpRpcCode.sessionNotFound, 'Session not found: it ended or expired; initialize a new session')
+      if (this.options.shared && !(await this.syncShared(session)))
+        return refusal(
+          404,
+          HttpRpcCode.sessionNotFound,
+          'Session not found: it ended or expired; initialize a new session',
+        )
       if (this.narrow(session, principal)) await this.persist(session)
       return this.serve(session, inbound)
     }
-    if (request.method !== 'POST') return refusal(400, HttpRpcCode.server, 'Bad Request: Mcp-Session-Id header is required')
+    if (request.method !== 'POST')
+      return refusal(400, HttpRpcCode.server, 'Bad Request: Mcp-Session-Id header is required')
     const read = await this.readMessage(inbound)
     if (!read.ok) return read.response
-    if (!read.isInitialize) return refusal(400, HttpRpcCode.server, 'Bad Request: Mcp-Session-Id header is required (only initialize starts a session)')
-    if (this.options.draining()) return refusal(503, HttpRpcCode.server, 'Service Unavailable: mycelium is shutting down', { 'Retry-After': '5' })
+    if (!read.isInitialize)
+      return refusal(
+        400,
+        HttpRpcCode.server,
+        'Bad Request: Mcp-Session-Id header is required (only initialize starts a session)',
+      )
+    if (this.options.draining())
+      return refusal(503, HttpRpcCode.server, 'Service Unavailable: mycelium is shutting down', { 'Retry-After': '5' })
     // One credential cannot take every session (http.maxSessions) from the others.
     if (sessions.fullFor(principal.key)) {
-      this.options.logger.debug(`http: ${principal.label} holds ${sessions.maxPerOwner} sessions (http.maxSessionsPerCredential); initialize refused`)
-      return refusal(429, HttpRpcCode.server, `Too Many Requests: this credential holds ${sessions.maxPerOwner} sessions, the most one may (http.maxSessionsPerCredential is ${sessions.maxPerOwner}); end one (DELETE) or let one expire`)
+      this.options.logger.debug(
+        `http: ${principal.label} holds ${sessions.maxPerOwner} sessions (http.maxSessionsPerCredential); initialize refused`,
+      )
+      return refusal(
+        429,
+        HttpRpcCode.server,
+        `Too Many Requests: this credential holds ${sessions.maxPerOwner} sessions, the most one may (http.maxSessionsPerCredential is ${sessions.maxPerOwner}); end one (DELETE) or let one expire`,
+      )
     }
-    if (sessions.full) return refusal(503, HttpRpcCode.server, `Service Unavailable: too many sessions (http.maxSessions is ${sessions.max}); try again later`, { 'Retry-After': '5' })
+    if (sessions.full)
+      return refusal(
+        503,
+        HttpRpcCode.server,
+        `Service Unavailable: too many sessions (http.maxSessions is ${sessions.max}); try again later`,
+        { 'Retry-After': '5' },
+      )
     let session: HttpSession
     try {
       session = this.open(principal)
     } catch (error) {
-      this.options.logger.warn(`http: no session for ${principal.label}: ${error instanceof Error ? error.message : String(error)}`)
+      this.options.logger.warn(
+        `http: no session for ${principal.label}: ${error instanceof Error ? error.message : String(error)}`,
+      )
       return refusal(403, HttpRpcCode.server, `Forbidden: ${error instanceof Error ? error.message : String(error)}`)
     }
     session.initialize = (read.message as { params?: Record<string, unknown> }).params ?? {}
@@ -174,21 +231,46 @@ export class SessionRoute {
     if (!pending) {
       pending = (async () => {
         const record = await shared.store.load(id)
-        if (!record || record.principal.key !== principal.key || this.options.sessions.full || this.options.sessions.fullFor(principal.key)) return undefined
+        if (
+          !record ||
+          record.principal.key !== principal.key ||
+          this.options.sessions.full ||
+          this.options.sessions.fullFor(principal.key)
+        )
+          return undefined
         // Opened as the record has it (its role, the skills granted it now, those taken away); handle() then checks this request's credential against that.
         const session = this.open(record.principal, id, record.revoked ?? [])
         session.initialize = record.initialize
         session.initialized = true
         const replay = (body: unknown, headers: Record<string, string>) =>
           session.transport
-            .handleRequest(new Request(request.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) }), { parsedBody: body as JSONRPCMessage })
+            .handleRequest(
+              new Request(request.url, {
+                method: 'POST',
+                headers: {
+                  'Content-Type': 'application/json',
+                  Accept: 'application/json, text/event-stream',
+                  ...headers,
+                },
+                body: JSON.stringify(body),
+              }),
+              { parsedBody: body as JSONRPCMessage },
+            )
             .then((r) => r.text())
         await replay({ jsonrpc: '2.0', id: `myc-take-over-${id}`, method: 'initialize', params: record.initialize }, {})
-        const version: Record<string, string> = typeof record.initialize.protocolVersion === 'string' ? { 'MCP-Protocol-Version': record.initialize.protocolVersion } : {}
+        const version: Record<string, string> =
+          typeof record.initialize.protocolVersion === 'string'
+            ? { 'MCP-Protocol-Version': record.initialize.protocolVersion }
+            : {}
         await replay({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'Mcp-Session-Id': id, ...version })
         await this.reconcileSkills(session, record.activeSkills)
-        await session.connection.restoreSessionState({ subscriptions: record.subscriptions, ...(record.logLevel ? { logLevel: record.logLevel as never } : {}) })
-        this.options.logger.debug(`http: session ${id.slice(0, 8)} (${principal.label}) taken over from the shared store`)
+        await session.connection.restoreSessionState({
+          subscriptions: record.subscriptions,
+          ...(record.logLevel ? { logLevel: record.logLevel as never } : {}),
+        })
+        this.options.logger.debug(
+          `http: session ${id.slice(0, 8)} (${principal.label}) taken over from the shared store`,
+        )
         return session
       })().finally(() => this.takingOver.delete(id))
       this.takingOver.set(id, pending)
@@ -215,7 +297,9 @@ export class SessionRoute {
       if (!defaults.has(skill)) session.revoked.add(skill)
     }
     this.dropRevoked(session)
-    this.options.logger.debug(`http: session ${session.id.slice(0, 8)} (${principal.label}) narrowed by its credential: ${lost.join(', ')} no longer granted`)
+    this.options.logger.debug(
+      `http: session ${session.id.slice(0, 8)} (${principal.label}) narrowed by its credential: ${lost.join(', ')} no longer granted`,
+    )
     return true
   }
 
@@ -284,7 +368,9 @@ export class SessionRoute {
     try {
       await shared.store.save(record, shared.ttlMs)
     } catch (error) {
-      this.options.logger.warn(`http: session ${session.id.slice(0, 8)}: the shared store refused a write: ${(error as Error).message}`)
+      this.options.logger.warn(
+        `http: session ${session.id.slice(0, 8)}: the shared store refused a write: ${(error as Error).message}`,
+      )
     }
   }
 
@@ -292,7 +378,8 @@ export class SessionRoute {
   private async serve(session: HttpSession, inbound: InboundRequest): Promise<Response> {
     const { request } = inbound
     // DELETE ends the session everywhere.
-    if (request.method === 'DELETE' && this.options.shared) await this.options.shared.store.delete(session.id).catch(() => {})
+    if (request.method === 'DELETE' && this.options.shared)
+      await this.options.shared.store.delete(session.id).catch(() => {})
     if (request.method !== 'POST') {
       this.options.sessions.touch(session)
       const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null
@@ -307,12 +394,17 @@ export class SessionRoute {
     const read = await this.readMessage(inbound)
     if (!read.ok) return read.response
     // Initialization completes with notifications/initialized; until then the session lives UNINITIALIZED_SESSION_MS at most.
-    if (!read.isRequest && (read.message as { method?: unknown }).method === 'notifications/initialized') session.initialized = true
+    if (!read.isRequest && (read.message as { method?: unknown }).method === 'notifications/initialized')
+      session.initialized = true
     return this.deliver(session, request, read)
   }
 
   /** Hands a message to the session's transport; a request counts as in flight until its answer has streamed. */
-  private async deliver(session: HttpSession, request: Request, read: Extract<ReadMessage, { ok: true }>): Promise<Response> {
+  private async deliver(
+    session: HttpSession,
+    request: Request,
+    read: Extract<ReadMessage, { ok: true }>,
+  ): Promise<Response> {
     const { sessions } = this.options
     if (!read.isRequest) {
       sessions.touch(session)
@@ -328,16 +420,33 @@ export class SessionRoute {
   }
 
   /** Starts a session for `principal`: a view, a client connection, a transport whose session id is the table's key. */
-  private open(principal: HttpPrincipal, id: string = randomUUID(), revokedSkills: readonly string[] = []): HttpSession {
+  private open(
+    principal: HttpPrincipal,
+    id: string = randomUUID(),
+    revokedSkills: readonly string[] = [],
+  ): HttpSession {
     const { runtime, logger, sessions } = this.options
     const revoked = new Set(revokedSkills)
     const own = this.options.viewFor({ ...principal, skills: (principal.skills ?? []).filter((s) => !revoked.has(s)) })
     // With a shared store, a built-in's answer (an escalation) leaves only once the store has it, so the next request, on any replica, sees it.
-    const view = sessionView(own, { revoked, activateWire: toWireName(BUILTIN_SERVER, 'activate_skill', runtime.loaded.config.namespace), ...(this.options.shared ? { pending: () => session.persisting } : {}) })
+    const view = sessionView(own, {
+      revoked,
+      activateWire: toWireName(BUILTIN_SERVER, 'activate_skill', runtime.loaded.config.namespace),
+      ...(this.options.shared ? { pending: () => session.persisting } : {}),
+    })
     // Every SSE event gets an id and is kept a while, so a client that lost a stream resumes it with Last-Event-ID (event-log.ts).
     const events = new SessionEventLog()
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, maxRequestBodySize: this.options.maxMessageBytes, eventStore: events })
-    const connection = new ClientConnection({ runtime, view, sessionId: id, ...(principal.owner !== undefined ? { owner: principal.owner } : {}) })
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      maxRequestBodySize: this.options.maxMessageBytes,
+      eventStore: events,
+    })
+    const connection = new ClientConnection({
+      runtime,
+      view,
+      sessionId: id,
+      ...(principal.owner !== undefined ? { owner: principal.owner } : {}),
+    })
     const session: HttpSession = {
       id,
       principal,
@@ -375,7 +484,9 @@ export class SessionRoute {
       sessions.remove(id)
       void session.close()
     })
-    logger.debug(`http: session ${id.slice(0, 8)} opened for ${principal.label}${principal.role ? ` (role ${principal.role})` : ''}`)
+    logger.debug(
+      `http: session ${id.slice(0, 8)} opened for ${principal.label}${principal.role ? ` (role ${principal.role})` : ''}`,
+    )
     return session
   }
 
@@ -389,12 +500,29 @@ export class SessionRoute {
   private async readMessage(inbound: InboundRequest): Promise<ReadMessage> {
     const { request } = inbound
     const fail = (response: Response): ReadMessage => ({ ok: false, response })
-    if (!isJsonContentType(request.headers.get('content-type'))) return fail(refusal(415, HttpRpcCode.server, 'Unsupported Media Type: Content-Type must be application/json'))
+    if (!isJsonContentType(request.headers.get('content-type')))
+      return fail(refusal(415, HttpRpcCode.server, 'Unsupported Media Type: Content-Type must be application/json'))
     const max = this.options.maxMessageBytes
     const body = await inbound.readBody(max)
-    if (body.tooLarge) return fail(refusal(413, HttpRpcCode.invalidRequest, `Payload Too Large: a message may be at most ${max} bytes (limits.maxMessageBytes)`))
+    if (body.tooLarge)
+      return fail(
+        refusal(
+          413,
+          HttpRpcCode.invalidRequest,
+          `Payload Too Large: a message may be at most ${max} bytes (limits.maxMessageBytes)`,
+        ),
+      )
     // The request's own id, wherever it sits in the body (after the deep value too), as over stdio.
-    if (nestsDeeperThan(body.text, MAX_NESTING)) return fail(refusal(400, HttpRpcCode.invalidRequest, `Invalid Request: arrays and objects nest deeper than ${MAX_NESTING}`, {}, topLevelId(body.text)))
+    if (nestsDeeperThan(body.text, MAX_NESTING))
+      return fail(
+        refusal(
+          400,
+          HttpRpcCode.invalidRequest,
+          `Invalid Request: arrays and objects nest deeper than ${MAX_NESTING}`,
+          {},
+          topLevelId(body.text),
+        ),
+      )
     let value: unknown
     try {
       value = JSON.parse(body.text)
@@ -404,12 +532,23 @@ export class SessionRoute {
     const checked = checkInbound(value)
     if (checked.kind === 'invalid') {
       this.options.logger.debug(`http: refused a message: ${checked.reason}`)
-      const reply = checked.reply ?? { jsonrpc: '2.0', id: null, error: { code: HttpRpcCode.invalidRequest, message: checked.reason } }
+      const reply = checked.reply ?? {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: HttpRpcCode.invalidRequest, message: checked.reason },
+      }
       const status = reply.error.code === RpcCode.invalidParams ? 200 : 400
       return fail(new Response(JSON.stringify(reply), { status, headers: { 'Content-Type': 'application/json' } }))
     }
     // Tracing on: the traceparent header is the request's parent when its _meta names none.
-    const message = this.options.runtime.tracing?.propagates ? withHeaderTraceContext(checked.message, request.headers) : checked.message
-    return { ok: true, message, isRequest: checked.kind === 'request', isInitialize: checked.kind === 'request' && checked.method === 'initialize' }
+    const message = this.options.runtime.tracing?.propagates
+      ? withHeaderTraceContext(checked.message, request.headers)
+      : checked.message
+    return {
+      ok: true,
+      message,
+      isRequest: checked.kind === 'request',
+      isInitialize: checked.kind === 'request' && checked.method === 'initialize',
+    }
   }
 }

@@ -81,7 +81,15 @@ const KEY_PREFIX = 'myc:session:'
 function asSession(value: unknown, id: string): SharedSession | undefined {
   if (value === null || typeof value !== 'object') return undefined
   const s = value as Partial<SharedSession>
-  if (s.id !== id || typeof s.principal?.key !== 'string' || s.initialize === null || typeof s.initialize !== 'object' || !Array.isArray(s.activeSkills) || !Array.isArray(s.subscriptions) || (s.revoked !== undefined && !Array.isArray(s.revoked)))
+  if (
+    s.id !== id ||
+    typeof s.principal?.key !== 'string' ||
+    s.initialize === null ||
+    typeof s.initialize !== 'object' ||
+    !Array.isArray(s.activeSkills) ||
+    !Array.isArray(s.subscriptions) ||
+    (s.revoked !== undefined && !Array.isArray(s.revoked))
+  )
     return undefined
   return s as SharedSession
 }
@@ -118,7 +126,13 @@ export class RedisSessionStore implements SessionStore {
     const { createRedisClient: createClient } = await (await import('./http-deps.js')).loadHttpDeps()
     let connected = false
     // At start a refusal is final (myc says so and exits); once connected, a lost connection is retried.
-    const client = createClient({ url, socket: { connectTimeout: 5_000, reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(100 * 2 ** retries, 5_000) : cause) } })
+    const client = createClient({
+      url,
+      socket: {
+        connectTimeout: 5_000,
+        reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(100 * 2 ** retries, 5_000) : cause),
+      },
+    })
     client.on('error', (error: Error) => onError(error))
     try {
       await client.connect()
@@ -126,7 +140,10 @@ export class RedisSessionStore implements SessionStore {
       connected = true
     } catch (error) {
       if (client.isOpen) client.destroy()
-      throw new MycError('runtime', `http.sessionStore: cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`)
+      throw new MycError(
+        'runtime',
+        `http.sessionStore: cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`,
+      )
     }
     return new RedisSessionStore(client as never, url)
   }
@@ -142,7 +159,9 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async save(session: SharedSession, ttlMs: number): Promise<void> {
-    await this.client.set(KEY_PREFIX + session.id, JSON.stringify(session), { expiration: { type: 'PX', value: ttlMs } })
+    await this.client.set(KEY_PREFIX + session.id, JSON.stringify(session), {
+      expiration: { type: 'PX', value: ttlMs },
+    })
   }
 
   async touch(id: string, ttlMs: number): Promise<void> {

@@ -61,7 +61,12 @@ export class MemorySessionTable<S extends SessionEntry> implements SessionTable<
  * more than `initMs` ago and never completed initialization (one with a
  * request in flight never is).
  */
-export function isExpired(session: Pick<SessionEntry, 'lastSeen' | 'inFlight' | 'createdAt' | 'initialized'>, now: number, idleMs: number, initMs: number = UNINITIALIZED_SESSION_MS): boolean {
+export function isExpired(
+  session: Pick<SessionEntry, 'lastSeen' | 'inFlight' | 'createdAt' | 'initialized'>,
+  now: number,
+  idleMs: number,
+  initMs: number = UNINITIALIZED_SESSION_MS,
+): boolean {
   if (session.inFlight !== 0) return false
   if (session.initialized === false && now - (session.createdAt ?? session.lastSeen) > initMs) return true
   return now - session.lastSeen > idleMs

@@ -1,5 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { createMcpHandler, type AuthInfo, type McpHttpHandler, type ServerEventBus, type Tool } from '@modelcontextprotocol/server'
+import {
+  createMcpHandler,
+  type AuthInfo,
+  type McpHttpHandler,
+  type ServerEventBus,
+  type Tool,
+} from '@modelcontextprotocol/server'
 import type { SubscriptionFilter } from '@modelcontextprotocol/client'
 import type { Logger } from '../logger.js'
 import { credentialView, skillScope, type CredentialView } from '../principal/credential-view.js'
@@ -69,7 +75,12 @@ export class StatelessRoute {
   private inFlight = 0
   private idle: Array<() => void> = []
   /** The listen a request being answered opens (its view and honoured filter), for the bus below. */
-  private readonly opening = new AsyncLocalStorage<{ view: CredentialView; filter: SubscriptionFilter; principal: string; opened?: true }>()
+  private readonly opening = new AsyncLocalStorage<{
+    view: CredentialView
+    filter: SubscriptionFilter
+    principal: string
+    opened?: true
+  }>()
   /** Listen streams open now, per credential (at most MAX_LISTENS_PER_CREDENTIAL each). */
   private readonly listens = new Map<string, number>()
 
@@ -82,9 +93,22 @@ export class StatelessRoute {
         const view = authInfo?.extra?.view as CredentialView | undefined
         if (!view) throw new Error('a 2026-era request reached the handler without its view')
         const owner = authInfo?.extra?.owner as string | undefined
-        return statelessServer({ runtime, view, stepUp: options.credentials, parked, tasks, ...(owner !== undefined ? { owner } : {}), ...(options.listTtlMs !== undefined ? { listTtlMs: options.listTtlMs } : {}) })
+        return statelessServer({
+          runtime,
+          view,
+          stepUp: options.credentials,
+          parked,
+          tasks,
+          ...(owner !== undefined ? { owner } : {}),
+          ...(options.listTtlMs !== undefined ? { listTtlMs: options.listTtlMs } : {}),
+        })
       },
-      { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes, bus: this.listenBus(), onerror: (error) => logger.debug(`http (2026-07-28): ${error.message}`) },
+      {
+        legacy: 'reject',
+        maxRequestBodySize: options.maxMessageBytes,
+        bus: this.listenBus(),
+        onerror: (error) => logger.debug(`http (2026-07-28): ${error.message}`),
+      },
     )
   }
 
@@ -116,7 +140,12 @@ export class StatelessRoute {
         opening.opened = true
         const { principal } = opening
         this.listens.set(principal, (this.listens.get(principal) ?? 0) + 1)
-        const stream = new ListenStream({ runtime, view: opening.view, filter: opening.filter, deliver: (n) => listener(serverEventOf(n)) })
+        const stream = new ListenStream({
+          runtime,
+          view: opening.view,
+          filter: opening.filter,
+          deliver: (n) => listener(serverEventOf(n)),
+        })
         // Outside the request's context: what opening starts (a child's listen, its reconnections) outlives the request.
         this.opening.exit(() => stream.open())
         let closed = false
@@ -139,7 +168,8 @@ export class StatelessRoute {
    * or a filter of the wrong shape (the SDK answers that).
    */
   private async listenFilter(view: CredentialView, body: unknown): Promise<SubscriptionFilter | undefined> {
-    if (!isObject(body) || body.method !== 'subscriptions/listen' || !('id' in body) || !isObject(body.params)) return undefined
+    if (!isObject(body) || body.method !== 'subscriptions/listen' || !('id' in body) || !isObject(body.params))
+      return undefined
     const { runtime } = this.options
     // The resources are those of the servers it reaches, lazy ones included (as a list request starts them).
     await runtime.startLazy((s) => view.serverVisible(s))
@@ -164,28 +194,44 @@ export class StatelessRoute {
    * read again.
    */
   async handle(inbound: InboundRequest, principal: HttpPrincipal, body: unknown): Promise<Response> {
-    if (this.options.draining()) return refusal(503, HttpRpcCode.server, 'Service Unavailable: mycelium is shutting down', { 'Retry-After': '5' })
+    if (this.options.draining())
+      return refusal(503, HttpRpcCode.server, 'Service Unavailable: mycelium is shutting down', { 'Retry-After': '5' })
     let view: CredentialView
     try {
       view = this.viewOf(principal)
     } catch (error) {
-      this.options.logger.warn(`http: no view for ${principal.label}: ${error instanceof Error ? error.message : String(error)}`)
+      this.options.logger.warn(
+        `http: no view for ${principal.label}: ${error instanceof Error ? error.message : String(error)}`,
+      )
       return refusal(403, HttpRpcCode.server, `Forbidden: ${error instanceof Error ? error.message : String(error)}`)
     }
     const url = new URL(inbound.request.url)
     const granted = view.describe?.().activeSkills.map((s) => skillScope(s.name)) ?? []
     const metadata = this.options.resourceMetadataUrl?.(url)
     // Never the token itself: nothing past this point needs it, and a child must never see it.
-    const authInfo: AuthInfo = { token: '', clientId: principal.key, scopes: granted, extra: { view, ...(principal.owner !== undefined ? { owner: principal.owner } : {}) }, ...(metadata ? { resourceMetadataUrl: metadata } : {}) }
+    const authInfo: AuthInfo = {
+      token: '',
+      clientId: principal.key,
+      scopes: granted,
+      extra: { view, ...(principal.owner !== undefined ? { owner: principal.owner } : {}) },
+      ...(metadata ? { resourceMetadataUrl: metadata } : {}),
+    }
     const listen = await this.listenFilter(view, body)
     if (listen) {
       // One credential cannot take every stream the handler serves (the SDK's cap is for all of them together).
       const open = this.listens.get(principal.key) ?? 0
-      if (open >= MAX_LISTENS_PER_CREDENTIAL) return refusal(429, HttpRpcCode.server, `Too Many Requests: this credential has ${open} subscriptions/listen streams open, the most one may; close one first`)
+      if (open >= MAX_LISTENS_PER_CREDENTIAL)
+        return refusal(
+          429,
+          HttpRpcCode.server,
+          `Too Many Requests: this credential has ${open} subscriptions/listen streams open, the most one may; close one first`,
+        )
       // A listen stream is no call in flight (it lasts until the client or shutdown ends it): not counted, closed by close().
       const params = (body as { params: Record<string, unknown> }).params
       const parsedBody = { ...(body as Record<string, unknown>), params: { ...params, notifications: listen } }
-      return this.opening.run({ view, filter: listen, principal: principal.key }, () => this.handler.fetch(inbound.request, { authInfo, parsedBody }))
+      return this.opening.run({ view, filter: listen, principal: principal.key }, () =>
+        this.handler.fetch(inbound.request, { authInfo, parsedBody }),
+      )
     }
     this.inFlight++
     let done = false
@@ -197,7 +243,9 @@ export class StatelessRoute {
     try {
       const mismatch = await this.paramHeaderMismatch(inbound.request, view, body)
       // Tracing on: the traceparent header is the request's parent when its _meta names none.
-      const parsedBody = this.options.runtime.tracing?.propagates ? withHeaderTraceContext(body, inbound.request.headers) : body
+      const parsedBody = this.options.runtime.tracing?.propagates
+        ? withHeaderTraceContext(body, inbound.request.headers)
+        : body
       return onBodyDone(mismatch ?? (await this.handler.fetch(inbound.request, { authInfo, parsedBody })), finish)
     } catch (error) {
       finish()
@@ -212,7 +260,11 @@ export class StatelessRoute {
    * credential sees: a hidden or unknown one is left to tools/call, which
    * answers it as one that does not exist.
    */
-  private async paramHeaderMismatch(request: Request, view: CredentialView, body: unknown): Promise<Response | undefined> {
+  private async paramHeaderMismatch(
+    request: Request,
+    view: CredentialView,
+    body: unknown,
+  ): Promise<Response | undefined> {
     const call = toolCallOf(body)
     if (!call) return undefined
     await this.options.runtime.whenStarted()

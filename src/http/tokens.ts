@@ -50,7 +50,10 @@ export function credentialKeyer(env: Record<string, string | undefined>, file = 
   const secret = env[SESSION_SECRET_ENV]
   const shared = secret !== undefined && secret !== ''
   if (shared && secret.trim().length < MIN_SESSION_SECRET_CHARS) {
-    throw new MycError('config_invalid', `Invalid config ${file}:\n  ${SESSION_SECRET_ENV}: ${secret.trim().length} characters; use at least ${MIN_SESSION_SECRET_CHARS} random ones (e.g. \`openssl rand -hex 32\`), the same on every replica`)
+    throw new MycError(
+      'config_invalid',
+      `Invalid config ${file}:\n  ${SESSION_SECRET_ENV}: ${secret.trim().length} characters; use at least ${MIN_SESSION_SECRET_CHARS} random ones (e.g. \`openssl rand -hex 32\`), the same on every replica`,
+    )
   }
   const key = shared ? Buffer.from(secret, 'utf8') : randomBytes(32)
   return { shared, keyOf: (value) => `token:${createHmac('sha256', key).update(value, 'utf8').digest('base64url')}` }
@@ -68,24 +71,42 @@ function digestOf(value: string): Buffer {
  * variable that is unset or empty is a config error naming the entry; two
  * entries with the same value are one too (which role would it be?).
  */
-export function readTokens(tokens: readonly TokenConfig[], env: Record<string, string | undefined>, file = 'config', keyer: CredentialKeyer = credentialKeyer(env, file)): HttpToken[] {
+export function readTokens(
+  tokens: readonly TokenConfig[],
+  env: Record<string, string | undefined>,
+  file = 'config',
+  keyer: CredentialKeyer = credentialKeyer(env, file),
+): HttpToken[] {
   const problems: string[] = []
   const out: HttpToken[] = []
   tokens.forEach((t, index) => {
     const value = env[t.env]
     if (value === undefined || value.trim() === '') {
-      problems.push(`http.tokens[${index}].env: environment variable ${t.env} is ${value === undefined ? 'not set' : 'empty'}; set it to the token's value (a long random string, e.g. \`openssl rand -hex 32\`)`)
+      problems.push(
+        `http.tokens[${index}].env: environment variable ${t.env} is ${value === undefined ? 'not set' : 'empty'}; set it to the token's value (a long random string, e.g. \`openssl rand -hex 32\`)`,
+      )
       return
     }
     const digest = digestOf(value)
     const twin = out.find((o) => timingSafeEqual(o.digest, digest))
     if (twin) {
-      problems.push(`http.tokens[${index}].env: ${t.env} holds the same token as http.tokens[${twin.index}]; give each entry its own token`)
+      problems.push(
+        `http.tokens[${index}].env: ${t.env} holds the same token as http.tokens[${twin.index}]; give each entry its own token`,
+      )
       return
     }
-    out.push({ index, label: t.name ?? `tokens[${index}]`, ...(t.name !== undefined ? { name: t.name } : {}), role: t.role, skills: [...(t.skills ?? [])], digest, key: keyer.keyOf(value) })
+    out.push({
+      index,
+      label: t.name ?? `tokens[${index}]`,
+      ...(t.name !== undefined ? { name: t.name } : {}),
+      role: t.role,
+      skills: [...(t.skills ?? [])],
+      digest,
+      key: keyer.keyOf(value),
+    })
   })
-  if (problems.length > 0) throw new MycError('config_invalid', `Invalid config ${file}:\n${problems.map((p) => `  ${p}`).join('\n')}`)
+  if (problems.length > 0)
+    throw new MycError('config_invalid', `Invalid config ${file}:\n${problems.map((p) => `  ${p}`).join('\n')}`)
   return out
 }
 
@@ -117,7 +138,12 @@ export function matchToken(tokens: readonly HttpToken[], authorization: string |
  * unset or empty variable is a config error naming the key; so is a value
  * that is also one of `http.tokens` (a scraper must not be an MCP client).
  */
-export function readMetricsToken(config: { env: string }, env: Record<string, string | undefined>, tokens: readonly HttpToken[], file = 'config'): Buffer {
+export function readMetricsToken(
+  config: { env: string },
+  env: Record<string, string | undefined>,
+  tokens: readonly HttpToken[],
+  file = 'config',
+): Buffer {
   const value = env[config.env]
   if (value === undefined || value.trim() === '') {
     throw new MycError(
@@ -127,7 +153,11 @@ export function readMetricsToken(config: { env: string }, env: Record<string, st
   }
   const digest = digestOf(value)
   const twin = tokens.find((t) => timingSafeEqual(t.digest, digest))
-  if (twin) throw new MycError('config_invalid', `Invalid config ${file}:\n  http.metricsToken.env: ${config.env} holds the same token as http.tokens[${twin.index}]; give metrics a token of their own`)
+  if (twin)
+    throw new MycError(
+      'config_invalid',
+      `Invalid config ${file}:\n  http.metricsToken.env: ${config.env} holds the same token as http.tokens[${twin.index}]; give metrics a token of their own`,
+    )
   return digest
 }
 

@@ -12,13 +12,17 @@ export function withHeaderTraceContext<T>(body: T, headers: Headers): T {
   if (!traceparent || typeof body !== 'object' || body === null || Array.isArray(body)) return body
   const message = body as { method?: unknown; params?: unknown }
   if (typeof message.method !== 'string') return body
-  const params = typeof message.params === 'object' && message.params !== null && !Array.isArray(message.params) ? (message.params as Record<string, unknown>) : {}
+  const params =
+    typeof message.params === 'object' && message.params !== null && !Array.isArray(message.params)
+      ? (message.params as Record<string, unknown>)
+      : {}
   if (carrierOf(params._meta)) return body
   const carrier: Carrier = { traceparent }
   for (const key of ['tracestate', 'baggage'] as const) {
     const value = headers.get(key)
     if (value) carrier[key] = value
   }
-  const meta = typeof params._meta === 'object' && params._meta !== null ? (params._meta as Record<string, unknown>) : {}
+  const meta =
+    typeof params._meta === 'object' && params._meta !== null ? (params._meta as Record<string, unknown>) : {}
   return { ...message, params: { ...params, _meta: { ...meta, ...carrier } } } as T
 }

@@ -50,13 +50,37 @@ export function startFix(error: string | undefined): string {
 export async function runDoctor(options: { configPath?: string; logger: Logger }): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = []
   const major = Number(process.versions.node.split('.')[0])
-  checks.push(major >= 20 ? { name: 'node', status: 'ok', detail: `Node.js ${process.versions.node}` } : { name: 'node', status: 'fail', detail: `Node.js ${process.versions.node}`, fix: 'use Node.js 20 or newer, or the standalone myc executable' })
+  checks.push(
+    major >= 20
+      ? { name: 'node', status: 'ok', detail: `Node.js ${process.versions.node}` }
+      : {
+          name: 'node',
+          status: 'fail',
+          detail: `Node.js ${process.versions.node}`,
+          fix: 'use Node.js 20 or newer, or the standalone myc executable',
+        },
+  )
   let opened
   try {
-    opened = await openRuntime({ configPath: options.configPath, logger: options.logger, version, oneShot: { failuresShown: true } })
-    checks.push({ name: 'config', status: 'ok', detail: opened.loaded.file ?? 'no config file: the embedded default (no servers)', ...(opened.loaded.file ? {} : { fix: 'run `myc init` to write mycelium.config.json' }) })
+    opened = await openRuntime({
+      configPath: options.configPath,
+      logger: options.logger,
+      version,
+      oneShot: { failuresShown: true },
+    })
+    checks.push({
+      name: 'config',
+      status: 'ok',
+      detail: opened.loaded.file ?? 'no config file: the embedded default (no servers)',
+      ...(opened.loaded.file ? {} : { fix: 'run `myc init` to write mycelium.config.json' }),
+    })
   } catch (error) {
-    checks.push({ name: 'config', status: 'fail', detail: error instanceof MycError ? error.message : String(error), fix: 'fix the keys named above' })
+    checks.push({
+      name: 'config',
+      status: 'fail',
+      detail: error instanceof MycError ? error.message : String(error),
+      fix: 'fix the keys named above',
+    })
   }
   if (opened) {
     const { runtime, mode } = opened
@@ -65,8 +89,17 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
       for (const child of runtime.supervisor.children.values()) {
         checks.push(
           child.state === 'RUNNING'
-            ? { name: `server ${child.key}`, status: 'ok', detail: `${child.lists.tools.length} tools, ${child.era === 'modern' ? '2026' : '2025'} era, MCP ${child.protocolVersion ?? '?'}` }
-            : { name: `server ${child.key}`, status: 'fail', detail: child.lastError ?? child.state, fix: startFix(child.lastError) },
+            ? {
+                name: `server ${child.key}`,
+                status: 'ok',
+                detail: `${child.lists.tools.length} tools, ${child.era === 'modern' ? '2026' : '2025'} era, MCP ${child.protocolVersion ?? '?'}`,
+              }
+            : {
+                name: `server ${child.key}`,
+                status: 'fail',
+                detail: child.lastError ?? child.state,
+                fix: startFix(child.lastError),
+              },
         )
       }
       const long = runtime.catalogue.tools().filter((t) => clientNameWarnings(t.wireName).length > 0)
@@ -79,11 +112,22 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
         })
       if (mode.kind === 'policy') {
         mode.state.invalidate()
-        const problems = lintSkills(mode.state.policy, mode.state.sources.problems, mode.state.sources.unserved).filter((p) => p.severity === 'error')
+        const problems = lintSkills(mode.state.policy, mode.state.sources.problems, mode.state.sources.unserved).filter(
+          (p) => p.severity === 'error',
+        )
         checks.push(
           problems.length === 0
-            ? { name: 'skills', status: 'ok', detail: `${mode.state.policy.skills.size} skills, ${mode.state.roles.size} roles` }
-            : { name: 'skills', status: 'fail', detail: `${problems.length} problems, e.g. ${problems[0]!.message}`, fix: 'run `myc skills lint`' },
+            ? {
+                name: 'skills',
+                status: 'ok',
+                detail: `${mode.state.policy.skills.size} skills, ${mode.state.roles.size} roles`,
+              }
+            : {
+                name: 'skills',
+                status: 'fail',
+                detail: `${problems.length} problems, e.g. ${problems[0]!.message}`,
+                fix: 'run `myc skills lint`',
+              },
         )
       }
     } finally {
@@ -92,10 +136,24 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
   }
   for (const report of await new ExecutorProbe().all()) {
     if (report.executor === 'none') continue
-    checks.push(report.works ? { name: `executor ${report.executor}`, status: 'ok', detail: 'works' } : { name: `executor ${report.executor}`, status: 'warn', detail: report.reason ?? 'does not work', ...(report.fix ? { fix: report.fix } : {}) })
+    checks.push(
+      report.works
+        ? { name: `executor ${report.executor}`, status: 'ok', detail: 'works' }
+        : {
+            name: `executor ${report.executor}`,
+            status: 'warn',
+            detail: report.reason ?? 'does not work',
+            ...(report.fix ? { fix: report.fix } : {}),
+          },
+    )
   }
   if (!checks.some((c) => c.name.startsWith('executor') && c.status === 'ok'))
-    checks.push({ name: 'sandbox', status: 'fail', detail: 'no sandbox executor works: sandboxed commands will be refused', fix: 'install bubblewrap (Linux) or start Docker' })
+    checks.push({
+      name: 'sandbox',
+      status: 'fail',
+      detail: 'no sandbox executor works: sandboxed commands will be refused',
+      fix: 'install bubblewrap (Linux) or start Docker',
+    })
   // A detail can quote a child's URL (its start error, a config value): without its secrets.
   return checks.map((c) => ({ ...c, detail: redactUrls(c.detail) }))
 }

@@ -4,7 +4,16 @@ import type { Tool } from '@modelcontextprotocol/client'
 import type { LoadedConfig } from '../config/load.js'
 import { previewActivation, type PreviewTool } from '../policy/escalation.js'
 import { patternMatches } from '../policy/patterns.js'
-import { BUILTIN_SERVER, BUILTIN_TOOLS, GATED_BUILTINS, MEMORY_BUILTINS, META_BUILTINS, visibleBuiltins, type Policy, type PrincipalFilter } from '../policy/policy.js'
+import {
+  BUILTIN_SERVER,
+  BUILTIN_TOOLS,
+  GATED_BUILTINS,
+  MEMORY_BUILTINS,
+  META_BUILTINS,
+  visibleBuiltins,
+  type Policy,
+  type PrincipalFilter,
+} from '../policy/policy.js'
 import { resolveRoles, type RoleDefinitionInput } from '../policy/roles.js'
 import type { Skill, SkillProblem } from '../policy/skill.js'
 import type { Catalogue, ToolEntry } from '../registry/catalogue.js'
@@ -25,7 +34,15 @@ export interface ToolRow {
 }
 
 function row(entry: ToolEntry, visible: boolean): ToolRow {
-  return { id: entry.id, wireName: entry.wireName, server: entry.server, name: entry.name, description: entry.def.description ?? '', visible, warnings: clientNameWarnings(entry.wireName) }
+  return {
+    id: entry.id,
+    wireName: entry.wireName,
+    server: entry.server,
+    name: entry.name,
+    description: entry.def.description ?? '',
+    visible,
+    warnings: clientNameWarnings(entry.wireName),
+  }
 }
 
 /**
@@ -34,7 +51,11 @@ function row(entry: ToolEntry, visible: boolean): ToolRow {
  */
 export const SERVED_BUILTINS: ReadonlySet<string> = new Set([...GATED_BUILTINS, ...MEMORY_BUILTINS])
 
-const BUILTIN_DEFS: Readonly<Record<string, Omit<Tool, 'name'>>> = { ...META_TOOL_DEFS, ...EXEC_TOOL_DEFS, ...MEMORY_TOOL_DEFS }
+const BUILTIN_DEFS: Readonly<Record<string, Omit<Tool, 'name'>>> = {
+  ...META_TOOL_DEFS,
+  ...EXEC_TOOL_DEFS,
+  ...MEMORY_TOOL_DEFS,
+}
 
 /** A built-in tool of server `mycelium` as a principal would get it. */
 export interface BuiltinTool {
@@ -52,7 +73,10 @@ export interface BuiltinTool {
  * then those of {@link SERVED_BUILTINS} an active skill allows), in the order
  * the server lists them.
  */
-export function builtinTools(filter: PrincipalFilter, options: { metaTools: boolean; naming: WireNameOptions }): BuiltinTool[] {
+export function builtinTools(
+  filter: PrincipalFilter,
+  options: { metaTools: boolean; naming: WireNameOptions },
+): BuiltinTool[] {
   const visible = new Set(visibleBuiltins(filter, { metaTools: options.metaTools, available: SERVED_BUILTINS }))
   const candidates = [...(options.metaTools ? META_BUILTINS : []), ...SERVED_BUILTINS]
   return candidates.map((name) => {
@@ -71,10 +95,23 @@ export function builtinByWireName(wireName: string, naming: WireNameOptions): st
  * every tool, each marked visible or not (a person's view: the agent never
  * gets it).
  */
-export function toolsReport(catalogue: Catalogue, visible: (e: ToolEntry) => boolean, builtins: readonly BuiltinTool[], all: boolean): ToolRow[] {
+export function toolsReport(
+  catalogue: Catalogue,
+  visible: (e: ToolEntry) => boolean,
+  builtins: readonly BuiltinTool[],
+  all: boolean,
+): ToolRow[] {
   const rows: ToolRow[] = builtins
     .filter((b) => b.visible || all)
-    .map((b) => ({ id: `${BUILTIN_SERVER}:${b.name}`, wireName: b.wireName, server: BUILTIN_SERVER, name: b.name, description: b.wire.description ?? '', visible: b.visible, warnings: clientNameWarnings(b.wireName) }))
+    .map((b) => ({
+      id: `${BUILTIN_SERVER}:${b.name}`,
+      wireName: b.wireName,
+      server: BUILTIN_SERVER,
+      name: b.name,
+      description: b.wire.description ?? '',
+      visible: b.visible,
+      warnings: clientNameWarnings(b.wireName),
+    }))
   for (const entry of catalogue.tools()) {
     const v = visible(entry)
     if (v || all) rows.push(row(entry, v))
@@ -93,7 +130,10 @@ export interface RoleWarnings {
  * entry naming no skill), from the skills and definitions policy mode was
  * built from. For people (roles, lint, policy check), never the agent.
  */
-export function roleWarnings(sources: { skills: readonly Skill[]; definitions: ReadonlyMap<string, RoleDefinitionInput> }): RoleWarnings {
+export function roleWarnings(sources: {
+  skills: readonly Skill[]
+  definitions: ReadonlyMap<string, RoleDefinitionInput>
+}): RoleWarnings {
   const result = resolveRoles(sources.skills, sources.definitions)
   return result.ok ? { warnings: result.warnings, byRole: result.warningsByRole } : { warnings: [], byRole: new Map() }
 }
@@ -102,12 +142,16 @@ export function roleWarnings(sources: { skills: readonly Skill[]; definitions: R
 export function roleDefinitionFile(loaded: Pick<LoadedConfig, 'file' | 'dir' | 'config'>, role: string): string {
   if (Object.hasOwn(loaded.config.roles.definitions, role)) return loaded.file ?? '(embedded config)'
   const yml = path.join(loaded.dir, 'roles', `${role}.yml`)
-  return existsSync(yml) && !existsSync(path.join(loaded.dir, 'roles', `${role}.yaml`)) ? yml : path.join(loaded.dir, 'roles', `${role}.yaml`)
+  return existsSync(yml) && !existsSync(path.join(loaded.dir, 'roles', `${role}.yaml`))
+    ? yml
+    : path.join(loaded.dir, 'roles', `${role}.yaml`)
 }
 
 /** Role warnings as lint problems (severity warning), each naming the file of its role definition. */
 export function roleWarningProblems(warnings: RoleWarnings, fileOf: (role: string) => string): LintProblem[] {
-  return [...warnings.byRole].flatMap(([role, messages]) => messages.map((message) => ({ file: fileOf(role), severity: 'warning' as const, message })))
+  return [...warnings.byRole].flatMap(([role, messages]) =>
+    messages.map((message) => ({ file: fileOf(role), severity: 'warning' as const, message })),
+  )
 }
 
 /** `myc roles`: each role, where it comes from, what it reaches. */
@@ -166,13 +210,42 @@ export interface LintProblem {
  * `*` patterns, skills no role can use, and the role graph's warnings
  * (`roleProblems`, from {@link roleWarningProblems}).
  */
-export function lintSkills(policy: Policy, problems: readonly SkillProblem[], unserved: ReadonlyArray<{ name: string; file: string; reason: string }> = [], roleProblems: readonly LintProblem[] = []): LintProblem[] {
-  const out: LintProblem[] = problems.map((p) => ({ file: p.file, severity: 'error' as const, message: `${p.path ? `${p.path}: ` : ''}${p.message}` }))
-  for (const u of unserved) out.push({ skill: u.name, file: u.file, severity: u.reason.startsWith('SKILL.yaml') ? 'warning' : 'error', message: `not served over MCP: ${u.reason}` })
+export function lintSkills(
+  policy: Policy,
+  problems: readonly SkillProblem[],
+  unserved: ReadonlyArray<{ name: string; file: string; reason: string }> = [],
+  roleProblems: readonly LintProblem[] = [],
+): LintProblem[] {
+  const out: LintProblem[] = problems.map((p) => ({
+    file: p.file,
+    severity: 'error' as const,
+    message: `${p.path ? `${p.path}: ` : ''}${p.message}`,
+  }))
+  for (const u of unserved)
+    out.push({
+      skill: u.name,
+      file: u.file,
+      severity: u.reason.startsWith('SKILL.yaml') ? 'warning' : 'error',
+      message: `not served over MCP: ${u.reason}`,
+    })
   for (const skill of policy.skills.values()) {
-    for (const reason of policy.disabled.get(skill.name)?.reasons ?? []) out.push({ skill: skill.name, file: skill.file, severity: 'error', message: `disabled: ${reason}` })
-    if (skill.allowedTools.includes('*')) out.push({ skill: skill.name, file: skill.file, severity: 'warning', message: 'allowedTools has "*": every tool of every server, built-ins included; name the servers instead (fs:*)' })
-    if (skill.allowedRoles.length === 0) out.push({ skill: skill.name, file: skill.file, severity: 'warning', message: 'allowedRoles is empty: no role can use this skill' })
+    for (const reason of policy.disabled.get(skill.name)?.reasons ?? [])
+      out.push({ skill: skill.name, file: skill.file, severity: 'error', message: `disabled: ${reason}` })
+    if (skill.allowedTools.includes('*'))
+      out.push({
+        skill: skill.name,
+        file: skill.file,
+        severity: 'warning',
+        message:
+          'allowedTools has "*": every tool of every server, built-ins included; name the servers instead (fs:*)',
+      })
+    if (skill.allowedRoles.length === 0)
+      out.push({
+        skill: skill.name,
+        file: skill.file,
+        severity: 'warning',
+        message: 'allowedRoles is empty: no role can use this skill',
+      })
   }
   out.push(...roleProblems)
   return out
@@ -183,7 +256,12 @@ export function lintSkills(policy: Policy, problems: readonly SkillProblem[], un
  * disabled skill, a pattern or deny matching no tool, a deny that does not
  * parse), and the role graph's warnings about R and the roles it inherits.
  */
-export function policyCheck(policy: Policy, catalogue: Catalogue, role: string, warnings: RoleWarnings = { warnings: [], byRole: new Map() }) {
+export function policyCheck(
+  policy: Policy,
+  catalogue: Catalogue,
+  role: string,
+  warnings: RoleWarnings = { warnings: [], byRole: new Map() },
+) {
   const reachable = policy.reachable(role)
   const filter = policy.filter(role, new Set(reachable.map((s) => s.name)))
   const tools = catalogue
@@ -199,16 +277,23 @@ export function policyCheck(policy: Policy, catalogue: Catalogue, role: string, 
   for (const skill of reachable) {
     for (const p of policy.patternsOf(skill.name) ?? []) {
       if (p.server === 'mycelium') continue
-      if (!catalogue.tools().some((e) => patternMatches(p, e.server, e.name))) violations.push(`skill ${skill.name}: "${p.source}" matches no tool in the catalogue`)
+      if (!catalogue.tools().some((e) => patternMatches(p, e.server, e.name)))
+        violations.push(`skill ${skill.name}: "${p.source}" matches no tool in the catalogue`)
     }
   }
   const deny = policy.denyOf(role)
-  for (const p of deny.patterns) if (!catalogue.tools().some((e) => patternMatches(p, e.server, e.name))) violations.push(`role ${role}: deny "${p.source}" matches no tool (a typo leaves the tool visible)`)
-  for (const problem of policy.denyProblems(role)) violations.push(`role ${role}: deny ${problem} (it is ignored, so it denies nothing)`)
+  for (const p of deny.patterns)
+    if (!catalogue.tools().some((e) => patternMatches(p, e.server, e.name)))
+      violations.push(`role ${role}: deny "${p.source}" matches no tool (a typo leaves the tool visible)`)
+  for (const problem of policy.denyProblems(role))
+    violations.push(`role ${role}: deny ${problem} (it is ignored, so it denies nothing)`)
   const chain = policy.roles.get(role)?.chain ?? [role]
   const access = filter.memoryAccess
   const memoryWarnings: string[] = []
-  if (access.readable !== 'all') for (const r of access.readable) if (!policy.roles.has(r)) memoryWarnings.push(`memory: team role "${r}" (grants.memoryTeamRoles) is no role; it has no memory to read`)
+  if (access.readable !== 'all')
+    for (const r of access.readable)
+      if (!policy.roles.has(r))
+        memoryWarnings.push(`memory: team role "${r}" (grants.memoryTeamRoles) is no role; it has no memory to read`)
   return {
     role,
     servers,
@@ -238,11 +323,21 @@ export function unreachableForPerson(policy: Policy, role: string, skill: string
   const disabled = policy.disabled.get(skill)
   if (disabled) return `skill "${skill}" is disabled: ${disabled.reasons.join('; ')} (\`myc skills lint\` explains)`
   const roles = [...policy.roles.keys()].filter((r) => policy.reaches(r, skill)).sort()
-  const which = roles.length === 0 ? "no role can reach it (add it to a role's allowedSkills, or the skill's allowed-roles)" : `roles that can: ${roles.join(', ')}`
+  const which =
+    roles.length === 0
+      ? "no role can reach it (add it to a role's allowedSkills, or the skill's allowed-roles)"
+      : `roles that can: ${roles.join(', ')}`
   return `skill "${skill}" exists, but role "${role}" cannot reach it; ${which}`
 }
 
-export function previewSkill(policy: Policy, catalogue: Catalogue, role: string, active: ReadonlySet<string>, skill: string, naming: WireNameOptions) {
+export function previewSkill(
+  policy: Policy,
+  catalogue: Catalogue,
+  role: string,
+  active: ReadonlySet<string>,
+  skill: string,
+  naming: WireNameOptions,
+) {
   const wireNames = new Map<string, string>()
   const tools: PreviewTool[] = []
   for (const name of SERVED_BUILTINS) {

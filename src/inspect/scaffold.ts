@@ -12,7 +12,11 @@ export function starterConfig(): Record<string, unknown> {
     $schema: 'https://unpkg.com/mycelium-agg/mycelium.schema.json',
     mcpServers: {
       fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] },
-      memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'], env: { MEMORY_FILE_PATH: '.mycelium/memory.jsonl' } },
+      memory: {
+        command: 'npx',
+        args: ['-y', '@modelcontextprotocol/server-memory'],
+        env: { MEMORY_FILE_PATH: '.mycelium/memory.jsonl' },
+      },
     },
     roles: { default: 'developer' },
     // A session starts with the meta tools alone (docs/tokens.md): activate_skill names every skill, search_tools finds the one a tool needs.
@@ -26,7 +30,11 @@ const MINIMAL = ['common', 'reader']
 /** Writes files, refusing to overwrite any that exist (nothing is written then). */
 async function writeAll(files: ReadonlyMap<string, string>): Promise<string[]> {
   const existing = [...files.keys()].filter((f) => existsSync(f))
-  if (existing.length > 0) throw new MycError('usage', `not overwriting existing files: ${existing.join(', ')} (remove them or choose another folder)`)
+  if (existing.length > 0)
+    throw new MycError(
+      'usage',
+      `not overwriting existing files: ${existing.join(', ')} (remove them or choose another folder)`,
+    )
   for (const [file, text] of files) {
     await mkdir(path.dirname(file), { recursive: true })
     await writeFile(file, text, { flag: 'wx' })
@@ -37,7 +45,9 @@ async function writeAll(files: ReadonlyMap<string, string>): Promise<string[]> {
 /** `myc init [DIR] [--minimal]`: a starter config and skills from the bundled templates. */
 export async function initProject(dir: string, options: { minimal?: boolean } = {}): Promise<string[]> {
   const templates = (await skillTemplates()).filter((t) => !options.minimal || MINIMAL.includes(t.name))
-  const files = new Map<string, string>([[path.join(dir, 'mycelium.config.json'), `${JSON.stringify(starterConfig(), null, 2)}\n`]])
+  const files = new Map<string, string>([
+    [path.join(dir, 'mycelium.config.json'), `${JSON.stringify(starterConfig(), null, 2)}\n`],
+  ])
   for (const t of templates) for (const [rel, text] of t.files) files.set(path.join(dir, 'skills', t.name, rel), text)
   return writeAll(files)
 }
@@ -56,15 +66,18 @@ function describe(t: SkillTemplate): string {
 
 /** `myc skill add NAME [--template T]`: a new skill folder under `skillsDir`. */
 export async function addSkill(skillsDir: string, name: string, template?: string): Promise<string[]> {
-  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(name) || name.length > 64) throw new MycError('usage', `skill name "${name}" must be 1-64 lowercase letters, digits and single hyphens`)
+  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(name) || name.length > 64)
+    throw new MycError('usage', `skill name "${name}" must be 1-64 lowercase letters, digits and single hyphens`)
   const dir = path.join(skillsDir, name)
   if (existsSync(dir)) throw new MycError('usage', `${dir} exists already (choose another name)`)
   const files = new Map<string, string>()
   if (template !== undefined) {
     const templates = await skillTemplates()
     const t = templates.find((x) => x.name === template)
-    if (!t) throw new MycError('usage', `no template "${template}" (templates: ${templates.map((x) => x.name).join(', ')})`)
-    for (const [rel, text] of t.files) files.set(path.join(dir, rel), rel === 'SKILL.md' ? text.replace(/^name: .*$/m, `name: ${name}`) : text)
+    if (!t)
+      throw new MycError('usage', `no template "${template}" (templates: ${templates.map((x) => x.name).join(', ')})`)
+    for (const [rel, text] of t.files)
+      files.set(path.join(dir, rel), rel === 'SKILL.md' ? text.replace(/^name: .*$/m, `name: ${name}`) : text)
   } else {
     files.set(
       path.join(dir, 'SKILL.md'),

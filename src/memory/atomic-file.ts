@@ -9,7 +9,10 @@ import path from 'node:path'
  * crash leaves the old file or the new one, never a torn one.
  */
 export async function writeFileAtomic(file: string, text: string): Promise<void> {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+  const temp = path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+  )
   const handle = await open(temp, 'wx', 0o644)
   try {
     await handle.writeFile(text, 'utf8')
@@ -78,7 +81,10 @@ export async function withFileLock<T>(lockFile: string, fn: () => Promise<T>, op
       await unlink(lockFile).catch(() => {})
       continue
     }
-    if (Date.now() > deadline) throw new Error(`${lockFile} is held by another process for more than ${Math.round(timeoutMs / 1000)} s (if no myc is running, delete the file)`)
+    if (Date.now() > deadline)
+      throw new Error(
+        `${lockFile} is held by another process for more than ${Math.round(timeoutMs / 1000)} s (if no myc is running, delete the file)`,
+      )
     await new Promise((r) => setTimeout(r, wait + Math.random() * wait))
     wait = Math.min(wait * 2, 50)
   }

@@ -30,7 +30,12 @@ export interface ParsedMemory {
   problems: MemoryProblem[]
 }
 
-const SECTION_TITLES: Record<MemoryType, string> = { preference: 'Preferences', fact: 'Facts', decision: 'Decisions', note: 'Notes' }
+const SECTION_TITLES: Record<MemoryType, string> = {
+  preference: 'Preferences',
+  fact: 'Facts',
+  decision: 'Decisions',
+  note: 'Notes',
+}
 /** Heading of the section that holds what did not parse; nothing under it is read as entries. */
 export const UNPARSED_TITLE = 'Unparsed (kept exactly as written; fix and move up, or delete)'
 const ID = /^mem_[A-Za-z0-9_-]{1,64}$/
@@ -103,7 +108,11 @@ export function parseMemoryFile(text: string, role: string, fallbackTime: string
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object')
         meta = parsed as Record<string, unknown>
       } catch {
-        return keep(start, raw, `the metadata comment of ${label} is not a JSON object (write it as <!-- meta: {"type":"note","tags":[],"createdAt":"2026-01-01T00:00:00.000Z"} -->, or delete the comment)`)
+        return keep(
+          start,
+          raw,
+          `the metadata comment of ${label} is not a JSON object (write it as <!-- meta: {"type":"note","tags":[],"createdAt":"2026-01-01T00:00:00.000Z"} -->, or delete the comment)`,
+        )
       }
       contentLines = trimBlank(contentLines.slice(0, -1))
     }
@@ -112,17 +121,22 @@ export function parseMemoryFile(text: string, role: string, fallbackTime: string
       .join('\n')
       .trimEnd()
     if (content.trim() === '') {
-      if (id !== undefined) keep(start, raw, `${label} has no content (write it under the heading, or delete the entry)`)
+      if (id !== undefined)
+        keep(start, raw, `${label} has no content (write it under the heading, or delete the entry)`)
       return
     }
     const type = meta?.type ?? section?.type ?? 'note'
-    if (!MEMORY_TYPES.includes(type as MemoryType)) return keep(start, raw, `${label} has type ${JSON.stringify(type)}; types: ${MEMORY_TYPES.join(', ')}`)
+    if (!MEMORY_TYPES.includes(type as MemoryType))
+      return keep(start, raw, `${label} has type ${JSON.stringify(type)}; types: ${MEMORY_TYPES.join(', ')}`)
     const tags = meta?.tags ?? []
-    if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string')) return keep(start, raw, `${label}: "tags" must be a list of strings`)
+    if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string'))
+      return keep(start, raw, `${label}: "tags" must be a list of strings`)
     const createdAt = meta?.createdAt ?? fallbackTime
-    if (!isIsoDate(createdAt)) return keep(start, raw, `${label}: "createdAt" must be an ISO 8601 time such as 2026-01-01T00:00:00.000Z`)
+    if (!isIsoDate(createdAt))
+      return keep(start, raw, `${label}: "createdAt" must be an ISO 8601 time such as 2026-01-01T00:00:00.000Z`)
     const entryId = id ?? handEntryId(content)
-    if (seen.has(entryId)) return keep(start, raw, `id ${entryId} appears twice (give one a new id, e.g. ${entryId}b, or delete it)`)
+    if (seen.has(entryId))
+      return keep(start, raw, `id ${entryId} appears twice (give one a new id, e.g. ${entryId}b, or delete it)`)
     seen.add(entryId)
     entries.push({ id: entryId, role, type: type as MemoryType, tags: tags as string[], createdAt, content })
   }
@@ -140,23 +154,39 @@ export function parseMemoryFile(text: string, role: string, fallbackTime: string
         const rest = trimBlank(lines.slice(i + 1))
         if (rest.length > 0) {
           kept.push(rest.join('\n'))
-          problems.push({ line: lineNo + 1, message: 'there is unparsed text under "## Unparsed": fix it and move it into a section, or delete it' })
+          problems.push({
+            line: lineNo + 1,
+            message: 'there is unparsed text under "## Unparsed": fix it and move it into a section, or delete it',
+          })
         }
         break
       }
       const type = sectionType(title)
-      if (!type) problems.push({ line: lineNo, message: `unknown section "${title}" (sections: ${MEMORY_TYPES.map((t) => SECTION_TITLES[t]).join(', ')}); its entries are read as notes unless their metadata says otherwise` })
+      if (!type)
+        problems.push({
+          line: lineNo,
+          message: `unknown section "${title}" (sections: ${MEMORY_TYPES.map((t) => SECTION_TITLES[t]).join(', ')}); its entries are read as notes unless their metadata says otherwise`,
+        })
       section = { type, title }
       continue
     }
     if (preamble) {
-      if (line.trim() === '' || (i === firstNonBlank(lines) && line.startsWith('# ')) || line.startsWith('Last modified: ')) continue
+      if (
+        line.trim() === '' ||
+        (i === firstNonBlank(lines) && line.startsWith('# ')) ||
+        line.startsWith('Last modified: ')
+      )
+        continue
       // Text before the first section: collect the paragraph and keep it.
       const start = lineNo
       const raw: string[] = []
       while (i < lines.length && lines[i]!.trim() !== '' && !lines[i]!.startsWith('## ')) raw.push(lines[i++]!)
       i--
-      keep(start, raw, 'text before the first section (## Preferences, ## Facts, ## Decisions or ## Notes) is not an entry')
+      keep(
+        start,
+        raw,
+        'text before the first section (## Preferences, ## Facts, ## Decisions or ## Notes) is not an entry',
+      )
       continue
     }
     const heading = ENTRY_HEADING.exec(line)
@@ -167,12 +197,15 @@ export function parseMemoryFile(text: string, role: string, fallbackTime: string
         // Not one of ours: keep the block whole.
         const start = lineNo
         const raw = [line]
-        while (i + 1 < lines.length && !lines[i + 1]!.startsWith('## ') && !lines[i + 1]!.startsWith('### ')) raw.push(lines[++i]!)
+        while (i + 1 < lines.length && !lines[i + 1]!.startsWith('## ') && !lines[i + 1]!.startsWith('### '))
+          raw.push(lines[++i]!)
         keep(start, raw, `"${id}" is not an entry id (ids look like mem_ followed by letters, digits, "_" or "-")`)
         continue
       }
       // `### Some title` without an id: the title is part of a hand-written entry.
-      block = heading ? { start: lineNo, lines: [line], id, paragraph: false } : { start: lineNo, lines: [line.slice(4)], id: undefined, paragraph: false }
+      block = heading
+        ? { start: lineNo, lines: [line], id, paragraph: false }
+        : { start: lineNo, lines: [line.slice(4)], id: undefined, paragraph: false }
       continue
     }
     if (block) {
@@ -208,7 +241,12 @@ function trimBlank(lines: readonly string[]): string[] {
  * count, a section per type in a fixed order (entries in the order given),
  * then anything kept unparsed, verbatim, under its own heading.
  */
-export function renderMemoryFile(role: string, entries: readonly MemoryEntry[], kept: readonly string[], modified: string): string {
+export function renderMemoryFile(
+  role: string,
+  entries: readonly MemoryEntry[],
+  kept: readonly string[],
+  modified: string,
+): string {
   const out: string[] = [`# Memory of role ${role}`, '', `Last modified: ${modified} · Entries: ${entries.length}`, '']
   for (const type of MEMORY_TYPES) {
     const ofType = entries.filter((e) => e.type === type)
@@ -217,7 +255,12 @@ export function renderMemoryFile(role: string, entries: readonly MemoryEntry[], 
     for (const e of ofType) {
       // A lone CR ends a line for Markdown (CommonMark) and for many editors: written as a line break, so no line of content after one starts unescaped.
       const content = e.content.split(/\r\n|\r|\n/).map((l) => (NEEDS_ESCAPE.test(l) ? `\\${l}` : l))
-      out.push(`### [${e.id}]`, ...content, `<!-- meta: ${JSON.stringify({ type: e.type, tags: e.tags, createdAt: e.createdAt })} -->`, '')
+      out.push(
+        `### [${e.id}]`,
+        ...content,
+        `<!-- meta: ${JSON.stringify({ type: e.type, tags: e.tags, createdAt: e.createdAt })} -->`,
+        '',
+      )
     }
   }
   if (kept.length > 0) out.push(`## ${UNPARSED_TITLE}`, '', ...kept.flatMap((k) => [k, '']))

@@ -3,7 +3,13 @@ import { mkdir, readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { AuditSink } from '../audit.js'
 import { withFileLock, writeFileAtomic } from './atomic-file.js'
-import { parseMemoryFile, renderMemoryFile, type MemoryEntry, type MemoryProblem, type MemoryType } from './memory-file.js'
+import {
+  parseMemoryFile,
+  renderMemoryFile,
+  type MemoryEntry,
+  type MemoryProblem,
+  type MemoryType,
+} from './memory-file.js'
 import { isRoleName, ROLE_NAME_RULE } from '../config/role-name.js'
 import { MycError } from '../errors.js'
 
@@ -160,14 +166,24 @@ export class MemoryStore {
   async save(role: string, input: NewEntry, by: 'agent' | 'operator'): Promise<SaveResult> {
     const bytes = Buffer.byteLength(input.content)
     if (bytes > this.options.maxEntryBytes) {
-      return { ok: false, error: `The entry is ${formatBytes(bytes)}; the most one entry may hold is ${formatBytes(this.options.maxEntryBytes)} (memory.maxEntryBytes). Save a shorter summary, or split it.` }
+      return {
+        ok: false,
+        error: `The entry is ${formatBytes(bytes)}; the most one entry may hold is ${formatBytes(this.options.maxEntryBytes)} (memory.maxEntryBytes). Save a shorter summary, or split it.`,
+      }
     }
     const file = memoryFileOf(this.options.dir, role)
     return this.serialized(role, () =>
       withFileLock(`${file}.lock`, async () => {
         const current = await this.read(role)
         const now = this.now()
-        const entry: MemoryEntry = { id: newId(new Set(current.entries.map((e) => e.id))), role, type: input.type, tags: [...input.tags], createdAt: now, content: input.content }
+        const entry: MemoryEntry = {
+          id: newId(new Set(current.entries.map((e) => e.id))),
+          role,
+          type: input.type,
+          tags: [...input.tags],
+          createdAt: now,
+          content: input.content,
+        }
         const text = renderMemoryFile(role, [...current.entries, entry], current.kept, now)
         const size = Buffer.byteLength(text)
         if (size > this.options.maxRoleBytes) {
@@ -200,7 +216,14 @@ export class MemoryStore {
             this.now(),
           ),
         )
-        this.options.audit?.write({ event: 'memory_forgotten', role, id, type: entry.type, bytes: Buffer.byteLength(entry.content), by })
+        this.options.audit?.write({
+          event: 'memory_forgotten',
+          role,
+          id,
+          type: entry.type,
+          bytes: Buffer.byteLength(entry.content),
+          by,
+        })
         return true
       }),
     )
@@ -236,11 +259,30 @@ function newId(taken: ReadonlySet<string>): string {
 export function unreadable(what: 'folder' | 'file', where: string, error: unknown): MycError {
   const code = (error as NodeJS.ErrnoException).code
   const reason =
-    code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder, not a file' : code === 'ENOTDIR' ? 'a part of its path is a file, not a folder' : error instanceof Error ? error.message : String(error)
-  const fix = code === 'EACCES' || code === 'EPERM' ? `give the user running myc read and write access to it` : `move it away: myc keeps one \`<role>.memory.md\` file per role in the folder \`memory.dir\``
-  return new MycError('runtime', `memory ${what} ${where} cannot be read (${reason}${code !== undefined && !reason.includes(code) ? `, ${code}` : ''})`, { cause: error, fix })
+    code === 'EACCES' || code === 'EPERM'
+      ? 'permission denied'
+      : code === 'EISDIR'
+        ? 'it is a folder, not a file'
+        : code === 'ENOTDIR'
+          ? 'a part of its path is a file, not a folder'
+          : error instanceof Error
+            ? error.message
+            : String(error)
+  const fix =
+    code === 'EACCES' || code === 'EPERM'
+      ? `give the user running myc read and write access to it`
+      : `move it away: myc keeps one \`<role>.memory.md\` file per role in the folder \`memory.dir\``
+  return new MycError(
+    'runtime',
+    `memory ${what} ${where} cannot be read (${reason}${code !== undefined && !reason.includes(code) ? `, ${code}` : ''})`,
+    { cause: error, fix },
+  )
 }
 
 export function formatBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} bytes`
+  return n >= 1024 * 1024
+    ? `${(n / 1024 / 1024).toFixed(1)} MiB`
+    : n >= 1024
+      ? `${(n / 1024).toFixed(1)} KiB`
+      : `${n} bytes`
 }

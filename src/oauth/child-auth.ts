@@ -1,4 +1,9 @@
-import { computeScopeUnion, refreshAuthorization, type AuthProvider, type FetchLike } from '@modelcontextprotocol/client'
+import {
+  computeScopeUnion,
+  refreshAuthorization,
+  type AuthProvider,
+  type FetchLike,
+} from '@modelcontextprotocol/client'
 import type { OAuthConfig } from '../config/schema.js'
 import type { StoredLogin, TokenStore } from './token-store.js'
 
@@ -41,13 +46,27 @@ export function isExpiring(login: StoredLogin, now: number): boolean {
 }
 
 /** A login from a token response: `expires_in` made absolute. */
-export function loginWithTokens(base: Omit<StoredLogin, 'tokens' | 'expiresAt' | 'savedAt'>, tokens: StoredLogin['tokens'], now: number): StoredLogin {
-  return { ...base, tokens, ...(typeof tokens.expires_in === 'number' ? { expiresAt: now + tokens.expires_in * 1000 } : {}), savedAt: now }
+export function loginWithTokens(
+  base: Omit<StoredLogin, 'tokens' | 'expiresAt' | 'savedAt'>,
+  tokens: StoredLogin['tokens'],
+  now: number,
+): StoredLogin {
+  return {
+    ...base,
+    tokens,
+    ...(typeof tokens.expires_in === 'number' ? { expiresAt: now + tokens.expires_in * 1000 } : {}),
+    savedAt: now,
+  }
 }
 
 /** A stored client with the secret the config names today (the store keeps no copy of a configured secret). */
-export function withConfiguredSecret(client: StoredLogin['client'], oauth: OAuthConfig | undefined): StoredLogin['client'] {
-  return oauth?.clientId === client.client_id && oauth.clientSecret ? { ...client, client_secret: oauth.clientSecret } : client
+export function withConfiguredSecret(
+  client: StoredLogin['client'],
+  oauth: OAuthConfig | undefined,
+): StoredLogin['client'] {
+  return oauth?.clientId === client.client_id && oauth.clientSecret
+    ? { ...client, client_secret: oauth.clientSecret }
+    : client
 }
 
 /** Refreshes in flight in this process, by store file, principal and server: two callers share one. */
@@ -89,12 +108,21 @@ export async function refreshLogin(options: ChildAuthOptions, seen: string | und
           refreshToken,
           ...(current.resource ? { resource: current.resource } : {}),
           // Under the store's lock: a token endpoint that hangs must not hold it.
-          fetchFn: options.fetch ?? ((url, init) => fetch(url, { ...init, signal: AbortSignal.timeout(REFRESH_TIMEOUT_MS) })),
+          fetchFn:
+            options.fetch ?? ((url, init) => fetch(url, { ...init, signal: AbortSignal.timeout(REFRESH_TIMEOUT_MS) })),
         })
       } catch (error) {
-        throw new NeedsLoginError(options.key, `the refresh was refused: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+        throw new NeedsLoginError(
+          options.key,
+          `the refresh was refused: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        )
       }
-      return loginWithTokens(current, { ...tokens, ...(current.tokens.issuer ? { issuer: current.tokens.issuer } : {}) }, now())
+      return loginWithTokens(
+        current,
+        { ...tokens, ...(current.tokens.issuer ? { issuer: current.tokens.issuer } : {}) },
+        now(),
+      )
     })
     if (!after) throw new NeedsLoginError(options.key, 'no login is stored for it')
     return after.tokens.access_token
@@ -135,14 +163,24 @@ export function childAuthProvider(options: ChildAuthOptions): ChildAuth {
       return wanted.length > 0 && wanted.every((s) => granted.has(s))
     },
     async needsScope(scope) {
-      await options.store.update(options.url, (current) => (current ? { ...current, ...(computeScopeUnion(current.scopeNeeded, scope) ? { scopeNeeded: computeScopeUnion(current.scopeNeeded, scope)! } : {}) } : undefined))
+      await options.store.update(options.url, (current) =>
+        current
+          ? {
+              ...current,
+              ...(computeScopeUnion(current.scopeNeeded, scope)
+                ? { scopeNeeded: computeScopeUnion(current.scopeNeeded, scope)! }
+                : {}),
+            }
+          : undefined,
+      )
       return new NeedsLoginError(options.key, `the server asks for more scope${scope ? `: ${scope}` : ''}`)
     },
     async token() {
       const login = await options.store.get(options.url)
       if (!login) return (sent = undefined)
       if (isExpiring(login, now())) {
-        if (!login.tokens.refresh_token) throw new NeedsLoginError(options.key, 'the login expired and has no refresh token')
+        if (!login.tokens.refresh_token)
+          throw new NeedsLoginError(options.key, 'the login expired and has no refresh token')
         return (sent = await refreshLogin(options, login.tokens.access_token))
       }
       return (sent = login.tokens.access_token)

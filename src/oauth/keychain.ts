@@ -21,7 +21,10 @@ const KEYCHAIN_TIMEOUT_MS = 5_000
  * Windows Credential Manager through Windows PowerShell.
  * `MYC_TOKEN_KEYCHAIN=off` keeps the key in its file.
  */
-export function osKeyVault(env: Record<string, string | undefined>, platform: NodeJS.Platform = process.platform): KeyVault | undefined {
+export function osKeyVault(
+  env: Record<string, string | undefined>,
+  platform: NodeJS.Platform = process.platform,
+): KeyVault | undefined {
   if ((env.MYC_TOKEN_KEYCHAIN ?? '').toLowerCase() === 'off') return undefined
   if (platform === 'darwin') return macKeychain(env)
   if (platform === 'win32') return windowsCredentials(env)
@@ -35,7 +38,12 @@ export function osKeyVault(env: Record<string, string | undefined>, platform: No
       return r.code === 0 && r.stdout.trim() !== '' ? r.stdout.trim() : undefined
     },
     async write(value) {
-      const r = await run('secret-tool', ['store', '--label', 'Mycelium: key of the OAuth token store', ...attributes], value, env)
+      const r = await run(
+        'secret-tool',
+        ['store', '--label', 'Mycelium: key of the OAuth token store', ...attributes],
+        value,
+        env,
+      )
       if (r.code !== 0) throw new Error(`secret-tool store failed${r.stderr.trim() ? `: ${r.stderr.trim()}` : ''}`)
     },
   }
@@ -57,7 +65,8 @@ function macKeychain(env: Record<string, string | undefined>): KeyVault {
     async write(value) {
       if (!/^[A-Za-z0-9+/=]+$/.test(value)) throw new Error('the key to keep is not base64')
       const r = await run('security', ['-i'], `add-generic-password -U -s ${SERVICE} -a ${ACCOUNT} -w ${value}\n`, env)
-      if (r.code !== 0) throw new Error(`security add-generic-password failed${r.stderr.trim() ? `: ${r.stderr.trim()}` : ''}`)
+      if (r.code !== 0)
+        throw new Error(`security add-generic-password failed${r.stderr.trim() ? `: ${r.stderr.trim()}` : ''}`)
     },
   }
 }
@@ -73,22 +82,46 @@ $vault = New-Object Windows.Security.Credentials.PasswordVault`
  * key is in no process's arguments.
  */
 function windowsCredentials(env: Record<string, string | undefined>): KeyVault {
-  const powershell = (script: string, input?: string) => run('powershell.exe', ['-NoProfile', '-NonInteractive', '-EncodedCommand', Buffer.from(`${VAULT}\n${script}`, 'utf16le').toString('base64')], input, env)
+  const powershell = (script: string, input?: string) =>
+    run(
+      'powershell.exe',
+      [
+        '-NoProfile',
+        '-NonInteractive',
+        '-EncodedCommand',
+        Buffer.from(`${VAULT}\n${script}`, 'utf16le').toString('base64'),
+      ],
+      input,
+      env,
+    )
   return {
     name: `the Windows Credential Manager (resource ${SERVICE}, user ${ACCOUNT})`,
     async read() {
-      const r = await powershell(`try { $c = $vault.Retrieve('${SERVICE}', '${ACCOUNT}'); $c.RetrievePassword(); [Console]::Out.Write($c.Password) } catch { exit 44 }`)
+      const r = await powershell(
+        `try { $c = $vault.Retrieve('${SERVICE}', '${ACCOUNT}'); $c.RetrievePassword(); [Console]::Out.Write($c.Password) } catch { exit 44 }`,
+      )
       return r.code === 0 && r.stdout.trim() !== '' ? r.stdout.trim() : undefined
     },
     async write(value) {
-      const r = await powershell(`$key = [Console]::In.ReadLine()\n$vault.Add((New-Object Windows.Security.Credentials.PasswordCredential('${SERVICE}', '${ACCOUNT}', $key)))`, `${value}\n`)
-      if (r.code !== 0) throw new Error(`the Windows Credential Manager refused the key${r.stderr.trim() ? `: ${r.stderr.trim()}` : ''}`)
+      const r = await powershell(
+        `$key = [Console]::In.ReadLine()\n$vault.Add((New-Object Windows.Security.Credentials.PasswordCredential('${SERVICE}', '${ACCOUNT}', $key)))`,
+        `${value}\n`,
+      )
+      if (r.code !== 0)
+        throw new Error(
+          `the Windows Credential Manager refused the key${r.stderr.trim() ? `: ${r.stderr.trim()}` : ''}`,
+        )
     },
   }
 }
 
 /** Runs a keychain tool: the secret on stdin (never in the arguments), bounded in time; a tool that is not installed is code null. */
-function run(command: string, args: string[], input: string | undefined, env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  input: string | undefined,
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     let stdout = ''
     let stderr = ''

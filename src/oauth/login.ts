@@ -45,31 +45,56 @@ export async function probeChallenge(config: HttpServerConfig, fetchFn: FetchLik
   } else {
     headers.set('content-type', 'application/json')
     headers.set('accept', 'application/json, text/event-stream')
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'myc-auth-login', version: '1' } } })
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'myc-auth-login', version: '1' },
+      },
+    })
     response = await fetchFn(config.url, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) })
   }
   await response.body?.cancel().catch(() => {})
   // A server that lets initialize through without a token asks at the next request: go on as a client would.
-  if (config.type === 'http' && response.ok) response = await probeAfterInitialize(config.url, headers, response, fetchFn)
+  if (config.type === 'http' && response.ok)
+    response = await probeAfterInitialize(config.url, headers, response, fetchFn)
   // A server of the 2026-07-28 era only refuses initialize: ask as a modern client does, with server/discover.
   else if (config.type === 'http' && response.status === 400) response = await probeModern(config.url, headers, fetchFn)
   if (response.status !== 401) return { status: response.status }
   const params = extractWWWAuthenticateParams(response)
-  return { status: 401, ...(params.resourceMetadataUrl ? { resourceMetadataUrl: params.resourceMetadataUrl } : {}), ...(params.scope ? { scope: params.scope } : {}) }
+  return {
+    status: 401,
+    ...(params.resourceMetadataUrl ? { resourceMetadataUrl: params.resourceMetadataUrl } : {}),
+    ...(params.scope ? { scope: params.scope } : {}),
+  }
 }
 
 /** After an initialize answered without a token: `notifications/initialized`, then `tools/list`, in its session; the session is ended after. */
-async function probeAfterInitialize(url: string, headers: Headers, initialized: Response, fetchFn: FetchLike): Promise<Response> {
+async function probeAfterInitialize(
+  url: string,
+  headers: Headers,
+  initialized: Response,
+  fetchFn: FetchLike,
+): Promise<Response> {
   const session = initialized.headers.get('mcp-session-id')
   if (session) headers.set('mcp-session-id', session)
   headers.set('mcp-protocol-version', LATEST_PROTOCOL_VERSION)
   const post = async (message: unknown) => {
-    const r = await fetchFn(url, { method: 'POST', headers, body: JSON.stringify(message), signal: AbortSignal.timeout(30_000) })
+    const r = await fetchFn(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(message),
+      signal: AbortSignal.timeout(30_000),
+    })
     await r.body?.cancel().catch(() => {})
     return r
   }
   const notified = await post({ jsonrpc: '2.0', method: 'notifications/initialized' })
-  const listed = notified.status === 401 ? notified : await post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} })
+  const listed =
+    notified.status === 401 ? notified : await post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} })
   if (session)
     await fetchFn(url, { method: 'DELETE', headers, signal: AbortSignal.timeout(5_000) })
       .then(
@@ -88,7 +113,13 @@ async function probeModern(url: string, headers: Headers, fetchFn: FetchLike): P
     jsonrpc: '2.0',
     id: 0,
     method: 'server/discover',
-    params: { _meta: { [PROTOCOL_VERSION_META_KEY]: MODERN_PROTOCOL_VERSION, [CLIENT_INFO_META_KEY]: { name: 'myc-auth-login', version: '1' }, [CLIENT_CAPABILITIES_META_KEY]: {} } },
+    params: {
+      _meta: {
+        [PROTOCOL_VERSION_META_KEY]: MODERN_PROTOCOL_VERSION,
+        [CLIENT_INFO_META_KEY]: { name: 'myc-auth-login', version: '1' },
+        [CLIENT_CAPABILITIES_META_KEY]: {},
+      },
+    },
   })
   const response = await fetchFn(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) })
   await response.body?.cancel().catch(() => {})
@@ -124,15 +155,25 @@ export class LoopbackCallback {
   async listen(port = 0): Promise<string> {
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1')
-      if (req.method !== 'GET' || url.pathname !== '/callback') return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')
+      if (req.method !== 'GET' || url.pathname !== '/callback')
+        return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')
       // A request without this login's state is not its answer (a stray or forged request): refused, the login waits on.
-      if (url.searchParams.get('state') !== this.state || this.answered) return void res.writeHead(400, { 'content-type': 'text/plain' }).end('This is not the answer myc is waiting for (state mismatch).\n')
+      if (url.searchParams.get('state') !== this.state || this.answered)
+        return void res
+          .writeHead(400, { 'content-type': 'text/plain' })
+          .end('This is not the answer myc is waiting for (state mismatch).\n')
       const error = url.searchParams.get('error')
       const code = url.searchParams.get('code')
-      const page = (ok: boolean, words: string) => res.writeHead(ok ? 200 : 400, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(`<!doctype html><meta charset="utf-8"><title>myc</title><p>${escapeHtml(words)}</p>\n`)
+      const page = (ok: boolean, words: string) =>
+        res
+          .writeHead(ok ? 200 : 400, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+          .end(`<!doctype html><meta charset="utf-8"><title>myc</title><p>${escapeHtml(words)}</p>\n`)
       this.answered = true
       if (error !== null || code === null) {
-        const said = error === null ? 'no code' : `${error}${url.searchParams.get('error_description') ? `: ${url.searchParams.get('error_description')}` : ''}`
+        const said =
+          error === null
+            ? 'no code'
+            : `${error}${url.searchParams.get('error_description') ? `: ${url.searchParams.get('error_description')}` : ''}`
         page(false, `Authorization failed (${said}). You can close this tab.`)
         return this.rejectCode(new Error(`the authorization server answered: ${said}`))
       }
@@ -206,7 +247,12 @@ class LoginProvider implements OAuthClientProvider {
     const oauth = this.config.oauth
     // A pre-registered client belongs to the authorization server the discovery found (SEP-2352's issuer stamp).
     const issuer = ctx?.issuer ?? this.registered?.issuer
-    if (oauth?.clientId) return { client_id: oauth.clientId, ...(oauth.clientSecret ? { client_secret: oauth.clientSecret } : {}), ...(issuer ? { issuer } : {}) }
+    if (oauth?.clientId)
+      return {
+        client_id: oauth.clientId,
+        ...(oauth.clientSecret ? { client_secret: oauth.clientSecret } : {}),
+        ...(issuer ? { issuer } : {}),
+      }
     return this.registered
   }
 
@@ -251,14 +297,18 @@ class LoginProvider implements OAuthClientProvider {
   /** The login to store, once the tokens came. */
   login(): Omit<StoredLogin, 'tokens' | 'expiresAt' | 'savedAt'> {
     const client = this.clientInformation()
-    if (!client || !this.discovery) throw new Error('the login ended without client information or authorization server')
+    if (!client || !this.discovery)
+      throw new Error('the login ended without client information or authorization server')
     // A configured secret stays in the config (as "${ENV}"): the store keeps the client id only.
     const { client_secret: _secret, ...withoutSecret } = client
     return {
       serverUrl: this.config.url,
-      client: this.config.oauth?.clientSecret && this.config.oauth.clientId === client.client_id ? withoutSecret : client,
+      client:
+        this.config.oauth?.clientSecret && this.config.oauth.clientId === client.client_id ? withoutSecret : client,
       authorizationServerUrl: this.discovery.authorizationServerUrl,
-      ...(this.discovery.authorizationServerMetadata ? { authorizationServerMetadata: this.discovery.authorizationServerMetadata } : {}),
+      ...(this.discovery.authorizationServerMetadata
+        ? { authorizationServerMetadata: this.discovery.authorizationServerMetadata }
+        : {}),
       ...(this.resource ? { resource: this.resource } : {}),
     }
   }
@@ -292,19 +342,36 @@ export async function beginLogin(options: BeginLoginOptions): Promise<StartedLog
   const now = options.now ?? Date.now
   const fetchFn = options.fetch ?? fetch
   const challenge = await probeChallenge(config, fetchFn)
-  if (challenge.status !== 401 && !config.oauth) throw new Error(`the server answered a request without a token with HTTP ${challenge.status}, not 401: it asks for no login (add "oauth": {} to its config to log in anyway)`)
+  if (challenge.status !== 401 && !config.oauth)
+    throw new Error(
+      `the server answered a request without a token with HTTP ${challenge.status}, not 401: it asks for no login (add "oauth": {} to its config to log in anyway)`,
+    )
   let url: URL | undefined
   const provider = new LoginProvider(config, options.redirectUrl, options.state, (u) => (url = u))
   // A step-up pending (a 403 asked for more): what was granted and what was asked, together.
   const previous = await options.store.get(config.url)
-  const scope = config.oauth?.scopes?.length ? config.oauth.scopes.join(' ') : previous?.scopeNeeded ? computeScopeUnion(challenge.scope, previous.tokens.scope, previous.scopeNeeded) : challenge.scope
-  const common = { serverUrl: config.url, fetchFn, ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) }
+  const scope = config.oauth?.scopes?.length
+    ? config.oauth.scopes.join(' ')
+    : previous?.scopeNeeded
+      ? computeScopeUnion(challenge.scope, previous.tokens.scope, previous.scopeNeeded)
+      : challenge.scope
+  const common = {
+    serverUrl: config.url,
+    fetchFn,
+    ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
+    ...(scope ? { scope } : {}),
+  }
   const first = await auth(provider, { ...common, forceReauthorization: true })
-  if (first !== 'REDIRECT' || url === undefined) throw new Error('the authorization server gave tokens without asking the person')
+  if (first !== 'REDIRECT' || url === undefined)
+    throw new Error('the authorization server gave tokens without asking the person')
   return {
     url,
     async complete(answer) {
-      const result = await auth(provider, { ...common, authorizationCode: answer.code, ...(answer.iss !== undefined ? { iss: answer.iss } : {}) })
+      const result = await auth(provider, {
+        ...common,
+        authorizationCode: answer.code,
+        ...(answer.iss !== undefined ? { iss: answer.iss } : {}),
+      })
       if (result !== 'AUTHORIZED' || !provider.tokensGot) throw new Error('the token exchange did not give tokens')
       const stored = loginWithTokens(provider.login(), provider.tokensGot, now())
       await options.store.put(config.url, stored)
@@ -333,14 +400,25 @@ export async function login(options: LoginOptions): Promise<StoredLogin> {
   const callback = new LoopbackCallback()
   try {
     const redirectUrl = await callback.listen(options.port ?? 0)
-    const started = await beginLogin({ config: options.config, store: options.store, redirectUrl, state: callback.state, ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.now ? { now: options.now } : {}) })
+    const started = await beginLogin({
+      config: options.config,
+      store: options.store,
+      redirectUrl,
+      state: callback.state,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.now ? { now: options.now } : {}),
+    })
     options.onAuthorizationUrl(started.url)
     const timeoutMs = options.timeoutMs ?? 300_000
     let timer: NodeJS.Timeout | undefined
     const answer = await Promise.race([
       callback.code,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no authorization came back to ${redirectUrl} within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs)
+        timer = setTimeout(
+          () =>
+            reject(new Error(`no authorization came back to ${redirectUrl} within ${Math.round(timeoutMs / 1000)} s`)),
+          timeoutMs,
+        )
       }),
     ]).finally(() => clearTimeout(timer))
     try {

@@ -14,7 +14,10 @@ export type Reauthorize = (server: string, config: HttpServerConfig, store: Toke
  * (one stderr line `myc: authorize: <url>`, and a browser in a terminal).
  * Two calls that need the same login share it.
  */
-export function interactiveReauthorize(options: { announce: (url: URL, server: string, reason: string) => void; timeoutMs?: number }): Reauthorize {
+export function interactiveReauthorize(options: {
+  announce: (url: URL, server: string, reason: string) => void
+  timeoutMs?: number
+}): Reauthorize {
   const inFlight = new Map<string, Promise<void>>()
   return (server, config, store, reason) => {
     const id = `${store.file}\0${store.principal}\0${new URL(config.url).href}`
@@ -22,7 +25,12 @@ export function interactiveReauthorize(options: { announce: (url: URL, server: s
     if (running) return running
     const work = (async () => {
       const { login } = await import('./login.js')
-      await login({ config, store, timeoutMs: options.timeoutMs ?? 180_000, onAuthorizationUrl: (url) => options.announce(url, server, reason) })
+      await login({
+        config,
+        store,
+        timeoutMs: options.timeoutMs ?? 180_000,
+        onAuthorizationUrl: (url) => options.announce(url, server, reason),
+      })
     })().finally(() => inFlight.delete(id))
     inFlight.set(id, work)
     return work
@@ -37,7 +45,9 @@ export function stderrReauthorize(options: { timeoutMs?: number } = {}): Reautho
   return interactiveReauthorize({
     ...options,
     announce: (url, server, reason) => {
-      process.stderr.write(`myc: authorize: ${terminalText(url.href)} (${terminalText(server)}: ${terminalText(reason)})\n`)
+      process.stderr.write(
+        `myc: authorize: ${terminalText(url.href)} (${terminalText(server)}: ${terminalText(reason)})\n`,
+      )
       if (process.stderr.isTTY) void import('./browser.js').then(({ openBrowser }) => openBrowser(url.href))
     },
   })

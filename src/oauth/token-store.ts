@@ -3,7 +3,11 @@ import { chmod, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'n
 import os from 'node:os'
 import path from 'node:path'
 import { osKeyVault, type KeyVault } from './keychain.js'
-import type { AuthorizationServerMetadata, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client'
+import type {
+  AuthorizationServerMetadata,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
+} from '@modelcontextprotocol/client'
 
 /**
  * OAuth logins to HTTP children, kept out of the project: one file in the
@@ -66,7 +70,11 @@ const KEY_FILE = 'oauth-token.key'
 const LOCK_STALE_MS = 30_000
 
 /** `$XDG_CONFIG_HOME/mycelium`, `~/.config/mycelium`, or `%APPDATA%\mycelium` on Windows. */
-export function userConfigDir(env: Record<string, string | undefined> = process.env, platform: NodeJS.Platform = process.platform, home: string = os.homedir()): string {
+export function userConfigDir(
+  env: Record<string, string | undefined> = process.env,
+  platform: NodeJS.Platform = process.platform,
+  home: string = os.homedir(),
+): string {
   if (platform === 'win32') return path.join(env.APPDATA || path.join(home, 'AppData', 'Roaming'), 'mycelium')
   const xdg = env.XDG_CONFIG_HOME
   return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(home, '.config'), 'mycelium')
@@ -76,7 +84,10 @@ export function userConfigDir(env: Record<string, string | undefined> = process.
 export function parseTokenKey(text: string): Buffer {
   const trimmed = text.trim()
   const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64')
-  if (key.length !== 32) throw new Error('MYC_TOKEN_KEY must be 32 bytes written as base64 or 64 hex digits (make one with: openssl rand -base64 32)')
+  if (key.length !== 32)
+    throw new Error(
+      'MYC_TOKEN_KEY must be 32 bytes written as base64 or 64 hex digits (make one with: openssl rand -base64 32)',
+    )
   return key
 }
 
@@ -103,14 +114,23 @@ export class TokenStore {
     private readonly shared: SharedEntries | undefined = undefined,
   ) {
     if (principal.length === 0) throw new Error('a token store needs a principal name')
-    if (shared && envKey === undefined) throw new Error('logins shared by replicas need MYC_TOKEN_KEY, the same on every replica')
+    if (shared && envKey === undefined)
+      throw new Error('logins shared by replicas need MYC_TOKEN_KEY, the same on every replica')
     this.file = shared ? shared.where : path.join(dir, TOKENS_FILE)
     this.keyFile = path.join(dir, KEY_FILE)
   }
 
   /** The store of `principal` in the user's config folder, its key from MYC_TOKEN_KEY, the key file, or the OS keychain. */
-  static forUser(principal: string = LOCAL_PRINCIPAL, env: Record<string, string | undefined> = process.env): TokenStore {
-    return new TokenStore(userConfigDir(env), principal, env.MYC_TOKEN_KEY || undefined, env.MYC_TOKEN_KEY ? undefined : osKeyVault(env))
+  static forUser(
+    principal: string = LOCAL_PRINCIPAL,
+    env: Record<string, string | undefined> = process.env,
+  ): TokenStore {
+    return new TokenStore(
+      userConfigDir(env),
+      principal,
+      env.MYC_TOKEN_KEY || undefined,
+      env.MYC_TOKEN_KEY ? undefined : osKeyVault(env),
+    )
   }
 
   /** Where this store's key lives, in words (for `myc auth status`); undefined until the key was needed. */
@@ -127,7 +147,12 @@ export class TokenStore {
           (s) => `${s.mtimeMs}:${s.size}:${s.ino}`,
           () => 'absent',
         )
-    if (this.cache?.seen !== seen) this.cache = { seen, file: seen === 'absent' ? { version: 1, entries: {} } : await this.readFile(), opened: new Map() }
+    if (this.cache?.seen !== seen)
+      this.cache = {
+        seen,
+        file: seen === 'absent' ? { version: 1, entries: {} } : await this.readFile(),
+        opened: new Map(),
+      }
     const { file, opened } = this.cache
     // No login at all: the key (file) is neither read nor made.
     if (Object.keys(file.entries).length === 0) return undefined
@@ -157,7 +182,12 @@ export class TokenStore {
    * processes included): `change` returns the new login, `null` to delete it,
    * or `undefined` to leave the file alone. Resolves to the entry as it is after.
    */
-  async update(serverUrl: string, change: (current: StoredLogin | undefined) => StoredLogin | null | undefined | Promise<StoredLogin | null | undefined>): Promise<StoredLogin | undefined> {
+  async update(
+    serverUrl: string,
+    change: (
+      current: StoredLogin | undefined,
+    ) => StoredLogin | null | undefined | Promise<StoredLogin | null | undefined>,
+  ): Promise<StoredLogin | undefined> {
     const { shared } = this
     if (shared) {
       return shared.locked(async () => {
@@ -188,7 +218,9 @@ export class TokenStore {
       const decipher = createDecipheriv('aes-256-gcm', await this.entryKey(), Buffer.from(sealed.iv, 'base64'))
       decipher.setAAD(this.aad(serverUrl))
       decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'))
-      const text = Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]).toString('utf8')
+      const text = Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]).toString(
+        'utf8',
+      )
       return JSON.parse(text) as StoredLogin
     } catch {
       // Sealed under another key (MYC_TOKEN_KEY changed, the key file replaced) or tampered with: no login.
@@ -215,7 +247,9 @@ export class TokenStore {
   }
 
   private async entryKey(): Promise<Buffer> {
-    return Buffer.from(hkdfSync('sha256', await this.masterKey(), 'mycelium-oauth-tokens', `principal\0${this.principal}`, 32))
+    return Buffer.from(
+      hkdfSync('sha256', await this.masterKey(), 'mycelium-oauth-tokens', `principal\0${this.principal}`, 32),
+    )
   }
 
   private masterKey(): Promise<Buffer> {
@@ -256,7 +290,10 @@ export class TokenStore {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
     const key = Buffer.from((await readFile(this.keyFile, 'utf8')).trim(), 'base64')
-    if (key.length !== 32) throw new Error(`${this.keyFile} does not hold a 32-byte key: delete it and the logins in ${this.file}, then log in again`)
+    if (key.length !== 32)
+      throw new Error(
+        `${this.keyFile} does not hold a 32-byte key: delete it and the logins in ${this.file}, then log in again`,
+      )
     return { key, source: this.keyFile }
   }
 
@@ -274,7 +311,8 @@ export class TokenStore {
       throw error
     }
     const parsed = JSON.parse(text) as Partial<StoreFile>
-    if (parsed.version !== 1 || typeof parsed.entries !== 'object' || parsed.entries === null) throw new Error(`${this.file} is not a myc token store (version 1)`)
+    if (parsed.version !== 1 || typeof parsed.entries !== 'object' || parsed.entries === null)
+      throw new Error(`${this.file} is not a myc token store (version 1)`)
     return { version: 1, entries: parsed.entries }
   }
 
@@ -304,7 +342,8 @@ export class TokenStore {
           () => 0,
         )
         if (age > LOCK_STALE_MS) await unlink(lock).catch(() => {})
-        else if (Date.now() > deadline) throw new Error(`${lock} is held by another myc: wait for it, or delete it if no myc is running`)
+        else if (Date.now() > deadline)
+          throw new Error(`${lock} is held by another myc: wait for it, or delete it if no myc is running`)
         else await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 30))
       }
     }

@@ -21,22 +21,42 @@ export interface EscalationState {
  * `person`. Errors carry a message safe to send to the agent: it names only
  * what the caller sent or what the role reaches.
  */
-export type ActivationDecision = { ok: true; action: 'activate' | 'none'; active: ReadonlySet<string> } | { ok: true; action: 'ask' } | { ok: false; error: { code: 'unknown_skill' | 'manual_only' | 'protected'; message: string } }
+export type ActivationDecision =
+  | { ok: true; action: 'activate' | 'none'; active: ReadonlySet<string> }
+  | { ok: true; action: 'ask' }
+  | { ok: false; error: { code: 'unknown_skill' | 'manual_only' | 'protected'; message: string } }
 
 /**
  * The answer for a skill that does not exist, and so also for one the role
  * cannot reach or that strict loading disabled: one function, one text.
  */
 export function unknownSkill(name: string): ActivationDecision & { ok: false } {
-  return { ok: false, error: { code: 'unknown_skill', message: `Unknown skill: ${name}. Call list_skills to see the skills you can activate.` } }
+  return {
+    ok: false,
+    error: {
+      code: 'unknown_skill',
+      message: `Unknown skill: ${name}. Call list_skills to see the skills you can activate.`,
+    },
+  }
 }
 
 /** Whether `name` may be activated now, and what the active set becomes (pure). */
-export function decideActivation(policy: Policy, state: EscalationState, name: string, actor: Actor): ActivationDecision {
+export function decideActivation(
+  policy: Policy,
+  state: EscalationState,
+  name: string,
+  actor: Actor,
+): ActivationDecision {
   if (!policy.reaches(state.role, name)) return unknownSkill(name)
   if (state.active.has(name)) return { ok: true, action: 'none', active: state.active }
   if (actor === 'agent' && state.mode === 'manual') {
-    return { ok: false, error: { code: 'manual_only', message: `Skill ${name} can only be activated by a person in this session (escalation: manual). Ask the user to activate it.` } }
+    return {
+      ok: false,
+      error: {
+        code: 'manual_only',
+        message: `Skill ${name} can only be activated by a person in this session (escalation: manual). Ask the user to activate it.`,
+      },
+    }
   }
   if (actor === 'agent' && state.mode === 'ask') return { ok: true, action: 'ask' }
   return { ok: true, action: 'activate', active: new Set([...state.active, name]) }
@@ -47,7 +67,10 @@ export function decideDeactivation(policy: Policy, state: EscalationState, name:
   if (!policy.reaches(state.role, name)) return unknownSkill(name)
   if (!state.active.has(name)) return { ok: true, action: 'none', active: state.active }
   if (state.protectedSkills.has(name) || policy.skills.get(name)?.protected) {
-    return { ok: false, error: { code: 'protected', message: `Skill ${name} is protected and stays active for this session.` } }
+    return {
+      ok: false,
+      error: { code: 'protected', message: `Skill ${name} is protected and stays active for this session.` },
+    }
   }
   const active = new Set(state.active)
   active.delete(name)
@@ -55,7 +78,12 @@ export function decideDeactivation(policy: Policy, state: EscalationState, name:
 }
 
 /** The skills a session starts with: `session.defaultSkills` plus `--skills`, kept to what the role reaches. */
-export function initialSkills(policy: Policy, role: string, defaults: readonly string[], extra: readonly string[]): Set<string> {
+export function initialSkills(
+  policy: Policy,
+  role: string,
+  defaults: readonly string[],
+  extra: readonly string[],
+): Set<string> {
   return new Set([...defaults, ...extra].filter((s) => policy.reaches(role, s)))
 }
 
@@ -74,7 +102,9 @@ export function estimateSchemaTokens(defs: Iterable<unknown>): number {
 }
 
 /** The result of {@link previewActivation}. */
-export type PreviewResult = { ok: true; skill: string; alreadyActive: boolean; added: string[]; removed: string[]; addedTokens: number } | { ok: false; error: string }
+export type PreviewResult =
+  | { ok: true; skill: string; alreadyActive: boolean; added: string[]; removed: string[]; addedTokens: number }
+  | { ok: false; error: string }
 
 /**
  * What activating `name` would change for a principal (pure): the canonical
@@ -85,7 +115,13 @@ export type PreviewResult = { ok: true; skill: string; alreadyActive: boolean; a
  * skill gets the {@link unknownSkill} message, identical for all three.
  * Built-ins are not in `tools`; the caller adds them if it wants.
  */
-export function previewActivation(policy: Policy, role: string, active: ReadonlySet<string>, name: string, tools: Iterable<PreviewTool>): PreviewResult {
+export function previewActivation(
+  policy: Policy,
+  role: string,
+  active: ReadonlySet<string>,
+  name: string,
+  tools: Iterable<PreviewTool>,
+): PreviewResult {
   if (!policy.reaches(role, name)) return { ok: false, error: unknownSkill(name).error.message }
   const before = policy.filter(role, active)
   const after = policy.filter(role, new Set([...before.active, name]))
@@ -100,5 +136,12 @@ export function previewActivation(policy: Policy, role: string, active: Readonly
       addedDefs.push(t.def)
     } else if (was && !is) removed.push(`${t.server}:${t.name}`)
   }
-  return { ok: true, skill: name, alreadyActive: before.active.has(name), added, removed, addedTokens: estimateSchemaTokens(addedDefs) }
+  return {
+    ok: true,
+    skill: name,
+    alreadyActive: before.active.has(name),
+    added,
+    removed,
+    addedTokens: estimateSchemaTokens(addedDefs),
+  }
 }

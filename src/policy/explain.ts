@@ -33,38 +33,90 @@ const isMemory = (tool: string) => (MEMORY_BUILTINS as readonly string[]).includ
  * is hidden whatever the skills say). Active skills the role cannot reach
  * count for nothing, as in the filter.
  */
-export function explainTool(policy: Policy, input: { server: string; tool: string; role: string; active: ReadonlySet<string>; inCatalogue: boolean; metaTools?: boolean; available?: ReadonlySet<string> }): Explanation {
+export function explainTool(
+  policy: Policy,
+  input: {
+    server: string
+    tool: string
+    role: string
+    active: ReadonlySet<string>
+    inCatalogue: boolean
+    metaTools?: boolean
+    available?: ReadonlySet<string>
+  },
+): Explanation {
   const { server, tool, role } = input
   const steps: ExplainStep[] = []
   const id = `${server}:${tool}`
   const builtin = server === BUILTIN_SERVER
   const inCatalogue = builtin ? BUILTIN_TOOLS.has(tool) : input.inCatalogue
-  if (!inCatalogue) steps.push({ rule: 'catalogue', verdict: 'denies', detail: builtin ? `myc has no built-in tool "${tool}"` : `no running server offers ${id}` })
+  if (!inCatalogue)
+    steps.push({
+      rule: 'catalogue',
+      verdict: 'denies',
+      detail: builtin ? `myc has no built-in tool "${tool}"` : `no running server offers ${id}`,
+    })
   const resolved = policy.roles.get(role)
   if (!resolved) {
-    steps.push({ rule: 'role', verdict: 'denies', detail: `unknown role "${role}" (roles: ${[...policy.roles.keys()].join(', ') || 'none'})` })
+    steps.push({
+      rule: 'role',
+      verdict: 'denies',
+      detail: `unknown role "${role}" (roles: ${[...policy.roles.keys()].join(', ') || 'none'})`,
+    })
     return { tool: id, role, visible: false, steps }
   }
   const active = new Set([...input.active].filter((s) => policy.reaches(role, s)))
   for (const s of input.active)
     if (!active.has(s))
-      steps.push({ rule: `skill ${s}`, verdict: 'info', detail: `listed as active but ${policy.skills.has(s) ? (policy.disabled.has(s) ? 'disabled by strict loading' : `not reachable by role ${role}`) : 'does not exist'}: it counts for nothing` })
+      steps.push({
+        rule: `skill ${s}`,
+        verdict: 'info',
+        detail: `listed as active but ${policy.skills.has(s) ? (policy.disabled.has(s) ? 'disabled by strict loading' : `not reachable by role ${role}`) : 'does not exist'}: it counts for nothing`,
+      })
   if (builtin && isMeta(tool)) {
     const on = input.metaTools !== false
-    steps.push({ rule: 'meta tools', verdict: on ? 'allows' : 'denies', detail: on ? 'meta tools are served to every policy-mode session' : 'session.metaTools is false' })
+    steps.push({
+      rule: 'meta tools',
+      verdict: on ? 'allows' : 'denies',
+      detail: on ? 'meta tools are served to every policy-mode session' : 'session.metaTools is false',
+    })
     return { tool: id, role, visible: on, steps }
   }
   const unavailable = builtin && inCatalogue && input.available !== undefined && !input.available.has(tool)
-  if (unavailable) steps.push({ rule: 'built-ins', verdict: 'denies', detail: `myc does not serve ${id} (it serves ${[...input.available!].map((t) => `${BUILTIN_SERVER}:${t}`).join(', ') || 'no other built-in'} besides the meta tools)` })
+  if (unavailable)
+    steps.push({
+      rule: 'built-ins',
+      verdict: 'denies',
+      detail: `myc does not serve ${id} (it serves ${[...input.available!].map((t) => `${BUILTIN_SERVER}:${t}`).join(', ') || 'no other built-in'} besides the meta tools)`,
+    })
   if (builtin && isMemory(tool)) {
     // Memory built-ins follow the memory grant, not the patterns.
     const granting = policy.reachable(role).filter((s) => s.grants.memory !== 'none')
-    for (const s of granting) steps.push({ rule: `skill ${s.name}`, verdict: active.has(s.name) ? 'allows' : 'info', detail: `grants memory (${s.grants.memory})${active.has(s.name) ? '' : ' once activated'}` })
+    for (const s of granting)
+      steps.push({
+        rule: `skill ${s.name}`,
+        verdict: active.has(s.name) ? 'allows' : 'info',
+        detail: `grants memory (${s.grants.memory})${active.has(s.name) ? '' : ' once activated'}`,
+      })
     const access = policy.filter(role, active).memoryAccess
     const memory = access.grant
-    if (memory === 'none') steps.push({ rule: 'memory grant', verdict: 'denies', detail: 'no active skill grants memory (grants.memory)' })
-    else steps.push({ rule: 'memory grant', verdict: 'allows', detail: `${memory}: reads ${access.readable === 'all' ? 'every role' : [...access.readable].sort().join(', ')}; writes ${role}` })
-    return finish(policy, { id, role, server, tool, steps, visible: inCatalogue && !unavailable && memory !== 'none', chain: resolved.chain })
+    if (memory === 'none')
+      steps.push({ rule: 'memory grant', verdict: 'denies', detail: 'no active skill grants memory (grants.memory)' })
+    else
+      steps.push({
+        rule: 'memory grant',
+        verdict: 'allows',
+        detail: `${memory}: reads ${access.readable === 'all' ? 'every role' : [...access.readable].sort().join(', ')}; writes ${role}`,
+      })
+    return finish(policy, {
+      id,
+      role,
+      server,
+      tool,
+      steps,
+      visible: inCatalogue && !unavailable && memory !== 'none',
+      chain: resolved.chain,
+    })
   }
   let granted = false
   for (const skill of policy.skills.values()) {
@@ -75,7 +127,11 @@ export function explainTool(policy: Policy, input: { server: string; tool: strin
     if (matching.length === 0) continue
     const disabled = policy.disabled.get(skill.name)
     if (disabled) {
-      steps.push({ rule: `skill ${skill.name}`, verdict: 'info', detail: `would grant it (${matching.join(', ')}) but is disabled by strict loading: ${disabled.reasons.join('; ')}` })
+      steps.push({
+        rule: `skill ${skill.name}`,
+        verdict: 'info',
+        detail: `would grant it (${matching.join(', ')}) but is disabled by strict loading: ${disabled.reasons.join('; ')}`,
+      })
       continue
     }
     if (!resolved.skills.has(skill.name)) {
@@ -88,19 +144,56 @@ export function explainTool(policy: Policy, input: { server: string; tool: strin
       continue
     }
     if (!active.has(skill.name)) {
-      steps.push({ rule: `skill ${skill.name}`, verdict: 'info', detail: `grants it (${matching.join(', ')}) once activated` })
+      steps.push({
+        rule: `skill ${skill.name}`,
+        verdict: 'info',
+        detail: `grants it (${matching.join(', ')}) once activated`,
+      })
       continue
     }
     granted = true
-    steps.push({ rule: `skill ${skill.name}`, verdict: 'allows', detail: `active, and allowedTools has ${matching.join(', ')}` })
+    steps.push({
+      rule: `skill ${skill.name}`,
+      verdict: 'allows',
+      detail: `active, and allowedTools has ${matching.join(', ')}`,
+    })
   }
-  if (!granted) steps.push({ rule: 'active skills', verdict: 'denies', detail: active.size > 0 ? `no active skill (${[...active].join(', ')}) grants ${id}` : 'no skill is active' })
-  return finish(policy, { id, role, server, tool, steps, visible: inCatalogue && !unavailable && granted, chain: resolved.chain })
+  if (!granted)
+    steps.push({
+      rule: 'active skills',
+      verdict: 'denies',
+      detail: active.size > 0 ? `no active skill (${[...active].join(', ')}) grants ${id}` : 'no skill is active',
+    })
+  return finish(policy, {
+    id,
+    role,
+    server,
+    tool,
+    steps,
+    visible: inCatalogue && !unavailable && granted,
+    chain: resolved.chain,
+  })
 }
 
 /** Adds the deny steps (deny wins over allow) and the verdict. */
-function finish(policy: Policy, r: { id: string; role: string; server: string; tool: string; steps: ExplainStep[]; visible: boolean; chain: readonly string[] }): Explanation {
+function finish(
+  policy: Policy,
+  r: {
+    id: string
+    role: string
+    server: string
+    tool: string
+    steps: ExplainStep[]
+    visible: boolean
+    chain: readonly string[]
+  },
+): Explanation {
   const denied = policy.denyOf(r.role).patterns.filter((p) => patternMatches(p, r.server, r.tool))
-  for (const p of denied) r.steps.push({ rule: `role ${r.role} deny`, verdict: 'denies', detail: `"${p.source}" matches (deny wins over allow)${r.chain.length > 1 ? `; deny lists of ${r.chain.join(' → ')} apply` : ''}` })
+  for (const p of denied)
+    r.steps.push({
+      rule: `role ${r.role} deny`,
+      verdict: 'denies',
+      detail: `"${p.source}" matches (deny wins over allow)${r.chain.length > 1 ? `; deny lists of ${r.chain.join(' → ')} apply` : ''}`,
+    })
   return { tool: r.id, role: r.role, visible: r.visible && denied.length === 0, steps: r.steps }
 }

@@ -20,14 +20,20 @@ const ORDER: readonly MemoryGrant[] = ['none', 'isolated', 'team', 'all']
  * chain (itself first): a chain that repeats a role is a cycle, and a cycle
  * gives none (a safe fallback; config loading refuses cycles anyway).
  */
-export function memoryAccess(role: string, chain: readonly string[], grants: ReadonlyArray<{ memory: MemoryGrant; memoryTeamRoles: readonly string[] }>): MemoryAccess {
+export function memoryAccess(
+  role: string,
+  chain: readonly string[],
+  grants: ReadonlyArray<{ memory: MemoryGrant; memoryTeamRoles: readonly string[] }>,
+): MemoryAccess {
   if (new Set(chain).size !== chain.length) return { grant: 'none', role, readable: new Set() }
   let grant: MemoryGrant = 'none'
   for (const g of grants) if (ORDER.indexOf(g.memory) > ORDER.indexOf(grant)) grant = g.memory
   if (grant === 'none') return { grant, role, readable: new Set() }
   if (grant === 'all') return { grant, role, readable: 'all' }
   const readable = new Set([role])
-  if (grant === 'team') for (const g of grants) if (g.memory === 'team' || g.memory === 'all') for (const r of g.memoryTeamRoles) readable.add(r)
+  if (grant === 'team')
+    for (const g of grants)
+      if (g.memory === 'team' || g.memory === 'all') for (const r of g.memoryTeamRoles) readable.add(r)
   return { grant, role, readable }
 }
 

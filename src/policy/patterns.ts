@@ -33,7 +33,11 @@ function globToRegExp(glob: string): RegExp {
 }
 
 function build(source: string, server: string, tool: string): PatternResult {
-  if (tool === '') return { ok: false, error: `pattern "${source}" names no tool after the server (write "${server}:*" for all of them)` }
+  if (tool === '')
+    return {
+      ok: false,
+      error: `pattern "${source}" names no tool after the server (write "${server}:*" for all of them)`,
+    }
   if (!tool.includes('*')) return { ok: true, pattern: { source, server, exact: tool } }
   return { ok: true, pattern: { source, server, glob: globToRegExp(tool) } }
 }
@@ -51,20 +55,28 @@ export function parsePattern(source: string, context: PatternContext): PatternRe
   if (text === '') return { ok: false, error: 'empty pattern' }
   let best: string | undefined
   for (const server of context.servers) {
-    if (text.startsWith(`${server}${context.separator}`) && (best === undefined || server.length > best.length)) best = server
+    if (text.startsWith(`${server}${context.separator}`) && (best === undefined || server.length > best.length))
+      best = server
   }
   const colon = text.indexOf(':')
   if (colon > 0) {
     const server = text.slice(0, colon)
     if (server === '*') return { ok: false, error: `pattern "${source}": a server wildcard is written "*" alone` }
     if (context.servers.has(server) || best === undefined) {
-      if (!SERVER.test(server)) return { ok: false, error: `pattern "${source}": "${server}" is not a server key (keys are letters, digits, "_" and "-")` }
+      if (!SERVER.test(server))
+        return {
+          ok: false,
+          error: `pattern "${source}": "${server}" is not a server key (keys are letters, digits, "_" and "-")`,
+        }
       return build(source, server, text.slice(colon + 1))
     }
   }
   if (best !== undefined) return build(source, best, text.slice(best.length + context.separator.length))
   const guess = context.separator === '' ? undefined : text.split(context.separator)[0]
-  return { ok: false, error: `pattern "${source}" names no configured server${guess && guess !== text ? ` ("${guess}" is not one)` : ''}: write it as server:tool` }
+  return {
+    ok: false,
+    error: `pattern "${source}" names no configured server${guess && guess !== text ? ` ("${guess}" is not one)` : ''}: write it as server:tool`,
+  }
 }
 
 /** Whether one pattern matches a tool of a server. */

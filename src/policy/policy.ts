@@ -6,7 +6,13 @@ import { memoryAccess, type MemoryAccess } from './memory-access.js'
 /** The reserved server key of myc's built-in tools. */
 export const BUILTIN_SERVER = 'mycelium'
 /** The meta tools: always served in policy mode unless `session.metaTools` is false. */
-export const META_BUILTINS = ['list_skills', 'activate_skill', 'deactivate_skill', 'get_context', 'search_tools'] as const
+export const META_BUILTINS = [
+  'list_skills',
+  'activate_skill',
+  'deactivate_skill',
+  'get_context',
+  'search_tools',
+] as const
 /** Built-ins an active skill's patterns must allow (docs/policy.md). */
 export const GATED_BUILTINS = ['exec', 'run_script'] as const
 /** Built-ins visible when an active skill grants memory (`grants.memory` other than none); patterns play no part. */
@@ -15,7 +21,11 @@ export const MEMORY_BUILTINS = ['save_memory', 'recall_memory', 'list_memories']
 const META_SET: ReadonlySet<string> = new Set(META_BUILTINS)
 const MEMORY_SET: ReadonlySet<string> = new Set(MEMORY_BUILTINS)
 /** Every tool name of server `mycelium`. */
-export const BUILTIN_TOOLS: ReadonlySet<string> = new Set<string>([...META_BUILTINS, ...GATED_BUILTINS, ...MEMORY_BUILTINS])
+export const BUILTIN_TOOLS: ReadonlySet<string> = new Set<string>([
+  ...META_BUILTINS,
+  ...GATED_BUILTINS,
+  ...MEMORY_BUILTINS,
+])
 
 /** What policy needs to know of the live catalogue. */
 export interface CatalogueFacts {
@@ -95,8 +105,12 @@ export class Policy {
           continue
         }
         const p = parsed.pattern
-        if (p.server !== '*' && p.server !== BUILTIN_SERVER && !input.servers.has(p.server)) reasons.push(`"${source}" names server "${p.server}", which is not configured`)
-        else if (p.server === BUILTIN_SERVER && p.exact !== undefined && !BUILTIN_TOOLS.has(p.exact)) reasons.push(`"${source}": the built-in server "${BUILTIN_SERVER}" has no tool "${p.exact}" (built-ins: ${[...BUILTIN_TOOLS].join(', ')})`)
+        if (p.server !== '*' && p.server !== BUILTIN_SERVER && !input.servers.has(p.server))
+          reasons.push(`"${source}" names server "${p.server}", which is not configured`)
+        else if (p.server === BUILTIN_SERVER && p.exact !== undefined && !BUILTIN_TOOLS.has(p.exact))
+          reasons.push(
+            `"${source}": the built-in server "${BUILTIN_SERVER}" has no tool "${p.exact}" (built-ins: ${[...BUILTIN_TOOLS].join(', ')})`,
+          )
         else if (p.exact !== undefined && p.server !== '*' && p.server !== BUILTIN_SERVER) {
           const tools = input.catalogue.toolsOf(p.server)
           if (tools && !tools.has(p.exact)) reasons.push(`"${source}": server "${p.server}" has no tool "${p.exact}"`)
@@ -104,7 +118,8 @@ export class Policy {
         patterns.push(p)
       }
       this.parsedAll.set(skill.name, patterns)
-      for (const host of skill.hostTools) reasons.push(`allowed-tools entry "${host}" names a host tool, not a Mycelium pattern (server:tool)`)
+      for (const host of skill.hostTools)
+        reasons.push(`allowed-tools entry "${host}" names a host tool, not a Mycelium pattern (server:tool)`)
       if (reasons.length > 0 && input.strict !== false) disabled.set(skill.name, { skill: skill.name, reasons })
       else this.compiled.set(skill.name, patterns)
     }
@@ -186,8 +201,13 @@ export class Policy {
       active: new Set(effective),
       toolVisible:
         memory === 'none'
-          ? (server, tool) => !(server === BUILTIN_SERVER && MEMORY_SET.has(tool)) && allow.matches(server, tool) && !deny.matches(server, tool)
-          : (server, tool) => (server === BUILTIN_SERVER && MEMORY_SET.has(tool) ? true : allow.matches(server, tool)) && !deny.matches(server, tool),
+          ? (server, tool) =>
+              !(server === BUILTIN_SERVER && MEMORY_SET.has(tool)) &&
+              allow.matches(server, tool) &&
+              !deny.matches(server, tool)
+          : (server, tool) =>
+              (server === BUILTIN_SERVER && MEMORY_SET.has(tool) ? true : allow.matches(server, tool)) &&
+              !deny.matches(server, tool),
       serverReached: (server) => allow.touches(server) && !denyAll(deny, server),
       memory,
       memoryAccess: access,
@@ -205,9 +225,13 @@ export class Policy {
  * tools when an active skill grants memory. `available` narrows to the
  * built-ins this process can actually run (no sandbox: no exec).
  */
-export function visibleBuiltins(filter: PrincipalFilter, options: { metaTools?: boolean; available?: ReadonlySet<string> } = {}): string[] {
+export function visibleBuiltins(
+  filter: PrincipalFilter,
+  options: { metaTools?: boolean; available?: ReadonlySet<string> } = {},
+): string[] {
   const out: string[] = options.metaTools === false ? [] : [...META_BUILTINS]
-  for (const name of [...GATED_BUILTINS, ...MEMORY_BUILTINS]) if (filter.toolVisible(BUILTIN_SERVER, name)) out.push(name)
+  for (const name of [...GATED_BUILTINS, ...MEMORY_BUILTINS])
+    if (filter.toolVisible(BUILTIN_SERVER, name)) out.push(name)
   return options.available ? out.filter((n) => META_SET.has(n) || options.available!.has(n)) : out
 }
 

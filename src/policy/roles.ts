@@ -30,7 +30,14 @@ export interface ResolvedRole {
  * entry naming no loaded skill, which caps nothing. `warningsByRole` holds
  * the same messages by the role definition they are about.
  */
-export type RolesResult = { ok: true; roles: ReadonlyMap<string, ResolvedRole>; warnings: string[]; warningsByRole: ReadonlyMap<string, readonly string[]> } | { ok: false; error: string }
+export type RolesResult =
+  | {
+      ok: true
+      roles: ReadonlyMap<string, ResolvedRole>
+      warnings: string[]
+      warningsByRole: ReadonlyMap<string, readonly string[]>
+    }
+  | { ok: false; error: string }
 
 /**
  * Inverted RBAC (docs/policy.md): a role exists because a skill names
@@ -42,16 +49,24 @@ export type RolesResult = { ok: true; roles: ReadonlyMap<string, ResolvedRole>; 
  * Unknown parents, inheritance cycles and a definition named `*` are errors
  * naming them (and the fix).
  */
-export function resolveRoles(skills: readonly Skill[], definitions: ReadonlyMap<string, RoleDefinitionInput>): RolesResult {
+export function resolveRoles(
+  skills: readonly Skill[],
+  definitions: ReadonlyMap<string, RoleDefinitionInput>,
+): RolesResult {
   const sources = new Map<string, string[]>()
   const addSource = (role: string, source: string) => {
     const list = sources.get(role)
     if (list) list.push(source)
     else sources.set(role, [source])
   }
-  for (const skill of skills) for (const role of skill.allowedRoles) if (role !== '*') addSource(role, `skill ${skill.name}`)
+  for (const skill of skills)
+    for (const role of skill.allowedRoles) if (role !== '*') addSource(role, `skill ${skill.name}`)
   for (const role of definitions.keys()) {
-    if (role === '*') return { ok: false, error: 'roles.definitions: "*" is not a role name (in allowedRoles it means every role); rename the definition' }
+    if (role === '*')
+      return {
+        ok: false,
+        error: 'roles.definitions: "*" is not a role name (in allowedRoles it means every role); rename the definition',
+      }
     addSource(role, 'definition')
   }
 
@@ -64,7 +79,10 @@ export function resolveRoles(skills: readonly Skill[], definitions: ReadonlyMap<
 
   for (const [role, def] of definitions) {
     if (def.inherits !== undefined && !sources.has(def.inherits)) {
-      return { ok: false, error: `roles.definitions.${role}.inherits: unknown role "${def.inherits}" (known roles: ${[...sources.keys()].sort().join(', ') || 'none'})` }
+      return {
+        ok: false,
+        error: `roles.definitions.${role}.inherits: unknown role "${def.inherits}" (known roles: ${[...sources.keys()].sort().join(', ') || 'none'})`,
+      }
     }
   }
   // Cycle check: follow each chain.
@@ -72,7 +90,11 @@ export function resolveRoles(skills: readonly Skill[], definitions: ReadonlyMap<
     const path: string[] = [role]
     let current = definitions.get(role)?.inherits
     while (current !== undefined) {
-      if (path.includes(current)) return { ok: false, error: `roles.definitions: inheritance cycle ${[...path.slice(path.indexOf(current)), current].join(' → ')} (remove one "inherits")` }
+      if (path.includes(current))
+        return {
+          ok: false,
+          error: `roles.definitions: inheritance cycle ${[...path.slice(path.indexOf(current)), current].join(' → ')} (remove one "inherits")`,
+        }
       path.push(current)
       current = definitions.get(current)?.inherits
     }
@@ -112,7 +134,12 @@ export function resolveRoles(skills: readonly Skill[], definitions: ReadonlyMap<
     return result
   }
   for (const role of [...sources.keys()].sort()) resolve(role)
-  return { ok: true, roles: new Map([...resolved].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), warnings, warningsByRole }
+  return {
+    ok: true,
+    roles: new Map([...resolved].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    warnings,
+    warningsByRole,
+  }
 }
 
 /** The chosen role, or an error naming where the bad name came from and the known roles. */
@@ -123,13 +150,29 @@ export type RoleChoice = { ok: true; role: string } | { ok: false; error: string
  * (the person launching myc decides, never the agent). An unknown role is an
  * error listing the known ones.
  */
-export function chooseRole(input: { flag?: string; flagFrom?: string; env?: string; configDefault?: string }, roles: ReadonlyMap<string, ResolvedRole>): RoleChoice {
-  const [name, from] = input.flag ? [input.flag, input.flagFrom ?? '--role'] : input.env ? [input.env, 'MYCELIUM_ROLE'] : input.configDefault ? [input.configDefault, 'roles.default'] : [undefined, undefined]
+export function chooseRole(
+  input: { flag?: string; flagFrom?: string; env?: string; configDefault?: string },
+  roles: ReadonlyMap<string, ResolvedRole>,
+): RoleChoice {
+  const [name, from] = input.flag
+    ? [input.flag, input.flagFrom ?? '--role']
+    : input.env
+      ? [input.env, 'MYCELIUM_ROLE']
+      : input.configDefault
+        ? [input.configDefault, 'roles.default']
+        : [undefined, undefined]
   const known = [...roles.keys()]
   if (name === undefined) {
     if (known.length === 1) return { ok: true, role: known[0]! }
-    return { ok: false, error: `no role chosen: pass --role (or set MYCELIUM_ROLE, or roles.default in the config); roles: ${known.join(', ') || 'none (no skill names a role)'}` }
+    return {
+      ok: false,
+      error: `no role chosen: pass --role (or set MYCELIUM_ROLE, or roles.default in the config); roles: ${known.join(', ') || 'none (no skill names a role)'}`,
+    }
   }
-  if (!roles.has(name)) return { ok: false, error: `unknown role "${name}" (from ${from}); roles: ${known.join(', ') || 'none (no skill names a role)'}` }
+  if (!roles.has(name))
+    return {
+      ok: false,
+      error: `unknown role "${name}" (from ${from}); roles: ${known.join(', ') || 'none (no skill names a role)'}`,
+    }
   return { ok: true, role: name }
 }

@@ -45,8 +45,14 @@ const list = v.pipe(
 const FrontMatter = v.strictObject({
   name: v.optional(v.string()),
   id: v.optional(v.string()),
-  description: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(1024, 'must be at most 1024 characters')),
-  'allowed-tools': v.optional(v.union([v.string(), v.array(v.string())], 'expected a string of patterns separated by spaces or commas')),
+  description: v.pipe(
+    v.string(),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(1024, 'must be at most 1024 characters'),
+  ),
+  'allowed-tools': v.optional(
+    v.union([v.string(), v.array(v.string())], 'expected a string of patterns separated by spaces or commas'),
+  ),
   allowedTools: v.optional(list, []),
   allowedRoles: v.optional(list, []),
   triggers: v.optional(list, []),
@@ -105,7 +111,10 @@ export type SkillParseResult = { ok: true; skill: Skill } | { ok: false; problem
  * Validates a skill's parsed front matter (pure). `folder` is the folder
  * name, which `name` must equal (Agent Skills rule).
  */
-export function buildSkill(data: unknown, input: { file: string; dir: string; folder: string; frontmatter: string; body: string; separator: string }): SkillParseResult {
+export function buildSkill(
+  data: unknown,
+  input: { file: string; dir: string; folder: string; frontmatter: string; body: string; separator: string },
+): SkillParseResult {
   const problems: SkillProblem[] = []
   const at = (path: string, message: string) => problems.push({ file: input.file, path, message })
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
@@ -116,20 +125,36 @@ export function buildSkill(data: unknown, input: { file: string; dir: string; fo
   if (!result.success) {
     for (const issue of result.issues) {
       const path = (issue.path ?? []).map((p) => String(p.key)).join('.') || '(front matter)'
-      if (issue.type === 'strict_object' && issue.received === 'undefined') at(path, `missing: add "${path}:" to the front matter`)
-      else if (issue.type === 'strict_object' && issue.expected === 'never') at(path, `unknown key "${path.split('.').pop()}" (skill keys: name, description, allowed-tools, allowedTools, allowedRoles, triggers, grants, protected, license, metadata)`)
-      else if (issue.expected === '(string | Array)' || issue.expected === '(Array | string)') at(path, `expected a list of strings (or one string), got ${issue.received}`)
-      else if (issue.expected === 'string' && /^(?:-?[\d.e+]+|true|false|null)$/.test(issue.received ?? '')) at(path, `expected a string, got ${issue.received} (quote it: "${issue.received}")`)
-      else at(path, issue.message.startsWith('Invalid ') ? `expected ${issue.expected ?? 'another value'}, got ${issue.received}` : issue.message)
+      if (issue.type === 'strict_object' && issue.received === 'undefined')
+        at(path, `missing: add "${path}:" to the front matter`)
+      else if (issue.type === 'strict_object' && issue.expected === 'never')
+        at(
+          path,
+          `unknown key "${path.split('.').pop()}" (skill keys: name, description, allowed-tools, allowedTools, allowedRoles, triggers, grants, protected, license, metadata)`,
+        )
+      else if (issue.expected === '(string | Array)' || issue.expected === '(Array | string)')
+        at(path, `expected a list of strings (or one string), got ${issue.received}`)
+      else if (issue.expected === 'string' && /^(?:-?[\d.e+]+|true|false|null)$/.test(issue.received ?? ''))
+        at(path, `expected a string, got ${issue.received} (quote it: "${issue.received}")`)
+      else
+        at(
+          path,
+          issue.message.startsWith('Invalid ')
+            ? `expected ${issue.expected ?? 'another value'}, got ${issue.received}`
+            : issue.message,
+        )
     }
     return { ok: false, problems }
   }
   const fm = result.output
   const name = fm.name ?? fm.id
   if (name === undefined) at('name', `missing: add "name: ${input.folder}"`)
-  else if (!NAME.test(name) || name.length > 64) at('name', `"${name}" must be 1-64 lowercase letters, digits and single hyphens`)
-  else if (name !== input.folder) at('name', `"${name}" must equal the folder name "${input.folder}" (rename one of them)`)
-  if (fm.name !== undefined && fm.id !== undefined && fm.name !== fm.id) at('id', 'give either name or id, not both with different values')
+  else if (!NAME.test(name) || name.length > 64)
+    at('name', `"${name}" must be 1-64 lowercase letters, digits and single hyphens`)
+  else if (name !== input.folder)
+    at('name', `"${name}" must equal the folder name "${input.folder}" (rename one of them)`)
+  if (fm.name !== undefined && fm.id !== undefined && fm.name !== fm.id)
+    at('id', 'give either name or id, not both with different values')
   fm.allowedRoles.forEach((role, i) => {
     if (role !== '*' && !isRoleName(role)) at(`allowedRoles.${i}`, `"${role}" is not a role name: ${ROLE_NAME_RULE}`)
   })
@@ -138,7 +163,12 @@ export function buildSkill(data: unknown, input: { file: string; dir: string; fo
   })
   const hostTools: string[] = []
   const allowedTools = [...fm.allowedTools]
-  const agentTools = fm['allowed-tools'] === undefined ? [] : Array.isArray(fm['allowed-tools']) ? fm['allowed-tools'].flatMap(splitAllowedTools) : splitAllowedTools(fm['allowed-tools'])
+  const agentTools =
+    fm['allowed-tools'] === undefined
+      ? []
+      : Array.isArray(fm['allowed-tools'])
+        ? fm['allowed-tools'].flatMap(splitAllowedTools)
+        : splitAllowedTools(fm['allowed-tools'])
   for (const entry of agentTools) (isMyceliumPattern(entry, input.separator) ? allowedTools : hostTools).push(entry)
   if (problems.length > 0) return { ok: false, problems }
   return {

@@ -11,8 +11,14 @@ import type { Skill } from '../policy/skill.js'
 export const EXEC_TOOL_DEFS: Record<'exec' | 'run_script', Omit<Tool, 'name'>> = {
   exec: {
     title: 'Run a shell command (sandboxed)',
-    description: 'Runs a shell command in the workspace inside the sandbox, behind the shell guard (destructive commands are refused). Returns the exit code, stdout and stderr.',
-    inputSchema: { type: 'object', properties: { command: { type: 'string', description: 'A shell command line' } }, required: ['command'], additionalProperties: false },
+    description:
+      'Runs a shell command in the workspace inside the sandbox, behind the shell guard (destructive commands are refused). Returns the exit code, stdout and stderr.',
+    inputSchema: {
+      type: 'object',
+      properties: { command: { type: 'string', description: 'A shell command line' } },
+      required: ['command'],
+      additionalProperties: false,
+    },
     annotations: { destructiveHint: true, openWorldHint: false },
   },
   run_script: {
@@ -20,7 +26,11 @@ export const EXEC_TOOL_DEFS: Record<'exec' | 'run_script', Omit<Tool, 'name'>> =
     description: "Runs a script from an active skill's scripts/ folder with arguments, inside the sandbox.",
     inputSchema: {
       type: 'object',
-      properties: { skill: { type: 'string' }, script: { type: 'string', description: 'Path under the skill’s scripts/ folder, e.g. check.py' }, args: { type: 'array', items: { type: 'string' } } },
+      properties: {
+        skill: { type: 'string' },
+        script: { type: 'string', description: 'Path under the skill’s scripts/ folder, e.g. check.py' },
+        args: { type: 'array', items: { type: 'string' } },
+      },
       required: ['skill', 'script'],
       additionalProperties: false,
     },
@@ -28,7 +38,15 @@ export const EXEC_TOOL_DEFS: Record<'exec' | 'run_script', Omit<Tool, 'name'>> =
   },
 }
 
-const INTERPRETER: Record<string, string> = { '.py': 'python3', '.sh': 'bash', '.js': 'node', '.mjs': 'node', '.cjs': 'node', '.rb': 'ruby', '.pl': 'perl' }
+const INTERPRETER: Record<string, string> = {
+  '.py': 'python3',
+  '.sh': 'bash',
+  '.js': 'node',
+  '.mjs': 'node',
+  '.cjs': 'node',
+  '.rb': 'ruby',
+  '.pl': 'perl',
+}
 
 /**
  * Runs the sandboxed built-ins for sessions, with the config's sandbox
@@ -70,26 +88,59 @@ export class BuiltinRunner {
     let file: string
     try {
       file = realpathSync(path.resolve(scripts, script))
-      if (!file.startsWith(`${realpathSync(scripts)}${path.sep}`) || !statSync(file).isFile()) throw new Error('outside')
+      if (!file.startsWith(`${realpathSync(scripts)}${path.sep}`) || !statSync(file).isFile())
+        throw new Error('outside')
     } catch {
-      return { content: [{ type: 'text', text: `Skill ${skill.name} has no script ${script} (scripts live in its scripts/ folder).` }], isError: true }
+      return {
+        content: [
+          { type: 'text', text: `Skill ${skill.name} has no script ${script} (scripts live in its scripts/ folder).` },
+        ],
+        isError: true,
+      }
     }
     const interpreter = INTERPRETER[path.extname(file)]
     // The skill folders are hidden inside the sandbox; this one file is shown, read-only.
-    return this.sandbox.run(this.request(interpreter ? [interpreter, file, ...args] : [file, ...args], file)).then(toResult)
+    return this.sandbox
+      .run(this.request(interpreter ? [interpreter, file, ...args] : [file, ...args], file))
+      .then(toResult)
   }
 }
 
 function toResult(result: ExecResult): CallToolResult {
-  if (!result.ok) return { content: [{ type: 'text', text: result.error.message }], isError: true, structuredContent: { error: result.error } }
+  if (!result.ok)
+    return {
+      content: [{ type: 'text', text: result.error.message }],
+      isError: true,
+      structuredContent: { error: result.error },
+    }
   const o = result.outcome
   const text = `exit code: ${o.exitCode ?? 'none'}${o.signal ? ` (signal ${o.signal})` : ''}${o.timedOut ? ' (timed out)' : ''}\n--- stdout ---\n${o.stdout}\n--- stderr ---\n${o.stderr}${(o.warnings ?? []).map((w) => `\nmyc: ${w}`).join('')}`
-  return { content: [{ type: 'text', text }], structuredContent: { exitCode: o.exitCode, stdout: o.stdout, stderr: o.stderr, truncated: o.truncated, timedOut: o.timedOut, executor: o.executor }, ...(o.exitCode === 0 ? {} : { isError: true }) }
+  return {
+    content: [{ type: 'text', text }],
+    structuredContent: {
+      exitCode: o.exitCode,
+      stdout: o.stdout,
+      stderr: o.stderr,
+      truncated: o.truncated,
+      timedOut: o.timedOut,
+      executor: o.executor,
+    },
+    ...(o.exitCode === 0 ? {} : { isError: true }),
+  }
 }
 
 /** The sandbox for `mycelium:exec` and `run_script`, loaded lazily (the shell grammar is heavy). */
 export async function createSandboxRunner(loaded: LoadedConfig): Promise<BuiltinRunner> {
-  const [{ Sandbox }, { ShellGuard }, { ExecutorProbe }] = await Promise.all([import('../sandbox/sandbox.js'), import('../sandbox/guard/guard.js'), import('../sandbox/probe.js')])
+  const [{ Sandbox }, { ShellGuard }, { ExecutorProbe }] = await Promise.all([
+    import('../sandbox/sandbox.js'),
+    import('../sandbox/guard/guard.js'),
+    import('../sandbox/probe.js'),
+  ])
   const { mycStatePaths } = await import('../config/state-paths.js')
-  return new BuiltinRunner(new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }), loaded.config, path.resolve(loaded.dir, loaded.config.sandbox.workspace ?? '.'), mycStatePaths(loaded))
+  return new BuiltinRunner(
+    new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }),
+    loaded.config,
+    path.resolve(loaded.dir, loaded.config.sandbox.workspace ?? '.'),
+    mycStatePaths(loaded),
+  )
 }

@@ -4,10 +4,12 @@ import { toWireName, type WireNameOptions } from '../registry/wire-names.js'
 import type { BuiltinCallContext, PrincipalView } from './view.js'
 
 /** How activate_skill reads to a 2026-era client over HTTP: it reports the credential's skills, it does not change them. */
-const ACTIVATE_DESCRIPTION = "Returns a skill's instructions. Your credential grants your skills (OAuth scope skill:<name>); for another, HTTP 403 insufficient_scope names the scope to step up to."
+const ACTIVATE_DESCRIPTION =
+  "Returns a skill's instructions. Your credential grants your skills (OAuth scope skill:<name>); for another, HTTP 403 insufficient_scope names the scope to step up to."
 
 /** The same over stdio, where the launch (its role and --skills) is the credential. */
-const ACTIVATE_DESCRIPTION_STDIO = "Returns a skill's instructions. Your skills are the ones myc was launched with (--skills); this call adds none: a person does (/add in myc chat, or --skills)."
+const ACTIVATE_DESCRIPTION_STDIO =
+  "Returns a skill's instructions. Your skills are the ones myc was launched with (--skills); this call adds none: a person does (/add in myc chat, or --skills)."
 
 /** Where a 2026-era credential comes from: a request's token (HTTP), or the launch of myc itself (stdio). */
 export interface CredentialViewOptions {
@@ -47,7 +49,11 @@ export interface CredentialView extends PrincipalView {
  * activate or deactivate anything, so one view serves every request of its
  * credential, concurrently.
  */
-export function credentialView(view: PrincipalView, naming: WireNameOptions, options: CredentialViewOptions = {}): CredentialView {
+export function credentialView(
+  view: PrincipalView,
+  naming: WireNameOptions,
+  options: CredentialViewOptions = {},
+): CredentialView {
   const overStdio = options.credential === 'stdio'
   const description = overStdio ? ACTIVATE_DESCRIPTION_STDIO : ACTIVATE_DESCRIPTION
   const activateWire = toWireName(BUILTIN_SERVER, 'activate_skill', naming)
@@ -63,7 +69,9 @@ export function credentialView(view: PrincipalView, naming: WireNameOptions, opt
   const builtinTools = (): readonly Tool[] => {
     const from = view.builtinTools()
     if (cache?.from !== from) {
-      const tools = from.filter((t) => t.name !== deactivateWire).map((t) => (t.name === activateWire ? describe(t) : t))
+      const tools = from
+        .filter((t) => t.name !== deactivateWire)
+        .map((t) => (t.name === activateWire ? describe(t) : t))
       cache = { from, tools }
     }
     return cache.tools
@@ -91,7 +99,13 @@ export function credentialView(view: PrincipalView, naming: WireNameOptions, opt
   const notLaunchedWith = (skill: string): CallToolResult => {
     const instructions = view.reachableSkills?.().find((s) => s.name === skill)?.instructions ?? ''
     const explanation = `Skill ${skill} is not active, and this client cannot activate it: a 2026-07-28 client's skills over stdio are the ones mycelium was launched with (--skills), and no request changes them. A person adds skills: /add ${skill} in myc chat, or a relaunch of myc serve with --skills ${skill}. Until then its tools stay hidden.${instructions ? ' Its instructions follow.' : ''}`
-    return { content: [{ type: 'text', text: explanation }, ...(instructions ? [{ type: 'text' as const, text: instructions }] : [])], isError: true }
+    return {
+      content: [
+        { type: 'text', text: explanation },
+        ...(instructions ? [{ type: 'text' as const, text: instructions }] : []),
+      ],
+      isError: true,
+    }
   }
   const wrapped: CredentialView = {
     toolVisible: (entry) => view.toolVisible(entry),

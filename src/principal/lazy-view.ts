@@ -15,12 +15,20 @@ import { openView, type PrincipalView } from './view.js'
 const LAZY_TOOL_DEFS = {
   search_tools: {
     description: 'Finds tools by what they do; returns each one’s name, description and input schema.',
-    inputSchema: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer' } }, required: ['query'] },
+    inputSchema: {
+      type: 'object',
+      properties: { query: { type: 'string' }, limit: { type: 'integer' } },
+      required: ['query'],
+    },
     annotations: { readOnlyHint: true, openWorldHint: false },
   },
   call_tool: {
     description: 'Calls a tool search_tools found, by name, with its arguments.',
-    inputSchema: { type: 'object', properties: { name: { type: 'string' }, arguments: { type: 'object' } }, required: ['name'] },
+    inputSchema: {
+      type: 'object',
+      properties: { name: { type: 'string' }, arguments: { type: 'object' } },
+      required: ['name'],
+    },
   },
 } satisfies Record<string, Omit<Tool, 'name'>>
 
@@ -38,12 +46,35 @@ export function lazyOpenView(catalogueTools: () => readonly ToolEntry[], naming:
   const search = (args: Record<string, unknown>): CallToolResult => {
     const query = typeof args.query === 'string' ? args.query : ''
     if (query.trim() === '') return errorText(`${searchName} needs "query": words for what the tool should do`)
-    const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(MAX_LIMIT, Math.max(1, args.limit)) : DEFAULT_LIMIT
+    const limit =
+      typeof args.limit === 'number' && Number.isInteger(args.limit)
+        ? Math.min(MAX_LIMIT, Math.max(1, args.limit))
+        : DEFAULT_LIMIT
     const entries = new Map(catalogueTools().map((e) => [e.wireName, e]))
-    const docs = [...entries.values()].map((e) => ({ name: e.wireName, description: oneLine(e.def.description ?? ''), skills: [], active: true }))
-    const tools = rankTools(docs, query, limit).map((h) => ({ name: h.name, description: h.description, inputSchema: entries.get(h.name)!.def.inputSchema }))
+    const docs = [...entries.values()].map((e) => ({
+      name: e.wireName,
+      description: oneLine(e.def.description ?? ''),
+      skills: [],
+      active: true,
+    }))
+    const tools = rankTools(docs, query, limit).map((h) => ({
+      name: h.name,
+      description: h.description,
+      inputSchema: entries.get(h.name)!.def.inputSchema,
+    }))
     const lines = tools.map((t) => `- ${t.name}: ${t.description}\n  input: ${JSON.stringify(t.inputSchema)}`)
-    return { content: [{ type: 'text', text: lines.length > 0 ? `${lines.join('\n')}\nCall one with ${callName}.` : 'No tool matches those words; try others.' }], structuredContent: { tools } }
+    return {
+      content: [
+        {
+          type: 'text',
+          text:
+            lines.length > 0
+              ? `${lines.join('\n')}\nCall one with ${callName}.`
+              : 'No tool matches those words; try others.',
+        },
+      ],
+      structuredContent: { tools },
+    }
   }
   return {
     ...openView(),
@@ -53,9 +84,11 @@ export function lazyOpenView(catalogueTools: () => readonly ToolEntry[], naming:
     unwrapCall: (wireName, args) => {
       if (wireName !== callName) return undefined
       const { name, arguments: inner } = args
-      if (typeof name !== 'string' || name === '') return { error: `${callName} needs "name": a tool's name as ${searchName} gives it` }
+      if (typeof name !== 'string' || name === '')
+        return { error: `${callName} needs "name": a tool's name as ${searchName} gives it` }
       if (name === callName) return { error: `${callName} cannot call itself` }
-      if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner))) return { error: `${callName}: "arguments" must be an object of the tool's arguments` }
+      if (inner !== undefined && (typeof inner !== 'object' || inner === null || Array.isArray(inner)))
+        return { error: `${callName}: "arguments" must be an object of the tool's arguments` }
       return { name, arguments: (inner ?? {}) as Record<string, unknown> }
     },
   }

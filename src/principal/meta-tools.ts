@@ -37,8 +37,13 @@ export const META_TOOL_DEFS: Record<MetaToolName, Omit<Tool, 'name'>> = {
     annotations: readOnly,
   },
   search_tools: {
-    description: 'Finds tools by what they do among all your skills, active or not, and names the skill to activate for each.',
-    inputSchema: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer' } }, required: ['query'] },
+    description:
+      'Finds tools by what they do among all your skills, active or not, and names the skill to activate for each.',
+    inputSchema: {
+      type: 'object',
+      properties: { query: { type: 'string' }, limit: { type: 'integer' } },
+      required: ['query'],
+    },
     annotations: readOnly,
   },
 }
@@ -55,5 +60,8 @@ export const MAX_SKILL_ENUM = 30
 export function activateSkillDef(skills: readonly string[]): Omit<Tool, 'name'> {
   const base = META_TOOL_DEFS.activate_skill
   if (skills.length === 0 || skills.length > MAX_SKILL_ENUM) return base
-  return { ...base, inputSchema: { type: 'object', properties: { name: { type: 'string', enum: [...skills] } }, required: ['name'] } }
+  return {
+    ...base,
+    inputSchema: { type: 'object', properties: { name: { type: 'string', enum: [...skills] } }, required: ['name'] },
+  }
 }

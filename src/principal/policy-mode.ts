@@ -23,7 +23,8 @@ import { isRoleName, ROLE_NAME_RULE } from '../config/role-name.js'
 import { MemoryStore } from '../memory/memory-store.js'
 
 /** Open mode (no skills: everything served) or policy mode (docs/policy.md). */
-export type PolicyMode = { kind: 'open' } | { kind: 'policy'; state: PolicyState; audit: AuditSink; memory: MemoryStore }
+export type PolicyMode =
+  { kind: 'open' } | { kind: 'policy'; state: PolicyState; audit: AuditSink; memory: MemoryStore }
 
 /** Whether the config puts myc in policy mode: a `skills` key, or a `skills/` folder beside the config. */
 export function isPolicyMode(loaded: LoadedConfig): boolean {
@@ -36,9 +37,16 @@ export function isPolicyMode(loaded: LoadedConfig): boolean {
  * with single skills are logged and those skills skipped; a broken role
  * graph (unknown parent, cycle) is a config error.
  */
-export async function loadPolicyMode(loaded: LoadedConfig, catalogue: Pick<Catalogue, 'toolNamesOf'>, logger: Logger): Promise<PolicyMode> {
+export async function loadPolicyMode(
+  loaded: LoadedConfig,
+  catalogue: Pick<Catalogue, 'toolNamesOf'>,
+  logger: Logger,
+): Promise<PolicyMode> {
   if (!isPolicyMode(loaded)) return { kind: 'open' }
-  if (loaded.config.session.lazyTools) logger.warn(`${loaded.file ?? 'config'}: session.lazyTools applies to open mode only (a config without skills); here sessions list what their skills allow, and search_tools is one of the meta tools`)
+  if (loaded.config.session.lazyTools)
+    logger.warn(
+      `${loaded.file ?? 'config'}: session.lazyTools applies to open mode only (a config without skills); here sessions list what their skills allow, and search_tools is one of the meta tools`,
+    )
   let state: PolicyState
   try {
     state = new PolicyState(await loadSources(loaded, logger), catalogue)
@@ -47,34 +55,54 @@ export async function loadPolicyMode(loaded: LoadedConfig, catalogue: Pick<Catal
     throw new MycError('config_invalid', `${loaded.file ?? 'config'}: ${(error as Error).message}`)
   }
   const { config } = loaded
-  const audit = fileAuditSink(config.audit.file ? path.resolve(loaded.dir, config.audit.file) : undefined, (error) => logger.warn(`audit log: ${String(error)}`))
+  const audit = fileAuditSink(config.audit.file ? path.resolve(loaded.dir, config.audit.file) : undefined, (error) =>
+    logger.warn(`audit log: ${String(error)}`),
+  )
   return { kind: 'policy', state, audit, memory: openMemoryStore(loaded, audit) }
 }
 
 /** The role memory of a config: `memory.dir` beside the config file, with its caps. Touches no file until used. */
 export function openMemoryStore(loaded: LoadedConfig, audit?: AuditSink): MemoryStore {
   const { memory } = loaded.config
-  return new MemoryStore({ dir: path.resolve(loaded.dir, memory.dir), maxEntryBytes: memory.maxEntryBytes, maxRoleBytes: memory.maxRoleBytes, ...(audit ? { audit } : {}) })
+  return new MemoryStore({
+    dir: path.resolve(loaded.dir, memory.dir),
+    maxEntryBytes: memory.maxEntryBytes,
+    maxRoleBytes: memory.maxRoleBytes,
+    ...(audit ? { audit } : {}),
+  })
 }
 
 /** Reads skills, role files and the served skill index (what policy mode is built from). */
 export async function loadSources(loaded: LoadedConfig, logger: Logger): Promise<PolicySources> {
   const { config } = loaded
-  const { skills, problems } = await loadSkills(config.skills?.dirs ?? ['skills'], { baseDir: loaded.dir, separator: config.namespace.separator })
+  const { skills, problems } = await loadSkills(config.skills?.dirs ?? ['skills'], {
+    baseDir: loaded.dir,
+    separator: config.namespace.separator,
+  })
   for (const p of problems) logger.warn(`skill ${p.file}${p.path ? ` (${p.path})` : ''}: ${p.message}; skipped`)
   const definitions = new Map<string, RoleDefinitionInput>(Object.entries(config.roles.definitions))
   for (const [name, def] of await loadRoleFiles(path.join(loaded.dir, 'roles'))) {
-    if (definitions.has(name)) throw new MycError('config_invalid', `role "${name}" is defined both in ${loaded.file ?? 'the config'} (roles.definitions) and in roles/${name}.yaml; keep one`)
+    if (definitions.has(name))
+      throw new MycError(
+        'config_invalid',
+        `role "${name}" is defined both in ${loaded.file ?? 'the config'} (roles.definitions) and in roles/${name}.yaml; keep one`,
+      )
     definitions.set(name, def)
   }
-  const { served, unserved } = await buildSkillIndex(skills, { maxFileBytes: config.skills?.maxFileBytes ?? 1_048_576, maxSkillBytes: config.skills?.maxSkillBytes ?? 8_388_608 })
+  const { served, unserved } = await buildSkillIndex(skills, {
+    maxFileBytes: config.skills?.maxFileBytes ?? 1_048_576,
+    maxSkillBytes: config.skills?.maxSkillBytes ?? 8_388_608,
+  })
   for (const u of unserved) logger.warn(`skill ${u.name} is not served over MCP: ${u.reason}`)
   return { skills, problems, definitions, config, skillIndex: served, unserved }
 }
 
 /** The folders whose changes reload the skills: every skills dir, and roles/ beside the config. */
 export function watchedFolders(loaded: LoadedConfig): string[] {
-  return [...(loaded.config.skills?.dirs ?? ['skills']).map((d) => path.resolve(loaded.dir, d)), path.join(loaded.dir, 'roles')]
+  return [
+    ...(loaded.config.skills?.dirs ?? ['skills']).map((d) => path.resolve(loaded.dir, d)),
+    path.join(loaded.dir, 'roles'),
+  ]
 }
 
 async function loadRoleFiles(dir: string): Promise<Map<string, RoleDefinitionInput>> {
@@ -88,11 +116,15 @@ async function loadRoleFiles(dir: string): Promise<Map<string, RoleDefinitionInp
   for (const name of names) {
     const file = path.join(dir, name)
     const role = name.replace(/\.ya?ml$/, '')
-    if (!isRoleName(role)) throw new MycError('config_invalid', `${file}: "${role}" is not a role name: ${ROLE_NAME_RULE}; rename the file`)
+    if (!isRoleName(role))
+      throw new MycError('config_invalid', `${file}: "${role}" is not a role name: ${ROLE_NAME_RULE}; rename the file`)
     const parsed = v.safeParse(RoleDefinitionSchema, parseYaml(await readFile(file, 'utf8')) ?? {})
     if (!parsed.success) {
       const issue = parsed.issues[0]
-      throw new MycError('config_invalid', `${file}: ${(issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'}: ${issue.message} (keys: allowedSkills, deny, inherits, description, budget)`)
+      throw new MycError(
+        'config_invalid',
+        `${file}: ${(issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'}: ${issue.message} (keys: allowedSkills, deny, inherits, description, budget)`,
+      )
     }
     out.set(role, parsed.output)
   }
@@ -135,12 +167,27 @@ export function unreachableSkill(policy: Policy, role: string, skill: string): s
 export function createView(mode: PolicyMode, loaded: LoadedConfig, request: ViewRequest): PrincipalView {
   if (mode.kind === 'open') {
     // A role asked for by a person, where there are no roles: say so rather than serve everything.
-    const asked = request.role !== undefined && (request.roleFrom ?? '--role') === '--role' ? `--role ${request.role}` : request.skills?.length ? `--skills ${request.skills.join(',')}` : undefined
+    const asked =
+      request.role !== undefined && (request.roleFrom ?? '--role') === '--role'
+        ? `--role ${request.role}`
+        : request.skills?.length
+          ? `--skills ${request.skills.join(',')}`
+          : undefined
     if (asked) throw new MycError('usage', openModeMessage(asked, loaded))
-    return loaded.config.session.lazyTools ? lazyOpenView(() => request.catalogue.tools(), loaded.config.namespace) : openView()
+    return loaded.config.session.lazyTools
+      ? lazyOpenView(() => request.catalogue.tools(), loaded.config.namespace)
+      : openView()
   }
   const { config } = loaded
-  const choice = chooseRole({ flag: request.role, ...(request.roleFrom ? { flagFrom: request.roleFrom } : {}), env: request.env.MYCELIUM_ROLE, configDefault: config.roles.default }, mode.state.roles)
+  const choice = chooseRole(
+    {
+      flag: request.role,
+      ...(request.roleFrom ? { flagFrom: request.roleFrom } : {}),
+      env: request.env.MYCELIUM_ROLE,
+      configDefault: config.roles.default,
+    },
+    mode.state.roles,
+  )
   if (!choice.ok) throw new MycError('usage', choice.error)
   const policy = mode.state.policy
   for (const skill of request.skills ?? []) {
@@ -150,7 +197,9 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
   return new PolicyView({
     state: mode.state,
     role: choice.role,
-    initialSkills: request.only ? initialSkills(policy, choice.role, [], request.only) : initialSkills(policy, choice.role, config.session.defaultSkills, request.skills ?? []),
+    initialSkills: request.only
+      ? initialSkills(policy, choice.role, [], request.only)
+      : initialSkills(policy, choice.role, config.session.defaultSkills, request.skills ?? []),
     mode: config.session.escalation,
     protectedSkills: new Set(config.session.protectedSkills),
     metaTools: request.only ? false : config.session.metaTools,

@@ -35,7 +35,11 @@ export interface PolicyViewOptions {
 }
 
 function text(message: string, isError = false, structured?: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: message }], ...(structured ? { structuredContent: structured } : {}), ...(isError ? { isError: true } : {}) }
+  return {
+    content: [{ type: 'text', text: message }],
+    ...(structured ? { structuredContent: structured } : {}),
+    ...(isError ? { isError: true } : {}),
+  }
 }
 
 /**
@@ -57,7 +61,8 @@ export class PolicyView implements PrincipalView {
 
   constructor(private readonly options: PolicyViewOptions) {
     this.active = new Set(options.initialSkills)
-    if (options.metaTools) for (const name of META_TOOLS) this.metaByWire.set(toWireName(BUILTIN_SERVER, name, options.naming), name)
+    if (options.metaTools)
+      for (const name of META_TOOLS) this.metaByWire.set(toWireName(BUILTIN_SERVER, name, options.naming), name)
     this.execWire = options.runner
       ? (['exec', 'run_script'] as const).map((name) => {
           const wireName = toWireName(BUILTIN_SERVER, name, options.naming)
@@ -72,7 +77,12 @@ export class PolicyView implements PrincipalView {
           return { name, tool: { name: wireName, ...MEMORY_TOOL_DEFS[name] } }
         })
       : []
-    options.audit.write({ event: 'session_start', role: options.role, skills: [...this.active], transport: options.transport ?? 'stdio' })
+    options.audit.write({
+      event: 'session_start',
+      role: options.role,
+      skills: [...this.active],
+      transport: options.transport ?? 'stdio',
+    })
   }
 
   get role(): string {
@@ -115,7 +125,9 @@ export class PolicyView implements PrincipalView {
   builtinTools(): readonly Tool[] {
     const filter = this.filter
     if (this.builtinCache?.filter !== filter) {
-      const gated = [...this.execWire, ...this.memoryWire].filter((e) => filter.toolVisible(BUILTIN_SERVER, e.name)).map((e) => e.tool)
+      const gated = [...this.execWire, ...this.memoryWire]
+        .filter((e) => filter.toolVisible(BUILTIN_SERVER, e.name))
+        .map((e) => e.tool)
       this.builtinCache = { filter, tools: [...this.metaTools(), ...gated] }
     }
     return this.builtinCache.tools
@@ -127,7 +139,10 @@ export class PolicyView implements PrincipalView {
     const skills = this.options.state.policy.reachable(this.options.role).map((s) => s.name)
     const key = skills.join('\n')
     if (this.metaWire?.skills !== key) {
-      const tools = [...this.metaByWire].map(([wireName, name]) => ({ name: wireName, ...(name === 'activate_skill' ? activateSkillDef(skills) : META_TOOL_DEFS[name]) }))
+      const tools = [...this.metaByWire].map(([wireName, name]) => ({
+        name: wireName,
+        ...(name === 'activate_skill' ? activateSkillDef(skills) : META_TOOL_DEFS[name]),
+      }))
       this.metaWire = { skills: key, tools }
     }
     return this.metaWire.tools
@@ -150,7 +165,11 @@ export class PolicyView implements PrincipalView {
     if (this.skillCache?.policy !== policy) {
       const reachable = policy.reachable(this.options.role)
       const index = this.options.state.sources.skillIndex
-      this.skillCache = { policy, served: reachable.map((s) => index.get(s.name)).filter((s): s is ServedSkill => s !== undefined), servers: new Map() }
+      this.skillCache = {
+        policy,
+        served: reachable.map((s) => index.get(s.name)).filter((s): s is ServedSkill => s !== undefined),
+        servers: new Map(),
+      }
     }
     return this.skillCache
   }
@@ -164,21 +183,41 @@ export class PolicyView implements PrincipalView {
     let seen = view.servers.get(server)
     if (seen === undefined) {
       const policy = this.options.state.policy
-      seen = policy.filter(this.options.role, new Set(policy.reachable(this.options.role).map((s) => s.name))).serverReached(server)
+      seen = policy
+        .filter(this.options.role, new Set(policy.reachable(this.options.role).map((s) => s.name)))
+        .serverReached(server)
       view.servers.set(server, seen)
     }
     return seen
   }
 
-  recordCall(call: { name: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys: string[] }): void {
-    this.options.audit.write({ event: 'tool_call', role: this.options.role, tool: call.name, outcome: call.outcome, durationMs: call.durationMs, argumentKeys: call.argumentKeys })
+  recordCall(call: {
+    name: string
+    outcome: 'ok' | 'error' | 'denied'
+    durationMs: number
+    argumentKeys: string[]
+  }): void {
+    this.options.audit.write({
+      event: 'tool_call',
+      role: this.options.role,
+      tool: call.name,
+      outcome: call.outcome,
+      durationMs: call.durationMs,
+      argumentKeys: call.argumentKeys,
+    })
   }
 
-  callBuiltin(wireName: string, args: Record<string, unknown>, ctx: () => BuiltinCallContext): Promise<CallToolResult> | undefined {
+  callBuiltin(
+    wireName: string,
+    args: Record<string, unknown>,
+    ctx: () => BuiltinCallContext,
+  ): Promise<CallToolResult> | undefined {
     const execName = this.execByWire.get(wireName)
-    if (execName && this.options.runner && this.filter.toolVisible(BUILTIN_SERVER, execName)) return this.runExec(execName, args)
+    if (execName && this.options.runner && this.filter.toolVisible(BUILTIN_SERVER, execName))
+      return this.runExec(execName, args)
     const memoryName = this.memoryByWire.get(wireName)
-    if (memoryName && this.options.memory && this.filter.toolVisible(BUILTIN_SERVER, memoryName)) return callMemoryTool(memoryName, args, this.options.memory, this.filter.memoryAccess)
+    if (memoryName && this.options.memory && this.filter.toolVisible(BUILTIN_SERVER, memoryName))
+      return callMemoryTool(memoryName, args, this.options.memory, this.filter.memoryAccess)
     const meta = this.metaByWire.get(wireName)
     if (!meta) return undefined
     switch (meta) {
@@ -198,31 +237,45 @@ export class PolicyView implements PrincipalView {
   private runExec(name: 'exec' | 'run_script', args: Record<string, unknown>): Promise<CallToolResult> {
     const runner = this.options.runner!
     if (name === 'exec') {
-      if (typeof args.command !== 'string' || args.command.trim() === '') return Promise.resolve(text('exec needs "command": a shell command line', true))
+      if (typeof args.command !== 'string' || args.command.trim() === '')
+        return Promise.resolve(text('exec needs "command": a shell command line', true))
       return runner.exec(args.command)
     }
     const skillName = String(args.skill ?? '')
     // Only an active skill's scripts: any other name gets the unknown-skill answer.
     const skill = this.filter.active.has(skillName) ? this.options.state.policy.skills.get(skillName) : undefined
-    if (!skill) return Promise.resolve(text(`Unknown skill: ${skillName}. Call list_skills to see the skills you can activate.`, true))
+    if (!skill)
+      return Promise.resolve(
+        text(`Unknown skill: ${skillName}. Call list_skills to see the skills you can activate.`, true),
+      )
     const scriptArgs = Array.isArray(args.args) ? args.args.map(String) : []
     return runner.runScript(skill, String(args.script ?? ''), scriptArgs)
   }
 
   describe(): { role: string; activeSkills: Array<{ name: string; instructions: string }> } {
     const skills = this.options.state.policy.skills
-    return { role: this.options.role, activeSkills: this.activeSkills.map((name) => ({ name, instructions: skills.get(name)?.instructions ?? '' })) }
+    return {
+      role: this.options.role,
+      activeSkills: this.activeSkills.map((name) => ({ name, instructions: skills.get(name)?.instructions ?? '' })),
+    }
   }
 
   reachableSkills(): Array<{ name: string; triggers: readonly string[]; active: boolean; instructions: string }> {
     const active = this.filter.active
-    return this.options.state.policy.reachable(this.options.role).map((s) => ({ name: s.name, triggers: s.triggers, active: active.has(s.name), instructions: s.instructions }))
+    return this.options.state.policy
+      .reachable(this.options.role)
+      .map((s) => ({ name: s.name, triggers: s.triggers, active: active.has(s.name), instructions: s.instructions }))
   }
 
   private listSkills(): CallToolResult {
     const active = this.filter.active
-    const skills = this.options.state.policy.reachable(this.options.role).map((s) => ({ name: s.name, description: s.description, triggers: s.triggers, active: active.has(s.name) }))
-    const lines = skills.map((s) => `- ${s.name}${s.active ? ' (active)' : ''}: ${s.description}${s.triggers.length ? ` [triggers: ${s.triggers.join(', ')}]` : ''}`)
+    const skills = this.options.state.policy
+      .reachable(this.options.role)
+      .map((s) => ({ name: s.name, description: s.description, triggers: s.triggers, active: active.has(s.name) }))
+    const lines = skills.map(
+      (s) =>
+        `- ${s.name}${s.active ? ' (active)' : ''}: ${s.description}${s.triggers.length ? ` [triggers: ${s.triggers.join(', ')}]` : ''}`,
+    )
     return text(lines.length > 0 ? lines.join('\n') : 'No skills are available to this session.', false, { skills })
   }
 
@@ -235,31 +288,63 @@ export class PolicyView implements PrincipalView {
     const { state, role } = this.options
     const policy = state.policy
     const now = this.filter
-    const skills = policy.reachable(role).map((s) => ({ name: s.name, filter: policy.filter(role, new Set([s.name])), context: [s.description, ...s.triggers].join(' ') }))
+    const skills = policy.reachable(role).map((s) => ({
+      name: s.name,
+      filter: policy.filter(role, new Set([s.name])),
+      context: [s.description, ...s.triggers].join(' '),
+    }))
     const docs: ToolDoc[] = []
     const consider = (server: string, name: string, wireName: string, description: string) => {
       const bringing = skills.filter((s) => s.filter.toolVisible(server, name))
       const active = now.toolVisible(server, name)
       if (bringing.length === 0 && !active) return
-      docs.push({ name: wireName, description: oneLine(description), skills: bringing.map((s) => s.name), active, context: bringing.map((s) => s.context).join(' ') })
+      docs.push({
+        name: wireName,
+        description: oneLine(description),
+        skills: bringing.map((s) => s.name),
+        active,
+        context: bringing.map((s) => s.context).join(' '),
+      })
     }
     for (const e of this.options.catalogueTools()) consider(e.server, e.name, e.wireName, e.def.description ?? '')
-    for (const e of [...this.execWire, ...this.memoryWire]) consider(BUILTIN_SERVER, e.name, e.tool.name, e.tool.description ?? '')
+    for (const e of [...this.execWire, ...this.memoryWire])
+      consider(BUILTIN_SERVER, e.name, e.tool.name, e.tool.description ?? '')
     return docs
   }
 
   private searchTools(args: Record<string, unknown>): CallToolResult {
     const query = typeof args.query === 'string' ? args.query : ''
     if (query.trim() === '') return text('search_tools needs "query": words for what the tool should do', true)
-    const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(50, Math.max(1, args.limit)) : 8
-    const hits = rankTools(this.searchableTools(), query, limit).map((h) => ({ name: h.name, description: h.description, skills: [...h.skills], active: h.active }))
-    const lines = hits.map((h) => `- ${h.name} (${h.active ? 'active' : `skill: ${h.skills.join(' or ')}`}): ${h.description}`)
-    return text(lines.length > 0 ? lines.join('\n') : 'No tool matches those words. list_skills shows your skills.', false, { tools: hits })
+    const limit =
+      typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(50, Math.max(1, args.limit)) : 8
+    const hits = rankTools(this.searchableTools(), query, limit).map((h) => ({
+      name: h.name,
+      description: h.description,
+      skills: [...h.skills],
+      active: h.active,
+    }))
+    const lines = hits.map(
+      (h) => `- ${h.name} (${h.active ? 'active' : `skill: ${h.skills.join(' or ')}`}): ${h.description}`,
+    )
+    return text(
+      lines.length > 0 ? lines.join('\n') : 'No tool matches those words. list_skills shows your skills.',
+      false,
+      { tools: hits },
+    )
   }
 
   private context(): CallToolResult {
-    const context = { role: this.options.role, activeSkills: this.activeSkills, visibleTools: this.visibleCount(), escalation: this.options.mode }
-    return text(`role: ${context.role}\nactive skills: ${context.activeSkills.join(', ') || 'none'}\nvisible tools: ${context.visibleTools}\nescalation: ${context.escalation}`, false, context)
+    const context = {
+      role: this.options.role,
+      activeSkills: this.activeSkills,
+      visibleTools: this.visibleCount(),
+      escalation: this.options.mode,
+    }
+    return text(
+      `role: ${context.role}\nactive skills: ${context.activeSkills.join(', ') || 'none'}\nvisible tools: ${context.visibleTools}\nescalation: ${context.escalation}`,
+      false,
+      context,
+    )
   }
 
   /** Activates a skill for this session; `person` bypasses `ask`/`manual` (the CLI and REPL). */
@@ -269,17 +354,33 @@ export class PolicyView implements PrincipalView {
     let decision = decideActivation(policy, { role, active: this.active, mode, protectedSkills }, name, actor)
     if (decision.ok && decision.action === 'ask') {
       if (!ctx?.elicit) {
-        audit.write({ event: 'skill_refused', role, skill: name, reason: 'needs approval; the client cannot ask the user' })
-        return text(`Activating skill ${name} needs the user's approval, and this client cannot ask for it (no elicitation support). Ask the user to activate it.`, true)
+        audit.write({
+          event: 'skill_refused',
+          role,
+          skill: name,
+          reason: 'needs approval; the client cannot ask the user',
+        })
+        return text(
+          `Activating skill ${name} needs the user's approval, and this client cannot ask for it (no elicitation support). Ask the user to activate it.`,
+          true,
+        )
       }
       const skill = policy.skills.get(name)!
-      const answer = await ctx.elicit(`The agent wants to activate the skill "${name}": ${skill.description}. Allow it?`, {
-        type: 'object',
-        properties: { approve: { type: 'boolean', title: `Activate ${name}`, default: true } },
-        required: ['approve'],
-      })
+      const answer = await ctx.elicit(
+        `The agent wants to activate the skill "${name}": ${skill.description}. Allow it?`,
+        {
+          type: 'object',
+          properties: { approve: { type: 'boolean', title: `Activate ${name}`, default: true } },
+          required: ['approve'],
+        },
+      )
       if (answer.action !== 'accept' || answer.content?.approve === false) {
-        audit.write({ event: 'skill_refused', role, skill: name, reason: `user ${answer.action === 'accept' ? 'declined' : answer.action}` })
+        audit.write({
+          event: 'skill_refused',
+          role,
+          skill: name,
+          reason: `user ${answer.action === 'accept' ? 'declined' : answer.action}`,
+        })
         return text(`The user did not approve activating skill ${name}.`, true)
       }
       decision = decideActivation(policy, { role, active: this.active, mode: 'auto', protectedSkills }, name, actor)
@@ -302,18 +403,29 @@ export class PolicyView implements PrincipalView {
 
   private activationResult(name: string, added: string[], already: boolean): CallToolResult {
     const skill = this.options.state.policy.skills.get(name)!
-    const header = already ? `Skill ${name} is already active.` : `Skill ${name} is active.${added.length ? ` Tools added: ${added.join(', ')}.` : ''}`
-    return text(`${header}\n\n${skill.instructions}`.trim(), false, { skill: name, instructions: skill.instructions, addedTools: added })
+    const header = already
+      ? `Skill ${name} is already active.`
+      : `Skill ${name} is active.${added.length ? ` Tools added: ${added.join(', ')}.` : ''}`
+    return text(`${header}\n\n${skill.instructions}`.trim(), false, {
+      skill: name,
+      instructions: skill.instructions,
+      addedTools: added,
+    })
   }
 
   private visibleCount(): number {
     const filter = this.filter
-    return this.builtinTools().length + this.options.catalogueTools().filter((e) => filter.toolVisible(e.server, e.name)).length
+    return (
+      this.builtinTools().length +
+      this.options.catalogueTools().filter((e) => filter.toolVisible(e.server, e.name)).length
+    )
   }
 
   /** Wire names of the tools visible to `b` but not to `a`: the built-ins a skill gates (exec, memory tools), then the catalogue's. */
   private diff(a: PrincipalFilter, b: PrincipalFilter): string[] {
-    const builtins = [...this.execWire, ...this.memoryWire].filter((e) => b.toolVisible(BUILTIN_SERVER, e.name) && !a.toolVisible(BUILTIN_SERVER, e.name)).map((e) => e.tool.name)
+    const builtins = [...this.execWire, ...this.memoryWire]
+      .filter((e) => b.toolVisible(BUILTIN_SERVER, e.name) && !a.toolVisible(BUILTIN_SERVER, e.name))
+      .map((e) => e.tool.name)
     const children = this.options
       .catalogueTools()
       .filter((e) => b.toolVisible(e.server, e.name) && !a.toolVisible(e.server, e.name))
@@ -336,7 +448,11 @@ export class PolicyView implements PrincipalView {
     audit.write({ event: 'skill_deactivated', role, skill: name, by: actor })
     const removed = this.diff(after, before)
     this.emit()
-    return text(`Skill ${name} is no longer active.${removed.length ? ` Tools removed: ${removed.join(', ')}.` : ''}`, false, { skill: name, removedTools: removed })
+    return text(
+      `Skill ${name} is no longer active.${removed.length ? ` Tools removed: ${removed.join(', ')}.` : ''}`,
+      false,
+      { skill: name, removedTools: removed },
+    )
   }
 
   private emit(): void {

@@ -13,7 +13,12 @@ import type { PolicyState } from './policy-state.js'
  * reload can name new `skills.dirs`, or one created since). Returns a
  * function that stops watching.
  */
-export function watchSkills(current: LoadedConfig | (() => LoadedConfig), state: PolicyState, logger: Logger, debounceMs = 200): () => void {
+export function watchSkills(
+  current: LoadedConfig | (() => LoadedConfig),
+  state: PolicyState,
+  logger: Logger,
+  debounceMs = 200,
+): () => void {
   // The config in force at each reload (a live config reload may have changed roles or limits).
   const config = typeof current === 'function' ? current : () => current
   let timer: NodeJS.Timeout | undefined

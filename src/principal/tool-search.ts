@@ -22,7 +22,11 @@ export interface ToolHit extends ToolDoc {
   score: number
 }
 
-const STOP = new Set('a an and are as at be by can do does for from how i in into is it its me my of on or so that the this to use want with you your'.split(' '))
+const STOP = new Set(
+  'a an and are as at be by can do does for from how i in into is it its me my of on or so that the this to use want with you your'.split(
+    ' ',
+  ),
+)
 
 /** A word's crude stem: plural, -ing, -ed and a final e go, so "reads", "reading" and "read" meet. */
 function stem(word: string): string {

@@ -6,7 +6,10 @@ import type { ServedSkill } from '../skills/skill-index.js'
 export interface BuiltinCallContext {
   signal: AbortSignal
   /** Asks the person at the client (MCP elicitation); undefined when the client cannot. */
-  elicit?: (message: string, requestedSchema: Record<string, unknown>) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>
+  elicit?: (
+    message: string,
+    requestedSchema: Record<string, unknown>,
+  ) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>
 }
 
 /**
@@ -26,7 +29,11 @@ export interface PrincipalView {
    * built-in is visible. `ctx` is called only by a built-in that needs it
    * (every tools/call asks here first: a forwarded call builds nothing).
    */
-  callBuiltin(wireName: string, args: Record<string, unknown>, ctx: () => BuiltinCallContext): Promise<CallToolResult> | undefined
+  callBuiltin(
+    wireName: string,
+    args: Record<string, unknown>,
+    ctx: () => BuiltinCallContext,
+  ): Promise<CallToolResult> | undefined
   /** Registers a listener for changes of the view itself (escalation); returns an unsubscribe function. */
   onChange(listener: () => void): () => void
   /** myc's own skills this principal reaches (active or not), served over the Skills extension; undefined in open mode. */
@@ -50,9 +57,17 @@ export interface PrincipalView {
    * `call_tool`): the call it stands for, or an error to answer; undefined
    * for any other name.
    */
-  unwrapCall?(wireName: string, args: Record<string, unknown>): { name: string; arguments: Record<string, unknown> } | { error: string } | undefined
+  unwrapCall?(
+    wireName: string,
+    args: Record<string, unknown>,
+  ): { name: string; arguments: Record<string, unknown> } | { error: string } | undefined
   /** Records a tool call for the audit log (name as sent, outcome, duration; never argument values). */
-  recordCall?(call: { name: string; outcome: 'ok' | 'error' | 'denied'; durationMs: number; argumentKeys: string[] }): void
+  recordCall?(call: {
+    name: string
+    outcome: 'ok' | 'error' | 'denied'
+    durationMs: number
+    argumentKeys: string[]
+  }): void
 }
 
 /**

@@ -74,7 +74,9 @@ function describe(value: unknown): string {
  */
 export function checkInbound(value: unknown): Inbound {
   if (!isObject(value)) {
-    const reason = Array.isArray(value) ? 'Invalid Request: JSON-RPC batches (arrays) are not supported; send one message per line' : `Invalid Request: a JSON-RPC message must be an object, not ${describe(value)}`
+    const reason = Array.isArray(value)
+      ? 'Invalid Request: JSON-RPC batches (arrays) are not supported; send one message per line'
+      : `Invalid Request: a JSON-RPC message must be an object, not ${describe(value)}`
     return { kind: 'invalid', reason, reply: errorReply(null, JsonRpcError.invalidRequest, reason) }
   }
   const hasMethod = Object.hasOwn(value, 'method')
@@ -82,41 +84,72 @@ export function checkInbound(value: unknown): Inbound {
   const rawId = hasId ? value.id : undefined
   // The id an error can carry: only a well-formed id of something that tried to be a request.
   const replyId = isId(rawId) && !Object.hasOwn(value, 'result') && !Object.hasOwn(value, 'error') ? rawId : null
-  const invalid = (reason: string, id: RequestId | null = replyId, code: number = JsonRpcError.invalidRequest): Inbound => ({
+  const invalid = (
+    reason: string,
+    id: RequestId | null = replyId,
+    code: number = JsonRpcError.invalidRequest,
+  ): Inbound => ({
     kind: 'invalid',
     reason,
     reply: errorReply(id, code, reason),
   })
-  if (value.jsonrpc !== '2.0') return invalid(`Invalid Request: "jsonrpc" must be "2.0"${value.jsonrpc === undefined ? ' (it is missing)' : ''}`)
+  if (value.jsonrpc !== '2.0')
+    return invalid(`Invalid Request: "jsonrpc" must be "2.0"${value.jsonrpc === undefined ? ' (it is missing)' : ''}`)
 
   if (hasMethod) {
     const method = value.method
-    if (typeof method !== 'string' || method === '') return invalid(`Invalid Request: "method" must be a non-empty string (got ${describe(method)})`)
+    if (typeof method !== 'string' || method === '')
+      return invalid(`Invalid Request: "method" must be a non-empty string (got ${describe(method)})`)
     const params = value.params
     if (!hasId) {
       const problem = notificationParamsProblem(method, params)
       // Notifications are never answered, whatever is wrong with them.
       if (problem) return { kind: 'invalid', reason: `Invalid notification ${method}: ${problem}` }
-      return { kind: 'notification', method, message: (params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }) as JSONRPCMessage }
+      return {
+        kind: 'notification',
+        method,
+        message: (params === undefined
+          ? { jsonrpc: '2.0', method }
+          : { jsonrpc: '2.0', method, params }) as JSONRPCMessage,
+      }
     }
-    if (!isId(rawId)) return invalid(`Invalid Request: "id" must be a string or an integer (got ${describe(rawId)}${typeof rawId === 'number' ? ' that is not a safe integer' : ''})`, null)
+    if (!isId(rawId))
+      return invalid(
+        `Invalid Request: "id" must be a string or an integer (got ${describe(rawId)}${typeof rawId === 'number' ? ' that is not a safe integer' : ''})`,
+        null,
+      )
     const problem = requestParamsProblem(method, params)
     if (problem) return invalid(`Invalid params for ${method}: ${problem}`, rawId, JsonRpcError.invalidParams)
-    return { kind: 'request', id: rawId, method, message: (params === undefined ? { jsonrpc: '2.0', id: rawId, method } : { jsonrpc: '2.0', id: rawId, method, params }) as JSONRPCMessage }
+    return {
+      kind: 'request',
+      id: rawId,
+      method,
+      message: (params === undefined
+        ? { jsonrpc: '2.0', id: rawId, method }
+        : { jsonrpc: '2.0', id: rawId, method, params }) as JSONRPCMessage,
+    }
   }
 
   const hasResult = Object.hasOwn(value, 'result')
   const hasError = Object.hasOwn(value, 'error')
-  if (hasResult === hasError) return invalid('Invalid Request: a message needs "method" (a request or notification), or "result" or "error" (a response)')
-  if (!isId(rawId)) return invalid(`Invalid response: "id" must be a string or an integer (got ${describe(rawId)})`, null)
+  if (hasResult === hasError)
+    return invalid(
+      'Invalid Request: a message needs "method" (a request or notification), or "result" or "error" (a response)',
+    )
+  if (!isId(rawId))
+    return invalid(`Invalid response: "id" must be a string or an integer (got ${describe(rawId)})`, null)
   if (hasResult) {
-    if (!isObject(value.result)) return invalid(`Invalid response: "result" must be an object (got ${describe(value.result)})`, null)
+    if (!isObject(value.result))
+      return invalid(`Invalid response: "result" must be an object (got ${describe(value.result)})`, null)
     return { kind: 'response', message: { jsonrpc: '2.0', id: rawId, result: value.result } as JSONRPCMessage }
   }
   const error = value.error
   if (!isObject(error) || !Number.isSafeInteger(error.code) || typeof error.message !== 'string') {
     return invalid('Invalid response: "error" must be an object with an integer "code" and a string "message"', null)
   }
-  const wireError = error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data }
+  const wireError =
+    error.data === undefined
+      ? { code: error.code, message: error.message }
+      : { code: error.code, message: error.message, data: error.data }
   return { kind: 'response', message: { jsonrpc: '2.0', id: rawId, error: wireError } as JSONRPCMessage }
 }

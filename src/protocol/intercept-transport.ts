@@ -18,7 +18,15 @@ export class InterceptTransport implements Transport {
   onerror?: (error: Error) => void
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void
   interceptor: Interceptor | undefined
-  private early: { started: Promise<void>; queue: Array<[JSONRPCMessage, MessageExtraInfo | undefined]>; peek?: (message: JSONRPCMessage) => void; closed?: () => void; wasClosed?: boolean } | undefined
+  private early:
+    | {
+        started: Promise<void>
+        queue: Array<[JSONRPCMessage, MessageExtraInfo | undefined]>
+        peek?: (message: JSONRPCMessage) => void
+        closed?: () => void
+        wasClosed?: boolean
+      }
+    | undefined
 
   constructor(
     readonly inner: Transport,

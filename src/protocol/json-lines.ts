@@ -21,7 +21,10 @@ export interface OversizedLine {
  * skipped) and hands each to `onLine`. A limit bounds the memory a peer
  * that never ends its line can take.
  */
-export function lineSplitter(onLine: (line: string) => void, limit: LineLimit = { maxLength: Number.POSITIVE_INFINITY }): (chunk: string) => void {
+export function lineSplitter(
+  onLine: (line: string) => void,
+  limit: LineLimit = { maxLength: Number.POSITIVE_INFINITY },
+): (chunk: string) => void {
   let buffer = ''
   /** Inside an oversized line: its text goes to this sink until its newline. */
   let sink: OversizedLine | undefined

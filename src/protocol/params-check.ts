@@ -18,13 +18,17 @@ function kind(value: unknown): string {
 const got = (value: unknown) => ` (got ${kind(value)})`
 
 export const string: Check = (v, p) => (typeof v === 'string' ? undefined : `${p} must be a string${got(v)}`)
-export const number: Check = (v, p) => (typeof v === 'number' && Number.isFinite(v) ? undefined : `${p} must be a number${got(v)}`)
+export const number: Check = (v, p) =>
+  typeof v === 'number' && Number.isFinite(v) ? undefined : `${p} must be a number${got(v)}`
 /** A JSON-RPC id or progress token: a string or a (safe) integer. */
-export const idLike: Check = (v, p) => (typeof v === 'string' || Number.isSafeInteger(v) ? undefined : `${p} must be a string or an integer${got(v)}`)
+export const idLike: Check = (v, p) =>
+  typeof v === 'string' || Number.isSafeInteger(v) ? undefined : `${p} must be a string or an integer${got(v)}`
 const anyObject: Check = (v, p) => (isObject(v) ? undefined : `${p} must be an object${got(v)}`)
 
 export function optional(check: Check): Check & { optional: true } {
-  return Object.assign((v: unknown, p: string) => (v === undefined ? undefined : check(v, p)), { optional: true as const })
+  return Object.assign((v: unknown, p: string) => (v === undefined ? undefined : check(v, p)), {
+    optional: true as const,
+  })
 }
 
 /** An object with these fields (others allowed). A missing required field is named as such. */
@@ -56,7 +60,10 @@ export function record(check: Check): Check {
 
 export function oneOf(values: readonly string[]): Check {
   const set = new Set(values)
-  return (v, p) => (typeof v === 'string' && set.has(v) ? undefined : `${p} must be one of ${values.join(', ')}${typeof v === 'string' ? ` (got "${v.slice(0, 64)}")` : got(v)}`)
+  return (v, p) =>
+    typeof v === 'string' && set.has(v)
+      ? undefined
+      : `${p} must be one of ${values.join(', ')}${typeof v === 'string' ? ` (got "${v.slice(0, 64)}")` : got(v)}`
 }
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task'
@@ -85,10 +92,16 @@ export const LOGGING_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'c
  * is not here is answered by the SDK's server (-32601 when nothing handles it).
  */
 export const REQUEST_PARAMS: ReadonlyMap<string, Check> = new Map<string, Check>([
-  ['initialize', params({ protocolVersion: string, capabilities: anyObject, clientInfo: object({ name: string, version: string }) })],
+  [
+    'initialize',
+    params({ protocolVersion: string, capabilities: anyObject, clientInfo: object({ name: string, version: string }) }),
+  ],
   ['ping', params()],
   ['tools/list', paginated],
-  ['tools/call', params({ name: string, arguments: optional(anyObject), task: optional(object({ ttl: optional(number) })) })],
+  [
+    'tools/call',
+    params({ name: string, arguments: optional(anyObject), task: optional(object({ ttl: optional(number) })) }),
+  ],
   ['prompts/list', paginated],
   ['prompts/get', params({ name: string, arguments: optional(record(string)) })],
   ['resources/list', paginated],
@@ -96,7 +109,14 @@ export const REQUEST_PARAMS: ReadonlyMap<string, Check> = new Map<string, Check>
   ['resources/read', byUri],
   ['resources/subscribe', byUri],
   ['resources/unsubscribe', byUri],
-  ['completion/complete', params({ ref: completionRef, argument: object({ name: string, value: string }), context: optional(object({ arguments: optional(record(string)) })) })],
+  [
+    'completion/complete',
+    params({
+      ref: completionRef,
+      argument: object({ name: string, value: string }),
+      context: optional(object({ arguments: optional(record(string)) })),
+    }),
+  ],
   ['logging/setLevel', params({ level: oneOf(LOGGING_LEVELS) })],
   ['tasks/get', byTask],
   ['tasks/result', byTask],
@@ -111,7 +131,10 @@ export const REQUEST_PARAMS: ReadonlyMap<string, Check> = new Map<string, Check>
 /** Notifications a client sends; others are checked only for their envelope. */
 export const NOTIFICATION_PARAMS: ReadonlyMap<string, Check> = new Map<string, Check>([
   ['notifications/cancelled', params({ requestId: optional(idLike), reason: optional(string) })],
-  ['notifications/progress', params({ progressToken: idLike, progress: number, total: optional(number), message: optional(string) })],
+  [
+    'notifications/progress',
+    params({ progressToken: idLike, progress: number, total: optional(number), message: optional(string) }),
+  ],
 ])
 
 /** Params of any request or notification without a specific check: an object with a valid `_meta`. */

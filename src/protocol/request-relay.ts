@@ -76,7 +76,12 @@ export class RequestRelay {
   }
 
   /** Sends a request; `options` is read, not kept (a caller's own context can be handed over as it is). */
-  request(method: string, params: Record<string, unknown> | undefined, options: RelayRequestOptions, defaultTimeoutMs = 60_000): Promise<RelayOutcome> {
+  request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: RelayRequestOptions,
+    defaultTimeoutMs = 60_000,
+  ): Promise<RelayOutcome> {
     const id = `${this.prefix}${++this.nextId}`
     const timeoutMs = options.timeoutMs ?? defaultTimeoutMs
     let sentParams = params
@@ -89,7 +94,14 @@ export class RequestRelay {
       sentParams = { ...params, _meta: rest }
     }
     return new Promise<RelayOutcome>((resolve) => {
-      const entry: Pending = { resolve, deadline: Date.now() + timeoutMs, timeoutMs, onProgress: options.onProgress, cancellation: options.cancellation, onCancel: undefined }
+      const entry: Pending = {
+        resolve,
+        deadline: Date.now() + timeoutMs,
+        timeoutMs,
+        onProgress: options.onProgress,
+        cancellation: options.cancellation,
+        onCancel: undefined,
+      }
       this.pending.set(id, entry)
       this.arm(entry.deadline)
       const cancellation = options.cancellation
@@ -98,9 +110,18 @@ export class RequestRelay {
         entry.onCancel = () => this.cancelled(id, cancellation.reason)
         cancellation.onCancel(entry.onCancel)
       }
-      const message = sentParams === undefined ? { jsonrpc: '2.0' as const, id, method } : { jsonrpc: '2.0' as const, id, method, params: sentParams }
+      const message =
+        sentParams === undefined
+          ? { jsonrpc: '2.0' as const, id, method }
+          : { jsonrpc: '2.0' as const, id, method, params: sentParams }
       this.send(message).catch((error: unknown) => {
-        this.settle(id, { ok: false, error: { code: RelayErrorCode.connectionClosed, message: `Could not send the request: ${error instanceof Error ? error.message : String(error)}` } })
+        this.settle(id, {
+          ok: false,
+          error: {
+            code: RelayErrorCode.connectionClosed,
+            message: `Could not send the request: ${error instanceof Error ? error.message : String(error)}`,
+          },
+        })
       })
     })
   }
@@ -108,7 +129,11 @@ export class RequestRelay {
   private cancelled(id: string, reason: unknown): void {
     if (!this.pending.has(id)) return
     this.settle(id, { ok: false, error: { code: RelayErrorCode.cancelled, message: 'Request cancelled' } })
-    void this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason ?? 'cancelled by the client') } }).catch(() => {})
+    void this.send({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason: String(reason ?? 'cancelled by the client') },
+    }).catch(() => {})
   }
 
   /** Makes sure the shared timer fires by `deadline`. */
@@ -129,8 +154,15 @@ export class RequestRelay {
     for (const [id, entry] of this.pending) {
       if (entry.deadline <= now) {
         const ms = entry.timeoutMs
-        this.settle(id, { ok: false, error: { code: RelayErrorCode.timeout, message: `Request timed out after ${ms} ms`, data: { timeout: ms } } })
-        void this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out' } }).catch(() => {})
+        this.settle(id, {
+          ok: false,
+          error: { code: RelayErrorCode.timeout, message: `Request timed out after ${ms} ms`, data: { timeout: ms } },
+        })
+        void this.send({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: id, reason: 'timed out' },
+        }).catch(() => {})
       } else if (entry.deadline < next) next = entry.deadline
     }
     if (next !== Number.POSITIVE_INFINITY) this.arm(next)
@@ -150,10 +182,19 @@ export class RequestRelay {
    * calls; returns false for everything else (the SDK's business).
    */
   readonly intercept = (message: JSONRPCMessage): boolean => {
-    const m = message as { id?: unknown; method?: string; params?: { progressToken?: unknown }; result?: unknown; error?: WireError }
+    const m = message as {
+      id?: unknown
+      method?: string
+      params?: { progressToken?: unknown }
+      result?: unknown
+      error?: WireError
+    }
     if (m.method === undefined) {
       if (typeof m.id !== 'string' || !this.pending.has(m.id)) return false
-      this.settle(m.id, m.error ? { ok: false, error: m.error } : { ok: true, result: (m.result ?? {}) as Record<string, unknown> })
+      this.settle(
+        m.id,
+        m.error ? { ok: false, error: m.error } : { ok: true, result: (m.result ?? {}) as Record<string, unknown> },
+      )
       return true
     }
     if (m.method === 'notifications/progress') {
@@ -172,6 +213,7 @@ export class RequestRelay {
 
   /** Settles every waiting call with the same error (the peer is gone). */
   failAll(message: string): void {
-    for (const id of [...this.pending.keys()]) this.settle(id, { ok: false, error: { code: RelayErrorCode.connectionClosed, message } })
+    for (const id of [...this.pending.keys()])
+      this.settle(id, { ok: false, error: { code: RelayErrorCode.connectionClosed, message } })
   }
 }

@@ -23,7 +23,14 @@ const lines = new WeakMap<object, { head: string; tail: string }>()
 /** Remembers `line`, a response the child wrote for `message` (already parsed from it), when its id can be replaced in place. */
 export function keepResponseLine(line: string, message: { jsonrpc?: unknown; id?: unknown; result?: unknown }): void {
   const { id, result } = message
-  if (typeof id !== 'string' || message.jsonrpc !== '2.0' || typeof result !== 'object' || result === null || Array.isArray(result)) return
+  if (
+    typeof id !== 'string' ||
+    message.jsonrpc !== '2.0' ||
+    typeof result !== 'object' ||
+    result === null ||
+    Array.isArray(result)
+  )
+    return
   // Only the three members a response is rebuilt from (a client's SDK may refuse others).
   let members = 0
   for (const _ in message) if (++members > 3) return
@@ -33,7 +40,8 @@ export function keepResponseLine(line: string, message: { jsonrpc?: unknown; id?
     return
   }
   const opening = `{"jsonrpc":"2.0",${member},`
-  if (line.startsWith(opening) && line.indexOf('"id":', opening.length) === -1) lines.set(result, { head: '{"jsonrpc":"2.0",', tail: line.slice(opening.length - 1) })
+  if (line.startsWith(opening) && line.indexOf('"id":', opening.length) === -1)
+    lines.set(result, { head: '{"jsonrpc":"2.0",', tail: line.slice(opening.length - 1) })
 }
 
 /** Results served again unchanged, and their text once it was made (at the first send over stdio; never over HTTP, where the SDK writes). */

@@ -55,7 +55,8 @@ export class StdioServerStream implements Transport {
 
   private onLine(line: string): void {
     // A character is at most 3 UTF-8 bytes: only long lines need counting.
-    if (line.length * 3 > this.maxBytes && Buffer.byteLength(line) > this.maxBytes) return this.refuseOversized(topLevelId(line))
+    if (line.length * 3 > this.maxBytes && Buffer.byteLength(line) > this.maxBytes)
+      return this.refuseOversized(topLevelId(line))
     if (nestsDeeperThan(line, MAX_NESTING)) {
       const reason = `Invalid Request: the message nests arrays and objects deeper than ${MAX_NESTING} levels`
       return this.reject(reason, errorReply(topLevelId(line), JsonRpcError.invalidRequest, reason))

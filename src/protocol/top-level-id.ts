@@ -40,7 +40,8 @@ export class TopLevelIdScanner {
       if (this.escaped) this.escaped = false
       else if (c === '\\') this.escaped = true
       else if (c === '"') return this.endString()
-      if (this.depth === 1 && this.text !== undefined) this.text = this.text.length < MAX_ID_CHARS * 6 ? this.text + c : undefined
+      if (this.depth === 1 && this.text !== undefined)
+        this.text = this.text.length < MAX_ID_CHARS * 6 ? this.text + c : undefined
       return
     }
     if (!this.started) {
@@ -80,7 +81,8 @@ export class TopLevelIdScanner {
         return
       default:
         // true, false, null and whitespace: a value other than a string or number is no id.
-        if (this.depth === 1 && this.expecting === 'value' && this.valueKey === 'id' && /[a-z]/.test(c)) this.found = null
+        if (this.depth === 1 && this.expecting === 'value' && this.valueKey === 'id' && /[a-z]/.test(c))
+          this.found = null
     }
   }
 

@@ -14,12 +14,22 @@ export interface ForwardContext {
 }
 
 /** Handles one forwarded method; `undefined` means "send no response" (cancelled). */
-export type ForwardHandler<C extends ForwardContext = ForwardContext> = (params: Record<string, unknown> | undefined, ctx: C) => Promise<RelayOutcome | undefined>
+export type ForwardHandler<C extends ForwardContext = ForwardContext> = (
+  params: Record<string, unknown> | undefined,
+  ctx: C,
+) => Promise<RelayOutcome | undefined>
 
 /** Makes the context of one forwarded request (its owner adds who is calling; made once per request, in one shape). */
-export type ContextFactory<C extends ForwardContext> = (requestId: RequestId, cancellation: Cancellation, onProgress: ((progress: ProgressParams) => void) | undefined) => C
+export type ContextFactory<C extends ForwardContext> = (
+  requestId: RequestId,
+  cancellation: Cancellation,
+  onProgress: ((progress: ProgressParams) => void) | undefined,
+) => C
 
-const failure = (error: unknown): RelayOutcome => ({ ok: false, error: { code: RpcCode.internalError, message: error instanceof Error ? error.message : String(error) } })
+const failure = (error: unknown): RelayOutcome => ({
+  ok: false,
+  error: { code: RpcCode.internalError, message: error instanceof Error ? error.message : String(error) },
+})
 
 /**
  * The client-facing half of the hot path: requests for the forwarded methods
@@ -41,7 +51,8 @@ export class UpstreamRelay<C extends ForwardContext = ForwardContext> {
     private readonly send: (message: JSONRPCMessage, options?: TransportSendOptions) => Promise<void>,
     private readonly handlers: ReadonlyMap<string, ForwardHandler<C>>,
     private readonly onError: (error: unknown) => void,
-    private readonly context: ContextFactory<C> = (requestId, cancellation, onProgress) => ({ requestId, cancellation, onProgress }) as C,
+    private readonly context: ContextFactory<C> = (requestId, cancellation, onProgress) =>
+      ({ requestId, cancellation, onProgress }) as C,
   ) {}
 
   readonly intercept = (message: JSONRPCMessage): boolean => {
@@ -80,7 +91,10 @@ export class UpstreamRelay<C extends ForwardContext = ForwardContext> {
 
   private progressOf(id: RequestId, token: string | number): (progress: ProgressParams) => void {
     return (progress) => {
-      this.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...progress, progressToken: token } }, { relatedRequestId: id }).catch(this.onError)
+      this.send(
+        { jsonrpc: '2.0', method: 'notifications/progress', params: { ...progress, progressToken: token } },
+        { relatedRequestId: id },
+      ).catch(this.onError)
     }
   }
 
@@ -90,7 +104,9 @@ export class UpstreamRelay<C extends ForwardContext = ForwardContext> {
     if (!outcome || cancellation.aborted) return
     let sent: Promise<void>
     try {
-      sent = this.send(outcome.ok ? { jsonrpc: '2.0', id, result: outcome.result } : { jsonrpc: '2.0', id, error: outcome.error })
+      sent = this.send(
+        outcome.ok ? { jsonrpc: '2.0', id, result: outcome.result } : { jsonrpc: '2.0', id, error: outcome.error },
+      )
     } catch (error) {
       this.onError(error)
       return

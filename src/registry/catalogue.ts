@@ -1,4 +1,10 @@
-import { UriTemplate, type Prompt, type Resource, type ResourceTemplateType, type Tool } from '@modelcontextprotocol/client'
+import {
+  UriTemplate,
+  type Prompt,
+  type Resource,
+  type ResourceTemplateType,
+  type Tool,
+} from '@modelcontextprotocol/client'
 import type { Skill as SkillEntry } from '@modelcontextprotocol/core/ext/skills'
 import type { ChildLists, ListKind } from '../children/child.js'
 import { ChildSkillRoutes, mapChildEntry } from '../skills/child-skills.js'
@@ -110,7 +116,12 @@ export class Catalogue {
   }
 
   private rebuild(kinds: readonly ListKind[]): void {
-    const conflicts = this.conflicts.filter((c) => !(kinds.includes('tools') && c.kind === 'tool') && !(kinds.includes('prompts') && c.kind === 'prompt') && !(kinds.includes('resources') && c.kind === 'resource'))
+    const conflicts = this.conflicts.filter(
+      (c) =>
+        !(kinds.includes('tools') && c.kind === 'tool') &&
+        !(kinds.includes('prompts') && c.kind === 'prompt') &&
+        !(kinds.includes('resources') && c.kind === 'resource'),
+    )
     if (kinds.includes('tools')) {
       this.toolList = this.mergeNamed('tools', this.toolsByWire, this.toolsById, 'tool', conflicts)
       this.revision.tools++
@@ -182,7 +193,13 @@ export class Catalogue {
     return wire
   }
 
-  private mergeNamed<T extends { name: string }>(kind: 'tools' | 'prompts', byWire: Map<string, NamedEntry<T>>, byId: Map<string, NamedEntry<T>>, label: 'tool' | 'prompt', conflicts: Conflict[]): NamedEntry<T>[] {
+  private mergeNamed<T extends { name: string }>(
+    kind: 'tools' | 'prompts',
+    byWire: Map<string, NamedEntry<T>>,
+    byId: Map<string, NamedEntry<T>>,
+    label: 'tool' | 'prompt',
+    conflicts: Conflict[],
+  ): NamedEntry<T>[] {
     byWire.clear()
     byId.clear()
     const list: NamedEntry<T>[] = []

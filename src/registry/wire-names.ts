@@ -34,7 +34,10 @@ export function toWireName(server: string, name: string, options: WireNameOption
   const { separator, maxLength } = options
   const full = `${server}${separator}${name}`
   let safe = full.replace(SAFE, '_')
-  if (separator !== ':') safe = safe.slice(0, server.length + separator.length) + safe.slice(server.length + separator.length).replaceAll(':', '_')
+  if (separator !== ':')
+    safe =
+      safe.slice(0, server.length + separator.length) +
+      safe.slice(server.length + separator.length).replaceAll(':', '_')
   if (safe === full && full.length <= maxLength) return full
   const suffix = `_${shortHash(canonicalId(server, name))}`
   return withSuffix(safe, suffix, maxLength)
@@ -81,8 +84,10 @@ export function clientNameWarnings(wireName: string, serverKeyInClient = 'myceli
   const warnings: string[] = []
   for (const limit of CLIENT_NAME_LIMITS) {
     const total = limit.prefixLength(serverKeyInClient) + wireName.length
-    if (total > limit.maxTotal) warnings.push(`${limit.client}: ${total} characters with its prefix, over its limit of ${limit.maxTotal}`)
-    if (limit.rejects?.test(wireName)) warnings.push(`${limit.client}: rejects the character ${limit.rejects.source.replace('\\', '')}`)
+    if (total > limit.maxTotal)
+      warnings.push(`${limit.client}: ${total} characters with its prefix, over its limit of ${limit.maxTotal}`)
+    if (limit.rejects?.test(wireName))
+      warnings.push(`${limit.client}: rejects the character ${limit.rejects.source.replace('\\', '')}`)
   }
   return warnings
 }

@@ -36,7 +36,10 @@ export function describeDiff(diff: ConfigDiff): string {
  * the rest untouched) and, in policy mode, the skills and roles are rebuilt.
  * Returns a function that stops watching. `reload` is exposed for tests.
  */
-export function watchConfig(options: LiveConfigOptions): { stop: () => void; reload: () => Promise<ConfigDiff | undefined> } {
+export function watchConfig(options: LiveConfigOptions): {
+  stop: () => void
+  reload: () => Promise<ConfigDiff | undefined>
+} {
   const { runtime, mode, logger } = options
   const file = runtime.loaded.file
   let chain: Promise<ConfigDiff | undefined> = Promise.resolve(undefined)
@@ -51,12 +54,18 @@ export function watchConfig(options: LiveConfigOptions): { stop: () => void; rel
       logger.error(`config not reloaded, the running one is kept: ${(error as Error).message}`)
       return undefined
     }
-    if (isPolicyMode(next) !== (mode.kind === 'policy')) logger.warn(`${file}: switching between open mode and policy mode (the "skills" key) takes effect after a restart`)
+    if (isPolicyMode(next) !== (mode.kind === 'policy'))
+      logger.warn(
+        `${file}: switching between open mode and policy mode (the "skills" key) takes effect after a restart`,
+      )
     // The policy first: skills that name a server being added or removed are judged against the new config.
     if (sources && mode.kind === 'policy') mode.state.replace(sources)
     const diff = await runtime.applyConfig(next)
     logger.info(`config reloaded: ${describeDiff(diff)}`)
-    if (diff.needsRestart.length) logger.warn(`${file}: changes to ${diff.needsRestart.map((k) => `"${k}"`).join(', ')} take effect after a restart`)
+    if (diff.needsRestart.length)
+      logger.warn(
+        `${file}: changes to ${diff.needsRestart.map((k) => `"${k}"`).join(', ')} take effect after a restart`,
+      )
     return diff
   }
   const reload = () => (chain = chain.then(reloadOnce, reloadOnce))

@@ -33,10 +33,24 @@ export interface OpenRuntimeOptions {
  * runtime. In policy mode strict loading is re-checked on every catalogue
  * change. Throws MycError on a bad config.
  */
-export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode }> {
-  const loaded = options.loaded ?? (await loadConfig({ configPath: options.configPath, cwd: options.cwd ?? process.cwd(), env: options.env ?? process.env }))
+export async function openRuntime(
+  options: OpenRuntimeOptions,
+): Promise<{ runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode }> {
+  const loaded =
+    options.loaded ??
+    (await loadConfig({
+      configPath: options.configPath,
+      cwd: options.cwd ?? process.cwd(),
+      env: options.env ?? process.env,
+    }))
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or the config) names an endpoint: then OpenTelemetry is loaded (traces, metrics), not before.
-  const tracing = await openTracing({ env: options.env ?? process.env, config: loaded.config.telemetry, version: options.version, warn: (message) => options.logger.warn(message), ...(options.measureOperations ? { measureOperations: true } : {}) })
+  const tracing = await openTracing({
+    env: options.env ?? process.env,
+    config: loaded.config.telemetry,
+    version: options.version,
+    warn: (message) => options.logger.warn(message),
+    ...(options.measureOperations ? { measureOperations: true } : {}),
+  })
   const runtime = new Runtime({
     loaded,
     logger: options.logger,
@@ -58,5 +72,9 @@ export async function openRuntime(options: OpenRuntimeOptions): Promise<{ runtim
 /** Each server's state for the metrics: the configured ones, and any a reload removed that had restarted. */
 function childReadings(runtime: Runtime): ChildReading[] {
   const { children, restarts } = runtime.supervisor
-  return [...new Set([...children.keys(), ...restarts.keys()])].map((server) => ({ server, running: children.get(server)?.state === 'RUNNING', restarts: restarts.get(server) ?? 0 }))
+  return [...new Set([...children.keys(), ...restarts.keys()])].map((server) => ({
+    server,
+    running: children.get(server)?.state === 'RUNNING',
+    restarts: restarts.get(server) ?? 0,
+  }))
 }

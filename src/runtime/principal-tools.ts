@@ -18,7 +18,13 @@ import { RpcCode } from '../protocol/facts.js'
  * function, so the answers cannot differ.
  */
 export function unknownTool(name: unknown): RelayOutcome {
-  return { ok: false, error: { code: RpcCode.invalidParams, message: `Unknown tool: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
+  return {
+    ok: false,
+    error: {
+      code: RpcCode.invalidParams,
+      message: `Unknown tool: ${typeof name === 'string' ? name : JSON.stringify(name)}`,
+    },
+  }
 }
 
 /** One tool a principal sees: its wire name, canonical id and the definition as a client gets it. */
@@ -31,7 +37,11 @@ export interface VisibleTool {
 /** The tools a principal sees now, in the order a client lists them: built-ins first, then the children's in config order. */
 export function visibleTools(runtime: Runtime, view: PrincipalView): VisibleTool[] {
   const separator = runtime.loaded.config.namespace.separator
-  const builtins = view.builtinTools().map((def) => ({ wireName: def.name, id: `mycelium:${def.name.startsWith(`mycelium${separator}`) ? def.name.slice(`mycelium${separator}`.length) : def.name}`, def }))
+  const builtins = view.builtinTools().map((def) => ({
+    wireName: def.name,
+    id: `mycelium:${def.name.startsWith(`mycelium${separator}`) ? def.name.slice(`mycelium${separator}`.length) : def.name}`,
+    def,
+  }))
   if (view.listsChildTools === false) return builtins
   const children = runtime.catalogue
     .tools()
@@ -125,10 +135,17 @@ export interface ToolCallContext {
  * call. A child that is down is a failed call the caller can read, not a
  * protocol error. Resolves undefined when cancelled.
  */
-export function callVisibleTool(runtime: Runtime, view: PrincipalView, params: Record<string, unknown>, ctx: ToolCallContext): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
+export function callVisibleTool(
+  runtime: Runtime,
+  view: PrincipalView,
+  params: Record<string, unknown>,
+  ctx: ToolCallContext,
+): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
   const tracing = runtime.tracing
   // Tracing off: not one more step on the hot path.
-  return tracing === undefined ? call(runtime, view, params, ctx, undefined) : tracedCall(tracing, runtime, view, params, ctx)
+  return tracing === undefined
+    ? call(runtime, view, params, ctx, undefined)
+    : tracedCall(tracing, runtime, view, params, ctx)
 }
 
 /**
@@ -137,9 +154,19 @@ export function callVisibleTool(runtime: Runtime, view: PrincipalView, params: R
  * caller's `_meta.traceparent`. A hidden tool is recorded exactly as one
  * that does not exist: the caller's name, no server, the same error.
  */
-async function tracedCall(tracing: Tracing, runtime: Runtime, view: PrincipalView, params: Record<string, unknown>, ctx: ToolCallContext): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
+async function tracedCall(
+  tracing: Tracing,
+  runtime: Runtime,
+  view: PrincipalView,
+  params: Record<string, unknown>,
+  ctx: ToolCallContext,
+): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
   const name = typeof params.name === 'string' ? params.name : ''
-  const span = serverSpan(tracing, 'tools/call', name, params, { 'gen_ai.tool.name': name, 'gen_ai.operation.name': 'execute_tool', ...callerAttributes(view, ctx) })
+  const span = serverSpan(tracing, 'tools/call', name, params, {
+    'gen_ai.tool.name': name,
+    'gen_ai.operation.name': 'execute_tool',
+    ...callerAttributes(view, ctx),
+  })
   try {
     const called = await call(runtime, view, params, ctx, span)
     endSpan(span, called?.outcome)
@@ -151,7 +178,10 @@ async function tracedCall(tracing: Tracing, runtime: Runtime, view: PrincipalVie
 }
 
 /** Who calls, for a server span: the request id, the role, the credential's name (never its value). */
-export function callerAttributes(view: Pick<PrincipalView, 'describe'>, ctx: { requestId?: string | number; principalName?: string; protocolVersion?: string; sessionId?: string }): SpanAttributes {
+export function callerAttributes(
+  view: Pick<PrincipalView, 'describe'>,
+  ctx: { requestId?: string | number; principalName?: string; protocolVersion?: string; sessionId?: string },
+): SpanAttributes {
   const role = view.describe?.()?.role
   return {
     ...(ctx.requestId !== undefined ? { 'jsonrpc.request.id': String(ctx.requestId) } : {}),
@@ -162,7 +192,13 @@ export function callerAttributes(view: Pick<PrincipalView, 'describe'>, ctx: { r
   }
 }
 
-async function call(runtime: Runtime, view: PrincipalView, params: Record<string, unknown>, ctx: ToolCallContext, span: SpanHandle | undefined): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
+async function call(
+  runtime: Runtime,
+  view: PrincipalView,
+  params: Record<string, unknown>,
+  ctx: ToolCallContext,
+  span: SpanHandle | undefined,
+): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
   const name = params.name
   const watching = observers.get(runtime)
   const observed = watching !== undefined && watching.size > 0 ? watching : undefined
@@ -174,7 +210,9 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
   // Lazy open mode's call_tool: the call it stands for goes the same way as one sent directly.
   const unwrapped = view.unwrapCall?.(name, args)
   if (unwrapped)
-    return 'error' in unwrapped ? { outcome: { ok: true, result: { content: [{ type: 'text', text: unwrapped.error }], isError: true } } } : call(runtime, view, { ...params, name: unwrapped.name, arguments: unwrapped.arguments }, ctx, span)
+    return 'error' in unwrapped
+      ? { outcome: { ok: true, result: { content: [{ type: 'text', text: unwrapped.error }], isError: true } } }
+      : call(runtime, view, { ...params, name: unwrapped.name, arguments: unwrapped.arguments }, ctx, span)
   // The audit log, where the view keeps one (policy mode), and the observers: nothing is measured without either (every relayed call passes here, so no closures either).
   const audited = view.recordCall !== undefined
   const started = audited || observed ? performance.now() : 0
@@ -184,7 +222,13 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
     if (audited) record(view, name, args, started, result.isError ? 'error' : 'ok')
     if (observed) {
       const separator = runtime.loaded.config.namespace.separator
-      observe(observed, started, 'mycelium', name.startsWith(`mycelium${separator}`) ? name.slice(`mycelium${separator}`.length) : name, ctx.cancellation.aborted ? undefined : { ok: true, result: result as Record<string, unknown> })
+      observe(
+        observed,
+        started,
+        'mycelium',
+        name.startsWith(`mycelium${separator}`) ? name.slice(`mycelium${separator}`.length) : name,
+        ctx.cancellation.aborted ? undefined : { ok: true, result: result as Record<string, unknown> },
+      )
     }
     return { outcome: { ok: true, result: result as Record<string, unknown> } }
   }
@@ -205,14 +249,32 @@ async function call(runtime: Runtime, view: PrincipalView, params: Record<string
   const { child } = reached
   const personal = child !== shared
   let outcome = span
-    ? await forwardTraced(span, runtime.tracing!, child, { server: entry.server, method: 'tools/call', target: entry.name, params: { ...params, name: entry.name }, attributes: { 'gen_ai.tool.name': entry.name } }, ctx)
+    ? await forwardTraced(
+        span,
+        runtime.tracing!,
+        child,
+        {
+          server: entry.server,
+          method: 'tools/call',
+          target: entry.name,
+          params: { ...params, name: entry.name },
+          attributes: { 'gen_ai.tool.name': entry.name },
+        },
+        ctx,
+      )
     : await child.forward('tools/call', { ...params, name: entry.name }, ctx)
   // The person's login went away (logged out, refused on refresh): the way to log in again, as before the first.
-  if (personal && !outcome.ok && /needs an OAuth login/.test(outcome.error.message)) outcome = loginHint(entry.server, ctx.owner!)
+  if (personal && !outcome.ok && /needs an OAuth login/.test(outcome.error.message))
+    outcome = loginHint(entry.server, ctx.owner!)
   if (observed) observe(observed, started, entry.server, entry.name, ctx.cancellation.aborted ? undefined : outcome)
   if (ctx.cancellation.aborted) return undefined
-  if (audited) record(view, name, args, started, outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
-  if (!outcome.ok && outcome.error.code === RelayErrorCode.connectionClosed) return { outcome: { ok: true, result: { content: [{ type: 'text', text: outcome.error.message }], isError: true } }, server: entry.server }
+  if (audited)
+    record(view, name, args, started, outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
+  if (!outcome.ok && outcome.error.code === RelayErrorCode.connectionClosed)
+    return {
+      outcome: { ok: true, result: { content: [{ type: 'text', text: outcome.error.message }], isError: true } },
+      server: entry.server,
+    }
   return { outcome, server: entry.server }
 }
 
@@ -225,7 +287,13 @@ export async function forwardTraced(
   span: SpanHandle,
   tracing: Tracing,
   child: Pick<ChildConnection, 'forward'> & { protocolVersion?: string | undefined },
-  request: { server: string; method: string; target: string; params: Record<string, unknown>; attributes?: SpanAttributes },
+  request: {
+    server: string
+    method: string
+    target: string
+    params: Record<string, unknown>
+    attributes?: SpanAttributes
+  },
   ctx: { cancellation: Cancellation } & Parameters<ChildConnection['forward']>[2],
 ): Promise<RelayOutcome> {
   span.set({ 'mycelium.server': request.server })
@@ -237,7 +305,9 @@ export async function forwardTraced(
     ...request.attributes,
   })
   // Spans not exported (metrics alone): the caller's own context passes on untouched, as with tracing off.
-  const params = tracing.propagates ? { ...request.params, _meta: withCarrier(request.params._meta, client.carrier()) } : request.params
+  const params = tracing.propagates
+    ? { ...request.params, _meta: withCarrier(request.params._meta, client.carrier()) }
+    : request.params
   const outcome = await child.forward(request.method, params, ctx)
   if (ctx.cancellation.aborted) client.event('cancelled')
   // A timeout or a child that went away (a crash, a restart) is an event as well as the error status.
@@ -248,8 +318,17 @@ export async function forwardTraced(
 }
 
 /** A request myc serves as a SERVER span (`<method> <target>`, the MCP conventions' name) under the caller's `_meta` trace context. */
-export function serverSpan(tracing: Tracing, method: string, target: string, params: Record<string, unknown> | undefined, attributes: SpanAttributes): SpanHandle {
-  return tracing.start(target ? `${method} ${target}` : method, 'server', carrierOf(params?._meta), { 'mcp.method.name': method, ...attributes })
+export function serverSpan(
+  tracing: Tracing,
+  method: string,
+  target: string,
+  params: Record<string, unknown> | undefined,
+  attributes: SpanAttributes,
+): SpanHandle {
+  return tracing.start(target ? `${method} ${target}` : method, 'server', carrierOf(params?._meta), {
+    'mcp.method.name': method,
+    ...attributes,
+  })
 }
 
 /**
@@ -265,13 +344,35 @@ export function endSpan(span: SpanHandle, outcome: RelayOutcome | undefined): vo
 }
 
 /** One call into the view's audit log. */
-function record(view: PrincipalView, name: string, args: Record<string, unknown>, started: number, outcome: 'ok' | 'error' | 'denied'): void {
-  view.recordCall?.({ name, outcome, durationMs: Math.round(performance.now() - started), argumentKeys: Object.keys(args) })
+function record(
+  view: PrincipalView,
+  name: string,
+  args: Record<string, unknown>,
+  started: number,
+  outcome: 'ok' | 'error' | 'denied',
+): void {
+  view.recordCall?.({
+    name,
+    outcome,
+    durationMs: Math.round(performance.now() - started),
+    argumentKeys: Object.keys(args),
+  })
 }
 
 /** One call that reached a tool, told to the observers. */
-function observe(observed: Set<ToolCallObserver>, started: number, server: string, tool: string, outcome: RelayOutcome | undefined): void {
-  const call: ToolCallRecord = { server, tool, outcome: outcomeOf(outcome), seconds: (performance.now() - started) / 1000 }
+function observe(
+  observed: Set<ToolCallObserver>,
+  started: number,
+  server: string,
+  tool: string,
+  outcome: RelayOutcome | undefined,
+): void {
+  const call: ToolCallRecord = {
+    server,
+    tool,
+    outcome: outcomeOf(outcome),
+    seconds: (performance.now() - started) / 1000,
+  }
   observed.forEach((o) => o.called(call))
 }
 
@@ -289,15 +390,33 @@ export const OAUTH_LOGIN_PATH = '/oauth/login'
  * with a name) the caller's own; when that cannot run, the tool error that
  * says how to log in (naming only a server the caller sees).
  */
-export async function childForCaller(runtime: Runtime, server: string, owner: string | undefined): Promise<{ child: ChildConnection } | { outcome: RelayOutcome }> {
+export async function childForCaller(
+  runtime: Runtime,
+  server: string,
+  owner: string | undefined,
+): Promise<{ child: ChildConnection } | { outcome: RelayOutcome }> {
   const shared = runtime.supervisor.children.get(server)
-  if (!shared) return { outcome: { ok: false, error: { code: RelayErrorCode.connectionClosed, message: `Server "${server}" is not running` } } }
+  if (!shared)
+    return {
+      outcome: {
+        ok: false,
+        error: { code: RelayErrorCode.connectionClosed, message: `Server "${server}" is not running` },
+      },
+    }
   if (owner === undefined || !isPersonal(shared.config)) return { child: shared }
   const child = await runtime.supervisor.personalFor(server, owner, runtime.personalStore(owner))
   if (child?.state === 'RUNNING') return { child }
   const reason = child?.lastError ?? 'not running'
   if (/needs an OAuth login/.test(reason)) return { outcome: loginHint(server, owner) }
-  return { outcome: { ok: true, result: { content: [{ type: 'text', text: `Server "${server}" is not running for you: ${reason}` }], isError: true } } }
+  return {
+    outcome: {
+      ok: true,
+      result: {
+        content: [{ type: 'text', text: `Server "${server}" is not running for you: ${reason}` }],
+        isError: true,
+      },
+    },
+  }
 }
 
 /** The tool error of a call whose person has no (working) login to `server`: where to log in. */

@@ -36,7 +36,13 @@ export interface ConnectionHandle {
   /** Whether the client declared what answering a child's `method` needs (elicitation, sampling, roots…). */
   canAnswer(method: string, params: Record<string, unknown> | undefined): boolean
   /** Forwards a child's request to this client; `related` is the client's request during which the child asked. */
-  forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, related?: RequestId): Promise<Record<string, unknown>>
+  forwardRequest(
+    server: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+    related?: RequestId,
+  ): Promise<Record<string, unknown>>
   readonly clientHasRoots: boolean
   /** What the client declared (a 2025 connection's `initialize`); what a modern child's `input_required` may ask it for. */
   readonly clientCapabilities?: ClientCapabilities | undefined
@@ -58,7 +64,8 @@ export interface CallOrigin {
  * flight to that child: calls of one connection only → that connection (and
  * that call); calls of several → `ambiguous` (never guessed); none → `none`.
  */
-export type ChildRequestOrigin = { kind: 'call'; origin: CallOrigin } | { kind: 'ambiguous'; connections: number } | { kind: 'none' }
+export type ChildRequestOrigin =
+  { kind: 'call'; origin: CallOrigin } | { kind: 'ambiguous'; connections: number } | { kind: 'none' }
 
 export interface RuntimeDeps {
   loaded: LoadedConfig
@@ -122,7 +129,8 @@ export class Runtime {
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       ...(deps.oneShot ? { oneShot: deps.oneShot } : {}),
       ...(deps.reauthorize ? { reauthorize: deps.reauthorize } : {}),
-      clientCapabilities: () => (this.offered ? Promise.resolve(this.offered) : (this.awaited?.promise ?? Promise.resolve({}))),
+      clientCapabilities: () =>
+        this.offered ? Promise.resolve(this.offered) : (this.awaited?.promise ?? Promise.resolve({})),
       events: {
         listsChanged: (child, kinds) => this.onListsChanged(child, kinds),
         notification: (child, n) => this.onChildNotification(child, n),
@@ -173,7 +181,9 @@ export class Runtime {
    */
   async startLazy(reaches: (server: string) => boolean): Promise<void> {
     await this.whenStarted()
-    const pending = [...this.supervisor.children.values()].filter((c) => c.config.startup === 'lazy' && c.state === 'STOPPED' && c.startedAt === undefined && reaches(c.key))
+    const pending = [...this.supervisor.children.values()].filter(
+      (c) => c.config.startup === 'lazy' && c.state === 'STOPPED' && c.startedAt === undefined && reaches(c.key),
+    )
     await Promise.all(pending.map((c) => this.supervisor.ensureRunning(c.key)))
   }
 
@@ -255,9 +265,12 @@ export class Runtime {
   private onChildNotification(child: ChildConnection, notification: JSONRPCNotification): void {
     if (notification.method === 'notifications/message') {
       const owner = this.originOf(child)
-      if (owner.kind === 'call') return owner.origin.connection.childNotification(child.key, notification, owner.origin.requestId)
+      if (owner.kind === 'call')
+        return owner.origin.connection.childNotification(child.key, notification, owner.origin.requestId)
       if (owner.kind === 'ambiguous') {
-        this.logger.debug(`a log message from "${child.key}" was not forwarded: calls from ${owner.connections} clients are in flight to it, and it does not say which one it belongs to`)
+        this.logger.debug(
+          `a log message from "${child.key}" was not forwarded: calls from ${owner.connections} clients are in flight to it, and it does not say which one it belongs to`,
+        )
         return
       }
     }
@@ -271,16 +284,29 @@ export class Runtime {
    * any call, it goes to a connection that reaches the child and declared
    * the capability (the most recently active first), else it is refused.
    */
-  private onChildRequest(child: ChildConnection, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
+  private onChildRequest(
+    child: ChildConnection,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
     const owner = this.originOf(child)
-    if (owner.kind === 'call') return owner.origin.connection.forwardRequest(child.key, method, params, signal, owner.origin.requestId)
+    if (owner.kind === 'call')
+      return owner.origin.connection.forwardRequest(child.key, method, params, signal, owner.origin.requestId)
     if (owner.kind === 'ambiguous') {
-      this.logger.warn(`refused ${method} from "${child.key}": calls from ${owner.connections} clients are in flight to it, and a server cannot say which call it asks for`)
-      return Promise.reject(new Error(`mycelium cannot tell which of ${owner.connections} clients with calls in flight to "${child.key}" this ${method} is for, so it is refused; try again when the other calls have finished`))
+      this.logger.warn(
+        `refused ${method} from "${child.key}": calls from ${owner.connections} clients are in flight to it, and a server cannot say which call it asks for`,
+      )
+      return Promise.reject(
+        new Error(
+          `mycelium cannot tell which of ${owner.connections} clients with calls in flight to "${child.key}" this ${method} is for, so it is refused; try again when the other calls have finished`,
+        ),
+      )
     }
     if (method === 'roots/list' && this.rootsWithinCallsOnly) return Promise.resolve({ roots: [] })
     const connection = this.pickConnection(child.key, method, params)
-    if (!connection) return Promise.reject(new Error(`no MCP client that reaches "${child.key}" is connected to mycelium`))
+    if (!connection)
+      return Promise.reject(new Error(`no MCP client that reaches "${child.key}" is connected to mycelium`))
     return connection.forwardRequest(child.key, method, params, signal)
   }
 
@@ -289,7 +315,11 @@ export class Runtime {
    * reaches the child and can answer, the most recently active first; else
    * one that reaches it (it refuses cleanly, naming what is missing).
    */
-  private pickConnection(server: string, method: string, params: Record<string, unknown> | undefined): ConnectionHandle | undefined {
+  private pickConnection(
+    server: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+  ): ConnectionHandle | undefined {
     const reaching = [...this.connections].reverse().filter((c) => c.reaches(server))
     if (this.lastActive && reaching.includes(this.lastActive)) reaching.unshift(this.lastActive)
     return reaching.find((c) => c.canAnswer(method, params)) ?? reaching[0]
@@ -321,7 +351,8 @@ export class Runtime {
   removeConnection(connection: ConnectionHandle): void {
     this.connections.delete(connection)
     if (this.lastActive === connection) this.lastActive = undefined
-    for (const server of this.resourceSubscriptions.removeHolder(connection)) void this.pushSubscriptions(server).catch(() => {})
+    for (const server of this.resourceSubscriptions.removeHolder(connection))
+      void this.pushSubscriptions(server).catch(() => {})
   }
 
   /** Which connection subscribed to which resource of which modern child (what that child's listen asks for). */
@@ -339,7 +370,8 @@ export class Runtime {
     try {
       await this.pushSubscriptions(child.key)
     } catch (error) {
-      if (!had && this.resourceSubscriptions.remove(connection, uri) !== undefined) void this.pushSubscriptions(child.key).catch(() => {})
+      if (!had && this.resourceSubscriptions.remove(connection, uri) !== undefined)
+        void this.pushSubscriptions(child.key).catch(() => {})
       throw error
     }
   }
@@ -352,7 +384,10 @@ export class Runtime {
 
   /** Tells a child which of its resources connections subscribed to (ignored by a legacy child: it has resources/subscribe). */
   private pushSubscriptions(server: string): Promise<void> {
-    return this.supervisor.children.get(server)?.setResourceSubscriptions(this.resourceSubscriptions.uris(server)) ?? Promise.resolve()
+    return (
+      this.supervisor.children.get(server)?.setResourceSubscriptions(this.resourceSubscriptions.uris(server)) ??
+      Promise.resolve()
+    )
   }
 
   /**
@@ -375,8 +410,12 @@ export class Runtime {
       this.catalogue.clearServer(child.key)
       this.announce(ALL_KINDS)
     }
-    await Promise.all([...diff.servers.removed, ...diff.servers.changed].map((key) => this.supervisor.remove(key, drainMs, gone)))
-    await Promise.all([...diff.servers.changed, ...diff.servers.added].map((key) => this.supervisor.add(key, servers.get(key)!)))
+    await Promise.all(
+      [...diff.servers.removed, ...diff.servers.changed].map((key) => this.supervisor.remove(key, drainMs, gone)),
+    )
+    await Promise.all(
+      [...diff.servers.changed, ...diff.servers.added].map((key) => this.supervisor.add(key, servers.get(key)!)),
+    )
     // A changed server's new child listens for the resources connections still hold of it.
     for (const key of diff.servers.changed) void this.pushSubscriptions(key).catch(() => {})
     return diff
@@ -385,7 +424,9 @@ export class Runtime {
   /** Tells every running child that the client's roots changed (when children were offered roots at all). */
   async rootsChanged(): Promise<void> {
     if (this.offered && !this.offered.roots) return
-    await Promise.all([...this.supervisor.children.values()].map((child) => child.notify('notifications/roots/list_changed')))
+    await Promise.all(
+      [...this.supervisor.children.values()].map((child) => child.notify('notifications/roots/list_changed')),
+    )
   }
 
   /** Stops every child and its process tree; `urgent` after a signal. */

@@ -31,7 +31,26 @@ export interface BwrapInput {
  * read-only (a mount point: it cannot be renamed, removed or replaced).
  */
 export function bubblewrapArgs(input: BwrapInput): string[] {
-  const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/run']
+  const args = [
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--cap-drop',
+    'ALL',
+    '--die-with-parent',
+    '--new-session',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+    '--tmpfs',
+    '/run',
+  ]
   if (input.home !== '/' && input.home !== input.workspace) args.push('--tmpfs', input.home)
   args.push(input.trust === 'sandboxed' ? '--bind' : '--ro-bind', input.workspace, input.workspace)
   const hiddenDirs: string[] = []
@@ -46,7 +65,13 @@ export function bubblewrapArgs(input: BwrapInput): string[] {
   for (const d of hiddenDirs) args.push('--remount-ro', d)
   for (const b of input.extraBinds ?? []) args.push('--bind', b.source, b.target)
   args.push('--clearenv')
-  const env: Record<string, string> = { PATH: MINIMAL_PATH, HOME: input.home, TMPDIR: '/tmp', LANG: 'C.UTF-8', ...input.env }
+  const env: Record<string, string> = {
+    PATH: MINIMAL_PATH,
+    HOME: input.home,
+    TMPDIR: '/tmp',
+    LANG: 'C.UTF-8',
+    ...input.env,
+  }
   for (const key of Object.keys(env).sort()) args.push('--setenv', key, env[key]!)
   args.push('--chdir', input.workspace, '--', ...input.argv)
   return args

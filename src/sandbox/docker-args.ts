@@ -62,13 +62,19 @@ export function dockerRunArgs(input: DockerInput): string[] {
   ]
   const inside = (p: string) => {
     const rel = path.relative(input.workspace, p)
-    return rel === '' || rel.startsWith('..') || path.isAbsolute(rel) ? undefined : path.posix.join('/workspace', ...rel.split(path.sep))
+    return rel === '' || rel.startsWith('..') || path.isAbsolute(rel)
+      ? undefined
+      : path.posix.join('/workspace', ...rel.split(path.sep))
   }
   for (const m of input.masks ?? []) {
     const target = inside(m.path)
     if (!target) continue
     if (m.kind === 'hide-dir') args.push('--mount', `type=tmpfs,destination=${target},tmpfs-mode=0555`)
-    else args.push('--mount', `type=bind,source=${m.kind === 'hide-file' ? (input.emptyFile ?? '/dev/null') : m.path},target=${target},readonly`)
+    else
+      args.push(
+        '--mount',
+        `type=bind,source=${m.kind === 'hide-file' ? (input.emptyFile ?? '/dev/null') : m.path},target=${target},readonly`,
+      )
   }
   const script = input.exposeFile ? inside(input.exposeFile) : undefined
   if (input.exposeFile && script) args.push('--mount', `type=bind,source=${input.exposeFile},target=${script},readonly`)

@@ -1,4 +1,19 @@
-import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readlinkSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, utimesSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { ProtectedPath } from './protected-paths.js'
@@ -26,7 +41,12 @@ export interface MaskPlan {
  * the workspace itself lies in a hidden path: it would hold nothing but
  * myc's state.
  */
-export function planMasks(workspace: string, paths: readonly ProtectedPath[], placeholders: Placeholders, holdMissing = true): MaskPlan {
+export function planMasks(
+  workspace: string,
+  paths: readonly ProtectedPath[],
+  placeholders: Placeholders,
+  holdMissing = true,
+): MaskPlan {
   const held: string[] = []
   const found = new Map<string, Mask>()
   const inside = (p: string) => p === workspace || p.startsWith(`${workspace}${path.sep}`)
@@ -36,7 +56,9 @@ export function planMasks(workspace: string, paths: readonly ProtectedPath[], pl
       const real = realOrUndefined(target)
       if (real !== undefined) {
         if (p.access === 'hidden' && (workspace === real || workspace.startsWith(`${real}${path.sep}`))) {
-          throw new Error(`the sandbox workspace ${workspace} lies in ${real}, which holds myc's own state; set sandbox.workspace to a folder apart from it`)
+          throw new Error(
+            `the sandbox workspace ${workspace} lies in ${real}, which holds myc's own state; set sandbox.workspace to a folder apart from it`,
+          )
         }
         const dir = statSync(real).isDirectory()
         const mask: Mask = { path: real, kind: p.access === 'read-only' ? 'read-only' : dir ? 'hide-dir' : 'hide-file' }
@@ -51,7 +73,10 @@ export function planMasks(workspace: string, paths: readonly ProtectedPath[], pl
       const kind = top.path === target ? p.kind : 'dir'
       if (!placeholders.acquire(top.path, kind)) continue
       held.push(top.path)
-      const mask: Mask = { path: top.path, kind: p.access === 'read-only' ? 'read-only' : kind === 'dir' ? 'hide-dir' : 'hide-file' }
+      const mask: Mask = {
+        path: top.path,
+        kind: p.access === 'read-only' ? 'read-only' : kind === 'dir' ? 'hide-dir' : 'hide-file',
+      }
       found.set(top.path, strongest(found.get(top.path), mask))
     }
   } catch (error) {

@@ -31,13 +31,18 @@ export interface ConnectProxy {
  * sandbox, which has no network of its own, socat bridges 127.0.0.1:3128 to
  * this socket and HTTPS_PROXY points at it.
  */
-export async function startConnectProxy(allow: readonly string[], listenOn: 'unix' | 'loopback' = 'unix'): Promise<ConnectProxy> {
+export async function startConnectProxy(
+  allow: readonly string[],
+  listenOn: 'unix' | 'loopback' = 'unix',
+): Promise<ConnectProxy> {
   const dir = await mkdtemp(path.join(tmpdir(), 'myc-proxy-'))
   const socketPath = path.join(dir, 'proxy.sock')
   const refused: string[] = []
   const sockets = new Set<Socket>()
   const server = createServer((_req, res) => {
-    res.writeHead(405, { 'content-type': 'text/plain' }).end('myc proxy: only CONNECT tunnels are served (use https:// or curl -p)\n')
+    res
+      .writeHead(405, { 'content-type': 'text/plain' })
+      .end('myc proxy: only CONNECT tunnels are served (use https:// or curl -p)\n')
   })
   server.on('clientError', (_error, socket) => socket.destroy())
   server.on('connect', (req: IncomingMessage, client: Socket) => {
@@ -48,7 +53,9 @@ export async function startConnectProxy(allow: readonly string[], listenOn: 'uni
     const [host = '', portText = '443'] = (req.url ?? '').replace(/^\[|\](?=:)/g, '').split(/:(?=\d+$)/)
     if (!hostAllowed(host, allow)) {
       refused.push(host)
-      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nmyc sandbox: ${host} is not in sandbox.network.allow\n`)
+      client.end(
+        `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nmyc sandbox: ${host} is not in sandbox.network.allow\n`,
+      )
       return
     }
     const upstream = connect(Number(portText), host, () => {
@@ -99,5 +106,13 @@ export function withProxyBridge(argv: readonly string[]): string[] {
 /** Environment that sends HTTP(S) clients through the bridge (or straight to a loopback proxy port). */
 export function proxyEnv(port = PROXY_PORT): Record<string, string> {
   const url = `http://127.0.0.1:${port}`
-  return { HTTPS_PROXY: url, https_proxy: url, HTTP_PROXY: url, http_proxy: url, ALL_PROXY: url, NO_PROXY: '', no_proxy: '' }
+  return {
+    HTTPS_PROXY: url,
+    https_proxy: url,
+    HTTP_PROXY: url,
+    http_proxy: url,
+    ALL_PROXY: url,
+    NO_PROXY: '',
+    no_proxy: '',
+  }
 }

@@ -33,7 +33,11 @@ function run(argv: string[], timeoutMs = 10_000): Promise<{ code: number | null;
 
 /** Turns a failed bwrap probe into a reason and a fix (pure, for tests). */
 export function explainBwrapFailure(stderr: string, missing: boolean): { reason: string; fix: string } {
-  if (missing) return { reason: 'bubblewrap (bwrap) is not installed', fix: 'install it: apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)' }
+  if (missing)
+    return {
+      reason: 'bubblewrap (bwrap) is not installed',
+      fix: 'install it: apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)',
+    }
   if (/apparmor/i.test(stderr) || /setting up uid map: Permission denied/.test(stderr)) {
     return {
       reason: `user namespaces are refused (${stderr.trim().split('\n')[0]})`,
@@ -46,16 +50,30 @@ export function explainBwrapFailure(stderr: string, missing: boolean): { reason:
       fix: 'enable them: sysctl kernel.unprivileged_userns_clone=1 (Debian) or user.max_user_namespaces=15000; in a container, run it with --security-opt seccomp=unconfined or use the docker executor',
     }
   }
-  return { reason: `bwrap failed: ${stderr.trim().split('\n')[0] || 'no message'}`, fix: 'run `bwrap --ro-bind / / true` to see why' }
+  return {
+    reason: `bwrap failed: ${stderr.trim().split('\n')[0] || 'no message'}`,
+    fix: 'run `bwrap --ro-bind / / true` to see why',
+  }
 }
 
 /** Turns a failed `docker info` into a reason and a fix (pure). */
 export function explainDockerFailure(stderr: string, missing: boolean): { reason: string; fix: string } {
-  if (missing) return { reason: 'the docker client is not installed', fix: 'install Docker, or choose another executor' }
-  if (/Cannot connect to the Docker daemon|Is the docker daemon running|error during connect|permission denied.*docker\.sock/i.test(stderr)) {
-    return { reason: `no Docker engine answers (${stderr.trim().split('\n')[0]})`, fix: 'start the Docker engine (or Docker Desktop), or add your user to the docker group' }
+  if (missing)
+    return { reason: 'the docker client is not installed', fix: 'install Docker, or choose another executor' }
+  if (
+    /Cannot connect to the Docker daemon|Is the docker daemon running|error during connect|permission denied.*docker\.sock/i.test(
+      stderr,
+    )
+  ) {
+    return {
+      reason: `no Docker engine answers (${stderr.trim().split('\n')[0]})`,
+      fix: 'start the Docker engine (or Docker Desktop), or add your user to the docker group',
+    }
   }
-  return { reason: `docker info failed: ${stderr.trim().split('\n')[0] || 'no message'}`, fix: 'run `docker info` to see why' }
+  return {
+    reason: `docker info failed: ${stderr.trim().split('\n')[0] || 'no message'}`,
+    fix: 'run `docker info` to see why',
+  }
 }
 
 /**
@@ -83,23 +101,66 @@ export class ExecutorProbe {
       case 'none':
         return { executor, works: true }
       case 'bubblewrap': {
-        if (process.platform !== 'linux') return { executor, works: false, reason: 'bubblewrap runs on Linux only', fix: 'use sandbox-exec on macOS or docker' }
+        if (process.platform !== 'linux')
+          return {
+            executor,
+            works: false,
+            reason: 'bubblewrap runs on Linux only',
+            fix: 'use sandbox-exec on macOS or docker',
+          }
         const ws = await mkdtemp(path.join(tmpdir(), 'myc-probe-'))
         try {
-          const r = await run(['bwrap', ...bubblewrapArgs({ trust: 'sandboxed', workspace: ws, home: process.env.HOME ?? '/root', masks: [], env: {}, argv: ['true'] })])
-          return r.code === 0 ? { executor, works: true } : { executor, works: false, ...explainBwrapFailure(r.stderr, r.missing) }
+          const r = await run([
+            'bwrap',
+            ...bubblewrapArgs({
+              trust: 'sandboxed',
+              workspace: ws,
+              home: process.env.HOME ?? '/root',
+              masks: [],
+              env: {},
+              argv: ['true'],
+            }),
+          ])
+          return r.code === 0
+            ? { executor, works: true }
+            : { executor, works: false, ...explainBwrapFailure(r.stderr, r.missing) }
         } finally {
           await rm(ws, { recursive: true, force: true })
         }
       }
       case 'sandbox-exec': {
-        if (process.platform !== 'darwin') return { executor, works: false, reason: 'sandbox-exec exists on macOS only', fix: 'use bubblewrap on Linux or docker' }
-        const r = await run(['sandbox-exec', ...sandboxExecArgs({ trust: 'sandboxed', workspace: tmpdir(), tmpdir: tmpdir(), hidden: [], readOnly: [], argv: ['/usr/bin/true'] })])
-        return r.code === 0 ? { executor, works: true } : { executor, works: false, reason: `sandbox-exec failed: ${r.stderr.trim().split('\n')[0]}`, fix: 'run `sandbox-exec -p "(version 1)(allow default)" /usr/bin/true` to see why' }
+        if (process.platform !== 'darwin')
+          return {
+            executor,
+            works: false,
+            reason: 'sandbox-exec exists on macOS only',
+            fix: 'use bubblewrap on Linux or docker',
+          }
+        const r = await run([
+          'sandbox-exec',
+          ...sandboxExecArgs({
+            trust: 'sandboxed',
+            workspace: tmpdir(),
+            tmpdir: tmpdir(),
+            hidden: [],
+            readOnly: [],
+            argv: ['/usr/bin/true'],
+          }),
+        ])
+        return r.code === 0
+          ? { executor, works: true }
+          : {
+              executor,
+              works: false,
+              reason: `sandbox-exec failed: ${r.stderr.trim().split('\n')[0]}`,
+              fix: 'run `sandbox-exec -p "(version 1)(allow default)" /usr/bin/true` to see why',
+            }
       }
       case 'docker': {
         const r = await run(['docker', 'info', '--format', '{{.ServerVersion}}'])
-        return r.code === 0 ? { executor, works: true } : { executor, works: false, ...explainDockerFailure(r.stderr, r.missing) }
+        return r.code === 0
+          ? { executor, works: true }
+          : { executor, works: false, ...explainDockerFailure(r.stderr, r.missing) }
       }
     }
   }

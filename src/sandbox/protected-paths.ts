@@ -28,7 +28,20 @@ export const WORKSPACE_RUN_PATHS: ReadonlyArray<{ name: string; kind: 'dir' | 'f
 
 /** Shell and tool start-up files, guarded when the workspace is the home folder (elsewhere nothing reads them). */
 export const HOME_RUN_PATHS: ReadonlyArray<{ name: string; kind: 'dir' | 'file' }> = [
-  ...['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.inputrc', '.gitconfig', '.npmrc'].map((name) => ({ name, kind: 'file' as const })),
+  ...[
+    '.bashrc',
+    '.bash_profile',
+    '.bash_login',
+    '.bash_logout',
+    '.profile',
+    '.zshrc',
+    '.zprofile',
+    '.zshenv',
+    '.zlogin',
+    '.inputrc',
+    '.gitconfig',
+    '.npmrc',
+  ].map((name) => ({ name, kind: 'file' as const })),
   ...['.ssh', '.config', '.local/bin', 'bin'].map((name) => ({ name, kind: 'dir' as const })),
 ]
 
@@ -41,6 +54,10 @@ export function hostRunPaths(workspace: string, home: string, extra: readonly st
   const names = [...WORKSPACE_RUN_PATHS, ...(path.resolve(home) === path.resolve(workspace) ? HOME_RUN_PATHS : [])]
   return [
     ...names.map((n) => ({ path: path.join(workspace, n.name), kind: n.kind, access: 'read-only' as const })),
-    ...extra.map((p) => ({ path: path.resolve(workspace, p), kind: p.endsWith('/') ? ('dir' as const) : ('file' as const), access: 'read-only' as const })),
+    ...extra.map((p) => ({
+      path: path.resolve(workspace, p),
+      kind: p.endsWith('/') ? ('dir' as const) : ('file' as const),
+      access: 'read-only' as const,
+    })),
   ]
 }

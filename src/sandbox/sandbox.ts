@@ -20,7 +20,10 @@ export interface SandboxDeps {
   platform?: NodeJS.Platform
 }
 
-const PREFERENCE: Record<string, ExecutorName[]> = { linux: ['bubblewrap', 'docker'], darwin: ['sandbox-exec', 'docker'] }
+const PREFERENCE: Record<string, ExecutorName[]> = {
+  linux: ['bubblewrap', 'docker'],
+  darwin: ['sandbox-exec', 'docker'],
+}
 
 /**
  * Runs commands where they cannot harm the machine: the shell guard first
@@ -53,9 +56,24 @@ export class Sandbox {
     }
     // The guard judges targets against the workspace: what stays inside it may be deleted, what leaves it may not.
     const verdict = await this.deps.guard.check(request.command, { cwd: workspace })
-    if (!verdict.ok) return { ok: false, error: { code: 'guard_blocked', rule: verdict.error.rule, message: `blocked by the shell guard (rule ${verdict.error.rule}): ${verdict.error.message}: ${verdict.error.command}` } }
+    if (!verdict.ok)
+      return {
+        ok: false,
+        error: {
+          code: 'guard_blocked',
+          rule: verdict.error.rule,
+          message: `blocked by the shell guard (rule ${verdict.error.rule}): ${verdict.error.message}: ${verdict.error.command}`,
+        },
+      }
     if (typeof request.command === 'string' && request.trust === 'restricted') {
-      return { ok: false, error: { code: 'invalid_request', message: 'trust "restricted" runs programs directly, without a shell: pass an argument vector (myc sandbox exec -- prog arg…), or use trust "sandboxed"' } }
+      return {
+        ok: false,
+        error: {
+          code: 'invalid_request',
+          message:
+            'trust "restricted" runs programs directly, without a shell: pass an argument vector (myc sandbox exec -- prog arg…), or use trust "sandboxed"',
+        },
+      }
     }
     const argv = typeof request.command === 'string' ? ['sh', '-c', request.command] : [...request.command]
     if (argv.length === 0) return { ok: false, error: { code: 'invalid_request', message: 'no command given' } }
@@ -64,15 +82,35 @@ export class Sandbox {
     if (typeof executor !== 'string') return executor
     if (request.network.allow.length > 0 && request.trust === 'sandboxed') {
       if (executor === 'docker')
-        return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs the bubblewrap or sandbox-exec executor (a filtering proxy); docker runs with no network at all. Empty the list or use another executor' } }
+        return {
+          ok: false,
+          error: {
+            code: 'sandbox_unavailable',
+            message:
+              'sandbox.network.allow needs the bubblewrap or sandbox-exec executor (a filtering proxy); docker runs with no network at all. Empty the list or use another executor',
+          },
+        }
       if (executor === 'bubblewrap' && !onPath('socat'))
-        return { ok: false, error: { code: 'sandbox_unavailable', message: 'sandbox.network.allow needs socat to bridge the proxy into the sandbox: install it (apt-get install socat) or empty the list' } }
+        return {
+          ok: false,
+          error: {
+            code: 'sandbox_unavailable',
+            message:
+              'sandbox.network.allow needs socat to bridge the proxy into the sandbox: install it (apt-get install socat) or empty the list',
+          },
+        }
     }
     const env = { ...request.env }
     const base = { timeoutMs: request.timeoutMs, outputLimitBytes: request.outputLimitBytes }
     const limits = (inner: string[]) =>
       (request.maxFileBytes || request.maxProcesses) && existsSync('/usr/bin/prlimit')
-        ? ['prlimit', ...(request.maxFileBytes ? [`--fsize=${request.maxFileBytes}`] : []), ...(request.maxProcesses ? [`--nproc=${request.maxProcesses}`] : []), '--', ...inner]
+        ? [
+            'prlimit',
+            ...(request.maxFileBytes ? [`--fsize=${request.maxFileBytes}`] : []),
+            ...(request.maxProcesses ? [`--nproc=${request.maxProcesses}`] : []),
+            '--',
+            ...inner,
+          ]
         : inner
     const home = safeRealpath(homedir())
     const guarded = [...(request.hiddenPaths ?? []), ...hostRunPaths(workspace, home, request.readOnlyPaths ?? [])]
@@ -91,7 +129,10 @@ export class Sandbox {
       switch (executor) {
         case 'bubblewrap': {
           // Network: none, unless the allow-list opens a filtering proxy (deny by default).
-          const proxy = request.network.allow.length > 0 && request.trust === 'sandboxed' ? await startConnectProxy(request.network.allow) : undefined
+          const proxy =
+            request.network.allow.length > 0 && request.trust === 'sandboxed'
+              ? await startConnectProxy(request.network.allow)
+              : undefined
           try {
             const inner = proxy ? withProxyBridge(argv) : argv
             const extraBinds = proxy ? [{ source: proxy.dir, target: PROXY_DIR_INSIDE }] : []
@@ -106,7 +147,11 @@ export class Sandbox {
               argv: inner,
               extraBinds,
             })
-            outcome = await spawnLimited({ ...base, argv: limits(['bwrap', ...args]), env: { PATH: process.env.PATH ?? MINIMAL_PATH } })
+            outcome = await spawnLimited({
+              ...base,
+              argv: limits(['bwrap', ...args]),
+              env: { PATH: process.env.PATH ?? MINIMAL_PATH },
+            })
           } finally {
             await proxy?.close()
           }
@@ -116,7 +161,10 @@ export class Sandbox {
           const tmp = await mkdtemp(path.join(tmpdir(), 'myc-sbx-'))
           const real = (p: string) => safeRealpath(p)
           // The profile allows one loopback port: the filtering proxy's.
-          const proxy = request.network.allow.length > 0 && request.trust === 'sandboxed' ? await startConnectProxy(request.network.allow, 'loopback') : undefined
+          const proxy =
+            request.network.allow.length > 0 && request.trust === 'sandboxed'
+              ? await startConnectProxy(request.network.allow, 'loopback')
+              : undefined
           try {
             const args = sandboxExecArgs({
               trust: request.trust as 'sandboxed',
@@ -128,7 +176,18 @@ export class Sandbox {
               argv,
               ...(proxy?.port !== undefined ? { proxyPort: proxy.port } : {}),
             })
-            outcome = await spawnLimited({ ...base, argv: limits(['sandbox-exec', ...args]), cwd: workspace, env: { PATH: MINIMAL_PATH, HOME: homedir(), TMPDIR: tmp, ...(proxy?.port !== undefined ? proxyEnv(proxy.port) : {}), ...env } })
+            outcome = await spawnLimited({
+              ...base,
+              argv: limits(['sandbox-exec', ...args]),
+              cwd: workspace,
+              env: {
+                PATH: MINIMAL_PATH,
+                HOME: homedir(),
+                TMPDIR: tmp,
+                ...(proxy?.port !== undefined ? proxyEnv(proxy.port) : {}),
+                ...env,
+              },
+            })
           } finally {
             await proxy?.close()
           }
@@ -137,13 +196,26 @@ export class Sandbox {
         case 'docker': {
           const paths = [workspace, ...plan!.masks.map((m) => m.path), ...(exposeFile ? [exposeFile] : [])]
           const odd = paths.find((p) => /[,\n]/.test(p))
-          if (odd !== undefined) return (plan!.release(), { ok: false, error: { code: 'invalid_request', message: `the docker executor cannot mount a path that has a comma or a newline: ${JSON.stringify(odd)}` } })
+          if (odd !== undefined)
+            return (
+              plan!.release(),
+              {
+                ok: false,
+                error: {
+                  code: 'invalid_request',
+                  message: `the docker executor cannot mount a path that has a comma or a newline: ${JSON.stringify(odd)}`,
+                },
+              }
+            )
           const name = `myc-${randomBytes(6).toString('hex')}`
           const uid = process.getuid?.() ?? 1000
           const gid = process.getgid?.() ?? 1000
           // The container sees the workspace at /workspace: the script's path moves with it.
-          const script = exposeFile ? path.posix.join('/workspace', ...path.relative(workspace, exposeFile).split(path.sep)) : undefined
-          const inner = exposeFile && script ? argv.map((a) => (a === exposeFile || a === request.exposeFile ? script : a)) : argv
+          const script = exposeFile
+            ? path.posix.join('/workspace', ...path.relative(workspace, exposeFile).split(path.sep))
+            : undefined
+          const inner =
+            exposeFile && script ? argv.map((a) => (a === exposeFile || a === request.exposeFile ? script : a)) : argv
           outcome = await spawnLimited({
             ...base,
             argv: [
@@ -164,19 +236,33 @@ export class Sandbox {
               }),
             ],
             env: process.env as Record<string, string>,
-            onTimeout: () => void spawnLimited({ argv: ['docker', 'kill', name], timeoutMs: 10_000, outputLimitBytes: 4096, env: process.env as Record<string, string> }).catch(() => {}),
+            onTimeout: () =>
+              void spawnLimited({
+                argv: ['docker', 'kill', name],
+                timeoutMs: 10_000,
+                outputLimitBytes: 4096,
+                env: process.env as Record<string, string>,
+              }).catch(() => {}),
           })
           break
         }
         case 'none':
-          outcome = await spawnLimited({ ...base, argv: limits(argv), cwd: workspace, env: { PATH: process.env.PATH ?? MINIMAL_PATH, HOME: homedir(), ...env } })
+          outcome = await spawnLimited({
+            ...base,
+            argv: limits(argv),
+            cwd: workspace,
+            env: { PATH: process.env.PATH ?? MINIMAL_PATH, HOME: homedir(), ...env },
+          })
           break
       }
       const warnings = plan?.release() ?? []
       return { ok: true, outcome: { ...outcome, executor, ...(warnings.length ? { warnings } : {}) } }
     } catch (error) {
       plan?.release()
-      return { ok: false, error: { code: 'spawn_failed', message: `could not start ${argv[0]}: ${(error as Error).message}` } }
+      return {
+        ok: false,
+        error: { code: 'spawn_failed', message: `could not start ${argv[0]}: ${(error as Error).message}` },
+      }
     }
   }
 
@@ -186,22 +272,36 @@ export class Sandbox {
     if (request.executor === 'none') {
       return {
         ok: false,
-        error: { code: 'sandbox_unavailable', message: `trust "${request.trust}" needs a sandbox, and executor "none" is none: choose an executor (bubblewrap, sandbox-exec, docker, auto) or set trust "unrestricted" to run without one` },
+        error: {
+          code: 'sandbox_unavailable',
+          message: `trust "${request.trust}" needs a sandbox, and executor "none" is none: choose an executor (bubblewrap, sandbox-exec, docker, auto) or set trust "unrestricted" to run without one`,
+        },
       }
     }
-    const candidates = request.executor === 'auto' ? (PREFERENCE[this.deps.platform ?? process.platform] ?? ['docker']) : [request.executor]
+    const candidates =
+      request.executor === 'auto'
+        ? (PREFERENCE[this.deps.platform ?? process.platform] ?? ['docker'])
+        : [request.executor]
     const reasons: string[] = []
     for (const name of candidates) {
       const report = await this.deps.probe.probe(name)
       if (report.works) return name
       reasons.push(`${name}: ${report.reason} (fix: ${report.fix})`)
     }
-    return { ok: false, error: { code: 'sandbox_unavailable', message: `no sandbox works here for trust "${request.trust}", and myc does not fall back to running unsandboxed. ${reasons.join('; ')}` } }
+    return {
+      ok: false,
+      error: {
+        code: 'sandbox_unavailable',
+        message: `no sandbox works here for trust "${request.trust}", and myc does not fall back to running unsandboxed. ${reasons.join('; ')}`,
+      },
+    }
   }
 }
 
 function onPath(program: string): boolean {
-  return (process.env.PATH ?? MINIMAL_PATH).split(path.delimiter).some((dir) => dir !== '' && existsSync(path.join(dir, program)))
+  return (process.env.PATH ?? MINIMAL_PATH)
+    .split(path.delimiter)
+    .some((dir) => dir !== '' && existsSync(path.join(dir, program)))
 }
 
 function safeRealpath(p: string): string {

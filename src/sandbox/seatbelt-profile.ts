@@ -23,10 +23,15 @@ export interface SeatbeltInput {
  * into the text: they are `(param …)` values passed with -D, so no path can
  * break out of the profile.
  */
-export function seatbeltProfile(input: Pick<SeatbeltInput, 'trust' | 'hidden' | 'readOnly' | 'exposeFile' | 'proxyPort'>): string {
+export function seatbeltProfile(
+  input: Pick<SeatbeltInput, 'trust' | 'hidden' | 'readOnly' | 'exposeFile' | 'proxyPort'>,
+): string {
   const writable = input.trust === 'sandboxed' ? '\n  (subpath (param "WORKSPACE"))' : ''
   // With an allow-list, the only way out is myc's filtering proxy on loopback (a port number, never a path).
-  const network = input.proxyPort !== undefined && Number.isInteger(input.proxyPort) ? `(allow network-outbound (remote ip "localhost:${input.proxyPort}"))\n` : ''
+  const network =
+    input.proxyPort !== undefined && Number.isInteger(input.proxyPort)
+      ? `(allow network-outbound (remote ip "localhost:${input.proxyPort}"))\n`
+      : ''
   const hidden = input.hidden.map((_, i) => `(deny file-read* file-write* (subpath (param "HIDDEN_${i}")))\n`).join('')
   const readOnly = input.readOnly.map((_, i) => `(deny file-write* (subpath (param "READONLY_${i}")))\n`).join('')
   const expose = input.exposeFile ? '(allow file-read* (literal (param "SCRIPT")))\n' : ''
@@ -47,6 +52,12 @@ ${hidden}${readOnly}${expose}${network}`
 
 /** The `sandbox-exec` argument vector: the profile inline, the paths as -D parameters. */
 export function sandboxExecArgs(input: SeatbeltInput): string[] {
-  const params = [`WORKSPACE=${input.workspace}`, `TMPDIR=${input.tmpdir}`, ...input.hidden.map((p, i) => `HIDDEN_${i}=${p}`), ...input.readOnly.map((p, i) => `READONLY_${i}=${p}`), ...(input.exposeFile ? [`SCRIPT=${input.exposeFile}`] : [])]
+  const params = [
+    `WORKSPACE=${input.workspace}`,
+    `TMPDIR=${input.tmpdir}`,
+    ...input.hidden.map((p, i) => `HIDDEN_${i}=${p}`),
+    ...input.readOnly.map((p, i) => `READONLY_${i}=${p}`),
+    ...(input.exposeFile ? [`SCRIPT=${input.exposeFile}`] : []),
+  ]
   return ['-p', seatbeltProfile(input), ...params.flatMap((p) => ['-D', p]), '--', ...input.argv]
 }

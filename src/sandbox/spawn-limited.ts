@@ -32,7 +32,13 @@ export const TRUNCATION_MARKER = '\n[… output truncated by myc …]\n'
 export function spawnLimited(run: LimitedRun): Promise<LimitedOutcome> {
   const started = Date.now()
   return new Promise((resolve, reject) => {
-    const child = spawn(run.argv[0]!, run.argv.slice(1), { env: run.env, cwd: run.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsHide: true })
+    const child = spawn(run.argv[0]!, run.argv.slice(1), {
+      env: run.env,
+      cwd: run.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: process.platform !== 'win32',
+      windowsHide: true,
+    })
     const out = { stdout: [] as Buffer[], stderr: [] as Buffer[], sizes: { stdout: 0, stderr: 0 }, truncated: false }
     const collect = (which: 'stdout' | 'stderr') => (chunk: Buffer) => {
       const room = run.outputLimitBytes - out.sizes[which]
@@ -63,8 +69,17 @@ export function spawnLimited(run: LimitedRun): Promise<LimitedOutcome> {
     })
     child.once('close', (code, signal) => {
       clearTimeout(timer)
-      const text = (which: 'stdout' | 'stderr') => Buffer.concat(out[which]).toString('utf8') + (out.sizes[which] >= run.outputLimitBytes ? TRUNCATION_MARKER : '')
-      resolve({ exitCode: code, signal, stdout: text('stdout'), stderr: text('stderr'), truncated: out.truncated, timedOut, durationMs: Date.now() - started })
+      const text = (which: 'stdout' | 'stderr') =>
+        Buffer.concat(out[which]).toString('utf8') + (out.sizes[which] >= run.outputLimitBytes ? TRUNCATION_MARKER : '')
+      resolve({
+        exitCode: code,
+        signal,
+        stdout: text('stdout'),
+        stderr: text('stderr'),
+        truncated: out.truncated,
+        timedOut,
+        durationMs: Date.now() - started,
+      })
     })
   })
 }

@@ -38,7 +38,16 @@ export interface ExecOutcome extends LimitedOutcome {
   warnings?: string[]
 }
 
-export type ExecResult = { ok: true; outcome: ExecOutcome } | { ok: false; error: { code: 'guard_blocked' | 'sandbox_unavailable' | 'invalid_request' | 'spawn_failed'; message: string; rule?: string } }
+export type ExecResult =
+  | { ok: true; outcome: ExecOutcome }
+  | {
+      ok: false
+      error: {
+        code: 'guard_blocked' | 'sandbox_unavailable' | 'invalid_request' | 'spawn_failed'
+        message: string
+        rule?: string
+      }
+    }
 
 /** The environment every sandboxed command gets; everything else is cleared. */
 export const MINIMAL_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'

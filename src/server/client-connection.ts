@@ -1,5 +1,11 @@
 import { Server, ProtocolError } from '@modelcontextprotocol/server'
-import type { ClientCapabilities, JSONRPCNotification, LoggingLevel, RequestId, Transport } from '@modelcontextprotocol/client'
+import type {
+  ClientCapabilities,
+  JSONRPCNotification,
+  LoggingLevel,
+  RequestId,
+  Transport,
+} from '@modelcontextprotocol/client'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { passthrough } from '../protocol/passthrough.js'
 import type { Cancellation } from '../protocol/cancellation.js'
@@ -10,7 +16,19 @@ import type { CallerEra } from '../eras/child/era.js'
 import { CoreTasksOverExtension } from '../eras/face/core-tasks.js'
 import { registerSkillHandlers, type SkillSources } from './skills-handlers.js'
 import { serverCapabilities } from './server-capabilities.js'
-import { childForUri, completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, tracedList, visiblePrompts, visibleResources, visibleTemplates, visibleList } from './principal-requests.js'
+import {
+  childForUri,
+  completeVisible,
+  getVisiblePrompt,
+  instructionsFor,
+  readVisibleResource,
+  skillSourcesFor,
+  tracedList,
+  visiblePrompts,
+  visibleResources,
+  visibleTemplates,
+  visibleList,
+} from './principal-requests.js'
 import { UpstreamRelay, type ForwardContext, type ForwardHandler } from '../protocol/upstream-relay.js'
 import { callVisibleTool, listedTools, type ToolCallContext } from '../runtime/principal-tools.js'
 import type { PrincipalView } from '../principal/view.js'
@@ -84,17 +102,35 @@ export class ClientConnection implements ConnectionHandle {
   /** What a span of this connection's requests says of it: the revision it negotiated, and its HTTP session. */
   private spanCaller(): { protocolVersion?: string; sessionId?: string } {
     const protocolVersion = this.srv?.getNegotiatedProtocolVersion()
-    return { ...(protocolVersion ? { protocolVersion } : {}), ...(this.options.sessionId !== undefined ? { sessionId: this.options.sessionId } : {}) }
+    return {
+      ...(protocolVersion ? { protocolVersion } : {}),
+      ...(this.options.sessionId !== undefined ? { sessionId: this.options.sessionId } : {}),
+    }
   }
 
   /** A list this connection answers from the catalogue, as a SERVER span when tracing. */
-  private tracedList<T>(method: string, params: Record<string, unknown> | undefined, list: () => T | Promise<T>): Promise<T> {
+  private tracedList<T>(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    list: () => T | Promise<T>,
+  ): Promise<T> {
     return tracedList(this.options.runtime, this.view, method, params, list, this.spanCaller())
   }
 
-  private calledBy(requestId: RequestId, cancellation: Cancellation, onProgress: ForwardContext['onProgress']): CallContext {
+  private calledBy(
+    requestId: RequestId,
+    cancellation: Cancellation,
+    onProgress: ForwardContext['onProgress'],
+  ): CallContext {
     // On every forwarded request: a literal and plain assignments, no spreads (they made this the costliest function of a relayed call).
-    const ctx: CallContext = { requestId, cancellation, onProgress, caller: { connection: this, requestId }, callerEra: this.callerEra(), builtin: () => ({ signal: cancellation.signal, elicit: this.elicitFn(requestId) }) }
+    const ctx: CallContext = {
+      requestId,
+      cancellation,
+      onProgress,
+      caller: { connection: this, requestId },
+      callerEra: this.callerEra(),
+      builtin: () => ({ signal: cancellation.signal, elicit: this.elicitFn(requestId) }),
+    }
     const protocolVersion = this.srv?.getNegotiatedProtocolVersion()
     if (protocolVersion) ctx.protocolVersion = protocolVersion
     if (this.options.sessionId !== undefined) ctx.sessionId = this.options.sessionId
@@ -107,7 +143,11 @@ export class ClientConnection implements ConnectionHandle {
   private callerEra(): CallerEra {
     // A modern child asks (input_required) only what this client declared: the bridge asks it the 2025 way.
     const clientCapabilities = this.clientCapabilities
-    if (!this.era || this.era.for !== clientCapabilities) this.era = { for: clientCapabilities, era: { modern: false, ...(clientCapabilities ? { clientCapabilities } : {}) } }
+    if (!this.era || this.era.for !== clientCapabilities)
+      this.era = {
+        for: clientCapabilities,
+        era: { modern: false, ...(clientCapabilities ? { clientCapabilities } : {}) },
+      }
     return this.era.era
   }
 
@@ -184,7 +224,8 @@ export class ClientConnection implements ConnectionHandle {
         return {}
       })
     }
-    if ((this.server.getCapabilities() as { extensions?: unknown }).extensions) registerSkillHandlers(server, this.skillSources(), this.pageSize)
+    if ((this.server.getCapabilities() as { extensions?: unknown }).extensions)
+      registerSkillHandlers(server, this.skillSources(), this.pageSize)
     server.setRequestHandler('logging/setLevel', async (request) => {
       this.logLevel = request.params.level
       this.onstatechange?.()
@@ -214,26 +255,66 @@ export class ClientConnection implements ConnectionHandle {
   /** …and those on modern children, over their tasks extension. */
   private readonly coreTasks = new CoreTasksOverExtension(TASK_RESULT_TIMEOUT_MS)
 
-  private async routeTask(method: string, params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
+  private async routeTask(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    ctx: CallContext,
+  ): Promise<RelayOutcome | undefined> {
     const taskId = params?.taskId
     const server = typeof taskId === 'string' ? this.tasks.get(taskId) : undefined
-    const child = server !== undefined && this.view.serverVisible(server) ? this.options.runtime.supervisor.children.get(server) : undefined
-    if (!child) return { ok: false, error: { code: RpcCode.invalidParams, message: `Unknown task: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId)}` } }
-    if (child.era === 'modern') return this.coreTasks.route(method, child, taskId as string, ctx, { capabilities: this.clientCapabilities, ask: (m, p, signal) => this.forwardRequest(child.key, m, p, signal, ctx.requestId) })
+    const child =
+      server !== undefined && this.view.serverVisible(server)
+        ? this.options.runtime.supervisor.children.get(server)
+        : undefined
+    if (!child)
+      return {
+        ok: false,
+        error: {
+          code: RpcCode.invalidParams,
+          message: `Unknown task: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId)}`,
+        },
+      }
+    if (child.era === 'modern')
+      return this.coreTasks.route(method, child, taskId as string, ctx, {
+        capabilities: this.clientCapabilities,
+        ask: (m, p, signal) => this.forwardRequest(child.key, m, p, signal, ctx.requestId),
+      })
     // tasks/result waits for the task to finish: give it far longer than a call.
-    const outcome = await child.forward(method, params, { ...ctx, ...(method === 'tasks/result' ? { timeoutMs: Math.max(child.config.timeoutMs, TASK_RESULT_TIMEOUT_MS) } : {}) })
+    const outcome = await child.forward(method, params, {
+      ...ctx,
+      ...(method === 'tasks/result' ? { timeoutMs: Math.max(child.config.timeoutMs, TASK_RESULT_TIMEOUT_MS) } : {}),
+    })
     return ctx.cancellation.aborted ? undefined : outcome
   }
 
   /** tasks/list: this connection's tasks, asked of each child that runs some (one page each). */
-  private async listTasks(_params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
+  private async listTasks(
+    _params: Record<string, unknown> | undefined,
+    ctx: CallContext,
+  ): Promise<RelayOutcome | undefined> {
     const mine = new Set(this.tasks.keys())
     const children = this.options.runtime.supervisor.children
     const servers = [...new Set(this.tasks.values())].filter((s) => this.view.serverVisible(s))
     // A modern child has no tasks/list: this connection's tasks there, one by one (core-tasks.ts).
-    const modern = [...this.tasks].flatMap(([taskId, s]) => (servers.includes(s) && children.get(s)?.era === 'modern' ? [[taskId, children.get(s)!] as const] : []))
-    const [lists, theirs] = await Promise.all([Promise.all(servers.filter((s) => children.get(s)?.era !== 'modern').map((s) => children.get(s)?.forward('tasks/list', {}, ctx))), this.coreTasks.list(modern, ctx)])
-    const tasks = [...lists.flatMap((o) => (o?.ok && Array.isArray(o.result.tasks) ? (o.result.tasks as Array<{ taskId: string }>).filter((t) => mine.has(t.taskId)) : [])), ...theirs]
+    const modern = [...this.tasks].flatMap(([taskId, s]) =>
+      servers.includes(s) && children.get(s)?.era === 'modern' ? [[taskId, children.get(s)!] as const] : [],
+    )
+    const [lists, theirs] = await Promise.all([
+      Promise.all(
+        servers
+          .filter((s) => children.get(s)?.era !== 'modern')
+          .map((s) => children.get(s)?.forward('tasks/list', {}, ctx)),
+      ),
+      this.coreTasks.list(modern, ctx),
+    ])
+    const tasks = [
+      ...lists.flatMap((o) =>
+        o?.ok && Array.isArray(o.result.tasks)
+          ? (o.result.tasks as Array<{ taskId: string }>).filter((t) => mine.has(t.taskId))
+          : [],
+      ),
+      ...theirs,
+    ]
     return ctx.cancellation.aborted ? undefined : { ok: true, result: { tasks } }
   }
 
@@ -252,7 +333,10 @@ export class ClientConnection implements ConnectionHandle {
     return childForUri(this.options.runtime, this.view, uri)
   }
 
-  private async callTool(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
+  private async callTool(
+    params: Record<string, unknown> | undefined,
+    ctx: CallContext,
+  ): Promise<RelayOutcome | undefined> {
     this.options.runtime.touch(this)
     const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, ctx)
     if (!called || ctx.cancellation.aborted) return undefined
@@ -260,7 +344,12 @@ export class ClientConnection implements ConnectionHandle {
     const { outcome, server } = called
     const taskId = outcome.ok ? (outcome.result.task as { taskId?: unknown } | undefined)?.taskId : undefined
     if (typeof taskId === 'string' && server !== undefined) this.tasks.set(taskId, server)
-    if (typeof taskId === 'string' && server !== undefined && this.options.runtime.supervisor.children.get(server)?.era === 'modern') this.coreTasks.remember(outcome.ok ? outcome.result.task : undefined)
+    if (
+      typeof taskId === 'string' &&
+      server !== undefined &&
+      this.options.runtime.supervisor.children.get(server)?.era === 'modern'
+    )
+      this.coreTasks.remember(outcome.ok ? outcome.result.task : undefined)
     return outcome
   }
 
@@ -268,7 +357,10 @@ export class ClientConnection implements ConnectionHandle {
     return getVisiblePrompt(this.options.runtime, this.view, params, ctx)
   }
 
-  private readResource(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
+  private readResource(
+    params: Record<string, unknown> | undefined,
+    ctx: CallContext,
+  ): Promise<RelayOutcome | undefined> {
     return readVisibleResource(this.options.runtime, this.view, params, ctx)
   }
 
@@ -277,10 +369,21 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   /** Elicitation for a built-in, asked on the stream of the client's request `related`. */
-  private elicitFn(related: RequestId): ((message: string, requestedSchema: Record<string, unknown>) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>) | undefined {
+  private elicitFn(
+    related: RequestId,
+  ):
+    | ((
+        message: string,
+        requestedSchema: Record<string, unknown>,
+      ) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>)
+    | undefined {
     if (!this.server.getClientCapabilities()?.elicitation) return undefined
     return async (message, requestedSchema) => {
-      const result = await this.server.request({ method: 'elicitation/create', params: { mode: 'form', message, requestedSchema } }, passthrough, { timeout: 10 * 60_000, relatedRequestId: related })
+      const result = await this.server.request(
+        { method: 'elicitation/create', params: { mode: 'form', message, requestedSchema } },
+        passthrough,
+        { timeout: 10 * 60_000, relatedRequestId: related },
+      )
       return result as { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }
     }
   }
@@ -317,7 +420,8 @@ export class ClientConnection implements ConnectionHandle {
     await this.transport.listen({
       peek: (message) => {
         const m = message as { method?: unknown; params?: { capabilities?: unknown } }
-        if (m.method === 'initialize' && isObject(m.params?.capabilities)) runtime.offerClientCapabilities(m.params.capabilities as ClientCapabilities)
+        if (m.method === 'initialize' && isObject(m.params?.capabilities))
+          runtime.offerClientCapabilities(m.params.capabilities as ClientCapabilities)
       },
       // The client left without initializing: no client, nothing to offer, no reason to wait.
       closed: () => runtime.offerClientCapabilities({}),
@@ -325,7 +429,13 @@ export class ClientConnection implements ConnectionHandle {
     await runtime.whenStarted()
     // Closed while waiting (an HTTP session refused or ended at once): never join the runtime.
     if (this.closed) return
-    this.srv = new Server({ name: 'mycelium', version: runtime.deps.version }, { capabilities: serverCapabilities(this.options.runtime, this.view, 'legacy'), instructions: this.instructions() })
+    this.srv = new Server(
+      { name: 'mycelium', version: runtime.deps.version },
+      {
+        capabilities: serverCapabilities(this.options.runtime, this.view, 'legacy'),
+        instructions: this.instructions(),
+      },
+    )
     this.registerHandlers()
     runtime.addConnection(this)
     this.seen.rememberAll()
@@ -378,8 +488,10 @@ export class ClientConnection implements ConnectionHandle {
   catalogueChanged(kinds: ReadonlySet<ListKindName>): void {
     const caps = this.server.getCapabilities()
     if (kinds.has('tools') && this.seen.changed('tools')) this.notify('notifications/tools/list_changed')
-    if (kinds.has('prompts') && caps.prompts && this.seen.changed('prompts')) this.notify('notifications/prompts/list_changed')
-    if (kinds.has('resources') && caps.resources && this.seen.changed('resources')) this.notify('notifications/resources/list_changed')
+    if (kinds.has('prompts') && caps.prompts && this.seen.changed('prompts'))
+      this.notify('notifications/prompts/list_changed')
+    if (kinds.has('resources') && caps.resources && this.seen.changed('resources'))
+      this.notify('notifications/resources/list_changed')
   }
 
   /** What the client last heard of each list it sees (src/principal/seen-lists.ts). */
@@ -394,7 +506,8 @@ export class ClientConnection implements ConnectionHandle {
         this.notify('notifications/message', { ...params, logger: server }, related)
         return
       case 'notifications/resources/updated':
-        if (typeof params.uri === 'string' && this.subscriptions.has(params.uri)) this.notify('notifications/resources/updated', params)
+        if (typeof params.uri === 'string' && this.subscriptions.has(params.uri))
+          this.notify('notifications/resources/updated', params)
         return
       default:
         return
@@ -405,35 +518,66 @@ export class ClientConnection implements ConnectionHandle {
     const caps = this.srv?.getClientCapabilities()
     if (!caps) return false
     if (method === 'roots/list') return Boolean(caps.roots)
-    if (method === 'elicitation/create') return Boolean(caps.elicitation) && (params?.mode !== 'url' || Boolean((caps.elicitation as { url?: unknown }).url))
+    if (method === 'elicitation/create')
+      return (
+        Boolean(caps.elicitation) && (params?.mode !== 'url' || Boolean((caps.elicitation as { url?: unknown }).url))
+      )
     if (method === 'sampling/createMessage') return Boolean(caps.sampling)
     if (method.startsWith('tasks/')) return Boolean(caps.tasks)
     return false
   }
 
-  async forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, related?: RequestId): Promise<Record<string, unknown>> {
+  async forwardRequest(
+    server: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+    related?: RequestId,
+  ): Promise<Record<string, unknown>> {
     const caps = this.server.getClientCapabilities()
     // On the stream of the client's request that caused it (Streamable HTTP); stdio ignores it.
     const on = related !== undefined ? { relatedRequestId: related } : {}
     if (method === 'roots/list') {
-      if (!caps?.roots) throw new ProtocolError(RpcCode.methodNotFound, 'The MCP client connected to mycelium does not provide roots')
+      if (!caps?.roots)
+        throw new ProtocolError(RpcCode.methodNotFound, 'The MCP client connected to mycelium does not provide roots')
       return this.server.request({ method, params: params ?? {} }, passthrough, { signal, ...on })
     }
     if (method === 'elicitation/create') {
-      if (!caps?.elicitation) throw new ProtocolError(RpcCode.methodNotFound, `The MCP client connected to mycelium does not support elicitation (asked by server "${server}")`)
+      if (!caps?.elicitation)
+        throw new ProtocolError(
+          RpcCode.methodNotFound,
+          `The MCP client connected to mycelium does not support elicitation (asked by server "${server}")`,
+        )
       const mode = (params?.mode as string | undefined) ?? 'form'
-      if (mode === 'url' && !(caps.elicitation as { url?: unknown }).url) throw new ProtocolError(RpcCode.methodNotFound, `The MCP client connected to mycelium does not support URL elicitation (asked by server "${server}")`)
+      if (mode === 'url' && !(caps.elicitation as { url?: unknown }).url)
+        throw new ProtocolError(
+          RpcCode.methodNotFound,
+          `The MCP client connected to mycelium does not support URL elicitation (asked by server "${server}")`,
+        )
       const message = typeof params?.message === 'string' ? `[${server}] ${params.message}` : `[${server}]`
-      return this.server.request({ method, params: { ...params, message } }, passthrough, { signal, timeout: 10 * 60_000, ...on })
+      return this.server.request({ method, params: { ...params, message } }, passthrough, {
+        signal,
+        timeout: 10 * 60_000,
+        ...on,
+      })
     }
     if (method === 'sampling/createMessage') {
-      if (!caps?.sampling) throw new ProtocolError(RpcCode.methodNotFound, `The MCP client connected to mycelium does not support sampling (asked by server "${server}")`)
+      if (!caps?.sampling)
+        throw new ProtocolError(
+          RpcCode.methodNotFound,
+          `The MCP client connected to mycelium does not support sampling (asked by server "${server}")`,
+        )
       return this.server.request({ method, params: params ?? {} }, passthrough, { signal, timeout: 10 * 60_000, ...on })
     }
     if (method.startsWith('tasks/')) {
       // A child polls a task it created at the client (task-augmented sampling or elicitation).
-      if (!caps?.tasks) throw new ProtocolError(RpcCode.methodNotFound, 'The MCP client connected to mycelium does not support tasks')
-      return this.server.request({ method, params: params ?? {} } as never, passthrough, { signal, timeout: 10 * 60_000, ...on })
+      if (!caps?.tasks)
+        throw new ProtocolError(RpcCode.methodNotFound, 'The MCP client connected to mycelium does not support tasks')
+      return this.server.request({ method, params: params ?? {} } as never, passthrough, {
+        signal,
+        timeout: 10 * 60_000,
+        ...on,
+      })
     }
     throw new ProtocolError(RpcCode.methodNotFound, `Method not found: ${method}`)
   }

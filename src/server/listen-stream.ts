@@ -1,5 +1,10 @@
 import { ProtocolError, type ServerEvent } from '@modelcontextprotocol/server'
-import { SUBSCRIPTION_ID_META_KEY, type JSONRPCNotification, type RequestId, type SubscriptionFilter } from '@modelcontextprotocol/client'
+import {
+  SUBSCRIPTION_ID_META_KEY,
+  type JSONRPCNotification,
+  type RequestId,
+  type SubscriptionFilter,
+} from '@modelcontextprotocol/client'
 import { SeenLists, type ListKindName } from '../principal/seen-lists.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { ConnectionHandle, Runtime } from '../runtime/runtime.js'
@@ -18,11 +23,19 @@ import { RpcCode, isObject } from '../protocol/facts.js'
 
 /** A change notification, before the face puts it on the stream (and stamps the subscription id). */
 export interface ListenNotification {
-  method: 'notifications/tools/list_changed' | 'notifications/prompts/list_changed' | 'notifications/resources/list_changed' | 'notifications/resources/updated'
+  method:
+    | 'notifications/tools/list_changed'
+    | 'notifications/prompts/list_changed'
+    | 'notifications/resources/list_changed'
+    | 'notifications/resources/updated'
   params?: Record<string, unknown>
 }
 
-const LIST_CHANGED: ReadonlyArray<{ kind: ListKindName; field: 'toolsListChanged' | 'promptsListChanged' | 'resourcesListChanged'; method: ListenNotification['method'] }> = [
+const LIST_CHANGED: ReadonlyArray<{
+  kind: ListKindName
+  field: 'toolsListChanged' | 'promptsListChanged' | 'resourcesListChanged'
+  method: ListenNotification['method']
+}> = [
   { kind: 'tools', field: 'toolsListChanged', method: 'notifications/tools/list_changed' },
   { kind: 'prompts', field: 'promptsListChanged', method: 'notifications/prompts/list_changed' },
   { kind: 'resources', field: 'resourcesListChanged', method: 'notifications/resources/list_changed' },
@@ -49,7 +62,11 @@ export function visibleFilter(filter: unknown, uriVisible: (uri: string) => bool
 export function stamped(notification: ListenNotification, subscriptionId: RequestId): JSONRPCNotification {
   const params = notification.params ?? {}
   const meta = isObject(params._meta) ? params._meta : {}
-  return { jsonrpc: '2.0', method: notification.method, params: { ...params, _meta: { ...meta, [SUBSCRIPTION_ID_META_KEY]: subscriptionId } } }
+  return {
+    jsonrpc: '2.0',
+    method: notification.method,
+    params: { ...params, _meta: { ...meta, [SUBSCRIPTION_ID_META_KEY]: subscriptionId } },
+  }
 }
 
 /** A notification as the SDK's listen router takes it (ServerEventBus): it stamps the subscription id and keeps to the honoured filter. */
@@ -114,7 +131,9 @@ export class ListenStream implements ConnectionHandle {
       this.watched.add(uri)
       // The stream was acknowledged with this resource in it already: an operator must hear that its updates will not come.
       watchResource(runtime, this, child, uri).catch((error: unknown) =>
-        runtime.logger.warn(`subscriptions/listen: could not ask "${child.key}" for updates of ${uri} (the stream stays open without them): ${error instanceof Error ? error.message : String(error)}`),
+        runtime.logger.warn(
+          `subscriptions/listen: could not ask "${child.key}" for updates of ${uri} (the stream stays open without them): ${error instanceof Error ? error.message : String(error)}`,
+        ),
       )
     }
   }
@@ -161,6 +180,11 @@ export class ListenStream implements ConnectionHandle {
   }
 
   forwardRequest(server: string, method: string): Promise<Record<string, unknown>> {
-    return Promise.reject(new ProtocolError(RpcCode.methodNotFound, `A subscriptions/listen stream cannot be asked ${method} (asked by server "${server}")`))
+    return Promise.reject(
+      new ProtocolError(
+        RpcCode.methodNotFound,
+        `A subscriptions/listen stream cannot be asked ${method} (asked by server "${server}")`,
+      ),
+    )
   }
 }

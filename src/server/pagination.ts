@@ -19,11 +19,19 @@ export function decodeCursor(cursor: unknown, kind: string): number {
 }
 
 /** One page of a list, with the cursor of the next page when there is more. */
-export function paginate<T>(items: readonly T[], offset: number, pageSize: number, kind: string): { items: T[]; nextCursor?: string } {
+export function paginate<T>(
+  items: readonly T[],
+  offset: number,
+  pageSize: number,
+  kind: string,
+): { items: T[]; nextCursor?: string } {
   const end = offset + pageSize
   const page = items.slice(offset, end)
   if (end >= items.length) return { items: page }
-  return { items: page, nextCursor: Buffer.from(JSON.stringify({ k: kind, o: end } satisfies CursorData)).toString('base64url') }
+  return {
+    items: page,
+    nextCursor: Buffer.from(JSON.stringify({ k: kind, o: end } satisfies CursorData)).toString('base64url'),
+  }
 }
 
 /**

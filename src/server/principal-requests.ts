@@ -5,7 +5,14 @@ import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { ServedSkill } from '../skills/skill-index.js'
-import { callerAttributes, childForCaller, endSpan, forwardTraced, listedTools, serverSpan } from '../runtime/principal-tools.js'
+import {
+  callerAttributes,
+  childForCaller,
+  endSpan,
+  forwardTraced,
+  listedTools,
+  serverSpan,
+} from '../runtime/principal-tools.js'
 import type { ListKindName } from '../principal/seen-lists.js'
 import type { SpanAttributes, SpanHandle } from '../telemetry/tracing.js'
 import { findSkillFile, mapChildRead, readSkillFile, type SkillSources } from './skills-handlers.js'
@@ -20,12 +27,25 @@ import { RpcCode } from '../protocol/facts.js'
  */
 
 export function unknownPrompt(name: unknown): RelayOutcome {
-  return { ok: false, error: { code: RpcCode.invalidParams, message: `Unknown prompt: ${typeof name === 'string' ? name : JSON.stringify(name)}` } }
+  return {
+    ok: false,
+    error: {
+      code: RpcCode.invalidParams,
+      message: `Unknown prompt: ${typeof name === 'string' ? name : JSON.stringify(name)}`,
+    },
+  }
 }
 
 export function unknownResource(uri: unknown): RelayOutcome {
   // data.uri names the resource asked for (SEP-2164): what the client sent, so it reveals nothing of a hidden one.
-  return { ok: false, error: { code: RpcCode.invalidParams, message: `Resource not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}`, ...(typeof uri === 'string' ? { data: { uri } } : {}) } }
+  return {
+    ok: false,
+    error: {
+      code: RpcCode.invalidParams,
+      message: `Resource not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}`,
+      ...(typeof uri === 'string' ? { data: { uri } } : {}),
+    },
+  }
 }
 
 /** How a forwarded request reaches a child: its cancellation, progress, and who asked (so the child's own requests go back there). */
@@ -57,7 +77,8 @@ export function childForUri(runtime: Runtime, view: PrincipalView, uri: string) 
 export function instructionsFor(runtime: Runtime, view: PrincipalView): string | undefined {
   const parts: string[] = []
   for (const child of runtime.supervisor.children.values()) {
-    if (child.instructions && view.serverVisible(child.key)) parts.push(`## ${child.key}\n\n${child.instructions.trim()}`)
+    if (child.instructions && view.serverVisible(child.key))
+      parts.push(`## ${child.key}\n\n${child.instructions.trim()}`)
   }
   return parts.length > 0 ? parts.join('\n\n') : undefined
 }
@@ -79,7 +100,9 @@ export function skillSourcesFor(runtime: Runtime, view: PrincipalView): SkillSou
     },
     forward: (server, method, params) => {
       const child = supervisor.children.get(server)
-      return child ? child.forward(method, params, {}) : Promise.resolve({ ok: false, error: { code: RpcCode.serverError, message: 'gone' } })
+      return child
+        ? child.forward(method, params, {})
+        : Promise.resolve({ ok: false, error: { code: RpcCode.serverError, message: 'gone' } })
     },
   }
 }
@@ -94,7 +117,12 @@ export function visibleList(runtime: Runtime, view: PrincipalView, kind: ListKin
   if (kind === 'tools') return listedTools(runtime, view)
   if (kind === 'prompts') return visiblePrompts(runtime, view)
   const skills = skillSourcesFor(runtime, view)
-  return [...visibleResources(runtime, view), ...visibleTemplates(runtime, view), ...skills.children().map((c) => c.entry), ...skills.local()]
+  return [
+    ...visibleResources(runtime, view),
+    ...visibleTemplates(runtime, view),
+    ...skills.children().map((c) => c.entry),
+    ...skills.local(),
+  ]
 }
 
 /** The prompts the principal sees now, as a client lists them. */
@@ -154,7 +182,14 @@ async function traced(
  * resources/list, resources/templates/list) as a SERVER span named for the
  * method, under the caller's `_meta`, when tracing; no child is asked.
  */
-export async function tracedList<T>(runtime: Runtime, view: PrincipalView, method: string, params: Record<string, unknown> | undefined, list: () => T | Promise<T>, caller: { protocolVersion?: string; sessionId?: string } = {}): Promise<T> {
+export async function tracedList<T>(
+  runtime: Runtime,
+  view: PrincipalView,
+  method: string,
+  params: Record<string, unknown> | undefined,
+  list: () => T | Promise<T>,
+  caller: { protocolVersion?: string; sessionId?: string } = {},
+): Promise<T> {
   const tracing = runtime.tracing
   if (tracing === undefined) return list()
   const span = serverSpan(tracing, method, '', params, callerAttributes(view, caller))
@@ -169,12 +204,25 @@ export async function tracedList<T>(runtime: Runtime, view: PrincipalView, metho
 }
 
 /** A request to a child (the caller's own connection to a server logged in per person): under `span` as a CLIENT span when tracing. */
-async function forward(runtime: Runtime, span: SpanHandle | undefined, server: string, method: string, target: string, params: Record<string, unknown>, ctx: PrincipalForward): Promise<RelayOutcome> {
+async function forward(
+  runtime: Runtime,
+  span: SpanHandle | undefined,
+  server: string,
+  method: string,
+  target: string,
+  params: Record<string, unknown>,
+  ctx: PrincipalForward,
+): Promise<RelayOutcome> {
   const reached = await childForCaller(runtime, server, ctx.owner)
   // A person without a login: the way to log in, as this method's error (a tool call gets it as its result).
-  if ('outcome' in reached) return reached.outcome.ok ? { ok: false, error: { code: ProtocolErrorCode.InternalError, message: toolText(reached.outcome.result) } } : reached.outcome
+  if ('outcome' in reached)
+    return reached.outcome.ok
+      ? { ok: false, error: { code: ProtocolErrorCode.InternalError, message: toolText(reached.outcome.result) } }
+      : reached.outcome
   const { child } = reached
-  return span && runtime.tracing ? forwardTraced(span, runtime.tracing, child, { server, method, target, params }, ctx) : child.forward(method, params, ctx)
+  return span && runtime.tracing
+    ? forwardTraced(span, runtime.tracing, child, { server, method, target, params }, ctx)
+    : child.forward(method, params, ctx)
 }
 
 function toolText(result: Record<string, unknown>): string {
@@ -182,15 +230,37 @@ function toolText(result: Record<string, unknown>): string {
 }
 
 /** prompts/get as the principal: a visible prompt is forwarded under its own name, any other is unknown. Undefined when cancelled. */
-export function getVisiblePrompt(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
+export function getVisiblePrompt(
+  runtime: Runtime,
+  view: PrincipalView,
+  params: Record<string, unknown> | undefined,
+  ctx: PrincipalForward,
+): Promise<RelayOutcome | undefined> {
   const name = params?.name
-  return traced(runtime, view, 'prompts/get', typeof name === 'string' ? name : '', params, ctx, typeof name === 'string' ? { 'gen_ai.prompt.name': name } : {}, async (span) => {
-    const entry = typeof name === 'string' ? runtime.catalogue.promptByWire(name) : undefined
-    if (!entry || !view.promptVisible(entry)) return unknownPrompt(name)
-    if (!runtime.supervisor.children.get(entry.server)) return unknownPrompt(name)
-    const outcome = await forward(runtime, span, entry.server, 'prompts/get', entry.name, { ...params, name: entry.name }, ctx)
-    return ctx.cancellation.aborted ? undefined : outcome
-  })
+  return traced(
+    runtime,
+    view,
+    'prompts/get',
+    typeof name === 'string' ? name : '',
+    params,
+    ctx,
+    typeof name === 'string' ? { 'gen_ai.prompt.name': name } : {},
+    async (span) => {
+      const entry = typeof name === 'string' ? runtime.catalogue.promptByWire(name) : undefined
+      if (!entry || !view.promptVisible(entry)) return unknownPrompt(name)
+      if (!runtime.supervisor.children.get(entry.server)) return unknownPrompt(name)
+      const outcome = await forward(
+        runtime,
+        span,
+        entry.server,
+        'prompts/get',
+        entry.name,
+        { ...params, name: entry.name },
+        ctx,
+      )
+      return ctx.cancellation.aborted ? undefined : outcome
+    },
+  )
 }
 
 /**
@@ -198,12 +268,32 @@ export function getVisiblePrompt(runtime: Runtime, view: PrincipalView, params: 
  * skill files (through its skill root only), else the resource of a server
  * it reaches. Anything else is not found (-32602). Undefined when cancelled.
  */
-export function readVisibleResource(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
+export function readVisibleResource(
+  runtime: Runtime,
+  view: PrincipalView,
+  params: Record<string, unknown> | undefined,
+  ctx: PrincipalForward,
+): Promise<RelayOutcome | undefined> {
   const uri = params?.uri
-  return traced(runtime, view, 'resources/read', typeof uri === 'string' ? uri : '', params, ctx, typeof uri === 'string' ? { 'mcp.resource.uri': uri } : {}, (span) => readResource(runtime, view, params, ctx, span))
+  return traced(
+    runtime,
+    view,
+    'resources/read',
+    typeof uri === 'string' ? uri : '',
+    params,
+    ctx,
+    typeof uri === 'string' ? { 'mcp.resource.uri': uri } : {},
+    (span) => readResource(runtime, view, params, ctx, span),
+  )
 }
 
-async function readResource(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward, span: SpanHandle | undefined): Promise<RelayOutcome | undefined> {
+async function readResource(
+  runtime: Runtime,
+  view: PrincipalView,
+  params: Record<string, unknown> | undefined,
+  ctx: PrincipalForward,
+  span: SpanHandle | undefined,
+): Promise<RelayOutcome | undefined> {
   const uri = params?.uri
   const own = typeof uri === 'string' && view.servedSkills ? findSkillFile(uri, view.servedSkills()) : undefined
   // Reading a SKILL.md does not activate the skill: escalation stays with activate_skill.
@@ -212,7 +302,15 @@ async function readResource(runtime: Runtime, view: PrincipalView, params: Recor
     // Skill URIs are never routed as plain resources: only through the children's skill roots.
     const target = skillSourcesFor(runtime, view).resolveChild(uri)
     if (!target) return unknownResource(uri)
-    const outcome = await forward(runtime, span, target.server, 'resources/read', target.childUri, { ...params, uri: target.childUri }, ctx)
+    const outcome = await forward(
+      runtime,
+      span,
+      target.server,
+      'resources/read',
+      target.childUri,
+      { ...params, uri: target.childUri },
+      ctx,
+    )
     if (ctx.cancellation.aborted) return undefined
     return outcome.ok ? { ok: true, result: mapChildRead(target.server, outcome.result) } : unknownResource(uri)
   }
@@ -227,13 +325,26 @@ async function readResource(runtime: Runtime, view: PrincipalView, params: Recor
  * prompt, or a template or resource of a server it reaches); a SERVER span
  * `completion/complete <prompt name or URI>` when tracing.
  */
-export function completeVisible(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward): Promise<RelayOutcome | undefined> {
+export function completeVisible(
+  runtime: Runtime,
+  view: PrincipalView,
+  params: Record<string, unknown> | undefined,
+  ctx: PrincipalForward,
+): Promise<RelayOutcome | undefined> {
   const ref = params?.ref as { type?: string; name?: string; uri?: string } | undefined
   const target = typeof ref?.name === 'string' ? ref.name : typeof ref?.uri === 'string' ? ref.uri : ''
-  return traced(runtime, view, 'completion/complete', target, params, ctx, {}, (span) => complete(runtime, view, params, ctx, span))
+  return traced(runtime, view, 'completion/complete', target, params, ctx, {}, (span) =>
+    complete(runtime, view, params, ctx, span),
+  )
 }
 
-async function complete(runtime: Runtime, view: PrincipalView, params: Record<string, unknown> | undefined, ctx: PrincipalForward, span: SpanHandle | undefined): Promise<RelayOutcome | undefined> {
+async function complete(
+  runtime: Runtime,
+  view: PrincipalView,
+  params: Record<string, unknown> | undefined,
+  ctx: PrincipalForward,
+  span: SpanHandle | undefined,
+): Promise<RelayOutcome | undefined> {
   const ref = params?.ref as { type?: string; name?: string; uri?: string } | undefined
   const none: RelayOutcome = { ok: true, result: { completion: { values: [], hasMore: false } } }
   const { catalogue, supervisor } = runtime
@@ -242,7 +353,15 @@ async function complete(runtime: Runtime, view: PrincipalView, params: Record<st
     if (!entry || !view.promptVisible(entry)) return unknownPrompt(ref.name)
     const child = supervisor.children.get(entry.server)
     if (!child?.capabilities?.completions) return none
-    return forward(runtime, span, entry.server, 'completion/complete', entry.name, { ...params, ref: { ...ref, name: entry.name } }, ctx)
+    return forward(
+      runtime,
+      span,
+      entry.server,
+      'completion/complete',
+      entry.name,
+      { ...params, ref: { ...ref, name: entry.name } },
+      ctx,
+    )
   }
   if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
     const server = catalogue.serverForTemplate(ref.uri) ?? catalogue.serverForUri(ref.uri)
@@ -251,5 +370,11 @@ async function complete(runtime: Runtime, view: PrincipalView, params: Record<st
     if (!child?.capabilities?.completions) return none
     return forward(runtime, span, server, 'completion/complete', ref.uri, params ?? {}, ctx)
   }
-  return { ok: false, error: { code: RpcCode.invalidParams, message: 'completion/complete needs a ref of type ref/prompt or ref/resource' } }
+  return {
+    ok: false,
+    error: {
+      code: RpcCode.invalidParams,
+      message: 'completion/complete needs a ref of type ref/prompt or ref/resource',
+    },
+  }
 }

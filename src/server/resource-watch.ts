@@ -11,7 +11,12 @@ import type { ConnectionHandle, Runtime } from '../runtime/runtime.js'
  */
 
 /** `holder` wants updates of `uri`, which `child` serves. Rejects when the child could not be asked. */
-export async function watchResource(runtime: Runtime, holder: ConnectionHandle, child: ChildConnection, uri: string): Promise<void> {
+export async function watchResource(
+  runtime: Runtime,
+  holder: ConnectionHandle,
+  child: ChildConnection,
+  uri: string,
+): Promise<void> {
   if (child.era === 'modern') await runtime.subscribeResource(holder, child, uri)
   else if (child.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri })
 }
@@ -22,7 +27,12 @@ export async function watchResource(runtime: Runtime, holder: ConnectionHandle, 
  * wants it; a 2025 child is sent resources/unsubscribe when no other
  * connection is still subscribed. Never rejects.
  */
-export async function unwatchResource(runtime: Runtime, holder: ConnectionHandle, child: ChildConnection | undefined, uri: string): Promise<void> {
+export async function unwatchResource(
+  runtime: Runtime,
+  holder: ConnectionHandle,
+  child: ChildConnection | undefined,
+  uri: string,
+): Promise<void> {
   await runtime.unsubscribeResource(holder, uri)
   if (child?.era === 'modern' || !child?.capabilities?.resources?.subscribe) return
   if ([...runtime.connections].some((c) => c !== holder && c.isSubscribed(uri))) return

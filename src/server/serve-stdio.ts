@@ -34,14 +34,23 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   // The client is served at once; list requests wait (bounded) for the children's first start.
   void runtime.start().then(() => {
     const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
-    logger.info(`serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers on stdio`)
+    logger.info(
+      `serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers on stdio`,
+    )
   })
-  if (runtime.supervisor.children.size === 0) logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
+  if (runtime.supervisor.children.size === 0)
+    logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
 
   // The client's first message decides its era (2025: a ClientConnection; 2026-07-28: the stateless server of the launch's credential).
   // The runtime's 2026 tasks, outliving the per-request servers of the connection.
   const tasks = new TaskRegistry()
-  const connection = new StdioEraConnection({ runtime, tasks, view: options.view, era: options.era ?? 'auto', onNote: (note) => logger.debug(note) })
+  const connection = new StdioEraConnection({
+    runtime,
+    tasks,
+    view: options.view,
+    era: options.era ?? 'auto',
+    onNote: (note) => logger.debug(note),
+  })
   let exitCode: number = ExitCode.ok
   let signalled = false
   let onSignal: ((signal: NodeJS.Signals) => void) | undefined

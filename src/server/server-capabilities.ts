@@ -16,9 +16,14 @@ import { skillsCapability } from './skills-handlers.js'
  * modern child that has it, or held by myc for a 2025 child:
  * hosted-tasks.ts).
  */
-export function serverCapabilities(runtime: Pick<Runtime, 'supervisor'>, view: Pick<PrincipalView, 'servedSkills' | 'serverVisible'>, era: Era): ServerCapabilities {
+export function serverCapabilities(
+  runtime: Pick<Runtime, 'supervisor'>,
+  view: Pick<PrincipalView, 'servedSkills' | 'serverVisible'>,
+  era: Era,
+): ServerCapabilities {
   const children = [...runtime.supervisor.children.values()]
-  const any = (pick: (caps: ServerCapabilities) => unknown) => children.some((c) => c.state !== 'RUNNING' || Boolean(c.capabilities && pick(c.capabilities)))
+  const any = (pick: (caps: ServerCapabilities) => unknown) =>
+    children.some((c) => c.state !== 'RUNNING' || Boolean(c.capabilities && pick(c.capabilities)))
   const caps: ServerCapabilities = { tools: { listChanged: true }, logging: {} }
   if (any((c) => c.prompts)) caps.prompts = { listChanged: true }
   if (any((c) => c.resources)) caps.resources = { listChanged: true, subscribe: true }
@@ -29,9 +34,17 @@ export function serverCapabilities(runtime: Pick<Runtime, 'supervisor'>, view: P
     Object.assign(extensions, skillsCapability)
   }
   if (era === 'legacy') {
-    const modernTasks = (c: (typeof children)[number]) => c.era === 'modern' && hasTasksExtension(c.capabilities) && view.serverVisible(c.key)
-    if (children.some((c) => c.capabilities?.tasks || modernTasks(c))) (caps as Record<string, unknown>).tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
-  } else if (children.some((c) => view.serverVisible(c.key) && (c.state !== 'RUNNING' || c.era === 'legacy' || hasTasksExtension(c.capabilities)))) extensions[TASKS_EXTENSION] = {}
+    const modernTasks = (c: (typeof children)[number]) =>
+      c.era === 'modern' && hasTasksExtension(c.capabilities) && view.serverVisible(c.key)
+    if (children.some((c) => c.capabilities?.tasks || modernTasks(c)))
+      (caps as Record<string, unknown>).tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
+  } else if (
+    children.some(
+      (c) =>
+        view.serverVisible(c.key) && (c.state !== 'RUNNING' || c.era === 'legacy' || hasTasksExtension(c.capabilities)),
+    )
+  )
+    extensions[TASKS_EXTENSION] = {}
   if (Object.keys(extensions).length > 0) (caps as Record<string, unknown>).extensions = extensions
   return caps
 }

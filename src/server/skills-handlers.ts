@@ -1,5 +1,11 @@
 import { ProtocolError, type Server } from '@modelcontextprotocol/server'
-import { DIRECTORY_MIME_TYPE, GetSkillRequestParamsSchema, ListSkillsRequestParamsSchema, ReadResourceDirectoryRequestParamsSchema, SKILLS_EXTENSION_ID } from '@modelcontextprotocol/core/ext/skills'
+import {
+  DIRECTORY_MIME_TYPE,
+  GetSkillRequestParamsSchema,
+  ListSkillsRequestParamsSchema,
+  ReadResourceDirectoryRequestParamsSchema,
+  SKILLS_EXTENSION_ID,
+} from '@modelcontextprotocol/core/ext/skills'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { ChildSkillEntry } from '../registry/catalogue.js'
 import { mapChildUri } from '../skills/child-skills.js'
@@ -14,7 +20,10 @@ const CACHE = { ttlMs: 0, cacheScope: 'private' as const }
 
 /** The one answer for a skill URI that is hidden, disabled, escapes its folder or never existed. */
 function skillNotFound(uri: unknown): ProtocolError {
-  return new ProtocolError(RpcCode.invalidParams, `Skill not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}`)
+  return new ProtocolError(
+    RpcCode.invalidParams,
+    `Skill not found: ${typeof uri === 'string' ? uri : JSON.stringify(uri)}`,
+  )
 }
 
 /** The capability entry of the Skills extension. */
@@ -35,7 +44,9 @@ export interface SkillSources {
 
 /** Maps a child's directory listing back under `skill://<server>/`. */
 function mapDirectory(server: string, result: Record<string, unknown>): Record<string, unknown> {
-  const resources = Array.isArray(result.resources) ? (result.resources as Array<{ uri: string }>).map((r) => ({ ...r, uri: mapChildUri(server, r.uri) })) : []
+  const resources = Array.isArray(result.resources)
+    ? (result.resources as Array<{ uri: string }>).map((r) => ({ ...r, uri: mapChildUri(server, r.uri) }))
+    : []
   return { ...result, resources, ...CACHE }
 }
 
@@ -59,36 +70,49 @@ export function registerSkillHandlers(server: Server, sources: SkillSources, pag
     return (sources.sources ? pages.page(sources.sources(), offset, build) : build()) as never
   })
   server.setRequestHandler('skills/get', { params: GetSkillRequestParamsSchema }, (params) => {
-    const entry = sources.local().find((s) => s.entry.uri === params.uri)?.entry ?? sources.children().find((c) => c.entry.uri === params.uri)?.entry
+    const entry =
+      sources.local().find((s) => s.entry.uri === params.uri)?.entry ??
+      sources.children().find((c) => c.entry.uri === params.uri)?.entry
     if (!entry) throw skillNotFound(params.uri)
     return { skill: entry, ...CACHE }
   })
-  server.setRequestHandler('resources/directory/read', { params: ReadResourceDirectoryRequestParamsSchema }, async (params) => {
-    const uri = params.uri.endsWith('/') ? params.uri : `${params.uri}/`
-    for (const skill of sources.local()) {
-      const children = skill.dirs.get(uri)
-      if (!children) continue
-      const resources = children.map((child) => {
-        const isDir = child.endsWith('/')
-        const name = decodeURIComponent(child.replace(/\/$/, '').split('/').pop() ?? child)
-        const file = skill.files.get(child)
-        return isDir ? { uri: child, name, mimeType: DIRECTORY_MIME_TYPE } : { uri: child, name, mimeType: file?.mimeType, size: file?.bytes.length }
-      })
-      const page = paginate(resources, decodeCursor(params.cursor, 'directory'), pageSize, 'directory')
-      return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}), ...CACHE }
-    }
-    const target = sources.resolveChild(params.uri)
-    if (target) {
-      const outcome = await sources.forward(target.server, 'resources/directory/read', { uri: target.childUri, ...(params.cursor ? { cursor: params.cursor } : {}) })
-      if (outcome.ok) return mapDirectory(target.server, outcome.result) as never
-    }
-    throw new ProtocolError(RpcCode.invalidParams, `Resource not found: ${params.uri}`)
-  })
+  server.setRequestHandler(
+    'resources/directory/read',
+    { params: ReadResourceDirectoryRequestParamsSchema },
+    async (params) => {
+      const uri = params.uri.endsWith('/') ? params.uri : `${params.uri}/`
+      for (const skill of sources.local()) {
+        const children = skill.dirs.get(uri)
+        if (!children) continue
+        const resources = children.map((child) => {
+          const isDir = child.endsWith('/')
+          const name = decodeURIComponent(child.replace(/\/$/, '').split('/').pop() ?? child)
+          const file = skill.files.get(child)
+          return isDir
+            ? { uri: child, name, mimeType: DIRECTORY_MIME_TYPE }
+            : { uri: child, name, mimeType: file?.mimeType, size: file?.bytes.length }
+        })
+        const page = paginate(resources, decodeCursor(params.cursor, 'directory'), pageSize, 'directory')
+        return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}), ...CACHE }
+      }
+      const target = sources.resolveChild(params.uri)
+      if (target) {
+        const outcome = await sources.forward(target.server, 'resources/directory/read', {
+          uri: target.childUri,
+          ...(params.cursor ? { cursor: params.cursor } : {}),
+        })
+        if (outcome.ok) return mapDirectory(target.server, outcome.result) as never
+      }
+      throw new ProtocolError(RpcCode.invalidParams, `Resource not found: ${params.uri}`)
+    },
+  )
 }
 
 /** Maps a child's resources/read answer back under `skill://<server>/`. */
 export function mapChildRead(server: string, result: Record<string, unknown>): Record<string, unknown> {
-  const contents = Array.isArray(result.contents) ? (result.contents as Array<{ uri: string }>).map((c) => ({ ...c, uri: mapChildUri(server, c.uri) })) : result.contents
+  const contents = Array.isArray(result.contents)
+    ? (result.contents as Array<{ uri: string }>).map((c) => ({ ...c, uri: mapChildUri(server, c.uri) }))
+    : result.contents
   return { ...result, contents }
 }
 
@@ -106,5 +130,11 @@ export function findSkillFile(uri: string, skills: readonly ServedSkill[]): Serv
 export function readSkillFile(file: ServedFile): Record<string, unknown> {
   const text = Buffer.from(file.bytes).toString('utf8')
   const isText = Buffer.from(text, 'utf8').equals(Buffer.from(file.bytes))
-  return { contents: [isText ? { uri: file.uri, mimeType: file.mimeType, text } : { uri: file.uri, mimeType: file.mimeType, blob: Buffer.from(file.bytes).toString('base64') }] }
+  return {
+    contents: [
+      isText
+        ? { uri: file.uri, mimeType: file.mimeType, text }
+        : { uri: file.uri, mimeType: file.mimeType, blob: Buffer.from(file.bytes).toString('base64') },
+    ],
+  }
 }

@@ -1,5 +1,10 @@
 import { McpServer, ProtocolError, type ServerContext } from '@modelcontextprotocol/server'
-import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type ClientCapabilities, type LoggingLevel } from '@modelcontextprotocol/client'
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  LOG_LEVEL_META_KEY,
+  type ClientCapabilities,
+  type LoggingLevel,
+} from '@modelcontextprotocol/client'
 import { hasSkillsExtension } from '../children/child.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import { skillScope, type CredentialView } from '../principal/credential-view.js'
@@ -7,13 +12,37 @@ import { callVisibleTool, listedTools } from '../runtime/principal-tools.js'
 import { MODERN_PROTOCOL_VERSION, RpcCode } from '../protocol/facts.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { decodeCursor, paginate } from './pagination.js'
-import { isParkedState, type CallTarget, type ParkedCall, type ParkedCalls, type ParkedStep, type RoundSink } from '../eras/face/parked-calls.js'
-import { completeVisible, getVisiblePrompt, instructionsFor, readVisibleResource, skillSourcesFor, tracedList, visiblePrompts, visibleResources, visibleTemplates, type PrincipalForward } from './principal-requests.js'
+import {
+  isParkedState,
+  type CallTarget,
+  type ParkedCall,
+  type ParkedCalls,
+  type ParkedStep,
+  type RoundSink,
+} from '../eras/face/parked-calls.js'
+import {
+  completeVisible,
+  getVisiblePrompt,
+  instructionsFor,
+  readVisibleResource,
+  skillSourcesFor,
+  tracedList,
+  visiblePrompts,
+  visibleResources,
+  visibleTemplates,
+  type PrincipalForward,
+} from './principal-requests.js'
 import { registerSkillHandlers } from './skills-handlers.js'
 import { serverCapabilities } from './server-capabilities.js'
 import { missingTasksExtension, registerTaskHandlers, taskCaller } from '../eras/face/task-routing.js'
 import type { TaskRegistry } from '../eras/face/task-registry.js'
-import { HOSTED_TASK_TTL_MS, needsTaskOptIn, startAsTask, taskHosting, type TaskHosting } from '../eras/face/hosted-tasks.js'
+import {
+  HOSTED_TASK_TTL_MS,
+  needsTaskOptIn,
+  startAsTask,
+  taskHosting,
+  type TaskHosting,
+} from '../eras/face/hosted-tasks.js'
 
 /** How long a 2026-era client may keep a list (`ttlMs`): one that does not listen (subscriptions/listen) sees a child's new tools within this. */
 export const MODERN_LIST_TTL_MS = 30_000
@@ -70,7 +99,13 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     { name: 'mycelium', version: runtime.deps.version },
     {
       ...(instructions ? { instructions } : {}),
-      cacheHints: { 'tools/list': hint, 'prompts/list': hint, 'resources/list': hint, 'resources/templates/list': hint, 'server/discover': hint },
+      cacheHints: {
+        'tools/list': hint,
+        'prompts/list': hint,
+        'resources/list': hint,
+        'resources/templates/list': hint,
+        'server/discover': hint,
+      },
       // myc's own requestState (a parked call) is verified and decoded; a child's passes through as the string it is.
       requestState: { verify: parked.verify },
     },
@@ -85,7 +120,10 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
         scopeChallenge: ({ request }) => {
           const skill = view.skillToStepUp(request.params?.name, request.params?.arguments)
           if (skill === undefined || !/^[\u0021\u0023-\u005B\u005D-\u007E]+$/.test(skillScope(skill))) return undefined
-          return { scopes: [skillScope(skill)], errorDescription: `Skill ${skill} needs the scope ${skillScope(skill)}` }
+          return {
+            scopes: [skillScope(skill)],
+            errorDescription: `Skill ${skill} needs the scope ${skillScope(skill)}`,
+          }
         },
       },
       // Never called: tools/call below is myc's; this registration carries the scope challenge only.
@@ -109,8 +147,13 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
    * resumes the call here instead of starting another.
    */
   /** A list answered from the catalogue, as a SERVER span of this face's revision when tracing. */
-  const traced = <T>(method: string, params: Record<string, unknown> | undefined, list: () => T | Promise<T>) => tracedList(runtime, view, method, params, list, { protocolVersion: MODERN_PROTOCOL_VERSION })
-  const forwarded = async (ctx: ServerContext, target: CallTarget, run: (forward: PrincipalForward, retry: Record<string, unknown>) => Promise<RelayOutcome | undefined>) => {
+  const traced = <T>(method: string, params: Record<string, unknown> | undefined, list: () => T | Promise<T>) =>
+    tracedList(runtime, view, method, params, list, { protocolVersion: MODERN_PROTOCOL_VERSION })
+  const forwarded = async (
+    ctx: ServerContext,
+    target: CallTarget,
+    run: (forward: PrincipalForward, retry: Record<string, unknown>) => Promise<RelayOutcome | undefined>,
+  ) => {
     const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
     const logLevel = envelope?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined
     const clientCapabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined
@@ -129,20 +172,46 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       host = taskHosting(runtime, view, ctx, target)
       call = parked.open(view, target, ctx)
       call.clientCapabilities = clientCapabilities
-      const retry = { ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}), ...(typeof requestState === 'string' ? { requestState } : {}), ...(host?.core ? { task: { ttl: HOSTED_TASK_TTL_MS } } : {}) }
-      const callerEra = { modern: true, ...(logLevel ? { logLevel } : {}), ...(clientCapabilities ? { clientCapabilities } : {}), ...taskCaller(tasks, ctx) }
+      const retry = {
+        ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+        ...(typeof requestState === 'string' ? { requestState } : {}),
+        ...(host?.core ? { task: { ttl: HOSTED_TASK_TTL_MS } } : {}),
+      }
+      const callerEra = {
+        modern: true,
+        ...(logLevel ? { logLevel } : {}),
+        ...(clientCapabilities ? { clientCapabilities } : {}),
+        ...taskCaller(tasks, ctx),
+      }
       const owner = options.owner !== undefined ? { owner: options.owner, principalName: options.owner } : {}
-      call.start((origin) => run({ cancellation: call.cancellation, caller: origin, callerEra, onProgress: (p) => call.progress(p), protocolVersion: MODERN_PROTOCOL_VERSION, ...owner }, retry))
+      call.start((origin) =>
+        run(
+          {
+            cancellation: call.cancellation,
+            caller: origin,
+            callerEra,
+            onProgress: (p) => call.progress(p),
+            protocolVersion: MODERN_PROTOCOL_VERSION,
+            ...owner,
+          },
+          retry,
+        ),
+      )
     }
     const token = ctx.mcpReq._meta?.progressToken
     const sink: RoundSink = {
       log: (level, data, server) => void ctx.mcpReq.log(level, data, server).catch(() => {}),
       progress: (p) => {
-        if (token !== undefined) void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => {})
+        if (token !== undefined)
+          void ctx.mcpReq
+            .notify({ method: 'notifications/progress', params: { ...p, progressToken: token } })
+            .catch(() => {})
       },
     }
     // A task opt-in to a 2025 child's tool: what does not answer at once, or the child's own task, becomes a task myc holds (hosted-tasks.ts).
-    const task = host ? await startAsTask(runtime, tasks.hosted, host, call, ctx, sink, (t) => parked.open(view, t, ctx)) : undefined
+    const task = host
+      ? await startAsTask(runtime, tasks.hosted, host, call, ctx, sink, (t) => parked.open(view, t, ctx))
+      : undefined
     if (task) return task
     let step: ParkedStep
     try {
@@ -153,13 +222,22 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       throw new ProtocolError(RpcCode.requestCancelled, 'Request cancelled')
     }
     if (step.kind === 'done') return answer(call.explain(step.outcome))
-    return { resultType: 'input_required', inputRequests: step.inputRequests, requestState: await parked.mint(call, ctx) }
+    return {
+      resultType: 'input_required',
+      inputRequests: step.inputRequests,
+      requestState: await parked.mint(call, ctx),
+    }
   }
 
   server.setRequestHandler('tools/list', (request) =>
     traced('tools/list', request.params, async () => {
       await runtime.startLazy(reaches)
-      const page = paginate(listedTools(runtime, view), decodeCursor(request.params?.cursor, 'tools'), pageSize, 'tools')
+      const page = paginate(
+        listedTools(runtime, view),
+        decodeCursor(request.params?.cursor, 'tools'),
+        pageSize,
+        'tools',
+      )
       return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
     }),
   )
@@ -167,10 +245,15 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     'tools/call',
     (request, ctx) =>
       forwarded(ctx, { method: 'tools/call', name: String(request.params.name) }, async (forward, retry) => {
-        const called = await callVisibleTool(runtime, view, { ...request.params, ...retry } as Record<string, unknown>, {
-          ...forward,
-          builtin: () => ({ signal: forward.cancellation.signal }),
-        })
+        const called = await callVisibleTool(
+          runtime,
+          view,
+          { ...request.params, ...retry } as Record<string, unknown>,
+          {
+            ...forward,
+            builtin: () => ({ signal: forward.cancellation.signal }),
+          },
+        )
         return called?.outcome
       }) as never,
   )
@@ -178,35 +261,62 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     server.setRequestHandler('prompts/list', (request) =>
       traced('prompts/list', request.params, async () => {
         await runtime.startLazy(reaches)
-        const page = paginate(visiblePrompts(runtime, view), decodeCursor(request.params?.cursor, 'prompts'), pageSize, 'prompts')
+        const page = paginate(
+          visiblePrompts(runtime, view),
+          decodeCursor(request.params?.cursor, 'prompts'),
+          pageSize,
+          'prompts',
+        )
         return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
       }),
     )
-    server.setRequestHandler('prompts/get', (request, ctx) => forwarded(ctx, { method: 'prompts/get', name: String(request.params.name) }, (forward, retry) => getVisiblePrompt(runtime, view, { ...request.params, ...retry }, forward)) as never)
+    server.setRequestHandler(
+      'prompts/get',
+      (request, ctx) =>
+        forwarded(ctx, { method: 'prompts/get', name: String(request.params.name) }, (forward, retry) =>
+          getVisiblePrompt(runtime, view, { ...request.params, ...retry }, forward),
+        ) as never,
+    )
   }
   if (caps.resources) {
     server.setRequestHandler('resources/list', (request) =>
       traced('resources/list', request.params, async () => {
         await runtime.startLazy(reaches)
-        const page = paginate(visibleResources(runtime, view), decodeCursor(request.params?.cursor, 'resources'), pageSize, 'resources')
+        const page = paginate(
+          visibleResources(runtime, view),
+          decodeCursor(request.params?.cursor, 'resources'),
+          pageSize,
+          'resources',
+        )
         return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
       }),
     )
     server.setRequestHandler('resources/templates/list', (request) =>
       traced('resources/templates/list', request.params, () => {
-        const page = paginate(visibleTemplates(runtime, view), decodeCursor(request.params?.cursor, 'templates'), pageSize, 'templates')
+        const page = paginate(
+          visibleTemplates(runtime, view),
+          decodeCursor(request.params?.cursor, 'templates'),
+          pageSize,
+          'templates',
+        )
         return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
       }),
     )
     server.setRequestHandler(
       'resources/read',
-      (request, ctx) => forwarded(ctx, { method: 'resources/read', name: String(request.params.uri) }, (forward, retry) => readVisibleResource(runtime, view, { ...request.params, ...retry }, forward)) as never,
+      (request, ctx) =>
+        forwarded(ctx, { method: 'resources/read', name: String(request.params.uri) }, (forward, retry) =>
+          readVisibleResource(runtime, view, { ...request.params, ...retry }, forward),
+        ) as never,
     )
   }
   if (caps.completions) {
     server.setRequestHandler(
       'completion/complete',
-      (request, ctx) => forwarded(ctx, { method: 'completion/complete', name: JSON.stringify(request.params.ref ?? null) }, (forward) => completeVisible(runtime, view, request.params as Record<string, unknown>, forward)) as never,
+      (request, ctx) =>
+        forwarded(ctx, { method: 'completion/complete', name: JSON.stringify(request.params.ref ?? null) }, (forward) =>
+          completeVisible(runtime, view, request.params as Record<string, unknown>, forward),
+        ) as never,
     )
   }
   if (hasSkillsExtension(caps)) registerSkillHandlers(server, skillSourcesFor(runtime, view), pageSize)

@@ -1,5 +1,16 @@
-import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/client'
-import { classifyInboundRequest, PROTOCOL_VERSION_META_KEY, ProtocolErrorCode, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server'
+import type {
+  JSONRPCMessage,
+  MessageExtraInfo,
+  RequestId,
+  Transport,
+  TransportSendOptions,
+} from '@modelcontextprotocol/client'
+import {
+  classifyInboundRequest,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolErrorCode,
+  SUBSCRIPTION_ID_META_KEY,
+} from '@modelcontextprotocol/server'
 import { serveStdio as serveModernStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio'
 import { MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
 import { errorReply, JsonRpcError } from '../protocol/inbound.js'
@@ -34,7 +45,8 @@ export function openingEra(message: JSONRPCMessage): 'legacy' | 'modern' | undef
   return classifyInboundRequest({ httpMethod: 'POST', body: message }).kind === 'legacy' ? 'legacy' : 'modern'
 }
 
-const isRequest = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId; method: string } => 'method' in m && 'id' in m
+const isRequest = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId; method: string } =>
+  'method' in m && 'id' in m
 const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } => !('method' in m) && 'id' in m
 
 /**
@@ -83,7 +95,8 @@ class EraChannel implements Transport {
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (this.onOutbound) message = this.onOutbound(message)
-    if (this.tracking && isResponse(message) && this.unanswered.delete(message.id) && this.unanswered.size === 0) this.answered?.()
+    if (this.tracking && isResponse(message) && this.unanswered.delete(message.id) && this.unanswered.size === 0)
+      this.answered?.()
     if (this.detached) return Promise.resolve()
     return this.wire.send(message, options)
   }
@@ -271,13 +284,21 @@ export class StdioEraConnection {
     const phase = this.phase
     if (phase.kind === 'closed') return
     if (phase.kind === 'legacy') return phase.channel.deliver(message)
-    if (this.mode === 'modern' && isRequest(message) && message.method === 'initialize' && openingEra(message) === 'legacy') return this.refuseInitialize(message)
-    if ((phase.kind === 'modern' || phase.kind === 'probe') && isRequest(message) && this.refuseRevision(message)) return
+    if (
+      this.mode === 'modern' &&
+      isRequest(message) &&
+      message.method === 'initialize' &&
+      openingEra(message) === 'legacy'
+    )
+      return this.refuseInitialize(message)
+    if ((phase.kind === 'modern' || phase.kind === 'probe') && isRequest(message) && this.refuseRevision(message))
+      return
     if (phase.kind === 'modern') return phase.channel.deliver(message)
     const era = openingEra(message)
     if (phase.kind === 'probe') {
       // The client probed in place and went on in the 2025 era: the probe's server goes, the 2025 session comes.
-      if (era === 'legacy' && this.mode === 'auto') return this.wait(this.dropProbe(phase).then(() => this.route(message)))
+      if (era === 'legacy' && this.mode === 'auto')
+        return this.wait(this.dropProbe(phase).then(() => this.route(message)))
       if (era === 'modern' && isRequest(message) && message.method !== 'server/discover') {
         // Pinned: the probe can no longer be dropped.
         phase.channel.tracking = false
@@ -287,7 +308,8 @@ export class StdioEraConnection {
       return phase.channel.deliver(message)
     }
     // Opening: the first message that names an era decides it.
-    if (era === undefined) return this.options.onNote?.('dropped a response received before the connection chose its protocol era')
+    if (era === undefined)
+      return this.options.onNote?.('dropped a response received before the connection chose its protocol era')
     if (this.mode === 'legacy' && era === 'modern') return this.refuseModern(message)
     if (era === 'legacy' && this.mode !== 'modern') {
       this.startLegacy().deliver(message)
@@ -329,7 +351,11 @@ export class StdioEraConnection {
     this.credential ??= credentialView(this.options.view, runtime.loaded.config.namespace, { credential: 'stdio' })
     const view = this.credential
     const parked = (this.parked ??= new ParkedCalls(runtime))
-    const listens = (this.listens = new StdioListens(runtime, view, (message) => void channel.send(message).catch(() => {})))
+    const listens = (this.listens = new StdioListens(
+      runtime,
+      view,
+      (message) => void channel.send(message).catch(() => {}),
+    ))
     channel.onInbound = (message) => listens.inbound(message)
     channel.onOutbound = (message) => listens.outbound(message)
     const engine = serveModernStdio(
@@ -338,7 +364,11 @@ export class StdioEraConnection {
         runtime.offerClientCapabilities(BRIDGED_CHILD_CAPABILITIES)
         return statelessServer({ runtime, view, stepUp: false, parked, tasks: this.tasks })
       },
-      { transport: channel, legacy: 'reject', onerror: (error) => this.options.onNote?.(`stdio (2026-07-28): ${error.message}`) },
+      {
+        transport: channel,
+        legacy: 'reject',
+        onerror: (error) => this.options.onNote?.(`stdio (2026-07-28): ${error.message}`),
+      },
     )
     channel.tracking = kind === 'probe'
     this.phase = { kind, engine, channel }
@@ -351,7 +381,13 @@ export class StdioEraConnection {
     phase.channel.detached = true
     this.listens?.closeAll()
     for (const id of phase.channel.unanswered) {
-      void this.wire!.send(errorReply(id, ProtocolErrorCode.InternalError, 'The server/discover probe was not answered in time: the client went on with initialize')).catch(() => {})
+      void this.wire!.send(
+        errorReply(
+          id,
+          ProtocolErrorCode.InternalError,
+          'The server/discover probe was not answered in time: the client went on with initialize',
+        ),
+      ).catch(() => {})
     }
     phase.channel.unanswered.clear()
     await phase.engine.close().catch(() => {})
@@ -367,12 +403,19 @@ export class StdioEraConnection {
    */
   private refuseRevision(message: JSONRPCMessage & { id: RequestId }): boolean {
     const meta = (message as { params?: { _meta?: unknown } }).params?._meta
-    const requested = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY] : undefined
+    const requested =
+      typeof meta === 'object' && meta !== null
+        ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY]
+        : undefined
     if (typeof requested !== 'string' || requested === MODERN_PROTOCOL_VERSION) return false
     void this.wire!.send({
       jsonrpc: '2.0',
       id: message.id,
-      error: { code: ProtocolErrorCode.UnsupportedProtocolVersion, message: `Unsupported protocol version: ${requested}`, data: { supported: [MODERN_PROTOCOL_VERSION], requested } },
+      error: {
+        code: ProtocolErrorCode.UnsupportedProtocolVersion,
+        message: `Unsupported protocol version: ${requested}`,
+        data: { supported: [MODERN_PROTOCOL_VERSION], requested },
+      },
     }).catch(() => {})
     return true
   }
@@ -394,12 +437,21 @@ export class StdioEraConnection {
 
   /** `--era legacy`: a 2026 request is answered as by a 2025 server that does not know the method; a 2026 notification is dropped. */
   private refuseModern(message: JSONRPCMessage): void {
-    if (!isRequest(message)) return this.options.onNote?.(`dropped a 2026-07-28 notification (${(message as { method?: string }).method}): myc serve --era legacy`)
+    if (!isRequest(message))
+      return this.options.onNote?.(
+        `dropped a 2026-07-28 notification (${(message as { method?: string }).method}): myc serve --era legacy`,
+      )
     this.options.onNote?.(`refused ${message.method}: myc serve --era legacy serves the 2025 era only`)
     void this.wire!.send({
       jsonrpc: '2.0',
       id: message.id,
-      error: { code: JsonRpcError.methodNotFound, message: 'Method not found', data: { reason: 'this server (myc serve --era legacy) serves the 2025 era only: open the connection with initialize' } },
+      error: {
+        code: JsonRpcError.methodNotFound,
+        message: 'Method not found',
+        data: {
+          reason: 'this server (myc serve --era legacy) serves the 2025 era only: open the connection with initialize',
+        },
+      },
     }).catch(() => {})
   }
 

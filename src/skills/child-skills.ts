@@ -16,7 +16,9 @@ export function mapChildEntry(server: string, entry: SkillEntry): SkillEntry {
   return {
     ...entry,
     uri: mapChildUri(server, entry.uri),
-    resources: Array.isArray(entry.resources) ? entry.resources.map((r) => ({ ...r, uri: mapChildUri(server, r.uri) })) : entry.resources,
+    resources: Array.isArray(entry.resources)
+      ? entry.resources.map((r) => ({ ...r, uri: mapChildUri(server, r.uri) }))
+      : entry.resources,
   }
 }
 

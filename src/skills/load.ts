@@ -21,7 +21,10 @@ export interface LoadedSkills {
  * resolve against `baseDir` (the config file's folder). Skills come out in
  * folder order, then name order.
  */
-export async function loadSkills(dirs: readonly string[], options: { baseDir: string; separator: string }): Promise<LoadedSkills> {
+export async function loadSkills(
+  dirs: readonly string[],
+  options: { baseDir: string; separator: string },
+): Promise<LoadedSkills> {
   const skills: Skill[] = []
   const problems: SkillProblem[] = []
   const seen = new Map<string, string>()
@@ -34,7 +37,8 @@ export async function loadSkills(dirs: readonly string[], options: { baseDir: st
         .map((e) => e.name)
         .sort()
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') problems.push({ file: root, path: '', message: `cannot read the skills folder: ${(error as Error).message}` })
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        problems.push({ file: root, path: '', message: `cannot read the skills folder: ${(error as Error).message}` })
       continue
     }
     for (const folder of entries) {
@@ -45,7 +49,12 @@ export async function loadSkills(dirs: readonly string[], options: { baseDir: st
       const hasYml = await isFile(yml)
       const file = hasMd ? md : hasYml ? yml : undefined
       if (!file) continue
-      if (hasMd && hasYml) problems.push({ file: yml, path: '', message: 'ignored: SKILL.md in the same folder takes precedence (delete one of them)' })
+      if (hasMd && hasYml)
+        problems.push({
+          file: yml,
+          path: '',
+          message: 'ignored: SKILL.md in the same folder takes precedence (delete one of them)',
+        })
       const result = await readSkill(file, folder, folderPath, options.separator)
       if (!result.ok) {
         problems.push(...result.problems)
@@ -53,7 +62,11 @@ export async function loadSkills(dirs: readonly string[], options: { baseDir: st
       }
       const earlier = seen.get(result.skill.name)
       if (earlier) {
-        problems.push({ file, path: 'name', message: `a skill named "${result.skill.name}" was already loaded from ${earlier}; this one is skipped (rename one)` })
+        problems.push({
+          file,
+          path: 'name',
+          message: `a skill named "${result.skill.name}" was already loaded from ${earlier}; this one is skipped (rename one)`,
+        })
         continue
       }
       seen.set(result.skill.name, file)
@@ -76,7 +89,12 @@ async function readSkill(file: string, folder: string, dir: string, separator: s
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
-    return { ok: false as const, problems: [{ file, path: '', message: `cannot read the skill file: ${(error as Error).message} (check its permissions)` }] }
+    return {
+      ok: false as const,
+      problems: [
+        { file, path: '', message: `cannot read the skill file: ${(error as Error).message} (check its permissions)` },
+      ],
+    }
   }
   let frontmatter: string
   let body: string
@@ -85,14 +103,28 @@ async function readSkill(file: string, folder: string, dir: string, separator: s
     body = ''
   } else {
     const split = splitFrontMatter(text)
-    if (!split) return { ok: false as const, problems: [{ file, path: '(front matter)', message: 'SKILL.md must start with YAML front matter between --- lines (name, description, allowedRoles, allowedTools)' }] }
+    if (!split)
+      return {
+        ok: false as const,
+        problems: [
+          {
+            file,
+            path: '(front matter)',
+            message:
+              'SKILL.md must start with YAML front matter between --- lines (name, description, allowedRoles, allowedTools)',
+          },
+        ],
+      }
     ;({ frontmatter, body } = split)
   }
   let data: unknown
   try {
     data = parseYaml(frontmatter)
   } catch (error) {
-    return { ok: false as const, problems: [{ file, path: '(front matter)', message: `invalid YAML: ${(error as Error).message.split('\n')[0]}` }] }
+    return {
+      ok: false as const,
+      problems: [{ file, path: '(front matter)', message: `invalid YAML: ${(error as Error).message.split('\n')[0]}` }],
+    }
   }
   return buildSkill(data, { file, dir, folder, frontmatter, body, separator })
 }

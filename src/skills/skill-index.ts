@@ -61,13 +61,20 @@ function uriOf(name: string, rel: string): string {
  * `skillEntry` (sha256 digests and sizes of the exact bytes). A skill over
  * the per-file or per-skill cap is not served at all, never half served.
  */
-export async function buildSkillIndex(skills: readonly Skill[], limits: { maxFileBytes: number; maxSkillBytes: number }): Promise<{ served: Map<string, ServedSkill>; unserved: UnservedSkill[] }> {
+export async function buildSkillIndex(
+  skills: readonly Skill[],
+  limits: { maxFileBytes: number; maxSkillBytes: number },
+): Promise<{ served: Map<string, ServedSkill>; unserved: UnservedSkill[] }> {
   const { skillEntry } = await import('@modelcontextprotocol/server/ext/skills')
   const served = new Map<string, ServedSkill>()
   const unserved: UnservedSkill[] = []
   for (const skill of skills) {
     if (!skill.file.endsWith('SKILL.md')) {
-      unserved.push({ name: skill.name, file: skill.file, reason: 'SKILL.yaml skills are not served over MCP (the Skills extension needs a SKILL.md)' })
+      unserved.push({
+        name: skill.name,
+        file: skill.file,
+        reason: 'SKILL.yaml skills are not served over MCP (the Skills extension needs a SKILL.md)',
+      })
       continue
     }
     const root = await realpath(skill.dir)
@@ -79,7 +86,9 @@ export async function buildSkillIndex(skills: readonly Skill[], limits: { maxFil
       const dirUri = `${uriOf(skill.name, rel)}/`
       const children: string[] = []
       dirs.set(dirUri, children)
-      for (const entry of (await readdir(path.join(root, rel), { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+      for (const entry of (await readdir(path.join(root, rel), { withFileTypes: true })).sort((a, b) =>
+        a.name.localeCompare(b.name),
+      )) {
         if (problem) return
         const relPath = rel ? `${rel}/${entry.name}` : entry.name
         const abs = path.join(root, relPath)
@@ -94,9 +103,11 @@ export async function buildSkillIndex(skills: readonly Skill[], limits: { maxFil
           children.push(`${uriOf(skill.name, relPath)}/`)
           await walk(relPath)
         } else if (stat.isFile()) {
-          if (stat.size > limits.maxFileBytes) problem = `${relPath} is ${stat.size} bytes, over skills.maxFileBytes (${limits.maxFileBytes})`
+          if (stat.size > limits.maxFileBytes)
+            problem = `${relPath} is ${stat.size} bytes, over skills.maxFileBytes (${limits.maxFileBytes})`
           total += stat.size
-          if (total > limits.maxSkillBytes) problem = `the skill's files add up to over skills.maxSkillBytes (${limits.maxSkillBytes})`
+          if (total > limits.maxSkillBytes)
+            problem = `the skill's files add up to over skills.maxSkillBytes (${limits.maxSkillBytes})`
           if (problem) return
           files[relPath] = await readFile(real)
           children.push(uriOf(skill.name, relPath))

@@ -11,7 +11,14 @@ import { MCP_DURATION_BUCKETS, type SpanAttributes, type TelemetrySources } from
  */
 const KEPT = {
   server: ['mcp.method.name', 'gen_ai.tool.name', 'gen_ai.prompt.name', 'mcp.protocol.version', 'error.type'],
-  client: ['mcp.method.name', 'gen_ai.tool.name', 'gen_ai.prompt.name', 'server.address', 'mcp.protocol.version', 'error.type'],
+  client: [
+    'mcp.method.name',
+    'gen_ai.tool.name',
+    'gen_ai.prompt.name',
+    'server.address',
+    'mcp.protocol.version',
+    'error.type',
+  ],
 } as const
 
 /** The metrics of one process, as tracing's spans feed them. */
@@ -30,7 +37,12 @@ export interface OperationMetrics {
  * and myc's own observable instruments (children running, restarts, HTTP
  * sessions). An export that fails is said once (`warn`).
  */
-export function createOtelMetrics(deps: TelemetryDeps, settings: MetricsSettings, resource: Resource, options: { version: string; warn: (message: string) => void }): OperationMetrics {
+export function createOtelMetrics(
+  deps: TelemetryDeps,
+  settings: MetricsSettings,
+  resource: Resource,
+  options: { version: string; warn: (message: string) => void },
+): OperationMetrics {
   const { core, metrics } = deps
   const Exporter = settings.protocol === 'http/json' ? deps.JsonMetricExporter : deps.ProtoMetricExporter
   const inner = new Exporter({ url: settings.metricsUrl, headers: settings.headers }) as unknown as PushMetricExporter
@@ -40,7 +52,9 @@ export function createOtelMetrics(deps: TelemetryDeps, settings: MetricsSettings
       inner.export(data, (result) => {
         if (result.code !== core.ExportResultCode.SUCCESS && !warned) {
           warned = true
-          options.warn(`metrics: cannot export to ${settings.metricsUrl} (${result.error?.message ?? 'failed'}); metrics are dropped until it answers`)
+          options.warn(
+            `metrics: cannot export to ${settings.metricsUrl} (${result.error?.message ?? 'failed'}); metrics are dropped until it answers`,
+          )
         }
         done(result)
       })
@@ -48,33 +62,64 @@ export function createOtelMetrics(deps: TelemetryDeps, settings: MetricsSettings
     forceFlush: () => inner.forceFlush(),
     shutdown: () => inner.shutdown(),
     // The exporter's temporality (OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE) and aggregation stay its own.
-    ...(inner.selectAggregationTemporality ? { selectAggregationTemporality: inner.selectAggregationTemporality.bind(inner) } : {}),
+    ...(inner.selectAggregationTemporality
+      ? { selectAggregationTemporality: inner.selectAggregationTemporality.bind(inner) }
+      : {}),
     ...(inner.selectAggregation ? { selectAggregation: inner.selectAggregation.bind(inner) } : {}),
   }
-  const reader = new metrics.PeriodicExportingMetricReader({ exporter, exportIntervalMillis: settings.exportIntervalMillis, exportTimeoutMillis: settings.exportTimeoutMillis })
+  const reader = new metrics.PeriodicExportingMetricReader({
+    exporter,
+    exportIntervalMillis: settings.exportIntervalMillis,
+    exportTimeoutMillis: settings.exportTimeoutMillis,
+  })
   const provider = new metrics.MeterProvider({ resource, readers: [reader] })
   const meter = provider.getMeter('mycelium', options.version)
   const advice = { explicitBucketBoundaries: MCP_DURATION_BUCKETS }
   const durations: Record<'server' | 'client', Histogram> = {
-    server: meter.createHistogram('mcp.server.operation.duration', { unit: 's', description: 'MCP request duration as observed on the receiver from the time it was received until the result is sent.', advice }),
-    client: meter.createHistogram('mcp.client.operation.duration', { unit: 's', description: 'The duration of the MCP request as observed on the sender from the time it was sent until the response is received.', advice }),
+    server: meter.createHistogram('mcp.server.operation.duration', {
+      unit: 's',
+      description:
+        'MCP request duration as observed on the receiver from the time it was received until the result is sent.',
+      advice,
+    }),
+    client: meter.createHistogram('mcp.client.operation.duration', {
+      unit: 's',
+      description:
+        'The duration of the MCP request as observed on the sender from the time it was sent until the response is received.',
+      advice,
+    }),
   }
 
   const sources = new Set<TelemetrySources>()
   const children = function* () {
     for (const source of sources) yield* source.children?.() ?? []
   }
-  meter.createObservableUpDownCounter('mycelium.children.running', { unit: '{child}', description: 'Whether each server (mycelium.server) is running: 1 if it is, 0 if not.' }).addCallback((result) => {
-    for (const child of children()) result.observe(child.running ? 1 : 0, { 'mycelium.server': child.server })
-  })
-  meter.createObservableCounter('mycelium.child.restarts', { unit: '{restart}', description: 'Restarts of each server (mycelium.server) after it failed or crashed, since myc started.' }).addCallback((result) => {
-    for (const child of children()) result.observe(child.restarts, { 'mycelium.server': child.server })
-  })
-  meter.createObservableUpDownCounter('mycelium.sessions.active', { unit: '{session}', description: 'HTTP sessions this process holds.' }).addCallback((result) => {
-    let total: number | undefined
-    for (const source of sources) if (source.sessions) total = (total ?? 0) + source.sessions()
-    if (total !== undefined) result.observe(total)
-  })
+  meter
+    .createObservableUpDownCounter('mycelium.children.running', {
+      unit: '{child}',
+      description: 'Whether each server (mycelium.server) is running: 1 if it is, 0 if not.',
+    })
+    .addCallback((result) => {
+      for (const child of children()) result.observe(child.running ? 1 : 0, { 'mycelium.server': child.server })
+    })
+  meter
+    .createObservableCounter('mycelium.child.restarts', {
+      unit: '{restart}',
+      description: 'Restarts of each server (mycelium.server) after it failed or crashed, since myc started.',
+    })
+    .addCallback((result) => {
+      for (const child of children()) result.observe(child.restarts, { 'mycelium.server': child.server })
+    })
+  meter
+    .createObservableUpDownCounter('mycelium.sessions.active', {
+      unit: '{session}',
+      description: 'HTTP sessions this process holds.',
+    })
+    .addCallback((result) => {
+      let total: number | undefined
+      for (const source of sources) if (source.sessions) total = (total ?? 0) + source.sessions()
+      if (total !== undefined) result.observe(total)
+    })
 
   return {
     record(kind, seconds, attributes) {

@@ -23,11 +23,19 @@ const SHUTDOWN_BUDGET_MS = 3_000
  * no `settings` (OTEL_TRACES_EXPORTER=none), spans are only measured: none
  * is made or exported, and no trace context is handed on.
  */
-export function createOtelTracing(deps: TelemetryDeps, settings: TracingSettings | undefined, metrics: OperationMetrics | undefined, resource: Resource, options: { version: string; warn: (message: string) => void }): Tracing {
+export function createOtelTracing(
+  deps: TelemetryDeps,
+  settings: TracingSettings | undefined,
+  metrics: OperationMetrics | undefined,
+  resource: Resource,
+  options: { version: string; warn: (message: string) => void },
+): Tracing {
   const { api, core } = deps
   const provider = settings ? tracerProvider(deps, settings, resource, options.warn) : undefined
   const tracer: Tracer | undefined = provider?.getTracer('mycelium', options.version)
-  const propagator = new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] })
+  const propagator = new core.CompositePropagator({
+    propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
+  })
   const getter = { get: (c: Carrier, k: string) => c[k as keyof Carrier], keys: (c: Carrier) => Object.keys(c) }
   const setter = { set: (c: Carrier, k: string, v: string) => void (c[k as keyof Carrier] = v) }
   const kinds = { server: api.SpanKind.SERVER, client: api.SpanKind.CLIENT, internal: api.SpanKind.INTERNAL }
@@ -84,9 +92,17 @@ export function createOtelTracing(deps: TelemetryDeps, settings: TracingSettings
       return () => void listeners.delete(listener)
     },
     start(name, kind, parent, attributes) {
-      const measure = (metrics || listeners.size > 0) && kind !== 'internal' && attributes?.['mcp.method.name'] !== undefined ? { kind, started: performance.now(), attributes } : undefined
+      const measure =
+        (metrics || listeners.size > 0) && kind !== 'internal' && attributes?.['mcp.method.name'] !== undefined
+          ? { kind, started: performance.now(), attributes }
+          : undefined
       if (!tracer) return new Handle(undefined, undefined, measure)
-      const parentContext = parent instanceof Handle ? (parent.context ?? api.ROOT_CONTEXT) : parent ? propagator.extract(api.ROOT_CONTEXT, parent as Carrier, getter) : api.ROOT_CONTEXT
+      const parentContext =
+        parent instanceof Handle
+          ? (parent.context ?? api.ROOT_CONTEXT)
+          : parent
+            ? propagator.extract(api.ROOT_CONTEXT, parent as Carrier, getter)
+            : api.ROOT_CONTEXT
       const span = tracer.startSpan(name, { kind: kinds[kind], ...(attributes ? { attributes } : {}) }, parentContext)
       return new Handle(span, api.trace.setSpan(parentContext, span), measure)
     },
@@ -95,14 +111,22 @@ export function createOtelTracing(deps: TelemetryDeps, settings: TracingSettings
       // Traces and metrics flush together, within the one budget.
       let timer: NodeJS.Timeout | undefined
       const flushed = Promise.all([provider?.shutdown().catch(() => {}), metrics?.shutdown().catch(() => {})])
-      await Promise.race([flushed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_BUDGET_MS).unref()))])
+      await Promise.race([
+        flushed,
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_BUDGET_MS).unref())),
+      ])
       clearTimeout(timer)
     },
   }
 }
 
 /** The TracerProvider with its batch processor and the exporter that warns once. */
-function tracerProvider(deps: TelemetryDeps, settings: TracingSettings, resource: Resource, warn: (message: string) => void) {
+function tracerProvider(
+  deps: TelemetryDeps,
+  settings: TracingSettings,
+  resource: Resource,
+  warn: (message: string) => void,
+) {
   const { core, sdk } = deps
   const Exporter = settings.protocol === 'http/json' ? deps.JsonTraceExporter : deps.ProtoTraceExporter
   const inner = new Exporter({ url: settings.tracesUrl, headers: settings.headers }) as unknown as SpanExporter
@@ -112,7 +136,9 @@ function tracerProvider(deps: TelemetryDeps, settings: TracingSettings, resource
       inner.export(spans, (result) => {
         if (result.code !== core.ExportResultCode.SUCCESS && !warned) {
           warned = true
-          warn(`tracing: cannot export spans to ${settings.tracesUrl} (${result.error?.message ?? 'failed'}); spans are dropped until it answers`)
+          warn(
+            `tracing: cannot export spans to ${settings.tracesUrl} (${result.error?.message ?? 'failed'}); spans are dropped until it answers`,
+          )
         }
         done(result)
       })
@@ -120,7 +146,11 @@ function tracerProvider(deps: TelemetryDeps, settings: TracingSettings, resource
     shutdown: () => inner.shutdown(),
     ...(inner.forceFlush ? { forceFlush: () => inner.forceFlush!() } : {}),
   }
-  return new sdk.TracerProvider({ resource, sampler: sampler(deps, settings), spanProcessors: [new sdk.BatchSpanProcessor({ exporter, ...settings.batch })] })
+  return new sdk.TracerProvider({
+    resource,
+    sampler: sampler(deps, settings),
+    spanProcessors: [new sdk.BatchSpanProcessor({ exporter, ...settings.batch })],
+  })
 }
 
 /** The resource both providers share: service.name and service.version, with OTEL_RESOURCE_ATTRIBUTES (service.name always the settings'). */

@@ -39,20 +39,37 @@ function headerList(text: string | undefined): Record<string, string> {
 }
 
 /** Off for every signal: OTEL_SDK_DISABLED=true. */
-const disabled = (env: Record<string, string | undefined>) => (env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true'
+const disabled = (env: Record<string, string | undefined>) =>
+  (env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true'
 
 /** `<base>/v1/<signal>` from OTEL_EXPORTER_OTLP_ENDPOINT or the config's endpoint, unless the signal's own endpoint variable names the URL. */
-function signalUrl(env: Record<string, string | undefined>, config: TelemetryConfig | undefined, own: string | undefined, signal: 'traces' | 'metrics'): string | undefined {
+function signalUrl(
+  env: Record<string, string | undefined>,
+  config: TelemetryConfig | undefined,
+  own: string | undefined,
+  signal: 'traces' | 'metrics',
+): string | undefined {
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT || config?.endpoint
   return own || (base ? `${base.replace(/\/+$/, '')}/v1/${signal}` : undefined)
 }
 
-function protocolOf(env: Record<string, string | undefined>, config: TelemetryConfig | undefined, own: string | undefined): 'http/protobuf' | 'http/json' {
-  return (own || env.OTEL_EXPORTER_OTLP_PROTOCOL || config?.protocol || 'http/protobuf') === 'http/json' ? 'http/json' : 'http/protobuf'
+function protocolOf(
+  env: Record<string, string | undefined>,
+  config: TelemetryConfig | undefined,
+  own: string | undefined,
+): 'http/protobuf' | 'http/json' {
+  return (own || env.OTEL_EXPORTER_OTLP_PROTOCOL || config?.protocol || 'http/protobuf') === 'http/json'
+    ? 'http/json'
+    : 'http/protobuf'
 }
 
 function serviceNameOf(env: Record<string, string | undefined>, config: TelemetryConfig | undefined): string {
-  return env.OTEL_SERVICE_NAME || /(?:^|,)\s*service\.name=([^,]+)/.exec(env.OTEL_RESOURCE_ATTRIBUTES ?? '')?.[1]?.trim() || config?.serviceName || 'mycelium'
+  return (
+    env.OTEL_SERVICE_NAME ||
+    /(?:^|,)\s*service\.name=([^,]+)/.exec(env.OTEL_RESOURCE_ATTRIBUTES ?? '')?.[1]?.trim() ||
+    config?.serviceName ||
+    'mycelium'
+  )
 }
 
 /**
@@ -61,19 +78,29 @@ function serviceNameOf(env: Record<string, string | undefined>, config: Telemetr
  * endpoint; off when OTEL_SDK_DISABLED is true or OTEL_TRACES_EXPORTER is
  * `none`. The environment wins over the config. Pure: reads nothing else.
  */
-export function tracingSettings(env: Record<string, string | undefined>, config: TelemetryConfig | undefined): TracingSettings | undefined {
+export function tracingSettings(
+  env: Record<string, string | undefined>,
+  config: TelemetryConfig | undefined,
+): TracingSettings | undefined {
   if (disabled(env)) return undefined
   if ((env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase() === 'none') return undefined
   const tracesUrl = signalUrl(env, config, env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, 'traces')
   if (!tracesUrl) return undefined
-  const headers = { ...config?.headers, ...headerList(env.OTEL_EXPORTER_OTLP_HEADERS), ...headerList(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) }
+  const headers = {
+    ...config?.headers,
+    ...headerList(env.OTEL_EXPORTER_OTLP_HEADERS),
+    ...headerList(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS),
+  }
   const arg = env.OTEL_TRACES_SAMPLER_ARG === undefined ? undefined : Number(env.OTEL_TRACES_SAMPLER_ARG)
   return {
     tracesUrl,
     protocol: protocolOf(env, config, env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL),
     serviceName: serviceNameOf(env, config),
     headers,
-    sampler: { name: (env.OTEL_TRACES_SAMPLER || 'parentbased_always_on').trim().toLowerCase(), arg: arg !== undefined && Number.isFinite(arg) ? arg : undefined },
+    sampler: {
+      name: (env.OTEL_TRACES_SAMPLER || 'parentbased_always_on').trim().toLowerCase(),
+      arg: arg !== undefined && Number.isFinite(arg) ? arg : undefined,
+    },
     batch: {
       scheduledDelayMillis: number(env.OTEL_BSP_SCHEDULE_DELAY, 5_000),
       maxQueueSize: number(env.OTEL_BSP_MAX_QUEUE_SIZE, 2_048),
@@ -102,7 +129,10 @@ export interface MetricsSettings {
  * `none` (each signal is turned off on its own). The environment wins over
  * the config. Pure: reads nothing else.
  */
-export function metricsSettings(env: Record<string, string | undefined>, config: TelemetryConfig | undefined): MetricsSettings | undefined {
+export function metricsSettings(
+  env: Record<string, string | undefined>,
+  config: TelemetryConfig | undefined,
+): MetricsSettings | undefined {
   if (disabled(env)) return undefined
   if ((env.OTEL_METRICS_EXPORTER ?? '').trim().toLowerCase() === 'none') return undefined
   const metricsUrl = signalUrl(env, config, env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, 'metrics')
@@ -112,7 +142,11 @@ export function metricsSettings(env: Record<string, string | undefined>, config:
     metricsUrl,
     protocol: protocolOf(env, config, env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL),
     serviceName: serviceNameOf(env, config),
-    headers: { ...config?.headers, ...headerList(env.OTEL_EXPORTER_OTLP_HEADERS), ...headerList(env.OTEL_EXPORTER_OTLP_METRICS_HEADERS) },
+    headers: {
+      ...config?.headers,
+      ...headerList(env.OTEL_EXPORTER_OTLP_HEADERS),
+      ...headerList(env.OTEL_EXPORTER_OTLP_METRICS_HEADERS),
+    },
     exportIntervalMillis: interval,
     exportTimeoutMillis: Math.min(interval, Math.max(1, number(env.OTEL_METRIC_EXPORT_TIMEOUT, 30_000))),
   }

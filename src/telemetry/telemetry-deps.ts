@@ -1,9 +1,23 @@
 /** What tracing and metrics use of the OpenTelemetry JS packages. */
 export interface TelemetryDeps {
   api: typeof import('@opentelemetry/api')
-  core: Pick<typeof import('@opentelemetry/core'), 'W3CTraceContextPropagator' | 'W3CBaggagePropagator' | 'CompositePropagator' | 'ExportResultCode'>
-  sdk: Pick<typeof import('@opentelemetry/sdk-trace'), 'TracerProvider' | 'BatchSpanProcessor' | 'AlwaysOnSampler' | 'AlwaysOffSampler' | 'ParentBasedSampler' | 'TraceIdRatioBasedSampler'>
-  resources: Pick<typeof import('@opentelemetry/resources'), 'resourceFromAttributes' | 'detectResources' | 'envDetector'>
+  core: Pick<
+    typeof import('@opentelemetry/core'),
+    'W3CTraceContextPropagator' | 'W3CBaggagePropagator' | 'CompositePropagator' | 'ExportResultCode'
+  >
+  sdk: Pick<
+    typeof import('@opentelemetry/sdk-trace'),
+    | 'TracerProvider'
+    | 'BatchSpanProcessor'
+    | 'AlwaysOnSampler'
+    | 'AlwaysOffSampler'
+    | 'ParentBasedSampler'
+    | 'TraceIdRatioBasedSampler'
+  >
+  resources: Pick<
+    typeof import('@opentelemetry/resources'),
+    'resourceFromAttributes' | 'detectResources' | 'envDetector'
+  >
   JsonTraceExporter: typeof import('@opentelemetry/exporter-trace-otlp-http').OTLPTraceExporter
   ProtoTraceExporter: typeof import('@opentelemetry/exporter-trace-otlp-proto').OTLPTraceExporter
   metrics: Pick<typeof import('@opentelemetry/sdk-metrics'), 'MeterProvider' | 'PeriodicExportingMetricReader'>
@@ -23,7 +37,8 @@ let loading: Promise<TelemetryDeps> | undefined
  */
 export function loadTelemetryDeps(): Promise<TelemetryDeps> {
   loading ??= (async () => {
-    if (typeof __MYC_TELEMETRY_DEPS__ === 'string') return (await import('../embedded-module.js')).compileEmbedded<TelemetryDeps>(__MYC_TELEMETRY_DEPS__)
+    if (typeof __MYC_TELEMETRY_DEPS__ === 'string')
+      return (await import('../embedded-module.js')).compileEmbedded<TelemetryDeps>(__MYC_TELEMETRY_DEPS__)
     const [api, core, sdk, resources, json, proto, metrics, jsonMetrics, protoMetrics] = await Promise.all([
       import('@opentelemetry/api'),
       import('@opentelemetry/core'),
@@ -35,7 +50,17 @@ export function loadTelemetryDeps(): Promise<TelemetryDeps> {
       import('@opentelemetry/exporter-metrics-otlp-http'),
       import('@opentelemetry/exporter-metrics-otlp-proto'),
     ])
-    return { api, core, sdk, resources, JsonTraceExporter: json.OTLPTraceExporter, ProtoTraceExporter: proto.OTLPTraceExporter, metrics, JsonMetricExporter: jsonMetrics.OTLPMetricExporter, ProtoMetricExporter: protoMetrics.OTLPMetricExporter }
+    return {
+      api,
+      core,
+      sdk,
+      resources,
+      JsonTraceExporter: json.OTLPTraceExporter,
+      ProtoTraceExporter: proto.OTLPTraceExporter,
+      metrics,
+      JsonMetricExporter: jsonMetrics.OTLPMetricExporter,
+      ProtoMetricExporter: protoMetrics.OTLPMetricExporter,
+    }
   })()
   return loading
 }

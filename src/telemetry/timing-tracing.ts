@@ -17,8 +17,14 @@ export function timingTracing(): Tracing {
       listeners.add(listener)
       return () => void listeners.delete(listener)
     },
-    start(_name: string, kind: 'server' | 'client' | 'internal', _parent: SpanHandle | Carrier | undefined, attributes?: SpanAttributes): SpanHandle {
-      if (kind === 'internal' || attributes?.['mcp.method.name'] === undefined || listeners.size === 0) return unmeasured
+    start(
+      _name: string,
+      kind: 'server' | 'client' | 'internal',
+      _parent: SpanHandle | Carrier | undefined,
+      attributes?: SpanAttributes,
+    ): SpanHandle {
+      if (kind === 'internal' || attributes?.['mcp.method.name'] === undefined || listeners.size === 0)
+        return unmeasured
       const started = performance.now()
       let kept = attributes
       return {

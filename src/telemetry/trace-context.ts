@@ -28,7 +28,8 @@ export function carrierOf(meta: unknown): Carrier | undefined {
   if (typeof meta !== 'object' || meta === null) return undefined
   const m = meta as Record<string, unknown>
   const carrier: Carrier = {}
-  for (const key of ['traceparent', 'tracestate', 'baggage'] as const) if (typeof m[key] === 'string') carrier[key] = m[key]
+  for (const key of ['traceparent', 'tracestate', 'baggage'] as const)
+    if (typeof m[key] === 'string') carrier[key] = m[key]
   return carrier.traceparent === undefined ? undefined : carrier
 }
 

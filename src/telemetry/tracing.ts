@@ -48,7 +48,12 @@ export type OperationListener = (kind: 'server' | 'client', seconds: number, att
  */
 export interface Tracing {
   /** A span under `parent` (a running span, or a caller's trace context; none: a new trace). */
-  start(name: string, kind: 'server' | 'client' | 'internal', parent: SpanHandle | Carrier | undefined, attributes?: SpanAttributes): SpanHandle
+  start(
+    name: string,
+    kind: 'server' | 'client' | 'internal',
+    parent: SpanHandle | Carrier | undefined,
+    attributes?: SpanAttributes,
+  ): SpanHandle
   /** Whether spans are exported and trace context is handed on (false: metrics alone are on). */
   readonly propagates: boolean
   /** Adds what the observable instruments read (no-op when metrics are off); returns the function that removes it. */

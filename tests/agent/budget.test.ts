@@ -15,7 +15,12 @@ describe('resolveLimits: which cap a run gets', () => {
     ]
     expect(resolveLimits({}, agent, chain, price)).toEqual({ maxUsd: 1, maxInputTokens: 1_000, maxOutputTokens: 50 })
     // The flags win over both.
-    expect(resolveLimits({ maxUsd: 0.25, maxTotalTokens: 900 }, agent, chain, price)).toEqual({ maxUsd: 0.25, maxInputTokens: 1_000, maxOutputTokens: 50, maxTotalTokens: 900 })
+    expect(resolveLimits({ maxUsd: 0.25, maxTotalTokens: 900 }, agent, chain, price)).toEqual({
+      maxUsd: 0.25,
+      maxInputTokens: 1_000,
+      maxOutputTokens: 50,
+      maxTotalTokens: 900,
+    })
     expect(resolveLimits({}, undefined, [{ name: 'guest' }], undefined)).toEqual({})
   })
 
@@ -30,11 +35,20 @@ describe('resolveLimits: which cap a run gets', () => {
       }
       throw new Error('did not throw')
     }
-    expect(fails(() => resolveLimits({ maxUsd: 1 }, undefined, [], undefined))).toMatch(/^--max-budget-usd caps the spend in USD.*set agent\.price/)
-    expect(fails(() => resolveLimits({}, { maxUsd: 1 }, [], undefined))).toMatch(/^agent\.budget\.maxUsd caps .*agent\.price/)
-    expect(fails(() => resolveLimits({}, undefined, [{ name: 'guest', budget: { maxUsd: 1 } }], undefined))).toMatch(/^the budget of role "guest" \(budget\.maxUsd\).*agent\.price/)
+    expect(fails(() => resolveLimits({ maxUsd: 1 }, undefined, [], undefined))).toMatch(
+      /^--max-budget-usd caps the spend in USD.*set agent\.price/,
+    )
+    expect(fails(() => resolveLimits({}, { maxUsd: 1 }, [], undefined))).toMatch(
+      /^agent\.budget\.maxUsd caps .*agent\.price/,
+    )
+    expect(fails(() => resolveLimits({}, undefined, [{ name: 'guest', budget: { maxUsd: 1 } }], undefined))).toMatch(
+      /^the budget of role "guest" \(budget\.maxUsd\).*agent\.price/,
+    )
     // Token caps need no price.
-    expect(resolveLimits({ maxTotalTokens: 10 }, { maxOutputTokens: 5 }, [], undefined)).toEqual({ maxTotalTokens: 10, maxOutputTokens: 5 })
+    expect(resolveLimits({ maxTotalTokens: 10 }, { maxOutputTokens: 5 }, [], undefined)).toEqual({
+      maxTotalTokens: 10,
+      maxOutputTokens: 5,
+    })
   })
 })
 
@@ -43,12 +57,24 @@ describe('Budget: no request starts that could pass a cap', () => {
     const budget = new Budget(price, 'raise it')
     budget.setLimits({ maxTotalTokens: 1_000 })
     expect(budget.refuse(400, 600)).toBeUndefined()
-    expect(budget.refuse(401, 600)).toBe('budget reached: spent 0 tokens of the 1000-token cap, and the next request could take up to 1001 (raise it)')
+    expect(budget.refuse(401, 600)).toBe(
+      'budget reached: spent 0 tokens of the 1000-token cap, and the next request could take up to 1001 (raise it)',
+    )
     // Refused once, refused until the caps change.
     expect(budget.refuse(1, 1)).toMatch(/^budget reached/)
     budget.setLimits({ maxTotalTokens: 1_000 })
-    budget.add({ input_tokens: 500, output_tokens: 100, cache_read_input_tokens: 200, cache_creation_input_tokens: 100 })
-    expect(budget.spent).toEqual({ inputTokens: 500, outputTokens: 100, cacheReadInputTokens: 200, cacheCreationInputTokens: 100 })
+    budget.add({
+      input_tokens: 500,
+      output_tokens: 100,
+      cache_read_input_tokens: 200,
+      cache_creation_input_tokens: 100,
+    })
+    expect(budget.spent).toEqual({
+      inputTokens: 500,
+      outputTokens: 100,
+      cacheReadInputTokens: 200,
+      cacheCreationInputTokens: 100,
+    })
     expect(budget.refuse(50, 50)).toBeUndefined()
     expect(budget.refuse(50, 51)).toMatch(/spent 900 tokens of the 1000-token cap/)
   })
@@ -69,7 +95,9 @@ describe('Budget: no request starts that could pass a cap', () => {
     budget.setLimits({ maxUsd: 0.01875 })
     expect(budget.refuse(1_000, 1_000)).toBeUndefined()
     budget.setLimits({ maxUsd: 0.0187 })
-    expect(budget.refuse(1_000, 1_000)).toBe('budget reached: spent $0 of the $0.0187 cap, and the next request could cost up to $0.01875 (x)')
+    expect(budget.refuse(1_000, 1_000)).toBe(
+      'budget reached: spent $0 of the $0.0187 cap, and the next request could cost up to $0.01875 (x)',
+    )
   })
 
   it('once the spend reaches a cap, no request starts however small', () => {
@@ -86,7 +114,9 @@ describe('Budget: no request starts that could pass a cap', () => {
     let calls = 0
     const call = async () => (calls++, { usage: { input_tokens: 30, output_tokens: 20 } })
     const request = { model: 'm', max_tokens: 40, messages: [{ role: 'user', content: 'hi' }] }
-    expect(estimateTokens({ model: 'm', messages: request.messages })).toBe(Math.ceil(JSON.stringify({ model: 'm', messages: request.messages }).length / 4))
+    expect(estimateTokens({ model: 'm', messages: request.messages })).toBe(
+      Math.ceil(JSON.stringify({ model: 'm', messages: request.messages }).length / 4),
+    )
     await budget.send(request, call)
     expect(budget.spent.inputTokens + budget.spent.outputTokens).toBe(50)
     await expect(budget.send(request, call)).rejects.toBeInstanceOf(BudgetReached)
@@ -96,7 +126,14 @@ describe('Budget: no request starts that could pass a cap', () => {
   it('usageRecord: what was spent since the last record, priced when a price is set', () => {
     const budget = new Budget(price, 'x')
     budget.add({ input_tokens: 10, output_tokens: 5 })
-    expect(budget.usageRecord()).toEqual({ type: 'usage', inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0, costUsd: 0.000105 })
+    expect(budget.usageRecord()).toEqual({
+      type: 'usage',
+      inputTokens: 10,
+      outputTokens: 5,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+      costUsd: 0.000105,
+    })
     budget.add({ input_tokens: 1, output_tokens: 1 })
     expect(budget.usageRecord()).toMatchObject({ inputTokens: 1, outputTokens: 1 })
     expect(new Budget(undefined, 'x').usageRecord()).not.toHaveProperty('costUsd')
@@ -107,9 +144,13 @@ describe("chat's /budget and the cap in the status line", () => {
   it('shows, sets in USD or tokens, and removes the caps', () => {
     const budget = new Budget(price, 'x')
     expect(capText({})).toBeUndefined()
-    expect(capText({ maxUsd: 0.05, maxTotalTokens: 10_000, maxInputTokens: 5, maxOutputTokens: 6 })).toBe('budget $0.05, 10000 tokens, 5 in, 6 out')
+    expect(capText({ maxUsd: 0.05, maxTotalTokens: 10_000, maxInputTokens: 5, maxOutputTokens: 6 })).toBe(
+      'budget $0.05, 10000 tokens, 5 in, 6 out',
+    )
     budget.add({ input_tokens: 10, output_tokens: 5 })
-    expect(budgetCommand(budget, '')).toBe('spent 15 tokens, $0.000105; no budget (/budget N sets one in USD, /budget N tokens in tokens, /budget off removes it)')
+    expect(budgetCommand(budget, '')).toBe(
+      'spent 15 tokens, $0.000105; no budget (/budget N sets one in USD, /budget N tokens in tokens, /budget off removes it)',
+    )
     expect(budgetCommand(budget, '0.5')).toBe('spent 15 tokens, $0.000105; budget $0.5 for the rest of this chat')
     expect(budget.limits).toEqual({ maxUsd: 0.5 })
     expect(budgetCommand(budget, '$2')).toMatch(/budget \$2 for the rest/)
@@ -140,7 +181,15 @@ describe('the spend in the session file', () => {
     const { SessionWriter, loadSession } = await import('../../src/agent/session-store.js')
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-budget-session-'))
     const writer = new SessionWriter(dir, SessionWriter.newId())
-    writer.append({ type: 'meta', id: writer.id, created: new Date().toISOString(), role: null, mode: 'run', model: 'm', version: '0' })
+    writer.append({
+      type: 'meta',
+      id: writer.id,
+      created: new Date().toISOString(),
+      role: null,
+      mode: 'run',
+      model: 'm',
+      version: '0',
+    })
     const budget = new Budget(price, 'x')
     budget.add({ input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 4 })
     writer.append(budget.usageRecord())
@@ -149,6 +198,10 @@ describe('the spend in the session file', () => {
     // An older file's record, without cache tokens or cost, still loads.
     writer.append({ type: 'usage', inputTokens: 1, outputTokens: 1 })
     const loaded = loadSession(dir, writer.id)
-    expect(loaded.usage).toEqual({ inputTokens: 31, outputTokens: 16, costUsd: Math.round(((10 * 3 + 5 * 15 + 4 * 3) / 1e6 + (20 * 3 + 10 * 15) / 1e6) * 1e6) / 1e6 })
+    expect(loaded.usage).toEqual({
+      inputTokens: 31,
+      outputTokens: 16,
+      costUsd: Math.round(((10 * 3 + 5 * 15 + 4 * 3) / 1e6 + (20 * 3 + 10 * 15) / 1e6) * 1e6) / 1e6,
+    })
   })
 })

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { AgentCall, agentCapabilities, parseFieldValue, samplingRequest, samplingResult, terminalElicitation, workingDirectoryRoots, type ChildAnswers } from '../../src/agent/child-questions.js'
+import {
+  AgentCall,
+  agentCapabilities,
+  parseFieldValue,
+  samplingRequest,
+  samplingResult,
+  terminalElicitation,
+  workingDirectoryRoots,
+  type ChildAnswers,
+} from '../../src/agent/child-questions.js'
 import type { PrincipalView } from '../../src/principal/view.js'
 
 const view = { serverVisible: (s: string) => s !== 'hidden' } as unknown as PrincipalView
@@ -51,13 +60,22 @@ describe('samplingRequest / samplingResult: MCP sampling over the Messages API',
   })
 
   it('answers with the text, the model and the stop reason in MCP’s words', () => {
-    expect(samplingResult({ model: 'claude-x', stop_reason: 'max_tokens', content: [{ type: 'text', text: 'Par' }, { type: 'thinking' }, { type: 'text', text: 'is' }] })).toEqual({
+    expect(
+      samplingResult({
+        model: 'claude-x',
+        stop_reason: 'max_tokens',
+        content: [{ type: 'text', text: 'Par' }, { type: 'thinking' }, { type: 'text', text: 'is' }],
+      }),
+    ).toEqual({
       role: 'assistant',
       content: { type: 'text', text: 'Paris' },
       model: 'claude-x',
       stopReason: 'maxTokens',
     })
-    expect(samplingResult({ model: 'm', stop_reason: 'end_turn', content: [] })).toMatchObject({ stopReason: 'endTurn', content: { text: '' } })
+    expect(samplingResult({ model: 'm', stop_reason: 'end_turn', content: [] })).toMatchObject({
+      stopReason: 'endTurn',
+      content: { text: '' },
+    })
   })
 })
 
@@ -69,8 +87,14 @@ describe('parseFieldValue: what a person types, as the field wants it', () => {
     expect(parseFieldValue({ type: 'boolean' }, 'Yes')).toEqual({ ok: true, value: true })
     expect(parseFieldValue({ type: 'boolean' }, 'maybe')).toMatchObject({ ok: false })
     expect(parseFieldValue({ type: 'string', enum: ['red', 'green'] }, '2')).toEqual({ ok: true, value: 'green' })
-    expect(parseFieldValue({ type: 'string', oneOf: [{ const: 'a', title: 'A' }] }, 'a')).toEqual({ ok: true, value: 'a' })
-    expect(parseFieldValue({ type: 'string', enum: ['red'] }, 'blue')).toEqual({ ok: false, problem: 'choose one of 1) red' })
+    expect(parseFieldValue({ type: 'string', oneOf: [{ const: 'a', title: 'A' }] }, 'a')).toEqual({
+      ok: true,
+      value: 'a',
+    })
+    expect(parseFieldValue({ type: 'string', enum: ['red'] }, 'blue')).toEqual({
+      ok: false,
+      problem: 'choose one of 1) red',
+    })
     expect(parseFieldValue({ type: 'string' }, ' as typed ')).toEqual({ ok: true, value: ' as typed ' })
   })
 })
@@ -80,12 +104,24 @@ describe('terminalElicitation: a form asked through the chat’s prompt', () => 
     const asked: string[] = []
     return { asked, ask: async (q: string) => (asked.push(q), replies.shift() ?? '') }
   }
-  const schema = { type: 'object', properties: { name: { type: 'string', title: 'Name' }, age: { type: 'integer' }, colour: { type: 'string', enum: ['red', 'blue'], default: 'red' } }, required: ['name', 'age'] }
+  const schema = {
+    type: 'object',
+    properties: {
+      name: { type: 'string', title: 'Name' },
+      age: { type: 'integer' },
+      colour: { type: 'string', enum: ['red', 'blue'], default: 'red' },
+    },
+    required: ['name', 'age'],
+  }
 
   it('asks each field, asks again what does not parse, and takes defaults for skipped ones', async () => {
     const lines: string[] = []
     const { ask, asked } = scripted(['y', 'Ada', 'old', '36', ''])
-    const result = await terminalElicitation(ask, (l) => lines.push(l))('people', { message: 'Who are you?', requestedSchema: schema }, signal)
+    const result = await terminalElicitation(ask, (l) => lines.push(l))(
+      'people',
+      { message: 'Who are you?', requestedSchema: schema },
+      signal,
+    )
     expect(result).toEqual({ action: 'accept', content: { name: 'Ada', age: 36, colour: 'red' } })
     expect(lines[0]).toBe('[people] asks: Who are you?')
     expect(lines).toContain('  type a number')
@@ -93,28 +129,51 @@ describe('terminalElicitation: a form asked through the chat’s prompt', () => 
   })
 
   it('declines or cancels without asking the fields', async () => {
-    expect(await terminalElicitation(scripted(['n']).ask, () => {})('s', { message: 'm', requestedSchema: schema }, signal)).toEqual({ action: 'decline' })
-    expect(await terminalElicitation(scripted(['?', 'c']).ask, () => {})('s', { message: 'm', requestedSchema: schema }, signal)).toEqual({ action: 'cancel' })
+    expect(
+      await terminalElicitation(scripted(['n']).ask, () => {})('s', { message: 'm', requestedSchema: schema }, signal),
+    ).toEqual({ action: 'decline' })
+    expect(
+      await terminalElicitation(scripted(['?', 'c']).ask, () => {})(
+        's',
+        { message: 'm', requestedSchema: schema },
+        signal,
+      ),
+    ).toEqual({ action: 'cancel' })
   })
 })
 
 describe('AgentCall: one tool call of the agent, answering its children', () => {
-  const answers: ChildAnswers = { roots: workingDirectoryRoots('/work/x'), sample: async () => ({ role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' }) }
+  const answers: ChildAnswers = {
+    roots: workingDirectoryRoots('/work/x'),
+    sample: async () => ({ role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' }),
+  }
 
   it('offers what it can answer, and answers it during its own call', async () => {
     expect(agentCapabilities(answers)).toEqual({ roots: {}, sampling: {} })
-    expect(agentCapabilities({ ...answers, elicit: async () => ({ action: 'cancel' }) })).toEqual({ roots: {}, sampling: {}, elicitation: { form: {} } })
+    expect(agentCapabilities({ ...answers, elicit: async () => ({ action: 'cancel' }) })).toEqual({
+      roots: {},
+      sampling: {},
+      elicitation: { form: {} },
+    })
     const call = new AgentCall(view, answers, 'c1')
     const id = call.origin.requestId
-    expect(await call.forwardRequest('s', 'roots/list', {}, signal, id)).toEqual({ roots: [{ uri: 'file:///work/x', name: 'working directory' }] })
-    expect(await call.forwardRequest('s', 'sampling/createMessage', { messages: [], maxTokens: 5 }, signal, id)).toMatchObject({ content: { text: 'hi' } })
+    expect(await call.forwardRequest('s', 'roots/list', {}, signal, id)).toEqual({
+      roots: [{ uri: 'file:///work/x', name: 'working directory' }],
+    })
+    expect(
+      await call.forwardRequest('s', 'sampling/createMessage', { messages: [], maxTokens: 5 }, signal, id),
+    ).toMatchObject({ content: { text: 'hi' } })
   })
 
   it('refuses what it does not offer, and anything outside its call', async () => {
     const call = new AgentCall(view, answers, 'c2')
-    await expect(call.forwardRequest('s', 'elicitation/create', { message: 'm' }, signal, call.origin.requestId)).rejects.toThrow(/does not offer elicitation/)
+    await expect(
+      call.forwardRequest('s', 'elicitation/create', { message: 'm' }, signal, call.origin.requestId),
+    ).rejects.toThrow(/does not offer elicitation/)
     await expect(call.forwardRequest('s', 'roots/list', {}, signal)).rejects.toThrow(/only during its own tool call/)
-    await expect(call.forwardRequest('s', 'roots/list', {}, signal, 'agent:other')).rejects.toThrow(/only during its own tool call/)
+    await expect(call.forwardRequest('s', 'roots/list', {}, signal, 'agent:other')).rejects.toThrow(
+      /only during its own tool call/,
+    )
     expect(call.canAnswer()).toBe(false)
     expect(call.reaches('hidden')).toBe(false)
   })

@@ -2,9 +2,22 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CONTEXT_OUTPUT_CAP, contextPrompt, readFailureContext, writeFailureContext } from '../../src/agent/failure-context.js'
+import {
+  CONTEXT_OUTPUT_CAP,
+  contextPrompt,
+  readFailureContext,
+  writeFailureContext,
+} from '../../src/agent/failure-context.js'
 
-const base = { skillId: 'deploy', scriptPath: 'scripts/deploy.sh', args: ['--prod'], exitCode: 2, stdout: 'out', stderr: 'boom', conversationSummary: 'ran the deploy' }
+const base = {
+  skillId: 'deploy',
+  scriptPath: 'scripts/deploy.sh',
+  args: ['--prod'],
+  exitCode: 2,
+  stdout: 'out',
+  stderr: 'boom',
+  conversationSummary: 'ran the deploy',
+}
 
 describe('failure context files', () => {
   it('round-trips through .mycelium/context/, capping long output to its end', async () => {
@@ -21,9 +34,21 @@ describe('failure context files', () => {
 
   it.each([
     ['not JSON', '{', /is not JSON/],
-    ['a field missing', JSON.stringify({ ...base, version: 1, timestamp: '2026-11-23T08:00:00.000Z', skillId: undefined }), /skillId: /],
-    ['a wrong type', JSON.stringify({ ...base, version: 1, timestamp: '2026-11-23T08:00:00.000Z', args: 'x' }), /args: /],
-    ['an unknown key', JSON.stringify({ ...base, version: 1, timestamp: '2026-11-23T08:00:00.000Z', extra: 1 }), /extra/],
+    [
+      'a field missing',
+      JSON.stringify({ ...base, version: 1, timestamp: '2026-11-23T08:00:00.000Z', skillId: undefined }),
+      /skillId: /,
+    ],
+    [
+      'a wrong type',
+      JSON.stringify({ ...base, version: 1, timestamp: '2026-11-23T08:00:00.000Z', args: 'x' }),
+      /args: /,
+    ],
+    [
+      'an unknown key',
+      JSON.stringify({ ...base, version: 1, timestamp: '2026-11-23T08:00:00.000Z', extra: 1 }),
+      /extra/,
+    ],
     ['another version', JSON.stringify({ ...base, version: 2, timestamp: '2026-11-23T08:00:00.000Z' }), /version: /],
   ])('refuses %s, naming the file and the field', async (_name, text, message) => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-ctx-')), 'bad.json')
@@ -33,6 +58,8 @@ describe('failure context files', () => {
   })
 
   it('says when the file cannot be read', async () => {
-    await expect(readFailureContext('/nonexistent/ctx.json')).rejects.toThrow(/--context: cannot read \/nonexistent\/ctx\.json/)
+    await expect(readFailureContext('/nonexistent/ctx.json')).rejects.toThrow(
+      /--context: cannot read \/nonexistent\/ctx\.json/,
+    )
   })
 })

@@ -35,7 +35,10 @@ describe('the agent in lazy open mode', () => {
     const box = toolbox()
     expect(box.list().map((t) => t.wireName)).toEqual(['mycelium__search_tools', 'mycelium__call_tool'])
     const inner = box.resolve!('mycelium__call_tool', { name: 'echo__echo', arguments: { message: 'hi' } })
-    expect(inner).toMatchObject({ tool: { wireName: 'echo__echo', id: 'echo:echo', def: { name: 'echo__echo' } }, input: { message: 'hi' } })
+    expect(inner).toMatchObject({
+      tool: { wireName: 'echo__echo', id: 'echo:echo', def: { name: 'echo__echo' } },
+      input: { message: 'hi' },
+    })
     expect(box.resolve!('mycelium__search_tools', { query: 'x' })).toBeUndefined()
     expect(box.resolve!('mycelium__call_tool', { name: 'nope__never' })).toBeUndefined()
     expect(box.resolve!('mycelium__call_tool', {})).toBeUndefined()
@@ -44,7 +47,15 @@ describe('the agent in lazy open mode', () => {
   it('approvals see the called tool and its arguments; a denied one never runs', async () => {
     fake.setScript([
       { content: [{ type: 'tool_use', name: 'mycelium__call_tool', input: { name: 'echo__fail', arguments: {} } }] },
-      { content: [{ type: 'tool_use', name: 'mycelium__call_tool', input: { name: 'echo__echo', arguments: { message: 'through' } } }] },
+      {
+        content: [
+          {
+            type: 'tool_use',
+            name: 'mycelium__call_tool',
+            input: { name: 'echo__echo', arguments: { message: 'through' } },
+          },
+        ],
+      },
       { content: [{ type: 'text', text: 'done' }] },
     ])
     const sdk = await loadAnthropicSdk()

@@ -57,7 +57,15 @@ describe('RiskClassifier', () => {
 
 describe('decideApproval', () => {
   const memory: ApprovalMemory = { always: new Set(), never: new Set() }
-  const base = { id: 'fs:write_file', server: 'fs', tool: 'write_file', threshold: 'high' as const, memory, preapproved: [], interactive: false }
+  const base = {
+    id: 'fs:write_file',
+    server: 'fs',
+    tool: 'write_file',
+    threshold: 'high' as const,
+    memory,
+    preapproved: [],
+    interactive: false,
+  }
 
   it('runs what is below the threshold, asks a person for the rest, and denies without a terminal', () => {
     expect(decideApproval({ ...base, level: 'medium' })).toMatchObject({ action: 'allow' })
@@ -68,15 +76,35 @@ describe('decideApproval', () => {
   })
 
   it('takes --approve levels (that level and below) and patterns', () => {
-    expect(decideApproval({ ...base, level: 'high', preapproved: [{ level: 'high' }] })).toMatchObject({ action: 'allow' })
-    expect(decideApproval({ ...base, level: 'critical', preapproved: [{ level: 'high' }] })).toMatchObject({ action: 'deny' })
+    expect(decideApproval({ ...base, level: 'high', preapproved: [{ level: 'high' }] })).toMatchObject({
+      action: 'allow',
+    })
+    expect(decideApproval({ ...base, level: 'critical', preapproved: [{ level: 'high' }] })).toMatchObject({
+      action: 'deny',
+    })
     const pattern = parsePattern('fs:write_*', context)
     if (!pattern.ok) throw new Error(pattern.error)
-    expect(decideApproval({ ...base, level: 'critical', preapproved: [{ pattern: pattern.pattern }] })).toMatchObject({ action: 'allow' })
+    expect(decideApproval({ ...base, level: 'critical', preapproved: [{ pattern: pattern.pattern }] })).toMatchObject({
+      action: 'allow',
+    })
   })
 
   it('remembers always and never for the session; never wins even below the threshold', () => {
-    expect(decideApproval({ ...base, level: 'critical', interactive: true, memory: { always: new Set(['fs:write_file']), never: new Set() } })).toMatchObject({ action: 'allow' })
-    expect(decideApproval({ ...base, level: 'low', interactive: true, memory: { always: new Set(), never: new Set(['fs:write_file']) } })).toMatchObject({ action: 'deny' })
+    expect(
+      decideApproval({
+        ...base,
+        level: 'critical',
+        interactive: true,
+        memory: { always: new Set(['fs:write_file']), never: new Set() },
+      }),
+    ).toMatchObject({ action: 'allow' })
+    expect(
+      decideApproval({
+        ...base,
+        level: 'low',
+        interactive: true,
+        memory: { always: new Set(), never: new Set(['fs:write_file']) },
+      }),
+    ).toMatchObject({ action: 'deny' })
   })
 })

@@ -22,7 +22,10 @@ describe('turnStarts / firstTurns: where a conversation’s turns begin', () => 
     expect(turnStarts(compressed)).toEqual([2, 6])
     expect(firstTurns(compressed, 1)).toEqual([...summaryPair('we did things'), ...turn(3)])
     // A user who writes the same words later is a turn like any other.
-    const quoting = [...turn(1), { role: 'user' as const, content: '(The earlier part of this conversation, summarised:) is what it said' }]
+    const quoting = [
+      ...turn(1),
+      { role: 'user' as const, content: '(The earlier part of this conversation, summarised:) is what it said' },
+    ]
     expect(turnStarts(quoting)).toEqual([0, 4])
   })
 })

@@ -21,7 +21,13 @@ const { extractMember } = (await import(path.join(repoRoot, 'build', 'untar.mjs'
 describe('build-bin.mjs', () => {
   it('pins one Node version and a sha512 per target, from the npm registry packages', () => {
     expect(buildBin.NODE_VERSION).toMatch(/^22\.\d+\.\d+$/)
-    expect(Object.keys(buildBin.TARGETS).sort()).toEqual(['linux-arm64', 'linux-x64', 'macos-arm64', 'macos-x64', 'win-x64'])
+    expect(Object.keys(buildBin.TARGETS).sort()).toEqual([
+      'linux-arm64',
+      'linux-x64',
+      'macos-arm64',
+      'macos-x64',
+      'win-x64',
+    ])
     for (const [name, t] of Object.entries(buildBin.TARGETS)) {
       expect(t.integrity, name).toMatch(/^sha512-[A-Za-z0-9+/]{86}==$/)
       expect(t.pkg, name).toMatch(/^node-(bin-)?(linux|darwin|win)-(x64|arm64)$/)
@@ -33,21 +39,29 @@ describe('build-bin.mjs', () => {
 
   it('parses its options and names the fix for bad ones', () => {
     expect(buildBin.parseArgs([])).toEqual({ targets: [], all: false, method: 'auto', codeCache: true })
-    expect(buildBin.parseArgs(['--target', 'win-x64', '--target', 'macos-arm64', '--method', 'pkg', '--no-code-cache'])).toEqual({
+    expect(
+      buildBin.parseArgs(['--target', 'win-x64', '--target', 'macos-arm64', '--method', 'pkg', '--no-code-cache']),
+    ).toEqual({
       targets: ['win-x64', 'macos-arm64'],
       all: false,
       method: 'pkg',
       codeCache: false,
     })
     expect(buildBin.parseArgs(['--all']).all).toBe(true)
-    expect(() => buildBin.parseArgs(['--target', 'solaris-sparc'])).toThrow(/unknown target "solaris-sparc" \(targets: linux-x64, linux-arm64/)
+    expect(() => buildBin.parseArgs(['--target', 'solaris-sparc'])).toThrow(
+      /unknown target "solaris-sparc" \(targets: linux-x64, linux-arm64/,
+    )
     expect(() => buildBin.parseArgs(['--target'])).toThrow(/--target needs a value/)
-    expect(() => buildBin.parseArgs(['--method', 'docker'])).toThrow(/--method takes auto, pkg or node-sea, not "docker"/)
+    expect(() => buildBin.parseArgs(['--method', 'docker'])).toThrow(
+      /--method takes auto, pkg or node-sea, not "docker"/,
+    )
     expect(() => buildBin.parseArgs(['--targets', 'x'])).toThrow(/unknown option "--targets"\nusage:/)
   })
 
   it('fails with exit code 1 and the usage on a bad option, before fetching anything', () => {
-    const r = spawnSync(process.execPath, [path.join(repoRoot, 'build', 'build-bin.mjs'), '--bogus'], { encoding: 'utf8' })
+    const r = spawnSync(process.execPath, [path.join(repoRoot, 'build', 'build-bin.mjs'), '--bogus'], {
+      encoding: 'utf8',
+    })
     expect(r.status).toBe(1)
     expect(r.stderr).toMatch(/unknown option "--bogus"/)
     expect(r.stderr).toMatch(/usage: node build\/build-bin\.mjs/)
@@ -92,7 +106,9 @@ describe('untar.mjs (extracts the base binary without an external tar)', () => {
   it('names the archive when the member is missing or the archive is cut short, and leaves no file', async () => {
     const tgz = makeTarball()
     const missing = path.join(work, 'missing')
-    await expect(extractMember(tgz, 'package/bin/node.exe', missing)).rejects.toThrow(`${tgz}: no member "package/bin/node.exe"`)
+    await expect(extractMember(tgz, 'package/bin/node.exe', missing)).rejects.toThrow(
+      `${tgz}: no member "package/bin/node.exe"`,
+    )
     expect(existsSync(missing)).toBe(false)
     const whole = gunzipSync(readFileSync(tgz))
     const cut = path.join(work, 'cut.tgz')
@@ -140,11 +156,17 @@ describe('binaryFormat (the header check the executable tests rely on)', () => {
     expect(binaryFormat(file('e', macho(0x0100000c)))).toEqual({ format: 'Mach-O', arch: 'arm64' })
     expect(binaryFormat(file('f', pe(0x8664)))).toEqual({ format: 'PE', arch: 'x64' })
     expect(binaryFormat(file('g', pe(0xaa64)))).toEqual({ format: 'PE', arch: 'arm64' })
-    expect(binaryFormat(file('h', Buffer.from('#!/usr/bin/env node\n'.padEnd(64))))).toEqual({ format: 'unknown', arch: 'other' })
+    expect(binaryFormat(file('h', Buffer.from('#!/usr/bin/env node\n'.padEnd(64))))).toEqual({
+      format: 'unknown',
+      arch: 'other',
+    })
   })
 
   const hostFormat = { linux: 'ELF', darwin: 'Mach-O', win32: 'PE' }[process.platform as string]
-  it.runIf(hostFormat && ['x64', 'arm64'].includes(process.arch))('reads this machine’s own node binary correctly', () => {
-    expect(binaryFormat(process.execPath)).toEqual({ format: hostFormat, arch: process.arch })
-  })
+  it.runIf(hostFormat && ['x64', 'arm64'].includes(process.arch))(
+    'reads this machine’s own node binary correctly',
+    () => {
+      expect(binaryFormat(process.execPath)).toEqual({ format: hostFormat, arch: process.arch })
+    },
+  )
 })

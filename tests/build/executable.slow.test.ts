@@ -44,23 +44,33 @@ function findTool(...names: string[]): string | undefined {
       if (existsSync(name)) return name
       continue
     }
-    for (const dir of (process.env.PATH ?? '').split(path.delimiter)) if (dir && existsSync(path.join(dir, name))) return path.join(dir, name)
+    for (const dir of (process.env.PATH ?? '').split(path.delimiter))
+      if (dir && existsSync(path.join(dir, name))) return path.join(dir, name)
   }
   return undefined
 }
 
 /** Every file below `dir`, relative, with `/` separators. */
 function listFiles(dir: string, sub = ''): string[] {
-  return readdirSync(path.join(dir, sub), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(dir, `${sub}${e.name}/`) : [`${sub}${e.name}`]))
+  return readdirSync(path.join(dir, sub), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? listFiles(dir, `${sub}${e.name}/`) : [`${sub}${e.name}`],
+  )
 }
 
 describe.runIf(onLinuxX64)('the Linux single executable', () => {
   beforeAll(() => {
     // Build it when missing or older than the bundle (`npm test` builds the bundle first).
     if (!existsSync(linux) || statSync(linux).mtimeMs < statSync(bundle).mtimeMs) {
-      execFileSync(process.execPath, [path.join(repoRoot, 'build', 'build-bin.mjs')], { stdio: 'inherit', cwd: repoRoot })
+      execFileSync(process.execPath, [path.join(repoRoot, 'build', 'build-bin.mjs')], {
+        stdio: 'inherit',
+        cwd: repoRoot,
+      })
     }
-    if (allTargets) execFileSync(process.execPath, [path.join(repoRoot, 'build', 'build-bin.mjs'), '--all'], { stdio: 'inherit', cwd: repoRoot })
+    if (allTargets)
+      execFileSync(process.execPath, [path.join(repoRoot, 'build', 'build-bin.mjs'), '--all'], {
+        stdio: 'inherit',
+        cwd: repoRoot,
+      })
   }, 300_000)
 
   it('is an x86-64 ELF file built from the current bundle', () => {
@@ -80,7 +90,10 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
   it.runIf(allTargets && qemu && existsSync('/usr/aarch64-linux-gnu'))(
     'the linux-arm64 executable runs under qemu-user',
     () => {
-      const r = spawnSync(qemu!, ['-L', '/usr/aarch64-linux-gnu', path.join(binDir, 'myc-linux-arm64'), '--version'], { encoding: 'utf8', timeout: 120_000 })
+      const r = spawnSync(qemu!, ['-L', '/usr/aarch64-linux-gnu', path.join(binDir, 'myc-linux-arm64'), '--version'], {
+        encoding: 'utf8',
+        timeout: 120_000,
+      })
       expect(r.stderr).toBe('')
       expect(r.stdout.trim()).toBe(version)
     },
@@ -94,11 +107,22 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
       // wine hands pipes to the program as handles node cannot open: use files.
       const dir = mkdtempSync(path.join(tmpdir(), 'myc-wine-'))
       const out = path.join(dir, 'out.txt')
-      const r = spawnSync('sh', ['-c', `"$0" "$1" --version < /dev/null > "$2" 2> "$3"; s=$?; cat "$3" >&2; exit $s`, wine!, path.join(binDir, 'myc-win-x64.exe'), out, path.join(dir, 'err.txt')], {
-        env: { ...process.env, WINEDEBUG: '-all', NODE_SKIP_PLATFORM_CHECK: '1' },
-        encoding: 'utf8',
-        timeout: 180_000,
-      })
+      const r = spawnSync(
+        'sh',
+        [
+          '-c',
+          `"$0" "$1" --version < /dev/null > "$2" 2> "$3"; s=$?; cat "$3" >&2; exit $s`,
+          wine!,
+          path.join(binDir, 'myc-win-x64.exe'),
+          out,
+          path.join(dir, 'err.txt'),
+        ],
+        {
+          env: { ...process.env, WINEDEBUG: '-all', NODE_SKIP_PLATFORM_CHECK: '1' },
+          encoding: 'utf8',
+          timeout: 180_000,
+        },
+      )
       expect(r.status, r.stderr).toBe(0)
       expect(readFileSync(out, 'utf8').trim()).toBe(version)
     },
@@ -125,7 +149,8 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
     const files = listFiles(source)
     expect(files.length).toBeGreaterThan(0)
     expect(listFiles(path.join(dir, 'skills')).sort()).toEqual(files.sort())
-    for (const f of files) expect(readFileSync(path.join(dir, 'skills', f), 'utf8'), f).toBe(readFileSync(path.join(source, f), 'utf8'))
+    for (const f of files)
+      expect(readFileSync(path.join(dir, 'skills', f), 'utf8'), f).toBe(readFileSync(path.join(source, f), 'utf8'))
   })
 
   it('the shell guard parses with the grammar embedded in the executable', () => {
@@ -154,7 +179,10 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
   it('serves MCP with a fixture child started by absolute path', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-exe-serve-')), 'mycelium.config.json')
     // The child runs under this test's node by absolute path: PATH has no node.
-    writeFileSync(file, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } }))
+    writeFileSync(
+      file,
+      JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } }),
+    )
     const client = new Client({ name: 'exe', version: '1' })
     await client.connect(new StdioClientTransport({ command: linux, args: ['--config', file], env, stderr: 'ignore' }))
     try {

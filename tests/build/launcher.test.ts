@@ -37,9 +37,14 @@ describe('the build/myc.cjs launcher', () => {
     const cached = filesBelow(path.join(tmp, 'node-compile-cache'))
     expect(cached.length).toBeGreaterThan(0)
     // The second run reads it (NODE_DEBUG_NATIVE=COMPILE_CACHE says so).
-    const second = spawnSync(node, [bundle, '--version'], { encoding: 'utf8', env: { ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' } })
+    const second = spawnSync(node, [bundle, '--version'], {
+      encoding: 'utf8',
+      env: { ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
+    })
     expect(second.status, second.stderr).toBe(0)
     expect(second.stdout.trim()).toBe(first.stdout.trim())
-    expect(`${second.stdout}${second.stderr}`).toMatch(/myc-main\.cjs[^\n]*(cache hit|was accepted)|(cache hit|accepted)[^\n]*myc-main\.cjs/i)
+    expect(`${second.stdout}${second.stderr}`).toMatch(
+      /myc-main\.cjs[^\n]*(cache hit|was accepted)|(cache hit|accepted)[^\n]*myc-main\.cjs/i,
+    )
   }, 120_000)
 })

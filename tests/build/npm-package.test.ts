@@ -15,26 +15,54 @@ describe('the npm package', () => {
   let files: string[] = []
 
   beforeAll(() => {
-    const out = execFileSync(npm, ['pack', '--json', '--pack-destination', work], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], shell: process.platform === 'win32' })
+    const out = execFileSync(npm, ['pack', '--json', '--pack-destination', work], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      shell: process.platform === 'win32',
+    })
     const info = JSON.parse(out)[0] as { filename: string; files: Array<{ path: string }> }
     tarball = path.join(work, info.filename)
     files = info.files.map((f) => f.path).sort()
   }, 120_000)
 
   it('holds only what users need', () => {
-    const allowed = [/^build\/myc\.cjs$/, /^build\/myc-main\.cjs$/, /^mycelium\.schema\.json$/, /^skills\/[a-z0-9-]+\/SKILL\.md$/, /^README\.md$/, /^LICENSE$/, /^CHANGELOG\.md$/, /^package\.json$/]
+    const allowed = [
+      /^build\/myc\.cjs$/,
+      /^build\/myc-main\.cjs$/,
+      /^mycelium\.schema\.json$/,
+      /^skills\/[a-z0-9-]+\/SKILL\.md$/,
+      /^README\.md$/,
+      /^LICENSE$/,
+      /^CHANGELOG\.md$/,
+      /^package\.json$/,
+    ]
     for (const f of files)
       expect(
         allowed.some((r) => r.test(f)),
         f,
       ).toBe(true)
-    for (const must of ['build/myc.cjs', 'build/myc-main.cjs', 'mycelium.schema.json', 'skills/common/SKILL.md', 'README.md', 'LICENSE', 'CHANGELOG.md']) expect(files).toContain(must)
+    for (const must of [
+      'build/myc.cjs',
+      'build/myc-main.cjs',
+      'mycelium.schema.json',
+      'skills/common/SKILL.md',
+      'README.md',
+      'LICENSE',
+      'CHANGELOG.md',
+    ])
+      expect(files).toContain(must)
   })
 
   it('builds the program first when packed from a fresh clone (prepack)', () => {
     // A copy of what a clone holds: the repo's own files (build/ outputs are ignored), node_modules shared.
     const clone = mkdtempSync(path.join(tmpdir(), 'myc-clone-'))
-    const tracked = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: repoRoot, encoding: 'utf8' }).split('\0').filter(Boolean)
+    const tracked = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    })
+      .split('\0')
+      .filter(Boolean)
     for (const f of tracked) {
       if (!existsSync(path.join(repoRoot, f))) continue
       mkdirSync(path.dirname(path.join(clone, f)), { recursive: true })
@@ -42,7 +70,12 @@ describe('the npm package', () => {
     }
     symlinkSync(path.join(repoRoot, 'node_modules'), path.join(clone, 'node_modules'))
     expect(existsSync(path.join(clone, 'build', 'myc.cjs'))).toBe(false)
-    const out = execFileSync(npm, ['pack', '--dry-run', '--json'], { cwd: clone, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], shell: process.platform === 'win32' })
+    const out = execFileSync(npm, ['pack', '--dry-run', '--json'], {
+      cwd: clone,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      shell: process.platform === 'win32',
+    })
     const listed = (JSON.parse(out)[0] as { files: Array<{ path: string }> }).files.map((f) => f.path)
     expect(listed).toEqual(expect.arrayContaining(['build/myc.cjs', 'build/myc-main.cjs']))
   }, 120_000)
@@ -55,14 +88,22 @@ describe('the npm package', () => {
 
   it('installs into a prefix and runs `mycelium-agg --config …` as an MCP server over stdio', async () => {
     const prefix = path.join(work, 'prefix')
-    execFileSync(npm, ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--offline', tarball], { stdio: 'ignore', shell: process.platform === 'win32' })
+    execFileSync(npm, ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--offline', tarball], {
+      stdio: 'ignore',
+      shell: process.platform === 'win32',
+    })
     const bin = path.join(prefix, 'node_modules', '.bin', 'mycelium-agg')
     const config = path.join(work, 'mycelium.config.json')
-    writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } }))
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } }),
+    )
     const client = new Client({ name: 'npm', version: '1' })
     await client.connect(new StdioClientTransport({ command: bin, args: ['--config', config], stderr: 'ignore' }))
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo__echo')
-    expect((await client.callTool({ name: 'echo__add', arguments: { a: 20, b: 22 } })).content).toEqual([{ type: 'text', text: '42' }])
+    expect((await client.callTool({ name: 'echo__add', arguments: { a: 20, b: 22 } })).content).toEqual([
+      { type: 'text', text: '42' },
+    ])
     await client.close()
   }, 120_000)
 })

@@ -31,8 +31,11 @@ function block(file: string): { lang: string; body: string } {
 }
 
 type Step = { name?: string; run?: string; 'working-directory'?: string }
-type Workflow = { jobs: Record<string, { steps: Step[]; strategy?: { matrix: { include?: Array<{ file: string }> } } }> }
-const release = () => parse(readFileSync(path.join(repoRoot, '.github', 'workflows', 'release.yml'), 'utf8')) as Workflow
+type Workflow = {
+  jobs: Record<string, { steps: Step[]; strategy?: { matrix: { include?: Array<{ file: string }> } } }>
+}
+const release = () =>
+  parse(readFileSync(path.join(repoRoot, '.github', 'workflows', 'release.yml'), 'utf8')) as Workflow
 
 /** The release's file names, from the build matrix of release.yml. */
 const releaseFiles = () => release().jobs.build!.strategy!.matrix.include!.map((i) => i.file)
@@ -45,14 +48,20 @@ const releaseFiles = () => release().jobs.build!.strategy!.matrix.include!.map((
 function fakeRelease(file: string): string {
   const dir = path.join(mkdtempSync(path.join(tmpdir(), 'myc-release-')), 'dist')
   mkdirSync(dir)
-  for (const name of releaseFiles()) writeFileSync(path.join(dir, name), name === file ? '#!/bin/sh\necho 9.8.7\n' : `not ${file}: ${name}\n`)
+  for (const name of releaseFiles())
+    writeFileSync(path.join(dir, name), name === file ? '#!/bin/sh\necho 9.8.7\n' : `not ${file}: ${name}\n`)
   const step = release().jobs.release!.steps.find((s) => s.name === 'Checksums')
   expect(step?.run, 'release.yml has a Checksums step').toBeDefined()
   expect(step!['working-directory']).toBe('dist')
   // How GitHub runs a `run:` step on Linux.
-  const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step!.run!], { cwd: dir, encoding: 'utf8' })
+  const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step!.run!], {
+    cwd: dir,
+    encoding: 'utf8',
+  })
   expect(r.status, r.stderr).toBe(0)
-  expect(readFileSync(path.join(dir, 'SHA256SUMS'), 'utf8')).toMatch(new RegExp(`^[0-9a-f]{64}  ${file.replace('.', '\\.')}$`, 'm'))
+  expect(readFileSync(path.join(dir, 'SHA256SUMS'), 'utf8')).toMatch(
+    new RegExp(`^[0-9a-f]{64}  ${file.replace('.', '\\.')}$`, 'm'),
+  )
   return dir
 }
 
@@ -141,6 +150,8 @@ describe('README: installing from a release', () => {
     // The rename sits inside the branch taken on a match; any other outcome throws.
     const moves = body.split('\n').filter((l) => l.includes('Move-Item'))
     expect(moves).toHaveLength(1)
-    expect(moves[0]).toMatch(/^if \(\$actual -eq \$expected\) \{ Move-Item myc-win-x64\.exe myc\.exe;.*\} else \{ throw /)
+    expect(moves[0]).toMatch(
+      /^if \(\$actual -eq \$expected\) \{ Move-Item myc-win-x64\.exe myc\.exe;.*\} else \{ throw /,
+    )
   })
 })

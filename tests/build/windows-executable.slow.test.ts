@@ -1,5 +1,17 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { closeSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { repoRoot } from '../helpers/fixtures.js'
@@ -33,13 +45,32 @@ const win = (...parts: string[]) => ['C:\\myc-test', ...parts].join('\\')
 // npm's and vitest's variables, myc.exe under Wine died at start here (libuv: "Assertion failed:
 // process_title"), and npx would read npm_config_* meant for the Linux npm.
 const wineEnv = {
-  ...Object.fromEntries(['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TMPDIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : []))),
+  ...Object.fromEntries(
+    ['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TMPDIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])),
+  ),
   WINEPREFIX: prefix,
   WINEDEBUG: '-all',
 }
 
 /** Arguments that cmd.exe would act on or split unless they are escaped right. */
-const AWKWARD = ['a b', 'say "hi"', 'a"&"b', '"(foo|bar>baz)"', 'a&b', 'x|y', '<in >out', '(p)', '^', '^^"^', '!x!', '', ';,=', 'C:\\dir with space\\', 'tail\\"q', 'André ✓']
+const AWKWARD = [
+  'a b',
+  'say "hi"',
+  'a"&"b',
+  '"(foo|bar>baz)"',
+  'a&b',
+  'x|y',
+  '<in >out',
+  '(p)',
+  '^',
+  '^^"^',
+  '!x!',
+  '',
+  ';,=',
+  'C:\\dir with space\\',
+  'tail\\"q',
+  'André ✓',
+]
 /**
  * `%` through a .cmd shim: Windows expands a batch file's `%*` once (the
  * first cmd.exe parse, where `^%` keeps it literal), Wine's cmd.exe expands
@@ -60,7 +91,12 @@ function sameFile(from: string, to: string): void {
 /** The npm that runs here (pure JavaScript): beside the Windows node.exe it makes `npx` → `node npm-cli.js`. */
 function hostNpm(): string | undefined {
   const npmCli = process.env.npm_execpath
-  const candidates = [npmCli ? path.resolve(path.dirname(npmCli), '..') : '', path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm'), '/usr/lib/node_modules/npm', '/usr/share/nodejs/npm']
+  const candidates = [
+    npmCli ? path.resolve(path.dirname(npmCli), '..') : '',
+    path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm'),
+    '/usr/lib/node_modules/npm',
+    '/usr/share/nodejs/npm',
+  ]
   return candidates.find((dir) => dir && existsSync(path.join(dir, 'bin', 'npx-cli.js')))
 }
 
@@ -71,7 +107,14 @@ type Results = {
   version: Run
   status: Run
   doctor: Run
-  serve: { error?: string; serverInfo?: { name: string; version: string }; tools?: string[]; calls?: Record<string, { result?: { content: Array<{ text: string }> }; error?: unknown }>; stderr: string; exitCode?: number | null }
+  serve: {
+    error?: string
+    serverInfo?: { name: string; version: string }
+    tools?: string[]
+    calls?: Record<string, { result?: { content: Array<{ text: string }> }; error?: unknown }>
+    stderr: string
+    exitCode?: number | null
+  }
 }
 
 const npm = hasWine ? hostNpm() : undefined
@@ -83,9 +126,14 @@ describe.runIf(hasWine)('the Windows executable under Wine', () => {
   beforeAll(async () => {
     // Build it when missing or older than the bundle.
     if (!existsSync(exe) || statSync(exe).mtimeMs < statSync(bundle).mtimeMs) {
-      execFileSync(process.execPath, [path.join(repoRoot, 'build', 'build-bin.mjs'), '--target', 'win-x64'], { stdio: 'inherit', cwd: repoRoot })
+      execFileSync(process.execPath, [path.join(repoRoot, 'build', 'build-bin.mjs'), '--target', 'win-x64'], {
+        stdio: 'inherit',
+        cwd: repoRoot,
+      })
     }
-    const { baseBinary } = (await import(path.join(repoRoot, 'build', 'build-bin.mjs'))) as { baseBinary: (target: string) => Promise<string> }
+    const { baseBinary } = (await import(path.join(repoRoot, 'build', 'build-bin.mjs'))) as {
+      baseBinary: (target: string) => Promise<string>
+    }
     const nodeExe = await baseBinary('win-x64')
     // A prefix of our own, made once and set to Windows 10.
     if (!existsSync(path.join(prefix, '.myc-win10'))) {
@@ -105,18 +153,30 @@ describe.runIf(hasWine)('the Windows executable under Wine', () => {
     mkdirSync(path.join(root, 'shims'), { recursive: true })
     writeFileSync(path.join(root, 'shims', 'argv-shim.cmd'), shim)
     mkdirSync(path.join(root, 'my tools (x86)'), { recursive: true })
-    writeFileSync(path.join(root, 'my tools (x86)', 'argv shim.cmd'), '@echo off\r\n"C:\\myc-test\\node\\node.exe" "C:\\myc-test\\argv-echo.cjs" %*\r\n')
+    writeFileSync(
+      path.join(root, 'my tools (x86)', 'argv shim.cmd'),
+      '@echo off\r\n"C:\\myc-test\\node\\node.exe" "C:\\myc-test\\argv-echo.cjs" %*\r\n',
+    )
     if (npm) {
       cpSync(npm, path.join(root, 'node', 'node_modules', 'npm'), { recursive: true })
       // npx runs the package in the folder's own node_modules (no registry): a package whose bin is the echo server.
       const pkg = path.join(root, 'npx-project', 'node_modules', 'argv-echo')
       mkdirSync(pkg, { recursive: true })
       copyFileSync(path.join(here, 'argv-echo.cjs'), path.join(pkg, 'argv-echo.cjs'))
-      writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'argv-echo', version: '1.0.0', bin: { 'argv-echo': 'argv-echo.cjs' } }))
-      writeFileSync(path.join(root, 'npx-project', 'package.json'), JSON.stringify({ name: 'npx-project', version: '1.0.0', dependencies: { 'argv-echo': '1.0.0' } }))
+      writeFileSync(
+        path.join(pkg, 'package.json'),
+        JSON.stringify({ name: 'argv-echo', version: '1.0.0', bin: { 'argv-echo': 'argv-echo.cjs' } }),
+      )
+      writeFileSync(
+        path.join(root, 'npx-project', 'package.json'),
+        JSON.stringify({ name: 'npx-project', version: '1.0.0', dependencies: { 'argv-echo': '1.0.0' } }),
+      )
       // What `npm install` would link into node_modules\.bin: npm's shim for Windows.
       mkdirSync(path.join(root, 'npx-project', 'node_modules', '.bin'), { recursive: true })
-      writeFileSync(path.join(root, 'npx-project', 'node_modules', '.bin', 'argv-echo.cmd'), '@"C:\\myc-test\\node\\node.exe" "%~dp0\\..\\argv-echo\\argv-echo.cjs" %*\r\n')
+      writeFileSync(
+        path.join(root, 'npx-project', 'node_modules', '.bin', 'argv-echo.cmd'),
+        '@"C:\\myc-test\\node\\node.exe" "%~dp0\\..\\argv-echo\\argv-echo.cjs" %*\r\n',
+      )
     }
 
     const echo = win('argv-echo.cjs')
@@ -128,7 +188,15 @@ describe.runIf(hasWine)('the Windows executable under Wine', () => {
       shim: { command: 'argv-shim', args: AWKWARD },
       percent: { command: 'argv-shim', args: PERCENT },
       spaced: { command: win('my tools (x86)', 'argv shim'), args: ['spaced', 'a b', 'a&b'] },
-      ...(npm ? { npx: { command: 'npx', args: ['--offline', '--no-install', 'argv-echo', 'npx', 'a b'], cwd: win('npx-project') } } : {}),
+      ...(npm
+        ? {
+            npx: {
+              command: 'npx',
+              args: ['--offline', '--no-install', 'argv-echo', 'npx', 'a b'],
+              cwd: win('npx-project'),
+            },
+          }
+        : {}),
     }
     writeFileSync(path.join(root, 'mycelium.config.json'), JSON.stringify({ mcpServers: servers }, null, 2))
     writeFileSync(
@@ -136,7 +204,10 @@ describe.runIf(hasWine)('the Windows executable under Wine', () => {
       JSON.stringify({
         myc: win('myc.exe'),
         config: win('mycelium.config.json'),
-        env: { Path: [win('node'), win('tools'), win('shims'), 'C:\\windows\\system32', 'C:\\windows'].join(';'), PATHEXT: '.COM;.EXE;.BAT;.CMD' },
+        env: {
+          Path: [win('node'), win('tools'), win('shims'), 'C:\\windows\\system32', 'C:\\windows'].join(';'),
+          PATHEXT: '.COM;.EXE;.BAT;.CMD',
+        },
         servers: Object.keys(servers),
         out: win('results.json'),
       }),
@@ -147,7 +218,11 @@ describe.runIf(hasWine)('the Windows executable under Wine', () => {
     let ran: ReturnType<typeof spawnSync>
     const clientStarted = Date.now()
     try {
-      ran = spawnSync(wine, [win('node', 'node.exe'), win('client.cjs'), win('job.json')], { env: wineEnv, stdio: ['ignore', out, err], timeout: 240_000 })
+      ran = spawnSync(wine, [win('node', 'node.exe'), win('client.cjs'), win('job.json')], {
+        env: wineEnv,
+        stdio: ['ignore', out, err],
+        timeout: 240_000,
+      })
       if (ran.error) throw ran.error
     } finally {
       closeSync(out)
@@ -156,7 +231,9 @@ describe.runIf(hasWine)('the Windows executable under Wine', () => {
     const file = path.join(root, 'results.json')
     if (!existsSync(file)) {
       const said = `${readFileSync(path.join(root, 'client.out'), 'utf8')}${readFileSync(path.join(root, 'client.err'), 'utf8')}`
-      throw new Error(`the client wrote no results (exit ${ran.status}, signal ${ran.signal}, after ${Date.now() - clientStarted} ms): ${said}`)
+      throw new Error(
+        `the client wrote no results (exit ${ran.status}, signal ${ran.signal}, after ${Date.now() - clientStarted} ms): ${said}`,
+      )
     }
     results = JSON.parse(readFileSync(file, 'utf8')) as Results
   }, 300_000)
@@ -179,7 +256,11 @@ describe.runIf(hasWine)('the Windows executable under Wine', () => {
 
   it('myc status --json starts every child', () => {
     expect(results.status.error).toBeNull()
-    const report = JSON.parse(results.status.stdout) as { ok: boolean; config: string; servers: Array<{ key: string; state: string; error: string | null }> }
+    const report = JSON.parse(results.status.stdout) as {
+      ok: boolean
+      config: string
+      servers: Array<{ key: string; state: string; error: string | null }>
+    }
     expect(report.config).toBe(win('mycelium.config.json'))
     for (const s of report.servers) expect(s, s.key).toMatchObject({ state: 'RUNNING', error: null })
     expect(report.ok).toBe(true)
@@ -189,8 +270,11 @@ describe.runIf(hasWine)('the Windows executable under Wine', () => {
   it('myc doctor checks the children', () => {
     expect(results.doctor.error).toBeNull()
     // The whole run in the message: an empty stdout says nothing by itself.
-    expect(results.doctor.stdout, JSON.stringify(results.doctor)).toMatch(/✓ config: C:\\myc-test\\mycelium\.config\.json/)
-    for (const key of ['abs', 'bare', 'shim']) expect(results.doctor.stdout).toMatch(new RegExp(`✓ server ${key}: 1 tools`))
+    expect(results.doctor.stdout, JSON.stringify(results.doctor)).toMatch(
+      /✓ config: C:\\myc-test\\mycelium\.config\.json/,
+    )
+    for (const key of ['abs', 'bare', 'shim'])
+      expect(results.doctor.stdout).toMatch(new RegExp(`✓ server ${key}: 1 tools`))
   })
 
   it('myc serve over stdio pipes: each child’s tool, its arguments intact', () => {
@@ -207,7 +291,9 @@ describe.runIf(hasWine)('the Windows executable under Wine', () => {
     // Started and answered (the `%` in its arguments Wine expands again: see PERCENT).
     expect(Array.isArray(argv('percent'))).toBe(true)
     // The debug log says what each command resolved to.
-    expect(serve.stderr).toMatch(/resolved "argv-shim" to C:\\myc-test\\shims\\argv-shim\.cmd, run through .*cmd\.exe \/d \/s \/c/)
+    expect(serve.stderr).toMatch(
+      /resolved "argv-shim" to C:\\myc-test\\shims\\argv-shim\.cmd, run through .*cmd\.exe \/d \/s \/c/,
+    )
     expect(serve.stderr).toMatch(/resolved "argv-node" to C:\\myc-test\\tools\\argv-node\.exe/)
   })
 
@@ -215,6 +301,8 @@ describe.runIf(hasWine)('the Windows executable under Wine', () => {
     const call = results.serve.calls!.npx!
     expect(call.error, results.serve.stderr).toBeUndefined()
     expect(JSON.parse(call.result!.content[0]!.text)).toEqual(['npx', 'a b'])
-    expect(results.serve.stderr).toMatch(/resolved "npx" to C:\\myc-test\\node\\node\.exe C:\\myc-test\\node\\node_modules\\npm\\bin\\npx-cli\.js/)
+    expect(results.serve.stderr).toMatch(
+      /resolved "npx" to C:\\myc-test\\node\\node\.exe C:\\myc-test\\node\\node_modules\\npm\\bin\\npx-cli\.js/,
+    )
   })
 })

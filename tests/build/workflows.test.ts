@@ -15,7 +15,8 @@ type Job = {
 }
 type Workflow = { on: unknown; jobs: Record<string, Job> }
 
-const load = (name: string) => parse(readFileSync(path.join(repoRoot, '.github', 'workflows', name), 'utf8')) as Workflow
+const load = (name: string) =>
+  parse(readFileSync(path.join(repoRoot, '.github', 'workflows', name), 'utf8')) as Workflow
 const allSteps = (w: Workflow) => Object.values(w.jobs).flatMap((j) => j.steps)
 
 describe('GitHub workflows (they cannot run here, so their shape is checked)', () => {
@@ -25,22 +26,31 @@ describe('GitHub workflows (they cannot run here, so their shape is checked)', (
       const uses = allSteps(w).flatMap((s) => (s.uses ? [s.uses] : []))
       expect(uses.length, file).toBeGreaterThan(0)
       for (const u of uses) expect(u, `${file}: ${u}`).toMatch(/^actions\/[a-z-]+@v\d+\.\d+\.\d+$/)
-      for (const [name, job] of Object.entries(w.jobs)) expect(job['timeout-minutes'], `${file}: job ${name}`).toBeLessThanOrEqual(25)
+      for (const [name, job] of Object.entries(w.jobs))
+        expect(job['timeout-minutes'], `${file}: job ${name}`).toBeLessThanOrEqual(25)
     }
   })
 
   it('ci.yml tests on Ubuntu, macOS and Windows with Node 20, 22 and 24, and smoke-runs the executable per OS', () => {
     const ci = load('ci.yml')
-    expect(ci.jobs.test!.strategy!.matrix).toMatchObject({ os: ['ubuntu-latest', 'macos-latest', 'windows-latest'], node: [20, 22, 24] })
+    expect(ci.jobs.test!.strategy!.matrix).toMatchObject({
+      os: ['ubuntu-latest', 'macos-latest', 'windows-latest'],
+      node: [20, 22, 24],
+    })
     const runs = ci.jobs.test!.steps.map((s) => s.run ?? '')
     expect(runs).toContain('npm ci')
     expect(runs).toContain('npm test')
     expect(runs.some((r) => r.includes('bubblewrap'))).toBe(true)
     const exe = ci.jobs.executable!
-    expect((exe.strategy!.matrix.include as Array<{ os: string }>).map((i) => i.os).sort()).toEqual(['macos-latest', 'ubuntu-latest', 'windows-latest'])
+    expect((exe.strategy!.matrix.include as Array<{ os: string }>).map((i) => i.os).sort()).toEqual([
+      'macos-latest',
+      'ubuntu-latest',
+      'windows-latest',
+    ])
     expect(exe.steps.some((s) => s.run === 'npm run build:bin -- --target ${{ matrix.target }}')).toBe(true)
     const smoke = exe.steps.find((s) => s.name === 'Smoke run')?.run ?? ''
-    for (const part of ['--version', '--help', ' init ', 'skill templates', 'test "$code" = 2']) expect(smoke).toContain(part)
+    for (const part of ['--version', '--help', ' init ', 'skill templates', 'test "$code" = 2'])
+      expect(smoke).toContain(part)
     // version, status --json and serve (a .cmd child on Windows), driven by a client: the same on every runner.
     expect(smoke).toContain('node tests/build/exe-client/smoke.cjs "build/bin/${{ matrix.file }}"')
     expect(existsSync(path.join(repoRoot, 'tests', 'build', 'exe-client', 'smoke.cjs'))).toBe(true)
@@ -64,7 +74,9 @@ describe('GitHub workflows (they cannot run here, so their shape is checked)', (
     for (const i of include) expect(i.file).toBe(`myc-${i.target}${i.target.startsWith('win') ? '.exe' : ''}`)
     expect(rel.jobs.build!.steps.some((s) => s.run === 'npm run build:bin -- --target ${{ matrix.target }}')).toBe(true)
     expect(rel.jobs.build!.steps.some((s) => s.uses?.startsWith('actions/upload-artifact@'))).toBe(true)
-    expect(rel.jobs.build!.steps.some((s) => s.if === "runner.os == 'macOS'" && s.run?.includes('codesign --sign -'))).toBe(true)
+    expect(
+      rel.jobs.build!.steps.some((s) => s.if === "runner.os == 'macOS'" && s.run?.includes('codesign --sign -')),
+    ).toBe(true)
     const release = rel.jobs.release!
     expect(release.permissions).toEqual({ contents: 'write' })
     expect(release.steps.some((s) => s.run?.includes('SHA256SUMS'))).toBe(true)
@@ -79,8 +91,11 @@ describe('GitHub workflows (they cannot run here, so their shape is checked)', (
   })
 
   it('release notes come from the CHANGELOG section of the version', async () => {
-    const { releaseNotes } = (await import(path.join(repoRoot, 'build', 'release-notes.mjs'))) as { releaseNotes: (c: string, v: string) => string | undefined }
-    const changelog = '# Changelog\n\n## [Unreleased]\n\n- next\n\n## [1.2.0] - 2026-11-01\n\n### Added\n- a thing\n\n## [1.1.0]\n\n- old\n'
+    const { releaseNotes } = (await import(path.join(repoRoot, 'build', 'release-notes.mjs'))) as {
+      releaseNotes: (c: string, v: string) => string | undefined
+    }
+    const changelog =
+      '# Changelog\n\n## [Unreleased]\n\n- next\n\n## [1.2.0] - 2026-11-01\n\n### Added\n- a thing\n\n## [1.1.0]\n\n- old\n'
     expect(releaseNotes(changelog, '1.2.0')).toBe('### Added\n- a thing')
     expect(releaseNotes(changelog, '1.1.0')).toBe('- old')
     expect(releaseNotes(changelog, '9.9.9')).toBeUndefined()

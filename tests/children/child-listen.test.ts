@@ -48,7 +48,11 @@ class FakeClient implements ListenClient {
       entry.closedBy = 'remote'
       throw Object.assign(new Error(answer.message), { code: answer.code })
     }
-    this.keeper?.screen({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: filter, _meta: { [ID]: id } } })
+    this.keeper?.screen({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: filter, _meta: { [ID]: id } },
+    })
     return {
       honoredFilter: filter,
       closed,
@@ -142,7 +146,13 @@ describe('the listen kept open on a modern child', () => {
     expect(keeper.screen(notification('listen:1'))).toBe(false)
     expect(keeper.screen(notification('listen:1', 'notifications/tools/list_changed'))).toBe(false)
     // An acknowledgement is always the SDK’s (it settles listen()).
-    expect(keeper.screen({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: {}, _meta: { [ID]: 'listen:0' } } })).toBe(false)
+    expect(
+      keeper.screen({
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: {}, _meta: { [ID]: 'listen:0' } },
+      }),
+    ).toBe(false)
     keeper.stop()
   })
 
@@ -157,7 +167,11 @@ describe('the listen kept open on a modern child', () => {
     expect(client.listens).toHaveLength(1)
     await waitFor(() => client.listens.length === 2, 5_000, 'the listen opened again after the backoff')
     expect(client.listens).toHaveLength(2)
-    expect(client.listens[1]!.filter).toEqual({ toolsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['a://1'] })
+    expect(client.listens[1]!.filter).toEqual({
+      toolsListChanged: true,
+      resourcesListChanged: true,
+      resourceSubscriptions: ['a://1'],
+    })
     client.listens[1]!.end('graceful')
     await waitFor(() => client.listens.length === 3, 5_000, 'the listen opened a third time')
     expect(client.listens).toHaveLength(3)
@@ -181,7 +195,11 @@ describe('the listen kept open on a modern child', () => {
     await expect(keeper.update()).rejects.toThrow(/Subscription limit reached/)
     // The old listen stays open meanwhile; the retry brings the new one.
     expect(client.open.map((l) => l.id)).toEqual(['listen:0'])
-    await waitFor(() => JSON.stringify(client.open.map((l) => l.filter.resourceSubscriptions)) === '[["a://1"]]', 5_000, 'the retried listen naming a://1, in place of the old one')
+    await waitFor(
+      () => JSON.stringify(client.open.map((l) => l.filter.resourceSubscriptions)) === '[["a://1"]]',
+      5_000,
+      'the retried listen naming a://1, in place of the old one',
+    )
     expect(client.open.map((l) => l.filter.resourceSubscriptions)).toEqual([['a://1']])
     keeper.stop()
 

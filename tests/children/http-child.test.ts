@@ -17,7 +17,10 @@ async function freePort(): Promise<number> {
 }
 
 async function startEverything(mode: 'streamableHttp' | 'sse', port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [npmServer('server-everything'), mode], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(process.execPath, [npmServer('server-everything'), mode], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
   let ready = false
   child.stderr!.on('data', (d: Buffer) => {
     if (/listening|running/i.test(d.toString())) ready = true
@@ -41,10 +44,13 @@ describe('HTTP children', () => {
     // A pass-through proxy that records the Authorization header myc sends.
     proxy = http.createServer((req, res) => {
       seenAuth.push(String(req.headers.authorization))
-      const upstream = http.request({ host: '127.0.0.1', port: httpPort, path: req.url, method: req.method, headers: req.headers }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers)
-        up.pipe(res)
-      })
+      const upstream = http.request(
+        { host: '127.0.0.1', port: httpPort, path: req.url, method: req.method, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers)
+          up.pipe(res)
+        },
+      )
       req.pipe(upstream)
     })
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
@@ -84,7 +90,13 @@ describe('HTTP children', () => {
   it('sends the configured headers (with ${VAR} expanded)', async () => {
     process.env.MYC_TEST_TOKEN = 'sekrit-token-123'
     const runtime = await startRuntime({
-      mcpServers: { viaProxy: { type: 'http', url: `http://127.0.0.1:${proxyPort}/mcp`, headers: { Authorization: 'Bearer ${MYC_TEST_TOKEN}' } } },
+      mcpServers: {
+        viaProxy: {
+          type: 'http',
+          url: `http://127.0.0.1:${proxyPort}/mcp`,
+          headers: { Authorization: 'Bearer ${MYC_TEST_TOKEN}' },
+        },
+      },
     })
     try {
       expect(runtime.supervisor.children.get('viaProxy')!.state).toBe('RUNNING')

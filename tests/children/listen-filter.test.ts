@@ -1,13 +1,33 @@
 import { describe, expect, it } from 'vitest'
-import { isEmptyFilter, listenFilter, ResourceSubscriptions, sameFilter, subscriptionIdOf, withoutSubscriptionId } from '../../src/children/listen-filter.js'
+import {
+  isEmptyFilter,
+  listenFilter,
+  ResourceSubscriptions,
+  sameFilter,
+  subscriptionIdOf,
+  withoutSubscriptionId,
+} from '../../src/children/listen-filter.js'
 
 const ID = 'io.modelcontextprotocol/subscriptionId'
 
 describe('the filter of a modern child’s listen', () => {
   it('asks for the list changes the child announces, and the subscribed resources only when it serves subscriptions', () => {
-    const all = { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true, subscribe: true } }
-    expect(listenFilter(all, ['b://2', 'a://1', 'b://2'])).toEqual({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['a://1', 'b://2'] })
-    expect(listenFilter(all, [])).toEqual({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true })
+    const all = {
+      tools: { listChanged: true },
+      prompts: { listChanged: true },
+      resources: { listChanged: true, subscribe: true },
+    }
+    expect(listenFilter(all, ['b://2', 'a://1', 'b://2'])).toEqual({
+      toolsListChanged: true,
+      promptsListChanged: true,
+      resourcesListChanged: true,
+      resourceSubscriptions: ['a://1', 'b://2'],
+    })
+    expect(listenFilter(all, [])).toEqual({
+      toolsListChanged: true,
+      promptsListChanged: true,
+      resourcesListChanged: true,
+    })
     // No subscribe capability: the resources are not asked for (the child would not honour them).
     expect(listenFilter({ tools: { listChanged: true }, resources: {} }, ['a://1'])).toEqual({ toolsListChanged: true })
     expect(listenFilter({ tools: {}, prompts: {} }, ['a://1'])).toEqual({})
@@ -24,7 +44,12 @@ describe('the filter of a modern child’s listen', () => {
   })
 
   it('compares filters by what they ask for, the resources as sets', () => {
-    expect(sameFilter({ toolsListChanged: true, resourceSubscriptions: ['a', 'b'] }, { toolsListChanged: true, resourceSubscriptions: ['b', 'a'] })).toBe(true)
+    expect(
+      sameFilter(
+        { toolsListChanged: true, resourceSubscriptions: ['a', 'b'] },
+        { toolsListChanged: true, resourceSubscriptions: ['b', 'a'] },
+      ),
+    ).toBe(true)
     expect(sameFilter({ toolsListChanged: false }, {})).toBe(true)
     expect(sameFilter({ resourceSubscriptions: [] }, {})).toBe(true)
     expect(sameFilter({ toolsListChanged: true }, {})).toBe(false)
@@ -36,26 +61,54 @@ describe('the filter of a modern child’s listen', () => {
 
 describe('the subscription id on a child’s notifications', () => {
   it('is read from a notification’s _meta only', () => {
-    expect(subscriptionIdOf({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { [ID]: 'listen:3' } } })).toBe('listen:3')
+    expect(
+      subscriptionIdOf({
+        jsonrpc: '2.0',
+        method: 'notifications/tools/list_changed',
+        params: { _meta: { [ID]: 'listen:3' } },
+      }),
+    ).toBe('listen:3')
     expect(subscriptionIdOf({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })).toBeUndefined()
-    expect(subscriptionIdOf({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { [ID]: 7 } } })).toBeUndefined()
+    expect(
+      subscriptionIdOf({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { [ID]: 7 } } }),
+    ).toBeUndefined()
     // A request or a response carrying one is not a listen's notification.
-    expect(subscriptionIdOf({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { [ID]: 'listen:3' } } })).toBeUndefined()
-    expect(subscriptionIdOf({ jsonrpc: '2.0', id: 'listen:3', result: { _meta: { [ID]: 'listen:3' } } })).toBeUndefined()
+    expect(
+      subscriptionIdOf({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { [ID]: 'listen:3' } } }),
+    ).toBeUndefined()
+    expect(
+      subscriptionIdOf({ jsonrpc: '2.0', id: 'listen:3', result: { _meta: { [ID]: 'listen:3' } } }),
+    ).toBeUndefined()
   })
 
   it('is taken off before a client hears the notification, the rest of _meta kept', () => {
-    expect(withoutSubscriptionId({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'a://1', _meta: { [ID]: 'listen:1' } } })).toEqual({
+    expect(
+      withoutSubscriptionId({
+        jsonrpc: '2.0',
+        method: 'notifications/resources/updated',
+        params: { uri: 'a://1', _meta: { [ID]: 'listen:1' } },
+      }),
+    ).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/resources/updated',
       params: { uri: 'a://1' },
     })
-    expect(withoutSubscriptionId({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'a://1', _meta: { [ID]: 'listen:1', traceparent: 't' } } })).toEqual({
+    expect(
+      withoutSubscriptionId({
+        jsonrpc: '2.0',
+        method: 'notifications/resources/updated',
+        params: { uri: 'a://1', _meta: { [ID]: 'listen:1', traceparent: 't' } },
+      }),
+    ).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/resources/updated',
       params: { uri: 'a://1', _meta: { traceparent: 't' } },
     })
-    const plain = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { level: 'info', data: 'x', _meta: { traceparent: 't' } } }
+    const plain = {
+      jsonrpc: '2.0' as const,
+      method: 'notifications/message',
+      params: { level: 'info', data: 'x', _meta: { traceparent: 't' } },
+    }
     expect(withoutSubscriptionId(plain)).toBe(plain)
   })
 })

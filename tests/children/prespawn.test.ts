@@ -21,7 +21,13 @@ describe('PrespawnedChildren', () => {
   it('starts the eager stdio servers only, and a transport takes one over with all it wrote and did meanwhile', async () => {
     const loaded = loadedConfig({
       mcpServers: {
-        early: { command: 'sh', args: ['-c', `echo '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}'; echo 'to stderr' >&2; exit 4`] },
+        early: {
+          command: 'sh',
+          args: [
+            '-c',
+            `echo '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}'; echo 'to stderr' >&2; exit 4`,
+          ],
+        },
         lazy: { command: 'sh', args: ['-c', 'sleep 30'], startup: 'lazy' },
         off: { command: 'sh', args: ['-c', 'sleep 30'], disabled: true },
         remote: { url: 'http://127.0.0.1:9/mcp' },
@@ -43,14 +49,19 @@ describe('PrespawnedChildren', () => {
     transport.onclose = () => (closed = true)
     await transport.start()
     expect(await until(() => closed)).toBe(true)
-    expect(messages).toEqual([{ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'hi' } }])
+    expect(messages).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'hi' } },
+    ])
     expect(stderr).toEqual(['to stderr'])
     expect(transport.exitInfo).toEqual({ code: 4, signal: null })
   })
 
   it('stops a child whose spec changed before it was taken, and the ones nobody took', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-prespawn-'))
-    const sleeper = (name: string) => ({ command: 'sh', args: ['-c', `echo $$$$ > "${path.join(dir, name)}"; exec sleep 30`] })
+    const sleeper = (name: string) => ({
+      command: 'sh',
+      args: ['-c', `echo $$$$ > "${path.join(dir, name)}"; exec sleep 30`],
+    })
     const loaded = loadedConfig({ mcpServers: { a: sleeper('a'), b: sleeper('b') } })
     const prespawned = PrespawnedChildren.start(loaded, host)
     const spec = stdioSpawnSpec(loaded.config.servers.get('a') as StdioServerConfig, host, loaded.dir)

@@ -25,7 +25,8 @@ describe('withOwnSignals: a signal per request, following the transport’s', ()
         streams.push(res)
         return
       }
-      if (req.url === '/sse-short') return res.writeHead(200, { 'Content-Type': 'text/event-stream' }).end('data: only\n\n')
+      if (req.url === '/sse-short')
+        return res.writeHead(200, { 'Content-Type': 'text/event-stream' }).end('data: only\n\n')
       setTimeout(() => res.writeHead(200).end('late'), 5_000).unref()
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

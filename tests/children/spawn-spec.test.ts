@@ -5,7 +5,12 @@ import { describeResolution, inheritedEnvironment, sameSpawn, stdioSpawnSpec } f
 import type { CommandHost } from '../../src/children/resolve-command.js'
 import type { StdioServerConfig } from '../../src/config/schema.js'
 
-const host: CommandHost = { platform: 'linux', nodePath: '/opt/node/bin/node', env: { PATH: '/usr/bin' }, exists: () => false }
+const host: CommandHost = {
+  platform: 'linux',
+  nodePath: '/opt/node/bin/node',
+  env: { PATH: '/usr/bin' },
+  exists: () => false,
+}
 
 describe('stdio spawn specs', () => {
   it('inherit exactly the variables the MCP SDK passes on', () => {
@@ -14,7 +19,13 @@ describe('stdio spawn specs', () => {
   })
 
   it('resolve the command, add the config env over the inherited one, and read cwd from the config’s folder', () => {
-    const config = { type: 'stdio', command: 'node', args: ['server.js'], env: { HOME: '/mine', TOKEN: 't' }, cwd: 'sub' } as unknown as StdioServerConfig
+    const config = {
+      type: 'stdio',
+      command: 'node',
+      args: ['server.js'],
+      env: { HOME: '/mine', TOKEN: 't' },
+      cwd: 'sub',
+    } as unknown as StdioServerConfig
     const spec = stdioSpawnSpec(config, host, '/cfg')
     expect(spec.cwd).toBe(path.resolve('/cfg', 'sub'))
     expect(spec.env.HOME).toBe('/mine')
@@ -28,18 +39,44 @@ describe('stdio spawn specs', () => {
   })
 
   it('say in the log what a command resolved to', () => {
-    const spec = stdioSpawnSpec({ type: 'stdio', command: 'node', args: ['s.js'] } as unknown as StdioServerConfig, host, '/cfg')
+    const spec = stdioSpawnSpec(
+      { type: 'stdio', command: 'node', args: ['s.js'] } as unknown as StdioServerConfig,
+      host,
+      '/cfg',
+    )
     expect(describeResolution(spec)).toBe('resolved "node" to /opt/node/bin/node')
-    expect(describeResolution(stdioSpawnSpec({ type: 'stdio', command: '/bin/srv', args: [] } as unknown as StdioServerConfig, host, '/cfg'))).toBeUndefined()
+    expect(
+      describeResolution(
+        stdioSpawnSpec({ type: 'stdio', command: '/bin/srv', args: [] } as unknown as StdioServerConfig, host, '/cfg'),
+      ),
+    ).toBeUndefined()
   })
 
   it('on Windows: look the command up on the child’s own Path (its env over myc’s, any case), read cwd as a Windows path, run a .cmd through cmd.exe verbatim', () => {
     const files = new Set(['C:\\mine\\srv.cmd', 'C:\\theirs\\srv.exe'])
-    const win: CommandHost = { platform: 'win32', nodePath: undefined, env: { Path: 'C:\\theirs', ComSpec: 'C:\\Windows\\system32\\cmd.exe' }, exists: (f) => files.has(f) }
-    const config = { type: 'stdio', command: 'srv', args: ['a b'], env: { PATH: 'C:\\mine' }, cwd: 'sub' } as unknown as StdioServerConfig
+    const win: CommandHost = {
+      platform: 'win32',
+      nodePath: undefined,
+      env: { Path: 'C:\\theirs', ComSpec: 'C:\\Windows\\system32\\cmd.exe' },
+      exists: (f) => files.has(f),
+    }
+    const config = {
+      type: 'stdio',
+      command: 'srv',
+      args: ['a b'],
+      env: { PATH: 'C:\\mine' },
+      cwd: 'sub',
+    } as unknown as StdioServerConfig
     const spec = stdioSpawnSpec(config, win, 'C:\\cfg')
-    expect(spec).toMatchObject({ command: 'C:\\Windows\\system32\\cmd.exe', args: ['/d', '/s', '/c', '"^"C:\\mine\\srv.cmd^" ^^^"a^^^ b^^^""'], cwd: 'C:\\cfg\\sub', windowsVerbatimArguments: true })
-    expect(describeResolution(spec)).toBe('resolved "srv" to C:\\mine\\srv.cmd, run through C:\\Windows\\system32\\cmd.exe /d /s /c')
+    expect(spec).toMatchObject({
+      command: 'C:\\Windows\\system32\\cmd.exe',
+      args: ['/d', '/s', '/c', '"^"C:\\mine\\srv.cmd^" ^^^"a^^^ b^^^""'],
+      cwd: 'C:\\cfg\\sub',
+      windowsVerbatimArguments: true,
+    })
+    expect(describeResolution(spec)).toBe(
+      'resolved "srv" to C:\\mine\\srv.cmd, run through C:\\Windows\\system32\\cmd.exe /d /s /c',
+    )
     expect(sameSpawn(spec, { ...spec, windowsVerbatimArguments: undefined })).toBe(false)
     const theirs = stdioSpawnSpec({ ...config, env: {} }, win, 'C:\\cfg')
     expect(theirs).toMatchObject({ command: 'C:\\theirs\\srv.exe', args: ['a b'] })

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { cmdInvocation, escapeCmdArgument, escapeCmdCommand, findWindowsCommand, pathExtensions, pathFolders, quoteArgv, windowsEnv } from '../../src/children/windows-command.js'
+import {
+  cmdInvocation,
+  escapeCmdArgument,
+  escapeCmdCommand,
+  findWindowsCommand,
+  pathExtensions,
+  pathFolders,
+  quoteArgv,
+  windowsEnv,
+} from '../../src/children/windows-command.js'
 
 /**
  * What cmd.exe does to a command line, enough to check the escaping: `%NAME%`
@@ -167,7 +176,11 @@ describe('escaping for cmd.exe (cross-spawn’s scheme)', () => {
       ['"', '^"\\^"^"', '^^^"\\^^^"^^^"'],
       ['%PATH%', '^"^%PATH^%^"', '^^^"^^^%PATH^^^%^^^"'],
       ['', '^"^"', '^^^"^^^"'],
-      ['"(foo|bar>baz|foz)"', '^"\\^"^(foo^|bar^>baz^|foz^)\\^"^"', '^^^"\\^^^"^^^(foo^^^|bar^^^>baz^^^|foz^^^)\\^^^"^^^"'],
+      [
+        '"(foo|bar>baz|foz)"',
+        '^"\\^"^(foo^|bar^>baz^|foz^)\\^"^"',
+        '^^^"\\^^^"^^^(foo^^^|bar^^^>baz^^^|foz^^^)\\^^^"^^^"',
+      ],
     ]
     for (const [arg, once, twice] of table) {
       expect(escapeCmdArgument(arg, false), JSON.stringify(arg)).toBe(once)
@@ -176,14 +189,20 @@ describe('escaping for cmd.exe (cross-spawn’s scheme)', () => {
   })
 
   it('keeps every awkward argument intact through cmd.exe into a program, and through a .cmd shim that hands on %*', () => {
-    for (const file of ['C:\\tools\\shim.cmd', 'C:\\My Tools (x86)\\run.bat', 'C:\\Program Files\\app\\script.js', 'C:\\t\\%CD% & (1).cmd']) {
+    for (const file of [
+      'C:\\tools\\shim.cmd',
+      'C:\\My Tools (x86)\\run.bat',
+      'C:\\Program Files\\app\\script.js',
+      'C:\\t\\%CD% & (1).cmd',
+    ]) {
       expect(arrive(file, AWKWARD), file).toEqual(AWKWARD)
       for (const arg of AWKWARD) expect(arrive(file, [arg]), `${file} ${JSON.stringify(arg)}`).toEqual([arg])
     }
   })
 
   it('the simulation can fail: once-escaped arguments through a shim, or unescaped ones, do not arrive intact', () => {
-    const once = (args: string[]) => parseArgv(cmdCarets(cmdCarets(args.map((a) => escapeCmdArgument(a, false)).join(' '))))
+    const once = (args: string[]) =>
+      parseArgv(cmdCarets(cmdCarets(args.map((a) => escapeCmdArgument(a, false)).join(' '))))
     expect(() => once(['a"&"b'])).toThrow(/unescaped &/)
     expect(once(['a"^"b'])).not.toEqual(['a"^"b'])
     expect(() => cmdCarets('"a"&"b"')).toThrow(/unescaped &/)

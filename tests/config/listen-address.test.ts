@@ -36,8 +36,13 @@ describe('parseListen: [HOST:]PORT', () => {
 })
 
 describe('loopback and wildcard hosts', () => {
-  it.each(['127.0.0.1', '127.1.2.3', 'localhost', 'LOCALHOST', '::1', '::ffff:127.0.0.1'])('%s is loopback', (host) => expect(isLoopbackHost(host)).toBe(true))
-  it.each(['0.0.0.0', '::', '192.168.1.10', '10.0.0.1', 'myc.example.com', '128.0.0.1', '::2'])('%s is not loopback', (host) => expect(isLoopbackHost(host)).toBe(false))
+  it.each(['127.0.0.1', '127.1.2.3', 'localhost', 'LOCALHOST', '::1', '::ffff:127.0.0.1'])('%s is loopback', (host) =>
+    expect(isLoopbackHost(host)).toBe(true),
+  )
+  it.each(['0.0.0.0', '::', '192.168.1.10', '10.0.0.1', 'myc.example.com', '128.0.0.1', '::2'])(
+    '%s is not loopback',
+    (host) => expect(isLoopbackHost(host)).toBe(false),
+  )
   it('0.0.0.0 and :: bind every interface', () => {
     expect(isWildcardHost('0.0.0.0')).toBe(true)
     expect(isWildcardHost('::')).toBe(true)

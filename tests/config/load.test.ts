@@ -18,9 +18,16 @@ const env = { HOME: '/home/u' }
 
 describe('loadConfig', () => {
   it('finds mycelium.config.json, then .yaml, then .yml', async () => {
-    const all = dir({ 'mycelium.config.json': '{"mcpServers":{"j":{"command":"x"}}}', 'mycelium.config.yaml': 'mcpServers:\n  y:\n    command: x\n', 'mycelium.config.yml': 'mcpServers: {}\n' })
+    const all = dir({
+      'mycelium.config.json': '{"mcpServers":{"j":{"command":"x"}}}',
+      'mycelium.config.yaml': 'mcpServers:\n  y:\n    command: x\n',
+      'mycelium.config.yml': 'mcpServers: {}\n',
+    })
     expect([...(await loadConfig({ cwd: all, env })).config.servers.keys()]).toEqual(['j'])
-    const yaml = dir({ 'mycelium.config.yaml': 'mcpServers:\n  y:\n    command: x\n', 'mycelium.config.yml': 'mcpServers:\n  z:\n    command: x\n' })
+    const yaml = dir({
+      'mycelium.config.yaml': 'mcpServers:\n  y:\n    command: x\n',
+      'mycelium.config.yml': 'mcpServers:\n  z:\n    command: x\n',
+    })
     const loaded = await loadConfig({ cwd: yaml, env })
     expect([...loaded.config.servers.keys()]).toEqual(['y'])
     expect(loaded.file).toBe(path.join(yaml, 'mycelium.config.yaml'))
@@ -40,21 +47,31 @@ describe('loadConfig', () => {
   it('resolves --config against cwd and fails clearly when it is missing', async () => {
     const d = dir({ 'custom.json': '{"mcpServers":{}}' })
     expect((await loadConfig({ cwd: d, configPath: 'custom.json', env })).file).toBe(path.join(d, 'custom.json'))
-    await expect(loadConfig({ cwd: d, configPath: 'nope.json', env })).rejects.toMatchObject({ code: 'config_not_found', message: expect.stringContaining(path.join(d, 'nope.json')) })
+    await expect(loadConfig({ cwd: d, configPath: 'nope.json', env })).rejects.toMatchObject({
+      code: 'config_not_found',
+      message: expect.stringContaining(path.join(d, 'nope.json')),
+    })
   })
 
   it('names the file, line and column of a JSON syntax error', async () => {
     const d = dir({ 'mycelium.config.json': '{\n  "mcpServers": {\n    "fs": { "command": "x" "args": [] }\n  }\n}\n' })
-    await expect(loadConfig({ cwd: d, env })).rejects.toMatchObject({ code: 'config_invalid', message: expect.stringMatching(/Invalid JSON in .*mycelium\.config\.json at line 3, column \d+/) })
+    await expect(loadConfig({ cwd: d, env })).rejects.toMatchObject({
+      code: 'config_invalid',
+      message: expect.stringMatching(/Invalid JSON in .*mycelium\.config\.json at line 3, column \d+/),
+    })
   })
 
   it('names the file, line and column of a YAML syntax error', async () => {
     const d = dir({ 'mycelium.config.yaml': 'mcpServers:\n  fs:\n    command: [x\n' })
-    await expect(loadConfig({ cwd: d, env })).rejects.toMatchObject({ code: 'config_invalid', message: expect.stringMatching(/Invalid YAML in .*mycelium\.config\.yaml at line \d+, column \d+/) })
+    await expect(loadConfig({ cwd: d, env })).rejects.toMatchObject({
+      code: 'config_invalid',
+      message: expect.stringMatching(/Invalid YAML in .*mycelium\.config\.yaml at line \d+, column \d+/),
+    })
   })
 
   it('reads JSON with comments and trailing commas (JSONC), keeping error positions', async () => {
-    const text = '{\n  // servers\n  "mcpServers": { /* none yet, */ },\n  "namespace": { "separator": "__", }, // "//" inside a string stays\n  "skills": { "dirs": ["a//b", "/* c */",], },\n}\n'
+    const text =
+      '{\n  // servers\n  "mcpServers": { /* none yet, */ },\n  "namespace": { "separator": "__", }, // "//" inside a string stays\n  "skills": { "dirs": ["a//b", "/* c */",], },\n}\n'
     const loaded = await loadConfig({ cwd: dir({ 'mycelium.config.json': text }), env })
     expect(loaded.config.namespace.separator).toBe('__')
     expect(loaded.config.skills?.dirs).toEqual(['a//b', '/* c */'])
@@ -69,11 +86,18 @@ describe('loadConfig', () => {
     // The flag wins over the variable.
     const flag = await loadConfig({ cwd: d, configPath: 'other.json', env: { ...env, MYC_CONFIG: '/nope.json' } })
     expect(flag.file).toBe(path.join(d, 'other.json'))
-    await expect(loadConfig({ cwd: d, env: { ...env, MYC_CONFIG: 'missing.json' } })).rejects.toThrow(/missing\.json \(named by MYC_CONFIG/)
+    await expect(loadConfig({ cwd: d, env: { ...env, MYC_CONFIG: 'missing.json' } })).rejects.toThrow(
+      /missing\.json \(named by MYC_CONFIG/,
+    )
   })
 
   it('reads a claude_desktop_config.json as it stands', async () => {
-    const d = dir({ 'claude_desktop_config.json': JSON.stringify({ mcpServers: { fs: { command: 'npx', args: ['-y', 'x'] } }, globalShortcut: 'Alt+Space' }) })
+    const d = dir({
+      'claude_desktop_config.json': JSON.stringify({
+        mcpServers: { fs: { command: 'npx', args: ['-y', 'x'] } },
+        globalShortcut: 'Alt+Space',
+      }),
+    })
     const loaded = await loadConfig({ cwd: d, configPath: 'claude_desktop_config.json', env })
     expect(loaded.config.servers.get('fs')).toMatchObject({ type: 'stdio', command: 'npx', args: ['-y', 'x'] })
   })
@@ -104,7 +128,9 @@ describe('mycelium.schema.json', () => {
 
 describe('redact', () => {
   it('hides every secret, longest first, and leaves short values alone', () => {
-    expect(redact('token tok-123 and Bearer tok-123 here', ['tok-123', 'Bearer tok-123'])).toBe('token *** and *** here')
+    expect(redact('token tok-123 and Bearer tok-123 here', ['tok-123', 'Bearer tok-123'])).toBe(
+      'token *** and *** here',
+    )
     expect(redact('a b', ['a'])).toBe('a b')
     expect(redact('nothing to hide', [])).toBe('nothing to hide')
   })

@@ -8,11 +8,20 @@ const input = { file: '/s/x/SKILL.md', dir: '/s/x', folder: 'x', frontmatter: ''
 describe('role names (they name memory files)', () => {
   it('letters, digits, "_" and "-" only', () => {
     for (const ok of ['dev', 'qa-lead', 'Team_2', 'a'.repeat(64)]) expect(isRoleName(ok)).toBe(true)
-    for (const bad of ['', '..', '../x', 'a/b', 'a\\b', 'a.b', 'a b', 'é', 'a'.repeat(65), '*']) expect(isRoleName(bad)).toBe(false)
+    for (const bad of ['', '..', '../x', 'a/b', 'a\\b', 'a.b', 'a b', 'é', 'a'.repeat(65), '*'])
+      expect(isRoleName(bad)).toBe(false)
   })
 
   it('a skill naming a bad role in allowedRoles or memoryTeamRoles is a problem naming the key ("*" stays allowed)', () => {
-    const r = buildSkill({ name: 'x', description: 'd', allowedRoles: ['*', 'dev', '../evil'], grants: { memory: 'team', memoryTeamRoles: ['ok', 'a/b'] } }, input)
+    const r = buildSkill(
+      {
+        name: 'x',
+        description: 'd',
+        allowedRoles: ['*', 'dev', '../evil'],
+        grants: { memory: 'team', memoryTeamRoles: ['ok', 'a/b'] },
+      },
+      input,
+    )
     expect(r.ok).toBe(false)
     if (r.ok) return
     expect(r.problems.map((p) => p.path)).toEqual(['allowedRoles.2', 'grants.memoryTeamRoles.1'])
@@ -20,7 +29,8 @@ describe('role names (they name memory files)', () => {
   })
 
   it('the config refuses bad role names in roles.default, roles.definitions and inherits', () => {
-    const parse = (roles: unknown) => () => parseConfig({ mcpServers: {}, roles }, { file: 'mycelium.config.json', env: {} })
+    const parse = (roles: unknown) => () =>
+      parseConfig({ mcpServers: {}, roles }, { file: 'mycelium.config.json', env: {} })
     expect(parse({ default: '../x' })).toThrow(/roles\.default.*role name/)
     expect(parse({ definitions: { 'a/b': {} } })).toThrow(/roles\.definitions.*role name/)
     expect(parse({ definitions: { a: { inherits: '..' } } })).toThrow(/inherits.*role name/)

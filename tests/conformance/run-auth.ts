@@ -19,14 +19,29 @@ const client = path.join(repoRoot, 'tests', 'conformance', 'myc-auth-client.mjs'
 
 /** The client auth scenarios a revision requires. */
 export function authScenarios(revision: Revision): string[] {
-  const set = parseYaml(readFileSync(path.join(runnerDir, 'requirements', `${revision}.yaml`), 'utf8')) as { client?: string[] }
+  const set = parseYaml(readFileSync(path.join(runnerDir, 'requirements', `${revision}.yaml`), 'utf8')) as {
+    client?: string[]
+  }
   return (set.client ?? []).filter((s) => s.startsWith('auth/'))
 }
 
 /** Runs one scenario; resolves to the runner's verdict line and its pass/fail counts. */
-export function runScenario(node: string, scenario: string, revision: Revision): Promise<{ scenario: string; ok: boolean; summary: string }> {
+export function runScenario(
+  node: string,
+  scenario: string,
+  revision: Revision,
+): Promise<{ scenario: string; ok: boolean; summary: string }> {
   return new Promise((resolve) => {
-    const args = [path.join(runnerDir, 'dist', 'index.js'), 'client', '--command', `${JSON.stringify(process.execPath)} ${JSON.stringify(client)}`, '--scenario', scenario, '--spec-version', revision]
+    const args = [
+      path.join(runnerDir, 'dist', 'index.js'),
+      'client',
+      '--command',
+      `${JSON.stringify(process.execPath)} ${JSON.stringify(client)}`,
+      '--scenario',
+      scenario,
+      '--spec-version',
+      revision,
+    ]
     const child = spawn(node, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.on('data', (c: Buffer) => (out += c.toString()))

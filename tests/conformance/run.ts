@@ -71,16 +71,24 @@ function major(version: string): number {
  * build/.cache with `npm pack`, checked against the pinned sha512, the
  * binary extracted without an external tar). Throws NodeUnavailableError.
  */
-export async function node22(log: (line: string) => void = () => {}, options: { cache?: string; ignoreCurrent?: boolean } = {}): Promise<string> {
+export async function node22(
+  log: (line: string) => void = () => {},
+  options: { cache?: string; ignoreCurrent?: boolean } = {},
+): Promise<string> {
   if (major(process.versions.node) >= 22 && !options.ignoreCurrent) return process.execPath
   const named = process.env.MYC_CONFORMANCE_NODE
   if (named) {
     const r = spawnSync(named, ['--version'], { encoding: 'utf8' })
     if (r.status === 0 && major(r.stdout.trim()) >= 22) return named
-    throw new NodeUnavailableError(`MYC_CONFORMANCE_NODE=${named} is not a Node ≥ 22 (${r.error?.message ?? (r.stdout.trim().split('\n')[0] || `exit ${r.status}`)})`)
+    throw new NodeUnavailableError(
+      `MYC_CONFORMANCE_NODE=${named} is not a Node ≥ 22 (${r.error?.message ?? (r.stdout.trim().split('\n')[0] || `exit ${r.status}`)})`,
+    )
   }
-  const { NODE_VERSION, TARGETS, baseBinary } = (await import(path.join(repoRoot, 'build', 'build-bin.mjs'))) as BuildBin
-  if (!TARGETS[hostTarget()]) throw new NodeUnavailableError(`no pinned Node ${NODE_VERSION} for this host (${hostTarget()})`)
+  const { NODE_VERSION, TARGETS, baseBinary } = (await import(
+    path.join(repoRoot, 'build', 'build-bin.mjs')
+  )) as BuildBin
+  if (!TARGETS[hostTarget()])
+    throw new NodeUnavailableError(`no pinned Node ${NODE_VERSION} for this host (${hostTarget()})`)
   // The same fetch as build/build-bin.mjs (one cache for both, safe when both run at once).
   try {
     log(`Node ${NODE_VERSION} for the conformance runner (the npm registry's pinned build, cached in build/.cache)`)
@@ -124,8 +132,14 @@ export function passes(result: ScenarioResult | undefined): boolean {
 /** The server scenarios the requirement set runs: the scored ones, then those run unscored. */
 export function requiredScenarios(revision = REQUIREMENTS): { scored: string[]; unscored: string[] } {
   const file = path.join(runnerDir, 'requirements', `${revision}.yaml`)
-  const set = parseYaml(readFileSync(file, 'utf8')) as { server?: string[]; not_scored?: Array<{ scenario: string; leg: string }> }
-  return { scored: set.server ?? [], unscored: (set.not_scored ?? []).filter((e) => e.leg === 'server').map((e) => e.scenario) }
+  const set = parseYaml(readFileSync(file, 'utf8')) as {
+    server?: string[]
+    not_scored?: Array<{ scenario: string; leg: string }>
+  }
+  return {
+    scored: set.server ?? [],
+    unscored: (set.not_scored ?? []).filter((e) => e.leg === 'server').map((e) => e.scenario),
+  }
 }
 
 function summarize(scenario: string, checks: Check[] | undefined): ScenarioResult {
@@ -133,7 +147,14 @@ function summarize(scenario: string, checks: Check[] | undefined): ScenarioResul
   const count = (s: CheckStatus) => checks.filter((c) => c.status === s).length
   const failed = count('FAILURE')
   const warnings = count('WARNING')
-  return { scenario, status: failed > 0 ? 'fail' : warnings > 0 ? 'warn' : 'pass', passed: count('SUCCESS'), failed, warnings, checks }
+  return {
+    scenario,
+    status: failed > 0 ? 'fail' : warnings > 0 ? 'warn' : 'pass',
+    passed: count('SUCCESS'),
+    failed,
+    warnings,
+    checks,
+  }
 }
 
 /** Reads `<dir>/server-<scenario>-<timestamp>/checks.json` as the runner writes them. */
@@ -157,15 +178,23 @@ export interface SuiteRun {
 }
 
 /** Runs one revision's requirement set (server scenarios) against `url` with the runner under `node`. */
-export async function runSuite(node: string, url: string, options: { resultsDir: string; revision?: Revision; timeoutMs?: number }): Promise<SuiteRun> {
+export async function runSuite(
+  node: string,
+  url: string,
+  options: { resultsDir: string; revision?: Revision; timeoutMs?: number },
+): Promise<SuiteRun> {
   const revision = options.revision ?? REQUIREMENTS
   const { scored, unscored } = requiredScenarios(revision)
   mkdirSync(options.resultsDir, { recursive: true })
-  const child = spawn(node, [runnerBin, 'server', '--url', url, '--requirements', revision, '--output-dir', options.resultsDir], {
-    cwd: options.resultsDir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NODE_OPTIONS: '' },
-  })
+  const child = spawn(
+    node,
+    [runnerBin, 'server', '--url', url, '--requirements', revision, '--output-dir', options.resultsDir],
+    {
+      cwd: options.resultsDir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    },
+  )
   let output = ''
   child.stdout!.setEncoding('utf8').on('data', (s: string) => (output += s))
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s))
@@ -177,7 +206,11 @@ export async function runSuite(node: string, url: string, options: { resultsDir:
   await new Promise<void>((resolve) => child.once('close', () => resolve()))
   clearTimeout(timer)
   const found = readResults(options.resultsDir)
-  const names = [...scored, ...unscored, ...[...found.keys()].filter((s) => !scored.includes(s) && !unscored.includes(s))]
+  const names = [
+    ...scored,
+    ...unscored,
+    ...[...found.keys()].filter((s) => !scored.includes(s) && !unscored.includes(s)),
+  ]
   return { url, results: names.map((s) => summarize(s, found.get(s))), output, resultsDir: options.resultsDir }
 }
 
@@ -264,7 +297,10 @@ export async function startMyc(workDir: string, era: ChildEra = 'auto'): Promise
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   // cwd: the temp dir, so no repository config or .mycelium state is picked up.
-  const proc = spawn(process.execPath, [bundle, 'serve', '--http', `127.0.0.1:${port}`, '--config', config], { cwd: workDir, stdio: ['ignore', 'ignore', 'pipe'] })
+  const proc = spawn(process.execPath, [bundle, 'serve', '--http', `127.0.0.1:${port}`, '--config', config], {
+    cwd: workDir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
   let err = ''
   proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s))
   const stop = stopper(proc)
@@ -333,7 +369,12 @@ function compare(direct: SuiteRun, myc: SuiteRun | undefined): Pick<ThroughMyc, 
       const same = m!.checks.find((x) => x.id === c.id && x.status === 'SUCCESS')
       if (same) continue
       const other = m!.checks.find((x) => x.id === c.id)
-      weakened.push({ scenario: d.scenario, check: c.id, status: other?.status ?? 'absent', ...(other?.errorMessage ? { message: other.errorMessage } : {}) })
+      weakened.push({
+        scenario: d.scenario,
+        check: c.id,
+        status: other?.status ?? 'absent',
+        ...(other?.errorMessage ? { message: other.errorMessage } : {}),
+      })
     }
   }
   return { regressions, weakened }
@@ -351,7 +392,14 @@ export function failedThroughMyc(report: ConformanceReport): boolean {
  * it), and their comparison: one report per revision, in order. Throws
  * NodeUnavailableError when the runner cannot be run.
  */
-export async function runConformance(options: { log?: (line: string) => void; keep?: boolean; revisions?: readonly Revision[]; childEras?: readonly ChildEra[] } = {}): Promise<ConformanceReport[]> {
+export async function runConformance(
+  options: {
+    log?: (line: string) => void
+    keep?: boolean
+    revisions?: readonly Revision[]
+    childEras?: readonly ChildEra[]
+  } = {},
+): Promise<ConformanceReport[]> {
   const log = options.log ?? (() => {})
   const revisions = options.revisions ?? REVISIONS
   const childEras = options.childEras ?? CHILD_ERAS
@@ -365,7 +413,10 @@ export async function runConformance(options: { log?: (line: string) => void; ke
   try {
     for (const revision of revisions) {
       log(`direct, --requirements ${revision}: ${server.url}`)
-      direct.set(revision, await runSuite(node, server.url, { revision, resultsDir: path.join(work, revision, 'direct') }))
+      direct.set(
+        revision,
+        await runSuite(node, server.url, { revision, resultsDir: path.join(work, revision, 'direct') }),
+      )
     }
   } finally {
     await server.stop()
@@ -381,7 +432,10 @@ export async function runConformance(options: { log?: (line: string) => void; ke
       try {
         for (const revision of revisions) {
           log(`through myc (child era ${era}), --requirements ${revision}: ${served.url}`)
-          runs.set(revision, await runSuite(node, served.url, { revision, resultsDir: path.join(work, revision, `myc-${era}`) }))
+          runs.set(
+            revision,
+            await runSuite(node, served.url, { revision, resultsDir: path.join(work, revision, `myc-${era}`) }),
+          )
         }
       } finally {
         await served.stop()
@@ -392,7 +446,11 @@ export async function runConformance(options: { log?: (line: string) => void; ke
     }
     for (const revision of revisions) {
       const run = runs.get(revision)
-      through.set(`${revision} ${era}`, { ...(run ? { run } : {}), ...(error ? { error } : {}), ...(stderr ? { stderr } : {}) })
+      through.set(`${revision} ${era}`, {
+        ...(run ? { run } : {}),
+        ...(error ? { error } : {}),
+        ...(stderr ? { stderr } : {}),
+      })
     }
   }
 
@@ -428,14 +486,27 @@ export function formatReport(report: ConformanceReport): string {
   const { scored } = requiredScenarios(report.requirements)
   const columns = report.myc.map((m) => ({ m, by: new Map((m.run?.results ?? []).map((r) => [r.scenario, r])) }))
   const rows = report.direct.results.map((d) => {
-    const marks = columns.flatMap(({ m }) => (m.regressions.some((r) => r.scenario === d.scenario) ? [`fails via myc (${m.childEra} child)`] : m.weakened.some((w) => w.scenario === d.scenario) ? [`weaker via myc (${m.childEra} child)`] : []))
-    return [`${d.scenario}${scored.includes(d.scenario) ? '' : ' *'}`, cell(d), ...columns.map(({ m, by }) => (m.run ? cell(by.get(d.scenario)) : 'not run')), marks.length ? `  <- ${marks.join('; ')}` : '']
+    const marks = columns.flatMap(({ m }) =>
+      m.regressions.some((r) => r.scenario === d.scenario)
+        ? [`fails via myc (${m.childEra} child)`]
+        : m.weakened.some((w) => w.scenario === d.scenario)
+          ? [`weaker via myc (${m.childEra} child)`]
+          : [],
+    )
+    return [
+      `${d.scenario}${scored.includes(d.scenario) ? '' : ' *'}`,
+      cell(d),
+      ...columns.map(({ m, by }) => (m.run ? cell(by.get(d.scenario)) : 'not run')),
+      marks.length ? `  <- ${marks.join('; ')}` : '',
+    ]
   })
   const head = ['scenario', 'direct (fixture)', ...columns.map(({ m }) => `myc, ${m.childEra} child`), '']
-  const count = (run: SuiteRun | undefined) => (run ? `${run.results.filter(passes).length}/${run.results.length}` : '-')
+  const count = (run: SuiteRun | undefined) =>
+    run ? `${run.results.filter(passes).length}/${run.results.length}` : '-'
   const total = ['scenarios passing', count(report.direct), ...columns.map(({ m }) => count(m.run)), '']
   const widths = head.slice(0, -1).map((h, i) => Math.max(h.length, total[i]!.length, ...rows.map((r) => r[i]!.length)))
-  const line = (r: readonly string[]) => `${widths.map((w, i) => r[i]!.padEnd(w)).join('  ')}${r[r.length - 1]}`.trimEnd()
+  const line = (r: readonly string[]) =>
+    `${widths.map((w, i) => r[i]!.padEnd(w)).join('  ')}${r[r.length - 1]}`.trimEnd()
   const rule = line([...widths.map((w) => '-'.repeat(w)), ''])
   const out = [
     `MCP conformance, server scenarios: @modelcontextprotocol/conformance@${report.runnerVersion} --requirements ${report.requirements}, under Node ${report.nodeVersion}`,
@@ -457,12 +528,17 @@ export function formatReport(report: ConformanceReport): string {
       out.push('', `Passing directly but not through myc, ${m.childEra} child (${m.regressions.length}):`)
       for (const r of m.regressions) {
         out.push(`  ${r.scenario}: ${r.myc ? r.myc.status : 'not run'}`)
-        for (const c of r.myc?.checks.filter((c) => c.status === 'FAILURE') ?? []) out.push(`    - ${c.id}: ${c.errorMessage ?? '(no message)'}`)
+        for (const c of r.myc?.checks.filter((c) => c.status === 'FAILURE') ?? [])
+          out.push(`    - ${c.id}: ${c.errorMessage ?? '(no message)'}`)
       }
     }
     if (m.weakened.length > 0) {
-      out.push('', `Checks that succeed directly but not through myc, ${m.childEra} child, in scenarios that still pass:`)
-      for (const w of m.weakened) out.push(`  ${w.scenario} / ${w.check}: ${w.status}${w.message ? ` (${w.message})` : ''}`)
+      out.push(
+        '',
+        `Checks that succeed directly but not through myc, ${m.childEra} child, in scenarios that still pass:`,
+      )
+      for (const w of m.weakened)
+        out.push(`  ${w.scenario} / ${w.check}: ${w.status}${w.message ? ` (${w.message})` : ''}`)
     }
   }
   const directFailing = report.direct.results.filter((r) => !passes(r))
@@ -514,22 +590,42 @@ async function main(argv: string[]): Promise<number> {
   const log = (line: string) => process.stderr.write(`[conformance] ${line}\n`)
   let reports: ConformanceReport[]
   try {
-    reports = await runConformance({ log, keep: argv.includes('--keep'), ...(revisions.length > 0 ? { revisions } : {}), ...(childEras.length > 0 ? { childEras } : {}) })
+    reports = await runConformance({
+      log,
+      keep: argv.includes('--keep'),
+      ...(revisions.length > 0 ? { revisions } : {}),
+      ...(childEras.length > 0 ? { childEras } : {}),
+    })
   } catch (error) {
-    log(error instanceof NodeUnavailableError ? `cannot run the conformance runner: ${error.message}` : String((error as Error).stack ?? error))
+    log(
+      error instanceof NodeUnavailableError
+        ? `cannot run the conformance runner: ${error.message}`
+        : String((error as Error).stack ?? error),
+    )
     return 2
   }
   for (const report of reports) {
     if (verbose) {
       process.stdout.write(`--- runner, ${report.requirements}, direct ---\n${report.direct.output}\n`)
-      for (const m of report.myc) if (m.run) process.stdout.write(`--- runner, ${report.requirements}, through myc (${m.childEra} child) ---\n${m.run.output}\n`)
+      for (const m of report.myc)
+        if (m.run)
+          process.stdout.write(
+            `--- runner, ${report.requirements}, through myc (${m.childEra} child) ---\n${m.run.output}\n`,
+          )
     }
     process.stdout.write(`${formatReport(report)}\n\n`)
   }
-  if (verbose) for (const m of reports[0]?.myc ?? []) if (m.stderr) process.stdout.write(`--- myc stderr (${m.childEra} child) ---\n${m.stderr}\n`)
-  const failed = reports.flatMap((r) => r.myc.filter((m) => m.error || m.regressions.length > 0).map((m) => ({ revision: r.requirements, m })))
+  if (verbose)
+    for (const m of reports[0]?.myc ?? [])
+      if (m.stderr) process.stdout.write(`--- myc stderr (${m.childEra} child) ---\n${m.stderr}\n`)
+  const failed = reports.flatMap((r) =>
+    r.myc.filter((m) => m.error || m.regressions.length > 0).map((m) => ({ revision: r.requirements, m })),
+  )
   if (failed.length > 0) {
-    for (const { revision, m } of failed) log(`${revision}, through myc (${m.childEra} child): ${m.error ? `not run (${m.error})` : `passing directly but not through myc: ${m.regressions.map((x) => x.scenario).join(', ')}`}`)
+    for (const { revision, m } of failed)
+      log(
+        `${revision}, through myc (${m.childEra} child): ${m.error ? `not run (${m.error})` : `passing directly but not through myc: ${m.regressions.map((x) => x.scenario).join(', ')}`}`,
+      )
     log(`results kept in ${path.dirname(path.dirname(reports[0]!.direct.resultsDir))}`)
     return 1
   }

@@ -29,7 +29,10 @@ describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
     requireBundle()
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-tty-'))
     mkdirSync(path.join(dir, 'skills', 'investigate'), { recursive: true })
-    writeFileSync(path.join(dir, 'skills', 'investigate', 'SKILL.md'), '---\nname: investigate\ndescription: Everything echo has\nallowedRoles: [adhoc]\nallowedTools: ["echo:*"]\n---\n')
+    writeFileSync(
+      path.join(dir, 'skills', 'investigate', 'SKILL.md'),
+      '---\nname: investigate\ndescription: Everything echo has\nallowedRoles: [adhoc]\nallowedTools: ["echo:*"]\n---\n',
+    )
     const audit = path.join(dir, 'audit.jsonl')
     writeFileSync(
       path.join(dir, 'mycelium.config.json'),
@@ -76,42 +79,79 @@ describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
 })
 
 /** A real terminal: a failed workflow asks whether to hand off, and a trigger under escalation "ask" asks before activating. */
-describe.runIf(hasTmux && spawnSync('bwrap', ['--version']).status === 0)('myc workflow and triggers on a terminal (tmux)', () => {
-  const fake = new FakeAnthropic()
-  const term = new Terminal('test-wf')
-  const { tmux } = term
-  const screen = () => tmux('capture-pane', '-p', '-t', 'wf')
-  beforeAll(async () => {
-    await fake.start()
-  })
-  afterAll(async () => {
-    term.close()
-    await fake.close()
-  })
+describe.runIf(hasTmux && spawnSync('bwrap', ['--version']).status === 0)(
+  'myc workflow and triggers on a terminal (tmux)',
+  () => {
+    const fake = new FakeAnthropic()
+    const term = new Terminal('test-wf')
+    const { tmux } = term
+    const screen = () => tmux('capture-pane', '-p', '-t', 'wf')
+    beforeAll(async () => {
+      await fake.start()
+    })
+    afterAll(async () => {
+      term.close()
+      await fake.close()
+    })
 
-  it('asks to activate a triggered skill (escalation ask), then to hand a failed workflow off to adhoc', async () => {
-    requireBundle()
-    const dir = mkdtempSync(path.join(tmpdir(), 'myc-tty-wf-'))
-    mkdirSync(path.join(dir, 'skills', 'deploy', 'scripts'), { recursive: true })
-    writeFileSync(path.join(dir, 'skills', 'deploy', 'SKILL.md'), '---\nname: deploy\ndescription: Deploys\nallowedRoles: [ops]\nallowedTools: []\ntriggers: [release]\n---\n')
-    writeFileSync(path.join(dir, 'skills', 'deploy', 'scripts', 'release.sh'), '#!/bin/sh\necho "disk full" >&2\nexit 2\n')
-    execFileSync('chmod', ['+x', path.join(dir, 'skills', 'deploy', 'scripts', 'release.sh')])
-    mkdirSync(path.join(dir, 'skills', 'investigate'), { recursive: true })
-    writeFileSync(path.join(dir, 'skills', 'investigate', 'SKILL.md'), '---\nname: investigate\ndescription: Looks into things\nallowedRoles: [adhoc]\nallowedTools: ["echo:echo"]\ntriggers: [release]\n---\n')
-    const config = path.join(dir, 'mycelium.config.json')
-    writeFileSync(config, JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') }, roles: { default: 'ops' }, session: { escalation: 'ask' } }))
-    fake.setScript((_req, i) => [{ content: [{ type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh' } }] }, { content: [{ type: 'text' as const, text: 'Investigated the release.' }] }][i]!)
-    const command = `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} workflow "release it" --config ${config}; echo EXIT=$?; sleep 60`
-    term.open('wf', command, { cols: 220 })
-    await waitFor(() => screen().includes('Hand off to adhoc to investigate?'), 20_000, 'the hand-off question')
-    tmux('send-keys', '-t', 'wf', 'y', 'Enter')
-    // In adhoc, the task names a trigger of "investigate": escalation is "ask", so the terminal is asked.
-    await waitFor(() => screen().includes('wants to activate the skill "investigate"'), 20_000, 'the activation question')
-    tmux('send-keys', '-t', 'wf', 'y', 'Enter')
-    await waitFor(() => screen().includes('EXIT='), 20_000, 'the end of the run')
-    const text = screen()
-    expect(text).toContain('Investigated the release.')
-    expect(text).toContain('EXIT=0')
-    expect(text).toMatch(/\+ skill investigate/)
-  }, 60_000)
-})
+    it('asks to activate a triggered skill (escalation ask), then to hand a failed workflow off to adhoc', async () => {
+      requireBundle()
+      const dir = mkdtempSync(path.join(tmpdir(), 'myc-tty-wf-'))
+      mkdirSync(path.join(dir, 'skills', 'deploy', 'scripts'), { recursive: true })
+      writeFileSync(
+        path.join(dir, 'skills', 'deploy', 'SKILL.md'),
+        '---\nname: deploy\ndescription: Deploys\nallowedRoles: [ops]\nallowedTools: []\ntriggers: [release]\n---\n',
+      )
+      writeFileSync(
+        path.join(dir, 'skills', 'deploy', 'scripts', 'release.sh'),
+        '#!/bin/sh\necho "disk full" >&2\nexit 2\n',
+      )
+      execFileSync('chmod', ['+x', path.join(dir, 'skills', 'deploy', 'scripts', 'release.sh')])
+      mkdirSync(path.join(dir, 'skills', 'investigate'), { recursive: true })
+      writeFileSync(
+        path.join(dir, 'skills', 'investigate', 'SKILL.md'),
+        '---\nname: investigate\ndescription: Looks into things\nallowedRoles: [adhoc]\nallowedTools: ["echo:echo"]\ntriggers: [release]\n---\n',
+      )
+      const config = path.join(dir, 'mycelium.config.json')
+      writeFileSync(
+        config,
+        JSON.stringify({
+          mcpServers: { echo: fixtureEntry('echo') },
+          roles: { default: 'ops' },
+          session: { escalation: 'ask' },
+        }),
+      )
+      fake.setScript(
+        (_req, i) =>
+          [
+            {
+              content: [
+                {
+                  type: 'tool_use' as const,
+                  name: 'mycelium__run_script',
+                  input: { skill: 'deploy', script: 'release.sh' },
+                },
+              ],
+            },
+            { content: [{ type: 'text' as const, text: 'Investigated the release.' }] },
+          ][i]!,
+      )
+      const command = `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} workflow "release it" --config ${config}; echo EXIT=$?; sleep 60`
+      term.open('wf', command, { cols: 220 })
+      await waitFor(() => screen().includes('Hand off to adhoc to investigate?'), 20_000, 'the hand-off question')
+      tmux('send-keys', '-t', 'wf', 'y', 'Enter')
+      // In adhoc, the task names a trigger of "investigate": escalation is "ask", so the terminal is asked.
+      await waitFor(
+        () => screen().includes('wants to activate the skill "investigate"'),
+        20_000,
+        'the activation question',
+      )
+      tmux('send-keys', '-t', 'wf', 'y', 'Enter')
+      await waitFor(() => screen().includes('EXIT='), 20_000, 'the end of the run')
+      const text = screen()
+      expect(text).toContain('Investigated the release.')
+      expect(text).toContain('EXIT=0')
+      expect(text).toMatch(/\+ skill investigate/)
+    }, 60_000)
+  },
+)

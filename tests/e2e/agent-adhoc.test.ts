@@ -13,7 +13,10 @@ import { fixtureEntry } from '../helpers/runtime.js'
 function adhocFolder(): { config: string; audit: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-adhoc-'))
   mkdirSync(path.join(dir, 'skills', 'investigate'), { recursive: true })
-  writeFileSync(path.join(dir, 'skills', 'investigate', 'SKILL.md'), '---\nname: investigate\ndescription: Everything echo has\nallowedRoles: [adhoc]\nallowedTools: ["echo:*"]\n---\nInvestigate.\n')
+  writeFileSync(
+    path.join(dir, 'skills', 'investigate', 'SKILL.md'),
+    '---\nname: investigate\ndescription: Everything echo has\nallowedRoles: [adhoc]\nallowedTools: ["echo:*"]\n---\nInvestigate.\n',
+  )
   const audit = path.join(dir, 'audit.jsonl')
   const config = path.join(dir, 'mycelium.config.json')
   writeFileSync(
@@ -75,17 +78,29 @@ describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless
     for (const e of r.events) expect(v.safeParse(AgentEventSchema, e).success, JSON.stringify(e)).toBe(true)
     expect(r.events[0]).toMatchObject({ type: 'session_start', mode: 'adhoc', role: 'adhoc' })
     const decided = r.events.filter((e) => e.type === 'approval_decided')
-    expect(decided).toEqual([expect.objectContaining({ tool: 'echo:add', risk: 'high', decision: 'deny', by: 'no_terminal' }), expect.objectContaining({ tool: 'echo:fail', risk: 'critical', decision: 'deny', by: 'no_terminal' })])
+    expect(decided).toEqual([
+      expect.objectContaining({ tool: 'echo:add', risk: 'high', decision: 'deny', by: 'no_terminal' }),
+      expect.objectContaining({ tool: 'echo:fail', risk: 'critical', decision: 'deny', by: 'no_terminal' }),
+    ])
     // echo:echo (readOnlyHint) is below the threshold: no approval asked.
     expect(r.events.some((e) => e.type === 'approval_requested' && e.tool === 'echo:echo')).toBe(false)
-    const results = r.events.filter((e) => e.type === 'tool_result') as Array<{ tool: string; ok: boolean; content: Array<{ text: string }> }>
+    const results = r.events.filter((e) => e.type === 'tool_result') as Array<{
+      tool: string
+      ok: boolean
+      content: Array<{ text: string }>
+    }>
     expect(results.map((x) => [x.tool, x.ok])).toEqual([
       ['echo:echo', true],
       ['echo:add', false],
       ['echo:fail', false],
     ])
     expect(results[1]!.content[0]!.text).toMatch(/not approved: .*--approve high or --approve echo:add/)
-    const end = r.events.at(-1) as { permissionDenials: Array<{ tool: string }>; reason: string; ok: boolean; text: string }
+    const end = r.events.at(-1) as {
+      permissionDenials: Array<{ tool: string }>
+      reason: string
+      ok: boolean
+      text: string
+    }
     expect(end).toMatchObject({ reason: 'denied', ok: false })
     // The model's last text is kept.
     expect(end.text).toBe((r.events.filter((e) => e.type === 'text').at(-1) as { text: string }).text)
@@ -100,13 +115,21 @@ describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless
     const byLevel = await adhoc(['look', '--config', config, '--approve', 'high'], fake)
     // echo:fail (critical) is still refused.
     expect(byLevel.code).toBe(3)
-    expect(byLevel.events.filter((e) => e.type === 'approval_decided').map((e) => [(e as { tool: string }).tool, (e as { decision: string }).decision, (e as { by: string }).by])).toEqual([
+    expect(
+      byLevel.events
+        .filter((e) => e.type === 'approval_decided')
+        .map((e) => [(e as { tool: string }).tool, (e as { decision: string }).decision, (e as { by: string }).by]),
+    ).toEqual([
       ['echo:add', 'allow', 'preapproved'],
       ['echo:fail', 'deny', 'no_terminal'],
     ])
     script()
     const both = await adhoc(['look', '--config', config, '--approve', 'high', '--approve', 'echo:fail'], fake)
-    expect(both.events.filter((e) => e.type === 'approval_decided').every((e) => (e as { decision: string }).decision === 'allow')).toBe(true)
+    expect(
+      both.events
+        .filter((e) => e.type === 'approval_decided')
+        .every((e) => (e as { decision: string }).decision === 'allow'),
+    ).toBe(true)
     expect(toolsCalled(audit)).toEqual(['echo__echo', 'echo__add', 'echo__echo', 'echo__add', 'echo__fail'])
   }, 30_000)
 
@@ -114,10 +137,14 @@ describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless
     const { config } = adhocFolder()
     const bad = await adhoc(['x', '--config', config, '--approve', 'echo:'], fake)
     expect(bad.code).toBe(2)
-    expect(bad.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/--approve takes a risk level/) })
+    expect(bad.events.find((e) => e.type === 'error')).toMatchObject({
+      message: expect.stringMatching(/--approve takes a risk level/),
+    })
     const open = await adhoc(['x', '--config', writeConfig({ mcpServers: { echo: fixtureEntry('echo') } })], fake)
     expect(open.code).toBe(2)
-    expect(open.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/needs policy mode/) })
+    expect(open.events.find((e) => e.type === 'error')).toMatchObject({
+      message: expect.stringMatching(/needs policy mode/),
+    })
     const role = await adhoc(['x', '--config', config, '--role', 'nobody'], fake)
     expect(role.code).toBe(2)
     expect(role.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/nobody/) })

@@ -22,14 +22,25 @@ const fixtureSkills = path.join(repoRoot, 'tests/fixtures/policy/basic/skills')
 const price = { inputPerMTok: 3, outputPerMTok: 15 }
 const end = (r: AgentRun) => r.events.at(-1) as Extract<AgentEvent, { type: 'session_end' }>
 /** The estimate of a request's input, as the agent makes it before sending. */
-const estimate = (request: RecordedRequest) => Math.ceil(JSON.stringify({ system: request.body.system, messages: request.body.messages, tools: request.body.tools }).length / 4)
+const estimate = (request: RecordedRequest) =>
+  Math.ceil(
+    JSON.stringify({ system: request.body.system, messages: request.body.messages, tools: request.body.tools }).length /
+      4,
+  )
 /** The usage records of a run's session file, summed. */
 const recorded = (config: string, sessionId: string) => {
   const lines = readFileSync(path.join(path.dirname(config), '.mycelium', 'sessions', `${sessionId}.jsonl`), 'utf8')
     .split('\n')
     .filter(Boolean)
-  const usage = lines.map((l) => JSON.parse(l) as { type: string; inputTokens?: number; outputTokens?: number; costUsd?: number }).filter((r) => r.type === 'usage')
-  return { inputTokens: usage.reduce((a, r) => a + r.inputTokens!, 0), outputTokens: usage.reduce((a, r) => a + r.outputTokens!, 0), costUsd: usage.reduce((a, r) => a + (r.costUsd ?? 0), 0), records: usage }
+  const usage = lines
+    .map((l) => JSON.parse(l) as { type: string; inputTokens?: number; outputTokens?: number; costUsd?: number })
+    .filter((r) => r.type === 'usage')
+  return {
+    inputTokens: usage.reduce((a, r) => a + r.inputTokens!, 0),
+    outputTokens: usage.reduce((a, r) => a + r.outputTokens!, 0),
+    costUsd: usage.reduce((a, r) => a + (r.costUsd ?? 0), 0),
+    records: usage,
+  }
 }
 
 describe('budgets: no request starts that could pass the cap (build/myc.cjs)', () => {
@@ -50,17 +61,31 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     expect(r.code, r.stderr).toBe(3)
     for (const event of r.events) expect(v.safeParse(AgentEventSchema, event).success, JSON.stringify(event)).toBe(true)
     expect(fake.requests.length).toBe(before)
-    expect(end(r)).toMatchObject({ ok: false, reason: 'budget', turns: 0, exitCode: 3, costUsd: 0, usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 } })
+    expect(end(r)).toMatchObject({
+      ok: false,
+      reason: 'budget',
+      turns: 0,
+      exitCode: 3,
+      costUsd: 0,
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+    })
     expect(r.events.find((e) => e.type === 'error')).toMatchObject({
       code: 'budget_reached',
-      message: expect.stringMatching(/^budget reached: spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$0\.12\d* \(raise it with --max-budget-usd/),
+      message: expect.stringMatching(
+        /^budget reached: spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$0\.12\d* \(raise it with --max-budget-usd/,
+      ),
     })
     // A person reading the job's log gets the line too.
     expect(r.stderr).toMatch(/myc: budget reached: spent \$0 of the \$0\.0001 cap/)
   }, 30_000)
 
   it('the skill classifier’s request is one of the run’s: one that could pass the cap is not sent either', async () => {
-    const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, skills: { dirs: [fixtureSkills] }, roles: { default: 'developer' }, agent: { classifier: { model: 'tiny-classifier' } } })
+    const config = writeConfig({
+      mcpServers: { echo: fixtureEntry('echo') },
+      skills: { dirs: [fixtureSkills] },
+      roles: { default: 'developer' },
+      agent: { classifier: { model: 'tiny-classifier' } },
+    })
     fake.setScript(() => ({ content: [{ type: 'text', text: '[]' }] }))
     const before = fake.requests.length
     // The classifier asks for up to 200 tokens: over a 150-token cap before a word is sent.
@@ -73,19 +98,31 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
   it('--max-budget-usd: the requests that fit are sent, none that could pass the cap; the spend is in session_end and the session file', async () => {
     // Each request may write up to 2000 tokens ($0.03), and writes 10: the worst case, not the usual, decides.
     const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, agent: { price, maxTokens: 2_000 } })
-    fake.setScript(() => ({ content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'again' } }], usage: { input_tokens: 300, output_tokens: 10 } }))
+    fake.setScript(() => ({
+      content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'again' } }],
+      usage: { input_tokens: 300, output_tokens: 10 },
+    }))
     const before = fake.requests.length
     const cap = 0.035
-    const r = await runAgentCli(['run', 'loop', '--json', '--config', config, '--max-budget-usd', String(cap)], { fake })
+    const r = await runAgentCli(['run', 'loop', '--json', '--config', config, '--max-budget-usd', String(cap)], {
+      fake,
+    })
     expect(r.code, r.stderr).toBe(3)
     const sent = fake.requests.slice(before)
     expect(sent.length).toBeGreaterThanOrEqual(2)
     const cost = (n: number) => n * ((300 * 3 + 10 * 15) / 1e6)
     // Each request was sent only with its worst case under the cap.
-    sent.forEach((request, i) => expect(cost(i) + (estimate(request) * 3 + 2_000 * 15) / 1e6, `request ${i}`).toBeLessThanOrEqual(cap))
+    sent.forEach((request, i) =>
+      expect(cost(i) + (estimate(request) * 3 + 2_000 * 15) / 1e6, `request ${i}`).toBeLessThanOrEqual(cap),
+    )
     // And the next, at least as large as the last, would not have fit.
     expect(cost(sent.length) + (estimate(sent.at(-1)!) * 3 + 2_000 * 15) / 1e6).toBeGreaterThan(cap)
-    expect(end(r)).toMatchObject({ reason: 'budget', exitCode: 3, turns: sent.length, usage: { inputTokens: 300 * sent.length, outputTokens: 10 * sent.length } })
+    expect(end(r)).toMatchObject({
+      reason: 'budget',
+      exitCode: 3,
+      turns: sent.length,
+      usage: { inputTokens: 300 * sent.length, outputTokens: 10 * sent.length },
+    })
     expect(end(r).costUsd).toBeCloseTo(cost(sent.length), 9)
     expect(end(r).costUsd!).toBeLessThanOrEqual(cap)
     const file = recorded(config, end(r).sessionId)
@@ -96,17 +133,30 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
   it('--max-tokens-total: stops before the request that could take the tokens past N', async () => {
     // 1,100 tokens a request; each may write up to 2,000.
     const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, agent: { maxTokens: 2_000 } })
-    fake.setScript(() => ({ content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'again' } }], usage: { input_tokens: 1_000, output_tokens: 100 } }))
+    fake.setScript(() => ({
+      content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'again' } }],
+      usage: { input_tokens: 1_000, output_tokens: 100 },
+    }))
     const before = fake.requests.length
     const r = await runAgentCli(['run', 'loop', '--json', '--config', config, '--max-tokens-total', '4000'], { fake })
     expect(r.code, r.stderr).toBe(3)
     const sent = fake.requests.slice(before)
     expect(sent).toHaveLength(2)
-    sent.forEach((request, i) => expect(i * 1_100 + estimate(request) + 2_000, `request ${i}`).toBeLessThanOrEqual(4_000))
+    sent.forEach((request, i) =>
+      expect(i * 1_100 + estimate(request) + 2_000, `request ${i}`).toBeLessThanOrEqual(4_000),
+    )
     expect(2 * 1_100 + estimate(sent[1]!) + 2_000).toBeGreaterThan(4_000)
-    expect(end(r)).toMatchObject({ reason: 'budget', exitCode: 3, turns: 2, usage: { inputTokens: 2_000, outputTokens: 200 } })
+    expect(end(r)).toMatchObject({
+      reason: 'budget',
+      exitCode: 3,
+      turns: 2,
+      usage: { inputTokens: 2_000, outputTokens: 200 },
+    })
     expect(end(r)).not.toHaveProperty('costUsd')
-    expect(r.events.find((e) => e.type === 'error')).toMatchObject({ code: 'budget_reached', message: expect.stringContaining('spent 2200 tokens of the 4000-token cap') })
+    expect(r.events.find((e) => e.type === 'error')).toMatchObject({
+      code: 'budget_reached',
+      message: expect.stringContaining('spent 2200 tokens of the 4000-token cap'),
+    })
     expect(recorded(config, end(r).sessionId)).toMatchObject({ inputTokens: 2_000, outputTokens: 200 })
     // Without --json: the reason on stderr, exit 3.
     const human = await runAgentCli(['run', 'loop', '--config', config, '--max-tokens-total', '4000'], { fake })
@@ -119,21 +169,34 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     const config = writeConfig({
       mcpServers: { echo: fixtureEntry('echo'), grow: fixtureEntry('list-changing') },
       skills: { dirs: [fixtureSkills] },
-      roles: { default: 'guest', definitions: { developer: { budget: { maxOutputTokens: 12 } }, lead: { inherits: 'developer' } } },
+      roles: {
+        default: 'guest',
+        definitions: { developer: { budget: { maxOutputTokens: 12 } }, lead: { inherits: 'developer' } },
+      },
       session: { defaultSkills: ['common'], protectedSkills: ['common'] },
       agent: { maxTokens: 5, budget: { maxOutputTokens: 1_000_000 } },
     })
-    fake.setScript(() => ({ content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'again' } }], usage: { input_tokens: 10, output_tokens: 5 } }))
+    fake.setScript(() => ({
+      content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'again' } }],
+      usage: { input_tokens: 10, output_tokens: 5 },
+    }))
     // 5 out per request, at most 5 each: the third could pass 12.
     for (const role of ['developer', 'lead']) {
       const before = fake.requests.length
-      const r = await runAgentCli(['run', 'loop', '--json', '--config', config, '--role', role, '--max-turns', '6'], { fake })
+      const r = await runAgentCli(['run', 'loop', '--json', '--config', config, '--role', role, '--max-turns', '6'], {
+        fake,
+      })
       expect(r.code, `${role}: ${r.stderr}`).toBe(3)
       expect(fake.requests.length - before).toBe(2)
       expect(end(r)).toMatchObject({ reason: 'budget', turns: 2, usage: { outputTokens: 10 } })
-      expect(r.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringContaining('spent 10 output tokens of the 12 cap') })
+      expect(r.events.find((e) => e.type === 'error')).toMatchObject({
+        message: expect.stringContaining('spent 10 output tokens of the 12 cap'),
+      })
     }
-    const guest = await runAgentCli(['run', 'loop', '--json', '--config', config, '--role', 'guest', '--max-turns', '4'], { fake })
+    const guest = await runAgentCli(
+      ['run', 'loop', '--json', '--config', config, '--role', 'guest', '--max-turns', '4'],
+      { fake },
+    )
     expect(end(guest)).toMatchObject({ reason: 'max_turns', turns: 4 })
   }, 60_000)
 
@@ -143,12 +206,25 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     const before = fake.requests.length
     const flag = await runAgentCli(['run', 'x', '--config', config, '--max-budget-usd', '1'], { fake })
     expect(flag.code).toBe(2)
-    expect(flag.stderr).toMatch(/--max-budget-usd caps the spend in USD, and there is no price to count it with: set agent\.price/)
+    expect(flag.stderr).toMatch(
+      /--max-budget-usd caps the spend in USD, and there is no price to count it with: set agent\.price/,
+    )
     const json = await runAgentCli(['run', 'x', '--json', '--config', config, '--max-budget-usd', '1'], { fake })
     expect(json.code).toBe(2)
     expect(end(json)).toMatchObject({ reason: 'error', exitCode: 2 })
-    expect(json.events.find((e) => e.type === 'error')).toMatchObject({ code: 'usage', message: expect.stringContaining('set agent.price') })
-    const configured = await runAgentCli(['run', 'x', '--config', writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, agent: { budget: { maxUsd: 1 } } })], { fake })
+    expect(json.events.find((e) => e.type === 'error')).toMatchObject({
+      code: 'usage',
+      message: expect.stringContaining('set agent.price'),
+    })
+    const configured = await runAgentCli(
+      [
+        'run',
+        'x',
+        '--config',
+        writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, agent: { budget: { maxUsd: 1 } } }),
+      ],
+      { fake },
+    )
     expect(configured.code).toBe(2)
     expect(configured.stderr).toMatch(/agent\.budget\.maxUsd caps the spend in USD.*set agent\.price/)
     const chat = await runAgentCli(['chat', '--config', config, '--max-budget-usd', '1'], { fake, input: 'hi\n' })
@@ -191,7 +267,10 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
         sampling.push(request)
         return { content: [{ type: 'text', text: 'hi' }], usage: { input_tokens: 1, output_tokens: 1 } }
       }
-      return { content: [{ type: 'tool_use', name: 'asker__sample', input: {} }], usage: { input_tokens: 1_000, output_tokens: 5 } }
+      return {
+        content: [{ type: 'tool_use', name: 'asker__sample', input: {} }],
+        usage: { input_tokens: 1_000, output_tokens: 5 },
+      }
     })
     const before = fake.requests.length
     // The first turn fits (its estimate + 20 ≤ 1010); after it 1005 are spent, so no sampling of up to 10 tokens fits.

@@ -31,9 +31,14 @@ describe('myc chat with a budget (build/myc.cjs)', () => {
     const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, agent: { price } })
     fake.setScript((req) => ({ content: [{ type: 'text', text: `reply to ${req.body.messages.length} messages` }] }))
     const before = fake.requests.length
-    const r = await runAgentCli(['chat', '--config', config, '--max-budget-usd', '0.0001'], { fake, input: 'hello\n/budget\n/budget 1\nagain\n' })
+    const r = await runAgentCli(['chat', '--config', config, '--max-budget-usd', '0.0001'], {
+      fake,
+      input: 'hello\n/budget\n/budget 1\nagain\n',
+    })
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stderr).toMatch(/myc: budget reached: spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$[\d.]+ \(\/budget N raises it for this chat\)\n/)
+    expect(r.stderr).toMatch(
+      /myc: budget reached: spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$[\d.]+ \(\/budget N raises it for this chat\)\n/,
+    )
     expect(r.stderr).toContain('spent 0 tokens, $0; budget $0.0001 (/budget N sets one in USD')
     expect(r.stderr).toContain('spent 0 tokens, $0; budget $1 for the rest of this chat')
     // Only the turn after /budget reached the model; the stopped turn is in the conversation, closed.
@@ -65,12 +70,18 @@ describe('myc chat with a budget (build/myc.cjs)', () => {
       fake.setScript((req) => ({ content: [{ type: 'text', text: `Reply to ${req.body.messages.length} messages.` }] }))
       const before = fake.requests.length
       try {
-        term.open('chat', `HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config} --max-budget-usd 0.0001; echo EXIT=$?; sleep 60`, { cols: 220 })
+        term.open(
+          'chat',
+          `HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config} --max-budget-usd 0.0001; echo EXIT=$?; sleep 60`,
+          { cols: 220 },
+        )
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         expect(status()).toMatch(/^open mode · \S+ · 0 in \/ 0 out · \$0 · budget \$0\.0001$/)
         tmux('send-keys', '-t', 'chat', 'hello there', 'Enter')
         await waitFor(() => screen().includes('myc: budget reached'), 20_000, 'the budget line')
-        expect(screen()).toMatch(/myc: budget reached: spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$[\d.]+ \(\/budget N raises it for this chat\)/)
+        expect(screen()).toMatch(
+          /myc: budget reached: spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$[\d.]+ \(\/budget N raises it for this chat\)/,
+        )
         expect(fake.requests.length).toBe(before)
         tmux('send-keys', '-t', 'chat', '/budget 0.5', 'Enter')
         await waitFor(() => screen().includes('budget $0.5 for the rest of this chat'), 20_000, 'the /budget answer')
@@ -79,7 +90,11 @@ describe('myc chat with a budget (build/myc.cjs)', () => {
         await waitFor(() => screen().includes('Reply to 3 messages.'), 20_000, 'the reply')
         expect(fake.requests.length).toBe(before + 1)
         // One request of 10 in / 5 out at the configured price, and the cap.
-        await waitFor(() => status().startsWith('open mode · ') && status().includes('10 in / 5 out'), 20_000, 'the status line after the reply')
+        await waitFor(
+          () => status().startsWith('open mode · ') && status().includes('10 in / 5 out'),
+          20_000,
+          'the status line after the reply',
+        )
         expect(status()).toMatch(/^open mode · \S+ · 10 in \/ 5 out · \$0\.0001 · budget \$0\.5$/)
         tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
         await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')

@@ -23,14 +23,29 @@ describe('myc chat (build/myc.cjs)', () => {
   })
 
   it('with piped stdin: each line is one turn of one conversation, no prompt, slash commands answered', async () => {
-    fake.setScript((req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'first' } }] } : { content: [{ type: 'text', text: `reply ${i} to ${req.body.messages.length} messages` }] }))
+    fake.setScript((req, i) =>
+      i === 0
+        ? { content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'first' } }] }
+        : { content: [{ type: 'text', text: `reply ${i} to ${req.body.messages.length} messages` }] },
+    )
     const before = fake.requests.length
-    const r = await runAgentCli(['chat', '--config', policyConfig, '--role', 'developer'], { fake, input: 'hello\n/skills\n/nope\nand again\n' })
+    const r = await runAgentCli(['chat', '--config', policyConfig, '--role', 'developer'], {
+      fake,
+      input: 'hello\n/skills\n/nope\nand again\n',
+    })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toBe('reply 1 to 3 messages\nreply 2 to 5 messages\n')
     // The second turn carried the first one: the conversation goes on.
-    expect(fake.requests[before + 2]!.body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
-    expect([...toolResults(fake.requests[before + 1]!).values()][0]).toMatchObject({ content: [{ type: 'text', text: 'first' }] })
+    expect(fake.requests[before + 2]!.body.messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+    ])
+    expect([...toolResults(fake.requests[before + 1]!).values()][0]).toMatchObject({
+      content: [{ type: 'text', text: 'first' }],
+    })
     expect(r.stderr).toMatch(/\* common/)
     expect(r.stderr).toMatch(/Unknown command \/nope\. Did you mean \/help\?|Unknown command \/nope\./)
     expect(r.stderr).not.toMatch(/myc> /)
@@ -44,7 +59,9 @@ describe('myc chat (build/myc.cjs)', () => {
     writeFileSync(
       config,
       JSON.stringify({
-        mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } },
+        mcpServers: {
+          echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] },
+        },
         agent: {
           risk: [
             { pattern: 'echo:add', level: 'high' },
@@ -67,15 +84,23 @@ describe('myc chat (build/myc.cjs)', () => {
     const results = () => [...toolResults(fake.requests.at(-1)!).values()].map((r) => JSON.stringify(r))
     const refused = await runAgentCli(['chat', '--config', config], { fake, input: 'add them\n' })
     expect(refused.code, refused.stderr).toBe(0)
-    expect(refused.stderr).toContain('✗ echo:add refused: high risk needs approval and there is no terminal to ask (pass --approve high or --approve echo:add)')
+    expect(refused.stderr).toContain(
+      '✗ echo:add refused: high risk needs approval and there is no terminal to ask (pass --approve high or --approve echo:add)',
+    )
     expect(refused.stderr).toContain('✗ echo:fail refused: critical risk needs approval')
     expect(results()[0]).toMatch(/not approved/)
-    const byPattern = await runAgentCli(['chat', '--config', config, '--approve', 'echo:add'], { fake, input: 'add them\n' })
+    const byPattern = await runAgentCli(['chat', '--config', config, '--approve', 'echo:add'], {
+      fake,
+      input: 'add them\n',
+    })
     expect(byPattern.code, byPattern.stderr).toBe(0)
     expect(results()[0]).toContain('"text":"3"')
     expect(byPattern.stderr).not.toMatch(/echo:add refused/)
     expect(byPattern.stderr).toMatch(/echo:fail refused/)
-    const both = await runAgentCli(['chat', '--config', config, '--approve', 'high', '--approve=echo:fail'], { fake, input: 'add them\n' })
+    const both = await runAgentCli(['chat', '--config', config, '--approve', 'high', '--approve=echo:fail'], {
+      fake,
+      input: 'add them\n',
+    })
     expect(both.stderr).not.toMatch(/refused/)
     const bad = await runAgentCli(['chat', '--config', config, '--approve', 'echo:'], { fake, input: 'x\n' })
     expect(bad.code).toBe(2)
@@ -85,7 +110,10 @@ describe('myc chat (build/myc.cjs)', () => {
   it('activates the skills a turn names by trigger before that turn (escalation auto)', async () => {
     fake.setScript(() => ({ content: [{ type: 'text', text: 'ok' }] }))
     const before = fake.requests.length
-    const r = await runAgentCli(['chat', '--config', policyConfig, '--role', 'developer'], { fake, input: 'hello\nnow write something\n' })
+    const r = await runAgentCli(['chat', '--config', policyConfig, '--role', 'developer'], {
+      fake,
+      input: 'hello\nnow write something\n',
+    })
     expect(r.code, r.stderr).toBe(0)
     expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).not.toContain('grow__grow')
     expect((fake.requests[before + 1]!.body.tools ?? []).map((t) => t.name)).toContain('grow__grow')
@@ -109,12 +137,18 @@ describe('myc chat (build/myc.cjs)', () => {
       const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
       fake.setScript((req) => {
         const last = JSON.stringify(req.body.messages.at(-1))
-        if (last.includes('slow please')) return { content: [{ type: 'text', text: 'this never arrives' }], delayMs: 20_000 }
-        return { content: [{ type: 'text', text: `Hello from the fake, I see ${(req.body.tools ?? []).length} tools.` }] }
+        if (last.includes('slow please'))
+          return { content: [{ type: 'text', text: 'this never arrives' }], delayMs: 20_000 }
+        return {
+          content: [{ type: 'text', text: `Hello from the fake, I see ${(req.body.tools ?? []).length} tools.` }],
+        }
       })
       try {
         const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
-        term.open('chat', `HOME=${home} NO_COLOR= FORCE_COLOR= ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} --config ${policyConfig} --role developer; echo EXIT=$?; sleep 60`)
+        term.open(
+          'chat',
+          `HOME=${home} NO_COLOR= FORCE_COLOR= ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} --config ${policyConfig} --role developer; echo EXIT=$?; sleep 60`,
+        )
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         expect(screen()).toMatch(/myc chat \S+ · \/help lists the commands\./)
         // The status line: role, model, active skills, tokens so far; dim.
@@ -122,24 +156,49 @@ describe('myc chat (build/myc.cjs)', () => {
         expect(tmux('capture-pane', '-p', '-e', '-t', 'chat')).toMatch(/\u001b\[2mdeveloper · /)
         tmux('send-keys', '-t', 'chat', 'hi there', 'Enter')
         await waitFor(() => screen().includes('Hello from the fake, I see 6 tools.'), 20_000, 'the first reply')
-        await waitFor(() => (lastStatus(screen(), 'developer') ?? '').endsWith(' 10 in / 5 out'), 20_000, 'the status line after the reply')
+        await waitFor(
+          () => (lastStatus(screen(), 'developer') ?? '').endsWith(' 10 in / 5 out'),
+          20_000,
+          'the status line after the reply',
+        )
         expect(lastStatus(screen(), 'developer')).toMatch(/^developer · \S+ · skills: common · 10 in \/ 5 out$/)
         tmux('send-keys', '-t', 'chat', '/add writer', 'Enter')
         await waitFor(() => screen().includes('Skill writer is active'), 20_000, '/add')
-        await waitFor(() => /skills: common, writer · /.test(lastStatus(screen(), 'developer') ?? ''), 20_000, 'the status line after /add')
+        await waitFor(
+          () => /skills: common, writer · /.test(lastStatus(screen(), 'developer') ?? ''),
+          20_000,
+          'the status line after /add',
+        )
         tmux('send-keys', '-t', 'chat', 'hi again', 'Enter')
-        await waitFor(() => /Hello from the fake, I see (9|1\d) tools\./.test(screen()), 20_000, 'the reply with more tools')
+        await waitFor(
+          () => /Hello from the fake, I see (9|1\d) tools\./.test(screen()),
+          20_000,
+          'the reply with more tools',
+        )
         tmux('send-keys', '-t', 'chat', 'slow please', 'Enter')
-        await waitFor(() => fake.requests.some((r) => JSON.stringify(r.body.messages.at(-1)).includes('slow please')), 20_000, 'the slow request to reach the model')
+        await waitFor(
+          () => fake.requests.some((r) => JSON.stringify(r.body.messages.at(-1)).includes('slow please')),
+          20_000,
+          'the slow request to reach the model',
+        )
         tmux('send-keys', '-t', 'chat', 'C-c')
         await waitFor(() => screen().includes('(interrupted)'), 20_000, 'the cancelled reply')
         tmux('send-keys', '-t', 'chat', '/model claude-other-1', 'Enter')
-        await waitFor(() => (lastStatus(screen(), 'developer') ?? '').startsWith('developer · claude-other-1 · skills: common, writer · '), 20_000, 'the status line after /model')
+        await waitFor(
+          () =>
+            (lastStatus(screen(), 'developer') ?? '').startsWith(
+              'developer · claude-other-1 · skills: common, writer · ',
+            ),
+          20_000,
+          'the status line after /model',
+        )
         tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
         await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
         expect(screen()).toContain('EXIT=0')
         // What was typed is kept for the next chat.
-        expect(readFileSync(path.join(home, '.mycelium', 'history'), 'utf8')).toMatch(/hi there\n\/add writer\nhi again\nslow please\n\/model claude-other-1\n\/quit\n$/)
+        expect(readFileSync(path.join(home, '.mycelium', 'history'), 'utf8')).toMatch(
+          /hi there\n\/add writer\nhi again\nslow please\n\/model claude-other-1\n\/quit\n$/,
+        )
       } finally {
         term.close()
       }
@@ -158,11 +217,25 @@ describe('myc chat (build/myc.cjs)', () => {
       const config = path.join(dir, 'mycelium.config.json')
       writeFileSync(
         config,
-        JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } }, agent: { risk: [{ pattern: 'echo:add', level: 'high' }], price: { inputPerMTok: 3, outputPerMTok: 15 } } }),
+        JSON.stringify({
+          mcpServers: {
+            echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] },
+          },
+          agent: { risk: [{ pattern: 'echo:add', level: 'high' }], price: { inputPerMTok: 3, outputPerMTok: 15 } },
+        }),
       )
-      fake.setScript((_req, i) => [{ content: [{ type: 'tool_use' as const, name: 'echo__add', input: { a: 2, b: 2 } }] }, { content: [{ type: 'text' as const, text: 'The sum came back.' }] }][i % 2]!)
+      fake.setScript(
+        (_req, i) =>
+          [
+            { content: [{ type: 'tool_use' as const, name: 'echo__add', input: { a: 2, b: 2 } }] },
+            { content: [{ type: 'text' as const, text: 'The sum came back.' }] },
+          ][i % 2]!,
+      )
       try {
-        term.open('chat', `HOME=${dir} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
+        term.open(
+          'chat',
+          `HOME=${dir} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`,
+        )
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         tmux('send-keys', '-t', 'chat', 'add two and two', 'Enter')
         await waitFor(() => screen().includes('Allow echo:add (high risk)'), 20_000, 'the approval question')
@@ -170,7 +243,11 @@ describe('myc chat (build/myc.cjs)', () => {
         await waitFor(() => screen().includes('The sum came back.'), 20_000, 'the reply')
         expect(screen()).toMatch(/✓ echo:add/)
         // Open mode: no skills; two requests of 10 in / 5 out at the configured price.
-        await waitFor(() => / out · \$/.test(lastStatus(screen(), 'open mode') ?? ''), 20_000, 'the status line after the reply')
+        await waitFor(
+          () => / out · \$/.test(lastStatus(screen(), 'open mode') ?? ''),
+          20_000,
+          'the status line after the reply',
+        )
         expect(lastStatus(screen(), 'open mode')).toMatch(/^open mode · \S+ · 20 in \/ 10 out · \$0\.0002$/)
         tmux('send-keys', '-t', 'chat', 'C-d')
         await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
@@ -193,12 +270,18 @@ describe('myc chat (build/myc.cjs)', () => {
       const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
       fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
       try {
-        term.open('chat', `unset MYC_CONFIG; HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle}; echo EXIT=$?; sleep 60`, { cwd: dir })
+        term.open(
+          'chat',
+          `unset MYC_CONFIG; HOME=${home} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle}; echo EXIT=$?; sleep 60`,
+          { cwd: dir },
+        )
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         const hints = screen()
           .split('\n')
           .filter((l) => l.includes('myc init'))
-        expect(hints).toEqual(['myc: no config file here: no tools, and this chat is not recorded; run `myc init` to set up a project (or give --config)'])
+        expect(hints).toEqual([
+          'myc: no config file here: no tools, and this chat is not recorded; run `myc init` to set up a project (or give --config)',
+        ])
         tmux('send-keys', '-t', 'chat', 'hello there', 'Enter')
         await waitFor(() => screen().includes('seen 1 messages'), 20_000, 'the reply')
         tmux('send-keys', '-t', 'chat', '/save', 'Enter')
@@ -225,10 +308,20 @@ describe('myc chat (build/myc.cjs)', () => {
       const hints = () => screen().split('(press Ctrl-C again to exit').length - 1
       const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-ctrlc-'))
       const config = path.join(dir, 'mycelium.config.json')
-      writeFileSync(config, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] } } }))
+      writeFileSync(
+        config,
+        JSON.stringify({
+          mcpServers: {
+            echo: { command: process.execPath, args: [path.join(repoRoot, 'tests/fixtures/servers/echo.mjs')] },
+          },
+        }),
+      )
       fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
       try {
-        term.open('chat', `HOME=${dir} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
+        term.open(
+          'chat',
+          `HOME=${dir} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`,
+        )
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         // NO_COLOR: the status line is there, without the dim attribute.
         expect(lastStatus(screen(), 'open mode')).toMatch(/^open mode · \S+ · 0 in \/ 0 out$/)
@@ -253,7 +346,9 @@ describe('myc chat (build/myc.cjs)', () => {
         const id = /session (\S+) is recorded: myc chat --resume \1/.exec(screen())?.[1]
         expect(id).toBeDefined()
         // Saved: listed, and a new chat resumes it with its conversation.
-        const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as { sessions: Array<{ id: string; mode: string; turns: number }> }
+        const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as {
+          sessions: Array<{ id: string; mode: string; turns: number }>
+        }
         expect(listed.sessions).toContainEqual(expect.objectContaining({ id, mode: 'chat', turns: 1 }))
         const again = await runAgentCli(['chat', '--config', config, '--resume', id!], { fake, input: 'and again\n' })
         expect(again.code, again.stderr).toBe(0)

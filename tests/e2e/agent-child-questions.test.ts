@@ -52,10 +52,16 @@ describe('myc run (build/myc.cjs): the agent answers what its children ask durin
       // The children's sampling: a plain (non-streaming) request without tools.
       if (request.body.stream !== true) {
         sampling.push(request)
-        return { content: [{ type: 'text', text: 'Paris, said the model' }], stop_reason: 'end_turn', usage: { input_tokens: 100, output_tokens: 7 } }
+        return {
+          content: [{ type: 'text', text: 'Paris, said the model' }],
+          stop_reason: 'end_turn',
+          usage: { input_tokens: 100, output_tokens: 7 },
+        }
       }
       const next = TURNS[turn++]
-      return next ? { content: [{ type: 'tool_use', name: next.name, input: next.input }], stop_reason: 'tool_use' } : { content: [{ type: 'text', text: 'Done.' }] }
+      return next
+        ? { content: [{ type: 'tool_use', name: next.name, input: next.input }], stop_reason: 'tool_use' }
+        : { content: [{ type: 'text', text: 'Done.' }] }
     })
   })
   afterAll(async () => {
@@ -115,22 +121,42 @@ describe('myc chat on a terminal (build/myc.cjs, tmux): the person answers a chi
       fake.setScript((request): FakeReply => {
         if (request.body.stream !== true) return { content: [{ type: 'text', text: 'hello from the model' }] }
         const last = JSON.stringify(request.body.messages.at(-1))
-        if (last.includes('tool_result')) return { content: [{ type: 'text', text: `result: ${last.includes('teal') ? 'got teal' : last.includes('hello from the model') ? 'got the sample' : 'got nothing'}` }] }
+        if (last.includes('tool_result'))
+          return {
+            content: [
+              {
+                type: 'text',
+                text: `result: ${last.includes('teal') ? 'got teal' : last.includes('hello from the model') ? 'got the sample' : 'got nothing'}`,
+              },
+            ],
+          }
         return { content: [{ type: 'tool_use', name: tools[turn++]!, input: {} }] }
       })
       try {
         const home = mkdtempSync(path.join(tmpdir(), 'myc-home-'))
-        term.open('chat', `HOME=${home} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`)
+        term.open(
+          'chat',
+          `HOME=${home} ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} chat --config ${config}; echo EXIT=$?; sleep 60`,
+        )
         await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
         tmux('send-keys', '-t', 'chat', 'ask me', 'Enter')
-        await waitFor(() => screen().includes('Answer it? [y]es / [n]o (decline) / [c]ancel'), 20_000, 'the elicitation question')
+        await waitFor(
+          () => screen().includes('Answer it? [y]es / [n]o (decline) / [c]ancel'),
+          20_000,
+          'the elicitation question',
+        )
         expect(screen()).toContain('[asker] asks: Favourite colour?')
         tmux('send-keys', '-t', 'chat', 'y', 'Enter')
         await waitFor(() => screen().includes('colour (string; optional):'), 20_000, 'the form field')
         tmux('send-keys', '-t', 'chat', 'teal', 'Enter')
         await waitFor(() => screen().includes('result: got teal'), 20_000, 'the answer reaching the child and back')
         tmux('send-keys', '-t', 'chat', 'sample something', 'Enter')
-        await waitFor(() => screen().includes('Server "asker" asks the model to answer it (sampling, up to 10 tokens). Allow? [y/n]'), 20_000, 'the sampling question')
+        await waitFor(
+          () =>
+            screen().includes('Server "asker" asks the model to answer it (sampling, up to 10 tokens). Allow? [y/n]'),
+          20_000,
+          'the sampling question',
+        )
         tmux('send-keys', '-t', 'chat', 'y', 'Enter')
         await waitFor(() => screen().includes('result: got the sample'), 20_000, 'the sampled answer')
         tmux('send-keys', '-t', 'chat', 'C-d')

@@ -47,11 +47,30 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     const r = await run(['echo hello', '--json', '--config', openConfig], { fake })
     expect(r.code, r.stderr).toBe(0)
     for (const event of r.events) expect(v.safeParse(AgentEventSchema, event).success, JSON.stringify(event)).toBe(true)
-    expect(r.events.map((e) => e.type)).toEqual(['session_start', 'text', 'tool_call', 'tool_result', 'text', 'session_end'])
+    expect(r.events.map((e) => e.type)).toEqual([
+      'session_start',
+      'text',
+      'tool_call',
+      'tool_result',
+      'text',
+      'session_end',
+    ])
     expect(r.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6])
     expect(new Set(r.events.map((e) => e.sessionId)).size).toBe(1)
-    expect(r.events[3]).toMatchObject({ type: 'tool_result', tool: 'echo:echo', ok: true, content: [{ type: 'text', text: 'hello' }] })
-    expect(last(r)).toMatchObject({ ok: true, reason: 'done', turns: 2, text: 'All done.', exitCode: 0, usage: { inputTokens: 20, outputTokens: 10 } })
+    expect(r.events[3]).toMatchObject({
+      type: 'tool_result',
+      tool: 'echo:echo',
+      ok: true,
+      content: [{ type: 'text', text: 'hello' }],
+    })
+    expect(last(r)).toMatchObject({
+      ok: true,
+      reason: 'done',
+      turns: 2,
+      text: 'All done.',
+      exitCode: 0,
+      usage: { inputTokens: 20, outputTokens: 10 },
+    })
     // The second request carried the tool's result back to the model.
     const second = fake.requests[before + 1]!
     expect([...toolResults(second).values()][0]).toEqual({ content: [{ type: 'text', text: 'hello' }] })
@@ -72,16 +91,38 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     const before = fake.requests.length
     const guest = await run(['try', '--json', '--config', policyConfig, '--role', 'guest'], { fake })
     expect(guest.code, guest.stderr).toBe(0)
-    expect(offeredNames(fake.requests[before]!)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo'])
+    expect(offeredNames(fake.requests[before]!)).toEqual([
+      'mycelium__list_skills',
+      'mycelium__activate_skill',
+      'mycelium__deactivate_skill',
+      'mycelium__get_context',
+      'mycelium__search_tools',
+      'echo__echo',
+    ])
     const start = guest.events[0] as Extract<AgentEvent, { type: 'session_start' }>
-    expect(start).toMatchObject({ role: 'guest', activeSkills: ['common'], tools: ['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:search_tools', 'echo:echo'] })
-    const answers = guest.events.filter((e) => e.type === 'tool_result').map((e) => JSON.stringify((e as { content: unknown }).content))
+    expect(start).toMatchObject({
+      role: 'guest',
+      activeSkills: ['common'],
+      tools: [
+        'mycelium:list_skills',
+        'mycelium:activate_skill',
+        'mycelium:deactivate_skill',
+        'mycelium:get_context',
+        'mycelium:search_tools',
+        'echo:echo',
+      ],
+    })
+    const answers = guest.events
+      .filter((e) => e.type === 'tool_result')
+      .map((e) => JSON.stringify((e as { content: unknown }).content))
     // grow__grow exists but is hidden for a guest; nope__never never existed: the same answer but for the name.
     expect(answers[0]!.replace('grow__grow', 'NAME')).toBe(answers[1]!.replace('nope__never', 'NAME'))
     expect(answers[0]).toContain('Unknown tool: grow__grow')
     expect(last(guest).permissionDenials.map((d) => d.tool)).toEqual(['grow__grow', 'nope__never'])
     // The developer's first request offers more (the reader skill is reachable, not active).
-    const dev = await run(['try', '--json', '--config', policyConfig, '--role', 'developer', '--skills', 'writer'], { fake })
+    const dev = await run(['try', '--json', '--config', policyConfig, '--role', 'developer', '--skills', 'writer'], {
+      fake,
+    })
     expect(dev.code).toBe(0)
     const devTools = offeredNames(fake.requests.at(-3)!)
     expect(devTools).toContain('grow__grow')
@@ -103,10 +144,18 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     expect(r.code, r.stderr).toBe(0)
     expect(offeredNames(fake.requests[before]!)).not.toContain('grow__grow')
     expect(offeredNames(fake.requests[before + 1]!)).toContain('grow__grow')
-    const activated = r.events.find((e) => e.type === 'skill_activated') as { skill: string; by: string; toolsAdded: string[] }
+    const activated = r.events.find((e) => e.type === 'skill_activated') as {
+      skill: string
+      by: string
+      toolsAdded: string[]
+    }
     expect(activated).toMatchObject({ skill: 'writer', by: 'model' })
     expect(activated.toolsAdded).toContain('grow:grow')
-    expect(r.events.filter((e) => e.type === 'tool_result').at(-1)).toMatchObject({ tool: 'grow:grow', ok: true, content: [{ type: 'text', text: 'added leaf' }] })
+    expect(r.events.filter((e) => e.type === 'tool_result').at(-1)).toMatchObject({
+      tool: 'grow:grow',
+      ok: true,
+      content: [{ type: 'text', text: 'added leaf' }],
+    })
   }, 30_000)
 
   it('exits 3 at max turns, with session_end saying so', async () => {
@@ -120,7 +169,10 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     fake.setScript(() => ({ status: 401, error: { type: 'authentication_error', message: 'invalid x-api-key' } }))
     const rejected = await run(['x', '--json', '--config', openConfig], { fake })
     expect(rejected.code).toBe(1)
-    expect(rejected.events.find((e) => e.type === 'error')).toMatchObject({ code: 'api_key_rejected', message: expect.stringContaining('ANTHROPIC_API_KEY') })
+    expect(rejected.events.find((e) => e.type === 'error')).toMatchObject({
+      code: 'api_key_rejected',
+      message: expect.stringContaining('ANTHROPIC_API_KEY'),
+    })
     expect(last(rejected)).toMatchObject({ type: 'session_end', reason: 'error', exitCode: 1 })
     const unreachable = await run(['x', '--config', openConfig], { env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } })
     expect(unreachable.code).toBe(1)
@@ -131,7 +183,9 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
   it('exits 2 naming the variable when there is no key at all, and for a missing task or a bad --max-turns', async () => {
     const noKey = await run(['x', '--json', '--config', openConfig], { env: { ANTHROPIC_API_KEY: undefined } })
     expect(noKey.code).toBe(2)
-    expect(noKey.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringContaining('ANTHROPIC_API_KEY') })
+    expect(noKey.events.find((e) => e.type === 'error')).toMatchObject({
+      message: expect.stringContaining('ANTHROPIC_API_KEY'),
+    })
     expect(last(noKey)).toMatchObject({ type: 'session_end', ok: false, exitCode: 2 })
     const noTask = await run(['--config', openConfig], { input: '   ' })
     expect(noTask.code).toBe(2)
@@ -142,7 +196,15 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
   }, 30_000)
 
   it('takes the task from stdin, and without --json writes the answer on stdout and the tool activity on stderr', async () => {
-    fake.setScript((req, i) => (i % 2 === 0 ? { content: [{ type: 'tool_use', name: 'echo__echo', input: { message: String(req.body.messages[0]!.content) } }] } : { content: [{ type: 'text', text: 'The answer.' }] }))
+    fake.setScript((req, i) =>
+      i % 2 === 0
+        ? {
+            content: [
+              { type: 'tool_use', name: 'echo__echo', input: { message: String(req.body.messages[0]!.content) } },
+            ],
+          }
+        : { content: [{ type: 'text', text: 'The answer.' }] },
+    )
     const r = await run(['-', '--config', openConfig], { fake, input: 'task from stdin' })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toBe('The answer.\n')
@@ -165,21 +227,39 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
       fake.setScript(
         (_req, i) =>
           [
-            { content: [{ type: 'tool_use' as const, name: 'mycelium__exec', input: { command: 'echo from-the-sandbox' } }] },
-            { content: [{ type: 'tool_use' as const, name: 'mycelium__exec', input: { command: 'echo / | xargs rm -rf' } }] },
+            {
+              content: [
+                { type: 'tool_use' as const, name: 'mycelium__exec', input: { command: 'echo from-the-sandbox' } },
+              ],
+            },
+            {
+              content: [
+                { type: 'tool_use' as const, name: 'mycelium__exec', input: { command: 'echo / | xargs rm -rf' } },
+              ],
+            },
             { content: [{ type: 'text' as const, text: 'ran' }] },
           ][i]!,
       )
       const before = fake.requests.length
-      const r = await run(['run things', '--json', '--config', policyConfig, '--role', 'developer', '--skills', 'shell'], { fake })
+      const r = await run(
+        ['run things', '--json', '--config', policyConfig, '--role', 'developer', '--skills', 'shell'],
+        { fake },
+      )
       expect(r.code, r.stderr).toBe(0)
       expect(offeredNames(fake.requests[before]!)).toContain('mycelium__exec')
-      const results = r.events.filter((e) => e.type === 'tool_result') as Array<{ tool: string; ok: boolean; content: Array<{ text?: string }> }>
+      const results = r.events.filter((e) => e.type === 'tool_result') as Array<{
+        tool: string
+        ok: boolean
+        content: Array<{ text?: string }>
+      }>
       expect(results[0]).toMatchObject({ tool: 'mycelium:exec', ok: true })
       expect(results[0]!.content[0]!.text).toContain('from-the-sandbox')
       expect(results[1]).toMatchObject({ tool: 'mycelium:exec', ok: false })
       expect(results[1]!.content[0]!.text).toMatch(/destructive-unknown-target|from input/)
-      expect(r.events.find((e) => e.type === 'guard_blocked')).toMatchObject({ tool: 'mycelium:exec', rule: 'destructive-unknown-target' })
+      expect(r.events.find((e) => e.type === 'guard_blocked')).toMatchObject({
+        tool: 'mycelium:exec',
+        rule: 'destructive-unknown-target',
+      })
     },
     60_000,
   )
@@ -214,16 +294,27 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
   }, 30_000)
 
   it('hands MCP results to the model as API content: images as images, what the API cannot take as text', async () => {
-    fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'echo__image', input: {} }] } : { content: [{ type: 'text', text: 'seen' }] }))
+    fake.setScript((_req, i) =>
+      i === 0
+        ? { content: [{ type: 'tool_use', name: 'echo__image', input: {} }] }
+        : { content: [{ type: 'text', text: 'seen' }] },
+    )
     const before = fake.requests.length
     const r = await run(['look', '--json', '--config', openConfig], { fake })
     expect(r.code, r.stderr).toBe(0)
-    const blocks = [...toolResults(fake.requests[before + 1]!).values()][0]!.content as Array<{ type: string; source?: { type: string; media_type?: string }; text?: string }>
+    const blocks = [...toolResults(fake.requests[before + 1]!).values()][0]!.content as Array<{
+      type: string
+      source?: { type: string; media_type?: string }
+      text?: string
+    }>
     expect(blocks[0]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png' } })
     // The embedded text resource, as the SDK's helper converts it.
     expect(JSON.stringify(blocks[1])).toContain('static text')
     // A non-http resource link and audio: described, not dropped and not a failed turn.
-    expect(blocks.slice(2).map((b) => b.text)).toEqual(['[resource link: item 7 echo://item/7]', '[audio content (audio/wav) that the model cannot receive]'])
+    expect(blocks.slice(2).map((b) => b.text)).toEqual([
+      '[resource link: item 7 echo://item/7]',
+      '[audio content (audio/wav) that the model cannot receive]',
+    ])
   }, 30_000)
 
   it('activates the skills whose triggers the task names before the first request (escalation auto)', async () => {
@@ -247,14 +338,27 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
       ['growing', '["grow:*"]'],
     ]) {
       mkdirSync(path.join(dir, 'skills', name!), { recursive: true })
-      writeFileSync(path.join(dir, 'skills', name!, 'SKILL.md'), `---\nname: ${name}\ndescription: The ${name} skill\nallowedRoles: [dev]\nallowedTools: ${tools}\n---\n`)
+      writeFileSync(
+        path.join(dir, 'skills', name!, 'SKILL.md'),
+        `---\nname: ${name}\ndescription: The ${name} skill\nallowedRoles: [dev]\nallowedTools: ${tools}\n---\n`,
+      )
     }
     const config = path.join(dir, 'mycelium.config.json')
-    writeFileSync(config, JSON.stringify({ mcpServers: { echo: fixtureEntry('echo'), grow: fixtureEntry('list-changing') }, roles: { default: 'dev' }, agent: { workers: { enabled: true, max: 1, maxTurns: 3 } } }))
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { echo: fixtureEntry('echo'), grow: fixtureEntry('list-changing') },
+        roles: { default: 'dev' },
+        agent: { workers: { enabled: true, max: 1, maxTurns: 3 } },
+      }),
+    )
     // Parent: delegate; worker: call echo, then answer; parent: finish.
     fake.setScript((req, i) => {
       const offered = offeredNames(req)
-      if (i === 0) return { content: [{ type: 'tool_use', name: 'mycelium__delegate', input: { skill: 'echoing', task: 'say hi' } }] }
+      if (i === 0)
+        return {
+          content: [{ type: 'tool_use', name: 'mycelium__delegate', input: { skill: 'echoing', task: 'say hi' } }],
+        }
       if (i === 1) {
         // The worker's request: that skill's tools only, no meta tools, no delegate.
         expect(offered).toEqual(['echo__echo'])
@@ -270,12 +374,29 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     expect(offeredNames(fake.requests[before]!)).toContain('mycelium__delegate')
     expect(offeredNames(fake.requests[before + 1]!)).toEqual(['echo__echo'])
     // The worker asked for a tool outside its skill: the answer of a tool that does not exist.
-    expect([...toolResults(fake.requests[before + 3]!).values()][0]).toMatchObject({ is_error: true, content: [{ type: 'text', text: 'Unknown tool: grow__grow' }] })
-    const start = r.events.find((e) => e.type === 'worker_start') as { parentId: string; skill: string; tools: string[] }
-    const finished = r.events.find((e) => e.type === 'worker_end') as { parentId: string; ok: boolean; text: string; turns: number }
+    expect([...toolResults(fake.requests[before + 3]!).values()][0]).toMatchObject({
+      is_error: true,
+      content: [{ type: 'text', text: 'Unknown tool: grow__grow' }],
+    })
+    const start = r.events.find((e) => e.type === 'worker_start') as {
+      parentId: string
+      skill: string
+      tools: string[]
+    }
+    const finished = r.events.find((e) => e.type === 'worker_end') as {
+      parentId: string
+      ok: boolean
+      text: string
+      turns: number
+    }
     const delegateCall = r.events.find((e) => e.type === 'tool_call') as { id: string }
     expect(start).toMatchObject({ parentId: delegateCall.id, skill: 'echoing', tools: ['echo:echo'] })
-    expect(finished).toMatchObject({ parentId: delegateCall.id, ok: true, turns: 3, text: 'worker done: hi from the worker' })
+    expect(finished).toMatchObject({
+      parentId: delegateCall.id,
+      ok: true,
+      turns: 3,
+      text: 'worker done: hi from the worker',
+    })
     // What the worker did is in the stream too, each event naming the delegate call; the parent's own events name none.
     const byWorker = r.events.filter((e) => (e as { worker?: string }).worker !== undefined)
     expect(byWorker.map((e) => [e.type, (e as { tool?: string }).tool ?? null])).toEqual([
@@ -290,7 +411,9 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     for (const event of r.events) expect(v.safeParse(AgentEventSchema, event).success, JSON.stringify(event)).toBe(true)
     expect(r.events.filter((e) => e.type === 'tool_call' && !(e as { worker?: string }).worker)).toHaveLength(1)
     // The parent got the worker's answer as the tool's result, and session_end counts the worker's usage too.
-    expect(JSON.stringify([...toolResults(fake.requests.at(-1)!).values()][0])).toContain('worker done: hi from the worker')
+    expect(JSON.stringify([...toolResults(fake.requests.at(-1)!).values()][0])).toContain(
+      'worker done: hi from the worker',
+    )
     expect((r.events.at(-1) as { usage: { inputTokens: number } }).usage.inputTokens).toBe(50)
   }, 30_000)
 
@@ -301,7 +424,10 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     writeFileSync(
       config,
       JSON.stringify({
-        mcpServers: { echo: { command: 'node', args: [path.join(basic, '../../servers/echo.mjs')] }, grow: { command: 'node', args: [path.join(basic, '../../servers/list-changing.mjs')] } },
+        mcpServers: {
+          echo: { command: 'node', args: [path.join(basic, '../../servers/echo.mjs')] },
+          grow: { command: 'node', args: [path.join(basic, '../../servers/list-changing.mjs')] },
+        },
         skills: { dirs: [path.join(basic, 'skills')] },
         roles: { default: 'developer' },
         agent: { classifier: { model: 'tiny-classifier' }, price: { inputPerMTok: 3, outputPerMTok: 15 } },

@@ -7,20 +7,28 @@ import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 
 /** A message's text: a string, or its text blocks joined. */
-const textOf = (content: unknown): string => (typeof content === 'string' ? content : (content as Array<{ type: string; text?: string }>).map((b) => b.text ?? `[${b.type}]`).join(''))
+const textOf = (content: unknown): string =>
+  typeof content === 'string'
+    ? content
+    : (content as Array<{ type: string; text?: string }>).map((b) => b.text ?? `[${b.type}]`).join('')
 
 /** A project with a role that reaches a skill of echo's tools. */
 function project(): { config: string; sessions: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-sessions-'))
   mkdirSync(path.join(dir, 'skills', 'talk'), { recursive: true })
-  writeFileSync(path.join(dir, 'skills', 'talk', 'SKILL.md'), '---\nname: talk\ndescription: Echo things\nallowedRoles: [dev]\nallowedTools: ["echo:echo"]\n---\n')
+  writeFileSync(
+    path.join(dir, 'skills', 'talk', 'SKILL.md'),
+    '---\nname: talk\ndescription: Echo things\nallowedRoles: [dev]\nallowedTools: ["echo:echo"]\n---\n',
+  )
   const config = path.join(dir, 'mycelium.config.json')
   writeFileSync(config, JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') }, roles: { default: 'dev' } }))
   return { config, sessions: path.join(dir, '.mycelium', 'sessions') }
 }
 
 describe('recorded sessions (build/myc.cjs)', () => {
-  const fake = new FakeAnthropic((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
+  const fake = new FakeAnthropic((req) => ({
+    content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }],
+  }))
   beforeAll(async () => {
     await fake.start()
   })
@@ -30,14 +38,24 @@ describe('recorded sessions (build/myc.cjs)', () => {
 
   it('records a chat as it goes, and resumes it in a new process with its conversation and skills', async () => {
     const { config, sessions } = project()
-    const first = await runAgentCli(['chat', '--config', config], { fake, input: '/add talk\nhello\n/save first-chat\n' })
+    const first = await runAgentCli(['chat', '--config', config], {
+      fake,
+      input: '/add talk\nhello\n/save first-chat\n',
+    })
     expect(first.code, first.stderr).toBe(0)
     const listed = await runAgentCli(['sessions', 'list', '--json', '--config', config])
-    const [session] = (JSON.parse(listed.stdout) as { sessions: Array<{ id: string; name: string; turns: number; activeSkills: string[]; mode: string }> }).sessions
+    const [session] = (
+      JSON.parse(listed.stdout) as {
+        sessions: Array<{ id: string; name: string; turns: number; activeSkills: string[]; mode: string }>
+      }
+    ).sessions
     expect(session).toMatchObject({ name: 'first-chat', turns: 1, activeSkills: ['talk'], mode: 'chat' })
     // A new process, by name: the earlier turn is sent again, and the skill is back.
     const before = fake.requests.length
-    const again = await runAgentCli(['chat', '--config', config, '--resume', 'first-chat'], { fake, input: 'and now?\n' })
+    const again = await runAgentCli(['chat', '--config', config, '--resume', 'first-chat'], {
+      fake,
+      input: 'and now?\n',
+    })
     expect(again.code, again.stderr).toBe(0)
     expect(again.stdout).toBe('seen 3 messages\n')
     expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).toContain('echo__echo')
@@ -52,15 +70,27 @@ describe('recorded sessions (build/myc.cjs)', () => {
 
   it('/clear is recorded: a resumed session starts after it; /resume turns off skills the session did not have', async () => {
     const { config } = project()
-    const first = await runAgentCli(['chat', '--config', config], { fake, input: 'before the clear\n/clear\nafter the clear\n/save cleared-chat\n' })
+    const first = await runAgentCli(['chat', '--config', config], {
+      fake,
+      input: 'before the clear\n/clear\nafter the clear\n/save cleared-chat\n',
+    })
     expect(first.code, first.stderr).toBe(0)
-    const shown = JSON.parse((await runAgentCli(['sessions', 'show', 'cleared-chat', '--json', '--config', config])).stdout) as { messages: Array<{ content: unknown }> }
+    const shown = JSON.parse(
+      (await runAgentCli(['sessions', 'show', 'cleared-chat', '--json', '--config', config])).stdout,
+    ) as { messages: Array<{ content: unknown }> }
     expect(shown.messages.map((m) => textOf(m.content))).toEqual(['after the clear', 'seen 1 messages'])
     // Resumed from a chat where talk is active: the session had no skills, so talk is turned off.
     const before = fake.requests.length
-    const again = await runAgentCli(['chat', '--config', config], { fake, input: '/add talk\n/resume cleared-chat\nand now?\n' })
+    const again = await runAgentCli(['chat', '--config', config], {
+      fake,
+      input: '/add talk\n/resume cleared-chat\nand now?\n',
+    })
     expect(again.code, again.stderr).toBe(0)
-    expect(fake.requests[before]!.body.messages.map((m) => textOf(m.content))).toEqual(['after the clear', 'seen 1 messages', 'and now?'])
+    expect(fake.requests[before]!.body.messages.map((m) => textOf(m.content))).toEqual([
+      'after the clear',
+      'seen 1 messages',
+      'and now?',
+    ])
     expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).not.toContain('echo__echo')
   }, 60_000)
 
@@ -79,7 +109,9 @@ describe('recorded sessions (build/myc.cjs)', () => {
     writeFileSync(file, readFileSync(file, 'utf8').replace('{"type":"mess', '').replace(/\n/, '\nnot json\n'))
     const broken = await runAgentCli(['run', 'again', '--json', '--config', config, '--resume', id], { fake })
     expect(broken.code).toBe(2)
-    expect(broken.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(new RegExp(`${id}\\.jsonl:2: not a JSON record`)) })
+    expect(broken.events.find((e) => e.type === 'error')).toMatchObject({
+      message: expect.stringMatching(new RegExp(`${id}\\.jsonl:2: not a JSON record`)),
+    })
     const missing = await runAgentCli(['run', 'x', '--json', '--config', config, '--resume', 'nope'], { fake })
     expect(missing.code).toBe(2)
     const removed = await runAgentCli(['sessions', 'rm', id, '--config', config])
@@ -88,13 +120,26 @@ describe('recorded sessions (build/myc.cjs)', () => {
 
   it('myc sessions list counts turns as session_end does, and shows the start date and the first task line', async () => {
     const { config } = project()
-    fake.setScript((req) => (req.body.messages.length === 1 ? { content: [{ type: 'tool_use', name: 'no_such_tool', input: {} }], stop_reason: 'tool_use' } : { content: [{ type: 'text', text: 'done' }] }))
+    fake.setScript((req) =>
+      req.body.messages.length === 1
+        ? { content: [{ type: 'tool_use', name: 'no_such_tool', input: {} }], stop_reason: 'tool_use' }
+        : { content: [{ type: 'text', text: 'done' }] },
+    )
     try {
-      const run = await runAgentCli(['run', 'fix the failing tests\nthen tell me why', '--json', '--config', config], { fake })
+      const run = await runAgentCli(['run', 'fix the failing tests\nthen tell me why', '--json', '--config', config], {
+        fake,
+      })
       const end = run.events.find((e) => e.type === 'session_end') as { turns: number; sessionId: string }
       expect(end.turns).toBe(2)
-      const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as { sessions: Array<{ id: string; turns: number; tasks: number; firstTask: string; created: string }> }
-      expect(listed.sessions[0]).toMatchObject({ id: end.sessionId, turns: end.turns, tasks: 1, firstTask: 'fix the failing tests' })
+      const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as {
+        sessions: Array<{ id: string; turns: number; tasks: number; firstTask: string; created: string }>
+      }
+      expect(listed.sessions[0]).toMatchObject({
+        id: end.sessionId,
+        turns: end.turns,
+        tasks: 1,
+        firstTask: 'fix the failing tests',
+      })
       const text = (await runAgentCli(['sessions', 'list', '--config', config])).stdout
       expect(text).toContain(`${end.sessionId}  ${listed.sessions[0]!.created.slice(0, 10)} `)
       expect(text).toMatch(/ run +2 turns +fix the failing tests\n?$/)
@@ -111,8 +156,14 @@ describe('recorded sessions (build/myc.cjs)', () => {
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(/forked \S+ at turn 1 into \S+; \S+ is untouched/)
     // "three" follows "one" only.
-    expect(fake.requests[before + 2]!.body.messages.map((m) => textOf(m.content))).toEqual(['one', 'seen 1 messages', 'three'])
-    const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as { sessions: Array<{ turns: number }> }
+    expect(fake.requests[before + 2]!.body.messages.map((m) => textOf(m.content))).toEqual([
+      'one',
+      'seen 1 messages',
+      'three',
+    ])
+    const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as {
+      sessions: Array<{ turns: number }>
+    }
     expect(listed.sessions.map((x) => x.turns).sort()).toEqual([2, 2])
   }, 60_000)
 
@@ -123,7 +174,10 @@ describe('recorded sessions (build/myc.cjs)', () => {
       return { content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }
     })
     const before = fake.requests.length
-    const r = await runAgentCli(['chat', '--config', config], { fake, input: 'one\ntwo\nthree\n/compress\nfour\n/save compressed\n' })
+    const r = await runAgentCli(['chat', '--config', config], {
+      fake,
+      input: 'one\ntwo\nthree\n/compress\nfour\n/save compressed\n',
+    })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(/compressed 1 turns: about \d+ tokens before, \d+ after/)
     const afterCompress = fake.requests.slice(before).find((q) => JSON.stringify(q.body.messages).includes('four'))!
@@ -142,7 +196,10 @@ describe('recorded sessions (build/myc.cjs)', () => {
     const { config } = project()
     fake.setScript(() => ({ content: [{ type: 'text', text: 'exported soon' }] }))
     const out = path.join(mkdtempSync(path.join(tmpdir(), 'myc-chat-export-')), 'chat.json')
-    const r = await runAgentCli(['chat', '--config', config], { fake, input: `hello\n/export json ${out}\n/export pdf\n` })
+    const r = await runAgentCli(['chat', '--config', config], {
+      fake,
+      input: `hello\n/export json ${out}\n/export pdf\n`,
+    })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toContain(`exported to ${out}`)
     expect(r.stderr).toContain('/export takes md, json or html, not "pdf"')

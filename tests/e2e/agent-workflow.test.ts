@@ -20,7 +20,10 @@ function project(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-wf-'))
   const skill = (name: string, roles: string, tools: string) => {
     mkdirSync(path.join(dir, 'skills', name, 'scripts'), { recursive: true })
-    writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: The ${name} skill\nallowedRoles: [${roles}]\nallowedTools: ${tools}\n---\nRun check.sh first, then release.sh.\n`)
+    writeFileSync(
+      path.join(dir, 'skills', name, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: The ${name} skill\nallowedRoles: [${roles}]\nallowedTools: ${tools}\n---\nRun check.sh first, then release.sh.\n`,
+    )
   }
   skill('deploy', 'ops', '[]')
   skill('investigate', 'adhoc', '["echo:*"]')
@@ -31,13 +34,25 @@ function project(): string {
   }
   script('check.sh', 'echo all good')
   script('release.sh', 'echo releasing; echo "disk full" >&2; exit 2')
-  writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') }, roles: { default: 'ops' }, session: { defaultSkills: ['investigate'] } }))
+  writeFileSync(
+    path.join(dir, 'mycelium.config.json'),
+    JSON.stringify({
+      mcpServers: { echo: fixtureEntry('echo') },
+      roles: { default: 'ops' },
+      session: { defaultSkills: ['investigate'] },
+    }),
+  )
   return path.join(dir, 'mycelium.config.json')
 }
 
 const myc = (args: string[], fake: FakeAnthropic) => runAgentCli([...args, '--json'], { fake })
 /** The recorded sessions of a project, as `myc sessions list --json` gives them. */
-const listed = async (config: string) => (JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as { sessions: Array<{ id: string; mode: string; turns: number; file: string }> }).sessions
+const listed = async (config: string) =>
+  (
+    JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as {
+      sessions: Array<{ id: string; mode: string; turns: number; file: string }>
+    }
+  ).sessions
 const sessionsOf = (config: string) => path.join(path.dirname(config), '.mycelium', 'sessions')
 
 describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, and what a failure leads to", () => {
@@ -55,14 +70,27 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
           {
             content: [
               { type: 'text' as const, text: 'Checking first.' },
-              { type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'check.sh' } },
+              {
+                type: 'tool_use' as const,
+                name: 'mycelium__run_script',
+                input: { skill: 'deploy', script: 'check.sh' },
+              },
             ],
           },
-          { content: [{ type: 'tool_use' as const, name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh', args: ['--now'] } }] },
+          {
+            content: [
+              {
+                type: 'tool_use' as const,
+                name: 'mycelium__run_script',
+                input: { skill: 'deploy', script: 'release.sh', args: ['--now'] },
+              },
+            ],
+          },
           { content: [{ type: 'text' as const, text: 'Looking into the failure.' }] },
         ][i]!,
     )
-  const end = (events: AgentEvent[]) => events.at(-1) as { type: string; reason: string; exitCode: number; contextFile?: string }
+  const end = (events: AgentEvent[]) =>
+    events.at(-1) as { type: string; reason: string; exitCode: number; contextFile?: string }
 
   it('--on-failure exit: offers only the skill tools, writes a valid context file, exits 3 with its path', async () => {
     failingRun()
@@ -70,13 +98,25 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
     const r = await myc(['workflow', 'release it', '--config', project(), '--on-failure', 'exit'], fake)
     expect(r.code, r.stderr).toBe(3)
     for (const e of r.events) expect(v.safeParse(AgentEventSchema, e).success, JSON.stringify(e)).toBe(true)
-    expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).toEqual(['mycelium__list_skills', 'mycelium__read_skill', 'mycelium__run_script'])
+    expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).toEqual([
+      'mycelium__list_skills',
+      'mycelium__read_skill',
+      'mycelium__run_script',
+    ])
     expect(r.events[0]).toMatchObject({ type: 'session_start', mode: 'workflow', role: 'ops' })
     expect(end(r.events)).toMatchObject({ type: 'session_end', reason: 'failed', exitCode: 3 })
     const file = end(r.events).contextFile!
     expect(existsSync(file)).toBe(true)
     const context = await readFailureContext(file)
-    expect(context).toMatchObject({ skillId: 'deploy', scriptPath: 'scripts/release.sh', args: ['--now'], exitCode: 2, stdout: 'releasing\n', stderr: 'disk full\n', conversationSummary: 'Checking first.' })
+    expect(context).toMatchObject({
+      skillId: 'deploy',
+      scriptPath: 'scripts/release.sh',
+      args: ['--now'],
+      exitCode: 2,
+      stdout: 'releasing\n',
+      stderr: 'disk full\n',
+      conversationSummary: 'Checking first.',
+    })
     // The workflow stopped at the failure: no third request.
     expect(fake.requests.length - before).toBe(2)
   }, 60_000)
@@ -97,22 +137,39 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
     const sent = fake.requests[before + 1]!.body.messages
     expect(session.messages.slice(0, sent.length)).toEqual(sent)
     expect(session.messages).toHaveLength(sent.length + 2)
-    expect(session.messages[sent.length]).toMatchObject({ role: 'assistant', content: [{ type: 'tool_use', name: 'mycelium__run_script', input: { skill: 'deploy', script: 'release.sh', args: ['--now'] } }] })
-    expect(session.messages[sent.length + 1]).toMatchObject({ role: 'user', content: [{ type: 'tool_result', is_error: true }] })
+    expect(session.messages[sent.length]).toMatchObject({
+      role: 'assistant',
+      content: [
+        {
+          type: 'tool_use',
+          name: 'mycelium__run_script',
+          input: { skill: 'deploy', script: 'release.sh', args: ['--now'] },
+        },
+      ],
+    })
+    expect(session.messages[sent.length + 1]).toMatchObject({
+      role: 'user',
+      content: [{ type: 'tool_result', is_error: true }],
+    })
     // Turns as session_end counts them (the model's answers); one task.
     const endTurns = (r.events.at(-1) as { turns: number }).turns
     expect(endTurns).toBe(2)
     expect(session.turns).toBe(endTurns)
     expect(session.tasks).toBe(1)
     expect(session.usage).toEqual({ inputTokens: 20, outputTokens: 10 })
-    expect(await listed(config)).toContainEqual(expect.objectContaining({ id, mode: 'workflow', turns: endTurns, file }))
+    expect(await listed(config)).toContainEqual(
+      expect.objectContaining({ id, mode: 'workflow', turns: endTurns, file }),
+    )
     // myc run --resume goes on from it: the recorded conversation is sent again, then the follow-up.
     fake.setScript(() => ({ content: [{ type: 'text', text: 'going on' }] }))
     const resumedAt = fake.requests.length
     const follow = await myc(['run', 'what failed?', '--config', config, '--resume', id], fake)
     expect(follow.code, follow.stderr).toBe(0)
     expect((follow.events[0] as { sessionId: string }).sessionId).toBe(id)
-    expect(fake.requests[resumedAt]!.body.messages).toEqual([...session.messages, { role: 'user', content: 'what failed?' }])
+    expect(fake.requests[resumedAt]!.body.messages).toEqual([
+      ...session.messages,
+      { role: 'user', content: 'what failed?' },
+    ])
     expect(loadSession(sessionsOf(config), id)).toMatchObject({ tasks: 2, turns: 3 })
   }, 60_000)
 
@@ -135,7 +192,10 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
       const { tmux } = term
       const screen = () => tmux('capture-pane', '-p', '-J', '-t', 'wf')
       try {
-        term.open('wf', `HOME=${path.dirname(config)} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} workflow 'release it' --config ${config}; echo EXIT=$?; sleep 60`)
+        term.open(
+          'wf',
+          `HOME=${path.dirname(config)} NO_COLOR=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} workflow 'release it' --config ${config}; echo EXIT=$?; sleep 60`,
+        )
         const { waitFor } = await import('../helpers/runtime.js')
         await waitFor(() => screen().includes('Hand off to adhoc to investigate? [y/n]'), 30_000, 'the question')
         const lines = screen()
@@ -164,7 +224,9 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
     expect(handoff.to).toBe('adhoc')
     const third = fake.requests[before + 2]!
     expect((third.body.tools ?? []).map((t) => t.name)).toContain('echo__echo')
-    expect(JSON.stringify(third.body.system)).toContain('Skill deploy ran scripts/release.sh --now and it exited with 2')
+    expect(JSON.stringify(third.body.system)).toContain(
+      'Skill deploy ran scripts/release.sh --now and it exited with 2',
+    )
     expect(end(r.events)).toMatchObject({ reason: 'done', exitCode: 0, contextFile: handoff.contextFile })
   }, 60_000)
 
@@ -187,7 +249,10 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
     expect(workflow.messages).toHaveLength(fake.requests[before + 1]!.body.messages.length + 2)
     expect(adhoc.meta).toMatchObject({ mode: 'adhoc', from: workflowId, role: 'adhoc' })
     // The adhoc session holds its own conversation as sent: the task, then the reply.
-    expect(adhoc.messages).toEqual([...fake.requests[before + 2]!.body.messages, { role: 'assistant', content: [{ type: 'text', text: 'Looking into the failure.' }] }])
+    expect(adhoc.messages).toEqual([
+      ...fake.requests[before + 2]!.body.messages,
+      { role: 'assistant', content: [{ type: 'text', text: 'Looking into the failure.' }] },
+    ])
     const ids = (await listed(config)).map((s) => `${s.id} ${s.mode}`)
     expect(ids).toEqual(expect.arrayContaining([`${workflowId} workflow`, `${adhocId} adhoc`]))
   }, 60_000)
@@ -205,12 +270,17 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
     writeFileSync(bad, JSON.stringify({ version: 1, skillId: 'x' }))
     const refused = await myc(['adhoc', 'fix it', '--config', project(), '--context', bad], fake)
     expect(refused.code).toBe(2)
-    expect(refused.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/--context: .*bad\.json: scriptPath/) })
+    expect(refused.events.find((e) => e.type === 'error')).toMatchObject({
+      message: expect.stringMatching(/--context: .*bad\.json: scriptPath/),
+    })
   }, 60_000)
 
   it('is also myc run --mode workflow (the --mode form)', async () => {
     failingRun()
-    const r = await myc(['run', 'release it', '--mode', 'workflow', '--on-failure', 'exit', '--config', project()], fake)
+    const r = await myc(
+      ['run', 'release it', '--mode', 'workflow', '--on-failure', 'exit', '--config', project()],
+      fake,
+    )
     expect(r.code).toBe(3)
     expect(r.events[0]).toMatchObject({ type: 'session_start', mode: 'workflow' })
     const bad = await myc(['run', 'x', '--mode', 'sideways', '--config', project()], fake)
@@ -220,9 +290,14 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
   it('--on-failure auto whose adhoc phase cannot start fails before it hands off, naming the context file', async () => {
     failingRun()
     // --skills deploy is the workflow role's (ops); the adhoc role cannot reach it, so its view cannot be made.
-    const r = await myc(['workflow', 'release it', '--config', project(), '--skills', 'deploy', '--on-failure', 'auto'], fake)
+    const r = await myc(
+      ['workflow', 'release it', '--config', project(), '--skills', 'deploy', '--on-failure', 'auto'],
+      fake,
+    )
     expect(r.events.some((e) => e.type === 'handoff')).toBe(false)
-    expect(r.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/^cannot hand off to adhoc: --skills: role "adhoc" cannot use skill "deploy"/) })
+    expect(r.events.find((e) => e.type === 'error')).toMatchObject({
+      message: expect.stringMatching(/^cannot hand off to adhoc: --skills: role "adhoc" cannot use skill "deploy"/),
+    })
     const last = end(r.events)
     expect(last).toMatchObject({ reason: 'error', exitCode: 2 })
     expect(last.contextFile && existsSync(last.contextFile)).toBe(true)
@@ -233,7 +308,10 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
     expect(r.code).toBe(2)
     // A bad flag is the CLI's usage error; with --json, in the stream's own shape: an error event, then session_end.
     expect(r.events.map((e) => e.type)).toEqual(['error', 'session_end'])
-    expect(r.events[0]).toMatchObject({ code: 'usage', message: expect.stringMatching(/--on-failure takes prompt, auto or exit/) })
+    expect(r.events[0]).toMatchObject({
+      code: 'usage',
+      message: expect.stringMatching(/--on-failure takes prompt, auto or exit/),
+    })
     expect(r.events[1]).toMatchObject({ ok: false, reason: 'error', exitCode: 2 })
   })
 })

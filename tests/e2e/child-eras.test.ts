@@ -23,7 +23,11 @@ const PV = 'io.modelcontextprotocol/protocolVersion'
 const INFO = 'io.modelcontextprotocol/clientInfo'
 const CAPS = 'io.modelcontextprotocol/clientCapabilities'
 const LEVEL = 'io.modelcontextprotocol/logLevel'
-const node = (name: string, env?: Record<string, string>) => ({ command: process.execPath, args: [fixtureServer(name)], ...(env ? { env } : {}) })
+const node = (name: string, env?: Record<string, string>) => ({
+  command: process.execPath,
+  args: [fixtureServer(name)],
+  ...(env ? { env } : {}),
+})
 
 function text(result: unknown): string {
   return (result as { content: Array<{ text: string }> }).content[0]!.text
@@ -35,17 +39,29 @@ function seen(result: unknown): { envelope: Record<string, unknown> | null; meta
 }
 
 async function connectModern(url: string): Promise<Client> {
-  const client = new Client({ name: 'modern-e2e', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } })
+  const client = new Client(
+    { name: 'modern-e2e', version: '1.0.0' },
+    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } },
+  )
   client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { colour: 'teal' } }))
   await client.connect(new StreamableHTTPClientTransport(new URL(url)))
   return client
 }
 
 /** A 2026-07-28 request as a plain POST, its JSON-RPC answer parsed (JSON or one SSE event). */
-async function modernPost(url: string, method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+async function modernPost(
+  url: string,
+  method: string,
+  params: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': method },
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': MODERN,
+      'Mcp-Method': method,
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { [PV]: MODERN, [CAPS]: {} } } }),
   })
   const body = await response.text()
@@ -76,7 +92,9 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
   let asker: Client
   const logs: Array<{ level: string; logger?: string }> = []
   /** How the stdio client answers elicitation (each test sets it), and what it was asked. */
-  let onElicit: (params: { message: string }, signal: AbortSignal) => Promise<Record<string, unknown>> = async () => ({ action: 'decline' })
+  let onElicit: (params: { message: string }, signal: AbortSignal) => Promise<Record<string, unknown>> = async () => ({
+    action: 'decline',
+  })
   const elicited: string[] = []
 
   beforeAll(async () => {
@@ -96,7 +114,11 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
     // A 2025 HTTP session that can be asked: the child's question comes on the call's own stream.
     ;({ client: asker } = await connectHttp(m.url, {
       capabilities: { elicitation: {} },
-      setup: (c) => c.setRequestHandler('elicitation/create', (request) => ({ action: 'accept', content: { colour: request.params.message.includes('colour') ? 'plum' : '?', size: 'S' } })),
+      setup: (c) =>
+        c.setRequestHandler('elicitation/create', (request) => ({
+          action: 'accept',
+          content: { colour: request.params.message.includes('colour') ? 'plum' : '?', size: 'S' },
+        })),
     }))
   }, 60_000)
   afterAll(async () => {
@@ -108,7 +130,9 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
     expect(modern.getNegotiatedProtocolVersion()).toBe(MODERN)
     for (const client of [stdio, session, modern]) {
       const names = (await client.listTools(undefined, { cacheMode: 'bypass' })).tools.map((t) => t.name)
-      expect(names).toEqual(expect.arrayContaining(['echo__echo', 'modern__echo', 'modern__meta', 'modern__ask', 'strict__hello']))
+      expect(names).toEqual(
+        expect.arrayContaining(['echo__echo', 'modern__echo', 'modern__meta', 'modern__ask', 'strict__hello']),
+      )
       expect(text(await client.callTool({ name: 'modern__echo', arguments: { message: 'to 2026' } }))).toBe('to 2026')
       expect(text(await client.callTool({ name: 'echo__echo', arguments: { message: 'to 2025' } }))).toBe('to 2025')
       expect(text(await client.callTool({ name: 'strict__hello', arguments: {} }))).toBe('hello')
@@ -156,7 +180,13 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
 
   it('a child held to the 2025 era (era: "legacy") gets no envelope, from either era of client', async () => {
     for (const client of [stdio, modern]) {
-      const got = seen(await client.callTool({ name: 'old__meta', arguments: {}, _meta: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } }))
+      const got = seen(
+        await client.callTool({
+          name: 'old__meta',
+          arguments: {},
+          _meta: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+        }),
+      )
       expect(got.envelope).toBeNull()
       expect(got.meta).toMatchObject({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })
     }
@@ -187,11 +217,18 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
   })
 
   it('bridges several rounds, each answer keyed as the child asked and its requestState echoed', async () => {
-    onElicit = async (params) => (params.message.includes('colour') ? { action: 'accept', content: { colour: 'teal' } } : { action: 'accept', content: { size: 'L' } })
+    onElicit = async (params) =>
+      params.message.includes('colour')
+        ? { action: 'accept', content: { colour: 'teal' } }
+        : { action: 'accept', content: { size: 'L' } }
     elicited.length = 0
     expect(text(await stdio.callTool({ name: 'modern__ask_twice', arguments: {} }))).toBe('size: L after round-2')
     expect(elicited).toEqual(['[modern] First, a colour?', '[modern] Size for teal?'])
-    const asks = JSON.parse(text(await stdio.callTool({ name: 'modern__asked', arguments: {} }))) as Array<{ tool: string; state: string | null; responses: string[] }>
+    const asks = JSON.parse(text(await stdio.callTool({ name: 'modern__asked', arguments: {} }))) as Array<{
+      tool: string
+      state: string | null
+      responses: string[]
+    }>
     expect(asks.filter((a) => a.tool === 'ask_twice')).toEqual([
       { tool: 'ask_twice', state: null, responses: [] },
       { tool: 'ask_twice', state: 'round-1', responses: ['colour'] },
@@ -205,19 +242,24 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
     elicited.length = 0
     const endless = await stdio.callTool({ name: 'modern__ask', arguments: {} })
     expect(endless.isError).toBe(true)
-    expect(text(endless)).toMatch(/Server "modern" \(MCP 2026-07-28\) still asked for input to answer tools\/call after 8 rounds/)
+    expect(text(endless)).toMatch(
+      /Server "modern" \(MCP 2026-07-28\) still asked for input to answer tools\/call after 8 rounds/,
+    )
     expect(elicited).toHaveLength(8)
     // The 2025 session declared no elicitation: it is not asked, and hears why.
     const started = Date.now()
     const refused = await session.callTool({ name: 'modern__ask', arguments: {} })
     expect(refused.isError).toBe(true)
     // The child saw the session's capabilities in the envelope and refused itself (-32021): said the bridge's way, with the child's words.
-    expect(text(refused)).toMatch(/Server "modern" \(MCP 2026-07-28\) needs input to answer tools\/call, but the MCP client connected to mycelium did not declare the elicitation capability, so it cannot be asked \(.*'colour'/)
+    expect(text(refused)).toMatch(
+      /Server "modern" \(MCP 2026-07-28\) needs input to answer tools\/call, but the MCP client connected to mycelium did not declare the elicitation capability, so it cannot be asked \(.*'colour'/,
+    )
     expect(Date.now() - started).toBeLessThan(5_000)
   })
 
   it('a call the client cancels while it is being asked sends nothing more to the child', async () => {
-    const count = async () => (JSON.parse(text(await stdio.callTool({ name: 'modern__asked', arguments: {} }))) as unknown[]).length
+    const count = async () =>
+      (JSON.parse(text(await stdio.callTool({ name: 'modern__asked', arguments: {} }))) as unknown[]).length
     const before = await count()
     let aborted = false
     onElicit = (_params, signal) =>
@@ -244,8 +286,13 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
   })
 
   it('fetches a modern child’s lists with the envelope, and keeps its ttlMs/cacheScope to itself', async () => {
-    const lists = JSON.parse(text(await stdio.callTool({ name: 'modern__seen_lists', arguments: {} }))) as Array<{ method: string; envelope: Record<string, unknown> | null }>
-    expect(lists.map((l) => l.method)).toEqual(expect.arrayContaining(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']))
+    const lists = JSON.parse(text(await stdio.callTool({ name: 'modern__seen_lists', arguments: {} }))) as Array<{
+      method: string
+      envelope: Record<string, unknown> | null
+    }>
+    expect(lists.map((l) => l.method)).toEqual(
+      expect.arrayContaining(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']),
+    )
     for (const l of lists) expect(l.envelope).toMatchObject({ [PV]: MODERN, [INFO]: { name: 'mycelium' } })
     const answer = (await modernPost(m.url, 'tools/list')).result as Record<string, unknown>
     expect(answer.cacheScope).toBe('private')
@@ -256,7 +303,11 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
   it('hears a modern child’s list changes over subscriptions/listen', async () => {
     // Each myc process has its own children: grow the one behind the stdio client.
     expect(text(await stdio.callTool({ name: 'modern__grow', arguments: {} }))).toBe('grown')
-    await waitFor(async () => (await stdio.listTools()).tools.some((t) => t.name === 'modern__grown'), 10_000, 'modern__grown to be listed')
+    await waitFor(
+      async () => (await stdio.listTools()).tools.some((t) => t.name === 'modern__grown'),
+      10_000,
+      'modern__grown to be listed',
+    )
     expect(text(await stdio.callTool({ name: 'modern__grown', arguments: {} }))).toBe('I was grown')
   })
 
@@ -267,8 +318,13 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
   })
 
   it('speaks 2026-07-28 to a modern child over Streamable HTTP (this myc, as another myc’s child)', () => {
-    const chained = writeConfig({ mcpServers: { up: { type: 'http', url: m.url, era: 'auto' }, upOld: { type: 'http', url: m.url } } })
-    const status = spawnSync(process.execPath, [bundle, 'status', '--json', '--config', chained], { encoding: 'utf8', timeout: 60_000 })
+    const chained = writeConfig({
+      mcpServers: { up: { type: 'http', url: m.url, era: 'auto' }, upOld: { type: 'http', url: m.url } },
+    })
+    const status = spawnSync(process.execPath, [bundle, 'status', '--json', '--config', chained], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
     const servers = JSON.parse(status.stdout).servers as Array<Record<string, unknown>>
     expect(servers.map((s) => [s.key, s.state, s.era, s.protocolVersion])).toEqual([
       ['up', 'RUNNING', 'modern', MODERN],
@@ -279,7 +335,10 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
 
   it('myc status --json and myc doctor show each child’s era and protocol version', () => {
     requireBundle()
-    const status = spawnSync(process.execPath, [bundle, 'status', '--json', '--config', config], { encoding: 'utf8', timeout: 60_000 })
+    const status = spawnSync(process.execPath, [bundle, 'status', '--json', '--config', config], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
     const servers = JSON.parse(status.stdout).servers as Array<Record<string, unknown>>
     expect(servers.map((s) => [s.key, s.state, s.era, s.protocolVersion])).toEqual([
       ['echo', 'RUNNING', 'legacy', '2025-11-25'],
@@ -287,7 +346,10 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
       ['old', 'RUNNING', 'legacy', '2025-11-25'],
       ['strict', 'RUNNING', 'legacy', '2025-06-18'],
     ])
-    const doctor = spawnSync(process.execPath, [bundle, 'doctor', '--json', '--config', config], { encoding: 'utf8', timeout: 60_000 })
+    const doctor = spawnSync(process.execPath, [bundle, 'doctor', '--json', '--config', config], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
     const checks = JSON.parse(doctor.stdout).checks as Array<{ name: string; detail: string }>
     expect(checks.find((c) => c.name === 'server modern')!.detail).toMatch(/2026 era, MCP 2026-07-28/)
     expect(checks.find((c) => c.name === 'server echo')!.detail).toMatch(/2025 era, MCP 2025-11-25/)

@@ -14,7 +14,10 @@ import { quietWindow, waitFor } from '../helpers/wait-for.js'
  * sent, so what myc asked of it is seen where it arrives.
  */
 
-type Wire = Array<{ acknowledged?: { toolsListChanged?: boolean; resourcesListChanged?: boolean; resourceSubscriptions?: string[] }; updated?: string }>
+type Wire = Array<{
+  acknowledged?: { toolsListChanged?: boolean; resourcesListChanged?: boolean; resourceSubscriptions?: string[] }
+  updated?: string
+}>
 
 function text(result: unknown): string {
   return (result as { content: Array<{ text: string }> }).content[0]!.text
@@ -23,22 +26,32 @@ function text(result: unknown): string {
 describe('a 2025 client watching a 2026 child through myc serve (build/myc.cjs)', () => {
   const config = writeConfig({
     mcpServers: {
-      watch: { command: process.execPath, args: [fixtureServer('watched-resources')], era: 'auto', restart: { initialDelayMs: 100, maxDelayMs: 200 } },
+      watch: {
+        command: process.execPath,
+        args: [fixtureServer('watched-resources')],
+        era: 'auto',
+        restart: { initialDelayMs: 100, maxDelayMs: 200 },
+      },
     },
   })
   let client: Client
   const updates: Array<Record<string, unknown>> = []
   let toolsChanged = 0
 
-  const wire = async (): Promise<Wire> => JSON.parse(text(await client.callTool({ name: 'watch__wire', arguments: {} }))) as Wire
-  const touch = async (uri: string) => expect(text(await client.callTool({ name: 'watch__touch', arguments: { uri } }))).toBe(`touched ${uri}`)
+  const wire = async (): Promise<Wire> =>
+    JSON.parse(text(await client.callTool({ name: 'watch__wire', arguments: {} }))) as Wire
+  const touch = async (uri: string) =>
+    expect(text(await client.callTool({ name: 'watch__touch', arguments: { uri } }))).toBe(`touched ${uri}`)
   const acknowledged = (w: Wire) => w.filter((e) => e.acknowledged).map((e) => e.acknowledged)
   const sent = (w: Wire) => w.filter((e) => e.updated).map((e) => e.updated)
 
   beforeAll(async () => {
     ;({ client } = await connectToMyc(['--config', config], {
       setup: (c) => {
-        c.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params as Record<string, unknown>))
+        c.setNotificationHandler(
+          'notifications/resources/updated',
+          (n) => void updates.push(n.params as Record<string, unknown>),
+        )
         c.setNotificationHandler('notifications/tools/list_changed', () => void toolsChanged++)
       },
     }))
@@ -55,7 +68,11 @@ describe('a 2025 client watching a 2026 child through myc serve (build/myc.cjs)'
 
   it('resources/subscribe answers {} and the child’s listen names the resource; an update reaches the client as notifications/resources/updated', async () => {
     expect(await client.subscribeResource({ uri: 'watch://a' })).toEqual({})
-    expect(acknowledged(await wire()).at(-1)).toEqual({ toolsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ['watch://a'] })
+    expect(acknowledged(await wire()).at(-1)).toEqual({
+      toolsListChanged: true,
+      resourcesListChanged: true,
+      resourceSubscriptions: ['watch://a'],
+    })
     await touch('watch://a')
     await waitFor(() => updates.length === 1, 10_000, 'notifications/resources/updated')
     // Without the id of myc's own listen, which means nothing to the client.
@@ -67,7 +84,11 @@ describe('a 2025 client watching a 2026 child through myc serve (build/myc.cjs)'
 
   it('after resources/unsubscribe the child is no longer asked for the resource, and the client hears nothing of it', async () => {
     expect(await client.unsubscribeResource({ uri: 'watch://a' })).toEqual({})
-    await waitFor(async () => acknowledged(await wire()).at(-1)?.resourceSubscriptions === undefined, 5_000, 'a listen without watch://a')
+    await waitFor(
+      async () => acknowledged(await wire()).at(-1)?.resourceSubscriptions === undefined,
+      5_000,
+      'a listen without watch://a',
+    )
     await touch('watch://a')
     expect(sent(await wire())).toEqual(['watch://a'])
     // No second notifications/resources/updated may reach the client.

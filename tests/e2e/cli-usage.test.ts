@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { runMyc as myc, writeConfig } from '../helpers/e2e.js'
 import { fixtureServer } from '../helpers/fixtures.js'
 
-const echoConfig = () => writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })
+const echoConfig = () =>
+  writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })
 
 describe('myc (build/myc.cjs): a strict command line', () => {
   it('an unknown flag, a flag without its value or an extra argument exits 2 naming it and the nearest valid one', () => {
@@ -27,7 +28,10 @@ describe('myc (build/myc.cjs): a strict command line', () => {
   it('with --json, a usage error is the JSON error document on stdout', () => {
     const { code, stdout } = myc(['status', '--json', '--jsno'])
     expect(code).toBe(2)
-    expect(JSON.parse(stdout)).toEqual({ ok: false, error: { code: 'usage', message: 'unknown flag --jsno for myc status (did you mean --json?)' } })
+    expect(JSON.parse(stdout)).toEqual({
+      ok: false,
+      error: { code: 'usage', message: 'unknown flag --jsno for myc status (did you mean --json?)' },
+    })
   })
 
   it('global flags go before or after the command: myc --era modern status', () => {
@@ -79,8 +83,15 @@ describe('myc (build/myc.cjs): usage', () => {
 describe('myc (build/myc.cjs): help and output agree', () => {
   it('status: the help names what each line shows (state, tools, prompts, resources, MCP version, or the error); the start time is in --json', () => {
     const help = myc(['status', '--help']).stdout.replace(/\s+/g, ' ')
-    expect(help).toContain('state and its tools, prompts, resources and MCP version, or its error (--json: also its start time)')
-    const config = writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] }, broken: { command: '/no/such/binary' } } })
+    expect(help).toContain(
+      'state and its tools, prompts, resources and MCP version, or its error (--json: also its start time)',
+    )
+    const config = writeConfig({
+      mcpServers: {
+        echo: { command: process.execPath, args: [fixtureServer('echo')] },
+        broken: { command: '/no/such/binary' },
+      },
+    })
     const text = myc(['status', '--config', config]).stdout
     expect(text).toMatch(/^RUNNING +echo +5 tools, 1 prompts, 1 resources, MCP \S+$/m)
     expect(text).toMatch(/^FAILED +broken +command not found/m)

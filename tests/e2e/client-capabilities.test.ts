@@ -43,14 +43,29 @@ describe('capabilities offered to children (build/myc.cjs, server-everything)', 
       const direct = new Client({ name: 'direct', version: '1' }, { capabilities })
       withRoots(direct)
       await direct.connect(new StdioClientTransport({ command: server.command, args: server.args }))
-      const { client } = await connectToMyc(['serve', '--config', writeConfig({ mcpServers: { everything: server } })], { capabilities, setup: withRoots })
+      const { client } = await connectToMyc(
+        ['serve', '--config', writeConfig({ mcpServers: { everything: server } })],
+        { capabilities, setup: withRoots },
+      )
       try {
         const theirs = await settledTools(direct)
         const ours = await settledTools(client, 'everything__')
         expect(ours).toEqual(theirs)
         // The list really depends on the capabilities (so the comparison can fail).
-        const conditional = ['get-roots-list', 'trigger-sampling-request', 'trigger-elicitation-request', 'trigger-url-elicitation']
-        expect(ours.filter((t) => conditional.includes(t)).length).toBe([capabilities.roots, capabilities.sampling, capabilities.elicitation, (capabilities.elicitation as { url?: unknown } | undefined)?.url].filter(Boolean).length)
+        const conditional = [
+          'get-roots-list',
+          'trigger-sampling-request',
+          'trigger-elicitation-request',
+          'trigger-url-elicitation',
+        ]
+        expect(ours.filter((t) => conditional.includes(t)).length).toBe(
+          [
+            capabilities.roots,
+            capabilities.sampling,
+            capabilities.elicitation,
+            (capabilities.elicitation as { url?: unknown } | undefined)?.url,
+          ].filter(Boolean).length,
+        )
       } finally {
         await client.close()
         await direct.close()
@@ -60,9 +75,19 @@ describe('capabilities offered to children (build/myc.cjs, server-everything)', 
   )
 
   it('commands without a client (myc tools) offer the children no client capabilities', () => {
-    const out = execFileSync(process.execPath, [bundle, 'tools', '--json', '--config', writeConfig({ mcpServers: { everything: server } })], { encoding: 'utf8' })
+    const out = execFileSync(
+      process.execPath,
+      [bundle, 'tools', '--json', '--config', writeConfig({ mcpServers: { everything: server } })],
+      { encoding: 'utf8' },
+    )
     const names = (JSON.parse(out) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)
     expect(names).toContain('echo')
-    for (const conditional of ['get-roots-list', 'trigger-sampling-request', 'trigger-elicitation-request', 'trigger-url-elicitation']) expect(names).not.toContain(conditional)
+    for (const conditional of [
+      'get-roots-list',
+      'trigger-sampling-request',
+      'trigger-elicitation-request',
+      'trigger-url-elicitation',
+    ])
+      expect(names).not.toContain(conditional)
   }, 30_000)
 })

@@ -8,7 +8,22 @@ import { bundle, requireBundle } from '../helpers/e2e.js'
  */
 function shellEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, TERM: 'xterm-256color' }
-  for (const name of ['TEST', 'VITEST', 'CI', 'GITHUB_ACTIONS', 'GITLAB_CI', 'CIRCLECI', 'NO_COLOR', 'FORCE_COLOR', 'NODE_DISABLE_COLORS', 'NODE_ENV', 'MODE', 'PROD', 'DEV']) delete env[name]
+  for (const name of [
+    'TEST',
+    'VITEST',
+    'CI',
+    'GITHUB_ACTIONS',
+    'GITLAB_CI',
+    'CIRCLECI',
+    'NO_COLOR',
+    'FORCE_COLOR',
+    'NODE_DISABLE_COLORS',
+    'NODE_ENV',
+    'MODE',
+    'PROD',
+    'DEV',
+  ])
+    delete env[name]
   return { ...env, ...extra }
 }
 
@@ -38,7 +53,9 @@ describe('colour only on a terminal (build/myc.cjs through pipes)', () => {
   it('the error of a missing config reaches stderr, plain', () => {
     const { code, stderr } = myc(['tools', '--config', '/nonexistent.json'])
     expect(code).toBe(2)
-    expect(stderr).toMatch(/ERROR +Config file not found: \/nonexistent\.json \(named by --config\) \(fix: check the path, or run myc init/)
+    expect(stderr).toMatch(
+      /ERROR +Config file not found: \/nonexistent\.json \(named by --config\) \(fix: check the path, or run myc init/,
+    )
   })
 
   it('FORCE_COLOR=1 colours the usage and the logs even in a pipe', () => {
@@ -65,19 +82,33 @@ describe('colour only on a terminal (build/myc.cjs through pipes)', () => {
 
   // A terminal on stdout, a file for stderr (`myc tools 2>log`): consola on its
   // own would colour stderr because stdout is a terminal.
-  const hasScript = process.platform === 'linux' && spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0
+  const hasScript =
+    process.platform === 'linux' && spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0
   it.skipIf(!hasScript)('a terminal on stdout does not colour a piped stderr, and the terminal gets colour', () => {
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(bundle)} tools --config /nonexistent.json; ${JSON.stringify(process.execPath)} ${JSON.stringify(bundle)} --help`
-    const r = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8', env: shellEnv(), timeout: 60_000, stdio: ['pipe', 'pipe', 'pipe'] })
-    // Under script(1) both streams are the terminal, so both carry colour: the terminal case.
-    expect(r.stdout).toMatch(/Config file not found/)
-    expect(r.stdout).toContain(ESC)
-    const split = spawnSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(bundle)} tools --config /nonexistent.json 2>&3`, '/dev/null'], {
+    const r = spawnSync('script', ['-qec', command, '/dev/null'], {
       encoding: 'utf8',
       env: shellEnv(),
       timeout: 60_000,
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     })
+    // Under script(1) both streams are the terminal, so both carry colour: the terminal case.
+    expect(r.stdout).toMatch(/Config file not found/)
+    expect(r.stdout).toContain(ESC)
+    const split = spawnSync(
+      'script',
+      [
+        '-qec',
+        `${JSON.stringify(process.execPath)} ${JSON.stringify(bundle)} tools --config /nonexistent.json 2>&3`,
+        '/dev/null',
+      ],
+      {
+        encoding: 'utf8',
+        env: shellEnv(),
+        timeout: 60_000,
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      },
+    )
     const stderr = String(split.output[3] ?? '')
     expect(stderr).toMatch(/Config file not found/)
     expect(stderr).not.toContain(ESC)

@@ -18,13 +18,16 @@ describe('MCP conformance client auth scenarios with myc as the client', () => {
     try {
       node = await node22()
     } catch (error) {
-      if (error instanceof NodeUnavailableError) ctx.skip(`the conformance runner needs Node ≥ 22, which could not be obtained: ${error.message}`)
+      if (error instanceof NodeUnavailableError)
+        ctx.skip(`the conformance runner needs Node ≥ 22, which could not be obtained: ${error.message}`)
       throw error
     }
     const failed: Record<string, string> = {}
     for (const revision of REVISIONS) {
       const scenarios = authScenarios(revision)
-      expect(scenarios.length, `${revision}: auth scenarios in the requirement set`).toBeGreaterThanOrEqual(MIN_SCENARIOS[revision])
+      expect(scenarios.length, `${revision}: auth scenarios in the requirement set`).toBeGreaterThanOrEqual(
+        MIN_SCENARIOS[revision],
+      )
       // Two at a time: each scenario is a runner, its servers and a myc.
       for (let i = 0; i < scenarios.length; i += 2) {
         const results = await Promise.all(scenarios.slice(i, i + 2).map((s) => runScenario(node, s, revision)))

@@ -16,7 +16,13 @@ const MODERN = '2026-07-28'
 type Era = 'legacy' | 'modern'
 
 function client(era: Era, asked: string[]): Client {
-  const c = new Client({ name: `fixture-${era}`, version: '1.0.0' }, { capabilities: { elicitation: {} }, ...(era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN } } } : {}) })
+  const c = new Client(
+    { name: `fixture-${era}`, version: '1.0.0' },
+    {
+      capabilities: { elicitation: {} },
+      ...(era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN } } } : {}),
+    },
+  )
   c.setRequestHandler('elicitation/create', (request) => {
     asked.push(String(request.params.message))
     return { action: 'accept', content: { name: 'Ada' } }
@@ -32,8 +38,16 @@ async function exercise(c: Client, era: Era, asked: string[]): Promise<void> {
   if (era === 'modern') expect(c.getNegotiatedProtocolVersion()).toBe(MODERN)
   else expect(c.getNegotiatedProtocolVersion()).toMatch(/^2025-/)
   const names = (await c.listTools()).tools.map((t) => t.name)
-  expect(names).toEqual(expect.arrayContaining(['test_simple_text', 'test_input_required_result_elicitation', 'test_input_required_result_multi_round']))
-  expect(text(await c.callTool({ name: 'test_simple_text', arguments: {} }))).toBe('This is a simple text response for testing.')
+  expect(names).toEqual(
+    expect.arrayContaining([
+      'test_simple_text',
+      'test_input_required_result_elicitation',
+      'test_input_required_result_multi_round',
+    ]),
+  )
+  expect(text(await c.callTool({ name: 'test_simple_text', arguments: {} }))).toBe(
+    'This is a simple text response for testing.',
+  )
   expect(text(await c.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe('Hello, Ada!')
   expect(asked).toEqual(['What is your name?'])
 }

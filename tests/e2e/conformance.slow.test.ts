@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest'
-import { CHILD_ERAS, formatReport, NodeUnavailableError, node22, passes, requiredScenarios, runConformance, type ChildEra, type ConformanceReport, type Revision, type ThroughMyc } from '../conformance/run.js'
+import {
+  CHILD_ERAS,
+  formatReport,
+  NodeUnavailableError,
+  node22,
+  passes,
+  requiredScenarios,
+  runConformance,
+  type ChildEra,
+  type ConformanceReport,
+  type Revision,
+  type ThroughMyc,
+} from '../conformance/run.js'
 
 /**
  * Server scenarios of the official conformance suite passing straight
@@ -74,7 +86,9 @@ const MUST_PASS_THROUGH_MYC: Record<Revision, Record<ChildEra, MustPass>> = {
 /** Each failing check of a scenario through one myc, or why it has none. */
 function failures(m: ThroughMyc, scenario: string): string[] | string {
   const r = m.run?.results.find((x) => x.scenario === scenario)
-  return r ? r.checks.filter((c) => c.status === 'FAILURE').map((c) => `${c.id}: ${c.errorMessage ?? ''}`) : (m.error ?? 'not run')
+  return r
+    ? r.checks.filter((c) => c.status === 'FAILURE').map((c) => `${c.id}: ${c.errorMessage ?? ''}`)
+    : (m.error ?? 'not run')
 }
 
 /**
@@ -91,18 +105,23 @@ describe('MCP conformance server scenarios, direct and through myc serve --http'
     try {
       await node22()
     } catch (error) {
-      if (error instanceof NodeUnavailableError) ctx.skip(`the conformance runner needs Node ≥ 22, which could not be obtained: ${error.message}`)
+      if (error instanceof NodeUnavailableError)
+        ctx.skip(`the conformance runner needs Node ≥ 22, which could not be obtained: ${error.message}`)
       throw error
     }
     const reports = await runConformance()
     // Printed so a reader (and a failure) sees every table: both revisions, direct and through myc.
     for (const report of reports) console.log(formatReport(report))
-    const table = (results: ConformanceReport['direct']['results']) => Object.fromEntries(results.map((r) => [r.scenario, r.status]))
+    const table = (results: ConformanceReport['direct']['results']) =>
+      Object.fromEntries(results.map((r) => [r.scenario, r.status]))
 
     for (const report of reports) {
       const revision = report.requirements
       const directPassing = report.direct.results.filter(passes).map((r) => r.scenario)
-      expect(directPassing.length, `${revision} direct results:\n${JSON.stringify(table(report.direct.results), null, 2)}`).toBeGreaterThanOrEqual(MIN_DIRECT_PASSING[revision])
+      expect(
+        directPassing.length,
+        `${revision} direct results:\n${JSON.stringify(table(report.direct.results), null, 2)}`,
+      ).toBeGreaterThanOrEqual(MIN_DIRECT_PASSING[revision])
       const scoredFailing = requiredScenarios(revision).scored.filter((s) => !directPassing.includes(s))
       expect(scoredFailing, `${revision}: scored scenarios failing straight against the fixture`).toEqual([])
 
@@ -111,13 +130,17 @@ describe('MCP conformance server scenarios, direct and through myc serve --http'
         expect(m.error, `${revision}, through myc (${m.childEra} child)`).toBeUndefined()
         const by = new Map((m.run?.results ?? []).map((r) => [r.scenario, r]))
         const must = MUST_PASS_THROUGH_MYC[revision][m.childEra]
-        const required = must === ALL ? directPassing : 'allBut' in must ? directPassing.filter((s) => !must.allBut.includes(s)) : must
+        const required =
+          must === ALL ? directPassing : 'allBut' in must ? directPassing.filter((s) => !must.allBut.includes(s)) : must
         console.log(
           `${revision}, through myc (${m.childEra} child): ${[...by.values()].filter(passes).length}/${by.size} passing; ` +
             `passing directly but not through myc${must === ALL ? '' : ' (asserted only when listed)'}: ${m.regressions.map((r) => r.scenario).join(', ') || 'none'}`,
         )
         const failing = required.filter((s) => !passes(by.get(s)))
-        expect(Object.fromEntries(failing.map((s) => [s, failures(m, s)])), `${revision}, through myc (${m.childEra} child): scenarios that must pass`).toEqual({})
+        expect(
+          Object.fromEntries(failing.map((s) => [s, failures(m, s)])),
+          `${revision}, through myc (${m.childEra} child): scenarios that must pass`,
+        ).toEqual({})
       }
     }
   }, 900_000)

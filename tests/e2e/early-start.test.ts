@@ -23,7 +23,10 @@ describe('myc serve starts its children first (build/myc.cjs)', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-early-'))
     for (let i = 0; i < 20; i++) {
       mkdirSync(path.join(dir, 'skills', `skill-${i}`), { recursive: true })
-      writeFileSync(path.join(dir, 'skills', `skill-${i}`, 'SKILL.md'), `---\nname: skill-${i}\ndescription: echo tools\nallowedRoles: [dev]\nallowedTools: ["echo:*"]\n---\n`)
+      writeFileSync(
+        path.join(dir, 'skills', `skill-${i}`, 'SKILL.md'),
+        `---\nname: skill-${i}\ndescription: echo tools\nallowedRoles: [dev]\nallowedTools: ["echo:*"]\n---\n`,
+      )
     }
     const config = path.join(dir, 'mycelium.config.json')
     writeFileSync(
@@ -34,7 +37,11 @@ describe('myc serve starts its children first (build/myc.cjs)', () => {
         mcpServers: {
           echo: fixtureEntry('echo'),
           // sh is done within a millisecond or two: long before myc has loaded enough to take the child over.
-          broken: { command: 'sh', args: ['-c', 'echo "boom: OPENWEATHER_KEY is not set" >&2; exit 3'], restart: { maxRetries: 0 } },
+          broken: {
+            command: 'sh',
+            args: ['-c', 'echo "boom: OPENWEATHER_KEY is not set" >&2; exit 3'],
+            restart: { maxRetries: 0 },
+          },
           missing: { command: 'no-such-mcp-server-anywhere', restart: { maxRetries: 0 } },
           // Node refuses to spawn this at once (a NUL byte): a failed start, not a crash of myc.
           nul: { command: 'sh', args: ['-c', 'echo a\u0000b'], restart: { maxRetries: 0 } },
@@ -62,9 +69,21 @@ describe('myc serve starts its children first (build/myc.cjs)', () => {
     const pidFile = path.join(dir, 'child.pid')
     // Policy mode with no role to serve: exit 2 once the skills are read, after the children started.
     mkdirSync(path.join(dir, 'skills', 'dev-tools'), { recursive: true })
-    writeFileSync(path.join(dir, 'skills', 'dev-tools', 'SKILL.md'), '---\nname: dev-tools\ndescription: tools\nallowedRoles: [dev, ops]\nallowedTools: ["sleepy:*"]\n---\n')
-    writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { sleepy: { command: 'sh', args: ['-c', `echo $$$$ > "${pidFile}"; exec sleep 30`] } } }))
-    const r = spawnSync(process.execPath, [bundle, 'serve', '--config', path.join(dir, 'mycelium.config.json')], { input: '', encoding: 'utf8', timeout: 20_000 })
+    writeFileSync(
+      path.join(dir, 'skills', 'dev-tools', 'SKILL.md'),
+      '---\nname: dev-tools\ndescription: tools\nallowedRoles: [dev, ops]\nallowedTools: ["sleepy:*"]\n---\n',
+    )
+    writeFileSync(
+      path.join(dir, 'mycelium.config.json'),
+      JSON.stringify({
+        mcpServers: { sleepy: { command: 'sh', args: ['-c', `echo $$$$ > "${pidFile}"; exec sleep 30`] } },
+      }),
+    )
+    const r = spawnSync(process.execPath, [bundle, 'serve', '--config', path.join(dir, 'mycelium.config.json')], {
+      input: '',
+      encoding: 'utf8',
+      timeout: 20_000,
+    })
     expect(r.status, r.stderr).toBe(2)
     expect(r.stderr).toMatch(/role/)
     expect(existsSync(pidFile)).toBe(true)

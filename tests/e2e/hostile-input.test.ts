@@ -17,8 +17,14 @@ describe('myc serve (build/myc.cjs) under a barrage of hostile input', () => {
 
   beforeAll(async () => {
     requireBundle()
-    client = new RawClient(writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, limits: { maxMessageBytes: MAX_MESSAGE_BYTES } }))
-    const init = await client.request('init', 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'hostile', version: '1' } })
+    client = new RawClient(
+      writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, limits: { maxMessageBytes: MAX_MESSAGE_BYTES } }),
+    )
+    const init = await client.request('init', 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'hostile', version: '1' },
+    })
     expect(init.result?.serverInfo).toMatchObject({ name: 'mycelium' })
     client.write('{"jsonrpc":"2.0","method":"notifications/initialized"}')
   }, 30_000)
@@ -44,11 +50,17 @@ describe('myc serve (build/myc.cjs) under a barrage of hostile input', () => {
       const owed = m.owed as { id: string; code?: number }
       const got = client.answers.get(JSON.stringify(owed.id)) ?? []
       expect(got.length, `${m.what}: answers for ${owed.id}`).toBe(1)
-      if (owed.code !== undefined) expect((got[0] as { error?: { code: number } }).error?.code, `${m.what} (${owed.id})`).toBe(owed.code)
+      if (owed.code !== undefined)
+        expect((got[0] as { error?: { code: number } }).error?.code, `${m.what} (${owed.id})`).toBe(owed.code)
     }
     // Exactly one null-id answer per message whose id could not be read, and none for notifications.
     expect(client.nullIdAnswers.length).toBe(barrage.filter((m) => 'nullId' in m.owed).length)
-    const expectedIds = new Set([...owedById.map((m) => JSON.stringify((m.owed as { id: string }).id)), ...valid.map((_, i) => JSON.stringify(`v-${i * 4}`)), '"init"', '"last-ping"'])
+    const expectedIds = new Set([
+      ...owedById.map((m) => JSON.stringify((m.owed as { id: string }).id)),
+      ...valid.map((_, i) => JSON.stringify(`v-${i * 4}`)),
+      '"init"',
+      '"last-ping"',
+    ])
     expect([...client.answers.keys()].filter((k) => !expectedIds.has(k))).toEqual([])
     expect(client.notJsonRpc).toEqual([])
     expect(client.stderr).not.toMatch(/TypeError|RangeError|Uncaught|unhandled/i)

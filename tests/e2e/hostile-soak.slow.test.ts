@@ -14,7 +14,11 @@ describe('myc serve (build/myc.cjs) over a long soak', () => {
   beforeAll(async () => {
     requireBundle()
     client = new RawClient(writeConfig({ mcpServers: { echo: fixtureEntry('echo') } }))
-    const init = await client.request('init', 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'soak', version: '1' } })
+    const init = await client.request('init', 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'soak', version: '1' },
+    })
     expect(init.result?.serverInfo).toMatchObject({ name: 'mycelium' })
     client.write('{"jsonrpc":"2.0","method":"notifications/initialized"}')
   }, 30_000)
@@ -32,7 +36,12 @@ describe('myc serve (build/myc.cjs) over a long soak', () => {
       const lanes = Array.from({ length: inFlight }, async () => {
         while (sent < until) {
           const n = sent++
-          if (n % 10 === 0) client.write(n % 20 === 0 ? 'null' : `{"jsonrpc":"2.0","id":"s-junk-${n}","method":"tools/call","params":{"name":${n}}}`)
+          if (n % 10 === 0)
+            client.write(
+              n % 20 === 0
+                ? 'null'
+                : `{"jsonrpc":"2.0","id":"s-junk-${n}","method":"tools/call","params":{"name":${n}}}`,
+            )
           const echoed = await echo(`s-${n}`, `${n}${payload}`)
           if (echoed !== `${n}${payload}`) throw new Error(`call ${n} came back as ${String(echoed).slice(0, 40)}`)
         }

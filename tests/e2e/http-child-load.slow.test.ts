@@ -17,7 +17,11 @@ describe('myc serve with an HTTP child under load (build/myc.cjs)', () => {
   beforeAll(async () => {
     child = await startHttpFixture('echo')
     const url = child.url
-    const connected = await connectToMyc(['serve', '--config', writeConfig({ mcpServers: { echo: { type: 'http', url } } })])
+    const connected = await connectToMyc([
+      'serve',
+      '--config',
+      writeConfig({ mcpServers: { echo: { type: 'http', url } } }),
+    ])
     client = connected.client
     connected.transport.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   }, 30_000)

@@ -24,7 +24,10 @@ describe('the MCP Inspector CLI against myc serve --http', () => {
     await m?.stop()
   })
 
-  const inspect = async (...args: string[]) => JSON.parse((await run(process.execPath, [inspectorCli, m.url, '--transport', 'http', ...args], { timeout: 30_000 })).stdout) as Record<string, unknown>
+  const inspect = async (...args: string[]) =>
+    JSON.parse(
+      (await run(process.execPath, [inspectorCli, m.url, '--transport', 'http', ...args], { timeout: 30_000 })).stdout,
+    ) as Record<string, unknown>
 
   it('lists and calls tools, reads resources and gets prompts', async () => {
     const tools = (await inspect('--method', 'tools/list')).tools as Array<{ name: string }>
@@ -38,7 +41,13 @@ describe('the MCP Inspector CLI against myc serve --http', () => {
   }, 60_000)
 
   it('a tool that does not exist is an error the Inspector reports', async () => {
-    await expect(run(process.execPath, [inspectorCli, m.url, '--transport', 'http', '--method', 'tools/call', '--tool-name', 'nope__nothing'], { timeout: 30_000 })).rejects.toMatchObject({
+    await expect(
+      run(
+        process.execPath,
+        [inspectorCli, m.url, '--transport', 'http', '--method', 'tools/call', '--tool-name', 'nope__nothing'],
+        { timeout: 30_000 },
+      ),
+    ).rejects.toMatchObject({
       stderr: expect.stringMatching(/Unknown tool: nope__nothing/),
     })
   }, 30_000)

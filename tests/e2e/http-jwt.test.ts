@@ -20,7 +20,10 @@ describe('myc serve --http with http.jwt (build/myc.cjs)', () => {
   let stranger: Awaited<ReturnType<typeof generateKeyPair>>
   let jwks: Server
   let m: HttpMyc
-  const sign = (claims: Record<string, unknown>, over: { key?: typeof keys.privateKey; exp?: number | string; aud?: string } = {}) =>
+  const sign = (
+    claims: Record<string, unknown>,
+    over: { key?: typeof keys.privateKey; exp?: number | string; aud?: string } = {},
+  ) =>
     new SignJWT(claims)
       .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
       .setIssuer(issuer)
@@ -34,13 +37,23 @@ describe('myc serve --http with http.jwt (build/myc.cjs)', () => {
     keys = await generateKeyPair('ES256')
     stranger = await generateKeyPair('ES256')
     const jwk = { ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'ES256' }
-    jwks = createServer((_req, res) => res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: [jwk] })))
+    jwks = createServer((_req, res) =>
+      res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: [jwk] })),
+    )
     await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r))
     const config = writeConfig({
       mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
       skills: { dirs: [path.join(repoRoot, 'tests/fixtures/http/skills')] },
       session: { defaultSkills: ['common'] },
-      http: { jwt: { issuer, audience, jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`, roleClaim: 'role', skillsClaim: 'scope' } },
+      http: {
+        jwt: {
+          issuer,
+          audience,
+          jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`,
+          roleClaim: 'role',
+          skillsClaim: 'scope',
+        },
+      },
     })
     m = await startHttpMyc(config)
   }, 30_000)
@@ -51,7 +64,9 @@ describe('myc serve --http with http.jwt (build/myc.cjs)', () => {
 
   it('the role and skill scopes of a verified token decide what its session sees', async () => {
     const guest = await connectHttp(m.url, { token: await sign({ sub: 'g', role: 'guest' }) })
-    const dev = await connectHttp(m.url, { token: await sign({ sub: 'd', role: 'guest', scope: 'openid skill:reader skill:interactive' }) })
+    const dev = await connectHttp(m.url, {
+      token: await sign({ sub: 'd', role: 'guest', scope: 'openid skill:reader skill:interactive' }),
+    })
     try {
       const g = (await guest.client.listTools()).tools.map((t) => t.name)
       const d = (await dev.client.listTools()).tools.map((t) => t.name)
@@ -74,9 +89,15 @@ describe('myc serve --http with http.jwt (build/myc.cjs)', () => {
       'not-a-jwt',
     ]
     for (const token of tokens) {
-      const r = await fetch(m.url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}` }), body: initializeBody })
+      const r = await fetch(m.url, {
+        method: 'POST',
+        headers: mcpHeaders({ Authorization: `Bearer ${token}` }),
+        body: initializeBody,
+      })
       expect(r.status).toBe(401)
-      expect(r.headers.get('www-authenticate')).toBe(`Bearer realm="mycelium", resource_metadata="${m.base}/.well-known/oauth-protected-resource", error="invalid_token"`)
+      expect(r.headers.get('www-authenticate')).toBe(
+        `Bearer realm="mycelium", resource_metadata="${m.base}/.well-known/oauth-protected-resource", error="invalid_token"`,
+      )
       expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(/not valid/)
     }
     const none = await fetch(m.url, { method: 'POST', headers: mcpHeaders(), body: initializeBody })
@@ -97,12 +118,18 @@ describe('myc serve --http with http.jwt (build/myc.cjs)', () => {
     const client = new Client({ name: 'narrowing', version: '1' }, { capabilities: {} })
     await client.connect(transport)
     const tools = async () => (await client.listTools()).tools.map((t) => t.name)
-    const activate = async () => (await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })) as { isError?: boolean; content: Array<{ text: string }> }
+    const activate = async () =>
+      (await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })) as {
+        isError?: boolean
+        content: Array<{ text: string }>
+      }
     try {
       expect(await tools()).toContain('echo__add')
       bearer = await sign({ sub: 'narrow', role: 'guest', scope: 'openid' })
       expect(await tools()).not.toContain('echo__add')
-      await expect(client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } })).rejects.toThrow(/Unknown tool: echo__add/)
+      await expect(client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } })).rejects.toThrow(
+        /Unknown tool: echo__add/,
+      )
       const again = await activate()
       expect(again.isError).toBe(true)
       expect(again.content[0]!.text).toMatch(/no longer granted by this session's credential; initialize a new session/)
@@ -112,11 +139,21 @@ describe('myc serve --http with http.jwt (build/myc.cjs)', () => {
       expect((await activate()).isError).toBe(true)
       const id = transport.sessionId!
       const post = async (token: string) =>
-        fetch(m.url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}`, 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' }), body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) })
+        fetch(m.url, {
+          method: 'POST',
+          headers: mcpHeaders({
+            Authorization: `Bearer ${token}`,
+            'Mcp-Session-Id': id,
+            'MCP-Protocol-Version': '2025-11-25',
+          }),
+          body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+        })
       // Same subject, another role: refused, naming why.
       const promoted = await post(await sign({ sub: 'narrow', role: 'developer' }))
       expect(promoted.status).toBe(403)
-      expect(((await promoted.json()) as { error: { message: string } }).error.message).toMatch(/role is now developer, not guest as when the session was opened; initialize a new session/)
+      expect(((await promoted.json()) as { error: { message: string } }).error.message).toMatch(
+        /role is now developer, not guest as when the session was opened; initialize a new session/,
+      )
       // Another subject: the session does not exist for it.
       expect((await post(await sign({ sub: 'someone-else', role: 'guest', scope: 'skill:reader' }))).status).toBe(404)
       // A new session with the wider token has the skill.
@@ -129,17 +166,33 @@ describe('myc serve --http with http.jwt (build/myc.cjs)', () => {
   }, 30_000)
 
   it('refuses a token without sub (every such token would be one caller) with 401 and an error_description', async () => {
-    const token = await new SignJWT({ role: 'guest' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setIssuedAt().setExpirationTime('5m').sign(keys.privateKey)
-    const r = await fetch(m.url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}` }), body: initializeBody })
+    const token = await new SignJWT({ role: 'guest' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setIssuer(issuer)
+      .setAudience(audience)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(keys.privateKey)
+    const r = await fetch(m.url, {
+      method: 'POST',
+      headers: mcpHeaders({ Authorization: `Bearer ${token}` }),
+      body: initializeBody,
+    })
     expect(r.status).toBe(401)
-    expect(r.headers.get('www-authenticate')).toMatch(/error="invalid_token", error_description="the token has no sub claim/)
+    expect(r.headers.get('www-authenticate')).toMatch(
+      /error="invalid_token", error_description="the token has no sub claim/,
+    )
   })
 
   it('serves RFC 9728 protected resource metadata without a token', async () => {
     for (const p of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
       const r = await fetch(`${m.base}${p}`)
       expect(r.status).toBe(200)
-      expect(await r.json()).toMatchObject({ resource: `${m.base}/mcp`, authorization_servers: [issuer], bearer_methods_supported: ['header'] })
+      expect(await r.json()).toMatchObject({
+        resource: `${m.base}/mcp`,
+        authorization_servers: [issuer],
+        bearer_methods_supported: ['header'],
+      })
     }
   })
 })

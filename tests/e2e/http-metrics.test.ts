@@ -7,7 +7,10 @@ import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 import { connectHttp, freePort, mcpHeaders, startHttpMyc, type HttpMyc } from '../helpers/http.js'
 import { waitFor } from '../helpers/runtime.js'
 
-const TOKENS = { MYC_E2E_METRICS_ALICE: 'alice-metrics-0123456789abcdef0123456789', MYC_E2E_METRICS_BOB: 'bob-metrics-0123456789abcdef0123456789ab' }
+const TOKENS = {
+  MYC_E2E_METRICS_ALICE: 'alice-metrics-0123456789abcdef0123456789',
+  MYC_E2E_METRICS_BOB: 'bob-metrics-0123456789abcdef0123456789ab',
+}
 const alice = TOKENS.MYC_E2E_METRICS_ALICE
 const bob = TOKENS.MYC_E2E_METRICS_BOB
 const BURST = 15
@@ -74,7 +77,9 @@ describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', ()
       const ready = await fetch(`${m.base}/readyz`, token ? { headers: { Authorization: `Bearer ${token}` } } : {})
       expect(await ready.json()).toEqual({ ready: true })
     }
-    expect(await (await fetch(`${m.base}/readyz`, { headers: { Authorization: `Bearer ${SCRAPER}` } })).json()).toEqual({ ready: true, notRunning: [] })
+    expect(await (await fetch(`${m.base}/readyz`, { headers: { Authorization: `Bearer ${SCRAPER}` } })).json()).toEqual(
+      { ready: true, notRunning: [] },
+    )
   })
 
   it('counts calls per server and tool, for the metrics token; the counters move with the calls', async () => {
@@ -103,21 +108,56 @@ describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', ()
     expect(sample(after, 'myc_http_sessions_active')).toBe(1)
     expect(after).not.toContain(alice)
     // The MCP conventions' operation durations, named as OTLP's are (mcp.server.operation.duration → mcp_server_operation_duration_seconds).
-    expect(sample(after, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: 'tools/call', gen_ai_tool_name: 'echo__echo', error_type: '' })).toBe(3)
-    expect(sample(after, 'mcp_client_operation_duration_seconds_count', { mcp_method_name: 'tools/call', gen_ai_tool_name: 'echo', server_address: 'echo', error_type: '' })).toBe(3)
-    expect(sample(after, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: 'tools/call', gen_ai_tool_name: 'mycelium__list_skills', error_type: '' })).toBe(1)
+    expect(
+      sample(after, 'mcp_server_operation_duration_seconds_count', {
+        mcp_method_name: 'tools/call',
+        gen_ai_tool_name: 'echo__echo',
+        error_type: '',
+      }),
+    ).toBe(3)
+    expect(
+      sample(after, 'mcp_client_operation_duration_seconds_count', {
+        mcp_method_name: 'tools/call',
+        gen_ai_tool_name: 'echo',
+        server_address: 'echo',
+        error_type: '',
+      }),
+    ).toBe(3)
+    expect(
+      sample(after, 'mcp_server_operation_duration_seconds_count', {
+        mcp_method_name: 'tools/call',
+        gen_ai_tool_name: 'mycelium__list_skills',
+        error_type: '',
+      }),
+    ).toBe(1)
     // The hidden tool's call: an error, its name not a label.
-    expect(sample(after, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: 'tools/call', gen_ai_tool_name: '_OTHER', error_type: '-32602' })).toBe(1)
+    expect(
+      sample(after, 'mcp_server_operation_duration_seconds_count', {
+        mcp_method_name: 'tools/call',
+        gen_ai_tool_name: '_OTHER',
+        error_type: '-32602',
+      }),
+    ).toBe(1)
     expect(after).not.toMatch(/gen_ai_tool_name="echo__fail"/)
-    expect(sample(after, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: 'tools/list', gen_ai_tool_name: '', error_type: '' })).toBeGreaterThanOrEqual(1)
+    expect(
+      sample(after, 'mcp_server_operation_duration_seconds_count', {
+        mcp_method_name: 'tools/list',
+        gen_ai_tool_name: '',
+        error_type: '',
+      }),
+    ).toBeGreaterThanOrEqual(1)
   })
 
   it('answers /metrics only to a Host it serves (DNS rebinding), like the MCP endpoint', async () => {
     const rebound = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(`${m.base}/metrics`, { headers: { Host: 'attacker.example:80', Authorization: `Bearer ${SCRAPER}` } }, (res) => {
-        res.resume()
-        resolve(res.statusCode ?? 0)
-      })
+      const req = httpRequest(
+        `${m.base}/metrics`,
+        { headers: { Host: 'attacker.example:80', Authorization: `Bearer ${SCRAPER}` } },
+        (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        },
+      )
       req.on('error', reject)
       req.end()
     })
@@ -125,7 +165,12 @@ describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', ()
   })
 
   it('a credential over http.rateLimit gets 429 with Retry-After and a JSON-RPC error; another is not held back', async () => {
-    const post = (token: string) => fetch(m.url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}` }), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })
+    const post = (token: string) =>
+      fetch(m.url, {
+        method: 'POST',
+        headers: mcpHeaders({ Authorization: `Bearer ${token}` }),
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      })
     let allowed = 0
     let limited: Response | undefined
     for (let i = 0; i < BURST * 3 && !limited; i++) {
@@ -140,10 +185,19 @@ describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', ()
     expect(limited).toBeDefined()
     const retryAfter = Number(limited!.headers.get('retry-after'))
     expect(Number.isInteger(retryAfter) && retryAfter >= 1).toBe(true)
-    expect(await limited!.json()).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: `Too Many Requests: over 60 requests a minute for this credential; retry in ${retryAfter} s` }, id: null })
+    expect(await limited!.json()).toEqual({
+      jsonrpc: '2.0',
+      error: {
+        code: -32000,
+        message: `Too Many Requests: over 60 requests a minute for this credential; retry in ${retryAfter} s`,
+      },
+      id: null,
+    })
 
     // Alice's session goes on.
-    expect((await client!.callTool({ name: 'echo__echo', arguments: { message: 'still here' } })).content).toEqual([{ type: 'text', text: 'still here' }])
+    expect((await client!.callTool({ name: 'echo__echo', arguments: { message: 'still here' } })).content).toEqual([
+      { type: 'text', text: 'still here' },
+    ])
     expect(sample(await scrape(), 'myc_http_rate_limited_total')).toBeGreaterThanOrEqual(1)
 
     await new Promise((r) => setTimeout(r, retryAfter * 1_000))
@@ -162,7 +216,10 @@ describe('myc serve --http with http.metricsListen (build/myc.cjs)', () => {
   beforeAll(async () => {
     const port = await freePort()
     metricsBase = `http://127.0.0.1:${port}`
-    m = await startHttpMyc(writeConfig({ ...config, http: { tokens: config.http.tokens, metricsListen: `127.0.0.1:${port}` } }), { env: TOKENS })
+    m = await startHttpMyc(
+      writeConfig({ ...config, http: { tokens: config.http.tokens, metricsListen: `127.0.0.1:${port}` } }),
+      { env: TOKENS },
+    )
     await waitFor(async () => (await fetch(`${m.base}/readyz`)).status === 200, 15_000, 'echo to run')
   })
   afterAll(async () => {
@@ -182,7 +239,15 @@ describe('myc serve --http with http.metricsListen (build/myc.cjs)', () => {
   })
 
   it('the metrics address is no MCP endpoint', async () => {
-    expect((await fetch(`${metricsBase}/mcp`, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${alice}` }), body: '{}' })).status).toBe(405)
+    expect(
+      (
+        await fetch(`${metricsBase}/mcp`, {
+          method: 'POST',
+          headers: mcpHeaders({ Authorization: `Bearer ${alice}` }),
+          body: '{}',
+        })
+      ).status,
+    ).toBe(405)
     expect((await fetch(`${metricsBase}/mcp`)).status).toBe(404)
   })
 })

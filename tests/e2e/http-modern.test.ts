@@ -18,7 +18,10 @@ import { waitFor } from '../helpers/runtime.js'
  */
 
 const MODERN = '2026-07-28'
-const TOKENS = { MYC_E2E_TOKEN_ALICE: 'alice-0123456789abcdef0123456789abcdef', MYC_E2E_TOKEN_BOB: 'bob-0123456789abcdef0123456789abcdef00' }
+const TOKENS = {
+  MYC_E2E_TOKEN_ALICE: 'alice-0123456789abcdef0123456789abcdef',
+  MYC_E2E_TOKEN_BOB: 'bob-0123456789abcdef0123456789abcdef00',
+}
 const alice = TOKENS.MYC_E2E_TOKEN_ALICE
 const bob = TOKENS.MYC_E2E_TOKEN_BOB
 /** http.metricsToken: /metrics answers only to it. */
@@ -29,7 +32,10 @@ const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelc
 
 /** An SDK 2.x client pinned to the 2026-07-28 revision. */
 async function connectModern(url: string, token?: string, setup?: (client: Client) => void): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {})
+  const transport = new StreamableHTTPClientTransport(
+    new URL(url),
+    token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {},
+  )
   const client = new Client({ name: 'modern-e2e', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } })
   setup?.(client)
   await client.connect(transport)
@@ -46,7 +52,13 @@ function text(result: { content?: unknown }): string {
 }
 
 /** A 2026-07-28 request as a plain POST: the envelope in `_meta`, the standard headers (overridable). */
-function modernPost(url: string, token: string | undefined, method: string, params: Record<string, unknown> = {}, headers: Record<string, string | null> = {}): Promise<Response> {
+function modernPost(
+  url: string,
+  token: string | undefined,
+  method: string,
+  params: Record<string, unknown> = {},
+  headers: Record<string, string | null> = {},
+): Promise<Response> {
   const name = typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined
   const all: Record<string, string | null> = {
     'Content-Type': 'application/json',
@@ -58,7 +70,16 @@ function modernPost(url: string, token: string | undefined, method: string, para
     ...headers,
   }
   const sent = Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== null))
-  return fetch(url, { method: 'POST', headers: sent, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { ...ENVELOPE, ...(params._meta as object | undefined) } } }) })
+  return fetch(url, {
+    method: 'POST',
+    headers: sent,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: { ...params, _meta: { ...ENVELOPE, ...(params._meta as object | undefined) } },
+    }),
+  })
 }
 
 /** The value of one Prometheus sample line, 0 when absent. */
@@ -78,12 +99,22 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     clients.push(c)
     return c
   }
-  const sign = (claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setSubject(String(claims.sub)).setIssuedAt().setExpirationTime('5m').sign(keys.privateKey)
+  const sign = (claims: Record<string, unknown>) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setIssuer(issuer)
+      .setAudience(audience)
+      .setSubject(String(claims.sub))
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(keys.privateKey)
 
   beforeAll(async () => {
     keys = await generateKeyPair('ES256')
     const jwk = { ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'ES256' }
-    jwks = createServer((_req, res) => res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: [jwk] })))
+    jwks = createServer((_req, res) =>
+      res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: [jwk] })),
+    )
     await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r))
     const config = writeConfig({
       mcpServers: { echo: server('echo'), asker: server('elicit'), slow: server('progress') },
@@ -96,7 +127,13 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
           { env: 'MYC_E2E_TOKEN_ALICE', role: 'guest', name: 'alice' },
           { env: 'MYC_E2E_TOKEN_BOB', role: 'developer', skills: ['interactive'], name: 'bob' },
         ],
-        jwt: { issuer, audience, jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`, roleClaim: 'role', skillsClaim: 'scope' },
+        jwt: {
+          issuer,
+          audience,
+          jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`,
+          roleClaim: 'role',
+          skillsClaim: 'scope',
+        },
         metricsToken: { env: 'MYC_E2E_METRICS_TOKEN' },
       },
     })
@@ -115,10 +152,28 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     expect(legacy.getNegotiatedProtocolVersion?.() ?? '2025-11-25').not.toBe(MODERN)
     expect(modern.getNegotiatedProtocolVersion?.()).toBe(MODERN)
     const [l, n] = await Promise.all([names(legacy), names(modern)])
-    expect(l).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log'])
+    expect(l).toEqual([
+      'mycelium__list_skills',
+      'mycelium__activate_skill',
+      'mycelium__deactivate_skill',
+      'mycelium__get_context',
+      'mycelium__search_tools',
+      'echo__echo',
+      'echo__log',
+    ])
     // The 2026 era has no deactivate_skill: a credential's skills cannot be dropped by a request.
-    expect(n).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log'])
-    const [a, b] = await Promise.all([legacy.callTool({ name: 'echo__echo', arguments: { message: 'old' } }), modern.callTool({ name: 'echo__echo', arguments: { message: 'new' } })])
+    expect(n).toEqual([
+      'mycelium__list_skills',
+      'mycelium__activate_skill',
+      'mycelium__get_context',
+      'mycelium__search_tools',
+      'echo__echo',
+      'echo__log',
+    ])
+    const [a, b] = await Promise.all([
+      legacy.callTool({ name: 'echo__echo', arguments: { message: 'old' } }),
+      modern.callTool({ name: 'echo__echo', arguments: { message: 'new' } }),
+    ])
     expect([text(a), text(b)]).toEqual(['old', 'new'])
     // A 2026 request opens no session.
     const raw = await modernPost(m.url, alice, 'tools/list')
@@ -129,15 +184,36 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
   it('two tokens see two tool sets, and a hidden tool, prompt or resource answers exactly as one that never existed', async () => {
     const a = keep(await connectModern(m.url, alice))
     const b = keep(await connectModern(m.url, bob))
-    expect(await names(a)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log'])
-    expect(await names(b)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log', 'asker__ask', 'asker__sample', 'slow__count'])
+    expect(await names(a)).toEqual([
+      'mycelium__list_skills',
+      'mycelium__activate_skill',
+      'mycelium__get_context',
+      'mycelium__search_tools',
+      'echo__echo',
+      'echo__log',
+    ])
+    expect(await names(b)).toEqual([
+      'mycelium__list_skills',
+      'mycelium__activate_skill',
+      'mycelium__get_context',
+      'mycelium__search_tools',
+      'echo__echo',
+      'echo__log',
+      'asker__ask',
+      'asker__sample',
+      'slow__count',
+    ])
     const never = await protocolErrorOf(() => a.callTool({ name: 'zz__never', arguments: {} }))
     expect(never).toBe('-32602 Unknown tool: zz__never')
     for (const hidden of ['slow__count', 'asker__ask', 'echo__add', 'mycelium__deactivate_skill']) {
-      expect(await protocolErrorOf(() => a.callTool({ name: hidden, arguments: {} }))).toBe(never.replace('zz__never', hidden))
+      expect(await protocolErrorOf(() => a.callTool({ name: hidden, arguments: {} }))).toBe(
+        never.replace('zz__never', hidden),
+      )
     }
     // Resource not found is -32602 in the 2026 era, as in the 2025 one.
-    expect(await protocolErrorOf(() => a.readResource({ uri: 'echo://nothing/here' }))).toBe('-32602 Resource not found: echo://nothing/here')
+    expect(await protocolErrorOf(() => a.readResource({ uri: 'echo://nothing/here' }))).toBe(
+      '-32602 Resource not found: echo://nothing/here',
+    )
     expect(await protocolErrorOf(() => a.getPrompt({ name: 'zz__never' }))).toBe('-32602 Unknown prompt: zz__never')
     expect(text(await b.callTool({ name: 'slow__count', arguments: { steps: 1, stepMs: 1 } }))).toBe('counted 1')
   })
@@ -146,7 +222,12 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     const discover = await modernPost(m.url, alice, 'server/discover')
     expect(discover.status).toBe(200)
     const d = (await discover.json()) as { result: Record<string, unknown> }
-    expect(d.result).toMatchObject({ supportedVersions: [MODERN], resultType: 'complete', cacheScope: 'private', capabilities: { tools: { listChanged: true } } })
+    expect(d.result).toMatchObject({
+      supportedVersions: [MODERN],
+      resultType: 'complete',
+      cacheScope: 'private',
+      capabilities: { tools: { listChanged: true } },
+    })
     expect(d.result.capabilities).not.toHaveProperty('tasks')
     for (const [method, key] of [
       ['tools/list', 'tools'],
@@ -157,12 +238,22 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
       const r = await modernPost(m.url, alice, method)
       expect(r.status, method).toBe(200)
       const body = (await r.json()) as { result: Record<string, unknown> }
-      expect(body.result, method).toMatchObject({ resultType: 'complete', cacheScope: 'private', ttlMs: expect.any(Number) })
+      expect(body.result, method).toMatchObject({
+        resultType: 'complete',
+        cacheScope: 'private',
+        ttlMs: expect.any(Number),
+      })
       expect(body.result.ttlMs as number, method).toBeGreaterThan(0)
       expect(Array.isArray(body.result[key]), method).toBe(true)
     }
-    const read = (await (await modernPost(m.url, alice, 'resources/read', { uri: 'echo://item/7' })).json()) as { result: Record<string, unknown> }
-    expect(read.result).toMatchObject({ resultType: 'complete', cacheScope: 'private', contents: [{ uri: 'echo://item/7', text: 'item 7' }] })
+    const read = (await (await modernPost(m.url, alice, 'resources/read', { uri: 'echo://item/7' })).json()) as {
+      result: Record<string, unknown>
+    }
+    expect(read.result).toMatchObject({
+      resultType: 'complete',
+      cacheScope: 'private',
+      contents: [{ uri: 'echo://item/7', text: 'item 7' }],
+    })
   })
 
   it('activate_skill for a skill the token does not grant: 403 insufficient_scope naming skill:<name>; the list never changes', async () => {
@@ -175,16 +266,23 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     // The SDK client with no OAuth provider to step up with surfaces the challenge as is.
     expect(refused).toBeInstanceOf(InsufficientScopeError)
     expect((refused as InsufficientScopeError).requiredScope).toBe('skill:reader')
-    const raw = await modernPost(m.url, alice, 'tools/call', { name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
+    const raw = await modernPost(m.url, alice, 'tools/call', {
+      name: 'mycelium__activate_skill',
+      arguments: { name: 'reader' },
+    })
     expect(raw.status).toBe(403)
-    expect(raw.headers.get('www-authenticate')).toBe(`Bearer error="insufficient_scope", error_description="Skill reader needs the scope skill:reader", scope="skill:reader", resource_metadata="${m.base}/.well-known/oauth-protected-resource"`)
+    expect(raw.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", error_description="Skill reader needs the scope skill:reader", scope="skill:reader", resource_metadata="${m.base}/.well-known/oauth-protected-resource"`,
+    )
     expect(await raw.json()).toMatchObject({ error: 'insufficient_scope' })
     expect(await names(modern)).toEqual(before)
     expect(before).not.toContain('echo__add')
 
     // A 2025 session of the same token escalates by tool, as always; the token's 2026 requests see none of it.
     const legacy = keep((await connectHttp(m.url, { token: alice })).client)
-    expect(text(await legacy.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } }))).toMatch(/^Skill reader is active\./)
+    expect(text(await legacy.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } }))).toMatch(
+      /^Skill reader is active\./,
+    )
     expect((await legacy.listTools()).tools.map((t) => t.name)).toContain('echo__add')
     expect(await names(modern)).toEqual(before)
 
@@ -206,7 +304,10 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
     const c2 = keep(await connectModern(m.url, stepped))
     expect(await names(c1)).not.toContain('echo__add')
     expect(await names(c2)).toContain('echo__add')
-    const challenge = await modernPost(m.url, plain, 'tools/call', { name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
+    const challenge = await modernPost(m.url, plain, 'tools/call', {
+      name: 'mycelium__activate_skill',
+      arguments: { name: 'reader' },
+    })
     expect(challenge.status).toBe(403)
     expect(challenge.headers.get('www-authenticate')).toContain('scope="skill:reader"')
     const after = await c2.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
@@ -217,16 +318,61 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
   })
 
   it('checks MCP-Protocol-Version, Mcp-Method and Mcp-Name, and answers with the 2026 error codes', async () => {
-    const error = async (r: Response) => ({ status: r.status, code: ((await r.json()) as { error: { code: number } }).error.code })
-    expect(await error(await modernPost(m.url, alice, 'tools/list', {}, { 'Mcp-Method': 'prompts/list' }))).toEqual({ status: 400, code: -32020 })
-    expect(await error(await modernPost(m.url, alice, 'tools/call', { name: 'echo__echo', arguments: { message: 'x' } }, { 'Mcp-Name': 'echo__log' }))).toEqual({ status: 400, code: -32020 })
-    expect(await error(await modernPost(m.url, alice, 'tools/call', { name: 'echo__echo', arguments: { message: 'x' } }, { 'Mcp-Name': null }))).toEqual({ status: 400, code: -32020 })
-    expect(await error(await modernPost(m.url, alice, 'tools/list', {}, { 'MCP-Protocol-Version': null }))).toEqual({ status: 400, code: -32020 })
-    expect(await error(await modernPost(m.url, alice, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }, { 'MCP-Protocol-Version': '2099-01-01' }))).toEqual({ status: 400, code: -32022 })
+    const error = async (r: Response) => ({
+      status: r.status,
+      code: ((await r.json()) as { error: { code: number } }).error.code,
+    })
+    expect(await error(await modernPost(m.url, alice, 'tools/list', {}, { 'Mcp-Method': 'prompts/list' }))).toEqual({
+      status: 400,
+      code: -32020,
+    })
+    expect(
+      await error(
+        await modernPost(
+          m.url,
+          alice,
+          'tools/call',
+          { name: 'echo__echo', arguments: { message: 'x' } },
+          { 'Mcp-Name': 'echo__log' },
+        ),
+      ),
+    ).toEqual({ status: 400, code: -32020 })
+    expect(
+      await error(
+        await modernPost(
+          m.url,
+          alice,
+          'tools/call',
+          { name: 'echo__echo', arguments: { message: 'x' } },
+          { 'Mcp-Name': null },
+        ),
+      ),
+    ).toEqual({ status: 400, code: -32020 })
+    expect(await error(await modernPost(m.url, alice, 'tools/list', {}, { 'MCP-Protocol-Version': null }))).toEqual({
+      status: 400,
+      code: -32020,
+    })
+    expect(
+      await error(
+        await modernPost(
+          m.url,
+          alice,
+          'tools/list',
+          { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+          { 'MCP-Protocol-Version': '2099-01-01' },
+        ),
+      ),
+    ).toEqual({ status: 400, code: -32022 })
     // A modern header on a body without the envelope.
     const bare = await fetch(m.url, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${alice}`, 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/list' },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${alice}`,
+        'MCP-Protocol-Version': MODERN,
+        'Mcp-Method': 'tools/list',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     })
     expect(await error(bare)).toEqual({ status: 400, code: -32602 })
@@ -236,37 +382,65 @@ describe('myc serve --http: MCP 2026-07-28 beside the 2025 sessions (build/myc.c
 
   it("progress, the request's own log level and cancellation reach through to the children", async () => {
     const logs: unknown[] = []
-    const b = keep(await connectModern(m.url, bob, (c) => c.setNotificationHandler('notifications/message', (n) => void logs.push(n.params))))
+    const b = keep(
+      await connectModern(m.url, bob, (c) =>
+        c.setNotificationHandler('notifications/message', (n) => void logs.push(n.params)),
+      ),
+    )
     const progress: number[] = []
-    const counted = await b.callTool({ name: 'slow__count', arguments: { steps: 3, stepMs: 10 } }, { onprogress: (p) => void progress.push(p.progress) })
+    const counted = await b.callTool(
+      { name: 'slow__count', arguments: { steps: 3, stepMs: 10 } },
+      { onprogress: (p) => void progress.push(p.progress) },
+    )
     expect(text(counted)).toBe('counted 3')
     expect(progress).toEqual([1, 2, 3])
     // No log level in the request: no log messages.
     await b.callTool({ name: 'echo__log', arguments: { text: 'quiet' } })
     expect(logs).toEqual([])
-    await b.callTool({ name: 'echo__log', arguments: { text: 'loud' }, _meta: { 'io.modelcontextprotocol/logLevel': 'info' } })
+    await b.callTool({
+      name: 'echo__log',
+      arguments: { text: 'loud' },
+      _meta: { 'io.modelcontextprotocol/logLevel': 'info' },
+    })
     expect(logs).toEqual([{ level: 'info', logger: 'echo', data: { said: 'loud' } }])
-    await b.callTool({ name: 'echo__log', arguments: { text: 'too low' }, _meta: { 'io.modelcontextprotocol/logLevel': 'error' } })
+    await b.callTool({
+      name: 'echo__log',
+      arguments: { text: 'too low' },
+      _meta: { 'io.modelcontextprotocol/logLevel': 'error' },
+    })
     expect(logs).toHaveLength(1)
 
     // Aborting the request cancels the child's call: it ends at once (counted, with no duration: cancelled) instead of running its 10 s.
-    const metrics = () => fetch(`${m.base}/metrics`, { headers: { Authorization: `Bearer ${SCRAPER}` } }).then((r) => r.text())
+    const metrics = () =>
+      fetch(`${m.base}/metrics`, { headers: { Authorization: `Bearer ${SCRAPER}` } }).then((r) => r.text())
     const calls = 'myc_tool_calls_total{server="slow",tool="count"}'
     const timed = 'myc_tool_call_duration_seconds_count{server="slow",tool="count"}'
     const before = await metrics()
     const abort = new AbortController()
-    const call = b.callTool({ name: 'slow__count', arguments: { steps: 100, stepMs: 100 } }, { signal: abort.signal }).then(
-      () => 'answered',
-      () => 'aborted',
-    )
+    const call = b
+      .callTool({ name: 'slow__count', arguments: { steps: 100, stepMs: 100 } }, { signal: abort.signal })
+      .then(
+        () => 'answered',
+        () => 'aborted',
+      )
     setTimeout(() => abort.abort(), 300)
     expect(await call).toBe('aborted')
-    await waitFor(async () => sample(await metrics(), calls) === sample(before, calls) + 1, 3_000, 'the cancelled call to end')
+    await waitFor(
+      async () => sample(await metrics(), calls) === sample(before, calls) + 1,
+      3_000,
+      'the cancelled call to end',
+    )
     expect(sample(await metrics(), timed)).toBe(sample(before, timed))
 
     // A child's elicitation during a 2026 call of a client that did not declare elicitation: declined for the child, not left hanging; its sampling: refused, and the failed call answered -32021 naming it.
-    expect(JSON.parse(((await b.callTool({ name: 'asker__ask', arguments: {} })).content as Array<{ text: string }>)[0]!.text)).toEqual({ action: 'decline' })
-    expect(await protocolErrorOf(() => b.callTool({ name: 'asker__sample', arguments: {} }))).toMatch(/-32021.*sampling/)
+    expect(
+      JSON.parse(
+        ((await b.callTool({ name: 'asker__ask', arguments: {} })).content as Array<{ text: string }>)[0]!.text,
+      ),
+    ).toEqual({ action: 'decline' })
+    expect(await protocolErrorOf(() => b.callTool({ name: 'asker__sample', arguments: {} }))).toMatch(
+      /-32021.*sampling/,
+    )
   })
 })
 
@@ -274,7 +448,14 @@ describe('myc serve --http without credentials: the 2026 era as the launch princ
   let m: HttpMyc
   let client: Client | undefined
   beforeAll(async () => {
-    m = await startHttpMyc(writeConfig({ mcpServers: { echo: server('echo') }, skills: { dirs: [skillsDir] }, roles: { default: 'guest' }, session: { defaultSkills: ['common'] } }))
+    m = await startHttpMyc(
+      writeConfig({
+        mcpServers: { echo: server('echo') },
+        skills: { dirs: [skillsDir] },
+        roles: { default: 'guest' },
+        session: { defaultSkills: ['common'] },
+      }),
+    )
   }, 30_000)
   afterAll(async () => {
     await client?.close().catch(() => {})
@@ -284,7 +465,14 @@ describe('myc serve --http without credentials: the 2026 era as the launch princ
   it('a skill the launch does not grant cannot be had by a request: activate_skill says how to get it, and the list stays', async () => {
     client = await connectModern(m.url)
     const before = await names(client)
-    expect(before).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log'])
+    expect(before).toEqual([
+      'mycelium__list_skills',
+      'mycelium__activate_skill',
+      'mycelium__get_context',
+      'mycelium__search_tools',
+      'echo__echo',
+      'echo__log',
+    ])
     const r = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
     expect(r.isError).toBe(true)
     expect(text(r)).toMatch(/^Skill reader is not granted to this client\. .*skill:reader.*--skills reader/)

@@ -16,7 +16,10 @@ import { connectHttp, startHttpMyc, type HttpMyc } from '../helpers/http.js'
  */
 
 const MODERN = '2026-07-28'
-const TOKENS = { MYC_E2E_TOKEN_SEES: 'sees-0123456789abcdef0123456789abcdef0', MYC_E2E_TOKEN_BLIND: 'blind-0123456789abcdef0123456789abcdef' }
+const TOKENS = {
+  MYC_E2E_TOKEN_SEES: 'sees-0123456789abcdef0123456789abcdef0',
+  MYC_E2E_TOKEN_BLIND: 'blind-0123456789abcdef0123456789abcdef',
+}
 const sees = TOKENS.MYC_E2E_TOKEN_SEES
 const blind = TOKENS.MYC_E2E_TOKEN_BLIND
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
@@ -32,7 +35,14 @@ async function call(
   name: string,
   args: Record<string, unknown>,
   headers: Record<string, string | null> = {},
-): Promise<{ status: number; body: { id?: unknown; result?: { content: Array<{ text: string }> }; error?: { code: number; message: string; data?: unknown } } }> {
+): Promise<{
+  status: number
+  body: {
+    id?: unknown
+    result?: { content: Array<{ text: string }> }
+    error?: { code: number; message: string; data?: unknown }
+  }
+}> {
   const all: Record<string, string | null> = {
     'Content-Type': 'application/json',
     Accept: 'application/json, text/event-stream',
@@ -43,7 +53,16 @@ async function call(
     ...headers,
   }
   const sent = Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== null))
-  const response = await fetch(url, { method: 'POST', headers: sent, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args, _meta: ENVELOPE } }) })
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: sent,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: nextId++,
+      method: 'tools/call',
+      params: { name, arguments: args, _meta: ENVELOPE },
+    }),
+  })
   const text = await response.text()
   // JSON, or one SSE event carrying it.
   const json = text.startsWith('{')
@@ -74,7 +93,10 @@ describe('myc serve --http: SEP-2243 Mcp-Param-* headers on the 2026-07-28 route
     const skills = path.join(path.dirname(config), 'skills')
     const skill = (name: string, tool: string) => {
       mkdirSync(path.join(skills, name), { recursive: true })
-      writeFileSync(path.join(skills, name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name} tools\nallowedRoles: [guest]\nallowedTools: ["conformance:${tool}"]\n---\n${name}.\n`)
+      writeFileSync(
+        path.join(skills, name, 'SKILL.md'),
+        `---\nname: ${name}\ndescription: ${name} tools\nallowedRoles: [guest]\nallowedTools: ["conformance:${tool}"]\n---\n${name}.\n`,
+      )
     }
     skill('headers', TOOL)
     skill('plain', 'test_simple_text')
@@ -101,8 +123,13 @@ describe('myc serve --http: SEP-2243 Mcp-Param-* headers on the 2026-07-28 route
     const mismatch = await call(m.url, sees, TOOL, { region: 'eu-west-1' }, { 'Mcp-Param-Region': 'us-east-1' })
     expect(mismatch.status).toBe(400)
     expect(mismatch.body.id).toEqual(expect.any(Number))
-    expect(mismatch.body.error).toMatchObject({ code: -32020, data: { mismatch: { header: 'Mcp-Param-Region', body: 'arguments.region' } } })
-    expect(mismatch.body.error!.message).toBe('Bad Request: the request headers and body disagree: the Mcp-Param-Region header does not match argument region (tool input property "region" is marked x-mcp-header): send Mcp-Param-Region: eu-west-1')
+    expect(mismatch.body.error).toMatchObject({
+      code: -32020,
+      data: { mismatch: { header: 'Mcp-Param-Region', body: 'arguments.region' } },
+    })
+    expect(mismatch.body.error!.message).toBe(
+      'Bad Request: the request headers and body disagree: the Mcp-Param-Region header does not match argument region (tool input property "region" is marked x-mcp-header): send Mcp-Param-Region: eu-west-1',
+    )
 
     const missing = await call(m.url, sees, TOOL, { region: 'Zürich' })
     expect(missing.status).toBe(400)
@@ -124,11 +151,18 @@ describe('myc serve --http: SEP-2243 Mcp-Param-* headers on the 2026-07-28 route
   it('a tool the credential does not see answers exactly as one that does not exist, whatever its headers', async () => {
     const answer = async (name: string, headers: Record<string, string | null>) => {
       const r = await call(m.url, blind, name, { region: 'eu-west-1' }, headers)
-      return { status: r.status, error: r.body.error && { code: r.body.error.code, message: r.body.error.message.replace(name, '<name>') } }
+      return {
+        status: r.status,
+        error: r.body.error && { code: r.body.error.code, message: r.body.error.message.replace(name, '<name>') },
+      }
     }
     const never = await answer('zz_never', {})
     expect(never).toEqual({ status: 200, error: { code: -32602, message: 'Unknown tool: <name>' } })
-    for (const headers of [{}, { 'Mcp-Param-Region': 'us-east-1' }, { 'Mcp-Param-Region': '=?base64?SGVsbG8?=' }] as Array<Record<string, string>>) {
+    for (const headers of [
+      {},
+      { 'Mcp-Param-Region': 'us-east-1' },
+      { 'Mcp-Param-Region': '=?base64?SGVsbG8?=' },
+    ] as Array<Record<string, string>>) {
       expect(await answer(TOOL, headers)).toEqual(never)
     }
     // The credential that sees it is refused for the same request.
@@ -141,11 +175,18 @@ describe('myc serve --http: SEP-2243 Mcp-Param-* headers on the 2026-07-28 route
     const recording = async (input: string | URL, init?: RequestInit) => {
       const response = await fetch(input, init)
       const headers = new Headers(init?.headers)
-      if (headers.get('mcp-method') === 'tools/call') seen.push({ region: headers.get('mcp-param-region'), status: response.status })
+      if (headers.get('mcp-method') === 'tools/call')
+        seen.push({ region: headers.get('mcp-param-region'), status: response.status })
       return response
     }
-    const transport = new StreamableHTTPClientTransport(new URL(m.url), { fetch: recording, requestInit: { headers: { Authorization: `Bearer ${sees}` } } })
-    const client = new Client({ name: 'param-headers-e2e', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } })
+    const transport = new StreamableHTTPClientTransport(new URL(m.url), {
+      fetch: recording,
+      requestInit: { headers: { Authorization: `Bearer ${sees}` } },
+    })
+    const client = new Client(
+      { name: 'param-headers-e2e', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: MODERN } } },
+    )
     clients.push(client)
     await client.connect(transport)
     expect(client.getNegotiatedProtocolVersion?.()).toBe(MODERN)

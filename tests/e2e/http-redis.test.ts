@@ -7,7 +7,10 @@ import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 import { startHttpMyc, type HttpMyc } from '../helpers/http.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
 
-const TOKENS = { MYC_REDIS_ALICE: 'alice-redis-0123456789abcdef0123456789', MYC_REDIS_BOB: 'bob-redis-0123456789abcdef0123456789ab' }
+const TOKENS = {
+  MYC_REDIS_ALICE: 'alice-redis-0123456789abcdef0123456789',
+  MYC_REDIS_BOB: 'bob-redis-0123456789abcdef0123456789ab',
+}
 /** The key of the credential digests sessions are bound to, the same on every replica (required with Redis and tokens). */
 const SECRET = { MYC_SESSION_SECRET: 'replicas-share-this-0123456789abcdef0123456789' }
 
@@ -26,7 +29,10 @@ async function startReplicas(redis: RedisServer, http: Record<string, unknown> =
       ...http,
     },
   })
-  return Promise.all([startHttpMyc(config, { env: { ...TOKENS, ...SECRET } }), startHttpMyc(config, { env: { ...TOKENS, ...SECRET } })])
+  return Promise.all([
+    startHttpMyc(config, { env: { ...TOKENS, ...SECRET } }),
+    startHttpMyc(config, { env: { ...TOKENS, ...SECRET } }),
+  ])
 }
 
 /**
@@ -60,7 +66,10 @@ describe.skipIf(!hasRedis())('two replicas, one Redis (build/myc.cjs)', () => {
       hits[target === a ? 'a' : 'b']++
       return fetch(new URL(url.pathname + url.search, target.base), init)
     }
-    const transport = new StreamableHTTPClientTransport(new URL(a.url), { fetch: fetchAlternating, requestInit: { headers: { Authorization: `Bearer ${token}` } } })
+    const transport = new StreamableHTTPClientTransport(new URL(a.url), {
+      fetch: fetchAlternating,
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    })
     const client = new Client({ name: 'replicas', version: '1' }, { capabilities: {} })
     await client.connect(transport)
     return client
@@ -72,12 +81,16 @@ describe.skipIf(!hasRedis())('two replicas, one Redis (build/myc.cjs)', () => {
     const other = await alternating(TOKENS.MYC_REDIS_ALICE)
     try {
       for (let i = 0; i < 4; i++) expect(await tools(alice)).not.toContain('echo__add')
-      const activated = (await alice.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })) as { isError?: boolean }
+      const activated = (await alice.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })) as {
+        isError?: boolean
+      }
       expect(activated.isError).toBeFalsy()
       // Each of these lists goes to the other replica than the one before.
       for (let i = 0; i < 4; i++) expect(await tools(alice)).toContain('echo__add')
       for (let i = 0; i < 4; i++) {
-        const r = (await alice.callTool({ name: 'echo__add', arguments: { a: i, b: 1 } })) as { content: Array<{ text: string }> }
+        const r = (await alice.callTool({ name: 'echo__add', arguments: { a: i, b: 1 } })) as {
+          content: Array<{ text: string }>
+        }
         expect(r.content[0]!.text).toContain(String(i + 1))
       }
       // Another session of the same token never saw the escalation.
@@ -98,7 +111,13 @@ describe.skipIf(!hasRedis())('two replicas, one Redis (build/myc.cjs)', () => {
       for (const replica of [a, b]) {
         const r = await fetch(replica.url, {
           method: 'POST',
-          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${TOKENS.MYC_REDIS_BOB}`, 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' },
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            Authorization: `Bearer ${TOKENS.MYC_REDIS_BOB}`,
+            'Mcp-Session-Id': id,
+            'MCP-Protocol-Version': '2025-11-25',
+          },
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
         })
         expect(r.status).toBe(404)
@@ -117,7 +136,9 @@ describe.skipIf(!hasRedis())('two replicas, one Redis (build/myc.cjs)', () => {
       await a.stop('SIGKILL')
       onlyB = true
       expect(await tools(alice)).toContain('echo__add')
-      const r = (await alice.callTool({ name: 'echo__add', arguments: { a: 20, b: 22 } })) as { content: Array<{ text: string }> }
+      const r = (await alice.callTool({ name: 'echo__add', arguments: { a: 20, b: 22 } })) as {
+        content: Array<{ text: string }>
+      }
       expect(r.content[0]!.text).toContain('42')
     } finally {
       await alice.close().catch(() => {})
@@ -147,10 +168,19 @@ describe.skipIf(!hasRedis())('http.rateLimit shared by two replicas through Redi
 
   /** One 2026-07-28 server/discover (no session needed) with `token`, to `replica`: its HTTP status and Retry-After. */
   async function discover(replica: HttpMyc, token: string): Promise<{ status: number; retryAfter: string | null }> {
-    const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    }
     const response = await fetch(replica.url, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'server/discover', Authorization: `Bearer ${token}` },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2026-07-28',
+        'Mcp-Method': 'server/discover',
+        Authorization: `Bearer ${token}`,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } }),
     })
     await response.text()
@@ -209,14 +239,22 @@ describe.skipIf(!hasRedis())('replicas with http.tokens in another order, one Re
 
   it("alice's session, opened where she is tokens[0], is not bob's where he is tokens[0] (reordered or alone); alice carries it on there", async () => {
     const [first, reordered, shortened] = replicas as [HttpMyc, HttpMyc, HttpMyc]
-    const transport = new StreamableHTTPClientTransport(new URL(first.url), { requestInit: { headers: { Authorization: `Bearer ${TOKENS.MYC_REDIS_ALICE}` } } })
+    const transport = new StreamableHTTPClientTransport(new URL(first.url), {
+      requestInit: { headers: { Authorization: `Bearer ${TOKENS.MYC_REDIS_ALICE}` } },
+    })
     const client = new Client({ name: 'reordered', version: '1' }, { capabilities: {} })
     await client.connect(transport)
     const id = transport.sessionId!
     const list = (replica: HttpMyc, token: string) =>
       fetch(replica.url, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}`, 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' },
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          Authorization: `Bearer ${token}`,
+          'Mcp-Session-Id': id,
+          'MCP-Protocol-Version': '2025-11-25',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       })
     try {

@@ -17,7 +17,11 @@ type SseEvent = { id?: string; data: Record<string, unknown> }
  * event's id and JSON data. The body is cancelled then, unless `keepOpen`
  * (its reader is handed to `keepOpen` instead).
  */
-async function readEvents(response: Response, enough: (events: SseEvent[]) => boolean, keepOpen?: (reader: ReadableStreamDefaultReader<Uint8Array>) => void): Promise<SseEvent[]> {
+async function readEvents(
+  response: Response,
+  enough: (events: SseEvent[]) => boolean,
+  keepOpen?: (reader: ReadableStreamDefaultReader<Uint8Array>) => void,
+): Promise<SseEvent[]> {
   const reader = response.body!.getReader()
   const decoder = new TextDecoder()
   const events: SseEvent[] = []
@@ -50,7 +54,9 @@ async function readEvents(response: Response, enough: (events: SseEvent[]) => bo
 describe('myc serve --http: a lost stream resumed with Last-Event-ID (build/myc.cjs)', () => {
   let m: HttpMyc
   beforeAll(async () => {
-    m = await startHttpMyc(writeConfig({ mcpServers: { slow: { command: process.execPath, args: [fixtureServer('progress')] } } }))
+    m = await startHttpMyc(
+      writeConfig({ mcpServers: { slow: { command: process.execPath, args: [fixtureServer('progress')] } } }),
+    )
   }, 30_000)
   afterAll(async () => {
     expect(await m?.stop()).toBe(0)
@@ -60,11 +66,20 @@ describe('myc serve --http: a lost stream resumed with Last-Event-ID (build/myc.
     const { sessionId, response } = await rawInitialize(m.url)
     expect(response.status).toBe(200)
     const session = { 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-11-25' }
-    await fetch(m.url, { method: 'POST', headers: mcpHeaders(session), body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
+    await fetch(m.url, {
+      method: 'POST',
+      headers: mcpHeaders(session),
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    })
     const call = await fetch(m.url, {
       method: 'POST',
       headers: mcpHeaders(session),
-      body: JSON.stringify({ jsonrpc: '2.0', id: 42, method: 'tools/call', params: { name: 'slow__count', arguments: { steps: 5, stepMs: 150 }, _meta: { progressToken: 'p' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 42,
+        method: 'tools/call',
+        params: { name: 'slow__count', arguments: { steps: 5, stepMs: 150 }, _meta: { progressToken: 'p' } },
+      }),
     })
     expect(call.headers.get('content-type')).toMatch(/text\/event-stream/)
     // The client sees the first progress report, then loses the stream.
@@ -72,10 +87,15 @@ describe('myc serve --http: a lost stream resumed with Last-Event-ID (build/myc.
     const lastSeen = seen.filter((e) => e.id).at(-1)!
     expect(lastSeen.id).toMatch(/_\d+$/)
     expect(seen.at(-1)!.data).toMatchObject({ method: 'notifications/progress', params: { progress: 1 } })
-    const resumed = await fetch(m.url, { method: 'GET', headers: { ...session, Accept: 'text/event-stream', 'Last-Event-ID': lastSeen.id! } })
+    const resumed = await fetch(m.url, {
+      method: 'GET',
+      headers: { ...session, Accept: 'text/event-stream', 'Last-Event-ID': lastSeen.id! },
+    })
     expect(resumed.status).toBe(200)
     const rest = await readEvents(resumed, (events) => events.some((e) => e.data.id === 42))
-    const progress = rest.filter((e) => e.data.method === 'notifications/progress').map((e) => (e.data.params as { progress: number }).progress)
+    const progress = rest
+      .filter((e) => e.data.method === 'notifications/progress')
+      .map((e) => (e.data.params as { progress: number }).progress)
     // What came after the last event seen, nothing before it, and the result last.
     expect(progress).toEqual([2, 3, 4, 5])
     expect(rest.at(-1)!.data).toMatchObject({ id: 42, result: { content: [{ type: 'text', text: 'counted 5' }] } })
@@ -88,7 +108,12 @@ describe('myc serve --http: a lost stream resumed with Last-Event-ID (build/myc.
     const call = await fetch(m.url, {
       method: 'POST',
       headers: mcpHeaders(session),
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow__count', arguments: { steps: 4, stepMs: 150 }, _meta: { progressToken: 'q' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'slow__count', arguments: { steps: 4, stepMs: 150 }, _meta: { progressToken: 'q' } },
+      }),
     })
     let old: ReadableStreamDefaultReader<Uint8Array> | undefined
     const seen = await readEvents(
@@ -98,10 +123,17 @@ describe('myc serve --http: a lost stream resumed with Last-Event-ID (build/myc.
     )
     const lastSeen = seen.filter((e) => e.id).at(-1)!
     // The first connection is still open on both ends: the resume still gets the stream.
-    const resumed = await fetch(m.url, { method: 'GET', headers: { ...session, Accept: 'text/event-stream', 'Last-Event-ID': lastSeen.id! } })
+    const resumed = await fetch(m.url, {
+      method: 'GET',
+      headers: { ...session, Accept: 'text/event-stream', 'Last-Event-ID': lastSeen.id! },
+    })
     expect(resumed.status).toBe(200)
     const rest = await readEvents(resumed, (events) => events.some((e) => e.data.id === 7))
-    expect(rest.filter((e) => e.data.method === 'notifications/progress').map((e) => (e.data.params as { progress: number }).progress)).toEqual([2, 3, 4])
+    expect(
+      rest
+        .filter((e) => e.data.method === 'notifications/progress')
+        .map((e) => (e.data.params as { progress: number }).progress),
+    ).toEqual([2, 3, 4])
     expect(rest.at(-1)!.data).toMatchObject({ id: 7, result: { content: [{ type: 'text', text: 'counted 4' }] } })
     // The old connection was closed by the server, and got nothing after the resume.
     let tail = ''
@@ -115,8 +147,18 @@ describe('myc serve --http: a lost stream resumed with Last-Event-ID (build/myc.
 
   it('answers an id it never gave out without replaying anything of another stream', async () => {
     const { sessionId } = await rawInitialize(m.url)
-    const resumed = await fetch(m.url, { method: 'GET', headers: { 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-11-25', Accept: 'text/event-stream', 'Last-Event-ID': 'nope_7' } })
+    const resumed = await fetch(m.url, {
+      method: 'GET',
+      headers: {
+        'mcp-session-id': sessionId!,
+        'mcp-protocol-version': '2025-11-25',
+        Accept: 'text/event-stream',
+        'Last-Event-ID': 'nope_7',
+      },
+    })
     expect(resumed.status).toBe(400)
-    expect(((await resumed.json()) as { error: { message: string } }).error.message).toMatch(/Last-Event-ID "nope_7" is no event of this session/)
+    expect(((await resumed.json()) as { error: { message: string } }).error.message).toMatch(
+      /Last-Event-ID "nope_7" is no event of this session/,
+    )
   })
 })

@@ -39,7 +39,10 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
 
   it('runs the CI example of docs/agent.md as written: --role developer, --json, the last line ok', async () => {
     fake.setScript(() => ({ content: [{ type: 'text', text: 'No problems found.' }] }))
-    const r = await runAgentCli(['run', 'Review the diff in this branch and list problems', '--config', config, '--role', 'developer', '--json'], { fake })
+    const r = await runAgentCli(
+      ['run', 'Review the diff in this branch and list problems', '--config', config, '--role', 'developer', '--json'],
+      { fake },
+    )
     expect(r.code, r.stderr).toBe(0)
     expect(r.events[0]).toMatchObject({ type: 'session_start', role: 'developer' })
     expect(end(r.events)).toMatchObject({ ok: true, reason: 'done' })
@@ -55,14 +58,19 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
     // The same servers in open mode (no skills): a config of their own beside the project.
     const open = path.join(path.dirname(dir), 'open')
     mkdirSync(open)
-    const servers = (JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: Record<string, { cwd?: string }> }).mcpServers
+    const servers = (JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: Record<string, { cwd?: string }> })
+      .mcpServers
     for (const s of Object.values(servers)) s.cwd = dir
     writeFileSync(path.join(open, 'mycelium.config.json'), JSON.stringify({ mcpServers: servers }))
     const full = fake.requests.length
-    const o = await runAgentCli(['run', 'hello', '--config', path.join(open, 'mycelium.config.json'), '--json'], { fake })
+    const o = await runAgentCli(['run', 'hello', '--config', path.join(open, 'mycelium.config.json'), '--json'], {
+      fake,
+    })
     expect(o.code, o.stderr).toBe(0)
     expect(toolChars(lean) / toolChars(full)).toBeLessThanOrEqual(0.1)
-    expect((r.events[0] as { contextTokens: number }).contextTokens).toBeLessThan((o.events[0] as { contextTokens: number }).contextTokens)
+    expect((r.events[0] as { contextTokens: number }).contextTokens).toBeLessThan(
+      (o.events[0] as { contextTokens: number }).contextTokens,
+    )
   }, 60_000)
 
   it('runs myc adhoc although init made no adhoc role: it runs as the default role, and says so', async () => {
@@ -79,7 +87,10 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
       // A skill with a script, as a user adds one.
       const scripts = path.join(dir, 'skills', 'deploy', 'scripts')
       mkdirSync(scripts, { recursive: true })
-      writeFileSync(path.join(dir, 'skills', 'deploy', 'SKILL.md'), '---\nname: deploy\ndescription: Release the project\nallowedRoles: [developer]\nallowedTools: []\n---\nRun release.sh.\n')
+      writeFileSync(
+        path.join(dir, 'skills', 'deploy', 'SKILL.md'),
+        '---\nname: deploy\ndescription: Release the project\nallowedRoles: [developer]\nallowedTools: []\n---\nRun release.sh.\n',
+      )
       writeFileSync(path.join(scripts, 'release.sh'), '#!/bin/sh\necho "disk full" >&2\nexit 2\n')
       chmodSync(path.join(scripts, 'release.sh'), 0o755)
       fake.setScript((_req, i) =>
@@ -92,7 +103,9 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
             }
           : { content: [{ type: 'text', text: 'The disk is full.' }] },
       )
-      const r = await runAgentCli(['workflow', 'release it', '--config', config, '--on-failure', 'auto', '--json'], { fake })
+      const r = await runAgentCli(['workflow', 'release it', '--config', config, '--on-failure', 'auto', '--json'], {
+        fake,
+      })
       expect(r.code, r.stderr).toBe(0)
       expect(r.events.some((e) => e.type === 'handoff')).toBe(true)
       const last = end(r.events)

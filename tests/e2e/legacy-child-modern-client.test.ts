@@ -13,7 +13,9 @@ const TASKS = 'io.modelcontextprotocol/tasks'
 describe('a 2026 client through myc to a 2025 child', () => {
   let myc: HttpMyc
   beforeAll(async () => {
-    const config = writeConfig({ mcpServers: { old: { command: process.execPath, args: [fixture], prefix: false, era: 'legacy' } } })
+    const config = writeConfig({
+      mcpServers: { old: { command: process.execPath, args: [fixture], prefix: false, era: 'legacy' } },
+    })
     myc = await startHttpMyc(config)
   })
   afterAll(async () => {
@@ -22,7 +24,12 @@ describe('a 2026 client through myc to a 2025 child', () => {
 
   it('asks the client only what its request declared: an undeclared elicitation is declined and undeclared roots are none, for the child', async () => {
     // The child saw myc's capabilities at initialize (elicitation, sampling, roots), so it asks for all three at once.
-    const first = await modernRequest(myc.url, 'tools/call', { name: 'test_input_required_result_capabilities', arguments: {} }, { capabilities: { sampling: {} } })
+    const first = await modernRequest(
+      myc.url,
+      'tools/call',
+      { name: 'test_input_required_result_capabilities', arguments: {} },
+      { capabilities: { sampling: {} } },
+    )
     expect(first.answer.result?.resultType).toBe('input_required')
     const asked = (first.answer.result?.inputRequests ?? {}) as Record<string, { method: string }>
     const keys = Object.keys(asked)
@@ -32,7 +39,12 @@ describe('a 2026 client through myc to a 2025 child', () => {
     const done = await modernRequest(
       myc.url,
       'tools/call',
-      { name: 'test_input_required_result_capabilities', arguments: {}, inputResponses: { [keys[0]!]: sampled }, requestState: first.answer.result?.requestState },
+      {
+        name: 'test_input_required_result_capabilities',
+        arguments: {},
+        inputResponses: { [keys[0]!]: sampled },
+        requestState: first.answer.result?.requestState,
+      },
       { capabilities: { sampling: {} } },
     )
     // The decline gave no name; the empty roots list is an answer the tool counts.
@@ -41,13 +53,23 @@ describe('a 2026 client through myc to a 2025 child', () => {
 
   it('holds a multi-round call that ends as the child’s 2025 core task as a task of the extension', async () => {
     const capabilities = { elicitation: {}, extensions: { [TASKS]: {} } }
-    const first = await modernRequest(myc.url, 'tools/call', { name: 'test_tool_with_task', arguments: {} }, { capabilities })
+    const first = await modernRequest(
+      myc.url,
+      'tools/call',
+      { name: 'test_tool_with_task', arguments: {} },
+      { capabilities },
+    )
     expect(first.answer.result?.resultType).toBe('input_required')
     const [key] = Object.keys(first.answer.result?.inputRequests as object)
     const second = await modernRequest(
       myc.url,
       'tools/call',
-      { name: 'test_tool_with_task', arguments: {}, inputResponses: { [key!]: { action: 'accept', content: { name: 'Alice' } } }, requestState: first.answer.result?.requestState },
+      {
+        name: 'test_tool_with_task',
+        arguments: {},
+        inputResponses: { [key!]: { action: 'accept', content: { name: 'Alice' } } },
+        requestState: first.answer.result?.requestState,
+      },
       { capabilities },
     )
     expect(second.answer.result).toMatchObject({ resultType: 'task', status: 'working' })
@@ -58,13 +80,26 @@ describe('a 2026 client through myc to a 2025 child', () => {
       if (i > 0) await new Promise((resolve) => setTimeout(resolve, 50))
       task = (await modernRequest(myc.url, 'tasks/get', { taskId }, { capabilities })).answer.result
     }
-    expect(task).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'Hello, Alice! (from the task)' }] } })
+    expect(task).toMatchObject({
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'Hello, Alice! (from the task)' }] },
+    })
   })
 
   it('maps the child’s core task of a task-only tool, and refuses the tool to a request without the extension (-32021)', async () => {
-    const made = await modernRequest(myc.url, 'tools/call', { name: 'failing_job', arguments: {} }, { capabilities: { extensions: { [TASKS]: {} } } })
+    const made = await modernRequest(
+      myc.url,
+      'tools/call',
+      { name: 'failing_job', arguments: {} },
+      { capabilities: { extensions: { [TASKS]: {} } } },
+    )
     expect(made.answer.result).toMatchObject({ resultType: 'task' })
-    const refused = await modernRequest(myc.url, 'tools/call', { name: 'failing_job', arguments: {} }, { capabilities: {} })
+    const refused = await modernRequest(
+      myc.url,
+      'tools/call',
+      { name: 'failing_job', arguments: {} },
+      { capabilities: {} },
+    )
     expect(refused.answer.error?.code).toBe(-32021)
   })
 })

@@ -27,7 +27,9 @@ describe('myc serve (build/myc.cjs) reloads its config', () => {
     writeFileSync(file, JSON.stringify({ mcpServers: { a: fixtureEntry('echo'), b: fixtureEntry('echo') } }))
     await waitFor(async () => (await names()).includes('b__echo'), 15_000, 'the new server after a save')
     expect(listChanged).toBeGreaterThan(0)
-    expect(JSON.stringify((await client.callTool({ name: 'a__echo', arguments: { message: 'still here' } })).content)).toContain('still here')
+    expect(
+      JSON.stringify((await client.callTool({ name: 'a__echo', arguments: { message: 'still here' } })).content),
+    ).toContain('still here')
 
     // A broken save: logged with the file and key, the running config kept.
     writeFileSync(file, JSON.stringify({ mcpServers: { a: fixtureEntry('echo'), b: { command: '' } } }))

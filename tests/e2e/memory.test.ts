@@ -14,8 +14,13 @@ import { waitFor } from '../helpers/wait-for.js'
  * roles with different grants save and recall over MCP and see only what
  * policy allows; the operator CLI reads the same Markdown files.
  */
-type CallResult = { isError?: boolean; content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown> }
-const call = (client: Client, name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<CallResult>
+type CallResult = {
+  isError?: boolean
+  content: Array<{ type: string; text?: string }>
+  structuredContent?: Record<string, unknown>
+}
+const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  client.callTool({ name, arguments: args }) as Promise<CallResult>
 const textOf = (r: CallResult) => r.content.map((c) => c.text ?? '').join('')
 /** A call's answer, error or result, with the tool's name blanked (to compare two nonexistence answers). */
 async function answer(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
@@ -43,7 +48,9 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
     const { client } = await connectToMyc(['serve', '--config', p.config, '--role', 'dev', '--skills', 'plain'])
     try {
       expect(await toolNames(client)).toEqual([])
-      expect(await answer(client, 'mycelium__save_memory', { content: 'x' })).toBe(await answer(client, 'mycelium__no_such_tool', { content: 'x' }))
+      expect(await answer(client, 'mycelium__save_memory', { content: 'x' })).toBe(
+        await answer(client, 'mycelium__no_such_tool', { content: 'x' }),
+      )
       let changed = 0
       client.setNotificationHandler('notifications/tools/list_changed', () => {
         changed++
@@ -62,9 +69,14 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
   it('each role writes its own memory; isolated reads only its own; team reads its team; other roles answer as empty', async () => {
     const dev = (await connectToMyc(['serve', '--config', p.config, '--role', 'dev', '--skills', 'notes'])).client
     const qa = (await connectToMyc(['serve', '--config', p.config, '--role', 'qa', '--skills', 'notes'])).client
-    const lead = (await connectToMyc(['serve', '--config', p.config, '--role', 'lead', '--skills', 'team-notes'])).client
+    const lead = (await connectToMyc(['serve', '--config', p.config, '--role', 'lead', '--skills', 'team-notes']))
+      .client
     try {
-      const saved = await call(dev, 'mycelium__save_memory', { content: 'We deploy to Staging on Fridays', type: 'fact', tags: ['ops'] })
+      const saved = await call(dev, 'mycelium__save_memory', {
+        content: 'We deploy to Staging on Fridays',
+        type: 'fact',
+        tags: ['ops'],
+      })
       expect(saved.isError).toBeFalsy()
       expect(saved.structuredContent).toMatchObject({ id: expect.stringMatching(/^mem_/), role: 'dev', type: 'fact' })
       await call(dev, 'mycelium__save_memory', { content: 'Prefer small pull requests', type: 'preference' })
@@ -73,23 +85,44 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
 
       // Words, any order, case-insensitive; newest first.
       const found = await call(dev, 'mycelium__recall_memory', { query: 'friday DEPLOY' })
-      expect((found.structuredContent!.entries as Array<{ content: string }>).map((e) => e.content)).toEqual(['We deploy to Staging on Fridays'])
+      expect((found.structuredContent!.entries as Array<{ content: string }>).map((e) => e.content)).toEqual([
+        'We deploy to Staging on Fridays',
+      ])
       const mine = await call(dev, 'mycelium__recall_memory', {})
-      expect((mine.structuredContent!.entries as Array<{ content: string }>).map((e) => e.content)).toEqual(['Prefer small pull requests', 'We deploy to Staging on Fridays'])
+      expect((mine.structuredContent!.entries as Array<{ content: string }>).map((e) => e.content)).toEqual([
+        'Prefer small pull requests',
+        'We deploy to Staging on Fridays',
+      ])
 
       // Isolated: another role's memory answers exactly as a role that has none.
-      expect(await answer(dev, 'mycelium__recall_memory', { role: 'qa' })).toBe(await answer(dev, 'mycelium__recall_memory', { role: 'nobody' }))
+      expect(await answer(dev, 'mycelium__recall_memory', { role: 'qa' })).toBe(
+        await answer(dev, 'mycelium__recall_memory', { role: 'nobody' }),
+      )
       expect(textOf(await call(dev, 'mycelium__recall_memory', { role: 'qa' }))).toBe('No memories found.')
-      expect(await answer(qa, 'mycelium__list_memories', { role: 'dev' })).toBe(await answer(qa, 'mycelium__list_memories', { role: 'nobody' }))
+      expect(await answer(qa, 'mycelium__list_memories', { role: 'dev' })).toBe(
+        await answer(qa, 'mycelium__list_memories', { role: 'nobody' }),
+      )
       const qaAll = await call(qa, 'mycelium__recall_memory', { all_roles: true })
       expect((qaAll.structuredContent!.entries as Array<{ role: string }>).map((e) => e.role)).toEqual(['qa'])
 
       // Team: own plus dev, never qa.
       const leadAll = await call(lead, 'mycelium__recall_memory', { all_roles: true })
-      expect((leadAll.structuredContent!.entries as Array<{ role: string }>).map((e) => e.role).sort()).toEqual(['dev', 'dev', 'lead'])
-      expect((await call(lead, 'mycelium__recall_memory', { role: 'dev', query: 'staging' })).structuredContent!.entries).toHaveLength(1)
-      expect(await answer(lead, 'mycelium__recall_memory', { role: 'qa' })).toBe(await answer(lead, 'mycelium__recall_memory', { role: 'nobody' }))
-      const counts = (await call(lead, 'mycelium__list_memories')).structuredContent!.roles as Array<{ role: string; total: number; byType: Record<string, number> }>
+      expect((leadAll.structuredContent!.entries as Array<{ role: string }>).map((e) => e.role).sort()).toEqual([
+        'dev',
+        'dev',
+        'lead',
+      ])
+      expect(
+        (await call(lead, 'mycelium__recall_memory', { role: 'dev', query: 'staging' })).structuredContent!.entries,
+      ).toHaveLength(1)
+      expect(await answer(lead, 'mycelium__recall_memory', { role: 'qa' })).toBe(
+        await answer(lead, 'mycelium__recall_memory', { role: 'nobody' }),
+      )
+      const counts = (await call(lead, 'mycelium__list_memories')).structuredContent!.roles as Array<{
+        role: string
+        total: number
+        byType: Record<string, number>
+      }>
       expect(counts.map((c) => [c.role, c.total])).toEqual([
         ['dev', 2],
         ['lead', 1],
@@ -97,7 +130,9 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
       expect(counts[0]!.byType).toMatchObject({ fact: 1, preference: 1 })
 
       // Bad arguments and caps: a tool error naming the field or the setting.
-      expect(textOf(await call(dev, 'mycelium__save_memory', { content: 'x', type: 'secret' }))).toMatch(/"type" must be one of/)
+      expect(textOf(await call(dev, 'mycelium__save_memory', { content: 'x', type: 'secret' }))).toMatch(
+        /"type" must be one of/,
+      )
       expect(textOf(await call(dev, 'mycelium__save_memory', { content: '' }))).toMatch(/"content"/)
       expect(textOf(await call(dev, 'mycelium__recall_memory', { role: 'qa', all_roles: true }))).toMatch(/not both/)
       const tooBig = await call(dev, 'mycelium__save_memory', { content: 'z'.repeat(3000) })
@@ -122,7 +157,9 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
     const list = cli(p.config, 'memory', 'list', '--json')
     expect(list.status).toBe(0)
     expect(list.stderr).toMatch(/acting as operator/)
-    expect((JSON.parse(list.stdout).roles as Array<{ role: string; total: number }>).map((r) => [r.role, r.total])).toEqual([
+    expect(
+      (JSON.parse(list.stdout).roles as Array<{ role: string; total: number }>).map((r) => [r.role, r.total]),
+    ).toEqual([
       ['dev', 2],
       ['lead', 1],
       ['qa', 1],
@@ -132,13 +169,21 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
     expect(facts.map((e) => e.content)).toEqual(['We deploy to Staging on Fridays'])
     expect(cli(p.config, 'memory', 'search', 'flaky login').stdout).toMatch(/QA secret/)
     const exported = JSON.parse(cli(p.config, 'memory', 'export', '--format', 'json', '--role', 'qa').stdout)
-    expect(exported.roles).toEqual([{ role: 'qa', entries: [expect.objectContaining({ content: 'QA secret: the flaky test is login', type: 'note' })], unparsed: [] }])
+    expect(exported.roles).toEqual([
+      {
+        role: 'qa',
+        entries: [expect.objectContaining({ content: 'QA secret: the flaky test is login', type: 'note' })],
+        unparsed: [],
+      },
+    ])
     expect(cli(p.config, 'memory', 'export', '--format', 'md', '--role', 'dev').stdout).toMatch(/^# Memory of role dev/)
 
     const forgot = cli(p.config, 'memory', 'forget', 'dev', facts[0]!.id)
     expect(forgot.status).toBe(0)
     expect(JSON.parse(cli(p.config, 'memory', 'show', 'dev', '--json').stdout).entries).toHaveLength(1)
-    expect(readFileSync(path.join(p.dir, 'audit.jsonl'), 'utf8')).toMatch(/"event":"memory_forgotten","role":"dev","id":"mem_[^"]+","type":"fact","bytes":\d+,"by":"operator"/)
+    expect(readFileSync(path.join(p.dir, 'audit.jsonl'), 'utf8')).toMatch(
+      /"event":"memory_forgotten","role":"dev","id":"mem_[^"]+","type":"fact","bytes":\d+,"by":"operator"/,
+    )
     const again = cli(p.config, 'memory', 'forget', 'dev', facts[0]!.id)
     expect(again.status).toBe(2)
     expect(again.stderr).toMatch(/has no memory entry/)
@@ -160,14 +205,19 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
     expect(check.stdout).toMatch(/memory: team \(reads dev, lead; writes lead\)/)
     const explainOps = JSON.parse(cli(p.config, 'explain', 'mycelium:save_memory', '--role', 'ops', '--json').stdout)
     expect(explainOps.visible).toBe(false)
-    const explainDev = JSON.parse(cli(p.config, 'explain', 'mycelium:save_memory', '--role', 'dev', '--skills', 'notes', '--json').stdout)
+    const explainDev = JSON.parse(
+      cli(p.config, 'explain', 'mycelium:save_memory', '--role', 'dev', '--skills', 'notes', '--json').stdout,
+    )
     expect(explainDev.visible).toBe(true)
     expect(JSON.stringify(explainDev.steps)).toMatch(/isolated: reads dev; writes dev/)
   }, 30_000)
 
   it('a role name that would leave the folder is refused at config load', () => {
     const bad = project()
-    writeFileSync(bad.config, JSON.stringify({ mcpServers: {}, skills: { dirs: ['skills'] }, roles: { definitions: { '../evil': {} } } }))
+    writeFileSync(
+      bad.config,
+      JSON.stringify({ mcpServers: {}, skills: { dirs: ['skills'] }, roles: { definitions: { '../evil': {} } } }),
+    )
     const r = cli(bad.config, 'memory', 'list')
     expect(r.status).toBe(2)
     expect(r.stderr).toMatch(/roles\.definitions.*role name/)
@@ -179,7 +229,8 @@ describe('myc memory on memory it cannot read', () => {
     const r = spawnSync(process.execPath, [bundle, 'memory', ...args], { cwd: dir, encoding: 'utf8', timeout: 30_000 })
     return { code: r.status, stdout: r.stdout, stderr: r.stderr }
   }
-  const errorOf = (r: { stdout: string }) => (JSON.parse(r.stdout) as { ok: boolean; error: { code: string; message: string; fix?: string } }).error
+  const errorOf = (r: { stdout: string }) =>
+    (JSON.parse(r.stdout) as { ok: boolean; error: { code: string; message: string; fix?: string } }).error
 
   it('list and show report an unreadable file the same way, naming it', () => {
     const { dir } = project()
@@ -191,7 +242,10 @@ describe('myc memory on memory it cannot read', () => {
     expect(list.code).toBe(1)
     expect(show.code).toBe(1)
     expect(errorOf(list)).toEqual(errorOf(show))
-    expect(errorOf(show)).toMatchObject({ code: 'runtime', message: `memory file ${file} cannot be read (it is a folder, not a file, EISDIR)` })
+    expect(errorOf(show)).toMatchObject({
+      code: 'runtime',
+      message: `memory file ${file} cannot be read (it is a folder, not a file, EISDIR)`,
+    })
     expect(cli(dir, ['show', 'dev']).stderr).toContain(`memory file ${file} cannot be read`)
   })
 
@@ -204,7 +258,9 @@ describe('myc memory on memory it cannot read', () => {
     expect(list.code).toBe(1)
     expect(show.code).toBe(1)
     expect(errorOf(list)).toEqual(errorOf(show))
-    expect(errorOf(list).message).toMatch(/^memory folder .*\.mycelium\/memory cannot be read \(a part of its path is a file, not a folder, ENOTDIR\)$/)
+    expect(errorOf(list).message).toMatch(
+      /^memory folder .*\.mycelium\/memory cannot be read \(a part of its path is a file, not a folder, ENOTDIR\)$/,
+    )
     expect(cli(dir, ['list']).stdout).not.toMatch(/No role has memory yet/)
   })
 })
@@ -220,22 +276,43 @@ describe('role memory in the agent (myc chat, myc run)', () => {
 
   it('the model is offered the memory tools only with a grant, saves through them, and /memory shows what the role may read', async () => {
     const p = project()
-    fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'mycelium__save_memory', input: { content: 'Use pnpm in this repo', type: 'preference', tags: ['tooling'] } }] } : { content: [{ type: 'text', text: `ok ${i}` }] }))
+    fake.setScript((_req, i) =>
+      i === 0
+        ? {
+            content: [
+              {
+                type: 'tool_use',
+                name: 'mycelium__save_memory',
+                input: { content: 'Use pnpm in this repo', type: 'preference', tags: ['tooling'] },
+              },
+            ],
+          }
+        : { content: [{ type: 'text', text: `ok ${i}` }] },
+    )
     const before = fake.requests.length
-    const chat = await runAgentCli(['chat', '--config', p.config, '--role', 'dev', '--skills', 'notes'], { fake, input: 'remember that we use pnpm\n/memory pnpm\n/memory nothing-like-this\n' })
+    const chat = await runAgentCli(['chat', '--config', p.config, '--role', 'dev', '--skills', 'notes'], {
+      fake,
+      input: 'remember that we use pnpm\n/memory pnpm\n/memory nothing-like-this\n',
+    })
     expect(chat.code, chat.stderr).toBe(0)
     const offered = (fake.requests[before]!.body.tools as Array<{ name: string }>).map((t) => t.name)
-    expect(offered).toEqual(expect.arrayContaining(['mycelium__save_memory', 'mycelium__recall_memory', 'mycelium__list_memories']))
+    expect(offered).toEqual(
+      expect.arrayContaining(['mycelium__save_memory', 'mycelium__recall_memory', 'mycelium__list_memories']),
+    )
     expect(chat.stderr).toMatch(/\[mem_\S+\] dev · preference · tags: tooling · .*\n {2}Use pnpm in this repo/)
     expect(chat.stderr).toMatch(/No memories found\./)
-    expect(readFileSync(path.join(p.dir, '.mycelium', 'memory', 'dev.memory.md'), 'utf8')).toContain('Use pnpm in this repo')
+    expect(readFileSync(path.join(p.dir, '.mycelium', 'memory', 'dev.memory.md'), 'utf8')).toContain(
+      'Use pnpm in this repo',
+    )
 
     // Without a granting skill: no memory tools offered, and /memory says why.
     fake.setScript(() => ({ content: [{ type: 'text', text: 'fine' }] }))
     const from = fake.requests.length
     const plain = await runAgentCli(['chat', '--config', p.config, '--role', 'ops'], { fake, input: 'hi\n/memory\n' })
     expect(plain.code, plain.stderr).toBe(0)
-    expect((fake.requests[from]!.body.tools as Array<{ name: string }> | undefined)?.map((t) => t.name) ?? []).not.toContain('mycelium__save_memory')
+    expect(
+      (fake.requests[from]!.body.tools as Array<{ name: string }> | undefined)?.map((t) => t.name) ?? [],
+    ).not.toContain('mycelium__save_memory')
     expect(plain.stderr).toMatch(/No active skill grants memory to role ops/)
   }, 60_000)
 })

@@ -25,7 +25,11 @@ import { quietWindow, waitFor } from '../helpers/wait-for.js'
  */
 
 const MODERN = '2026-07-28'
-const TOKENS = { MYC_LISTEN_ALICE: 'alice-listen-0123456789abcdef0123456789', MYC_LISTEN_BOB: 'bob-listen-0123456789abcdef0123456789ab', MYC_LISTEN_SCRAPER: 'scraper-listen-0123456789abcdef012345678' }
+const TOKENS = {
+  MYC_LISTEN_ALICE: 'alice-listen-0123456789abcdef0123456789',
+  MYC_LISTEN_BOB: 'bob-listen-0123456789abcdef0123456789ab',
+  MYC_LISTEN_SCRAPER: 'scraper-listen-0123456789abcdef012345678',
+}
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId'
 
 interface Heard {
@@ -45,13 +49,26 @@ const ids = new WeakMap<McpSubscription, unknown>()
 
 function listener(client: Client): Listener {
   const heard: Heard[] = []
-  for (const method of ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed', 'notifications/resources/updated'] as const) {
-    client.setNotificationHandler(method, (n) => void heard.push({ method, params: (n.params ?? {}) as Record<string, unknown> }))
+  for (const method of [
+    'notifications/tools/list_changed',
+    'notifications/prompts/list_changed',
+    'notifications/resources/list_changed',
+    'notifications/resources/updated',
+  ] as const) {
+    client.setNotificationHandler(
+      method,
+      (n) => void heard.push({ method, params: (n.params ?? {}) as Record<string, unknown> }),
+    )
   }
   return {
     client,
     heard,
-    on: (sub, method) => heard.filter((h) => (h.params._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID] === ids.get(sub) && (method === undefined || h.method === method)),
+    on: (sub, method) =>
+      heard.filter(
+        (h) =>
+          (h.params._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID] === ids.get(sub) &&
+          (method === undefined || h.method === method),
+      ),
   }
 }
 
@@ -75,7 +92,10 @@ function text(result: unknown): string {
 
 function skill(dir: string, name: string, roles: string[], tools: string[]): void {
   mkdirSync(path.join(dir, name), { recursive: true })
-  writeFileSync(path.join(dir, name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name}\nallowedRoles: ${JSON.stringify(roles)}\nallowedTools: ${JSON.stringify(tools)}\n---\n${name} instructions.\n`)
+  writeFileSync(
+    path.join(dir, name, 'SKILL.md'),
+    `---\nname: ${name}\ndescription: ${name}\nallowedRoles: ${JSON.stringify(roles)}\nallowedTools: ${JSON.stringify(tools)}\n---\n${name} instructions.\n`,
+  )
 }
 
 type Wire = Array<{ acknowledged?: { resourceSubscriptions?: string[] }; updated?: string }>
@@ -89,7 +109,10 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
   const keep = (s: McpSubscription) => (open.push(s), s)
 
   /** What the watch child acknowledged (its listen's filters), asked through the stdio client (which sees it). */
-  const acknowledged = async () => (JSON.parse(text(await stdio.client.callTool({ name: 'watch__wire', arguments: {} }))) as Wire).filter((e) => e.acknowledged).map((e) => e.acknowledged!)
+  const acknowledged = async () =>
+    (JSON.parse(text(await stdio.client.callTool({ name: 'watch__wire', arguments: {} }))) as Wire)
+      .filter((e) => e.acknowledged)
+      .map((e) => e.acknowledged!)
 
   beforeAll(async () => {
     requireBundle()
@@ -117,11 +140,26 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     url = `http://127.0.0.1:${port}/mcp`
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [bundle, 'serve', '--http', `127.0.0.1:${port}`, '--stdio', '--config', config, '--role', 'guest', '--skills', 'common,watcher'],
+      args: [
+        bundle,
+        'serve',
+        '--http',
+        `127.0.0.1:${port}`,
+        '--stdio',
+        '--config',
+        config,
+        '--role',
+        'guest',
+        '--skills',
+        'common,watcher',
+      ],
       env: { ...(process.env as Record<string, string>), ...TOKENS },
       stderr: 'pipe',
     })
-    const onStdio = new Client({ name: 'listen-stdio', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } })
+    const onStdio = new Client(
+      { name: 'listen-stdio', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: MODERN } } },
+    )
     stdio = listener(onStdio)
     await onStdio.connect(transport)
     const overHttp = async (token: string, name: string) => {
@@ -129,10 +167,16 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
       const l = listener(client)
       await waitFor(
         () =>
-          client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } })).then(
-            () => true,
-            () => false,
-          ),
+          client
+            .connect(
+              new StreamableHTTPClientTransport(new URL(url), {
+                requestInit: { headers: { Authorization: `Bearer ${token}` } },
+              }),
+            )
+            .then(
+              () => true,
+              () => false,
+            ),
         20_000,
         'myc serve --http to answer',
       )
@@ -151,7 +195,11 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
   it('advertises list changes and resource subscriptions to 2026 clients on both faces', async () => {
     for (const l of [stdio, alice]) {
       expect(l.client.getNegotiatedProtocolVersion?.()).toBe(MODERN)
-      expect(l.client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true, subscribe: true } })
+      expect(l.client.getServerCapabilities()).toMatchObject({
+        tools: { listChanged: true },
+        prompts: { listChanged: true },
+        resources: { listChanged: true, subscribe: true },
+      })
     }
     expect(await toolNames(stdio.client)).toEqual(expect.arrayContaining(['echo__echo', 'watch__touch']))
     expect(await toolNames(alice.client)).not.toContain('grow__grow')
@@ -178,9 +226,17 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
 
     // Over stdio: the watch child (a 2026 child) grows a tool the launch's principal sees; alice sees it too, bob does not.
     expect(text(await stdio.client.callTool({ name: 'watch__grow', arguments: {} }))).toBe('grown')
-    await waitFor(() => stdio.on(s, 'notifications/tools/list_changed').length === 1, 10_000, "the stdio client's tools/list_changed")
+    await waitFor(
+      () => stdio.on(s, 'notifications/tools/list_changed').length === 1,
+      10_000,
+      "the stdio client's tools/list_changed",
+    )
     expect(await toolNames(stdio.client)).toContain('watch__grown')
-    await waitFor(() => alice.on(a, 'notifications/tools/list_changed').length === 1, 10_000, "alice's tools/list_changed")
+    await waitFor(
+      () => alice.on(a, 'notifications/tools/list_changed').length === 1,
+      10_000,
+      "alice's tools/list_changed",
+    )
     // Bob must hear nothing of watch's new tool, and the stdio client no second word.
     await quietWindow(500)
     expect(bob.on(b)).toHaveLength(1)
@@ -211,23 +267,43 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     // Over stdio, from the 2026 child: myc's listen on it now names watch://a.
     const s = keep(await listen(stdio, { resourceSubscriptions: ['watch://a', 'nope://never'] }))
     expect(s.honoredFilter).toEqual({ resourceSubscriptions: ['watch://a'] })
-    await waitFor(async () => (await acknowledged()).at(-1)?.resourceSubscriptions?.includes('watch://a') === true, 10_000, 'the watch child asked for watch://a')
+    await waitFor(
+      async () => (await acknowledged()).at(-1)?.resourceSubscriptions?.includes('watch://a') === true,
+      10_000,
+      'the watch child asked for watch://a',
+    )
     // …and over HTTP, alice too.
     const a = keep(await listen(alice, { resourceSubscriptions: ['watch://a'] }))
     expect(a.honoredFilter).toEqual({ resourceSubscriptions: ['watch://a'] })
-    expect(text(await stdio.client.callTool({ name: 'watch__touch', arguments: { uri: 'watch://a' } }))).toBe('touched watch://a')
-    await waitFor(() => stdio.on(s, 'notifications/resources/updated').length === 1 && alice.on(a, 'notifications/resources/updated').length === 1, 10_000, 'the watch://a updates')
+    expect(text(await stdio.client.callTool({ name: 'watch__touch', arguments: { uri: 'watch://a' } }))).toBe(
+      'touched watch://a',
+    )
+    await waitFor(
+      () =>
+        stdio.on(s, 'notifications/resources/updated').length === 1 &&
+        alice.on(a, 'notifications/resources/updated').length === 1,
+      10_000,
+      'the watch://a updates',
+    )
     expect(stdio.on(s, 'notifications/resources/updated')[0]!.params.uri).toBe('watch://a')
     // A resource nobody listens for reaches nobody.
-    expect(text(await stdio.client.callTool({ name: 'watch__touch', arguments: { uri: 'watch://b' } }))).toBe('touched watch://b')
+    expect(text(await stdio.client.callTool({ name: 'watch__touch', arguments: { uri: 'watch://b' } }))).toBe(
+      'touched watch://b',
+    )
     // watch://b has no listener: no update may arrive on any stream.
     await quietWindow(300)
     expect(stdio.on(s, 'notifications/resources/updated')).toHaveLength(1)
     expect(bob.on(b, 'notifications/resources/updated')).toHaveLength(1)
     // Closing the listens lets go of the child's resource: its listen no longer names watch://a.
     await Promise.all([s.close(), a.close(), b.close()])
-    await waitFor(async () => (await acknowledged()).at(-1)?.resourceSubscriptions === undefined, 10_000, 'the watch child no longer asked for watch://a')
-    expect(text(await stdio.client.callTool({ name: 'watch__touch', arguments: { uri: 'watch://a' } }))).toBe('touched watch://a')
+    await waitFor(
+      async () => (await acknowledged()).at(-1)?.resourceSubscriptions === undefined,
+      10_000,
+      'the watch child no longer asked for watch://a',
+    )
+    expect(text(await stdio.client.callTool({ name: 'watch__touch', arguments: { uri: 'watch://a' } }))).toBe(
+      'touched watch://a',
+    )
     // The closed listens must get no update of watch://a.
     await quietWindow(300)
     expect(stdio.on(s, 'notifications/resources/updated')).toHaveLength(1)
@@ -238,33 +314,70 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     const s = keep(await listen(stdio, { resourceSubscriptions: ['watch://b'], toolsListChanged: true }))
     const a = keep(await listen(alice, { resourceSubscriptions: ['watch://b'] }))
     expect(s.honoredFilter).toEqual({ toolsListChanged: true, resourceSubscriptions: ['watch://b'] })
-    await waitFor(async () => JSON.stringify((await acknowledged()).at(-1)?.resourceSubscriptions) === '["watch://b"]', 10_000, 'the watch child asked for watch://b only')
-    expect(text(await stdio.client.callTool({ name: 'watch__touch', arguments: { uri: 'watch://b' } }))).toBe('touched watch://b')
-    await waitFor(() => stdio.on(s, 'notifications/resources/updated').length === 1 && alice.on(a, 'notifications/resources/updated').length === 1, 10_000, 'the watch://b updates')
+    await waitFor(
+      async () => JSON.stringify((await acknowledged()).at(-1)?.resourceSubscriptions) === '["watch://b"]',
+      10_000,
+      'the watch child asked for watch://b only',
+    )
+    expect(text(await stdio.client.callTool({ name: 'watch__touch', arguments: { uri: 'watch://b' } }))).toBe(
+      'touched watch://b',
+    )
+    await waitFor(
+      () =>
+        stdio.on(s, 'notifications/resources/updated').length === 1 &&
+        alice.on(a, 'notifications/resources/updated').length === 1,
+      10_000,
+      'the watch://b updates',
+    )
     await a.close()
     // alice's stream is gone, the stdio one still wants watch://b: the child still names it.
     // (myc must not send the child a listen without watch://b meanwhile.)
     await quietWindow(300)
     expect((await acknowledged()).at(-1)?.resourceSubscriptions).toEqual(['watch://b'])
     await s.close()
-    await waitFor(async () => (await acknowledged()).at(-1)?.resourceSubscriptions === undefined, 10_000, 'the watch child no longer asked for watch://b')
+    await waitFor(
+      async () => (await acknowledged()).at(-1)?.resourceSubscriptions === undefined,
+      10_000,
+      'the watch child no longer asked for watch://b',
+    )
   })
 
   it('one credential holds at most 16 listen streams (429 beyond), counted in myc_http_listen_streams_active; closing one frees its place', async () => {
     /** A raw listen of bob's: its HTTP status, and the controller that closes it (the stream stays open until then). */
     const rawListen = async () => {
       const controller = new AbortController()
-      const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
+      const envelope = {
+        'io.modelcontextprotocol/protocolVersion': MODERN,
+        'io.modelcontextprotocol/clientCapabilities': {},
+      }
       const response = await fetch(url, {
         method: 'POST',
         signal: controller.signal,
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen', Authorization: `Bearer ${TOKENS.MYC_LISTEN_BOB}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true }, _meta: envelope } }),
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': MODERN,
+          'Mcp-Method': 'subscriptions/listen',
+          Authorization: `Bearer ${TOKENS.MYC_LISTEN_BOB}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'subscriptions/listen',
+          params: { notifications: { toolsListChanged: true }, _meta: envelope },
+        }),
       })
       if (response.status !== 200) await response.text()
       return { status: response.status, close: () => controller.abort() }
     }
-    const gauge = async () => Number(/^myc_http_listen_streams_active (\d+)$/m.exec(await (await fetch(new URL('/metrics', url), { headers: { Authorization: `Bearer ${TOKENS.MYC_LISTEN_SCRAPER}` } })).text())?.[1] ?? NaN)
+    const gauge = async () =>
+      Number(
+        /^myc_http_listen_streams_active (\d+)$/m.exec(
+          await (
+            await fetch(new URL('/metrics', url), { headers: { Authorization: `Bearer ${TOKENS.MYC_LISTEN_SCRAPER}` } })
+          ).text(),
+        )?.[1] ?? NaN,
+      )
     const before = await gauge()
     // 20 at once: a burst cannot pass the cap while the first streams are still opening.
     const opened = await Promise.all(Array.from({ length: 20 }, () => rawListen()))

@@ -8,9 +8,16 @@ import { fixtureServer } from '../helpers/fixtures.js'
 import { startOAuthServer, type OAuthTestServer } from '../helpers/oauth-server.js'
 
 /** Runs build/myc.cjs without blocking this process (the OAuth server answers from here). */
-function myc(args: string[], env: Record<string, string>, onStdoutLine?: (line: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function myc(
+  args: string[],
+  env: Record<string, string>,
+  onStdoutLine?: (line: string) => void,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bundle, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [bundle, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     let partial = ''
@@ -61,13 +68,19 @@ describe('OAuth for an HTTP child: myc auth login, status, serve, logout (build/
     audit = path.join(home, 'audit.jsonl')
     // No "oauth" key: the child's 401 challenge is what turns the flow on. A skill for both servers, so calls are audited.
     config = writeConfig({
-      mcpServers: { srv: { type: 'http', url: server.mcpUrl }, echo: { type: 'stdio', command: process.execPath, args: [fixtureServer('echo')] } },
+      mcpServers: {
+        srv: { type: 'http', url: server.mcpUrl },
+        echo: { type: 'stdio', command: process.execPath, args: [fixtureServer('echo')] },
+      },
       session: { defaultSkills: ['remote'] },
       roles: { default: 'developer' },
       audit: { file: audit },
     })
     mkdirSync(path.join(path.dirname(config), 'skills', 'remote'), { recursive: true })
-    writeFileSync(path.join(path.dirname(config), 'skills', 'remote', 'SKILL.md'), '---\nname: remote\ndescription: The remote server and echo\nallowedRoles: [developer]\nallowedTools: ["srv:*", "echo:*"]\n---\nUse them.\n')
+    writeFileSync(
+      path.join(path.dirname(config), 'skills', 'remote', 'SKILL.md'),
+      '---\nname: remote\ndescription: The remote server and echo\nallowedRoles: [developer]\nallowedTools: ["srv:*", "echo:*"]\n---\nUse them.\n',
+    )
   }, 30_000)
   afterAll(async () => {
     await server?.close()
@@ -147,9 +160,19 @@ describe('OAuth for an HTTP child: myc auth login, status, serve, logout (build/
   it('auth status --json shows the token state and scopes, never a token', async () => {
     const r = await run(['auth', 'status', '--json', '--config', config])
     expect(r.code).toBe(0)
-    const report = JSON.parse(r.stdout) as { principal: string; servers: Array<{ server: string; state: string; expiresAt: string; refreshable: boolean; scopes: string[] }> }
+    const report = JSON.parse(r.stdout) as {
+      principal: string
+      servers: Array<{ server: string; state: string; expiresAt: string; refreshable: boolean; scopes: string[] }>
+    }
     expect(report.principal).toBe('local')
-    expect(report.servers).toEqual([expect.objectContaining({ server: 'srv', state: 'valid', refreshable: true, scopes: expect.arrayContaining(['mcp:tools']) })])
+    expect(report.servers).toEqual([
+      expect.objectContaining({
+        server: 'srv',
+        state: 'valid',
+        refreshable: true,
+        scopes: expect.arrayContaining(['mcp:tools']),
+      }),
+    ])
     expect(Date.parse(report.servers[0]!.expiresAt)).toBeGreaterThan(Date.now())
   }, 60_000)
 
@@ -161,7 +184,9 @@ describe('OAuth for an HTTP child: myc auth login, status, serve, logout (build/
     const srv = servers.find((s) => s.key === 'srv')!
     expect(srv.state).toBe('FAILED')
     expect(srv.error).toMatch(/run: myc auth login srv/)
-    const status = JSON.parse((await run(['auth', 'status', '--json', '--config', config])).stdout) as { servers: Array<{ state: string }> }
+    const status = JSON.parse((await run(['auth', 'status', '--json', '--config', config])).stdout) as {
+      servers: Array<{ state: string }>
+    }
     expect(status.servers[0]!.state).toBe('none')
   }, 60_000)
 

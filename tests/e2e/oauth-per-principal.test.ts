@@ -41,7 +41,9 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
   }
   /** The person: asks myc for the authorization URL with their own credential, opens it, and lands on myc's callback. */
   const logIn = async (token: string, serverKey = 'gh') => {
-    const started = await fetch(`${myc.base}/oauth/login/${serverKey}`, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } })
+    const started = await fetch(`${myc.base}/oauth/login/${serverKey}`, {
+      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+    })
     if (started.status !== 200) return { status: started.status, text: await started.text() }
     const { authorizationUrl } = (await started.json()) as { authorizationUrl: string }
     const landed = await fetch(authorizationUrl, { redirect: 'follow' })
@@ -54,7 +56,10 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
     const home = mkdtempSync(path.join(tmpdir(), 'myc-pp-home-'))
     env = { XDG_CONFIG_HOME: path.join(home, 'config'), HOME: home, MYC_TOKEN_KEY: '', ...TOKENS }
     config = writeConfig({
-      mcpServers: { gh: { type: 'http', url: server.mcpUrl, oauth: {} }, hidden: { type: 'http', url: server.mcpUrl, oauth: {} } },
+      mcpServers: {
+        gh: { type: 'http', url: server.mcpUrl, oauth: {} },
+        hidden: { type: 'http', url: server.mcpUrl, oauth: {} },
+      },
       roles: { default: 'person' },
       session: { defaultSkills: ['remote'] },
       http: {
@@ -68,13 +73,25 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
     })
     const skills = path.join(path.dirname(config), 'skills')
     mkdirSync(path.join(skills, 'remote'), { recursive: true })
-    writeFileSync(path.join(skills, 'remote', 'SKILL.md'), '---\nname: remote\ndescription: The remote server\nallowedRoles: [person]\nallowedTools: ["gh:*"]\n---\nUse it.\n')
+    writeFileSync(
+      path.join(skills, 'remote', 'SKILL.md'),
+      '---\nname: remote\ndescription: The remote server\nallowedRoles: [person]\nallowedTools: ["gh:*"]\n---\nUse it.\n',
+    )
     mkdirSync(path.join(skills, 'nothing'), { recursive: true })
-    writeFileSync(path.join(skills, 'nothing', 'SKILL.md'), '---\nname: nothing\ndescription: Nothing\nallowedRoles: [guest]\nallowedTools: []\n---\nNothing.\n')
+    writeFileSync(
+      path.join(skills, 'nothing', 'SKILL.md'),
+      '---\nname: nothing\ndescription: Nothing\nallowedRoles: [guest]\nallowedTools: []\n---\nNothing.\n',
+    )
     // Whoever runs myc logs in once (the tool list comes from their login).
     const operator = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, [bundle, 'auth', 'login', 'gh', '--no-browser', '--config', config], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-      child.stdout.once('data', (chunk: Buffer) => void fetch(chunk.toString().trim(), { redirect: 'follow' }).catch(() => {}))
+      const child = spawn(process.execPath, [bundle, 'auth', 'login', 'gh', '--no-browser', '--config', config], {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      child.stdout.once(
+        'data',
+        (chunk: Buffer) => void fetch(chunk.toString().trim(), { redirect: 'follow' }).catch(() => {}),
+      )
       child.once('close', resolve)
     })
     expect(operator).toBe(0)
@@ -88,12 +105,18 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
 
   it('a person without their own login is told how to log in, naming the route; the tool is listed from the operator’s login', async () => {
     const a = await client(alice)
-    expect((await a.listTools()).tools.map((t) => t.name).filter((n) => !n.startsWith('mycelium__'))).toEqual(['gh__whoami'])
+    expect((await a.listTools()).tools.map((t) => t.name).filter((n) => !n.startsWith('mycelium__'))).toEqual([
+      'gh__whoami',
+    ])
     const refused = await a.callTool({ name: 'gh__whoami', arguments: {} })
     expect(refused.isError).toBe(true)
-    expect(whoami(refused)).toMatch(/needs your own OAuth login: open \/oauth\/login\/gh .*myc auth login gh --principal alice/)
+    expect(whoami(refused)).toMatch(
+      /needs your own OAuth login: open \/oauth\/login\/gh .*myc auth login gh --principal alice/,
+    )
     // A prompt of the server, too: its error says the way in.
-    await expect(a.getPrompt({ name: 'gh__whose' })).rejects.toThrow(/needs your own OAuth login: open \/oauth\/login\/gh /)
+    await expect(a.getPrompt({ name: 'gh__whose' })).rejects.toThrow(
+      /needs your own OAuth login: open \/oauth\/login\/gh /,
+    )
   }, 30_000)
 
   it('two people log in through myc, each call carries the caller’s own login, and neither reaches the other’s', async () => {
@@ -126,7 +149,12 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
     expect(whoami(modern.answer.result as { content?: unknown })).toBe(bobSays)
 
     // One logs out (the CLI, for that principal): only that person is asked to log in again.
-    const out = await new Promise<number | null>((resolve) => spawn(process.execPath, [bundle, 'auth', 'logout', 'gh', '--principal', 'alice', '--config', config], { env: { ...process.env, ...env }, stdio: 'ignore' }).once('close', resolve))
+    const out = await new Promise<number | null>((resolve) =>
+      spawn(process.execPath, [bundle, 'auth', 'logout', 'gh', '--principal', 'alice', '--config', config], {
+        env: { ...process.env, ...env },
+        stdio: 'ignore',
+      }).once('close', resolve),
+    )
     expect(out).toBe(0)
     expect(whoami(await b.callTool({ name: 'gh__whoami', arguments: {} }))).toBe(bobSays)
     const afterLogout = await a.callTool({ name: 'gh__whoami', arguments: {} })

@@ -29,8 +29,14 @@ describe('myc serve asks the person to authorize again, and the call goes on (bu
     env = { XDG_CONFIG_HOME: path.join(home, 'config'), HOME: home, MYC_TOKEN_KEY: '' }
     config = writeConfig({ mcpServers: { srv: { type: 'http', url: server.mcpUrl } } })
     const first = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, [bundle, 'auth', 'login', 'srv', '--no-browser', '--config', config], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-      child.stdout.once('data', (chunk: Buffer) => void fetch(chunk.toString().trim(), { redirect: 'follow' }).catch(() => {}))
+      const child = spawn(process.execPath, [bundle, 'auth', 'login', 'srv', '--no-browser', '--config', config], {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      child.stdout.once(
+        'data',
+        (chunk: Buffer) => void fetch(chunk.toString().trim(), { redirect: 'follow' }).catch(() => {}),
+      )
       child.once('close', resolve)
     })
     expect(first).toBe(0)
@@ -60,7 +66,9 @@ describe('myc serve asks the person to authorize again, and the call goes on (bu
     expect((result.content as Array<{ text: string }>)[0]!.text).toBe('written')
     expect(asked).toHaveLength(1)
     expect(asked[0]).toMatch(/^myc: authorize: http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+ \(srv: .*more scope/)
-    expect(server.authorizeRequests.at(-1)!.get('scope')?.split(' ')).toEqual(expect.arrayContaining(['mcp:tools', 'mcp:write']))
+    expect(server.authorizeRequests.at(-1)!.get('scope')?.split(' ')).toEqual(
+      expect.arrayContaining(['mcp:tools', 'mcp:write']),
+    )
   }, 60_000)
 
   it('a login that stopped working and cannot be refreshed: asked again, and the call goes on with the new login', async () => {

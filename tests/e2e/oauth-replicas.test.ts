@@ -9,8 +9,14 @@ import { connectHttp, startHttpMyc, type HttpMyc } from '../helpers/http.js'
 import { startOAuthServer, type OAuthTestServer } from '../helpers/oauth-server.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
 
-const TOKENS = { MYC_E2E_RP_ALICE: 'alice-rp-0123456789abcdef0123456789abcdef', MYC_E2E_RP_BOB: 'bob-rp-0123456789abcdef0123456789abcdef01' }
-const SHARED = { MYC_SESSION_SECRET: 'replicas-share-this-0123456789abcdef0123456789', MYC_TOKEN_KEY: Buffer.alloc(32, 7).toString('base64') }
+const TOKENS = {
+  MYC_E2E_RP_ALICE: 'alice-rp-0123456789abcdef0123456789abcdef',
+  MYC_E2E_RP_BOB: 'bob-rp-0123456789abcdef0123456789abcdef01',
+}
+const SHARED = {
+  MYC_SESSION_SECRET: 'replicas-share-this-0123456789abcdef0123456789',
+  MYC_TOKEN_KEY: Buffer.alloc(32, 7).toString('base64'),
+}
 
 const whoami = (result: { content?: unknown }) => (result.content as Array<{ text: string }>)[0]!.text
 
@@ -51,12 +57,21 @@ describe.skipIf(!hasRedis())('per-person OAuth logins shared by replicas through
       },
     })
     mkdirSync(path.join(path.dirname(config), 'skills', 'remote'), { recursive: true })
-    writeFileSync(path.join(path.dirname(config), 'skills', 'remote', 'SKILL.md'), '---\nname: remote\ndescription: The remote server\nallowedRoles: [person]\nallowedTools: ["gh:*"]\n---\nUse it.\n')
+    writeFileSync(
+      path.join(path.dirname(config), 'skills', 'remote', 'SKILL.md'),
+      '---\nname: remote\ndescription: The remote server\nallowedRoles: [person]\nallowedTools: ["gh:*"]\n---\nUse it.\n',
+    )
     // The operator's own login lists the tools, on each replica's machine.
     const operator = (on: Record<string, string>) =>
       new Promise<number | null>((resolve) => {
-        const child = spawn(process.execPath, [bundle, 'auth', 'login', 'gh', '--no-browser', '--config', config], { env: { ...process.env, ...on }, stdio: ['ignore', 'pipe', 'pipe'] })
-        child.stdout.once('data', (chunk: Buffer) => void fetch(chunk.toString().trim(), { redirect: 'follow' }).catch(() => {}))
+        const child = spawn(process.execPath, [bundle, 'auth', 'login', 'gh', '--no-browser', '--config', config], {
+          env: { ...process.env, ...on },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+        child.stdout.once(
+          'data',
+          (chunk: Buffer) => void fetch(chunk.toString().trim(), { redirect: 'follow' }).catch(() => {}),
+        )
         child.once('close', resolve)
       })
     expect(await operator(env)).toBe(0)
@@ -71,13 +86,19 @@ describe.skipIf(!hasRedis())('per-person OAuth logins shared by replicas through
   })
 
   it('alice logs in through replica a and calls as herself through replica b; bob, not logged in, is told the way in', async () => {
-    const started = await fetch(`${a.base}/oauth/login/gh`, { headers: { Authorization: `Bearer ${TOKENS.MYC_E2E_RP_ALICE}`, Accept: 'application/json' } })
+    const started = await fetch(`${a.base}/oauth/login/gh`, {
+      headers: { Authorization: `Bearer ${TOKENS.MYC_E2E_RP_ALICE}`, Accept: 'application/json' },
+    })
     expect(started.status).toBe(200)
-    const landed = await fetch(((await started.json()) as { authorizationUrl: string }).authorizationUrl, { redirect: 'follow' })
+    const landed = await fetch(((await started.json()) as { authorizationUrl: string }).authorizationUrl, {
+      redirect: 'follow',
+    })
     expect(landed.status).toBe(200)
     const { client: onB } = await connectHttp(b.url, { token: TOKENS.MYC_E2E_RP_ALICE })
     open.push(onB)
-    expect(whoami(await onB.callTool({ name: 'gh__whoami', arguments: {} }))).toMatch(/^you are logged in \(login (?![12]\))\d+\)$/)
+    expect(whoami(await onB.callTool({ name: 'gh__whoami', arguments: {} }))).toMatch(
+      /^you are logged in \(login (?![12]\))\d+\)$/,
+    )
     const { client: bobOnB } = await connectHttp(b.url, { token: TOKENS.MYC_E2E_RP_BOB })
     open.push(bobOnB)
     expect(whoami(await bobOnB.callTool({ name: 'gh__whoami', arguments: {} }))).toMatch(/needs your own OAuth login/)

@@ -21,9 +21,18 @@ function config(session: Record<string, unknown> = {}): { file: string; dir: str
   writeFileSync(
     file,
     JSON.stringify({
-      mcpServers: { echo: { command: process.execPath, args: [path.join(fixtures, 'servers', 'echo.mjs')] }, grow: { command: process.execPath, args: [path.join(fixtures, 'servers', 'list-changing.mjs')] } },
+      mcpServers: {
+        echo: { command: process.execPath, args: [path.join(fixtures, 'servers', 'echo.mjs')] },
+        grow: { command: process.execPath, args: [path.join(fixtures, 'servers', 'list-changing.mjs')] },
+      },
       skills: { dirs: [path.join(fixtures, 'policy', 'basic', 'skills')] },
-      roles: { default: 'guest', definitions: { lead: { inherits: 'developer', deny: ['echo:fail', 'notaserver'] }, capped: { allowedSkills: ['writer', 'typo'] } } },
+      roles: {
+        default: 'guest',
+        definitions: {
+          lead: { inherits: 'developer', deny: ['echo:fail', 'notaserver'] },
+          capped: { allowedSkills: ['writer', 'typo'] },
+        },
+      },
       session: { defaultSkills: ['common'], ...session },
     }),
   )
@@ -47,13 +56,38 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
   const { file, dir } = config()
 
   it('myc tools lists the built-ins serve would offer: exec and run_script once a skill allows them', () => {
-    const ids = (extra: string[]) => json(['tools', '--config', file, '--role', 'developer', ...extra]).doc.tools.map((t: { id: string }) => t.id)
-    expect(ids([])).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:search_tools', 'echo:echo'])
-    expect(ids(['--skills', 'shell'])).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:search_tools', 'mycelium:exec', 'mycelium:run_script', 'echo:echo'])
+    const ids = (extra: string[]) =>
+      json(['tools', '--config', file, '--role', 'developer', ...extra]).doc.tools.map((t: { id: string }) => t.id)
+    expect(ids([])).toEqual([
+      'mycelium:list_skills',
+      'mycelium:activate_skill',
+      'mycelium:deactivate_skill',
+      'mycelium:get_context',
+      'mycelium:search_tools',
+      'echo:echo',
+    ])
+    expect(ids(['--skills', 'shell'])).toEqual([
+      'mycelium:list_skills',
+      'mycelium:activate_skill',
+      'mycelium:deactivate_skill',
+      'mycelium:get_context',
+      'mycelium:search_tools',
+      'mycelium:exec',
+      'mycelium:run_script',
+      'echo:echo',
+    ])
     const all = json(['tools', '--config', file, '--role', 'developer', '--all']).doc.tools
-    expect(all.find((t: { id: string }) => t.id === 'mycelium:exec')).toMatchObject({ wireName: 'mycelium__exec', server: 'mycelium', visible: false })
+    expect(all.find((t: { id: string }) => t.id === 'mycelium:exec')).toMatchObject({
+      wireName: 'mycelium__exec',
+      server: 'mycelium',
+      visible: false,
+    })
     const off = config({ metaTools: false })
-    expect(json(['tools', '--config', off.file, '--role', 'developer', '--skills', 'shell']).doc.tools.map((t: { id: string }) => t.id)).toEqual(['mycelium:exec', 'mycelium:run_script', 'echo:echo'])
+    expect(
+      json(['tools', '--config', off.file, '--role', 'developer', '--skills', 'shell']).doc.tools.map(
+        (t: { id: string }) => t.id,
+      ),
+    ).toEqual(['mycelium:exec', 'mycelium:run_script', 'echo:echo'])
   })
 
   it('myc preview skill goes through previewActivation: built-ins count, already-active and disabled are said', () => {
@@ -72,10 +106,19 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
     })
     expect(shell.doc.addedTokens).toBeGreaterThan(0)
     const writer = json(['preview', 'skill', 'writer', '--config', file, '--role', 'developer']).doc
-    expect(writer.added.map((t: { id: string }) => t.id)).toEqual(expect.arrayContaining(['echo:add', 'echo:fail', 'grow:grow']))
+    expect(writer.added.map((t: { id: string }) => t.id)).toEqual(
+      expect.arrayContaining(['echo:add', 'echo:fail', 'grow:grow']),
+    )
     expect(writer.added.map((t: { id: string }) => t.id)).not.toContain('echo:echo')
-    expect(json(['preview', 'skill', 'common', '--config', file, '--role', 'developer']).doc).toMatchObject({ ok: true, alreadyActive: true, added: [], addedTokens: 0 })
-    expect(myc(['preview', 'skill', 'common', '--config', file, '--role', 'developer']).stdout).toMatch(/common is already active for role developer/)
+    expect(json(['preview', 'skill', 'common', '--config', file, '--role', 'developer']).doc).toMatchObject({
+      ok: true,
+      alreadyActive: true,
+      added: [],
+      addedTokens: 0,
+    })
+    expect(myc(['preview', 'skill', 'common', '--config', file, '--role', 'developer']).stdout).toMatch(
+      /common is already active for role developer/,
+    )
     const broken = json(['preview', 'skill', 'broken', '--config', file, '--role', 'developer'])
     expect(broken.code).toBe(2)
     expect(broken.doc.error.message).toMatch(/^skill "broken" is disabled: /)
@@ -86,20 +129,26 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
     expect(out.code).toBe(2)
     expect(out.stderr).toMatch(/skill "writer" exists, but role "guest" cannot reach it; roles that can: developer/)
     expect(out.stderr).not.toMatch(/list_skills/)
-    expect(json(['preview', 'skill', 'nope', '--config', file, '--role', 'guest']).doc.error.message).toBe('no skill is named "nope" (`myc skills` lists them)')
+    expect(json(['preview', 'skill', 'nope', '--config', file, '--role', 'guest']).doc.error.message).toBe(
+      'no skill is named "nope" (`myc skills` lists them)',
+    )
   })
 
   it('myc policy check reports a deny that does not parse as a violation (exit 3), and the role’s warnings', () => {
     const lead = json(['policy', 'check', '--role', 'lead', '--config', file])
     expect(lead.code).toBe(3)
-    expect(lead.doc.violations).toContain('role lead: deny pattern "notaserver" names no configured server: write it as server:tool (it is ignored, so it denies nothing)')
+    expect(lead.doc.violations).toContain(
+      'role lead: deny pattern "notaserver" names no configured server: write it as server:tool (it is ignored, so it denies nothing)',
+    )
     expect(lead.doc.warnings).toEqual([])
     // A warning alone does not fail the check.
     const capped = json(['policy', 'check', '--role', 'capped', '--config', file])
     expect(capped.code).toBe(0)
     expect(capped.doc).toMatchObject({ ok: true, violations: [], warnings: [TYPO] })
     expect(myc(['policy', 'check', '--role', 'capped', '--config', file]).stdout).toContain(`warning: ${TYPO}`)
-    expect(myc(['policy', 'check', '--role', 'lead', '--config', file]).stdout).toMatch(/^violation: role lead: deny pattern "notaserver"/m)
+    expect(myc(['policy', 'check', '--role', 'lead', '--config', file]).stdout).toMatch(
+      /^violation: role lead: deny pattern "notaserver"/m,
+    )
   })
 
   it('myc roles shows the role warnings, as text and as a warnings array', () => {
@@ -119,16 +168,23 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
       { file, severity: 'warning', message: TYPO },
       { file: path.join(dir, 'roles', 'ops.yaml'), severity: 'warning', message: MISSING },
     ])
-    expect(myc(['skills', 'lint', '--config', file]).stdout).toContain(`warning: ${path.join(dir, 'roles', 'ops.yaml')}: ${MISSING}`)
+    expect(myc(['skills', 'lint', '--config', file]).stdout).toContain(
+      `warning: ${path.join(dir, 'roles', 'ops.yaml')}: ${MISSING}`,
+    )
   })
 
   it('myc explain decides built-ins as serve does: wire names, session.metaTools, the memory grant', () => {
     const memory = json(['explain', 'mycelium__save_memory', '--config', file, '--role', 'developer']).doc
     expect(memory).toMatchObject({ ok: true, tool: 'mycelium:save_memory', visible: false })
     expect(memory.steps.at(-1)).toMatchObject({ rule: 'memory grant', verdict: 'denies' })
-    expect(json(['explain', 'mycelium__exec', '--config', file, '--role', 'developer', '--skills', 'shell']).doc).toMatchObject({ tool: 'mycelium:exec', visible: true })
+    expect(
+      json(['explain', 'mycelium__exec', '--config', file, '--role', 'developer', '--skills', 'shell']).doc,
+    ).toMatchObject({ tool: 'mycelium:exec', visible: true })
     const off = config({ metaTools: false })
-    expect(json(['explain', 'mycelium:list_skills', '--config', off.file, '--role', 'developer']).doc).toMatchObject({ visible: false, steps: [{ rule: 'meta tools', verdict: 'denies' }] })
+    expect(json(['explain', 'mycelium:list_skills', '--config', off.file, '--role', 'developer']).doc).toMatchObject({
+      visible: false,
+      steps: [{ rule: 'meta tools', verdict: 'denies' }],
+    })
     expect(json(['explain', 'mycelium:list_skills', '--config', file, '--role', 'developer']).doc.visible).toBe(true)
   })
 })

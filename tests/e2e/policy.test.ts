@@ -18,7 +18,14 @@ function myc(args: string[], cwd = repoRoot) {
 describe('policy mode through build/myc.cjs', () => {
   it('a guest session sees only its tools', async () => {
     const { client } = await connectToMyc(['--config', config, '--role', 'guest'])
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo'])
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+      'mycelium__list_skills',
+      'mycelium__activate_skill',
+      'mycelium__deactivate_skill',
+      'mycelium__get_context',
+      'mycelium__search_tools',
+      'echo__echo',
+    ])
     await expect(client.callTool({ name: 'grow__grow', arguments: {} })).rejects.toThrow(/Unknown tool: grow__grow/)
     await client.close()
   })
@@ -57,15 +64,27 @@ describe('policy mode through build/myc.cjs', () => {
     expect(code).toBe(0)
     const doc = JSON.parse(stdout)
     expect(doc.role).toBe('guest')
-    expect(doc.tools.map((t: { id: string }) => t.id)).toEqual(['mycelium:list_skills', 'mycelium:activate_skill', 'mycelium:deactivate_skill', 'mycelium:get_context', 'mycelium:search_tools', 'echo:echo'])
+    expect(doc.tools.map((t: { id: string }) => t.id)).toEqual([
+      'mycelium:list_skills',
+      'mycelium:activate_skill',
+      'mycelium:deactivate_skill',
+      'mycelium:get_context',
+      'mycelium:search_tools',
+      'echo:echo',
+    ])
     const all = JSON.parse(myc(['tools', '--config', config, '--role', 'guest', '--all', '--json']).stdout)
-    expect(all.tools.filter((t: { visible: boolean }) => !t.visible).map((t: { id: string }) => t.id)).toContain('grow:grow')
+    expect(all.tools.filter((t: { visible: boolean }) => !t.visible).map((t: { id: string }) => t.id)).toContain(
+      'grow:grow',
+    )
   })
 
   it('myc roles, skills list/show/lint, policy check, explain and preview', () => {
     const roles = JSON.parse(myc(['roles', '--config', config, '--json']).stdout).roles
     expect(roles.map((r: { name: string }) => r.name)).toEqual(['developer', 'guest', 'lead'])
-    expect(roles.find((r: { name: string }) => r.name === 'lead')).toMatchObject({ inherits: ['developer'], deny: ['echo:fail'] })
+    expect(roles.find((r: { name: string }) => r.name === 'lead')).toMatchObject({
+      inherits: ['developer'],
+      deny: ['echo:fail'],
+    })
 
     const skills = JSON.parse(myc(['skills', 'list', '--config', config, '--json']).stdout).skills
     expect(skills.find((s: { name: string }) => s.name === 'broken')).toMatchObject({ enabled: false })
@@ -75,18 +94,28 @@ describe('policy mode through build/myc.cjs', () => {
     const lint = myc(['skills', 'lint', '--config', config, '--json'])
     expect(lint.code).toBe(3)
     const problems = JSON.parse(lint.stdout).problems.map((p: { message: string }) => p.message)
-    expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/ghostly/), expect.stringMatching(/no tool "no_such_tool"/), expect.stringMatching(/host tool/)]))
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/ghostly/),
+        expect.stringMatching(/no tool "no_such_tool"/),
+        expect.stringMatching(/host tool/),
+      ]),
+    )
 
     const check = myc(['policy', 'check', '--role', 'developer', '--config', config, '--json'])
     expect(check.code).toBe(3)
     expect(JSON.parse(check.stdout).violations.join('\n')).toMatch(/no_such_tool/)
     expect(myc(['policy', 'check', '--role', 'guest', '--config', config]).code).toBe(0)
 
-    const explain = JSON.parse(myc(['explain', 'echo__fail', '--role', 'lead', '--skills', 'writer', '--config', config, '--json']).stdout)
+    const explain = JSON.parse(
+      myc(['explain', 'echo__fail', '--role', 'lead', '--skills', 'writer', '--config', config, '--json']).stdout,
+    )
     expect(explain.visible).toBe(false)
     expect(explain.steps.some((s: { rule: string }) => s.rule === 'role lead deny')).toBe(true)
 
-    const preview = JSON.parse(myc(['preview', 'skill', 'writer', '--role', 'developer', '--config', config, '--json']).stdout)
+    const preview = JSON.parse(
+      myc(['preview', 'skill', 'writer', '--role', 'developer', '--config', config, '--json']).stdout,
+    )
     expect(preview.added.map((t: { wireName: string }) => t.wireName)).toContain('grow__grow')
     expect(preview.addedTokens).toBeGreaterThan(0)
   })
@@ -97,10 +126,22 @@ describe('policy mode through build/myc.cjs', () => {
     expect(init.code).toBe(0)
     expect(existsSync(path.join(dir, 'mycelium.config.json'))).toBe(true)
     expect(existsSync(path.join(dir, 'skills', 'code-reviewer', 'SKILL.md'))).toBe(true)
-    expect(readFileSync(path.join(dir, 'skills', 'common', 'SKILL.md'), 'utf8')).toBe(readFileSync(path.join(repoRoot, 'skills', 'common', 'SKILL.md'), 'utf8'))
+    expect(readFileSync(path.join(dir, 'skills', 'common', 'SKILL.md'), 'utf8')).toBe(
+      readFileSync(path.join(repoRoot, 'skills', 'common', 'SKILL.md'), 'utf8'),
+    )
     expect(myc(['init', dir]).code).toBe(2)
-    const templates = JSON.parse(myc(['skill', 'templates', '--json']).stdout).templates.map((t: { name: string }) => t.name)
-    expect(templates).toEqual(['admin-access', 'code-reviewer', 'common', 'editor', 'git-workflow', 'reader', 'test-runner'])
+    const templates = JSON.parse(myc(['skill', 'templates', '--json']).stdout).templates.map(
+      (t: { name: string }) => t.name,
+    )
+    expect(templates).toEqual([
+      'admin-access',
+      'code-reviewer',
+      'common',
+      'editor',
+      'git-workflow',
+      'reader',
+      'test-runner',
+    ])
     expect(myc(['skill', 'add', 'my-review', '--template', 'code-reviewer'], dir).code).toBe(0)
     expect(readFileSync(path.join(dir, 'skills', 'my-review', 'SKILL.md'), 'utf8')).toMatch(/^name: my-review$/m)
     expect(myc(['skill', 'add', 'Bad_Name'], dir).code).toBe(2)
@@ -119,7 +160,10 @@ describe('ask mode through build/myc.cjs', () => {
     writeFileSync(
       file,
       JSON.stringify({
-        mcpServers: { echo: { command: 'node', args: [path.join(fixtures, 'servers/echo.mjs')] }, grow: { command: 'node', args: [path.join(fixtures, 'servers/list-changing.mjs')] } },
+        mcpServers: {
+          echo: { command: 'node', args: [path.join(fixtures, 'servers/echo.mjs')] },
+          grow: { command: 'node', args: [path.join(fixtures, 'servers/list-changing.mjs')] },
+        },
         skills: { dirs: [path.join(fixtures, 'policy/basic/skills')] },
         roles: { default: 'developer' },
         session: { defaultSkills: ['common'], escalation: 'ask' },
@@ -172,12 +216,22 @@ describe('children’s skills through build/myc.cjs', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-e2e-kb-'))
     const { mkdirSync } = await import('node:fs')
     mkdirSync(path.join(dir, 'skills', 'kb'), { recursive: true })
-    writeFileSync(path.join(dir, 'skills', 'kb', 'SKILL.md'), '---\nname: kb\ndescription: kb\nallowedRoles: [dev]\nallowedTools: ["kb:*"]\n---\n')
-    writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { kb: { command: process.execPath, args: [fixtureServer('skills-child')] } } }))
+    writeFileSync(
+      path.join(dir, 'skills', 'kb', 'SKILL.md'),
+      '---\nname: kb\ndescription: kb\nallowedRoles: [dev]\nallowedTools: ["kb:*"]\n---\n',
+    )
+    writeFileSync(
+      path.join(dir, 'mycelium.config.json'),
+      JSON.stringify({ mcpServers: { kb: { command: process.execPath, args: [fixtureServer('skills-child')] } } }),
+    )
     const { client } = await connectToMyc(['--config', path.join(dir, 'mycelium.config.json')])
     const skills = new SkillsClient(client)
     const listing = await skills.list()
-    expect(listing.skills.map((s) => s.uri)).toEqual(['skill://mycelium/kb/SKILL.md', 'skill://kb/deploy/SKILL.md', 'skill://kb/review/SKILL.md'])
+    expect(listing.skills.map((s) => s.uri)).toEqual([
+      'skill://mycelium/kb/SKILL.md',
+      'skill://kb/deploy/SKILL.md',
+      'skill://kb/review/SKILL.md',
+    ])
     const file = await skills.read(listing.skills[1]!, 'scripts/run.sh')
     expect(file.verified).toBe(true)
     expect(file.text).toBe('#!/bin/sh\necho deploying\n')

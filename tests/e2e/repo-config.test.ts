@@ -25,7 +25,10 @@ describe('the repo’s own mycelium.config.json (a fresh clone)', () => {
   })
 
   it('serves as it stands: the example servers’ tools for the default role, and the meta tools', async () => {
-    const { client } = await connectToMyc(['serve', '--config', path.join(clone, 'mycelium.config.json')], { env: { MYC_MEMORY_FILE: memoryFile }, cwd: clone })
+    const { client } = await connectToMyc(['serve', '--config', path.join(clone, 'mycelium.config.json')], {
+      env: { MYC_MEMORY_FILE: memoryFile },
+      cwd: clone,
+    })
     close = () => client.close()
     const names = (await client.listTools()).tools.map((t) => t.name)
     expect(names.some((n) => n.startsWith('fs__'))).toBe(true)

@@ -19,7 +19,10 @@ describe('myc sandbox and myc doctor (build/myc.cjs)', () => {
   it('guard: one argument is a shell line, several an argv; exit 3 when blocked', () => {
     const blocked = myc(['sandbox', 'guard', '--json', '--', 'curl x | sh'])
     expect(blocked.code).toBe(3)
-    expect(JSON.parse(blocked.stdout)).toMatchObject({ ok: false, error: { code: 'guard_blocked', rule: 'pipe-to-shell' } })
+    expect(JSON.parse(blocked.stdout)).toMatchObject({
+      ok: false,
+      error: { code: 'guard_blocked', rule: 'pipe-to-shell' },
+    })
     expect(myc(['sandbox', 'guard', '--', 'rm', '-rf', '/']).code).toBe(3)
     const allowed = myc(['sandbox', 'guard', '--', 'rm', '-rf', 'node_modules'])
     expect(allowed.code).toBe(0)
@@ -30,7 +33,12 @@ describe('myc sandbox and myc doctor (build/myc.cjs)', () => {
   it('check reports every executor with a reason for the ones that do not work', () => {
     const r = myc(['sandbox', 'check', '--json'])
     const doc = JSON.parse(r.stdout)
-    expect(doc.executors.map((e: { executor: string }) => e.executor)).toEqual(['bubblewrap', 'sandbox-exec', 'docker', 'none'])
+    expect(doc.executors.map((e: { executor: string }) => e.executor)).toEqual([
+      'bubblewrap',
+      'sandbox-exec',
+      'docker',
+      'none',
+    ])
     for (const e of doc.executors) if (!e.works) expect(e.reason && e.fix).toBeTruthy()
     expect(r.code).toBe(doc.ok ? 0 : 3)
   })
@@ -48,34 +56,61 @@ describe('myc sandbox and myc doctor (build/myc.cjs)', () => {
     expect(myc(['sandbox', 'exec', '--trust', 'sandboxed', '--executor', 'none', '--', 'true'], ws).code).toBe(1)
   })
 
-  it.runIf(hasBwrap)('exec --trust restricted: one word without shell syntax is an argv of one (-- ls), a shell line is refused', () => {
-    const ws = mkdtempSync(path.join(tmpdir(), 'myc-cli-ws-'))
-    writeFileSync(path.join(ws, 'here.txt'), '')
-    const ls = myc(['sandbox', 'exec', '--trust', 'restricted', '--', 'ls'], ws)
-    expect(ls.code, ls.stderr).toBe(0)
-    expect(ls.stdout).toContain('here.txt')
-    const line = myc(['sandbox', 'exec', '--trust', 'restricted', '--', 'ls | wc -l'], ws)
-    expect(line.code).toBe(2)
-    expect(line.stderr).toMatch(/without a shell/)
-  })
+  it.runIf(hasBwrap)(
+    'exec --trust restricted: one word without shell syntax is an argv of one (-- ls), a shell line is refused',
+    () => {
+      const ws = mkdtempSync(path.join(tmpdir(), 'myc-cli-ws-'))
+      writeFileSync(path.join(ws, 'here.txt'), '')
+      const ls = myc(['sandbox', 'exec', '--trust', 'restricted', '--', 'ls'], ws)
+      expect(ls.code, ls.stderr).toBe(0)
+      expect(ls.stdout).toContain('here.txt')
+      const line = myc(['sandbox', 'exec', '--trust', 'restricted', '--', 'ls | wc -l'], ws)
+      expect(line.code).toBe(2)
+      expect(line.stderr).toMatch(/without a shell/)
+    },
+  )
 
   it('doctor checks node, config, servers and executors, exit 3 on failure', () => {
-    const good = myc(['doctor', '--json', '--config', writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })])
+    const good = myc([
+      'doctor',
+      '--json',
+      '--config',
+      writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } }),
+    ])
     const doc = JSON.parse(good.stdout)
-    expect(doc.checks.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['node', 'config', 'server echo']))
+    expect(doc.checks.map((c: { name: string }) => c.name)).toEqual(
+      expect.arrayContaining(['node', 'config', 'server echo']),
+    )
     expect(good.code).toBe(doc.ok ? 0 : 3)
-    const bad = myc(['doctor', '--json', '--config', writeConfig({ mcpServers: { broken: { command: '/no/such', restart: { maxRetries: 0 } } } })])
+    const bad = myc([
+      'doctor',
+      '--json',
+      '--config',
+      writeConfig({ mcpServers: { broken: { command: '/no/such', restart: { maxRetries: 0 } } } }),
+    ])
     expect(bad.code).toBe(3)
-    expect(JSON.parse(bad.stdout).checks.find((c: { name: string }) => c.name === 'server broken')).toMatchObject({ status: 'fail' })
+    expect(JSON.parse(bad.stdout).checks.find((c: { name: string }) => c.name === 'server broken')).toMatchObject({
+      status: 'fail',
+    })
   })
 })
 
 describe('myc doctor on a missing command', () => {
   it('names what is missing and what installs it (Node.js provides npx), not a circular hint', () => {
-    const r = myc(['doctor', '--json', '--config', writeConfig({ mcpServers: { fetcher: { command: '/no/such/dir/npx', args: ['-y', 'some-mcp'], restart: { maxRetries: 0 } } } })])
+    const r = myc([
+      'doctor',
+      '--json',
+      '--config',
+      writeConfig({
+        mcpServers: { fetcher: { command: '/no/such/dir/npx', args: ['-y', 'some-mcp'], restart: { maxRetries: 0 } } },
+      }),
+    ])
     expect(r.code).toBe(3)
     const check = JSON.parse(r.stdout).checks.find((c: { name: string }) => c.name === 'server fetcher')
-    expect(check).toMatchObject({ status: 'fail', detail: expect.stringMatching(/command not found: "\/no\/such\/dir\/npx"/) })
+    expect(check).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/command not found: "\/no\/such\/dir\/npx"/),
+    })
     expect(check.fix).toMatch(/^\/no\/such\/dir\/npx is missing .*install Node\.js .*provides npx/)
     expect(check.fix).not.toMatch(/myc status/)
   })

@@ -7,7 +7,11 @@ import { fixtureEntry } from '../helpers/runtime.js'
 function serveWith(input: string) {
   requireBundle()
   const started = Date.now()
-  const r = spawnSync(process.execPath, [bundle, 'serve', '--config', writeConfig({ mcpServers: { echo: fixtureEntry('echo') } })], { input, encoding: 'utf8', timeout: 20_000 })
+  const r = spawnSync(
+    process.execPath,
+    [bundle, 'serve', '--config', writeConfig({ mcpServers: { echo: fixtureEntry('echo') } })],
+    { input, encoding: 'utf8', timeout: 20_000 },
+  )
   return { code: r.status, stdout: r.stdout, ms: Date.now() - started }
 }
 
@@ -35,7 +39,9 @@ describe('myc serve (build/myc.cjs) ends when its client goes away', () => {
   })
 
   it('after an initialize: answered, then exit 0', () => {
-    const r = serveWith('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n')
+    const r = serveWith(
+      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n',
+    )
     expect(r.code).toBe(0)
     expect(JSON.parse(r.stdout.trim())).toMatchObject({ id: 1, result: { serverInfo: { name: 'mycelium' } } })
   })

@@ -16,7 +16,11 @@ describe('myc serve (build/myc.cjs) in front of the real npm servers', () => {
   writeFileSync(path.join(workspace, 'hello.txt'), 'hello from the workspace\n')
   const servers = {
     everything: { command: 'node', args: [npmServer('server-everything'), 'stdio'] },
-    memory: { command: 'node', args: [npmServer('server-memory')], env: { MEMORY_FILE_PATH: path.join(workspace, 'memory.jsonl') } },
+    memory: {
+      command: 'node',
+      args: [npmServer('server-memory')],
+      env: { MEMORY_FILE_PATH: path.join(workspace, 'memory.jsonl') },
+    },
     fs: { command: 'node', args: [npmServer('server-filesystem'), workspace] },
   }
   let client: Client
@@ -25,11 +29,20 @@ describe('myc serve (build/myc.cjs) in front of the real npm servers', () => {
 
   beforeAll(async () => {
     const config = writeConfig({ mcpServers: servers })
-    ;({ client, transport } = await connectToMyc(['--config', config], { capabilities: childCaps, setup: (c) => c.setRequestHandler('roots/list', () => ({ roots: [{ uri: `file://${workspace}`, name: 'ws' }] })) }))
+    ;({ client, transport } = await connectToMyc(['--config', config], {
+      capabilities: childCaps,
+      setup: (c) => c.setRequestHandler('roots/list', () => ({ roots: [{ uri: `file://${workspace}`, name: 'ws' }] })),
+    }))
     for (const [key, s] of Object.entries(servers)) {
       const c = new Client({ name: 'direct', version: '1' }, { capabilities: childCaps })
       c.setRequestHandler('roots/list', () => ({ roots: [{ uri: `file://${workspace}`, name: 'ws' }] }))
-      await c.connect(new StdioClientTransport({ command: process.execPath, args: s.args, env: { ...(process.env as Record<string, string>), ...(s as { env?: Record<string, string> }).env } }))
+      await c.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: s.args,
+          env: { ...(process.env as Record<string, string>), ...(s as { env?: Record<string, string> }).env },
+        }),
+      )
       direct.set(key, c)
     }
   }, 60_000)
@@ -85,13 +98,20 @@ describe('myc serve (build/myc.cjs) in front of the real npm servers', () => {
   it('reads a resource and gets a prompt as the child serves them', async () => {
     const uri = (await direct.get('everything')!.listResources()).resources[0]!.uri
     expect(await client.readResource({ uri })).toEqual(await direct.get('everything')!.readResource({ uri }))
-    const prompt = (await direct.get('everything')!.listPrompts()).prompts.find((p) => !p.arguments?.some((a) => a.required))!
-    expect(await client.getPrompt({ name: `everything__${prompt.name}` })).toEqual(await direct.get('everything')!.getPrompt({ name: prompt.name }))
+    const prompt = (await direct.get('everything')!.listPrompts()).prompts.find(
+      (p) => !p.arguments?.some((a) => a.required),
+    )!
+    expect(await client.getPrompt({ name: `everything__${prompt.name}` })).toEqual(
+      await direct.get('everything')!.getPrompt({ name: prompt.name }),
+    )
   })
 
   it('forwards progress from server-everything with the client’s token', async () => {
     const progress: number[] = []
-    const result = await client.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } }, { onprogress: (p) => progress.push(p.progress) })
+    const result = await client.callTool(
+      { name: 'everything__trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } },
+      { onprogress: (p) => progress.push(p.progress) },
+    )
     // The SDK client may drop the last report when the result overtakes it (seen calling the child directly too).
     expect(progress.slice(0, 2)).toEqual([1, 2])
     expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/Long running operation completed/)
@@ -99,7 +119,10 @@ describe('myc serve (build/myc.cjs) in front of the real npm servers', () => {
 
   it('cancels a long call at the client’s request', async () => {
     const controller = new AbortController()
-    const call = client.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 20, steps: 20 } }, { signal: controller.signal })
+    const call = client.callTool(
+      { name: 'everything__trigger-long-running-operation', arguments: { duration: 20, steps: 20 } },
+      { signal: controller.signal },
+    )
     setTimeout(() => controller.abort('stop'), 200)
     await expect(call).rejects.toThrow()
     // myc keeps serving after the cancellation.
@@ -110,15 +133,32 @@ describe('myc serve (build/myc.cjs) in front of the real npm servers', () => {
   it('passes task-augmented calls through and routes tasks/* to the child that runs the task', async () => {
     const { passthrough } = await import('../../src/protocol/passthrough.js')
     expect((client.getServerCapabilities() as { tasks?: unknown }).tasks).toBeDefined()
-    const created = (await client.request({ method: 'tools/call', params: { name: 'everything__simulate-research-query', arguments: { topic: 'ants' }, task: { ttl: 60_000 } } }, passthrough)) as { task: { taskId: string; status: string } }
+    const created = (await client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'everything__simulate-research-query', arguments: { topic: 'ants' }, task: { ttl: 60_000 } },
+      },
+      passthrough,
+    )) as { task: { taskId: string; status: string } }
     expect(created.task.status).toBe('working')
-    const got = (await client.request({ method: 'tasks/get', params: { taskId: created.task.taskId } }, passthrough)) as { taskId: string }
+    const got = (await client.request(
+      { method: 'tasks/get', params: { taskId: created.task.taskId } },
+      passthrough,
+    )) as { taskId: string }
     expect(got.taskId).toBe(created.task.taskId)
-    const listed = (await client.request({ method: 'tasks/list', params: {} }, passthrough)) as { tasks: Array<{ taskId: string }> }
+    const listed = (await client.request({ method: 'tasks/list', params: {} }, passthrough)) as {
+      tasks: Array<{ taskId: string }>
+    }
     expect(listed.tasks.map((t) => t.taskId)).toContain(created.task.taskId)
-    const result = (await client.request({ method: 'tasks/result', params: { taskId: created.task.taskId } }, passthrough, { timeout: 30_000 })) as { content: Array<{ text: string }> }
+    const result = (await client.request(
+      { method: 'tasks/result', params: { taskId: created.task.taskId } },
+      passthrough,
+      { timeout: 30_000 },
+    )) as { content: Array<{ text: string }> }
     expect(result.content[0]!.text).toMatch(/^# Research Report: ants/)
-    await expect(client.request({ method: 'tasks/get', params: { taskId: 'no-such-task' } }, passthrough)).rejects.toThrow(/Unknown task: no-such-task/)
+    await expect(
+      client.request({ method: 'tasks/get', params: { taskId: 'no-such-task' } }, passthrough),
+    ).rejects.toThrow(/Unknown task: no-such-task/)
   }, 30_000)
 
   it('leaves no process behind when the client goes away', async () => {

@@ -42,7 +42,9 @@ describe('exporting a session (build/myc.cjs)', () => {
     expect(md).toContain(`# Session ${id}`)
     expect(md).toContain('**tool call** `echo__echo`')
     expect(md).toContain('Done & dusted')
-    const json = JSON.parse((await runAgentCli(['sessions', 'export', id, '--format', 'json', '--config', config])).stdout) as { meta: { id: string }; messages: unknown[] }
+    const json = JSON.parse(
+      (await runAgentCli(['sessions', 'export', id, '--format', 'json', '--config', config])).stdout,
+    ) as { meta: { id: string }; messages: unknown[] }
     expect(json.meta.id).toBe(id)
     expect(json.messages).toHaveLength(4)
     const bad = await runAgentCli(['sessions', 'export', id, '--format', 'pdf', '--config', config])
@@ -57,14 +59,30 @@ describe('exporting a session (build/myc.cjs)', () => {
       writeFileSync(file, html)
       // Self-contained: no scripts, no external assets.
       expect(html).not.toMatch(/<script|<link|src=["']?https?:|url\(/i)
-      const dom = execFileSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', `file://${file}`], { encoding: 'utf8', timeout: 60_000 })
+      const dom = execFileSync(
+        chromium!,
+        ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', `file://${file}`],
+        { encoding: 'utf8', timeout: 60_000 },
+      )
       // What the model and the tool said is text on the page, not markup.
       expect(dom).toContain('Say &lt;script&gt;alert(1)&lt;/script&gt;')
       expect(dom).toContain('&lt;img src=x onerror=alert(1)&gt;')
       expect(dom).not.toMatch(/<img/)
       expect((dom.match(/<details/g) ?? []).length).toBe(2)
       const png = path.join(out, 'session.png')
-      execFileSync(chromium!, ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--window-size=1000,700', `--screenshot=${png}`, `file://${file}`], { timeout: 60_000, stdio: 'ignore' })
+      execFileSync(
+        chromium!,
+        [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--hide-scrollbars',
+          '--window-size=1000,700',
+          `--screenshot=${png}`,
+          `file://${file}`,
+        ],
+        { timeout: 60_000, stdio: 'ignore' },
+      )
       expect(existsSync(png)).toBe(true)
       expect(statSync(png).size).toBeGreaterThan(5_000)
       expect(readFileSync(png).subarray(1, 4).toString()).toBe('PNG')

@@ -19,16 +19,40 @@ const MODERN = '2026-07-28'
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
 const skillsDir = path.join(repoRoot, 'tests/fixtures/http/skills')
 // guest, launched with the common skill (echo:echo, echo:log); reader (echo:add) is one the role may use but was not launched with.
-const CONFIG = { mcpServers: { echo: fixtureEntry('echo') }, skills: { dirs: [skillsDir] }, roles: { default: 'guest' }, session: { defaultSkills: ['common'] } }
-const MODERN_TOOLS = ['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log']
+const CONFIG = {
+  mcpServers: { echo: fixtureEntry('echo') },
+  skills: { dirs: [skillsDir] },
+  roles: { default: 'guest' },
+  session: { defaultSkills: ['common'] },
+}
+const MODERN_TOOLS = [
+  'mycelium__list_skills',
+  'mycelium__activate_skill',
+  'mycelium__get_context',
+  'mycelium__search_tools',
+  'echo__echo',
+  'echo__log',
+]
 
 type Negotiation = 'legacy' | 'auto' | 'pin'
 
 /** An SDK 2.x client on `node build/myc.cjs serve <args>` over real stdio, negotiating as asked. */
-async function connect(config: string, negotiation: Negotiation, args: string[] = [], setup?: (c: Client) => void): Promise<Client> {
+async function connect(
+  config: string,
+  negotiation: Negotiation,
+  args: string[] = [],
+  setup?: (c: Client) => void,
+): Promise<Client> {
   requireBundle()
-  const transport = new StdioClientTransport({ command: process.execPath, args: [bundle, 'serve', '--config', config, ...args], stderr: 'pipe' })
-  const options = negotiation === 'legacy' ? {} : { versionNegotiation: { mode: negotiation === 'pin' ? ({ pin: MODERN } as const) : ('auto' as const) } }
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bundle, 'serve', '--config', config, ...args],
+    stderr: 'pipe',
+  })
+  const options =
+    negotiation === 'legacy'
+      ? {}
+      : { versionNegotiation: { mode: negotiation === 'pin' ? ({ pin: MODERN } as const) : ('auto' as const) } }
   const client = new Client({ name: `stdio-${negotiation}`, version: '1.0.0' }, { capabilities: {}, ...options })
   setup?.(client)
   await client.connect(transport)
@@ -81,7 +105,11 @@ class RawClient {
   }
 
   /** Sends a request line (the params as given: add ENVELOPE for a 2026 one) and waits for its answer. */
-  request(id: string, method: string, params?: Record<string, unknown>): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } }> {
+  request(
+    id: string,
+    method: string,
+    params?: Record<string, unknown>,
+  ): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } }> {
     const answer = new Promise<Record<string, unknown>>((resolve) => this.waiters.set(JSON.stringify(id), resolve))
     this.write(JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) }))
     return answer as never
@@ -118,33 +146,59 @@ describe('myc serve on stdio (build/myc.cjs): the 2026-07-28 era beside the 2025
     // A 2026 client's principal cannot drop a skill: no deactivate_skill; the 2025 session has it.
     expect(await names(pinned)).toEqual(MODERN_TOOLS)
     expect(await names(auto)).toEqual(MODERN_TOOLS)
-    expect(await names(legacy)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo', 'echo__log'])
+    expect(await names(legacy)).toEqual([
+      'mycelium__list_skills',
+      'mycelium__activate_skill',
+      'mycelium__deactivate_skill',
+      'mycelium__get_context',
+      'mycelium__search_tools',
+      'echo__echo',
+      'echo__log',
+    ])
   }, 60_000)
 
   it('2026: a call, a hidden tool answering as one that never existed, a prompt, a resource, completion, the per-request log level', async () => {
     const logs: unknown[] = []
-    const client = keep(await connect(config, 'pin', [], (c) => c.setNotificationHandler('notifications/message', (n) => void logs.push(n.params))))
+    const client = keep(
+      await connect(config, 'pin', [], (c) =>
+        c.setNotificationHandler('notifications/message', (n) => void logs.push(n.params)),
+      ),
+    )
     const called = await client.callTool({ name: 'echo__echo', arguments: { message: 'over stdio' } })
     expect(texts(called)).toEqual(['over stdio'])
     const never = await protocolErrorOf(() => client.callTool({ name: 'zz__never', arguments: {} }))
     expect(never).toBe('-32602 Unknown tool: zz__never')
-    for (const hidden of ['echo__add', 'echo__fail', 'mycelium__deactivate_skill']) expect(await protocolErrorOf(() => client.callTool({ name: hidden, arguments: {} }))).toBe(never.replace('zz__never', hidden))
+    for (const hidden of ['echo__add', 'echo__fail', 'mycelium__deactivate_skill'])
+      expect(await protocolErrorOf(() => client.callTool({ name: hidden, arguments: {} }))).toBe(
+        never.replace('zz__never', hidden),
+      )
 
     const prompts = (await client.listPrompts()).prompts.map((p) => p.name)
     expect(prompts).toEqual(['echo__greet'])
     const prompt = await client.getPrompt({ name: 'echo__greet', arguments: { who: 'stdio' } })
     expect(prompt.messages[0]!.content).toEqual({ type: 'text', text: 'Hello, stdio!' })
-    expect(await protocolErrorOf(() => client.getPrompt({ name: 'zz__never' }))).toBe('-32602 Unknown prompt: zz__never')
+    expect(await protocolErrorOf(() => client.getPrompt({ name: 'zz__never' }))).toBe(
+      '-32602 Unknown prompt: zz__never',
+    )
     const read = await client.readResource({ uri: 'echo://item/7' })
     expect(read.contents).toEqual([{ uri: 'echo://item/7', mimeType: 'text/plain', text: 'item 7' }])
-    expect(await protocolErrorOf(() => client.readResource({ uri: 'nowhere://x' }))).toBe('-32602 Resource not found: nowhere://x')
-    const completion = await client.complete({ ref: { type: 'ref/prompt', name: 'echo__greet' }, argument: { name: 'who', value: 'al' } })
+    expect(await protocolErrorOf(() => client.readResource({ uri: 'nowhere://x' }))).toBe(
+      '-32602 Resource not found: nowhere://x',
+    )
+    const completion = await client.complete({
+      ref: { type: 'ref/prompt', name: 'echo__greet' },
+      argument: { name: 'who', value: 'al' },
+    })
     expect(completion.completion.values).toEqual(['alice', 'albert'])
 
     // No log level in the request: no log messages; one asked for: the child's message, with its server as logger.
     await client.callTool({ name: 'echo__log', arguments: { text: 'quiet' } })
     expect(logs).toEqual([])
-    await client.callTool({ name: 'echo__log', arguments: { text: 'loud' }, _meta: { 'io.modelcontextprotocol/logLevel': 'info' } })
+    await client.callTool({
+      name: 'echo__log',
+      arguments: { text: 'loud' },
+      _meta: { 'io.modelcontextprotocol/logLevel': 'info' },
+    })
     expect(logs).toEqual([{ level: 'info', logger: 'echo', data: { said: 'loud' } }])
   }, 60_000)
 
@@ -154,12 +208,18 @@ describe('myc serve on stdio (build/myc.cjs): the 2026-07-28 era beside the 2025
     const refused = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
     expect(refused.isError).toBe(true)
     const [explanation, instructions] = texts(refused)
-    expect(explanation).toMatch(/^Skill reader is not active, and this client cannot activate it: .*--skills.* \/add reader in myc chat, or a relaunch of myc serve with --skills reader\./)
+    expect(explanation).toMatch(
+      /^Skill reader is not active, and this client cannot activate it: .*--skills.* \/add reader in myc chat, or a relaunch of myc serve with --skills reader\./,
+    )
     expect(instructions).toBe('Reader instructions.')
     expect(await names(client)).toEqual(before)
-    expect(await protocolErrorOf(() => client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } }))).toBe('-32602 Unknown tool: echo__add')
+    expect(await protocolErrorOf(() => client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } }))).toBe(
+      '-32602 Unknown tool: echo__add',
+    )
     // A skill the launch gave: its instructions; one the role cannot use: unknown. Nothing changes.
-    expect(texts(await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'common' } }))).toEqual(['Skill common is already active.\n\nEcho things.'])
+    expect(texts(await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'common' } }))).toEqual([
+      'Skill common is already active.\n\nEcho things.',
+    ])
     const unknown = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
     expect(unknown.isError).toBe(true)
     expect(texts(unknown)).toEqual(['Unknown skill: writer. Call list_skills to see the skills you can activate.'])
@@ -173,7 +233,12 @@ describe('myc serve on stdio (build/myc.cjs): the 2026-07-28 era beside the 2025
   it('2026 on the wire: server/discover, lists with cacheScope "private" and a ttlMs; hostile lines each answered once', async () => {
     const raw = new RawClient(config)
     const discover = await raw.request('d', 'server/discover', { _meta: ENVELOPE })
-    expect(discover.result).toMatchObject({ supportedVersions: [MODERN], resultType: 'complete', cacheScope: 'private', capabilities: { tools: { listChanged: true } } })
+    expect(discover.result).toMatchObject({
+      supportedVersions: [MODERN],
+      resultType: 'complete',
+      cacheScope: 'private',
+      capabilities: { tools: { listChanged: true } },
+    })
     for (const [method, key] of [
       ['tools/list', 'tools'],
       ['prompts/list', 'prompts'],
@@ -181,7 +246,11 @@ describe('myc serve on stdio (build/myc.cjs): the 2026-07-28 era beside the 2025
       ['resources/templates/list', 'resourceTemplates'],
     ] as const) {
       const r = await raw.request(`l-${method}`, method, { _meta: ENVELOPE })
-      expect(r.result, method).toMatchObject({ resultType: 'complete', cacheScope: 'private', ttlMs: expect.any(Number) })
+      expect(r.result, method).toMatchObject({
+        resultType: 'complete',
+        cacheScope: 'private',
+        ttlMs: expect.any(Number),
+      })
       expect(r.result!.ttlMs as number, method).toBeGreaterThan(0)
       expect(Array.isArray(r.result![key]), method).toBe(true)
     }
@@ -190,14 +259,24 @@ describe('myc serve on stdio (build/myc.cjs): the 2026-07-28 era beside the 2025
       raw.request('bad-envelope', 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': 5 } }),
       raw.request('no-envelope', 'tools/list'),
       raw.request('unknown-method', 'no/such/method', { _meta: ENVELOPE }),
-      raw.request('unknown-revision', 'tools/list', { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }),
+      raw.request('unknown-revision', 'tools/list', {
+        _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' },
+      }),
       raw.request('ping-is-gone', 'ping', { _meta: ENVELOPE }),
       raw.request('bad-params', 'tools/call', { name: 7, _meta: ENVELOPE }),
-      raw.request('initialize-now', 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'late', version: '1' } }),
+      raw.request('initialize-now', 'initialize', {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'late', version: '1' },
+      }),
     ])
     expect(answers.map((a) => a.error?.code)).toEqual([-32602, -32602, -32601, -32022, -32601, -32602, -32022])
     // Still serving, and every request above was answered exactly once.
-    const called = await raw.request('after', 'tools/call', { name: 'echo__echo', arguments: { message: 'still here' }, _meta: ENVELOPE })
+    const called = await raw.request('after', 'tools/call', {
+      name: 'echo__echo',
+      arguments: { message: 'still here' },
+      _meta: ENVELOPE,
+    })
     expect(called.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'still here' }] })
     expect(raw.nullIdAnswers).toHaveLength(1)
     for (const [id, got] of raw.answers) expect(got, id).toHaveLength(1)
@@ -208,7 +287,11 @@ describe('myc serve on stdio (build/myc.cjs): the 2026-07-28 era beside the 2025
     const raw = new RawClient(config)
     const discover = await raw.request('probe', 'server/discover', { _meta: ENVELOPE })
     expect(discover.result).toMatchObject({ supportedVersions: [MODERN] })
-    const init = await raw.request('init', 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'in-place', version: '1' } })
+    const init = await raw.request('init', 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'in-place', version: '1' },
+    })
     expect(init.result).toMatchObject({ protocolVersion: '2025-11-25', serverInfo: { name: 'mycelium' } })
     raw.write('{"jsonrpc":"2.0","method":"notifications/initialized"}')
     const listed = await raw.request('list', 'tools/list')
@@ -233,7 +316,9 @@ describe('myc serve --era (build/myc.cjs): pinning the stdio era', () => {
     clients.push(auto)
     expect(auto.getNegotiatedProtocolVersion?.()).not.toBe(MODERN)
     expect(await names(auto)).toContain('mycelium__deactivate_skill')
-    await expect(connect(config, 'pin', ['--era', 'legacy'])).rejects.toThrow(/did not offer pinned protocol version 2026-07-28/)
+    await expect(connect(config, 'pin', ['--era', 'legacy'])).rejects.toThrow(
+      /did not offer pinned protocol version 2026-07-28/,
+    )
     const raw = new RawClient(config, ['--era', 'legacy'])
     const refused = await raw.request('d', 'server/discover', { _meta: ENVELOPE })
     expect(refused.error).toMatchObject({ code: -32601, message: 'Method not found' })
@@ -251,7 +336,11 @@ describe('myc serve --era (build/myc.cjs): pinning the stdio era', () => {
     clients.push(pinned)
     expect(await names(pinned)).toEqual(MODERN_TOOLS)
     const raw = new RawClient(config, ['--era', 'modern'])
-    const init = await raw.request('i', 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'old', version: '1' } })
+    const init = await raw.request('i', 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'old', version: '1' },
+    })
     expect(init.error).toMatchObject({ code: -32022, data: { supported: [MODERN], requested: '2025-11-25' } })
     // The connection stays open for a 2026 request.
     expect((await raw.request('l', 'tools/list', { _meta: ENVELOPE })).result).toMatchObject({ cacheScope: 'private' })

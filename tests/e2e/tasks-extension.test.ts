@@ -14,7 +14,10 @@ import { modernRequest, startHttpMyc, type HttpMyc, type RpcAnswer } from '../he
  */
 
 const TASKS = 'io.modelcontextprotocol/tasks'
-const TOKENS = { MYC_E2E_TASKS_ALICE: 'alice-tasks-0123456789abcdef0123456789ab', MYC_E2E_TASKS_BOB: 'bob-tasks-0123456789abcdef0123456789abcd' }
+const TOKENS = {
+  MYC_E2E_TASKS_ALICE: 'alice-tasks-0123456789abcdef0123456789ab',
+  MYC_E2E_TASKS_BOB: 'bob-tasks-0123456789abcdef0123456789abcd',
+}
 const alice = TOKENS.MYC_E2E_TASKS_ALICE
 const bob = TOKENS.MYC_E2E_TASKS_BOB
 /** What a request declares: the tasks extension, or nothing. */
@@ -22,7 +25,13 @@ const WITH_TASKS = { extensions: { [TASKS]: {} } }
 const WITHOUT = {}
 
 /** One 2026-07-28 request of `token` (tests/helpers/http.ts modernRequest); its JSON-RPC answer. */
-async function rpc(url: string, token: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = WITH_TASKS): Promise<RpcAnswer> {
+async function rpc(
+  url: string,
+  token: string,
+  method: string,
+  params: Record<string, unknown>,
+  capabilities: Record<string, unknown> = WITH_TASKS,
+): Promise<RpcAnswer> {
   return (await modernRequest(url, method, params, { token, capabilities, clientName: 'tasks-e2e' })).answer
 }
 
@@ -44,7 +53,9 @@ describe('myc serve --http: the tasks extension (SEP-2663) for 2026-07-28 client
 
   beforeAll(async () => {
     const config = writeConfig({
-      mcpServers: { conformance: { command: process.execPath, args: [fixtureServer('conformance')], prefix: false, era: 'auto' } },
+      mcpServers: {
+        conformance: { command: process.execPath, args: [fixtureServer('conformance')], prefix: false, era: 'auto' },
+      },
       http: {
         // Two credentials with the same role: one view, two principals (a task is its credential's, not its view's).
         tokens: [
@@ -70,7 +81,14 @@ describe('myc serve --http: the tasks extension (SEP-2663) for 2026-07-28 client
     const created = await rpc(m.url, alice, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1 } })
     expect(created.error).toBeUndefined()
     const task = created.result!
-    expect(task).toMatchObject({ resultType: 'task', taskId: expect.any(String), status: 'working', createdAt: expect.any(String), lastUpdatedAt: expect.any(String), ttlMs: expect.any(Number) })
+    expect(task).toMatchObject({
+      resultType: 'task',
+      taskId: expect.any(String),
+      status: 'working',
+      createdAt: expect.any(String),
+      lastUpdatedAt: expect.any(String),
+      ttlMs: expect.any(Number),
+    })
     // Nothing of a DetailedTask's (the SDK's tools/call codec adds an empty content, as straight from the child).
     for (const key of ['result', 'error', 'inputRequests', 'requestState']) expect(task).not.toHaveProperty(key)
     // Found at once (remembered before the client had the taskId), still working.
@@ -78,22 +96,36 @@ describe('myc serve --http: the tasks extension (SEP-2663) for 2026-07-28 client
     expect(first.result).toMatchObject({ taskId: task.taskId, status: 'working', resultType: 'complete' })
     expect(first.result).not.toHaveProperty('result')
     const done = await settled(m.url, alice, task.taskId as string)
-    expect(done).toMatchObject({ taskId: task.taskId, status: 'completed', result: { content: [{ type: 'text', text: 'Computed in 1 s' }] } })
+    expect(done).toMatchObject({
+      taskId: task.taskId,
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'Computed in 1 s' }] },
+    })
   })
 
   it('tasks/update answers the input a task waits for; tasks/cancel cancels a running task', async () => {
-    const asking = (await rpc(m.url, alice, 'tools/call', { name: 'confirm_delete', arguments: { path: '/tmp/x' } })).result!
+    const asking = (await rpc(m.url, alice, 'tools/call', { name: 'confirm_delete', arguments: { path: '/tmp/x' } }))
+      .result!
     expect(asking.resultType).toBe('task')
     let waiting: Record<string, unknown> | undefined
     for (let i = 0; i < 50 && waiting?.status !== 'input_required'; i++) {
       waiting = (await rpc(m.url, alice, 'tasks/get', { taskId: asking.taskId })).result
       if (waiting?.status !== 'input_required') await new Promise((r) => setTimeout(r, 100))
     }
-    expect(waiting).toMatchObject({ status: 'input_required', inputRequests: { confirm: { method: 'elicitation/create' } } })
-    const ack = await rpc(m.url, alice, 'tasks/update', { taskId: asking.taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } })
+    expect(waiting).toMatchObject({
+      status: 'input_required',
+      inputRequests: { confirm: { method: 'elicitation/create' } },
+    })
+    const ack = await rpc(m.url, alice, 'tasks/update', {
+      taskId: asking.taskId,
+      inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+    })
     expect(ack.error).toBeUndefined()
     expect(ack.result).toMatchObject({ resultType: 'complete' })
-    expect(await settled(m.url, alice, asking.taskId as string)).toMatchObject({ status: 'completed', result: { content: [{ text: 'Deleted /tmp/x' }] } })
+    expect(await settled(m.url, alice, asking.taskId as string)).toMatchObject({
+      status: 'completed',
+      result: { content: [{ text: 'Deleted /tmp/x' }] },
+    })
 
     const long = (await rpc(m.url, alice, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } })).result!
     const cancelled = await rpc(m.url, alice, 'tasks/cancel', { taskId: long.taskId })
@@ -128,7 +160,10 @@ describe('myc serve --http: the tasks extension (SEP-2663) for 2026-07-28 client
 
   it('a request that does not declare the extension gets the tool run inline (optional) or -32021 (required), from the child', async () => {
     const inline = await rpc(m.url, bob, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } }, WITHOUT)
-    expect(inline.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'Computed in 0 s' }] })
+    expect(inline.result).toMatchObject({
+      resultType: 'complete',
+      content: [{ type: 'text', text: 'Computed in 0 s' }],
+    })
     expect(inline.result).not.toHaveProperty('taskId')
     const required = await rpc(m.url, bob, 'tools/call', { name: 'failing_job', arguments: {} }, WITHOUT)
     expect(required.error?.code).toBe(-32021)

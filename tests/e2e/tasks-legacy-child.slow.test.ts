@@ -21,7 +21,10 @@ import { waitFor } from '../helpers/runtime.js'
 
 const MODERN = '2026-07-28'
 const TASKS = 'io.modelcontextprotocol/tasks'
-const TOKENS = { MYC_E2E_HOSTED_ALICE: 'alice-hosted-0123456789abcdef0123456789', MYC_E2E_HOSTED_BOB: 'bob-hosted-0123456789abcdef0123456789ab' }
+const TOKENS = {
+  MYC_E2E_HOSTED_ALICE: 'alice-hosted-0123456789abcdef0123456789',
+  MYC_E2E_HOSTED_BOB: 'bob-hosted-0123456789abcdef0123456789ab',
+}
 const alice = TOKENS.MYC_E2E_HOSTED_ALICE
 const bob = TOKENS.MYC_E2E_HOSTED_BOB
 /** What a request declares: the tasks extension (and elicitation, for the child's questions), or nothing. */
@@ -30,7 +33,11 @@ const WITHOUT = { elicitation: {} }
 const server = (name: string) => ({ command: process.execPath, args: [fixtureServer(name)] })
 const CHILDREN = { asker: server('elicit'), slow: server('progress'), hang: server('hang') }
 
-type Rpc = (method: string, params: Record<string, unknown>, capabilities?: Record<string, unknown>) => Promise<RpcAnswer>
+type Rpc = (
+  method: string,
+  params: Record<string, unknown>,
+  capabilities?: Record<string, unknown>,
+) => Promise<RpcAnswer>
 
 let nextId = 1
 const envelope = (capabilities: Record<string, unknown>) => ({
@@ -41,7 +48,8 @@ const envelope = (capabilities: Record<string, unknown>) => ({
 
 /** One 2026-07-28 request of `token` over HTTP (tests/helpers/http.ts modernRequest); its JSON-RPC answer. */
 function httpRpc(url: string, token: string): Rpc {
-  return async (method, params, capabilities = WITH_TASKS) => (await modernRequest(url, method, params, { token, capabilities, clientName: 'hosted-tasks-e2e' })).answer
+  return async (method, params, capabilities = WITH_TASKS) =>
+    (await modernRequest(url, method, params, { token, capabilities, clientName: 'hosted-tasks-e2e' })).answer
 }
 
 /** `myc serve --era modern` on stdio, spoken to in raw lines. */
@@ -63,7 +71,8 @@ class StdioRpc {
         this.buffer = this.buffer.slice(nl + 1)
         if (!line) continue
         const message = JSON.parse(line) as RpcAnswer & { id?: number }
-        if (typeof message.id === 'number' && (message.result !== undefined || message.error !== undefined)) this.waiters.get(message.id)?.(message)
+        if (typeof message.id === 'number' && (message.result !== undefined || message.error !== undefined))
+          this.waiters.get(message.id)?.(message)
       }
     })
   }
@@ -71,7 +80,9 @@ class StdioRpc {
   readonly rpc: Rpc = (method, params, capabilities = WITH_TASKS) => {
     const id = nextId++
     const answer = new Promise<RpcAnswer>((resolve) => this.waiters.set(id, resolve))
-    this.proc.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: envelope(capabilities) } })}\n`)
+    this.proc.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: envelope(capabilities) } })}\n`,
+    )
     return answer
   }
 
@@ -83,7 +94,12 @@ class StdioRpc {
 }
 
 /** Polls tasks/get until `done` says so. */
-async function pollUntil(rpc: Rpc, taskId: string, done: (task: Record<string, unknown>) => boolean, ms = 15_000): Promise<Record<string, unknown>> {
+async function pollUntil(
+  rpc: Rpc,
+  taskId: string,
+  done: (task: Record<string, unknown>) => boolean,
+  ms = 15_000,
+): Promise<Record<string, unknown>> {
   const until = Date.now() + ms
   for (;;) {
     const got = await rpc('tasks/get', { taskId })
@@ -93,7 +109,8 @@ async function pollUntil(rpc: Rpc, taskId: string, done: (task: Record<string, u
     await new Promise((r) => setTimeout(r, 100))
   }
 }
-const terminal = (t: Record<string, unknown>) => t.status === 'completed' || t.status === 'failed' || t.status === 'cancelled'
+const terminal = (t: Record<string, unknown>) =>
+  t.status === 'completed' || t.status === 'failed' || t.status === 'cancelled'
 
 /** The checks both faces share: a task created, polled to completion; one that asks; the quick path. */
 function lifecycle(rpc: () => Rpc) {
@@ -106,16 +123,33 @@ function lifecycle(rpc: () => Rpc) {
     const created = await rpc()('tools/call', { name: 'slow__count', arguments: { steps: 4, stepMs: 300 } })
     expect(created.error).toBeUndefined()
     const task = created.result!
-    expect(task).toMatchObject({ resultType: 'task', taskId: expect.any(String), status: 'working', createdAt: expect.any(String), lastUpdatedAt: expect.any(String), ttlMs: expect.any(Number), pollIntervalMs: expect.any(Number) })
-    for (const key of ['result', 'error', 'inputRequests', 'requestState', 'ttl', 'pollInterval', 'task']) expect(task).not.toHaveProperty(key)
+    expect(task).toMatchObject({
+      resultType: 'task',
+      taskId: expect.any(String),
+      status: 'working',
+      createdAt: expect.any(String),
+      lastUpdatedAt: expect.any(String),
+      ttlMs: expect.any(Number),
+      pollIntervalMs: expect.any(Number),
+    })
+    for (const key of ['result', 'error', 'inputRequests', 'requestState', 'ttl', 'pollInterval', 'task'])
+      expect(task).not.toHaveProperty(key)
     const first = await rpc()('tasks/get', { taskId: task.taskId })
     expect(first.result).toMatchObject({ taskId: task.taskId, status: 'working', resultType: 'complete' })
     expect(first.result).not.toHaveProperty('result')
     // The child's progress reports (step 1 at 300 ms, step 2 at 600 ms…) show as the task's statusMessage while it works.
-    const stepping = await pollUntil(rpc(), task.taskId as string, (t) => typeof t.statusMessage === 'string' || terminal(t))
+    const stepping = await pollUntil(
+      rpc(),
+      task.taskId as string,
+      (t) => typeof t.statusMessage === 'string' || terminal(t),
+    )
     expect(stepping).toMatchObject({ status: 'working', statusMessage: expect.stringMatching(/^step [1-4]$/) })
     const done = await pollUntil(rpc(), task.taskId as string, terminal)
-    expect(done).toMatchObject({ taskId: task.taskId, status: 'completed', result: { content: [{ type: 'text', text: 'counted 4' }] } })
+    expect(done).toMatchObject({
+      taskId: task.taskId,
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'counted 4' }] },
+    })
     expect(done).not.toHaveProperty('requestState')
     expect(done).not.toHaveProperty('statusMessage')
   })
@@ -126,18 +160,36 @@ function lifecycle(rpc: () => Rpc) {
     const waiting = await pollUntil(rpc(), task.taskId as string, (t) => t.status !== 'working')
     expect(waiting).toMatchObject({
       status: 'input_required',
-      inputRequests: { elicitation_1: { method: 'elicitation/create', params: { mode: 'form', message: 'Favourite colour?', requestedSchema: { type: 'object', properties: { colour: { type: 'string' } } } } } },
+      inputRequests: {
+        elicitation_1: {
+          method: 'elicitation/create',
+          params: {
+            mode: 'form',
+            message: 'Favourite colour?',
+            requestedSchema: { type: 'object', properties: { colour: { type: 'string' } } },
+          },
+        },
+      },
     })
     // A wrong shape is -32602 naming the key; the question stays out.
-    const wrong = await rpc()('tasks/update', { taskId: task.taskId, inputResponses: { elicitation_1: { action: 'perhaps' } } })
+    const wrong = await rpc()('tasks/update', {
+      taskId: task.taskId,
+      inputResponses: { elicitation_1: { action: 'perhaps' } },
+    })
     expect(wrong.error).toMatchObject({ code: -32602 })
-    const ack = await rpc()('tasks/update', { taskId: task.taskId, inputResponses: { elicitation_1: { action: 'accept', content: { colour: 'teal' } } } })
+    const ack = await rpc()('tasks/update', {
+      taskId: task.taskId,
+      inputResponses: { elicitation_1: { action: 'accept', content: { colour: 'teal' } } },
+    })
     expect(ack.error).toBeUndefined()
     expect(ack.result).toMatchObject({ resultType: 'complete' })
     for (const key of ['taskId', 'status', 'result', 'inputRequests']) expect(ack.result).not.toHaveProperty(key)
     const done = await pollUntil(rpc(), task.taskId as string, terminal)
     expect(done).toMatchObject({ status: 'completed', result: { content: [{ type: 'text' }] } })
-    expect(JSON.parse((done.result as { content: Array<{ text: string }> }).content[0]!.text)).toEqual({ action: 'accept', content: { colour: 'teal' } })
+    expect(JSON.parse((done.result as { content: Array<{ text: string }> }).content[0]!.text)).toEqual({
+      action: 'accept',
+      content: { colour: 'teal' },
+    })
   })
 }
 
@@ -191,8 +243,14 @@ describe('myc serve --http: tasks myc holds for a 2025 child’s tools (build/my
     const unknownId = 'f0f0f0f0-0000-4000-8000-000000000000'
     for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
       const extra = method === 'tasks/update' ? { inputResponses: {} } : {}
-      expect((await rpcBob(method, { taskId: unknownId, ...extra })).error, method).toEqual({ code: -32602, message: `Unknown taskId: ${unknownId}` })
-      expect((await rpcBob(method, { taskId, ...extra })).error, method).toEqual({ code: -32602, message: `Unknown taskId: ${taskId}` })
+      expect((await rpcBob(method, { taskId: unknownId, ...extra })).error, method).toEqual({
+        code: -32602,
+        message: `Unknown taskId: ${unknownId}`,
+      })
+      expect((await rpcBob(method, { taskId, ...extra })).error, method).toEqual({
+        code: -32602,
+        message: `Unknown taskId: ${taskId}`,
+      })
       const undeclared = await rpcAlice(method, { taskId, ...extra }, WITHOUT)
       expect(undeclared.error?.code, method).toBe(-32021)
     }
@@ -203,7 +261,11 @@ describe('myc serve --http: tasks myc holds for a 2025 child’s tools (build/my
   })
 
   it('without the extension a slow call runs inline, as before', async () => {
-    const inline = await httpRpc(m.url, bob)('tools/call', { name: 'slow__count', arguments: { steps: 3, stepMs: 250 } }, WITHOUT)
+    const inline = await httpRpc(m.url, bob)(
+      'tools/call',
+      { name: 'slow__count', arguments: { steps: 3, stepMs: 250 } },
+      WITHOUT,
+    )
     expect(inline.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'counted 3' }] })
     expect(inline.result).not.toHaveProperty('taskId')
   })
@@ -248,7 +310,14 @@ describe('myc serve --http: a 2025 child’s own core tasks (server-everything) 
     })
     m = await startHttpMyc(config, { env: TOKENS })
     // server-everything registers its task tool after initialize.
-    await waitFor(async () => ((await httpRpc(m.url, alice)('tools/list', {})).result?.tools as Array<{ name: string }> | undefined)?.some((t) => t.name === RESEARCH) ?? false, 15_000, 'the task tool to be listed')
+    await waitFor(
+      async () =>
+        ((await httpRpc(m.url, alice)('tools/list', {})).result?.tools as Array<{ name: string }> | undefined)?.some(
+          (t) => t.name === RESEARCH,
+        ) ?? false,
+      15_000,
+      'the task tool to be listed',
+    )
   }, 40_000)
   afterAll(async () => {
     expect(await m?.stop()).toBe(0)
@@ -259,13 +328,25 @@ describe('myc serve --http: a 2025 child’s own core tasks (server-everything) 
     const created = await rpc('tools/call', { name: RESEARCH, arguments: { topic: 'ants' } })
     expect(created.error).toBeUndefined()
     const task = created.result!
-    expect(task).toMatchObject({ resultType: 'task', taskId: expect.any(String), status: 'working', ttlMs: 300_000, pollIntervalMs: 1_000 })
+    expect(task).toMatchObject({
+      resultType: 'task',
+      taskId: expect.any(String),
+      status: 'working',
+      ttlMs: 300_000,
+      pollIntervalMs: 1_000,
+    })
     for (const key of ['task', 'ttl', 'pollInterval', 'result']) expect(task).not.toHaveProperty(key)
     const done = await pollUntil(rpc, task.taskId as string, terminal, 20_000)
-    expect(done).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: expect.stringContaining('# Research Report: ants') }] } })
+    expect(done).toMatchObject({
+      status: 'completed',
+      result: { content: [{ type: 'text', text: expect.stringContaining('# Research Report: ants') }] },
+    })
     expect(JSON.stringify(done.result)).not.toContain('related-task')
     // Bob does not see it.
-    expect((await httpRpc(m.url, bob)('tasks/get', { taskId: task.taskId })).error).toEqual({ code: -32602, message: `Unknown taskId: ${String(task.taskId)}` })
+    expect((await httpRpc(m.url, bob)('tasks/get', { taskId: task.taskId })).error).toEqual({
+      code: -32602,
+      message: `Unknown taskId: ${String(task.taskId)}`,
+    })
   }, 30_000)
 
   it('the child’s question during its task is input_required on tasks/get, answered with tasks/update', async () => {
@@ -273,11 +354,22 @@ describe('myc serve --http: a 2025 child’s own core tasks (server-everything) 
     const task = (await rpc('tools/call', { name: RESEARCH, arguments: { topic: 'python', ambiguous: true } })).result!
     expect(task).toMatchObject({ resultType: 'task' })
     const waiting = await pollUntil(rpc, task.taskId as string, (t) => t.status !== 'working', 20_000)
-    expect(waiting).toMatchObject({ status: 'input_required', inputRequests: { elicitation_1: { method: 'elicitation/create', params: { message: expect.stringContaining('python') } } } })
-    const ack = await rpc('tasks/update', { taskId: task.taskId, inputResponses: { elicitation_1: { action: 'accept', content: { interpretation: 'snake' } } } })
+    expect(waiting).toMatchObject({
+      status: 'input_required',
+      inputRequests: {
+        elicitation_1: { method: 'elicitation/create', params: { message: expect.stringContaining('python') } },
+      },
+    })
+    const ack = await rpc('tasks/update', {
+      taskId: task.taskId,
+      inputResponses: { elicitation_1: { action: 'accept', content: { interpretation: 'snake' } } },
+    })
     expect(ack.error).toBeUndefined()
     const done = await pollUntil(rpc, task.taskId as string, terminal, 20_000)
-    expect(done).toMatchObject({ status: 'completed', result: { content: [{ text: expect.stringContaining('python (snake)') }] } })
+    expect(done).toMatchObject({
+      status: 'completed',
+      result: { content: [{ text: expect.stringContaining('python (snake)') }] },
+    })
   }, 40_000)
 
   it('tasks/cancel cancels the child’s task; a task-required tool without the extension is -32021', async () => {
@@ -286,6 +378,9 @@ describe('myc serve --http: a 2025 child’s own core tasks (server-everything) 
     expect((await rpc('tasks/cancel', { taskId: task.taskId })).result).toMatchObject({ resultType: 'complete' })
     expect(await pollUntil(rpc, task.taskId as string, terminal)).toMatchObject({ status: 'cancelled' })
     const required = await rpc('tools/call', { name: RESEARCH, arguments: { topic: 'wasps' } }, WITHOUT)
-    expect(required.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } })
+    expect(required.error).toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: { extensions: { [TASKS]: {} } } },
+    })
   })
 })

@@ -28,13 +28,19 @@ describe('myc serve (build/myc.cjs): 2025 core tasks over a 2026 child’s tasks
   const elicited: Array<Record<string, unknown>> = []
 
   beforeAll(async () => {
-    const config = writeConfig({ mcpServers: { conformance: { command: process.execPath, args: [fixtureServer('conformance')], prefix: false, era: 'auto' } } })
+    const config = writeConfig({
+      mcpServers: {
+        conformance: { command: process.execPath, args: [fixtureServer('conformance')], prefix: false, era: 'auto' },
+      },
+    })
     ;({ client } = await connectToMyc(['--config', config], {
       capabilities: { elicitation: { form: {} } },
       setup: (c) =>
         c.setRequestHandler('elicitation/create', (request) => {
           elicited.push(request.params as Record<string, unknown>)
-          const content: Record<string, string | boolean> = /name/.test(String(request.params.message)) ? { name: 'Ada' } : { confirm: true }
+          const content: Record<string, string | boolean> = /name/.test(String(request.params.message))
+            ? { name: 'Ada' }
+            : { confirm: true }
           return { action: 'accept', content }
         }),
     }))
@@ -46,11 +52,17 @@ describe('myc serve (build/myc.cjs): 2025 core tasks over a 2026 child’s tasks
     await other?.close()
   })
 
-  const call = (c: Client, method: string, params: Record<string, unknown>, timeout = 15_000) => c.request({ method, params } as never, passthrough, { timeout }) as Promise<Record<string, unknown>>
-  const create = async (name: string, args: Record<string, unknown>) => ((await call(client, 'tools/call', { name, arguments: args, task: { ttl: 60_000 } })) as { task: CoreTask }).task
+  const call = (c: Client, method: string, params: Record<string, unknown>, timeout = 15_000) =>
+    c.request({ method, params } as never, passthrough, { timeout }) as Promise<Record<string, unknown>>
+  const create = async (name: string, args: Record<string, unknown>) =>
+    ((await call(client, 'tools/call', { name, arguments: args, task: { ttl: 60_000 } })) as { task: CoreTask }).task
 
   it('advertises the 2025 tasks capability for tools/call (the child has the extension)', () => {
-    expect((client.getServerCapabilities() as { tasks?: unknown }).tasks).toMatchObject({ list: {}, cancel: {}, requests: { tools: { call: {} } } })
+    expect((client.getServerCapabilities() as { tasks?: unknown }).tasks).toMatchObject({
+      list: {},
+      cancel: {},
+      requests: { tools: { call: {} } },
+    })
   })
 
   it('creates a task in the 2025 shape, gets it, lists it, and waits for its result', async () => {
@@ -64,14 +76,19 @@ describe('myc serve (build/myc.cjs): 2025 core tasks over a 2026 child’s tasks
     expect(got).not.toHaveProperty('resultType')
     const listed = (await call(client, 'tasks/list', {})) as { tasks: CoreTask[] }
     expect(listed.tasks.map((t) => t.taskId)).toContain(task.taskId)
-    const result = (await call(client, 'tasks/result', { taskId: task.taskId })) as { content: Array<{ text: string }>; _meta: Record<string, unknown> }
+    const result = (await call(client, 'tasks/result', { taskId: task.taskId })) as {
+      content: Array<{ text: string }>
+      _meta: Record<string, unknown>
+    }
     expect(result.content[0]!.text).toBe('Computed in 1 s')
     expect(result._meta['io.modelcontextprotocol/related-task']).toEqual({ taskId: task.taskId })
     expect(await call(client, 'tasks/get', { taskId: task.taskId })).toMatchObject({ status: 'completed' })
   })
 
   it('a call without task augmentation stays synchronous (no opt-in)', async () => {
-    const result = (await call(client, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } })) as { content: Array<{ text: string }> }
+    const result = (await call(client, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } })) as {
+      content: Array<{ text: string }>
+    }
     expect(result.content[0]!.text).toBe('Computed in 0 s')
   })
 
@@ -86,7 +103,9 @@ describe('myc serve (build/myc.cjs): 2025 core tasks over a 2026 child’s tasks
 
   it('answers a failed task’s tasks/result with its error', async () => {
     const task = await create('protocol_error_job', {})
-    await expect(call(client, 'tasks/result', { taskId: task.taskId })).rejects.toThrow(/protocol_error_job: internal failure/)
+    await expect(call(client, 'tasks/result', { taskId: task.taskId })).rejects.toThrow(
+      /protocol_error_job: internal failure/,
+    )
   })
 
   it('asks the client (2025 elicitation) when the task needs input, and answers the child with tasks/update', async () => {
@@ -94,7 +113,10 @@ describe('myc serve (build/myc.cjs): 2025 core tasks over a 2026 child’s tasks
     const result = (await call(client, 'tasks/result', { taskId: task.taskId })) as { content: Array<{ text: string }> }
     expect(result.content[0]!.text).toBe('Deleted /tmp/x')
     expect(elicited).toHaveLength(1)
-    expect(elicited[0]).toMatchObject({ message: '[conformance] Delete /tmp/x?', _meta: { 'io.modelcontextprotocol/related-task': { taskId: task.taskId } } })
+    expect(elicited[0]).toMatchObject({
+      message: '[conformance] Delete /tmp/x?',
+      _meta: { 'io.modelcontextprotocol/related-task': { taskId: task.taskId } },
+    })
   })
 
   it('a task-required tool that asks before it becomes a task: the call is bridged, then the task runs', async () => {
@@ -107,7 +129,8 @@ describe('myc serve (build/myc.cjs): 2025 core tasks over a 2026 child’s tasks
   })
 
   it('an unknown task, and another connection’s task, are unknown', async () => {
-    for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) await expect(call(client, method, { taskId: 'no-such-task' })).rejects.toThrow(/Unknown task: no-such-task/)
+    for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel'])
+      await expect(call(client, method, { taskId: 'no-such-task' })).rejects.toThrow(/Unknown task: no-such-task/)
     const task = await create('slow_compute', { seconds: 5 })
     await expect(call(other, 'tasks/get', { taskId: task.taskId })).rejects.toThrow(/Unknown task/)
     expect(((await call(other, 'tasks/list', {})) as { tasks: unknown[] }).tasks).toEqual([])

@@ -18,10 +18,14 @@ const CALLER_SPAN = '00f067aa0ba902b7'
 const SERVER = 2
 const CLIENT = 3
 
-const config = () => writeConfig({ mcpServers: { probe: { command: process.execPath, args: [fixtureServer('meta-echo')] } } })
+const config = () =>
+  writeConfig({ mcpServers: { probe: { command: process.execPath, args: [fixtureServer('meta-echo')] } } })
 
 /** myc serve over stdio with the given environment; a tools/call of probe__meta with the caller's trace context; myc closed (its spans flushed). */
-async function callThroughMyc(env: Record<string, string>, meta: Record<string, unknown> = { traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' }) {
+async function callThroughMyc(
+  env: Record<string, string>,
+  meta: Record<string, unknown> = { traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' },
+) {
   const { client } = await connectToMyc(['serve', '--config', config()], { env })
   const result = await client.callTool({ name: 'probe__meta', arguments: {}, _meta: meta })
   await client.close()
@@ -37,13 +41,28 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
   afterEach(() => receiver.close())
 
   it('a tools/call is a SERVER span under the caller’s, the child’s call a CLIENT span under it, and the child gets that span as its parent', async () => {
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'myc-under-test', OTEL_BSP_SCHEDULE_DELAY: '50' }
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'myc-under-test',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    }
     const childMeta = await callThroughMyc(env)
     await waitFor(() => receiver.spans.length >= 2, 10_000, 'the spans at the receiver')
     const server = receiver.spans.find((s) => s.kind === SERVER) as ReceivedSpan
     const client = receiver.spans.find((s) => s.kind === CLIENT) as ReceivedSpan
-    expect(server).toMatchObject({ name: 'tools/call probe__meta', traceId: TRACE, parentSpanId: CALLER_SPAN, serviceName: 'myc-under-test' })
-    expect(server.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'probe__meta', 'mycelium.server': 'probe', 'mcp.protocol.version': '2025-11-25' })
+    expect(server).toMatchObject({
+      name: 'tools/call probe__meta',
+      traceId: TRACE,
+      parentSpanId: CALLER_SPAN,
+      serviceName: 'myc-under-test',
+    })
+    expect(server.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'probe__meta',
+      'mycelium.server': 'probe',
+      'mcp.protocol.version': '2025-11-25',
+    })
     expect(client).toMatchObject({ name: 'tools/call meta', traceId: TRACE, parentSpanId: server.spanId })
     // The revision myc speaks with the child, on its CLIENT span.
     expect(client.attributes['mcp.protocol.version']).toMatch(/^20\d\d-\d\d-\d\d$/)
@@ -53,33 +72,63 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
   })
 
   it('prompts/get, resources/read and completion/complete are SERVER spans too, each with the CLIENT span of its child under it', async () => {
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
-    const echoConfig = writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    }
+    const echoConfig = writeConfig({
+      mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
+    })
     const { client } = await connectToMyc(['serve', '--config', echoConfig], { env })
     const traceparent = `00-${TRACE}-${CALLER_SPAN}-01`
     await client.getPrompt({ name: 'echo__greet', arguments: { who: 'Ada' }, _meta: { traceparent } })
     await client.readResource({ uri: 'echo://static', _meta: { traceparent } })
-    const completion = await client.complete({ ref: { type: 'ref/prompt', name: 'echo__greet' }, argument: { name: 'who', value: 'al' }, _meta: { traceparent } })
+    const completion = await client.complete({
+      ref: { type: 'ref/prompt', name: 'echo__greet' },
+      argument: { name: 'who', value: 'al' },
+      _meta: { traceparent },
+    })
     await client.close()
     expect(completion.completion.values.length).toBeGreaterThan(0)
     await waitFor(() => receiver.spans.length >= 6, 10_000, 'six spans')
     const named = (name: string) => receiver.spans.find((s) => s.name === name)!
-    expect(named('prompts/get echo__greet')).toMatchObject({ kind: SERVER, parentSpanId: CALLER_SPAN, attributes: { 'mcp.method.name': 'prompts/get', 'gen_ai.prompt.name': 'echo__greet' } })
-    expect(named('prompts/get greet')).toMatchObject({ kind: CLIENT, parentSpanId: named('prompts/get echo__greet').spanId })
+    expect(named('prompts/get echo__greet')).toMatchObject({
+      kind: SERVER,
+      parentSpanId: CALLER_SPAN,
+      attributes: { 'mcp.method.name': 'prompts/get', 'gen_ai.prompt.name': 'echo__greet' },
+    })
+    expect(named('prompts/get greet')).toMatchObject({
+      kind: CLIENT,
+      parentSpanId: named('prompts/get echo__greet').spanId,
+    })
     // Resources keep their URI at the child: both spans have the one name.
     const reads = receiver.spans.filter((s) => s.name === 'resources/read echo://static')
     const readServer = reads.find((s) => s.kind === SERVER)!
     expect(readServer).toMatchObject({ parentSpanId: CALLER_SPAN, attributes: { 'mcp.resource.uri': 'echo://static' } })
     expect(reads.find((s) => s.kind === CLIENT)).toMatchObject({ parentSpanId: readServer.spanId })
-    expect(named('completion/complete echo__greet')).toMatchObject({ kind: SERVER, parentSpanId: CALLER_SPAN, attributes: { 'mcp.method.name': 'completion/complete' } })
-    expect(named('completion/complete greet')).toMatchObject({ kind: CLIENT, parentSpanId: named('completion/complete echo__greet').spanId })
+    expect(named('completion/complete echo__greet')).toMatchObject({
+      kind: SERVER,
+      parentSpanId: CALLER_SPAN,
+      attributes: { 'mcp.method.name': 'completion/complete' },
+    })
+    expect(named('completion/complete greet')).toMatchObject({
+      kind: CLIENT,
+      parentSpanId: named('completion/complete echo__greet').spanId,
+    })
   })
 
   it('over HTTP, the traceparent header is the parent when _meta names none', async () => {
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    }
     const m = await startHttpMyc(config(), { env })
     try {
-      const transport = new StreamableHTTPClientTransport(new URL(m.url), { requestInit: { headers: { traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'from=header' } } })
+      const transport = new StreamableHTTPClientTransport(new URL(m.url), {
+        requestInit: { headers: { traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'from=header' } },
+      })
       const client = new Client({ name: 'traced-http', version: '1' })
       await client.connect(transport)
       const result = await client.callTool({ name: 'probe__meta', arguments: {} })
@@ -100,8 +149,14 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
   })
 
   it('the lists myc answers itself are SERVER spans under the caller’s, with no child span', async () => {
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
-    const echoConfig = writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    }
+    const echoConfig = writeConfig({
+      mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
+    })
     const { client } = await connectToMyc(['serve', '--config', echoConfig], { env })
     const _meta = { traceparent: `00-${TRACE}-${CALLER_SPAN}-01` }
     await client.listTools({ _meta })
@@ -111,17 +166,37 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
     await client.close()
     const methods = ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']
     await waitFor(() => methods.every((m) => receiver.spans.some((s) => s.name === m)), 10_000, 'the list spans')
-    for (const method of methods) expect(receiver.spans.find((s) => s.name === method && s.traceId === TRACE)).toMatchObject({ kind: SERVER, parentSpanId: CALLER_SPAN, attributes: { 'mcp.method.name': method } })
+    for (const method of methods)
+      expect(receiver.spans.find((s) => s.name === method && s.traceId === TRACE)).toMatchObject({
+        kind: SERVER,
+        parentSpanId: CALLER_SPAN,
+        attributes: { 'mcp.method.name': method },
+      })
     expect(receiver.spans.filter((s) => s.kind === CLIENT)).toEqual([])
     // A 2026-07-28 client's list, served by the stateless server: the same span.
-    const transport = new StdioClientTransport({ command: process.execPath, args: [bundle, 'serve', '--era', 'auto', '--config', echoConfig], env: { ...process.env, ...env } as Record<string, string>, stderr: 'pipe' })
-    const modern = new Client({ name: 'traced-2026', version: '1' }, { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bundle, 'serve', '--era', 'auto', '--config', echoConfig],
+      env: { ...process.env, ...env } as Record<string, string>,
+      stderr: 'pipe',
+    })
+    const modern = new Client(
+      { name: 'traced-2026', version: '1' },
+      { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    )
     await modern.connect(transport)
     const modernTrace = '0af7651916cd43dd8448eb211c80319c'
     await modern.listTools({ _meta: { traceparent: `00-${modernTrace}-${CALLER_SPAN}-01` } }, { cacheMode: 'bypass' })
     await modern.close()
-    await waitFor(() => receiver.spans.some((s) => s.name === 'tools/list' && s.traceId === modernTrace), 10_000, 'the 2026 list span')
-    expect(receiver.spans.find((s) => s.name === 'tools/list' && s.traceId === modernTrace)).toMatchObject({ kind: SERVER, parentSpanId: CALLER_SPAN })
+    await waitFor(
+      () => receiver.spans.some((s) => s.name === 'tools/list' && s.traceId === modernTrace),
+      10_000,
+      'the 2026 list span',
+    )
+    expect(receiver.spans.find((s) => s.name === 'tools/list' && s.traceId === modernTrace)).toMatchObject({
+      kind: SERVER,
+      parentSpanId: CALLER_SPAN,
+    })
   })
 
   it('an HTTP child gets the trace context in its request headers as in _meta: myc’s CLIENT span while tracing, else the caller’s', async () => {
@@ -130,14 +205,25 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
       const httpConfig = writeConfig({ mcpServers: { probe: { type: 'http', url: child.url } } })
       const call = async (env: Record<string, string>) => {
         const { client } = await connectToMyc(['serve', '--config', httpConfig], { env })
-        const result = await client.callTool({ name: 'probe__meta', arguments: {}, _meta: { traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' } })
+        const result = await client.callTool({
+          name: 'probe__meta',
+          arguments: {},
+          _meta: { traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' },
+        })
         await client.close()
         return result.structuredContent as { meta: Record<string, string>; headers: Record<string, string> }
       }
-      const traced = await call({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' })
+      const traced = await call({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      })
       await waitFor(() => receiver.spans.some((s) => s.kind === CLIENT), 10_000, 'the CLIENT span')
       const clientSpan = receiver.spans.find((s) => s.kind === CLIENT)!
-      expect(traced.headers).toEqual({ traceparent: `00-${TRACE}-${clientSpan.spanId}-01`, tracestate: 'vendor=opaque' })
+      expect(traced.headers).toEqual({
+        traceparent: `00-${TRACE}-${clientSpan.spanId}-01`,
+        tracestate: 'vendor=opaque',
+      })
       expect(traced.meta.traceparent).toBe(traced.headers.traceparent)
       const untraced = await call({})
       expect(untraced.headers).toEqual({ traceparent: `00-${TRACE}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' })
@@ -147,7 +233,11 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
   })
 
   it('a hidden or unknown tool is a span with the caller’s name and the same error, and no server', async () => {
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    }
     const { client } = await connectToMyc(['serve', '--config', config()], { env })
     await expect(client.callTool({ name: 'nope__never', arguments: {} })).rejects.toThrow(/Unknown tool/)
     await client.close()
@@ -179,7 +269,13 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
     await dead.start()
     const url = dead.url
     await dead.close()
-    const { client } = await connectToMyc(['serve', '--config', config()], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '10' } })
+    const { client } = await connectToMyc(['serve', '--config', config()], {
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '10',
+      },
+    })
     const started = performance.now()
     for (let i = 0; i < 50; i++) await client.callTool({ name: 'probe__meta', arguments: {} })
     const perCall = (performance.now() - started) / 50
@@ -192,8 +288,16 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
     const fake = new FakeAnthropic()
     await fake.start()
     try {
-      fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'probe__meta', input: {} }] } : { content: [{ type: 'text', text: 'done' }] }))
-      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+      fake.setScript((_req, i) =>
+        i === 0
+          ? { content: [{ type: 'tool_use', name: 'probe__meta', input: {} }] }
+          : { content: [{ type: 'text', text: 'done' }] },
+      )
+      const env = {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      }
       const r = await runAgentCli(['run', 'look', '--config', config(), '--json'], { fake, env })
       expect(r.code, r.stderr).toBe(0)
       await waitFor(() => receiver.spans.length >= 6, 10_000, 'the spans of the run')
@@ -207,7 +311,15 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
       expect(root.parentSpanId).toBeUndefined()
       const chats = spans.filter((s) => s.name.startsWith('chat '))
       expect(chats).toHaveLength(2)
-      for (const chat of chats) expect(chat).toMatchObject({ parentSpanId: root.spanId, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': expect.any(Number), 'gen_ai.usage.output_tokens': expect.any(Number) } })
+      for (const chat of chats)
+        expect(chat).toMatchObject({
+          parentSpanId: root.spanId,
+          attributes: {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.usage.input_tokens': expect.any(Number),
+            'gen_ai.usage.output_tokens': expect.any(Number),
+          },
+        })
       const tool = byName('execute_tool probe:meta')[0]!
       expect(tool.parentSpanId).toBe(root.spanId)
       const server = byName('tools/call probe__meta')[0]!
@@ -216,7 +328,9 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
       expect(client.parentSpanId).toBe(server.spanId)
       // What the child got: the same trace, under myc's CLIENT span.
       const result = r.events.find((e) => e.type === 'tool_result') as { content: Array<{ text: string }> }
-      expect((JSON.parse(result.content[0]!.text) as { traceparent: string }).traceparent).toBe(`00-${start.traceId}-${client.spanId}-01`)
+      expect((JSON.parse(result.content[0]!.text) as { traceparent: string }).traceparent).toBe(
+        `00-${start.traceId}-${client.spanId}-01`,
+      )
     } finally {
       await fake.close()
     }
@@ -227,23 +341,46 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
     await fake.start()
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-traced-workers-'))
     mkdirSync(path.join(dir, 'skills', 'probe'), { recursive: true })
-    writeFileSync(path.join(dir, 'skills', 'probe', 'SKILL.md'), '---\nname: probe\ndescription: The probe skill\nallowedRoles: [dev]\nallowedTools: ["probe:*"]\n---\n')
+    writeFileSync(
+      path.join(dir, 'skills', 'probe', 'SKILL.md'),
+      '---\nname: probe\ndescription: The probe skill\nallowedRoles: [dev]\nallowedTools: ["probe:*"]\n---\n',
+    )
     const workersConfig = path.join(dir, 'mycelium.config.json')
-    writeFileSync(workersConfig, JSON.stringify({ mcpServers: { probe: { command: process.execPath, args: [fixtureServer('meta-echo')] } }, roles: { default: 'dev' }, agent: { workers: { enabled: true, max: 1, maxTurns: 3 } } }))
+    writeFileSync(
+      workersConfig,
+      JSON.stringify({
+        mcpServers: { probe: { command: process.execPath, args: [fixtureServer('meta-echo')] } },
+        roles: { default: 'dev' },
+        agent: { workers: { enabled: true, max: 1, maxTurns: 3 } },
+      }),
+    )
     try {
       // The parent delegates; the worker (its system prompt says so) calls probe__meta, then answers; the parent ends.
       fake.setScript((req) => {
         const worker = JSON.stringify(req.body.system ?? '').includes('You are a worker')
         const last = req.body.messages.at(-1)!
         const answered = typeof last.content !== 'string'
-        if (worker) return answered ? { content: [{ type: 'text', text: 'worker done' }] } : { content: [{ type: 'tool_use', name: 'probe__meta', input: {} }] }
-        return answered ? { content: [{ type: 'text', text: 'done' }] } : { content: [{ type: 'tool_use', name: 'mycelium__delegate', input: { skill: 'probe', task: 'look' } }] }
+        if (worker)
+          return answered
+            ? { content: [{ type: 'text', text: 'worker done' }] }
+            : { content: [{ type: 'tool_use', name: 'probe__meta', input: {} }] }
+        return answered
+          ? { content: [{ type: 'text', text: 'done' }] }
+          : { content: [{ type: 'tool_use', name: 'mycelium__delegate', input: { skill: 'probe', task: 'look' } }] }
       })
-      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+      const env = {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      }
       const r = await runAgentCli(['run', 'delegate it', '--config', workersConfig, '--json'], { fake, env })
       expect(r.code, r.stderr).toBe(0)
       const traceId = (r.events[0] as { traceId: string }).traceId
-      await waitFor(() => receiver.spans.some((s) => s.name === 'tools/call meta' && s.traceId === traceId), 10_000, 'the worker’s call to the child')
+      await waitFor(
+        () => receiver.spans.some((s) => s.name === 'tools/call meta' && s.traceId === traceId),
+        10_000,
+        'the worker’s call to the child',
+      )
       const spans = receiver.spans.filter((s) => s.traceId === traceId)
       const one = (name: string) => spans.find((s) => s.name === name)!
       const delegate = one('execute_tool mycelium:delegate')
@@ -263,17 +400,35 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
     const fake = new FakeAnthropic()
     await fake.start()
     try {
-      fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'probe__meta', input: {} }] } : { content: [{ type: 'text', text: `answer ${i}` }] }))
-      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
+      fake.setScript((_req, i) =>
+        i === 0
+          ? { content: [{ type: 'tool_use', name: 'probe__meta', input: {} }] }
+          : { content: [{ type: 'text', text: `answer ${i}` }] },
+      )
+      const env = {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      }
       const r = await runAgentCli(['chat', '--config', config()], { fake, env, input: 'first\nsecond\n' })
       expect(r.code, r.stderr).toBe(0)
-      await waitFor(() => receiver.spans.filter((s) => s.name === 'invoke_agent mycelium').length >= 2 && receiver.spans.filter((s) => s.name.startsWith('chat ')).length >= 3, 10_000, 'two turns of spans')
+      await waitFor(
+        () =>
+          receiver.spans.filter((s) => s.name === 'invoke_agent mycelium').length >= 2 &&
+          receiver.spans.filter((s) => s.name.startsWith('chat ')).length >= 3,
+        10_000,
+        'two turns of spans',
+      )
       const roots = receiver.spans.filter((s) => s.name === 'invoke_agent mycelium')
       expect(roots).toHaveLength(2)
       expect(new Set(roots.map((s) => s.traceId)).size).toBe(2)
       for (const root of roots) {
         expect(root.parentSpanId).toBeUndefined()
-        expect(root.attributes).toMatchObject({ 'mycelium.mode': 'chat', 'mycelium.end_reason': 'done', 'gen_ai.usage.input_tokens': expect.any(Number) })
+        expect(root.attributes).toMatchObject({
+          'mycelium.mode': 'chat',
+          'mycelium.end_reason': 'done',
+          'gen_ai.usage.input_tokens': expect.any(Number),
+        })
       }
       // Model names aside (the default model): what each turn did.
       const [first, second] = roots.map((root) =>
@@ -282,7 +437,14 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
           .map((s) => s.name.replace(/^chat .*/, 'chat'))
           .sort(),
       )
-      expect(first).toEqual(['chat', 'chat', 'execute_tool probe:meta', 'invoke_agent mycelium', 'tools/call meta', 'tools/call probe__meta'])
+      expect(first).toEqual([
+        'chat',
+        'chat',
+        'execute_tool probe:meta',
+        'invoke_agent mycelium',
+        'tools/call meta',
+        'tools/call probe__meta',
+      ])
       expect(second).toEqual(['chat', 'invoke_agent mycelium'])
     } finally {
       await fake.close()
@@ -290,13 +452,26 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (bui
   }, 30_000)
 
   it('a child call that times out, or whose child goes away, is an error with an event saying which', async () => {
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' }
-    const failing = writeConfig({ mcpServers: { crash: { command: process.execPath, args: [fixtureServer('crash')] }, hang: { command: process.execPath, args: [fixtureServer('hang')], timeoutMs: 300 } } })
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    }
+    const failing = writeConfig({
+      mcpServers: {
+        crash: { command: process.execPath, args: [fixtureServer('crash')] },
+        hang: { command: process.execPath, args: [fixtureServer('hang')], timeoutMs: 300 },
+      },
+    })
     const { client } = await connectToMyc(['serve', '--config', failing], { env })
     await client.callTool({ name: 'crash__crash', arguments: {} }).catch(() => undefined)
     await client.callTool({ name: 'hang__hang', arguments: {} }).catch(() => undefined)
     await client.close()
-    await waitFor(() => ['tools/call crash', 'tools/call hang'].every((n) => receiver.spans.some((s) => s.name === n)), 10_000, 'the two CLIENT spans')
+    await waitFor(
+      () => ['tools/call crash', 'tools/call hang'].every((n) => receiver.spans.some((s) => s.name === n)),
+      10_000,
+      'the two CLIENT spans',
+    )
     const crashed = receiver.spans.find((s) => s.name === 'tools/call crash')!
     expect(crashed).toMatchObject({ kind: CLIENT, status: { code: 2 }, events: ['child_gone'] })
     const hung = receiver.spans.find((s) => s.name === 'tools/call hang')!

@@ -39,7 +39,11 @@ describe('myc run, text mode: the reply, tool calls and errors shown, never obey
   })
 
   it('a reply holding OSC 52, OSC 0 and ESC[8m is printed with its escapes visible; the tool call line too', async () => {
-    fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'hostile__say', input: { text: `arg ${HOSTILE}` } }] } : { content: [{ type: 'text', text: `Reply: ${HOSTILE}` }] }))
+    fake.setScript((_req, i) =>
+      i === 0
+        ? { content: [{ type: 'tool_use', name: 'hostile__say', input: { text: `arg ${HOSTILE}` } }] }
+        : { content: [{ type: 'text', text: `Reply: ${HOSTILE}` }] },
+    )
     const r = await runAgentCli(['run', 'say it', '--config', config], { fake })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).not.toMatch(CONTROLS)
@@ -57,7 +61,11 @@ describe('myc run, text mode: the reply, tool calls and errors shown, never obey
   }, 30_000)
 
   it('--json keeps the exact text, every control JSON-escaped', async () => {
-    fake.setScript((_req, i) => (i === 0 ? { content: [{ type: 'tool_use', name: 'hostile__say', input: {} }] } : { content: [{ type: 'text', text: `Reply: ${HOSTILE}` }] }))
+    fake.setScript((_req, i) =>
+      i === 0
+        ? { content: [{ type: 'tool_use', name: 'hostile__say', input: {} }] }
+        : { content: [{ type: 'text', text: `Reply: ${HOSTILE}` }] },
+    )
     const r = await runAgentCli(['run', 'say it', '--json', '--config', config], { fake })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).not.toMatch(CONTROLS)
@@ -82,7 +90,9 @@ describe('myc run, text mode: the reply, tool calls and errors shown, never obey
 })
 
 describe('inspection commands: a child’s names, descriptions and errors shown, never obeyed', () => {
-  const config = writeConfig({ mcpServers: { hostile: hostileServer(), refuses: hostileServer({ env: { HOSTILE_FAIL: '1' } }) } })
+  const config = writeConfig({
+    mcpServers: { hostile: hostileServer(), refuses: hostileServer({ env: { HOSTILE_FAIL: '1' } }) },
+  })
 
   it('myc tools: a tool description with escapes', async () => {
     const r = await runAgentCli(['tools', '--config', config])
@@ -91,7 +101,11 @@ describe('inspection commands: a child’s names, descriptions and errors shown,
     expect(r.stdout).toContain(`hostile__say  hostile:say  ${`Says things ${SHOWN}`.slice(0, 77)}...`)
     const json = await runAgentCli(['tools', '--json', '--config', config])
     expect(json.stdout).not.toMatch(CONTROLS)
-    expect((JSON.parse(json.stdout) as { tools: Array<{ id: string; description: string }> }).tools.find((t) => t.id === 'hostile:say')!.description).toBe(`Says things ${HOSTILE}`)
+    expect(
+      (JSON.parse(json.stdout) as { tools: Array<{ id: string; description: string }> }).tools.find(
+        (t) => t.id === 'hostile:say',
+      )!.description,
+    ).toBe(`Says things ${HOSTILE}`)
   }, 30_000)
 
   it('myc status, myc doctor: a server error with escapes', async () => {
@@ -99,14 +113,22 @@ describe('inspection commands: a child’s names, descriptions and errors shown,
     expect(status.code).toBe(3)
     expect(status.stdout).not.toMatch(CONTROLS)
     expect(status.stderr).not.toMatch(CONTROLS)
-    expect(status.stdout).toMatch(new RegExp(`^FAILED +refuses +.*refused ${SHOWN.replace(/[\\[\]().*+?^$|]/g, '\\$&')}$`, 'm'))
+    expect(status.stdout).toMatch(
+      new RegExp(`^FAILED +refuses +.*refused ${SHOWN.replace(/[\\[\]().*+?^$|]/g, '\\$&')}$`, 'm'),
+    )
     // With --verbose the log lines say it too (the state changes, the restarts): shown as well, SGR codes dropped (logs are plain or myc's colour).
     const verbose = await runAgentCli(['status', '--verbose', '--config', config])
-    expect(verbose.stderr).toContain('refused \\x1b]52;c;cm0gLXJmIH4K\\x07\\x1b]0;pwned-title\\x07concealed\\x0dover\\u202eevil')
+    expect(verbose.stderr).toContain(
+      'refused \\x1b]52;c;cm0gLXJmIH4K\\x07\\x1b]0;pwned-title\\x07concealed\\x0dover\\u202eevil',
+    )
     expect(verbose.stderr).not.toMatch(CONTROLS)
     const json = await runAgentCli(['status', '--json', '--config', config])
     expect(json.stdout).not.toMatch(CONTROLS)
-    expect((JSON.parse(json.stdout) as { servers: Array<{ key: string; error: string }> }).servers.find((s) => s.key === 'refuses')!.error).toContain(`refused ${HOSTILE}`)
+    expect(
+      (JSON.parse(json.stdout) as { servers: Array<{ key: string; error: string }> }).servers.find(
+        (s) => s.key === 'refuses',
+      )!.error,
+    ).toContain(`refused ${HOSTILE}`)
     const doctor = await runAgentCli(['doctor', '--config', config])
     expect(doctor.stdout).not.toMatch(CONTROLS)
     expect(doctor.stdout).toContain(`✗ server refuses: `)
@@ -118,7 +140,10 @@ describe('inspection commands: a child’s names, descriptions and errors shown,
     const memoryConfig = path.join(dir, 'mycelium.config.json')
     writeFileSync(memoryConfig, JSON.stringify({ mcpServers: {} }))
     mkdirSync(path.join(dir, '.mycelium', 'memory'), { recursive: true })
-    writeFileSync(path.join(dir, '.mycelium', 'memory', 'dev.memory.md'), `# Memory of role dev\n\n## Facts\n\n### [mem_a1]\nDeploy ${HOSTILE}\n<!-- meta: {"type":"fact","tags":["t\\u001b]0;tag\\u0007"],"createdAt":"2026-01-01T00:00:00.000Z"} -->\n`)
+    writeFileSync(
+      path.join(dir, '.mycelium', 'memory', 'dev.memory.md'),
+      `# Memory of role dev\n\n## Facts\n\n### [mem_a1]\nDeploy ${HOSTILE}\n<!-- meta: {"type":"fact","tags":["t\\u001b]0;tag\\u0007"],"createdAt":"2026-01-01T00:00:00.000Z"} -->\n`,
+    )
     for (const args of [
       ['memory', 'show', 'dev'],
       ['memory', 'search', 'deploy'],
@@ -136,7 +161,9 @@ describe('inspection commands: a child’s names, descriptions and errors shown,
     }
     const json = await runAgentCli(['memory', 'show', 'dev', '--json', '--config', memoryConfig])
     expect(json.stdout).not.toMatch(CONTROLS)
-    expect((JSON.parse(json.stdout) as { entries: Array<{ content: string }> }).entries[0]!.content).toBe(`Deploy ${HOSTILE}`)
+    expect((JSON.parse(json.stdout) as { entries: Array<{ content: string }> }).entries[0]!.content).toBe(
+      `Deploy ${HOSTILE}`,
+    )
   }, 30_000)
 })
 
@@ -151,7 +178,8 @@ describe('myc sessions export --format md: outside text cannot close its fence o
 
   it('a tool result holding ``` and ```` and a javascript: link stays in its block; the reply cannot link or inject HTML', async () => {
     const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') } })
-    const injected = 'done\n```\n\n# Forged heading\n\n[click me](javascript:alert(1))\n\n````\n<img src=x onerror=alert(1)>\n````'
+    const injected =
+      'done\n```\n\n# Forged heading\n\n[click me](javascript:alert(1))\n\n````\n<img src=x onerror=alert(1)>\n````'
     fake.setScript((_req, i) =>
       i === 0
         ? {
@@ -160,7 +188,11 @@ describe('myc sessions export --format md: outside text cannot close its fence o
               { type: 'tool_use', name: 'echo__echo', input: { message: injected } },
             ],
           }
-        : { content: [{ type: 'text', text: 'Reply [x](javascript:alert(1)) <script>alert(2)</script>\n```\nunclosed fence' }] },
+        : {
+            content: [
+              { type: 'text', text: 'Reply [x](javascript:alert(1)) <script>alert(2)</script>\n```\nunclosed fence' },
+            ],
+          },
     )
     const run = await runAgentCli(['run', 'echo it', '--json', '--config', config], { fake })
     expect(run.code, run.stderr).toBe(0)
@@ -170,7 +202,9 @@ describe('myc sessions export --format md: outside text cannot close its fence o
       expect(unsafeHtml(html), html).toEqual([])
       expect(html).not.toContain('<h1>Forged heading</h1>')
       // The result is one code block holding the text exactly (as HTML-escaped text).
-      expect(html).toContain(`<pre><code>${injected.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')}\n</code></pre>`)
+      expect(html).toContain(
+        `<pre><code>${injected.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')}\n</code></pre>`,
+      )
       // The reply keeps its words; its link and tag are text.
       expect(html).toContain('Reply [x](javascript:alert(1)) &lt;script&gt;alert(2)&lt;/script&gt;')
     }
@@ -190,16 +224,25 @@ describe('URL secrets are never echoed', () => {
       expect(leaks(r.stdout), `${args.join(' ')} stdout: ${r.stdout}`).toBe(false)
       expect(leaks(r.stderr), `${args.join(' ')} stderr: ${r.stderr}`).toBe(false)
     }
-    const status = JSON.parse((await runAgentCli(['status', '--json', '--config', config])).stdout) as { servers: Array<{ error: string }> }
+    const status = JSON.parse((await runAgentCli(['status', '--json', '--config', config])).stdout) as {
+      servers: Array<{ error: string }>
+    }
     expect(status.servers[0]!.error).toContain('http://***:***@127.0.0.1:1/mcp?token=***')
-    const doctor = JSON.parse((await runAgentCli(['doctor', '--json', '--config', config])).stdout) as { checks: Array<{ name: string; detail: string }> }
-    expect(doctor.checks.find((c) => c.name === 'server remote')!.detail).toContain('http://***:***@127.0.0.1:1/mcp?token=***')
+    const doctor = JSON.parse((await runAgentCli(['doctor', '--json', '--config', config])).stdout) as {
+      checks: Array<{ name: string; detail: string }>
+    }
+    expect(doctor.checks.find((c) => c.name === 'server remote')!.detail).toContain(
+      'http://***:***@127.0.0.1:1/mcp?token=***',
+    )
   }, 60_000)
 
   it('the agent’s api_unreachable event (and its text) with ANTHROPIC_BASE_URL holding credentials and a key', async () => {
     const open = writeConfig({ mcpServers: {} })
     const env = { ANTHROPIC_BASE_URL: 'http://u:p@127.0.0.1:1/?key=s' }
-    const [json, text] = await Promise.all([runAgentCli(['run', 'hi', '--json', '--config', open], { env }), runAgentCli(['run', 'hi', '--config', open], { env })])
+    const [json, text] = await Promise.all([
+      runAgentCli(['run', 'hi', '--json', '--config', open], { env }),
+      runAgentCli(['run', 'hi', '--config', open], { env }),
+    ])
     const error = json.events.find((e) => e.type === 'error') as { code: string; message: string }
     expect(error.code).toBe('api_unreachable')
     expect(error.message).toContain('http://***:***@127.0.0.1:1/?key=***')
@@ -230,12 +273,14 @@ describe('myc chat in a real terminal (tmux)', () => {
       mkdirSync(path.join(dir, 'home'))
       fake.setScript((req) => {
         const last = req.body.messages.at(-1)!
-        if (typeof last.content === 'string') return { content: [{ type: 'tool_use', name: 'hostile__say', input: {} }] }
+        if (typeof last.content === 'string')
+          return { content: [{ type: 'tool_use', name: 'hostile__say', input: {} }] }
         return { content: [{ type: 'text', text: `Reply: ${HOSTILE} END` }] }
       })
       const term = new Terminal('chat-escapes')
       const { tmux } = term
-      const screen = (escapes = false) => tmux('capture-pane', '-p', '-J', ...(escapes ? ['-e'] : []), '-S', '-', '-t', 'chat')
+      const screen = (escapes = false) =>
+        tmux('capture-pane', '-p', '-J', ...(escapes ? ['-e'] : []), '-S', '-', '-t', 'chat')
       try {
         term.open(
           'chat',

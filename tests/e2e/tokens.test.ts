@@ -17,12 +17,23 @@ interface TokensDoc {
   counter: string
   open: { tools: number; tokens: number }
   lazy: { tools: number; tokens: number; ratio: number; on: boolean }
-  roles: Array<{ role: string; start: Cost; allSkills: Cost; largest: Array<{ name: string; tokens: number }>; systemPrompt: { tokens: number } }>
+  roles: Array<{
+    role: string
+    start: Cost
+    allSkills: Cost
+    largest: Array<{ name: string; tokens: number }>
+    systemPrompt: { tokens: number }
+  }>
 }
 
 function myc(args: string[], cwd?: string) {
   requireBundle()
-  const r = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', input: '', timeout: 60_000, ...(cwd ? { cwd } : {}) })
+  const r = spawnSync(process.execPath, [bundle, ...args], {
+    encoding: 'utf8',
+    input: '',
+    timeout: 60_000,
+    ...(cwd ? { cwd } : {}),
+  })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
@@ -55,10 +66,14 @@ describe('myc tokens on a myc init project (build/myc.cjs)', () => {
     const n = (x: number) => x.toLocaleString('en-US')
     const pct = (ratio: number) => `${(ratio * 100).toFixed(1).replace(/\.0$/, '')}%`
     expect(readme).toContain(`| open mode | ${doc.open.tools} tools, ${n(doc.open.tokens)} tokens | 100% |`)
-    expect(readme).toContain(`| open mode, \`session.lazyTools\` | ${doc.lazy.tools} tools, ${n(doc.lazy.tokens)} tokens | ${pct(doc.lazy.ratio)} |`)
+    expect(readme).toContain(
+      `| open mode, \`session.lazyTools\` | ${doc.lazy.tools} tools, ${n(doc.lazy.tokens)} tokens | ${pct(doc.lazy.ratio)} |`,
+    )
     for (const role of ['developer', 'guest']) {
       const r = doc.roles.find((x) => x.role === role)!
-      expect(readme).toContain(`| role ${role} | ${r.start.tools} tools, ${n(r.start.tokens)} tokens | ${pct(r.start.ratio)} |`)
+      expect(readme).toContain(
+        `| role ${role} | ${r.start.tools} tools, ${n(r.start.tokens)} tokens | ${pct(r.start.ratio)} |`,
+      )
     }
   })
 
@@ -102,25 +117,40 @@ describe('myc tokens on a myc init project (build/myc.cjs)', () => {
     const developer = doc.roles.find((x) => x.role === 'developer')!
     expect(r.stdout.split('\n')[0]).toBe('counter: JSON characters / 4, rounded up')
     expect(r.stdout).toContain(`open mode: ${doc.open.tools} tools, ${doc.open.tokens} tokens`)
-    expect(r.stdout).toContain(`session start: 5 tools, ${developer.start.tokens} tokens (${(developer.start.ratio * 100).toFixed(1)}% of open mode; skills: none)`)
+    expect(r.stdout).toContain(
+      `session start: 5 tools, ${developer.start.tokens} tokens (${(developer.start.ratio * 100).toFixed(1)}% of open mode; skills: none)`,
+    )
     expect(r.stdout).toMatch(/largest: \S+ \d+, /)
   })
 
   it('myc preview skill counts with the same counter: common, then reader, add what guest gains with both', () => {
-    const preview = (args: string[]) => JSON.parse(myc(['preview', 'skill', ...args, '--config', config, '--role', 'guest', '--json']).stdout) as { addedTokens: number; counter: string }
+    const preview = (args: string[]) =>
+      JSON.parse(myc(['preview', 'skill', ...args, '--config', config, '--role', 'guest', '--json']).stdout) as {
+        addedTokens: number
+        counter: string
+      }
     const common = preview(['common'])
     const reader = preview(['reader', '--skills', 'common'])
     expect(common.counter).toBe(doc.counter)
     const guest = doc.roles.find((r) => r.role === 'guest')!
     expect(guest.allSkills.skills).toEqual(['common', 'reader'])
     // Each count rounds up once: the sums may differ by that rounding alone.
-    expect(Math.abs(common.addedTokens + reader.addedTokens - (guest.allSkills.tokens - guest.start.tokens))).toBeLessThanOrEqual(2)
+    expect(
+      Math.abs(common.addedTokens + reader.addedTokens - (guest.allSkills.tokens - guest.start.tokens)),
+    ).toBeLessThanOrEqual(2)
   })
 
   it('in open mode: the open figure alone; --role is refused as roles are', () => {
     const open = mkdtempSync(path.join(tmpdir(), 'myc-tokens-open-'))
     const file = path.join(open, 'mycelium.config.json')
-    writeFileSync(file, JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [path.join(repoRoot, 'tests', 'fixtures', 'servers', 'echo.mjs')] } } }))
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          echo: { command: process.execPath, args: [path.join(repoRoot, 'tests', 'fixtures', 'servers', 'echo.mjs')] },
+        },
+      }),
+    )
     const r = JSON.parse(myc(['tokens', '--config', file, '--json']).stdout) as TokensDoc
     expect(r.roles).toEqual([])
     expect(r.open.tools).toBeGreaterThan(2)

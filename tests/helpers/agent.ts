@@ -16,9 +16,24 @@ export interface AgentRun {
  * Messages API, asynchronously: the fake answers from this process. The key
  * is set unless `env` says otherwise; variables set to undefined are removed.
  */
-export function runAgentCli(args: string[], options: { env?: Record<string, string | undefined>; input?: string; fake?: FakeAnthropic; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<AgentRun> {
+export function runAgentCli(
+  args: string[],
+  options: {
+    env?: Record<string, string | undefined>
+    input?: string
+    fake?: FakeAnthropic
+    onStdout?: (text: string, child: ReturnType<typeof spawn>) => void
+  } = {},
+): Promise<AgentRun> {
   requireBundle()
-  const env: Record<string, string | undefined> = { ...process.env, ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: options.fake?.url, ANTHROPIC_AUTH_TOKEN: undefined, ANTHROPIC_MODEL: undefined, ...options.env }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    ANTHROPIC_API_KEY: 'sk-test',
+    ANTHROPIC_BASE_URL: options.fake?.url,
+    ANTHROPIC_AUTH_TOKEN: undefined,
+    ANTHROPIC_MODEL: undefined,
+    ...options.env,
+  }
   for (const [k, value] of Object.entries(env)) if (value === undefined) delete env[k]
   const child = spawn(process.execPath, [bundle, ...args], { env: env as NodeJS.ProcessEnv, stdio: 'pipe' })
   let stdout = ''

@@ -14,15 +14,28 @@ export function requireBundle(): void {
 }
 
 /** Runs `node build/myc.cjs <args>` to the end: its exit code, stdout and stderr. */
-export function runMyc(args: string[], input?: string, options: { cwd?: string; env?: Record<string, string> } = {}): { code: number | null; stdout: string; stderr: string } {
+export function runMyc(
+  args: string[],
+  input?: string,
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): { code: number | null; stdout: string; stderr: string } {
   requireBundle()
-  const result = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', input: input ?? '', timeout: 60_000, ...(options.cwd ? { cwd: options.cwd } : {}), ...(options.env ? { env: { ...process.env, ...options.env } } : {}) })
+  const result = spawnSync(process.execPath, [bundle, ...args], {
+    encoding: 'utf8',
+    input: input ?? '',
+    timeout: 60_000,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+  })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
 /** A fixture server over Streamable HTTP on a free port (FIXTURE_HTTP): its /mcp URL, and stop(). */
 export async function startHttpFixture(name: string): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [fixtureServer(name)], { env: { ...process.env, FIXTURE_HTTP: '127.0.0.1:0' }, stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(process.execPath, [fixtureServer(name)], {
+    env: { ...process.env, FIXTURE_HTTP: '127.0.0.1:0' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
   const url = await new Promise<string>((resolve, reject) => {
     let said = ''
     child.stderr.on('data', (chunk: Buffer) => {
@@ -49,9 +62,23 @@ export function writeConfig(config: unknown, name = 'mycelium.config.json'): str
 }
 
 /** Connects an SDK client to `node build/myc.cjs <args>` over real stdio. */
-export async function connectToMyc(args: string[], options: { capabilities?: Record<string, unknown>; env?: Record<string, string>; cwd?: string; setup?: (c: Client) => void } = {}): Promise<{ client: Client; transport: StdioClientTransport }> {
+export async function connectToMyc(
+  args: string[],
+  options: {
+    capabilities?: Record<string, unknown>
+    env?: Record<string, string>
+    cwd?: string
+    setup?: (c: Client) => void
+  } = {},
+): Promise<{ client: Client; transport: StdioClientTransport }> {
   requireBundle()
-  const transport = new StdioClientTransport({ command: process.execPath, args: [bundle, ...args], env: { ...(process.env as Record<string, string>), ...options.env }, stderr: 'pipe', ...(options.cwd ? { cwd: options.cwd } : {}) })
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bundle, ...args],
+    env: { ...(process.env as Record<string, string>), ...options.env },
+    stderr: 'pipe',
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  })
   const client = new Client({ name: 'e2e', version: '1.0.0' }, { capabilities: options.capabilities ?? {} })
   options.setup?.(client)
   await client.connect(transport)

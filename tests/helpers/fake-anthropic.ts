@@ -2,11 +2,22 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 
 /** One content block of a scripted reply. */
-export type FakeBlock = { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: Record<string, unknown> }
+export type FakeBlock =
+  { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: Record<string, unknown> }
 
 /** A scripted reply: content and why the turn stopped; or an HTTP error. */
 export type FakeReply =
-  | { content: FakeBlock[]; stop_reason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence'; usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number }; delayMs?: number }
+  | {
+      content: FakeBlock[]
+      stop_reason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence'
+      usage?: {
+        input_tokens?: number
+        output_tokens?: number
+        cache_read_input_tokens?: number
+        cache_creation_input_tokens?: number
+      }
+      delayMs?: number
+    }
   | { status: number; error: { type: string; message: string } }
 
 /** What the fake received: the parsed body of each Messages API request, and its headers. */
@@ -71,28 +82,66 @@ export class FakeAnthropic {
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `no route ${req.url}` } }))
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `no route ${req.url}` } }))
       return
     }
     const request: RecordedRequest = { body: JSON.parse(Buffer.concat(chunks).toString('utf8')), headers: req.headers }
     this.requests.push(request)
     const reply = this.next(request)
     if ('status' in reply) {
-      res.writeHead(reply.status, { 'content-type': 'application/json', 'request-id': `req_fake_${this.requests.length}` }).end(JSON.stringify({ type: 'error', error: reply.error }))
+      res
+        .writeHead(reply.status, {
+          'content-type': 'application/json',
+          'request-id': `req_fake_${this.requests.length}`,
+        })
+        .end(JSON.stringify({ type: 'error', error: reply.error }))
       return
     }
-    const content = reply.content.map((b) => (b.type === 'tool_use' ? { ...b, id: b.id ?? `toolu_fake_${++this.toolIds}` } : b))
+    const content = reply.content.map((b) =>
+      b.type === 'tool_use' ? { ...b, id: b.id ?? `toolu_fake_${++this.toolIds}` } : b,
+    )
     const stop = reply.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn')
-    const usage = { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...reply.usage }
+    const usage = {
+      input_tokens: 10,
+      output_tokens: 5,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      ...reply.usage,
+    }
     const id = `msg_fake_${this.requests.length}`
     const model = request.body.model
     if (!request.body.stream) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id, type: 'message', role: 'assistant', model, content, stop_reason: stop, stop_sequence: null, usage }))
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id,
+          type: 'message',
+          role: 'assistant',
+          model,
+          content,
+          stop_reason: stop,
+          stop_sequence: null,
+          usage,
+        }),
+      )
       return
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
-    send('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } })
+    send('message_start', {
+      type: 'message_start',
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
+    })
     // A slow model: the stream has begun, the rest comes later (or never, if the client goes away).
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs))
     if (res.destroyed) return
@@ -100,15 +149,33 @@ export class FakeAnthropic {
       if (block.type === 'text') {
         send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } })
         // Text arrives in pieces, as the real API streams it.
-        for (const piece of block.text.match(/[\s\S]{1,7}/g) ?? []) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } })
+        for (const piece of block.text.match(/[\s\S]{1,7}/g) ?? [])
+          send('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'text_delta', text: piece },
+          })
       } else {
-        send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } })
+        send('content_block_start', {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+        })
         const json = JSON.stringify(block.input)
-        for (const piece of json.match(/[\s\S]{1,5}/g) ?? []) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } })
+        for (const piece of json.match(/[\s\S]{1,5}/g) ?? [])
+          send('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'input_json_delta', partial_json: piece },
+          })
       }
       send('content_block_stop', { type: 'content_block_stop', index })
     })
-    send('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } })
+    send('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    })
     send('message_stop', { type: 'message_stop' })
     res.end()
   }
@@ -119,8 +186,14 @@ export function toolResults(request: RecordedRequest): Map<string, { content: un
   const last = request.body.messages.at(-1)
   const out = new Map<string, { content: unknown; is_error?: boolean }>()
   if (!last || !Array.isArray(last.content)) return out
-  for (const block of last.content as Array<{ type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }>) {
-    if (block.type === 'tool_result' && block.tool_use_id) out.set(block.tool_use_id, { content: block.content, ...(block.is_error ? { is_error: true } : {}) })
+  for (const block of last.content as Array<{
+    type: string
+    tool_use_id?: string
+    content?: unknown
+    is_error?: boolean
+  }>) {
+    if (block.type === 'tool_result' && block.tool_use_id)
+      out.set(block.tool_use_id, { content: block.content, ...(block.is_error ? { is_error: true } : {}) })
   }
   return out
 }

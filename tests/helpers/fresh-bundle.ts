@@ -25,8 +25,14 @@ export default function freshBundle(): void {
   } catch {
     // not built yet
   }
-  const sources = Math.max(newest(path.join(repoRoot, 'src')), statSync(path.join(repoRoot, 'esbuild.config.mjs')).mtimeMs)
+  const sources = Math.max(
+    newest(path.join(repoRoot, 'src')),
+    statSync(path.join(repoRoot, 'esbuild.config.mjs')).mtimeMs,
+  )
   if (sources <= built) return
   process.stderr.write('build/myc.cjs is older than src/: building it first\n')
-  execFileSync(process.execPath, ['--import', 'tsx', 'esbuild.config.mjs'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] })
+  execFileSync(process.execPath, ['--import', 'tsx', 'esbuild.config.mjs'], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
 }

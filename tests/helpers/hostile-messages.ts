@@ -68,29 +68,91 @@ const HOSTILE_NAMES = [
   '\u202e',
   '💥'.repeat(100),
 ]
-const BAD_IDS: unknown[] = [null, {}, [], [1], true, false, 1.5, -0.5, 1e400, 123456789012345678901234567890, { __proto__: 1 }]
+const BAD_IDS: unknown[] = [
+  null,
+  {},
+  [],
+  [1],
+  true,
+  false,
+  1.5,
+  -0.5,
+  1e400,
+  123456789012345678901234567890,
+  { __proto__: 1 },
+]
 const BAD_PARAMS: unknown[] = ['x', 5, true, [], [1, 2], null]
 
 /** At least `count` hostile lines. `nextId` hands out ids that nothing else uses. */
-export function hostileMessages(count: number, seed: number, nextId: () => string, limits: { maxMessageBytes: number }): HostileMessage[] {
+export function hostileMessages(
+  count: number,
+  seed: number,
+  nextId: () => string,
+  limits: { maxMessageBytes: number },
+): HostileMessage[] {
   const random = prng(seed)
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
   const out: HostileMessage[] = []
-  const rq = (method: unknown, params: unknown, id: unknown) => JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) })
+  const rq = (method: unknown, params: unknown, id: unknown) =>
+    JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) })
 
   const makers: Array<() => HostileMessage> = [
     // Not JSON at all.
     () => ({
-      line: pick(['{', '}', '{"jsonrpc":"2.0",', 'nul', 'undefined', "{'a':1}", '{"a":1,}', '[1,]', 'NaN', '\u0001\u0002\u0003', '{"jsonrpc":"2.0","id":"x","method":"ping"}}', '\u0000{}', '{"a":"\u0007"}']),
+      line: pick([
+        '{',
+        '}',
+        '{"jsonrpc":"2.0",',
+        'nul',
+        'undefined',
+        "{'a':1}",
+        '{"a":1,}',
+        '[1,]',
+        'NaN',
+        '\u0001\u0002\u0003',
+        '{"jsonrpc":"2.0","id":"x","method":"ping"}}',
+        '\u0000{}',
+        '{"a":"\u0007"}',
+      ]),
       owed: { nullId: true },
       what: 'not JSON',
     }),
-    () => ({ line: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0xfd, 0x22, 0x3a, 0x31]), owed: { nullId: true }, what: 'invalid UTF-8, not JSON' }),
+    () => ({
+      line: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0xfd, 0x22, 0x3a, 0x31]),
+      owed: { nullId: true },
+      what: 'invalid UTF-8, not JSON',
+    }),
     // (Not \n or \r: those end the line, making two messages of it.)
-    () => ({ line: `"${String.fromCharCode(...Array.from({ length: 20 }, () => pick([0, 1, 7, 8, 9, 11, 12, 27, 31])))}"`, owed: { nullId: true }, what: 'raw control characters in a string' }),
+    () => ({
+      line: `"${String.fromCharCode(...Array.from({ length: 20 }, () => pick([0, 1, 7, 8, 9, 11, 12, 27, 31])))}"`,
+      owed: { nullId: true },
+      what: 'raw control characters in a string',
+    }),
     // JSON that is not a message.
-    () => ({ line: pick(['null', '42', '-0', '1e400', '123456789012345678901234567890', '"ping"', 'true', 'false', '[]', '[[]]', '[null]', '{}', '{"__proto__":{"jsonrpc":"2.0"}}']), owed: { nullId: true }, what: 'not a message' }),
-    () => ({ line: `[${rq('ping', undefined, nextId())},${rq('ping', undefined, nextId())}]`, owed: { nullId: true }, what: 'a batch' }),
+    () => ({
+      line: pick([
+        'null',
+        '42',
+        '-0',
+        '1e400',
+        '123456789012345678901234567890',
+        '"ping"',
+        'true',
+        'false',
+        '[]',
+        '[[]]',
+        '[null]',
+        '{}',
+        '{"__proto__":{"jsonrpc":"2.0"}}',
+      ]),
+      owed: { nullId: true },
+      what: 'not a message',
+    }),
+    () => ({
+      line: `[${rq('ping', undefined, nextId())},${rq('ping', undefined, nextId())}]`,
+      owed: { nullId: true },
+      what: 'a batch',
+    }),
     // Envelopes that are wrong, with an id that can be read.
     () => {
       const id = nextId()
@@ -112,7 +174,11 @@ export function hostileMessages(count: number, seed: number, nextId: () => strin
     // Params that do not fit the method.
     () => {
       const id = nextId()
-      return { line: rq(pick(SERVED_METHODS), pick(BAD_PARAMS), id), owed: { id, code: -32602 }, what: 'params not an object' }
+      return {
+        line: rq(pick(SERVED_METHODS), pick(BAD_PARAMS), id),
+        owed: { id, code: -32602 },
+        what: 'params not an object',
+      }
     },
     () => {
       const id = nextId()
@@ -137,7 +203,10 @@ export function hostileMessages(count: number, seed: number, nextId: () => strin
       const id = nextId()
       const name = pick(HOSTILE_NAMES)
       const [method, params] = pick<[string, unknown]>([
-        ['tools/call', { name, arguments: { __proto__: { polluted: true }, constructor: { prototype: { polluted: true } } } }],
+        [
+          'tools/call',
+          { name, arguments: { __proto__: { polluted: true }, constructor: { prototype: { polluted: true } } } },
+        ],
         ['prompts/get', { name }],
         ['resources/read', { uri: name }],
         ['resources/subscribe', { uri: name }],
@@ -150,7 +219,22 @@ export function hostileMessages(count: number, seed: number, nextId: () => strin
     () => {
       const id = nextId()
       return {
-        line: rq(pick(['__proto__', 'constructor', 'toString', 'no/such/method', 'notifications/initialized', 'tools/call/', 'TOOLS/CALL', 'sampling/createMessage', 'roots/list', 'elicitation/create']), undefined, id),
+        line: rq(
+          pick([
+            '__proto__',
+            'constructor',
+            'toString',
+            'no/such/method',
+            'notifications/initialized',
+            'tools/call/',
+            'TOOLS/CALL',
+            'sampling/createMessage',
+            'roots/list',
+            'elicitation/create',
+          ]),
+          undefined,
+          id,
+        ),
         owed: { id },
         what: 'method myc does not serve',
       }
@@ -158,24 +242,40 @@ export function hostileMessages(count: number, seed: number, nextId: () => strin
     // Huge numbers and deep nesting inside otherwise valid requests.
     () => {
       const id = nextId()
-      return { line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"echo__echo","arguments":{"message":"n","n":1e400,"m":-1e400,"big":123456789012345678901234567890}}}`, owed: { id }, what: 'huge numbers in arguments' }
+      return {
+        line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"echo__echo","arguments":{"message":"n","n":1e400,"m":-1e400,"big":123456789012345678901234567890}}}`,
+        owed: { id },
+        what: 'huge numbers in arguments',
+      }
     },
     () => {
       const id = nextId()
       const depth = 200 + Math.floor(random() * 5_000)
-      return { line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"echo__echo","arguments":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}}`, owed: { id, code: -32600 }, what: 'deep nesting' }
+      return {
+        line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"echo__echo","arguments":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}}`,
+        owed: { id, code: -32600 },
+        what: 'deep nesting',
+      }
     },
     // The same with the id last: key order must not decide whether the request gets its own id back.
     () => {
       const id = nextId()
       const depth = 200 + Math.floor(random() * 5_000)
-      return { line: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo__echo","arguments":{"x":${'['.repeat(depth)}${']'.repeat(depth)},"id":"not-this"}},"id":"${id}"}`, owed: { id, code: -32600 }, what: 'deep nesting, id last' }
+      return {
+        line: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo__echo","arguments":{"x":${'['.repeat(depth)}${']'.repeat(depth)},"id":"not-this"}},"id":"${id}"}`,
+        owed: { id, code: -32600 },
+        what: 'deep nesting, id last',
+      }
     },
     () => ({ line: '['.repeat(100_000) + ']'.repeat(100_000), owed: { nullId: true }, what: 'deep nesting, no id' }),
     // Over the size cap.
     () => {
       const id = nextId()
-      return { line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"echo__echo","arguments":{"message":"${'x'.repeat(limits.maxMessageBytes + 10)}"}}}`, owed: { id, code: -32600 }, what: 'over the size cap' }
+      return {
+        line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"echo__echo","arguments":{"message":"${'x'.repeat(limits.maxMessageBytes + 10)}"}}}`,
+        owed: { id, code: -32600 },
+        what: 'over the size cap',
+      }
     },
     () => {
       const id = nextId()
@@ -200,8 +300,24 @@ export function hostileMessages(count: number, seed: number, nextId: () => strin
       what: 'notification',
     }),
     // Responses to requests myc never sent: nothing to answer.
-    () => ({ line: pick(['{"jsonrpc":"2.0","id":999999,"result":{}}', '{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"m"}}', '{"jsonrpc":"2.0","id":-1,"result":{"_meta":{"__proto__":{}}}}']), owed: { none: true }, what: 'stray response' }),
-    () => ({ line: pick(['{"jsonrpc":"2.0","id":1,"result":"x"}', '{"jsonrpc":"2.0","id":1,"error":"x"}', '{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}']), owed: { nullId: true }, what: 'malformed response' }),
+    () => ({
+      line: pick([
+        '{"jsonrpc":"2.0","id":999999,"result":{}}',
+        '{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"m"}}',
+        '{"jsonrpc":"2.0","id":-1,"result":{"_meta":{"__proto__":{}}}}',
+      ]),
+      owed: { none: true },
+      what: 'stray response',
+    }),
+    () => ({
+      line: pick([
+        '{"jsonrpc":"2.0","id":1,"result":"x"}',
+        '{"jsonrpc":"2.0","id":1,"error":"x"}',
+        '{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}',
+      ]),
+      owed: { nullId: true },
+      what: 'malformed response',
+    }),
   ]
   while (out.length < count) out.push(pick(makers)())
   return out

@@ -30,7 +30,10 @@ export interface HttpMyc {
 }
 
 /** Starts myc over HTTP on a free loopback port and waits until it listens. */
-export async function startHttpMyc(config: string, options: { env?: Record<string, string>; path?: string } = {}): Promise<HttpMyc> {
+export async function startHttpMyc(
+  config: string,
+  options: { env?: Record<string, string>; path?: string } = {},
+): Promise<HttpMyc> {
   requireBundle()
   const port = await freePort()
   const proc = spawn(process.execPath, [bundle, 'serve', '--http', `127.0.0.1:${port}`, '--config', config], {
@@ -43,7 +46,11 @@ export async function startHttpMyc(config: string, options: { env?: Record<strin
     if (process.env.MYC_TEST_VERBOSE) process.stderr.write(chunk)
   })
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
-  await waitFor(() => err.includes('serving MCP over Streamable HTTP') || proc.exitCode !== null, 20_000, 'myc serve --http to listen')
+  await waitFor(
+    () => err.includes('serving MCP over Streamable HTTP') || proc.exitCode !== null,
+    20_000,
+    'myc serve --http to listen',
+  )
   if (proc.exitCode !== null) throw new Error(`myc serve --http exited with ${proc.exitCode}:\n${err}`)
   const base = `http://127.0.0.1:${port}`
   return {
@@ -59,8 +66,14 @@ export async function startHttpMyc(config: string, options: { env?: Record<strin
 }
 
 /** An SDK 2.x client connected to myc over Streamable HTTP, with a bearer token when given. */
-export async function connectHttp(url: string, options: { token?: string; capabilities?: Record<string, unknown>; setup?: (client: Client) => void } = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), options.token ? { requestInit: { headers: { Authorization: `Bearer ${options.token}` } } } : {})
+export async function connectHttp(
+  url: string,
+  options: { token?: string; capabilities?: Record<string, unknown>; setup?: (client: Client) => void } = {},
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const transport = new StreamableHTTPClientTransport(
+    new URL(url),
+    options.token ? { requestInit: { headers: { Authorization: `Bearer ${options.token}` } } } : {},
+  )
   const client = new Client({ name: 'http-e2e', version: '1.0.0' }, { capabilities: options.capabilities ?? {} })
   options.setup?.(client)
   await client.connect(transport)
@@ -72,10 +85,18 @@ export function mcpHeaders(extra: Record<string, string> = {}): Record<string, s
   return { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...extra }
 }
 
-export const initializeBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+export const initializeBody = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+})
 
 /** Initializes a session with a plain POST; resolves with the response (its body read) and the session id. */
-export async function rawInitialize(url: string, headers: Record<string, string> = {}): Promise<{ response: Response; body: string; sessionId: string | null }> {
+export async function rawInitialize(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ response: Response; body: string; sessionId: string | null }> {
   const response = await fetch(url, { method: 'POST', headers: mcpHeaders(headers), body: initializeBody })
   const body = await response.text()
   return { response, body, sessionId: response.headers.get('mcp-session-id') }
@@ -96,9 +117,18 @@ let modernIds = 1
  * HTTP status and the JSON-RPC answer, read from JSON or from the SSE
  * stream (the message carrying a result or an error).
  */
-export async function modernRequest(url: string, method: string, params: Record<string, unknown>, options: { token?: string; capabilities?: Record<string, unknown>; clientName?: string } = {}): Promise<{ status: number; answer: RpcAnswer }> {
+export async function modernRequest(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  options: { token?: string; capabilities?: Record<string, unknown>; clientName?: string } = {},
+): Promise<{ status: number; answer: RpcAnswer }> {
   const name = [params.name, params.uri, params.taskId].find((v): v is string => typeof v === 'string')
-  const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: options.clientName ?? 'e2e', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? {} }
+  const envelope = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: options.clientName ?? 'e2e', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': options.capabilities ?? {},
+  }
   const response = await fetch(url, {
     method: 'POST',
     headers: {
@@ -109,7 +139,12 @@ export async function modernRequest(url: string, method: string, params: Record<
       ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}),
       ...(name !== undefined ? { 'Mcp-Name': name } : {}),
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: modernIds++, method, params: { ...params, _meta: { ...envelope, ...(params._meta as object | undefined) } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: modernIds++,
+      method,
+      params: { ...params, _meta: { ...envelope, ...(params._meta as object | undefined) } },
+    }),
   })
   const body = await response.text()
   if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {

@@ -8,11 +8,42 @@ import { marked } from 'marked'
  * autolinked URLs).
  */
 export function renderMarkdown(markdown: string): { commonmark: string; gfm: string } {
-  return { commonmark: new HtmlRenderer().render(new Parser().parse(markdown)), gfm: marked.parse(markdown, { async: false, gfm: true }) }
+  return {
+    commonmark: new HtmlRenderer().render(new Parser().parse(markdown)),
+    gfm: marked.parse(markdown, { async: false, gfm: true }),
+  }
 }
 
 /** The tags a Markdown renderer makes itself; any other tag in its HTML was raw HTML let through. */
-const MARKDOWN_TAGS = new Set(['p', 'blockquote', 'pre', 'code', 'strong', 'em', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'a', 'hr', 'br', 'img', 'del', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'input'])
+const MARKDOWN_TAGS = new Set([
+  'p',
+  'blockquote',
+  'pre',
+  'code',
+  'strong',
+  'em',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'ul',
+  'ol',
+  'li',
+  'a',
+  'hr',
+  'br',
+  'img',
+  'del',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
+  'input',
+])
 
 /** What in rendered HTML would be unsafe: raw tags, event handlers, links and images to a scheme other than http(s) and mailto. Empty when safe. */
 export function unsafeHtml(html: string): string[] {
@@ -23,7 +54,8 @@ export function unsafeHtml(html: string): string[] {
     if (/\son[a-z]+\s*=/i.test(attrs)) problems.push(`event handler in ${tag}`)
     for (const a of attrs.matchAll(/\s(href|src)\s*=\s*"([^"]*)"/gi)) {
       const url = decodeEntities(a[2]!).replace(/[\u0000-\u0020]/g, '')
-      if (/^[a-z][a-z0-9+.-]*:/i.test(url) && !/^(?:https?|mailto):/i.test(url)) problems.push(`${a[1]}=${a[2]} in ${tag}`)
+      if (/^[a-z][a-z0-9+.-]*:/i.test(url) && !/^(?:https?|mailto):/i.test(url))
+        problems.push(`${a[1]}=${a[2]} in ${tag}`)
     }
   }
   return problems

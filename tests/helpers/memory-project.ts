@@ -9,13 +9,24 @@ export function project(): { dir: string; config: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-memory-e2e-'))
   const skill = (name: string, front: string) => {
     mkdirSync(path.join(dir, 'skills', name), { recursive: true })
-    writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name} skill\n${front}\n---\nInstructions of ${name}.\n`)
+    writeFileSync(
+      path.join(dir, 'skills', name, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: ${name} skill\n${front}\n---\nInstructions of ${name}.\n`,
+    )
   }
   skill('plain', 'allowedRoles: [dev, qa, lead, ops]')
   skill('notes', 'allowedRoles: [dev, qa]\ngrants: { memory: isolated }')
   skill('team-notes', 'allowedRoles: [lead]\ngrants: { memory: team, memoryTeamRoles: [dev] }')
   const config = path.join(dir, 'mycelium.config.json')
-  writeFileSync(config, JSON.stringify({ mcpServers: {}, skills: { dirs: ['skills'] }, audit: { file: 'audit.jsonl' }, memory: { maxEntryBytes: 2048 } }))
+  writeFileSync(
+    config,
+    JSON.stringify({
+      mcpServers: {},
+      skills: { dirs: ['skills'] },
+      audit: { file: 'audit.jsonl' },
+      memory: { maxEntryBytes: 2048 },
+    }),
+  )
   return { dir, config }
 }
 

@@ -34,7 +34,13 @@ export interface OAuthTestServer {
   /** Makes every refresh token issued so far invalid (a refresh is refused: only a new login helps). */
   revokeRefreshTokens(): void
   /** Tokens for a registered client, as if it had logged in (to seed a store). */
-  issueTokens(clientId: string): { access_token: string; token_type: string; expires_in: number; refresh_token: string; scope: string }
+  issueTokens(clientId: string): {
+    access_token: string
+    token_type: string
+    expires_in: number
+    refresh_token: string
+    scope: string
+  }
   close(): Promise<void>
 }
 
@@ -68,11 +74,24 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 /** The MCP server of one session; `whoami` names the login (the authorization code exchange, counted from 1) its token came from. */
 function mcpServer(write: boolean, login: number): Server {
   const server = new Server({ name: 'oauth-protected', version: '1.0.0' }, { capabilities: { tools: {}, prompts: {} } })
-  server.setRequestHandler('prompts/list', () => ({ prompts: [{ name: 'whose', description: 'Names the login of this session' }] }))
-  server.setRequestHandler('prompts/get', () => ({ messages: [{ role: 'user' as const, content: { type: 'text' as const, text: `login ${login}` } }] }))
-  const tools = [{ name: 'whoami', description: 'Says who you are', inputSchema: { type: 'object' as const } }, ...(write ? [{ name: 'write', description: 'Needs the write scope', inputSchema: { type: 'object' as const } }] : [])]
+  server.setRequestHandler('prompts/list', () => ({
+    prompts: [{ name: 'whose', description: 'Names the login of this session' }],
+  }))
+  server.setRequestHandler('prompts/get', () => ({
+    messages: [{ role: 'user' as const, content: { type: 'text' as const, text: `login ${login}` } }],
+  }))
+  const tools = [
+    { name: 'whoami', description: 'Says who you are', inputSchema: { type: 'object' as const } },
+    ...(write
+      ? [{ name: 'write', description: 'Needs the write scope', inputSchema: { type: 'object' as const } }]
+      : []),
+  ]
   server.setRequestHandler('tools/list', () => ({ tools }))
-  server.setRequestHandler('tools/call', (request) => ({ content: [{ type: 'text', text: request.params.name === 'write' ? 'written' : `you are logged in (login ${login})` }] }))
+  server.setRequestHandler('tools/call', (request) => ({
+    content: [
+      { type: 'text', text: request.params.name === 'write' ? 'written' : `you are logged in (login ${login})` },
+    ],
+  }))
   return server
 }
 
@@ -80,7 +99,10 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
   const scopes = options.scopes ?? ['mcp:tools']
   const clients = new Map<string, { secret?: string; redirectUris?: string[] }>()
   if (options.client) clients.set(options.client.id, { secret: options.client.secret })
-  const codes = new Map<string, { clientId: string; challenge: string; redirectUri: string; scope: string; resource: string | null }>()
+  const codes = new Map<
+    string,
+    { clientId: string; challenge: string; redirectUri: string; scope: string; resource: string | null }
+  >()
   const access = new Map<string, { expires: number; scope: string; login: number }>()
   const refresh = new Map<string, { clientId: string; scope: string; login: number }>()
   let logins = 0
@@ -114,7 +136,9 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
   /** The client a token request authenticates as (basic, post, or a public client's client_id). */
   const clientOf = (req: IncomingMessage, form: URLSearchParams): string | undefined => {
     const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')
-    const [id, secret] = basic ? Buffer.from(basic[1]!, 'base64').toString().split(':').map(decodeURIComponent) : [form.get('client_id') ?? undefined, form.get('client_secret') ?? undefined]
+    const [id, secret] = basic
+      ? Buffer.from(basic[1]!, 'base64').toString().split(':').map(decodeURIComponent)
+      : [form.get('client_id') ?? undefined, form.get('client_secret') ?? undefined]
     const client = id === undefined ? undefined : clients.get(id)
     if (!client) return undefined
     if (client.secret !== undefined && client.secret !== secret) return undefined
@@ -127,7 +151,12 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
       const p = url.pathname
       state.requests.push(`${req.method ?? 'GET'} ${p}`)
       if (p === '/.well-known/oauth-protected-resource/mcp' || p === '/.well-known/oauth-protected-resource') {
-        return json(res, 200, { resource: state.mcpUrl, authorization_servers: [state.base], scopes_supported: scopes, bearer_methods_supported: ['header'] })
+        return json(res, 200, {
+          resource: state.mcpUrl,
+          authorization_servers: [state.base],
+          scopes_supported: scopes,
+          bearer_methods_supported: ['header'],
+        })
       }
       if (p === '/.well-known/oauth-authorization-server') {
         return json(res, 200, {
@@ -156,8 +185,10 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
         const redirectUri = q.get('redirect_uri') ?? ''
         // A loopback redirect: `myc auth login`'s listener, or `myc serve --http`'s /oauth/callback.
         const loopback = /^http:\/\/127\.0\.0\.1:\d+(\/oauth)?\/callback$/.test(redirectUri)
-        if (!client || !loopback || (client.redirectUris && !client.redirectUris.includes(redirectUri))) return json(res, 400, { error: 'invalid_request', error_description: 'unknown client or redirect_uri' })
-        if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge')) return json(res, 400, { error: 'invalid_request', error_description: 'PKCE S256 is required' })
+        if (!client || !loopback || (client.redirectUris && !client.redirectUris.includes(redirectUri)))
+          return json(res, 400, { error: 'invalid_request', error_description: 'unknown client or redirect_uri' })
+        if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge'))
+          return json(res, 400, { error: 'invalid_request', error_description: 'PKCE S256 is required' })
         if (options.deny) {
           const to = new URL(redirectUri)
           to.searchParams.set('error', 'access_denied')
@@ -165,7 +196,13 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
           return void res.writeHead(302, { location: to.href }).end()
         }
         const code = randomBytes(12).toString('hex')
-        codes.set(code, { clientId: q.get('client_id')!, challenge: q.get('code_challenge')!, redirectUri, scope: q.get('scope') ?? '', resource: q.get('resource') })
+        codes.set(code, {
+          clientId: q.get('client_id')!,
+          challenge: q.get('code_challenge')!,
+          redirectUri,
+          scope: q.get('scope') ?? '',
+          resource: q.get('resource'),
+        })
         const to = new URL(redirectUri)
         to.searchParams.set('code', code)
         if (q.get('state') !== null) to.searchParams.set('state', q.get('state')!)
@@ -181,7 +218,14 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
           codes.delete(form.get('code') ?? '')
           const verifier = form.get('code_verifier') ?? ''
           const challenge = createHash('sha256').update(verifier).digest('base64url')
-          if (!grant || grant.clientId !== clientId || grant.redirectUri !== form.get('redirect_uri') || grant.challenge !== challenge || grant.resource !== form.get('resource')) return json(res, 400, { error: 'invalid_grant' })
+          if (
+            !grant ||
+            grant.clientId !== clientId ||
+            grant.redirectUri !== form.get('redirect_uri') ||
+            grant.challenge !== challenge ||
+            grant.resource !== form.get('resource')
+          )
+            return json(res, 400, { error: 'invalid_grant' })
           return json(res, 200, issue(clientId, grant.scope, ++logins))
         }
         if (form.get('grant_type') === 'refresh_token') {
@@ -197,26 +241,45 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
         const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1]
         const token = bearer === undefined ? undefined : access.get(bearer)
         if (!token || token.expires < Date.now() || state.refuseAll) {
-          res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${state.base}/.well-known/oauth-protected-resource/mcp", scope="${scopes.join(' ')}"`, 'content-type': 'application/json' })
+          res.writeHead(401, {
+            'www-authenticate': `Bearer resource_metadata="${state.base}/.well-known/oauth-protected-resource/mcp", scope="${scopes.join(' ')}"`,
+            'content-type': 'application/json',
+          })
           return void res.end(JSON.stringify({ error: 'invalid_token' }))
         }
         const headers = new Headers()
-        for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
+        for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
+          headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
         const body = req.method === 'POST' ? await readBody(req) : undefined
-        const call = body === undefined ? undefined : (JSON.parse(body) as { method?: string; params?: { name?: string } })
-        if (options.writeScope && call?.method === 'tools/call' && call.params?.name === 'write' && !token.scope.split(' ').includes(options.writeScope)) {
-          res.writeHead(403, { 'www-authenticate': `Bearer error="insufficient_scope", scope="${options.writeScope}", resource_metadata="${state.base}/.well-known/oauth-protected-resource/mcp"`, 'content-type': 'application/json' })
+        const call =
+          body === undefined ? undefined : (JSON.parse(body) as { method?: string; params?: { name?: string } })
+        if (
+          options.writeScope &&
+          call?.method === 'tools/call' &&
+          call.params?.name === 'write' &&
+          !token.scope.split(' ').includes(options.writeScope)
+        ) {
+          res.writeHead(403, {
+            'www-authenticate': `Bearer error="insufficient_scope", scope="${options.writeScope}", resource_metadata="${state.base}/.well-known/oauth-protected-resource/mcp"`,
+            'content-type': 'application/json',
+          })
           return void res.end(JSON.stringify({ error: 'insufficient_scope' }))
         }
         const id = req.headers['mcp-session-id']
         let transport = typeof id === 'string' ? sessions.get(id) : undefined
         if (!transport) {
-          if (typeof id === 'string') return json(res, 404, { jsonrpc: '2.0', error: { code: -32000, message: 'Session not found' }, id: null })
-          const created = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void sessions.set(sid, created) })
+          if (typeof id === 'string')
+            return json(res, 404, { jsonrpc: '2.0', error: { code: -32000, message: 'Session not found' }, id: null })
+          const created = new WebStandardStreamableHTTPServerTransport({
+            sessionIdGenerator: () => randomUUID(),
+            onsessioninitialized: (sid) => void sessions.set(sid, created),
+          })
           await mcpServer(options.writeScope !== undefined, token.login).connect(created)
           transport = created
         }
-        const response = await transport.handleRequest(new Request(url, { method: req.method ?? 'GET', headers, ...(body !== undefined ? { body } : {}) }))
+        const response = await transport.handleRequest(
+          new Request(url, { method: req.method ?? 'GET', headers, ...(body !== undefined ? { body } : {}) }),
+        )
         res.writeHead(response.status, Object.fromEntries(response.headers))
         if (!response.body) return void res.end()
         res.flushHeaders()

@@ -58,9 +58,13 @@ export class OtlpReceiver {
         const body = Buffer.concat(chunks)
         const contentType = req.headers['content-type'] ?? ''
         this.requests.push({ path: req.url ?? '', contentType, bytes: body.length })
-        if (req.url === '/v1/traces' && contentType.includes('json')) this.decode(JSON.parse(body.toString('utf8')) as OtlpJson)
-        if (req.url === '/v1/metrics' && contentType.includes('json')) this.decodeMetrics(JSON.parse(body.toString('utf8')) as OtlpMetricsJson)
-        res.writeHead(200, { 'Content-Type': contentType.includes('json') ? 'application/json' : 'application/x-protobuf' })
+        if (req.url === '/v1/traces' && contentType.includes('json'))
+          this.decode(JSON.parse(body.toString('utf8')) as OtlpJson)
+        if (req.url === '/v1/metrics' && contentType.includes('json'))
+          this.decodeMetrics(JSON.parse(body.toString('utf8')) as OtlpMetricsJson)
+        res.writeHead(200, {
+          'Content-Type': contentType.includes('json') ? 'application/json' : 'application/x-protobuf',
+        })
         res.end(contentType.includes('json') ? '{}' : '')
       })
     })
@@ -96,7 +100,11 @@ export class OtlpReceiver {
               ...(p.sum !== undefined ? { sum: Number(p.sum) } : {}),
               ...(p.bucketCounts ? { bucketCounts: p.bucketCounts.map(Number) } : {}),
               ...(p.explicitBounds ? { explicitBounds: p.explicitBounds.map(Number) } : {}),
-              ...(p.asInt !== undefined ? { value: Number(p.asInt) } : p.asDouble !== undefined ? { value: Number(p.asDouble) } : {}),
+              ...(p.asInt !== undefined
+                ? { value: Number(p.asInt) }
+                : p.asDouble !== undefined
+                  ? { value: Number(p.asDouble) }
+                  : {}),
             })),
           })
         }
@@ -146,11 +154,27 @@ type OtlpJson = {
   }>
 }
 
-type OtlpPoint = { attributes?: Array<{ key: string; value: AnyValue }>; count?: string | number; sum?: number; bucketCounts?: Array<string | number>; explicitBounds?: number[]; asInt?: string | number; asDouble?: number }
+type OtlpPoint = {
+  attributes?: Array<{ key: string; value: AnyValue }>
+  count?: string | number
+  sum?: number
+  bucketCounts?: Array<string | number>
+  explicitBounds?: number[]
+  asInt?: string | number
+  asDouble?: number
+}
 type OtlpMetricsJson = {
   resourceMetrics?: Array<{
     resource?: { attributes?: Array<{ key: string; value: AnyValue }> }
-    scopeMetrics?: Array<{ metrics?: Array<{ name: string; unit?: string; histogram?: { dataPoints?: OtlpPoint[] }; sum?: { dataPoints?: OtlpPoint[]; isMonotonic?: boolean }; gauge?: { dataPoints?: OtlpPoint[] } }> }>
+    scopeMetrics?: Array<{
+      metrics?: Array<{
+        name: string
+        unit?: string
+        histogram?: { dataPoints?: OtlpPoint[] }
+        sum?: { dataPoints?: OtlpPoint[]; isMonotonic?: boolean }
+        gauge?: { dataPoints?: OtlpPoint[] }
+      }>
+    }>
   }>
 }
 

@@ -59,7 +59,11 @@ export class RawClient {
     this.proc.stdin.write(Buffer.concat([typeof line === 'string' ? Buffer.from(line) : line, Buffer.from('\n')]))
   }
 
-  request(id: string, method: string, params?: unknown): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
+  request(
+    id: string,
+    method: string,
+    params?: unknown,
+  ): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
     const answer = new Promise<unknown>((resolve) => this.waiters.set(JSON.stringify(id), resolve))
     this.write(JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) }))
     return answer as never

@@ -33,9 +33,17 @@ function answersPing(port: number): Promise<boolean> {
 export async function startRedis(): Promise<RedisServer> {
   const port = await freePort()
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-redis-'))
-  const proc: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' })
+  const proc: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  )
   let up = false
-  await waitFor(async () => (up = await answersPing(port)) || proc.exitCode !== null, 10_000, 'redis-server to answer PING')
+  await waitFor(
+    async () => (up = await answersPing(port)) || proc.exitCode !== null,
+    10_000,
+    'redis-server to answer PING',
+  )
   if (!up) throw new Error(`redis-server exited with ${proc.exitCode}`)
   return {
     url: `redis://127.0.0.1:${port}`,

@@ -17,7 +17,10 @@ export function fixtureEntry(name: string, extra: Record<string, unknown> = {}):
 }
 
 /** Builds a LoadedConfig from a raw config object through the real parser. */
-export function loadedConfig(raw: Record<string, unknown>, env: Record<string, string | undefined> = process.env): LoadedConfig {
+export function loadedConfig(
+  raw: Record<string, unknown>,
+  env: Record<string, string | undefined> = process.env,
+): LoadedConfig {
   const file = `${repoRoot}/tests/virtual.mycelium.config.json`
   const { config, secrets } = parseConfig(raw, { file, env })
   return { file, dir: repoRoot, config, secrets }
@@ -37,7 +40,10 @@ export async function startRuntime(
 }
 
 /** An SDK client connected to a new client connection of the runtime over an in-memory pair. */
-export async function connectClient(runtime: Runtime, options: { view?: PrincipalView; capabilities?: Record<string, unknown>; setup?: (client: Client) => void } = {}): Promise<{ client: Client; connection: ClientConnection }> {
+export async function connectClient(
+  runtime: Runtime,
+  options: { view?: PrincipalView; capabilities?: Record<string, unknown>; setup?: (client: Client) => void } = {},
+): Promise<{ client: Client; connection: ClientConnection }> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   const connection = new ClientConnection({ runtime, view: options.view ?? openView() })
   await connection.connect(serverSide)
@@ -51,7 +57,12 @@ export async function connectClient(runtime: Runtime, options: { view?: Principa
 export function captureLogger(): { logger: ReturnType<typeof createLogger>; lines: string[] } {
   const lines: string[] = []
   const logger = createLogger({ verbose: true })
-  ;(logger as unknown as { setReporters: (r: unknown[]) => void }).setReporters([{ log: (obj: { tag?: string; args: unknown[] }) => lines.push(`${obj.tag ? `[${obj.tag}] ` : ''}${obj.args.map(String).join(' ')}`) }])
+  ;(logger as unknown as { setReporters: (r: unknown[]) => void }).setReporters([
+    {
+      log: (obj: { tag?: string; args: unknown[] }) =>
+        lines.push(`${obj.tag ? `[${obj.tag}] ` : ''}${obj.args.map(String).join(' ')}`),
+    },
+  ])
   return { logger, lines }
 }
 
@@ -71,7 +82,12 @@ export class PolicyHarness {
   async start(): Promise<void> {
     const { loadPolicyMode } = await import('../../src/principal/policy-mode.js')
     this.loaded = await this.load()
-    this.runtime = new Runtime({ loaded: this.loaded, logger: this.logger, version: 'test', host: hostForThisProcess() })
+    this.runtime = new Runtime({
+      loaded: this.loaded,
+      logger: this.logger,
+      version: 'test',
+      host: hostForThisProcess(),
+    })
     this.mode = await loadPolicyMode(this.loaded, this.runtime.catalogue, this.logger)
     const mode = this.mode
     if (mode.kind === 'policy') this.runtime.onCatalogueChange(() => mode.state.invalidate())
@@ -83,7 +99,14 @@ export class PolicyHarness {
   }
 
   /** A principal's view, as `myc serve --role … --skills …` would make it. */
-  async view(role: string | undefined, options: { skills?: string[]; env?: Record<string, string>; runner?: import('../../src/principal/builtin-exec.js').BuiltinRunner } = {}): Promise<PrincipalView> {
+  async view(
+    role: string | undefined,
+    options: {
+      skills?: string[]
+      env?: Record<string, string>
+      runner?: import('../../src/principal/builtin-exec.js').BuiltinRunner
+    } = {},
+  ): Promise<PrincipalView> {
     const { createView } = await import('../../src/principal/policy-mode.js')
     return createView(this.mode, this.loaded, {
       ...(role !== undefined ? { role } : {}),

@@ -13,11 +13,23 @@ export class Terminal {
   }
 
   /** Runs a tmux command on this terminal's server; its output. */
-  readonly tmux = (...args: string[]): string => execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' })
+  readonly tmux = (...args: string[]): string =>
+    execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' })
 
   /** Starts session `session` running `command` (a shell line), `cols` columns by `rows` rows (200 × 50), in `cwd`. */
   open(session: string, command: string, options: { cols?: number; rows?: number; cwd?: string } = {}): void {
-    this.tmux('new-session', '-d', '-s', session, '-x', String(options.cols ?? 200), '-y', String(options.rows ?? 50), ...(options.cwd !== undefined ? ['-c', options.cwd] : []), command)
+    this.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      session,
+      '-x',
+      String(options.cols ?? 200),
+      '-y',
+      String(options.rows ?? 50),
+      ...(options.cwd !== undefined ? ['-c', options.cwd] : []),
+      command,
+    )
   }
 
   /** Ends the server and every session on it; never throws (it may never have started). */

@@ -2,13 +2,29 @@ import { describe, expect, it } from 'vitest'
 import { MODERN_PROTOCOL_VERSION } from '../../src/protocol/facts.js'
 import { readForEra } from '../../src/http/era-body.js'
 
-const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} }
-const modernBody = (method: string, params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: ENVELOPE } })
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+}
+const modernBody = (method: string, params: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method,
+  params: { ...params, _meta: ENVELOPE },
+})
 
 describe('readForEra: the body read once, and handed on', () => {
-  const inbound = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }, method = 'POST') => {
+  const inbound = (
+    body: string,
+    headers: Record<string, string> = { 'content-type': 'application/json' },
+    method = 'POST',
+  ) => {
     let reads = 0
-    const request = new Request('http://127.0.0.1:8808/mcp', { method, headers, ...(method === 'POST' ? { body } : {}) })
+    const request = new Request('http://127.0.0.1:8808/mcp', {
+      method,
+      headers,
+      ...(method === 'POST' ? { body } : {}),
+    })
     return {
       inbound: {
         request,
@@ -38,7 +54,9 @@ describe('readForEra: the body read once, and handed on', () => {
     const readBig = await readForEra(big.inbound, 10)
     expect(readBig.body).toEqual({ parsed: false })
     expect(await readBig.inbound.readBody(10)).toEqual({ tooLarge: true })
-    expect((await readForEra(inbound('['.repeat(200) + ']'.repeat(200)).inbound, 10_000)).body).toEqual({ parsed: false })
+    expect((await readForEra(inbound('['.repeat(200) + ']'.repeat(200)).inbound, 10_000)).body).toEqual({
+      parsed: false,
+    })
     expect((await readForEra(inbound('{"jsonrpc":').inbound, 1_000)).body).toEqual({ parsed: false })
     const get = inbound('', {}, 'GET')
     expect((await readForEra(get.inbound, 1_000)).body).toEqual({ parsed: false })

@@ -2,11 +2,17 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 import { describe, expect, it } from 'vitest'
 import { EVENTS_PER_STREAM, parseEventId, SessionEventLog, STREAMS_PER_SESSION } from '../../src/http/event-log.js'
 
-const note = (n: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: n } })
+const note = (n: number): JSONRPCMessage => ({
+  jsonrpc: '2.0',
+  method: 'notifications/progress',
+  params: { progressToken: 't', progress: n },
+})
 
 async function replay(log: SessionEventLog, after: string): Promise<{ stream: string; sent: Array<[string, number]> }> {
   const sent: Array<[string, number]> = []
-  const stream = await log.replayEventsAfter(after, { send: async (id, m) => void sent.push([id, (m as unknown as { params: { progress: number } }).params.progress]) })
+  const stream = await log.replayEventsAfter(after, {
+    send: async (id, m) => void sent.push([id, (m as unknown as { params: { progress: number } }).params.progress]),
+  })
   return { stream, sent }
 }
 

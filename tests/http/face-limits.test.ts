@@ -26,7 +26,11 @@ function inbound(path: string, init: RequestInit & { host?: string; token?: stri
 const post = (token?: string) =>
   inbound('/mcp', {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+    },
     body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
   })
 
@@ -86,7 +90,11 @@ describe('the HTTP face: GET /metrics and http.rateLimit', () => {
     const f = face({ metrics, metricsToken })
     const refused = await f.handle(inbound('/metrics', { host: 'evil.example:8808', token: SCRAPER }))
     expect(refused.status).toBe(403)
-    expect(await refused.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/^Forbidden: /) } })
+    expect(await refused.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, message: expect.stringMatching(/^Forbidden: /) },
+    })
     expect((await f.handle(inbound('/healthz', { host: 'evil.example:8808' }))).status).toBe(200)
   })
 
@@ -96,14 +104,25 @@ describe('the HTTP face: GET /metrics and http.rateLimit', () => {
   })
 
   it('a credential over its rate gets 429 with Retry-After and a JSON-RPC error; others are not held back', async () => {
-    const f = face({ metrics, metricsToken, rateLimiter: new RateLimiter({ requestsPerMinute: 6, burst: 2 }, () => clock.now) })
+    const f = face({
+      metrics,
+      metricsToken,
+      rateLimiter: new RateLimiter({ requestsPerMinute: 6, burst: 2 }, () => clock.now),
+    })
     expect((await f.handle(post(ALICE))).status).not.toBe(429)
     expect((await f.handle(post(ALICE))).status).not.toBe(429)
     const limited = await f.handle(post(ALICE))
     expect(limited.status).toBe(429)
     expect(limited.headers.get('retry-after')).toBe('10')
     expect(limited.headers.get('content-type')).toMatch(/application\/json/)
-    expect(await limited.json()).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Too Many Requests: over 6 requests a minute for this credential; retry in 10 s' }, id: null })
+    expect(await limited.json()).toEqual({
+      jsonrpc: '2.0',
+      error: {
+        code: -32000,
+        message: 'Too Many Requests: over 6 requests a minute for this credential; retry in 10 s',
+      },
+      id: null,
+    })
 
     // Another token has its own bucket; a request without a valid credential is a 401, never counted.
     expect((await f.handle(post(BOB))).status).not.toBe(429)
@@ -114,7 +133,15 @@ describe('the HTTP face: GET /metrics and http.rateLimit', () => {
     expect((await f.handle(inbound('/healthz'))).status).toBe(200)
 
     // A browser's 429 can be read: CORS headers, Retry-After exposed.
-    const cors = inbound('/mcp', { method: 'POST', headers: { Origin: 'https://app.example.com', Authorization: `Bearer ${ALICE}`, 'Content-Type': 'application/json' }, body: '{}' })
+    const cors = inbound('/mcp', {
+      method: 'POST',
+      headers: {
+        Origin: 'https://app.example.com',
+        Authorization: `Bearer ${ALICE}`,
+        'Content-Type': 'application/json',
+      },
+      body: '{}',
+    })
     const fromBrowser = await f.handle(cors)
     expect(fromBrowser.status).toBe(429)
     expect(fromBrowser.headers.get('access-control-allow-origin')).toBe('https://app.example.com')
@@ -135,10 +162,18 @@ describe('the HTTP face: GET /metrics and http.rateLimit', () => {
   it('config: http.metrics is on by default; http.path cannot be /metrics while it is; rateLimit needs a positive rate', () => {
     expect(loadedConfig({}).config.http).toMatchObject({ metrics: true })
     expect(loadedConfig({}).config.http.rateLimit).toBeUndefined()
-    expect(loadedConfig({ http: { rateLimit: { requestsPerMinute: 120 } } }).config.http.rateLimit).toEqual({ requestsPerMinute: 120 })
-    expect(() => loadedConfig({ http: { rateLimit: { requestsPerMinute: 0 } } })).toThrow(/http\.rateLimit\.requestsPerMinute/)
+    expect(loadedConfig({ http: { rateLimit: { requestsPerMinute: 120 } } }).config.http.rateLimit).toEqual({
+      requestsPerMinute: 120,
+    })
+    expect(() => loadedConfig({ http: { rateLimit: { requestsPerMinute: 0 } } })).toThrow(
+      /http\.rateLimit\.requestsPerMinute/,
+    )
     expect(() => loadedConfig({ http: { rateLimit: { perMinute: 5 } } })).toThrow(/http\.rateLimit/)
-    expect(() => httpSettings(loadedConfig({ http: { path: '/metrics' } }), undefined, {})).toThrow(/http\.path: \/metrics is where metrics are served/)
-    expect(httpSettings(loadedConfig({ http: { path: '/metrics', metrics: false } }), undefined, {}).listen.port).toBe(8808)
+    expect(() => httpSettings(loadedConfig({ http: { path: '/metrics' } }), undefined, {})).toThrow(
+      /http\.path: \/metrics is where metrics are served/,
+    )
+    expect(httpSettings(loadedConfig({ http: { path: '/metrics', metrics: false } }), undefined, {}).listen.port).toBe(
+      8808,
+    )
   })
 })

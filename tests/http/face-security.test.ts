@@ -33,7 +33,11 @@ async function serve(face: HttpFace, as: 'mcp' | 'metrics' = 'mcp'): Promise<{ b
   const server = createServer((req, res) => {
     void (async () => {
       const inbound = inboundOf(req, base, abortedByClient(res))
-      await sendResponse(req, res, as === 'mcp' ? await face.handle(inbound) : await face.handleMetricsPort(inbound.request))
+      await sendResponse(
+        req,
+        res,
+        as === 'mcp' ? await face.handle(inbound) : await face.handleMetricsPort(inbound.request),
+      )
     })().catch(() => res.destroy())
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -68,16 +72,25 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
     servers.push(server)
     return { face, base, url: `${base}/mcp` }
   }
-  const get = (url: string, token?: string, headers: Record<string, string> = {}) => fetch(url, { headers: { ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) } })
+  const get = (url: string, token?: string, headers: Record<string, string> = {}) =>
+    fetch(url, { headers: { ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) } })
   const initialize = async (url: string, token?: string) => {
-    const response = await fetch(url, { method: 'POST', headers: mcpHeaders(token ? { Authorization: `Bearer ${token}` } : {}), body: initializeBody })
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: mcpHeaders(token ? { Authorization: `Bearer ${token}` } : {}),
+      body: initializeBody,
+    })
     await response.text()
     return { status: response.status, sessionId: response.headers.get('mcp-session-id') }
   }
   const initialized = async (url: string, token: string | undefined, sessionId: string) => {
     const r = await fetch(url, {
       method: 'POST',
-      headers: mcpHeaders({ ...(token ? { Authorization: `Bearer ${token}` } : {}), 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25' }),
+      headers: mcpHeaders({
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        'Mcp-Session-Id': sessionId,
+        'MCP-Protocol-Version': '2025-11-25',
+      }),
       body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
     })
     await r.text()
@@ -86,15 +99,30 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
   const ping = async (url: string, token: string | undefined, sessionId: string) => {
     const r = await fetch(url, {
       method: 'POST',
-      headers: mcpHeaders({ ...(token ? { Authorization: `Bearer ${token}` } : {}), 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25' }),
+      headers: mcpHeaders({
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        'Mcp-Session-Id': sessionId,
+        'MCP-Protocol-Version': '2025-11-25',
+      }),
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
     })
     return { status: r.status, body: await r.text() }
   }
 
   beforeAll(async () => {
-    runtime = await startRuntime({ mcpServers: { vault: fixtureEntry('echo'), broken: { command: '/nonexistent/myc-test-no-such-command', restart: { maxRetries: 0 } } } })
-    await waitFor(() => runtime.supervisor.children.get('broken')?.state === 'FAILED' && runtime.supervisor.children.get('vault')?.state === 'RUNNING', 15_000, 'vault to run and broken to fail')
+    runtime = await startRuntime({
+      mcpServers: {
+        vault: fixtureEntry('echo'),
+        broken: { command: '/nonexistent/myc-test-no-such-command', restart: { maxRetries: 0 } },
+      },
+    })
+    await waitFor(
+      () =>
+        runtime.supervisor.children.get('broken')?.state === 'FAILED' &&
+        runtime.supervisor.children.get('vault')?.state === 'RUNNING',
+      15_000,
+      'vault to run and broken to fail',
+    )
     metrics = await createMetrics({ runtime, sessions: () => ({ active: 0, inFlight: 0 }), processMetrics: false })
   }, 30_000)
   afterAll(async () => {
@@ -112,7 +140,9 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
         expect(r.status).toBe(404)
         const body = await r.text()
         expect(body).not.toMatch(/vault|myc_/)
-        expect(JSON.parse(body)).toMatchObject({ error: { message: expect.stringMatching(/http\.metricsToken.*http\.metricsListen/) } })
+        expect(JSON.parse(body)).toMatchObject({
+          error: { message: expect.stringMatching(/http\.metricsToken.*http\.metricsListen/) },
+        })
       }
     })
 
@@ -158,7 +188,10 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
       const { base } = await start({ metrics, metricsListen }, 'metrics')
       const text = await (await get(`${base}/metrics`)).text()
       expect(text).toMatch(/myc_child_state\{server="vault",state="RUNNING"\} 1/)
-      expect(await (await get(`${base}/readyz`)).json()).toEqual({ ready: false, notRunning: [{ server: 'broken', state: 'FAILED' }] })
+      expect(await (await get(`${base}/readyz`)).json()).toEqual({
+        ready: false,
+        notRunning: [{ server: 'broken', state: 'FAILED' }],
+      })
       expect((await get(`${base}/mcp`)).status).toBe(404)
       expect((await initialize(`${base}/mcp`, ALICE)).status).toBe(405)
       expect((await get(`${base}/healthz`)).status).toBe(200)
@@ -179,7 +212,14 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
     })
 
     it('with both, the metrics address asks for the token too', async () => {
-      const { base } = await start({ metrics, metricsListen: { host: '127.0.0.1', port: 9464 }, metricsToken: readMetricsToken({ env: 'M' }, ENV, []) }, 'metrics')
+      const { base } = await start(
+        {
+          metrics,
+          metricsListen: { host: '127.0.0.1', port: 9464 },
+          metricsToken: readMetricsToken({ env: 'M' }, ENV, []),
+        },
+        'metrics',
+      )
       expect((await get(`${base}/metrics`)).status).toBe(401)
       expect(await (await get(`${base}/readyz`)).json()).toEqual({ ready: false })
       expect((await get(`${base}/metrics`, SCRAPER)).status).toBe(200)
@@ -187,14 +227,32 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
 
     it('config: http.metricsToken is read from its variable (a clear error naming the key otherwise), never one of http.tokens; http.metricsListen is an address of its own', () => {
       const tokens = [{ env: 'A', role: 'dev' }]
-      const settings = httpSettings(loadedConfig({ http: { tokens, metricsToken: { env: 'M' }, metricsListen: '127.0.0.1:9464' } }), undefined, ENV)
+      const settings = httpSettings(
+        loadedConfig({ http: { tokens, metricsToken: { env: 'M' }, metricsListen: '127.0.0.1:9464' } }),
+        undefined,
+        ENV,
+      )
       expect(settings.metricsToken).toBeInstanceOf(Buffer)
       expect(settings.metricsListen).toEqual({ host: '127.0.0.1', port: 9464 })
-      expect(() => httpSettings(loadedConfig({ http: { tokens, metricsToken: { env: 'MYC_TEST_UNSET_METRICS' } } }), undefined, ENV)).toThrow(/http\.metricsToken\.env: environment variable MYC_TEST_UNSET_METRICS is not set/)
-      expect(() => httpSettings(loadedConfig({ http: { tokens, metricsToken: { env: 'A' } } }), undefined, ENV)).toThrow(/http\.metricsToken\.env: A holds the same token as http\.tokens\[0\]/)
+      expect(() =>
+        httpSettings(
+          loadedConfig({ http: { tokens, metricsToken: { env: 'MYC_TEST_UNSET_METRICS' } } }),
+          undefined,
+          ENV,
+        ),
+      ).toThrow(/http\.metricsToken\.env: environment variable MYC_TEST_UNSET_METRICS is not set/)
+      expect(() =>
+        httpSettings(loadedConfig({ http: { tokens, metricsToken: { env: 'A' } } }), undefined, ENV),
+      ).toThrow(/http\.metricsToken\.env: A holds the same token as http\.tokens\[0\]/)
       expect(() => loadedConfig({ http: { metricsToken: 'plain-text' } })).toThrow(/http\.metricsToken/)
       expect(() => loadedConfig({ http: { metricsListen: 'nowhere' } })).toThrow(/http\.metricsListen/)
-      expect(() => httpSettings(loadedConfig({ http: { listen: '127.0.0.1:8808', metricsListen: '127.0.0.1:8808' } }), undefined, ENV)).toThrow(/http\.metricsListen: 127\.0\.0\.1:8808 is where the MCP endpoint listens/)
+      expect(() =>
+        httpSettings(
+          loadedConfig({ http: { listen: '127.0.0.1:8808', metricsListen: '127.0.0.1:8808' } }),
+          undefined,
+          ENV,
+        ),
+      ).toThrow(/http\.metricsListen: 127\.0\.0\.1:8808 is where the MCP endpoint listens/)
     })
   })
 
@@ -211,7 +269,9 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
       for (const replica of [first, reordered, shortened]) {
         const r = await ping(replica.url, BOB, sessionId!)
         expect(r.status).toBe(404)
-        expect(JSON.parse(r.body)).toMatchObject({ error: { code: -32001, message: expect.stringMatching(/^Session not found/) } })
+        expect(JSON.parse(r.body)).toMatchObject({
+          error: { code: -32001, message: expect.stringMatching(/^Session not found/) },
+        })
       }
       // Alice carries it on, on the replica with her token elsewhere in the list.
       expect((await ping(reordered.url, ALICE, sessionId!)).status).toBe(200)
@@ -230,14 +290,20 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
       expect(readTokens(aliceAndBob, noSecret)[0]!.key).not.toBe(readTokens(aliceAndBob, noSecret)[0]!.key)
       expect(credentialKeyer(noSecret).shared).toBe(false)
       expect(credentialKeyer(ENV).shared).toBe(true)
-      expect(() => credentialKeyer({ MYC_SESSION_SECRET: 'short' })).toThrow(/MYC_SESSION_SECRET: 5 characters; use at least 32/)
+      expect(() => credentialKeyer({ MYC_SESSION_SECRET: 'short' })).toThrow(
+        /MYC_SESSION_SECRET: 5 characters; use at least 32/,
+      )
     })
 
     it('a Redis session store with tokens needs MYC_SESSION_SECRET (a config error naming it); the memory store does not', () => {
       const raw = { http: { sessionStore: 'redis://127.0.0.1:6399', tokens: aliceAndBob } }
-      expect(() => httpSettings(loadedConfig(raw), undefined, { A: ALICE, B: BOB })).toThrow(/http\.sessionStore: .*set MYC_SESSION_SECRET to the same random value on every replica/)
+      expect(() => httpSettings(loadedConfig(raw), undefined, { A: ALICE, B: BOB })).toThrow(
+        /http\.sessionStore: .*set MYC_SESSION_SECRET to the same random value on every replica/,
+      )
       expect(httpSettings(loadedConfig(raw), undefined, ENV).tokens).toHaveLength(2)
-      expect(httpSettings(loadedConfig({ http: { tokens: aliceAndBob } }), undefined, { A: ALICE, B: BOB }).tokens).toHaveLength(2)
+      expect(
+        httpSettings(loadedConfig({ http: { tokens: aliceAndBob } }), undefined, { A: ALICE, B: BOB }).tokens,
+      ).toHaveLength(2)
     })
   })
 
@@ -246,16 +312,31 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
       const { url } = await start({ maxSessionsPerCredential: 2 })
       const opened = [await initialize(url, ALICE), await initialize(url, ALICE)]
       expect(opened.map((o) => o.status)).toEqual([200, 200])
-      const refused = await fetch(url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${ALICE}` }), body: initializeBody })
+      const refused = await fetch(url, {
+        method: 'POST',
+        headers: mcpHeaders({ Authorization: `Bearer ${ALICE}` }),
+        body: initializeBody,
+      })
       expect(refused.status).toBe(429)
       expect(await refused.json()).toEqual({
         jsonrpc: '2.0',
         id: null,
-        error: { code: -32000, message: 'Too Many Requests: this credential holds 2 sessions, the most one may (http.maxSessionsPerCredential is 2); end one (DELETE) or let one expire' },
+        error: {
+          code: -32000,
+          message:
+            'Too Many Requests: this credential holds 2 sessions, the most one may (http.maxSessionsPerCredential is 2); end one (DELETE) or let one expire',
+        },
       })
       expect((await initialize(url, BOB)).status).toBe(200)
       // Ending one makes room.
-      const ended = await fetch(url, { method: 'DELETE', headers: { Authorization: `Bearer ${ALICE}`, 'Mcp-Session-Id': opened[0]!.sessionId!, 'MCP-Protocol-Version': '2025-11-25' } })
+      const ended = await fetch(url, {
+        method: 'DELETE',
+        headers: {
+          Authorization: `Bearer ${ALICE}`,
+          'Mcp-Session-Id': opened[0]!.sessionId!,
+          'MCP-Protocol-Version': '2025-11-25',
+        },
+      })
       expect(ended.status).toBe(200)
       expect((await initialize(url, ALICE)).status).toBe(200)
     })
@@ -266,7 +347,11 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
       const done = await initialize(url, ALICE)
       expect(await initialized(url, ALICE, done.sessionId!)).toBe(202)
       expect((await initialize(url, ALICE)).status).toBe(429)
-      await waitFor(async () => (await ping(url, ALICE, never.sessionId!)).status === 404, 5_000, 'the uninitialized session to expire (404)')
+      await waitFor(
+        async () => (await ping(url, ALICE, never.sessionId!)).status === 404,
+        5_000,
+        'the uninitialized session to expire (404)',
+      )
       expect((await ping(url, ALICE, done.sessionId!)).status).toBe(200)
       expect((await initialize(url, ALICE)).status).toBe(200)
     })
@@ -283,20 +368,36 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
       const keys = await generateKeyPair('ES256')
       const issuer = 'https://id.example.test/'
       const audience = 'myc-unit'
-      const jwt = await createJwtVerifier({ issuer, audience, publicKey: await exportSPKI(keys.publicKey), roleClaim: 'role' })
+      const jwt = await createJwtVerifier({
+        issuer,
+        audience,
+        publicKey: await exportSPKI(keys.publicKey),
+        roleClaim: 'role',
+      })
       const sign = (sub?: string) => {
-        let t = new SignJWT({ role: 'dev' }).setProtectedHeader({ alg: 'ES256' }).setIssuer(issuer).setAudience(audience).setIssuedAt().setExpirationTime('5m')
+        let t = new SignJWT({ role: 'dev' })
+          .setProtectedHeader({ alg: 'ES256' })
+          .setIssuer(issuer)
+          .setAudience(audience)
+          .setIssuedAt()
+          .setExpirationTime('5m')
         if (sub !== undefined) t = t.setSubject(sub)
         return t.sign(keys.privateKey)
       }
       const { url, base } = await start({ tokens: [], jwt })
       for (const token of [await sign(), await sign('')]) {
-        const r = await fetch(url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}` }), body: initializeBody })
+        const r = await fetch(url, {
+          method: 'POST',
+          headers: mcpHeaders({ Authorization: `Bearer ${token}` }),
+          body: initializeBody,
+        })
         expect(r.status).toBe(401)
         expect(r.headers.get('www-authenticate')).toBe(
           `Bearer realm="mycelium", resource_metadata="${base}/.well-known/oauth-protected-resource", error="invalid_token", error_description="the token has no sub claim (myc binds a caller to iss and sub)"`,
         )
-        expect(((await r.json()) as { error: { message: string } }).error.message).toBe('Unauthorized: the token has no sub claim (myc binds a caller to iss and sub)')
+        expect(((await r.json()) as { error: { message: string } }).error.message).toBe(
+          'Unauthorized: the token has no sub claim (myc binds a caller to iss and sub)',
+        )
       }
       const g = await sign('g')
       const opened = await initialize(url, g)
@@ -311,7 +412,8 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
     it("a page on https:// at myc's host:port is another origin than myc on http://", async () => {
       const { url, base } = await start({ tokens: [] })
       const port = new URL(base).port
-      const withOrigin = (origin: string) => fetch(url, { method: 'POST', headers: mcpHeaders({ Origin: origin }), body: initializeBody })
+      const withOrigin = (origin: string) =>
+        fetch(url, { method: 'POST', headers: mcpHeaders({ Origin: origin }), body: initializeBody })
       const https = await withOrigin(`https://127.0.0.1:${port}`)
       expect(https.status).toBe(403)
       expect(await https.text()).toMatch(/is not allowed \(list it in http\.allowedOrigins\)/)
@@ -324,8 +426,22 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
 })
 
 /** The result (or error) of one JSON-RPC request in a session, read from JSON or from the SSE stream. */
-async function rpc(url: string, token: string, sessionId: string, method: string, params: Record<string, unknown> = {}): Promise<{ status: number; result?: Record<string, unknown>; error?: { message: string } }> {
-  const r = await fetch(url, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${token}`, 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25' }), body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }) })
+async function rpc(
+  url: string,
+  token: string,
+  sessionId: string,
+  method: string,
+  params: Record<string, unknown> = {},
+): Promise<{ status: number; result?: Record<string, unknown>; error?: { message: string } }> {
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: mcpHeaders({
+      Authorization: `Bearer ${token}`,
+      'Mcp-Session-Id': sessionId,
+      'MCP-Protocol-Version': '2025-11-25',
+    }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+  })
   const text = await r.text()
   if (r.status !== 200) return { status: r.status, ...(text ? (JSON.parse(text) as object) : {}) }
   const messages = (r.headers.get('content-type') ?? '').includes('text/event-stream')
@@ -339,13 +455,27 @@ async function rpc(url: string, token: string, sessionId: string, method: string
 }
 
 describe('a session narrowed by a narrower JWT, across two replicas sharing a store (policy mode, real HTTP)', () => {
-  const harness = new PolicyHarness(async () => loadedConfig({ mcpServers: { echo: fixtureEntry('echo') }, skills: { dirs: [`${repoRoot}/tests/fixtures/http/skills`] }, session: { defaultSkills: ['common'] } }))
+  const harness = new PolicyHarness(async () =>
+    loadedConfig({
+      mcpServers: { echo: fixtureEntry('echo') },
+      skills: { dirs: [`${repoRoot}/tests/fixtures/http/skills`] },
+      session: { defaultSkills: ['common'] },
+    }),
+  )
   const faces: HttpFace[] = []
   const servers: Server[] = []
   let keys: Awaited<ReturnType<typeof generateKeyPair>>
   const issuer = 'https://id.example.test/'
   const audience = 'myc-narrow'
-  const sign = (claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: 'ES256' }).setIssuer(issuer).setAudience(audience).setSubject('carol').setIssuedAt().setExpirationTime('5m').sign(keys.privateKey)
+  const sign = (claims: Record<string, unknown>) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuer(issuer)
+      .setAudience(audience)
+      .setSubject('carol')
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(keys.privateKey)
 
   beforeAll(async () => {
     await harness.start()
@@ -359,7 +489,13 @@ describe('a session narrowed by a narrower JWT, across two replicas sharing a st
 
   const replica = async (store: MemorySessionStore) => {
     const { runtime, loaded, mode } = harness
-    const jwt = await createJwtVerifier({ issuer, audience, publicKey: await exportSPKI(keys.publicKey), roleClaim: 'role', skillsClaim: 'scope' })
+    const jwt = await createJwtVerifier({
+      issuer,
+      audience,
+      publicKey: await exportSPKI(keys.publicKey),
+      roleClaim: 'role',
+      skillsClaim: 'scope',
+    })
     const face = new HttpFace({
       runtime,
       logger: runtime.logger,
@@ -367,9 +503,20 @@ describe('a session narrowed by a narrower JWT, across two replicas sharing a st
       path: '/mcp',
       tokens: [],
       jwt,
-      identity: (role, skills) => (mode.kind === 'policy' ? { ok: true, skills: skills.filter((s) => mode.state.policy.reaches(role, s)) } : { ok: true, skills: [] }),
+      identity: (role, skills) =>
+        mode.kind === 'policy'
+          ? { ok: true, skills: skills.filter((s) => mode.state.policy.reaches(role, s)) }
+          : { ok: true, skills: [] },
       launch: launchPrincipal(undefined, undefined),
-      viewFor: (p) => createView(mode, loaded, { role: p.role, skills: p.skills, env: {}, catalogue: runtime.catalogue, logger: harness.logger, transport: 'http' }),
+      viewFor: (p) =>
+        createView(mode, loaded, {
+          role: p.role,
+          skills: p.skills,
+          env: {},
+          catalogue: runtime.catalogue,
+          logger: harness.logger,
+          transport: 'http',
+        }),
       allowedOrigins: [],
       allowedHosts: [],
       maxSessions: 100,
@@ -388,10 +535,24 @@ describe('a session narrowed by a narrower JWT, across two replicas sharing a st
     const [a, b] = [await replica(store), await replica(store)]
     const wide = await sign({ role: 'guest', scope: 'skill:reader' })
     const narrow = await sign({ role: 'guest', scope: 'openid' })
-    const opened = await fetch(a, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${wide}` }), body: initializeBody })
+    const opened = await fetch(a, {
+      method: 'POST',
+      headers: mcpHeaders({ Authorization: `Bearer ${wide}` }),
+      body: initializeBody,
+    })
     await opened.text()
     const id = opened.headers.get('mcp-session-id')!
-    await (await fetch(a, { method: 'POST', headers: mcpHeaders({ Authorization: `Bearer ${wide}`, 'Mcp-Session-Id': id, 'MCP-Protocol-Version': '2025-11-25' }), body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text()
+    await (
+      await fetch(a, {
+        method: 'POST',
+        headers: mcpHeaders({
+          Authorization: `Bearer ${wide}`,
+          'Mcp-Session-Id': id,
+          'MCP-Protocol-Version': '2025-11-25',
+        }),
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      })
+    ).text()
     const tools = async (url: string, token: string) => {
       const answer = await rpc(url, token, id, 'tools/list')
       expect(answer.status, JSON.stringify(answer)).toBe(200)
@@ -403,8 +564,14 @@ describe('a session narrowed by a narrower JWT, across two replicas sharing a st
     // Replica a, holding the session too, sees it narrowed, even for the wider token.
     expect(await tools(a, wide)).not.toContain('echo__add')
     expect(await tools(b, wide)).not.toContain('echo__add')
-    const again = await rpc(a, wide, id, 'tools/call', { name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
-    expect(again.result).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/Skill reader is no longer granted/) }] })
+    const again = await rpc(a, wide, id, 'tools/call', {
+      name: 'mycelium__activate_skill',
+      arguments: { name: 'reader' },
+    })
+    expect(again.result).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/Skill reader is no longer granted/) }],
+    })
     expect(await tools(b, wide)).not.toContain('echo__add')
     const record = await store.load(id)
     expect(record).toMatchObject({ principal: { skills: [] }, revoked: ['reader'] })

@@ -27,7 +27,17 @@ describe('http.jwt: tokens from an identity provider', () => {
   })
   afterAll(() => new Promise<void>((r) => jwks.close(() => r())))
 
-  const sign = (claims: Record<string, unknown>, over: { key?: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']; iss?: string; aud?: string; exp?: number | string; nbf?: number; noExp?: boolean } = {}) => {
+  const sign = (
+    claims: Record<string, unknown>,
+    over: {
+      key?: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']
+      iss?: string
+      aud?: string
+      exp?: number | string
+      nbf?: number
+      noExp?: boolean
+    } = {},
+  ) => {
     let jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
       .setIssuer(over.iss ?? issuer)
@@ -69,23 +79,59 @@ describe('http.jwt: tokens from an identity provider', () => {
   })
 
   it('a PEM public key works without a JWKS; a bad one is a config error at start', async () => {
-    const v = await createJwtVerifier({ issuer, audience, publicKey: await exportSPKI(keys.publicKey), roleClaim: 'role', skillsClaim: 'skills' })
-    expect(await v.verify(await sign({ role: 'qa', skills: ['reader'] }))).toMatchObject({ ok: true, identity: { role: 'qa', skills: ['reader'] } })
-    await expect(createJwtVerifier({ issuer, audience, publicKey: 'nope', roleClaim: 'role' })).rejects.toThrow(/http\.jwt\.publicKey: not a PEM public key/)
-    await expect(createJwtVerifier({ issuer, audience, roleClaim: 'role' })).rejects.toThrow(/give jwksUrl .* or publicKey/)
+    const v = await createJwtVerifier({
+      issuer,
+      audience,
+      publicKey: await exportSPKI(keys.publicKey),
+      roleClaim: 'role',
+      skillsClaim: 'skills',
+    })
+    expect(await v.verify(await sign({ role: 'qa', skills: ['reader'] }))).toMatchObject({
+      ok: true,
+      identity: { role: 'qa', skills: ['reader'] },
+    })
+    await expect(createJwtVerifier({ issuer, audience, publicKey: 'nope', roleClaim: 'role' })).rejects.toThrow(
+      /http\.jwt\.publicKey: not a PEM public key/,
+    )
+    await expect(createJwtVerifier({ issuer, audience, roleClaim: 'role' })).rejects.toThrow(
+      /give jwksUrl .* or publicKey/,
+    )
   })
 
   it('refuses a valid token without a subject (no sub, an empty or non-string one): every such token would be one caller', async () => {
-    const v = await createJwtVerifier({ issuer, audience, publicKey: await exportSPKI(keys.publicKey), roleClaim: 'role' })
-    const base = () => new SignJWT({ role: 'dev' }).setProtectedHeader({ alg: 'ES256' }).setIssuer(issuer).setAudience(audience).setIssuedAt().setExpirationTime('5m')
+    const v = await createJwtVerifier({
+      issuer,
+      audience,
+      publicKey: await exportSPKI(keys.publicKey),
+      roleClaim: 'role',
+    })
+    const base = () =>
+      new SignJWT({ role: 'dev' })
+        .setProtectedHeader({ alg: 'ES256' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setIssuedAt()
+        .setExpirationTime('5m')
     for (const token of [
       await base().sign(keys.privateKey),
       await base().setSubject('  ').sign(keys.privateKey),
-      await new SignJWT({ role: 'dev', sub: 42 } as unknown as { role: string }).setProtectedHeader({ alg: 'ES256' }).setIssuer(issuer).setAudience(audience).setExpirationTime('5m').sign(keys.privateKey),
+      await new SignJWT({ role: 'dev', sub: 42 } as unknown as { role: string })
+        .setProtectedHeader({ alg: 'ES256' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setExpirationTime('5m')
+        .sign(keys.privateKey),
     ]) {
-      expect(await v.verify(token)).toEqual({ ok: false, reason: 'no sub claim', description: 'the token has no sub claim (myc binds a caller to iss and sub)' })
+      expect(await v.verify(token)).toEqual({
+        ok: false,
+        reason: 'no sub claim',
+        description: 'the token has no sub claim (myc binds a caller to iss and sub)',
+      })
     }
-    expect(await v.verify(await base().setSubject('bob').sign(keys.privateKey))).toEqual({ ok: true, identity: { subject: `${issuer}|bob`, role: 'dev', skills: [] } })
+    expect(await v.verify(await base().setSubject('bob').sign(keys.privateKey))).toEqual({
+      ok: true,
+      identity: { subject: `${issuer}|bob`, role: 'dev', skills: [] },
+    })
   })
 
   it('skills from a claim: lists, scope strings, skill: prefixes', () => {
@@ -96,6 +142,11 @@ describe('http.jwt: tokens from an identity provider', () => {
   })
 
   it('RFC 9728 metadata names the resource and the issuer', () => {
-    expect(protectedResourceMetadata({ issuer, audience, roleClaim: 'role' }, ['skill:reader'])).toMatchObject({ resource: audience, authorization_servers: [issuer], bearer_methods_supported: ['header'], scopes_supported: ['skill:reader'] })
+    expect(protectedResourceMetadata({ issuer, audience, roleClaim: 'role' }, ['skill:reader'])).toMatchObject({
+      resource: audience,
+      authorization_servers: [issuer],
+      bearer_methods_supported: ['header'],
+      scopes_supported: ['skill:reader'],
+    })
   })
 })

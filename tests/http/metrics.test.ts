@@ -27,7 +27,12 @@ describe('metrics: the text of GET /metrics', () => {
   const sessions = { active: 3, inFlight: 1 }
 
   beforeAll(async () => {
-    runtime = await startRuntime({ mcpServers: { echo: fixtureEntry('echo'), boom: fixtureEntry('crash', { restart: { initialDelayMs: 1, maxDelayMs: 5 } }) } })
+    runtime = await startRuntime({
+      mcpServers: {
+        echo: fixtureEntry('echo'),
+        boom: fixtureEntry('crash', { restart: { initialDelayMs: 1, maxDelayMs: 5 } }),
+      },
+    })
     metrics = await createMetrics({ runtime, sessions: () => sessions, processMetrics: false })
     ;({ client } = await connectClient(runtime))
   })
@@ -97,7 +102,13 @@ describe('metrics: the text of GET /metrics', () => {
     // The child dies mid-call: the call fails as unavailable, and the supervisor restarts it.
     const crashed = await client.callTool({ name: 'boom__crash', arguments: {} })
     expect(crashed.isError).toBe(true)
-    await waitFor(() => runtime.supervisor.children.get('boom')!.state === 'RUNNING' && (runtime.supervisor.restarts.get('boom') ?? 0) > 0, 10_000, 'boom to run again')
+    await waitFor(
+      () =>
+        runtime.supervisor.children.get('boom')!.state === 'RUNNING' &&
+        (runtime.supervisor.restarts.get('boom') ?? 0) > 0,
+      10_000,
+      'boom to run again',
+    )
     text = await metrics.text()
     expect(sample(text, 'myc_tool_call_errors_total', { server: 'boom', tool: 'crash', kind: 'unavailable' })).toBe(1)
     expect(sample(text, 'myc_child_restarts_total', { server: 'boom' })).toBe(1)
@@ -144,6 +155,8 @@ describe('prom-client is loaded only by myc serve --http with metrics on', () =>
       ).toEqual([])
     }
     // The walk does see a static import where there is one (metrics.ts takes the libraries from http-deps.ts, which loads them on demand).
-    expect(staticGraph(path.join(repoRoot, 'src/http/metrics.ts')).has(path.join(repoRoot, 'src/http/http-deps.ts'))).toBe(true)
+    expect(
+      staticGraph(path.join(repoRoot, 'src/http/metrics.ts')).has(path.join(repoRoot, 'src/http/http-deps.ts')),
+    ).toBe(true)
   })
 })

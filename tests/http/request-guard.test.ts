@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { allowedHostnames, checkHost, checkOrigin, corsHeaders, normalizeOrigin, preflightHeaders } from '../../src/http/request-guard.js'
+import {
+  allowedHostnames,
+  checkHost,
+  checkOrigin,
+  corsHeaders,
+  normalizeOrigin,
+  preflightHeaders,
+} from '../../src/http/request-guard.js'
 
 describe('Host header (DNS rebinding)', () => {
   it('a loopback bind answers to the loopback names and its own host, port-agnostic', () => {
@@ -64,7 +71,15 @@ describe('Origin header', () => {
     expect(checkOrigin('http://localhost:5173', allowed)).toEqual({ ok: true, origin: 'http://localhost:5173' })
   })
 
-  it.each(['https://evil.example', 'http://app.example.com', 'https://app.example.com:8443', 'http://localhost:3000', 'null', 'not a url', 'file:///etc/passwd'])('%s is refused', (origin) => {
+  it.each([
+    'https://evil.example',
+    'http://app.example.com',
+    'https://app.example.com:8443',
+    'http://localhost:3000',
+    'null',
+    'not a url',
+    'file:///etc/passwd',
+  ])('%s is refused', (origin) => {
     const verdict = checkOrigin(origin, allowed)
     expect(verdict.ok).toBe(false)
     if (!verdict.ok) expect(verdict.message).toMatch(/is not allowed \(list it in http\.allowedOrigins\)/)
@@ -81,7 +96,13 @@ describe('Origin header', () => {
   })
 
   it('CORS headers name only the allowed origin', () => {
-    expect(corsHeaders('https://app.example.com')).toMatchObject({ 'Access-Control-Allow-Origin': 'https://app.example.com', Vary: 'Origin', 'Access-Control-Expose-Headers': expect.stringMatching(/Mcp-Session-Id/) })
-    expect(preflightHeaders('https://app.example.com')['Access-Control-Allow-Headers']).toMatch(/Authorization.*Mcp-Session-Id.*MCP-Protocol-Version/)
+    expect(corsHeaders('https://app.example.com')).toMatchObject({
+      'Access-Control-Allow-Origin': 'https://app.example.com',
+      Vary: 'Origin',
+      'Access-Control-Expose-Headers': expect.stringMatching(/Mcp-Session-Id/),
+    })
+    expect(preflightHeaders('https://app.example.com')['Access-Control-Allow-Headers']).toMatch(
+      /Authorization.*Mcp-Session-Id.*MCP-Protocol-Version/,
+    )
   })
 })

@@ -1,12 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MemorySessionStore, openSessionStore, type SessionStore, type SharedSession } from '../../src/http/session-store.js'
+import {
+  MemorySessionStore,
+  openSessionStore,
+  type SessionStore,
+  type SharedSession,
+} from '../../src/http/session-store.js'
 import { redactUrl } from '../../src/redact.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
 
 const record = (id: string, over: Partial<SharedSession> = {}): SharedSession => ({
   id,
   principal: { key: 'token:0', label: 'alice', role: 'dev', skills: ['reader'] },
-  initialize: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'c', version: '1' } },
+  initialize: {
+    protocolVersion: '2025-11-25',
+    capabilities: { elicitation: {} },
+    clientInfo: { name: 'c', version: '1' },
+  },
   activeSkills: ['common', 'reader'],
   subscriptions: ['test://x'],
   logLevel: 'info',
@@ -82,7 +91,9 @@ describe.skipIf(!hasRedis())('Redis', () => {
 
 describe('http.sessionStore', () => {
   it('an unreachable Redis is an error naming the setting, without the password', async () => {
-    await expect(openSessionStore('redis://user:secret@127.0.0.1:1', () => {})).rejects.toThrow(/http\.sessionStore: cannot reach Redis at redis:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:1/)
+    await expect(openSessionStore('redis://user:secret@127.0.0.1:1', () => {})).rejects.toThrow(
+      /http\.sessionStore: cannot reach Redis at redis:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:1/,
+    )
     expect(redactUrl('rediss://:pw@h:6380/0')).toBe('rediss://:***@h:6380/0')
   }, 20_000)
 })

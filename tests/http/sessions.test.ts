@@ -22,14 +22,22 @@ describe('Sessions: the cap, idle expiry, in-flight counting', () => {
   it('isExpired: a session never initialized lives initMs from its opening, however busy; an initialized one the idle time', () => {
     expect(isExpired({ lastSeen: 900, createdAt: 0, inFlight: 0, initialized: false }, 1_001, 60_000, 1_000)).toBe(true)
     expect(isExpired({ lastSeen: 900, createdAt: 0, inFlight: 0, initialized: true }, 1_001, 60_000, 1_000)).toBe(false)
-    expect(isExpired({ lastSeen: 900, createdAt: 0, inFlight: 1, initialized: false }, 1_001, 60_000, 1_000)).toBe(false)
+    expect(isExpired({ lastSeen: 900, createdAt: 0, inFlight: 1, initialized: false }, 1_001, 60_000, 1_000)).toBe(
+      false,
+    )
     expect(isExpired({ lastSeen: 0, createdAt: 0, inFlight: 0, initialized: false }, 29_000, 60_000)).toBe(false)
     expect(isExpired({ lastSeen: 0, createdAt: 0, inFlight: 0, initialized: false }, 30_001, 60_000)).toBe(true)
   })
 
   it('ownedBy counts the live sessions of one owner (for http.maxSessionsPerCredential); fullFor at the cap', () => {
     let now = 0
-    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), { maxSessions: 10, maxPerOwner: 2, idleMs: 1_000, initMs: 100, now: () => now })
+    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), {
+      maxSessions: 10,
+      maxPerOwner: 2,
+      idleMs: 1_000,
+      initMs: 100,
+      now: () => now,
+    })
     sessions.add({ ...entry('a1', []), owner: 'a', initialized: false })
     sessions.add({ ...entry('a2', []), owner: 'a', initialized: true })
     sessions.add({ ...entry('b1', []), owner: 'b' })
@@ -45,7 +53,11 @@ describe('Sessions: the cap, idle expiry, in-flight counting', () => {
   it('a session idle too long reads as absent and is closed; a used one lives on', () => {
     let now = 0
     const closed: string[] = []
-    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), { maxSessions: 10, idleMs: 1_000, now: () => now })
+    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), {
+      maxSessions: 10,
+      idleMs: 1_000,
+      now: () => now,
+    })
     const a = entry('a', closed)
     const b = entry('b', closed)
     sessions.add(a)
@@ -62,7 +74,11 @@ describe('Sessions: the cap, idle expiry, in-flight counting', () => {
   it('a request in flight keeps a session alive however long it takes; its end counts as use', () => {
     let now = 0
     const closed: string[] = []
-    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), { maxSessions: 10, idleMs: 1_000, now: () => now })
+    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), {
+      maxSessions: 10,
+      idleMs: 1_000,
+      now: () => now,
+    })
     const a = entry('a', closed)
     sessions.add(a)
     const done = sessions.begin(a)

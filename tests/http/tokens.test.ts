@@ -77,7 +77,10 @@ describe('matchToken', () => {
     expect(matchToken(tokens, undefined)).toEqual({ ok: false, reason: 'missing' })
     expect(matchToken(tokens, '')).toEqual({ ok: false, reason: 'missing' })
     expect(matchToken(tokens, 'Bearer nope')).toEqual({ ok: false, reason: 'invalid' })
-    expect(matchToken(tokens, `Basic ${Buffer.from(`x:${env.TOKEN_A}`).toString('base64')}`)).toEqual({ ok: false, reason: 'invalid' })
+    expect(matchToken(tokens, `Basic ${Buffer.from(`x:${env.TOKEN_A}`).toString('base64')}`)).toEqual({
+      ok: false,
+      reason: 'invalid',
+    })
     // A prefix or an extension of a real token is not that token.
     expect(matchToken(tokens, `Bearer ${env.TOKEN_A.slice(0, -1)}`)).toEqual({ ok: false, reason: 'invalid' })
     expect(matchToken(tokens, `Bearer ${env.TOKEN_A}x`)).toEqual({ ok: false, reason: 'invalid' })

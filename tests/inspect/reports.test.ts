@@ -2,7 +2,18 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { builtinByWireName, builtinTools, lintSkills, policyCheck, previewSkill, roleDefinitionFile, roleWarningProblems, roleWarnings, SERVED_BUILTINS, toolsReport } from '../../src/inspect/reports.js'
+import {
+  builtinByWireName,
+  builtinTools,
+  lintSkills,
+  policyCheck,
+  previewSkill,
+  roleDefinitionFile,
+  roleWarningProblems,
+  roleWarnings,
+  SERVED_BUILTINS,
+  toolsReport,
+} from '../../src/inspect/reports.js'
 import { previewActivation, unknownSkill } from '../../src/policy/escalation.js'
 import { Policy, visibleBuiltins } from '../../src/policy/policy.js'
 import { resolveRoles, type RoleDefinitionInput } from '../../src/policy/roles.js'
@@ -36,7 +47,13 @@ const definitions = new Map<string, RoleDefinitionInput>([
 function policy(): Policy {
   const roles = resolveRoles(skills, definitions)
   if (!roles.ok) throw new Error(roles.error)
-  return new Policy({ skills, roles: roles.roles, servers: new Set(Object.keys(servers)), separator: '__', catalogue: facts(servers) })
+  return new Policy({
+    skills,
+    roles: roles.roles,
+    servers: new Set(Object.keys(servers)),
+    separator: '__',
+    catalogue: facts(servers),
+  })
 }
 
 describe('myc tools: built-ins through visibleBuiltins', () => {
@@ -50,24 +67,61 @@ describe('myc tools: built-ins through visibleBuiltins', () => {
           const shown = builtinTools(filter, { metaTools, naming })
             .filter((b) => b.visible)
             .map((b) => b.name)
-          expect(shown, `${role} [${active}] metaTools=${metaTools}`).toEqual(visibleBuiltins(filter, { metaTools, available: SERVED_BUILTINS }))
+          expect(shown, `${role} [${active}] metaTools=${metaTools}`).toEqual(
+            visibleBuiltins(filter, { metaTools, available: SERVED_BUILTINS }),
+          )
         }
       }
     }
   })
 
   it('an active skill allowing mycelium:exec adds exec and run_script; a memory grant adds the memory tools', () => {
-    const ids = (active: string[], all = false) => toolsReport(catalogue(), () => false, builtinTools(p.filter('dev', new Set(active)), { metaTools: true, naming }), all).map((r) => `${r.visible ? '+' : '-'}${r.id}`)
-    expect(ids([])).toEqual(['+mycelium:list_skills', '+mycelium:activate_skill', '+mycelium:deactivate_skill', '+mycelium:get_context', '+mycelium:search_tools'])
-    expect(ids(['shell'])).toEqual(['+mycelium:list_skills', '+mycelium:activate_skill', '+mycelium:deactivate_skill', '+mycelium:get_context', '+mycelium:search_tools', '+mycelium:exec', '+mycelium:run_script'])
-    expect(ids(['notes'])).toEqual(expect.arrayContaining(['+mycelium:save_memory', '+mycelium:recall_memory', '+mycelium:list_memories']))
+    const ids = (active: string[], all = false) =>
+      toolsReport(
+        catalogue(),
+        () => false,
+        builtinTools(p.filter('dev', new Set(active)), { metaTools: true, naming }),
+        all,
+      ).map((r) => `${r.visible ? '+' : '-'}${r.id}`)
+    expect(ids([])).toEqual([
+      '+mycelium:list_skills',
+      '+mycelium:activate_skill',
+      '+mycelium:deactivate_skill',
+      '+mycelium:get_context',
+      '+mycelium:search_tools',
+    ])
+    expect(ids(['shell'])).toEqual([
+      '+mycelium:list_skills',
+      '+mycelium:activate_skill',
+      '+mycelium:deactivate_skill',
+      '+mycelium:get_context',
+      '+mycelium:search_tools',
+      '+mycelium:exec',
+      '+mycelium:run_script',
+    ])
+    expect(ids(['notes'])).toEqual(
+      expect.arrayContaining(['+mycelium:save_memory', '+mycelium:recall_memory', '+mycelium:list_memories']),
+    )
     expect(ids(['shell'])).not.toContain('+mycelium:save_memory')
     expect(ids([], true)).toEqual(expect.arrayContaining(['-mycelium:exec', '-mycelium:run_script', '-fs:read_file']))
   })
 
   it('rows carry wire names, descriptions and the server', () => {
-    const rows = toolsReport(catalogue(), (e) => e.server === 'fs', builtinTools(p.filter('dev', new Set(['shell'])), { metaTools: false, naming: { separator: '.', maxLength: 64 } }), false)
-    expect(rows.map((r) => r.wireName)).toEqual(['mycelium.exec', 'mycelium.run_script', 'fs__read_file', 'fs__write_file'])
+    const rows = toolsReport(
+      catalogue(),
+      (e) => e.server === 'fs',
+      builtinTools(p.filter('dev', new Set(['shell'])), {
+        metaTools: false,
+        naming: { separator: '.', maxLength: 64 },
+      }),
+      false,
+    )
+    expect(rows.map((r) => r.wireName)).toEqual([
+      'mycelium.exec',
+      'mycelium.run_script',
+      'fs__read_file',
+      'fs__write_file',
+    ])
     expect(rows[0]).toMatchObject({ id: 'mycelium:exec', server: 'mycelium', name: 'exec', visible: true })
     expect(rows[0]!.description).toMatch(/shell command/)
   })
@@ -118,7 +172,12 @@ describe('myc preview skill: previewActivation', () => {
   })
 
   it('says when the skill is already active', () => {
-    expect(previewSkill(p, catalogue(), 'dev', new Set(['writer']), 'writer', naming)).toMatchObject({ ok: true, alreadyActive: true, added: [], addedTokens: 0 })
+    expect(previewSkill(p, catalogue(), 'dev', new Set(['writer']), 'writer', naming)).toMatchObject({
+      ok: true,
+      alreadyActive: true,
+      added: [],
+      addedTokens: 0,
+    })
   })
 
   it('tells a person (not the agent) whether a skill is out of reach, disabled or unknown, and which roles reach it', () => {
@@ -127,7 +186,9 @@ describe('myc preview skill: previewActivation', () => {
       if (r.ok) throw new Error('expected an error')
       return r.error
     }
-    expect(error('ops', 'writer')).toBe('skill "writer" exists, but role "ops" cannot reach it; roles that can: dev, lead')
+    expect(error('ops', 'writer')).toBe(
+      'skill "writer" exists, but role "ops" cannot reach it; roles that can: dev, lead',
+    )
     expect(error('dev', 'broken')).toMatch(/^skill "broken" is disabled: .*fs:gone/)
     expect(error('dev', 'nope')).toBe('no skill is named "nope" (`myc skills` lists them)')
     for (const [role, name] of [
@@ -137,7 +198,10 @@ describe('myc preview skill: previewActivation', () => {
     ] as const)
       expect(error(role, name)).not.toContain('list_skills')
     // The agent's answer stays one text for all three (non-existence).
-    expect(previewActivation(p, 'ops', new Set(), 'writer', [])).toEqual({ ok: false, error: unknownSkill('writer').error.message })
+    expect(previewActivation(p, 'ops', new Set(), 'writer', [])).toEqual({
+      ok: false,
+      error: unknownSkill('writer').error.message,
+    })
   })
 })
 
@@ -149,12 +213,18 @@ describe('myc policy check: denyProblems and role warnings', () => {
     const r = policyCheck(p, catalogue(), 'lead', warnings)
     expect(p.denyProblems('lead')).toHaveLength(1)
     expect(r.violations).toContain(`role lead: deny ${p.denyProblems('lead')[0]} (it is ignored, so it denies nothing)`)
-    expect(r.violations).toContain('role lead: deny "git:nothing_matches" matches no tool (a typo leaves the tool visible)')
+    expect(r.violations).toContain(
+      'role lead: deny "git:nothing_matches" matches no tool (a typo leaves the tool visible)',
+    )
   })
 
   it('carries the warnings of the role and the roles it inherits, and no others', () => {
-    expect(policyCheck(p, catalogue(), 'lead', warnings).warnings).toEqual(['roles.definitions.dev.allowedSkills: no skill is named "typo" (remove it or fix the name)'])
-    expect(policyCheck(p, catalogue(), 'ops', warnings).warnings).toEqual(['roles.definitions.ops.allowedSkills: no skill is named "missing" (remove it or fix the name)'])
+    expect(policyCheck(p, catalogue(), 'lead', warnings).warnings).toEqual([
+      'roles.definitions.dev.allowedSkills: no skill is named "typo" (remove it or fix the name)',
+    ])
+    expect(policyCheck(p, catalogue(), 'ops', warnings).warnings).toEqual([
+      'roles.definitions.ops.allowedSkills: no skill is named "missing" (remove it or fix the name)',
+    ])
     expect(policyCheck(p, catalogue(), 'guest', warnings)).toMatchObject({ violations: [], warnings: [] })
   })
 })
@@ -172,14 +242,28 @@ describe('role warnings for myc roles and myc skills lint', () => {
     mkdirSync(path.join(dir, 'roles'))
     writeFileSync(path.join(dir, 'roles', 'ops.yaml'), 'allowedSkills: [missing]\n')
     writeFileSync(path.join(dir, 'roles', 'qa.yml'), 'allowedSkills: []\n')
-    const loaded = { file: path.join(dir, 'mycelium.config.json'), dir, config: { roles: { definitions: { dev: {}, lead: {} } } } } as unknown as Parameters<typeof roleDefinitionFile>[0]
+    const loaded = {
+      file: path.join(dir, 'mycelium.config.json'),
+      dir,
+      config: { roles: { definitions: { dev: {}, lead: {} } } },
+    } as unknown as Parameters<typeof roleDefinitionFile>[0]
     expect(roleDefinitionFile(loaded, 'dev')).toBe(path.join(dir, 'mycelium.config.json'))
     expect(roleDefinitionFile(loaded, 'ops')).toBe(path.join(dir, 'roles', 'ops.yaml'))
     expect(roleDefinitionFile(loaded, 'qa')).toBe(path.join(dir, 'roles', 'qa.yml'))
-    const problems = roleWarningProblems(roleWarnings({ skills, definitions }), (role) => roleDefinitionFile(loaded, role))
+    const problems = roleWarningProblems(roleWarnings({ skills, definitions }), (role) =>
+      roleDefinitionFile(loaded, role),
+    )
     expect(problems).toEqual([
-      { file: path.join(dir, 'mycelium.config.json'), severity: 'warning', message: 'roles.definitions.dev.allowedSkills: no skill is named "typo" (remove it or fix the name)' },
-      { file: path.join(dir, 'roles', 'ops.yaml'), severity: 'warning', message: 'roles.definitions.ops.allowedSkills: no skill is named "missing" (remove it or fix the name)' },
+      {
+        file: path.join(dir, 'mycelium.config.json'),
+        severity: 'warning',
+        message: 'roles.definitions.dev.allowedSkills: no skill is named "typo" (remove it or fix the name)',
+      },
+      {
+        file: path.join(dir, 'roles', 'ops.yaml'),
+        severity: 'warning',
+        message: 'roles.definitions.ops.allowedSkills: no skill is named "missing" (remove it or fix the name)',
+      },
     ])
     const lint = lintSkills(policy(), [], [], problems)
     expect(lint.filter((l) => l.message.startsWith('roles.definitions.'))).toEqual(problems)

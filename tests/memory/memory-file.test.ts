@@ -2,13 +2,26 @@ import { describe, expect, it } from 'vitest'
 import { handEntryId, parseMemoryFile, renderMemoryFile, type MemoryEntry } from '../../src/memory/memory-file.js'
 
 const T = '2026-11-23T10:00:00.000Z'
-const entry = (over: Partial<MemoryEntry>): MemoryEntry => ({ id: 'mem_a1', role: 'dev', type: 'note', tags: [], createdAt: T, content: 'x', ...over })
+const entry = (over: Partial<MemoryEntry>): MemoryEntry => ({
+  id: 'mem_a1',
+  role: 'dev',
+  type: 'note',
+  tags: [],
+  createdAt: T,
+  content: 'x',
+  ...over,
+})
 
 describe('memory file: round trip', () => {
   it('renders title, last-modified, count and a section per type, and reads every field back', () => {
     const entries = [
       entry({ id: 'mem_p1', type: 'preference', content: 'Use pnpm, not npm.', tags: ['tooling'] }),
-      entry({ id: 'mem_f1', type: 'fact', content: 'Staging lives at staging.example.com', createdAt: '2026-11-22T09:00:00.000Z' }),
+      entry({
+        id: 'mem_f1',
+        type: 'fact',
+        content: 'Staging lives at staging.example.com',
+        createdAt: '2026-11-22T09:00:00.000Z',
+      }),
       entry({ id: 'mem_d1', type: 'decision', content: 'Line one\n\nparagraph two\n  indented' }),
       entry({ id: 'mem_n1', type: 'note', content: 'a note', tags: ['a', 'b c'] }),
     ]
@@ -17,7 +30,9 @@ describe('memory file: round trip', () => {
     expect(text.indexOf('## Preferences')).toBeLessThan(text.indexOf('## Facts'))
     expect(text.indexOf('## Facts')).toBeLessThan(text.indexOf('## Decisions'))
     expect(text.indexOf('## Decisions')).toBeLessThan(text.indexOf('## Notes'))
-    expect(text).toContain('### [mem_p1]\nUse pnpm, not npm.\n<!-- meta: {"type":"preference","tags":["tooling"],"createdAt":"2026-11-23T10:00:00.000Z"} -->')
+    expect(text).toContain(
+      '### [mem_p1]\nUse pnpm, not npm.\n<!-- meta: {"type":"preference","tags":["tooling"],"createdAt":"2026-11-23T10:00:00.000Z"} -->',
+    )
     const back = parseMemoryFile(text, 'dev', '2000-01-01T00:00:00.000Z')
     expect(back.problems).toEqual([])
     expect(back.kept).toEqual([])
@@ -41,21 +56,35 @@ describe('memory file: round trip', () => {
 
 describe('memory file: hand edits', () => {
   it('an entry without metadata takes its section’s type, a stable id from its content, and the fallback time', () => {
-    const text = '# Memory of role dev\n\n## Facts\n\n### [mem_hand1]\nThe VPN is needed for staging.\n\n## Notes\n\nRemember the release freeze\nin December.\n\nSecond paragraph is another entry.\n'
+    const text =
+      '# Memory of role dev\n\n## Facts\n\n### [mem_hand1]\nThe VPN is needed for staging.\n\n## Notes\n\nRemember the release freeze\nin December.\n\nSecond paragraph is another entry.\n'
     const back = parseMemoryFile(text, 'dev', T)
     expect(back.problems).toEqual([])
     expect(back.entries.map((e) => [e.id, e.type, e.content, e.createdAt])).toEqual([
       ['mem_hand1', 'fact', 'The VPN is needed for staging.', T],
-      [handEntryId('Remember the release freeze\nin December.'), 'note', 'Remember the release freeze\nin December.', T],
+      [
+        handEntryId('Remember the release freeze\nin December.'),
+        'note',
+        'Remember the release freeze\nin December.',
+        T,
+      ],
       [handEntryId('Second paragraph is another entry.'), 'note', 'Second paragraph is another entry.', T],
     ])
     // Stable: reading twice gives the same ids, and rendering then reading keeps them.
-    const again = parseMemoryFile(renderMemoryFile('dev', back.entries, back.kept, T), 'dev', '2001-01-01T00:00:00.000Z')
+    const again = parseMemoryFile(
+      renderMemoryFile('dev', back.entries, back.kept, T),
+      'dev',
+      '2001-01-01T00:00:00.000Z',
+    )
     expect(again.entries).toEqual(back.entries)
   })
 
   it('a "### Title" heading without an id starts a hand-written entry that runs to the next heading', () => {
-    const back = parseMemoryFile('## Decisions\n\n### Use Postgres\nWe chose it in May.\n\nBecause of JSON.\n### [mem_x]\nnext\n', 'dev', T)
+    const back = parseMemoryFile(
+      '## Decisions\n\n### Use Postgres\nWe chose it in May.\n\nBecause of JSON.\n### [mem_x]\nnext\n',
+      'dev',
+      T,
+    )
     expect(back.entries.map((e) => [e.type, e.content])).toEqual([
       ['decision', 'Use Postgres\nWe chose it in May.\n\nBecause of JSON.'],
       ['decision', 'next'],
@@ -63,7 +92,11 @@ describe('memory file: hand edits', () => {
   })
 
   it('entries outside a known section are notes unless their metadata says otherwise, with a problem for the section', () => {
-    const back = parseMemoryFile('## Misc\n\n### [mem_a]\nplain\n\n### [mem_b]\ntyped\n<!-- meta: {"type":"fact","tags":[],"createdAt":"2026-01-01T00:00:00.000Z"} -->\n', 'dev', T)
+    const back = parseMemoryFile(
+      '## Misc\n\n### [mem_a]\nplain\n\n### [mem_b]\ntyped\n<!-- meta: {"type":"fact","tags":[],"createdAt":"2026-01-01T00:00:00.000Z"} -->\n',
+      'dev',
+      T,
+    )
     expect(back.entries.map((e) => [e.id, e.type])).toEqual([
       ['mem_a', 'note'],
       ['mem_b', 'fact'],

@@ -19,7 +19,13 @@ afterEach(() => {
 
 function store(dir: string, over: Partial<ConstructorParameters<typeof MemoryStore>[0]> = {}) {
   const events: AuditEvent[] = []
-  const s = new MemoryStore({ dir, maxEntryBytes: 16 * 1024, maxRoleBytes: 2 * 1024 * 1024, audit: { write: (e) => events.push(e), flush: async () => {} }, ...over })
+  const s = new MemoryStore({
+    dir,
+    maxEntryBytes: 16 * 1024,
+    maxRoleBytes: 2 * 1024 * 1024,
+    audit: { write: (e) => events.push(e), flush: async () => {} },
+    ...over,
+  })
   return { s, events }
 }
 
@@ -63,21 +69,31 @@ describe('MemoryStore', () => {
 
   it('200 saves at once in one process lose nothing', async () => {
     const { s } = store(tempDir())
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => s.save('dev', { content: `n${i}`, type: 'note', tags: [] }, 'agent')))
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => s.save('dev', { content: `n${i}`, type: 'note', tags: [] }, 'agent')),
+    )
     expect(results.every((r) => r.ok)).toBe(true)
     expect(new Set((await s.read('dev')).entries.map((e) => e.content)).size).toBe(200)
   })
 
   it('refuses role names that could leave the folder', async () => {
     const { s } = store(tempDir())
-    for (const bad of ['../x', 'a/b', '..', 'a.b', '', 'a b']) await expect(s.save(bad, { content: 'x', type: 'note', tags: [] }, 'agent')).rejects.toThrow(/not a role name/)
+    for (const bad of ['../x', 'a/b', '..', 'a.b', '', 'a b'])
+      await expect(s.save(bad, { content: 'x', type: 'note', tags: [] }, 'agent')).rejects.toThrow(/not a role name/)
     await expect(s.read('../../etc/passwd')).rejects.toThrow(/not a role name/)
   })
 
   it('takes over a lock left by a process that died', async () => {
     const dir = tempDir()
     const { s } = store(dir)
-    writeFileSync(path.join(dir, 'dev.memory.md.lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: (await import('node:os')).hostname(), time: new Date().toISOString() }))
+    writeFileSync(
+      path.join(dir, 'dev.memory.md.lock'),
+      JSON.stringify({
+        pid: 2 ** 22 + 12345,
+        host: (await import('node:os')).hostname(),
+        time: new Date().toISOString(),
+      }),
+    )
     const r = await s.save('dev', { content: 'after a crash', type: 'note', tags: [] }, 'agent')
     expect(r.ok).toBe(true)
   })
@@ -116,14 +132,33 @@ void (async () => {
 })
 
 describe('matchEntries', () => {
-  const e = (content: string, createdAt: string, tags: string[] = [], type: 'note' | 'fact' = 'note') => ({ id: `mem_${createdAt.slice(0, 4)}`, role: 'dev', type, tags, createdAt, content })
-  const all = [e('We deploy to Staging on Fridays', '2026-01-01T00:00:00.000Z', ['ops']), e('Redeploy after migrations', '2026-02-01T00:00:00.000Z'), e('Use pnpm', '2026-03-01T00:00:00.000Z', ['tooling'], 'fact')]
+  const e = (content: string, createdAt: string, tags: string[] = [], type: 'note' | 'fact' = 'note') => ({
+    id: `mem_${createdAt.slice(0, 4)}`,
+    role: 'dev',
+    type,
+    tags,
+    createdAt,
+    content,
+  })
+  const all = [
+    e('We deploy to Staging on Fridays', '2026-01-01T00:00:00.000Z', ['ops']),
+    e('Redeploy after migrations', '2026-02-01T00:00:00.000Z'),
+    e('Use pnpm', '2026-03-01T00:00:00.000Z', ['tooling'], 'fact'),
+  ]
   it('every query word must begin a word (case-insensitive, any order); newest first; empty lists all', () => {
-    expect(matchEntries(all, { query: 'staging DEPLOY' }).map((x) => x.content)).toEqual(['We deploy to Staging on Fridays'])
+    expect(matchEntries(all, { query: 'staging DEPLOY' }).map((x) => x.content)).toEqual([
+      'We deploy to Staging on Fridays',
+    ])
     expect(matchEntries(all, { query: 'deploy' }).map((x) => x.content)).toEqual(['We deploy to Staging on Fridays'])
-    expect(matchEntries(all, { query: 'deploy friday' }).map((x) => x.content)).toEqual(['We deploy to Staging on Fridays'])
+    expect(matchEntries(all, { query: 'deploy friday' }).map((x) => x.content)).toEqual([
+      'We deploy to Staging on Fridays',
+    ])
     expect(matchEntries(all, { query: 'deploy monday' })).toEqual([])
-    expect(matchEntries(all, {}).map((x) => x.content)).toEqual(['Use pnpm', 'Redeploy after migrations', 'We deploy to Staging on Fridays'])
+    expect(matchEntries(all, {}).map((x) => x.content)).toEqual([
+      'Use pnpm',
+      'Redeploy after migrations',
+      'We deploy to Staging on Fridays',
+    ])
   })
   it('filters by type and by every tag, matches tags as words, and limits', () => {
     expect(matchEntries(all, { type: 'fact' }).map((x) => x.content)).toEqual(['Use pnpm'])

@@ -23,10 +23,25 @@ describe('an HTTP child’s transport with a stored OAuth login', () => {
   })
 
   const config = (): HttpServerConfig =>
-    ({ type: 'http', url: server.mcpUrl, headers: {}, startup: 'eager', timeoutMs: 60_000, startupTimeoutMs: 30_000, disabled: false, restart: { maxRetries: 0, initialDelayMs: 500, maxDelayMs: 30_000 }, pingIntervalMs: 0 }) as HttpServerConfig
+    ({
+      type: 'http',
+      url: server.mcpUrl,
+      headers: {},
+      startup: 'eager',
+      timeoutMs: 60_000,
+      startupTimeoutMs: 30_000,
+      disabled: false,
+      restart: { maxRetries: 0, initialDelayMs: 500, maxDelayMs: 30_000 },
+      pingIntervalMs: 0,
+    }) as HttpServerConfig
 
   async function connect(store: TokenStore): Promise<Client> {
-    const transport = createChildTransport(config(), createLogger({ quiet: true }), { key: 'srv', host: currentHost(false), configDir: tmpdir(), tokenStore: store })
+    const transport = createChildTransport(config(), createLogger({ quiet: true }), {
+      key: 'srv',
+      host: currentHost(false),
+      configDir: tmpdir(),
+      tokenStore: store,
+    })
     const c = new Client({ name: 't', version: '1' })
     await c.connect(transport)
     return c
@@ -59,7 +74,11 @@ describe('an HTTP child’s transport with a stored OAuth login', () => {
 
   it('refreshes a token about to expire before sending it', async () => {
     const store = await seeded(server.issueTokens(client.id))
-    await store.update(server.mcpUrl, (current) => ({ ...current!, expiresAt: Date.now() + 20_000, savedAt: Date.now() - 3_600_000 }))
+    await store.update(server.mcpUrl, (current) => ({
+      ...current!,
+      expiresAt: Date.now() + 20_000,
+      savedAt: Date.now() - 3_600_000,
+    }))
     const before = server.requests.length
     const c = await connect(store)
     await c.close()
@@ -76,7 +95,9 @@ describe('an HTTP child’s transport with a stored OAuth login', () => {
     )
     // One POST, answered 401: no GET of an HTTP+SSE stream, no registration, no authorization.
     expect(server.requests.slice(before)).toEqual(['POST /mcp'])
-    expect(describeStartError(error, config())).toBe('needs an OAuth login (the server answered 401 and no login is stored for it); run: myc auth login srv')
+    expect(describeStartError(error, config())).toBe(
+      'needs an OAuth login (the server answered 401 and no login is stored for it); run: myc auth login srv',
+    )
     // myc doctor's fix for it.
     expect(startFix(describeStartError(error, config()))).toBe('run `myc auth login srv`')
   })
@@ -88,7 +109,9 @@ describe('an HTTP child’s transport with a stored OAuth login', () => {
       () => undefined,
       (e: unknown) => e,
     )
-    expect(describeStartError(error, config())).toMatch(/^needs an OAuth login \(the server refused the stored token and it has no refresh token\); run: myc auth login srv$/)
+    expect(describeStartError(error, config())).toMatch(
+      /^needs an OAuth login \(the server refused the stored token and it has no refresh token\); run: myc auth login srv$/,
+    )
   })
 
   it('refused again after a successful refresh: the fix is a login, and no fallback to HTTP+SSE is tried', async () => {
@@ -101,7 +124,9 @@ describe('an HTTP child’s transport with a stored OAuth login', () => {
         () => undefined,
         (e: unknown) => e,
       )
-      expect(describeStartError(error, config())).toBe('needs an OAuth login (the server refused the token even after a refresh); run: myc auth login srv')
+      expect(describeStartError(error, config())).toBe(
+        'needs an OAuth login (the server refused the token even after a refresh); run: myc auth login srv',
+      )
     } finally {
       server.refuseAll = false
     }
@@ -111,7 +136,11 @@ describe('an HTTP child’s transport with a stored OAuth login', () => {
 
   it('a config that sends its own Authorization header (and no "oauth") is left alone', async () => {
     const store = await seeded(server.issueTokens(client.id))
-    const transport = createChildTransport({ ...config(), headers: { Authorization: 'Bearer static-not-valid' } }, createLogger({ quiet: true }), { key: 'srv', host: currentHost(false), configDir: tmpdir(), tokenStore: store })
+    const transport = createChildTransport(
+      { ...config(), headers: { Authorization: 'Bearer static-not-valid' } },
+      createLogger({ quiet: true }),
+      { key: 'srv', host: currentHost(false), configDir: tmpdir(), tokenStore: store },
+    )
     const error = await new Client({ name: 't', version: '1' }).connect(transport).then(
       () => undefined,
       (e: unknown) => e,

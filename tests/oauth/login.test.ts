@@ -61,12 +61,23 @@ describe('myc auth login, in process, against a real local OAuth server', () => 
     expect(stored.expiresAt).toBeGreaterThan(Date.now())
     // The configured secret is not copied into the store: a refresh takes it from the config.
     expect(stored.client.client_secret).toBeUndefined()
-    const unauthorized = { response: new Response(null, { status: 401 }), serverUrl: new URL(server.mcpUrl), fetchFn: fetch }
+    const unauthorized = {
+      response: new Response(null, { status: 401 }),
+      serverUrl: new URL(server.mcpUrl),
+      fetchFn: fetch,
+    }
     const withoutSecret = childAuthProvider({ key: 'wiki', url: server.mcpUrl, store: tokens })
     expect(await withoutSecret.token()).toBe(stored.tokens.access_token)
-    await expect(withoutSecret.onUnauthorized!(unauthorized)).rejects.toThrow(/refresh was refused.*run: myc auth login wiki/)
+    await expect(withoutSecret.onUnauthorized!(unauthorized)).rejects.toThrow(
+      /refresh was refused.*run: myc auth login wiki/,
+    )
     const refreshes = server.refreshes
-    const withSecret = childAuthProvider({ key: 'wiki', url: server.mcpUrl, store: tokens, oauth: { clientId: 'myc-pre', clientSecret: 'pre-secret-value' } })
+    const withSecret = childAuthProvider({
+      key: 'wiki',
+      url: server.mcpUrl,
+      store: tokens,
+      oauth: { clientId: 'myc-pre', clientSecret: 'pre-secret-value' },
+    })
     await withSecret.token()
     await withSecret.onUnauthorized!(unauthorized)
     expect(server.refreshes).toBe(refreshes + 1)
@@ -76,13 +87,21 @@ describe('myc auth login, in process, against a real local OAuth server', () => 
   it('fails when the person says no, and stores nothing', async () => {
     server = await startOAuthServer({ deny: true })
     const tokens = store()
-    await expect(login({ config: http(server.mcpUrl), store: tokens, onAuthorizationUrl: (url) => void fetch(url, { redirect: 'follow' }) })).rejects.toThrow(/access_denied/)
+    await expect(
+      login({
+        config: http(server.mcpUrl),
+        store: tokens,
+        onAuthorizationUrl: (url) => void fetch(url, { redirect: 'follow' }),
+      }),
+    ).rejects.toThrow(/access_denied/)
     expect(await tokens.get(server.mcpUrl)).toBeUndefined()
   })
 
   it('fails on a timeout with the redirect address named', async () => {
     server = await startOAuthServer()
-    await expect(login({ config: http(server.mcpUrl), store: store(), timeoutMs: 200, onAuthorizationUrl: () => {} })).rejects.toThrow(/no authorization came back to http:\/\/127\.0\.0\.1:\d+\/callback within 0 s/)
+    await expect(
+      login({ config: http(server.mcpUrl), store: store(), timeoutMs: 200, onAuthorizationUrl: () => {} }),
+    ).rejects.toThrow(/no authorization came back to http:\/\/127\.0\.0\.1:\d+\/callback within 0 s/)
   })
 
   it('a server that answers without a challenge asks for no login (unless "oauth" is set)', async () => {
@@ -90,7 +109,9 @@ describe('myc auth login, in process, against a real local OAuth server', () => 
     await new Promise<void>((resolve) => open.listen(0, '127.0.0.1', resolve))
     try {
       const url = `http://127.0.0.1:${(open.address() as AddressInfo).port}/mcp`
-      await expect(login({ config: http(url), store: store(), onAuthorizationUrl: () => {} })).rejects.toThrow(/HTTP 200, not 401: it asks for no login \(add "oauth": \{\} to its config/)
+      await expect(login({ config: http(url), store: store(), onAuthorizationUrl: () => {} })).rejects.toThrow(
+        /HTTP 200, not 401: it asks for no login \(add "oauth": \{\} to its config/,
+      )
     } finally {
       open.close()
     }

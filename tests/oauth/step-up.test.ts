@@ -39,9 +39,18 @@ describe('step-up on a 403 insufficient_scope', () => {
     expect(server.authorizeRequests.at(-1)!.get('scope')?.split(' ')).not.toContain('mcp:write')
 
     const client = new Client({ name: 't', version: '1' })
-    await client.connect(createChildTransport(config, createLogger({ quiet: true }), { key: 'srv', host: currentHost(false), configDir: tmpdir(), tokenStore: store }))
+    await client.connect(
+      createChildTransport(config, createLogger({ quiet: true }), {
+        key: 'srv',
+        host: currentHost(false),
+        configDir: tmpdir(),
+        tokenStore: store,
+      }),
+    )
     try {
-      await expect(client.callTool({ name: 'write', arguments: {} })).rejects.toThrow(/needs an OAuth login \(the server asks for more scope: mcp:write\); run: myc auth login srv/)
+      await expect(client.callTool({ name: 'write', arguments: {} })).rejects.toThrow(
+        /needs an OAuth login \(the server asks for more scope: mcp:write\); run: myc auth login srv/,
+      )
       const whoami = await client.callTool({ name: 'whoami', arguments: {} })
       expect((whoami.content as Array<{ text: string }>)[0]!.text).toMatch(/^you are logged in \(login \d+\)$/)
       expect((await store.get(server.mcpUrl))?.scopeNeeded).toBe('mcp:write')

@@ -12,7 +12,12 @@ const fresh = () => mkdtempSync(path.join(tmpdir(), 'myc-tokens-'))
 function login(accessToken: string, extra: Partial<StoredLogin> = {}): StoredLogin {
   return {
     serverUrl: URL_A,
-    tokens: { access_token: accessToken, token_type: 'Bearer', refresh_token: `refresh-${accessToken}`, scope: 'mcp:tools' },
+    tokens: {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      refresh_token: `refresh-${accessToken}`,
+      scope: 'mcp:tools',
+    },
     expiresAt: Date.now() + 3_600_000,
     client: { client_id: 'client-1' },
     authorizationServerUrl: 'https://auth.example.com',
@@ -25,8 +30,12 @@ describe('the token store', () => {
   it('lives in the user config folder: XDG_CONFIG_HOME, ~/.config, %APPDATA%', () => {
     expect(userConfigDir({ XDG_CONFIG_HOME: '/x/cfg' }, 'linux', '/home/a')).toBe(path.join('/x/cfg', 'mycelium'))
     expect(userConfigDir({}, 'linux', '/home/a')).toBe(path.join('/home/a', '.config', 'mycelium'))
-    expect(userConfigDir({ XDG_CONFIG_HOME: 'relative' }, 'darwin', '/Users/a')).toBe(path.join('/Users/a', '.config', 'mycelium'))
-    expect(userConfigDir({ APPDATA: 'C:\\Users\\a\\AppData\\Roaming' }, 'win32', 'C:\\Users\\a')).toBe(path.join('C:\\Users\\a\\AppData\\Roaming', 'mycelium'))
+    expect(userConfigDir({ XDG_CONFIG_HOME: 'relative' }, 'darwin', '/Users/a')).toBe(
+      path.join('/Users/a', '.config', 'mycelium'),
+    )
+    expect(userConfigDir({ APPDATA: 'C:\\Users\\a\\AppData\\Roaming' }, 'win32', 'C:\\Users\\a')).toBe(
+      path.join('C:\\Users\\a\\AppData\\Roaming', 'mycelium'),
+    )
   })
 
   it.skipIf(process.platform === 'win32')('writes the tokens file and the key file 0600, the folder 0700', async () => {
@@ -43,10 +52,20 @@ describe('the token store', () => {
 
   it('encrypts: the file holds no token, secret or server URL, and reads back what was put', async () => {
     const store = new TokenStore(fresh(), 'local')
-    const saved = login('access-SECRET-TEXT-1234', { client: { client_id: 'client-1', client_secret: 'client-SECRET-5678' } })
+    const saved = login('access-SECRET-TEXT-1234', {
+      client: { client_id: 'client-1', client_secret: 'client-SECRET-5678' },
+    })
     await store.put(URL_A, saved)
     const text = readFileSync(store.file, 'utf8')
-    for (const needle of ['access-SECRET-TEXT-1234', 'refresh-access-SECRET', 'client-SECRET-5678', 'mcp.example.com', 'auth.example.com', 'local']) expect(text).not.toContain(needle)
+    for (const needle of [
+      'access-SECRET-TEXT-1234',
+      'refresh-access-SECRET',
+      'client-SECRET-5678',
+      'mcp.example.com',
+      'auth.example.com',
+      'local',
+    ])
+      expect(text).not.toContain(needle)
     expect(await store.get(URL_A)).toEqual(saved)
     expect(await store.get('https://other.example.com/mcp')).toBeUndefined()
   })
@@ -85,8 +104,20 @@ describe('the token store', () => {
     const store = TokenStore.forUser('local', { XDG_CONFIG_HOME: dir, MYC_TOKEN_KEY: key })
     await store.put(URL_A, login('env-key-token'))
     expect(existsSync(store.keyFile)).toBe(false)
-    expect((await TokenStore.forUser('local', { XDG_CONFIG_HOME: dir, MYC_TOKEN_KEY: Buffer.alloc(32, 7).toString('hex') }).get(URL_A))?.tokens.access_token).toBe('env-key-token')
-    expect(await TokenStore.forUser('local', { XDG_CONFIG_HOME: dir, MYC_TOKEN_KEY: Buffer.alloc(32, 8).toString('base64') }).get(URL_A)).toBeUndefined()
+    expect(
+      (
+        await TokenStore.forUser('local', {
+          XDG_CONFIG_HOME: dir,
+          MYC_TOKEN_KEY: Buffer.alloc(32, 7).toString('hex'),
+        }).get(URL_A)
+      )?.tokens.access_token,
+    ).toBe('env-key-token')
+    expect(
+      await TokenStore.forUser('local', {
+        XDG_CONFIG_HOME: dir,
+        MYC_TOKEN_KEY: Buffer.alloc(32, 8).toString('base64'),
+      }).get(URL_A),
+    ).toBeUndefined()
     expect(() => parseTokenKey('too-short')).toThrow(/MYC_TOKEN_KEY must be 32 bytes/)
   })
 
@@ -109,7 +140,15 @@ describe('refreshing a stored login', () => {
 
   function expired(): StoredLogin {
     const tokens = server.issueTokens(client.id)
-    return { serverUrl: server.mcpUrl, tokens, expiresAt: Date.now() - 1_000, client: { client_id: client.id, client_secret: client.secret }, authorizationServerUrl: server.base, resource: server.mcpUrl, savedAt: Date.now() - 3_600_000 }
+    return {
+      serverUrl: server.mcpUrl,
+      tokens,
+      expiresAt: Date.now() - 1_000,
+      client: { client_id: client.id, client_secret: client.secret },
+      authorizationServerUrl: server.base,
+      resource: server.mcpUrl,
+      savedAt: Date.now() - 3_600_000,
+    }
   }
 
   it('two concurrent refreshes of an expired token (two stores, as two processes would have) refresh once', async () => {
@@ -139,7 +178,10 @@ describe('refreshing a stored login', () => {
     await store.put(server.mcpUrl, seed)
     const first = await refreshLogin({ key: 'srv', url: server.mcpUrl, store }, seed.tokens.access_token)
     const count = server.refreshes
-    const second = await refreshLogin({ key: 'srv', url: server.mcpUrl, store: new TokenStore(dir, 'local') }, seed.tokens.access_token)
+    const second = await refreshLogin(
+      { key: 'srv', url: server.mcpUrl, store: new TokenStore(dir, 'local') },
+      seed.tokens.access_token,
+    )
     expect(second).toBe(first)
     expect(server.refreshes).toBe(count)
   })
@@ -152,19 +194,36 @@ describe('refreshing a stored login', () => {
     const provider = childAuthProvider({ key: 'srv', url: server.mcpUrl, store })
     expect(await provider.token()).toBe(tokens.access_token)
     const count = server.refreshes
-    await provider.onUnauthorized!({ response: new Response(null, { status: 401 }), serverUrl: new URL(server.mcpUrl), fetchFn: fetch })
+    await provider.onUnauthorized!({
+      response: new Response(null, { status: 401 }),
+      serverUrl: new URL(server.mcpUrl),
+      fetchFn: fetch,
+    })
     expect(server.refreshes).toBe(count + 1)
     const renewed = await provider.token()
     expect(renewed).not.toBe(tokens.access_token)
 
     // A refresh token the server no longer knows: the fix is a login.
-    await store.update(server.mcpUrl, (current) => ({ ...current!, tokens: { ...current!.tokens, refresh_token: 'rt-unknown' } }))
-    const refused = provider.onUnauthorized!({ response: new Response(null, { status: 401 }), serverUrl: new URL(server.mcpUrl), fetchFn: fetch })
+    await store.update(server.mcpUrl, (current) => ({
+      ...current!,
+      tokens: { ...current!.tokens, refresh_token: 'rt-unknown' },
+    }))
+    const refused = provider.onUnauthorized!({
+      response: new Response(null, { status: 401 }),
+      serverUrl: new URL(server.mcpUrl),
+      fetchFn: fetch,
+    })
     await expect(refused).rejects.toBeInstanceOf(NeedsLoginError)
     await expect(refused).rejects.toThrow(/run: myc auth login srv/)
 
     const none = childAuthProvider({ key: 'other', url: server.mcpUrl, store: new TokenStore(fresh(), 'local') })
     expect(await none.token()).toBeUndefined()
-    await expect(none.onUnauthorized!({ response: new Response(null, { status: 401 }), serverUrl: new URL(server.mcpUrl), fetchFn: fetch })).rejects.toThrow(/needs an OAuth login .*run: myc auth login other/)
+    await expect(
+      none.onUnauthorized!({
+        response: new Response(null, { status: 401 }),
+        serverUrl: new URL(server.mcpUrl),
+        fetchFn: fetch,
+      }),
+    ).rejects.toThrow(/needs an OAuth login .*run: myc auth login other/)
   })
 })

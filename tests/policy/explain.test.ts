@@ -20,14 +20,26 @@ const roles = resolveRoles(
   ]),
 )
 if (!roles.ok) throw new Error(roles.error)
-const policy = new Policy({ skills, roles: roles.roles, servers: new Set(['fs', 'git']), separator: '__', catalogue: facts(cat) })
-const explain = (server: string, tool: string, role: string, active: string[], inCatalogue = true) => explainTool(policy, { server, tool, role, active: new Set(active), inCatalogue })
+const policy = new Policy({
+  skills,
+  roles: roles.roles,
+  servers: new Set(['fs', 'git']),
+  separator: '__',
+  catalogue: facts(cat),
+})
+const explain = (server: string, tool: string, role: string, active: string[], inCatalogue = true) =>
+  explainTool(policy, { server, tool, role, active: new Set(active), inCatalogue })
 
 describe('explainTool', () => {
   it('agrees with the filter for every tool, role and set of active skills', () => {
     const names = skills.map((s) => s.name)
     const subsets = Array.from({ length: 1 << names.length }, (_, m) => names.filter((_, i) => m & (1 << i)))
-    const ids: Array<[string, string]> = [...Object.entries(cat).flatMap(([s, ts]) => ts.map((t) => [s, t] as [string, string])), [BUILTIN_SERVER, 'exec'], [BUILTIN_SERVER, 'run_script'], [BUILTIN_SERVER, 'save_memory']]
+    const ids: Array<[string, string]> = [
+      ...Object.entries(cat).flatMap(([s, ts]) => ts.map((t) => [s, t] as [string, string])),
+      [BUILTIN_SERVER, 'exec'],
+      [BUILTIN_SERVER, 'run_script'],
+      [BUILTIN_SERVER, 'save_memory'],
+    ]
     let checked = 0
     for (const role of ['guest', 'dev', 'lead', 'intern']) {
       for (const active of subsets) {
@@ -43,7 +55,16 @@ describe('explainTool', () => {
 
   it('agrees with visibleBuiltins for the meta tools', () => {
     expect(explain(BUILTIN_SERVER, 'list_skills', 'guest', []).visible).toBe(true)
-    expect(explainTool(policy, { server: BUILTIN_SERVER, tool: 'get_context', role: 'guest', active: new Set(), inCatalogue: false, metaTools: false })).toMatchObject({
+    expect(
+      explainTool(policy, {
+        server: BUILTIN_SERVER,
+        tool: 'get_context',
+        role: 'guest',
+        active: new Set(),
+        inCatalogue: false,
+        metaTools: false,
+      }),
+    ).toMatchObject({
       visible: false,
       steps: [{ rule: 'meta tools', verdict: 'denies', detail: 'session.metaTools is false' }],
     })
@@ -53,37 +74,71 @@ describe('explainTool', () => {
   it('names the granting skill and the inheriting deny list', () => {
     const e = explain('git', 'push', 'lead', ['writer'])
     expect(e.visible).toBe(false)
-    expect(e.steps).toContainEqual({ rule: 'skill writer', verdict: 'allows', detail: 'active, and allowedTools has git:*' })
-    expect(e.steps).toContainEqual({ rule: 'role lead deny', verdict: 'denies', detail: '"git:push" matches (deny wins over allow); deny lists of lead → dev apply' })
+    expect(e.steps).toContainEqual({
+      rule: 'skill writer',
+      verdict: 'allows',
+      detail: 'active, and allowedTools has git:*',
+    })
+    expect(e.steps).toContainEqual({
+      rule: 'role lead deny',
+      verdict: 'denies',
+      detail: '"git:push" matches (deny wins over allow); deny lists of lead → dev apply',
+    })
   })
 
   it('says a strict-loading-disabled skill would grant it, with the reason', () => {
     const e = explain('fs', 'read_file', 'dev', ['broken'])
     expect(e.visible).toBe(false)
-    expect(e.steps).toContainEqual({ rule: 'skill broken', verdict: 'info', detail: 'listed as active but disabled by strict loading: it counts for nothing' })
-    expect(e.steps.find((s) => s.rule === 'skill broken' && s.detail.startsWith('would grant'))?.detail).toBe('would grant it (fs:read_file) but is disabled by strict loading: "fs:gone": server "fs" has no tool "gone"')
+    expect(e.steps).toContainEqual({
+      rule: 'skill broken',
+      verdict: 'info',
+      detail: 'listed as active but disabled by strict loading: it counts for nothing',
+    })
+    expect(e.steps.find((s) => s.rule === 'skill broken' && s.detail.startsWith('would grant'))?.detail).toBe(
+      'would grant it (fs:read_file) but is disabled by strict loading: "fs:gone": server "fs" has no tool "gone"',
+    )
   })
 
   it('says when the role cannot reach the granting skill (allowedRoles or cap)', () => {
-    expect(explain('fs', 'write_file', 'guest', []).steps).toContainEqual({ rule: 'skill writer', verdict: 'info', detail: 'grants it (fs:*) but role guest does not reach this skill (allowedRoles: dev)' })
-    expect(explain('fs', 'write_file', 'intern', []).steps).toContainEqual({ rule: 'skill writer', verdict: 'info', detail: 'grants it (fs:*) but role intern does not reach this skill (not in its allowedSkills cap)' })
+    expect(explain('fs', 'write_file', 'guest', []).steps).toContainEqual({
+      rule: 'skill writer',
+      verdict: 'info',
+      detail: 'grants it (fs:*) but role guest does not reach this skill (allowedRoles: dev)',
+    })
+    expect(explain('fs', 'write_file', 'intern', []).steps).toContainEqual({
+      rule: 'skill writer',
+      verdict: 'info',
+      detail: 'grants it (fs:*) but role intern does not reach this skill (not in its allowedSkills cap)',
+    })
   })
 
   it('says which skill would grant it once activated, and that none is active', () => {
     const e = explain('fs', 'read_file', 'guest', [])
-    expect(e.steps).toContainEqual({ rule: 'skill reader', verdict: 'info', detail: 'grants it (fs:read_*) once activated' })
+    expect(e.steps).toContainEqual({
+      rule: 'skill reader',
+      verdict: 'info',
+      detail: 'grants it (fs:read_*) once activated',
+    })
     expect(e.steps).toContainEqual({ rule: 'active skills', verdict: 'denies', detail: 'no skill is active' })
   })
 
   it('says when the tool is not in the catalogue, even if a pattern matches', () => {
     const e = explain('fs', 'read_secret', 'dev', ['writer'], false)
     expect(e.visible).toBe(false)
-    expect(e.steps[0]).toEqual({ rule: 'catalogue', verdict: 'denies', detail: 'no running server offers fs:read_secret' })
+    expect(e.steps[0]).toEqual({
+      rule: 'catalogue',
+      verdict: 'denies',
+      detail: 'no running server offers fs:read_secret',
+    })
   })
 
   it('knows the built-ins without a catalogue, and the memory grant rule', () => {
     expect(explain(BUILTIN_SERVER, 'exec', 'dev', ['writer'], false).visible).toBe(true)
-    expect(explain(BUILTIN_SERVER, 'nope', 'dev', ['writer'], false).steps[0]).toEqual({ rule: 'catalogue', verdict: 'denies', detail: 'myc has no built-in tool "nope"' })
+    expect(explain(BUILTIN_SERVER, 'nope', 'dev', ['writer'], false).steps[0]).toEqual({
+      rule: 'catalogue',
+      verdict: 'denies',
+      detail: 'myc has no built-in tool "nope"',
+    })
     const off = explain(BUILTIN_SERVER, 'save_memory', 'dev', ['writer'])
     expect(off.visible).toBe(false)
     expect(off.steps).toEqual([
@@ -102,16 +157,50 @@ describe('explainTool', () => {
     for (const role of ['guest', 'dev', 'lead']) {
       for (const active of [[], ['writer'], ['notes'], ['writer', 'notes']]) {
         const shown = visibleBuiltins(policy.filter(role, new Set(active)), { available })
-        for (const tool of builtins) expect(explainTool(policy, { server: BUILTIN_SERVER, tool, role, active: new Set(active), inCatalogue: false, available }).visible, `${role} [${active}] ${tool}`).toBe(shown.includes(tool))
+        for (const tool of builtins)
+          expect(
+            explainTool(policy, {
+              server: BUILTIN_SERVER,
+              tool,
+              role,
+              active: new Set(active),
+              inCatalogue: false,
+              available,
+            }).visible,
+            `${role} [${active}] ${tool}`,
+          ).toBe(shown.includes(tool))
       }
     }
-    const e = explainTool(policy, { server: BUILTIN_SERVER, tool: 'save_memory', role: 'dev', active: new Set(['notes']), inCatalogue: false, available })
+    const e = explainTool(policy, {
+      server: BUILTIN_SERVER,
+      tool: 'save_memory',
+      role: 'dev',
+      active: new Set(['notes']),
+      inCatalogue: false,
+      available,
+    })
     expect(e.visible).toBe(false)
-    expect(e.steps[0]).toEqual({ rule: 'built-ins', verdict: 'denies', detail: 'myc does not serve mycelium:save_memory (it serves mycelium:exec, mycelium:run_script besides the meta tools)' })
-    expect(explainTool(policy, { server: BUILTIN_SERVER, tool: 'exec', role: 'dev', active: new Set(['writer']), inCatalogue: false, available }).visible).toBe(true)
+    expect(e.steps[0]).toEqual({
+      rule: 'built-ins',
+      verdict: 'denies',
+      detail:
+        'myc does not serve mycelium:save_memory (it serves mycelium:exec, mycelium:run_script besides the meta tools)',
+    })
+    expect(
+      explainTool(policy, {
+        server: BUILTIN_SERVER,
+        tool: 'exec',
+        role: 'dev',
+        active: new Set(['writer']),
+        inCatalogue: false,
+        available,
+      }).visible,
+    ).toBe(true)
   })
 
   it('lists the known roles for an unknown role', () => {
-    expect(explain('fs', 'list', 'root', []).steps).toEqual([{ rule: 'role', verdict: 'denies', detail: 'unknown role "root" (roles: dev, guest, intern, lead)' }])
+    expect(explain('fs', 'list', 'root', []).steps).toEqual([
+      { rule: 'role', verdict: 'denies', detail: 'unknown role "root" (roles: dev, guest, intern, lead)' },
+    ])
   })
 })

@@ -4,7 +4,10 @@ import { Policy } from '../../src/policy/policy.js'
 import { resolveRoles } from '../../src/policy/roles.js'
 import { skill } from './helpers.js'
 
-const g = (memory: 'none' | 'isolated' | 'team' | 'all', memoryTeamRoles: string[] = []) => ({ memory, memoryTeamRoles })
+const g = (memory: 'none' | 'isolated' | 'team' | 'all', memoryTeamRoles: string[] = []) => ({
+  memory,
+  memoryTeamRoles,
+})
 
 describe('memoryAccess (pure)', () => {
   it('none: reads nothing', () => {
@@ -43,7 +46,13 @@ describe('memory access through policy: active skills and inheritance', () => {
   ]
   const roles = resolveRoles(skills, new Map([['senior', { inherits: 'base' }]]))
   if (!roles.ok) throw new Error(roles.error)
-  const policy = new Policy({ skills, roles: roles.roles, servers: new Set(), separator: '__', catalogue: { toolsOf: () => undefined } })
+  const policy = new Policy({
+    skills,
+    roles: roles.roles,
+    servers: new Set(),
+    separator: '__',
+    catalogue: { toolsOf: () => undefined },
+  })
 
   it('only active skills grant: no active granting skill, no memory tools', () => {
     const f = policy.filter('senior', new Set(['plain']))

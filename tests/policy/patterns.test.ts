@@ -84,15 +84,18 @@ describe('PatternSet', () => {
 })
 
 describe('parsePattern: separators and edge names', () => {
-  it.each(['__', '_', '-', '.', ':'])('reads the wire form with separator %j for exact names, globs and tool names that contain it', (sep) => {
-    const c = { separator: sep, servers: new Set(['fs', 'git']) }
-    expect(p(`fs${sep}read_file`, c)).toMatchObject({ server: 'fs', exact: 'read_file' })
-    expect(p(`git${sep}log${sep}oneline`, c)).toMatchObject({ server: 'git', exact: `log${sep}oneline` })
-    expect(p(`fs${sep}*`, c)).toMatchObject({ server: 'fs', glob: /^.*$/ })
-    expect(p(`fs${sep}read_*`, c).glob!.test('read_text_file')).toBe(true)
-    // The canonical form reads the same whatever the separator.
-    expect(p('fs:read-file.v2', c)).toMatchObject({ server: 'fs', exact: 'read-file.v2' })
-  })
+  it.each(['__', '_', '-', '.', ':'])(
+    'reads the wire form with separator %j for exact names, globs and tool names that contain it',
+    (sep) => {
+      const c = { separator: sep, servers: new Set(['fs', 'git']) }
+      expect(p(`fs${sep}read_file`, c)).toMatchObject({ server: 'fs', exact: 'read_file' })
+      expect(p(`git${sep}log${sep}oneline`, c)).toMatchObject({ server: 'git', exact: `log${sep}oneline` })
+      expect(p(`fs${sep}*`, c)).toMatchObject({ server: 'fs', glob: /^.*$/ })
+      expect(p(`fs${sep}read_*`, c).glob!.test('read_text_file')).toBe(true)
+      // The canonical form reads the same whatever the separator.
+      expect(p('fs:read-file.v2', c)).toMatchObject({ server: 'fs', exact: 'read-file.v2' })
+    },
+  )
 
   it('keeps a ":" inside the tool name of a wire-form pattern when the part before ":" is no server', () => {
     expect(p('fs__ns:tool')).toMatchObject({ server: 'fs', exact: 'ns:tool' })
@@ -141,7 +144,8 @@ describe('PatternSet: combined matching', () => {
     const patterns = ['fs:read_*', 'fs:write_file', 'git__*', 'my:a*b*', 'my-db:q'].map((s) => p(s))
     const set = new PatternSet(patterns)
     const cat: Array<[string, string]> = []
-    for (const s of ['fs', 'git', 'my', 'my-db', 'other']) for (const t of ['read_file', 'write_file', 'ab', 'axxb', 'a', 'q', 'read_', 'Read_file', '']) cat.push([s, t])
+    for (const s of ['fs', 'git', 'my', 'my-db', 'other'])
+      for (const t of ['read_file', 'write_file', 'ab', 'axxb', 'a', 'q', 'read_', 'Read_file', '']) cat.push([s, t])
     for (const [s, t] of cat) expect(set.matches(s, t), `${s}:${t}`).toBe(patterns.some((x) => patternMatches(x, s, t)))
   })
 

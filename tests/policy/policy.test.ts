@@ -5,12 +5,28 @@ import { Policy } from '../../src/policy/policy.js'
 import { resolveRoles, type RoleDefinitionInput } from '../../src/policy/roles.js'
 import { facts, skill } from './helpers.js'
 
-const catalogue = { fs: ['read_file', 'write_file', 'list'], git: ['log', 'diff', 'push'], db: ['query', 'drop_table', 'drop_index'] }
+const catalogue = {
+  fs: ['read_file', 'write_file', 'list'],
+  git: ['log', 'diff', 'push'],
+  db: ['query', 'drop_table', 'drop_index'],
+}
 
-function build(skills: ReturnType<typeof skill>[], defs: Record<string, RoleDefinitionInput> = {}, cat: Record<string, string[]> = catalogue, strict = true) {
+function build(
+  skills: ReturnType<typeof skill>[],
+  defs: Record<string, RoleDefinitionInput> = {},
+  cat: Record<string, string[]> = catalogue,
+  strict = true,
+) {
   const r = resolveRoles(skills, new Map(Object.entries(defs)))
   if (!r.ok) throw new Error(r.error)
-  return new Policy({ skills, roles: r.roles, servers: new Set(['fs', 'git', 'db']), separator: '__', catalogue: facts(cat), strict })
+  return new Policy({
+    skills,
+    roles: r.roles,
+    servers: new Set(['fs', 'git', 'db']),
+    separator: '__',
+    catalogue: facts(cat),
+    strict,
+  })
 }
 
 const skills = [
@@ -19,19 +35,31 @@ const skills = [
   skill('writer', { allowedRoles: ['dev'], allowedTools: ['fs:*', 'git:*'] }),
   skill('dba', { allowedRoles: ['dev'], allowedTools: ['db:*'], grants: { memory: 'team', memoryTeamRoles: ['dev'] } }),
 ]
-const defs = { lead: { inherits: 'dev', deny: ['db:drop_*', 'git__push'] }, intern: { inherits: 'dev', allowedSkills: ['common', 'reader'] } }
+const defs = {
+  lead: { inherits: 'dev', deny: ['db:drop_*', 'git__push'] },
+  intern: { inherits: 'dev', allowedSkills: ['common', 'reader'] },
+}
 
 describe('visibility', () => {
   const policy = build(skills, defs)
   const visible = (role: string, active: string[]) => {
     const f = policy.filter(role, new Set(active))
-    return Object.entries(catalogue).flatMap(([s, tools]) => tools.filter((t) => f.toolVisible(s, t)).map((t) => `${s}:${t}`))
+    return Object.entries(catalogue).flatMap(([s, tools]) =>
+      tools.filter((t) => f.toolVisible(s, t)).map((t) => `${s}:${t}`),
+    )
   }
 
   it('shows the union of the active skills’ tools, nothing else', () => {
     expect(visible('guest', ['common'])).toEqual(['fs:list'])
     expect(visible('guest', ['common', 'reader'])).toEqual(['fs:read_file', 'fs:list', 'git:log'])
-    expect(visible('dev', ['writer'])).toEqual(['fs:read_file', 'fs:write_file', 'fs:list', 'git:log', 'git:diff', 'git:push'])
+    expect(visible('dev', ['writer'])).toEqual([
+      'fs:read_file',
+      'fs:write_file',
+      'fs:list',
+      'git:log',
+      'git:diff',
+      'git:push',
+    ])
   })
 
   it('ignores active skills the role cannot reach', () => {
@@ -39,7 +67,14 @@ describe('visibility', () => {
   })
 
   it('lets deny win over allow, inherited from the chain', () => {
-    expect(visible('lead', ['writer', 'dba'])).toEqual(['fs:read_file', 'fs:write_file', 'fs:list', 'git:log', 'git:diff', 'db:query'])
+    expect(visible('lead', ['writer', 'dba'])).toEqual([
+      'fs:read_file',
+      'fs:write_file',
+      'fs:list',
+      'git:log',
+      'git:diff',
+      'db:query',
+    ])
   })
 
   it('caps what an inheriting role reaches', () => {
@@ -61,7 +96,9 @@ describe('visibility', () => {
   })
 
   it('caches filters per principal', () => {
-    expect(policy.filter('dev', new Set(['reader', 'common']))).toBe(policy.filter('dev', new Set(['common', 'reader'])))
+    expect(policy.filter('dev', new Set(['reader', 'common']))).toBe(
+      policy.filter('dev', new Set(['common', 'reader'])),
+    )
   })
 })
 
@@ -87,7 +124,10 @@ describe('strict loading', () => {
   })
 
   it('disables a skill with host tools or a pattern that does not parse', () => {
-    const p = build([skill('h', { allowedRoles: ['dev'], hostTools: ['Read'] }), skill('b', { allowedRoles: ['dev'], allowedTools: ['no_server'] })])
+    const p = build([
+      skill('h', { allowedRoles: ['dev'], hostTools: ['Read'] }),
+      skill('b', { allowedRoles: ['dev'], allowedTools: ['no_server'] }),
+    ])
     expect(p.disabled.get('h')?.reasons[0]).toMatch(/host tool/)
     expect(p.disabled.get('b')?.reasons[0]).toMatch(/names no configured server/)
   })
@@ -105,7 +145,12 @@ describe('strict loading', () => {
 
 describe('escalation', () => {
   const policy = build(skills, defs)
-  const state = (role: string, active: string[], mode: 'auto' | 'ask' | 'manual' = 'auto') => ({ role, active: new Set(active), mode, protectedSkills: new Set<string>() })
+  const state = (role: string, active: string[], mode: 'auto' | 'ask' | 'manual' = 'auto') => ({
+    role,
+    active: new Set(active),
+    mode,
+    protectedSkills: new Set<string>(),
+  })
 
   it('activates a reachable skill in auto mode', () => {
     const d = decideActivation(policy, state('dev', ['common']), 'writer', 'agent')
@@ -113,27 +158,50 @@ describe('escalation', () => {
   })
 
   it('does nothing for an active skill', () => {
-    expect(decideActivation(policy, state('dev', ['writer']), 'writer', 'agent')).toMatchObject({ ok: true, action: 'none' })
+    expect(decideActivation(policy, state('dev', ['writer']), 'writer', 'agent')).toMatchObject({
+      ok: true,
+      action: 'none',
+    })
   })
 
   it('answers unreachable, disabled and nonexistent skills identically', () => {
-    const strictPolicy = build([...skills, skill('broken', { allowedRoles: ['guest'], allowedTools: ['fs:nope'] })], defs)
-    const msg = (name: string) => JSON.stringify(decideActivation(strictPolicy, state('guest', []), name, 'agent')).replace(name, 'X')
+    const strictPolicy = build(
+      [...skills, skill('broken', { allowedRoles: ['guest'], allowedTools: ['fs:nope'] })],
+      defs,
+    )
+    const msg = (name: string) =>
+      JSON.stringify(decideActivation(strictPolicy, state('guest', []), name, 'agent')).replace(name, 'X')
     expect(msg('writer')).toBe(msg('no-such-skill'))
     expect(msg('broken')).toBe(msg('no-such-skill'))
-    expect(JSON.stringify(decideDeactivation(strictPolicy, state('guest', []), 'writer')).replace('writer', 'X')).toBe(msg('no-such-skill'))
+    expect(JSON.stringify(decideDeactivation(strictPolicy, state('guest', []), 'writer')).replace('writer', 'X')).toBe(
+      msg('no-such-skill'),
+    )
   })
 
   it('asks in ask mode, refuses the agent in manual mode, and lets a person through', () => {
     expect(decideActivation(policy, state('dev', [], 'ask'), 'writer', 'agent')).toEqual({ ok: true, action: 'ask' })
-    expect(decideActivation(policy, state('dev', [], 'manual'), 'writer', 'agent')).toMatchObject({ ok: false, error: { code: 'manual_only' } })
-    expect(decideActivation(policy, state('dev', [], 'manual'), 'writer', 'person')).toMatchObject({ ok: true, action: 'activate' })
-    expect(decideActivation(policy, state('dev', [], 'ask'), 'writer', 'person')).toMatchObject({ ok: true, action: 'activate' })
+    expect(decideActivation(policy, state('dev', [], 'manual'), 'writer', 'agent')).toMatchObject({
+      ok: false,
+      error: { code: 'manual_only' },
+    })
+    expect(decideActivation(policy, state('dev', [], 'manual'), 'writer', 'person')).toMatchObject({
+      ok: true,
+      action: 'activate',
+    })
+    expect(decideActivation(policy, state('dev', [], 'ask'), 'writer', 'person')).toMatchObject({
+      ok: true,
+      action: 'activate',
+    })
   })
 
   it('refuses to deactivate protected skills (config list or the skill’s own flag)', () => {
-    expect(decideDeactivation(policy, state('dev', ['common']), 'common')).toMatchObject({ ok: false, error: { code: 'protected' } })
-    expect(decideDeactivation(policy, { ...state('dev', ['reader']), protectedSkills: new Set(['reader']) }, 'reader')).toMatchObject({ ok: false, error: { code: 'protected' } })
+    expect(decideDeactivation(policy, state('dev', ['common']), 'common')).toMatchObject({
+      ok: false,
+      error: { code: 'protected' },
+    })
+    expect(
+      decideDeactivation(policy, { ...state('dev', ['reader']), protectedSkills: new Set(['reader']) }, 'reader'),
+    ).toMatchObject({ ok: false, error: { code: 'protected' } })
     const d = decideDeactivation(policy, state('dev', ['reader', 'writer']), 'writer')
     expect(d.ok && d.action === 'activate' && [...d.active]).toEqual(['reader'])
   })
@@ -146,18 +214,46 @@ describe('escalation', () => {
 describe('explain', () => {
   const policy = build(skills, defs)
   it('names the skill that grants a visible tool', () => {
-    const e = explainTool(policy, { server: 'fs', tool: 'read_file', role: 'guest', active: new Set(['reader']), inCatalogue: true })
+    const e = explainTool(policy, {
+      server: 'fs',
+      tool: 'read_file',
+      role: 'guest',
+      active: new Set(['reader']),
+      inCatalogue: true,
+    })
     expect(e.visible).toBe(true)
-    expect(e.steps).toContainEqual({ rule: 'skill reader', verdict: 'allows', detail: 'active, and allowedTools has fs:read_*' })
+    expect(e.steps).toContainEqual({
+      rule: 'skill reader',
+      verdict: 'allows',
+      detail: 'active, and allowedTools has fs:read_*',
+    })
   })
   it('names the deny pattern that hides a tool', () => {
-    const e = explainTool(policy, { server: 'db', tool: 'drop_table', role: 'lead', active: new Set(['dba']), inCatalogue: true })
+    const e = explainTool(policy, {
+      server: 'db',
+      tool: 'drop_table',
+      role: 'lead',
+      active: new Set(['dba']),
+      inCatalogue: true,
+    })
     expect(e.visible).toBe(false)
-    expect(e.steps).toContainEqual({ rule: 'role lead deny', verdict: 'denies', detail: '"db:drop_*" matches (deny wins over allow); deny lists of lead → dev apply' })
+    expect(e.steps).toContainEqual({
+      rule: 'role lead deny',
+      verdict: 'denies',
+      detail: '"db:drop_*" matches (deny wins over allow); deny lists of lead → dev apply',
+    })
   })
   it('says when a skill would grant it once activated, or is out of the role’s reach', () => {
-    const e = explainTool(policy, { server: 'db', tool: 'query', role: 'intern', active: new Set(['common']), inCatalogue: true })
+    const e = explainTool(policy, {
+      server: 'db',
+      tool: 'query',
+      role: 'intern',
+      active: new Set(['common']),
+      inCatalogue: true,
+    })
     expect(e.visible).toBe(false)
-    expect(e.steps.find((s) => s.rule === 'skill dba')?.detail).toMatch(/does not reach this skill \(not in its allowedSkills cap\)/)
+    expect(e.steps.find((s) => s.rule === 'skill dba')?.detail).toMatch(
+      /does not reach this skill \(not in its allowedSkills cap\)/,
+    )
   })
 })

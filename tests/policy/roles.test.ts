@@ -29,23 +29,34 @@ describe('resolveRoles', () => {
   })
 
   it('caps a role with allowedSkills', () => {
-    const r = roles([skill('a', { allowedRoles: ['dev'] }), skill('b', { allowedRoles: ['dev'] })], { dev: { allowedSkills: ['a', 'nonexistent'] } })
+    const r = roles([skill('a', { allowedRoles: ['dev'] }), skill('b', { allowedRoles: ['dev'] })], {
+      dev: { allowedSkills: ['a', 'nonexistent'] },
+    })
     expect([...r.get('dev')!.skills]).toEqual(['a'])
   })
 
   it('inherits the parent’s skills and deny patterns through a chain', () => {
-    const r = roles([skill('a', { allowedRoles: ['base'] }), skill('b', { allowedRoles: ['mid'] }), skill('c', { allowedRoles: ['top'] })], {
-      base: { deny: ['x:one'] },
-      mid: { inherits: 'base', deny: ['x:two'] },
-      top: { inherits: 'mid' },
-    })
+    const r = roles(
+      [
+        skill('a', { allowedRoles: ['base'] }),
+        skill('b', { allowedRoles: ['mid'] }),
+        skill('c', { allowedRoles: ['top'] }),
+      ],
+      {
+        base: { deny: ['x:one'] },
+        mid: { inherits: 'base', deny: ['x:two'] },
+        top: { inherits: 'mid' },
+      },
+    )
     expect([...r.get('top')!.skills].sort()).toEqual(['a', 'b', 'c'])
     expect(r.get('top')!.deny).toEqual(['x:one', 'x:two'])
     expect(r.get('top')!.chain).toEqual(['top', 'mid', 'base'])
   })
 
   it('applies a child’s cap to inherited skills too', () => {
-    const r = roles([skill('a', { allowedRoles: ['base'] }), skill('b', { allowedRoles: ['base'] })], { limited: { inherits: 'base', allowedSkills: ['b'] } })
+    const r = roles([skill('a', { allowedRoles: ['base'] }), skill('b', { allowedRoles: ['base'] })], {
+      limited: { inherits: 'base', allowedSkills: ['b'] },
+    })
     expect([...r.get('limited')!.skills]).toEqual(['b'])
   })
 
@@ -62,7 +73,9 @@ describe('resolveRoles', () => {
 
   it('rejects an unknown parent, listing the known roles', () => {
     const r = resolveRoles([skill('s', { allowedRoles: ['dev'] })], defs({ lead: { inherits: 'develper' } }))
-    expect(!r.ok && r.error).toMatch(/roles\.definitions\.lead\.inherits: unknown role "develper" \(known roles: dev, lead\)/)
+    expect(!r.ok && r.error).toMatch(
+      /roles\.definitions\.lead\.inherits: unknown role "develper" \(known roles: dev, lead\)/,
+    )
   })
 })
 
@@ -74,7 +87,10 @@ describe('chooseRole', () => {
     expect(chooseRole({ configDefault: 'dev' }, r)).toEqual({ ok: true, role: 'dev' })
   })
   it('names the source of an unknown role and lists the known ones', () => {
-    expect(chooseRole({ env: 'root' }, r)).toEqual({ ok: false, error: 'unknown role "root" (from MYCELIUM_ROLE); roles: dev, guest' })
+    expect(chooseRole({ env: 'root' }, r)).toEqual({
+      ok: false,
+      error: 'unknown role "root" (from MYCELIUM_ROLE); roles: dev, guest',
+    })
   })
   it('needs a choice when there are several roles, and takes the only one otherwise', () => {
     expect(chooseRole({}, r).ok).toBe(false)
@@ -90,10 +106,17 @@ describe('resolveRoles: more shapes', () => {
   })
 
   it('lets a parent’s cap limit what it passes on, and the child add its own skills', () => {
-    const r = roles([skill('a', { allowedRoles: ['base'] }), skill('b', { allowedRoles: ['base'] }), skill('c', { allowedRoles: ['child'] })], {
-      base: { allowedSkills: ['a'] },
-      child: { inherits: 'base' },
-    })
+    const r = roles(
+      [
+        skill('a', { allowedRoles: ['base'] }),
+        skill('b', { allowedRoles: ['base'] }),
+        skill('c', { allowedRoles: ['child'] }),
+      ],
+      {
+        base: { allowedSkills: ['a'] },
+        child: { inherits: 'base' },
+      },
+    )
     expect([...r.get('base')!.skills]).toEqual(['a'])
     expect([...r.get('child')!.skills].sort()).toEqual(['a', 'c'])
     expect(r.get('child')!.cap).toBeUndefined()
@@ -118,7 +141,10 @@ describe('resolveRoles: more shapes', () => {
   it('keeps role names such as __proto__ and constructor as plain names', () => {
     const r = roles([skill('a', { allowedRoles: ['__proto__', 'constructor'] })])
     expect([...r.keys()]).toEqual(['__proto__', 'constructor'])
-    expect(chooseRole({ flag: 'toString' }, r)).toEqual({ ok: false, error: 'unknown role "toString" (from --role); roles: __proto__, constructor' })
+    expect(chooseRole({ flag: 'toString' }, r)).toEqual({
+      ok: false,
+      error: 'unknown role "toString" (from --role); roles: __proto__, constructor',
+    })
   })
 
   it('rejects a definition named "*"', () => {
@@ -128,15 +154,27 @@ describe('resolveRoles: more shapes', () => {
 
   it('warns about an allowedSkills entry that names no skill', () => {
     const r = resolveRoles([skill('a', { allowedRoles: ['dev'] })], defs({ dev: { allowedSkills: ['a', 'typo'] } }))
-    expect(r.ok && r.warnings).toEqual(['roles.definitions.dev.allowedSkills: no skill is named "typo" (remove it or fix the name)'])
+    expect(r.ok && r.warnings).toEqual([
+      'roles.definitions.dev.allowedSkills: no skill is named "typo" (remove it or fix the name)',
+    ])
   })
 
   it('files each warning under the role definition it is about', () => {
-    const r = resolveRoles([skill('a', { allowedRoles: ['dev'] })], defs({ dev: { allowedSkills: ['typo'] }, ops: { allowedSkills: ['a', 'gone', 'lost'] }, lead: { inherits: 'dev' } }))
+    const r = resolveRoles(
+      [skill('a', { allowedRoles: ['dev'] })],
+      defs({
+        dev: { allowedSkills: ['typo'] },
+        ops: { allowedSkills: ['a', 'gone', 'lost'] },
+        lead: { inherits: 'dev' },
+      }),
+    )
     if (!r.ok) throw new Error(r.error)
     expect(Object.fromEntries(r.warningsByRole)).toEqual({
       dev: ['roles.definitions.dev.allowedSkills: no skill is named "typo" (remove it or fix the name)'],
-      ops: ['roles.definitions.ops.allowedSkills: no skill is named "gone" (remove it or fix the name)', 'roles.definitions.ops.allowedSkills: no skill is named "lost" (remove it or fix the name)'],
+      ops: [
+        'roles.definitions.ops.allowedSkills: no skill is named "gone" (remove it or fix the name)',
+        'roles.definitions.ops.allowedSkills: no skill is named "lost" (remove it or fix the name)',
+      ],
     })
     expect([...r.warningsByRole.values()].flat()).toEqual(r.warnings)
   })

@@ -4,7 +4,12 @@ import { resolveRoles, type RoleDefinitionInput } from '../../src/policy/roles.j
 import type { Skill } from '../../src/policy/skill.js'
 import { facts, skill } from './helpers.js'
 
-function policyOf(skills: Skill[], defs: Record<string, RoleDefinitionInput> = {}, cat: Record<string, string[]> = { fs: ['read_file', 'write_file'], git: ['log'] }, servers = ['fs', 'git']) {
+function policyOf(
+  skills: Skill[],
+  defs: Record<string, RoleDefinitionInput> = {},
+  cat: Record<string, string[]> = { fs: ['read_file', 'write_file'], git: ['log'] },
+  servers = ['fs', 'git'],
+) {
   const r = resolveRoles(skills, new Map(Object.entries(defs)))
   if (!r.ok) throw new Error(r.error)
   return new Policy({ skills, roles: r.roles, servers: new Set(servers), separator: '__', catalogue: facts(cat) })
@@ -20,7 +25,8 @@ describe('built-in tools', () => {
     skill('memtools', { allowedRoles: ['dev'], allowedTools: ['mycelium:save_memory'] }),
   ]
   const policy = policyOf(skills, { locked: { inherits: 'dev', deny: ['mycelium:exec', 'mycelium:recall_memory'] } })
-  const builtins = (role: string, active: string[], o?: Parameters<typeof visibleBuiltins>[1]) => visibleBuiltins(policy.filter(role, new Set(active)), o)
+  const builtins = (role: string, active: string[], o?: Parameters<typeof visibleBuiltins>[1]) =>
+    visibleBuiltins(policy.filter(role, new Set(active)), o)
   const META = ['list_skills', 'activate_skill', 'deactivate_skill', 'get_context', 'search_tools']
 
   it('serves the meta tools alone when no active skill allows more', () => {
@@ -52,13 +58,21 @@ describe('built-in tools', () => {
   })
 
   it('narrows to the built-ins this process can run', () => {
-    expect(builtins('dev', ['shell', 'scripts'], { available: new Set(['run_script']) })).toEqual([...META, 'run_script'])
+    expect(builtins('dev', ['shell', 'scripts'], { available: new Set(['run_script']) })).toEqual([
+      ...META,
+      'run_script',
+    ])
   })
 
   it('strict loading disables a skill naming a built-in that does not exist', () => {
     const p = policyOf([skill('typo', { allowedRoles: ['dev'], allowedTools: ['mycelium:exce'] })])
-    expect(p.disabled.get('typo')?.reasons[0]).toMatch(/^"mycelium:exce": the built-in server "mycelium" has no tool "exce" \(built-ins: list_skills, .*exec/)
-    expect(policyOf([skill('ok', { allowedRoles: ['dev'], allowedTools: ['mycelium:*', 'mycelium:list_memories'] })]).disabled.size).toBe(0)
+    expect(p.disabled.get('typo')?.reasons[0]).toMatch(
+      /^"mycelium:exce": the built-in server "mycelium" has no tool "exce" \(built-ins: list_skills, .*exec/,
+    )
+    expect(
+      policyOf([skill('ok', { allowedRoles: ['dev'], allowedTools: ['mycelium:*', 'mycelium:list_memories'] })])
+        .disabled.size,
+    ).toBe(0)
   })
 })
 
@@ -77,7 +91,10 @@ describe('strict loading, re-run as the catalogue changes', () => {
 
   it('disables it once git lists its tools without blame, and names only the missing exact tool', () => {
     const p = at({ git: ['log'] })
-    expect(p.disabled.get('git-user')).toEqual({ skill: 'git-user', reasons: ['"git:blame": server "git" has no tool "blame"'] })
+    expect(p.disabled.get('git-user')).toEqual({
+      skill: 'git-user',
+      reasons: ['"git:blame": server "git" has no tool "blame"'],
+    })
     expect(p.reachable('dev')).toEqual([])
     expect(p.filter('dev', new Set(['git-user'])).toolVisible('git', 'log')).toBe(false)
   })
@@ -92,7 +109,10 @@ describe('strict loading, re-run as the catalogue changes', () => {
   })
 
   it('disables a skill as a whole: none of its tools show, other skills are untouched', () => {
-    const p = policyOf([skill('half', { allowedRoles: ['dev'], allowedTools: ['fs:read_file', 'fs:nope'] }), skill('fine', { allowedRoles: ['dev'], allowedTools: ['git:log'] })])
+    const p = policyOf([
+      skill('half', { allowedRoles: ['dev'], allowedTools: ['fs:read_file', 'fs:nope'] }),
+      skill('fine', { allowedRoles: ['dev'], allowedTools: ['git:log'] }),
+    ])
     const f = p.filter('dev', new Set(['half', 'fine']))
     expect(f.toolVisible('fs', 'read_file')).toBe(false)
     expect(f.toolVisible('git', 'log')).toBe(true)
@@ -100,7 +120,13 @@ describe('strict loading, re-run as the catalogue changes', () => {
   })
 
   it('reports every reason of a skill, in pattern order', () => {
-    const p = policyOf([skill('many', { allowedRoles: ['dev'], allowedTools: ['slack:post', 'fs:nope', 'fs:', 'git:log'], hostTools: ['Bash(git:*)'] })])
+    const p = policyOf([
+      skill('many', {
+        allowedRoles: ['dev'],
+        allowedTools: ['slack:post', 'fs:nope', 'fs:', 'git:log'],
+        hostTools: ['Bash(git:*)'],
+      }),
+    ])
     expect(p.disabled.get('many')!.reasons).toEqual([
       '"slack:post" names server "slack", which is not configured',
       '"fs:nope": server "fs" has no tool "nope"',
@@ -116,7 +142,11 @@ describe('deny lists', () => {
   it('deny wins over allow in both pattern forms and with globs', () => {
     const p = policyOf(skills, { dev: { deny: ['fs__write_*', 'git:log'] } })
     const f = p.filter('dev', new Set(['all-fs']))
-    expect([f.toolVisible('fs', 'read_file'), f.toolVisible('fs', 'write_file'), f.toolVisible('git', 'log')]).toEqual([true, false, false])
+    expect([f.toolVisible('fs', 'read_file'), f.toolVisible('fs', 'write_file'), f.toolVisible('git', 'log')]).toEqual([
+      true,
+      false,
+      false,
+    ])
     expect(f.serverReached('git')).toBe(true)
   })
 
@@ -128,14 +158,20 @@ describe('deny lists', () => {
 
   it('reports deny patterns that do not parse, inherited ones included', () => {
     const p = policyOf(skills, { base: { deny: ['fs:', 'nothere__x'] }, dev: { inherits: 'base', deny: ['git:log'] } })
-    expect(p.denyProblems('dev')).toEqual(['pattern "fs:" names no tool after the server (write "fs:*" for all of them)', 'pattern "nothere__x" names no configured server ("nothere" is not one): write it as server:tool'])
+    expect(p.denyProblems('dev')).toEqual([
+      'pattern "fs:" names no tool after the server (write "fs:*" for all of them)',
+      'pattern "nothere__x" names no configured server ("nothere" is not one): write it as server:tool',
+    ])
     expect(p.denyProblems('unknown-role')).toEqual([])
   })
 })
 
 describe('servers a principal touches', () => {
   it('follows the active skills’ patterns, per server', () => {
-    const p = policyOf([skill('a', { allowedRoles: ['dev'], allowedTools: ['fs:read_*'] }), skill('b', { allowedRoles: ['dev'], allowedTools: ['*'] })])
+    const p = policyOf([
+      skill('a', { allowedRoles: ['dev'], allowedTools: ['fs:read_*'] }),
+      skill('b', { allowedRoles: ['dev'], allowedTools: ['*'] }),
+    ])
     const f = p.filter('dev', new Set(['a']))
     expect([f.serverReached('fs'), f.serverReached('git')]).toEqual([true, false])
     expect(p.filter('dev', new Set(['b'])).serverReached('git')).toBe(true)
@@ -154,7 +190,15 @@ describe('speed', () => {
       ;(cat[s] ??= []).push(t)
       tools.push([s, t])
     }
-    const skills = Array.from({ length: 200 }, (_, k) => skill(`k${k}`, { allowedRoles: ['dev'], allowedTools: [...[0, 1, 2, 3, 4].map((j) => tools[(k * 37 + j * 101) % 10_000]!.join(':')), `s${k % 50}__${['read', 'get'][k % 2]}_*`] }))
+    const skills = Array.from({ length: 200 }, (_, k) =>
+      skill(`k${k}`, {
+        allowedRoles: ['dev'],
+        allowedTools: [
+          ...[0, 1, 2, 3, 4].map((j) => tools[(k * 37 + j * 101) % 10_000]!.join(':')),
+          `s${k % 50}__${['read', 'get'][k % 2]}_*`,
+        ],
+      }),
+    )
     const p = policyOf(skills, { dev: { deny: ['s1:write_*'] } }, cat, servers)
     expect(p.disabled.size).toBe(0)
     const active = new Set(skills.map((s) => s.name))

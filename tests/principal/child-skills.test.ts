@@ -11,7 +11,9 @@ import { connectClient, PolicyHarness, uriAnswer, waitFor } from '../helpers/run
 describe('mapChildUri', () => {
   it('keeps a skill:// path and another scheme’s authority and path under skill://<server>/', () => {
     expect(mapChildUri('kb', 'skill://deploy/SKILL.md')).toBe('skill://kb/deploy/SKILL.md')
-    expect(mapChildUri('kb', 'https://docs.example.com/skills/x/SKILL.md')).toBe('skill://kb/docs.example.com/skills/x/SKILL.md')
+    expect(mapChildUri('kb', 'https://docs.example.com/skills/x/SKILL.md')).toBe(
+      'skill://kb/docs.example.com/skills/x/SKILL.md',
+    )
   })
 })
 
@@ -23,12 +25,23 @@ describe('children’s skills, aggregated per role', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'myc-child-skills-'))
     const skill = (name: string, roles: string, tools: string) => {
       mkdirSync(path.join(dir, 'skills', name), { recursive: true })
-      writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name}\nallowedRoles: [${roles}]\nallowedTools: [${tools}]\n---\n${name} body\n`)
+      writeFileSync(
+        path.join(dir, 'skills', name, 'SKILL.md'),
+        `---\nname: ${name}\ndescription: ${name}\nallowedRoles: [${roles}]\nallowedTools: [${tools}]\n---\n${name} body\n`,
+      )
     }
     skill('basics', '"*"', 'echo:echo')
     skill('ops-tools', 'ops', '"kb:*"')
     skill('guest-only', 'guest', 'echo:add')
-    writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] }, kb: { command: process.execPath, args: [fixtureServer('skills-child')] } } }))
+    writeFileSync(
+      path.join(dir, 'mycelium.config.json'),
+      JSON.stringify({
+        mcpServers: {
+          echo: { command: process.execPath, args: [fixtureServer('echo')] },
+          kb: { command: process.execPath, args: [fixtureServer('skills-child')] },
+        },
+      }),
+    )
     await h.start()
   })
   afterAll(() => h.close())
@@ -41,7 +54,12 @@ describe('children’s skills, aggregated per role', () => {
   it('lists a child’s skills under skill://<server>/ for a role whose skills grant that server, untouched but for URIs', async () => {
     const { client, skills } = await sessionFor('ops')
     const listing = await skills.list()
-    expect(listing.skills.map((s) => s.uri)).toEqual(['skill://mycelium/basics/SKILL.md', 'skill://mycelium/ops-tools/SKILL.md', 'skill://kb/deploy/SKILL.md', 'skill://kb/review/SKILL.md'])
+    expect(listing.skills.map((s) => s.uri)).toEqual([
+      'skill://mycelium/basics/SKILL.md',
+      'skill://mycelium/ops-tools/SKILL.md',
+      'skill://kb/deploy/SKILL.md',
+      'skill://kb/review/SKILL.md',
+    ])
     const deploy = listing.skills.find((s) => s.uri === 'skill://kb/deploy/SKILL.md')!
     expect(deploy.frontmatter).toEqual({ name: 'deploy', description: 'Deploy the service', owner: 'ops-team' })
     const read = await skills.read(deploy)
@@ -60,13 +78,18 @@ describe('children’s skills, aggregated per role', () => {
     const uris = (await client.listResources()).resources.map((r) => r.uri)
     expect(uris).toContain('note://plain')
     expect(uris.some((u) => u.startsWith('skill://'))).toBe(false)
-    expect((await client.listResourceTemplates()).resourceTemplates.some((t) => t.uriTemplate.startsWith('skill://'))).toBe(false)
+    expect(
+      (await client.listResourceTemplates()).resourceTemplates.some((t) => t.uriTemplate.startsWith('skill://')),
+    ).toBe(false)
     await client.close()
   })
 
   it('hides a child’s skills from a role that does not reach the server, exactly like URIs that never existed', async () => {
     const { client, skills } = await sessionFor('guest')
-    expect((await skills.list()).skills.map((s) => s.uri)).toEqual(['skill://mycelium/basics/SKILL.md', 'skill://mycelium/guest-only/SKILL.md'])
+    expect((await skills.list()).skills.map((s) => s.uri)).toEqual([
+      'skill://mycelium/basics/SKILL.md',
+      'skill://mycelium/guest-only/SKILL.md',
+    ])
     const answer = (method: string, uri: string) => uriAnswer(client, method, uri)
     for (const method of ['skills/get', 'resources/read', 'resources/directory/read']) {
       const never = await answer(method, 'skill://kb/nothing/SKILL.md')

@@ -19,7 +19,12 @@ describe('credentialView: a 2026-era principal is its credential, escalation tak
   it('lists activate_skill as the step-up and no deactivate_skill', async () => {
     const view = credentialView(await h.view('guest'), naming)
     const names = view.builtinTools().map((t) => t.name)
-    expect(names).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__get_context', 'mycelium__search_tools'])
+    expect(names).toEqual([
+      'mycelium__list_skills',
+      'mycelium__activate_skill',
+      'mycelium__get_context',
+      'mycelium__search_tools',
+    ])
     expect(view.activateTool()?.description).toMatch(/403 insufficient_scope/)
     expect(view.callBuiltin('mycelium__deactivate_skill', { name: 'common' }, noCtx)).toBeUndefined()
   })
@@ -29,9 +34,14 @@ describe('credentialView: a 2026-era principal is its credential, escalation tak
     expect(view.skillToStepUp('mycelium__activate_skill', { name: 'reader' })).toBe('reader')
     expect(skillScope('reader')).toBe('skill:reader')
     // Granted already, unreachable for the role, unknown, not a string, another tool: nothing to step up to.
-    for (const args of [{ name: 'common' }, { name: 'writer' }, { name: 'nope' }, { name: 7 }, {}]) expect(view.skillToStepUp('mycelium__activate_skill', args)).toBeUndefined()
+    for (const args of [{ name: 'common' }, { name: 'writer' }, { name: 'nope' }, { name: 7 }, {}])
+      expect(view.skillToStepUp('mycelium__activate_skill', args)).toBeUndefined()
     expect(view.skillToStepUp('mycelium__list_skills', { name: 'reader' })).toBeUndefined()
-    expect(credentialView(await h.view('guest', { skills: ['reader'] }), naming).skillToStepUp('mycelium__activate_skill', { name: 'reader' })).toBeUndefined()
+    expect(
+      credentialView(await h.view('guest', { skills: ['reader'] }), naming).skillToStepUp('mycelium__activate_skill', {
+        name: 'reader',
+      }),
+    ).toBeUndefined()
   })
 
   it('never changes what the principal sees, whatever is called', async () => {
@@ -47,8 +57,12 @@ describe('credentialView: a 2026-era principal is its credential, escalation tak
     const notGranted = await view.callBuiltin('mycelium__activate_skill', { name: 'reader' }, noCtx)!
     expect(notGranted.isError).toBe(true)
     expect(text(notGranted)).toMatch(/^Skill reader is not granted to this client\./)
-    expect(text((await view.callBuiltin('mycelium__activate_skill', { name: 'common' }, noCtx))!)).toBe('Skill common is already active.\n\nEcho things.')
-    expect(text((await view.callBuiltin('mycelium__activate_skill', { name: 'writer' }, noCtx))!)).toMatch(/^Unknown skill: writer\./)
+    expect(text((await view.callBuiltin('mycelium__activate_skill', { name: 'common' }, noCtx))!)).toBe(
+      'Skill common is already active.\n\nEcho things.',
+    )
+    expect(text((await view.callBuiltin('mycelium__activate_skill', { name: 'writer' }, noCtx))!)).toMatch(
+      /^Unknown skill: writer\./,
+    )
     expect(view.revision?.()).toBe(revision)
     expect(inner.describe!().activeSkills.map((s) => s.name)).toEqual(['common'])
     expect(visible()).toEqual(before)
@@ -63,10 +77,14 @@ describe('credentialView: a 2026-era principal is its credential, escalation tak
     const refused = (await view.callBuiltin('mycelium__activate_skill', { name: 'reader' }, noCtx))!
     expect(refused.isError).toBe(true)
     const [explanation, instructions] = (refused.content as Array<{ text: string }>).map((c) => c.text)
-    expect(explanation).toMatch(/^Skill reader is not active, and this client cannot activate it: .*\/add reader in myc chat, or a relaunch of myc serve with --skills reader\./)
+    expect(explanation).toMatch(
+      /^Skill reader is not active, and this client cannot activate it: .*\/add reader in myc chat, or a relaunch of myc serve with --skills reader\./,
+    )
     expect(instructions).toBe('Reader instructions.')
     expect(inner.describe!().activeSkills.map((s) => s.name)).toEqual(['common'])
-    expect(text((await view.callBuiltin('mycelium__activate_skill', { name: 'common' }, noCtx))!)).toBe('Skill common is already active.\n\nEcho things.')
+    expect(text((await view.callBuiltin('mycelium__activate_skill', { name: 'common' }, noCtx))!)).toBe(
+      'Skill common is already active.\n\nEcho things.',
+    )
   })
 
   it('open mode has no built-ins and nothing to step up to', () => {
@@ -79,7 +97,11 @@ describe('credentialView: a 2026-era principal is its credential, escalation tak
 
 describe('credentialView: the lists it makes', () => {
   it('keeps one activate_skill definition while the view’s own is the same, so a list rebuilt (a policy rebuilt on a catalogue change) is not a list changed', () => {
-    const activate = { name: 'mycelium__activate_skill', description: 'activates', inputSchema: { type: 'object' as const } }
+    const activate = {
+      name: 'mycelium__activate_skill',
+      description: 'activates',
+      inputSchema: { type: 'object' as const },
+    }
     const list = { name: 'mycelium__list_skills', inputSchema: { type: 'object' as const } }
     let own = activate
     // A new array every time, as a rebuilt policy gives.

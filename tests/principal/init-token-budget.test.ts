@@ -12,7 +12,13 @@ import { visibleTools } from '../../src/runtime/principal-tools.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { connectClient, PolicyHarness } from '../helpers/runtime.js'
 
-const META = ['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools']
+const META = [
+  'mycelium__list_skills',
+  'mycelium__activate_skill',
+  'mycelium__deactivate_skill',
+  'mycelium__get_context',
+  'mycelium__search_tools',
+]
 
 /**
  * `myc init`'s own project (filesystem and memory servers, seven skills),
@@ -67,7 +73,9 @@ describe("myc init's project: a small first tools/list, and every reachable tool
       .tools()
       .filter((e) => filter.toolVisible(e.server, e.name))
       .map((e) => e.wireName)
-    const builtins = ['exec', 'run_script', 'save_memory', 'recall_memory', 'list_memories'].filter((n) => filter.toolVisible(BUILTIN_SERVER, n)).map((n) => `mycelium__${n}`)
+    const builtins = ['exec', 'run_script', 'save_memory', 'recall_memory', 'list_memories']
+      .filter((n) => filter.toolVisible(BUILTIN_SERVER, n))
+      .map((n) => `mycelium__${n}`)
     return [...builtins, ...children]
   }
 
@@ -84,32 +92,37 @@ describe("myc init's project: a small first tools/list, and every reachable tool
     expect(toolTokens((await fresh.listTools()).tools)).toBeLessThanOrEqual(Math.ceil(toolTokens(open) * 0.1))
   })
 
-  it.each(['developer', 'guest', 'reviewer', 'admin'])('%s: activating each skill activate_skill names reaches every tool the role may use', async (role) => {
-    const client = await session(role)
-    const activate = (await client.listTools()).tools.find((t) => t.name === 'mycelium__activate_skill') as Tool
-    const offered = (activate.inputSchema.properties as { name: { enum: string[] } }).name.enum
-    expect([...offered].sort()).toEqual(
-      policy()
-        .reachable(role)
-        .map((s) => s.name)
-        .sort(),
-    )
-    for (const skill of offered) {
-      const r = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: skill } })
-      expect(r.isError, skill).toBeFalsy()
-    }
-    const listed = await names(client)
-    const want = reachable(role)
-    expect(want.length).toBeGreaterThan(5)
-    expect(listed.filter((n) => !META.includes(n)).sort()).toEqual([...want].sort())
-  })
+  it.each(['developer', 'guest', 'reviewer', 'admin'])(
+    '%s: activating each skill activate_skill names reaches every tool the role may use',
+    async (role) => {
+      const client = await session(role)
+      const activate = (await client.listTools()).tools.find((t) => t.name === 'mycelium__activate_skill') as Tool
+      const offered = (activate.inputSchema.properties as { name: { enum: string[] } }).name.enum
+      expect([...offered].sort()).toEqual(
+        policy()
+          .reachable(role)
+          .map((s) => s.name)
+          .sort(),
+      )
+      for (const skill of offered) {
+        const r = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: skill } })
+        expect(r.isError, skill).toBeFalsy()
+      }
+      const listed = await names(client)
+      const want = reachable(role)
+      expect(want.length).toBeGreaterThan(5)
+      expect(listed.filter((n) => !META.includes(n)).sort()).toEqual([...want].sort())
+    },
+  )
 
   it('developer: search_tools finds each reachable tool by its name, and the first skill it names brings the tool in, in one step', async () => {
     for (const wire of reachable('developer')) {
       const client = await session('developer')
       const words = wire.split('__').slice(1).join(' ').replaceAll('_', ' ')
       const r = await client.callTool({ name: 'mycelium__search_tools', arguments: { query: words, limit: 5 } })
-      const hit = (r.structuredContent as { tools: Array<{ name: string; skills: string[] }> }).tools.find((t) => t.name === wire)
+      const hit = (r.structuredContent as { tools: Array<{ name: string; skills: string[] }> }).tools.find(
+        (t) => t.name === wire,
+      )
       expect(hit, `${wire} for "${words}"`).toBeDefined()
       await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: hit!.skills[0]! } })
       expect(await names(client), wire).toContain(wire)
@@ -119,7 +132,11 @@ describe("myc init's project: a small first tools/list, and every reachable tool
 
   it('developer: search_tools answers plain requests with the right tool and skill near the top', async () => {
     const client = await session('developer')
-    const top = async (query: string) => ((await client.callTool({ name: 'mycelium__search_tools', arguments: { query, limit: 3 } })).structuredContent as { tools: Array<{ name: string; skills: string[] }> }).tools
+    const top = async (query: string) =>
+      (
+        (await client.callTool({ name: 'mycelium__search_tools', arguments: { query, limit: 3 } }))
+          .structuredContent as { tools: Array<{ name: string; skills: string[] }> }
+      ).tools
     expect((await top('edit a file')).map((t) => t.name)).toContain('fs__edit_file')
     expect((await top('run the tests')).find((t) => t.name === 'mycelium__exec')?.skills).toContain('test-runner')
     expect((await top('search the knowledge graph')).map((t) => t.name)).toContain('memory__search_nodes')

@@ -24,7 +24,11 @@ class RawClient {
   }
   async start() {
     await this.transport.start()
-    await this.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } })
+    await this.request('initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '1' },
+    })
     await this.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
   }
   request(method: string, params: Record<string, unknown>): Promise<string> {
@@ -51,7 +55,10 @@ describe('hidden tools and skills do not exist', () => {
     await runtime.start()
     if (mode.kind === 'policy') mode.state.invalidate()
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    const session = new ClientConnection({ runtime, view: createView(mode, loaded, { role: 'guest', env: {}, catalogue: runtime.catalogue, logger }) })
+    const session = new ClientConnection({
+      runtime,
+      view: createView(mode, loaded, { role: 'guest', env: {}, catalogue: runtime.catalogue, logger }),
+    })
     await session.connect(serverSide)
     raw = new RawClient(clientSide)
     await raw.start()
@@ -111,7 +118,25 @@ describe('hidden tools and skills do not exist', () => {
       ])
         out.add(v)
     }
-    for (const bogus of ['', ' ', '*', ':', '__', 'grow', 'writer', 'mycelium__exec', 'mycelium__run_script', 'mycelium__save_memory', 'mycelium__nope', 'x'.repeat(10_000), '../../etc/passwd', '%00', 'echo__echo\u0000', 'ECHO__ECHO']) out.add(bogus)
+    for (const bogus of [
+      '',
+      ' ',
+      '*',
+      ':',
+      '__',
+      'grow',
+      'writer',
+      'mycelium__exec',
+      'mycelium__run_script',
+      'mycelium__save_memory',
+      'mycelium__nope',
+      'x'.repeat(10_000),
+      '../../etc/passwd',
+      '%00',
+      'echo__echo\u0000',
+      'ECHO__ECHO',
+    ])
+      out.add(bogus)
     return [...out]
   }
 
@@ -126,15 +151,33 @@ describe('hidden tools and skills do not exist', () => {
   })
 
   it('search_tools never ranks a tool the role cannot reach: words only hidden tools have answer like words nothing has', async () => {
-    const search = (query: string) => raw.request('tools/call', { name: 'mycelium__search_tools', arguments: { query, limit: 50 } })
+    const search = (query: string) =>
+      raw.request('tools/call', { name: 'mycelium__search_tools', arguments: { query, limit: 50 } })
     const nothing = await search(NEVER)
     expect(nothing).toContain('No tool matches')
-    for (const query of ['grow', 'grown', 'grow__grow', 'writer', 'Secret writer skill', 'always fails', 'fail', 'sends log', 'exec', 'run_script', 'save_memory recall_memory', 'ghostly hosty broken', 'no_such_tool', 'zz__never']) {
+    for (const query of [
+      'grow',
+      'grown',
+      'grow__grow',
+      'writer',
+      'Secret writer skill',
+      'always fails',
+      'fail',
+      'sends log',
+      'exec',
+      'run_script',
+      'save_memory recall_memory',
+      'ghostly hosty broken',
+      'no_such_tool',
+      'zz__never',
+    ]) {
       expect(await search(query), query).toBe(nothing)
     }
     // Every hidden name, as a query: only the guest's reachable tools (common, reader) can come back.
     for (const name of probes()) {
-      const answer = JSON.parse(await search(name)) as { result?: { structuredContent?: { tools: Array<{ name: string; skills: string[] }> } } }
+      const answer = JSON.parse(await search(name)) as {
+        result?: { structuredContent?: { tools: Array<{ name: string; skills: string[] }> } }
+      }
       for (const hit of answer.result?.structuredContent?.tools ?? []) {
         expect(['echo__echo', 'echo__add', 'echo__image'], JSON.stringify(name)).toContain(hit.name)
         for (const skill of hit.skills) expect(['common', 'reader']).toContain(skill)
@@ -159,14 +202,41 @@ describe('hidden tools and skills do not exist', () => {
     await raw.request('tools/call', { name: 'mycelium__get_context', arguments: {} })
     await raw.request('tools/call', { name: 'mycelium__activate_skill', arguments: { name: 'reader' } })
     await raw.request('tools/call', { name: 'mycelium__deactivate_skill', arguments: { name: 'reader' } })
-    for (const query of ['grow', 'writer', 'Secret writer skill', 'write', 'always fails', 'sends a log message', 'shell exec run_script', 'save memory', 'broken no_such_tool', 'echo', 'read add image', '*'])
+    for (const query of [
+      'grow',
+      'writer',
+      'Secret writer skill',
+      'write',
+      'always fails',
+      'sends a log message',
+      'shell exec run_script',
+      'save memory',
+      'broken no_such_tool',
+      'echo',
+      'read add image',
+      '*',
+    ])
       await raw.request('tools/call', { name: 'mycelium__search_tools', arguments: { query, limit: 50 } })
     await raw.request('tools/call', { name: 'echo__echo', arguments: { message: 'hello' } })
     await raw.request('skills/list', {})
     await raw.request('skills/get', { uri: 'skill://mycelium/reader/SKILL.md' })
     await raw.request('resources/read', { uri: 'skill://mycelium/reader/SKILL.md' })
     await raw.request('resources/directory/read', { uri: 'skill://mycelium/reader/' })
-    const forbidden = ['grow', 'writer', 'Writer', 'Secret writer', 'broken', 'hosty', 'ghostly', 'lead', 'no_such_tool', 'echo__fail', 'echo__log', 'shell', 'Sandboxed shell']
+    const forbidden = [
+      'grow',
+      'writer',
+      'Writer',
+      'Secret writer',
+      'broken',
+      'hosty',
+      'ghostly',
+      'lead',
+      'no_such_tool',
+      'echo__fail',
+      'echo__log',
+      'shell',
+      'Sandboxed shell',
+    ]
     for (const text of raw.all) {
       const probeAnswer = text.includes('Unknown tool:') || text.includes('Unknown prompt:')
       if (probeAnswer) continue // these echo back the name the caller sent, nothing else

@@ -19,7 +19,12 @@ describe('policy mode sessions', () => {
   afterAll(() => h.close())
   const logger = h.logger
 
-  async function session(role?: string, skills?: string[], capabilities?: Record<string, unknown>, setup?: (c: Client) => void) {
+  async function session(
+    role?: string,
+    skills?: string[],
+    capabilities?: Record<string, unknown>,
+    setup?: (c: Client) => void,
+  ) {
     return connectClient(h.runtime, { view: await h.view(role, skills ? { skills } : {}), capabilities, setup })
   }
   const names = async (c: Client) => (await c.listTools()).tools.map((t) => t.name)
@@ -31,16 +36,30 @@ describe('policy mode sessions', () => {
 
   it('a guest sees only its active skills’ tools plus the meta tools', async () => {
     const { client } = await session()
-    expect(await names(client)).toEqual(['mycelium__list_skills', 'mycelium__activate_skill', 'mycelium__deactivate_skill', 'mycelium__get_context', 'mycelium__search_tools', 'echo__echo'])
+    expect(await names(client)).toEqual([
+      'mycelium__list_skills',
+      'mycelium__activate_skill',
+      'mycelium__deactivate_skill',
+      'mycelium__get_context',
+      'mycelium__search_tools',
+      'echo__echo',
+    ])
     expect(text(await client.callTool({ name: 'echo__echo', arguments: { message: 'hi' } }))).toBe('hi')
     await client.close()
   })
 
   it('lists only reachable, enabled skills', async () => {
     const { client } = await session('developer')
-    const listed = (await client.callTool({ name: 'mycelium__list_skills', arguments: {} })).structuredContent as { skills: Array<{ name: string; active: boolean }> }
+    const listed = (await client.callTool({ name: 'mycelium__list_skills', arguments: {} })).structuredContent as {
+      skills: Array<{ name: string; active: boolean }>
+    }
     // broken (no such tool), ghostly (bad name) and hosty (host tools) are not there.
-    expect(listed.skills.map((s) => `${s.name}:${s.active}`)).toEqual(['common:true', 'reader:false', 'shell:false', 'writer:false'])
+    expect(listed.skills.map((s) => `${s.name}:${s.active}`)).toEqual([
+      'common:true',
+      'reader:false',
+      'shell:false',
+      'writer:false',
+    ])
     await client.close()
   })
 
@@ -54,14 +73,18 @@ describe('policy mode sessions', () => {
     expect(await names(client)).not.toContain('grow__grow')
     const result = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
     expect(text(result)).toContain('Writer instructions: be careful.')
-    expect((result.structuredContent as { addedTools: string[] }).addedTools).toEqual(expect.arrayContaining(['echo__add', 'echo__fail', 'grow__grow']))
+    expect((result.structuredContent as { addedTools: string[] }).addedTools).toEqual(
+      expect.arrayContaining(['echo__add', 'echo__fail', 'grow__grow']),
+    )
     await waitFor(() => changed > 0, 2_000, 'list_changed')
     expect(await names(client)).toEqual(expect.arrayContaining(['grow__grow', 'echo__fail']))
     expect(text(await client.callTool({ name: 'echo__add', arguments: { a: 1, b: 2 } }))).toBe('3')
     const off = await client.callTool({ name: 'mycelium__deactivate_skill', arguments: { name: 'writer' } })
     expect((off.structuredContent as { removedTools: string[] }).removedTools).toContain('grow__grow')
     expect(await names(client)).not.toContain('grow__grow')
-    await expect(client.callTool({ name: 'grow__grow', arguments: { name: 'x' } })).rejects.toThrow(/Unknown tool: grow__grow/)
+    await expect(client.callTool({ name: 'grow__grow', arguments: { name: 'x' } })).rejects.toThrow(
+      /Unknown tool: grow__grow/,
+    )
     await client.close()
   })
 
@@ -71,9 +94,15 @@ describe('policy mode sessions', () => {
     const { client } = await connectClient(h.runtime, { view: await h.view('developer', { runner }) })
     const result = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'shell' } })
     expect(text(result)).toMatch(/^Skill shell is active\. Tools added: mycelium__exec, mycelium__run_script\./)
-    expect((result.structuredContent as { addedTools: string[] }).addedTools).toEqual(['mycelium__exec', 'mycelium__run_script'])
+    expect((result.structuredContent as { addedTools: string[] }).addedTools).toEqual([
+      'mycelium__exec',
+      'mycelium__run_script',
+    ])
     const off = await client.callTool({ name: 'mycelium__deactivate_skill', arguments: { name: 'shell' } })
-    expect((off.structuredContent as { removedTools: string[] }).removedTools).toEqual(['mycelium__exec', 'mycelium__run_script'])
+    expect((off.structuredContent as { removedTools: string[] }).removedTools).toEqual([
+      'mycelium__exec',
+      'mycelium__run_script',
+    ])
     await client.close()
   })
 
@@ -105,12 +134,26 @@ describe('policy mode sessions', () => {
   })
 
   it('rejects an unknown role with the known ones, and a skill the role cannot use', () => {
-    expect(() => createView(h.mode, h.loaded, { role: 'nobody', env: {}, catalogue: h.runtime.catalogue, logger })).toThrow(/unknown role "nobody" \(from --role\); roles: developer, guest, lead/)
-    expect(() => createView(h.mode, h.loaded, { role: 'guest', skills: ['writer'], env: {}, catalogue: h.runtime.catalogue, logger })).toThrow(/--skills: role "guest" cannot use skill "writer"/)
+    expect(() =>
+      createView(h.mode, h.loaded, { role: 'nobody', env: {}, catalogue: h.runtime.catalogue, logger }),
+    ).toThrow(/unknown role "nobody" \(from --role\); roles: developer, guest, lead/)
+    expect(() =>
+      createView(h.mode, h.loaded, {
+        role: 'guest',
+        skills: ['writer'],
+        env: {},
+        catalogue: h.runtime.catalogue,
+        logger,
+      }),
+    ).toThrow(/--skills: role "guest" cannot use skill "writer"/)
   })
 
   it('takes the role from MYCELIUM_ROLE when there is no --role', async () => {
-    const view = createView(h.mode, h.loaded, { env: { MYCELIUM_ROLE: 'developer' }, catalogue: h.runtime.catalogue, logger }) as unknown as { role: string }
+    const view = createView(h.mode, h.loaded, {
+      env: { MYCELIUM_ROLE: 'developer' },
+      catalogue: h.runtime.catalogue,
+      logger,
+    }) as unknown as { role: string }
     expect(view.role).toBe('developer')
   })
 
@@ -147,7 +190,10 @@ describe('escalation modes and the audit log', () => {
     await runtime?.close()
   })
 
-  async function sessionIn(escalation: 'ask' | 'manual', answer?: { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string | number | boolean> }) {
+  async function sessionIn(
+    escalation: 'ask' | 'manual',
+    answer?: { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string | number | boolean> },
+  ) {
     const cfg = { ...loaded, config: { ...loaded.config, session: { ...loaded.config.session, escalation } } }
     const mode = await loadPolicyMode(cfg, runtime.catalogue, logger)
     const view = createView(mode, cfg, { role: 'developer', env: {}, catalogue: runtime.catalogue, logger })
@@ -211,7 +257,12 @@ describe('escalation modes and the audit log', () => {
       .map((l: string) => JSON.parse(l))
     const events = lines.map((l: { event: string }) => l.event)
     expect(events).toEqual(expect.arrayContaining(['session_start', 'skill_activated', 'skill_refused', 'tool_call']))
-    expect(lines.find((l: { tool?: string }) => l.tool === 'echo__echo')).toMatchObject({ event: 'tool_call', role: 'developer', outcome: 'ok', argumentKeys: ['message'] })
+    expect(lines.find((l: { tool?: string }) => l.tool === 'echo__echo')).toMatchObject({
+      event: 'tool_call',
+      role: 'developer',
+      outcome: 'ok',
+      argumentKeys: ['message'],
+    })
     expect(lines.find((l: { tool?: string }) => l.tool === 'grow__grow')).toMatchObject({ outcome: 'denied' })
     expect(readFileSync(auditFile, 'utf8')).not.toContain('top-secret-value')
     await client.close()

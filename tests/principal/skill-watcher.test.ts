@@ -11,7 +11,10 @@ import { captureLogger, waitFor } from '../helpers/runtime.js'
 /** A skill file in `dir` (relative to `root`). */
 function writeSkill(root: string, dir: string, name: string): void {
   mkdirSync(path.join(root, dir, name), { recursive: true })
-  writeFileSync(path.join(root, dir, name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name}\nallowedRoles: [dev]\nallowedTools: []\n---\n`)
+  writeFileSync(
+    path.join(root, dir, name, 'SKILL.md'),
+    `---\nname: ${name}\ndescription: ${name}\nallowedRoles: [dev]\nallowedTools: []\n---\n`,
+  )
 }
 
 /** The watcher looks at its folders again on the turn of the event loop after a policy swap (setImmediate): this waits that turn out. */
@@ -44,7 +47,11 @@ describe('watchSkills: the skill folders in force are the ones watched', () => {
       mode.state.replace(await loadSources(current, logger))
       await watcherSynced()
       writeSkill(root, 'skills-b', 'second')
-      await waitFor(() => names().join() === 'first,second', 5_000, 'the skill written into the folder the reload added')
+      await waitFor(
+        () => names().join() === 'first,second',
+        5_000,
+        'the skill written into the folder the reload added',
+      )
       // The first folder is dropped by the next reload: a change there no longer reloads anything.
       writeFileSync(configFile, JSON.stringify({ skills: { dirs: ['skills-b'] } }))
       current = await loadConfig({ configPath: configFile, cwd: root, env: {} })

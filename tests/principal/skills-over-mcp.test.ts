@@ -33,7 +33,12 @@ describe('myc serves each role its skills over the Skills extension', () => {
     expect(g.skills.map((s) => s.uri)).toEqual(['skill://mycelium/common/SKILL.md', 'skill://mycelium/reader/SKILL.md'])
     expect(g.cacheScope).toBe('private')
     const dev = await skillsFor('developer')
-    expect((await dev.skills.list()).skills.map((s) => s.frontmatter.name)).toEqual(['common', 'reader', 'shell', 'writer'])
+    expect((await dev.skills.list()).skills.map((s) => s.frontmatter.name)).toEqual([
+      'common',
+      'reader',
+      'shell',
+      'writer',
+    ])
     await guest.client.close()
     await dev.client.close()
   })
@@ -41,8 +46,15 @@ describe('myc serves each role its skills over the Skills extension', () => {
   it('gets a skill and reads its files with verified digests, frontmatter verbatim', async () => {
     const { client, skills } = await skillsFor('guest')
     const { skill } = await skills.get('skill://mycelium/reader/SKILL.md')
-    expect(skill.frontmatter).toMatchObject({ name: 'reader', allowedRoles: ['guest', 'developer'], triggers: ['read'] })
-    expect((skill.resources as Array<{ uri: string }>).map((r) => r.uri)).toEqual(['skill://mycelium/reader/SKILL.md', 'skill://mycelium/reader/references/guide.md'])
+    expect(skill.frontmatter).toMatchObject({
+      name: 'reader',
+      allowedRoles: ['guest', 'developer'],
+      triggers: ['read'],
+    })
+    expect((skill.resources as Array<{ uri: string }>).map((r) => r.uri)).toEqual([
+      'skill://mycelium/reader/SKILL.md',
+      'skill://mycelium/reader/references/guide.md',
+    ])
     const md = await skills.read(skill)
     expect(md.verified).toBe(true)
     expect(md.mimeType).toBe('text/markdown')
@@ -80,7 +92,12 @@ describe('myc serves each role its skills over the Skills extension', () => {
       const never = await answer(method, 'skill://mycelium/never-existed/SKILL.md')
       expect(never).toMatch(/^(Skill|Resource) not found: <URI>$/)
       // A URI the guest does reach is answered (the probe can tell the difference).
-      expect(await answer(method, method === 'resources/directory/read' ? 'skill://mycelium/reader/' : 'skill://mycelium/reader/SKILL.md')).toBe('ok')
+      expect(
+        await answer(
+          method,
+          method === 'resources/directory/read' ? 'skill://mycelium/reader/' : 'skill://mycelium/reader/SKILL.md',
+        ),
+      ).toBe('ok')
       for (const uri of [
         'skill://mycelium/writer/SKILL.md',
         'skill://mycelium/broken/SKILL.md',
@@ -91,7 +108,9 @@ describe('myc serves each role its skills over the Skills extension', () => {
         'file:///etc/passwd',
         'skill://mycelium/reader/../../../../etc/passwd',
       ]) {
-        expect(await answer(method, uri), `${method} ${uri}`).toBe(never.replace('skill://mycelium/never-existed/SKILL.md', '<URI>'))
+        expect(await answer(method, uri), `${method} ${uri}`).toBe(
+          never.replace('skill://mycelium/never-existed/SKILL.md', '<URI>'),
+        )
       }
     }
     await client.close()
@@ -109,16 +128,30 @@ describe('size caps', () => {
       ['big', 5_000],
     ] as const) {
       mkdirSync(path.join(root, 'skills', name, 'assets'), { recursive: true })
-      writeFileSync(path.join(root, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: d\nallowedRoles: [dev]\nallowedTools: []\n---\n`)
+      writeFileSync(
+        path.join(root, 'skills', name, 'SKILL.md'),
+        `---\nname: ${name}\ndescription: d\nallowedRoles: [dev]\nallowedTools: []\n---\n`,
+      )
       writeFileSync(path.join(root, 'skills', name, 'assets', 'data.bin'), Buffer.alloc(size, 1))
     }
-    writeFileSync(path.join(root, 'mycelium.config.json'), JSON.stringify({ skills: { dirs: ['skills'], maxFileBytes: 1_000 } }))
+    writeFileSync(
+      path.join(root, 'mycelium.config.json'),
+      JSON.stringify({ skills: { dirs: ['skills'], maxFileBytes: 1_000 } }),
+    )
     const loaded = await loadConfig({ cwd: root, env: {} })
     const mode = await loadPolicyMode(loaded, { toolNamesOf: () => undefined }, createLogger({ quiet: true }))
     if (mode.kind !== 'policy') throw new Error('expected policy mode')
     expect([...mode.state.sources.skillIndex.keys()]).toEqual(['small'])
     const problems = lintSkills(mode.state.policy, [], mode.state.sources.unserved)
-    expect(problems).toContainEqual(expect.objectContaining({ skill: 'big', severity: 'error', message: expect.stringMatching(/not served over MCP: assets\/data\.bin is 5000 bytes, over skills\.maxFileBytes \(1000\)/) }))
+    expect(problems).toContainEqual(
+      expect.objectContaining({
+        skill: 'big',
+        severity: 'error',
+        message: expect.stringMatching(
+          /not served over MCP: assets\/data\.bin is 5000 bytes, over skills\.maxFileBytes \(1000\)/,
+        ),
+      }),
+    )
   })
 })
 
@@ -130,7 +163,10 @@ describe('skill files changing on disk', () => {
     const root = mkdtempSync(path.join(tmpdir(), 'myc-watch-'))
     const write = (name: string) => {
       mkdirSync(path.join(root, 'skills', name), { recursive: true })
-      writeFileSync(path.join(root, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${name}\nallowedRoles: [dev]\nallowedTools: []\n---\n`)
+      writeFileSync(
+        path.join(root, 'skills', name, 'SKILL.md'),
+        `---\nname: ${name}\ndescription: ${name}\nallowedRoles: [dev]\nallowedTools: []\n---\n`,
+      )
     }
     write('first')
     writeFileSync(path.join(root, 'mycelium.config.json'), '{}')
@@ -157,7 +193,11 @@ describe('skill files changing on disk', () => {
       await waitFor(async () => (await skills.list()).skills.length === 2, 5_000, 'the new skill')
       expect(changed).toContain('resources')
       rmSync(path.join(root, 'skills', 'first'), { recursive: true })
-      await waitFor(async () => (await skills.list()).skills.map((s) => s.frontmatter.name).join() === 'second', 5_000, 'the removed skill to go')
+      await waitFor(
+        async () => (await skills.list()).skills.map((s) => s.frontmatter.name).join() === 'second',
+        5_000,
+        'the removed skill to go',
+      )
       await client.close()
     } finally {
       stop()

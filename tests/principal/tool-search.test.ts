@@ -7,7 +7,13 @@ import { oneLine, rankTools, searchTerms, type ToolDoc } from '../../src/princip
 import { repoRoot } from '../helpers/fixtures.js'
 import { connectClient, PolicyHarness } from '../helpers/runtime.js'
 
-const doc = (name: string, description: string, skills: string[] = ['s'], context?: string): ToolDoc => ({ name, description, skills, active: false, ...(context ? { context } : {}) })
+const doc = (name: string, description: string, skills: string[] = ['s'], context?: string): ToolDoc => ({
+  name,
+  description,
+  skills,
+  active: false,
+  ...(context ? { context } : {}),
+})
 
 describe('search_tools ranking (BM25, no network)', () => {
   const docs = [
@@ -15,7 +21,12 @@ describe('search_tools ranking (BM25, no network)', () => {
     doc('fs__write_file', 'Create a new file or completely overwrite an existing file with new content.', ['editor']),
     doc('fs__edit_file', 'Make line-based edits to a text file.', ['editor']),
     doc('memory__search_nodes', 'Search for nodes in the knowledge graph based on a query.', ['reader']),
-    doc('mycelium__exec', 'Runs a shell command in the workspace inside the sandbox.', ['git-workflow', 'test-runner'], 'Run the project tests in the sandbox test tests ci failing'),
+    doc(
+      'mycelium__exec',
+      'Runs a shell command in the workspace inside the sandbox.',
+      ['git-workflow', 'test-runner'],
+      'Run the project tests in the sandbox test tests ci failing',
+    ),
   ]
 
   it('splits names and text into stemmed words, stop words out', () => {
@@ -79,7 +90,9 @@ describe('the meta tools a policy session lists (tests/fixtures/policy/basic)', 
     expect(activateSkillDef([])).toBe(META_TOOL_DEFS.activate_skill)
     const many = Array.from({ length: MAX_SKILL_ENUM + 1 }, (_, i) => `skill-${i}`)
     expect(activateSkillDef(many)).toBe(META_TOOL_DEFS.activate_skill)
-    expect(activateSkillDef(many.slice(1)).inputSchema.properties).toEqual({ name: { type: 'string', enum: many.slice(1) } })
+    expect(activateSkillDef(many.slice(1)).inputSchema.properties).toEqual({
+      name: { type: 'string', enum: many.slice(1) },
+    })
   })
 
   it('keeps the same definitions while the role reaches the same skills (a list rebuilt is not a list changed)', async () => {
@@ -94,9 +107,18 @@ describe('the meta tools a policy session lists (tests/fixtures/policy/basic)', 
   it('search_tools finds tools of inactive skills and names the skill to activate; activating it shows the tool', async () => {
     const { client } = await connectClient(h.runtime, { view: await h.view('developer') })
     const r = await client.callTool({ name: 'mycelium__search_tools', arguments: { query: 'add numbers' } })
-    const hits = (r.structuredContent as { tools: Array<{ name: string; skills: string[]; active: boolean; description: string }> }).tools
-    expect(hits[0]).toEqual({ name: 'echo__add', description: 'Adds a and b', skills: ['reader', 'writer'], active: false })
-    expect((r.content as Array<{ text: string }>)[0]!.text).toMatch(/^- echo__add \(skill: reader or writer\): Adds a and b/)
+    const hits = (
+      r.structuredContent as { tools: Array<{ name: string; skills: string[]; active: boolean; description: string }> }
+    ).tools
+    expect(hits[0]).toEqual({
+      name: 'echo__add',
+      description: 'Adds a and b',
+      skills: ['reader', 'writer'],
+      active: false,
+    })
+    expect((r.content as Array<{ text: string }>)[0]!.text).toMatch(
+      /^- echo__add \(skill: reader or writer\): Adds a and b/,
+    )
     expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('echo__add')
     await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: hits[0]!.skills[0]! } })
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo__add')
@@ -118,7 +140,11 @@ describe('the meta tools a policy session lists (tests/fixtures/policy/basic)', 
   it('is served by the 2026 face too (credentialView), over the credential role’s reach only', async () => {
     const view = credentialView(await h.view('guest'), { separator: '__', maxLength: 64 })
     expect(view.builtinTools().map((t) => t.name)).toContain('mycelium__search_tools')
-    const r = (await view.callBuiltin('mycelium__search_tools', { query: 'adds grows always fails sends log message', limit: 50 }, noCtx))!
+    const r = (await view.callBuiltin(
+      'mycelium__search_tools',
+      { query: 'adds grows always fails sends log message', limit: 50 },
+      noCtx,
+    ))!
     const names = (r.structuredContent as { tools: Array<{ name: string }> }).tools.map((t) => t.name)
     expect(names).toContain('echo__add')
     for (const n of names) expect(['echo__echo', 'echo__add', 'echo__image']).toContain(n)

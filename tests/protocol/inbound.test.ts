@@ -4,10 +4,14 @@ import { TopLevelIdScanner, topLevelId } from '../../src/protocol/top-level-id.j
 import { REQUEST_PARAMS } from '../../src/protocol/params-check.js'
 import { SERVED_METHODS } from '../helpers/hostile-messages.js'
 
-type Expect = { pass: 'request' | 'notification' | 'response' } | { code: number; id: string | number | null; field?: RegExp } | 'dropped'
+type Expect =
+  | { pass: 'request' | 'notification' | 'response' }
+  | { code: number; id: string | number | null; field?: RegExp }
+  | 'dropped'
 
 const init = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } }
-const rq = (method: string, params?: unknown, id: unknown = 7) => JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) })
+const rq = (method: string, params?: unknown, id: unknown = 7) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) })
 
 // [what is sent, what JSON-RPC 2.0 and MCP say it gets]
 const table: Array<[string, string, Expect]> = [
@@ -32,7 +36,11 @@ const table: Array<[string, string, Expect]> = [
   ['id array', '{"jsonrpc":"2.0","id":[1],"method":"ping"}', { code: -32600, id: null }],
   ['id boolean', '{"jsonrpc":"2.0","id":true,"method":"ping"}', { code: -32600, id: null }],
   ['id fraction', '{"jsonrpc":"2.0","id":1.5,"method":"ping"}', { code: -32600, id: null }],
-  ['id beyond safe integers', '{"jsonrpc":"2.0","id":123456789012345678901,"method":"ping"}', { code: -32600, id: null }],
+  [
+    'id beyond safe integers',
+    '{"jsonrpc":"2.0","id":123456789012345678901,"method":"ping"}',
+    { code: -32600, id: null },
+  ],
   ['id string', rq('ping', undefined, 'abc'), { pass: 'request' }],
   ['id empty string', rq('ping', undefined, ''), { pass: 'request' }],
   ['id negative integer', rq('ping', undefined, -4), { pass: 'request' }],
@@ -41,41 +49,121 @@ const table: Array<[string, string, Expect]> = [
   ['unknown method', rq('no/such/method'), { pass: 'request' }],
   ['__proto__ method', rq('__proto__'), { pass: 'request' }],
   // params of the methods myc serves
-  ['params a string', rq('prompts/get', 'x'), { code: -32602, id: 7, field: /params must be an object \(got string\)/ }],
+  [
+    'params a string',
+    rq('prompts/get', 'x'),
+    { code: -32602, id: 7, field: /params must be an object \(got string\)/ },
+  ],
   ['params an array', rq('tools/list', [1]), { code: -32602, id: 7, field: /params must be an object \(got array\)/ }],
   ['params null', rq('ping', null), { code: -32602, id: 7, field: /params must be an object \(got null\)/ }],
   ['_meta a number', rq('ping', { _meta: 5 }), { code: -32602, id: 7, field: /params\._meta must be an object/ }],
-  ['progressToken a float', rq('tools/call', { name: 'a', _meta: { progressToken: 1.5 } }), { code: -32602, id: 7, field: /params\._meta\.progressToken/ }],
-  ['initialize without params', rq('initialize'), { code: -32602, id: 7, field: /params\.protocolVersion is required/ }],
-  ['initialize bad clientInfo', rq('initialize', { ...init, clientInfo: { name: 1, version: '1' } }), { code: -32602, id: 7, field: /params\.clientInfo\.name must be a string/ }],
-  ['initialize capabilities an array', rq('initialize', { ...init, capabilities: [] }), { code: -32602, id: 7, field: /params\.capabilities must be an object/ }],
+  [
+    'progressToken a float',
+    rq('tools/call', { name: 'a', _meta: { progressToken: 1.5 } }),
+    { code: -32602, id: 7, field: /params\._meta\.progressToken/ },
+  ],
+  [
+    'initialize without params',
+    rq('initialize'),
+    { code: -32602, id: 7, field: /params\.protocolVersion is required/ },
+  ],
+  [
+    'initialize bad clientInfo',
+    rq('initialize', { ...init, clientInfo: { name: 1, version: '1' } }),
+    { code: -32602, id: 7, field: /params\.clientInfo\.name must be a string/ },
+  ],
+  [
+    'initialize capabilities an array',
+    rq('initialize', { ...init, capabilities: [] }),
+    { code: -32602, id: 7, field: /params\.capabilities must be an object/ },
+  ],
   ['initialize ok', rq('initialize', init), { pass: 'request' }],
-  ['tools/call name a number', rq('tools/call', { name: 5 }), { code: -32602, id: 7, field: /params\.name must be a string \(got number\)/ }],
+  [
+    'tools/call name a number',
+    rq('tools/call', { name: 5 }),
+    { code: -32602, id: 7, field: /params\.name must be a string \(got number\)/ },
+  ],
   ['tools/call without name', rq('tools/call', {}), { code: -32602, id: 7, field: /params\.name is required/ }],
-  ['tools/call arguments an array', rq('tools/call', { name: 'a', arguments: [] }), { code: -32602, id: 7, field: /params\.arguments must be an object/ }],
-  ['tools/call arguments null', rq('tools/call', { name: 'a', arguments: null }), { code: -32602, id: 7, field: /params\.arguments must be an object \(got null\)/ }],
-  ['tools/call task ttl a string', rq('tools/call', { name: 'a', task: { ttl: 'x' } }), { code: -32602, id: 7, field: /params\.task\.ttl must be a number/ }],
+  [
+    'tools/call arguments an array',
+    rq('tools/call', { name: 'a', arguments: [] }),
+    { code: -32602, id: 7, field: /params\.arguments must be an object/ },
+  ],
+  [
+    'tools/call arguments null',
+    rq('tools/call', { name: 'a', arguments: null }),
+    { code: -32602, id: 7, field: /params\.arguments must be an object \(got null\)/ },
+  ],
+  [
+    'tools/call task ttl a string',
+    rq('tools/call', { name: 'a', task: { ttl: 'x' } }),
+    { code: -32602, id: 7, field: /params\.task\.ttl must be a number/ },
+  ],
   ['tools/call ok', rq('tools/call', { name: 'a', arguments: { x: [1, { y: null }] } }), { pass: 'request' }],
-  ['tools/list cursor a number', rq('tools/list', { cursor: 5 }), { code: -32602, id: 7, field: /params\.cursor must be a string/ }],
-  ['prompts/get argument not a string', rq('prompts/get', { name: 'p', arguments: { a: 1 } }), { code: -32602, id: 7, field: /params\.arguments\["a"\] must be a string/ }],
+  [
+    'tools/list cursor a number',
+    rq('tools/list', { cursor: 5 }),
+    { code: -32602, id: 7, field: /params\.cursor must be a string/ },
+  ],
+  [
+    'prompts/get argument not a string',
+    rq('prompts/get', { name: 'p', arguments: { a: 1 } }),
+    { code: -32602, id: 7, field: /params\.arguments\["a"\] must be a string/ },
+  ],
   ['resources/read without uri', rq('resources/read', {}), { code: -32602, id: 7, field: /params\.uri is required/ }],
-  ['resources/subscribe uri a number', rq('resources/subscribe', { uri: 1 }), { code: -32602, id: 7, field: /params\.uri must be a string/ }],
-  ['completion ref unknown type', rq('completion/complete', { ref: { type: 'ref/x' }, argument: { name: 'a', value: 'b' } }), { code: -32602, id: 7, field: /params\.ref\.type must be "ref\/prompt" or "ref\/resource"/ }],
-  ['completion without argument', rq('completion/complete', { ref: { type: 'ref/prompt', name: 'p' } }), { code: -32602, id: 7, field: /params\.argument is required/ }],
-  ['completion ok', rq('completion/complete', { ref: { type: 'ref/resource', uri: 'x://y' }, argument: { name: 'a', value: 'b' } }), { pass: 'request' }],
-  ['setLevel unknown level', rq('logging/setLevel', { level: 'loud' }), { code: -32602, id: 7, field: /params\.level must be one of debug, info/ }],
-  ['tasks/get taskId a number', rq('tasks/get', { taskId: 3 }), { code: -32602, id: 7, field: /params\.taskId must be a string/ }],
+  [
+    'resources/subscribe uri a number',
+    rq('resources/subscribe', { uri: 1 }),
+    { code: -32602, id: 7, field: /params\.uri must be a string/ },
+  ],
+  [
+    'completion ref unknown type',
+    rq('completion/complete', { ref: { type: 'ref/x' }, argument: { name: 'a', value: 'b' } }),
+    { code: -32602, id: 7, field: /params\.ref\.type must be "ref\/prompt" or "ref\/resource"/ },
+  ],
+  [
+    'completion without argument',
+    rq('completion/complete', { ref: { type: 'ref/prompt', name: 'p' } }),
+    { code: -32602, id: 7, field: /params\.argument is required/ },
+  ],
+  [
+    'completion ok',
+    rq('completion/complete', { ref: { type: 'ref/resource', uri: 'x://y' }, argument: { name: 'a', value: 'b' } }),
+    { pass: 'request' },
+  ],
+  [
+    'setLevel unknown level',
+    rq('logging/setLevel', { level: 'loud' }),
+    { code: -32602, id: 7, field: /params\.level must be one of debug, info/ },
+  ],
+  [
+    'tasks/get taskId a number',
+    rq('tasks/get', { taskId: 3 }),
+    { code: -32602, id: 7, field: /params\.taskId must be a string/ },
+  ],
   ['skills/get without uri', rq('skills/get', {}), { code: -32602, id: 7, field: /params\.uri is required/ }],
-  ['directory read cursor an object', rq('resources/directory/read', { uri: 'skill://x/', cursor: {} }), { code: -32602, id: 7, field: /params\.cursor must be a string/ }],
+  [
+    'directory read cursor an object',
+    rq('resources/directory/read', { uri: 'skill://x/', cursor: {} }),
+    { code: -32602, id: 7, field: /params\.cursor must be a string/ },
+  ],
   // notifications are never answered
   ['notification ok', '{"jsonrpc":"2.0","method":"notifications/initialized"}', { pass: 'notification' }],
   ['notification params a string', '{"jsonrpc":"2.0","method":"notifications/initialized","params":"x"}', 'dropped'],
-  ['cancelled with an object requestId', '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{}}}', 'dropped'],
+  [
+    'cancelled with an object requestId',
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{}}}',
+    'dropped',
+  ],
   ['notification without jsonrpc', '{"method":"notifications/initialized"}', { code: -32600, id: null }],
   // responses (to myc's requests: elicitation, sampling, roots)
   ['result response', '{"jsonrpc":"2.0","id":0,"result":{}}', { pass: 'response' }],
   ['error response', '{"jsonrpc":"2.0","id":0,"error":{"code":-1,"message":"no"}}', { pass: 'response' }],
-  ['result and error', '{"jsonrpc":"2.0","id":0,"result":{},"error":{"code":1,"message":"x"}}', { code: -32600, id: null }],
+  [
+    'result and error',
+    '{"jsonrpc":"2.0","id":0,"result":{},"error":{"code":1,"message":"x"}}',
+    { code: -32600, id: null },
+  ],
   ['result a string', '{"jsonrpc":"2.0","id":0,"result":"x"}', { code: -32600, id: null }],
   ['error without code', '{"jsonrpc":"2.0","id":0,"error":{"message":"x"}}', { code: -32600, id: null }],
   ['neither method nor result', '{"jsonrpc":"2.0","id":9}', { code: -32600, id: 9 }],
@@ -98,8 +186,15 @@ describe('the answer owed to each incoming message', () => {
   })
 
   it('passes messages on rebuilt from their known fields only', () => {
-    const inbound = checkInbound(JSON.parse('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"extra":{"x":1}}'))
-    expect(inbound).toEqual({ kind: 'request', id: 1, method: 'tools/call', message: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'a' } } })
+    const inbound = checkInbound(
+      JSON.parse('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"extra":{"x":1}}'),
+    )
+    expect(inbound).toEqual({
+      kind: 'request',
+      id: 1,
+      method: 'tools/call',
+      message: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'a' } },
+    })
   })
 
   it('checks the params of every method myc serves', () => {
@@ -119,10 +214,13 @@ describe('the answer owed to each incoming message', () => {
     expect(topLevelId('not json')).toBeNull()
     // After a deep or large value, and with escapes and look-alike keys on the way.
     const deep = `${'['.repeat(500)}${']'.repeat(500)}`
-    expect(topLevelId(`{"jsonrpc":"2.0","method":"x","params":{"a":${deep},"id":"inner"},"id":"trailing-1"}`)).toBe('trailing-1')
+    expect(topLevelId(`{"jsonrpc":"2.0","method":"x","params":{"a":${deep},"id":"inner"},"id":"trailing-1"}`)).toBe(
+      'trailing-1',
+    )
     expect(topLevelId(`{"params":{"s":"\\"}\\"id\\":7"},"i\\u0064":"escaped-key","x":"y"}`)).toBe('escaped-key')
     expect(topLevelId('{"id":1,"id":"last"}')).toBe('last')
-    for (const bad of ['{"id":1.5}', '{"id":true}', '{"id":null}', '{"id":12345678901234567890}', '["id",1]']) expect(topLevelId(bad), bad).toBeNull()
+    for (const bad of ['{"id":1.5}', '{"id":true}', '{"id":null}', '{"id":12345678901234567890}', '["id",1]'])
+      expect(topLevelId(bad), bad).toBeNull()
     expect(topLevelId('{"id":-3}')).toBe(-3)
   })
 

@@ -39,14 +39,24 @@ describe('RequestRelay', () => {
   it('asks for progress only when the caller wants it, and never leaks the caller’s token', async () => {
     const { relay, received, answer } = peer()
     const seen: number[] = []
-    const withProgress = relay.request('tools/call', { name: 'x', _meta: { progressToken: 'client-token', other: 1 } }, { timeoutMs: 1_000, onProgress: (p) => seen.push(p.progress) })
+    const withProgress = relay.request(
+      'tools/call',
+      { name: 'x', _meta: { progressToken: 'client-token', other: 1 } },
+      { timeoutMs: 1_000, onProgress: (p) => seen.push(p.progress) },
+    )
     const id = received[0]!.id as string
     expect((received[0]!.params as { _meta: unknown })._meta).toEqual({ progressToken: id, other: 1 })
-    expect(answer({ method: 'notifications/progress', params: { progressToken: id, progress: 1, total: 2 } })).toBe(true)
+    expect(answer({ method: 'notifications/progress', params: { progressToken: id, progress: 1, total: 2 } })).toBe(
+      true,
+    )
     answer({ id, result: {} })
     await withProgress
     expect(seen).toEqual([1])
-    const without = relay.request('tools/call', { name: 'y', _meta: { progressToken: 'client-token' } }, { timeoutMs: 1_000 })
+    const without = relay.request(
+      'tools/call',
+      { name: 'y', _meta: { progressToken: 'client-token' } },
+      { timeoutMs: 1_000 },
+    )
     expect((received[1]!.params as { _meta: unknown })._meta).toEqual({})
     answer({ id: received[1]!.id, result: {} })
     await without
@@ -73,7 +83,10 @@ describe('RequestRelay', () => {
     const pending = relay.request('tools/call', {}, { timeoutMs: 5_000, cancellation })
     cancellation.cancel('stop')
     expect(await pending).toMatchObject({ ok: false, error: { code: RelayErrorCode.cancelled } })
-    expect(received.at(-1)).toMatchObject({ method: 'notifications/cancelled', params: { requestId: received[0]!.id, reason: 'stop' } })
+    expect(received.at(-1)).toMatchObject({
+      method: 'notifications/cancelled',
+      params: { requestId: received[0]!.id, reason: 'stop' },
+    })
   })
 
   it('fails every waiting call when the peer goes away', async () => {

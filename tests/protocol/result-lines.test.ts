@@ -12,10 +12,13 @@ const answer = (id: string | number, result: unknown) => ({ jsonrpc: '2.0', id, 
 
 describe('relayed lines', () => {
   it('writes a TypeScript SDK response (id last) as the child wrote it, under the client’s id', () => {
-    const line = '{"result":{"content":[{"type":"text","text":"h\\u00e9 \\"id\\":\\"myc-1\\""}],"n":12345678901234567890},"jsonrpc":"2.0","id":"myc-1"}'
+    const line =
+      '{"result":{"content":[{"type":"text","text":"h\\u00e9 \\"id\\":\\"myc-1\\""}],"n":12345678901234567890},"jsonrpc":"2.0","id":"myc-1"}'
     const { result } = childLine(line)
     const out = responseLine(answer(7, result))!
-    expect(out).toBe('{"result":{"content":[{"type":"text","text":"h\\u00e9 \\"id\\":\\"myc-1\\""}],"n":12345678901234567890},"jsonrpc":"2.0","id":7}')
+    expect(out).toBe(
+      '{"result":{"content":[{"type":"text","text":"h\\u00e9 \\"id\\":\\"myc-1\\""}],"n":12345678901234567890},"jsonrpc":"2.0","id":7}',
+    )
     // The same message as serializing it would give.
     expect(JSON.parse(out)).toEqual(JSON.parse(JSON.stringify(answer(7, result))))
     expect(JSON.parse(responseLine(answer('client-"x"', result))!).id).toBe('client-"x"')
@@ -40,7 +43,8 @@ describe('relayed lines', () => {
     ]
     for (const line of lines) {
       const message = childLine(line)
-      if (typeof message.result === 'object' && message.result !== null) expect(responseLine(answer(1, message.result)), line).toBeUndefined()
+      if (typeof message.result === 'object' && message.result !== null)
+        expect(responseLine(answer(1, message.result)), line).toBeUndefined()
     }
   })
 

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { Catalogue } from '../../src/registry/catalogue.js'
 
-const tool = (name: string, extra: Record<string, unknown> = {}) => ({ name, inputSchema: { type: 'object' as const }, ...extra })
+const tool = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  inputSchema: { type: 'object' as const },
+  ...extra,
+})
 const naming = { separator: '__', maxLength: 64 }
 const all = ['tools', 'prompts', 'resources', 'resourceTemplates'] as const
 
@@ -35,7 +39,16 @@ describe('Catalogue', () => {
 
   it('removes a server’s entries of every kind at once', () => {
     const c = new Catalogue(['s', 't'], naming)
-    c.setServer('s', { tools: [tool('a')], prompts: [{ name: 'p' }], resources: [{ uri: 'x://1', name: '1' }], resourceTemplates: [{ uriTemplate: 'x://{id}', name: 't' }] }, all)
+    c.setServer(
+      's',
+      {
+        tools: [tool('a')],
+        prompts: [{ name: 'p' }],
+        resources: [{ uri: 'x://1', name: '1' }],
+        resourceTemplates: [{ uriTemplate: 'x://{id}', name: 't' }],
+      },
+      all,
+    )
     c.setServer('t', { tools: [tool('b')] }, ['tools'])
     const before = c.revision.tools
     c.clearServer('s')
@@ -48,7 +61,14 @@ describe('Catalogue', () => {
 
   it('routes resource URIs: listed resources first, then templates in config order', () => {
     const c = new Catalogue(['a', 'b'], naming)
-    c.setServer('a', { resources: [{ uri: 'file:///x', name: 'x' }], resourceTemplates: [{ uriTemplate: 'db://{table}/{id}', name: 'row' }] }, all)
+    c.setServer(
+      'a',
+      {
+        resources: [{ uri: 'file:///x', name: 'x' }],
+        resourceTemplates: [{ uriTemplate: 'db://{table}/{id}', name: 'row' }],
+      },
+      all,
+    )
     c.setServer(
       'b',
       {

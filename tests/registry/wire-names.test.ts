@@ -6,7 +6,8 @@ const opts = { separator: '__', maxLength: 64 }
 describe('toWireName', () => {
   it('joins server and tool with the separator', () => {
     expect(toWireName('fs', 'read_file', opts)).toBe('fs__read_file')
-    for (const separator of SEPARATORS) expect(toWireName('fs', 'read_file', { separator, maxLength: 64 })).toBe(`fs${separator}read_file`)
+    for (const separator of SEPARATORS)
+      expect(toWireName('fs', 'read_file', { separator, maxLength: 64 })).toBe(`fs${separator}read_file`)
   })
 
   it('keeps the canonical id separate from the wire name', () => {
@@ -26,7 +27,10 @@ describe('toWireName', () => {
 
   it('respects a small maxLength exactly', () => {
     for (const max of [16, 20, 33, 64, 128]) {
-      const name = toWireName('myserver', 'a_really_long_tool_name_that_goes_on_and_on_and_on_forever', { separator: '__', maxLength: max })
+      const name = toWireName('myserver', 'a_really_long_tool_name_that_goes_on_and_on_and_on_forever', {
+        separator: '__',
+        maxLength: max,
+      })
       expect(name.length).toBeLessThanOrEqual(max)
     }
   })

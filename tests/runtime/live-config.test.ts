@@ -15,10 +15,14 @@ const echo = fixtureEntry('echo')
 const slow = fixtureEntry('progress')
 
 /** A config file in a temp folder, a runtime over it as `myc serve` builds one, and a client connected to it. */
-async function serveFile(config: Record<string, unknown>, options: { skills?: Record<string, string>; watch?: boolean } = {}) {
+async function serveFile(
+  config: Record<string, unknown>,
+  options: { skills?: Record<string, string>; watch?: boolean } = {},
+) {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-live-'))
   const file = path.join(dir, 'mycelium.config.json')
-  const write = (next: Record<string, unknown> | string) => writeFileSync(file, typeof next === 'string' ? next : JSON.stringify(next, null, 2))
+  const write = (next: Record<string, unknown> | string) =>
+    writeFileSync(file, typeof next === 'string' ? next : JSON.stringify(next, null, 2))
   for (const [name, text] of Object.entries(options.skills ?? {})) {
     mkdirSync(path.join(dir, 'skills', name), { recursive: true })
     writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), text)
@@ -30,7 +34,14 @@ async function serveFile(config: Record<string, unknown>, options: { skills?: Re
   await runtime.start()
   const signals = new EventEmitter()
   // Tests that reload by hand keep the watcher out of the way (its reload could run first and leave theirs nothing to do).
-  const live = watchConfig({ runtime, mode, logger, env: process.env, signals, debounceMs: options.watch ? 50 : 3_600_000 })
+  const live = watchConfig({
+    runtime,
+    mode,
+    logger,
+    env: process.env,
+    signals,
+    debounceMs: options.watch ? 50 : 3_600_000,
+  })
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   const connection = new ClientConnection({ runtime, view })
   await connection.connect(serverSide)
@@ -41,7 +52,17 @@ async function serveFile(config: Record<string, unknown>, options: { skills?: Re
   })
   await client.connect(clientSide)
   const tools = async () => (await client.listTools()).tools.map((t) => t.name).sort()
-  return { runtime, live, client, signals, lines, write, tools, listChanged: () => listChanged, close: async () => (live.stop(), await client.close(), await runtime.close()) }
+  return {
+    runtime,
+    live,
+    client,
+    signals,
+    lines,
+    write,
+    tools,
+    listChanged: () => listChanged,
+    close: async () => (live.stop(), await client.close(), await runtime.close()),
+  }
 }
 
 describe('live config (myc serve keeps to its config file)', () => {
@@ -59,7 +80,10 @@ describe('live config (myc serve keeps to its config file)', () => {
     expect(await s.tools()).toContain('b__count')
     // A call on b is still running while the config changes.
     let progressed = 0
-    const inFlight = s.client.callTool({ name: 'b__count', arguments: { steps: 8, stepMs: 100 } }, { onprogress: () => void progressed++ })
+    const inFlight = s.client.callTool(
+      { name: 'b__count', arguments: { steps: 8, stepMs: 100 } },
+      { onprogress: () => void progressed++ },
+    )
     await waitFor(() => progressed > 0, 5_000, 'the call on b to be running (its first progress)')
     s.write({ mcpServers: { a: { ...echo, env: { CHANGED: '1' } }, b: slow, c: echo } })
     const diff = await s.live.reload()
@@ -90,7 +114,9 @@ describe('live config (myc serve keeps to its config file)', () => {
     expect(await s.tools()).toEqual(toolsBefore)
     s.write('{ "mcpServers": { "a": ')
     expect(await s.live.reload()).toBeUndefined()
-    expect(s.lines.filter((l) => l.includes('config not reloaded')).at(-1)).toMatch(/Invalid JSON in .*mycelium\.config\.json at the end of the file/)
+    expect(s.lines.filter((l) => l.includes('config not reloaded')).at(-1)).toMatch(
+      /Invalid JSON in .*mycelium\.config\.json at the end of the file/,
+    )
     expect(await s.tools()).toEqual(toolsBefore)
   }, 30_000)
 
@@ -107,10 +133,14 @@ describe('live config (myc serve keeps to its config file)', () => {
   }, 30_000)
 
   it('in policy mode, judges skills against the new servers: a skill for a server added later comes alive', async () => {
-    const skill = '---\nname: later\ndescription: Uses the server added later\nallowedRoles: [dev]\nallowedTools: [late:echo]\n---\nUse it.\n'
+    const skill =
+      '---\nname: later\ndescription: Uses the server added later\nallowedRoles: [dev]\nallowedTools: [late:echo]\n---\nUse it.\n'
     const base = { skills: { dirs: ['skills'] }, roles: { default: 'dev' } }
     const s = (opened = await serveFile({ mcpServers: { a: echo }, ...base }, { skills: { later: skill } }))
-    const activate = async () => JSON.stringify((await s.client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'later' } })).content)
+    const activate = async () =>
+      JSON.stringify(
+        (await s.client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'later' } })).content,
+      )
     // Strict loading: the skill names a server that is not configured, so it does not exist yet.
     expect(await activate()).not.toMatch(/is active/)
     expect(await s.tools()).not.toContain('late__echo')

@@ -13,7 +13,8 @@ import { waitFor } from '../helpers/wait-for.js'
 
 const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
 const isRoot = process.getuid?.() === 0
-const canDropToNobody = isRoot && spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'true']).status === 0
+const canDropToNobody =
+  isRoot && spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'true']).status === 0
 
 /** A host listener on loopback and a Unix socket under /tmp: neither may be reachable inside. */
 let tcp: Server
@@ -37,7 +38,10 @@ afterAll(() => {
   unix?.close()
 })
 
-type Runner = (script: string, opts?: { trust?: 'sandboxed' | 'restricted'; timeoutMs?: number }) => Promise<{ code: number | null; stdout: string; stderr: string; timedOut?: boolean }>
+type Runner = (
+  script: string,
+  opts?: { trust?: 'sandboxed' | 'restricted'; timeoutMs?: number },
+) => Promise<{ code: number | null; stdout: string; stderr: string; timedOut?: boolean }>
 
 function workspace(): string {
   const ws = mkdtempSync(path.join(tmpdir(), 'myc-ws-'))
@@ -50,17 +54,40 @@ function rootRunner(ws: string): Runner {
   const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
   return async (script, opts = {}) => {
     const trust = opts.trust ?? 'sandboxed'
-    const r = await sandbox.run({ command: ['bash', '-c', script], trust, executor: 'bubblewrap', workspace: ws, timeoutMs: opts.timeoutMs ?? 10_000, outputLimitBytes: 100_000, network: { allow: [] } })
+    const r = await sandbox.run({
+      command: ['bash', '-c', script],
+      trust,
+      executor: 'bubblewrap',
+      workspace: ws,
+      timeoutMs: opts.timeoutMs ?? 10_000,
+      outputLimitBytes: 100_000,
+      network: { allow: [] },
+    })
     if (!r.ok) throw new Error(r.error.message)
-    return { code: r.outcome.exitCode, stdout: r.outcome.stdout, stderr: r.outcome.stderr, timedOut: r.outcome.timedOut }
+    return {
+      code: r.outcome.exitCode,
+      stdout: r.outcome.stdout,
+      stderr: r.outcome.stderr,
+      timedOut: r.outcome.timedOut,
+    }
   }
 }
 
 /** As the unprivileged user nobody: the same bwrap arguments, started through setpriv. */
 function nobodyRunner(ws: string): Runner {
   return async (script, opts = {}) => {
-    const args = bubblewrapArgs({ trust: opts.trust ?? 'sandboxed', workspace: ws, home: hostSecretHome, masks: [], env: {}, argv: ['bash', '-c', script] })
-    const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...args], { encoding: 'utf8', timeout: opts.timeoutMs ?? 10_000 })
+    const args = bubblewrapArgs({
+      trust: opts.trust ?? 'sandboxed',
+      workspace: ws,
+      home: hostSecretHome,
+      masks: [],
+      env: {},
+      argv: ['bash', '-c', script],
+    })
+    const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'bwrap', ...args], {
+      encoding: 'utf8',
+      timeout: opts.timeoutMs ?? 10_000,
+    })
     return { code: r.status, stdout: r.stdout, stderr: r.stderr }
   }
 }
@@ -84,26 +111,41 @@ describe.runIf(hasBwrap)('real bubblewrap', () => {
 
       it('writes elsewhere fail and leave nothing', async () => {
         const marker = `myc-escape-${process.pid}-${who.length}`
-        const r = await run(`touch /etc/${marker}; touch /usr/${marker}; touch /var/${marker}; echo x > /tmp/${marker}; ls /tmp`)
+        const r = await run(
+          `touch /etc/${marker}; touch /usr/${marker}; touch /var/${marker}; echo x > /tmp/${marker}; ls /tmp`,
+        )
         expect(r.stderr).toMatch(/Read-only file system/)
-        for (const dir of ['/etc', '/usr', '/var', tmpdir()]) expect(existsSync(path.join(dir, marker)), dir).toBe(false)
+        for (const dir of ['/etc', '/usr', '/var', tmpdir()])
+          expect(existsSync(path.join(dir, marker)), dir).toBe(false)
       })
 
       it('cannot read the home folder, reach host Unix sockets or the network', async () => {
-        const home = await run(`cat ${hostSecretHome}/secret.txt || echo no-home; cat ~/secret.txt 2>/dev/null || echo no-home-2`)
+        const home = await run(
+          `cat ${hostSecretHome}/secret.txt || echo no-home; cat ~/secret.txt 2>/dev/null || echo no-home-2`,
+        )
         expect(home.stdout).not.toContain('host secret')
         const sock = await run(`test -S ${socketPath} && echo socket-visible || echo socket-hidden`)
         expect(sock.stdout.trim()).toBe('socket-hidden')
-        const net = await run(`(echo ping > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached || echo no-network; cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '`)
+        const net = await run(
+          `(echo ping > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached || echo no-network; cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '`,
+        )
         expect(net.stdout).toContain('no-network')
         // The same probe outside the sandbox does reach the listener (the test can fail).
-        expect(spawnSync('bash', ['-c', `(echo ping > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached || echo no-network`], { encoding: 'utf8' }).stdout.trim()).toBe('reached')
+        expect(
+          spawnSync(
+            'bash',
+            ['-c', `(echo ping > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached || echo no-network`],
+            { encoding: 'utf8' },
+          ).stdout.trim(),
+        ).toBe('reached')
         expect(net.stdout).not.toContain('hello from the host')
         expect(net.stdout.trim().split('\n').slice(1)).toEqual(['lo'])
       })
 
       it('cannot remount / read-write, and sees no other process', async () => {
-        const r = await run(`mount -o remount,rw / 2>&1 || true; touch /etc/after-remount 2>&1 || true; test -e /proc/${process.pid} && echo host-visible || echo host-hidden; ls /proc | grep -cE '^[0-9]+$'`)
+        const r = await run(
+          `mount -o remount,rw / 2>&1 || true; touch /etc/after-remount 2>&1 || true; test -e /proc/${process.pid} && echo host-visible || echo host-hidden; ls /proc | grep -cE '^[0-9]+$'`,
+        )
         expect(existsSync('/etc/after-remount')).toBe(false)
         const lines = r.stdout.trim().split('\n')
         expect(lines).toContain('host-hidden')
@@ -177,8 +219,18 @@ describe.runIf(hasBwrap)('real bubblewrap', () => {
 })
 
 describe('refusals', () => {
-  const sandbox = new Sandbox({ guard: new ShellGuard(), probe: { probe: async (e) => ({ executor: e, works: false, reason: `${e} is broken here`, fix: `repair ${e}` }) } })
-  const base = { trust: 'sandboxed' as const, executor: 'auto' as const, workspace: tmpdir(), timeoutMs: 1000, outputLimitBytes: 1000, network: { allow: [] } }
+  const sandbox = new Sandbox({
+    guard: new ShellGuard(),
+    probe: { probe: async (e) => ({ executor: e, works: false, reason: `${e} is broken here`, fix: `repair ${e}` }) },
+  })
+  const base = {
+    trust: 'sandboxed' as const,
+    executor: 'auto' as const,
+    workspace: tmpdir(),
+    timeoutMs: 1000,
+    outputLimitBytes: 1000,
+    network: { allow: [] },
+  }
 
   it('sandboxed never falls back to no sandbox, and says how to fix it', async () => {
     const r = await sandbox.run({ ...base, command: 'echo hi' })
@@ -202,7 +254,12 @@ describe('refusals', () => {
     const inside = await sandbox.run({ ...base, workspace: ws, trust: 'unrestricted', command: `rm -rf ${ws}/build` })
     expect(inside.ok && inside.outcome.exitCode).toBe(0)
     expect(existsSync(path.join(ws, 'build'))).toBe(false)
-    const outside = await sandbox.run({ ...base, workspace: ws, trust: 'unrestricted', command: `rm -rf ${tmpdir()}/../usr/lib` })
+    const outside = await sandbox.run({
+      ...base,
+      workspace: ws,
+      trust: 'unrestricted',
+      command: `rm -rf ${tmpdir()}/../usr/lib`,
+    })
     expect(outside).toMatchObject({ ok: false, error: { code: 'guard_blocked' } })
   })
 

@@ -4,7 +4,16 @@ import { dockerRunArgs } from '../../src/sandbox/docker-args.js'
 import { explainBwrapFailure, explainDockerFailure } from '../../src/sandbox/probe.js'
 import { sandboxExecArgs, seatbeltProfile } from '../../src/sandbox/seatbelt-profile.js'
 
-const HOSTILE = ['/w/with space', '/w/quote"s', "/w/apo'strophe", '/w/paren(s)', '/w/new\nline', '/w/semi;colon', '/w/$(rm -rf ~)', '/w/back`tick`']
+const HOSTILE = [
+  '/w/with space',
+  '/w/quote"s',
+  "/w/apo'strophe",
+  '/w/paren(s)',
+  '/w/new\nline',
+  '/w/semi;colon',
+  '/w/$(rm -rf ~)',
+  '/w/back`tick`',
+]
 
 describe('bubblewrap arguments', () => {
   it('are exactly these for sandboxed: masks after the workspace, the hidden folders made read-only last', () => {
@@ -13,7 +22,18 @@ describe('bubblewrap arguments', () => {
       { path: '/ws/mycelium.config.json', kind: 'hide-file' as const },
       { path: '/ws/skills', kind: 'hide-dir' as const },
     ]
-    expect(bubblewrapArgs({ trust: 'sandboxed', workspace: '/ws', home: '/home/u', masks, emptyFile: '/e/empty', exposeFile: '/ws/skills/a/scripts/x.sh', env: { FOO: 'bar' }, argv: ['sh', '-c', 'make'] })).toEqual([
+    expect(
+      bubblewrapArgs({
+        trust: 'sandboxed',
+        workspace: '/ws',
+        home: '/home/u',
+        masks,
+        emptyFile: '/e/empty',
+        exposeFile: '/ws/skills/a/scripts/x.sh',
+        env: { FOO: 'bar' },
+        argv: ['sh', '-c', 'make'],
+      }),
+    ).toEqual([
       '--unshare-all',
       '--unshare-user',
       '--disable-userns',
@@ -76,7 +96,14 @@ describe('bubblewrap arguments', () => {
   })
 
   it('bind the workspace read-only for restricted, and still hide myc’s state', () => {
-    const args = bubblewrapArgs({ trust: 'restricted', workspace: '/ws', home: '/home/u', masks: [{ path: '/ws/skills', kind: 'hide-dir' }], env: {}, argv: ['python3', 'x.py'] })
+    const args = bubblewrapArgs({
+      trust: 'restricted',
+      workspace: '/ws',
+      home: '/home/u',
+      masks: [{ path: '/ws/skills', kind: 'hide-dir' }],
+      env: {},
+      argv: ['python3', 'x.py'],
+    })
     expect(args.join(' ')).toContain('--ro-bind /ws /ws --tmpfs /ws/skills --remount-ro /ws/skills')
     expect(args).not.toContain('--bind')
     expect(args.slice(-4)).toEqual(['/ws', '--', 'python3', 'x.py'])
@@ -93,7 +120,11 @@ describe('bubblewrap arguments', () => {
 
 describe('Seatbelt profile', () => {
   it('denies by default, writes only where allowed, and has no network rule', () => {
-    const profile = seatbeltProfile({ trust: 'sandboxed', hidden: ['/ws/skills', '/ws/.mycelium'], readOnly: ['/ws/.git'] })
+    const profile = seatbeltProfile({
+      trust: 'sandboxed',
+      hidden: ['/ws/skills', '/ws/.mycelium'],
+      readOnly: ['/ws/.git'],
+    })
     expect(profile).toBe(`(version 1)
 (deny default)
 (allow process-exec)
@@ -113,22 +144,57 @@ describe('Seatbelt profile', () => {
 `)
     expect(profile).not.toMatch(/network/)
     expect(seatbeltProfile({ trust: 'restricted', hidden: [], readOnly: [] })).not.toContain('WORKSPACE')
-    const args = sandboxExecArgs({ trust: 'sandboxed', workspace: '/ws', tmpdir: '/t', hidden: ['/ws/skills', '/ws/.mycelium'], readOnly: ['/ws/.git'], exposeFile: '/ws/skills/a/scripts/x.sh', argv: ['sh', 'x'] })
-    expect(args.filter((_, i) => args[i - 1] === '-D')).toEqual(['WORKSPACE=/ws', 'TMPDIR=/t', 'HIDDEN_0=/ws/skills', 'HIDDEN_1=/ws/.mycelium', 'READONLY_0=/ws/.git', 'SCRIPT=/ws/skills/a/scripts/x.sh'])
+    const args = sandboxExecArgs({
+      trust: 'sandboxed',
+      workspace: '/ws',
+      tmpdir: '/t',
+      hidden: ['/ws/skills', '/ws/.mycelium'],
+      readOnly: ['/ws/.git'],
+      exposeFile: '/ws/skills/a/scripts/x.sh',
+      argv: ['sh', 'x'],
+    })
+    expect(args.filter((_, i) => args[i - 1] === '-D')).toEqual([
+      'WORKSPACE=/ws',
+      'TMPDIR=/t',
+      'HIDDEN_0=/ws/skills',
+      'HIDDEN_1=/ws/.mycelium',
+      'READONLY_0=/ws/.git',
+      'SCRIPT=/ws/skills/a/scripts/x.sh',
+    ])
     // The script is allowed after the denial (later rules win in Seatbelt).
-    expect(args[1]!.indexOf('(allow file-read* (literal (param "SCRIPT")))')).toBeGreaterThan(args[1]!.indexOf('HIDDEN_1'))
+    expect(args[1]!.indexOf('(allow file-read* (literal (param "SCRIPT")))')).toBeGreaterThan(
+      args[1]!.indexOf('HIDDEN_1'),
+    )
   })
 
   it('opens only the filtering proxy’s loopback port when there is an allow-list', () => {
     const profile = seatbeltProfile({ trust: 'sandboxed', hidden: [], readOnly: [], proxyPort: 41234 })
     expect(profile.endsWith('(allow network-outbound (remote ip "localhost:41234"))\n')).toBe(true)
     expect(profile.match(/network/g)).toHaveLength(1)
-    expect(sandboxExecArgs({ trust: 'sandboxed', workspace: '/w', tmpdir: '/t', hidden: [], readOnly: [], argv: ['curl', 'x'], proxyPort: 41234 })[1]).toBe(profile)
+    expect(
+      sandboxExecArgs({
+        trust: 'sandboxed',
+        workspace: '/w',
+        tmpdir: '/t',
+        hidden: [],
+        readOnly: [],
+        argv: ['curl', 'x'],
+        proxyPort: 41234,
+      })[1],
+    ).toBe(profile)
   })
 
   it('passes paths only as -D parameters, never inside the profile', () => {
     for (const p of HOSTILE) {
-      const args = sandboxExecArgs({ trust: 'sandboxed', workspace: p, tmpdir: '/t', hidden: [p], readOnly: [p], exposeFile: p, argv: ['true'] })
+      const args = sandboxExecArgs({
+        trust: 'sandboxed',
+        workspace: p,
+        tmpdir: '/t',
+        hidden: [p],
+        readOnly: [p],
+        exposeFile: p,
+        argv: ['true'],
+      })
       expect(args[1]).toBe(seatbeltProfile({ trust: 'sandboxed', hidden: [p], readOnly: [p], exposeFile: p }))
       expect(args[1]).not.toContain(p)
       expect(args).toContain(`WORKSPACE=${p}`)
@@ -139,7 +205,18 @@ describe('Seatbelt profile', () => {
 
 describe('docker arguments', () => {
   it('are exactly these', () => {
-    expect(dockerRunArgs({ trust: 'sandboxed', name: 'myc-abc', image: 'node:22', workspace: '/ws', uid: 1000, gid: 1000, env: { B: '2', A: '1' }, argv: ['npm', 'test'] })).toEqual([
+    expect(
+      dockerRunArgs({
+        trust: 'sandboxed',
+        name: 'myc-abc',
+        image: 'node:22',
+        workspace: '/ws',
+        uid: 1000,
+        gid: 1000,
+        env: { B: '2', A: '1' },
+        argv: ['npm', 'test'],
+      }),
+    ).toEqual([
       'run',
       '--rm',
       '--init',
@@ -184,7 +261,19 @@ describe('docker arguments', () => {
       { path: '/ws/skills', kind: 'hide-dir' as const },
       { path: '/elsewhere/memory', kind: 'hide-dir' as const },
     ]
-    const args = dockerRunArgs({ trust: 'sandboxed', name: 'n', image: 'i', workspace: '/ws', uid: 1, gid: 1, env: {}, argv: ['x'], masks, emptyFile: '/e/empty', exposeFile: '/ws/skills/a/scripts/x.sh' })
+    const args = dockerRunArgs({
+      trust: 'sandboxed',
+      name: 'n',
+      image: 'i',
+      workspace: '/ws',
+      uid: 1,
+      gid: 1,
+      env: {},
+      argv: ['x'],
+      masks,
+      emptyFile: '/e/empty',
+      exposeFile: '/ws/skills/a/scripts/x.sh',
+    })
     expect(args.filter((_, i) => args[i - 1] === '--mount')).toEqual([
       'type=bind,source=/ws,target=/workspace',
       'type=bind,source=/ws/.git,target=/workspace/.git,readonly',
@@ -195,7 +284,16 @@ describe('docker arguments', () => {
   })
 
   it('mount read-only for restricted and never the Docker socket', () => {
-    const args = dockerRunArgs({ trust: 'restricted', name: 'n', image: 'i', workspace: '/ws', uid: 1, gid: 1, env: {}, argv: ['x'] })
+    const args = dockerRunArgs({
+      trust: 'restricted',
+      name: 'n',
+      image: 'i',
+      workspace: '/ws',
+      uid: 1,
+      gid: 1,
+      env: {},
+      argv: ['x'],
+    })
     expect(args).toContain('type=bind,source=/ws,target=/workspace,readonly')
     expect(args.join(' ')).not.toMatch(/docker\.sock/)
   })
@@ -204,11 +302,23 @@ describe('docker arguments', () => {
 describe('probe explanations', () => {
   it('say how to fix a missing bwrap, disabled user namespaces and the AppArmor case', () => {
     expect(explainBwrapFailure('', true).fix).toMatch(/apt-get install bubblewrap/)
-    expect(explainBwrapFailure('bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces', false).fix).toMatch(/unprivileged_userns_clone/)
-    expect(explainBwrapFailure('bwrap: setting up uid map: Permission denied', false).fix).toMatch(/apparmor_restrict_unprivileged_userns/)
+    expect(
+      explainBwrapFailure(
+        'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces',
+        false,
+      ).fix,
+    ).toMatch(/unprivileged_userns_clone/)
+    expect(explainBwrapFailure('bwrap: setting up uid map: Permission denied', false).fix).toMatch(
+      /apparmor_restrict_unprivileged_userns/,
+    )
   })
   it('say when no Docker engine answers', () => {
-    expect(explainDockerFailure('Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?', false).reason).toMatch(/no Docker engine/)
+    expect(
+      explainDockerFailure(
+        'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?',
+        false,
+      ).reason,
+    ).toMatch(/no Docker engine/)
     expect(explainDockerFailure('', true).reason).toMatch(/not installed/)
   })
 })

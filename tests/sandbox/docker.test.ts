@@ -11,7 +11,10 @@ import { waitFor } from '../helpers/wait-for.js'
 function fakeDocker(): { dir: string; log: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-fake-docker-'))
   const log = path.join(dir, 'calls.jsonl')
-  writeFileSync(path.join(dir, 'docker'), `#!/bin/sh\nnode -e 'require("fs").appendFileSync(process.argv[1], JSON.stringify(process.argv.slice(2)) + "\\n")' "${log}" "$@"\ncase "$1" in info) echo 27.0.0 ;; run) echo ran-in-fake-docker ;; esac\n`)
+  writeFileSync(
+    path.join(dir, 'docker'),
+    `#!/bin/sh\nnode -e 'require("fs").appendFileSync(process.argv[1], JSON.stringify(process.argv.slice(2)) + "\\n")' "${log}" "$@"\ncase "$1" in info) echo 27.0.0 ;; run) echo ran-in-fake-docker ;; esac\n`,
+  )
   chmodSync(path.join(dir, 'docker'), 0o755)
   return { dir, log }
 }
@@ -27,7 +30,16 @@ describe('docker executor', () => {
     process.env.PATH = `${fake.dir}:${savedPath}`
     const ws = mkdtempSync(path.join(tmpdir(), 'myc-dws-'))
     const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
-    const r = await sandbox.run({ command: ['npm', 'test'], trust: 'sandboxed', executor: 'docker', workspace: ws, timeoutMs: 10_000, outputLimitBytes: 10_000, network: { allow: [] }, docker: { image: 'node:22' } })
+    const r = await sandbox.run({
+      command: ['npm', 'test'],
+      trust: 'sandboxed',
+      executor: 'docker',
+      workspace: ws,
+      timeoutMs: 10_000,
+      outputLimitBytes: 10_000,
+      network: { allow: [] },
+      docker: { image: 'node:22' },
+    })
     expect(r.ok && r.outcome).toMatchObject({ executor: 'docker', stdout: 'ran-in-fake-docker\n', exitCode: 0 })
     const calls = readFileSync(fake.log, 'utf8')
       .trim()
@@ -50,20 +62,43 @@ describe('docker executor', () => {
 
   it('kills the named container on timeout', async () => {
     const fake = fakeDocker()
-    writeFileSync(path.join(fake.dir, 'docker'), readFileSync(path.join(fake.dir, 'docker'), 'utf8').replace('run) echo ran-in-fake-docker ;;', 'run) sleep 5 ;;'))
+    writeFileSync(
+      path.join(fake.dir, 'docker'),
+      readFileSync(path.join(fake.dir, 'docker'), 'utf8').replace('run) echo ran-in-fake-docker ;;', 'run) sleep 5 ;;'),
+    )
     process.env.PATH = `${fake.dir}:${savedPath}`
     const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
-    const r = await sandbox.run({ command: ['sleep', '100'], trust: 'sandboxed', executor: 'docker', workspace: tmpdir(), timeoutMs: 300, outputLimitBytes: 1000, network: { allow: [] } })
+    const r = await sandbox.run({
+      command: ['sleep', '100'],
+      trust: 'sandboxed',
+      executor: 'docker',
+      workspace: tmpdir(),
+      timeoutMs: 300,
+      outputLimitBytes: 1000,
+      network: { allow: [] },
+    })
     expect(r.ok && r.outcome.timedOut).toBe(true)
     const run = JSON.parse(readFileSync(fake.log, 'utf8').split('\n')[1]!) as string[]
     const name = run[run.indexOf('--name') + 1]
     // The fake docker logs each call as a JSON line: the kill's line is there once it ran.
-    await waitFor(() => readFileSync(fake.log, 'utf8').includes(`${JSON.stringify(['kill', name])}\n`), 5_000, `docker kill ${name} to be called`)
+    await waitFor(
+      () => readFileSync(fake.log, 'utf8').includes(`${JSON.stringify(['kill', name])}\n`),
+      5_000,
+      `docker kill ${name} to be called`,
+    )
   })
 
   it('with the real client and no engine, refuses clearly', async () => {
     const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
-    const r = await sandbox.run({ command: ['true'], trust: 'sandboxed', executor: 'docker', workspace: tmpdir(), timeoutMs: 5_000, outputLimitBytes: 1000, network: { allow: [] } })
+    const r = await sandbox.run({
+      command: ['true'],
+      trust: 'sandboxed',
+      executor: 'docker',
+      workspace: tmpdir(),
+      timeoutMs: 5_000,
+      outputLimitBytes: 1000,
+      network: { allow: [] },
+    })
     expect(r.ok).toBe(false)
     expect(!r.ok && r.error.message).toMatch(/docker: (no Docker engine answers|the docker client is not installed)/)
   })

@@ -67,7 +67,10 @@ const classes: Record<string, GuardCase[]> = {
     // A program written on the spot is read back when its content is known, and blocked when it is not.
     ['echo "rm -rf /" > x.sh && sh x.sh', 'rm-recursive-critical'],
     ['printf "rm -rf /" > x; chmod +x x; ./x', 'rm-recursive-critical'],
-    ['printf "#!/usr/bin/env python3\\nimport shutil\\nshutil.rmtree(\\"/etc\\")\\n" > x; chmod +x x; ./x', 'rm-recursive-critical'],
+    [
+      'printf "#!/usr/bin/env python3\\nimport shutil\\nshutil.rmtree(\\"/etc\\")\\n" > x; chmod +x x; ./x',
+      'rm-recursive-critical',
+    ],
     ['cat > run.sh <<EOF\nrm -rf /\nEOF\n. ./run.sh', 'rm-recursive-critical'],
     ['cat > t.py <<EOF\nimport os\nos.system(cmd)\nEOF\npython3 t.py', 'runs-written-program'],
     ['echo \'rm -rf "$1"\' > x.sh; sh x.sh /', 'destructive-dynamic-target'],

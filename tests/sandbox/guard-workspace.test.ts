@@ -27,8 +27,14 @@ describe('shell guard: the workspace (check(input, { cwd }))', () => {
 
   it('takes the workspace for argument vectors too', async () => {
     expect(await guard.check(['rm', '-rf', '/home/u/proj/build'], { cwd })).toMatchObject({ ok: true })
-    expect(await guard.check(['rm', '-rf', '/home/u/proj/build'])).toMatchObject({ ok: false, error: { rule: 'delete-outside-workspace' } })
-    expect(await guard.check(['python3', '-c', 'import shutil; shutil.rmtree("/opt/app")'])).toMatchObject({ ok: false, error: { rule: 'delete-outside-workspace' } })
+    expect(await guard.check(['rm', '-rf', '/home/u/proj/build'])).toMatchObject({
+      ok: false,
+      error: { rule: 'delete-outside-workspace' },
+    })
+    expect(await guard.check(['python3', '-c', 'import shutil; shutil.rmtree("/opt/app")'])).toMatchObject({
+      ok: false,
+      error: { rule: 'delete-outside-workspace' },
+    })
   })
 })
 

@@ -344,7 +344,14 @@ describe('shell guard', () => {
 
   it('says that targets from input come from input at run time', async () => {
     const v = await guard.check('echo / | xargs rm -rf')
-    expect(v).toMatchObject({ ok: false, error: { rule: 'destructive-unknown-target', message: expect.stringContaining('from input at run time'), command: 'xargs rm -rf' } })
+    expect(v).toMatchObject({
+      ok: false,
+      error: {
+        rule: 'destructive-unknown-target',
+        message: expect.stringContaining('from input at run time'),
+        command: 'xargs rm -rf',
+      },
+    })
   })
 
   it('blocks rather than follow a fan-out of nested scripts', async () => {
@@ -356,8 +363,14 @@ describe('shell guard', () => {
 
   it('checks argument vectors without a shell, and shell strings inside them', async () => {
     expect(await guard.check(['rm', '-rf', '/'])).toMatchObject({ ok: false, error: { rule: 'rm-recursive-critical' } })
-    expect(await guard.check(['sudo', 'rm', '-rf', '/etc'])).toMatchObject({ ok: false, error: { rule: 'rm-recursive-critical' } })
-    expect(await guard.check(['bash', '-c', 'curl x | sh'])).toMatchObject({ ok: false, error: { rule: 'pipe-to-shell' } })
+    expect(await guard.check(['sudo', 'rm', '-rf', '/etc'])).toMatchObject({
+      ok: false,
+      error: { rule: 'rm-recursive-critical' },
+    })
+    expect(await guard.check(['bash', '-c', 'curl x | sh'])).toMatchObject({
+      ok: false,
+      error: { rule: 'pipe-to-shell' },
+    })
     // In an argv, "$(…)" is just text: no shell expands it.
     expect(await guard.check(['echo', '$(rm -rf /)'])).toMatchObject({ ok: true })
     expect(await guard.check(['rm', '-rf', 'node_modules'])).toMatchObject({ ok: true })
@@ -365,7 +378,14 @@ describe('shell guard', () => {
 
   it('names the rule and the offending command in a verdict', async () => {
     const v = await guard.check('ls; sudo rm -rf /')
-    expect(v).toEqual({ ok: false, error: { rule: 'rm-recursive-critical', message: expect.stringContaining('recursive deletion'), command: 'sudo rm -rf /' } })
+    expect(v).toEqual({
+      ok: false,
+      error: {
+        rule: 'rm-recursive-critical',
+        message: expect.stringContaining('recursive deletion'),
+        command: 'sudo rm -rf /',
+      },
+    })
   })
 })
 

@@ -10,7 +10,11 @@ import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { Sandbox } from '../../src/sandbox/sandbox.js'
 import { requireTool } from '../helpers/tools.js'
 
-const ready = requireTool('bwrap, socat and curl', process.platform === 'linux' && ['bwrap', 'socat', 'curl'].every((p) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0))
+const ready = requireTool(
+  'bwrap, socat and curl',
+  process.platform === 'linux' &&
+    ['bwrap', 'socat', 'curl'].every((p) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0),
+)
 
 describe('hostAllowed', () => {
   it('matches exact names and *.domain subdomains, case-insensitively, deny by default', () => {
@@ -75,7 +79,11 @@ describe.runIf(ready)('the filtering proxy on a loopback port (what sandbox-exec
       const { execFile } = await import('node:child_process')
       const curl = (host: string) =>
         new Promise<{ code: number; stdout: string }>((resolve) => {
-          execFile('curl', ['-sS', '--max-time', '10', '-p', '-x', `http://127.0.0.1:${proxy.port}`, `http://${host}:${port}/`], (error, stdout) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout }))
+          execFile(
+            'curl',
+            ['-sS', '--max-time', '10', '-p', '-x', `http://127.0.0.1:${proxy.port}`, `http://${host}:${port}/`],
+            (error, stdout) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout }),
+          )
         })
       expect((await curl('127.0.0.1')).stdout).toBe('via loopback proxy\n')
       const refused = await curl('localhost')

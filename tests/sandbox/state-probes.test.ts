@@ -1,5 +1,14 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
@@ -21,16 +30,32 @@ const allowAll = { check: async () => ({ ok: true as const, commands: 1 }) }
 
 function project(): string {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'myc-probe-proj-')))
-  writeFileSync(path.join(dir, 'mycelium.config.json'), JSON.stringify({ mcpServers: {}, skills: { dirs: ['skills', 'more-skills'] }, audit: { file: '.mycelium/audit.jsonl' } }))
+  writeFileSync(
+    path.join(dir, 'mycelium.config.json'),
+    JSON.stringify({
+      mcpServers: {},
+      skills: { dirs: ['skills', 'more-skills'] },
+      audit: { file: '.mycelium/audit.jsonl' },
+    }),
+  )
   mkdirSync(path.join(dir, 'skills', 'common', 'scripts'), { recursive: true })
-  writeFileSync(path.join(dir, 'skills', 'common', 'SKILL.md'), '---\nname: common\ndescription: c\nallowedRoles: [dev]\nallowedTools: []\n---\nsecret instructions\n')
-  writeFileSync(path.join(dir, 'skills', 'common', 'scripts', 'hello.sh'), 'echo "script ran: $1"; ls "$(dirname "$0")" | wc -l; cat "$(dirname "$0")/../SKILL.md" 2>&1 | head -1\n')
+  writeFileSync(
+    path.join(dir, 'skills', 'common', 'SKILL.md'),
+    '---\nname: common\ndescription: c\nallowedRoles: [dev]\nallowedTools: []\n---\nsecret instructions\n',
+  )
+  writeFileSync(
+    path.join(dir, 'skills', 'common', 'scripts', 'hello.sh'),
+    'echo "script ran: $1"; ls "$(dirname "$0")" | wc -l; cat "$(dirname "$0")/../SKILL.md" 2>&1 | head -1\n',
+  )
   writeFileSync(path.join(dir, 'skills', 'common', 'scripts', 'sibling.sh'), 'echo sibling\n')
   mkdirSync(path.join(dir, 'skills', 'vault-admin'), { recursive: true })
   writeFileSync(path.join(dir, 'skills', 'vault-admin', 'SKILL.md'), '---\nname: vault-admin\n---\n')
   mkdirSync(path.join(dir, '.mycelium', 'memory'), { recursive: true })
   mkdirSync(path.join(dir, '.mycelium', 'sessions'), { recursive: true })
-  writeFileSync(path.join(dir, '.mycelium', 'memory', 'admin.memory.md'), '# Memory of role admin\n\nthe vault password is hunter2\n')
+  writeFileSync(
+    path.join(dir, '.mycelium', 'memory', 'admin.memory.md'),
+    '# Memory of role admin\n\nthe vault password is hunter2\n',
+  )
   writeFileSync(path.join(dir, '.mycelium', 'sessions', 's1.jsonl'), '{"type":"meta"}\n')
   writeFileSync(path.join(dir, '.mycelium', 'audit.jsonl'), '{"event":"start"}\n')
   mkdirSync(path.join(dir, 'src'))
@@ -60,20 +85,39 @@ function snapshot(dir: string): Record<string, string> {
 describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of reach (real bubblewrap)', () => {
   let dir: string
   let sandbox: Sandbox
-  let request: (command: string | string[], extra?: Partial<ExecRequest>) => Promise<{ code: number | null; stdout: string; stderr: string; warnings?: string[] }>
+  let request: (
+    command: string | string[],
+    extra?: Partial<ExecRequest>,
+  ) => Promise<{ code: number | null; stdout: string; stderr: string; warnings?: string[] }>
 
   beforeEach(async () => {
     dir = project()
     const loaded = await loadConfig({ cwd: dir, env: {} })
     sandbox = new Sandbox({ guard: allowAll, probe: new ExecutorProbe() })
     request = async (command, extra = {}) => {
-      const r = await sandbox.run({ command, trust: 'sandboxed', executor: 'bubblewrap', workspace: dir, timeoutMs: 10_000, outputLimitBytes: 100_000, network: { allow: [] }, hiddenPaths: mycStatePaths(loaded), ...extra })
+      const r = await sandbox.run({
+        command,
+        trust: 'sandboxed',
+        executor: 'bubblewrap',
+        workspace: dir,
+        timeoutMs: 10_000,
+        outputLimitBytes: 100_000,
+        network: { allow: [] },
+        hiddenPaths: mycStatePaths(loaded),
+        ...extra,
+      })
       if (!r.ok) throw new Error(r.error.message)
-      return { code: r.outcome.exitCode, stdout: r.outcome.stdout, stderr: r.outcome.stderr, ...(r.outcome.warnings ? { warnings: r.outcome.warnings } : {}) }
+      return {
+        code: r.outcome.exitCode,
+        stdout: r.outcome.stdout,
+        stderr: r.outcome.stderr,
+        ...(r.outcome.warnings ? { warnings: r.outcome.warnings } : {}),
+      }
     }
   })
 
-  const stateOf = (snap: Record<string, string>) => Object.fromEntries(Object.entries(snap).filter(([k]) => !/^(src|out|build)/.test(k)))
+  const stateOf = (snap: Record<string, string>) =>
+    Object.fromEntries(Object.entries(snap).filter(([k]) => !/^(src|out|build)/.test(k)))
 
   it('cannot add a skill (also in a skills folder that does not exist yet) or a role', async () => {
     const before = snapshot(dir)
@@ -101,7 +145,9 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
 
   it('cannot reach the state through links, hard links or renames', async () => {
     const before = stateOf(snapshot(dir))
-    await request(`ln -s .mycelium/memory m; cat m/* ; ln .mycelium/audit.jsonl a 2>&1; ln .git/config c 2>&1; mv skills skills-old 2>&1; mv .mycelium x 2>&1; mv mycelium.config.json y 2>&1; ls skills-old x 2>&1; echo '[core]' >> c`)
+    await request(
+      `ln -s .mycelium/memory m; cat m/* ; ln .mycelium/audit.jsonl a 2>&1; ln .git/config c 2>&1; mv skills skills-old 2>&1; mv .mycelium x 2>&1; mv mycelium.config.json y 2>&1; ls skills-old x 2>&1; echo '[core]' >> c`,
+    )
     const after = snapshot(dir)
     expect(stateOf(after)['.mycelium/memory/admin.memory.md']).toBe(before['.mycelium/memory/admin.memory.md'])
     expect(after['.git/config']).toBe(before['.git/config'])
@@ -117,7 +163,8 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
     )
     expect(r.stdout).toMatch(/end\n$/)
     const after = snapshot(dir)
-    for (const key of Object.keys(after).filter((k) => !k.startsWith('.git-copy'))) expect(after[key], key).toBe(before[key])
+    for (const key of Object.keys(after).filter((k) => !k.startsWith('.git-copy')))
+      expect(after[key], key).toBe(before[key])
     expect(existsSync(path.join(dir, '.envrc'))).toBe(false)
     expect(existsSync(path.join(dir, '.git', 'hooks', 'pre-commit'))).toBe(false)
     // The copy is a plain folder the host never runs: git finds .git, untouched, with no alias.
@@ -125,7 +172,9 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
   }, 20_000)
 
   it('still writes the workspace, and leaves no placeholder behind', async () => {
-    const r = await request('echo ok > out.txt && mkdir -p build/x && echo y > build/x/y && rm -rf build && cat out.txt && ls -a')
+    const r = await request(
+      'echo ok > out.txt && mkdir -p build/x && echo y > build/x/y && rm -rf build && cat out.txt && ls -a',
+    )
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/^ok\n/)
     // Inside, the missing protected names were held by placeholders…
@@ -140,12 +189,18 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
     const r = await request(['bash', script, 'arg'], { exposeFile: script })
     expect(r.stdout).toMatch(/^script ran: arg\n1\n/)
     expect(r.stdout).not.toMatch(/secret instructions|---/)
-    const other = await request('ls skills skills/common skills/common/scripts 2>&1; cat skills/vault-admin/SKILL.md 2>&1', { exposeFile: script })
+    const other = await request(
+      'ls skills skills/common skills/common/scripts 2>&1; cat skills/vault-admin/SKILL.md 2>&1',
+      { exposeFile: script },
+    )
     expect(other.stdout).not.toMatch(/vault-admin\n|sibling/)
   })
 
   it('restricted hides the state too', async () => {
-    const r = await request(['bash', '-c', 'cat .mycelium/memory/admin.memory.md; ls skills; cat mycelium.config.json'], { trust: 'restricted' })
+    const r = await request(
+      ['bash', '-c', 'cat .mycelium/memory/admin.memory.md; ls skills; cat mycelium.config.json'],
+      { trust: 'restricted' },
+    )
     expect(r.stdout).toBe('')
   })
 
@@ -168,8 +223,14 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
     writeFileSync(path.join(dir, 'Makefile'), 'all:\n')
     writeFileSync(path.join(dir, '.env'), 'TOKEN=s3cret\n')
     const loaded = await loadConfig({ cwd: dir, env: {} })
-    const hidden = mycStatePaths({ ...loaded, config: { ...loaded.config, sandbox: { ...loaded.config.sandbox, hide: ['.env'] } } })
-    const r = await request('cat .env; echo evil > Makefile; mkdir .vscode && echo x > .vscode/tasks.json; echo end', { hiddenPaths: hidden, readOnlyPaths: ['Makefile', '.vscode/'] })
+    const hidden = mycStatePaths({
+      ...loaded,
+      config: { ...loaded.config, sandbox: { ...loaded.config.sandbox, hide: ['.env'] } },
+    })
+    const r = await request('cat .env; echo evil > Makefile; mkdir .vscode && echo x > .vscode/tasks.json; echo end', {
+      hiddenPaths: hidden,
+      readOnlyPaths: ['Makefile', '.vscode/'],
+    })
     expect(r.stdout).toBe('end\n')
     expect(readFileSync(path.join(dir, 'Makefile'), 'utf8')).toBe('all:\n')
     expect(existsSync(path.join(dir, '.vscode'))).toBe(false)
@@ -181,9 +242,20 @@ describe('the environment of what myc runs', () => {
     process.env.MYC_TOKEN_PROBE = 'tok-secret-value'
     try {
       const sandbox = new Sandbox({ guard: allowAll, probe: new ExecutorProbe() })
-      const levels: Array<['unrestricted' | 'sandboxed', 'none' | 'bubblewrap']> = [['unrestricted', 'none'], ...(hasBwrap ? [['sandboxed', 'bubblewrap'] as ['sandboxed', 'bubblewrap']] : [])]
+      const levels: Array<['unrestricted' | 'sandboxed', 'none' | 'bubblewrap']> = [
+        ['unrestricted', 'none'],
+        ...(hasBwrap ? [['sandboxed', 'bubblewrap'] as ['sandboxed', 'bubblewrap']] : []),
+      ]
       for (const [trust, executor] of levels) {
-        const r = await sandbox.run({ command: ['env'], trust, executor, workspace: tmpdir(), timeoutMs: 5000, outputLimitBytes: 100_000, network: { allow: [] } })
+        const r = await sandbox.run({
+          command: ['env'],
+          trust,
+          executor,
+          workspace: tmpdir(),
+          timeoutMs: 5000,
+          outputLimitBytes: 100_000,
+          network: { allow: [] },
+        })
         expect(r.ok && r.outcome.stdout, trust).not.toContain('tok-secret-value')
         expect(
           r.ok &&

@@ -10,7 +10,9 @@ describe('requests from a child to the client', () => {
   let runtime: Runtime
   beforeAll(async () => {
     // The first client offered both: a later client without them is refused by myc itself.
-    runtime = await startRuntime({ mcpServers: { asker: fixtureEntry('elicit') } }, undefined, { clientCapabilities: { elicitation: { form: {} }, sampling: {} } })
+    runtime = await startRuntime({ mcpServers: { asker: fixtureEntry('elicit') } }, undefined, {
+      clientCapabilities: { elicitation: { form: {} }, sampling: {} },
+    })
   })
   afterAll(async () => {
     await runtime?.close()
@@ -42,19 +44,32 @@ describe('requests from a child to the client', () => {
   it('forwards sampling to a client that supports it and refuses it otherwise', async () => {
     const { client } = await connectClient(runtime, {
       capabilities: { sampling: {} },
-      setup: (c) => c.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', content: { type: 'text', text: 'hi!' }, model: 'fake', stopReason: 'endTurn' })),
+      setup: (c) =>
+        c.setRequestHandler('sampling/createMessage', () => ({
+          role: 'assistant',
+          content: { type: 'text', text: 'hi!' },
+          model: 'fake',
+          stopReason: 'endTurn',
+        })),
     })
-    expect(JSON.parse(text(await client.callTool({ name: 'asker__sample', arguments: {} })))).toEqual({ type: 'text', text: 'hi!' })
+    expect(JSON.parse(text(await client.callTool({ name: 'asker__sample', arguments: {} })))).toEqual({
+      type: 'text',
+      text: 'hi!',
+    })
     await client.close()
     const { client: plain } = await connectClient(runtime)
-    expect(text(await plain.callTool({ name: 'asker__sample', arguments: {} }))).toMatch(/refused: .*does not support sampling/)
+    expect(text(await plain.callTool({ name: 'asker__sample', arguments: {} }))).toMatch(
+      /refused: .*does not support sampling/,
+    )
     await plain.close()
   })
 })
 
 describe('children are offered only what the client declared', () => {
   it('a child of a runtime whose client declared nothing cannot ask for elicitation or sampling at all', async () => {
-    const runtime = await startRuntime({ mcpServers: { asker: fixtureEntry('elicit') } }, undefined, { clientCapabilities: {} })
+    const runtime = await startRuntime({ mcpServers: { asker: fixtureEntry('elicit') } }, undefined, {
+      clientCapabilities: {},
+    })
     try {
       const { client } = await connectClient(runtime, { capabilities: {} })
       // The child's own SDK refuses before asking: myc never offered the capability.

@@ -36,7 +36,13 @@ describe('client connection over the merged catalogue (echo + paginated)', () =>
   it('lists every tool once under its namespaced name, following the child’s pages', async () => {
     const { tools } = await client.listTools()
     const names = tools.map((t) => t.name)
-    expect(names.filter((n) => n.startsWith('echo__'))).toEqual(['echo__echo', 'echo__add', 'echo__image', 'echo__fail', 'echo__log'])
+    expect(names.filter((n) => n.startsWith('echo__'))).toEqual([
+      'echo__echo',
+      'echo__add',
+      'echo__image',
+      'echo__fail',
+      'echo__log',
+    ])
     expect(names.filter((n) => n.startsWith('paged__'))).toHaveLength(25)
     expect(new Set(names).size).toBe(names.length)
   })
@@ -88,9 +94,15 @@ describe('client connection over the merged catalogue (echo + paginated)', () =>
   })
 
   it('routes completion by prompt name and by template', async () => {
-    const byPrompt = await client.complete({ ref: { type: 'ref/prompt', name: 'echo__greet' }, argument: { name: 'who', value: 'al' } })
+    const byPrompt = await client.complete({
+      ref: { type: 'ref/prompt', name: 'echo__greet' },
+      argument: { name: 'who', value: 'al' },
+    })
     expect(byPrompt.completion.values).toEqual(['alice', 'albert'])
-    const byTemplate = await client.complete({ ref: { type: 'ref/resource', uri: 'echo://item/{id}' }, argument: { name: 'id', value: 'b' } })
+    const byTemplate = await client.complete({
+      ref: { type: 'ref/resource', uri: 'echo://item/{id}' },
+      argument: { name: 'id', value: 'b' },
+    })
     expect(byTemplate.completion.values).toEqual(['bob'])
   })
 
@@ -130,7 +142,9 @@ describe('client connection over the merged catalogue (echo + paginated)', () =>
     expect((first as { nextCursor?: string }).nextCursor).toBeTypeOf('string')
     const { tools } = await small.listTools()
     expect(tools).toHaveLength(30)
-    await expect(small.request({ method: 'tools/list', params: { cursor: 'garbage' } })).rejects.toThrow(/Invalid cursor/)
+    await expect(small.request({ method: 'tools/list', params: { cursor: 'garbage' } })).rejects.toThrow(
+      /Invalid cursor/,
+    )
     await small.close()
   })
 })
@@ -164,7 +178,11 @@ describe('child list changes, progress, cancellation and timeouts', () => {
       changed++
     })
     await client.callTool({ name: 'grow__grow', arguments: { name: 'sprout' } })
-    await waitFor(async () => (await client.listTools()).tools.some((t) => t.name === 'grow__sprout'), 5_000, 'grown tool')
+    await waitFor(
+      async () => (await client.listTools()).tools.some((t) => t.name === 'grow__sprout'),
+      5_000,
+      'grown tool',
+    )
     expect(changed).toBeGreaterThan(0)
     const result = await client.callTool({ name: 'grow__sprout', arguments: {} })
     expect(result.content).toEqual([{ type: 'text', text: 'sprout' }])
@@ -173,7 +191,10 @@ describe('child list changes, progress, cancellation and timeouts', () => {
   it('sends the child’s progress with the client’s token, and progress resets the timeout', async () => {
     const seen: Array<{ progress: number; total?: number; message?: string }> = []
     // 8 steps of 150 ms = 1.2 s in all, three times the 400 ms call timeout.
-    const result = await client.callTool({ name: 'prog__count', arguments: { steps: 8, stepMs: 150 } }, { onprogress: (p) => seen.push(p), timeout: 10_000 })
+    const result = await client.callTool(
+      { name: 'prog__count', arguments: { steps: 8, stepMs: 150 } },
+      { onprogress: (p) => seen.push(p), timeout: 10_000 },
+    )
     expect(result.content).toEqual([{ type: 'text', text: 'counted 8' }])
     expect(seen.map((p) => p.progress)).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
     expect(seen[0]).toMatchObject({ total: 8, message: 'step 1' })
@@ -181,20 +202,34 @@ describe('child list changes, progress, cancellation and timeouts', () => {
 
   it('times a call out after timeoutMs without progress', async () => {
     const started = Date.now()
-    await expect(client.callTool({ name: 'hang__hang', arguments: {} }, { timeout: 10_000 })).rejects.toThrow(/timed out after 500 ms/)
+    await expect(client.callTool({ name: 'hang__hang', arguments: {} }, { timeout: 10_000 })).rejects.toThrow(
+      /timed out after 500 ms/,
+    )
     expect(Date.now() - started).toBeLessThan(5_000)
   })
 
   it('passes the client’s cancellation on to the child', async () => {
     const controller = new AbortController()
     const call = client.callTool({ name: 'hang__hang', arguments: {} }, { signal: controller.signal, timeout: 10_000 })
-    await waitFor(() => capture.lines.some((l) => l.includes('[hang]') && l.includes('hang: waiting')), 5_000, 'the call to reach the child')
+    await waitFor(
+      () => capture.lines.some((l) => l.includes('[hang]') && l.includes('hang: waiting')),
+      5_000,
+      'the call to reach the child',
+    )
     controller.abort('user pressed stop')
     await expect(call).rejects.toThrow()
     // The child saw notifications/cancelled (its handler logs to stderr, tagged with its key).
-    await waitFor(() => capture.lines.some((l) => l.includes('[hang]') && l.includes('hang: cancelled')), 5_000, 'child to see the cancellation')
+    await waitFor(
+      () => capture.lines.some((l) => l.includes('[hang]') && l.includes('hang: cancelled')),
+      5_000,
+      'child to see the cancellation',
+    )
     // The relay must have forgotten the call: nothing in flight for the child.
     const child = runtime.supervisor.children.get('hang')!
-    await waitFor(() => (child as unknown as { relay: { inFlight: number } }).relay.inFlight === 0, 2_000, 'relay to settle')
+    await waitFor(
+      () => (child as unknown as { relay: { inFlight: number } }).relay.inFlight === 0,
+      2_000,
+      'relay to settle',
+    )
   })
 })

@@ -43,24 +43,38 @@ describe('a crashing child', () => {
   it('fails the in-flight call at once, drops its tools, tells the client, and comes back', async () => {
     const before = (await client.listTools()).tools.map((t) => t.name)
     expect(before).toContain('crash__echo')
-    const firstPid = Number(((await client.callTool({ name: 'crash__pid', arguments: {} })).content as Array<{ text: string }>)[0]!.text)
+    const firstPid = Number(
+      ((await client.callTool({ name: 'crash__pid', arguments: {} })).content as Array<{ text: string }>)[0]!.text,
+    )
 
     const started = Date.now()
     const result = await client.callTool({ name: 'crash__crash', arguments: {} })
     expect(Date.now() - started).toBeLessThan(3_000)
     expect(result.isError).toBe(true)
-    expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(/Server "crash" stopped before answering \(it crashed and is being restarted\)/)
+    expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(
+      /Server "crash" stopped before answering \(it crashed and is being restarted\)/,
+    )
 
     // Its tools are gone, the other child's are untouched, and the client was told.
-    await waitFor(async () => !(await client.listTools()).tools.some((t) => t.name.startsWith('crash__')), 3_000, 'crash tools to leave')
+    await waitFor(
+      async () => !(await client.listTools()).tools.some((t) => t.name.startsWith('crash__')),
+      3_000,
+      'crash tools to leave',
+    )
     expect((await client.listTools()).tools.some((t) => t.name === 'echo__echo')).toBe(true)
     expect(notes).toContain('tools')
     // A call to it meanwhile is an unknown tool (it does not exist right now).
     expect(isAlive(firstPid)).toBe(false)
 
     // It is restarted with backoff, and its tools come back.
-    await waitFor(async () => (await client.listTools()).tools.some((t) => t.name === 'crash__echo'), 10_000, 'crash tools to return')
-    const secondPid = Number(((await client.callTool({ name: 'crash__pid', arguments: {} })).content as Array<{ text: string }>)[0]!.text)
+    await waitFor(
+      async () => (await client.listTools()).tools.some((t) => t.name === 'crash__echo'),
+      10_000,
+      'crash tools to return',
+    )
+    const secondPid = Number(
+      ((await client.callTool({ name: 'crash__pid', arguments: {} })).content as Array<{ text: string }>)[0]!.text,
+    )
     expect(secondPid).not.toBe(firstPid)
     expect(runtime.supervisor.children.get('crash')!.state).toBe('RUNNING')
     const echoed = await client.callTool({ name: 'echo__echo', arguments: { message: 'still here' } })
@@ -72,8 +86,15 @@ describe('children that fail to start', () => {
   it('marks a child that hangs in initialize FAILED after its own timeout, without holding up the others', async () => {
     const runtime = await startRuntime({
       mcpServers: {
-        stuck: fixtureEntry('hang', { env: { HANG_ON: 'initialize' }, startupTimeoutMs: 600, restart: { maxRetries: 0, initialDelayMs: 100, maxDelayMs: 100 } }),
-        missing: { command: '/nonexistent/definitely-not-here', restart: { maxRetries: 0, initialDelayMs: 100, maxDelayMs: 100 } },
+        stuck: fixtureEntry('hang', {
+          env: { HANG_ON: 'initialize' },
+          startupTimeoutMs: 600,
+          restart: { maxRetries: 0, initialDelayMs: 100, maxDelayMs: 100 },
+        }),
+        missing: {
+          command: '/nonexistent/definitely-not-here',
+          restart: { maxRetries: 0, initialDelayMs: 100, maxDelayMs: 100 },
+        },
         echo: fixtureEntry('echo'),
       },
     })
@@ -107,7 +128,9 @@ describe('stopping', () => {
   it('ends every child and its descendants', async () => {
     const runtime = await startRuntime({ mcpServers: { tree: fixtureEntry('spawns-grandchild') } })
     const { client } = await connectClient(runtime)
-    const pids = JSON.parse(((await client.callTool({ name: 'tree__pids', arguments: {} })).content as Array<{ text: string }>)[0]!.text) as { self: number; grandchild: number }
+    const pids = JSON.parse(
+      ((await client.callTool({ name: 'tree__pids', arguments: {} })).content as Array<{ text: string }>)[0]!.text,
+    ) as { self: number; grandchild: number }
     expect(isAlive(pids.self)).toBe(true)
     expect(isAlive(pids.grandchild)).toBe(true)
     await client.close()
@@ -123,7 +146,12 @@ describe('a slow child', () => {
     const { hostForThisProcess } = await import('../../src/runtime/host.js')
     const { loadedConfig } = await import('../helpers/runtime.js')
     const runtime = new Runtime({
-      loaded: loadedConfig({ mcpServers: { slow: fixtureEntry('slow-start', { env: { SLOW_START_MS: '1200' }, startupTimeoutMs: 10_000 }), fast: fixtureEntry('echo') } }),
+      loaded: loadedConfig({
+        mcpServers: {
+          slow: fixtureEntry('slow-start', { env: { SLOW_START_MS: '1200' }, startupTimeoutMs: 10_000 }),
+          fast: fixtureEntry('echo'),
+        },
+      }),
       logger: createLogger({ quiet: true }),
       version: 'test',
       host: hostForThisProcess(),
@@ -149,13 +177,23 @@ describe('a slow child', () => {
 describe('health pings', () => {
   it('restart a child that stops answering while it stays alive', async () => {
     const runtime = await startRuntime({
-      mcpServers: { silent: fixtureEntry('goes-silent', { env: { SILENT_AFTER_MS: '600' }, pingIntervalMs: 300, restart: { maxRetries: 3, initialDelayMs: 100, maxDelayMs: 200 } }) },
+      mcpServers: {
+        silent: fixtureEntry('goes-silent', {
+          env: { SILENT_AFTER_MS: '600' },
+          pingIntervalMs: 300,
+          restart: { maxRetries: 3, initialDelayMs: 100, maxDelayMs: 200 },
+        }),
+      },
     })
     try {
       const child = runtime.supervisor.children.get('silent')!
       const firstPid = child.pid
       expect(child.state).toBe('RUNNING')
-      await waitFor(() => child.pid !== undefined && child.pid !== firstPid && child.state === 'RUNNING', 15_000, 'a restarted child')
+      await waitFor(
+        () => child.pid !== undefined && child.pid !== firstPid && child.state === 'RUNNING',
+        15_000,
+        'a restarted child',
+      )
       expect(isAlive(firstPid!)).toBe(false)
     } finally {
       await runtime.close()

@@ -10,7 +10,11 @@ import { StdioEraConnection } from '../../src/server/stdio-eras.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { PolicyHarness } from '../helpers/runtime.js'
 
-const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} }
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+}
 
 /** One stdio connection (either era, by its first message) over in-memory streams: send a request, get its answer. */
 function connection(h: PolicyHarness, view: PrincipalView) {
@@ -48,7 +52,10 @@ function connection(h: PolicyHarness, view: PrincipalView) {
   }
 }
 
-const names = (list: unknown) => (list as Array<{ name?: string; uri?: string; uriTemplate?: string }>).map((x) => x.name ?? x.uri ?? x.uriTemplate ?? '').sort()
+const names = (list: unknown) =>
+  (list as Array<{ name?: string; uri?: string; uriTemplate?: string }>)
+    .map((x) => x.name ?? x.uri ?? x.uriTemplate ?? '')
+    .sort()
 
 /**
  * One implementation of each decision: for the same principal, the 2025
@@ -57,7 +64,9 @@ const names = (list: unknown) => (list as Array<{ name?: string; uri?: string; u
  * tasks, which each era says its own way).
  */
 describe('the faces agree for one principal', () => {
-  const h = new PolicyHarness(() => loadConfig({ cwd: path.join(repoRoot, 'tests/fixtures/policy/basic'), env: process.env }))
+  const h = new PolicyHarness(() =>
+    loadConfig({ cwd: path.join(repoRoot, 'tests/fixtures/policy/basic'), env: process.env }),
+  )
   beforeAll(() => h.start())
   afterAll(() => h.close())
 
@@ -69,7 +78,11 @@ describe('the faces agree for one principal', () => {
     it(`role ${role} with skills [${skills.join(', ')}]`, async () => {
       const view = await h.view(role, { skills: [...skills] })
       const legacy = connection(h, view)
-      const init = await legacy.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'legacy', version: '1' } })
+      const init = await legacy.request('initialize', {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'legacy', version: '1' },
+      })
       const modern = connection(h, view)
       const discover = await modern.request('server/discover', { _meta: ENVELOPE })
 
@@ -85,13 +98,20 @@ describe('the faces agree for one principal', () => {
       expect(agentTools).toEqual(legacyTools)
       // The walk a client's list changes are judged by is what the faces list.
       expect(names(visibleList(h.runtime, view, 'tools'))).toEqual(legacyTools)
-      expect(names(visibleList(h.runtime, view, 'prompts'))).toEqual(names((await legacy.request('prompts/list')).prompts ?? []))
-      const listedResources = [...names((await legacy.request('resources/list')).resources ?? []), ...names((await legacy.request('resources/templates/list')).resourceTemplates ?? [])]
+      expect(names(visibleList(h.runtime, view, 'prompts'))).toEqual(
+        names((await legacy.request('prompts/list')).prompts ?? []),
+      )
+      const listedResources = [
+        ...names((await legacy.request('resources/list')).resources ?? []),
+        ...names((await legacy.request('resources/templates/list')).resourceTemplates ?? []),
+      ]
       expect(names(visibleList(h.runtime, view, 'resources'))).toEqual(expect.arrayContaining(listedResources))
 
       for (const list of ['prompts/list', 'resources/list', 'resources/templates/list']) {
         const key = list === 'prompts/list' ? 'prompts' : list === 'resources/list' ? 'resources' : 'resourceTemplates'
-        expect(names((await modern.request(list, { _meta: ENVELOPE }))[key] ?? []), list).toEqual(names((await legacy.request(list))[key] ?? []))
+        expect(names((await modern.request(list, { _meta: ENVELOPE }))[key] ?? []), list).toEqual(
+          names((await legacy.request(list))[key] ?? []),
+        )
       }
 
       const common = (caps: Record<string, unknown>) => {
@@ -99,7 +119,9 @@ describe('the faces agree for one principal', () => {
         const { 'io.modelcontextprotocol/tasks': _ext, ...otherExtensions } = extensions ?? {}
         return { ...rest, extensions: otherExtensions }
       }
-      expect(common(discover.capabilities as Record<string, unknown>)).toEqual(common(init.capabilities as Record<string, unknown>))
+      expect(common(discover.capabilities as Record<string, unknown>)).toEqual(
+        common(init.capabilities as Record<string, unknown>),
+      )
       legacy.close()
       modern.close()
     })

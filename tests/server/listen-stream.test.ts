@@ -3,7 +3,13 @@ import type { ChildConnection } from '../../src/children/child.js'
 import type { PrincipalView } from '../../src/principal/view.js'
 import { Catalogue } from '../../src/registry/catalogue.js'
 import type { ConnectionHandle, Runtime } from '../../src/runtime/runtime.js'
-import { ListenStream, serverEventOf, stamped, visibleFilter, type ListenNotification } from '../../src/server/listen-stream.js'
+import {
+  ListenStream,
+  serverEventOf,
+  stamped,
+  visibleFilter,
+  type ListenNotification,
+} from '../../src/server/listen-stream.js'
 import { quietWindow, waitFor } from '../helpers/wait-for.js'
 
 const naming = { separator: '__', maxLength: 64 }
@@ -14,13 +20,23 @@ describe('visibleFilter', () => {
   const visible = (uri: string) => uri.startsWith('ok://')
 
   it('leaves out the resources the principal cannot see, keeps every other field as asked', () => {
-    expect(visibleFilter({ toolsListChanged: true, resourceSubscriptions: ['ok://a', 'hidden://b', 'ok://c', 'ok://a'] }, visible)).toEqual({ toolsListChanged: true, resourceSubscriptions: ['ok://a', 'ok://c'] })
-    expect(visibleFilter({ promptsListChanged: true, resourcesListChanged: false }, visible)).toEqual({ promptsListChanged: true, resourcesListChanged: false })
+    expect(
+      visibleFilter(
+        { toolsListChanged: true, resourceSubscriptions: ['ok://a', 'hidden://b', 'ok://c', 'ok://a'] },
+        visible,
+      ),
+    ).toEqual({ toolsListChanged: true, resourceSubscriptions: ['ok://a', 'ok://c'] })
+    expect(visibleFilter({ promptsListChanged: true, resourcesListChanged: false }, visible)).toEqual({
+      promptsListChanged: true,
+      resourcesListChanged: false,
+    })
   })
 
   it('with none of its resources visible, the filter has no resourceSubscriptions at all (nothing about them in the acknowledgement)', () => {
     expect(visibleFilter({ resourceSubscriptions: ['hidden://b'] }, visible)).toEqual({})
-    expect(visibleFilter({ toolsListChanged: true, resourceSubscriptions: [] }, visible)).toEqual({ toolsListChanged: true })
+    expect(visibleFilter({ toolsListChanged: true, resourceSubscriptions: [] }, visible)).toEqual({
+      toolsListChanged: true,
+    })
   })
 
   it('something that is not a filter is left to the SDK (undefined)', () => {
@@ -33,8 +49,14 @@ describe('visibleFilter', () => {
 
 describe('stamped and serverEventOf', () => {
   it('stamped puts the subscription id in _meta, beside what was there', () => {
-    expect(stamped({ method: 'notifications/tools/list_changed' }, 'listen:1')).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen:1' } } })
-    expect(stamped({ method: 'notifications/resources/updated', params: { uri: 'x://1', _meta: { k: 1 } } }, 7)).toEqual({
+    expect(stamped({ method: 'notifications/tools/list_changed' }, 'listen:1')).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen:1' } },
+    })
+    expect(
+      stamped({ method: 'notifications/resources/updated', params: { uri: 'x://1', _meta: { k: 1 } } }, 7),
+    ).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/resources/updated',
       params: { uri: 'x://1', _meta: { k: 1, 'io.modelcontextprotocol/subscriptionId': 7 } },
@@ -44,8 +66,14 @@ describe('stamped and serverEventOf', () => {
   it('serverEventOf maps each notification onto the event the SDK listen router delivers as it', () => {
     expect(serverEventOf({ method: 'notifications/tools/list_changed' })).toEqual({ kind: 'tools_list_changed' })
     expect(serverEventOf({ method: 'notifications/prompts/list_changed' })).toEqual({ kind: 'prompts_list_changed' })
-    expect(serverEventOf({ method: 'notifications/resources/list_changed' })).toEqual({ kind: 'resources_list_changed' })
-    expect(serverEventOf({ method: 'notifications/resources/updated', params: { uri: 'x://1' } })).toEqual({ kind: 'resource_updated', uri: 'x://1', params: { uri: 'x://1' } })
+    expect(serverEventOf({ method: 'notifications/resources/list_changed' })).toEqual({
+      kind: 'resources_list_changed',
+    })
+    expect(serverEventOf({ method: 'notifications/resources/updated', params: { uri: 'x://1' } })).toEqual({
+      kind: 'resource_updated',
+      uri: 'x://1',
+      params: { uri: 'x://1' },
+    })
   })
 })
 
@@ -75,7 +103,8 @@ function setup(children: Record<string, Partial<ChildConnection>> = {}) {
     logger: { debug: (line: string) => asked.push(['debug', line]) },
     addConnection: (c: ConnectionHandle) => connections.add(c),
     removeConnection: (c: ConnectionHandle) => connections.delete(c),
-    subscribeResource: async (c: ConnectionHandle, child: ChildConnection, uri: string) => void asked.push(['subscribeResource', c, child.key, uri]),
+    subscribeResource: async (c: ConnectionHandle, child: ChildConnection, uri: string) =>
+      void asked.push(['subscribeResource', c, child.key, uri]),
     unsubscribeResource: async (c: ConnectionHandle, uri: string) => void asked.push(['unsubscribeResource', c, uri]),
   } as unknown as Runtime
   const listeners = new Set<() => void>()
@@ -88,7 +117,8 @@ function setup(children: Record<string, Partial<ChildConnection>> = {}) {
     onChange: (l) => (listeners.add(l), () => listeners.delete(l)),
   }
   const delivered: ListenNotification[] = []
-  const stream = (filter: Parameters<typeof visibleFilter>[0]) => new ListenStream({ runtime, view, filter: filter as never, deliver: (n) => void delivered.push(n) })
+  const stream = (filter: Parameters<typeof visibleFilter>[0]) =>
+    new ListenStream({ runtime, view, filter: filter as never, deliver: (n) => void delivered.push(n) })
   return { catalogue, runtime, connections, asked, delivered, listeners, stream }
 }
 
@@ -138,14 +168,22 @@ describe('ListenStream', () => {
   it('delivers resources/updated for its own resources of servers the principal reaches, and nothing else', () => {
     const { delivered, stream } = setup()
     const s = stream({ resourceSubscriptions: ['o://1'] })
-    const updated = (uri: string) => ({ jsonrpc: '2.0' as const, method: 'notifications/resources/updated', params: { uri } })
+    const updated = (uri: string) => ({
+      jsonrpc: '2.0' as const,
+      method: 'notifications/resources/updated',
+      params: { uri },
+    })
     s.childNotification('open', updated('o://1'))
     expect(delivered).toEqual([])
     s.open()
     s.childNotification('open', updated('o://1'))
     s.childNotification('open', updated('o://2'))
     s.childNotification('hidden', updated('o://1'))
-    s.childNotification('open', { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } })
+    s.childNotification('open', {
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { level: 'info', data: 'x' },
+    })
     expect(delivered).toEqual([{ method: 'notifications/resources/updated', params: { uri: 'o://1' } }])
     expect(s.isSubscribed('o://1')).toBe(true)
     expect(s.isSubscribed('o://2')).toBe(false)
@@ -167,7 +205,11 @@ describe('ListenStream', () => {
 
   it('forwards resources/subscribe to a 2025 child that has it, and resources/unsubscribe when no other connection still wants it', async () => {
     const requests: unknown[][] = []
-    const child = { era: 'legacy', capabilities: { resources: { subscribe: true } }, request: async (method: string, params: unknown) => (requests.push([method, params]), {}) } as unknown as Partial<ChildConnection>
+    const child = {
+      era: 'legacy',
+      capabilities: { resources: { subscribe: true } },
+      request: async (method: string, params: unknown) => (requests.push([method, params]), {}),
+    } as unknown as Partial<ChildConnection>
     const { connections, stream } = setup({ open: child })
     const s = stream({ resourceSubscriptions: ['o://1'] })
     s.open()
@@ -184,7 +226,11 @@ describe('ListenStream', () => {
     const t = stream({ resourceSubscriptions: ['o://1'] })
     t.open()
     t.close()
-    await waitFor(() => requests.at(-1)?.[0] === 'resources/unsubscribe', 5_000, 'resources/unsubscribe to reach the child')
+    await waitFor(
+      () => requests.at(-1)?.[0] === 'resources/unsubscribe',
+      5_000,
+      'resources/unsubscribe to reach the child',
+    )
     expect(requests.at(-1)).toEqual(['resources/unsubscribe', { uri: 'o://1' }])
   })
 

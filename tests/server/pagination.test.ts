@@ -20,7 +20,11 @@ describe('ListPages', () => {
     const second = pages.page([items], 2, build(items, 2, counter))
     expect(second).not.toBe(first)
     expect(decodeCursor(first.nextCursor, 'tools')).toBe(2)
-    expect(JSON.parse(responseLine({ jsonrpc: '2.0', id: 9, result: first } as never)!)).toEqual({ jsonrpc: '2.0', id: 9, result: first })
+    expect(JSON.parse(responseLine({ jsonrpc: '2.0', id: 9, result: first } as never)!)).toEqual({
+      jsonrpc: '2.0',
+      id: 9,
+      result: first,
+    })
   })
 
   it('builds anew when anything the list is made from changed', () => {

@@ -11,7 +11,12 @@ import { waitFor } from '../helpers/wait-for.js'
 
 const MODERN = '2026-07-28'
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
-const INITIALIZE = { jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 'i',
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+}
 
 describe("openingEra: the era a stdio connection's first message asks for", () => {
   it('initialize and envelope-less messages are 2025; server/discover and envelope-carrying ones 2026; a response none', () => {
@@ -19,11 +24,22 @@ describe("openingEra: the era a stdio connection's first message asks for", () =
     expect(openingEra(m(INITIALIZE))).toBe('legacy')
     expect(openingEra(m({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))).toBe('legacy')
     expect(openingEra(m({ jsonrpc: '2.0', method: 'notifications/initialized' }))).toBe('legacy')
-    expect(openingEra(m({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: ENVELOPE } }))).toBe('modern')
+    expect(openingEra(m({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: ENVELOPE } }))).toBe(
+      'modern',
+    )
     expect(openingEra(m({ jsonrpc: '2.0', id: 1, method: 'server/discover' }))).toBe('modern')
     expect(openingEra(m({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: ENVELOPE } }))).toBe('modern')
     // A malformed envelope or an unknown revision is the 2026 era's to refuse (-32602, -32022).
-    expect(openingEra(m({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': 5 } } }))).toBe('modern')
+    expect(
+      openingEra(
+        m({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/list',
+          params: { _meta: { 'io.modelcontextprotocol/protocolVersion': 5 } },
+        }),
+      ),
+    ).toBe('modern')
     expect(openingEra(m({ jsonrpc: '2.0', id: 1, result: {} }))).toBeUndefined()
   })
 })
@@ -51,7 +67,14 @@ function serve(runtime: Runtime, era: StdioEraMode = 'auto', tasks?: TaskRegistr
     await waitFor(() => answerTo(id) !== undefined, 10_000, `the answer to ${String(id)}`)
     return answerTo(id)!
   }
-  return { connection, out, closed, answer, send: (m: unknown) => stdin.write(`${JSON.stringify(m)}\n`), end: () => stdin.end() }
+  return {
+    connection,
+    out,
+    closed,
+    answer,
+    send: (m: unknown) => stdin.write(`${JSON.stringify(m)}\n`),
+    end: () => stdin.end(),
+  }
 }
 
 describe('StdioEraConnection: one era per connection, over the stdio stream', () => {
@@ -71,7 +94,10 @@ describe('StdioEraConnection: one era per connection, over the stdio stream', ()
 
     const legacy = serve(runtime)
     legacy.send(INITIALIZE)
-    expect((await legacy.answer('i')).result).toMatchObject({ protocolVersion: '2025-11-25', serverInfo: { name: 'mycelium' } })
+    expect((await legacy.answer('i')).result).toMatchObject({
+      protocolVersion: '2025-11-25',
+      serverInfo: { name: 'mycelium' },
+    })
     legacy.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' })
     const listed = (await legacy.answer(2)).result!
     expect(listed).not.toHaveProperty('cacheScope')
@@ -99,7 +125,10 @@ describe('StdioEraConnection: one era per connection, over the stdio stream', ()
 
     const modern = serve(runtime, 'modern')
     modern.send(INITIALIZE)
-    expect((await modern.answer('i')).error).toMatchObject({ code: -32022, data: { supported: [MODERN], requested: '2025-11-25' } })
+    expect((await modern.answer('i')).error).toMatchObject({
+      code: -32022,
+      data: { supported: [MODERN], requested: '2025-11-25' },
+    })
     modern.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: ENVELOPE } })
     expect((await modern.answer('d')).result).toMatchObject({ supportedVersions: [MODERN] })
     modern.end()
@@ -111,16 +140,26 @@ describe("StdioEraConnection: the runtime's task registry", () => {
   let runtime: Runtime
   beforeAll(async () => {
     // The both-era conformance fixture as a 2026 child: it creates tasks itself.
-    runtime = await startRuntime({ mcpServers: { conformance: fixtureEntry('conformance', { prefix: false, era: 'auto' }) } })
+    runtime = await startRuntime({
+      mcpServers: { conformance: fixtureEntry('conformance', { prefix: false, era: 'auto' }) },
+    })
   })
   afterAll(() => runtime?.close())
 
-  const TASKS_ENVELOPE = { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } }
+  const TASKS_ENVELOPE = {
+    ...ENVELOPE,
+    'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  }
 
   it('keeps a task in the registry it was handed, where a later connection of the same runtime finds it', async () => {
     const tasks = new TaskRegistry()
     const first = serve(runtime, 'auto', tasks)
-    first.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 5, label: 'registry' }, _meta: TASKS_ENVELOPE } })
+    first.send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'slow_compute', arguments: { seconds: 5, label: 'registry' }, _meta: TASKS_ENVELOPE },
+    })
     const created = (await first.answer(1)).result as { resultType?: string; taskId?: string }
     expect(created.resultType).toBe('task')
     expect(tasks.ledger.serverOf('', created.taskId!)).toBe('conformance')
@@ -129,11 +168,21 @@ describe("StdioEraConnection: the runtime's task registry", () => {
 
     // The registry outlives the connection (serve-stdio and serve --http own it): the task is still found and cancelled.
     const second = serve(runtime, 'auto', tasks)
-    second.send({ jsonrpc: '2.0', id: 2, method: 'tasks/cancel', params: { taskId: created.taskId, _meta: TASKS_ENVELOPE } })
+    second.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tasks/cancel',
+      params: { taskId: created.taskId, _meta: TASKS_ENVELOPE },
+    })
     expect((await second.answer(2)).error).toBeUndefined()
     // A connection with a registry of its own does not know it.
     const other = serve(runtime)
-    other.send({ jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId: created.taskId, _meta: TASKS_ENVELOPE } })
+    other.send({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tasks/get',
+      params: { taskId: created.taskId, _meta: TASKS_ENVELOPE },
+    })
     expect((await other.answer(3)).error).toMatchObject({ code: -32602 })
     second.end()
     other.end()

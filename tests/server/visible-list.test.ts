@@ -11,7 +11,11 @@ const all = ['tools', 'prompts', 'resources', 'resourceTemplates'] as const
 
 /** The parts of a runtime the list walk reads: the catalogue and the naming. */
 function runtimeOf(catalogue: Catalogue): Runtime {
-  return { catalogue, loaded: { config: { namespace: naming } }, supervisor: { children: new Map() } } as unknown as Runtime
+  return {
+    catalogue,
+    loaded: { config: { namespace: naming } },
+    supervisor: { children: new Map() },
+  } as unknown as Runtime
 }
 
 /** A principal that reaches every server but `hidden`. */
@@ -30,28 +34,54 @@ function view(hidden = 'hidden', extra: Partial<PrincipalView> = {}): PrincipalV
 describe('visibleList: the walk list changes are judged by is the one the faces list with', () => {
   it('tools: the built-ins first, then the visible tools as listed; resources: resources, then templates', () => {
     const c = new Catalogue(['open', 'hidden'], naming)
-    c.setServer('open', { tools: [tool('a')], resources: [{ uri: 'o://1', name: '1' }], resourceTemplates: [{ uriTemplate: 'o://{x}', name: 't' }] }, all)
+    c.setServer(
+      'open',
+      {
+        tools: [tool('a')],
+        resources: [{ uri: 'o://1', name: '1' }],
+        resourceTemplates: [{ uriTemplate: 'o://{x}', name: 't' }],
+      },
+      all,
+    )
     c.setServer('hidden', { tools: [tool('h')] }, all)
     const builtin = { name: 'mycelium__list_skills', inputSchema: { type: 'object' as const } }
     const rt = runtimeOf(c)
     const v = view('hidden', { builtinTools: () => [builtin] })
-    expect((visibleList(rt, v, 'tools') as Array<{ name: string }>).map((t) => t.name)).toEqual(['mycelium__list_skills', 'open__a'])
+    expect((visibleList(rt, v, 'tools') as Array<{ name: string }>).map((t) => t.name)).toEqual([
+      'mycelium__list_skills',
+      'open__a',
+    ])
     expect(visibleList(rt, v, 'resources')).toEqual([
       { uri: 'o://1', name: '1' },
       { uriTemplate: 'o://{x}', name: 't' },
     ])
-    expect((visibleList(rt, view('open'), 'tools') as Array<{ name: string }>).map((t) => t.name)).toEqual(['hidden__h'])
+    expect((visibleList(rt, view('open'), 'tools') as Array<{ name: string }>).map((t) => t.name)).toEqual([
+      'hidden__h',
+    ])
   })
 
   it('a server the principal cannot reach changing its lists changes nothing it sees; one it reaches does', () => {
     const c = new Catalogue(['open', 'hidden'], naming)
     c.setServer('open', { tools: [tool('a')], prompts: [{ name: 'p' }], resources: [{ uri: 'o://1', name: '1' }] }, all)
-    c.setServer('hidden', { tools: [tool('h')], prompts: [{ name: 'q' }], resources: [{ uri: 'h://1', name: '1' }] }, all)
+    c.setServer(
+      'hidden',
+      { tools: [tool('h')], prompts: [{ name: 'q' }], resources: [{ uri: 'h://1', name: '1' }] },
+      all,
+    )
     const rt = runtimeOf(c)
     const v = view()
     const seen = new SeenLists((kind) => visibleList(rt, v, kind))
     seen.rememberAll()
-    c.setServer('hidden', { tools: [tool('h'), tool('h2')], prompts: [{ name: 'q2' }], resources: [], resourceTemplates: [{ uriTemplate: 'h://{x}', name: 't' }] }, all)
+    c.setServer(
+      'hidden',
+      {
+        tools: [tool('h'), tool('h2')],
+        prompts: [{ name: 'q2' }],
+        resources: [],
+        resourceTemplates: [{ uriTemplate: 'h://{x}', name: 't' }],
+      },
+      all,
+    )
     for (const kind of ['tools', 'prompts', 'resources'] as const) expect(seen.changed(kind), kind).toBe(false)
     c.setServer('open', { tools: [tool('a'), tool('b')] }, ['tools'])
     expect(seen.changed('tools')).toBe(true)

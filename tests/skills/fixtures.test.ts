@@ -22,8 +22,16 @@ describe('loadSkills over tests/fixtures/skills', async () => {
       ['mixed/bad-roles/SKILL.yaml', 'allowedRoles', 'expected a list of strings (or one string), got Object'],
       ['mixed/bad-tools/SKILL.md', 'allowedTools.1', 'expected string, got Object'],
       ['mixed/both/SKILL.yaml', '', 'ignored: SKILL.md in the same folder takes precedence (delete one of them)'],
-      ['mixed/name-mismatch/SKILL.md', 'name', '"something-else" must equal the folder name "name-mismatch" (rename one of them)'],
-      ['more/good-md/SKILL.md', 'name', `a skill named "good-md" was already loaded from ${path.join(base, 'mixed/good-md/SKILL.md')}; this one is skipped (rename one)`],
+      [
+        'mixed/name-mismatch/SKILL.md',
+        'name',
+        '"something-else" must equal the folder name "name-mismatch" (rename one of them)',
+      ],
+      [
+        'more/good-md/SKILL.md',
+        'name',
+        `a skill named "good-md" was already loaded from ${path.join(base, 'mixed/good-md/SKILL.md')}; this one is skipped (rename one)`,
+      ],
     ])
   })
 
@@ -46,16 +54,27 @@ describe('loadSkills over tests/fixtures/skills', async () => {
     const text = readFileSync(path.join(base, 'mixed/good-md/SKILL.md'), 'utf8')
     const fm = byName.get('good-md')!.frontmatter
     expect(text.startsWith(`---\n${fm}\n---\n`)).toBe(true)
-    expect(byName.get('good-yaml')!.frontmatter).toBe(readFileSync(path.join(base, 'mixed/good-yaml/SKILL.yaml'), 'utf8'))
+    expect(byName.get('good-yaml')!.frontmatter).toBe(
+      readFileSync(path.join(base, 'mixed/good-yaml/SKILL.yaml'), 'utf8'),
+    )
   })
 
   it('reads SKILL.yaml with id for name, one-string lists, and no body', () => {
-    expect(byName.get('good-yaml')).toMatchObject({ name: 'good-yaml', allowedRoles: ['*'], allowedTools: ['fs:*'], instructions: '', file: path.join(base, 'mixed/good-yaml/SKILL.yaml') })
+    expect(byName.get('good-yaml')).toMatchObject({
+      name: 'good-yaml',
+      allowedRoles: ['*'],
+      allowedTools: ['fs:*'],
+      instructions: '',
+      file: path.join(base, 'mixed/good-yaml/SKILL.yaml'),
+    })
   })
 
   it('takes SKILL.md over SKILL.yaml, and reads CRLF files with a byte order mark', () => {
     expect(byName.get('both')!.description).toBe('The Markdown one wins.')
-    expect(byName.get('crlf-bom')).toMatchObject({ description: 'Windows line ends and a byte order mark.', instructions: 'Body line.' })
+    expect(byName.get('crlf-bom')).toMatchObject({
+      description: 'Windows line ends and a byte order mark.',
+      instructions: 'Body line.',
+    })
   })
 })
 
@@ -90,7 +109,13 @@ describe('loadSkills: more failure shapes', () => {
     const root = tree({ notadir: 'x', 'skills/ok/SKILL.yaml': 'name: ok\ndescription: d\n' })
     const { skills, problems } = await loadSkills(['notadir', 'skills'], { baseDir: root, separator: '__' })
     expect(skills.map((s) => s.name)).toEqual(['ok'])
-    expect(problems).toEqual([{ file: path.join(root, 'notadir'), path: '', message: expect.stringMatching(/^cannot read the skills folder: ENOTDIR/) }])
+    expect(problems).toEqual([
+      {
+        file: path.join(root, 'notadir'),
+        path: '',
+        message: expect.stringMatching(/^cannot read the skills folder: ENOTDIR/),
+      },
+    ])
   })
 
   it('accepts absolute skills folders', async () => {

@@ -18,7 +18,8 @@ const load = (root: string) => loadSkills(['skills'], { baseDir: root, separator
 
 describe('loadSkills', () => {
   it('loads SKILL.md with front matter verbatim and the body as instructions', async () => {
-    const fm = 'name: review\ndescription: Review code\nallowedRoles: [dev]\nallowedTools: [git:diff, "fs:read_*"]\ntriggers: [review, レビュー]\ngrants: { memory: isolated }\nmetadata: { owner: team-a }\nlicense: MIT'
+    const fm =
+      'name: review\ndescription: Review code\nallowedRoles: [dev]\nallowedTools: [git:diff, "fs:read_*"]\ntriggers: [review, レビュー]\ngrants: { memory: isolated }\nmetadata: { owner: team-a }\nlicense: MIT'
     const root = tree({ 'skills/review/SKILL.md': md(fm, '# Review\n\nSteps.') })
     const { skills, problems } = await load(root)
     expect(problems).toEqual([])
@@ -38,20 +39,30 @@ describe('loadSkills', () => {
   })
 
   it('loads SKILL.yaml and accepts id for name', async () => {
-    const root = tree({ 'skills/lint/SKILL.yaml': 'id: lint\ndescription: Lint\nallowedRoles: [dev]\nallowedTools: [fs:list]\n' })
+    const root = tree({
+      'skills/lint/SKILL.yaml': 'id: lint\ndescription: Lint\nallowedRoles: [dev]\nallowedTools: [fs:list]\n',
+    })
     const { skills } = await load(root)
     expect(skills.map((s) => [s.name, s.instructions])).toEqual([['lint', '']])
   })
 
   it('reads allowed-tools: Mycelium patterns become allowedTools, host tools are kept apart', async () => {
-    const root = tree({ 'skills/mixed/SKILL.md': md('name: mixed\ndescription: d\nallowed-tools: Read Bash(git:*) fs:read_file fs__list *') })
+    const root = tree({
+      'skills/mixed/SKILL.md': md(
+        'name: mixed\ndescription: d\nallowed-tools: Read Bash(git:*) fs:read_file fs__list *',
+      ),
+    })
     const [s] = (await load(root)).skills
     expect(s!.allowedTools).toEqual(['fs:read_file', 'fs__list', '*'])
     expect(s!.hostTools).toEqual(['Read', 'Bash(git:*)'])
   })
 
   it('splits allowed-tools on commas and spaces, not inside parentheses (Read, Bash(git add:*))', async () => {
-    const root = tree({ 'skills/commas/SKILL.md': md('name: commas\ndescription: d\nallowed-tools: "Read, Bash(git add:*),fs:read_file ,Grep"') })
+    const root = tree({
+      'skills/commas/SKILL.md': md(
+        'name: commas\ndescription: d\nallowed-tools: "Read, Bash(git add:*),fs:read_file ,Grep"',
+      ),
+    })
     const [s] = (await load(root)).skills
     expect(s!.allowedTools).toEqual(['fs:read_file'])
     expect(s!.hostTools).toEqual(['Read', 'Bash(git add:*)', 'Grep'])
@@ -66,7 +77,12 @@ describe('loadSkills', () => {
     ['description too long', md(`name: bad\ndescription: ${'x'.repeat(1025)}`), /at most 1024/, 'description'],
     ['unknown key', md('name: bad\ndescription: d\nallowedTool: [fs:x]'), /unknown key "allowedTool"/, 'allowedTool'],
     ['bad memory grant', md('name: bad\ndescription: d\ngrants: { memory: everything }'), /expected/, 'grants.memory'],
-    ['metadata not strings', md('name: bad\ndescription: d\nmetadata: { n: 1 }'), /expected a string, got 1 \(quote it: "1"\)/, 'metadata.n'],
+    [
+      'metadata not strings',
+      md('name: bad\ndescription: d\nmetadata: { n: 1 }'),
+      /expected a string, got 1 \(quote it: "1"\)/,
+      'metadata.n',
+    ],
   ])('reports %s with the file and key path, and skips only that skill', async (_name, text, message, keyPath) => {
     const root = tree({ 'skills/bad/SKILL.md': text, 'skills/good/SKILL.md': md('name: good\ndescription: fine') })
     const { skills, problems } = await load(root)
@@ -78,7 +94,10 @@ describe('loadSkills', () => {
   })
 
   it('skips a second skill of the same name from a later folder', async () => {
-    const root = tree({ 'a/x/SKILL.md': md('name: x\ndescription: first'), 'b/x/SKILL.md': md('name: x\ndescription: second') })
+    const root = tree({
+      'a/x/SKILL.md': md('name: x\ndescription: first'),
+      'b/x/SKILL.md': md('name: x\ndescription: second'),
+    })
     const { skills, problems } = await loadSkills(['a', 'b'], { baseDir: root, separator: '__' })
     expect(skills.map((s) => s.description)).toEqual(['first'])
     expect(problems[0]!.message).toMatch(/already loaded/)
@@ -91,6 +110,14 @@ describe('loadSkills', () => {
   it('loads the bundled templates without a problem', async () => {
     const { skills, problems } = await loadSkills(['skills'], { baseDir: repoRoot, separator: '__' })
     expect(problems).toEqual([])
-    expect(skills.map((s) => s.name)).toEqual(['admin-access', 'code-reviewer', 'common', 'editor', 'git-workflow', 'reader', 'test-runner'])
+    expect(skills.map((s) => s.name)).toEqual([
+      'admin-access',
+      'code-reviewer',
+      'common',
+      'editor',
+      'git-workflow',
+      'reader',
+      'test-runner',
+    ])
   })
 })

@@ -23,7 +23,14 @@ describe('bundled skill templates', () => {
     }
     for (const [key, s] of Object.entries(servers)) {
       const client = new Client({ name: 'templates-test', version: '1' })
-      await client.connect(new StdioClientTransport({ command: process.execPath, args: s.args, env: { ...(process.env as Record<string, string>), ...s.env }, stderr: 'ignore' }))
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: s.args,
+          env: { ...(process.env as Record<string, string>), ...s.env },
+          stderr: 'ignore',
+        }),
+      )
       clients.push(client)
       catalogue.set(key, new Set((await client.listTools()).tools.map((t) => t.name)))
     }
@@ -37,12 +44,26 @@ describe('bundled skill templates', () => {
     expect(problems).toEqual([])
     const roles = resolveRoles(skills, new Map())
     if (!roles.ok) throw new Error(roles.error)
-    return new Policy({ skills, roles: roles.roles, servers: new Set(catalogue.keys()), separator: '__', catalogue: { toolsOf: (s) => catalogue.get(s) } })
+    return new Policy({
+      skills,
+      roles: roles.roles,
+      servers: new Set(catalogue.keys()),
+      separator: '__',
+      catalogue: { toolsOf: (s) => catalogue.get(s) },
+    })
   }
 
   it('all load and pass strict loading against the live tool lists', async () => {
     const p = await policy()
-    expect([...p.skills.keys()].sort()).toEqual(['admin-access', 'code-reviewer', 'common', 'editor', 'git-workflow', 'reader', 'test-runner'])
+    expect([...p.skills.keys()].sort()).toEqual([
+      'admin-access',
+      'code-reviewer',
+      'common',
+      'editor',
+      'git-workflow',
+      'reader',
+      'test-runner',
+    ])
     expect(catalogue.get('fs')?.size).toBeGreaterThan(5)
     expect(catalogue.get('memory')?.size).toBeGreaterThan(5)
     expect(Object.fromEntries([...p.disabled].map(([k, d]) => [k, d.reasons]))).toEqual({})
@@ -59,10 +80,18 @@ describe('bundled skill templates', () => {
   it('common and reader never show a tool that changes anything', async () => {
     const p = await policy()
     const f = p.filter('guest', new Set(['common', 'reader']))
-    const visible = [...catalogue].flatMap(([s, tools]) => [...tools].filter((t) => f.toolVisible(s, t)).map((t) => `${s}:${t}`))
+    const visible = [...catalogue].flatMap(([s, tools]) =>
+      [...tools].filter((t) => f.toolVisible(s, t)).map((t) => `${s}:${t}`),
+    )
     expect(visible.length).toBeGreaterThan(5)
     for (const id of visible) expect(id).not.toMatch(/write|edit|move|create|delete|add_/)
-    expect(visibleBuiltins(f)).toEqual(['list_skills', 'activate_skill', 'deactivate_skill', 'get_context', 'search_tools'])
+    expect(visibleBuiltins(f)).toEqual([
+      'list_skills',
+      'activate_skill',
+      'deactivate_skill',
+      'get_context',
+      'search_tools',
+    ])
   })
 
   it('common is protected and reaches every role; admin-access only admin', async () => {
@@ -71,7 +100,11 @@ describe('bundled skill templates', () => {
     for (const role of p.roles.keys()) expect(p.reaches(role, 'common'), role).toBe(true)
     expect([...p.roles.keys()].filter((r) => p.reaches(r, 'admin-access'))).toEqual(['admin'])
     const admin = p.filter('admin', new Set(['admin-access']))
-    expect([admin.toolVisible('memory', 'delete_entities'), admin.toolVisible('fs', 'write_file'), admin.memory]).toEqual([true, true, 'all'])
+    expect([
+      admin.toolVisible('memory', 'delete_entities'),
+      admin.toolVisible('fs', 'write_file'),
+      admin.memory,
+    ]).toEqual([true, true, 'all'])
     expect(visibleBuiltins(admin)).toContain('exec')
   })
 })

@@ -1,4 +1,12 @@
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, type ClientCapabilities, type Implementation, type LoggingLevel } from '@modelcontextprotocol/client'
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  type ClientCapabilities,
+  type Implementation,
+  type LoggingLevel,
+} from '@modelcontextprotocol/client'
 import type { Era } from '../../protocol/facts.js'
 import type { WireError } from '../../protocol/request-relay.js'
 import { RpcCode } from '../../protocol/facts.js'
@@ -32,7 +40,8 @@ const RESERVED_PREFIX = 'io.modelcontextprotocol/'
  * was put into `_meta` by mistake or on purpose. `progressToken` is not a
  * credential (the relay replaces it with its own).
  */
-const CREDENTIAL_KEY = /(^|[^a-z])(auth|authorization|bearer|token|access[-_]?token|id[-_]?token|refresh[-_]?token|api[-_]?key|apikey|secret|password|passwd|credential|credentials|cookie|session[-_]?id)([^a-z]|$)/i
+const CREDENTIAL_KEY =
+  /(^|[^a-z])(auth|authorization|bearer|token|access[-_]?token|id[-_]?token|refresh[-_]?token|api[-_]?key|apikey|secret|password|passwd|credential|credentials|cookie|session[-_]?id)([^a-z]|$)/i
 
 export function isCredentialKey(key: string): boolean {
   if (key === 'progressToken') return false
@@ -56,7 +65,12 @@ export interface EnvelopeMaterial {
  * the caller when known: what the caller can be asked, through myc, is what
  * it declared; else what myc offers the child).
  */
-export function childMeta(callerMeta: unknown, material: EnvelopeMaterial, logLevel: LoggingLevel | undefined, callerCapabilities?: ClientCapabilities): Record<string, unknown> {
+export function childMeta(
+  callerMeta: unknown,
+  material: EnvelopeMaterial,
+  logLevel: LoggingLevel | undefined,
+  callerCapabilities?: ClientCapabilities,
+): Record<string, unknown> {
   const meta: Record<string, unknown> = {}
   if (callerMeta && typeof callerMeta === 'object' && !Array.isArray(callerMeta)) {
     for (const [key, value] of Object.entries(callerMeta)) {
@@ -84,8 +98,17 @@ export const INPUT_REQUIRED_UNBRIDGED = RpcCode.internalError
  * (input-bridge.ts). A clear answer at once, not a call that never ends.
  */
 export function inputRequiredError(server: string, method: string, result: Record<string, unknown>): WireError {
-  const requests = result.inputRequests && typeof result.inputRequests === 'object' ? Object.values(result.inputRequests as Record<string, unknown>) : []
-  const asked = [...new Set(requests.map((r) => (r && typeof r === 'object' ? (r as { method?: unknown }).method : undefined)).filter((m): m is string => typeof m === 'string'))]
+  const requests =
+    result.inputRequests && typeof result.inputRequests === 'object'
+      ? Object.values(result.inputRequests as Record<string, unknown>)
+      : []
+  const asked = [
+    ...new Set(
+      requests
+        .map((r) => (r && typeof r === 'object' ? (r as { method?: unknown }).method : undefined))
+        .filter((m): m is string => typeof m === 'string'),
+    ),
+  ]
   const what = asked.length > 0 ? asked.join(', ') : 'input'
   return {
     code: INPUT_REQUIRED_UNBRIDGED,

@@ -32,24 +32,36 @@ export interface ClientAsk {
 }
 
 /** What one `input_required` result asks for: the requests to send, or why it cannot be done. */
-export type RoundPlan = { kind: 'ask'; asks: ClientAsk[]; requestState?: string } | { kind: 'missing'; key: string; method: string; capability: string } | { kind: 'invalid'; message: string }
+export type RoundPlan =
+  | { kind: 'ask'; asks: ClientAsk[]; requestState?: string }
+  | { kind: 'missing'; key: string; method: string; capability: string }
+  | { kind: 'invalid'; message: string }
 
 /**
  * The client capability an embedded request needs, as `capability` (or
  * `capability.member`), and whether the client declared it. A bare
  * `elicitation: {}` means form mode (its 2025 meaning).
  */
-export function neededCapability(method: string, params: Record<string, unknown> | undefined, caps: ClientCapabilities | undefined): { name: string; declared: boolean } | undefined {
+export function neededCapability(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  caps: ClientCapabilities | undefined,
+): { name: string; declared: boolean } | undefined {
   const declared = (caps ?? {}) as Record<string, unknown>
   switch (method) {
     case 'elicitation/create': {
       const elicitation = declared.elicitation
-      if (params?.mode === 'url') return { name: 'elicitation.url', declared: isObject(elicitation) && elicitation.url !== undefined }
-      return { name: 'elicitation', declared: isObject(elicitation) && (elicitation.form !== undefined || elicitation.url === undefined) }
+      if (params?.mode === 'url')
+        return { name: 'elicitation.url', declared: isObject(elicitation) && elicitation.url !== undefined }
+      return {
+        name: 'elicitation',
+        declared: isObject(elicitation) && (elicitation.form !== undefined || elicitation.url === undefined),
+      }
     }
     case 'sampling/createMessage': {
       const sampling = declared.sampling
-      if (params?.tools !== undefined || params?.toolChoice !== undefined) return { name: 'sampling.tools', declared: isObject(sampling) && sampling.tools !== undefined }
+      if (params?.tools !== undefined || params?.toolChoice !== undefined)
+        return { name: 'sampling.tools', declared: isObject(sampling) && sampling.tools !== undefined }
       return { name: 'sampling', declared: sampling !== undefined }
     }
     case 'roots/list':
@@ -83,20 +95,31 @@ export function standInAnswer(method: string): Record<string, unknown> | undefin
 export function planRound(result: Record<string, unknown>, caps: ClientCapabilities | undefined): RoundPlan {
   const requestState = typeof result.requestState === 'string' ? result.requestState : undefined
   const requests = result.inputRequests
-  if (requests !== undefined && !isObject(requests)) return { kind: 'invalid', message: 'its inputRequests is not an object' }
+  if (requests !== undefined && !isObject(requests))
+    return { kind: 'invalid', message: 'its inputRequests is not an object' }
   const asks: ClientAsk[] = []
   for (const [key, entry] of Object.entries(requests ?? {})) {
-    if (!isObject(entry) || typeof entry.method !== 'string') return { kind: 'invalid', message: `input request "${key}" is not a request` }
+    if (!isObject(entry) || typeof entry.method !== 'string')
+      return { kind: 'invalid', message: `input request "${key}" is not a request` }
     const params = entry.params === undefined ? {} : entry.params
-    if (!isObject(params)) return { kind: 'invalid', message: `input request "${key}" has params that are not an object` }
+    if (!isObject(params))
+      return { kind: 'invalid', message: `input request "${key}" has params that are not an object` }
     const need = neededCapability(entry.method, params, caps)
-    if (!need) return { kind: 'invalid', message: `input request "${key}" is ${entry.method}, which is not an elicitation, sampling or roots request` }
+    if (!need)
+      return {
+        kind: 'invalid',
+        message: `input request "${key}" is ${entry.method}, which is not an elicitation, sampling or roots request`,
+      }
     if (!need.declared) return { kind: 'missing', key, method: entry.method, capability: need.name }
     const method = entry.method as ClientAsk['method']
-    const sent = method === 'elicitation/create' && params.mode === 'url' && params.elicitationId === undefined ? { ...params, elicitationId: randomUUID() } : params
+    const sent =
+      method === 'elicitation/create' && params.mode === 'url' && params.elicitationId === undefined
+        ? { ...params, elicitationId: randomUUID() }
+        : params
     asks.push({ key, method, params: sent })
   }
-  if (asks.length === 0 && requestState === undefined) return { kind: 'invalid', message: 'it has neither inputRequests nor requestState' }
+  if (asks.length === 0 && requestState === undefined)
+    return { kind: 'invalid', message: 'it has neither inputRequests nor requestState' }
   return { kind: 'ask', asks, ...(requestState !== undefined ? { requestState } : {}) }
 }
 
@@ -105,11 +128,17 @@ export function planRound(result: Record<string, unknown>, caps: ClientCapabilit
  * `inputResponses` or `requestState` of its own), this round's answers
  * keyed as asked, and the child's `requestState` echoed byte for byte.
  */
-export function retryParams(original: Record<string, unknown> | undefined, answers: ReadonlyArray<readonly [string, Record<string, unknown>]>, requestState: string | undefined): Record<string, unknown> {
+export function retryParams(
+  original: Record<string, unknown> | undefined,
+  answers: ReadonlyArray<readonly [string, Record<string, unknown>]>,
+  requestState: string | undefined,
+): Record<string, unknown> {
   const { inputResponses: _r, requestState: _s, ...rest } = original ?? {}
   return {
     ...rest,
-    ...(answers.length > 0 ? { inputResponses: Object.fromEntries(answers.map(([key, answer]) => [key, bareResult(answer)])) } : {}),
+    ...(answers.length > 0
+      ? { inputResponses: Object.fromEntries(answers.map(([key, answer]) => [key, bareResult(answer)])) }
+      : {}),
     ...(requestState !== undefined ? { requestState } : {}),
   }
 }
@@ -127,12 +156,17 @@ function bareResult(answer: Record<string, unknown>): Record<string, unknown> {
  * `prompts/get` and `resources/read` the JSON-RPC error `-32603`.
  */
 export function bridgeFailure(requestMethod: string, message: string, data: Record<string, unknown>): RelayOutcome {
-  if (requestMethod === 'tools/call') return { ok: true, result: { content: [{ type: 'text', text: message }], isError: true } }
+  if (requestMethod === 'tools/call')
+    return { ok: true, result: { content: [{ type: 'text', text: message }], isError: true } }
   return { ok: false, error: { code: RpcCode.internalError, message, data } }
 }
 
 /** The message for a request the client did not declare the capability for. */
-export function missingCapabilityMessage(server: string, requestMethod: string, plan: { key: string; method: string; capability: string }): string {
+export function missingCapabilityMessage(
+  server: string,
+  requestMethod: string,
+  plan: { key: string; method: string; capability: string },
+): string {
   return `Server "${server}" (MCP 2026-07-28) needs input to answer ${requestMethod}: ${plan.method} ("${plan.key}"), but the MCP client connected to mycelium did not declare the ${plan.capability} capability, so it cannot be asked.`
 }
 
@@ -145,12 +179,21 @@ export const MISSING_CAPABILITY_CODE = RpcCode.missingRequiredClientCapability
  * as a 2025 caller gets it: what the bridge answers when it cannot ask
  * (bridgeFailure), naming the capabilities, the child's own words kept.
  */
-export function missingCapabilityFailure(server: string, requestMethod: string, error: { message: string; data?: unknown }): RelayOutcome {
+export function missingCapabilityFailure(
+  server: string,
+  requestMethod: string,
+  error: { message: string; data?: unknown },
+): RelayOutcome {
   const required = (error.data as { requiredCapabilities?: unknown } | undefined)?.requiredCapabilities
   const names = isObject(required) ? Object.keys(required) : []
-  const what = names.length > 0 ? `the ${names.join(' and ')} capabilit${names.length > 1 ? 'ies' : 'y'}` : 'a capability it needs'
+  const what =
+    names.length > 0 ? `the ${names.join(' and ')} capabilit${names.length > 1 ? 'ies' : 'y'}` : 'a capability it needs'
   const message = `Server "${server}" (MCP 2026-07-28) needs input to answer ${requestMethod}, but the MCP client connected to mycelium did not declare ${what}, so it cannot be asked (${error.message}).`
-  return bridgeFailure(requestMethod, message, { server, method: requestMethod, ...(names.length > 0 ? { missingCapability: names.join(',') } : {}) })
+  return bridgeFailure(requestMethod, message, {
+    server,
+    method: requestMethod,
+    ...(names.length > 0 ? { missingCapability: names.join(',') } : {}),
+  })
 }
 
 /** Who can be asked for a call's input: the client that made it. */
@@ -199,14 +242,37 @@ export async function runInputBridge(options: BridgeOptions): Promise<RelayOutco
   options.onProgressHook?.(() => {
     deadline = Date.now() + options.timeoutMs
   })
-  const timedOut: RelayOutcome = { ok: false, error: { code: RelayErrorCode.timeout, message: `Request timed out after ${options.timeoutMs} ms`, data: { timeout: options.timeoutMs } } }
+  const timedOut: RelayOutcome = {
+    ok: false,
+    error: {
+      code: RelayErrorCode.timeout,
+      message: `Request timed out after ${options.timeoutMs} ms`,
+      data: { timeout: options.timeoutMs },
+    },
+  }
   let current = options.first
   for (let round = 1; ; round++) {
     if (signal.aborted) return CANCELLED
-    if (round > maxRounds) return bridgeFailure(method, `Server "${server}" (MCP 2026-07-28) still asked for input to answer ${method} after ${maxRounds} rounds; mycelium stopped asking.`, { server, method, rounds: maxRounds })
+    if (round > maxRounds)
+      return bridgeFailure(
+        method,
+        `Server "${server}" (MCP 2026-07-28) still asked for input to answer ${method} after ${maxRounds} rounds; mycelium stopped asking.`,
+        { server, method, rounds: maxRounds },
+      )
     const plan = planRound(current, source.capabilities)
-    if (plan.kind === 'invalid') return bridgeFailure(method, `Server "${server}" (MCP 2026-07-28) answered ${method} with an input_required result mycelium cannot use: ${plan.message}.`, { server, method })
-    if (plan.kind === 'missing') return bridgeFailure(method, missingCapabilityMessage(server, method, plan), { server, method, inputRequest: plan.method, missingCapability: plan.capability })
+    if (plan.kind === 'invalid')
+      return bridgeFailure(
+        method,
+        `Server "${server}" (MCP 2026-07-28) answered ${method} with an input_required result mycelium cannot use: ${plan.message}.`,
+        { server, method },
+      )
+    if (plan.kind === 'missing')
+      return bridgeFailure(method, missingCapabilityMessage(server, method, plan), {
+        server,
+        method,
+        inputRequest: plan.method,
+        missingCapability: plan.capability,
+      })
     // One abort for the round: the client's cancel, the deadline, or a failed sibling request.
     const round$ = new AbortController()
     const onAbort = () => round$.abort(signal.reason)
@@ -237,7 +303,11 @@ export async function runInputBridge(options: BridgeOptions): Promise<RelayOutco
         } catch (error) {
           if (signal.aborted) return CANCELLED
           if (Date.now() >= deadline) return timedOut
-          return bridgeFailure(method, `Server "${server}" (MCP 2026-07-28) asked for input to answer ${method}, and asking the MCP client connected to mycelium failed: ${error instanceof Error ? error.message : String(error)}`, { server, method })
+          return bridgeFailure(
+            method,
+            `Server "${server}" (MCP 2026-07-28) asked for input to answer ${method}, and asking the MCP client connected to mycelium failed: ${error instanceof Error ? error.message : String(error)}`,
+            { server, method },
+          )
         }
       } else {
         await new Promise<void>((resolve) => {

@@ -44,7 +44,8 @@ export function isTerminalStatus(status: TaskStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'cancelled'
 }
 
-const positive = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined)
+const positive = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined
 
 /**
  * A 2026 task (a CreateTaskResult, a Task or a DetailedTask: the fields are
@@ -89,7 +90,10 @@ export function withoutTaskAugmentation(params: Record<string, unknown> | undefi
 /** Client capabilities that also declare the tasks extension (the opt-in of a request to a modern child). */
 export function withTasksExtension(caps: ClientCapabilities | undefined): ClientCapabilities {
   const extensions = (caps as { extensions?: unknown } | undefined)?.extensions
-  return { ...caps, extensions: { ...(isObject(extensions) ? extensions : {}), [TASKS_EXTENSION]: {} } } as ClientCapabilities
+  return {
+    ...caps,
+    extensions: { ...(isObject(extensions) ? extensions : {}), [TASKS_EXTENSION]: {} },
+  } as ClientCapabilities
 }
 
 /**
@@ -105,8 +109,19 @@ export function coreTaskResult(detailed: Record<string, unknown>): RelayOutcome 
   const taskId = String(detailed.taskId ?? '')
   if (isObject(detailed.result)) return { ok: true, result: withRelatedTask(detailed.result, taskId) }
   const error = detailed.error
-  if (status === 'failed' && isObject(error) && typeof error.code === 'number' && typeof error.message === 'string') return { ok: false, error: { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) } }
-  return { ok: false, error: { code: RpcCode.internalError, message: status === 'cancelled' ? `Task ${taskId} was cancelled` : `Task ${taskId} ${status} without a result`, data: { taskId, status } } }
+  if (status === 'failed' && isObject(error) && typeof error.code === 'number' && typeof error.message === 'string')
+    return {
+      ok: false,
+      error: { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) },
+    }
+  return {
+    ok: false,
+    error: {
+      code: RpcCode.internalError,
+      message: status === 'cancelled' ? `Task ${taskId} was cancelled` : `Task ${taskId} ${status} without a result`,
+      data: { taskId, status },
+    },
+  }
 }
 
 /** A result marked as the outcome of task `taskId` (2025-11-25: tasks/result carries the related-task `_meta`). */

@@ -1,7 +1,15 @@
 import type { ChildConnection } from '../../children/child.js'
 import type { CallerEra } from '../child/era.js'
 import { missingCapabilityMessage, planRound, retryParams, type InputSource } from '../child/input-bridge.js'
-import { coreStatus, coreTask, coreTaskResult, isTerminalStatus, RELATED_TASK_META_KEY, withTasksExtension, type CoreTask } from '../child/task-mapping.js'
+import {
+  coreStatus,
+  coreTask,
+  coreTaskResult,
+  isTerminalStatus,
+  RELATED_TASK_META_KEY,
+  withTasksExtension,
+  type CoreTask,
+} from '../child/task-mapping.js'
 import { RelayErrorCode, type RelayOutcome } from '../../protocol/request-relay.js'
 import type { ForwardContext } from '../../protocol/upstream-relay.js'
 import { isObject, RpcCode } from '../../protocol/facts.js'
@@ -51,7 +59,13 @@ export class CoreTasksOverExtension {
   }
 
   /** Answers a 2025 tasks/get, tasks/result or tasks/cancel for task `taskId`, held by the modern `child`; undefined once cancelled. `source`: the client to ask while the task needs input. */
-  async route(method: string, child: TaskChild, taskId: string, ctx: CoreTaskContext, source: InputSource | undefined): Promise<RelayOutcome | undefined> {
+  async route(
+    method: string,
+    child: TaskChild,
+    taskId: string,
+    ctx: CoreTaskContext,
+    source: InputSource | undefined,
+  ): Promise<RelayOutcome | undefined> {
     let outcome: RelayOutcome | undefined
     if (method === 'tasks/get') outcome = await this.get(child, taskId, ctx)
     else if (method === 'tasks/result') outcome = await this.result(child, taskId, ctx, source)
@@ -76,7 +90,10 @@ export class CoreTasksOverExtension {
   private async get(child: TaskChild, taskId: string, ctx: CoreTaskContext): Promise<RelayOutcome> {
     const got = await this.detailed(child, taskId, ctx)
     if (!got.ok) return got
-    return { ok: true, result: { ...this.known.get(taskId)!, ...(isObject(got.result._meta) ? { _meta: got.result._meta } : {}) } }
+    return {
+      ok: true,
+      result: { ...this.known.get(taskId)!, ...(isObject(got.result._meta) ? { _meta: got.result._meta } : {}) },
+    }
   }
 
   /** The child's DetailedTask (its Task remembered); a tasks/get answer without a task is an error. */
@@ -87,12 +104,24 @@ export class CoreTasksOverExtension {
       return got
     }
     const task = coreTask(got.result)
-    if (!task) return { ok: false, error: { code: RpcCode.internalError, message: `Server "${child.key}" answered tasks/get for task ${taskId} without a task` } }
+    if (!task)
+      return {
+        ok: false,
+        error: {
+          code: RpcCode.internalError,
+          message: `Server "${child.key}" answered tasks/get for task ${taskId} without a task`,
+        },
+      }
     this.known.set(taskId, task)
     return got
   }
 
-  private async result(child: TaskChild, taskId: string, ctx: CoreTaskContext, source: InputSource | undefined): Promise<RelayOutcome | undefined> {
+  private async result(
+    child: TaskChild,
+    taskId: string,
+    ctx: CoreTaskContext,
+    source: InputSource | undefined,
+  ): Promise<RelayOutcome | undefined> {
     const waitMs = Math.max(child.config.timeoutMs, this.resultTimeoutMs)
     const deadline = Date.now() + waitMs
     for (;;) {
@@ -105,9 +134,20 @@ export class CoreTasksOverExtension {
         const failed = await this.answer(child, taskId, got.result, ctx, source)
         if (failed) return failed
       }
-      if (Date.now() >= deadline) return { ok: false, error: { code: RelayErrorCode.timeout, message: `Task ${taskId} did not finish within ${waitMs} ms`, data: { taskId, timeout: waitMs } } }
+      if (Date.now() >= deadline)
+        return {
+          ok: false,
+          error: {
+            code: RelayErrorCode.timeout,
+            message: `Task ${taskId} did not finish within ${waitMs} ms`,
+            data: { taskId, timeout: waitMs },
+          },
+        }
       const interval = typeof got.result.pollIntervalMs === 'number' ? got.result.pollIntervalMs : DEFAULT_POLL_MS
-      await sleep(Math.min(Math.max(interval, MIN_POLL_MS), MAX_POLL_MS, Math.max(0, deadline - Date.now())), ctx.cancellation.signal)
+      await sleep(
+        Math.min(Math.max(interval, MIN_POLL_MS), MAX_POLL_MS, Math.max(0, deadline - Date.now())),
+        ctx.cancellation.signal,
+      )
       if (ctx.cancellation.aborted) return undefined
     }
   }
@@ -117,12 +157,34 @@ export class CoreTasksOverExtension {
    * is being asked already), and the answers go to the child with
    * tasks/update. A failure to report, or undefined.
    */
-  private async answer(child: TaskChild, taskId: string, detailed: Record<string, unknown>, ctx: CoreTaskContext, source: InputSource | undefined): Promise<RelayOutcome | undefined> {
+  private async answer(
+    child: TaskChild,
+    taskId: string,
+    detailed: Record<string, unknown>,
+    ctx: CoreTaskContext,
+    source: InputSource | undefined,
+  ): Promise<RelayOutcome | undefined> {
     // Nothing asked (yet): keep polling.
     if (!isObject(detailed.inputRequests) || Object.keys(detailed.inputRequests).length === 0) return undefined
     const plan = planRound({ inputRequests: detailed.inputRequests }, source?.capabilities)
-    if (plan.kind === 'missing') return { ok: false, error: { code: RpcCode.internalError, message: missingCapabilityMessage(child.key, `task ${taskId}`, plan), data: { taskId, inputRequest: plan.method, missingCapability: plan.capability } } }
-    if (plan.kind === 'invalid') return { ok: false, error: { code: RpcCode.internalError, message: `Server "${child.key}" asked for input for task ${taskId} in a way mycelium cannot use: ${plan.message}`, data: { taskId } } }
+    if (plan.kind === 'missing')
+      return {
+        ok: false,
+        error: {
+          code: RpcCode.internalError,
+          message: missingCapabilityMessage(child.key, `task ${taskId}`, plan),
+          data: { taskId, inputRequest: plan.method, missingCapability: plan.capability },
+        },
+      }
+    if (plan.kind === 'invalid')
+      return {
+        ok: false,
+        error: {
+          code: RpcCode.internalError,
+          message: `Server "${child.key}" asked for input for task ${taskId} in a way mycelium cannot use: ${plan.message}`,
+          data: { taskId },
+        },
+      }
     const busy = this.asking.get(taskId) ?? new Set<string>()
     const asks = plan.asks.filter((a) => !busy.has(a.key))
     if (asks.length === 0 || !source) return undefined
@@ -142,7 +204,11 @@ export class CoreTasksOverExtension {
       if (ctx.cancellation.aborted) return undefined
       return {
         ok: false,
-        error: { code: RpcCode.internalError, message: `Task ${taskId} of server "${child.key}" needs input, and asking the MCP client connected to mycelium failed: ${error instanceof Error ? error.message : String(error)}`, data: { taskId } },
+        error: {
+          code: RpcCode.internalError,
+          message: `Task ${taskId} of server "${child.key}" needs input, and asking the MCP client connected to mycelium failed: ${error instanceof Error ? error.message : String(error)}`,
+          data: { taskId },
+        },
       }
     } finally {
       for (const a of asks) busy.delete(a.key)
@@ -154,7 +220,11 @@ export class CoreTasksOverExtension {
     const before = await this.get(child, taskId, ctx)
     if (!before.ok) return before
     const status = coreStatus(before.result.status)
-    if (isTerminalStatus(status)) return { ok: false, error: { code: RpcCode.invalidParams, message: `Cannot cancel task ${taskId}: it is already ${status}` } }
+    if (isTerminalStatus(status))
+      return {
+        ok: false,
+        error: { code: RpcCode.invalidParams, message: `Cannot cancel task ${taskId}: it is already ${status}` },
+      }
     const cancelled = await send(child, 'tasks/cancel', { taskId }, ctx)
     if (!cancelled.ok) return cancelled
     const after = await this.get(child, taskId, ctx)
@@ -165,9 +235,21 @@ export class CoreTasksOverExtension {
 }
 
 /** One request about a task to the child, declaring the extension (its opt-in) with what the 2025 client declared; its answer untouched. */
-function send(child: TaskChild, method: string, params: Record<string, unknown>, ctx: CoreTaskContext): Promise<RelayOutcome> {
-  const callerEra: CallerEra = { modern: true, clientCapabilities: withTasksExtension(ctx.callerEra?.clientCapabilities ?? {}) }
-  return child.forward(method, params, { cancellation: ctx.cancellation, callerEra, ...(ctx.caller ? { caller: ctx.caller } : {}) })
+function send(
+  child: TaskChild,
+  method: string,
+  params: Record<string, unknown>,
+  ctx: CoreTaskContext,
+): Promise<RelayOutcome> {
+  const callerEra: CallerEra = {
+    modern: true,
+    clientCapabilities: withTasksExtension(ctx.callerEra?.clientCapabilities ?? {}),
+  }
+  return child.forward(method, params, {
+    cancellation: ctx.cancellation,
+    callerEra,
+    ...(ctx.caller ? { caller: ctx.caller } : {}),
+  })
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -120,7 +120,10 @@ export class HostedTask {
       status = !this.outcome ? 'cancelled' : this.outcome.ok ? 'completed' : 'failed'
     } else status = snapshot.kind
     const progress = this.call.lastProgress
-    const seen = snapshot.kind === 'input_required' && status === 'input_required' ? `${status}:${Object.keys(snapshot.inputRequests).join(',')}` : `${status}:${progress ? `${progress.progress}:${progress.message ?? ''}` : ''}`
+    const seen =
+      snapshot.kind === 'input_required' && status === 'input_required'
+        ? `${status}:${Object.keys(snapshot.inputRequests).join(',')}`
+        : `${status}:${progress ? `${progress.progress}:${progress.message ?? ''}` : ''}`
     if (seen !== this.seen) {
       this.seen = seen
       this.status = status
@@ -154,7 +157,9 @@ export class HostedTask {
     const outcome = this.outcome
     return {
       ...this.fields(),
-      ...(this.status === 'input_required' && snapshot.kind === 'input_required' ? { inputRequests: snapshot.inputRequests } : {}),
+      ...(this.status === 'input_required' && snapshot.kind === 'input_required'
+        ? { inputRequests: snapshot.inputRequests }
+        : {}),
       ...(this.status === 'completed' && outcome?.ok ? { result: withoutRelatedTask(outcome.result) } : {}),
       ...(this.status === 'failed' && outcome && !outcome.ok ? { error: outcome.error } : {}),
     }
@@ -198,7 +203,12 @@ export class HostedTasks {
   }
 
   /** A new task of `owner` running `call` of `server`, kept `ttlMs`; undefined when MAX_HOSTED_TASKS are held and none has ended. */
-  create(owner: string, server: string, call: ParkedCall, options: HostedTaskOptions & { ttlMs?: number } = {}): HostedTask | undefined {
+  create(
+    owner: string,
+    server: string,
+    call: ParkedCall,
+    options: HostedTaskOptions & { ttlMs?: number } = {},
+  ): HostedTask | undefined {
     if (this.tasks.size >= this.max) {
       const ended = [...this.tasks].find(([, t]) => t.terminal)
       if (!ended) return undefined
@@ -251,14 +261,25 @@ export interface TaskHosting {
 }
 
 /** A 2025 tool's `execution.taskSupport`, and whether its child has 2025 core tasks for tools/call. */
-function coreTaskSupport(runtime: Runtime, view: PrincipalView, name: string): { server: string; legacy: boolean; support: string | undefined } | undefined {
+function coreTaskSupport(
+  runtime: Runtime,
+  view: PrincipalView,
+  name: string,
+): { server: string; legacy: boolean; support: string | undefined } | undefined {
   const entry = runtime.catalogue.toolByWire(name)
   if (!entry || !view.toolVisible(entry)) return undefined
   const child = runtime.supervisor.children.get(entry.server)
   if (!child) return undefined
   const tasks = (child.capabilities as { tasks?: { requests?: { tools?: { call?: unknown } } } } | undefined)?.tasks
-  const support = tasks?.requests?.tools?.call !== undefined ? (entry.def as { execution?: { taskSupport?: unknown } }).execution?.taskSupport : undefined
-  return { server: entry.server, legacy: child.era === 'legacy', support: typeof support === 'string' ? support : undefined }
+  const support =
+    tasks?.requests?.tools?.call !== undefined
+      ? (entry.def as { execution?: { taskSupport?: unknown } }).execution?.taskSupport
+      : undefined
+  return {
+    server: entry.server,
+    legacy: child.era === 'legacy',
+    support: typeof support === 'string' ? support : undefined,
+  }
 }
 
 function declaresTasks(ctx: ServerContext): boolean {
@@ -274,7 +295,12 @@ function declaresTasks(ctx: ServerContext): boolean {
  * Undefined otherwise (a modern child makes its own tasks; myc's own tools
  * answer at once).
  */
-export function taskHosting(runtime: Runtime, view: PrincipalView, ctx: ServerContext, target: CallTarget): TaskHosting | undefined {
+export function taskHosting(
+  runtime: Runtime,
+  view: PrincipalView,
+  ctx: ServerContext,
+  target: CallTarget,
+): TaskHosting | undefined {
   if (target.method !== 'tools/call' || !declaresTasks(ctx)) return undefined
   const tool = coreTaskSupport(runtime, view, target.name)
   if (!tool?.legacy) return undefined
@@ -289,7 +315,9 @@ export function needsTaskOptIn(runtime: Runtime, view: PrincipalView, ctx: Serve
 }
 
 /** A 2025 CreateTaskResult's task (`{ task: { taskId, status, ttl, pollInterval… } }`), or undefined. */
-export function coreCreatedTask(result: Record<string, unknown>): { taskId: string; ttl: number | undefined; pollInterval: number | undefined } | undefined {
+export function coreCreatedTask(
+  result: Record<string, unknown>,
+): { taskId: string; ttl: number | undefined; pollInterval: number | undefined } | undefined {
   const task = result.task as Record<string, unknown> | undefined
   if (!task || typeof task !== 'object' || typeof task.taskId !== 'string' || task.taskId === '') return undefined
   const positive = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined)
@@ -309,7 +337,15 @@ export function coreCreatedTask(result: Record<string, unknown>): { taskId: stri
  *   cancelling it sends the child `tasks/cancel`. Any other answer (an
  *   error, a plain result, a question) is answered as it is.
  */
-export async function startAsTask(runtime: Runtime, store: HostedTasks, hosting: TaskHosting, call: ParkedCall, ctx: ServerContext, sink: RoundSink, open: (target: CallTarget) => ParkedCall): Promise<Record<string, unknown> | undefined> {
+export async function startAsTask(
+  runtime: Runtime,
+  store: HostedTasks,
+  hosting: TaskHosting,
+  call: ParkedCall,
+  ctx: ServerContext,
+  sink: RoundSink,
+  open: (target: CallTarget) => ParkedCall,
+): Promise<Record<string, unknown> | undefined> {
   const settle = (ms: number) =>
     call.settle(ms, ctx.mcpReq.signal, sink).catch(() => {
       // The client gave up on the request: the child's call goes with it.
@@ -328,11 +364,21 @@ export async function startAsTask(runtime: Runtime, store: HostedTasks, hosting:
   const results = open({ method: 'tasks/result', name: created.taskId })
   results.clientCapabilities = call.clientCapabilities
   const ttlMs = Math.min(created.ttl ?? HOSTED_TASK_TTL_MS, HOSTED_TASK_TTL_MS)
-  results.start((origin) => child.forward('tasks/result', childTask, { cancellation: results.cancellation, caller: origin, timeoutMs: ttlMs }))
-  const cancelAtChild = () => void child.forward('tasks/cancel', childTask, { cancellation: new Cancellation(), timeoutMs: 10_000 })
-  const task = store.create(call.principal, hosting.server, results, { ttlMs, ...(created.pollInterval ? { pollIntervalMs: created.pollInterval } : {}), onCancel: cancelAtChild })
+  results.start((origin) =>
+    child.forward('tasks/result', childTask, { cancellation: results.cancellation, caller: origin, timeoutMs: ttlMs }),
+  )
+  const cancelAtChild = () =>
+    void child.forward('tasks/cancel', childTask, { cancellation: new Cancellation(), timeoutMs: 10_000 })
+  const task = store.create(call.principal, hosting.server, results, {
+    ttlMs,
+    ...(created.pollInterval ? { pollIntervalMs: created.pollInterval } : {}),
+    onCancel: cancelAtChild,
+  })
   if (task) return task.created()
   cancelAtChild()
   results.cancellation.cancel('mycelium holds too many tasks')
-  throw new ProtocolError(RpcCode.internalError, `mycelium holds ${MAX_HOSTED_TASKS} tasks already: try again when some have ended`)
+  throw new ProtocolError(
+    RpcCode.internalError,
+    `mycelium holds ${MAX_HOSTED_TASKS} tasks already: try again when some have ended`,
+  )
 }

@@ -81,14 +81,33 @@ export function paramHeadersOf(inputSchema: unknown): ParamHeader[] | undefined 
     if ('x-mcp-header' in node) {
       const name = node['x-mcp-header']
       const type = typeof node.type === 'string' ? node.type : undefined
-      if (!reachable || path.length === 0 || typeof name !== 'string' || !TOKEN.test(name) || type === undefined || !PRIMITIVE.has(type) || seen.has(name.toLowerCase())) return false
+      if (
+        !reachable ||
+        path.length === 0 ||
+        typeof name !== 'string' ||
+        !TOKEN.test(name) ||
+        type === undefined ||
+        !PRIMITIVE.has(type) ||
+        seen.has(name.toLowerCase())
+      )
+        return false
       seen.add(name.toLowerCase())
       found.push({ path, name, type })
     }
-    if (isObject(node.properties)) for (const [key, child] of Object.entries(node.properties)) if (!visit(child, [...path, key], reachable)) return false
+    if (isObject(node.properties))
+      for (const [key, child] of Object.entries(node.properties))
+        if (!visit(child, [...path, key], reachable)) return false
     for (const keyword of ELSEWHERE) {
       const sub = node[keyword]
-      const branches = Array.isArray(sub) ? sub : isObject(sub) && (keyword === 'patternProperties' || keyword === 'dependentSchemas' || keyword === '$defs' || keyword === 'definitions') ? Object.values(sub) : [sub]
+      const branches = Array.isArray(sub)
+        ? sub
+        : isObject(sub) &&
+            (keyword === 'patternProperties' ||
+              keyword === 'dependentSchemas' ||
+              keyword === '$defs' ||
+              keyword === 'definitions')
+          ? Object.values(sub)
+          : [sub]
       for (const branch of branches) if (!visit(branch, [...path, `<${keyword}>`], false)) return false
     }
     return true
@@ -119,7 +138,8 @@ export function decodeParamHeader(raw: string): string | undefined {
 function asHeaderText(value: unknown): string | undefined {
   if (typeof value === 'string') return value
   if (typeof value === 'boolean') return String(value)
-  if (typeof value === 'number' && Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value))) return String(value)
+  if (typeof value === 'number' && Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value)))
+    return String(value)
   return undefined
 }
 
@@ -144,28 +164,48 @@ export function checkParamHeaders(declared: readonly ParamHeader[], args: unknow
     const argument = d.path.join('.')
     const encoded = encodedForHeader(text)
     // A long value is not worth echoing: the client has it.
-    const expected = encoded.length <= 120 ? `${header}: ${encoded}` : `${header} with the value of argument ${argument}${encoded === text ? '' : ' as =?base64?…?='}`
+    const expected =
+      encoded.length <= 120
+        ? `${header}: ${encoded}`
+        : `${header} with the value of argument ${argument}${encoded === text ? '' : ' as =?base64?…?='}`
     const raw = headers.get(header)
     if (raw === null) return { ok: false, kind: 'missing', header, argument, fix: `send ${expected}` }
     const sent = decodeParamHeader(raw)
-    if (sent === undefined) return { ok: false, kind: 'invalid', header, argument, fix: `send ${expected} (a value beyond visible ASCII travels as =?base64?<UTF-8 in canonical Base64>?=)` }
-    const numeric = (d.type === 'integer' || d.type === 'number') && typeof value === 'number' && /^-?\d+(\.\d+)?$/.test(sent)
-    if (numeric ? Number(sent) !== value : sent !== text) return { ok: false, kind: 'mismatch', header, argument, fix: `send ${expected}` }
+    if (sent === undefined)
+      return {
+        ok: false,
+        kind: 'invalid',
+        header,
+        argument,
+        fix: `send ${expected} (a value beyond visible ASCII travels as =?base64?<UTF-8 in canonical Base64>?=)`,
+      }
+    const numeric =
+      (d.type === 'integer' || d.type === 'number') && typeof value === 'number' && /^-?\d+(\.\d+)?$/.test(sent)
+    if (numeric ? Number(sent) !== value : sent !== text)
+      return { ok: false, kind: 'mismatch', header, argument, fix: `send ${expected}` }
   }
   return { ok: true }
 }
 
 /** The words of a failed check, for the error message. */
 export function describeParamHeaderCheck(check: Exclude<ParamHeaderCheck, { ok: true }>): string {
-  const what = { missing: `the ${check.header} header is missing while argument ${check.argument} is set`, invalid: `the ${check.header} header cannot be decoded`, mismatch: `the ${check.header} header does not match argument ${check.argument}` }[
-    check.kind
-  ]
+  const what = {
+    missing: `the ${check.header} header is missing while argument ${check.argument} is set`,
+    invalid: `the ${check.header} header cannot be decoded`,
+    mismatch: `the ${check.header} header does not match argument ${check.argument}`,
+  }[check.kind]
   return `${what} (tool input property "${check.argument}" is marked x-mcp-header): ${check.fix}`
 }
 
 /** The request a body is when it is one tools/call naming a tool: its id, the tool's name, its arguments. */
 export function toolCallOf(body: unknown): { id: string | number; name: string; args: unknown } | undefined {
-  if (!isObject(body) || body.method !== 'tools/call' || (typeof body.id !== 'string' && typeof body.id !== 'number') || !isObject(body.params)) return undefined
+  if (
+    !isObject(body) ||
+    body.method !== 'tools/call' ||
+    (typeof body.id !== 'string' && typeof body.id !== 'number') ||
+    !isObject(body.params)
+  )
+    return undefined
   const { name, arguments: args } = body.params
   return typeof name === 'string' ? { id: body.id, name, args } : undefined
 }
@@ -176,6 +216,13 @@ export function toolCallOf(body: unknown): { id: string | number; name: string; 
  */
 export function paramHeaderRefusal(check: Exclude<ParamHeaderCheck, { ok: true }>, id: string | number): Response {
   const message = `Bad Request: the request headers and body disagree: ${describeParamHeaderCheck(check)}`
-  const error = { code: RpcCode.headerMismatch, message, data: { mismatch: { header: check.header, body: `arguments.${check.argument}` } } }
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id, error }), { status: 400, headers: { 'Content-Type': 'application/json' } })
+  const error = {
+    code: RpcCode.headerMismatch,
+    message,
+    data: { mismatch: { header: check.header, body: `arguments.${check.argument}` } },
+  }
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id, error }), {
+    status: 400,
+    headers: { 'Content-Type': 'application/json' },
+  })
 }

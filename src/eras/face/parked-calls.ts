@@ -1,5 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import { createRequestStateCodec, MissingRequiredClientCapabilityError, ProtocolError, type ClientCapabilities, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server'
+import {
+  createRequestStateCodec,
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  type ClientCapabilities,
+  type RequestStateCodec,
+  type ServerContext,
+} from '@modelcontextprotocol/server'
 import type { JSONRPCNotification, LoggingLevel, RequestId } from '@modelcontextprotocol/client'
 import { neededCapability, standInAnswer } from '../child/input-bridge.js'
 import { Cancellation } from '../../protocol/cancellation.js'
@@ -53,10 +60,18 @@ export const MAX_PARKED = 256
 export const STATE_PREFIX = 'myc.'
 
 /** What children are offered when their callers speak 2026-07-28: all a question can be carried as in an input_required result. */
-export const BRIDGED_CHILD_CAPABILITIES: ClientCapabilities = { roots: { listChanged: true }, sampling: {}, elicitation: { form: {}, url: {} } }
+export const BRIDGED_CHILD_CAPABILITIES: ClientCapabilities = {
+  roots: { listChanged: true },
+  sampling: {},
+  elicitation: { form: {}, url: {} },
+}
 
 /** The methods a child may ask during a call, and the key prefix of their questions. */
-const KEY_PREFIX: Readonly<Record<string, string>> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' }
+const KEY_PREFIX: Readonly<Record<string, string>> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+}
 
 /**
  * What is wrong with the client's answer to one question, or undefined:
@@ -67,7 +82,8 @@ export function inputResponseProblem(method: string, value: unknown): string | u
   if (!isObject(value)) return 'is not an object'
   switch (method) {
     case 'elicitation/create':
-      if (value.action !== 'accept' && value.action !== 'decline' && value.action !== 'cancel') return 'needs "action": "accept", "decline" or "cancel"'
+      if (value.action !== 'accept' && value.action !== 'decline' && value.action !== 'cancel')
+        return 'needs "action": "accept", "decline" or "cancel"'
       if (value.content !== undefined && !isObject(value.content)) return 'has "content" that is not an object'
       return undefined
     case 'sampling/createMessage':
@@ -75,7 +91,8 @@ export function inputResponseProblem(method: string, value: unknown): string | u
       if (!isObject(value.content) && !Array.isArray(value.content)) return 'needs "content"'
       return undefined
     case 'roots/list':
-      if (!Array.isArray(value.roots) || !value.roots.every((r) => isObject(r) && typeof r.uri === 'string')) return 'needs "roots": an array of { "uri": … }'
+      if (!Array.isArray(value.roots) || !value.roots.every((r) => isObject(r) && typeof r.uri === 'string'))
+        return 'needs "roots": an array of { "uri": … }'
       return undefined
     default:
       return undefined
@@ -100,10 +117,15 @@ export interface RoundSink {
 }
 
 /** What a request waiting on a parked call is answered with. */
-export type ParkedStep = { kind: 'done'; outcome: RelayOutcome | undefined } | { kind: 'ask'; inputRequests: Record<string, { method: string; params: Record<string, unknown> }> }
+export type ParkedStep =
+  | { kind: 'done'; outcome: RelayOutcome | undefined }
+  | { kind: 'ask'; inputRequests: Record<string, { method: string; params: Record<string, unknown> }> }
 
 /** Where a call is now, without waiting (ParkedCall.snapshot): still running, waiting for answers to its questions, or ended. */
-export type ParkedSnapshot = { kind: 'working' } | { kind: 'input_required'; inputRequests: Record<string, { method: string; params: Record<string, unknown> }> } | { kind: 'done'; outcome: RelayOutcome | undefined }
+export type ParkedSnapshot =
+  | { kind: 'working' }
+  | { kind: 'input_required'; inputRequests: Record<string, { method: string; params: Record<string, unknown> }> }
+  | { kind: 'done'; outcome: RelayOutcome | undefined }
 
 interface Question {
   method: string
@@ -157,7 +179,11 @@ export class ParkedCall implements ConnectionHandle {
     this.runtime.addConnection(this)
     run(this.origin).then(
       (outcome) => this.finish(outcome),
-      (error: unknown) => this.finish({ ok: false, error: { code: RpcCode.internalError, message: error instanceof Error ? error.message : String(error) } }),
+      (error: unknown) =>
+        this.finish({
+          ok: false,
+          error: { code: RpcCode.internalError, message: error instanceof Error ? error.message : String(error) },
+        }),
     )
   }
 
@@ -212,9 +238,13 @@ export class ParkedCall implements ConnectionHandle {
         if (this.finished) return { kind: 'done', outcome: this.finished.outcome }
         if (this.questions.size > 0) {
           const opened = Date.now()
-          while (!this.finished && Date.now() - this.lastQuestionAt < QUIET_MS && Date.now() - opened < MAX_GATHER_MS) await this.change(signal, QUIET_MS - (Date.now() - this.lastQuestionAt))
+          while (!this.finished && Date.now() - this.lastQuestionAt < QUIET_MS && Date.now() - opened < MAX_GATHER_MS)
+            await this.change(signal, QUIET_MS - (Date.now() - this.lastQuestionAt))
           if (this.finished || this.questions.size === 0) continue
-          this.waitTimer = setTimeout(() => this.cancellation.cancel('no retry came for the input it asked for'), MAX_WAIT_MS)
+          this.waitTimer = setTimeout(
+            () => this.cancellation.cancel('no retry came for the input it asked for'),
+            MAX_WAIT_MS,
+          )
           this.waitTimer.unref()
           return { kind: 'ask', inputRequests: this.inputRequests() }
         }
@@ -233,7 +263,8 @@ export class ParkedCall implements ConnectionHandle {
    */
   snapshot(): ParkedSnapshot {
     if (this.finished) return { kind: 'done', outcome: this.finished.outcome }
-    if (this.questions.size > 0 && Date.now() - this.lastQuestionAt >= QUIET_MS) return { kind: 'input_required', inputRequests: this.inputRequests() }
+    if (this.questions.size > 0 && Date.now() - this.lastQuestionAt >= QUIET_MS)
+      return { kind: 'input_required', inputRequests: this.inputRequests() }
     return { kind: 'working' }
   }
 
@@ -247,7 +278,8 @@ export class ParkedCall implements ConnectionHandle {
     const until = Date.now() + ms
     this.sink = sink
     try {
-      while (!this.finished && this.questions.size === 0 && Date.now() < until) await this.change(signal, until - Date.now())
+      while (!this.finished && this.questions.size === 0 && Date.now() < until)
+        await this.change(signal, until - Date.now())
     } finally {
       if (this.sink === sink) this.sink = undefined
     }
@@ -269,7 +301,12 @@ export class ParkedCall implements ConnectionHandle {
       const question = this.questions.get(key)
       if (!question) continue
       const problem = inputResponseProblem(question.method, value)
-      if (problem) throw new ProtocolError(RpcCode.invalidParams, `inputResponses["${key}"] ${problem} (it answers ${question.method})`, { key, method: question.method })
+      if (problem)
+        throw new ProtocolError(
+          RpcCode.invalidParams,
+          `inputResponses["${key}"] ${problem} (it answers ${question.method})`,
+          { key, method: question.method },
+        )
       given.push([question, value as Record<string, unknown>])
     }
     for (const [question, value] of given) {
@@ -288,7 +325,10 @@ export class ParkedCall implements ConnectionHandle {
     const failed = !outcome.ok || (outcome.result as { isError?: unknown }).isError === true
     if (!failed) return outcome
     const required = requiredCapabilities(this.refused)
-    const error = new MissingRequiredClientCapabilityError({ requiredCapabilities: required }, `The request needs client capabilities it did not declare (${[...this.refused].join(', ')}): a server behind mycelium asked for them during the call.`)
+    const error = new MissingRequiredClientCapabilityError(
+      { requiredCapabilities: required },
+      `The request needs client capabilities it did not declare (${[...this.refused].join(', ')}): a server behind mycelium asked for them during the call.`,
+    )
     return { ok: false, error: { code: error.code, message: error.message, data: error.data } }
   }
 
@@ -298,7 +338,13 @@ export class ParkedCall implements ConnectionHandle {
 
   childNotification(server: string, notification: JSONRPCNotification, related?: RequestId): void {
     // Only what belongs to this call, while a request of the client is there to carry it.
-    if (related === undefined || notification.method !== 'notifications/message' || !this.sink || !this.view.serverVisible(server)) return
+    if (
+      related === undefined ||
+      notification.method !== 'notifications/message' ||
+      !this.sink ||
+      !this.view.serverVisible(server)
+    )
+      return
     const params = (notification.params ?? {}) as { level?: LoggingLevel; data?: unknown }
     if (typeof params.level === 'string') this.sink.log(params.level, params.data, server)
   }
@@ -336,21 +382,50 @@ export class ParkedCall implements ConnectionHandle {
     return this.questions.size > 0 && this.sink === undefined && Date.now() - this.lastQuestionAt >= QUIET_MS
   }
 
-  forwardRequest(server: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal, related?: RequestId): Promise<Record<string, unknown>> {
+  forwardRequest(
+    server: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+    related?: RequestId,
+  ): Promise<Record<string, unknown>> {
     // A 2026 client is asked only within its own request: a question outside this call is not its to answer.
-    if (related !== this.origin.requestId) return Promise.reject(new ProtocolError(RpcCode.methodNotFound, `A 2026-07-28 client can be asked ${method} only during its own request (asked by server "${server}" outside it)`))
+    if (related !== this.origin.requestId)
+      return Promise.reject(
+        new ProtocolError(
+          RpcCode.methodNotFound,
+          `A 2026-07-28 client can be asked ${method} only during its own request (asked by server "${server}" outside it)`,
+        ),
+      )
     const prefix = KEY_PREFIX[method]
-    if (!prefix) return Promise.reject(new ProtocolError(RpcCode.methodNotFound, `A 2026-07-28 client cannot be asked ${method} during a call (asked by server "${server}")`))
+    if (!prefix)
+      return Promise.reject(
+        new ProtocolError(
+          RpcCode.methodNotFound,
+          `A 2026-07-28 client cannot be asked ${method} during a call (asked by server "${server}")`,
+        ),
+      )
     const need = neededCapability(method, params, this.clientCapabilities)
     if (!need?.declared) {
       this.refused.add(need?.name ?? prefix)
       // What a client with the capability may answer (a decline, no roots), so the call goes on with what the client declared; sampling is refused.
       const standIn = standInAnswer(method)
       if (standIn) return Promise.resolve(standIn)
-      return Promise.reject(new ProtocolError(RpcCode.methodNotFound, `The MCP client connected to mycelium did not declare the ${need?.name ?? prefix} capability, so it cannot be asked ${method} (asked by server "${server}")`))
+      return Promise.reject(
+        new ProtocolError(
+          RpcCode.methodNotFound,
+          `The MCP client connected to mycelium did not declare the ${need?.name ?? prefix} capability, so it cannot be asked ${method} (asked by server "${server}")`,
+        ),
+      )
     }
     if (this.finished) return Promise.reject(new Error('the call ended'))
-    if (!this.registry.mayPark(this)) return Promise.reject(new ProtocolError(RpcCode.internalError, `mycelium has ${MAX_PARKED} calls waiting for their clients' input already, so ${method} (asked by server "${server}") is refused`))
+    if (!this.registry.mayPark(this))
+      return Promise.reject(
+        new ProtocolError(
+          RpcCode.internalError,
+          `mycelium has ${MAX_PARKED} calls waiting for their clients' input already, so ${method} (asked by server "${server}") is refused`,
+        ),
+      )
     const { _meta: _drop, ...asked } = params ?? {}
     const key = `${prefix}_${++this.asked}`
     return new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -449,7 +524,12 @@ export class ParkedCalls {
    */
   resume(state: ParkedState, target: CallTarget, ctx: ServerContext): ParkedCall {
     const call = this.calls.get(state.parked.call)
-    if (!call || call.principal !== principalOf(ctx) || call.target.method !== target.method || call.target.name !== target.name) {
+    if (
+      !call ||
+      call.principal !== principalOf(ctx) ||
+      call.target.method !== target.method ||
+      call.target.name !== target.name
+    ) {
       throw new ProtocolError(
         RpcCode.invalidParams,
         'requestState names no request mycelium is waiting on (it ended more than a minute ago, was made for another request, or by another replica): send the request again without requestState and inputResponses',

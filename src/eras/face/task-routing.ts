@@ -1,5 +1,15 @@
-import { MissingRequiredClientCapabilityError, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server'
-import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type ClientCapabilities, type LoggingLevel } from '@modelcontextprotocol/client'
+import {
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server'
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  LOG_LEVEL_META_KEY,
+  type ClientCapabilities,
+  type LoggingLevel,
+} from '@modelcontextprotocol/client'
 import type { CallerEra } from '../child/era.js'
 import { Cancellation } from '../../protocol/cancellation.js'
 import { passthrough } from '../../protocol/passthrough.js'
@@ -49,7 +59,9 @@ function declaredCapabilities(ctx: ServerContext): ClientCapabilities | undefine
 }
 
 /** The task a child's answer created: its `resultType: "task"` CreateTaskResult, flat (SEP-2663), with a taskId. */
-export function createdTask(result: Record<string, unknown>): { taskId: string; ttlMs: number | null | undefined } | undefined {
+export function createdTask(
+  result: Record<string, unknown>,
+): { taskId: string; ttlMs: number | null | undefined } | undefined {
   if (result.resultType !== 'task' || typeof result.taskId !== 'string' || result.taskId === '') return undefined
   return { taskId: result.taskId, ttlMs: ttlOf(result.ttlMs) }
 }
@@ -82,12 +94,18 @@ export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as con
 
 /** The -32602 of a task that does not exist for the caller: the same whether it never existed, expired, or is another credential's. */
 export function unknownTask(taskId: unknown): ProtocolError {
-  return new ProtocolError(RpcCode.invalidParams, `Unknown taskId: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId ?? null)}`)
+  return new ProtocolError(
+    RpcCode.invalidParams,
+    `Unknown taskId: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId ?? null)}`,
+  )
 }
 
 /** The -32021 of a request about tasks that did not declare the extension. */
 export function missingTasksExtension(): MissingRequiredClientCapabilityError {
-  return new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } as ClientCapabilities }, `This needs the ${TASKS_EXTENSION} extension: declare it in the request's client capabilities`)
+  return new MissingRequiredClientCapabilityError(
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } as ClientCapabilities },
+    `This needs the ${TASKS_EXTENSION} extension: declare it in the request's client capabilities`,
+  )
 }
 
 function answer(outcome: RelayOutcome): Record<string, unknown> {
@@ -97,7 +115,11 @@ function answer(outcome: RelayOutcome): Record<string, unknown> {
 }
 
 /** A task method for a task myc holds: its DetailedTask, or the empty ack of an update or a cancel. */
-function answerHosted(method: (typeof TASK_METHODS)[number], task: HostedTask, inputResponses: Record<string, unknown> | undefined): Record<string, unknown> {
+function answerHosted(
+  method: (typeof TASK_METHODS)[number],
+  task: HostedTask,
+  inputResponses: Record<string, unknown> | undefined,
+): Record<string, unknown> {
   if (method === 'tasks/get') return task.detailed()
   if (method === 'tasks/update') task.update(inputResponses)
   else task.cancel()
@@ -123,15 +145,32 @@ export function registerTaskHandlers(server: Server, runtime: Runtime, view: Pri
       const taskId = params.taskId
       // A task myc holds itself (a 2025 child's call, hosted-tasks.ts), while the view still reaches that child.
       const hosted = typeof taskId === 'string' ? tasks.hosted.find(owner, taskId) : undefined
-      if (hosted && view.serverVisible(hosted.server)) return answerHosted(method, hosted, ctx.mcpReq.inputResponses ?? (params.inputResponses as Record<string, unknown> | undefined)) as never
+      if (hosted && view.serverVisible(hosted.server))
+        return answerHosted(
+          method,
+          hosted,
+          ctx.mcpReq.inputResponses ?? (params.inputResponses as Record<string, unknown> | undefined),
+        ) as never
       const holder = typeof taskId === 'string' ? ledger.serverOf(owner, taskId) : undefined
-      const child = holder !== undefined && view.serverVisible(holder) ? runtime.supervisor.children.get(holder) : undefined
+      const child =
+        holder !== undefined && view.serverVisible(holder) ? runtime.supervisor.children.get(holder) : undefined
       if (!child || typeof taskId !== 'string') throw unknownTask(taskId)
       // The SDK lifts a tasks/update's inputResponses off the params it hands over (as for a retried tools/call): the child needs them back.
-      const sent = method === 'tasks/update' && ctx.mcpReq.inputResponses ? { ...params, inputResponses: ctx.mcpReq.inputResponses } : params
-      const logLevel = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined
-      const callerEra: CallerEra = { modern: true, ...(logLevel ? { logLevel } : {}), ...(declared ? { clientCapabilities: declared } : {}) }
-      const outcome = await child.forward(method, sent, { cancellation: Cancellation.from(ctx.mcpReq.signal), callerEra })
+      const sent =
+        method === 'tasks/update' && ctx.mcpReq.inputResponses
+          ? { ...params, inputResponses: ctx.mcpReq.inputResponses }
+          : params
+      const logLevel = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY] as
+        LoggingLevel | undefined
+      const callerEra: CallerEra = {
+        modern: true,
+        ...(logLevel ? { logLevel } : {}),
+        ...(declared ? { clientCapabilities: declared } : {}),
+      }
+      const outcome = await child.forward(method, sent, {
+        cancellation: Cancellation.from(ctx.mcpReq.signal),
+        callerEra,
+      })
       // A tasks/get answered: the task is kept for its ttlMs from now (what the child says it keeps it for).
       if (outcome.ok && method === 'tasks/get') ledger.remember(owner, taskId, child.key, ttlOf(outcome.result.ttlMs))
       return answer(outcome) as never

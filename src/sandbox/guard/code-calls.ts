@@ -80,7 +80,11 @@ const LANGS: Record<string, Lang> = {
       { re: /\bpcntl_exec\s*(?=\()/g, kind: 'spawn' },
     ],
   },
-  lua: { syntax: 'lua', bare: true, patterns: () => [{ re: /\b(?:os\s*\.\s*execute|io\s*\.\s*popen)\b/g, kind: 'shell' }] },
+  lua: {
+    syntax: 'lua',
+    bare: true,
+    patterns: () => [{ re: /\b(?:os\s*\.\s*execute|io\s*\.\s*popen)\b/g, kind: 'shell' }],
+  },
 }
 
 const OPEN = new Set(['(', '[', '{'])
@@ -117,7 +121,14 @@ export function argsAt(code: string, at: number, bare: boolean): string[] | unde
     else if (CLOSE.has(c)) {
       if (depth === 0) break
       depth--
-    } else if (!paren && depth === 0 && (c === ';' || c === '\n' || /^\s(?:or|and|if|unless|while|until|do|then)\b|^(?:\|\||&&)/.test(code.slice(j, j + 8)))) break
+    } else if (
+      !paren &&
+      depth === 0 &&
+      (c === ';' ||
+        c === '\n' ||
+        /^\s(?:or|and|if|unless|while|until|do|then)\b|^(?:\|\||&&)/.test(code.slice(j, j + 8)))
+    )
+      break
   }
   return splitTop(code.slice(paren ? i + 1 : i, j))
 }
@@ -128,10 +139,12 @@ const CONCAT = new RegExp(`^${SLOT_SOURCE}(?:\\s*(?:\\+|\\.\\.?)?\\s*${SLOT_SOUR
 const SLOTS = new RegExp(SLOT_SOURCE, 'g')
 
 export function classify(arg: string, strings: readonly Literal[]): Value {
-  if (/^\w+\s*=(?!=)/.test(arg) || /^\w+:\s/.test(arg) || arg.startsWith('{')) return { t: 'opt', shell: /\bshell\s*[:=]\s*(?:True|true)\b/.test(arg) }
+  if (/^\w+\s*=(?!=)/.test(arg) || /^\w+:\s/.test(arg) || arg.startsWith('{'))
+    return { t: 'opt', shell: /\bshell\s*[:=]\s*(?:True|true)\b/.test(arg) }
   if (CONCAT.test(arg)) {
     const parts = [...arg.matchAll(SLOTS)].map((m) => strings[Number(m[1])]!)
-    if (parts.length === 1 && parts[0]!.kind === 'list') return { t: 'list', v: parts[0]!.value.split(/\s+/).filter(Boolean).map(literal) }
+    if (parts.length === 1 && parts[0]!.kind === 'list')
+      return { t: 'list', v: parts[0]!.value.split(/\s+/).filter(Boolean).map(literal) }
     if (parts.some((p) => p.interp || p.kind !== 'str')) return { t: 'dyn' }
     return { t: 'str', v: parts.map((p) => p.value).join('') }
   }
@@ -156,19 +169,25 @@ function judge(kind: CallKind, name: string, args: Value[]): Inner | 'dynamic' |
   const pos = args.filter((a) => a.t !== 'opt')
   const [first, second] = pos
   if (!first) return undefined
-  const words = (v: Value): Word[] => (v.t === 'str' ? [literal(v.v)] : v.t === 'list' ? v.v : [{ text: '$__args', dynamic: true, inner: [] }])
+  const words = (v: Value): Word[] =>
+    v.t === 'str' ? [literal(v.v)] : v.t === 'list' ? v.v : [{ text: '$__args', dynamic: true, inner: [] }]
   switch (kind) {
     case 'shell':
       return first.t === 'str' ? { script: first.v } : first.t === 'list' ? program(first.v) : 'dynamic'
     case 'list':
-      if (first.t === 'list') return shell ? (first.v[0] && !first.v[0].dynamic ? { script: first.v[0].text } : 'dynamic') : program(first.v)
+      if (first.t === 'list')
+        return shell ? (first.v[0] && !first.v[0].dynamic ? { script: first.v[0].text } : 'dynamic') : program(first.v)
       if (first.t !== 'str') return 'dynamic'
       if (pos.length === 1) return { script: first.v }
       return program(pos.flatMap(words))
     case 'spawn': {
       if (first.t !== 'str') return 'dynamic'
       const all = [literal(first.v), ...(second ? words(second) : [])]
-      return shell ? (all.every((w) => !w.dynamic) ? { script: all.map((w) => w.text).join(' ') } : 'dynamic') : argv(all)
+      return shell
+        ? all.every((w) => !w.dynamic)
+          ? { script: all.map((w) => w.text).join(' ') }
+          : 'dynamic'
+        : argv(all)
     }
     case 'pyexec': {
       // os.execl(path, arg0, …), os.execv(path, [arg0, …]), os.spawnv(mode, path, …), os.posix_spawn(path, argv, env); `…e` variants end with env.

@@ -39,8 +39,12 @@ function pythonAliases(code: string): Deleter[] {
   const funcs = [...code.matchAll(new RegExp(`\\b(?:${PY_FUNCS})\\s+as\\s+(\\w+)`, 'g'))].map((m) => m[1]!)
   const imported = /\bfrom\s+(?:os|shutil)\b[^\n;]*\bimport\b/.test(code)
   return [
-    ...(modules.length > 0 ? [{ re: new RegExp(`\\b(?:${modules.join('|')})\\s*\\.\\s*(?:${PY_FUNCS})\\s*(?=\\()`, 'g'), pick: [0, 1] }] : []),
-    ...(funcs.length > 0 ? [{ re: new RegExp(`(?<![\\w.])(?:${funcs.join('|')})\\s*(?=\\()`, 'g'), pick: [0, 1] }] : []),
+    ...(modules.length > 0
+      ? [{ re: new RegExp(`\\b(?:${modules.join('|')})\\s*\\.\\s*(?:${PY_FUNCS})\\s*(?=\\()`, 'g'), pick: [0, 1] }]
+      : []),
+    ...(funcs.length > 0
+      ? [{ re: new RegExp(`(?<![\\w.])(?:${funcs.join('|')})\\s*(?=\\()`, 'g'), pick: [0, 1] }]
+      : []),
     ...(imported ? [{ re: new RegExp(`(?<![\\w.])(?:${PY_FUNCS})\\s*(?=\\()`, 'g'), pick: [0, 1] }] : []),
   ]
 }
@@ -69,12 +73,15 @@ export const DELETE_SPECS: Record<string, DeleteSpec> = {
     syntax: 'node',
     bare: false,
     deleters: () => [
-      { re: /(?:\.\s*|(?<![\w.$]))(?:rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|rimraf|rimrafSync|removeSync|writeFileSync|writeFile|truncateSync|truncate|createWriteStream)\s*(?=\()/g },
+      {
+        re: /(?:\.\s*|(?<![\w.$]))(?:rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|rimraf|rimrafSync|removeSync|writeFileSync|writeFile|truncateSync|truncate|createWriteStream)\s*(?=\()/g,
+      },
       { re: /(?:\.\s*|(?<![\w.$]))(?:openSync|open)\s*(?=\()/g, mode: { index: 1, writes: WRITES } },
       { re: /(?:\.\s*|(?<![\w.$]))(?:renameSync|rename|moveSync|move)\s*(?=\()/g, pick: [0, 1] },
       { re: /(?:\.\s*|(?<![\w.$]))(?:copyFileSync|copyFile|cpSync|copySync)\s*(?=\()|\.\s*cp\s*(?=\()/g, pick: [1] },
     ],
-    references: /\b(?:rmSync|rmdirSync|unlinkSync|rimraf)\b(?=\s*[:;)\n]|\s*$)|\.\s*(?:rm|unlink|rmdir)\b(?=\s*[;)\n]|\s*$)|\b(?:rmSync|rmdirSync|unlinkSync|rm|unlink|rmdir)\s*:/g,
+    references:
+      /\b(?:rmSync|rmdirSync|unlinkSync|rimraf)\b(?=\s*[:;)\n]|\s*$)|\.\s*(?:rm|unlink|rmdir)\b(?=\s*[;)\n]|\s*$)|\b(?:rmSync|rmdirSync|unlinkSync|rm|unlink|rmdir)\s*:/g,
     evals: /\b(?:eval|Function|runInThisContext|runInNewContext|runInContext|compileFunction)\s*(?=\()/g,
     lookups: /\b(?:require|import)\s*(?=\()|\w\s*\[[^\]]*\]\s*(?=\()/g,
   },
@@ -95,13 +102,18 @@ export const DELETE_SPECS: Record<string, DeleteSpec> = {
     syntax: 'ruby',
     bare: true,
     deleters: (code) => [
-      { re: /\b(?:FileUtils|FU)\s*\.\s*(?:rm_rf|rm_r|rm_f|rm|remove_dir|remove_entry(?:_secure)?|rmtree|remove|rmdir|mv|move|safe_unlink)\b/g, all: true },
+      {
+        re: /\b(?:FileUtils|FU)\s*\.\s*(?:rm_rf|rm_r|rm_f|rm|remove_dir|remove_entry(?:_secure)?|rmtree|remove|rmdir|mv|move|safe_unlink)\b/g,
+        all: true,
+      },
       { re: /\b(?:FileUtils|FU)\s*\.\s*(?:cp|copy|cp_r|install|ln_sf)\b/g, pick: [1] },
       { re: /\b(?:File|Dir)\s*\.\s*(?:delete|unlink|rmdir|rename)\b/g, all: true },
       { re: /\bFile\s*\.\s*(?:write|binwrite|truncate)\b/g },
       { re: /\bFile\s*\.\s*open\b/g, mode: { index: 1, writes: WRITES } },
       { re: /\.\s*(?:rmtree|rmdir)\b(?!\s*\()/g, receiver: true },
-      ...(/\binclude\s+FileUtils\b/.test(code) ? [{ re: /(?<![\w.:])(?:rm_rf|rm_r|rm_f|rmtree|remove_dir|remove_entry)\b/g, all: true }] : []),
+      ...(/\binclude\s+FileUtils\b/.test(code)
+        ? [{ re: /(?<![\w.:])(?:rm_rf|rm_r|rm_f|rmtree|remove_dir|remove_entry)\b/g, all: true }]
+        : []),
     ],
     evals: /\b(?:eval|instance_eval|class_eval|module_eval)\b(?!\s*(?:\{|do\b))/g,
     lookups: /\b(?:send|public_send|__send__|method|const_get)\b/g,
@@ -121,7 +133,11 @@ export const DELETE_SPECS: Record<string, DeleteSpec> = {
   lua: {
     syntax: 'lua',
     bare: true,
-    deleters: () => [{ re: /\bos\s*\.\s*remove\b/g }, { re: /\bos\s*\.\s*rename\b/g, pick: [0, 1] }, { re: /\bio\s*\.\s*open\b/g, mode: { index: 1, writes: WRITES } }],
+    deleters: () => [
+      { re: /\bos\s*\.\s*remove\b/g },
+      { re: /\bos\s*\.\s*rename\b/g, pick: [0, 1] },
+      { re: /\bio\s*\.\s*open\b/g, mode: { index: 1, writes: WRITES } },
+    ],
     evals: /\b(?:loadstring|load|dofile)\s*(?=\()/g,
     lookups: /\b_G\s*\[/g,
   },

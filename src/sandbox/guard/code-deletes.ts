@@ -16,10 +16,12 @@ import { literal, type Inner, type Word } from './words.js'
  */
 
 /** Function names that delete or run commands: code that names one as a string and looks functions up by name calls it unseen. */
-const HIDDEN = /^(rmtree|removedirs|remove|unlink|rmdir|rm|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r|remove_tree|remove_dir|remove_entry|system|popen|exec\w*|spawn\w*|execSync|shell_exec|passthru|proc_open|eval)$/
+const HIDDEN =
+  /^(rmtree|removedirs|remove|unlink|rmdir|rm|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r|remove_tree|remove_dir|remove_entry|system|popen|exec\w*|spawn\w*|execSync|shell_exec|passthru|proc_open|eval)$/
 
 const unknownPath = (i: number): Word => ({ text: `$__path${i}`, dynamic: true, inner: [] })
-const asWords = (v: Value, i: number): Word[] => (v.t === 'str' ? [literal(v.v)] : v.t === 'list' ? v.v : [unknownPath(i)])
+const asWords = (v: Value, i: number): Word[] =>
+  v.t === 'str' ? [literal(v.v)] : v.t === 'list' ? v.v : [unknownPath(i)]
 const rmrf = (paths: Word[]): Inner => ({ words: [literal('rm'), literal('-rf'), literal('--'), ...paths] })
 
 /** The paths a call names by position (every argument with `all`); none found means an unknown path. */
@@ -75,7 +77,13 @@ export function deleteCalls(language: string, code: string, nested: (code: strin
   for (const d of spec.deleters(code)) {
     for (const m of text.matchAll(d.re)) {
       const at = m.index + m[0].length
-      const paths = d.receiver ? receiver(text.slice(0, m.index), strings) : d.perlOpen ? perlOpen(args(at)) : d.mode ? modeWrite(d.mode, raw(at), strings) : picked(d, args(at))
+      const paths = d.receiver
+        ? receiver(text.slice(0, m.index), strings)
+        : d.perlOpen
+          ? perlOpen(args(at))
+          : d.mode
+            ? modeWrite(d.mode, raw(at), strings)
+            : picked(d, args(at))
       if (paths) out.inner.push(rmrf(paths.length > 0 ? paths : [unknownPath(0)]))
     }
   }
@@ -93,7 +101,12 @@ export function deleteCalls(language: string, code: string, nested: (code: strin
   const looksUp = [...text.matchAll(spec.lookups)]
   // A function picked by name (`getattr`, `obj[…]`, `send`), not a module by name (`require`, `__import__`).
   const picks = looksUp.filter((m) => !/^(?:require|import|__import__|import_module)\b/.test(m[0]))
-  if (picks.length > 0 && (strings.some((s: Literal) => s.kind === 'str' && HIDDEN.test(s.value.trim())) || /\b(?:send|method)\s*\(?\s*:(?:rm|remove|unlink|delete|system|exec|spawn)/.test(text))) out.dynamic = true
+  if (
+    picks.length > 0 &&
+    (strings.some((s: Literal) => s.kind === 'str' && HIDDEN.test(s.value.trim())) ||
+      /\b(?:send|method)\s*\(?\s*:(?:rm|remove|unlink|delete|system|exec|spawn)/.test(text))
+  )
+    out.dynamic = true
   for (const m of looksUp) {
     // `__import__(name)`, `getattr(os, name)`, `require(x)`, `obj[name](…)`: a name computed at run time.
     if (/\[\s*$/.test(m[0]) || /\]\s*$/.test(m[0])) {

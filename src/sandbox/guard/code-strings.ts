@@ -25,12 +25,18 @@ export const SLOT_SOURCE = '\u0001(\\d+)\u0002'
 const PAIRS: Record<string, string> = { '(': ')', '[': ']', '{': '}', '<': '>' }
 
 function unescape(body: string): string {
-  return body.replace(/\\(x\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{1,2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|[0-7]{1,3}|[\s\S])/g, (_, e: string) => {
-    if (e.startsWith('x{') || e.startsWith('u{')) return String.fromCodePoint(parseInt(e.slice(2, -1), 16))
-    if (/^[xu]/.test(e) && e.length > 1) return String.fromCodePoint(parseInt(e.slice(1), 16))
-    if (/^[0-7]+$/.test(e)) return String.fromCharCode(parseInt(e, 8))
-    return ({ n: '\n', t: '\t', r: '\r', e: '\x1b', a: '\x07', f: '\f', v: '\v', b: '\b' } as Record<string, string>)[e] ?? e
-  })
+  return body.replace(
+    /\\(x\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{1,2}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|[0-7]{1,3}|[\s\S])/g,
+    (_, e: string) => {
+      if (e.startsWith('x{') || e.startsWith('u{')) return String.fromCodePoint(parseInt(e.slice(2, -1), 16))
+      if (/^[xu]/.test(e) && e.length > 1) return String.fromCodePoint(parseInt(e.slice(1), 16))
+      if (/^[0-7]+$/.test(e)) return String.fromCharCode(parseInt(e, 8))
+      return (
+        ({ n: '\n', t: '\t', r: '\r', e: '\x1b', a: '\x07', f: '\f', v: '\v', b: '\b' } as Record<string, string>)[e] ??
+        e
+      )
+    },
+  )
 }
 const unescapeSingle = (body: string) => body.replace(/\\([\\'])/g, '$1')
 
@@ -54,23 +60,62 @@ const PHP_INTERP = /(?<!\\)\$(?=[A-Za-z_{])|\{\$/
 /** A `/` opens a regex (not a division) after these, in perl, ruby, JS and awk. */
 const REGEX_AFTER = '(,=~!{};&|?:[\n'
 const REGEX_AFTER_WORD = /(?:^|[^\w$])(?:if|unless|and|or|not|when|return|split|grep|map|typeof)\s*$/
-const regex = (skip: number, close: string, parts = 1): Opening => ({ skip, close, kind: 'regex', raw: false, single: false, interp: undefined, ...(PAIRS[close] ? { open: close, close: PAIRS[close] } : {}), parts })
+const regex = (skip: number, close: string, parts = 1): Opening => ({
+  skip,
+  close,
+  kind: 'regex',
+  raw: false,
+  single: false,
+  interp: undefined,
+  ...(PAIRS[close] ? { open: close, close: PAIRS[close] } : {}),
+  parts,
+})
 
 function opening(code: string, i: number, syntax: Syntax, prev: string): Opening | undefined {
   const c = code[i]!
   const rest = code.slice(i, i + 4)
   const wordBefore = /[\w$]/.test(code[i - 1] ?? '')
-  const quoted = (q: string, kind: Literal['kind'], interp: RegExp | undefined, single = q === "'"): Opening => ({ skip: 1, close: q, kind, raw: false, single, interp })
+  const quoted = (q: string, kind: Literal['kind'], interp: RegExp | undefined, single = q === "'"): Opening => ({
+    skip: 1,
+    close: q,
+    kind,
+    raw: false,
+    single,
+    interp,
+  })
   // Comments.
-  if ((syntax === 'python' || syntax === 'ruby' || syntax === 'awk' || syntax === 'php') && c === '#' && !(syntax === 'php' && code[i + 1] === '['))
+  if (
+    (syntax === 'python' || syntax === 'ruby' || syntax === 'awk' || syntax === 'php') &&
+    c === '#' &&
+    !(syntax === 'php' && code[i + 1] === '[')
+  )
     return { skip: 1, close: '\n', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
-  if ((syntax === 'node' || syntax === 'php') && rest.startsWith('//')) return { skip: 2, close: '\n', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
-  if ((syntax === 'node' || syntax === 'php') && rest.startsWith('/*')) return { skip: 2, close: '*/', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
+  if ((syntax === 'node' || syntax === 'php') && rest.startsWith('//'))
+    return { skip: 2, close: '\n', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
+  if ((syntax === 'node' || syntax === 'php') && rest.startsWith('/*'))
+    return { skip: 2, close: '*/', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
   if (syntax === 'lua' && rest.startsWith('--')) {
     const long = /^--\[(=*)\[/.exec(code.slice(i))
-    return long ? { skip: long[0].length, close: `]${long[1]}]`, kind: 'str', raw: true, single: false, interp: undefined, comment: true } : { skip: 2, close: '\n', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
+    return long
+      ? {
+          skip: long[0].length,
+          close: `]${long[1]}]`,
+          kind: 'str',
+          raw: true,
+          single: false,
+          interp: undefined,
+          comment: true,
+        }
+      : { skip: 2, close: '\n', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
   }
-  if (c === '/' && syntax !== 'python' && syntax !== 'php' && syntax !== 'lua' && (prev === '' || REGEX_AFTER.includes(prev) || REGEX_AFTER_WORD.test(code.slice(Math.max(0, i - 12), i)))) return regex(1, '/')
+  if (
+    c === '/' &&
+    syntax !== 'python' &&
+    syntax !== 'php' &&
+    syntax !== 'lua' &&
+    (prev === '' || REGEX_AFTER.includes(prev) || REGEX_AFTER_WORD.test(code.slice(Math.max(0, i - 12), i)))
+  )
+    return regex(1, '/')
   if (syntax === 'perl' && !wordBefore) {
     const q = /^(m|qr|s|tr|y)\s*([^\w\s}),;=>\]-])/.exec(code.slice(i, i + 5))
     if (q) return regex(q[0].length, q[2]!, q[1] === 's' || q[1] === 'tr' || q[1] === 'y' ? 2 : 1)
@@ -81,7 +126,14 @@ function opening(code: string, i: number, syntax: Syntax, prev: string): Opening
       const m = /^([rRbBuUfF]{0,2})('''|"""|'|")/.exec(code.slice(i, i + 6))
       if (!m || (m[1] && wordBefore)) return undefined
       const p = m[1]!.toLowerCase()
-      return { skip: m[0].length, close: m[2]!, kind: 'str', raw: p.includes('r'), single: false, interp: p.includes('f') ? /\{(?!\{)/ : undefined }
+      return {
+        skip: m[0].length,
+        close: m[2]!,
+        kind: 'str',
+        raw: p.includes('r'),
+        single: false,
+        interp: p.includes('f') ? /\{(?!\{)/ : undefined,
+      }
     }
     case 'node':
       if (c === "'" || c === '"') return quoted(c, 'str', undefined, false)
@@ -95,7 +147,9 @@ function opening(code: string, i: number, syntax: Syntax, prev: string): Opening
     case 'lua': {
       if (c === "'" || c === '"') return quoted(c, 'str', undefined, false)
       const long = /^\[(=*)\[/.exec(code.slice(i))
-      return long ? { skip: long[0].length, close: `]${long[1]}]`, kind: 'str', raw: true, single: false, interp: undefined } : undefined
+      return long
+        ? { skip: long[0].length, close: `]${long[1]}]`, kind: 'str', raw: true, single: false, interp: undefined }
+        : undefined
     }
     case 'awk':
       if (c === '"') return quoted(c, 'str', undefined, false)
@@ -106,12 +160,23 @@ function opening(code: string, i: number, syntax: Syntax, prev: string): Opening
       if (c === "'" && !(syntax === 'perl' && code[i - 1] === '$')) return quoted(c, 'str', undefined)
       if (c === '"') return quoted(c, 'str', interp)
       if (c === '`') return quoted(c, 'cmd', interp)
-      const op = syntax === 'perl' ? /^(qq|qw|qx|q)\s*([^\w\s])/.exec(code.slice(i, i + 5)) : /^%([qQwWxiI]?)([^\w\s=])/.exec(code.slice(i, i + 4))
+      const op =
+        syntax === 'perl'
+          ? /^(qq|qw|qx|q)\s*([^\w\s])/.exec(code.slice(i, i + 5))
+          : /^%([qQwWxiI]?)([^\w\s=])/.exec(code.slice(i, i + 4))
       if (!op || wordBefore || (syntax === 'ruby' && !op[1] && !'([{<'.includes(op[2]!))) return undefined
       const kind: Literal['kind'] = /^(qx|x)$/.test(op[1]!) ? 'cmd' : /^(qw|w|W|i|I)$/.test(op[1]!) ? 'list' : 'str'
       const d = op[2]!
       const plain = op[1] === 'q' || op[1] === 'qw' || op[1] === 'w' || op[1] === 'i'
-      return { skip: op[0].length, close: PAIRS[d] ?? d, ...(PAIRS[d] ? { open: d } : {}), kind, raw: false, single: plain, interp: plain ? undefined : interp }
+      return {
+        skip: op[0].length,
+        close: PAIRS[d] ?? d,
+        ...(PAIRS[d] ? { open: d } : {}),
+        kind,
+        raw: false,
+        single: plain,
+        interp: plain ? undefined : interp,
+      }
     }
   }
 }

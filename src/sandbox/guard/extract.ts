@@ -6,7 +6,23 @@ import { feedStdin, printed, wdOf, writtenContent } from './stdin-programs.js'
 import { Scope } from './scope.js'
 import { SHELL_RUNNERS } from './shell-runners.js'
 import { WRAPPERS } from './wrappers.js'
-import { basename, INPUT_REF, INPUT_VAR, inputWord, literal, unquote, type Inner, type Nesting, type Runner, type ScriptContext, type SimpleCommand, type Step, type Place, type Word, type Write } from './words.js'
+import {
+  basename,
+  INPUT_REF,
+  INPUT_VAR,
+  inputWord,
+  literal,
+  unquote,
+  type Inner,
+  type Nesting,
+  type Runner,
+  type ScriptContext,
+  type SimpleCommand,
+  type Step,
+  type Place,
+  type Word,
+  type Write,
+} from './words.js'
 
 export type { SimpleCommand, Word } from './words.js'
 
@@ -58,7 +74,14 @@ export function expand(words: Word[], place: Place, nest: Nesting): SimpleComman
   }
   const run = (inner: Inner, depth: number, input: Word | undefined): void => {
     if ('words' in inner) return visit(inner.words, depth, input)
-    out.push(...nest.script(inner.script, { pipedFrom: place.pipedFrom, wd: wdOf(place.wd), ...(inner.positional ? { positional: inner.positional } : {}), ...(input ? { input } : {}) }))
+    out.push(
+      ...nest.script(inner.script, {
+        pipedFrom: place.pipedFrom,
+        wd: wdOf(place.wd),
+        ...(inner.positional ? { positional: inner.positional } : {}),
+        ...(input ? { input } : {}),
+      }),
+    )
   }
   visit(words, 0, place.input)
   return out
@@ -67,7 +90,13 @@ export function expand(words: Word[], place: Place, nest: Nesting): SimpleComman
 /** The files a command's redirections write to (`> f`, `>> f`), as text. */
 const outputs = (writes: readonly Write[]): string[] => writes.filter((w) => !w.read).map((w) => w.target.text)
 
-const DYNAMIC = new Set(['simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion'])
+const DYNAMIC = new Set([
+  'simple_expansion',
+  'expansion',
+  'command_substitution',
+  'process_substitution',
+  'arithmetic_expansion',
+])
 const POSITIONAL = /\$(?:\{([0-9]+|[@*])\}|([0-9@*]))/g
 const WHOLE_POSITIONAL = /^\$(?:\{([0-9]+|[@*])\}|([0-9@*]))$/
 
@@ -129,7 +158,8 @@ export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = 
     if (!w.dynamic && !node.text.includes('{')) return w
     const values = scope.values(node)
     if (!values) return w
-    if (values.length === 1) return values[0] === w.text && !w.dynamic ? w : { text: values[0]!, dynamic: false, inner: w.inner }
+    if (values.length === 1)
+      return values[0] === w.text && !w.dynamic ? w : { text: values[0]!, dynamic: false, inner: w.inner }
     return { ...w, values }
   }
   /** The text of a here-string: its value when static, its words as written otherwise. */
@@ -153,10 +183,19 @@ export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = 
       else words.push(...word(c))
     }
     const nested = [...words.flatMap((w) => w.inner), ...bodies]
-    const place: Place = { pipedFrom, writesTo: outputs(writes), writes, wd: scope.wd, source: node.text, ...(inFunction !== undefined ? { inFunction } : {}), ...(ctx.input ? { input: ctx.input } : {}) }
+    const place: Place = {
+      pipedFrom,
+      writesTo: outputs(writes),
+      writes,
+      wd: scope.wd,
+      source: node.text,
+      ...(inFunction !== undefined ? { inFunction } : {}),
+      ...(ctx.input ? { input: ctx.input } : {}),
+    }
     const cmds = expand(words, place, nest)
     // `exec > /etc/passwd`, `sudo > f`: the wrapper vanished, its redirection did not.
-    if (writes.length > 0 && !cmds.some((c) => c.writes === writes)) cmds.push(redirectOnly(pipedFrom, writes, node.text))
+    if (writes.length > 0 && !cmds.some((c) => c.writes === writes))
+      cmds.push(redirectOnly(pipedFrom, writes, node.text))
     if (stdin !== undefined) for (const c of [...cmds]) cmds.push(...feedStdin(c, stdin, nest))
     scope.track(node, words)
     return [...cmds, ...nested]
@@ -167,18 +206,33 @@ export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = 
     const value = a.childForFieldName('value')
     const inner = value && envCommand(a.childForFieldName('name')?.text ?? '', word(value)[0]!)
     if (!inner) return []
-    return 'script' in inner ? nest.script(inner.script, { pipedFrom, wd: scope.wd }) : expand(inner.words, { pipedFrom, writesTo: [], source: a.text, wd: scope.wd }, nest)
+    return 'script' in inner
+      ? nest.script(inner.script, { pipedFrom, wd: scope.wd })
+      : expand(inner.words, { pipedFrom, writesTo: [], source: a.text, wd: scope.wd }, nest)
   }
   /** A redirection with no command left to carry it: it still truncates its target. */
-  const redirectOnly = (pipedFrom: SimpleCommand[], writes: Write[], source: string): SimpleCommand => ({ name: ':', nameDynamic: false, args: [], pipedFrom, writesTo: outputs(writes), writes, wd: scope.wd, source })
-  const children = (node: Node, pipedFrom: SimpleCommand[], writes: Write[]) => node.namedChildren.flatMap((c) => (c ? walk(c, pipedFrom, writes) : []))
+  const redirectOnly = (pipedFrom: SimpleCommand[], writes: Write[], source: string): SimpleCommand => ({
+    name: ':',
+    nameDynamic: false,
+    args: [],
+    pipedFrom,
+    writesTo: outputs(writes),
+    writes,
+    wd: scope.wd,
+    source,
+  })
+  const children = (node: Node, pipedFrom: SimpleCommand[], writes: Write[]) =>
+    node.namedChildren.flatMap((c) => (c ? walk(c, pipedFrom, writes) : []))
   const walk = (node: Node, pipedFrom: SimpleCommand[], writes: Write[] = []): SimpleCommand[] => {
     switch (node.type) {
       case 'command':
         return command(node, pipedFrom, writes)
       case 'variable_assignment':
       case 'unset_command': {
-        const found = [...children(node, pipedFrom, writes), ...(node.type === 'variable_assignment' ? envCommands(node, pipedFrom) : [])]
+        const found = [
+          ...children(node, pipedFrom, writes),
+          ...(node.type === 'variable_assignment' ? envCommands(node, pipedFrom) : []),
+        ]
         scope.track(node)
         return found
       }
@@ -216,7 +270,8 @@ export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = 
           if (!stage) continue
           const cmds = walk(stage, before)
           // `echo 'rm -rf /' | sh`: what a literal echo prints is the next stage's program.
-          if (fed !== undefined) for (const c of [...cmds]) if (c.pipedFrom === before) cmds.push(...feedStdin(c, fed, nest))
+          if (fed !== undefined)
+            for (const c of [...cmds]) if (c.pipedFrom === before) cmds.push(...feedStdin(c, fed, nest))
           found.push(...cmds)
           fed = stage.type === 'command' ? printed(cmds[0]) : undefined
           before = [...before, ...cmds]
@@ -234,7 +289,13 @@ export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = 
             const op = c.children.find((k) => k !== null && !k.isNamed && /[<>]/.test(k.type))?.type ?? ''
             // `>&2`, `2>&1`: a descriptor, not a file.
             const toFile = !(op.includes('&') && dest && /^(\d+|-)$/.test(dest.text))
-            if (dest && toFile && (op === '<' || op.includes('>'))) for (const target of word(dest)) targets.push({ target, append: op.includes('>>') || op === '<>', ...(op === '<' ? { read: true } : {}) })
+            if (dest && toFile && (op === '<' || op.includes('>')))
+              for (const target of word(dest))
+                targets.push({
+                  target,
+                  append: op.includes('>>') || op === '<>',
+                  ...(op === '<' ? { read: true } : {}),
+                })
           }
           if (c.type === 'herestring_redirect') stdin = hereString(c)
           if (c.type === 'heredoc_redirect') {
@@ -245,10 +306,12 @@ export function extractCommands(root: Node, nest: Nesting, ctx: ScriptContext = 
             }
           }
         }
-        const body = node.childForFieldName('body') ?? node.namedChildren.find((c) => c !== null && !c.type.endsWith('redirect'))
+        const body =
+          node.childForFieldName('body') ?? node.namedChildren.find((c) => c !== null && !c.type.endsWith('redirect'))
         // `> /etc/passwd` alone: a redirection with no command still truncates its target.
         const cmds = body ? walk(body, pipedFrom, targets) : [redirectOnly(pipedFrom, targets, node.text)]
-        for (const t of targets) if (body?.type === 'command' && !t.append && !t.read) t.content = writtenContent(cmds[0], stdin)
+        for (const t of targets)
+          if (body?.type === 'command' && !t.append && !t.read) t.content = writtenContent(cmds[0], stdin)
         // `cat <<EOF | sh`: the pipeline hangs off the heredoc in this grammar.
         for (const h of inHeredoc) cmds.push(...walk(h, cmds))
         if (stdin !== undefined) for (const c of [...cmds]) cmds.push(...feedStdin(c, stdin, nest))

@@ -14,10 +14,16 @@ export type BashParser = TsParser
 async function wasmBytes(): Promise<{ runtime: Uint8Array; bash: Uint8Array }> {
   if (typeof __MYC_WASM__ === 'object' && __MYC_WASM__) {
     const { gunzipSync } = await import('node:zlib')
-    return { runtime: gunzipSync(Buffer.from(__MYC_WASM__.runtime, 'base64')), bash: gunzipSync(Buffer.from(__MYC_WASM__.bash, 'base64')) }
+    return {
+      runtime: gunzipSync(Buffer.from(__MYC_WASM__.runtime, 'base64')),
+      bash: gunzipSync(Buffer.from(__MYC_WASM__.bash, 'base64')),
+    }
   }
   const require = createRequire(import.meta.url)
-  const [runtime, bash] = await Promise.all([readFile(require.resolve('web-tree-sitter/tree-sitter.wasm')), readFile(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'))])
+  const [runtime, bash] = await Promise.all([
+    readFile(require.resolve('web-tree-sitter/tree-sitter.wasm')),
+    readFile(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm')),
+  ])
   return { runtime, bash }
 }
 

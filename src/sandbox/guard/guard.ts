@@ -10,7 +10,8 @@ import { markWriteThenRun } from './write-then-run.js'
 export type { GuardOptions } from './paths.js'
 
 /** The guard's answer: allowed, or blocked by a named rule. */
-export type GuardVerdict = { ok: true; commands: number } | { ok: false; error: { rule: string; message: string; command: string } }
+export type GuardVerdict =
+  { ok: true; commands: number } | { ok: false; error: { rule: string; message: string; command: string } }
 
 const MAX_DEPTH = 5
 /** Nested scripts one check may read (`parallel ::: …` fans out): past this the guard gives up, blocking. */
@@ -49,7 +50,11 @@ export class ShellGuard {
     const fail = (rule: { id: string; message: string }, text: string) => {
       failure ??= { ok: false, error: { rule: rule.id, message: rule.message, command: text.slice(0, 200) } }
     }
-    const nesting = (depth: number): Nesting => ({ script: (text, ctx) => collect(text, depth + 1, ctx), expand: (words, place) => expand(words, place, nesting(depth)), tooDeep: (source) => fail(TOO_DEEP_RULE, source) })
+    const nesting = (depth: number): Nesting => ({
+      script: (text, ctx) => collect(text, depth + 1, ctx),
+      expand: (words, place) => expand(words, place, nesting(depth)),
+      tooDeep: (source) => fail(TOO_DEEP_RULE, source),
+    })
     let scripts = 0
     const collect = (text: string, depth: number, ctx: ScriptContext): SimpleCommand[] => {
       if (depth > MAX_DEPTH || ++scripts > MAX_SCRIPTS) {
@@ -75,11 +80,15 @@ export class ShellGuard {
       }
     }
     // An argv is one command whose words are already literal: it is peeled like any command of a script.
-    const commands = typeof input === 'string' ? collect(input, 0, { pipedFrom: [] }) : expand(input.map(literal), { pipedFrom: [], writesTo: [], source: input.join(' ') }, nesting(0))
+    const commands =
+      typeof input === 'string'
+        ? collect(input, 0, { pipedFrom: [] })
+        : expand(input.map(literal), { pipedFrom: [], writesTo: [], source: input.join(' ') }, nesting(0))
     if (failure) return failure
     markWriteThenRun(commands)
     // A program the same line wrote with a known content is read back and judged like the rest.
-    for (const c of [...commands]) for (const text of c.runsContent ?? []) commands.push(...runFile(c, text, nesting(0)))
+    for (const c of [...commands])
+      for (const text of c.runsContent ?? []) commands.push(...runFile(c, text, nesting(0)))
     if (failure) return failure
     markLinkedTargets(commands)
     return this.firstBlocked(commands, opts) ?? { ok: true, commands: commands.length }

@@ -14,7 +14,11 @@ function replaced(w: Word, repl: string, whole: Word): Word {
   return { text: w.text.split(repl).join(INPUT_REF), dynamic: true, inner: w.inner, fromInput: {} }
 }
 
-const XARGS: OptionSpec = { short: 'adEILnPsJRS', attached: 'eil', long: ['--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'] }
+const XARGS: OptionSpec = {
+  short: 'adEILnPsJRS',
+  attached: 'eil',
+  long: ['--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'],
+}
 /** `xargs [opts] [CMD [ARGS]]`: input words appended, or put where `-I R` says. */
 const xargs: Runner = (words) => {
   const s = scanOptions(words, 1, XARGS)
@@ -91,7 +95,12 @@ const parallel: Runner = (words) => {
   const sep = rest.findIndex((w) => !w.dynamic && SEPARATORS.has(w.text))
   const cmd = sep === -1 ? rest : rest.slice(0, sep)
   const groups = sep === -1 ? [] : rest.slice(sep)
-  const literalArgs = groups.length > 0 && !hasOption(s, ['-a', '--arg-file']) && groups.every((w) => !w.dynamic && w.text !== '::::' && w.text !== '::::+') ? groups.filter((w) => !SEPARATORS.has(w.text)) : undefined
+  const literalArgs =
+    groups.length > 0 &&
+    !hasOption(s, ['-a', '--arg-file']) &&
+    groups.every((w) => !w.dynamic && w.text !== '::::' && w.text !== '::::+')
+      ? groups.filter((w) => !SEPARATORS.has(w.text))
+      : undefined
   const custom = optionValue(s, ['-I'])?.text
   const line = cmd.map((w) => (hasOption(s, ['-q', '--quote']) ? quote(w.text) : asScript(w))).join(' ')
   const fill = (arg: string): string => {
@@ -100,19 +109,22 @@ const parallel: Runner = (words) => {
   }
   const input = inputWord()
   let inner: Inner[]
-  if (literalArgs) inner = literalArgs.slice(0, MAX_ARGS).map((a) => ({ script: cmd.length > 0 ? fill(quote(a.text)) : a.text }))
+  if (literalArgs)
+    inner = literalArgs.slice(0, MAX_ARGS).map((a) => ({ script: cmd.length > 0 ? fill(quote(a.text)) : a.text }))
   else inner = cmd.length > 0 ? [{ script: fill(INPUT_REF), input }] : [{ words: [input] }]
   return { keep: false, inner }
 }
 
 /** find's leading options (`-H`, `-L`, `-P`, `-D opts`, `-O3`) and the expression words that start after the roots. */
-const startsExpression = (w: Word) => !w.dynamic && (w.text.startsWith('-') || w.text === '(' || w.text === '!' || w.text === ',')
+const startsExpression = (w: Word) =>
+  !w.dynamic && (w.text.startsWith('-') || w.text === '(' || w.text === '!' || w.text === ',')
 const EXECS = new Set(['-exec', '-execdir', '-ok', '-okdir'])
 
 /** `find ROOTS… EXPR -exec CMD {} ;|+`: `{}` is each path found, so it lies under the roots. */
 const find: Runner = (words) => {
   let i = 1
-  while (i < words.length && !words[i]!.dynamic && /^-([HLP]|O\d*|D)$/.test(words[i]!.text)) i += words[i]!.text === '-D' ? 2 : 1
+  while (i < words.length && !words[i]!.dynamic && /^-([HLP]|O\d*|D)$/.test(words[i]!.text))
+    i += words[i]!.text === '-D' ? 2 : 1
   const roots: Word[] = []
   while (i < words.length && !startsExpression(words[i]!)) roots.push(words[i++]!)
   const within = roots.length === 0 ? ['.'] : roots.every((r) => !r.dynamic) ? roots.map((r) => r.text) : undefined
@@ -169,15 +181,25 @@ const fd: Runner = (words) => {
   if (at === -1) return { keep: true, inner: [] }
   const s = scanOptions(words.slice(0, at), 1, FD)
   const base = optionValue(s, ['--base-directory'])
-  const paths = [...s.operands.slice(1), ...s.options.filter((o) => o.name === '--search-path' && o.value).map((o) => o.value!)]
+  const paths = [
+    ...s.operands.slice(1),
+    ...s.options.filter((o) => o.name === '--search-path' && o.value).map((o) => o.value!),
+  ]
   const roots = paths.length > 0 ? paths : base ? [] : [{ text: '.', dynamic: false, inner: [] }]
   const under = (r: Word) => (base && !r.text.startsWith('/') ? `${base.text}/${r.text}` : r.text)
-  const within = roots.every((r) => !r.dynamic) && !base?.dynamic ? (roots.length > 0 ? roots.map(under) : [base!.text]) : undefined
+  const within =
+    roots.every((r) => !r.dynamic) && !base?.dynamic ? (roots.length > 0 ? roots.map(under) : [base!.text]) : undefined
   const found = inputWord(within)
   const end = words.findIndex((w, j) => j > at && !w.dynamic && w.text === ';')
   const cmd = words.slice(at + 1, end === -1 ? undefined : end)
   if (cmd.length === 0) return { keep: true, inner: [] }
-  const filled = cmd.map((w): Word => (w.dynamic || w.text.replace(FD_REPL, '') === w.text ? w : FD_WHOLE.test(w.text) ? found : { text: w.text.replace(FD_REPL, INPUT_REF), dynamic: true, inner: [], fromInput: {} }))
+  const filled = cmd.map((w): Word =>
+    w.dynamic || w.text.replace(FD_REPL, '') === w.text
+      ? w
+      : FD_WHOLE.test(w.text)
+        ? found
+        : { text: w.text.replace(FD_REPL, INPUT_REF), dynamic: true, inner: [], fromInput: {} },
+  )
   return { keep: true, inner: [{ words: filled.some((w) => w.fromInput) ? filled : [...filled, found], input: found }] }
 }
 

@@ -46,11 +46,44 @@ const SPECS: Record<Language, CodeSpec> = {
   python: { code: 'c', codeAttached: true, value: 'WX', stop: 'm' },
   perl: { code: 'eE', codeAttached: true, digits: 'l0', attached: 'IMmxiCdDVF', multiple: true },
   ruby: { code: 'e', codeAttached: true, value: 'rICE', digits: '0', attached: 'FixKTW', multiple: true },
-  node: { code: 'ep', longCode: ['--eval', '--print'], value: 'rC', longValue: ['--require', '--import', '--loader', '--experimental-loader', '--conditions', '--title', '--input-type'] },
+  node: {
+    code: 'ep',
+    longCode: ['--eval', '--print'],
+    value: 'rC',
+    longValue: [
+      '--require',
+      '--import',
+      '--loader',
+      '--experimental-loader',
+      '--conditions',
+      '--title',
+      '--input-type',
+    ],
+  },
   php: { code: 'rRBE', codeAttached: true, value: 'cdzfF', file: 'fF', multiple: true },
   lua: { code: 'e', codeAttached: true, value: 'l', multiple: true },
-  awk: { code: 'e', longCode: ['--source'], value: 'FvfiElW', attached: 'dDoLp', longValue: ['--field-separator', '--assign', '--include', '--load'], file: 'fE', longFile: ['--file', '--exec'], multiple: true, operand: true },
-  sed: { code: 'e', longCode: ['--expression'], value: 'fl', attached: 'i', longValue: ['--line-length'], file: 'f', longFile: ['--file'], multiple: true, operand: true },
+  awk: {
+    code: 'e',
+    longCode: ['--source'],
+    value: 'FvfiElW',
+    attached: 'dDoLp',
+    longValue: ['--field-separator', '--assign', '--include', '--load'],
+    file: 'fE',
+    longFile: ['--file', '--exec'],
+    multiple: true,
+    operand: true,
+  },
+  sed: {
+    code: 'e',
+    longCode: ['--expression'],
+    value: 'fl',
+    attached: 'i',
+    longValue: ['--line-length'],
+    file: 'f',
+    longFile: ['--file'],
+    multiple: true,
+    operand: true,
+  },
 }
 
 /** A code word that is wholly an expansion (`-c "$CODE"`): the program itself is unknown. */
@@ -121,7 +154,9 @@ export function shellCalls(lang: Language, code: string, depth = 0): ShellCalls 
   if (lang === 'awk') return awkShellCalls(code)
   if (lang === 'sed') return sedShellCalls(code)
   const shell = shellCallsIn(lang, code)
-  const deletes = deleteCalls(lang, code, (inner) => (depth < MAX_EVAL_DEPTH ? shellCalls(lang, inner, depth + 1) : { inner: [], dynamic: true }))
+  const deletes = deleteCalls(lang, code, (inner) =>
+    depth < MAX_EVAL_DEPTH ? shellCalls(lang, inner, depth + 1) : { inner: [], dynamic: true },
+  )
   return { inner: [...shell.inner, ...deletes.inner], dynamic: shell.dynamic || deletes.dynamic }
 }
 
@@ -142,7 +177,11 @@ export const interpreter =
   (words) => {
     const found = codeOf(lang, words.slice(1))
     if (!found) return { keep: true, inner: [] }
-    return { keep: true, program: found.code, inner: [...(found.hidden ? [{ words: [found.hidden] }] : []), ...shellCalls(lang, found.code).inner] }
+    return {
+      keep: true,
+      program: found.code,
+      inner: [...(found.hidden ? [{ words: [found.hidden] }] : []), ...shellCalls(lang, found.code).inner],
+    }
   }
 
 const texts = (args: readonly Word[]) => args.filter((a) => !a.dynamic).map((a) => a.text)

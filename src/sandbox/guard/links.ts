@@ -23,7 +23,11 @@ export function markLinkedTargets(commands: readonly SimpleCommand[]): void {
           // `rm x`, `mv x y`: the link itself goes, not what it points to (`rm -rf x/` follows it).
           if (k === link && !/\/\.?$/.test(v) && ['rm', 'unlink', 'mv'].includes(c.name)) continue
           const rest = k.slice(link.length)
-          through.push(to ? { text: `${to[0]}${rest}`, dynamic: false, inner: [], values: to.map((x) => `${x}${rest}`) } : { text: '$__link', dynamic: true, inner: [] })
+          through.push(
+            to
+              ? { text: `${to[0]}${rest}`, dynamic: false, inner: [], values: to.map((x) => `${x}${rest}`) }
+              : { text: '$__link', dynamic: true, inner: [] },
+          )
         }
       }
     }
@@ -41,7 +45,11 @@ function record(c: SimpleCommand, links: Map<string, string[] | undefined>): voi
   for (const target of targets) {
     const to = valuesOf(target)
     const base = (v: string) => v.replace(/\/+$/, '').split('/').at(-1) ?? v
-    const linkValues = named ? valuesOf(named) : dir ? valuesOf(dir)?.map((d) => `${d}/${base(target.text)}`) : [base(target.text)]
+    const linkValues = named
+      ? valuesOf(named)
+      : dir
+        ? valuesOf(dir)?.map((d) => `${d}/${base(target.text)}`)
+        : [base(target.text)]
     for (const l of linkValues ?? []) {
       const link = pathKey(l, c.wd)
       if (link === undefined) continue

@@ -33,7 +33,8 @@ function gitSetting(setting: Word): Inner | undefined {
   const value = setting.text.slice(eq + 1)
   if (/^alias\./i.test(key)) return value.startsWith('!') ? { script: value.slice(1) } : undefined
   if (/^core\.fsmonitor$/i.test(key) && /^(true|false|yes|no|on|off|1|0|)$/i.test(value)) return undefined
-  if (/credential/i.test(key) && !value.startsWith('!')) return value.startsWith('/') || value.startsWith('.') ? { words: [literal(value)] } : undefined
+  if (/credential/i.test(key) && !value.startsWith('!'))
+    return value.startsWith('/') || value.startsWith('.') ? { words: [literal(value)] } : undefined
   return { script: value.replace(/^!/, '') }
 }
 
@@ -63,14 +64,25 @@ const git: Runner = (words) => {
     const cmd = rest.slice(1).filter((w) => w.dynamic || !w.text.startsWith('--'))
     if (cmd.length > 0) inner.push(cmd.length === 1 ? shellString(cmd[0]!) : { script: cmd.map(asScript).join(' ') })
   }
-  if (sub === 'rebase') rest.forEach((w, k) => (w.text === '-x' || w.text === '--exec') && rest[k + 1] && inner.push(shellString(rest[k + 1]!)))
+  if (sub === 'rebase')
+    rest.forEach(
+      (w, k) => (w.text === '-x' || w.text === '--exec') && rest[k + 1] && inner.push(shellString(rest[k + 1]!)),
+    )
   for (const w of rest) if (w.text.startsWith('--exec=')) inner.push({ script: w.text.slice(7) })
   if (sub === 'bisect' && rest[0]?.text === 'run' && rest.length > 1) inner.push({ words: rest.slice(1) })
   return { keep: true, inner }
 }
 
 /** tar options whose value is a command: `--to-command`, `--checkpoint-action=exec=`, `-I`, `--info-script`… */
-const TAR_COMMANDS = ['--to-command', '--use-compress-program', '--info-script', '--new-volume-script', '--rsh-command', '-I', '-F']
+const TAR_COMMANDS = [
+  '--to-command',
+  '--use-compress-program',
+  '--info-script',
+  '--new-volume-script',
+  '--rsh-command',
+  '-I',
+  '-F',
+]
 const tar: Runner = (words) => {
   const inner: Inner[] = []
   for (let i = 1; i < words.length; i++) {
@@ -99,7 +111,8 @@ const zip: Runner = (words) => {
 
 /** An ex command that runs a shell: `:!cmd`, `:%!cmd`, `:r !cmd`, `:w !cmd`; other ways (`system()`, `:terminal`) cannot be read. */
 const EX_BANG = /^\s*:*\s*[\d.,$%'<>+-]*\s*(?:(?:r|re|rea|read|w|wr|wri|writ|write)\s+)?!([\s\S]*)$/
-const EX_HIDDEN = /\b(system|systemlist|termopen|jobstart|term|terminal|sh|shell|py|python3?|pyx|lua|perl|ruby|exe|execute|source|so|luafile|pyfile|make|grep)\b/
+const EX_HIDDEN =
+  /\b(system|systemlist|termopen|jobstart|term|terminal|sh|shell|py|python3?|pyx|lua|perl|ruby|exe|execute|source|so|luafile|pyfile|make|grep)\b/
 function exCommand(text: string): Inner | undefined {
   const segs = text.split('|')
   for (let k = 0; k < segs.length; k++) {
@@ -115,7 +128,12 @@ const vim: Runner = (words) => {
   const inner: Inner[] = []
   for (let i = 1; i < words.length; i++) {
     const w = words[i]!
-    const cmd = w.text === '-c' || w.text === '--cmd' ? words[++i] : w.text.startsWith('+') && !/^\+\d*$/.test(w.text) ? { ...w, text: w.text.slice(1) } : undefined
+    const cmd =
+      w.text === '-c' || w.text === '--cmd'
+        ? words[++i]
+        : w.text.startsWith('+') && !/^\+\d*$/.test(w.text)
+          ? { ...w, text: w.text.slice(1) }
+          : undefined
     if (!cmd) continue
     const found = cmd.dynamic && !cmd.values ? unknown(cmd.text) : exCommand(asScript(cmd))
     if (found) inner.push(found)
@@ -172,7 +190,14 @@ const npx: Runner = (words) => {
 }
 
 /** `man -P PAGER`, `scp -S PROGRAM`, `scp -o ProxyCommand=…`: commands named by an option. */
-const man: Runner = (words) => ({ keep: true, inner: words.flatMap((_, i) => [valueAt(words, i, '-P'), valueAt(words, i, '--pager'), valueAt(words, i, '-H')].filter((v): v is Word => v !== undefined).map((v) => shellString(v))) })
+const man: Runner = (words) => ({
+  keep: true,
+  inner: words.flatMap((_, i) =>
+    [valueAt(words, i, '-P'), valueAt(words, i, '--pager'), valueAt(words, i, '-H')]
+      .filter((v): v is Word => v !== undefined)
+      .map((v) => shellString(v)),
+  ),
+})
 const scp: Runner = (words) => {
   const inner: Inner[] = []
   for (let i = 1; i < words.length; i++) {
@@ -186,7 +211,22 @@ const scp: Runner = (words) => {
 }
 
 const VIMS = ['vi', 'vim', 'nvim', 'gvim', 'view', 'vimdiff', 'rvim', 'ex', 'nex', 'evim']
-export const OPTION_RUNNERS: Readonly<Record<string, Runner>> = { git, tar, gtar: tar, bsdtar: tar, zip, rsync, coproc, alias, npx, bunx: npx, npm: npx, man, scp, ...Object.fromEntries(VIMS.map((v) => [v, vim])) }
+export const OPTION_RUNNERS: Readonly<Record<string, Runner>> = {
+  git,
+  tar,
+  gtar: tar,
+  bsdtar: tar,
+  zip,
+  rsync,
+  coproc,
+  alias,
+  npx,
+  bunx: npx,
+  npm: npx,
+  man,
+  scp,
+  ...Object.fromEntries(VIMS.map((v) => [v, vim])),
+}
 
 /** Environment variables whose value is a command run later (a pager, an editor, git's ssh, less's preprocessor). */
 const ENV_COMMANDS = new Set([
@@ -211,11 +251,24 @@ const ENV_COMMANDS = new Set([
   'BROWSER',
 ])
 /** Environment variables that make a program load code the guard cannot read. */
-const ENV_LOADS = new Set(['LD_PRELOAD', 'LD_AUDIT', 'BASH_ENV', 'ENV', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_EXEC_PATH'])
+const ENV_LOADS = new Set([
+  'LD_PRELOAD',
+  'LD_AUDIT',
+  'BASH_ENV',
+  'ENV',
+  'GIT_CONFIG_PARAMETERS',
+  'GIT_CONFIG_GLOBAL',
+  'GIT_CONFIG_SYSTEM',
+  'GIT_EXEC_PATH',
+])
 
 /** What setting an environment variable runs: its value as a command, or an unreadable program. */
 export function envCommand(name: string, value: Word): Inner | undefined {
-  if (ENV_LOADS.has(name) || (name === 'NODE_OPTIONS' && /(^|\s)(-r|--require|--import|--loader|--experimental-loader)\b/.test(value.text))) return value.text.trim() === '' ? undefined : unknown(`$${name}`)
+  if (
+    ENV_LOADS.has(name) ||
+    (name === 'NODE_OPTIONS' && /(^|\s)(-r|--require|--import|--loader|--experimental-loader)\b/.test(value.text))
+  )
+    return value.text.trim() === '' ? undefined : unknown(`$${name}`)
   // `GIT_CONFIG_VALUE_0='…'` (with `GIT_CONFIG_KEY_0=core.pager`): a setting's value may be a command.
   if ((!ENV_COMMANDS.has(name) && !/^GIT_CONFIG_VALUE_\d+$/.test(name)) || value.text.trim() === '') return undefined
   return shellString(value, asScript(value).replace(/^\s*\|+/, ''))

@@ -88,4 +88,5 @@ export function optionValue(scanned: Scanned, names: readonly string[]): Word | 
   return found
 }
 
-export const hasOption = (scanned: Scanned, names: readonly string[]): boolean => scanned.options.some((o) => names.includes(o.name))
+export const hasOption = (scanned: Scanned, names: readonly string[]): boolean =>
+  scanned.options.some((o) => names.includes(o.name))

@@ -14,7 +14,32 @@ export interface GuardOptions {
 }
 
 /** System paths whose recursive deletion or re-permissioning breaks the machine. */
-const SYSTEM = ['/', '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/opt', '/proc', '/root', '/sbin', '/srv', '/sys', '/usr', '/var', '/System', '/Library', '/Users', '/Applications', '/private', 'C:\\', 'C:/']
+const SYSTEM = [
+  '/',
+  '/bin',
+  '/boot',
+  '/dev',
+  '/etc',
+  '/home',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/opt',
+  '/proc',
+  '/root',
+  '/sbin',
+  '/srv',
+  '/sys',
+  '/usr',
+  '/var',
+  '/System',
+  '/Library',
+  '/Users',
+  '/Applications',
+  '/private',
+  'C:\\',
+  'C:/',
+]
 const HOME = ['~', '$HOME', '${HOME}']
 
 /** `/etc`, `/etc/`, `/etc/*`, `/*`, `~`, `~/`, `~/*`, `$HOME/*`, `/usr/..`… */
@@ -118,7 +143,13 @@ export function wordZone(w: Word, wd: string | null | undefined, opts: GuardOpti
   const values = valuesOf(w)
   if (!values) return 'unknown'
   const zones = values.map((v) => zoneOf(v, wd, opts))
-  return zones.includes('outside') ? 'outside' : zones.includes('unknown') ? 'unknown' : zones.includes('inside') ? 'inside' : 'scratch'
+  return zones.includes('outside')
+    ? 'outside'
+    : zones.includes('unknown')
+      ? 'unknown'
+      : zones.includes('inside')
+        ? 'inside'
+        : 'scratch'
 }
 
 /** Kernel files and raw memory: writing them reconfigures or crashes the machine (`/proc/sysrq-trigger`). */
@@ -152,7 +183,11 @@ export function braceExpand(text: string, limit = 257): string[] {
       const tail = text.slice(i + 1)
       const body = text.slice(open + 1, i)
       let items: string[] | undefined
-      if (commas.length > 0) items = [...commas.map((_, k) => text.slice(k === 0 ? open + 1 : commas[k - 1]! + 1, commas[k])), text.slice(commas.at(-1)! + 1, i)]
+      if (commas.length > 0)
+        items = [
+          ...commas.map((_, k) => text.slice(k === 0 ? open + 1 : commas[k - 1]! + 1, commas[k])),
+          text.slice(commas.at(-1)! + 1, i),
+        ]
       else {
         const seq = /^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])$/.exec(body)
         if (seq) items = sequence(seq[1]!, seq[2]!, limit)
@@ -161,7 +196,8 @@ export function braceExpand(text: string, limit = 257): string[] {
       // The items and the tail expand on their own (once each), then combine: no blow-up on `{a,b}{a,b}…`.
       const tails = braceExpand(tail, limit)
       const out: string[] = []
-      for (const item of items) for (const x of braceExpand(item, limit)) for (const t of tails) if (out.length < limit) out.push(head + x + t)
+      for (const item of items)
+        for (const x of braceExpand(item, limit)) for (const t of tails) if (out.length < limit) out.push(head + x + t)
       return out
     }
   }
@@ -173,6 +209,7 @@ function sequence(a: string, b: string, limit: number): string[] {
   const from = num ? Number(a) : a.charCodeAt(0)
   const to = num ? Number(b) : b.charCodeAt(0)
   const out: string[] = []
-  for (let v = from; out.length < limit && (from <= to ? v <= to : v >= to); v += from <= to ? 1 : -1) out.push(num ? String(v) : String.fromCharCode(v))
+  for (let v = from; out.length < limit && (from <= to ? v <= to : v >= to); v += from <= to ? 1 : -1)
+    out.push(num ? String(v) : String.fromCharCode(v))
   return out
 }

@@ -12,7 +12,9 @@ export { isCriticalPath }
 const texts = (args: Word[]) => args.filter((a) => !a.dynamic).map((a) => a.text)
 /** Whether short or long flags contain one of the letters/names (`-rf`, `-Rf`, `--recursive`). */
 function hasFlag(args: Word[], letters: string, long: string[]): boolean {
-  return texts(args).some((a) => (a.startsWith('--') ? long.includes(a) : a.startsWith('-') && [...a.slice(1)].some((c) => letters.includes(c))))
+  return texts(args).some((a) =>
+    a.startsWith('--') ? long.includes(a) : a.startsWith('-') && [...a.slice(1)].some((c) => letters.includes(c)),
+  )
 }
 const operands = (args: Word[]) => args.filter((a) => a.dynamic || !a.text.startsWith('-'))
 
@@ -26,12 +28,14 @@ function isSource(cmd: SimpleCommand): boolean {
   return false
 }
 /** A target that arrives from input at run time, unless it is known to lie under roots that are not critical (find's `{}` under `.`). */
-const unknownTarget = (w: Word) => w.fromInput !== undefined && (w.fromInput.within === undefined || w.fromInput.within.some(isCriticalPath))
+const unknownTarget = (w: Word) =>
+  w.fromInput !== undefined && (w.fromInput.within === undefined || w.fromInput.within.some(isCriticalPath))
 /** `$HOME`, `"${HOME}"/`, `$HOME/*`: the home folder as an expansion, quoted or not. */
 const HOME_WORD = /^(\$HOME|\$\{HOME\})(\/\*?)?$/
 /** `"$DIR"/*`: an empty or unset variable makes it `/*`. */
 const VAR_GLOB = /^(["']?)\$\{?([A-Za-z_]\w*|[0-9@*])\}?\1?\/\*$/
-const BLOCK_DEVICE = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/|md\d|dm-\d|loop\d|sr\d)/
+const BLOCK_DEVICE =
+  /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/|md\d|dm-\d|loop\d|sr\d)/
 
 /**
  * The guard's rules: a table, each row an id, a message and a test on one
@@ -41,11 +45,16 @@ export const RULES: readonly GuardRule[] = [
   {
     id: 'pipe-to-shell',
     message: 'downloaded or decoded data piped into a shell or interpreter',
-    test: (c) => (readsProgramFromStdin(c) && c.pipedFrom.some(isSource)) || (INTERPRETERS.has(c.name) || c.name === 'source' || c.name === '.' || c.name === 'eval' ? c.args.some((a) => a.inner.some(isSource)) : false),
+    test: (c) =>
+      (readsProgramFromStdin(c) && c.pipedFrom.some(isSource)) ||
+      (INTERPRETERS.has(c.name) || c.name === 'source' || c.name === '.' || c.name === 'eval'
+        ? c.args.some((a) => a.inner.some(isSource))
+        : false),
   },
   {
     id: 'dynamic-command',
-    message: 'the command name is an expansion ($VAR, $(…), `…`) or arrives from input at run time, so what runs cannot be known before it runs',
+    message:
+      'the command name is an expansion ($VAR, $(…), `…`) or arrives from input at run time, so what runs cannot be known before it runs',
     test: (c) => c.nameDynamic,
   },
   {
@@ -60,7 +69,14 @@ export const RULES: readonly GuardRule[] = [
     test: (c) =>
       c.name === 'rm' &&
       (texts(c.args).includes('--no-preserve-root') ||
-        (hasFlag(c.args, 'rR', ['--recursive']) && operands(c.args).some((a) => (a.fromInput ? false : a.dynamic && !a.values ? HOME_WORD.test(unquote(a.text)) || VAR_GLOB.test(a.text) : (valuesOf(a) ?? []).some(isCriticalPath))))),
+        (hasFlag(c.args, 'rR', ['--recursive']) &&
+          operands(c.args).some((a) =>
+            a.fromInput
+              ? false
+              : a.dynamic && !a.values
+                ? HOME_WORD.test(unquote(a.text)) || VAR_GLOB.test(a.text)
+                : (valuesOf(a) ?? []).some(isCriticalPath),
+          ))),
   },
   {
     id: 'fork-bomb',
@@ -83,7 +99,10 @@ export const RULES: readonly GuardRule[] = [
   {
     id: 'chmod-chown-system',
     message: 'recursive chmod/chown of / or a system folder',
-    test: (c) => ['chmod', 'chown', 'chgrp'].includes(c.name) && hasFlag(c.args, 'R', ['--recursive']) && operands(c.args).some((a) => !a.fromInput && (valuesOf(a) ?? []).some(isCriticalPath)),
+    test: (c) =>
+      ['chmod', 'chown', 'chgrp'].includes(c.name) &&
+      hasFlag(c.args, 'R', ['--recursive']) &&
+      operands(c.args).some((a) => !a.fromInput && (valuesOf(a) ?? []).some(isCriticalPath)),
   },
   {
     id: 'find-delete-critical',
@@ -93,13 +112,16 @@ export const RULES: readonly GuardRule[] = [
       const a = texts(c.args)
       const firstExpr = a.findIndex((x) => x.startsWith('-') || x === '(' || x === '!')
       const roots = firstExpr === -1 ? a : a.slice(0, firstExpr)
-      const deletes = a.includes('-delete') || a.some((x, i) => (x === '-exec' || x === '-execdir') && basename(a[i + 1] ?? '') === 'rm')
+      const deletes =
+        a.includes('-delete') ||
+        a.some((x, i) => (x === '-exec' || x === '-execdir') && basename(a[i + 1] ?? '') === 'rm')
       return deletes && roots.some(isCriticalPath)
     },
   },
   {
     id: 'destructive-unknown-target',
-    message: 'a destructive command (recursive rm, chmod/chown -R, shred, dd of=) whose targets come from input at run time (xargs, parallel, find -exec {} over a system folder), so what it destroys cannot be checked',
+    message:
+      'a destructive command (recursive rm, chmod/chown -R, shred, dd of=) whose targets come from input at run time (xargs, parallel, find -exec {} over a system folder), so what it destroys cannot be checked',
     test: (c) => {
       const targets = c.args.filter(unknownTarget)
       if (targets.length === 0) return false
@@ -129,7 +151,16 @@ export const RULES: readonly GuardRule[] = [
       const i = a.indexOf('push')
       if (i === -1) return false
       const rest = a.slice(i + 1)
-      if (rest.some((x) => x === '--force' || x === '--delete' || x === '--mirror' || (/^-[a-zA-Z]+$/.test(x) && (x.includes('f') || x.includes('d'))))) return true
+      if (
+        rest.some(
+          (x) =>
+            x === '--force' ||
+            x === '--delete' ||
+            x === '--mirror' ||
+            (/^-[a-zA-Z]+$/.test(x) && (x.includes('f') || x.includes('d'))),
+        )
+      )
+        return true
       return rest
         .filter((x) => !x.startsWith('-'))
         .slice(1)
@@ -148,14 +179,21 @@ export const RULES: readonly GuardRule[] = [
     test: (c) =>
       ['shutdown', 'reboot', 'halt', 'poweroff'].includes(c.name) ||
       (c.name === 'init' && ['0', '6'].includes(texts(c.args)[0] ?? '')) ||
-      (c.name === 'systemctl' && ['poweroff', 'reboot', 'halt', 'kexec'].includes(texts(c.args).find((x) => !x.startsWith('-')) ?? '')),
+      (c.name === 'systemctl' &&
+        ['poweroff', 'reboot', 'halt', 'kexec'].includes(texts(c.args).find((x) => !x.startsWith('-')) ?? '')),
   },
   ...TARGET_RULES,
 ]
 
 /** The rule for input the grammar cannot parse: the guard fails closed. */
-export const PARSE_ERROR_RULE = { id: 'parse-error', message: 'the command does not parse as shell; the guard blocks what it cannot read' } as const
+export const PARSE_ERROR_RULE = {
+  id: 'parse-error',
+  message: 'the command does not parse as shell; the guard blocks what it cannot read',
+} as const
 /** Shell strings and wrappers nested deeper than the guard follows are blocked, not followed. */
-export const TOO_DEEP_RULE = { id: 'too-deep', message: 'commands nested too deep (or fanning out too far) to check' } as const
+export const TOO_DEEP_RULE = {
+  id: 'too-deep',
+  message: 'commands nested too deep (or fanning out too far) to check',
+} as const
 
 export { SHELLS }

@@ -14,7 +14,24 @@ const restore = (s: string) =>
     .replace(/\u0004/g, '}')
     .replace(/\u0005/g, ',')
 /** Parameters whose value is a number or a flag string: never a path. */
-const NUMERIC = new Set(['$', '!', '?', '#', '-', 'RANDOM', 'SRANDOM', 'BASHPID', 'LINENO', 'SECONDS', 'PPID', 'UID', 'EUID', 'SHLVL', 'COLUMNS', 'LINES'])
+const NUMERIC = new Set([
+  '$',
+  '!',
+  '?',
+  '#',
+  '-',
+  'RANDOM',
+  'SRANDOM',
+  'BASHPID',
+  'LINENO',
+  'SECONDS',
+  'PPID',
+  'UID',
+  'EUID',
+  'SHLVL',
+  'COLUMNS',
+  'LINES',
+])
 /** Commands that read into the variables they name. */
 const READERS = new Set(['read', 'mapfile', 'readarray', 'getopts', 'select'])
 
@@ -42,7 +59,8 @@ const dirnameOf = (v: string) => {
   return i === -1 ? '.' : i === 0 ? '/' : t.slice(0, i)
 }
 
-const product = (a: string[], b: string[]): string[] | undefined => (a.length * b.length > MAX_VALUES ? undefined : a.flatMap((x) => b.map((y) => x + y)))
+const product = (a: string[], b: string[]): string[] | undefined =>
+  a.length * b.length > MAX_VALUES ? undefined : a.flatMap((x) => b.map((y) => x + y))
 
 /**
  * What a script has set so far, as the guard walks it in order: variables
@@ -111,8 +129,10 @@ export class Scope {
       const all = items.map((c) => this.values(c))
       return this.assign(name, items.length === 0 || all.some((v) => !v) ? null : (all.flat() as string[]))
     }
-    if (node.type === 'unset_command') for (const c of node.namedChildren) if (c?.type === 'variable_name') this.assign(c.text, [''])
-    if (node.type === 'command' && words?.[0] && !words[0].dynamic) this.command(basename(words[0].text), words.slice(1))
+    if (node.type === 'unset_command')
+      for (const c of node.namedChildren) if (c?.type === 'variable_name') this.assign(c.text, [''])
+    if (node.type === 'command' && words?.[0] && !words[0].dynamic)
+      this.command(basename(words[0].text), words.slice(1))
   }
 
   /** Assignments and `cd` inside a loop body come back round to its top: the guard takes them in before walking it. */
@@ -149,7 +169,13 @@ export class Scope {
     const to = v[0]!
     const joined = to.startsWith('/') || to.startsWith('~') || this.wd === '.' ? to : `${this.wd}/${to}`
     const n = normalize(joined)
-    this.wd = joined.startsWith('~') ? '~' : n.absolute ? `/${n.parts.join('/')}` : n.escapes ? joined : n.parts.join('/') || '.'
+    this.wd = joined.startsWith('~')
+      ? '~'
+      : n.absolute
+        ? `/${n.parts.join('/')}`
+        : n.escapes
+          ? joined
+          : n.parts.join('/') || '.'
   }
 
   private lookup(name: string): string[] | undefined {
@@ -194,7 +220,10 @@ export class Scope {
     if (!m[4] && rest !== '}') return undefined
     const own = this.expansion(m[2]!, quoted)
     if (!m[4] || m[4].endsWith('?')) return own
-    const parts = node.namedChildren.filter((c): c is Node => c !== null && c.type !== 'variable_name' && c.type !== 'subscript' && c.type !== 'special_variable_name')
+    const parts = node.namedChildren.filter(
+      (c): c is Node =>
+        c !== null && c.type !== 'variable_name' && c.type !== 'subscript' && c.type !== 'special_variable_name',
+    )
     let alt: string[] | undefined = ['']
     for (const p of parts) alt = alt && product(alt, this.alts(p, quoted) ?? [])
     if (parts.some((p) => !this.alts(p, quoted))) alt = undefined
@@ -244,7 +273,8 @@ export class Scope {
         for (const c of node.namedChildren) {
           if (!c || !out) continue
           gap(c.startIndex)
-          const a: string[] | undefined = c.type === 'string_content' ? [protect(unquote(`"${c.text}"`))] : this.alts(c, inString)
+          const a: string[] | undefined =
+            c.type === 'string_content' ? [protect(unquote(`"${c.text}"`))] : this.alts(c, inString)
           out = a && product(out, a)
           at = c.endIndex
         }

@@ -36,7 +36,11 @@ const shell: Runner = (words) => {
 }
 
 /** `su [-] [USER] -c CMD [args]`, `su -s SHELL`: the command runs in the user's shell. */
-const SU: OptionSpec = { short: 'cgGsw', long: ['--command', '--session-command', '--shell', '--group', '--supp-group', '--whitelist-environment'], permute: true }
+const SU: OptionSpec = {
+  short: 'cgGsw',
+  long: ['--command', '--session-command', '--shell', '--group', '--supp-group', '--whitelist-environment'],
+  permute: true,
+}
 function suLike(words: Word[], spec: OptionSpec): Inner[] {
   const s = scanOptions(words, 1, spec)
   const sh = basename(optionValue(s, ['-s', '--shell'])?.text ?? 'sh')
@@ -48,8 +52,12 @@ function suLike(words: Word[], spec: OptionSpec): Inner[] {
 
 /** `runuser -u USER [--] CMD` runs CMD; without `-u` it is su. */
 const runuser: Runner = (words) => {
-  const s = scanOptions(words, 1, { short: 'ugGsc', long: ['--user', '--group', '--supp-group', '--shell', '--command', '--session-command', '--whitelist-environment'] })
-  if (hasOption(s, ['-u', '--user'])) return { keep: false, inner: s.operands.length > 0 ? [{ words: s.operands }] : [] }
+  const s = scanOptions(words, 1, {
+    short: 'ugGsc',
+    long: ['--user', '--group', '--supp-group', '--shell', '--command', '--session-command', '--whitelist-environment'],
+  })
+  if (hasOption(s, ['-u', '--user']))
+    return { keep: false, inner: s.operands.length > 0 ? [{ words: s.operands }] : [] }
   return { keep: false, inner: suLike(words, SU) }
 }
 
@@ -61,7 +69,20 @@ const sg: Runner = (words) => {
 }
 
 /** `script -c CMD`, and the BSD form `script [-q] FILE CMD ARGS…`. */
-const SCRIPT: OptionSpec = { short: 'cEIOBTmoF', attached: 't', long: ['--command', '--echo', '--log-in', '--log-out', '--log-io', '--log-timing', '--logging-format', '--output-limit'] }
+const SCRIPT: OptionSpec = {
+  short: 'cEIOBTmoF',
+  attached: 't',
+  long: [
+    '--command',
+    '--echo',
+    '--log-in',
+    '--log-out',
+    '--log-io',
+    '--log-timing',
+    '--logging-format',
+    '--output-limit',
+  ],
+}
 const scriptRecorder: Runner = (words) => {
   const cmd = optionValue(scanOptions(words, 1, { ...SCRIPT, permute: true }), ['-c', '--command'])
   if (cmd) return { keep: false, inner: [script(asScript(cmd))] }
@@ -76,7 +97,10 @@ const ssh: Runner = (words) => {
   const s = scanOptions(words, 1, SSH)
   const inner: Inner[] = []
   for (const o of s.options) {
-    const m = o.name === '-o' && o.value ? /^\s*(ProxyCommand|LocalCommand|KnownHostsCommand)\s*[= ]\s*([\s\S]*)$/i.exec(asScript(o.value)) : null
+    const m =
+      o.name === '-o' && o.value
+        ? /^\s*(ProxyCommand|LocalCommand|KnownHostsCommand)\s*[= ]\s*([\s\S]*)$/i.exec(asScript(o.value))
+        : null
     if (m && m[2]!.toLowerCase() !== 'none') inner.push(script(m[2]!))
   }
   // Options may follow the host too.
@@ -110,12 +134,34 @@ const PERF_RUNS = new Set(['record', 'stat', 'trace', 'ftrace'])
 const perf: Runner = (words) => {
   let i = 1
   while (i < words.length && words[i]!.text.startsWith('-')) i++
-  if (['c2c', 'mem', 'lock', 'sched', 'kmem', 'kwork', 'kvm'].includes(words[i]?.text ?? '') && words[i + 1]?.text === 'record') i++
+  if (
+    ['c2c', 'mem', 'lock', 'sched', 'kmem', 'kwork', 'kvm'].includes(words[i]?.text ?? '') &&
+    words[i + 1]?.text === 'record'
+  )
+    i++
   if (!PERF_RUNS.has(words[i]?.text ?? '')) return { keep: false, inner: [] }
   return prefix(
     {
       short: 'ecoCFmptGuDrxIjLS',
-      long: ['--event', '--output', '--pid', '--tid', '--cpu', '--freq', '--mmap-pages', '--cgroup', '--uid', '--delay', '--repeat', '--field-separator', '--interval-print', '--call-graph', '--filter', '--pre', '--post'],
+      long: [
+        '--event',
+        '--output',
+        '--pid',
+        '--tid',
+        '--cpu',
+        '--freq',
+        '--mmap-pages',
+        '--cgroup',
+        '--uid',
+        '--delay',
+        '--repeat',
+        '--field-separator',
+        '--interval-print',
+        '--call-graph',
+        '--filter',
+        '--pre',
+        '--post',
+      ],
     },
     0,
     i + 1,
@@ -155,7 +201,10 @@ const flock: Runner = (words) => {
   const s = scanOptions(words, 1, { short: 'wEc', long: ['--timeout', '--wait', '--conflict-exit-code', '--command'] })
   const cmd = optionValue(s, ['-c', '--command'])
   if (cmd) return { keep: false, inner: [script(asScript(cmd))] }
-  const after = scanOptions(words, s.rest + 1, { short: 'wEc', long: ['--timeout', '--wait', '--conflict-exit-code', '--command'] })
+  const after = scanOptions(words, s.rest + 1, {
+    short: 'wEc',
+    long: ['--timeout', '--wait', '--conflict-exit-code', '--command'],
+  })
   const c2 = optionValue(after, ['-c', '--command'])
   if (c2) return { keep: false, inner: [script(asScript(c2))] }
   const rest = words.slice(after.rest)
@@ -171,7 +220,24 @@ const entr: Runner = (words) => {
 }
 
 /** `tmux new-session|new-window|split-window|respawn-*|run-shell|display-popup [opts] [SHELL-COMMAND]`. */
-const TMUX_RUNS = new Set(['new-session', 'new', 'new-window', 'neww', 'split-window', 'splitw', 'respawn-pane', 'respawnp', 'respawn-window', 'respawnw', 'run-shell', 'run', 'display-popup', 'popup', 'pipe-pane', 'pipep'])
+const TMUX_RUNS = new Set([
+  'new-session',
+  'new',
+  'new-window',
+  'neww',
+  'split-window',
+  'splitw',
+  'respawn-pane',
+  'respawnp',
+  'respawn-window',
+  'respawnw',
+  'run-shell',
+  'run',
+  'display-popup',
+  'popup',
+  'pipe-pane',
+  'pipep',
+])
 const tmux: Runner = (words) => {
   const top = scanOptions(words, 1, { short: 'LSfcT' })
   // `tmux -c CMD` runs CMD with the shell, like `sh -c`.
@@ -187,13 +253,19 @@ const screen = prefix({ short: 'cehpStTX', dashLong: ['-Logfile'] })
 
 /** `nix-shell --run|--command CMD`, `nix develop|shell … -c|--command CMD ARGS`. */
 const nixShell: Runner = (words) => {
-  const s = scanOptions(words, 1, { short: 'pAIE', long: ['--run', '--command', '--packages', '--attr', '--arg', '--argstr', '--include', '--expr'], arity: { '--arg': 2, '--argstr': 2 }, permute: true })
+  const s = scanOptions(words, 1, {
+    short: 'pAIE',
+    long: ['--run', '--command', '--packages', '--attr', '--arg', '--argstr', '--include', '--expr'],
+    arity: { '--arg': 2, '--argstr': 2 },
+    permute: true,
+  })
   const cmd = optionValue(s, ['--run', '--command'])
   return { keep: false, inner: cmd ? [script(asScript(cmd))] : [] }
 }
 const nix: Runner = (words) => {
   const i = words.findIndex((w, j) => j > 1 && !w.dynamic && (w.text === '-c' || w.text === '--command'))
-  if (!['develop', 'shell'].includes(words[1]?.text ?? '') || i === -1 || i === words.length - 1) return { keep: false, inner: [] }
+  if (!['develop', 'shell'].includes(words[1]?.text ?? '') || i === -1 || i === words.length - 1)
+    return { keep: false, inner: [] }
   return { keep: false, inner: [{ words: words.slice(i + 1) }] }
 }
 
@@ -211,7 +283,8 @@ const evalRunner: Runner = (words) => ({
 })
 const trap: Runner = (words) => {
   const arg = words[1]
-  if (!arg || words.length < 3 || (!arg.dynamic && (arg.text === '-' || arg.text.startsWith('-')))) return { keep: false, inner: [] }
+  if (!arg || words.length < 3 || (!arg.dynamic && (arg.text === '-' || arg.text.startsWith('-'))))
+    return { keep: false, inner: [] }
   return { keep: false, inner: [script(asScript(arg))] }
 }
 
@@ -226,11 +299,18 @@ export const SHELL_RUNNERS: Readonly<Record<string, Runner>> = {
   sg,
   newgrp: stdinShell,
   // `at -f FILE` stays judged itself: FILE is a program (see write-then-run.ts).
-  at: (words) => (words.some((w) => w.text === '-f' || w.text.startsWith('-l') || w.text === '-r' || w.text === '-d') ? { keep: true, inner: [] } : stdinShell(words)),
+  at: (words) =>
+    words.some((w) => w.text === '-f' || w.text.startsWith('-l') || w.text === '-r' || w.text === '-d')
+      ? { keep: true, inner: [] }
+      : stdinShell(words),
   batch: stdinShell,
   script: scriptRecorder,
   asciinema: (words) => {
-    const s = scanOptions(words, 2, { short: 'ctiI', long: ['--command', '--title', '--idle-time-limit', '--input', '--cols', '--rows', '--env', '--format'], permute: true })
+    const s = scanOptions(words, 2, {
+      short: 'ctiI',
+      long: ['--command', '--title', '--idle-time-limit', '--input', '--cols', '--rows', '--env', '--format'],
+      permute: true,
+    })
     const cmd = words[1]?.text === 'rec' ? optionValue(s, ['-c', '--command']) : undefined
     return { keep: false, inner: cmd ? [script(asScript(cmd))] : [] }
   },

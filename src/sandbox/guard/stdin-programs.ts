@@ -12,7 +12,11 @@ export function feedStdin(cmd: SimpleCommand, text: string, nest: Nesting): Simp
   if (!lang) return []
   cmd.program = text
   const place: Place = { pipedFrom: cmd.pipedFrom, writesTo: [], source: cmd.source, wd: wdOf(cmd.wd) }
-  return shellCalls(lang, text).inner.flatMap((inner) => ('words' in inner ? nest.expand(inner.words, place) : nest.script(inner.script, { pipedFrom: cmd.pipedFrom, wd: wdOf(cmd.wd) })))
+  return shellCalls(lang, text).inner.flatMap((inner) =>
+    'words' in inner
+      ? nest.expand(inner.words, place)
+      : nest.script(inner.script, { pipedFrom: cmd.pipedFrom, wd: wdOf(cmd.wd) }),
+  )
 }
 
 /** What `echo`/`printf` with literal arguments writes, else undefined. */
@@ -20,7 +24,11 @@ export function printed(cmd: SimpleCommand | undefined): string | undefined {
   if (!cmd || cmd.args.some((a) => a.dynamic) || (cmd.name !== 'echo' && cmd.name !== 'printf')) return undefined
   const esc = (s: string) =>
     s.replace(/\\(0[0-7]{0,3}|x[0-9a-fA-F]{1,2}|[\s\S])/g, (_, e: string) =>
-      e[0] === '0' ? String.fromCharCode(parseInt(e, 8)) : e[0] === 'x' && e.length > 1 ? String.fromCharCode(parseInt(e.slice(1), 16)) : (({ n: '\n', t: '\t', r: '\r' } as Record<string, string>)[e] ?? e),
+      e[0] === '0'
+        ? String.fromCharCode(parseInt(e, 8))
+        : e[0] === 'x' && e.length > 1
+          ? String.fromCharCode(parseInt(e.slice(1), 16))
+          : (({ n: '\n', t: '\t', r: '\r' } as Record<string, string>)[e] ?? e),
     )
   const a = cmd.args.map((w) => w.text)
   if (cmd.name === 'echo') {
@@ -33,7 +41,9 @@ export function printed(cmd: SimpleCommand | undefined): string | undefined {
   let k = 0
   // The format is reused while arguments remain, as printf does.
   do {
-    out += esc(format).replace(/%(%|[-+ #0]*\d*(?:\.\d+)?[sbdiouxXcfeEgG])/g, (_, spec: string) => (spec === '%' ? '%' : (values[k++] ?? '')))
+    out += esc(format).replace(/%(%|[-+ #0]*\d*(?:\.\d+)?[sbdiouxXcfeEgG])/g, (_, spec: string) =>
+      spec === '%' ? '%' : (values[k++] ?? ''),
+    )
   } while (k < values.length && /%[^%]/.test(format))
   return out
 }
@@ -81,8 +91,21 @@ function makeRecipes(text: string): string | undefined {
 export function runFile(cmd: SimpleCommand, text: string, nest: Nesting): SimpleCommand[] {
   const wd = wdOf(cmd.wd)
   const bang = /^#!\s*(\S+)(?:[ \t]+(\S+))?/.exec(text)
-  const runner = cmd.path ? (bang ? (basename(bang[1]!) === 'env' ? (bang[2] ?? '') : basename(bang[1]!)) : 'sh') : cmd.name
-  const script = runner === 'make' || runner === 'gmake' ? makeRecipes(text) : runner === 'crontab' ? cronCommands(text) : SHELLS.has(runner) || ['source', '.', 'at', 'batch'].includes(runner) ? text : undefined
+  const runner = cmd.path
+    ? bang
+      ? basename(bang[1]!) === 'env'
+        ? (bang[2] ?? '')
+        : basename(bang[1]!)
+      : 'sh'
+    : cmd.name
+  const script =
+    runner === 'make' || runner === 'gmake'
+      ? makeRecipes(text)
+      : runner === 'crontab'
+        ? cronCommands(text)
+        : SHELLS.has(runner) || ['source', '.', 'at', 'batch'].includes(runner)
+          ? text
+          : undefined
   if (script !== undefined) return nest.script(script, { pipedFrom: [], wd })
   const lang = languageOf(runner)
   if (!lang || lang === 'awk' || lang === 'sed') {
@@ -92,5 +115,7 @@ export function runFile(cmd: SimpleCommand, text: string, nest: Nesting): Simple
   const place: Place = { pipedFrom: [], writesTo: [], source: cmd.source, wd }
   const calls = shellCalls(lang, text)
   if (calls.dynamic) cmd.runsWritten = true
-  return calls.inner.flatMap((inner) => ('words' in inner ? nest.expand(inner.words, place) : nest.script(inner.script, { pipedFrom: [], wd })))
+  return calls.inner.flatMap((inner) =>
+    'words' in inner ? nest.expand(inner.words, place) : nest.script(inner.script, { pipedFrom: [], wd }),
+  )
 }

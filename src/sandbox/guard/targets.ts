@@ -19,7 +19,10 @@ function after(w: Word, prefix: string): Word {
 }
 /** `host:path`, `rsync://…`: a remote path, outside the workspace whatever it names. */
 const REMOTE = /^[^/]*:/
-const remote = (w: Word): Word => (!w.dynamic && REMOTE.test(w.text) && !w.text.startsWith('./') ? { text: '/remote', dynamic: false, inner: w.inner } : w)
+const remote = (w: Word): Word =>
+  !w.dynamic && REMOTE.test(w.text) && !w.text.startsWith('./')
+    ? { text: '/remote', dynamic: false, inner: w.inner }
+    : w
 
 const ops = (c: SimpleCommand, spec: OptionSpec) => scanOptions(c.args, 0, { ...spec, permute: true })
 const strict = (word: Word): Target => ({ word, strict: true })
@@ -83,12 +86,27 @@ const BY_NAME: Record<string, Finder> = {
     const to = optionValue(s, ['-t', '--target-directory'])
     return [...s.operands, ...(to ? [to] : [])].map(strict)
   },
-  cp: (c) => [destination(c, { short: 'tS', long: ['--target-directory', '--suffix'] })].filter((w) => w !== undefined).map(strict),
-  install: (c) => [destination(c, { short: 'tmogS', long: ['--target-directory', '--mode', '--owner', '--group', '--suffix', '--strip-program'] })].filter((w) => w !== undefined).map(strict),
+  cp: (c) =>
+    [destination(c, { short: 'tS', long: ['--target-directory', '--suffix'] })]
+      .filter((w) => w !== undefined)
+      .map(strict),
+  install: (c) =>
+    [
+      destination(c, {
+        short: 'tmogS',
+        long: ['--target-directory', '--mode', '--owner', '--group', '--suffix', '--strip-program'],
+      }),
+    ]
+      .filter((w) => w !== undefined)
+      .map(strict),
   ln: (c) => {
     const s = ops(c, { short: 'tS', long: ['--target-directory', '--suffix'] })
     const force = s.options.some((o) => o.name === '-f' || o.name === '--force')
-    return force ? [destination(c, { short: 'tS', long: ['--target-directory', '--suffix'] })].filter((w) => w !== undefined).map(strict) : []
+    return force
+      ? [destination(c, { short: 'tS', long: ['--target-directory', '--suffix'] })]
+          .filter((w) => w !== undefined)
+          .map(strict)
+      : []
   },
   rsync: (c) => {
     const s = ops(c, RSYNC)
@@ -119,11 +137,14 @@ const BY_NAME: Record<string, Finder> = {
   },
   tar: (c) => {
     const a = c.args.map((w) => (w.dynamic ? '' : w.text))
-    const extracts = /^[^-]*x/.test(a[0] ?? '') || a.some((x) => /^-[A-Za-z]*x/.test(x) || x === '--extract' || x === '--get')
+    const extracts =
+      /^[^-]*x/.test(a[0] ?? '') || a.some((x) => /^-[A-Za-z]*x/.test(x) || x === '--extract' || x === '--get')
     if (!extracts) return tarArchive(c, a)
-    if (a.some((x) => x === '-P' || x === '--absolute-names' || /^-[A-Za-z]*P/.test(x))) return [strict({ text: '$__members', dynamic: true, inner: [] })]
+    if (a.some((x) => x === '-P' || x === '--absolute-names' || /^-[A-Za-z]*P/.test(x)))
+      return [strict({ text: '$__members', dynamic: true, inner: [] })]
     const at = a.findIndex((x) => x === '-C' || x === '--directory' || x.startsWith('--directory='))
-    const dir = at === -1 ? undefined : a[at]!.startsWith('--directory=') ? after(c.args[at]!, '--directory=') : c.args[at + 1]
+    const dir =
+      at === -1 ? undefined : a[at]!.startsWith('--directory=') ? after(c.args[at]!, '--directory=') : c.args[at + 1]
     return dir ? [strict(child(dir))] : []
   },
   unzip: (c) => {
@@ -139,12 +160,29 @@ const BY_NAME: Record<string, Finder> = {
     const a = c.args.map((w) => (w.dynamic ? '' : w.text))
     const sub = a.find((x, i) => !x.startsWith('-') && a[i - 1] !== '-C' && a[i - 1] !== '-c')
     if (!['clean', 'reset', 'checkout', 'restore', 'stash', 'switch'].includes(sub ?? '')) return []
-    return c.args.flatMap((w, i) => (a[i - 1] === '-C' ? [w] : a[i]!.startsWith('--work-tree=') ? [after(w, '--work-tree=')] : [])).map((w) => strict(child(w)))
+    return c.args
+      .flatMap((w, i) => (a[i - 1] === '-C' ? [w] : a[i]!.startsWith('--work-tree=') ? [after(w, '--work-tree=')] : []))
+      .map((w) => strict(child(w)))
   },
   // Output files named by an option: a download, a sorted file, a compiled program, a new archive.
-  curl: (c) => output(c, { short: 'oHdXuAeETwbcrKmxy', long: ['--output', '--header', '--data', '--user', '--user-agent', '--referer'] }, ['-o', '--output']),
-  wget: (c) => output(c, { short: 'OoaPeUtTwQlA', long: ['--output-document', '--header', '--user', '--user-agent', '--referer'] }, ['-O', '--output-document']),
-  sort: (c) => output(c, { short: 'okStT', long: ['--output', '--key', '--field-separator', '--buffer-size', '--temporary-directory'] }, ['-o', '--output']),
+  curl: (c) =>
+    output(
+      c,
+      { short: 'oHdXuAeETwbcrKmxy', long: ['--output', '--header', '--data', '--user', '--user-agent', '--referer'] },
+      ['-o', '--output'],
+    ),
+  wget: (c) =>
+    output(
+      c,
+      { short: 'OoaPeUtTwQlA', long: ['--output-document', '--header', '--user', '--user-agent', '--referer'] },
+      ['-O', '--output-document'],
+    ),
+  sort: (c) =>
+    output(
+      c,
+      { short: 'okStT', long: ['--output', '--key', '--field-separator', '--buffer-size', '--temporary-directory'] },
+      ['-o', '--output'],
+    ),
   sed: (c) => {
     const s = ops(c, { short: 'efl', long: ['--expression', '--file', '--line-length'], attached: 'i' })
     if (!hasOption(s, ['-i', '--in-place'])) return []
@@ -154,21 +192,36 @@ const BY_NAME: Record<string, Finder> = {
 }
 
 /** Deleting tools with rm's meaning: every operand goes. */
-for (const name of ['rimraf', 'srm', 'wipe', 'trash', 'trash-put', 'del']) BY_NAME[name] = (c) => ops(c, {}).operands.map(strict)
+for (const name of ['rimraf', 'srm', 'wipe', 'trash', 'trash-put', 'del'])
+  BY_NAME[name] = (c) => ops(c, {}).operands.map(strict)
 
 /** What lands inside a folder: a child of it (`tar -C /usr`, `unzip -d /etc` overwrite what is there). */
-const child = (w: Word): Word => ({ ...w, text: `${w.text}/any`, ...(w.values ? { values: w.values.map((v) => `${v}/any`) } : {}) })
+const child = (w: Word): Word => ({
+  ...w,
+  text: `${w.text}/any`,
+  ...(w.values ? { values: w.values.map((v) => `${v}/any`) } : {}),
+})
 
-for (const name of ['gcc', 'g++', 'cc', 'c++', 'clang', 'clang++', 'rustc']) BY_NAME[name] = (c) => output(c, { short: 'oIDLlUxW' }, ['-o'])
+for (const name of ['gcc', 'g++', 'cc', 'c++', 'clang', 'clang++', 'rustc'])
+  BY_NAME[name] = (c) => output(c, { short: 'oIDLlUxW' }, ['-o'])
 for (const name of ['ruby', 'gawk']) BY_NAME[name] = BY_NAME.perl!
 
 /** The archive `tar c` writes: `tar czf FILE`, `tar -cf FILE`, `tar --file=FILE` (not `-`, stdout). */
 function tarArchive(c: SimpleCommand, a: readonly string[]): Target[] {
-  const creates = /^[^-]*[cru]/.test(a[0] ?? '') || a.some((x) => /^-[A-Za-z]*[cru]/.test(x) || ['--create', '--append', '--update'].includes(x))
+  const creates =
+    /^[^-]*[cru]/.test(a[0] ?? '') ||
+    a.some((x) => /^-[A-Za-z]*[cru]/.test(x) || ['--create', '--append', '--update'].includes(x))
   if (!creates) return []
   const eq = a.findIndex((x) => x.startsWith('--file='))
   const flag = a.findIndex((x) => /^-[A-Za-z]*f$/.test(x) || x === '--file')
-  const file = eq !== -1 ? after(c.args[eq]!, '--file=') : /^[^-]*f/.test(a[0] ?? '') ? c.args[1] : flag !== -1 ? c.args[flag + 1] : undefined
+  const file =
+    eq !== -1
+      ? after(c.args[eq]!, '--file=')
+      : /^[^-]*f/.test(a[0] ?? '')
+        ? c.args[1]
+        : flag !== -1
+          ? c.args[flag + 1]
+          : undefined
   return file && !(!file.dynamic && file.text === '-') ? [strict(file)] : []
 }
 
@@ -206,7 +259,10 @@ export function writtenBy(c: SimpleCommand): Word[] {
   const extra: Word[] = (c.writes ?? []).filter((w) => w.append && !w.read).map((w) => w.target)
   if (c.name === 'tee') extra.push(...ops(c, { long: ['--output-error'] }).operands)
   // `sysctl -w kernel.x=1`, `sysctl kernel.x=1`: a write to /proc/sys.
-  if (c.name === 'sysctl') for (const w of c.args) if (!w.dynamic && /^[\w./-]+=/.test(w.text)) extra.push({ text: `/proc/sys/${w.text.split('=')[0]!.replace(/\./g, '/')}`, dynamic: false, inner: [] })
+  if (c.name === 'sysctl')
+    for (const w of c.args)
+      if (!w.dynamic && /^[\w./-]+=/.test(w.text))
+        extra.push({ text: `/proc/sys/${w.text.split('=')[0]!.replace(/\./g, '/')}`, dynamic: false, inner: [] })
   return [
     ...destroyedBy(c)
       .filter((t) => t.strict)

@@ -101,9 +101,40 @@ export interface Place {
 }
 
 /** Shells: they run what they read. */
-export const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'yash', 'posh', 'rbash', 'fish', 'ash', 'busybox', 'csh', 'tcsh'])
+export const SHELLS = new Set([
+  'sh',
+  'bash',
+  'zsh',
+  'dash',
+  'ksh',
+  'mksh',
+  'yash',
+  'posh',
+  'rbash',
+  'fish',
+  'ash',
+  'busybox',
+  'csh',
+  'tcsh',
+])
 /** Shells and interpreters that run what they read. */
-export const INTERPRETERS = new Set([...SHELLS, 'python', 'python3', 'python2', 'perl', 'ruby', 'node', 'nodejs', 'bun', 'php', 'lua', 'luajit', 'Rscript', 'osascript', 'pwsh'])
+export const INTERPRETERS = new Set([
+  ...SHELLS,
+  'python',
+  'python3',
+  'python2',
+  'perl',
+  'ruby',
+  'node',
+  'nodejs',
+  'bun',
+  'php',
+  'lua',
+  'luajit',
+  'Rscript',
+  'osascript',
+  'pwsh',
+])
 
 /**
  * The stand-in for a value that arrives from input: runners write it where the
@@ -127,7 +158,8 @@ export function basename(name: string): string {
 }
 
 /** Quotes a literal for a shell: `a b` → `'a b'`. */
-export const quote = (text: string): string => (/^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`)
+export const quote = (text: string): string =>
+  /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`
 
 /**
  * A word's value as a script or program reads it: literal text as it is, a
@@ -136,7 +168,8 @@ export const quote = (text: string): string => (/^[\w@%+=:,./-]+$/.test(text) ? 
  */
 export const asScript = (w: Word): string => (w.dynamic && !w.fromInput ? unquote(w.text) : w.text)
 /** Words joined into a script, each kept one word. */
-export const joinQuoted = (words: readonly Word[]): string => words.map((w) => (w.dynamic ? w.text : quote(w.text))).join(' ')
+export const joinQuoted = (words: readonly Word[]): string =>
+  words.map((w) => (w.dynamic ? w.text : quote(w.text))).join(' ')
 
 /** Removes shell quoting from a static word: 'a b' → a b, "x" → x, a\ b → a b. */
 export function unquote(text: string): string {

@@ -20,7 +20,23 @@ function sub(names: readonly string[], spec: OptionSpec = {}, positional = 0): R
   return (words) => (names.includes(words[1]?.text ?? '') && !words[1]!.dynamic ? run(words) : undefined)
 }
 
-const SUDO: OptionSpec = { short: 'aCcDghpRrTtUu', long: ['--user', '--group', '--host', '--prompt', '--chdir', '--chroot', '--role', '--type', '--other-user', '--close-from', '--command-timeout', '--login-class'] }
+const SUDO: OptionSpec = {
+  short: 'aCcDghpRrTtUu',
+  long: [
+    '--user',
+    '--group',
+    '--host',
+    '--prompt',
+    '--chdir',
+    '--chroot',
+    '--role',
+    '--type',
+    '--other-user',
+    '--close-from',
+    '--command-timeout',
+    '--login-class',
+  ],
+}
 const SYSTEMD_RUN: OptionSpec = {
   short: 'upEMHD',
   long: [
@@ -85,7 +101,22 @@ const BWRAP_ONE = [
   '--add-seccomp-fd',
   '--level-prefix',
 ]
-const BWRAP_TWO = ['--bind', '--bind-try', '--ro-bind', '--ro-bind-try', '--dev-bind', '--dev-bind-try', '--symlink', '--setenv', '--file', '--bind-data', '--ro-bind-data', '--chmod', '--bind-fd', '--ro-bind-fd']
+const BWRAP_TWO = [
+  '--bind',
+  '--bind-try',
+  '--ro-bind',
+  '--ro-bind-try',
+  '--dev-bind',
+  '--dev-bind-try',
+  '--symlink',
+  '--setenv',
+  '--file',
+  '--bind-data',
+  '--ro-bind-data',
+  '--chmod',
+  '--bind-fd',
+  '--ro-bind-fd',
+]
 
 /**
  * Wrappers that run the command after their options, by name, with the
@@ -97,11 +128,43 @@ export const WRAPPERS: Readonly<Record<string, Runner>> = {
   sudo: prefix(SUDO),
   doas: prefix({ short: 'uC' }),
   pkexec: prefix({ long: ['--user'] }),
-  run0: prefix({ short: 'ugD', long: ['--user', '--group', '--nice', '--chdir', '--setenv', '--property', '--unit', '--description', '--slice', '--machine', '--background'] }),
+  run0: prefix({
+    short: 'ugD',
+    long: [
+      '--user',
+      '--group',
+      '--nice',
+      '--chdir',
+      '--setenv',
+      '--property',
+      '--unit',
+      '--description',
+      '--slice',
+      '--machine',
+      '--background',
+    ],
+  }),
   'systemd-run': prefix(SYSTEMD_RUN),
   chpst: prefix({ short: 'uUbe/nlLmdofcprt' }),
   setpriv: prefix({
-    long: ['--reuid', '--regid', '--ruid', '--euid', '--rgid', '--egid', '--groups', '--inh-caps', '--ambient-caps', '--bounding-set', '--securebits', '--pdeathsig', '--selinux-label', '--apparmor-profile', '--landlock-access', '--landlock-rule'],
+    long: [
+      '--reuid',
+      '--regid',
+      '--ruid',
+      '--euid',
+      '--rgid',
+      '--egid',
+      '--groups',
+      '--inh-caps',
+      '--ambient-caps',
+      '--bounding-set',
+      '--securebits',
+      '--pdeathsig',
+      '--selinux-label',
+      '--apparmor-profile',
+      '--landlock-access',
+      '--landlock-rule',
+    ],
   }),
   gosu: prefix({}, 1),
   'su-exec': prefix({}, 1),
@@ -110,11 +173,31 @@ export const WRAPPERS: Readonly<Record<string, Runner>> = {
   fakeroot: prefix({ short: 'lisb', long: ['--lib', '--faked'] }),
   fakechroot: prefix({ short: 'lsecd', long: ['--lib', '--config-dir', '--environment', '--bindir'] }),
   // namespaces, containers of the host's own processes
-  unshare: prefix({ short: 'SGRw', attached: 'muinpUCTl', long: ['--setuid', '--setgid', '--root', '--wd', '--propagation', '--setgroups', '--map-user', '--map-group', '--map-users', '--map-groups', '--monotonic', '--boottime'] }),
+  unshare: prefix({
+    short: 'SGRw',
+    attached: 'muinpUCTl',
+    long: [
+      '--setuid',
+      '--setgid',
+      '--root',
+      '--wd',
+      '--propagation',
+      '--setgroups',
+      '--map-user',
+      '--map-group',
+      '--map-users',
+      '--map-groups',
+      '--monotonic',
+      '--boottime',
+    ],
+  }),
   nsenter: prefix({ short: 'tSGe', attached: 'muinpUCTrwZ', long: ['--target', '--setuid', '--setgid', '--env'] }),
   chroot: prefix({ long: ['--userspec', '--groups'] }, 1),
   firejail: prefix(),
-  proot: prefix({ short: 'rbqwvkiRSmp', long: ['--rootfs', '--bind', '--mount', '--qemu', '--cwd', '--verbose', '--kernel-release', '--change-id'] }),
+  proot: prefix({
+    short: 'rbqwvkiRSmp',
+    long: ['--rootfs', '--bind', '--mount', '--qemu', '--cwd', '--verbose', '--kernel-release', '--change-id'],
+  }),
   bwrap: prefix({ long: BWRAP_ONE, arity: { ...Object.fromEntries(BWRAP_TWO.map((o) => [o, 2])), '--overlay': 3 } }),
   capsh: (words) => {
     // Everything after `--` goes to /bin/bash (or `--shell=`).
@@ -168,7 +251,18 @@ export const WRAPPERS: Readonly<Record<string, Runner>> = {
   ionice: prefix({ short: 'cnpPu', long: ['--class', '--classdata', '--pid', '--pgid', '--uid'] }),
   chrt: prefix({ short: 'TPD', long: ['--sched-runtime', '--sched-period', '--sched-deadline'] }, 1),
   taskset: prefix({}, 1),
-  numactl: prefix({ short: 'ipmNCPwb', long: ['--interleave', '--preferred', '--preferred-many', '--membind', '--cpunodebind', '--physcpubind', '--weighted-interleave'] }),
+  numactl: prefix({
+    short: 'ipmNCPwb',
+    long: [
+      '--interleave',
+      '--preferred',
+      '--preferred-many',
+      '--membind',
+      '--cpunodebind',
+      '--physcpubind',
+      '--weighted-interleave',
+    ],
+  }),
   prlimit: prefix({ short: 'po', attached: 'cdefilmnqrstuvxy', long: ['--pid', '--output'] }),
   cpulimit: prefix({ short: 'lpe', long: ['--limit', '--pid', '--exe'] }),
   trickle: prefix({ short: 'udwtlnL' }),
@@ -194,7 +288,10 @@ export const WRAPPERS: Readonly<Record<string, Runner>> = {
   tini: prefix({ short: 'pe' }),
   'dumb-init': prefix({ short: 'r', long: ['--rewrite'] }),
   'dbus-run-session': prefix({ long: ['--config-file', '--dbus-daemon'] }),
-  'xvfb-run': prefix({ short: 'nsefpw', long: ['--server-num', '--server-args', '--error-file', '--auth-file', '--xauth-protocol', '--wait'] }),
+  'xvfb-run': prefix({
+    short: 'nsefpw',
+    long: ['--server-num', '--server-args', '--error-file', '--auth-file', '--xauth-protocol', '--wait'],
+  }),
   envdir: prefix({}, 1),
   // shell builtins that run their operands
   command: prefix(),

@@ -26,7 +26,24 @@ export function pathKey(value: string, wd: string | null | undefined): string | 
 const MAKEFILES = ['GNUmakefile', 'makefile', 'Makefile']
 /** make reading its rules from stdin or a descriptor: a Makefile no one can read. */
 const FROM_STDIN = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/self\/fd\/\d+)$/
-const MAKE_SPEC = { short: 'fCIjlWoE', long: ['--file', '--makefile', '--directory', '--include-dir', '--jobs', '--load-average', '--what-if', '--new-file', '--assume-new', '--old-file', '--assume-old', '--eval'], permute: true }
+const MAKE_SPEC = {
+  short: 'fCIjlWoE',
+  long: [
+    '--file',
+    '--makefile',
+    '--directory',
+    '--include-dir',
+    '--jobs',
+    '--load-average',
+    '--what-if',
+    '--new-file',
+    '--assume-new',
+    '--old-file',
+    '--assume-old',
+    '--eval',
+  ],
+  permute: true,
+}
 
 /** The files a command runs as a program, with `unreadable` when it runs one the guard cannot read at all. */
 function programsRun(c: SimpleCommand): { files: Word[]; prefixes: string[]; unreadable: boolean } {
@@ -35,10 +52,17 @@ function programsRun(c: SimpleCommand): { files: Word[]; prefixes: string[]; unr
   if (c.name === 'source' || c.name === '.') return fromFile(c.args[0])
   if (c.name === 'make' || c.name === 'gmake') {
     const s = scanOptions(c.args, 0, MAKE_SPEC)
-    const given = s.options.filter((o) => ['-f', '--file', '--makefile'].includes(o.name) && o.value).map((o) => o.value!)
+    const given = s.options
+      .filter((o) => ['-f', '--file', '--makefile'].includes(o.name) && o.value)
+      .map((o) => o.value!)
     const dir = optionValue(s, ['-C', '--directory'])
-    const unreadable = s.options.some((o) => o.name === '--eval' || o.name === '-E') || given.some((w) => !w.dynamic && FROM_STDIN.test(w.text))
-    const files = given.length > 0 ? given : MAKEFILES.map((m) => (dir ? (dir.dynamic ? dir : literal(`${dir.text}/${m}`)) : literal(m)))
+    const unreadable =
+      s.options.some((o) => o.name === '--eval' || o.name === '-E') ||
+      given.some((w) => !w.dynamic && FROM_STDIN.test(w.text))
+    const files =
+      given.length > 0
+        ? given
+        : MAKEFILES.map((m) => (dir ? (dir.dynamic ? dir : literal(`${dir.text}/${m}`)) : literal(m)))
     return { files, prefixes: [], unreadable }
   }
   if (c.name === 'git') return { ...none, prefixes: ['.git/hooks/'] }
@@ -48,9 +72,14 @@ function programsRun(c: SimpleCommand): { files: Word[]; prefixes: string[]; unr
     const file = c.args.find((a) => a.dynamic || !a.text.startsWith('-') || a.text === '-')
     return !file || file.text === '-' ? { ...none, unreadable: true } : fromFile(file)
   }
-  if ((c.name === 'at' || c.name === 'batch') && c.args.some((a) => a.text === '-f')) return fromFile(c.args[c.args.findIndex((a) => a.text === '-f') + 1])
+  if ((c.name === 'at' || c.name === 'batch') && c.args.some((a) => a.text === '-f'))
+    return fromFile(c.args[c.args.findIndex((a) => a.text === '-f') + 1])
   // `sh < x.sh`, `cat x.sh | sh`: a program read on stdin from a file.
-  if (INTERPRETERS.has(c.name) && readsProgramFromStdin(c)) return { ...none, files: [...(c.writes ?? []).filter((w) => w.read).map((w) => w.target), ...c.pipedFrom.flatMap((p) => p.args)] }
+  if (INTERPRETERS.has(c.name) && readsProgramFromStdin(c))
+    return {
+      ...none,
+      files: [...(c.writes ?? []).filter((w) => w.read).map((w) => w.target), ...c.pipedFrom.flatMap((p) => p.args)],
+    }
   if (!INTERPRETERS.has(c.name) || c.program !== undefined) return none
   if (c.args.some((a) => !a.dynamic && (/^-[a-zA-Z]*[ce]$/.test(a.text) || a.text === '-m'))) return none
   return fromFile(c.args.find((a) => a.dynamic || !a.text.startsWith('-')))
@@ -58,7 +87,11 @@ function programsRun(c: SimpleCommand): { files: Word[]; prefixes: string[]; unr
 
 /** A script read from a file: unreadable when the file is a pipe (`bash <(…)`, `. /dev/stdin`). */
 function fromFile(script: Word | undefined): { files: Word[]; prefixes: string[]; unreadable: boolean } {
-  return { files: script ? [script] : [], prefixes: [], unreadable: script !== undefined && !script.dynamic && FROM_STDIN.test(script.text) }
+  return {
+    files: script ? [script] : [],
+    prefixes: [],
+    unreadable: script !== undefined && !script.dynamic && FROM_STDIN.test(script.text),
+  }
 }
 
 /**

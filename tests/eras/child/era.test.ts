@@ -6,7 +6,11 @@ import { childMeta, inputRequiredError, isCredentialKey } from '../../../src/era
 import { npmServer } from '../../helpers/e2e.js'
 import { fixtureEntry, startRuntime } from '../../helpers/runtime.js'
 
-const MATERIAL = { protocolVersion: '2026-07-28', clientInfo: { name: 'mycelium', version: '1' }, clientCapabilities: { elicitation: {} } }
+const MATERIAL = {
+  protocolVersion: '2026-07-28',
+  clientInfo: { name: 'mycelium', version: '1' },
+  clientCapabilities: { elicitation: {} },
+}
 
 describe('the envelope a modern child gets', () => {
   it('keeps the caller’s trace context and vendor keys, replaces its envelope, drops credentials', () => {
@@ -47,14 +51,24 @@ describe('the envelope a modern child gets', () => {
       'io.modelcontextprotocol/logLevel': 'warning',
     })
     expect(childMeta(undefined, MATERIAL, undefined)).not.toHaveProperty(['io.modelcontextprotocol/logLevel'])
-    for (const key of ['token', 'idToken', 'bearer', 'credentials', 'session_id']) expect(isCredentialKey(key), key).toBe(true)
-    for (const key of ['progressToken', 'tokens_used', 'authority', 'traceparent']) expect(isCredentialKey(key), key).toBe(false)
+    for (const key of ['token', 'idToken', 'bearer', 'credentials', 'session_id'])
+      expect(isCredentialKey(key), key).toBe(true)
+    for (const key of ['progressToken', 'tokens_used', 'authority', 'traceparent'])
+      expect(isCredentialKey(key), key).toBe(false)
   })
 
   it('names what an input_required result asked for', () => {
-    const error = inputRequiredError('gh', 'tools/call', { resultType: 'input_required', inputRequests: { a: { method: 'elicitation/create', params: {} }, b: { method: 'sampling/createMessage', params: {} } } })
+    const error = inputRequiredError('gh', 'tools/call', {
+      resultType: 'input_required',
+      inputRequests: {
+        a: { method: 'elicitation/create', params: {} },
+        b: { method: 'sampling/createMessage', params: {} },
+      },
+    })
     expect(error.code).toBe(-32603)
-    expect(error.message).toMatch(/Server "gh" \(MCP 2026-07-28\) asked for input \(elicitation\/create, sampling\/createMessage\) to answer tools\/call/)
+    expect(error.message).toMatch(
+      /Server "gh" \(MCP 2026-07-28\) asked for input \(elicitation\/create, sampling\/createMessage\) to answer tools\/call/,
+    )
   })
 })
 
@@ -68,7 +82,11 @@ describe('era negotiation with each kind of child (era: auto)', () => {
         echo: fixtureEntry('echo', { era: 'auto' }),
         exits: fixtureEntry('strict-legacy', { env: { STRICT_LEGACY_LOG: spawns }, era: 'auto' }),
         // Half of startupTimeoutMs bounds the probe: this one waits 1 s, then initializes.
-        silent: fixtureEntry('strict-legacy', { env: { STRICT_LEGACY: 'silent' }, startupTimeoutMs: 2_000, era: 'auto' }),
+        silent: fixtureEntry('strict-legacy', {
+          env: { STRICT_LEGACY: 'silent' },
+          startupTimeoutMs: 2_000,
+          era: 'auto',
+        }),
         // No era key: the default (legacy) initializes even a server that speaks 2026-07-28.
         plain: fixtureEntry('modern-echo'),
         pinned: fixtureEntry('echo', { era: 'modern', startupTimeoutMs: 2_000, restart: { maxRetries: 0 } }),
@@ -76,10 +94,22 @@ describe('era negotiation with each kind of child (era: auto)', () => {
     })
     try {
       const child = (key: string) => runtime.supervisor.children.get(key)!
-      expect([child('modern').state, child('modern').era, child('modern').protocolVersion]).toEqual(['RUNNING', 'modern', '2026-07-28'])
+      expect([child('modern').state, child('modern').era, child('modern').protocolVersion]).toEqual([
+        'RUNNING',
+        'modern',
+        '2026-07-28',
+      ])
       expect(child('modern').serverInfo).toMatchObject({ name: 'modern-echo' })
-      expect([child('plain').state, child('plain').era, child('plain').protocolVersion]).toEqual(['RUNNING', 'legacy', '2025-11-25'])
-      expect([child('echo').state, child('echo').era, child('echo').protocolVersion]).toEqual(['RUNNING', 'legacy', '2025-11-25'])
+      expect([child('plain').state, child('plain').era, child('plain').protocolVersion]).toEqual([
+        'RUNNING',
+        'legacy',
+        '2025-11-25',
+      ])
+      expect([child('echo').state, child('echo').era, child('echo').protocolVersion]).toEqual([
+        'RUNNING',
+        'legacy',
+        '2025-11-25',
+      ])
       expect([child('exits').state, child('exits').era]).toEqual(['RUNNING', 'legacy'])
       expect(readFileSync(spawns, 'utf8').trim().split('\n')).toHaveLength(2)
       expect([child('silent').state, child('silent').era]).toEqual(['RUNNING', 'legacy'])
@@ -102,13 +132,22 @@ describe('era negotiation with each kind of child (era: auto)', () => {
     const runtime = await startRuntime({
       mcpServers: {
         everything: { command: process.execPath, args: [npmServer('server-everything'), 'stdio'] },
-        memory: { command: process.execPath, args: [npmServer('server-memory')], env: { MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl') } },
+        memory: {
+          command: process.execPath,
+          args: [npmServer('server-memory')],
+          env: { MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl') },
+        },
         fs: { command: process.execPath, args: [npmServer('server-filesystem'), dir] },
       },
     })
     try {
       for (const child of runtime.supervisor.children.values()) {
-        expect([child.key, child.state, child.era, child.protocolVersion]).toEqual([child.key, 'RUNNING', 'legacy', '2025-11-25'])
+        expect([child.key, child.state, child.era, child.protocolVersion]).toEqual([
+          child.key,
+          'RUNNING',
+          'legacy',
+          '2025-11-25',
+        ])
         expect(child.lists.tools.length).toBeGreaterThan(0)
       }
     } finally {

@@ -3,7 +3,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { ConnectionHandle, Runtime } from '../../../src/runtime/runtime.js'
-import { HOSTED_POLL_INTERVAL_MS, HostedTasks, needsTaskOptIn, startAsTask, taskHosting } from '../../../src/eras/face/hosted-tasks.js'
+import {
+  HOSTED_POLL_INTERVAL_MS,
+  HostedTasks,
+  needsTaskOptIn,
+  startAsTask,
+  taskHosting,
+} from '../../../src/eras/face/hosted-tasks.js'
 import { ParkedCalls, type ParkedCall } from '../../../src/eras/face/parked-calls.js'
 import { registerTaskHandlers, TASKS_EXTENSION } from '../../../src/eras/face/task-routing.js'
 import { TaskRegistry } from '../../../src/eras/face/task-registry.js'
@@ -11,31 +17,66 @@ import { quietWindow, waitFor } from '../../helpers/wait-for.js'
 
 /** Each fake runtime's task registry, as serve-stdio or serve --http would make one for it. */
 const registries = new WeakMap<Runtime, TaskRegistry>()
-const registryOf = (runtime: Runtime) => registries.get(runtime) ?? registries.set(runtime, new TaskRegistry()).get(runtime)!
+const registryOf = (runtime: Runtime) =>
+  registries.get(runtime) ?? registries.set(runtime, new TaskRegistry()).get(runtime)!
 
 function fakeRuntime(): Runtime {
   const joined = new Set<ConnectionHandle>()
-  return { addConnection: (c: ConnectionHandle) => joined.add(c), removeConnection: (c: ConnectionHandle) => joined.delete(c) } as unknown as Runtime
+  return {
+    addConnection: (c: ConnectionHandle) => joined.add(c),
+    removeConnection: (c: ConnectionHandle) => joined.delete(c),
+  } as unknown as Runtime
 }
 
-const view = { serverVisible: (s: string) => s !== 'hidden', toolVisible: (e: { name: string }) => e.name !== 'secret' } as unknown as PrincipalView
+const view = {
+  serverVisible: (s: string) => s !== 'hidden',
+  toolVisible: (e: { name: string }) => e.name !== 'secret',
+} as unknown as PrincipalView
 const WITH_TASKS = { extensions: { [TASKS_EXTENSION]: {} } }
 
-function ctxOf(options: { clientId?: string; capabilities?: Record<string, unknown>; inputResponses?: Record<string, unknown> } = {}): ServerContext {
+function ctxOf(
+  options: { clientId?: string; capabilities?: Record<string, unknown>; inputResponses?: Record<string, unknown> } = {},
+): ServerContext {
   return {
-    mcpReq: { method: 'tools/call', signal: new AbortController().signal, envelope: options.capabilities ? { 'io.modelcontextprotocol/clientCapabilities': options.capabilities } : undefined, inputResponses: options.inputResponses },
-    http: options.clientId === undefined ? undefined : { authInfo: { clientId: options.clientId, token: '', scopes: [] } },
+    mcpReq: {
+      method: 'tools/call',
+      signal: new AbortController().signal,
+      envelope: options.capabilities
+        ? { 'io.modelcontextprotocol/clientCapabilities': options.capabilities }
+        : undefined,
+      inputResponses: options.inputResponses,
+    },
+    http:
+      options.clientId === undefined ? undefined : { authInfo: { clientId: options.clientId, token: '', scopes: [] } },
   } as unknown as ServerContext
 }
 
-const elicitParams = { message: 'Delete?', requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' } } } }
+const elicitParams = {
+  message: 'Delete?',
+  requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' } } },
+}
 const text = (t: string): RelayOutcome => ({ ok: true, result: { content: [{ type: 'text', text: t }] } })
 
 /** A call of a 2025 child running through a ParkedCall, as stateless-server.ts starts it; `script` asks as the child's requests would. */
-function running(script: (ask: (params: Record<string, unknown>) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<RelayOutcome | undefined>): ParkedCall {
-  const call = new ParkedCalls(fakeRuntime()).open(view, { method: 'tools/call', name: 'kid__job' }, ctxOf({ clientId: 'alice' }))
+function running(
+  script: (
+    ask: (params: Record<string, unknown>) => Promise<Record<string, unknown>>,
+    signal: AbortSignal,
+  ) => Promise<RelayOutcome | undefined>,
+): ParkedCall {
+  const call = new ParkedCalls(fakeRuntime()).open(
+    view,
+    { method: 'tools/call', name: 'kid__job' },
+    ctxOf({ clientId: 'alice' }),
+  )
   call.clientCapabilities = { elicitation: {} }
-  call.start((origin) => script((params) => call.forwardRequest('kid', 'elicitation/create', params, new AbortController().signal, origin.requestId), call.cancellation.signal))
+  call.start((origin) =>
+    script(
+      (params) =>
+        call.forwardRequest('kid', 'elicitation/create', params, new AbortController().signal, origin.requestId),
+      call.cancellation.signal,
+    ),
+  )
   return call
 }
 
@@ -83,16 +124,36 @@ describe('HostedTask: a 2025 child’s call held as a task (SEP-2663 shapes)', (
     const { call, release } = releasable()
     const task = tasks.create('alice', 'kid', call)!
     const created = task.created()
-    expect(created).toEqual({ resultType: 'task', taskId: task.taskId, status: 'working', createdAt: expect.any(String), lastUpdatedAt: expect.any(String), ttlMs: 3_600_000, pollIntervalMs: HOSTED_POLL_INTERVAL_MS })
+    expect(created).toEqual({
+      resultType: 'task',
+      taskId: task.taskId,
+      status: 'working',
+      createdAt: expect.any(String),
+      lastUpdatedAt: expect.any(String),
+      ttlMs: 3_600_000,
+      pollIntervalMs: HOSTED_POLL_INTERVAL_MS,
+    })
     expect(Number.isInteger(created.ttlMs) && Number.isInteger(created.pollIntervalMs)).toBe(true)
     expect(new Date(created.createdAt as string).toISOString()).toBe(created.createdAt)
     expect(task.detailed()).not.toHaveProperty('result')
     await quietWindow(5) // the clock moves on before the task ends
-    release({ ok: true, result: { content: [{ type: 'text', text: 'done' }], _meta: { 'io.modelcontextprotocol/related-task': { taskId: 'x' }, keep: 1 } } })
+    release({
+      ok: true,
+      result: {
+        content: [{ type: 'text', text: 'done' }],
+        _meta: { 'io.modelcontextprotocol/related-task': { taskId: 'x' }, keep: 1 },
+      },
+    })
     await waitFor(() => task.detailed().status === 'completed', 5_000, 'the task to complete')
     const done = task.detailed()
-    expect(done).toMatchObject({ taskId: task.taskId, status: 'completed', result: { content: [{ type: 'text', text: 'done' }], _meta: { keep: 1 } } })
-    expect((done.result as { _meta: Record<string, unknown> })._meta).not.toHaveProperty('io.modelcontextprotocol/related-task')
+    expect(done).toMatchObject({
+      taskId: task.taskId,
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'done' }], _meta: { keep: 1 } },
+    })
+    expect((done.result as { _meta: Record<string, unknown> })._meta).not.toHaveProperty(
+      'io.modelcontextprotocol/related-task',
+    )
     expect(String(done.lastUpdatedAt) >= String(done.createdAt)).toBe(true)
     expect(done).not.toHaveProperty('error')
   })
@@ -105,7 +166,11 @@ describe('HostedTask: a 2025 child’s call held as a task (SEP-2663 shapes)', (
     const b = tasks.create('alice', 'kid', protocolError.call)!
     toolError.release({ ok: true, result: { content: [{ type: 'text', text: 'nope' }], isError: true } })
     protocolError.release({ ok: false, error: { code: -32603, message: 'boom', data: { why: 1 } } })
-    await waitFor(() => a.detailed().status === 'completed' && b.detailed().status === 'failed', 5_000, 'both tasks to end')
+    await waitFor(
+      () => a.detailed().status === 'completed' && b.detailed().status === 'failed',
+      5_000,
+      'both tasks to end',
+    )
     expect(a.detailed()).toMatchObject({ status: 'completed', result: { isError: true } })
     const failed = b.detailed()
     expect(failed).toMatchObject({ status: 'failed', error: { code: -32603, message: 'boom', data: { why: 1 } } })
@@ -121,13 +186,23 @@ describe('HostedTask: a 2025 child’s call held as a task (SEP-2663 shapes)', (
     const task = tasks.create('alice', 'kid', call)!
     await waitFor(() => task.detailed().status === 'input_required', 5_000, 'the child’s questions')
     const asked = task.detailed()
-    expect(asked).toMatchObject({ status: 'input_required', inputRequests: { elicitation_1: { method: 'elicitation/create', params: elicitParams }, elicitation_2: { method: 'elicitation/create' } } })
+    expect(asked).toMatchObject({
+      status: 'input_required',
+      inputRequests: {
+        elicitation_1: { method: 'elicitation/create', params: elicitParams },
+        elicitation_2: { method: 'elicitation/create' },
+      },
+    })
     const before = asked.lastUpdatedAt as string
     // Unknown keys are ignored; a wrong shape is -32602 and answers nothing.
     task.update({ nothing: { action: 'accept' } })
     expect(() => task.update({ elicitation_1: { action: 'maybe' } })).toThrow(/elicitation_1/)
     task.update({ elicitation_1: { action: 'accept', content: { confirm: true } } })
-    await waitFor(() => Object.keys(task.detailed().inputRequests ?? {}).join() === 'elicitation_2', 5_000, 'the first answer to be taken')
+    await waitFor(
+      () => Object.keys(task.detailed().inputRequests ?? {}).join() === 'elicitation_2',
+      5_000,
+      'the first answer to be taken',
+    )
     const partly = task.detailed()
     expect(partly.status).toBe('input_required')
     expect(Object.keys(partly.inputRequests as object)).toEqual(['elicitation_2'])
@@ -256,15 +331,34 @@ describe('taskHosting / needsTaskOptIn: which calls myc holds tasks for, and how
 
 describe('startAsTask: a task opt-in’s call becomes a task', () => {
   const sinkOf = () => ({ log: () => {}, progress: () => {} })
-  const open = (calls: ParkedCalls) => (t: { method: string; name: string }) => calls.open(view, t, ctxOf({ clientId: 'alice' }))
+  const open = (calls: ParkedCalls) => (t: { method: string; name: string }) =>
+    calls.open(view, t, ctxOf({ clientId: 'alice' }))
 
   it('held by myc: answered as it is when it ends at once, else a task running the call', async () => {
     const runtime = { supervisor: { children: new Map() } } as unknown as Runtime
     const calls = new ParkedCalls(fakeRuntime())
     const quick = running(async () => text('quick'))
-    expect(await startAsTask(runtime, registryOf(runtime).hosted, { server: 'kid', core: false }, quick, ctxOf({ clientId: 'alice' }), sinkOf(), open(calls))).toBeUndefined()
+    expect(
+      await startAsTask(
+        runtime,
+        registryOf(runtime).hosted,
+        { server: 'kid', core: false },
+        quick,
+        ctxOf({ clientId: 'alice' }),
+        sinkOf(),
+        open(calls),
+      ),
+    ).toBeUndefined()
     const slow = releasable()
-    const created = await startAsTask(runtime, registryOf(runtime).hosted, { server: 'kid', core: false }, slow.call, ctxOf({ clientId: 'alice' }), sinkOf(), open(calls))
+    const created = await startAsTask(
+      runtime,
+      registryOf(runtime).hosted,
+      { server: 'kid', core: false },
+      slow.call,
+      ctxOf({ clientId: 'alice' }),
+      sinkOf(),
+      open(calls),
+    )
     expect(created).toMatchObject({ resultType: 'task', status: 'working' })
     expect(registryOf(runtime).hosted.find('alice', created!.taskId as string)?.call).toBe(slow.call)
   }, 5_000)
@@ -276,22 +370,66 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
       key: 'core',
       forward: (method: string, params: unknown, o: { timeoutMs?: number; cancellation?: { signal: AbortSignal } }) => {
         sent.push({ method, params, timeoutMs: o.timeoutMs })
-        if (method === 'tasks/result') return new Promise<RelayOutcome>((resolve) => ((finish = resolve), o.cancellation?.signal.addEventListener('abort', () => resolve({ ok: false, error: { code: -32800, message: 'cancelled' } }))))
+        if (method === 'tasks/result')
+          return new Promise<RelayOutcome>(
+            (resolve) => (
+              (finish = resolve),
+              o.cancellation?.signal.addEventListener('abort', () =>
+                resolve({ ok: false, error: { code: -32800, message: 'cancelled' } }),
+              )
+            ),
+          )
         return Promise.resolve<RelayOutcome>({ ok: true, result: {} })
       },
     }
     const runtime = { supervisor: { children: new Map([['core', child]]) } } as unknown as Runtime
     const calls = new ParkedCalls(fakeRuntime())
-    const coreTask = { task: { taskId: 'child-1', status: 'working', ttl: 300_000, pollInterval: 1_000, createdAt: '2026-01-01T00:00:00.000Z' } }
+    const coreTask = {
+      task: {
+        taskId: 'child-1',
+        status: 'working',
+        ttl: 300_000,
+        pollInterval: 1_000,
+        createdAt: '2026-01-01T00:00:00.000Z',
+      },
+    }
     const toolCall = running(async () => ({ ok: true, result: coreTask }))
-    const created = (await startAsTask(runtime, registryOf(runtime).hosted, { server: 'core', core: true }, toolCall, ctxOf({ clientId: 'alice' }), sinkOf(), open(calls)))!
-    expect(created).toEqual({ resultType: 'task', taskId: expect.any(String), status: 'working', createdAt: expect.any(String), lastUpdatedAt: expect.any(String), ttlMs: 300_000, pollIntervalMs: 1_000 })
+    const created = (await startAsTask(
+      runtime,
+      registryOf(runtime).hosted,
+      { server: 'core', core: true },
+      toolCall,
+      ctxOf({ clientId: 'alice' }),
+      sinkOf(),
+      open(calls),
+    ))!
+    expect(created).toEqual({
+      resultType: 'task',
+      taskId: expect.any(String),
+      status: 'working',
+      createdAt: expect.any(String),
+      lastUpdatedAt: expect.any(String),
+      ttlMs: 300_000,
+      pollIntervalMs: 1_000,
+    })
     expect(created).not.toHaveProperty('task')
     expect(sent).toEqual([{ method: 'tasks/result', params: { taskId: 'child-1' }, timeoutMs: 300_000 }])
     const task = registryOf(runtime).hosted.find('alice', created.taskId as string)!
-    finish({ ok: true, result: { content: [{ type: 'text', text: 'report' }], _meta: { 'io.modelcontextprotocol/related-task': { taskId: 'child-1' } } } })
+    finish({
+      ok: true,
+      result: {
+        content: [{ type: 'text', text: 'report' }],
+        _meta: { 'io.modelcontextprotocol/related-task': { taskId: 'child-1' } },
+      },
+    })
     await waitFor(() => task.detailed().status === 'completed', 5_000, 'the child’s task to complete')
-    expect(task.detailed()).toEqual({ ...created, resultType: undefined, status: 'completed', lastUpdatedAt: expect.any(String), result: { content: [{ type: 'text', text: 'report' }] } })
+    expect(task.detailed()).toEqual({
+      ...created,
+      resultType: undefined,
+      status: 'completed',
+      lastUpdatedAt: expect.any(String),
+      result: { content: [{ type: 'text', text: 'report' }] },
+    })
 
     const second = (await startAsTask(
       runtime,
@@ -352,7 +490,11 @@ describe('tasks/get, tasks/update, tasks/cancel for a task myc holds', () => {
     const registered = new Map<string, (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>>()
     const server = {
       getCapabilities: () => ({ tools: {}, extensions: { [TASKS_EXTENSION]: {} } }),
-      setRequestHandler: (method: string, _s: unknown, handler: (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>) => registered.set(method, handler),
+      setRequestHandler: (
+        method: string,
+        _s: unknown,
+        handler: (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>,
+      ) => registered.set(method, handler),
     } as unknown as Server
     registerTaskHandlers(server, runtime, { serverVisible: visible } as unknown as PrincipalView, registryOf(runtime))
     return (method: string, params: Record<string, unknown>, ctx: ServerContext) =>
@@ -367,18 +509,33 @@ describe('tasks/get, tasks/update, tasks/cancel for a task myc holds', () => {
     const call = running(async (ask) => text(String((await ask(elicitParams)).action)))
     const task = registryOf(runtime).hosted.create('token:0', 'kid', call)!
     const rpc = handlers(runtime)
-    const alice = (inputResponses?: Record<string, unknown>) => ctxOf({ clientId: 'token:0', capabilities: WITH_TASKS, ...(inputResponses ? { inputResponses } : {}) })
+    const alice = (inputResponses?: Record<string, unknown>) =>
+      ctxOf({ clientId: 'token:0', capabilities: WITH_TASKS, ...(inputResponses ? { inputResponses } : {}) })
     const bob = ctxOf({ clientId: 'token:1', capabilities: WITH_TASKS })
     await waitFor(() => task.detailed().status === 'input_required', 5_000, 'the child’s question')
-    expect(await rpc('tasks/get', { taskId: task.taskId }, alice())).toMatchObject({ result: { taskId: task.taskId, status: 'input_required', inputRequests: { elicitation_1: { method: 'elicitation/create' } } } })
+    expect(await rpc('tasks/get', { taskId: task.taskId }, alice())).toMatchObject({
+      result: {
+        taskId: task.taskId,
+        status: 'input_required',
+        inputRequests: { elicitation_1: { method: 'elicitation/create' } },
+      },
+    })
     for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
-      expect(await rpc(method, { taskId: task.taskId }, bob), method).toEqual({ error: { code: -32602, message: `Unknown taskId: ${task.taskId}` } })
-      expect(await handlers(runtime, (s) => s !== 'kid')(method, { taskId: task.taskId }, alice()), method).toEqual({ error: { code: -32602, message: `Unknown taskId: ${task.taskId}` } })
+      expect(await rpc(method, { taskId: task.taskId }, bob), method).toEqual({
+        error: { code: -32602, message: `Unknown taskId: ${task.taskId}` },
+      })
+      expect(await handlers(runtime, (s) => s !== 'kid')(method, { taskId: task.taskId }, alice()), method).toEqual({
+        error: { code: -32602, message: `Unknown taskId: ${task.taskId}` },
+      })
     }
     // The SDK lifts inputResponses off the params: they are read from the request context.
-    expect(await rpc('tasks/update', { taskId: task.taskId }, alice({ elicitation_1: { action: 'accept', content: {} } }))).toEqual({ result: {} })
+    expect(
+      await rpc('tasks/update', { taskId: task.taskId }, alice({ elicitation_1: { action: 'accept', content: {} } })),
+    ).toEqual({ result: {} })
     await waitFor(() => task.detailed().status === 'completed', 5_000, 'the task to complete')
-    expect(await rpc('tasks/get', { taskId: task.taskId }, alice())).toMatchObject({ result: { status: 'completed', result: { content: [{ text: 'accept' }] } } })
+    expect(await rpc('tasks/get', { taskId: task.taskId }, alice())).toMatchObject({
+      result: { status: 'completed', result: { content: [{ text: 'accept' }] } },
+    })
     expect(await rpc('tasks/cancel', { taskId: task.taskId }, alice())).toEqual({ result: {} })
     // A wrong shape is -32602 naming the key.
     const other = registryOf(runtime).hosted.create(
@@ -387,8 +544,12 @@ describe('tasks/get, tasks/update, tasks/cancel for a task myc holds', () => {
       running(async (ask) => text(String((await ask(elicitParams)).action))),
     )!
     await waitFor(() => other.detailed().status === 'input_required', 5_000, 'the child’s question')
-    expect(await rpc('tasks/update', { taskId: other.taskId }, alice({ elicitation_1: 'yes' }))).toMatchObject({ error: { code: -32602 } })
+    expect(await rpc('tasks/update', { taskId: other.taskId }, alice({ elicitation_1: 'yes' }))).toMatchObject({
+      error: { code: -32602 },
+    })
     expect(await rpc('tasks/cancel', { taskId: other.taskId }, alice())).toEqual({ result: {} })
-    expect((await rpc('tasks/get', { taskId: other.taskId }, alice())) as unknown).toMatchObject({ result: { status: 'cancelled' } })
+    expect((await rpc('tasks/get', { taskId: other.taskId }, alice())) as unknown).toMatchObject({
+      result: { status: 'cancelled' },
+    })
   })
 })

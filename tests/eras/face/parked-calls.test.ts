@@ -4,12 +4,24 @@ import { quietWindow, waitFor } from '../../helpers/wait-for.js'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { CallOrigin, ConnectionHandle, Runtime } from '../../../src/runtime/runtime.js'
-import { inputResponseProblem, isParkedState, ParkedCalls, requiredCapabilities, STATE_PREFIX, type ParkedCall, type RoundSink } from '../../../src/eras/face/parked-calls.js'
+import {
+  inputResponseProblem,
+  isParkedState,
+  ParkedCalls,
+  requiredCapabilities,
+  STATE_PREFIX,
+  type ParkedCall,
+  type RoundSink,
+} from '../../../src/eras/face/parked-calls.js'
 
 /** The part of a Runtime a parked call uses: the connections it joins while its call runs. */
 function fakeRuntime(): Runtime & { joined: Set<ConnectionHandle> } {
   const joined = new Set<ConnectionHandle>()
-  return { joined, addConnection: (c: ConnectionHandle) => joined.add(c), removeConnection: (c: ConnectionHandle) => joined.delete(c) } as unknown as Runtime & { joined: Set<ConnectionHandle> }
+  return {
+    joined,
+    addConnection: (c: ConnectionHandle) => joined.add(c),
+    removeConnection: (c: ConnectionHandle) => joined.delete(c),
+  } as unknown as Runtime & { joined: Set<ConnectionHandle> }
 }
 
 const view = { serverVisible: (s: string) => s !== 'hidden' } as unknown as PrincipalView
@@ -19,8 +31,14 @@ function ctxOf(method: string, clientId = 'alice'): ServerContext {
   return { mcpReq: { method }, http: { authInfo: { clientId, token: '', scopes: [] } } } as unknown as ServerContext
 }
 
-const sink = (logs: unknown[] = []): RoundSink => ({ log: (level, data, server) => logs.push({ level, data, server }), progress: () => {} })
-const elicitParams = { message: 'Colour?', requestedSchema: { type: 'object', properties: { colour: { type: 'string' } } } }
+const sink = (logs: unknown[] = []): RoundSink => ({
+  log: (level, data, server) => logs.push({ level, data, server }),
+  progress: () => {},
+})
+const elicitParams = {
+  message: 'Colour?',
+  requestedSchema: { type: 'object', properties: { colour: { type: 'string' } } },
+}
 const accept = (content: Record<string, unknown>) => ({ action: 'accept', content })
 
 /**
@@ -30,12 +48,20 @@ const accept = (content: Record<string, unknown>) => ({ action: 'accept', conten
  */
 function startCall(
   calls: ParkedCalls,
-  script: (ask: (method: string, params: Record<string, unknown>) => Promise<Record<string, unknown>>, origin: CallOrigin) => Promise<RelayOutcome | undefined>,
+  script: (
+    ask: (method: string, params: Record<string, unknown>) => Promise<Record<string, unknown>>,
+    origin: CallOrigin,
+  ) => Promise<RelayOutcome | undefined>,
   caps: Record<string, unknown> = { elicitation: {}, sampling: {}, roots: {} },
 ): ParkedCall {
   const call = calls.open(view, { method: 'tools/call', name: 'child__ask' }, ctxOf('tools/call'))
   call.clientCapabilities = caps
-  call.start((origin) => script((method, params) => call.forwardRequest('child', method, params, new AbortController().signal, origin.requestId), origin))
+  call.start((origin) =>
+    script(
+      (method, params) => call.forwardRequest('child', method, params, new AbortController().signal, origin.requestId),
+      origin,
+    ),
+  )
   return call
 }
 
@@ -45,7 +71,13 @@ describe('inputResponseProblem / inputResponsesProblem: the client’s answers h
   it('accepts each request’s result', () => {
     expect(inputResponseProblem('elicitation/create', accept({ colour: 'red' }))).toBeUndefined()
     expect(inputResponseProblem('elicitation/create', { action: 'decline' })).toBeUndefined()
-    expect(inputResponseProblem('sampling/createMessage', { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' })).toBeUndefined()
+    expect(
+      inputResponseProblem('sampling/createMessage', {
+        role: 'assistant',
+        content: { type: 'text', text: 'hi' },
+        model: 'm',
+      }),
+    ).toBeUndefined()
     expect(inputResponseProblem('roots/list', { roots: [{ uri: 'file:///x' }] })).toBeUndefined()
   })
 
@@ -73,7 +105,10 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
     })
     expect(runtime.joined.has(call)).toBe(true)
     const first = await call.next(new AbortController().signal, sink())
-    expect(first).toEqual({ kind: 'ask', inputRequests: { elicitation_1: { method: 'elicitation/create', params: elicitParams } } })
+    expect(first).toEqual({
+      kind: 'ask',
+      inputRequests: { elicitation_1: { method: 'elicitation/create', params: elicitParams } },
+    })
     // Between rounds the call waits for its client: the runtime should prefer other callers for new questions.
     expect(call.awaitingClient()).toBe(true)
     call.answer({ elicitation_1: accept({ colour: 'green' }), unknown_key: accept({}) })
@@ -85,7 +120,11 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
   it('gathers questions asked together into one round, and asks again what was left unanswered', async () => {
     const calls = new ParkedCalls(fakeRuntime())
     const call = startCall(calls, async (ask) => {
-      const [a, b, c] = await Promise.all([ask('elicitation/create', elicitParams), ask('sampling/createMessage', { messages: [], maxTokens: 5 }), ask('roots/list', {})])
+      const [a, b, c] = await Promise.all([
+        ask('elicitation/create', elicitParams),
+        ask('sampling/createMessage', { messages: [], maxTokens: 5 }),
+        ask('roots/list', {}),
+      ])
       return text(JSON.stringify([a.action, b.role, (c.roots as unknown[]).length]))
     })
     const first = await call.next(new AbortController().signal, sink())
@@ -94,14 +133,23 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
     const second = await call.next(new AbortController().signal, sink())
     expect(second.kind === 'ask' && Object.keys(second.inputRequests)).toEqual(['elicitation_1', 'roots_3'])
     call.answer({ elicitation_1: { action: 'decline' }, roots_3: { roots: [{ uri: 'file:///a' }] } })
-    expect(await call.next(new AbortController().signal, sink())).toEqual({ kind: 'done', outcome: text('["decline","assistant",1]') })
+    expect(await call.next(new AbortController().signal, sink())).toEqual({
+      kind: 'done',
+      outcome: text('["decline","assistant",1]'),
+    })
   })
 
   it('asks round after round when the child asks one question after another', async () => {
     const calls = new ParkedCalls(fakeRuntime())
     const call = startCall(calls, async (ask) => {
-      const name = await ask('elicitation/create', { message: 'Name?', requestedSchema: { type: 'object', properties: {} } })
-      const colour = await ask('elicitation/create', { message: 'Colour?', requestedSchema: { type: 'object', properties: {} } })
+      const name = await ask('elicitation/create', {
+        message: 'Name?',
+        requestedSchema: { type: 'object', properties: {} },
+      })
+      const colour = await ask('elicitation/create', {
+        message: 'Colour?',
+        requestedSchema: { type: 'object', properties: {} },
+      })
       return text(`${JSON.stringify(name.content)} ${JSON.stringify(colour.content)}`)
     })
     const r1 = await call.next(new AbortController().signal, sink())
@@ -110,18 +158,26 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
     const r2 = await call.next(new AbortController().signal, sink())
     expect(r2.kind === 'ask' && r2.inputRequests.elicitation_2?.params.message).toBe('Colour?')
     call.answer({ elicitation_2: accept({ c: 'blue' }) })
-    expect(await call.next(new AbortController().signal, sink())).toEqual({ kind: 'done', outcome: text('{"n":"Ada"} {"c":"blue"}') })
+    expect(await call.next(new AbortController().signal, sink())).toEqual({
+      kind: 'done',
+      outcome: text('{"n":"Ada"} {"c":"blue"}'),
+    })
   })
 
   it('refuses an answer of the wrong shape, naming the key, and keeps the question out', async () => {
     const calls = new ParkedCalls(fakeRuntime())
     const call = startCall(calls, async (ask) => text(JSON.stringify(await ask('elicitation/create', elicitParams))))
     await call.next(new AbortController().signal, sink())
-    expect(() => call.answer({ elicitation_1: { action: 'perhaps' } })).toThrow(/inputResponses\["elicitation_1"\].*action/)
+    expect(() => call.answer({ elicitation_1: { action: 'perhaps' } })).toThrow(
+      /inputResponses\["elicitation_1"\].*action/,
+    )
     const again = await call.next(new AbortController().signal, sink())
     expect(again.kind).toBe('ask')
     call.answer({ elicitation_1: { action: 'cancel' } })
-    expect(await call.next(new AbortController().signal, sink())).toEqual({ kind: 'done', outcome: text('{"action":"cancel"}') })
+    expect(await call.next(new AbortController().signal, sink())).toEqual({
+      kind: 'done',
+      outcome: text('{"action":"cancel"}'),
+    })
   })
 
   it('refuses a question the client did not declare, and a failed call then names the missing capability (-32021)', async () => {
@@ -141,7 +197,10 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
     const step = await call.next(new AbortController().signal, sink())
     expect(step.kind).toBe('done')
     const explained = call.explain(step.kind === 'done' ? step.outcome : undefined)
-    expect(explained).toMatchObject({ ok: false, error: { code: -32021, data: { requiredCapabilities: { sampling: {} } } } })
+    expect(explained).toMatchObject({
+      ok: false,
+      error: { code: -32021, data: { requiredCapabilities: { sampling: {} } } },
+    })
   })
 
   it('answers an undeclared elicitation with a decline and undeclared roots with none, asking the client only what it declared', async () => {
@@ -149,7 +208,11 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
     const call = startCall(
       calls,
       async (ask) => {
-        const [elicited, roots, sampled] = await Promise.all([ask('elicitation/create', elicitParams), ask('roots/list', {}), ask('sampling/createMessage', { messages: [], maxTokens: 5 })])
+        const [elicited, roots, sampled] = await Promise.all([
+          ask('elicitation/create', elicitParams),
+          ask('roots/list', {}),
+          ask('sampling/createMessage', { messages: [], maxTokens: 5 }),
+        ])
         return text(JSON.stringify({ elicited, roots, sampled }))
       },
       { sampling: {} },
@@ -159,7 +222,12 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
     expect(first.kind === 'ask' && Object.keys(first.inputRequests)).toEqual(['sampling_1'])
     call.answer({ sampling_1: { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' } })
     const done = await call.next(new AbortController().signal, sink())
-    expect(done.kind === 'done' && JSON.parse((done.outcome as unknown as { result: { content: Array<{ text: string }> } }).result.content[0]!.text)).toMatchObject({ elicited: { action: 'decline' }, roots: { roots: [] }, sampled: { model: 'm' } })
+    expect(
+      done.kind === 'done' &&
+        JSON.parse(
+          (done.outcome as unknown as { result: { content: Array<{ text: string }> } }).result.content[0]!.text,
+        ),
+    ).toMatchObject({ elicited: { action: 'decline' }, roots: { roots: [] }, sampled: { model: 'm' } })
     // A call that succeeds with the stand-ins is kept as it is.
     expect(done.kind === 'done' && call.explain(done.outcome)).toEqual(done.kind === 'done' && done.outcome)
   })
@@ -170,21 +238,33 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
       calls,
       async (ask) => {
         const answer = (await ask('elicitation/create', elicitParams)) as { action: string }
-        return { ok: true, result: { content: [{ type: 'text', text: `needed a name, got ${answer.action}` }], isError: true } }
+        return {
+          ok: true,
+          result: { content: [{ type: 'text', text: `needed a name, got ${answer.action}` }], isError: true },
+        }
       },
       {},
     )
     const step = await call.next(new AbortController().signal, sink())
-    expect(step.kind === 'done' && call.explain(step.outcome)).toMatchObject({ ok: false, error: { code: -32021, data: { requiredCapabilities: { elicitation: {} } } } })
+    expect(step.kind === 'done' && call.explain(step.outcome)).toMatchObject({
+      ok: false,
+      error: { code: -32021, data: { requiredCapabilities: { elicitation: {} } } },
+    })
   })
 
   it('refuses questions outside its own call (another request id, or none)', async () => {
     const calls = new ParkedCalls(fakeRuntime())
     let release!: () => void
     const call = startCall(calls, () => new Promise<RelayOutcome>((resolve) => (release = () => resolve(text('done')))))
-    await expect(call.forwardRequest('child', 'elicitation/create', elicitParams, new AbortController().signal)).rejects.toThrow(/only during its own request/)
-    await expect(call.forwardRequest('child', 'elicitation/create', elicitParams, new AbortController().signal, 'another')).rejects.toThrow(/only during its own request/)
-    await expect(call.forwardRequest('child', 'ping', {}, new AbortController().signal, call.origin.requestId)).rejects.toThrow(/cannot be asked ping/)
+    await expect(
+      call.forwardRequest('child', 'elicitation/create', elicitParams, new AbortController().signal),
+    ).rejects.toThrow(/only during its own request/)
+    await expect(
+      call.forwardRequest('child', 'elicitation/create', elicitParams, new AbortController().signal, 'another'),
+    ).rejects.toThrow(/only during its own request/)
+    await expect(
+      call.forwardRequest('child', 'ping', {}, new AbortController().signal, call.origin.requestId),
+    ).rejects.toThrow(/cannot be asked ping/)
     release()
     expect(await call.next(new AbortController().signal, sink())).toEqual({ kind: 'done', outcome: text('done') })
   })
@@ -228,12 +308,16 @@ describe('ParkedCall: a 2025 child’s questions during a 2026 client’s call',
 })
 
 describe('ParkedCall.snapshot / settle: where a call is, for a task that polls it', () => {
-  const settleFor = (call: ParkedCall, ms: number, logs: unknown[] = []) => call.settle(ms, new AbortController().signal, sink(logs))
+  const settleFor = (call: ParkedCall, ms: number, logs: unknown[] = []) =>
+    call.settle(ms, new AbortController().signal, sink(logs))
 
   it('says working, then input_required with every question once the round closed, then done; changing nothing', async () => {
     let release!: () => void
     const call = startCall(new ParkedCalls(fakeRuntime()), async (ask) => {
-      const [a, b] = await Promise.all([ask('elicitation/create', elicitParams), ask('elicitation/create', { ...elicitParams, message: 'Size?' })])
+      const [a, b] = await Promise.all([
+        ask('elicitation/create', elicitParams),
+        ask('elicitation/create', { ...elicitParams, message: 'Size?' }),
+      ])
       await new Promise<void>((r) => (release = r))
       return text(`${String(a.action)} ${String(b.action)}`)
     })
@@ -241,12 +325,21 @@ describe('ParkedCall.snapshot / settle: where a call is, for a task that polls i
     expect(call.snapshot()).toEqual({ kind: 'working' })
     await waitFor(() => call.snapshot().kind === 'input_required', 5_000, 'the round to close')
     const asked = call.snapshot()
-    expect(asked).toEqual({ kind: 'input_required', inputRequests: { elicitation_1: { method: 'elicitation/create', params: elicitParams }, elicitation_2: { method: 'elicitation/create', params: { ...elicitParams, message: 'Size?' } } } })
+    expect(asked).toEqual({
+      kind: 'input_required',
+      inputRequests: {
+        elicitation_1: { method: 'elicitation/create', params: elicitParams },
+        elicitation_2: { method: 'elicitation/create', params: { ...elicitParams, message: 'Size?' } },
+      },
+    })
     // Looking does not answer, cancel or time anything out.
     expect(call.snapshot()).toEqual(asked)
     expect(call.cancellation.aborted).toBe(false)
     call.answer({ elicitation_1: accept({}) })
-    expect(call.snapshot()).toEqual({ kind: 'input_required', inputRequests: { elicitation_2: { method: 'elicitation/create', params: { ...elicitParams, message: 'Size?' } } } })
+    expect(call.snapshot()).toEqual({
+      kind: 'input_required',
+      inputRequests: { elicitation_2: { method: 'elicitation/create', params: { ...elicitParams, message: 'Size?' } } },
+    })
     call.answer({ elicitation_2: { action: 'decline' } })
     await waitFor(() => call.snapshot().kind === 'working', 5_000, 'the call to go on with its answers')
     expect(call.snapshot()).toEqual({ kind: 'working' })
@@ -257,11 +350,18 @@ describe('ParkedCall.snapshot / settle: where a call is, for a task that polls i
 
   it('settle waits at most its time for the end or a question, with the request’s log messages meanwhile, and cancels nothing', async () => {
     let release!: () => void
-    const slow = startCall(new ParkedCalls(fakeRuntime()), () => new Promise<RelayOutcome>((resolve) => (release = () => resolve(text('late')))))
+    const slow = startCall(
+      new ParkedCalls(fakeRuntime()),
+      () => new Promise<RelayOutcome>((resolve) => (release = () => resolve(text('late')))),
+    )
     const logs: unknown[] = []
     const started = Date.now()
     const waiting = settleFor(slow, 80, logs)
-    slow.childNotification('child', { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'busy' } }, slow.origin.requestId)
+    slow.childNotification(
+      'child',
+      { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'busy' } },
+      slow.origin.requestId,
+    )
     expect(await waiting).toEqual({ kind: 'working' })
     expect(Date.now() - started).toBeGreaterThanOrEqual(70)
     expect(logs).toEqual([{ level: 'info', data: 'busy', server: 'child' }])
@@ -272,14 +372,18 @@ describe('ParkedCall.snapshot / settle: where a call is, for a task that polls i
     const quick = startCall(new ParkedCalls(fakeRuntime()), async () => text('at once'))
     const t0 = Date.now()
     expect(await settleFor(quick, 5_000)).toEqual({ kind: 'done', outcome: text('at once') })
-    const asking = startCall(new ParkedCalls(fakeRuntime()), async (ask) => text(JSON.stringify(await ask('elicitation/create', elicitParams))))
+    const asking = startCall(new ParkedCalls(fakeRuntime()), async (ask) =>
+      text(JSON.stringify(await ask('elicitation/create', elicitParams))),
+    )
     // A question ends the wait at once (its round may still be gathering: working).
     expect((await settleFor(asking, 5_000)).kind).not.toBe('done')
     expect(Date.now() - t0).toBeLessThan(1_000)
   })
 
   it('counts as waiting for its client only once its round closed: a question right after another is likelier its own', async () => {
-    const call = startCall(new ParkedCalls(fakeRuntime()), async (ask) => text(JSON.stringify(await ask('elicitation/create', elicitParams))))
+    const call = startCall(new ParkedCalls(fakeRuntime()), async (ask) =>
+      text(JSON.stringify(await ask('elicitation/create', elicitParams))),
+    )
     await quietWindow(5) // well within the round's gathering time: not yet the client's to answer
     expect(call.snapshot().kind).toBe('working')
     expect(call.awaitingClient()).toBe(false)
@@ -310,7 +414,9 @@ describe('ParkedCalls: requestState names a parked call, sealed and bound', () =
     expect(await calls.mint(call, ctxOf('tools/call'))).not.toBe(state)
     const verified = await calls.verify(state, ctxOf('tools/call'))
     expect(isParkedState(verified)).toBe(true)
-    expect(calls.resume(verified as never, { method: 'tools/call', name: 'child__ask' }, ctxOf('tools/call'))).toBe(call)
+    expect(calls.resume(verified as never, { method: 'tools/call', name: 'child__ask' }, ctxOf('tools/call'))).toBe(
+      call,
+    )
   })
 
   it('leaves a child’s own state alone (undefined: the SDK keeps the raw string)', async () => {
@@ -325,7 +431,9 @@ describe('ParkedCalls: requestState names a parked call, sealed and bound', () =
     await expect(calls.verify(state, ctxOf('prompts/get'))).rejects.toThrow()
     await expect(calls.verify(state, ctxOf('tools/call', 'mallory'))).rejects.toThrow()
     const verified = (await calls.verify(state, ctxOf('tools/call'))) as never
-    expect(() => calls.resume(verified, { method: 'tools/call', name: 'child__other' }, ctxOf('tools/call'))).toThrow(/names no request mycelium is waiting on/)
+    expect(() => calls.resume(verified, { method: 'tools/call', name: 'child__other' }, ctxOf('tools/call'))).toThrow(
+      /names no request mycelium is waiting on/,
+    )
     // Another registry (another replica, or a restart) never issued it.
     await expect(new ParkedCalls(fakeRuntime()).verify(state, ctxOf('tools/call'))).rejects.toThrow()
   })

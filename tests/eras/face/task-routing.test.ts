@@ -4,21 +4,32 @@ import type { CallerEra } from '../../../src/eras/child/era.js'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { Runtime } from '../../../src/runtime/runtime.js'
-import { createdTask, hasTasksExtension, MAX_TASK_TTL_MS, registerTaskHandlers, TASKS_EXTENSION, taskCaller } from '../../../src/eras/face/task-routing.js'
+import {
+  createdTask,
+  hasTasksExtension,
+  MAX_TASK_TTL_MS,
+  registerTaskHandlers,
+  TASKS_EXTENSION,
+  taskCaller,
+} from '../../../src/eras/face/task-routing.js'
 import { DEFAULT_TASK_TTL_MS, keepFor, TaskLedger, TaskRegistry } from '../../../src/eras/face/task-registry.js'
 
 const CAPS_KEY = 'io.modelcontextprotocol/clientCapabilities'
 const WITH_TASKS = { extensions: { [TASKS_EXTENSION]: {} } }
 
 /** A handler context as the SDK gives one: the request's envelope, and the credential over HTTP. */
-function ctxOf(options: { capabilities?: Record<string, unknown>; clientId?: string; inputResponses?: Record<string, unknown> } = {}): ServerContext {
+function ctxOf(
+  options: { capabilities?: Record<string, unknown>; clientId?: string; inputResponses?: Record<string, unknown> } = {},
+): ServerContext {
   return {
     mcpReq: {
       envelope: options.capabilities ? { [CAPS_KEY]: options.capabilities } : undefined,
       signal: new AbortController().signal,
       ...(options.inputResponses ? { inputResponses: options.inputResponses } : {}),
     },
-    ...(options.clientId !== undefined ? { http: { authInfo: { token: '', clientId: options.clientId, scopes: [] } } } : {}),
+    ...(options.clientId !== undefined
+      ? { http: { authInfo: { token: '', clientId: options.clientId, scopes: [] } } }
+      : {}),
   } as unknown as ServerContext
 }
 
@@ -80,7 +91,10 @@ describe('the task ledger: which child holds whose task', () => {
 
 describe('what is a task, and who declared the extension', () => {
   it('reads a flat CreateTaskResult, and nothing else', () => {
-    expect(createdTask({ resultType: 'task', taskId: 'x', status: 'working', ttlMs: 300_000 })).toEqual({ taskId: 'x', ttlMs: 300_000 })
+    expect(createdTask({ resultType: 'task', taskId: 'x', status: 'working', ttlMs: 300_000 })).toEqual({
+      taskId: 'x',
+      ttlMs: 300_000,
+    })
     expect(createdTask({ resultType: 'task', taskId: 'x', ttlMs: null })).toEqual({ taskId: 'x', ttlMs: null })
     expect(createdTask({ resultType: 'task', taskId: 'x', ttlMs: -1 })).toEqual({ taskId: 'x', ttlMs: undefined })
     expect(createdTask({ resultType: 'complete', taskId: 'x' })).toBeUndefined()
@@ -115,15 +129,27 @@ describe('what is a task, and who declared the extension', () => {
 function routed(options: { advertised?: boolean; visible?: (server: string) => boolean; answer?: RelayOutcome } = {}) {
   const handlers = new Map<string, (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>>()
   const server = {
-    getCapabilities: () => (options.advertised === false ? { tools: {} } : { tools: {}, extensions: { [TASKS_EXTENSION]: {} } }),
-    setRequestHandler: (method: string, _schemas: unknown, handler: (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>) => handlers.set(method, handler),
+    getCapabilities: () =>
+      options.advertised === false ? { tools: {} } : { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
+    setRequestHandler: (
+      method: string,
+      _schemas: unknown,
+      handler: (params: Record<string, unknown>, ctx: ServerContext) => Promise<unknown>,
+    ) => handlers.set(method, handler),
   } as unknown as Server
-  const sent: Array<{ server: string; method: string; params: Record<string, unknown>; callerEra: CallerEra | undefined }> = []
+  const sent: Array<{
+    server: string
+    method: string
+    params: Record<string, unknown>
+    callerEra: CallerEra | undefined
+  }> = []
   const child = (key: string) => ({
     key,
     forward: (method: string, params: Record<string, unknown>, o: { callerEra?: CallerEra }) => {
       sent.push({ server: key, method, params, callerEra: o.callerEra })
-      return Promise.resolve(options.answer ?? { ok: true, result: { taskId: params.taskId, status: 'working', ttlMs: 60_000 } })
+      return Promise.resolve(
+        options.answer ?? { ok: true, result: { taskId: params.taskId, status: 'working', ttlMs: 60_000 } },
+      )
     },
   })
   const runtime = {
@@ -142,7 +168,9 @@ function routed(options: { advertised?: boolean; visible?: (server: string) => b
     if (!handler) throw new Error(`${method} is not registered`)
     return handler(params, ctx).then(
       (result) => ({ result }),
-      (error: { code: number; message: string; data?: unknown }) => ({ error: { code: error.code, message: error.message, data: error.data } }),
+      (error: { code: number; message: string; data?: unknown }) => ({
+        error: { code: error.code, message: error.message, data: error.data },
+      }),
     )
   }
   return { handlers, sent, ledger: tasks.ledger, call }
@@ -158,8 +186,17 @@ describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
     const r = routed()
     r.ledger.remember('token:0', 'T', 'b', 1_000)
     const ctx = ctxOf({ capabilities: WITH_TASKS, clientId: 'token:0' })
-    expect(await r.call('tasks/get', { taskId: 'T' }, ctx)).toEqual({ result: { taskId: 'T', status: 'working', ttlMs: 60_000 } })
-    expect(r.sent).toEqual([{ server: 'b', method: 'tasks/get', params: { taskId: 'T' }, callerEra: { modern: true, clientCapabilities: WITH_TASKS } }])
+    expect(await r.call('tasks/get', { taskId: 'T' }, ctx)).toEqual({
+      result: { taskId: 'T', status: 'working', ttlMs: 60_000 },
+    })
+    expect(r.sent).toEqual([
+      {
+        server: 'b',
+        method: 'tasks/get',
+        params: { taskId: 'T' },
+        callerEra: { modern: true, clientCapabilities: WITH_TASKS },
+      },
+    ])
     await r.call('tasks/cancel', { taskId: 'T' }, ctx)
     expect(r.sent[1]).toMatchObject({ server: 'b', method: 'tasks/cancel', params: { taskId: 'T' } })
   })
@@ -167,7 +204,11 @@ describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
   it('put back the inputResponses the SDK lifted off a tasks/update', async () => {
     const r = routed()
     r.ledger.remember('token:0', 'T', 'a', 1_000)
-    await r.call('tasks/update', { taskId: 'T' }, ctxOf({ capabilities: WITH_TASKS, clientId: 'token:0', inputResponses: { confirm: { action: 'accept' } } }))
+    await r.call(
+      'tasks/update',
+      { taskId: 'T' },
+      ctxOf({ capabilities: WITH_TASKS, clientId: 'token:0', inputResponses: { confirm: { action: 'accept' } } }),
+    )
     expect(r.sent[0]!.params).toEqual({ taskId: 'T', inputResponses: { confirm: { action: 'accept' } } })
   })
 
@@ -178,10 +219,18 @@ describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
     const bob = ctxOf({ capabilities: WITH_TASKS, clientId: 'token:1' })
     const alice = ctxOf({ capabilities: WITH_TASKS, clientId: 'token:0' })
     for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
-      expect(await r.call(method, { taskId: 'mine' }, bob), method).toEqual({ error: { code: -32602, message: 'Unknown taskId: mine', data: undefined } })
-      expect(await r.call(method, { taskId: 'never' }, alice), method).toEqual({ error: { code: -32602, message: 'Unknown taskId: never', data: undefined } })
-      expect(await r.call(method, { taskId: 'hidden' }, alice), method).toEqual({ error: { code: -32602, message: 'Unknown taskId: hidden', data: undefined } })
-      expect(await r.call(method, { taskId: 7 }, alice), method).toEqual({ error: { code: -32602, message: 'Unknown taskId: 7', data: undefined } })
+      expect(await r.call(method, { taskId: 'mine' }, bob), method).toEqual({
+        error: { code: -32602, message: 'Unknown taskId: mine', data: undefined },
+      })
+      expect(await r.call(method, { taskId: 'never' }, alice), method).toEqual({
+        error: { code: -32602, message: 'Unknown taskId: never', data: undefined },
+      })
+      expect(await r.call(method, { taskId: 'hidden' }, alice), method).toEqual({
+        error: { code: -32602, message: 'Unknown taskId: hidden', data: undefined },
+      })
+      expect(await r.call(method, { taskId: 7 }, alice), method).toEqual({
+        error: { code: -32602, message: 'Unknown taskId: 7', data: undefined },
+      })
     }
     expect(r.sent).toEqual([])
   })
@@ -190,15 +239,25 @@ describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
     const r = routed()
     r.ledger.remember('token:0', 'T', 'a', 1_000)
     for (const capabilities of [undefined, {}, { extensions: {} }]) {
-      const answer = await r.call('tasks/get', { taskId: 'T' }, ctxOf({ ...(capabilities ? { capabilities } : {}), clientId: 'token:0' }))
-      expect(answer).toMatchObject({ error: { code: -32021, data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } } })
+      const answer = await r.call(
+        'tasks/get',
+        { taskId: 'T' },
+        ctxOf({ ...(capabilities ? { capabilities } : {}), clientId: 'token:0' }),
+      )
+      expect(answer).toMatchObject({
+        error: { code: -32021, data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } },
+      })
     }
     expect(r.sent).toEqual([])
   })
 
   it('pass the child’s error back as it is', async () => {
-    const r = routed({ answer: { ok: false, error: { code: -32602, message: 'Unknown taskId: T', data: { why: 'expired' } } } })
+    const r = routed({
+      answer: { ok: false, error: { code: -32602, message: 'Unknown taskId: T', data: { why: 'expired' } } },
+    })
     r.ledger.remember('', 'T', 'a', 1_000)
-    expect(await r.call('tasks/get', { taskId: 'T' }, ctxOf({ capabilities: WITH_TASKS }))).toEqual({ error: { code: -32602, message: 'Unknown taskId: T', data: { why: 'expired' } } })
+    expect(await r.call('tasks/get', { taskId: 'T' }, ctxOf({ capabilities: WITH_TASKS }))).toEqual({
+      error: { code: -32602, message: 'Unknown taskId: T', data: { why: 'expired' } },
+    })
   })
 })
