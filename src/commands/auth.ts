@@ -89,6 +89,7 @@ const login = defineCommand({
     const noBrowser = args.browser === false
     try {
       const stored = await runLogin({
+        server: args.server,
         config,
         store,
         port,
@@ -101,7 +102,9 @@ const login = defineCommand({
           }
           say(`myc: log in to "${args.server}" at:\n${url.href}\nwaiting for the redirect…`)
           if (process.stdout.isTTY || process.stderr.isTTY)
-            void import('../oauth/browser.js').then(({ openBrowser }) => openBrowser(url.href))
+            void import('../oauth/browser.js')
+              .then(({ openBrowser }) => openBrowser(url, args.server))
+              .catch((error: unknown) => say(`myc: ${error instanceof Error ? error.message : String(error)}`))
         },
       })
       const done = `logged in to "${args.server}" (${redactUrl(config.url)}): token valid until ${when(stored.expiresAt)}${stored.tokens.refresh_token ? ', refreshable' : ''}`

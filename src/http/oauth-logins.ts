@@ -73,6 +73,7 @@ export class PersonLogins {
     let started: StartedLogin
     try {
       started = await beginLogin({
+        server,
         config,
         store: this.options.runtime.personalStore(principal.owner),
         redirectUrl: `${url.origin}${OAUTH_CALLBACK_PATH}`,

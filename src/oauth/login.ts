@@ -18,6 +18,7 @@ import {
 } from '@modelcontextprotocol/client'
 import type { HttpServerConfig } from '../config/schema.js'
 import { MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
+import { authorizationAddress } from './browser.js'
 import { loginWithTokens } from './child-auth.js'
 import type { StoredLogin, TokenStore } from './token-store.js'
 
@@ -322,6 +323,8 @@ export interface StartedLogin {
 }
 
 export interface BeginLoginOptions {
+  /** The server's key in the config (errors name it). */
+  server: string
   config: HttpServerConfig
   store: TokenStore
   /** Where the authorization server sends the person back (a loopback listener, or `myc serve --http`'s /oauth/callback). */
@@ -365,7 +368,8 @@ export async function beginLogin(options: BeginLoginOptions): Promise<StartedLog
   if (first !== 'REDIRECT' || url === undefined)
     throw new Error('the authorization server gave tokens without asking the person')
   return {
-    url,
+    // Only an http(s) address is shown, printed or opened: not a file: or any other the metadata names.
+    url: authorizationAddress(url, options.server),
     async complete(answer) {
       const result = await auth(provider, {
         ...common,
@@ -381,6 +385,8 @@ export async function beginLogin(options: BeginLoginOptions): Promise<StartedLog
 }
 
 export interface LoginOptions {
+  /** The server's key in the config (errors name it). */
+  server: string
   config: HttpServerConfig
   store: TokenStore
   /** Called once with the URL the person opens. */
@@ -401,6 +407,7 @@ export async function login(options: LoginOptions): Promise<StoredLogin> {
   try {
     const redirectUrl = await callback.listen(options.port ?? 0)
     const started = await beginLogin({
+      server: options.server,
       config: options.config,
       store: options.store,
       redirectUrl,

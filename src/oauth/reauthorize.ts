@@ -26,6 +26,7 @@ export function interactiveReauthorize(options: {
     const work = (async () => {
       const { login } = await import('./login.js')
       await login({
+        server,
         config,
         store,
         timeoutMs: options.timeoutMs ?? 180_000,
@@ -48,7 +49,12 @@ export function stderrReauthorize(options: { timeoutMs?: number } = {}): Reautho
       process.stderr.write(
         `myc: authorize: ${terminalText(url.href)} (${terminalText(server)}: ${terminalText(reason)})\n`,
       )
-      if (process.stderr.isTTY) void import('./browser.js').then(({ openBrowser }) => openBrowser(url.href))
+      if (process.stderr.isTTY)
+        void import('./browser.js')
+          .then(({ openBrowser }) => openBrowser(url, server))
+          .catch((error: unknown) =>
+            process.stderr.write(`myc: ${terminalText(error instanceof Error ? error.message : String(error))}\n`),
+          )
     },
   })
 }

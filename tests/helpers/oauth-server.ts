@@ -56,6 +56,8 @@ export interface OAuthTestServerOptions {
   deny?: boolean
   /** Serves a `write` tool that needs this scope: without it, a call answers 403 insufficient_scope. */
   writeScope?: string
+  /** The `authorization_endpoint` its metadata names, from its base (default: its own /authorize). */
+  authorizationEndpoint?: (base: string) => string
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -161,7 +163,7 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
       if (p === '/.well-known/oauth-authorization-server') {
         return json(res, 200, {
           issuer: state.base,
-          authorization_endpoint: `${state.base}/authorize`,
+          authorization_endpoint: options.authorizationEndpoint?.(state.base) ?? `${state.base}/authorize`,
           token_endpoint: `${state.base}/token`,
           ...(options.registration === false ? {} : { registration_endpoint: `${state.base}/register` }),
           response_types_supported: ['code'],

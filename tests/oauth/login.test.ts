@@ -6,7 +6,8 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { HttpServerConfig } from '../../src/config/schema.js'
 import { childAuthProvider } from '../../src/oauth/child-auth.js'
-import { login } from '../../src/oauth/login.js'
+import { beginLogin, login } from '../../src/oauth/login.js'
+import { interactiveReauthorize } from '../../src/oauth/reauthorize.js'
 import { TokenStore } from '../../src/oauth/token-store.js'
 import { startOAuthServer, type OAuthTestServer } from '../helpers/oauth-server.js'
 
@@ -37,6 +38,7 @@ describe('myc auth login, in process, against a real local OAuth server', () => 
     const tokens = store()
     let strayStatus = 0
     const stored = await login({
+      server: 'wiki',
       config: http(server.mcpUrl, { clientId: 'myc-pre', clientSecret: 'pre-secret-value', scopes: ['custom:scope'] }),
       store: tokens,
       onAuthorizationUrl: (url) => {
@@ -89,6 +91,7 @@ describe('myc auth login, in process, against a real local OAuth server', () => 
     const tokens = store()
     await expect(
       login({
+        server: 'srv',
         config: http(server.mcpUrl),
         store: tokens,
         onAuthorizationUrl: (url) => void fetch(url, { redirect: 'follow' }),
@@ -100,7 +103,13 @@ describe('myc auth login, in process, against a real local OAuth server', () => 
   it('fails on a timeout with the redirect address named', async () => {
     server = await startOAuthServer()
     await expect(
-      login({ config: http(server.mcpUrl), store: store(), timeoutMs: 200, onAuthorizationUrl: () => {} }),
+      login({
+        server: 'srv',
+        config: http(server.mcpUrl),
+        store: store(),
+        timeoutMs: 200,
+        onAuthorizationUrl: () => {},
+      }),
     ).rejects.toThrow(/no authorization came back to http:\/\/127\.0\.0\.1:\d+\/callback within 0 s/)
   })
 
@@ -109,11 +118,60 @@ describe('myc auth login, in process, against a real local OAuth server', () => 
     await new Promise<void>((resolve) => open.listen(0, '127.0.0.1', resolve))
     try {
       const url = `http://127.0.0.1:${(open.address() as AddressInfo).port}/mcp`
-      await expect(login({ config: http(url), store: store(), onAuthorizationUrl: () => {} })).rejects.toThrow(
-        /HTTP 200, not 401: it asks for no login \(add "oauth": \{\} to its config/,
-      )
+      await expect(
+        login({ server: 'srv', config: http(url), store: store(), onAuthorizationUrl: () => {} }),
+      ).rejects.toThrow(/HTTP 200, not 401: it asks for no login \(add "oauth": \{\} to its config/)
     } finally {
       open.close()
     }
+  })
+  it('an authorization address that is not http(s) (file:, from the metadata) fails the login naming server and scheme: nothing shown, opened or stored', async () => {
+    server = await startOAuthServer({ authorizationEndpoint: () => 'file:///tmp/myc-evil/evil.desktop' })
+    const tokens = store()
+    const shown: URL[] = []
+    const refused =
+      /the authorization address of "tracker" is a file: address: myc opens and shows only http and https addresses/
+    // `myc auth login`: its onAuthorizationUrl prints the address and opens the browser.
+    await expect(
+      login({
+        server: 'tracker',
+        config: http(server.mcpUrl),
+        store: tokens,
+        timeoutMs: 1_000,
+        onAuthorizationUrl: (u) => shown.push(u),
+      }),
+    ).rejects.toThrow(refused)
+    // A running serve asking the person again (step-up, a login gone bad): announce would print and open it.
+    const reauthorize = interactiveReauthorize({ announce: (u) => shown.push(u), timeoutMs: 1_000 })
+    await expect(reauthorize('tracker', http(server.mcpUrl), tokens, 'a step-up')).rejects.toThrow(refused)
+    // `myc serve --http`'s /oauth/login/<server> hands out what beginLogin gives.
+    await expect(
+      beginLogin({
+        server: 'tracker',
+        config: http(server.mcpUrl),
+        store: tokens,
+        redirectUrl: 'http://127.0.0.1:9/callback',
+        state: 's',
+      }),
+    ).rejects.toThrow(refused)
+    expect(shown).toEqual([])
+    expect(await tokens.get(server.mcpUrl)).toBeUndefined()
+  })
+
+  it('an https authorization address on another host is given as it is (the benign twin)', async () => {
+    server = await startOAuthServer({
+      authorizationEndpoint: () => 'https://login.example.com/oauth/authorize?tenant=a',
+    })
+    const started = await beginLogin({
+      server: 'tracker',
+      config: http(server.mcpUrl),
+      store: store(),
+      redirectUrl: 'http://127.0.0.1:9/callback',
+      state: 'st',
+    })
+    expect(started.url.origin).toBe('https://login.example.com')
+    expect(started.url.pathname).toBe('/oauth/authorize')
+    expect(started.url.searchParams.get('tenant')).toBe('a')
+    expect(started.url.searchParams.get('state')).toBe('st')
   })
 })

@@ -35,7 +35,7 @@ describe('step-up on a 403 insufficient_scope', () => {
     } as HttpServerConfig
     const store = new TokenStore(mkdtempSync(path.join(tmpdir(), 'myc-step-up-')), 'local')
     const person = (url: URL) => void fetch(url, { redirect: 'follow' })
-    await login({ config, store, onAuthorizationUrl: person })
+    await login({ server: 'srv', config, store, onAuthorizationUrl: person })
     expect(server.authorizeRequests.at(-1)!.get('scope')?.split(' ')).not.toContain('mcp:write')
 
     const client = new Client({ name: 't', version: '1' })
@@ -55,7 +55,7 @@ describe('step-up on a 403 insufficient_scope', () => {
       expect((whoami.content as Array<{ text: string }>)[0]!.text).toMatch(/^you are logged in \(login \d+\)$/)
       expect((await store.get(server.mcpUrl))?.scopeNeeded).toBe('mcp:write')
 
-      await login({ config, store, onAuthorizationUrl: person })
+      await login({ server: 'srv', config, store, onAuthorizationUrl: person })
       const asked = server.authorizeRequests.at(-1)!.get('scope')!.split(' ')
       expect(asked).toEqual(expect.arrayContaining(['mcp:tools', 'mcp:write']))
       expect((await store.get(server.mcpUrl))?.scopeNeeded).toBeUndefined()
