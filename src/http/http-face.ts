@@ -204,8 +204,7 @@ export class HttpFace {
       )
     }
     // A person's OAuth login to a server with an `oauth` key (oauth-logins.ts).
-    if (PersonLogins.handles(url.pathname))
-      return this.logins.handle(request, url, () => this.authenticate(request, url))
+    if (PersonLogins.handles(url.pathname)) return this.logins.handle(request, url, () => this.admit(request, url))
     if (url.pathname !== this.options.path)
       return refusal(404, HttpRpcCode.server, `Not Found: the MCP endpoint is ${this.options.path}`)
 
@@ -219,25 +218,8 @@ export class HttpFace {
     }
     const cors = origin.origin ? corsHeaders(origin.origin) : {}
 
-    const principal = await this.authenticate(request, url)
+    const principal = await this.admit(request, url)
     if (principal instanceof Response) return withHeaders(principal, cors)
-    const limited = await this.options.rateLimiter?.take(principal.key)
-    if (limited && !limited.ok) {
-      this.options.metrics?.rateLimited()
-      this.options.logger.debug(
-        `http: ${principal.label} is over http.rateLimit; retry in ${limited.retryAfterSeconds} s`,
-      )
-      const { requestsPerMinute } = this.options.rateLimiter!.config
-      return withHeaders(
-        refusal(
-          429,
-          HttpRpcCode.server,
-          `Too Many Requests: over ${requestsPerMinute} requests a minute for this credential; retry in ${limited.retryAfterSeconds} s`,
-          { 'Retry-After': String(limited.retryAfterSeconds) },
-        ),
-        cors,
-      )
-    }
     if (request.method !== 'POST' && request.method !== 'GET' && request.method !== 'DELETE') {
       return withHeaders(
         refusal(405, HttpRpcCode.server, 'Method Not Allowed: use POST, GET or DELETE', {
@@ -262,6 +244,30 @@ export class HttpFace {
     if (read.body.parsed && eraOf(inbound.request, read.body) === 'modern')
       return this.statelessRoute.handle(read.inbound, principal, read.body.value)
     return this.sessionRoute.handle(read.inbound, principal)
+  }
+
+  /**
+   * The principal of a request that may go on: its credential checked
+   * (authenticate), then one request taken from the credential's
+   * `http.rateLimit` bucket; else the 401 or 429 owed. Every credentialed
+   * route passes here (the MCP endpoint, the people's login routes).
+   */
+  private async admit(request: Request, url: URL): Promise<HttpPrincipal | Response> {
+    const principal = await this.authenticate(request, url)
+    if (principal instanceof Response) return principal
+    const limited = await this.options.rateLimiter?.take(principal.key)
+    if (!limited || limited.ok) return principal
+    this.options.metrics?.rateLimited()
+    this.options.logger.debug(
+      `http: ${principal.label} is over http.rateLimit; retry in ${limited.retryAfterSeconds} s`,
+    )
+    const { requestsPerMinute } = this.options.rateLimiter!.config
+    return refusal(
+      429,
+      HttpRpcCode.server,
+      `Too Many Requests: over ${requestsPerMinute} requests a minute for this credential; retry in ${limited.retryAfterSeconds} s`,
+      { 'Retry-After': String(limited.retryAfterSeconds) },
+    )
   }
 
   /**

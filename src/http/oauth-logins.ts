@@ -47,10 +47,12 @@ export class PersonLogins {
     return pathname === OAUTH_CALLBACK_PATH || pathname.startsWith(`${OAUTH_LOGIN_PATH}/`)
   }
 
-  async handle(request: Request, url: URL, authenticate: () => Promise<HttpPrincipal | Response>): Promise<Response> {
+  /** Answers a login route; `admit` checks the request's credential and rate limit (the principal, or the refusal owed). */
+  async handle(request: Request, url: URL, admit: () => Promise<HttpPrincipal | Response>): Promise<Response> {
     if (request.method !== 'GET') return text(405, 'Method Not Allowed: use GET', { Allow: 'GET' })
     if (url.pathname === OAUTH_CALLBACK_PATH) return this.callback(url)
-    const principal = await authenticate()
+    // Counted against http.rateLimit before any discovery or registration at the authorization server.
+    const principal = await admit()
     if (principal instanceof Response) return principal
     let server: string
     try {

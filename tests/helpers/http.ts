@@ -1,6 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
+import { createServer as createHttpServer, type Server } from 'node:http'
+import { createServer, type AddressInfo } from 'node:net'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import type { HttpFace, HttpFaceOptions } from '../../src/http/http-face.js'
+import { abortedByClient, inboundOf, sendResponse } from '../../src/http/node-bridge.js'
+import { launchPrincipal } from '../../src/http/principals.js'
+import type { HttpToken } from '../../src/http/tokens.js'
+import { openView } from '../../src/principal/view.js'
+import type { Runtime } from '../../src/runtime/runtime.js'
 import { bundle, requireBundle } from './e2e.js'
 import { waitFor } from './runtime.js'
 
@@ -15,6 +22,50 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port))
     })
   })
+}
+
+/** Options of an in-process face: `tokens` on loopback (Host checked against 127.0.0.1), `/mcp`, the open view, small limits; `extra` replaces any. */
+export function faceOptions(
+  runtime: Runtime,
+  tokens: HttpToken[],
+  extra: Partial<HttpFaceOptions> = {},
+): HttpFaceOptions {
+  return {
+    runtime,
+    logger: runtime.logger,
+    listen: { host: '127.0.0.1', port: 8808 },
+    path: '/mcp',
+    tokens,
+    launch: launchPrincipal(undefined, undefined),
+    viewFor: () => openView(),
+    allowedOrigins: [],
+    allowedHosts: [],
+    maxSessions: 10,
+    sessionIdleMs: 60_000,
+    maxMessageBytes: 65_536,
+    ...extra,
+  }
+}
+
+/** A face behind a real node:http server on a free loopback port (the MCP face, or the metrics address's). */
+export async function serveFace(
+  face: HttpFace,
+  as: 'mcp' | 'metrics' = 'mcp',
+): Promise<{ base: string; server: Server }> {
+  let base = ''
+  const server = createHttpServer((req, res) => {
+    void (async () => {
+      const inbound = inboundOf(req, base, abortedByClient(res))
+      await sendResponse(
+        req,
+        res,
+        as === 'mcp' ? await face.handle(inbound) : await face.handleMetricsPort(inbound.request),
+      )
+    })().catch(() => res.destroy())
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return { base, server }
 }
 
 /** `node build/myc.cjs serve --http 127.0.0.1:<port>` running, with its address and its stderr so far. */

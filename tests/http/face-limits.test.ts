@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HttpFace, type HttpFaceOptions } from '../../src/http/http-face.js'
 import { createMetrics, type HttpMetrics } from '../../src/http/metrics.js'
-import { launchPrincipal } from '../../src/http/principals.js'
 import { RateLimiter } from '../../src/http/rate-limit.js'
 import { readMetricsToken, readTokens } from '../../src/http/tokens.js'
-import { openView } from '../../src/principal/view.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { httpSettings } from '../../src/http/serve-http.js'
+import { faceOptions } from '../helpers/http.js'
 import { loadedConfig, startRuntime } from '../helpers/runtime.js'
 
 const ALICE = 'alice-0123456789abcdef0123456789abcdef'
@@ -41,27 +40,19 @@ describe('the HTTP face: GET /metrics and http.rateLimit', () => {
   const faces: HttpFace[] = []
 
   const face = (extra: Partial<HttpFaceOptions> = {}) => {
-    const f = new HttpFace({
-      runtime,
-      logger: runtime.logger,
-      listen: { host: '127.0.0.1', port: 8808 },
-      path: '/mcp',
-      tokens: readTokens(
-        [
-          { env: 'A', role: 'dev', name: 'alice' },
-          { env: 'B', role: 'dev' },
-        ],
-        { A: ALICE, B: BOB },
+    const f = new HttpFace(
+      faceOptions(
+        runtime,
+        readTokens(
+          [
+            { env: 'A', role: 'dev', name: 'alice' },
+            { env: 'B', role: 'dev' },
+          ],
+          { A: ALICE, B: BOB },
+        ),
+        { allowedOrigins: ['https://app.example.com'], ...extra },
       ),
-      launch: launchPrincipal(undefined, undefined),
-      viewFor: () => openView(),
-      allowedOrigins: ['https://app.example.com'],
-      allowedHosts: [],
-      maxSessions: 10,
-      sessionIdleMs: 60_000,
-      maxMessageBytes: 65_536,
-      ...extra,
-    })
+    )
     faces.push(f)
     return f
   }

@@ -1,18 +1,16 @@
-import { createServer, request as httpRequest, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { request as httpRequest, type Server } from 'node:http'
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HttpFace, type HttpFaceOptions } from '../../src/http/http-face.js'
 import { createJwtVerifier } from '../../src/http/jwt.js'
 import { createMetrics, type HttpMetrics } from '../../src/http/metrics.js'
-import { abortedByClient, inboundOf, sendResponse } from '../../src/http/node-bridge.js'
 import { launchPrincipal } from '../../src/http/principals.js'
 import { httpSettings } from '../../src/http/serve-http.js'
 import { MemorySessionStore } from '../../src/http/session-store.js'
 import { credentialKeyer, readMetricsToken, readTokens, type TokenConfig } from '../../src/http/tokens.js'
 import { openView } from '../../src/principal/view.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
-import { initializeBody, mcpHeaders } from '../helpers/http.js'
+import { initializeBody, mcpHeaders, serveFace as serve } from '../helpers/http.js'
 import { fixtureEntry, loadedConfig, PolicyHarness, startRuntime, waitFor } from '../helpers/runtime.js'
 import { createView } from '../../src/principal/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
@@ -26,24 +24,6 @@ const aliceAndBob: TokenConfig[] = [
   { env: 'A', role: 'dev', name: 'alice' },
   { env: 'B', role: 'dev', name: 'bob' },
 ]
-
-/** A face behind a real node:http server on a free loopback port (the MCP face, or the metrics address's). */
-async function serve(face: HttpFace, as: 'mcp' | 'metrics' = 'mcp'): Promise<{ base: string; server: Server }> {
-  let base = ''
-  const server = createServer((req, res) => {
-    void (async () => {
-      const inbound = inboundOf(req, base, abortedByClient(res))
-      await sendResponse(
-        req,
-        res,
-        as === 'mcp' ? await face.handle(inbound) : await face.handleMetricsPort(inbound.request),
-      )
-    })().catch(() => res.destroy())
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return { base, server }
-}
 
 describe('the HTTP face, its security rules, over real HTTP', () => {
   let runtime: Runtime
