@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { HttpServerConfig } from '../config/schema.js'
 import type { Logger } from '../logger.js'
 import { beginLogin, escapeHtml, type StartedLogin } from '../oauth/login.js'
 import type { PrincipalView } from '../principal/view.js'
@@ -11,14 +12,29 @@ export const OAUTH_CALLBACK_PATH = '/oauth/callback'
 
 /** How long a person has to answer the authorization server. */
 const LOGIN_TTL_MS = 10 * 60_000
-/** Logins waiting for their redirect at once; beyond this the oldest is dropped. */
+/** How long, once the authorization server answered, the person has to finish with their credential. */
+const FINISH_TTL_MS = 5 * 60_000
+/** Logins one credential may have under way; a new one ends that credential's oldest. */
+export const MAX_PENDING_PER_CREDENTIAL = 4
+/** Logins under way at once, everyone's; beyond this a new one is refused (503), never someone else's ended. */
 const MAX_PENDING = 1_000
 
 interface Pending {
   started: StartedLogin
+  /** The credential that started it (HttpPrincipal.key): only a request with it finishes the login. */
+  credential: string
   owner: string
   server: string
   expires: number
+  /** The authorization server's answer once a browser brought it, and the one-time code the callback page shows. */
+  answer?: { code: string; iss?: string; finishCode: string }
+}
+
+/** The server a login route names, its config checked, for a principal with a name to keep logins under. */
+interface Target {
+  server: string
+  config: HttpServerConfig
+  owner: string
 }
 
 export interface PersonLoginsOptions {
@@ -29,16 +45,23 @@ export interface PersonLoginsOptions {
 
 /**
  * A person's OAuth login to a server with an `oauth` key, through `myc serve
- * --http` (docs/auth.md): `GET /oauth/login/<server>` with the person's own
- * myc credential starts it (the authorization URL as JSON, or a redirect to
- * it) and `GET /oauth/callback` takes the authorization server's answer,
- * bound to that login by its `state`; the tokens are stored for the
- * credential's name (`owner`), so each person calls the server as
- * themselves. A server the credential does not see answers as one that does
- * not exist.
+ * --http` (docs/auth.md), in three steps: `GET /oauth/login/<server>` with
+ * the person's own myc credential starts it (the authorization URL as JSON,
+ * or a redirect to it); `GET /oauth/callback` takes the authorization
+ * server's answer, bound to that login by its `state`, and shows a one-time
+ * code instead of storing anything; `POST /oauth/login/<server>?code=…` with
+ * the same credential finishes it: the code is exchanged and the tokens
+ * stored for the credential's name (`owner`). A link passed to someone else
+ * therefore stores nothing: their browser gets the code, and only the
+ * credential that started the login can use it. Both credentialed routes
+ * count against `http.rateLimit` (`admit`). A server the credential does not
+ * see answers as one that does not exist.
  */
 export class PersonLogins {
+  /** Logins under way, by `state`, oldest first. */
   private readonly pending = new Map<string, Pending>()
+  /** The answered ones, by their one-time code. */
+  private readonly byFinishCode = new Map<string, string>()
 
   constructor(private readonly options: PersonLoginsOptions) {}
 
@@ -49,11 +72,19 @@ export class PersonLogins {
 
   /** Answers a login route; `admit` checks the request's credential and rate limit (the principal, or the refusal owed). */
   async handle(request: Request, url: URL, admit: () => Promise<HttpPrincipal | Response>): Promise<Response> {
-    if (request.method !== 'GET') return text(405, 'Method Not Allowed: use GET', { Allow: 'GET' })
-    if (url.pathname === OAUTH_CALLBACK_PATH) return this.callback(url)
-    // Counted against http.rateLimit before any discovery or registration at the authorization server.
+    if (url.pathname === OAUTH_CALLBACK_PATH)
+      return request.method === 'GET' ? this.callback(url) : text(405, 'Method Not Allowed: use GET', { Allow: 'GET' })
+    if (request.method !== 'GET' && request.method !== 'POST')
+      return text(405, 'Method Not Allowed: GET starts a login, POST finishes it', { Allow: 'GET, POST' })
     const principal = await admit()
     if (principal instanceof Response) return principal
+    const target = this.target(url, principal)
+    if (target instanceof Response) return target
+    return request.method === 'GET' ? this.start(request, url, principal, target) : this.finish(url, principal, target)
+  }
+
+  /** The server of a `/oauth/login/<server>` path, or the refusal: hidden, missing and not per person answer alike. */
+  private target(url: URL, principal: HttpPrincipal): Target | Response {
     let server: string
     try {
       server = decodeURIComponent(url.pathname.slice(OAUTH_LOGIN_PATH.length + 1))
@@ -70,28 +101,31 @@ export class PersonLogins {
         403,
         'Forbidden: this credential has no name to keep logins under; give its http.tokens entry a "name" (without http.tokens, log in with: myc auth login SERVER)',
       )
+    return { server, config, owner: principal.owner }
+  }
+
+  /** `GET /oauth/login/<server>`: discovery and registration at the authorization server, then its URL for the person. */
+  private async start(request: Request, url: URL, principal: HttpPrincipal, target: Target): Promise<Response> {
     this.sweep()
+    if (this.full()) return busy()
     const state = randomBytes(24).toString('base64url')
     let started: StartedLogin
     try {
       started = await beginLogin({
-        server,
-        config,
-        store: this.options.runtime.personalStore(principal.owner),
+        server: target.server,
+        config: target.config,
+        store: this.options.runtime.personalStore(target.owner),
         redirectUrl: `${url.origin}${OAUTH_CALLBACK_PATH}`,
         state,
       })
     } catch (error) {
-      this.options.logger.warn(
-        `http: a login to "${server}" for ${principal.label} could not start: ${error instanceof Error ? error.message : String(error)}`,
-      )
-      return text(
-        502,
-        `Bad Gateway: the login to "${server}" could not start: ${error instanceof Error ? error.message : String(error)}`,
-      )
+      const why = error instanceof Error ? error.message : String(error)
+      this.options.logger.warn(`http: a login to "${target.server}" for ${principal.label} could not start: ${why}`)
+      return text(502, `Bad Gateway: the login to "${target.server}" could not start: ${why}`)
     }
-    this.pending.set(state, { started, owner: principal.owner, server, expires: Date.now() + LOGIN_TTL_MS })
-    if (this.pending.size > MAX_PENDING) this.pending.delete(this.pending.keys().next().value!)
+    if (this.full()) return busy()
+    this.pending.set(state, { ...target, started, credential: principal.key, expires: Date.now() + LOGIN_TTL_MS })
+    this.trim(principal.key)
     const authorizationUrl = started.url.href
     if ((request.headers.get('accept') ?? '').includes('application/json'))
       return Response.json(
@@ -101,33 +135,97 @@ export class PersonLogins {
     return new Response(null, { status: 302, headers: { Location: authorizationUrl, 'Cache-Control': 'no-store' } })
   }
 
-  /** The authorization server's answer: single use, bound to its login by `state`. */
-  private async callback(url: URL): Promise<Response> {
+  /**
+   * The authorization server's answer, in whichever browser opened the link:
+   * single use, bound to its login by `state`. Nothing is exchanged or stored
+   * here; the page shows the one-time code that finishes the login.
+   */
+  private callback(url: URL): Response {
+    this.sweep()
     const state = url.searchParams.get('state') ?? ''
     const login = this.pending.get(state)
-    this.pending.delete(state)
-    if (!login || login.expires < Date.now())
-      return page(400, 'This is not a login myc is waiting for (unknown or expired state): start it again.')
+    if (!login || login.answer)
+      return page(
+        400,
+        'This is not a login myc is waiting for (unknown, expired or already answered state): start it again.',
+      )
     const error = url.searchParams.get('error')
     const code = url.searchParams.get('code')
-    if (error !== null || code === null)
+    if (error !== null || code === null) {
+      this.drop(state)
       return page(400, `Authorization failed (${error ?? 'no code'}). You can close this tab.`)
+    }
     const iss = url.searchParams.get('iss')
-    try {
-      await login.started.complete({ code, ...(iss !== null ? { iss } : {}) })
-    } catch (e) {
-      this.options.logger.warn(
-        `http: the login to "${login.server}" for ${login.owner} failed: ${e instanceof Error ? e.message : String(e)}`,
+    const finishCode = randomBytes(15).toString('base64url')
+    login.answer = { code, ...(iss !== null ? { iss } : {}), finishCode }
+    login.expires = Date.now() + FINISH_TTL_MS
+    this.byFinishCode.set(finishCode, state)
+    return finishPage(url.origin, login.server, login.owner, finishCode)
+  }
+
+  /** `POST /oauth/login/<server>?code=…`: the credential that started the login brings the code; only then are tokens stored. */
+  private async finish(url: URL, principal: HttpPrincipal, target: Target): Promise<Response> {
+    this.sweep()
+    const finishCode = url.searchParams.get('code') ?? ''
+    const state = this.byFinishCode.get(finishCode)
+    const login = state === undefined ? undefined : this.pending.get(state)
+    if (state === undefined || !login?.answer)
+      return text(
+        400,
+        `Bad Request: no login to "${target.server}" is waiting for this code (used, expired, or never given): start again with GET ${OAUTH_LOGIN_PATH}/${encodeURIComponent(target.server)}`,
       )
-      return page(400, `The login to "${login.server}" failed. Start it again.`)
+    if (login.server !== target.server)
+      return text(400, `Bad Request: this code finishes a login to another server, not "${target.server}"`)
+    // Used once, whoever brings it: a code in the wrong hands ends the login it belongs to.
+    this.drop(state)
+    if (login.credential !== principal.key) {
+      this.options.logger.warn(
+        `http: ${principal.label} brought the code of a login to "${login.server}" started by another credential (${login.owner}): it is ended, nothing stored`,
+      )
+      return text(
+        403,
+        'Forbidden: this login was started with another credential; nothing was stored, and the login is ended (whoever started it starts again)',
+      )
+    }
+    return this.complete(login, login.answer)
+  }
+
+  /** The token exchange of a finished login, and the tokens stored for its owner. */
+  private async complete(login: Pending, answer: NonNullable<Pending['answer']>): Promise<Response> {
+    try {
+      await login.started.complete({ code: answer.code, ...(answer.iss !== undefined ? { iss: answer.iss } : {}) })
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e)
+      this.options.logger.warn(`http: the login to "${login.server}" for ${login.owner} failed: ${why}`)
+      return text(502, `Bad Gateway: the login to "${login.server}" failed (${why}); start it again`)
     }
     this.options.logger.info(`http: ${login.owner} logged in to "${login.server}"`)
-    return page(200, `Logged in to "${login.server}" as ${login.owner}. You can close this tab.`)
+    return Response.json(
+      { loggedIn: true, server: login.server, principal: login.owner },
+      { headers: { 'Cache-Control': 'no-store' } },
+    )
+  }
+
+  /** Whether no login can be added: everyone's are at MAX_PENDING. */
+  private full(): boolean {
+    return this.pending.size >= MAX_PENDING
+  }
+
+  /** Ends `credential`'s oldest logins beyond MAX_PENDING_PER_CREDENTIAL. */
+  private trim(credential: string): void {
+    const mine = [...this.pending].filter(([, login]) => login.credential === credential)
+    for (const [state] of mine.slice(0, Math.max(0, mine.length - MAX_PENDING_PER_CREDENTIAL))) this.drop(state)
+  }
+
+  private drop(state: string): void {
+    const finishCode = this.pending.get(state)?.answer?.finishCode
+    if (finishCode !== undefined) this.byFinishCode.delete(finishCode)
+    this.pending.delete(state)
   }
 
   private sweep(): void {
     const now = Date.now()
-    for (const [state, login] of this.pending) if (login.expires < now) this.pending.delete(state)
+    for (const [state, login] of this.pending) if (login.expires < now) this.drop(state)
   }
 }
 
@@ -138,9 +236,26 @@ function text(status: number, body: string, headers: Record<string, string> = {}
   })
 }
 
-function page(status: number, words: string): Response {
-  return new Response(`<!doctype html><meta charset="utf-8"><title>myc</title><p>${escapeHtml(words)}</p>\n`, {
+function busy(): Response {
+  return text(503, 'Service Unavailable: too many logins are under way on this myc; retry in a minute', {
+    'Retry-After': '60',
+  })
+}
+
+function page(status: number, words: string, more = ''): Response {
+  return new Response(`<!doctype html><meta charset="utf-8"><title>myc</title><p>${escapeHtml(words)}</p>\n${more}`, {
     status,
     headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' },
   })
+}
+
+/** The callback's page: the one-time code, and how the person who started the login finishes it. */
+function finishPage(origin: string, server: string, owner: string, finishCode: string): Response {
+  const finish = `${origin}${OAUTH_LOGIN_PATH}/${encodeURIComponent(server)}?code=${finishCode}`
+  const command = `curl -X POST -H "Authorization: Bearer $MYC_TOKEN" '${finish}'`
+  return page(
+    200,
+    `One step left: the login to "${server}" for ${owner} is stored only when the myc credential that started it sends this one-time code (within ${FINISH_TTL_MS / 60_000} minutes).`,
+    `<p>Code: <code id="code">${escapeHtml(finishCode)}</code></p>\n<pre>${escapeHtml(command)}</pre>\n<p>${escapeHtml('If you did not start this login yourself, close this tab and give the code to no one.')}</p>\n`,
+  )
 }

@@ -6,13 +6,14 @@ import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { connectHttp, modernRequest, startHttpMyc, type HttpMyc } from '../helpers/http.js'
-import { startOAuthServer, type OAuthTestServer } from '../helpers/oauth-server.js'
+import { callbackCode, startOAuthServer, type OAuthTestServer } from '../helpers/oauth-server.js'
 
 /**
  * `myc serve --http` in front of an OAuth-protected HTTP server with an
  * `oauth` key: each person logs in as themselves (GET /oauth/login/<server>
- * with their own myc token, then the authorization server's redirect to
- * /oauth/callback) and calls it with their own tokens; neither reaches the
+ * with their own myc token, the authorization server's redirect to
+ * /oauth/callback, then POST /oauth/login/<server> with the code it shows and
+ * the same token) and calls it with their own tokens; neither reaches the
  * other's. The tool list comes from the login of whoever runs myc.
  */
 const TOKENS = {
@@ -39,15 +40,24 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
     open.push(c)
     return c
   }
-  /** The person: asks myc for the authorization URL with their own credential, opens it, and lands on myc's callback. */
+  /**
+   * The person: asks myc for the authorization URL with their own credential,
+   * opens it, lands on myc's callback, and finishes with the one-time code
+   * it shows and the same credential.
+   */
   const logIn = async (token: string, serverKey = 'gh') => {
     const started = await fetch(`${myc.base}/oauth/login/${serverKey}`, {
       headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
     })
     if (started.status !== 200) return { status: started.status, text: await started.text() }
     const { authorizationUrl } = (await started.json()) as { authorizationUrl: string }
-    const landed = await fetch(authorizationUrl, { redirect: 'follow' })
-    return { status: landed.status, text: await landed.text(), authorizationUrl }
+    const landed = await (await fetch(authorizationUrl, { redirect: 'follow' })).text()
+    const code = callbackCode(landed)
+    const finished = await fetch(`${myc.base}/oauth/login/${serverKey}?code=${code}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}` },
+    })
+    return { status: finished.status, text: await finished.text(), authorizationUrl }
   }
 
   beforeAll(async () => {
@@ -123,7 +133,7 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
     const before = server.tokenRequests.length
     const aliceLogin = await logIn(alice)
     expect(aliceLogin.status, aliceLogin.text).toBe(200)
-    expect(aliceLogin.text).toMatch(/Logged in to &#34;gh&#34; as alice/)
+    expect(JSON.parse(aliceLogin.text)).toEqual({ loggedIn: true, server: 'gh', principal: 'alice' })
     // The redirect is myc's own callback; PKCE and the resource as for any login.
     const q = new URL(aliceLogin.authorizationUrl!).searchParams
     expect(q.get('redirect_uri')).toBe(`${myc.base}/oauth/callback`)

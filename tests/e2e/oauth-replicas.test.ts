@@ -6,7 +6,7 @@ import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundle, requireBundle, runMyc, writeConfig } from '../helpers/e2e.js'
 import { connectHttp, startHttpMyc, type HttpMyc } from '../helpers/http.js'
-import { startOAuthServer, type OAuthTestServer } from '../helpers/oauth-server.js'
+import { callbackCode, startOAuthServer, type OAuthTestServer } from '../helpers/oauth-server.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
 
 const TOKENS = {
@@ -94,6 +94,13 @@ describe.skipIf(!hasRedis())('per-person OAuth logins shared by replicas through
       redirect: 'follow',
     })
     expect(landed.status).toBe(200)
+    // Finished where it was started: the login under way lives in that replica's memory.
+    const code = callbackCode(await landed.text())
+    const finished = await fetch(`${a.base}/oauth/login/gh?code=${code}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKENS.MYC_E2E_RP_ALICE}` },
+    })
+    expect(finished.status).toBe(200)
     const { client: onB } = await connectHttp(b.url, { token: TOKENS.MYC_E2E_RP_ALICE })
     open.push(onB)
     expect(whoami(await onB.callTool({ name: 'gh__whoami', arguments: {} }))).toMatch(

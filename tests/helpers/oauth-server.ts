@@ -60,6 +60,11 @@ export interface OAuthTestServerOptions {
   authorizationEndpoint?: (base: string) => string
 }
 
+/** The one-time code that myc's `/oauth/callback` page shows (src/http/oauth-logins.ts), or '' when it shows none. */
+export function callbackCode(html: string): string {
+  return /<code id="code">([^<]+)<\/code>/.exec(html)?.[1] ?? ''
+}
+
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
