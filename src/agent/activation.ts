@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js'
 import type { PrincipalView } from '../principal/view.js'
-import type { AgentToolbox } from './engine.js'
+import type { ToolDoor } from './tool-call.js'
 import type { EventStream } from './event-stream.js'
 
 /** Asks a person a yes/no question. */
@@ -15,7 +15,7 @@ export type YesNo = (question: string) => Promise<boolean>
 export async function activateTriggered(
   task: string,
   view: PrincipalView,
-  toolbox: AgentToolbox,
+  toolbox: Pick<ToolDoor, 'list'>,
   emit: EventStream['emit'],
   logger: Logger,
   signal: AbortSignal,
@@ -33,7 +33,7 @@ export async function activateSkill(
   name: string,
   by: 'trigger' | 'classifier',
   view: PrincipalView,
-  toolbox: AgentToolbox,
+  toolbox: Pick<ToolDoor, 'list'>,
   emit: EventStream['emit'],
   logger: Logger,
   signal: AbortSignal,

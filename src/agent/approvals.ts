@@ -2,7 +2,7 @@ import type { MyceliumConfig } from '../config/schema.js'
 import { MycError } from '../errors.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { decideApproval, riskRank, RISK_LEVELS, type Preapproval, type RiskClassifier, type RiskLevel } from './risk.js'
-import type { OfferedTool } from './engine.js'
+import type { CallApprovals, OfferedTool } from './tool-call.js'
 import type { AgentEventBody } from './events.js'
 import { parsePattern, type PatternContext } from '../policy/patterns.js'
 
@@ -26,7 +26,7 @@ export function parsePreapprovals(values: readonly string[], context: PatternCon
  * the terminal, asked one call at a time. Without a terminal nothing waits:
  * the call is denied and the model is told so.
  */
-export class ApprovalGate {
+export class ApprovalGate implements CallApprovals {
   private readonly always = new Set<string>()
   private readonly never = new Set<string>()
   private queue: Promise<unknown> = Promise.resolve()

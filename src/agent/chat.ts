@@ -25,7 +25,7 @@ import { activateTriggered } from './activation.js'
 import { openAgentContext } from './agent-context.js'
 import { createApprovalGate } from './approvals.js'
 import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-export.js'
-import { viewToolbox } from './toolbox.js'
+import { roleTools } from './role-tools.js'
 import { HISTORY_LINES, readHistory, statusLine, writeHistory } from './chat-line.js'
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -106,7 +106,6 @@ export async function runChat(options: ChatOptions): Promise<number> {
     const rt = runtime!
     const view = opened.viewFor(options.role)
     await rt.start()
-    const toolbox = viewToolbox(rt, view, answers)
     let model = opened.model
     const usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
     /** How much of opened.sampledUsage is in `usage` already. */
@@ -177,7 +176,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     rl.setPrompt('myc> ')
     const describe = () => {
       const p = principal()
-      return `role ${p.role ?? '(open mode)'} · model ${model} · skills ${p.activeSkills.map((s) => s.name).join(', ') || 'none'} · ${toolbox.list().length} tools · ${usage.inputTokens + usage.outputTokens} tokens`
+      return `role ${p.role ?? '(open mode)'} · model ${model} · skills ${p.activeSkills.map((s) => s.name).join(', ') || 'none'} · ${tools.list().length} tools · ${usage.inputTokens + usage.outputTokens} tokens`
     }
     // The status line: on a terminal only, at the start, after every reply, and after a command that changed it.
     let shownStatus = ''
@@ -235,7 +234,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
       }
     }
     const { APPROVAL_ANSWERS } = await import('./terminal-approval.js')
-    const approve = await createApprovalGate(
+    const approvals = await createApprovalGate(
       loaded.config,
       rt,
       options.approve ?? [],
@@ -257,6 +256,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
           }
         : undefined,
     )
+    // Every call of the chat, the model's and /memory's, is decided there when it is made.
+    const { tools } = roleTools({ runtime: rt, view, answers, approvals })
 
     let turn: AbortController | undefined
     // Ctrl-C at an empty prompt asks for a second one; anything typed in between starts the count again.
@@ -418,7 +419,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
           return true
         case '/tools':
           say(
-            toolbox
+            tools
               .list()
               .map((t) => t.id)
               .join('\n') || 'No tools.',
@@ -435,7 +436,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
           return (say(budgetCommand(opened.budget, arg)), true)
         case '/memory': {
           // Through the principal's own recall tool: exactly what policy lets this session read.
-          const recall = toolbox.list().find((t) => t.id === 'mycelium:recall_memory')
+          const recall = tools.list().find((t) => t.id === 'mycelium:recall_memory')
           if (!recall) {
             say(
               `No active skill grants memory to role ${principal().role ?? '(open mode)'}. /skills lists the skills; one with grants.memory adds it.`,
@@ -443,16 +444,18 @@ export async function runChat(options: ChatOptions): Promise<number> {
             return true
           }
           const { Cancellation } = await import('../protocol/cancellation.js')
-          const called = await toolbox.call(
-            recall.wireName,
-            { all_roles: true, limit: 50, ...(arg ? { query: arg } : {}) },
-            new Cancellation(),
-          )
-          const result = called.ok ? called.result : undefined
+          const done = await tools.call({
+            wireName: recall.wireName,
+            args: { all_roles: true, limit: 50, ...(arg ? { query: arg } : {}) },
+            callId: 'memory',
+            cancellation: new Cancellation(),
+          })
+          if (!done.sent) return (say(`memory: ${done.reason}`), true)
+          const called = done.outcome
           say(
-            result
-              ? result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
-              : `memory: ${called.ok ? '' : called.error.message}`,
+            called.ok
+              ? called.result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+              : `memory: ${called.error.message}`,
           )
           return true
         }
@@ -503,7 +506,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
         await activateTriggered(
           line,
           view,
-          toolbox,
+          tools,
           events.emit,
           options.logger,
           turn.signal,
@@ -518,7 +521,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
         client,
         sdk,
         model,
-        toolbox,
+        tools,
         conversation,
         maxTokens: loaded.config.agent.maxTokens,
         maxTurns: loaded.config.agent.maxTurns,
@@ -526,7 +529,6 @@ export async function runChat(options: ChatOptions): Promise<number> {
         emit: events.emit,
         signal: turn.signal,
         includePartial: interactive,
-        approve: (id, tool, args) => approve.check(id, tool, args),
         budget: opened.budget,
         ...(traced ? { tracing: traced } : {}),
       })

@@ -16,8 +16,8 @@ import { EventStream, humanSink, jsonLinesSink } from './event-stream.js'
 import type { EndReason } from './events.js'
 import { SessionWriter } from './session-store.js'
 import { systemPrompt } from './system-prompt.js'
-import { viewToolbox } from './toolbox.js'
-import { WorkerToolbox } from './workers.js'
+import { roleTools, type RoleWorkers } from './role-tools.js'
+import { ToolDoor } from './tool-call.js'
 import { WorkflowToolbox } from './workflow-toolbox.js'
 import { terminalText } from '../terminal-text.js'
 import { redactUrls } from '../redact.js'
@@ -143,7 +143,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const run = startRunSpan(tracing, model, kind)
     root = run?.span
     const traced = run ? { tracing: run } : {}
-    const agent = (task: string, rest: Pick<AgentOptions, 'toolbox' | 'system'> & Partial<AgentOptions>) =>
+    const agent = (task: string, rest: Pick<AgentOptions, 'tools' | 'system'> & Partial<AgentOptions>) =>
       runAgent(task, {
         client,
         sdk,
@@ -230,6 +230,47 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       return viewFor(adhocRole, undefined, 'agent.adhocRole')
     }
 
+    /** The role's workers (agent.workers), one skill each; a worker is an invoke_agent span under its delegate call's execute_tool span (tracing on). */
+    const workersFor = (role: string, view: ReturnType<typeof viewFor>): RoleWorkers => ({
+      skills: () => {
+        const all = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy.skills
+        return (view.reachableSkills?.() ?? []).map((s) => ({
+          name: s.name,
+          description: all.get(s.name)?.description ?? '',
+        }))
+      },
+      viewFor: (skill) => viewFor(role, [skill]),
+      run: async (task, tools, signal, emit, meta) => {
+        const parent = tracing ? carrierOf(meta) : undefined
+        const span =
+          tracing && parent
+            ? tracing.start('invoke_agent worker', 'internal', parent, {
+                'gen_ai.operation.name': 'invoke_agent',
+                'gen_ai.agent.name': 'worker',
+                'gen_ai.request.model': model,
+              })
+            : undefined
+        try {
+          const outcome = await agent(task, {
+            tools,
+            system: `You are a worker: do this one task with the tools you have, then answer with the result.`,
+            maxTurns: loaded.config.agent.workers.maxTurns,
+            emit: (event) => event.type !== 'text_delta' && emit(event),
+            signal,
+            ...(tracing && span ? { tracing: { tracing, span } } : {}),
+          })
+          span?.end(outcome.reason === 'done' ? undefined : `the worker ended ${outcome.reason}`)
+          return outcome
+        } catch (error) {
+          span?.end(error instanceof Error ? error.message : String(error))
+          throw error
+        }
+      },
+      emit: events.emit,
+      max: loaded.config.agent.workers.max,
+      separator: loaded.config.namespace.separator,
+    })
+
     /**
      * The task as the adhoc role (or the run's role), over the role's view,
      * approvals in adhoc; `extra` joins the system prompt. `handedOff`: a
@@ -247,76 +288,35 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       if (!handedOff) await restoreSkills(view)
       const { writer, conversation } = openSession(view, as, handedOff)
       const recorded = conversation.length
-      const approve =
+      const approvals =
         as === 'adhoc' ? await createApprovalGate(loaded.config, rt, options.approve ?? [], events.emit) : undefined
-      const own = viewToolbox(rt, view, answers)
       const principal = view.describe?.() ?? { role: null, activeSkills: [] }
       const workers = loaded.config.agent.workers
-      const toolbox =
-        workers.enabled && view.reachableSkills && principal.role
-          ? new WorkerToolbox({
-              parent: own,
-              skills: () => {
-                const all = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy.skills
-                return view.reachableSkills!().map((s) => ({
-                  name: s.name,
-                  description: all.get(s.name)?.description ?? '',
-                }))
-              },
-              toolboxFor: (skill) =>
-                view.reachableSkills!().some((s) => s.name === skill)
-                  ? viewToolbox(rt, viewFor(principal.role!, [skill]), answers)
-                  : undefined,
-              run: async (task, box, signal, emit, meta) => {
-                // Tracing on: the worker is an invoke_agent span under the delegate call's execute_tool span, its chat and tool spans under it.
-                const parent = tracing ? carrierOf(meta) : undefined
-                const span =
-                  tracing && parent
-                    ? tracing.start('invoke_agent worker', 'internal', parent, {
-                        'gen_ai.operation.name': 'invoke_agent',
-                        'gen_ai.agent.name': 'worker',
-                        'gen_ai.request.model': model,
-                      })
-                    : undefined
-                try {
-                  const outcome = await agent(task, {
-                    toolbox: box,
-                    system: `You are a worker: do this one task with the tools you have, then answer with the result.`,
-                    maxTurns: workers.maxTurns,
-                    emit: (event) => event.type !== 'text_delta' && emit(event),
-                    signal,
-                    ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}),
-                    ...(tracing && span ? { tracing: { tracing, span } } : {}),
-                  })
-                  span?.end(outcome.reason === 'done' ? undefined : `the worker ended ${outcome.reason}`)
-                  return outcome
-                } catch (error) {
-                  span?.end(error instanceof Error ? error.message : String(error))
-                  throw error
-                }
-              },
-              emit: events.emit,
-              max: workers.max,
-              separator: loaded.config.namespace.separator,
-            })
-          : own
+      const { tools, workers: delegate } = roleTools({
+        runtime: rt,
+        view,
+        answers,
+        approvals,
+        workers:
+          workers.enabled && view.reachableSkills && principal.role ? workersFor(principal.role, view) : undefined,
+      })
       // What the first request costs before the task: the system prompt and the tools offered (the counter of myc tokens).
       const contextTokens =
         textTokens(systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) })) +
-        toolTokens(toolbox.list().map((t) => t.def))
+        toolTokens(tools.list().map((t) => t.def))
       if (announce)
         events.emit({
           type: 'session_start',
           role: principal.role,
           mode: as,
           model,
-          tools: toolbox.list().map((t) => t.id),
+          tools: tools.list().map((t) => t.id),
           activeSkills: principal.activeSkills.map((s) => s.name),
           version: options.version,
           contextTokens,
           ...(root?.traceId ? { traceId: root.traceId } : {}),
         })
-      const triggered = await activateTriggered(task, view, toolbox, events.emit, options.logger, controller.signal)
+      const triggered = await activateTriggered(task, view, tools, events.emit, options.logger, controller.signal)
       const classifier = loaded.config.agent.classifier
       if (!triggered && classifier && view.reachableSkills && view.activate) {
         const all = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy.skills
@@ -326,22 +326,16 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
           .map((s) => ({ name: s.name, description: all.get(s.name)?.description ?? '' }))
         const { classifySkills } = await import('./classifier.js')
         for (const name of await classifySkills(client, classifier.model, task, candidates, controller.signal, budget))
-          await activateSkill(name, 'classifier', view, toolbox, events.emit, options.logger, controller.signal)
+          await activateSkill(name, 'classifier', view, tools, events.emit, options.logger, controller.signal)
       }
       const system = [systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) }), extra]
         .filter(Boolean)
         .join('\n\n')
-      const outcome = await agent(task, {
-        toolbox,
-        system,
-        conversation,
-        deniedFails: true,
-        ...(approve ? { approve: (id, tool, input) => approve.check(id, tool, input) } : {}),
-      })
+      const outcome = await agent(task, { tools, system, conversation, deniedFails: true })
       record(writer, conversation, recorded, outcome, view)
-      if (toolbox instanceof WorkerToolbox)
+      if (delegate)
         for (const k of Object.keys(outcome.usage) as Array<keyof typeof outcome.usage>)
-          outcome.usage[k] += toolbox.usage[k]
+          outcome.usage[k] += delegate.usage[k]
       return outcome
     }
 
@@ -356,12 +350,13 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const policy = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy
     const runner = await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded)
     const toolbox = new WorkflowToolbox(policy.reachable(principal.role), runner, loaded.config.namespace.separator)
+    const tools = new ToolDoor([toolbox])
     events.emit({
       type: 'session_start',
       role: principal.role,
       mode: 'workflow',
       model,
-      tools: toolbox.list().map((t) => t.id),
+      tools: tools.list().map((t) => t.id),
       activeSkills: principal.activeSkills.map((s) => s.name),
       version: options.version,
       ...(root?.traceId ? { traceId: root.traceId } : {}),
@@ -371,7 +366,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const recorded = session.conversation.length
     const said: string[] = []
     const workflow = await agent(options.task, {
-      toolbox,
+      tools,
       conversation: session.conversation,
       system: `${systemPrompt({ ...principal, servers: rt, visible: () => false })}\n\nYou run a workflow: use the skills' scripts (list_skills, read_skill, run_script) to do the task. A script that fails ends the workflow.`,
       failed: () => toolbox.failure !== undefined,

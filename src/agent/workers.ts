@@ -1,22 +1,21 @@
-import type { Cancellation } from '../protocol/cancellation.js'
-import type { AgentOutcome, AgentToolbox, OfferedTool } from './engine.js'
+import { unknownTool } from '../runtime/principal-tools.js'
+import type { AgentOutcome } from './engine.js'
 import type { AgentEventBody, TokenUsage } from './events.js'
+import type { OfferedTool, Reached, ToolCall, ToolDoor, ToolOutcome, ToolSource } from './tool-call.js'
 
 export interface WorkerOptions {
-  /** The parent's own tools. */
-  parent: AgentToolbox
   /** The skills the role reaches (a worker may use any one of them). */
   skills: () => ReadonlyArray<{ name: string; description: string }>
-  /** A toolbox with exactly one skill's tools, no meta tools (a worker cannot escalate); undefined when the role does not reach it. */
-  toolboxFor: (skill: string) => AgentToolbox | undefined
+  /** A worker's tools: exactly one skill's, no meta tools (a worker cannot escalate), behind the parent's approvals; undefined when the role does not reach it. */
+  toolsFor: (skill: string) => ToolDoor | undefined
   /**
-   * Runs a worker's agent loop over its toolbox, with its own turn limit;
+   * Runs a worker's agent loop over its tools, with its own turn limit;
    * `emit` takes its events (tagged as the worker's); `meta` is the
    * delegate call's `_meta` (its trace context: the worker's spans go under it).
    */
   run: (
     task: string,
-    toolbox: AgentToolbox,
+    tools: ToolDoor,
     signal: AbortSignal,
     emit: (event: AgentEventBody) => void,
     meta?: Record<string, unknown>,
@@ -28,12 +27,12 @@ export interface WorkerOptions {
 }
 
 /**
- * The parent's toolbox plus `mycelium__delegate {skill, task}`: a nested
- * agent whose tools are that one skill's and nothing else, its final text
- * the tool's result. Its usage is counted (`usage`) for the parent's
- * `session_end`.
+ * `mycelium__delegate {skill, task}`, a source beside the parent's own tools
+ * (its calls pass the parent's door like any other): a nested agent whose
+ * tools are that one skill's and nothing else, its final text the tool's
+ * result. Its usage is counted (`usage`) for the parent's `session_end`.
  */
-export class WorkerToolbox implements AgentToolbox {
+export class Workers implements ToolSource {
   readonly usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
   private running = 0
   private readonly waiting: Array<() => void> = []
@@ -61,25 +60,27 @@ export class WorkerToolbox implements AgentToolbox {
         },
       },
     }
-    return [...this.options.parent.list(), delegate]
+    return [delegate]
   }
 
-  resolve(wireName: string, args: Record<string, unknown>) {
-    return this.options.parent.resolve?.(wireName, args)
+  reach(wireName: string, args: Record<string, unknown>): Reached | undefined {
+    if (wireName !== this.wireName) return undefined
+    const tool = this.list()[0]!
+    return { tool, target: { tool, input: args } }
   }
 
-  async call(
-    wireName: string,
-    args: Record<string, unknown>,
-    cancellation: Cancellation,
-    callId = '',
+  async unchecked(
+    call: ToolCall,
+    target: OfferedTool | undefined,
     meta?: Record<string, unknown>,
-  ) {
-    if (wireName !== this.wireName) return this.options.parent.call(wireName, args, cancellation, callId, meta)
+  ): Promise<ToolOutcome> {
+    if (target?.wireName !== this.wireName || call.wireName !== this.wireName)
+      return unknownTool(call.wireName) as Extract<ToolOutcome, { ok: false }>
+    const { args, callId, cancellation } = call
     const skill = String(args.skill ?? '')
     const task = String(args.task ?? '')
-    const toolbox = this.options.toolboxFor(skill)
-    if (!toolbox)
+    const tools = this.options.toolsFor(skill)
+    if (!tools)
       return {
         ok: true as const,
         result: {
@@ -102,11 +103,11 @@ export class WorkerToolbox implements AgentToolbox {
       }
     await this.slot()
     try {
-      this.options.emit({ type: 'worker_start', parentId: callId, skill, task, tools: toolbox.list().map((t) => t.id) })
+      this.options.emit({ type: 'worker_start', parentId: callId, skill, task, tools: tools.list().map((t) => t.id) })
       // The worker's own events go into the stream too, each naming the delegate call it works for.
       const outcome = await this.options.run(
         task,
-        toolbox,
+        tools,
         cancellation.signal,
         (event) => this.options.emit({ ...event, worker: callId }),
         meta,

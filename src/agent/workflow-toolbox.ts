@@ -4,7 +4,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { Skill } from '../policy/skill.js'
 import type { BuiltinRunner } from '../principal/builtin-exec.js'
 import { unknownTool } from '../runtime/principal-tools.js'
-import type { AgentToolbox, OfferedTool } from './engine.js'
+import type { OfferedTool, Reached, ToolCall, ToolSource } from './tool-call.js'
 
 /** A script that failed: what the context file records. */
 export interface ScriptFailure {
@@ -38,7 +38,7 @@ function scriptsOf(skill: Skill): string[] {
  * behind the guard). The first script that fails is kept (`failure`): the
  * workflow ends there and `--on-failure` decides what follows.
  */
-export class WorkflowToolbox implements AgentToolbox {
+export class WorkflowToolbox implements ToolSource {
   failure: ScriptFailure | undefined
   private readonly tools: OfferedTool[]
   private readonly byWire = new Map<string, 'list_skills' | 'read_skill' | 'run_script'>()
@@ -87,8 +87,13 @@ export class WorkflowToolbox implements AgentToolbox {
     return this.tools
   }
 
-  async call(wireName: string, args: Record<string, unknown>) {
-    const which = this.byWire.get(wireName)
+  reach(wireName: string, args: Record<string, unknown>): Reached | undefined {
+    const tool = this.tools.find((t) => t.wireName === wireName)
+    return tool && { tool, target: { tool, input: args } }
+  }
+
+  async unchecked({ wireName, args }: ToolCall, target: OfferedTool | undefined) {
+    const which = target?.wireName === wireName ? this.byWire.get(wireName) : undefined
     if (!which) return unknownTool(wireName) as { ok: false; error: { code: number; message: string } }
     const skill = (name: unknown) => this.skills.find((s) => s.name === name)
     if (which === 'list_skills') {

@@ -1,9 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundle, requireBundle } from '../helpers/e2e.js'
+import { activateAndCall, investigateProject, skillsProject, toolsThatRan } from '../helpers/agent.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry, waitFor } from '../helpers/runtime.js'
 import { requireTool } from '../helpers/tools.js'
@@ -27,27 +28,7 @@ describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
 
   it('asks one call at a time; "always" allows and "n" denies before anything runs', async () => {
     requireBundle()
-    const dir = mkdtempSync(path.join(tmpdir(), 'myc-tty-'))
-    mkdirSync(path.join(dir, 'skills', 'investigate'), { recursive: true })
-    writeFileSync(
-      path.join(dir, 'skills', 'investigate', 'SKILL.md'),
-      '---\nname: investigate\ndescription: Everything echo has\nallowedRoles: [adhoc]\nallowedTools: ["echo:*"]\n---\n',
-    )
-    const audit = path.join(dir, 'audit.jsonl')
-    writeFileSync(
-      path.join(dir, 'mycelium.config.json'),
-      JSON.stringify({
-        mcpServers: { echo: fixtureEntry('echo') },
-        session: { defaultSkills: ['investigate'] },
-        audit: { file: audit },
-        agent: {
-          risk: [
-            { pattern: 'echo:add', level: 'high' },
-            { pattern: 'echo:fail', level: 'critical' },
-          ],
-        },
-      }),
-    )
+    const { config, audit } = investigateProject()
     fake.setScript(
       (_req, i) =>
         [
@@ -56,7 +37,7 @@ describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
           { content: [{ type: 'text' as const, text: 'Finished on the terminal.' }] },
         ][i]!,
     )
-    const command = `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} adhoc "add things" --config ${path.join(dir, 'mycelium.config.json')}; echo EXIT=$?; sleep 60`
+    const command = `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} adhoc "add things" --config ${config}; echo EXIT=$?; sleep 60`
     term.open('adhoc', command)
     await waitFor(() => screen().includes('Allow echo:add (high risk)'), 20_000, 'the first approval prompt')
     tmux('send-keys', '-t', 'adhoc', 'always', 'Enter')
@@ -68,13 +49,30 @@ describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
     // The person said no to one call: the run did not do all it was asked, so it ends denied (exit 3).
     expect(text).toContain('EXIT=3')
     // Approved ran, denied did not: the audit log is the child's side of it.
-    const calls = readFileSync(audit, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { event: string; tool?: string })
-      .filter((e) => e.event === 'tool_call')
-      .map((e) => e.tool)
-    expect(calls).toEqual(['echo__add'])
+    expect(toolsThatRan(audit)).toEqual(['echo__add'])
+  }, 60_000)
+
+  it('asks for a tool its skill got earlier in the same reply, mycelium:exec too; a safe one runs unasked', async () => {
+    requireBundle()
+    const { dir, config, audit } = skillsProject()
+    const mark = path.join(dir, 'ran-unasked')
+    const replies = activateAndCall(mark)
+    fake.setScript((_req, i) => replies[i]!)
+    const command = `ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} adhoc "look around" --config ${config}; echo EXIT=$?; sleep 60`
+    term.open('one-reply', command)
+    const pane = () => tmux('capture-pane', '-p', '-t', 'one-reply')
+    await waitFor(() => pane().includes('Allow echo:add (high risk)'), 20_000, 'the approval of echo:add')
+    tmux('send-keys', '-t', 'one-reply', 'n', 'Enter')
+    await waitFor(() => pane().includes('Allow mycelium:exec (critical risk)'), 20_000, 'the approval of exec')
+    tmux('send-keys', '-t', 'one-reply', 'n', 'Enter')
+    await waitFor(() => pane().includes('EXIT='), 20_000, 'the end of the run')
+    const text = pane()
+    expect(text).toContain('All done.')
+    expect(text).toContain('EXIT=3')
+    // Only those two were asked: echo:echo (low) was not.
+    expect(text.split('Allow ').length - 1).toBe(2)
+    expect(existsSync(mark)).toBe(false)
+    expect(toolsThatRan(audit).filter((t) => !t.endsWith('activate_skill'))).toEqual(['echo__echo'])
   }, 60_000)
 })
 

@@ -1,53 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync } from 'node:fs'
 import path from 'node:path'
 import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AgentEventSchema } from '../../src/agent/events.js'
-import { runAgentCli } from '../helpers/agent.js'
+import { activateAndCall, investigateProject, runAgentCli, skillsProject, toolsThatRan } from '../helpers/agent.js'
 import { writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 
-/** A policy-mode folder with an adhoc role that reaches every echo tool, and risk rules. */
-function adhocFolder(): { config: string; audit: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'myc-adhoc-'))
-  mkdirSync(path.join(dir, 'skills', 'investigate'), { recursive: true })
-  writeFileSync(
-    path.join(dir, 'skills', 'investigate', 'SKILL.md'),
-    '---\nname: investigate\ndescription: Everything echo has\nallowedRoles: [adhoc]\nallowedTools: ["echo:*"]\n---\nInvestigate.\n',
-  )
-  const audit = path.join(dir, 'audit.jsonl')
-  const config = path.join(dir, 'mycelium.config.json')
-  writeFileSync(
-    config,
-    JSON.stringify({
-      mcpServers: { echo: fixtureEntry('echo') },
-      session: { defaultSkills: ['investigate'] },
-      audit: { file: audit },
-      agent: {
-        risk: [
-          { pattern: 'echo:add', level: 'high' },
-          { pattern: 'echo:fail', level: 'critical' },
-        ],
-      },
-    }),
-  )
-  return { config, audit }
-}
-
 const adhoc = (args: string[], fake: FakeAnthropic) => runAgentCli(['adhoc', ...args, '--json'], { fake })
-
-const toolsCalled = (audit: string) =>
-  existsSync(audit)
-    ? readFileSync(audit, 'utf8')
-        .trim()
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { event: string; tool?: string })
-        .filter((e) => e.event === 'tool_call')
-        .map((e) => e.tool)
-    : []
 
 describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless', () => {
   const fake = new FakeAnthropic()
@@ -70,7 +31,7 @@ describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless
     )
 
   it('without a terminal denies what reaches the threshold (nothing waits), tells the model, and goes on', async () => {
-    const { config, audit } = adhocFolder()
+    const { config, audit } = investigateProject()
     script()
     const r = await adhoc(['look around', '--config', config], fake)
     // Every risky call was refused: the run did not do what it was asked, so it does not end ok (exit 3).
@@ -106,11 +67,32 @@ describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless
     expect(end.text).toBe((r.events.filter((e) => e.type === 'text').at(-1) as { text: string }).text)
     expect(end.permissionDenials.map((d) => d.tool)).toEqual(['echo:add', 'echo:fail'])
     // The denied calls never reached the child: the audit log saw only the allowed one.
-    expect(toolsCalled(audit)).toEqual(['echo__echo'])
+    expect(toolsThatRan(audit)).toEqual(['echo__echo'])
+  }, 30_000)
+
+  it('one reply that activates a skill and calls its risky tool: denied without a terminal, in permissionDenials; exec too; a safe one runs', async () => {
+    const { dir, config, audit } = skillsProject()
+    const mark = path.join(dir, 'ran-unasked')
+    const replies = activateAndCall(mark)
+    fake.setScript((_req, i) => replies[i]!)
+    const r = await adhoc(['look around', '--config', config], fake)
+    expect(r.code, r.stderr).toBe(3)
+    const decided = r.events.filter((e) => e.type === 'approval_decided')
+    expect(decided).toEqual([
+      expect.objectContaining({ tool: 'echo:add', risk: 'high', decision: 'deny', by: 'no_terminal' }),
+      expect.objectContaining({ tool: 'mycelium:exec', risk: 'critical', decision: 'deny', by: 'no_terminal' }),
+    ])
+    const end = r.events.at(-1) as { type: string; reason: string; permissionDenials: Array<{ tool: string }> }
+    expect(end).toMatchObject({ type: 'session_end', reason: 'denied' })
+    expect(end.permissionDenials.map((d) => d.tool)).toEqual(['echo:add', 'mycelium:exec'])
+    // The benign twin: echo:echo, activated with safe in the same reply, ran unasked.
+    expect(r.events.some((e) => e.type === 'approval_requested' && e.tool === 'echo:echo')).toBe(false)
+    expect(existsSync(mark)).toBe(false)
+    expect(toolsThatRan(audit).filter((t) => !t.endsWith('activate_skill'))).toEqual(['echo__echo'])
   }, 30_000)
 
   it('--approve takes a level (that and below) and patterns, repeatedly', async () => {
-    const { config, audit } = adhocFolder()
+    const { config, audit } = investigateProject()
     script()
     const byLevel = await adhoc(['look', '--config', config, '--approve', 'high'], fake)
     // echo:fail (critical) is still refused.
@@ -130,11 +112,11 @@ describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless
         .filter((e) => e.type === 'approval_decided')
         .every((e) => (e as { decision: string }).decision === 'allow'),
     ).toBe(true)
-    expect(toolsCalled(audit)).toEqual(['echo__echo', 'echo__add', 'echo__echo', 'echo__add', 'echo__fail'])
+    expect(toolsThatRan(audit)).toEqual(['echo__echo', 'echo__add', 'echo__echo', 'echo__add', 'echo__fail'])
   }, 30_000)
 
   it('refuses bad input: an --approve that is neither a level nor a pattern, open mode, an unknown adhoc role', async () => {
-    const { config } = adhocFolder()
+    const { config } = investigateProject()
     const bad = await adhoc(['x', '--config', config, '--approve', 'echo:'], fake)
     expect(bad.code).toBe(2)
     expect(bad.events.find((e) => e.type === 'error')).toMatchObject({

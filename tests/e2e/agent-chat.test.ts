@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAgentCli } from '../helpers/agent.js'
-import { bundle, requireBundle } from '../helpers/e2e.js'
+import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic, toolResults } from '../helpers/fake-anthropic.js'
 import { repoRoot } from '../helpers/fixtures.js'
+import { fixtureEntry } from '../helpers/runtime.js'
 import { quietWindow, waitFor } from '../helpers/wait-for.js'
 import { requireTool } from '../helpers/tools.js'
 import { Terminal } from '../helpers/terminal.js'
@@ -105,6 +106,40 @@ describe('myc chat (build/myc.cjs)', () => {
     const bad = await runAgentCli(['chat', '--config', config, '--approve', 'echo:'], { fake, input: 'x\n' })
     expect(bad.code).toBe(2)
     expect(bad.stderr).toMatch(/--approve takes a risk level/)
+  }, 30_000)
+
+  it('piped, lazy open mode: a tool never listed is refused by its own name exactly as through call_tool', async () => {
+    const config = writeConfig({
+      mcpServers: { echo: fixtureEntry('echo') },
+      session: { lazyTools: true },
+      agent: { risk: [{ pattern: 'echo:add', level: 'high' }] },
+    })
+    fake.setScript((req) =>
+      req.body.messages.length === 1
+        ? {
+            content: [
+              { type: 'tool_use', name: 'echo__add', input: { a: 1, b: 2 } },
+              {
+                type: 'tool_use',
+                name: 'mycelium__call_tool',
+                input: { name: 'echo__add', arguments: { a: 1, b: 2 } },
+              },
+            ],
+          }
+        : { content: [{ type: 'text', text: 'done' }] },
+    )
+    const before = fake.requests.length
+    const r = await runAgentCli(['chat', '--config', config], { fake, input: 'add them\n' })
+    expect(r.code, r.stderr).toBe(0)
+    expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).not.toContain('echo__add')
+    const refusals = r.stderr.split('\n').filter((l) => l.includes('refused'))
+    expect(refusals).toEqual([
+      '✗ echo:add refused: high risk needs approval and there is no terminal to ask (pass --approve high or --approve echo:add)',
+      '✗ echo:add refused: high risk needs approval and there is no terminal to ask (pass --approve high or --approve echo:add)',
+    ])
+    const [byName, throughCallTool] = [...toolResults(fake.requests.at(-1)!).values()]
+    expect(byName).toEqual(throughCallTool)
+    expect(JSON.stringify(byName)).toMatch(/not approved/)
   }, 30_000)
 
   it('activates the skills a turn names by trigger before that turn (escalation auto)', async () => {

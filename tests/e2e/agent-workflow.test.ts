@@ -8,15 +8,20 @@ import { AgentEventSchema, type AgentEvent } from '../../src/agent/events.js'
 import { readFailureContext } from '../../src/agent/failure-context.js'
 import { loadSession } from '../../src/agent/session-store.js'
 import { runAgentCli } from '../helpers/agent.js'
-import { FakeAnthropic } from '../helpers/fake-anthropic.js'
+import { FakeAnthropic, type FakeReply } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 import { requireTool } from '../helpers/tools.js'
 import { Terminal } from '../helpers/terminal.js'
 
 const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
 
-/** A project whose `deploy` skill ships a script that works and one that fails; the adhoc role reaches echo. */
-function project(): string {
+/**
+ * A project whose `deploy` skill ships a script that works and one that
+ * fails; the adhoc role reaches echo. With `danger`, the adhoc role's
+ * default skill has echo:echo only, and its skill `danger` (off) has
+ * echo:add, high risk.
+ */
+function project(options: { danger?: boolean } = {}): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-wf-'))
   const skill = (name: string, roles: string, tools: string) => {
     mkdirSync(path.join(dir, 'skills', name, 'scripts'), { recursive: true })
@@ -26,7 +31,8 @@ function project(): string {
     )
   }
   skill('deploy', 'ops', '[]')
-  skill('investigate', 'adhoc', '["echo:*"]')
+  skill('investigate', 'adhoc', options.danger ? '["echo:echo"]' : '["echo:*"]')
+  if (options.danger) skill('danger', 'adhoc', '["echo:add"]')
   const script = (name: string, body: string) => {
     const file = path.join(dir, 'skills', 'deploy', 'scripts', name)
     writeFileSync(file, `#!/bin/sh\n${body}\n`)
@@ -40,6 +46,7 @@ function project(): string {
       mcpServers: { echo: fixtureEntry('echo') },
       roles: { default: 'ops' },
       session: { defaultSkills: ['investigate'] },
+      ...(options.danger ? { agent: { risk: [{ pattern: 'echo:add', level: 'high' }] } } : {}),
     }),
   )
   return path.join(dir, 'mycelium.config.json')
@@ -63,7 +70,8 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
   afterAll(async () => {
     await fake.close()
   })
-  const failingRun = () =>
+  /** The workflow's model runs check.sh, then release.sh (which fails); `adhoc` is what the model says after a hand-off. */
+  const failingRun = (adhoc: FakeReply[] = [{ content: [{ type: 'text', text: 'Looking into the failure.' }] }]) =>
     fake.setScript(
       (_req, i) =>
         [
@@ -86,7 +94,7 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
               },
             ],
           },
-          { content: [{ type: 'text' as const, text: 'Looking into the failure.' }] },
+          ...adhoc,
         ][i]!,
     )
   const end = (events: AgentEvent[]) =>
@@ -228,6 +236,27 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
       'Skill deploy ran scripts/release.sh --now and it exited with 2',
     )
     expect(end(r.events)).toMatchObject({ reason: 'done', exitCode: 0, contextFile: handoff.contextFile })
+  }, 60_000)
+
+  it('the adhoc phase decides each call when it is made: a tool its skill got in the same reply is asked', async () => {
+    failingRun([
+      {
+        content: [
+          { type: 'tool_use', name: 'mycelium__activate_skill', input: { name: 'danger' } },
+          { type: 'tool_use', name: 'echo__add', input: { a: 1, b: 2 } },
+        ],
+      },
+      { content: [{ type: 'text', text: 'Could not add.' }] },
+    ])
+    const r = await myc(['workflow', 'release it', '--config', project({ danger: true }), '--on-failure', 'auto'], fake)
+    expect(r.code, r.stderr).toBe(3)
+    expect(r.events.find((e) => e.type === 'handoff')).toBeDefined()
+    expect(r.events.filter((e) => e.type === 'approval_decided')).toEqual([
+      expect.objectContaining({ tool: 'echo:add', risk: 'high', decision: 'deny', by: 'no_terminal' }),
+    ])
+    const last = r.events.at(-1) as { reason: string; permissionDenials: Array<{ tool: string }> }
+    expect(last).toMatchObject({ type: 'session_end', reason: 'denied' })
+    expect(last.permissionDenials.map((d) => d.tool)).toEqual(['echo:add'])
   }, 60_000)
 
   it('a hand-off is a second session, and the two name each other', async () => {

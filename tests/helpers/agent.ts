@@ -1,7 +1,11 @@
 import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import type { AgentEvent } from '../../src/agent/events.js'
 import { bundle, requireBundle } from './e2e.js'
-import type { FakeAnthropic } from './fake-anthropic.js'
+import type { FakeAnthropic, FakeReply } from './fake-anthropic.js'
+import { fixtureEntry } from './runtime.js'
 
 export interface AgentRun {
   code: number | null
@@ -57,4 +61,84 @@ export function runAgentCli(
       resolve({ code, stdout, stderr, events })
     })
   })
+}
+
+/**
+ * A policy-mode project: one skill per entry of `skills` (its tools), each
+ * for the adhoc role, the echo fixture as the one server, an audit log;
+ * `extra` joins the config's top level.
+ */
+export function adhocProject(
+  skills: Record<string, string[]>,
+  extra: Record<string, unknown> = {},
+): { dir: string; config: string; audit: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-adhoc-'))
+  for (const [name, tools] of Object.entries(skills)) {
+    mkdirSync(path.join(dir, 'skills', name), { recursive: true })
+    writeFileSync(
+      path.join(dir, 'skills', name, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: The ${name} tools\nallowedRoles: [adhoc]\nallowedTools: ${JSON.stringify(tools)}\n---\n`,
+    )
+  }
+  const audit = path.join(dir, 'audit.jsonl')
+  const config = path.join(dir, 'mycelium.config.json')
+  writeFileSync(
+    config,
+    JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') }, audit: { file: audit }, ...extra }),
+  )
+  return { dir, config, audit }
+}
+
+/**
+ * A policy-mode project for the adhoc role whose skills start inactive:
+ * `safe` (echo:echo, low risk), `danger` (echo:add, high by a risk rule) and
+ * `shell` (mycelium:exec, critical).
+ */
+export function skillsProject(): { dir: string; config: string; audit: string } {
+  return adhocProject(
+    { safe: ['echo:echo'], danger: ['echo:add'], shell: ['mycelium:exec'] },
+    { agent: { risk: [{ pattern: 'echo:add', level: 'high' }] } },
+  )
+}
+
+/** A policy-mode project whose adhoc role reaches every echo tool (skill `investigate`, on from the start); echo:add is high risk, echo:fail critical. */
+export function investigateProject(): { dir: string; config: string; audit: string } {
+  return adhocProject(
+    { investigate: ['echo:*'] },
+    {
+      session: { defaultSkills: ['investigate'] },
+      agent: {
+        risk: [
+          { pattern: 'echo:add', level: 'high' },
+          { pattern: 'echo:fail', level: 'critical' },
+        ],
+      },
+    },
+  )
+}
+
+/** The tools a project's audit log says were called and reached their handler or child (a refused or unknown call is not one). */
+export function toolsThatRan(audit: string): string[] {
+  if (!existsSync(audit)) return []
+  return readFileSync(audit, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { event: string; tool?: string; outcome?: string })
+    .filter((e) => e.event === 'tool_call' && e.outcome !== 'denied')
+    .map((e) => e.tool!)
+}
+
+/**
+ * The model's replies that activate a skill and call its tool in the same
+ * reply: danger with echo:add, shell with mycelium:exec (touching `mark`),
+ * safe with echo:echo; then it says it is done.
+ */
+export function activateAndCall(mark: string): FakeReply[] {
+  const activate = (name: string) => ({ type: 'tool_use', name: 'mycelium__activate_skill', input: { name } }) as const
+  return [
+    { content: [activate('danger'), { type: 'tool_use', name: 'echo__add', input: { a: 1, b: 2 } }] },
+    { content: [activate('shell'), { type: 'tool_use', name: 'mycelium__exec', input: { command: `touch ${mark}` } }] },
+    { content: [activate('safe'), { type: 'tool_use', name: 'echo__echo', input: { message: 'at once' } }] },
+    { content: [{ type: 'text', text: 'All done.' }] },
+  ]
 }
