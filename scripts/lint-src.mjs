@@ -1,0 +1,25 @@
+// What the line checks of `npm run lint` share: where src/ is (MYC_LINT_ROOT
+// points a check at a tree of its own, for its tests), its .ts files, and
+// the code on each of their lines with comments left out.
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+
+const root = process.env.MYC_LINT_ROOT ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
+export const src = path.join(root, 'src')
+
+/** Every .ts file under `dir`, at any depth. */
+export const tsFiles = (dir) =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? tsFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  )
+
+/** A file's lines of code, each with its number: comment lines skipped, a trailing `// ` comment cut off. */
+export function codeLines(file) {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .flatMap((line, i) => {
+      const trimmed = line.trimStart()
+      if (trimmed.startsWith('//') || trimmed.startsWith('*') || trimmed.startsWith('/*')) return []
+      return [{ number: i + 1, code: line.replace(/\s\/\/\s.*$/, '') }]
+    })
+}
