@@ -91,4 +91,38 @@ describe('the checks of npm run lint', () => {
     expect(bare.stderr).toMatch(/src\/server\/a\.ts:2 writes the JSON-RPC code -32602 as a number/)
     expect(bare.stderr.trim().split('\n')).toHaveLength(1)
   })
+
+  it('check-tool-calls passes on this repo, and fails on an agent file that reaches a tool around the door', () => {
+    expect(run('check-tool-calls.mjs').status).toBe(0)
+    const around = run(
+      'check-tool-calls.mjs',
+      tree({
+        'agent/tool-call.ts': 'export const door = (x: any) => callVisibleTool(x) && x.source.unchecked(x)\n',
+        'agent/code-mode.ts': [
+          '// callVisibleTool, named in a comment, is fine',
+          'export class Source {',
+          '  async unchecked(call: unknown) {',
+          '    return call',
+          '  }',
+          '}',
+          'export const run = (rt: any, view: any, p: any) => callVisibleTool(rt, view, p, {})',
+          'export const inner = (source: any, call: any) => source.unchecked(call, undefined)',
+          "export const builtin = (view: any) => view.callBuiltin('mycelium__exec', {}, () => ({}))",
+          "export const child = (c: any) => c.forward('tools/call', {}, {})",
+          'export const { unchecked } = new Source()',
+        ].join('\n'),
+        'commands/x.ts': "import { callVisibleTool as call } from '../runtime/principal-tools.js'\n",
+        'server/y.ts': 'export const fine = (rt: any) => callVisibleTool(rt)\n',
+      }),
+    )
+    expect(around.status).toBe(1)
+    expect(around.stderr.trim().split('\n')).toEqual([
+      'check-tool-calls: src/agent/code-mode.ts:7 uses callVisibleTool: call tools through ToolDoor (src/agent/tool-call.ts)',
+      "check-tool-calls: src/agent/code-mode.ts:8 uses a source's unchecked call: only ToolDoor (src/agent/tool-call.ts) may call it",
+      "check-tool-calls: src/agent/code-mode.ts:9 uses a view's callBuiltin: call tools through ToolDoor (src/agent/tool-call.ts)",
+      "check-tool-calls: src/agent/code-mode.ts:10 calls a child's forward: call tools through ToolDoor (src/agent/tool-call.ts)",
+      "check-tool-calls: src/agent/code-mode.ts:11 uses a source's unchecked call: only ToolDoor (src/agent/tool-call.ts) may call it",
+      'check-tool-calls: src/commands/x.ts:1 uses callVisibleTool: call tools through ToolDoor (src/agent/tool-call.ts)',
+    ])
+  })
 })

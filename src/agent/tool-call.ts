@@ -11,7 +11,8 @@ import { AgentCall, type ChildAnswers } from './child-questions.js'
  * The one door of every tool call an agent makes (run, workflow, adhoc,
  * chat, workers; a direct call, a `call_tool`, whatever comes later): each
  * is decided when it is made, by the tool it reaches at that moment, never
- * by a list drawn up earlier.
+ * by a list drawn up earlier. `scripts/check-tool-calls.mjs` holds that no
+ * other file of the agent reaches a tool around it.
  */
 
 /** One tool an agent can reach now. */
