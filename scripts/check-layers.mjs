@@ -16,6 +16,7 @@ export const LAYERS = [
   ['config', 'sandbox', 'telemetry', 'oauth'],
   ['policy', 'skills'],
   ['memory'],
+  ['pinning'],
   ['eras/child'],
   ['children'],
   ['registry'],
