@@ -16,6 +16,15 @@ export type AuditEvent =
     }
   | { event: 'session_end'; role: string }
   | {
+      /** A child's tool or prompt withheld (docs/pinning.md): its definition is not the pinned one, or it holds hidden text. */
+      event: 'definition_withheld'
+      server: string
+      kind: 'tool' | 'prompt'
+      name: string
+      reason: 'changed' | 'added' | 'unpinned' | 'hidden'
+      text?: string[]
+    }
+  | {
       event: 'memory_saved' | 'memory_forgotten'
       role: string
       id: string

@@ -21,10 +21,11 @@ export interface Inspection {
  * (lazy ones too: the point is to see them), run `use`, and always stop the
  * children. One-shot: the children's stderr is at debug level (`--verbose`)
  * and a failed child is not restarted; it is logged as an error unless
- * `failuresShown` (the command reports it, as status does).
+ * `failuresShown` (the command reports it, as status does); what is withheld
+ * (docs/pinning.md) is a stderr line each unless `withheldShown`.
  */
 export async function withStartedRuntime<T>(
-  options: { configPath?: string; logger: Logger; failuresShown?: boolean },
+  options: { configPath?: string; logger: Logger; failuresShown?: boolean; withheldShown?: boolean },
   use: (inspection: Inspection) => Promise<T>,
 ): Promise<T> {
   const { runtime, loaded, mode } = await openRuntime({
@@ -32,6 +33,7 @@ export async function withStartedRuntime<T>(
     logger: options.logger,
     version,
     oneShot: { failuresShown: options.failuresShown === true },
+    ...(options.withheldShown ? { withheldShown: true } : {}),
   })
   try {
     await Promise.all([...runtime.supervisor.children.keys()].map((key) => runtime.supervisor.ensureRunning(key)))

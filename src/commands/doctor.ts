@@ -1,30 +1,38 @@
 import { defineCommand } from 'citty'
 import { createLogger } from '../logger.js'
 import { runDoctor } from '../inspect/doctor.js'
+import { HIDDEN_TEXT_NAMES, showHiddenText } from '../pinning/hidden-text.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 
 export default defineCommand({
   meta: {
     name: 'doctor',
-    description: 'Check Node, the config, the children and the sandbox executors, with fixes; exits 3 on problems',
+    description:
+      'Check Node, the config, the children, pinned definitions and the sandbox executors, with fixes; exits 3 on problems',
   },
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
-    const checks = await runDoctor({
+    const { checks, hidden } = await runDoctor({
       configPath: args.config,
       logger: createLogger({ verbose: args.verbose, quiet: true }),
     })
     const ok = checks.every((c) => c.status !== 'fail')
-    if (args.json) printJson({ ok, checks })
-    else
+    if (args.json) printJson({ ok, checks, hidden })
+    else {
+      // Under the pinning check: each item hidden text withholds, and the kinds of text.
+      const hiddenLines = hidden.map(
+        (h) =>
+          `\n    withheld ${h.kind} ${showHiddenText(h.id)}: ${h.text.map((k) => HIDDEN_TEXT_NAMES[k]).join(', ')}`,
+      )
       printResult(
         checks
           .map(
             (c) =>
-              `${c.status === 'ok' ? '✓' : c.status === 'warn' ? '!' : '✗'} ${c.name}: ${c.detail}${c.fix ? `\n    fix: ${c.fix}` : ''}`,
+              `${c.status === 'ok' ? '✓' : c.status === 'warn' ? '!' : '✗'} ${c.name}: ${c.detail}${c.name === 'pinning' ? hiddenLines.join('') : ''}${c.fix ? `\n    fix: ${c.fix}` : ''}`,
           )
           .join('\n'),
       )
+    }
     return ok ? 0 : 3
   },
 })

@@ -4,18 +4,20 @@ import { ExitCode } from '../errors.js'
 import { createLogger } from '../logger.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
+import { withholdingText } from '../pinning/gate.js'
+import { showHiddenText } from '../pinning/hidden-text.js'
 
 export default defineCommand({
   meta: {
     name: 'status',
     description:
-      'Start the children, report each one’s state and its tools, prompts, resources and MCP version, or its error (--json: also its start time), then exit',
+      'Start the children, report each one’s state and its tools, prompts, resources and MCP version, or its error (--json: also its start time), and what is withheld, then exit',
   },
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
     const report = await withStartedRuntime(
-      { configPath: args.config, logger, failuresShown: true },
+      { configPath: args.config, logger, failuresShown: true, withheldShown: true },
       async ({ runtime }) => {
         const servers = [...runtime.loaded.config.servers].map(([key, config]) => {
           const child = runtime.supervisor.children.get(key)
@@ -36,7 +38,23 @@ export default defineCommand({
             error: child?.lastError === undefined ? null : redactUrls(child.lastError),
           }
         })
-        return { config: runtime.loaded.file ?? null, servers, conflicts: runtime.catalogue.conflicts }
+        // Withheld (docs/pinning.md): changed or new since pinned, of a server not in the lock, or holding hidden text.
+        const withheld = runtime.catalogue.withheld().map((w) => ({
+          id: w.id,
+          server: w.server,
+          kind: w.kind,
+          name: w.name,
+          reason: w.reason,
+          ...(w.text ? { text: [...w.text] } : {}),
+          message: withholdingText(w),
+        }))
+        return {
+          config: runtime.loaded.file ?? null,
+          servers,
+          conflicts: runtime.catalogue.conflicts,
+          pinning: runtime.pinning,
+          withheld,
+        }
       },
     )
     const failed = report.servers.filter((s) => s.state === 'FAILED')
@@ -54,6 +72,8 @@ export default defineCommand({
       }
       for (const c of report.conflicts)
         lines.push(`conflict: ${c.kind} "${c.name}" from ${c.kept} and ${c.dropped}; ${c.dropped} left out`)
+      for (const w of report.withheld)
+        lines.push(`withheld: ${w.kind === 'prompt' ? 'prompt ' : ''}${showHiddenText(w.id)}: ${w.message}`)
       printResult(lines.join('\n'))
     }
     return ok ? ExitCode.ok : ExitCode.checkFailed

@@ -49,6 +49,13 @@ const commonServerKeys = {
    * README "Children of the 2026-07-28 era".
    */
   era: v.optional(v.picklist(['auto', 'legacy', 'modern'])),
+  /**
+   * Serve this child's tools and prompts even when their names, descriptions
+   * or schemas hold hidden text (tag characters, bidi controls, control
+   * characters), which are otherwise withheld: docs/pinning.md. The long
+   * name is so that nobody sets it by accident.
+   */
+  dangerouslyAllowHiddenText: v.optional(v.boolean()),
 }
 
 export const StdioServerSchema = v.strictObject({

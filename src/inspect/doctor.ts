@@ -5,6 +5,10 @@ import { ExecutorProbe } from '../sandbox/probe.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import { clientNameWarnings } from '../registry/wire-names.js'
 import { lintSkills } from './reports.js'
+import { LOCK_FILE } from '../pinning/lock-file.js'
+import type { HiddenTextKind } from '../pinning/hidden-text.js'
+import type { Runtime } from '../runtime/runtime.js'
+import type { WithheldEntry } from '../registry/catalogue.js'
 import { version } from '../version.js'
 
 /** One doctor check. */
@@ -46,9 +50,59 @@ export function startFix(error: string | undefined): string {
   return `${missing} is missing (not found${missing.includes('/') || missing.includes('\\') ? '' : ' on PATH'}): ${install}, or give its absolute path in "command"`
 }
 
-/** `myc doctor`: Node, config, children, tool names, skills, executors — each with a fix. */
-export async function runDoctor(options: { configPath?: string; logger: Logger }): Promise<DoctorCheck[]> {
+/** A tool or prompt withheld for hidden text, as `myc doctor --json` names it. */
+export interface HiddenReport {
+  id: string
+  server: string
+  kind: 'tool' | 'prompt'
+  name: string
+  text: HiddenTextKind[]
+}
+
+/** The pinning check (docs/pinning.md): no lock (a suggestion), or what the lock and hidden text withhold. */
+export function pinningCheck(runtime: Runtime): { check: DoctorCheck; hidden: HiddenReport[] } {
+  const withheld = runtime.catalogue.withheld()
+  const hidden = withheld
+    .filter((w) => w.reason === 'hidden')
+    .map(({ id, server, kind, name, text }) => ({ id, server, kind, name, text: [...(text ?? [])] }))
+  const count = (reason: WithheldEntry['reason']) => withheld.filter((w) => w.reason === reason).length
+  const parts = [
+    [count('changed'), 'changed since pinned'],
+    [count('added'), 'new since pinned'],
+    [count('unpinned'), 'of servers not in the lock'],
+    [count('hidden'), 'with hidden text'],
+  ].flatMap(([n, what]) => (n ? [`${n} ${what}`] : []))
+  if (!runtime.pinning)
+    return {
+      hidden,
+      check: {
+        name: 'pinning',
+        status: 'warn',
+        detail: `no ${LOCK_FILE} beside the config: a changed tool definition reaches the model unreviewed${parts.length ? `; withheld: ${parts.join(', ')}` : ''}`,
+        fix: `run \`myc pin\` and commit ${LOCK_FILE}; run \`myc pin --check\` in CI`,
+      },
+    }
+  return {
+    hidden,
+    check:
+      withheld.length === 0
+        ? { name: 'pinning', status: 'ok', detail: `every tool and prompt matches ${LOCK_FILE}` }
+        : {
+            name: 'pinning',
+            status: 'warn',
+            detail: `${withheld.length} withheld: ${parts.join(', ')}`,
+            fix: 'review them with `myc pin` (`myc status` lists them)',
+          },
+  }
+}
+
+/** `myc doctor`: Node, config, children, tool names, pinning, skills, executors — each with a fix; and what hidden text withholds. */
+export async function runDoctor(options: {
+  configPath?: string
+  logger: Logger
+}): Promise<{ checks: DoctorCheck[]; hidden: HiddenReport[] }> {
   const checks: DoctorCheck[] = []
+  let hidden: HiddenReport[] = []
   const major = Number(process.versions.node.split('.')[0])
   checks.push(
     major >= 20
@@ -67,6 +121,7 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
       logger: options.logger,
       version,
       oneShot: { failuresShown: true },
+      withheldShown: true,
     })
     checks.push({
       name: 'config',
@@ -110,6 +165,9 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
           detail: `${long.length} wire names too long or with characters some clients reject (e.g. ${long[0]!.wireName}: ${clientNameWarnings(long[0]!.wireName)[0]})`,
           fix: 'shorten server keys, or set namespace.maxLength',
         })
+      const pinning = pinningCheck(runtime)
+      checks.push(pinning.check)
+      hidden = pinning.hidden
       if (mode.kind === 'policy') {
         mode.state.invalidate()
         const problems = lintSkills(mode.state.policy, mode.state.sources.problems, mode.state.sources.unserved).filter(
@@ -155,5 +213,5 @@ export async function runDoctor(options: { configPath?: string; logger: Logger }
       fix: 'install bubblewrap (Linux) or start Docker',
     })
   // A detail can quote a child's URL (its start error, a config value): without its secrets.
-  return checks.map((c) => ({ ...c, detail: redactUrls(c.detail) }))
+  return { checks: checks.map((c) => ({ ...c, detail: redactUrls(c.detail) })), hidden }
 }

@@ -41,6 +41,7 @@ export async function loadPolicyMode(
   loaded: LoadedConfig,
   catalogue: Pick<Catalogue, 'toolNamesOf'>,
   logger: Logger,
+  audit: AuditSink = openAuditSink(loaded, logger),
 ): Promise<PolicyMode> {
   if (!isPolicyMode(loaded)) return { kind: 'open' }
   if (loaded.config.session.lazyTools)
@@ -54,11 +55,15 @@ export async function loadPolicyMode(
     if (error instanceof MycError) throw error
     throw new MycError('config_invalid', `${loaded.file ?? 'config'}: ${(error as Error).message}`)
   }
-  const { config } = loaded
-  const audit = fileAuditSink(config.audit.file ? path.resolve(loaded.dir, config.audit.file) : undefined, (error) =>
+  return { kind: 'policy', state, audit, memory: openMemoryStore(loaded, audit) }
+}
+
+/** The audit log of a config (`audit.file` beside it), or a sink that writes nowhere. */
+export function openAuditSink(loaded: LoadedConfig, logger: Logger): AuditSink {
+  const { file } = loaded.config.audit
+  return fileAuditSink(file ? path.resolve(loaded.dir, file) : undefined, (error) =>
     logger.warn(`audit log: ${String(error)}`),
   )
-  return { kind: 'policy', state, audit, memory: openMemoryStore(loaded, audit) }
 }
 
 /** The role memory of a config: `memory.dir` beside the config file, with its caps. Touches no file until used. */

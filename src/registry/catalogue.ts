@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/client'
 import type { Skill as SkillEntry } from '@modelcontextprotocol/core/ext/skills'
 import type { ChildLists, ListKind } from '../children/child.js'
+import type { Withholding } from '../pinning/gate.js'
 import { ChildSkillRoutes, mapChildEntry } from '../skills/child-skills.js'
 import { bareWireName, canonicalId, toWireName, type WireNameOptions } from './wire-names.js'
 
@@ -58,11 +59,27 @@ export interface Conflict {
 
 type Lists = Partial<ChildLists>
 
+/** Decides whether a child's tool or prompt is withheld: pinning and hidden text (src/pinning/gate.ts). */
+export interface DefinitionGate {
+  judge(server: string, kind: 'tool' | 'prompt', def: { name: string }): Withholding | undefined
+}
+
+/** A child's tool or prompt the gate withheld: in no list and no lookup, as if the child had never offered it. */
+export interface WithheldEntry extends Withholding {
+  /** Canonical id, `server:name`. */
+  id: string
+  server: string
+  kind: 'tool' | 'prompt'
+  name: string
+}
+
 /**
  * The merged, namespaced catalogue of every running child: tools and prompts
  * keyed by canonical id and by wire name, resources by URI, templates by
  * server. Order is deterministic: servers in config order, each child's
  * entries in its own order. Knows nothing of roles: a policy view filters it.
+ * A tool or prompt the gate withholds never enters it (docs/pinning.md):
+ * every face, list and call reads the catalogue, so none can see it.
  */
 export class Catalogue {
   private readonly perServer = new Map<string, Lists>()
@@ -79,6 +96,8 @@ export class Catalogue {
   private readonly skillRoutes = new Map<string, ChildSkillRoutes>()
   /** Conflicts found by the last rebuild. */
   conflicts: Conflict[] = []
+  private withheldTools: WithheldEntry[] = []
+  private withheldPrompts: WithheldEntry[] = []
   /** Bumped on every change, per kind, so views can cache what they derive. */
   readonly revision = { tools: 0, prompts: 0, resources: 0 }
 
@@ -86,7 +105,18 @@ export class Catalogue {
     private serverOrder: readonly string[],
     private readonly naming: WireNameOptions,
     private prefixes: ServerPrefixes = new Map(),
+    private readonly gate?: DefinitionGate,
   ) {}
+
+  /** The gate's verdicts may have changed (the lock was read again): every tool and prompt is judged again. */
+  regate(): void {
+    this.rebuild(['tools', 'prompts'])
+  }
+
+  /** The tools and prompts withheld now, in catalogue order (tools first). */
+  withheld(): readonly WithheldEntry[] {
+    return [...this.withheldTools, ...this.withheldPrompts]
+  }
 
   /** The config's order of servers (it decides which of two clashing names is kept) or their prefixes changed (a reload). */
   setServerOrder(order: readonly string[], prefixes: ServerPrefixes = this.prefixes): void {
@@ -123,11 +153,20 @@ export class Catalogue {
         !(kinds.includes('resources') && c.kind === 'resource'),
     )
     if (kinds.includes('tools')) {
-      this.toolList = this.mergeNamed('tools', this.toolsByWire, this.toolsById, 'tool', conflicts)
+      this.withheldTools = []
+      this.toolList = this.mergeNamed('tools', this.toolsByWire, this.toolsById, 'tool', conflicts, this.withheldTools)
       this.revision.tools++
     }
     if (kinds.includes('prompts')) {
-      this.promptList = this.mergeNamed('prompts', this.promptsByWire, this.promptsById, 'prompt', conflicts)
+      this.withheldPrompts = []
+      this.promptList = this.mergeNamed(
+        'prompts',
+        this.promptsByWire,
+        this.promptsById,
+        'prompt',
+        conflicts,
+        this.withheldPrompts,
+      )
       this.revision.prompts++
     }
     if (kinds.includes('resources')) {
@@ -199,6 +238,7 @@ export class Catalogue {
     byId: Map<string, NamedEntry<T>>,
     label: 'tool' | 'prompt',
     conflicts: Conflict[],
+    withheld: WithheldEntry[],
   ): NamedEntry<T>[] {
     byWire.clear()
     byId.clear()
@@ -207,6 +247,12 @@ export class Catalogue {
       for (const def of (this.perServer.get(server)?.[kind] ?? []) as unknown as T[]) {
         if (typeof def?.name !== 'string') continue
         const id = canonicalId(server, def.name)
+        // Withheld before anything else: it takes no wire name from another server's entry either.
+        const verdict = this.gate?.judge(server, label, def)
+        if (verdict) {
+          withheld.push({ id, server, kind: label, name: def.name, ...verdict })
+          continue
+        }
         const wireName = this.wireNameOf(server, def.name)
         const clash = byWire.get(wireName) ?? byId.get(id)
         if (clash) {
@@ -236,6 +282,9 @@ export class Catalogue {
   }
   promptByWire(wireName: string): PromptEntry | undefined {
     return this.promptsByWire.get(wireName)
+  }
+  promptById(id: string): PromptEntry | undefined {
+    return this.promptsById.get(id)
   }
   resources(): readonly ResourceEntry[] {
     return this.resourceList

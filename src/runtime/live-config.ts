@@ -3,6 +3,7 @@ import path from 'node:path'
 import type { ConfigDiff } from '../config/diff.js'
 import { loadConfig, type LoadedConfig } from '../config/load.js'
 import type { Logger } from '../logger.js'
+import { LOCK_FILE, lockPathOf, readLockFile } from '../pinning/lock-file.js'
 import { isPolicyMode, loadSources, type PolicyMode } from '../principal/policy-mode.js'
 import type { Runtime } from './runtime.js'
 
@@ -29,16 +30,19 @@ export function describeDiff(diff: ConfigDiff): string {
 }
 
 /**
- * Keeps a running `myc serve` on its config file: a change on disk (a moment
- * after the last write) or SIGHUP reloads it. A config that does not
- * validate is logged (file, key path, fix) and the running one kept; one
- * that does is applied by the runtime (servers started, stopped, restarted;
- * the rest untouched) and, in policy mode, the skills and roles are rebuilt.
- * Returns a function that stops watching. `reload` is exposed for tests.
+ * Keeps a running `myc serve` on its config file and the lock beside it: a
+ * change on disk (a moment after the last write) or SIGHUP reloads them. A
+ * config that does not validate is logged (file, key path, fix) and the
+ * running one kept; one that does is applied by the runtime (servers
+ * started, stopped, restarted; the rest untouched) and, in policy mode, the
+ * skills and roles are rebuilt. A lock read again is judged against at once
+ * (a bad one is logged and the running one kept). Returns a function that
+ * stops watching. `reload` and `reloadLock` are exposed for tests.
  */
 export function watchConfig(options: LiveConfigOptions): {
   stop: () => void
   reload: () => Promise<ConfigDiff | undefined>
+  reloadLock: () => Promise<void>
 } {
   const { runtime, mode, logger } = options
   const file = runtime.loaded.file
@@ -69,19 +73,37 @@ export function watchConfig(options: LiveConfigOptions): {
     return diff
   }
   const reload = () => (chain = chain.then(reloadOnce, reloadOnce))
+  const lockOnce = async (): Promise<undefined> => {
+    const lockFile = lockPathOf(runtime.loaded.dir)
+    try {
+      runtime.setLock(await readLockFile(lockFile))
+      logger.info(`${lockFile} read again`)
+    } catch (error) {
+      logger.error(`${LOCK_FILE} not reloaded, the running one is kept: ${(error as Error).message}`)
+    }
+    return undefined
+  }
+  const reloadLock = async () => void (await (chain = chain.then(lockOnce, lockOnce)))
 
-  if (!file) return { stop: () => {}, reload }
+  if (!file) return { stop: () => {}, reload, reloadLock }
   let timer: NodeJS.Timeout | undefined
-  const schedule = () => {
+  const pending = { config: false, lock: false }
+  const schedule = (what: 'config' | 'lock') => {
+    pending[what] = true
     clearTimeout(timer)
-    timer = setTimeout(() => void reload(), options.debounceMs ?? 200)
+    timer = setTimeout(() => {
+      if (pending.config) void reload()
+      if (pending.lock) void reloadLock()
+      pending.config = pending.lock = false
+    }, options.debounceMs ?? 200)
     timer.unref()
   }
   // The folder, not the file: editors save by writing a new file and renaming it over the old one.
   let watcher: FSWatcher | undefined
   try {
     watcher = watch(path.dirname(file), (_event, name) => {
-      if (name === null || name === path.basename(file)) schedule()
+      if (name === null || name === path.basename(file)) schedule('config')
+      if (name === null || name === LOCK_FILE) schedule('lock')
     })
     watcher.on('error', (error) => logger.warn(`watching ${file}: ${error.message}`))
     watcher.unref()
@@ -90,12 +112,14 @@ export function watchConfig(options: LiveConfigOptions): {
   }
   const signals = options.signals ?? process
   const onHup = () => {
-    logger.info('SIGHUP: reloading the config')
+    logger.info('SIGHUP: reloading the config and the lock')
     void reload()
+    void reloadLock()
   }
   signals.on('SIGHUP', onHup)
   return {
     reload,
+    reloadLock,
     stop: () => {
       clearTimeout(timer)
       watcher?.close()

@@ -1,6 +1,7 @@
 import { loadConfig, type LoadedConfig } from '../config/load.js'
 import type { Logger } from '../logger.js'
-import { loadPolicyMode, type PolicyMode } from '../principal/policy-mode.js'
+import { loadPolicyMode, openAuditSink, type PolicyMode } from '../principal/policy-mode.js'
+import { lockPathOf, readLockFile } from '../pinning/lock-file.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
 import { hostForThisProcess } from './host.js'
 import { Runtime } from './runtime.js'
@@ -26,6 +27,10 @@ export interface OpenRuntimeOptions {
   measureOperations?: boolean
   /** A person is there to authorize an HTTP child again (oauth/reauthorize.ts). */
   reauthorize?: Reauthorize
+  /** Withhold nothing and read no lock (`myc pin` judges what the children offer itself). */
+  ungated?: boolean
+  /** The command reports what is withheld itself: no stderr line for each. */
+  withheldShown?: boolean
 }
 
 /**
@@ -51,6 +56,9 @@ export async function openRuntime(
     warn: (message) => options.logger.warn(message),
     ...(options.measureOperations ? { measureOperations: true } : {}),
   })
+  // The lock beside the config file (a bad one is a config error: serving unpinned definitions is not the fallback).
+  const lock = options.ungated || !loaded.file ? undefined : await readLockFile(lockPathOf(loaded.dir))
+  const audit = openAuditSink(loaded, options.logger)
   const runtime = new Runtime({
     loaded,
     logger: options.logger,
@@ -61,10 +69,14 @@ export async function openRuntime(
     ...(options.oneShot ? { oneShot: options.oneShot } : {}),
     ...(tracing ? { tracing } : {}),
     ...(options.reauthorize ? { reauthorize: options.reauthorize } : {}),
+    ...(lock ? { lock } : {}),
+    ...(options.ungated ? { ungated: true } : {}),
+    ...(options.withheldShown ? { withheldShown: true } : {}),
+    audit,
   })
   // Metrics on: the children's state and restarts are read at each export.
   tracing?.observe({ children: () => childReadings(runtime) })
-  const mode = await loadPolicyMode(loaded, runtime.catalogue, options.logger)
+  const mode = await loadPolicyMode(loaded, runtime.catalogue, options.logger, audit)
   if (mode.kind === 'policy') runtime.onCatalogueChange(() => mode.state.invalidate())
   return { runtime, loaded, mode }
 }

@@ -10,7 +10,11 @@ import { ChildSupervisor } from '../children/supervisor.js'
 import type { LoadedConfig } from '../config/load.js'
 import { diffConfig, type ConfigDiff } from '../config/diff.js'
 import type { Logger } from '../logger.js'
-import { Catalogue, serverPrefixes } from '../registry/catalogue.js'
+import { Catalogue, serverPrefixes, type WithheldEntry } from '../registry/catalogue.js'
+import type { AuditSink } from '../audit.js'
+import { PinGate } from '../pinning/gate.js'
+import type { DefinitionLock } from '../pinning/lock.js'
+import { WithheldReport } from './withheld-report.js'
 import type { Tracing } from '../telemetry/tracing.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
 import { TokenStore } from '../oauth/token-store.js'
@@ -86,6 +90,14 @@ export interface RuntimeDeps {
   tracing?: Tracing
   /** Asks the person to authorize an HTTP child again while this process runs (a person is there: serve on stdio, the agent). */
   reauthorize?: Reauthorize
+  /** The definition lock (`mycelium.lock.json` beside the config); absent, pinning is off and only hidden text is withheld. */
+  lock?: DefinitionLock
+  /** Where withheld definitions are recorded (`audit.file`). */
+  audit?: AuditSink
+  /** Nothing is withheld (`myc pin` reads what the children offer and judges it itself). */
+  ungated?: boolean
+  /** The command reports what is withheld itself (`myc status`, `myc doctor`): no stderr line for each. */
+  withheldShown?: boolean
 }
 
 /**
@@ -120,7 +132,20 @@ export class Runtime {
       this.awaited = { promise: new Promise((r) => (resolve = r)), resolve }
       setTimeout(() => resolve({}), deps.waitForClientMs).unref()
     }
-    this.catalogue = new Catalogue([...config.servers.keys()], config.namespace, serverPrefixes(config.servers))
+    this.pins = deps.ungated
+      ? undefined
+      : new PinGate(deps.lock, (server) => this.loaded.config.servers.get(server)?.dangerouslyAllowHiddenText === true)
+    // An inspection command is no session: what it sees withheld is not the audit log's.
+    this.withheldReport = new WithheldReport(
+      deps.withheldShown ? undefined : deps.logger,
+      deps.oneShot ? undefined : deps.audit,
+    )
+    this.catalogue = new Catalogue(
+      [...config.servers.keys()],
+      config.namespace,
+      serverPrefixes(config.servers),
+      this.pins,
+    )
     this.supervisor = new ChildSupervisor(config.servers, {
       logger: deps.logger,
       version: deps.version,
@@ -142,6 +167,23 @@ export class Runtime {
 
   get logger(): Logger {
     return this.deps.logger
+  }
+
+  /** Decides what the catalogue withholds (docs/pinning.md); undefined when nothing is (`ungated`). */
+  private readonly pins: PinGate | undefined
+  private readonly withheldReport: WithheldReport
+
+  /** Whether a lock is in force (without one, only hidden text is withheld). */
+  get pinning(): boolean {
+    return this.pins?.pinning === true
+  }
+
+  /** The lock was read again (it changed on disk) or removed: every definition is judged again at once, and clients hear of it. */
+  setLock(lock: DefinitionLock | undefined): void {
+    if (!this.pins) return
+    this.pins.setLock(lock)
+    this.catalogue.regate()
+    this.announce(['tools', 'prompts'])
   }
 
   /**
@@ -204,6 +246,10 @@ export class Runtime {
   /** Tells the catalogue's listeners and every connection that some lists changed; logs new conflicts. */
   private announce(kinds: readonly ListKind[]): void {
     for (const listener of this.catalogueListeners) listener(kinds)
+    if (kinds.includes('tools') || kinds.includes('prompts'))
+      this.withheldReport.update(this.catalogue.withheld(), (e: WithheldEntry) =>
+        e.kind === 'tool' ? this.catalogue.toolById(e.id) !== undefined : this.catalogue.promptById(e.id) !== undefined,
+      )
     const current = new Set<string>()
     for (const conflict of this.catalogue.conflicts) {
       const key = `${conflict.kind}\0${conflict.name}\0${conflict.kept}\0${conflict.dropped}`

@@ -42,6 +42,16 @@ const bad: Array<[string, unknown, RegExp[]]> = [
   ],
   ['typo in args', stdio({ argz: [] }), [/mcpServers\.fs\.argz: unknown key "argz"; did you mean "args"\?/]],
   [
+    'the hidden-text switch as a word',
+    stdio({ dangerouslyAllowHiddenText: 'yes' }),
+    [/mcpServers\.fs\.dangerouslyAllowHiddenText: expected boolean, got "yes"/],
+  ],
+  [
+    'the hidden-text switch by another name',
+    stdio({ allowHiddenText: true }),
+    [/mcpServers\.fs\.allowHiddenText: unknown key "allowHiddenText"/],
+  ],
+  [
     'args is a string',
     stdio({ args: '-y pkg' }),
     [/mcpServers\.fs\.args: expected Array, got "-y pkg" \(write args as a list of strings/],

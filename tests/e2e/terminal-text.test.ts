@@ -26,7 +26,9 @@ const SHOWN = '\\x1b]52;c;cm0gLXJmIH4K\\x07\\x1b]0;pwned-title\\x07\\x1b[8mconce
 /** Any character a terminal acts on but newline and tab. */
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
 
-const hostileServer = (extra: Record<string, unknown> = {}) => fixtureEntry('hostile-text', extra)
+/** Its definitions hold escapes, which myc withholds (docs/pinning.md) unless the server's entry allows them: these tests are about showing them. */
+const hostileServer = (extra: Record<string, unknown> = {}) =>
+  fixtureEntry('hostile-text', { dangerouslyAllowHiddenText: true, ...extra })
 
 describe('myc run, text mode: the reply, tool calls and errors shown, never obeyed', () => {
   const fake = new FakeAnthropic()

@@ -1,4 +1,4 @@
-import { InMemoryTransport, Client, type ClientCapabilities } from '@modelcontextprotocol/client'
+import { InMemoryTransport, Client, type ClientCapabilities, type JSONRPCMessage } from '@modelcontextprotocol/client'
 import type { LoadedConfig } from '../../src/config/load.js'
 import { parseConfig } from '../../src/config/load.js'
 import { createLogger } from '../../src/logger.js'
@@ -133,5 +133,53 @@ export async function uriAnswer(client: Client, method: string, uri: string): Pr
     return String((error as Error).message)
       .split(uri)
       .join('<URI>')
+  }
+}
+
+/** A raw JSON-RPC client of one connection: every message as the exact text that crossed. */
+export class RawConnection {
+  private next = 0
+  private readonly waiting = new Map<number, (text: string) => void>()
+  readonly all: string[] = []
+  constructor(private readonly transport: InMemoryTransport) {
+    transport.onmessage = (message: JSONRPCMessage) => {
+      const text = JSON.stringify(message)
+      this.all.push(text)
+      const id = (message as { id?: number }).id
+      if (typeof id === 'number') this.waiting.get(id)?.(text)
+    }
+  }
+  static async open(runtime: Runtime, view: PrincipalView = openView()): Promise<RawConnection> {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await new ClientConnection({ runtime, view }).connect(serverSide)
+    const raw = new RawConnection(clientSide)
+    await raw.transport.start()
+    await raw.request('initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '1' },
+    })
+    await raw.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    return raw
+  }
+  /** The answer's text, its id made 0 (two answers to two requests compare as text). */
+  request(method: string, params: Record<string, unknown>): Promise<string> {
+    const id = ++this.next
+    return new Promise<string>((resolve) => {
+      this.waiting.set(id, resolve)
+      void this.transport.send({ jsonrpc: '2.0', id, method, params })
+    }).then((text) => text.replace(`"id":${id}`, '"id":0'))
+  }
+  async names(method: 'tools/list' | 'prompts/list'): Promise<string[]> {
+    const key = method === 'tools/list' ? 'tools' : 'prompts'
+    const answer = JSON.parse(await this.request(method, {})) as { result: Record<string, Array<{ name: string }>> }
+    return answer.result[key]!.map((t) => t.name)
+  }
+  /** A tools/call's answer with the name the caller sent replaced, so a withheld tool's and a nonexistent one's compare. */
+  async callText(name: string, args: Record<string, unknown> = {}): Promise<string> {
+    return (await this.request('tools/call', { name, arguments: args })).split(name).join('<NAME>')
+  }
+  notifications(method: string): number {
+    return this.all.filter((t) => t.includes(`"method":"${method}"`)).length
   }
 }

@@ -1,51 +1,19 @@
 import path from 'node:path'
-import { InMemoryTransport, type JSONRPCMessage } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig, type LoadedConfig } from '../../src/config/load.js'
 import { createLogger } from '../../src/logger.js'
 import { hostForThisProcess } from '../../src/runtime/host.js'
 import { Runtime } from '../../src/runtime/runtime.js'
-import { ClientConnection } from '../../src/server/client-connection.js'
 import { createView, loadPolicyMode, type PolicyMode } from '../../src/principal/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
-
-/** A raw JSON-RPC client: every answer as the exact text that crossed the transport. */
-class RawClient {
-  private next = 0
-  private readonly waiting = new Map<number, (text: string) => void>()
-  readonly all: string[] = []
-  constructor(private readonly transport: InMemoryTransport) {
-    transport.onmessage = (message: JSONRPCMessage) => {
-      const text = JSON.stringify(message)
-      this.all.push(text)
-      const id = (message as { id?: number }).id
-      if (typeof id === 'number') this.waiting.get(id)?.(text)
-    }
-  }
-  async start() {
-    await this.transport.start()
-    await this.request('initialize', {
-      protocolVersion: '2025-11-25',
-      capabilities: {},
-      clientInfo: { name: 'raw', version: '1' },
-    })
-    await this.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
-  }
-  request(method: string, params: Record<string, unknown>): Promise<string> {
-    const id = ++this.next
-    return new Promise((resolve) => {
-      this.waiting.set(id, resolve)
-      void this.transport.send({ jsonrpc: '2.0', id, method, params })
-    }).then((text) => (text as string).replace(`"id":${id}`, '"id":0'))
-  }
-}
+import { RawConnection } from '../helpers/runtime.js'
 
 describe('hidden tools and skills do not exist', () => {
   const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
   let runtime: Runtime
   let loaded: LoadedConfig
   let mode: PolicyMode
-  let raw: RawClient
+  let raw: RawConnection
   const logger = createLogger({ quiet: true })
 
   beforeAll(async () => {
@@ -54,14 +22,10 @@ describe('hidden tools and skills do not exist', () => {
     mode = await loadPolicyMode(loaded, runtime.catalogue, logger)
     await runtime.start()
     if (mode.kind === 'policy') mode.state.invalidate()
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    const session = new ClientConnection({
+    raw = await RawConnection.open(
       runtime,
-      view: createView(mode, loaded, { role: 'guest', env: {}, catalogue: runtime.catalogue, logger }),
-    })
-    await session.connect(serverSide)
-    raw = new RawClient(clientSide)
-    await raw.start()
+      createView(mode, loaded, { role: 'guest', env: {}, catalogue: runtime.catalogue, logger }),
+    )
   })
   afterAll(async () => {
     await runtime?.close()

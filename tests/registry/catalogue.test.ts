@@ -145,4 +145,38 @@ describe('Catalogue: prefixes (mounting a child unprefixed or under another word
     c.setServerOrder(['a'], new Map())
     expect(c.tools()[0]!.wireName).toMatch(/^a__has_space_[0-9a-f]{8}$/)
   })
+
+  it('a tool or prompt the gate withholds is in no list and no lookup, takes no wire name, and is listed as withheld', () => {
+    const held = new Set(['a:secret', 'a:ask'])
+    const gate = {
+      judge: (server: string, _kind: string, def: { name: string }) =>
+        held.has(`${server}:${def.name}`) ? { reason: 'changed' as const } : undefined,
+    }
+    const c = new Catalogue(['a', 'b'], naming, new Map<string, string | false>([['b', 'a']]), gate)
+    c.setServer('a', { tools: [tool('secret'), tool('open')], prompts: [{ name: 'ask' }, { name: 'tell' }] }, [
+      'tools',
+      'prompts',
+    ])
+    // b's tools reach the client as a__…: b's `secret` is not shadowed by a withheld one.
+    c.setServer('b', { tools: [tool('secret')] }, ['tools'])
+    expect(c.tools().map((t) => t.id)).toEqual(['a:open', 'b:secret'])
+    expect(c.toolByWire('a__secret')?.id).toBe('b:secret')
+    expect(c.toolById('a:secret')).toBeUndefined()
+    expect(c.prompts().map((p) => p.id)).toEqual(['a:tell'])
+    expect(c.promptByWire('a__ask')).toBeUndefined()
+    expect(c.conflicts).toEqual([])
+    expect(c.withheld()).toEqual([
+      { id: 'a:secret', server: 'a', kind: 'tool', name: 'secret', reason: 'changed' },
+      { id: 'a:ask', server: 'a', kind: 'prompt', name: 'ask', reason: 'changed' },
+    ])
+    // The policy's strict check still knows the name (a skill that names it exactly is not disabled by a withheld tool).
+    expect(c.toolNamesOf('a')).toEqual(new Set(['secret', 'open']))
+    held.clear()
+    const before = c.revision.tools
+    c.regate()
+    expect(c.revision.tools).toBeGreaterThan(before)
+    expect(c.withheld()).toEqual([])
+    expect(c.tools().map((t) => t.id)).toEqual(['a:secret', 'a:open'])
+    expect(c.conflicts.map((x) => x.dropped)).toEqual(['b:secret'])
+  })
 })
