@@ -37,6 +37,7 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   init: () => import('./commands/init.js').then((m) => m.default),
   sandbox: () => import('./commands/sandbox.js').then((m) => m.default),
   doctor: () => import('./commands/doctor.js').then((m) => m.default),
+  pin: () => import('./commands/pin.js').then((m) => m.default),
   run: () => import('./commands/run.js').then((m) => m.default),
   adhoc: () => import('./commands/adhoc.js').then((m) => m.default),
   workflow: () => import('./commands/workflow.js').then((m) => m.default),

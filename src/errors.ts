@@ -7,6 +7,8 @@
 export const ExitCode = {
   ok: 0,
   runtime: 1,
+  /** `myc pin --check`: what a child offers differs from the lock (a CI step fails on it, as on `git diff --exit-code`). */
+  differs: 1,
   usage: 2,
   checkFailed: 3,
   interrupted: 130,
