@@ -96,3 +96,17 @@ export async function writeSurvey(survey: PinSurvey): Promise<HiddenItem[]> {
     return { lock, result: hidden }
   })
 }
+
+/**
+ * `myc init`: the lock of the project it just wrote, from what its servers
+ * offer when started once. A server that does not start is not pinned (its
+ * tools stay withheld until `myc pin` is run once it starts).
+ */
+export async function pinNewProject(
+  configFile: string,
+  logger: Logger,
+): Promise<{ lockFile: string; unchecked: UncheckedServer[]; hidden: HiddenItem[] }> {
+  const survey = await surveyPins({ configPath: configFile, logger })
+  const hidden = await writeSurvey(survey)
+  return { lockFile: survey.lockFile, unchecked: survey.unchecked, hidden }
+}

@@ -142,7 +142,8 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
 
   it('myc init writes the bundled templates, identical to the repo’s skills/', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-exe-init-'))
-    const r = run(['init', dir])
+    // --no-pin: the project's npx servers are not started here (tests/e2e/init-project.test.ts pins them).
+    const r = run(['init', dir, '--no-pin'])
     expect(r.code, r.stderr).toBe(0)
     expect(existsSync(path.join(dir, 'mycelium.config.json'))).toBe(true)
     const source = path.join(repoRoot, 'skills')

@@ -37,6 +37,17 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
     if (dir) rmSync(path.dirname(dir), { recursive: true, force: true })
   })
 
+  it('pins its servers’ tools in mycelium.lock.json, which the CI step of docs/pinning.md finds matching', async () => {
+    const lock = JSON.parse(readFileSync(path.join(dir, 'mycelium.lock.json'), 'utf8')) as {
+      servers: Record<string, { tools: Record<string, unknown> }>
+    }
+    expect(Object.keys(lock.servers)).toEqual(['fs', 'memory'])
+    expect(Object.keys(lock.servers.fs!.tools)).toContain('read_text_file')
+    const r = await runAgentCli(['pin', '--check', '--json', '--config', config])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, changes: [], hidden: [], unchecked: [] })
+  }, 60_000)
+
   it('runs the CI example of docs/agent.md as written: --role developer, --json, the last line ok', async () => {
     fake.setScript(() => ({ content: [{ type: 'text', text: 'No problems found.' }] }))
     const r = await runAgentCli(

@@ -122,14 +122,17 @@ describe('policy mode through build/myc.cjs', () => {
 
   it('myc init writes a config and skills that myc then loads; skill add and templates', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-init-'))
-    const init = myc(['init', dir, '--json'])
+    // --no-pin: its npx servers are not started (init-project.test.ts pins them, where they resolve without a download).
+    const init = myc(['init', dir, '--json', '--no-pin'])
     expect(init.code).toBe(0)
+    expect(JSON.parse(init.stdout)).toMatchObject({ lock: null })
     expect(existsSync(path.join(dir, 'mycelium.config.json'))).toBe(true)
+    expect(existsSync(path.join(dir, 'mycelium.lock.json'))).toBe(false)
     expect(existsSync(path.join(dir, 'skills', 'code-reviewer', 'SKILL.md'))).toBe(true)
     expect(readFileSync(path.join(dir, 'skills', 'common', 'SKILL.md'), 'utf8')).toBe(
       readFileSync(path.join(repoRoot, 'skills', 'common', 'SKILL.md'), 'utf8'),
     )
-    expect(myc(['init', dir]).code).toBe(2)
+    expect(myc(['init', dir, '--no-pin']).code).toBe(2)
     const templates = JSON.parse(myc(['skill', 'templates', '--json']).stdout).templates.map(
       (t: { name: string }) => t.name,
     )
@@ -146,7 +149,7 @@ describe('policy mode through build/myc.cjs', () => {
     expect(readFileSync(path.join(dir, 'skills', 'my-review', 'SKILL.md'), 'utf8')).toMatch(/^name: my-review$/m)
     expect(myc(['skill', 'add', 'Bad_Name'], dir).code).toBe(2)
     const minimal = mkdtempSync(path.join(tmpdir(), 'myc-init-'))
-    myc(['init', minimal, '--minimal'])
+    myc(['init', minimal, '--minimal', '--no-pin'])
     expect(existsSync(path.join(minimal, 'skills', 'admin-access'))).toBe(false)
     expect(existsSync(path.join(minimal, 'skills', 'common', 'SKILL.md'))).toBe(true)
   })
