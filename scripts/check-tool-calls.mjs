@@ -3,8 +3,8 @@
 // commands above it) reaches a tool only through its one door,
 // src/agent/tool-call.ts, where every call is decided when it is made.
 // Anywhere else there, a call around the door is refused: callVisibleTool,
-// a view's callBuiltin, a child's forward, or a source's `unchecked` call
-// (a source may define `unchecked`, as a method, but never call it).
+// a view's callBuiltin, a child's forward, or a source's `ungated` call
+// (a source may define `ungated`, as a method, but never call it).
 // Comment lines may name them.
 import { existsSync } from 'node:fs'
 import path from 'node:path'
@@ -17,8 +17,8 @@ const AROUND = [
   [/\bcallBuiltin\b/, "uses a view's callBuiltin"],
   [/\.forward\s*\(/, "calls a child's forward"],
 ]
-const UNCHECKED = /\bunchecked\b/
-const DEFINES_UNCHECKED = /^\s*(async\s+)?unchecked\s*\(/
+const UNGATED = /\bungated\b/
+const DEFINES_UNGATED = /^\s*(async\s+)?ungated\s*\(/
 
 const problems = []
 for (const room of ROOMS.map((r) => path.join(src, r)).filter((dir) => existsSync(dir)))
@@ -29,8 +29,8 @@ for (const room of ROOMS.map((r) => path.join(src, r)).filter((dir) => existsSyn
       const where = `src/${rel}:${number}`
       for (const [pattern, what] of AROUND)
         if (pattern.test(code)) problems.push(`${where} ${what}: call tools through ToolDoor (src/${DOOR})`)
-      if (UNCHECKED.test(code) && !DEFINES_UNCHECKED.test(code))
-        problems.push(`${where} uses a source's unchecked call: only ToolDoor (src/${DOOR}) may call it`)
+      if (UNGATED.test(code) && !DEFINES_UNGATED.test(code))
+        problems.push(`${where} uses a source's ungated call: only ToolDoor (src/${DOOR}) may call it`)
     }
   }
 for (const p of problems) console.error(`check-tool-calls: ${p}`)

@@ -97,19 +97,19 @@ describe('the checks of npm run lint', () => {
     const around = run(
       'check-tool-calls.mjs',
       tree({
-        'agent/tool-call.ts': 'export const door = (x: any) => callVisibleTool(x) && x.source.unchecked(x)\n',
+        'agent/tool-call.ts': 'export const door = (x: any) => callVisibleTool(x) && x.source.ungated(x)\n',
         'agent/code-mode.ts': [
           '// callVisibleTool, named in a comment, is fine',
           'export class Source {',
-          '  async unchecked(call: unknown) {',
+          '  async ungated(call: unknown) {',
           '    return call',
           '  }',
           '}',
           'export const run = (rt: any, view: any, p: any) => callVisibleTool(rt, view, p, {})',
-          'export const inner = (source: any, call: any) => source.unchecked(call, undefined)',
+          'export const inner = (source: any, call: any) => source.ungated(call, undefined)',
           "export const builtin = (view: any) => view.callBuiltin('mycelium__exec', {}, () => ({}))",
           "export const child = (c: any) => c.forward('tools/call', {}, {})",
-          'export const { unchecked } = new Source()',
+          'export const { ungated } = new Source()',
         ].join('\n'),
         'commands/x.ts': "import { callVisibleTool as call } from '../runtime/principal-tools.js'\n",
         'server/y.ts': 'export const fine = (rt: any) => callVisibleTool(rt)\n',
@@ -118,10 +118,10 @@ describe('the checks of npm run lint', () => {
     expect(around.status).toBe(1)
     expect(around.stderr.trim().split('\n')).toEqual([
       'check-tool-calls: src/agent/code-mode.ts:7 uses callVisibleTool: call tools through ToolDoor (src/agent/tool-call.ts)',
-      "check-tool-calls: src/agent/code-mode.ts:8 uses a source's unchecked call: only ToolDoor (src/agent/tool-call.ts) may call it",
+      "check-tool-calls: src/agent/code-mode.ts:8 uses a source's ungated call: only ToolDoor (src/agent/tool-call.ts) may call it",
       "check-tool-calls: src/agent/code-mode.ts:9 uses a view's callBuiltin: call tools through ToolDoor (src/agent/tool-call.ts)",
       "check-tool-calls: src/agent/code-mode.ts:10 calls a child's forward: call tools through ToolDoor (src/agent/tool-call.ts)",
-      "check-tool-calls: src/agent/code-mode.ts:11 uses a source's unchecked call: only ToolDoor (src/agent/tool-call.ts) may call it",
+      "check-tool-calls: src/agent/code-mode.ts:11 uses a source's ungated call: only ToolDoor (src/agent/tool-call.ts) may call it",
       'check-tool-calls: src/commands/x.ts:1 uses callVisibleTool: call tools through ToolDoor (src/agent/tool-call.ts)',
     ])
   })

@@ -54,7 +54,7 @@ export interface Reached {
 
 /**
  * Where an agent's tools come from: a principal's view ({@link viewSource}),
- * a workflow's own tools, the workers' delegate. `unchecked` runs a call with
+ * a workflow's own tools, the workers' delegate. `ungated` runs a call with
  * no approval and runs at most `target` (nothing when it is undefined): only
  * {@link ToolDoor} calls it.
  */
@@ -62,7 +62,7 @@ export interface ToolSource {
   list(): readonly OfferedTool[]
   /** The tool a call by this name reaches now, listed or not; undefined when this source has none by that name. */
   reach(wireName: string, args: Record<string, unknown>): Reached | undefined
-  unchecked(call: ToolCall, target: OfferedTool | undefined, meta?: Record<string, unknown>): Promise<ToolOutcome>
+  ungated(call: ToolCall, target: OfferedTool | undefined, meta?: Record<string, unknown>): Promise<ToolOutcome>
 }
 
 /** The approval policy of a run: the tool's risk, the threshold, the answers so far (ApprovalGate, approvals.ts). */
@@ -111,7 +111,7 @@ export class ToolDoor {
       const decision = await this.#approvals.check(call.callId, target.tool, target.input)
       if (!decision.allow) return { sent: false, reason: decision.reason }
     }
-    return { sent: true, outcome: await source.unchecked(call, target?.tool, call.sending?.()) }
+    return { sent: true, outcome: await source.ungated(call, target?.tool, call.sending?.()) }
   }
 
   #reach(wireName: string, args: Record<string, unknown>): { source: ToolSource; reached?: Reached } {
@@ -136,7 +136,7 @@ export function viewSource(runtime: Runtime, view: PrincipalView, answers?: Chil
   return {
     list: () => visibleTools(runtime, view),
     reach: (wireName, args) => reachInView(runtime, view, wireName, args),
-    async unchecked(call, target, meta) {
+    async ungated(call, target, meta) {
       const asker = answers ? new AgentCall(view, answers, call.callId || `call-${++calls}`) : undefined
       if (asker) runtime.addConnection(asker)
       try {

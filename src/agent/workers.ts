@@ -69,11 +69,7 @@ export class Workers implements ToolSource {
     return { tool, target: { tool, input: args } }
   }
 
-  async unchecked(
-    call: ToolCall,
-    target: OfferedTool | undefined,
-    meta?: Record<string, unknown>,
-  ): Promise<ToolOutcome> {
+  async ungated(call: ToolCall, target: OfferedTool | undefined, meta?: Record<string, unknown>): Promise<ToolOutcome> {
     if (target?.wireName !== this.wireName || call.wireName !== this.wireName)
       return unknownTool(call.wireName) as Extract<ToolOutcome, { ok: false }>
     const { args, callId, cancellation } = call

@@ -92,7 +92,7 @@ export class WorkflowToolbox implements ToolSource {
     return tool && { tool, target: { tool, input: args } }
   }
 
-  async unchecked({ wireName, args }: ToolCall, target: OfferedTool | undefined) {
+  async ungated({ wireName, args }: ToolCall, target: OfferedTool | undefined) {
     const which = target?.wireName === wireName ? this.byWire.get(wireName) : undefined
     if (!which) return unknownTool(wireName) as { ok: false; error: { code: number; message: string } }
     const skill = (name: unknown) => this.skills.find((s) => s.name === name)
