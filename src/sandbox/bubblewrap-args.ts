@@ -19,6 +19,22 @@ export interface BwrapInput {
 }
 
 /**
+ * What every bubblewrap sandbox of myc starts with: every namespace
+ * unshared, the user namespace included, nested user namespaces disabled,
+ * every capability dropped (as root without those, a command inside can
+ * remount `/` read-write), killed with its parent, in a session of its own.
+ */
+export const ISOLATION_ARGS: readonly string[] = [
+  '--unshare-all',
+  '--unshare-user',
+  '--disable-userns',
+  '--cap-drop',
+  'ALL',
+  '--die-with-parent',
+  '--new-session',
+]
+
+/**
  * The bwrap argument vector (pure, exact). Every namespace is unshared,
  * the user namespace included, nested user namespaces are disabled and every
  * capability dropped: as root without those, a command inside can remount
@@ -32,13 +48,7 @@ export interface BwrapInput {
  */
 export function bubblewrapArgs(input: BwrapInput): string[] {
   const args = [
-    '--unshare-all',
-    '--unshare-user',
-    '--disable-userns',
-    '--cap-drop',
-    'ALL',
-    '--die-with-parent',
-    '--new-session',
+    ...ISOLATION_ARGS,
     '--ro-bind',
     '/',
     '/',
