@@ -19,6 +19,7 @@ const CONFIG_KEYS = [
   'http',
   'agent',
   'limits',
+  'codeMode',
 ]
 
 interface Example {

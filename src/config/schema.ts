@@ -127,6 +127,8 @@ export const RoleDefinitionSchema = v.strictObject({
   inherits: v.optional(roleName),
   /** The agent's budget for this role: each cap it sets wins over agent.budget's. */
   budget: v.optional(BudgetSchema),
+  /** Code mode for this role's sessions (docs/code-mode.md): wins over session.codeMode; a role that sets none takes its parent's. */
+  codeMode: v.optional(v.boolean()),
 })
 
 export const ConfigSchema = v.strictObject({
@@ -154,6 +156,22 @@ export const ConfigSchema = v.strictObject({
       protectedSkills: v.optional(nameList, []),
       metaTools: v.optional(v.boolean(), true),
       lazyTools: v.optional(v.boolean(), false),
+      /** Code mode (docs/code-mode.md): sessions list myc's meta tools and run_code, which runs a script against the tools in the sandbox. */
+      codeMode: v.optional(v.boolean(), false),
+    }),
+    {},
+  ),
+  /** The limits and mounts of code mode's runs (docs/code-mode.md). */
+  codeMode: v.optional(
+    v.strictObject({
+      /** Wall-clock time a run may take. */
+      timeoutMs: v.optional(positiveInt(100, 3_600_000), 30_000),
+      /** Memory of a run's whole process, heap and off-heap (and the size of its scratch folder). */
+      memoryMb: v.optional(positiveInt(128, 65_536), 256),
+      /** Console output and the returned value are cut at this many bytes. */
+      maxOutputBytes: v.optional(positiveInt(1_024, 1 << 26), 65_536),
+      /** Folders or files the code may read (read-only), relative to the config's folder; none by default, myc's state never. */
+      mounts: v.optional(v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty'))), []),
     }),
     {},
   ),

@@ -8,6 +8,8 @@ export interface RoleDefinitionInput {
   description?: string
   /** The agent's spending caps for this role (src/agent/budget.ts). */
   budget?: { maxUsd?: number | undefined; maxInputTokens?: number | undefined; maxOutputTokens?: number | undefined }
+  /** Code mode for this role's sessions (docs/code-mode.md); absent: its parent's, else session.codeMode. */
+  codeMode?: boolean | undefined
 }
 
 /** A role with everything resolved: which skills it reaches and what it may never see. */

@@ -128,7 +128,7 @@ async function loadRoleFiles(dir: string): Promise<Map<string, RoleDefinitionInp
       const issue = parsed.issues[0]
       throw new MycError(
         'config_invalid',
-        `${file}: ${(issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'}: ${issue.message} (keys: allowedSkills, deny, inherits, description, budget)`,
+        `${file}: ${(issue.path ?? []).map((p) => String(p.key)).join('.') || '(top level)'}: ${issue.message} (keys: allowedSkills, deny, inherits, description, budget, codeMode)`,
       )
     }
     out.set(role, parsed.output)

@@ -258,6 +258,7 @@ describe('parseConfig accepts good input', () => {
       protectedSkills: [],
       metaTools: true,
       lazyTools: false,
+      codeMode: false,
     })
     expect(config.skills).toBeUndefined()
   })
