@@ -14,7 +14,7 @@ const src = path.join(root, 'src')
 export const LAYERS = [
   ['(root)', 'protocol', 'assets'],
   ['config', 'sandbox', 'telemetry', 'oauth'],
-  ['policy', 'skills'],
+  ['policy', 'skills', 'code'],
   ['memory'],
   ['pinning'],
   ['eras/child'],

@@ -17,6 +17,7 @@ import { forStream, stripAnsi } from './terminal-colour.js'
 import { jsonText, terminalText } from './terminal-text.js'
 import { fitUsage } from './usage-text.js'
 import { version } from './version.js'
+import { RUNNER_SWITCH } from './code/protocol.js'
 
 /** myc's own flags: accepted with every command, before or after it; given to a command only when it defines them. */
 const globalArgs = { ...commonArgs, ...eraArgs }
@@ -254,6 +255,8 @@ function streamEnd(code: string, message: string, exitCode: number): string {
 
 /** Runs the CLI on this process's arguments and sets its exit code (build/myc.cjs calls it; so does a direct run). */
 export function runMain(): void {
+  // Code mode's runner is this same executable, started inside the sandbox with this switch (docs/code-mode.md).
+  if (process.env[RUNNER_SWITCH] === '1') return void import('./code/runner.js').then((m) => m.runRunner())
   runCli(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code

@@ -1,0 +1,95 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import type { Client } from '@modelcontextprotocol/client'
+import type { LoadedConfig } from '../../src/config/load.js'
+import { prepareCodeMode, type RunnerLaunch } from '../../src/code/code-mode.js'
+import type { CodeRunner } from '../../src/code/code-runner.js'
+import { ExecutorProbe } from '../../src/sandbox/probe.js'
+import { fixtureServer, repoRoot } from './fixtures.js'
+import { requireTool } from './tools.js'
+
+/** The bundle code mode's runner runs in tests (the global setup builds it when src/ is newer). */
+export const runnerBundle = path.join(repoRoot, 'build', 'myc-main.cjs')
+
+/** This Node.js with the bundle: the runner as `node build/myc.cjs` would start it. */
+export const testLaunch: RunnerLaunch = {
+  argv: [process.execPath, runnerBundle],
+  files: [runnerBundle],
+  typescript: false,
+}
+
+export const hasBwrap = requireTool(
+  'bwrap',
+  process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0,
+)
+
+/** Code mode's runner for a loaded config, started from the test bundle; throws where code mode cannot run. */
+export async function testCodeRunner(loaded: LoadedConfig): Promise<CodeRunner> {
+  const setup = await prepareCodeMode(loaded, { probe: new ExecutorProbe(), launch: testLaunch })
+  if (!setup.ok) throw new Error(`code mode cannot run here: ${setup.reason} (fix: ${setup.fix})`)
+  return setup.runner
+}
+
+const SKILLS: Record<string, string> = {
+  common: 'allowedRoles: ["*"]\nallowedTools: [echo:echo]',
+  math: 'allowedRoles: [guest]\nallowedTools: [echo:add]\ntriggers: [sum]',
+  waiting: 'allowedRoles: [guest]\nallowedTools: [hang:hang]',
+  admin: 'allowedRoles: [admin]\nallowedTools: ["echo:*", "hang:*"]',
+}
+
+/**
+ * A project in a new temp folder, in code mode: `echo` (text-echo: echo,
+ * add, fail) and `hang`; guest starts with `common` (echo:echo) and may
+ * activate `math` (echo:add) and `waiting` (hang:hang); echo:fail is for
+ * admin alone. Returns the config file's path.
+ */
+export function codeProject(extra: Record<string, unknown> = {}): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-code-'))
+  for (const [name, body] of Object.entries(SKILLS)) {
+    mkdirSync(path.join(dir, 'skills', name), { recursive: true })
+    writeFileSync(
+      path.join(dir, 'skills', name, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: The ${name} skill\n${body}\n---\n${name} instructions.\n`,
+    )
+  }
+  const file = path.join(dir, 'mycelium.config.json')
+  const config = {
+    mcpServers: {
+      echo: { command: process.execPath, args: [fixtureServer('text-echo')] },
+      hang: { command: process.execPath, args: [fixtureServer('hang')] },
+    },
+    roles: { default: 'guest' },
+    session: { defaultSkills: ['common'], codeMode: true },
+    ...extra,
+  }
+  writeFileSync(file, JSON.stringify(config, null, 2))
+  return file
+}
+
+/** run_code's one text content and whether it is an error. */
+export async function runCode(client: Client, code: string): Promise<{ text: string; isError: boolean }> {
+  const result = await client.callTool({ name: 'mycelium__run_code', arguments: { code } })
+  const content = result.content as Array<{ type: string; text: string }>
+  return { text: content.map((c) => c.text).join('\n'), isError: result.isError === true }
+}
+
+/** Processes of code mode runs alive now (bubblewrap and the runner name the test bundle in their arguments). */
+export function runnerProcesses(): string[] {
+  return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes(runnerBundle))
+}
+
+/**
+ * Code that defines `ask(id, name)`: a call the code forges past `tools`,
+ * straight to the runner's thread, resolving with the message of its answer
+ * (what a trick with string names gets back).
+ */
+export const FORGED_CALL = `const { parentPort } = require('node:worker_threads')
+const ask = (id, name, args = {}) => new Promise((resolve) => {
+  parentPort.on('message', (m) => m.id === id && resolve(m.message))
+  parentPort.postMessage({ type: 'call', id, name, arguments: args })
+})
+`
