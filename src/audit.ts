@@ -13,6 +13,8 @@ export type AuditEvent =
       outcome: 'ok' | 'error' | 'denied'
       durationMs: number
       argumentKeys?: string[]
+      /** The run_code run the call was made in (docs/code-mode.md). */
+      runId?: string
     }
   | { event: 'session_end'; role: string }
   | {

@@ -70,12 +70,13 @@ async function serveWith(
   options: ServeOptions,
 ): Promise<number> {
   const { logger, era, overHttp } = options
-  const [{ openRuntime }, { CLIENT_INITIALIZE_WAIT_MS }, { serveStdio }, { createView }] = await Promise.all([
-    import('../runtime/open-runtime.js'),
-    import('../runtime/runtime.js'),
-    import('../server/serve-stdio.js'),
-    import('../principal/policy-mode.js'),
-  ])
+  const [{ openRuntime }, { CLIENT_INITIALIZE_WAIT_MS }, { serveStdio }, { createView, codeModeWanted }] =
+    await Promise.all([
+      import('../runtime/open-runtime.js'),
+      import('../runtime/runtime.js'),
+      import('../server/serve-stdio.js'),
+      import('../principal/policy-mode.js'),
+    ])
   // Over stdio one client's capabilities are what children are offered (they wait for it); over HTTP, prepareHttp decides.
   // Prometheus metrics served (http.metrics, and a token or address to read them): its operation durations need each request timed.
   const { http } = options.configLoaded.config
@@ -97,6 +98,10 @@ async function serveWith(
     mode.kind === 'policy'
       ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded)
       : undefined
+  // Code mode's runner, once for every session (off, with a warning, where it cannot run).
+  const codeRunner = codeModeWanted(mode, loaded)
+    ? await (await import('../code/code-mode.js')).codeRunnerFor(loaded, logger)
+    : undefined
   const skills = splitList(args.skills)
   // A role from the command line is a person's choice (refused in open mode); an HTTP credential's comes from the config.
   const viewFor = (principal: { role?: string; skills?: readonly string[] }, roleFrom = 'http.tokens or http.jwt') =>
@@ -109,6 +114,7 @@ async function serveWith(
       logger,
       transport: overHttp ? 'http' : 'stdio',
       ...(runner ? { runner } : {}),
+      ...(codeRunner ? { codeRunner } : {}),
     })
   let serve: () => Promise<number>
   if (overHttp) {

@@ -10,6 +10,9 @@ import type { HiddenTextKind } from '../pinning/hidden-text.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { WithheldEntry } from '../registry/catalogue.js'
 import { version } from '../version.js'
+import type { LoadedConfig } from '../config/load.js'
+import { prepareCodeMode } from '../code/code-mode.js'
+import { codeModeWanted, type PolicyMode } from '../principal/policy-mode.js'
 
 /** One doctor check. */
 export interface DoctorCheck {
@@ -192,7 +195,12 @@ export async function runDoctor(options: {
       await runtime.close()
     }
   }
-  for (const report of await new ExecutorProbe().all()) {
+  const probe = new ExecutorProbe()
+  if (opened) {
+    const code = await codeModeCheck(opened.loaded, opened.mode, probe)
+    if (code) checks.push(code)
+  }
+  for (const report of await probe.all()) {
     if (report.executor === 'none') continue
     checks.push(
       report.works
@@ -214,4 +222,34 @@ export async function runDoctor(options: {
     })
   // A detail can quote a child's URL (its start error, a config value): without its secrets.
   return { checks: checks.map((c) => ({ ...c, detail: redactUrls(c.detail) })), hidden }
+}
+
+/**
+ * Code mode, when the config asks for it (`session.codeMode`, or a role's
+ * `codeMode`): whether run_code is offered, or why not and what would fix it.
+ */
+async function codeModeCheck(
+  loaded: LoadedConfig,
+  mode: PolicyMode,
+  probe: ExecutorProbe,
+): Promise<DoctorCheck | undefined> {
+  if (!codeModeWanted(mode, loaded)) return undefined
+  try {
+    const setup = await prepareCodeMode(loaded, { probe })
+    if (!setup.ok)
+      return { name: 'code mode', status: 'fail', detail: `run_code is not offered: ${setup.reason}`, fix: setup.fix }
+    const { timeoutMs, memoryMb } = setup.runner.limits
+    return {
+      name: 'code mode',
+      status: 'ok',
+      detail: `run_code is offered: bubblewrap, ${timeoutMs} ms, ${memoryMb} MB, ${setup.runner.setup.typescript ? 'TypeScript types stripped' : 'JavaScript only'}`,
+    }
+  } catch (error) {
+    return {
+      name: 'code mode',
+      status: 'fail',
+      detail: error instanceof MycError ? error.message : String(error),
+      fix: 'fix codeMode.mounts',
+    }
+  }
 }

@@ -132,5 +132,6 @@ export function credentialView(
   if (view.recordCall) wrapped.recordCall = (call) => view.recordCall!(call)
   if (view.listsChildTools !== undefined) wrapped.listsChildTools = view.listsChildTools
   if (view.unwrapCall) wrapped.unwrapCall = (wireName, args) => view.unwrapCall!(wireName, args)
+  if (view.codeMode) wrapped.codeMode = view.codeMode
   return wrapped
 }

@@ -21,6 +21,8 @@ import type { BuiltinRunner } from './builtin-exec.js'
 import { PolicyView } from './policy-view.js'
 import { isRoleName, ROLE_NAME_RULE } from '../config/role-name.js'
 import { MemoryStore } from '../memory/memory-store.js'
+import type { CodeRunner } from '../code/code-runner.js'
+import { codeModeView, type CodeModeViewOptions } from './code-view.js'
 
 /** Open mode (no skills: everything served) or policy mode (docs/policy.md). */
 export type PolicyMode =
@@ -150,6 +152,8 @@ export interface ViewRequest {
   only?: readonly string[]
   /** How the session reaches myc, for the audit log (default stdio). */
   transport?: 'stdio' | 'http'
+  /** Runs code mode's code; without it no session is in code mode (code/code-mode.ts says why). */
+  codeRunner?: CodeRunner
 }
 
 /** Why a role cannot be chosen in open mode, and how to get roles. */
@@ -179,6 +183,8 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
           ? `--skills ${request.skills.join(',')}`
           : undefined
     if (asked) throw new MycError('usage', openModeMessage(asked, loaded))
+    if (request.codeRunner && loaded.config.session.codeMode)
+      return codeModeView(openView(), codeOptions(request.codeRunner, loaded, request))
     return loaded.config.session.lazyTools
       ? lazyOpenView(() => request.catalogue.tools(), loaded.config.namespace)
       : openView()
@@ -199,7 +205,7 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
     const unreachable = unreachableSkill(policy, choice.role, skill)
     if (unreachable) throw new MycError('usage', `--skills: ${unreachable}`)
   }
-  return new PolicyView({
+  const view = new PolicyView({
     state: mode.state,
     role: choice.role,
     initialSkills: request.only
@@ -217,4 +223,24 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
     ...(request.transport ? { transport: request.transport } : {}),
     memory: mode.memory,
   })
+  // A worker (`only`) calls its skill's tools directly: never code mode.
+  const code = request.codeRunner && !request.only && codeModeOf(mode.state, choice.role, config.session.codeMode)
+  return code ? codeModeView(view, codeOptions(request.codeRunner!, loaded, request)) : view
+}
+
+/** Whether any session of this config could be in code mode: `session.codeMode`, or a role that sets `codeMode`. */
+export function codeModeWanted(mode: PolicyMode, loaded: LoadedConfig): boolean {
+  if (loaded.config.session.codeMode) return true
+  return mode.kind === 'policy' && [...mode.state.sources.definitions.values()].some((d) => d.codeMode === true)
+}
+
+/** Whether a role's sessions are in code mode: the nearest of its chain (the role, then its parent…) that says, else `session.codeMode`. */
+export function codeModeOf(state: PolicyState, role: string, sessionDefault: boolean): boolean {
+  const chain = state.roles.get(role)?.chain ?? [role]
+  const set = chain.map((name) => state.sources.definitions.get(name)?.codeMode).find((v) => v !== undefined)
+  return set ?? sessionDefault
+}
+
+function codeOptions(runner: CodeRunner, loaded: LoadedConfig, request: ViewRequest): CodeModeViewOptions {
+  return { runner, naming: loaded.config.namespace, catalogueTools: () => request.catalogue.tools() }
 }

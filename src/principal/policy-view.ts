@@ -196,6 +196,7 @@ export class PolicyView implements PrincipalView {
     outcome: 'ok' | 'error' | 'denied'
     durationMs: number
     argumentKeys: string[]
+    runId?: string
   }): void {
     this.options.audit.write({
       event: 'tool_call',
@@ -204,6 +205,7 @@ export class PolicyView implements PrincipalView {
       outcome: call.outcome,
       durationMs: call.durationMs,
       argumentKeys: call.argumentKeys,
+      ...(call.runId !== undefined ? { runId: call.runId } : {}),
     })
   }
 

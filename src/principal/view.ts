@@ -1,6 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { PromptEntry, ToolEntry } from '../registry/catalogue.js'
 import type { ServedSkill } from '../skills/skill-index.js'
+import type { CodeRunner } from '../code/code-runner.js'
 
 /** What a built-in tool handler gets from the face that calls it (a client connection or the agent). */
 export interface BuiltinCallContext {
@@ -10,6 +11,15 @@ export interface BuiltinCallContext {
     message: string,
     requestedSchema: Record<string, unknown>,
   ) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>
+}
+
+/** Code mode of a session (`session.codeMode`, docs/code-mode.md), as the call path needs it. */
+export interface CodeModeHandle {
+  /** run_code's wire name: a call of it runs on the call path (runtime/principal-tools.ts). */
+  wireName: string
+  runner: CodeRunner
+  /** The built-ins the code may call now, listed or not (run_code itself is not one of them). */
+  builtins(): readonly Tool[]
 }
 
 /**
@@ -61,13 +71,16 @@ export interface PrincipalView {
     wireName: string,
     args: Record<string, unknown>,
   ): { name: string; arguments: Record<string, unknown> } | { error: string } | undefined
-  /** Records a tool call for the audit log (name as sent, outcome, duration; never argument values). */
+  /** Records a tool call for the audit log (name as sent, outcome, duration; never argument values; the run_code run it was made in). */
   recordCall?(call: {
     name: string
     outcome: 'ok' | 'error' | 'denied'
     durationMs: number
     argumentKeys: string[]
+    runId?: string
   }): void
+  /** Code mode: run_code and what it may call; absent when the session is not in code mode. */
+  codeMode?: CodeModeHandle
 }
 
 /**

@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto'
 import type { Tool } from '@modelcontextprotocol/client'
-import type { CallerEra } from '../eras/child/era.js'
-import type { BuiltinCallContext, PrincipalView } from '../principal/view.js'
+import type { PrincipalView } from '../principal/view.js'
 import type { Cancellation } from '../protocol/cancellation.js'
-import { RelayErrorCode, type ProgressParams, type RelayOutcome } from '../protocol/request-relay.js'
+import { RelayErrorCode, type RelayOutcome } from '../protocol/request-relay.js'
 import type { Runtime } from './runtime.js'
+import type { InnerCall, ToolCallContext } from './call-context.js'
+import { runCode } from './code-calls.js'
 import { carrierOf, withCarrier } from '../telemetry/trace-context.js'
 import type { SpanAttributes, SpanHandle, Tracing } from '../telemetry/tracing.js'
 import type { ChildConnection } from '../children/child.js'
@@ -105,28 +107,7 @@ function outcomeOf(outcome: RelayOutcome | undefined): ToolCallOutcome {
   return 'protocol_error'
 }
 
-export interface ToolCallContext {
-  cancellation: Cancellation
-  /** The caller's JSON-RPC id of the request, for its span (tracing). */
-  requestId?: string | number
-  /** The credential's name (an HTTP token's `name`, a JWT subject), never its value, for its span (tracing). */
-  principalName?: string
-  /** The protocol revision the caller speaks, and its HTTP session (2025 era), for its span (tracing). */
-  protocolVersion?: string
-  sessionId?: string
-  /**
-   * Whose own OAuth logins the call's HTTP server uses, when that server has
-   * an `oauth` key (`myc serve --http`: each person calls as themselves); absent, the local user's.
-   */
-  owner?: string
-  onProgress?: (progress: ProgressParams) => void
-  /** What a built-in may need (a signal, elicitation); asked only by a built-in. */
-  builtin: () => BuiltinCallContext
-  /** Who makes the call (a client connection's request): the child's own requests during it go back there. */
-  caller?: object
-  /** The caller's era (absent: a 2025-era client), for a modern child's envelope and its input_required answers. */
-  callerEra?: CallerEra
-}
+export type { InnerCall, ToolCallContext } from './call-context.js'
 
 /**
  * Calls a tool by wire name as the principal: a visible built-in, else a
@@ -216,10 +197,25 @@ async function call(
   // The audit log, where the view keeps one (policy mode), and the observers: nothing is measured without either (every relayed call passes here, so no closures either).
   const audited = view.recordCall !== undefined
   const started = audited || observed ? performance.now() : 0
-  const builtin = view.callBuiltin(name, args, ctx.builtin)
+  // Code mode's run_code runs here, on the call path: each of its inner calls comes back through it (code-calls.ts).
+  const code = view.codeMode
+  const runId = code !== undefined && name === code.wireName ? randomUUID() : undefined
+  const builtin =
+    runId !== undefined
+      ? runCode({
+          runtime,
+          view,
+          code: code!,
+          args,
+          ctx,
+          span,
+          runId,
+          call: ctx.innerCall ?? innerCallOf(runtime, view),
+        })
+      : view.callBuiltin(name, args, ctx.builtin)
   if (builtin) {
     const result = await builtin
-    if (audited) record(view, name, args, started, result.isError ? 'error' : 'ok')
+    if (audited) record(view, name, args, started, result.isError ? 'error' : 'ok', runId ?? ctx.runId)
     if (observed) {
       const separator = runtime.loaded.config.namespace.separator
       observe(
@@ -235,7 +231,7 @@ async function call(
   const entry = runtime.catalogue.toolByWire(name)
   const shared = entry && view.toolVisible(entry) ? runtime.supervisor.children.get(entry.server) : undefined
   if (!entry || !shared) {
-    if (audited) record(view, name, args, started, 'denied')
+    if (audited) record(view, name, args, started, 'denied', ctx.runId)
     observed?.forEach((o) => o.unknown())
     return { outcome: unknownTool(name) }
   }
@@ -243,7 +239,7 @@ async function call(
   // No owner (stdio, the agent, an unnamed credential): the shared connection, with no extra step on the hot path.
   const reached = ctx.owner === undefined ? { child: shared } : await childForCaller(runtime, entry.server, ctx.owner)
   if ('outcome' in reached) {
-    if (audited) record(view, name, args, started, 'error')
+    if (audited) record(view, name, args, started, 'error', ctx.runId)
     return { outcome: reached.outcome, server: entry.server }
   }
   const { child } = reached
@@ -269,7 +265,14 @@ async function call(
   if (observed) observe(observed, started, entry.server, entry.name, ctx.cancellation.aborted ? undefined : outcome)
   if (ctx.cancellation.aborted) return undefined
   if (audited)
-    record(view, name, args, started, outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error')
+    record(
+      view,
+      name,
+      args,
+      started,
+      outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error',
+      ctx.runId,
+    )
   if (!outcome.ok && outcome.error.code === RelayErrorCode.connectionClosed)
     return {
       outcome: { ok: true, result: { content: [{ type: 'text', text: outcome.error.message }], isError: true } },
@@ -343,20 +346,27 @@ export function endSpan(span: SpanHandle, outcome: RelayOutcome | undefined): vo
   else span.end()
 }
 
-/** One call into the view's audit log. */
+/** One call into the view's audit log (with the run_code run it belongs to, if any). */
 function record(
   view: PrincipalView,
   name: string,
   args: Record<string, unknown>,
   started: number,
   outcome: 'ok' | 'error' | 'denied',
+  runId: string | undefined,
 ): void {
   view.recordCall?.({
     name,
     outcome,
     durationMs: Math.round(performance.now() - started),
     argumentKeys: Object.keys(args),
+    ...(runId !== undefined ? { runId } : {}),
   })
+}
+
+/** A session's own inner calls: through callVisibleTool, with the same view, at the moment of each call. */
+function innerCallOf(runtime: Runtime, view: PrincipalView): InnerCall {
+  return (params, ctx) => callVisibleTool(runtime, view, params, ctx)
 }
 
 /** One call that reached a tool, told to the observers. */

@@ -105,6 +105,7 @@ export class PolicyHarness {
       skills?: string[]
       env?: Record<string, string>
       runner?: import('../../src/principal/builtin-exec.js').BuiltinRunner
+      codeRunner?: import('../../src/code/code-runner.js').CodeRunner
     } = {},
   ): Promise<PrincipalView> {
     const { createView } = await import('../../src/principal/policy-mode.js')
@@ -115,6 +116,7 @@ export class PolicyHarness {
       catalogue: this.runtime.catalogue,
       logger: this.logger,
       ...(options.runner ? { runner: options.runner } : {}),
+      ...(options.codeRunner ? { codeRunner: options.codeRunner } : {}),
     })
   }
 }
