@@ -105,11 +105,15 @@ export class HttpFace {
           `http: session ${s.id.slice(0, 8)} expired (${s.initialized === false ? 'never initialized' : `after ${options.sessionIdleMs} ms idle`})`,
         ),
     })
+    const chargeCall = options.rateLimiter ? innerCallCharge(options.rateLimiter) : undefined
     this.sessionRoute = new SessionRoute({
       runtime: options.runtime,
       logger,
       sessions: this.sessions,
-      viewFor: options.viewFor,
+      // A 2025 session's view is its own: it carries its credential's budget for code mode's inner calls.
+      viewFor: chargeCall
+        ? (principal) => withCallBudget(options.viewFor(principal), () => chargeCall(principal.key))
+        : options.viewFor,
       maxMessageBytes: options.maxMessageBytes,
       draining: () => this.draining,
       ...(options.sharedStore ? { shared: { store: options.sharedStore, ttlMs: options.sessionIdleMs } } : {}),
@@ -127,6 +131,7 @@ export class HttpFace {
       draining: () => this.draining,
       credentials: options.tokens.length > 0 || options.jwt !== undefined,
       ...(options.tasks ? { tasks: options.tasks } : {}),
+      ...(chargeCall ? { chargeCall } : {}),
       ...(options.jwt ? { resourceMetadataUrl: (url: URL) => `${url.origin}${METADATA_PATH}` } : {}),
     })
     this.hosts = allowedHostnames(options.listen, options.allowedHosts)
@@ -262,12 +267,9 @@ export class HttpFace {
       `http: ${principal.label} is over http.rateLimit; retry in ${limited.retryAfterSeconds} s`,
     )
     const { requestsPerMinute } = this.options.rateLimiter!.config
-    return refusal(
-      429,
-      HttpRpcCode.server,
-      `Too Many Requests: over ${requestsPerMinute} requests a minute for this credential; retry in ${limited.retryAfterSeconds} s`,
-      { 'Retry-After': String(limited.retryAfterSeconds) },
-    )
+    return refusal(429, HttpRpcCode.server, overLimit(requestsPerMinute, limited.retryAfterSeconds), {
+      'Retry-After': String(limited.retryAfterSeconds),
+    })
   }
 
   /**
@@ -398,4 +400,33 @@ export class HttpFace {
     await this.statelessRoute.close()
     return { drained }
   }
+}
+
+/**
+ * `http.rateLimit` for code mode's inner calls: each takes one request from
+ * its credential's bucket, as a call sent on its own would, so a script is
+ * no way around the limit. Over it, the call fails in the code with the
+ * text a client's request over it gets.
+ */
+function innerCallCharge(limiter: RateLimit): (key: string) => Promise<string | undefined> {
+  return async (key) => {
+    const taken = await limiter.take(key)
+    return taken.ok ? undefined : overLimit(limiter.config.requestsPerMinute, taken.retryAfterSeconds)
+  }
+}
+
+/** `view` with `chargeInnerCall`: every other member its own (bound, as the session route's view binds them). */
+function withCallBudget(view: PrincipalView, charge: () => Promise<string | undefined>): PrincipalView {
+  return new Proxy(view, {
+    get: (target, prop) => {
+      if (prop === 'chargeInnerCall') return charge
+      const value = Reflect.get(target, prop, target) as unknown
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+}
+
+/** What a request over `http.rateLimit` is told, a call sent on its own or one made from code. */
+function overLimit(requestsPerMinute: number, retryAfterSeconds: number): string {
+  return `Too Many Requests: over ${requestsPerMinute} requests a minute for this credential; retry in ${retryAfterSeconds} s`
 }

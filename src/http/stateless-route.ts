@@ -47,6 +47,8 @@ export interface StatelessRouteOptions {
   listTtlMs?: number
   /** The runtime's 2026 tasks (one registry per runtime, shared by all its faces); default: one of its own, closed with it. */
   tasks?: TaskRegistry
+  /** `http.rateLimit` for the inner calls of run_code: one request of the credential with this key each; the refusal's text, or undefined. */
+  chargeCall?: (key: string) => Promise<string | undefined>
 }
 
 /**
@@ -93,6 +95,8 @@ export class StatelessRoute {
         const view = authInfo?.extra?.view as CredentialView | undefined
         if (!view) throw new Error('a 2026-era request reached the handler without its view')
         const owner = authInfo?.extra?.owner as string | undefined
+        const key = authInfo?.extra?.key as string | undefined
+        const charge = options.chargeCall
         return statelessServer({
           runtime,
           view,
@@ -100,6 +104,7 @@ export class StatelessRoute {
           parked,
           tasks,
           ...(owner !== undefined ? { owner } : {}),
+          ...(charge && key !== undefined ? { chargeInnerCall: () => charge(key) } : {}),
           ...(options.listTtlMs !== undefined ? { listTtlMs: options.listTtlMs } : {}),
         })
       },
@@ -213,7 +218,7 @@ export class StatelessRoute {
       token: '',
       clientId: principal.key,
       scopes: granted,
-      extra: { view, ...(principal.owner !== undefined ? { owner: principal.owner } : {}) },
+      extra: { view, key: principal.key, ...(principal.owner !== undefined ? { owner: principal.owner } : {}) },
       ...(metadata ? { resourceMetadataUrl: metadata } : {}),
     }
     const listen = await this.listenFilter(view, body)

@@ -81,6 +81,13 @@ export interface PrincipalView {
   }): void
   /** Code mode: run_code and what it may call; absent when the session is not in code mode. */
   codeMode?: CodeModeHandle
+  /**
+   * The budget each inner call of a run_code run takes from, as a request of
+   * its own would (a 2025 HTTP session's `http.rateLimit`): the refusal's
+   * text when it is spent, else undefined. A 2026 request's is in its call
+   * context instead (its view is its credential's, shared by its requests).
+   */
+  chargeInnerCall?(): Promise<string | undefined>
 }
 
 /**

@@ -41,4 +41,10 @@ export interface ToolCallContext {
   runId?: string
   /** How a run_code call's inner calls are made (default: callVisibleTool with the same view). */
   innerCall?: InnerCall
+  /**
+   * The budget each inner call of a run_code run takes from, as a request of
+   * its own would (`http.rateLimit` of the caller's credential): the refusal's
+   * text when it is spent, else undefined.
+   */
+  chargeInnerCall?: () => Promise<string | undefined>
 }

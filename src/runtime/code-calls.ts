@@ -78,6 +78,8 @@ function hooks(run: CodeCall, inFlight: Set<Cancellation>): RunHooks {
       }
     },
     async call(name, args) {
+      const refused = await (ctx.chargeInnerCall ?? view.chargeInnerCall?.bind(view))?.()
+      if (refused !== undefined) return { ok: false, message: refused }
       const cancellation = new Cancellation()
       inFlight.add(cancellation)
       try {
@@ -108,6 +110,7 @@ function innerContext(outer: ToolCallContext, cancellation: Cancellation, runId:
   if (outer.caller !== undefined) ctx.caller = outer.caller
   if (outer.callerEra !== undefined) ctx.callerEra = outer.callerEra
   if (outer.innerCall !== undefined) ctx.innerCall = outer.innerCall
+  if (outer.chargeInnerCall !== undefined) ctx.chargeInnerCall = outer.chargeInnerCall
   return ctx
 }
 

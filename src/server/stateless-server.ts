@@ -63,6 +63,8 @@ export interface StatelessServerOptions {
   tasks: TaskRegistry
   /** Whose own OAuth logins its calls use (an HTTP principal's name: runtime/principal-tools.ts). */
   owner?: string
+  /** What each inner call of a run_code run takes from the credential's budget (runtime/call-context.ts). */
+  chargeInnerCall?: () => Promise<string | undefined>
 }
 
 /** A relayed answer as an SDK handler returns it: the child's result untouched, or its error thrown with code and data. */
@@ -252,6 +254,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
           {
             ...forward,
             builtin: () => ({ signal: forward.cancellation.signal }),
+            ...(options.chargeInnerCall ? { chargeInnerCall: options.chargeInnerCall } : {}),
           },
         )
         return called?.outcome

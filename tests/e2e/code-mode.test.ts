@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Client } from '@modelcontextprotocol/client'
 import { codeProject, FORGED_CALL, hasBwrap, runCode, runnerProcesses } from '../helpers/code-mode.js'
 import { connectToMyc, protocolErrorOf, runMyc } from '../helpers/e2e.js'
-import { connectHttp, startHttpMyc, type HttpMyc } from '../helpers/http.js'
+import { connectHttp, modernRequest, startHttpMyc, type HttpMyc } from '../helpers/http.js'
 import { OtlpReceiver } from '../helpers/otlp-receiver.js'
 import { waitFor } from '../helpers/wait-for.js'
 
@@ -107,6 +107,52 @@ describe.runIf(hasBwrap)('code mode through build/myc.cjs', () => {
         /^run_code is offered: bubblewrap, 30000 ms, 256 MB, (JavaScript only|TypeScript types stripped)$/,
       ),
     })
+  })
+
+  it('counts each inner call against http.rateLimit, as a request of the credential', async () => {
+    const myc = await startHttpMyc(codeProject({ http: { rateLimit: { requestsPerMinute: 6, burst: 8 } } }))
+    try {
+      const { client } = await connectHttp(myc.url)
+      const r = await runCode(
+        client,
+        `const seen = []
+         for (let i = 0; i < 10; i++) {
+           try { seen.push(await tools.echo.echo({ message: 'x' })) } catch (e) { seen.push(e.message) }
+         }
+         return seen`,
+      )
+      const seen = JSON.parse(r.text) as string[]
+      const refused = seen.filter((s) => s !== 'x')
+      expect(seen.length - refused.length).toBeLessThan(8)
+      expect(refused.length).toBeGreaterThan(2)
+      expect(refused[0]).toMatch(/^Too Many Requests: over 6 requests a minute for this credential; retry in \d+ s$/)
+      await client.close().catch(() => {}) // Its DELETE may be over the limit too.
+    } finally {
+      await myc.stop()
+    }
+  })
+
+  it('runs for a 2026-07-28 request too, its inner calls counted against the credential’s http.rateLimit', async () => {
+    const myc = await startHttpMyc(codeProject({ http: { rateLimit: { requestsPerMinute: 6, burst: 6 } } }))
+    try {
+      const code = `const seen = []
+        for (let i = 0; i < 8; i++) {
+          try { seen.push(await tools.echo.echo({ message: 'x' })) } catch (e) { seen.push(e.message) }
+        }
+        return [Object.keys(tools), seen]`
+      const { answer } = await modernRequest(myc.url, 'tools/call', { name: 'mycelium__run_code', arguments: { code } })
+      const [servers, seen] = JSON.parse((answer.result!.content as Array<{ text: string }>)[0]!.text) as [
+        string[],
+        string[],
+      ]
+      expect(servers).toEqual(['mycelium', 'echo'])
+      expect(seen.filter((s) => s === 'x').length).toBe(5)
+      expect(seen.slice(5)).toEqual(
+        Array(3).fill(expect.stringMatching(/^Too Many Requests: over 6 requests a minute/)),
+      )
+    } finally {
+      await myc.stop()
+    }
   })
 
   describe('telemetry', () => {
