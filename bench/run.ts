@@ -15,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { withOwnSignals } from '../src/children/request-signals.js'
 import { passthrough } from '../src/protocol/passthrough.js'
 import { callsInFlight } from './in-flight.js'
+import { codeTokensBench } from './code-tokens.js'
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)))
 const bundle = path.join(root, 'build', 'myc.cjs')
@@ -24,7 +25,7 @@ const copyRelay = path.join(root, 'bench', 'copy-relay.mjs')
 const quick = process.argv.includes('--quick')
 /** Node flags for every myc the bench starts (stdio and HTTP), from MYC_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` with `--only http`). */
 const mycNodeArgs = process.env.MYC_NODE_ARGS ? process.env.MYC_NODE_ARGS.split(' ') : []
-/** `--only calls|startup|policy|skills|http`: one section, its figures printed as JSON (for profiling runs). */
+/** `--only calls|startup|policy|skills|http|code`: one section, its figures printed as JSON (for profiling runs). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined
 // NODE_EXTRA_CA_CERTS slows every Node start here (measured on the development machine); keep it out of start-up figures.
 const env = { ...(process.env as Record<string, string>) }
@@ -373,6 +374,7 @@ async function main() {
       policy: policyBench,
       skills: skillsListBench,
       http: httpBench,
+      code: codeTokensBench,
     }
     if (!sections[only]) throw new Error(`--only takes one of ${Object.keys(sections).join(', ')}`)
     process.stdout.write(`${JSON.stringify(await sections[only]!(), null, 2)}\n`)
@@ -384,6 +386,7 @@ async function main() {
   results.policy = await policyBench()
   results.skillsList = await skillsListBench()
   results.http = await httpBench()
+  results.codeTokens = await codeTokensBench()
   report(results)
 }
 
@@ -681,6 +684,11 @@ function report(results: Record<string, unknown>): void {
       target: '≤ 5 ms',
       met: (results.policy as PolicyBench).firstPageMs <= 5,
     },
+    codeModeTokens: {
+      value: (results.codeTokens as { ratio: number }).ratio,
+      target: '≤ 5% of direct calls',
+      met: (results.codeTokens as { ratio: number }).ratio <= 0.05,
+    },
   }
   results.targets = targets
 
@@ -820,6 +828,13 @@ function report(results: Record<string, unknown>): void {
       (results.skillsList as { medianMs: number }).medianMs.toFixed(2),
       '',
       `≤ 5 ms ${(results.skillsList as { medianMs: number }).medianMs <= 5 ? 'met' : 'MISSED'}`,
+    ],
+    [
+      'tokens for one task (20 files read), direct calls vs code mode',
+      String((results.codeTokens as { direct: { total: number } }).direct.total),
+      String((results.codeTokens as { codeMode: { total: number } }).codeMode.total),
+      targets.codeModeTokens.value.toFixed(3),
+      met(targets.codeModeTokens),
     ],
   ]
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
