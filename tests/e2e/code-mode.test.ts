@@ -146,9 +146,12 @@ describe.runIf(hasBwrap)('code mode through build/myc.cjs', () => {
         string[],
       ]
       expect(servers).toEqual(['mycelium', 'echo'])
-      expect(seen.filter((s) => s === 'x').length).toBe(5)
-      expect(seen.slice(5)).toEqual(
-        Array(3).fill(expect.stringMatching(/^Too Many Requests: over 6 requests a minute/)),
+      // The burst less the request itself; the bucket refills one request every 10 s, so a slow run may get one more.
+      const ok = seen.filter((s) => s === 'x').length
+      expect(ok).toBeGreaterThanOrEqual(5)
+      expect(ok).toBeLessThan(8)
+      expect(seen.slice(ok)).toEqual(
+        Array(8 - ok).fill(expect.stringMatching(/^Too Many Requests: over 6 requests a minute/)),
       )
     } finally {
       await myc.stop()
