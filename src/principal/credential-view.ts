@@ -132,6 +132,8 @@ export function credentialView(
   if (view.recordCall) wrapped.recordCall = (call) => view.recordCall!(call)
   if (view.listsChildTools !== undefined) wrapped.listsChildTools = view.listsChildTools
   if (view.unwrapCall) wrapped.unwrapCall = (wireName, args) => view.unwrapCall!(wireName, args)
-  if (view.codeMode) wrapped.codeMode = view.codeMode
+  // The code's `tools.mycelium` has what this view answers: no deactivate_skill.
+  const code = view.codeMode
+  if (code) wrapped.codeMode = { ...code, builtins: () => code.builtins().filter((t) => t.name !== deactivateWire) }
   return wrapped
 }

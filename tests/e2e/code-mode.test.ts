@@ -139,13 +139,16 @@ describe.runIf(hasBwrap)('code mode through build/myc.cjs', () => {
         for (let i = 0; i < 8; i++) {
           try { seen.push(await tools.echo.echo({ message: 'x' })) } catch (e) { seen.push(e.message) }
         }
-        return [Object.keys(tools), seen]`
+        return [Object.keys(tools), Object.keys(tools.mycelium), seen]`
       const { answer } = await modernRequest(myc.url, 'tools/call', { name: 'mycelium__run_code', arguments: { code } })
-      const [servers, seen] = JSON.parse((answer.result!.content as Array<{ text: string }>)[0]!.text) as [
+      const [servers, mycelium, seen] = JSON.parse((answer.result!.content as Array<{ text: string }>)[0]!.text) as [
+        string[],
         string[],
         string[],
       ]
       expect(servers).toEqual(['mycelium', 'echo'])
+      // A 2026 request's skills are its credential's: nothing to deactivate.
+      expect(mycelium).toEqual(['search_tools', 'list_skills', 'activate_skill', 'get_context'])
       // The burst less the request itself; the bucket refills one request every 10 s, so a slow run may get one more.
       const ok = seen.filter((s) => s === 'x').length
       expect(ok).toBeGreaterThanOrEqual(5)
