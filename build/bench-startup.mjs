@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Start-up time of `--version`: the median of many runs per command.
+// Start-up time of `--version`: the median of many runs per command, the
+// commands' runs interleaved.
 //
 //   node build/bench-startup.mjs [--runs 41] -- 'label=cmd arg…' 'label=cmd arg…'
 //   node build/bench-startup.mjs             # the bundle under this node and build/bin/myc-<host>
@@ -13,18 +14,30 @@ import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
-/** Median wall time in ms of `runs` runs of `argv` (after 3 warm-up runs); throws if a run fails. */
-export function medianMs(argv, runs, env) {
-  const times = []
-  for (let i = 0; i < runs + 3; i++) {
-    const started = process.hrtime.bigint()
-    const r = spawnSync(argv[0], argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    const ms = Number(process.hrtime.bigint() - started) / 1e6
-    if (r.status !== 0) throw new Error(`${argv.join(' ')} exited ${r.status}: ${String(r.stderr).trim()}`)
-    if (i >= 3) times.push(ms)
-  }
-  times.sort((a, b) => a - b)
-  return times[Math.floor(times.length / 2)]
+/** One run's wall time in ms; throws if it fails. */
+function runMs(argv, env) {
+  const started = process.hrtime.bigint()
+  const r = spawnSync(argv[0], argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const ms = Number(process.hrtime.bigint() - started) / 1e6
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} exited ${r.status}: ${String(r.stderr).trim()}`)
+  return ms
+}
+
+const median = (times) => [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]
+
+/**
+ * Median wall times in ms of several commands, their runs interleaved (one of each in turn,
+ * after 3 warm-up rounds) so that a change of load on the machine hits every
+ * command alike.
+ */
+export function mediansMs(argvs, runs, env) {
+  const times = argvs.map(() => [])
+  for (let i = 0; i < runs + 3; i++)
+    argvs.forEach((argv, k) => {
+      const ms = runMs(argv, env)
+      if (i >= 3) times[k].push(ms)
+    })
+  return times.map(median)
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -42,5 +55,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     commands = [{ label: `node ${process.version} build/myc.cjs`, argv: [process.execPath, path.join(root, 'build', 'myc.cjs'), '--version'] }]
     if (existsSync(exe)) commands.push({ label: path.relative(root, exe), argv: [exe, '--version'] })
   }
-  for (const { label, argv } of commands) process.stdout.write(`${label}: ${medianMs(argv, runs, env).toFixed(1)} ms (median of ${runs})\n`)
+  const medians = mediansMs(commands.map((c) => c.argv), runs, env)
+  commands.forEach(({ label }, k) => process.stdout.write(`${label}: ${medians[k].toFixed(1)} ms (median of ${runs}, interleaved)\n`))
 }
