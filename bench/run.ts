@@ -16,6 +16,7 @@ import { withOwnSignals } from '../src/children/request-signals.js'
 import { passthrough } from '../src/protocol/passthrough.js'
 import { callsInFlight } from './in-flight.js'
 import { codeTokensBench } from './code-tokens.js'
+import { footprint, footprintRows, IDLE_RSS_TARGET_MIB, SIZE_TARGET_MIB, type Footprint } from './footprint.js'
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)))
 const bundle = path.join(root, 'build', 'myc.cjs')
@@ -25,7 +26,7 @@ const copyRelay = path.join(root, 'bench', 'copy-relay.mjs')
 const quick = process.argv.includes('--quick')
 /** Node flags for every myc the bench starts (stdio and HTTP), from MYC_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` with `--only http`). */
 const mycNodeArgs = process.env.MYC_NODE_ARGS ? process.env.MYC_NODE_ARGS.split(' ') : []
-/** `--only calls|startup|policy|skills|http|code`: one section, its figures printed as JSON (for profiling runs). */
+/** `--only calls|startup|policy|skills|http|code|footprint`: one section, its figures printed as JSON (for profiling runs). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined
 // NODE_EXTRA_CA_CERTS slows every Node start here (measured on the development machine); keep it out of start-up figures.
 const env = { ...(process.env as Record<string, string>) }
@@ -375,6 +376,7 @@ async function main() {
       skills: skillsListBench,
       http: httpBench,
       code: codeTokensBench,
+      footprint: footprintBench,
     }
     if (!sections[only]) throw new Error(`--only takes one of ${Object.keys(sections).join(', ')}`)
     process.stdout.write(`${JSON.stringify(await sections[only]!(), null, 2)}\n`)
@@ -387,6 +389,7 @@ async function main() {
   results.skillsList = await skillsListBench()
   results.http = await httpBench()
   results.codeTokens = await codeTokensBench()
+  results.footprint = await footprintBench()
   report(results)
 }
 
@@ -558,6 +561,16 @@ async function httpBench(): Promise<Record<string, unknown>> {
   }
 }
 
+/** The host's executable's size and the resident memory of an idle myc serve with one child (bench/footprint.ts). */
+function footprintBench(): Promise<Footprint> {
+  return footprint({
+    root,
+    bundle: path.join(root, 'build', 'myc-main.cjs'),
+    config: tmpConfig({ echo: echoEntry() }),
+    env,
+  })
+}
+
 /** 20 children listed through myc vs 20 started directly in parallel; 10 slow starters through myc. */
 async function startupBench(): Promise<Record<string, number>> {
   const runs = quick ? 3 : 5
@@ -690,7 +703,17 @@ function report(results: Record<string, unknown>): void {
       met: (results.codeTokens as { ratio: number }).ratio <= 0.05,
     },
   }
-  results.targets = targets
+  const fp = results.footprint as Footprint
+  results.targets = {
+    ...targets,
+    executableMiB:
+      'file' in fp.executable
+        ? { value: fp.executable.mib, target: `≤ ${SIZE_TARGET_MIB} MiB`, met: fp.executable.met }
+        : fp.executable,
+    idleRssMiB: Array.isArray(fp.idleRss)
+      ? { value: fp.idleRss[0]!.idle, of: fp.idleRss[0]!.label, target: `≤ ${IDLE_RSS_TARGET_MIB} MiB`, met: fp.met }
+      : fp.idleRss,
+  }
 
   const s = results.sequential as { direct: { p50: number; p99: number }; myc: { p50: number; p99: number } }
   const t = results.throughput32 as { direct: number; myc: number }
@@ -822,6 +845,7 @@ function report(results: Record<string, unknown>): void {
       '',
     ],
     ...httpRows(results.http as HttpBench),
+    ...footprintRows(results.footprint as Footprint),
     [
       'skills/list, 500 local + 500 child skills, one role (ms)',
       '',
