@@ -30,4 +30,12 @@ describe('build/myc-main.cjs (the bundle build/myc.cjs launches)', () => {
     ])
       expect(text, marker).not.toContain(marker)
   })
+
+  it('is ASCII only: one other character would make Node hold its whole source as a two-byte string', () => {
+    requireBundle()
+    const text = readFileSync(path.join(repoRoot, 'build/myc-main.cjs'), 'utf8')
+    const other = /[^\x00-\x7f]/.exec(text)
+    const where = other ? `${JSON.stringify(other[0])} in …${text.slice(other.index - 60, other.index + 20)}…` : ''
+    expect(where, 'write it as an escape in the source, or find the library that brings it').toBe('')
+  })
 })
