@@ -11,7 +11,8 @@
 // that made it: the host's own target gets it, cross targets do without
 // (`--version` 43 ms with it, 65 ms without, measured here with
 // `node build/bench-startup.mjs`), so release builds run each target on a
-// runner of its own platform.
+// runner of its own platform. Linux bases are stripped of their symbol table
+// and debug sections first (17–18 MB each; docs/release.md).
 //
 //   node build/build-bin.mjs                 # the host's target (linux-x64 here)
 //   node build/build-bin.mjs --all           # every target
@@ -170,9 +171,34 @@ function chosenTargets(options) {
   return options.targets.length > 0 ? options.targets : [hostTarget()]
 }
 
+/**
+ * A Linux base binary without its symbol table and debug sections (17–18 MB
+ * of its 122–125 MB; Node needs only its dynamic symbols, which stay), made
+ * once beside the original. `strip` where it reads the file (the host's own
+ * architecture), else `llvm-strip`; with neither, the base as it is. The
+ * other targets' bases are used as they are (see docs/release.md).
+ */
+function strippedBase(target, base) {
+  if (TARGETS[target].os !== 'linux') return base
+  const stripped = `${base}.stripped`
+  if (existsSync(`${stripped}.ok`)) return stripped
+  const partial = `${stripped}.${process.pid}`
+  for (const tool of ['strip', 'llvm-strip']) {
+    const r = spawnSync(tool, ['--strip-all', '-o', partial, base], { encoding: 'utf8' })
+    if (!r.error && r.status === 0) {
+      renameSync(partial, stripped)
+      writeFileSync(`${stripped}.ok`, '')
+      return stripped
+    }
+    rmSync(partial, { force: true })
+  }
+  log(`${target}: neither strip nor llvm-strip can read ${path.basename(base)}; its symbols stay (about 18 MB)`)
+  return base
+}
+
 /** Builds one target's executable; returns what build.json records of it. */
 async function buildTarget(target, hostNode, codeCache) {
-  const base = await baseBinary(target)
+  const base = strippedBase(target, await baseBinary(target))
   const output = path.join(outDir, outputName(target))
   rmSync(output, { force: true })
   const started = Date.now()

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { binaryFormat } from '../helpers/binary-format.js'
+import { binaryFormat, elfSectionNames } from '../helpers/binary-format.js'
 import { repoRoot } from '../helpers/fixtures.js'
 
 type Target = { pkg: string; os: string; arch: string; exe: boolean; integrity: string }
@@ -156,6 +156,17 @@ describe('binaryFormat (the header check the executable tests rely on)', () => {
       arch: 'other',
     })
   })
+
+  it.runIf(process.platform === 'linux' && ['x64', 'arm64'].includes(process.arch))(
+    'lists the sections of this machine’s node (elfSectionNames: the stripped-executable test relies on it)',
+    () => {
+      const names = elfSectionNames(process.execPath)
+      expect(names).toEqual(expect.arrayContaining(['.text', '.dynsym', '.dynstr', '.shstrtab']))
+      expect(() => elfSectionNames(file('script', Buffer.from('#!/bin/sh\n'.padEnd(64))))).toThrow(
+        /is not a 64-bit little-endian ELF file/,
+      )
+    },
+  )
 
   const hostFormat = { linux: 'ELF', darwin: 'Mach-O', win32: 'PE' }[process.platform as string]
   it.runIf(hostFormat && ['x64', 'arm64'].includes(process.arch))(

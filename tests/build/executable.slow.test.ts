@@ -5,7 +5,7 @@ import path from 'node:path'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { binaryFormat } from '../helpers/binary-format.js'
+import { binaryFormat, elfSectionNames } from '../helpers/binary-format.js'
 import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 
 // Builds and runs build/bin/myc-linux-x64 (on a Linux x64 host). The other
@@ -26,6 +26,7 @@ const expected: Record<string, { format: string; arch: string }> = {
   'myc-win-x64.exe': { format: 'PE', arch: 'x64' },
 }
 const onLinuxX64 = process.platform === 'linux' && process.arch === 'x64'
+const { NODE_VERSION } = (await import(path.join(repoRoot, 'build', 'build-bin.mjs'))) as { NODE_VERSION: string }
 const allTargets = Boolean(process.env.MYC_TEST_ALL_TARGETS)
 
 // A PATH with no node on it: the executable must not need one.
@@ -76,6 +77,18 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
   it('is an x86-64 ELF file built from the current bundle', () => {
     expect(binaryFormat(linux)).toEqual({ format: 'ELF', arch: 'x64' })
     expect(statSync(linux).mtimeMs).toBeGreaterThanOrEqual(statSync(bundle).mtimeMs)
+  })
+
+  it('is built from a stripped base: no symbol table or debug sections, the dynamic symbols kept', () => {
+    const sections = elfSectionNames(linux)
+    expect(sections.filter((s) => s === '.symtab' || s === '.strtab' || s.startsWith('.debug'))).toEqual([])
+    expect(sections).toEqual(expect.arrayContaining(['.dynsym', '.dynstr', '.text', '.rodata']))
+    // The official base it comes from has them (17.7 MB of its 124.8 MB).
+    const base = path.join(repoRoot, 'build', '.cache', `node-v${NODE_VERSION}-linux-x64`, 'node')
+    if (existsSync(base)) {
+      expect(elfSectionNames(base)).toEqual(expect.arrayContaining(['.symtab', '.debug_info']))
+      expect(statSync(linux).size).toBeLessThan(statSync(base).size - 10_000_000)
+    }
   })
 
   it.runIf(allTargets)('every target is built, with the right format and architecture', () => {

@@ -38,3 +38,20 @@ export function binaryFormat(file: string): BinaryFormat {
   }
   return { format: 'unknown', arch: 'other' }
 }
+
+/** The section names of a 64-bit little-endian ELF file (x64, arm64), from its section header table. */
+export function elfSectionNames(file: string): string[] {
+  const h = head(file, 64)
+  if (h[0] !== 0x7f || h.toString('latin1', 1, 4) !== 'ELF' || h[4] !== 2 || h[5] !== 1)
+    throw new Error(`${file} is not a 64-bit little-endian ELF file`)
+  const tableAt = Number(h.readBigUInt64LE(0x28))
+  const entrySize = h.readUInt16LE(0x3a)
+  const count = h.readUInt16LE(0x3c)
+  const table = head(file, entrySize * count, tableAt)
+  const names = table.subarray(entrySize * h.readUInt16LE(0x3e))
+  const strings = head(file, Number(names.readBigUInt64LE(0x20)), Number(names.readBigUInt64LE(0x18)))
+  return Array.from({ length: count }, (_, i) => {
+    const at = table.readUInt32LE(entrySize * i)
+    return strings.toString('latin1', at, strings.indexOf(0, at))
+  })
+}
