@@ -50,8 +50,9 @@ await build({
     __MYC_HTTP_DEPS__: JSON.stringify(httpDeps),
     __MYC_TELEMETRY_DEPS__: JSON.stringify(telemetryDeps),
     __MYC_TEMPLATES__: JSON.stringify(await readTemplateDir(path.join(root, 'skills'))),
-    // The shell guard's grammar travels inside the bundle (and so the executable).
-    __MYC_WASM__: JSON.stringify({ runtime: await wasm('web-tree-sitter/tree-sitter.wasm'), bash: await wasm('tree-sitter-bash/tree-sitter-bash.wasm') }),
+    // The shell guard's grammar travels inside the bundle (and so the executable), as two strings (src/sandbox/guard/grammar.ts says why).
+    __MYC_WASM_RUNTIME__: JSON.stringify(await wasm('web-tree-sitter/tree-sitter.wasm')),
+    __MYC_WASM_BASH__: JSON.stringify(await wasm('tree-sitter-bash/tree-sitter-bash.wasm')),
   },
   // web-tree-sitter's ESM build breaks in a CommonJS bundle (measured on the development machine).
   alias: { 'web-tree-sitter': path.join(root, 'node_modules/web-tree-sitter/tree-sitter.cjs') },

@@ -2,7 +2,13 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import type { Parser as TsParser } from 'web-tree-sitter'
 
-declare const __MYC_WASM__: { runtime: string; bash: string } | undefined
+/**
+ * Gzipped and base64 (esbuild.config.mjs), absent when run from source. Two strings, not one object:
+ * esbuild hoists an object `define` into a module every other module initialises, which would
+ * make each start hold both strings (350 KB) whether the guard runs or not.
+ */
+declare const __MYC_WASM_RUNTIME__: string | undefined
+declare const __MYC_WASM_BASH__: string | undefined
 
 /** A bash parser: tree-sitter-bash on web-tree-sitter, loaded on first use. */
 export type BashParser = TsParser
@@ -12,11 +18,11 @@ export type BashParser = TsParser
  * (esbuild `define`), read from node_modules when run from source.
  */
 async function wasmBytes(): Promise<{ runtime: Uint8Array; bash: Uint8Array }> {
-  if (typeof __MYC_WASM__ === 'object' && __MYC_WASM__) {
+  if (typeof __MYC_WASM_RUNTIME__ === 'string' && typeof __MYC_WASM_BASH__ === 'string') {
     const { gunzipSync } = await import('node:zlib')
     return {
-      runtime: gunzipSync(Buffer.from(__MYC_WASM__.runtime, 'base64')),
-      bash: gunzipSync(Buffer.from(__MYC_WASM__.bash, 'base64')),
+      runtime: gunzipSync(Buffer.from(__MYC_WASM_RUNTIME__, 'base64')),
+      bash: gunzipSync(Buffer.from(__MYC_WASM_BASH__, 'base64')),
     }
   }
   const require = createRequire(import.meta.url)
