@@ -423,15 +423,7 @@ export class ChildConnection {
     options: Omit<RelayRequestOptions, 'timeoutMs'> & { timeoutMs?: number; caller?: object; callerEra?: CallerEra },
   ): Promise<RelayOutcome> {
     const relay = this.relay
-    if (this.state !== 'RUNNING' || !relay) {
-      return Promise.resolve({
-        ok: false,
-        error: {
-          code: RpcCode.serverError,
-          message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})`,
-        },
-      })
-    }
+    if (this.state !== 'RUNNING' || !relay) return Promise.resolve(this.notRunning())
     const envelope = this.envelope
     let outcome: Promise<RelayOutcome>
     if (envelope) {
@@ -535,14 +527,7 @@ export class ChildConnection {
       retry: (retried, signal) => {
         const relay = this.relay
         const envelope = this.envelope
-        if (this.state !== 'RUNNING' || !relay || !envelope)
-          return Promise.resolve({
-            ok: false,
-            error: {
-              code: RpcCode.serverError,
-              message: `Server "${this.key}" is not running (${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''})`,
-            },
-          })
+        if (this.state !== 'RUNNING' || !relay || !envelope) return Promise.resolve(this.notRunning())
         const sent = {
           ...retried,
           _meta: childMeta(
@@ -559,6 +544,12 @@ export class ChildConnection {
         })
       },
     })
+  }
+
+  /** The answer to a request while the child is not running: a connection error at once, with its state and last error. */
+  private notRunning(): RelayOutcome {
+    const why = `${this.state.toLowerCase()}${this.lastError ? `: ${this.lastError}` : ''}`
+    return { ok: false, error: { code: RpcCode.serverError, message: `Server "${this.key}" is not running (${why})` } }
   }
 
   /** Who made each forwarded call in flight, oldest first (opaque here: the runtime routes this child's own requests by it). */
