@@ -31,6 +31,7 @@ import {
   type InputSource,
 } from '../eras/child/input-bridge.js'
 import { ListenKeeper } from './child-listen.js'
+import { userSecrets, withSecrets } from './secret-refs.js'
 import { EMPTY_LISTS, fetchLists, LIST_CHANGED, LIST_METHODS, type ChildLists, type ListKind } from './child-lists.js'
 import {
   ChildProcessTransport,
@@ -262,7 +263,7 @@ export class ChildConnection {
   private async connect(log: Logger, era: 'auto' | 'legacy' | 'modern', deadline: { at?: number }): Promise<Connected> {
     if (era === 'modern' && this.config.type === 'sse')
       throw new Error('the HTTP+SSE transport is 2025-era only: use era "auto" or "legacy", or type "http"')
-    const inner = createChildTransport(this.config, log, {
+    const inner = createChildTransport(await withSecrets(this.config, userSecrets(this.deps.host.env)), log, {
       key: this.key,
       host: this.deps.host,
       configDir: this.deps.configDir,

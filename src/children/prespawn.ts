@@ -1,5 +1,6 @@
 import type { LoadedConfig } from '../config/load.js'
 import { signalTree } from './process-tree.js'
+import { hasSecretRefs } from './secret-refs.js'
 import type { CommandHost } from './resolve-command.js'
 import { sameSpawn, stdioSpawnSpec, type StdioSpawnSpec } from './spawn-spec.js'
 import { startEarly, type EarlyChild } from './stdio-transport.js'
@@ -24,7 +25,8 @@ export class PrespawnedChildren {
   static start(loaded: LoadedConfig, host: CommandHost): PrespawnedChildren {
     const prespawned = new PrespawnedChildren()
     for (const [key, config] of loaded.config.servers) {
-      if (config.type !== 'stdio' || config.disabled || config.startup === 'lazy') continue
+      // One that names a sealed secret waits for its normal start, which reads the secret (secret-refs.ts).
+      if (config.type !== 'stdio' || config.disabled || config.startup === 'lazy' || hasSecretRefs(config)) continue
       // A server that cannot be started so is left to its normal start, and to the error it reports there.
       try {
         const spec = stdioSpawnSpec(config, host, loaded.dir)

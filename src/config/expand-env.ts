@@ -1,3 +1,9 @@
+/** A `${secret:NAME}` in a config, with where it was. */
+export interface SecretRefAt {
+  name: string
+  path: (string | number)[]
+}
+
 /** A variable that a string names but the environment lacks, with where it was. */
 export interface MissingVariable {
   name: string
@@ -33,6 +39,40 @@ export function expandString(
   )
 }
 
+/**
+ * `${secret:NAME}`: a value kept sealed on this machine (the secret store of
+ * `myc add`, oauth/secret-store.ts), not in the config nor in the
+ * environment; a child gets it when it starts (children/secret-refs.ts).
+ * Expansion leaves it as written.
+ */
+const SECRET_REF = /\$\{secret:([^}]*)\}/g
+/** A secret's name: a letter or digit, then letters, digits, `.`, `_` and `-`. */
+export const SECRET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+
+/** How a config refers to secret `name`. */
+export function secretRef(name: string): string {
+  return `\${secret:${name}}`
+}
+
+/** The secret names a string refers to, in order (a malformed name included, for the check to name it). */
+export function secretRefsIn(text: string): string[] {
+  return [...text.matchAll(SECRET_REF)].map((m) => m[1]!)
+}
+
+/** `text` with each `${secret:NAME}` replaced by `value(NAME)`. */
+export function replaceSecretRefs(text: string, value: (name: string) => string): string {
+  return text.replace(SECRET_REF, (_match, name: string) => value(name))
+}
+
+/** Where a `${secret:NAME}` may stand: a server's `env` and `headers` values and its `args`. */
+export function isSecretRefPath(path: readonly (string | number)[]): boolean {
+  return (
+    path.length === 4 &&
+    path[0] === 'mcpServers' &&
+    (path[2] === 'env' || path[2] === 'headers' || (path[2] === 'args' && typeof path[3] === 'number'))
+  )
+}
+
 /** Where secrets live: the values of `env` and `headers` of any server, and its `oauth.clientSecret`. */
 export function isSecretPath(path: readonly (string | number)[]): boolean {
   return (
@@ -50,11 +90,13 @@ export function isSecretPath(path: readonly (string | number)[]): boolean {
 export function expandTree(
   tree: unknown,
   env: Record<string, string | undefined>,
-): { value: unknown; missing: MissingVariable[]; secrets: string[] } {
+): { value: unknown; missing: MissingVariable[]; secrets: string[]; secretRefs: SecretRefAt[] } {
   const missing: MissingVariable[] = []
   const secrets: string[] = []
+  const secretRefs: SecretRefAt[] = []
   const walk = (node: unknown, path: (string | number)[]): unknown => {
     if (typeof node === 'string') {
+      for (const name of secretRefsIn(node)) secretRefs.push({ name, path })
       const value = expandString(node, env, (name) => missing.push({ name, path: formatPath(path) }))
       if (isSecretPath(path)) secrets.push(value)
       return value
@@ -67,7 +109,7 @@ export function expandTree(
     }
     return node
   }
-  return { value: walk(tree, []), missing, secrets }
+  return { value: walk(tree, []), missing, secrets, secretRefs }
 }
 
 /** `mcpServers.fs.args[2]`: a key path as people write it. */

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { MycError } from '../errors.js'
-import { expandTree, formatPath, isSecretPath } from './expand-env.js'
+import { expandTree, formatPath, isSecretPath, isSecretRefPath, SECRET_NAME } from './expand-env.js'
 import { ConfigSchema, HTTP_ONLY_KEYS, STDIO_ONLY_KEYS, type MyceliumConfig, type ServerConfig } from './schema.js'
 import { didYouMean } from './suggest.js'
 
@@ -44,6 +44,18 @@ export function parseConfig(raw: unknown, source: ParseSource): { config: Myceli
       path: [],
       message: `${m.path}: environment variable ${m.name} is not set; set it, or write \${${m.name}:-default} to give a default`,
     })
+  }
+  for (const ref of expanded.secretRefs) {
+    if (!isSecretRefPath(ref.path))
+      problems.push({
+        path: ref.path,
+        message: `\${secret:${ref.name}} stands only in a server's "env" or "headers" values or in its "args"; move it there`,
+      })
+    else if (!SECRET_NAME.test(ref.name))
+      problems.push({
+        path: ref.path,
+        message: `\${secret:${ref.name}}: a secret's name is letters, digits, ".", "_" and "-", starting with a letter or digit`,
+      })
   }
   const normalized = normalizeServers(expanded.value as Record<string, unknown>, problems)
   checkServerKeys(normalized, problems)
