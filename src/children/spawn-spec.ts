@@ -83,7 +83,8 @@ export function stdioSpawnSpec(config: StdioServerConfig, host: CommandHost, con
     { ...host, env: overlay(host.env, config.env, windows) },
     cwd,
   )
-  const env = overlay(inheritedEnvironment(), config.env, windows) as Record<string, string>
+  // The child inherits from the environment its command is looked up in (this process's, unless a test gives another).
+  const env = overlay(inheritedEnvironment(host.env), config.env, windows) as Record<string, string>
   // npx and npm start `node` through a shebang: keep the resolved Node on PATH.
   if (host.nodePath) {
     const nodeDir = p.dirname(host.nodePath)

@@ -38,6 +38,15 @@ describe('stdio spawn specs', () => {
     expect(sameSpawn(spec, { ...spec, cwd: '/elsewhere' })).toBe(false)
   })
 
+  it('inherit from the host’s environment, the one the command is looked up in', () => {
+    const spec = stdioSpawnSpec(
+      { type: 'stdio', command: 'srv', args: [], env: {} } as unknown as StdioServerConfig,
+      { ...host, env: { PATH: '/stand-ins:/usr/bin', HOME: '/elsewhere', SECRET: 's' } },
+      '/cfg',
+    )
+    expect(spec.env).toEqual({ PATH: '/opt/node/bin:/stand-ins:/usr/bin', HOME: '/elsewhere' })
+  })
+
   it('say in the log what a command resolved to', () => {
     const spec = stdioSpawnSpec(
       { type: 'stdio', command: 'node', args: ['s.js'] } as unknown as StdioServerConfig,
