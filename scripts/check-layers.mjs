@@ -25,7 +25,7 @@ export const LAYERS = [
   ['eras/face'],
   ['server'],
   ['http'],
-  ['agent', 'inspect'],
+  ['agent', 'inspect', 'install'],
   ['commands'],
 ]
 /** Folders whose sub-folders are rooms of their own, each with its own layer (the two eras' code lives in one place, on two floors). */

@@ -21,7 +21,17 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
  * sandbox's); docs/configuration.md has the table.
  */
 export type MycErrorCode =
-  'config_invalid' | 'config_not_found' | 'usage' | 'child_failed' | 'check_failed' | 'sandbox_unavailable' | 'runtime'
+  | 'config_invalid'
+  | 'config_not_found'
+  | 'usage'
+  | 'child_failed'
+  | 'check_failed'
+  | 'sandbox_unavailable'
+  | 'registry_unreachable'
+  | 'registry_bad_answer'
+  | 'not_in_registry'
+  | 'runtime_missing'
+  | 'runtime'
 
 const exitCodeOf: Record<MycErrorCode, ExitCode> = {
   config_invalid: ExitCode.usage,
@@ -30,6 +40,10 @@ const exitCodeOf: Record<MycErrorCode, ExitCode> = {
   child_failed: ExitCode.runtime,
   check_failed: ExitCode.checkFailed,
   sandbox_unavailable: ExitCode.runtime,
+  registry_unreachable: ExitCode.runtime,
+  registry_bad_answer: ExitCode.runtime,
+  not_in_registry: ExitCode.usage,
+  runtime_missing: ExitCode.runtime,
   runtime: ExitCode.runtime,
 }
 

@@ -78,6 +78,14 @@ export function resolveCommand(
   return found ? { command: found, args: [...args], resolvedFrom: command } : plain
 }
 
+/** Where `command` would be found the way a child's command is (npm and npx beside the running Node.js first), or undefined. */
+export function findCommand(command: string, host: CommandHost): string | undefined {
+  const resolved = resolveCommand(command, [], host)
+  if (resolved.resolvedFrom !== undefined) return resolved.resolvedTo ?? resolved.command
+  if (host.platform === 'win32') return undefined
+  return command.includes('/') ? (host.exists(command) ? command : undefined) : lookPosix(command, host)
+}
+
 function resolveWindows(command: string, args: readonly string[], host: CommandHost, cwd: string): ResolvedCommand {
   const lookup = { env: host.env, isFile: host.exists, cwd }
   if (!hasWindowsPath(command)) {

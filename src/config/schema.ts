@@ -8,6 +8,9 @@ import { ROLE_NAME, ROLE_NAME_RULE } from './role-name.js'
  * output has every default filled in.
  */
 
+/** The official MCP Registry: the default of `registry.url`. */
+export const OFFICIAL_REGISTRY_URL = 'https://registry.modelcontextprotocol.io'
+
 const positiveInt = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
 const stringMap = v.record(v.string(), v.string())
 
@@ -323,6 +326,22 @@ export const ConfigSchema = v.strictObject({
           'must be "memory" or a Redis URL such as redis://127.0.0.1:6379',
         ),
         'memory',
+      ),
+    }),
+    {},
+  ),
+  /** The MCP Registry `myc search` and `myc add` read (docs/registry.md): its base URL, a path prefix kept. */
+  registry: v.optional(
+    v.strictObject({
+      url: v.optional(
+        v.pipe(
+          v.string(),
+          v.regex(
+            /^https?:\/\/[^\s/?#]+[^\s?#]*$/i,
+            'must be an http(s) base URL such as https://registry.modelcontextprotocol.io',
+          ),
+        ),
+        OFFICIAL_REGISTRY_URL,
       ),
     }),
     {},

@@ -30,6 +30,34 @@ export function runMyc(
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
+/**
+ * {@link runMyc} without blocking this process: for a test whose myc talks to
+ * a server in the test's own process (a registry, an OAuth server).
+ */
+export function runMycAsync(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  requireBundle()
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bundle, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.once('error', reject)
+    child.once('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
 /** A fixture server over Streamable HTTP on a free port (FIXTURE_HTTP): its /mcp URL, and stop(). */
 export async function startHttpFixture(name: string): Promise<{ url: string; stop: () => void }> {
   const child = spawn(process.execPath, [fixtureServer(name)], {

@@ -1,0 +1,105 @@
+import { defineCommand } from 'citty'
+import { usageError } from '../errors.js'
+import { createLogger } from '../logger.js'
+import { PACKAGE_KINDS } from '../install/runtimes.js'
+import { repeated } from './_agent.js'
+import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+
+const SECRET_MODES = ['sealed', 'export'] as const
+
+export default defineCommand({
+  meta: {
+    name: 'add',
+    description:
+      'Add a server from the MCP Registry (NAME[@VERSION]) or a server.json: pinned, started once to list its tools, then written to the config',
+  },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    server: {
+      type: 'positional',
+      required: false,
+      description: 'NAMESPACE/NAME[@VERSION] in the registry (myc search finds it), or the path of a server.json',
+      valueHint: 'name[@version]',
+    },
+    key: { type: 'string', description: "The server's key in the config (default: from its name)", valueHint: 'key' },
+    env: {
+      type: 'string',
+      description: 'An environment variable: NAME=VALUE, or NAME for your environment’s value; repeatable',
+      valueHint: 'name=value',
+    },
+    header: {
+      type: 'string',
+      description: 'A header of a remote server: NAME=VALUE; repeatable',
+      valueHint: 'name=value',
+    },
+    arg: {
+      type: 'string',
+      description:
+        'An argument the server leaves open (its name without dashes, or its valueHint): NAME=VALUE; repeatable',
+      valueHint: 'name=value',
+    },
+    package: {
+      type: 'string',
+      description: 'How it runs, instead of the first that works here (remote, then packages as listed)',
+      valueHint: 'npm|pypi|oci|remote',
+    },
+    secrets: {
+      type: 'string',
+      description: 'Secret values: sealed on this machine (default), or export (you export the variables named)',
+      valueHint: 'sealed|export',
+    },
+    yes: { type: 'boolean', description: 'Take the default of every value left open instead of asking' },
+    'dry-run': { type: 'boolean', description: 'Print the entry as JSON; start and write nothing' },
+  },
+  async run({ args, rawArgs }) {
+    const forced = oneOf('--package', args.package, PACKAGE_KINDS)
+    const secrets = oneOf('--secrets', args.secrets, SECRET_MODES) ?? 'sealed'
+    const words = {
+      env: repeated(rawArgs, '--env'),
+      header: repeated(rawArgs, '--header'),
+      arg: repeated(rawArgs, '--arg'),
+    }
+    const logger = createLogger({ verbose: args.verbose, quiet: args.json })
+    const common = {
+      secrets,
+      dryRun: args['dry-run'] === true,
+      configPath: args.config,
+      cwd: process.cwd(),
+      env: process.env,
+      logger,
+    }
+    const [{ hostForThisProcess }, report] = await Promise.all([
+      import('../runtime/host.js'),
+      import('../install/add-report.js'),
+    ])
+    if (args.server === undefined)
+      throw usageError('myc add needs a server: NAMESPACE/NAME[@VERSION], or the path of a server.json')
+    const [{ parseGiven }, { addServer }, { askOnTerminal }] = await Promise.all([
+      import('../install/answers.js'),
+      import('../install/add-server.js'),
+      import('../install/ask.js'),
+    ])
+    const onTerminal = process.stdin.isTTY === true && process.stderr.isTTY === true && !args.json
+    const result = await addServer({
+      ...common,
+      source: args.server,
+      key: args.key,
+      given: parseGiven(words, process.env),
+      forced,
+      yes: args.yes === true,
+      host: hostForThisProcess(),
+      ask: onTerminal ? askOnTerminal : undefined,
+    })
+    if (args.json) printJson({ ok: true, ...result })
+    else printResult(report.addReport(result))
+    return 0
+  },
+})
+
+/** A flag's value, one of `allowed` (or undefined when not given); else a usage error naming them. */
+function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined
+  if ((allowed as readonly string[]).includes(value)) return value as T
+  throw usageError(`${flag} takes ${allowed.join(', ')}, not "${value}"`)
+}
