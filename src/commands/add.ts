@@ -1,6 +1,8 @@
+import { homedir } from 'node:os'
 import { defineCommand } from 'citty'
 import { usageError } from '../errors.js'
 import { createLogger } from '../logger.js'
+import { CLIENTS } from '../install/client-configs.js'
 import { PACKAGE_KINDS } from '../install/runtimes.js'
 import { repeated } from './_agent.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
@@ -51,6 +53,12 @@ export default defineCommand({
     },
     yes: { type: 'boolean', description: 'Take the default of every value left open instead of asking' },
     'dry-run': { type: 'boolean', description: 'Print the entry as JSON; start and write nothing' },
+    'from-client': {
+      type: 'string',
+      description:
+        'Instead of one server: import the servers of an installed client (claude-desktop, claude-code, cursor, vscode)',
+      valueHint: 'client',
+    },
   },
   async run({ args, rawArgs }) {
     const forced = oneOf('--package', args.package, PACKAGE_KINDS)
@@ -73,8 +81,22 @@ export default defineCommand({
       import('../runtime/host.js'),
       import('../install/add-report.js'),
     ])
+    if (args['from-client'] !== undefined) {
+      const client = oneOf('--from-client', args['from-client'], CLIENTS)!
+      const alone = [args.server, args.key, args.package, ...Object.values(words).flat()].filter((w) => w !== undefined)
+      if (alone.length > 0 || args.yes)
+        throw usageError(
+          '--from-client imports servers as the client has them: give no server, --key, --env, --header, --arg, --package or --yes with it',
+        )
+      const { importFromClient } = await import('../install/from-client.js')
+      const place = { platform: process.platform, home: homedir(), env: process.env, cwd: process.cwd() }
+      const result = await importFromClient({ ...common, client, place, host: hostForThisProcess() })
+      if (args.json) printJson({ ok: true, ...result })
+      else printResult(report.importReport(result))
+      return 0
+    }
     if (args.server === undefined)
-      throw usageError('myc add needs a server: NAMESPACE/NAME[@VERSION], or the path of a server.json')
+      throw usageError('myc add needs a server (NAMESPACE/NAME[@VERSION] or a server.json), or --from-client CLIENT')
     const [{ parseGiven }, { addServer }, { askOnTerminal }] = await Promise.all([
       import('../install/answers.js'),
       import('../install/add-server.js'),

@@ -1,5 +1,6 @@
 import { compactJson } from './config-text.js'
 import type { AddResult } from './add-server.js'
+import type { ImportResult } from './from-client.js'
 import type { KeptSecret } from './keep-secrets.js'
 
 /** What `myc add` says on stdout: the entry (--dry-run), or what was added, its tools and where each secret went. */
@@ -26,4 +27,26 @@ function secretLine(key: string, secret: KeptSecret): string {
   return secret.kept === 'sealed'
     ? `secret ${secret.what}: sealed on this machine as \${secret:${secret.name}} (never in the config)`
     : `secret ${secret.what}: export ${secret.variable} before myc starts "${key}" (the config names it as \${${secret.variable}})`
+}
+
+/** What `myc add --from-client` says: each server imported (or that would be), its tools and secrets, and each skipped with why. */
+export function importReport(result: ImportResult): string {
+  const lines = [`${result.client}: read ${result.files.join(', ')}`]
+  for (const a of result.added) {
+    lines.push(
+      result.dryRun
+        ? `would add "${a.key}": ${compactJson(a.entry)}`
+        : `added "${a.key}": ${a.tools.length} ${a.tools.length === 1 ? 'tool' : 'tools'}${a.tools.length ? ` (${a.tools.slice(0, 8).join(', ')}${a.tools.length > 8 ? ', …' : ''})` : ''}`,
+    )
+    for (const s of a.secrets) lines.push(`  ${secretLine(a.key, s)}`)
+  }
+  for (const s of result.skipped) lines.push(`skipped "${s.name}" (${s.from}): ${s.why}`)
+  if (result.added.length === 0) lines.push(`nothing to add to ${result.file}`)
+  else
+    lines.push(
+      result.dryRun
+        ? `nothing written (--dry-run); without it, these go into ${result.file}`
+        : `written to ${result.file}; next: myc tools --config ${result.file}`,
+    )
+  return lines.join('\n')
 }

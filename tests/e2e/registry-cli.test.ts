@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundle, requireBundle, runMycAsync } from '../helpers/e2e.js'
+import { fixtureServer } from '../helpers/fixtures.js'
 import { freePort } from '../helpers/http.js'
 import { pathWithStandIns, registryFixture, startRegistry, type TestRegistry } from '../helpers/registry.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -43,6 +45,11 @@ describe('myc search and myc add on the command line: bad input first', () => {
       [['add', 'io.x/y', '--secrets', 'clear'], /--secrets takes sealed, export, not "clear"/],
       [['add', 'io.x/y', '--env', '=x'], /--env takes NAME=VALUE/],
       [['add', 'io.x/y', '--arg', 'novalue'], /--arg takes NAME=VALUE/],
+      [
+        ['add', '--from-client', 'notepad'],
+        /--from-client takes claude-desktop, claude-code, cursor, vscode, not "notepad"/,
+      ],
+      [['add', 'io.x/y', '--from-client', 'cursor'], /--from-client imports servers as the client has them/],
       [['search', 'fs', '--limit', '0'], /--limit takes a whole number from 1 to 1000, not "0"/],
       [['add', 'io.x/y', '--kee', 'a'], /--kee.*--key/],
     ]
@@ -150,6 +157,24 @@ describe('myc add', () => {
     expect(JSON.parse(status.stdout).servers).toEqual([
       expect.objectContaining({ key: 'weather', state: 'RUNNING', tools: 1 }),
     ])
+  }, 60_000)
+})
+
+describe('myc add --from-client', () => {
+  it('imports an installed Claude Desktop’s servers; its API key sealed, then myc tools lists them', async () => {
+    const p = inProject()
+    const desktop = path.join(p.env.XDG_CONFIG_HOME!, 'Claude', 'claude_desktop_config.json')
+    mkdirSync(path.dirname(desktop), { recursive: true })
+    const echo = { command: process.execPath, args: [fixtureServer('echo')], env: { API_KEY: 'ak-FROM-DESKTOP' } }
+    writeFileSync(desktop, JSON.stringify({ mcpServers: { echo } }))
+    const r = await p.run(['add', '--from-client', 'claude-desktop'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toContain(`claude-desktop: read ${desktop}`)
+    expect(r.stdout).toMatch(/added "echo": \d+ tools \(echo, add, /)
+    expect(r.stdout).toContain('secret --env API_KEY: sealed on this machine as ${secret:echo.API_KEY}')
+    expect(readFileSync(p.file, 'utf8')).not.toContain('ak-FROM-DESKTOP')
+    const tools = JSON.parse((await p.run(['tools', '--json'])).stdout) as { tools: { id: string }[] }
+    expect(tools.tools.map((t) => t.id)).toContain('echo:echo')
   }, 60_000)
 })
 
