@@ -57,7 +57,7 @@ const PackageSchema = v.looseObject({
   environmentVariables: v.optional(v.array(KeyValueInputSchema)),
 })
 
-export const ServerJsonSchema = v.looseObject({
+const ServerJsonSchema = v.looseObject({
   name: v.pipe(text, v.minLength(1)),
   title: v.optional(text),
   description: v.optional(text),

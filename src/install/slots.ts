@@ -1,4 +1,4 @@
-import type { Argument, Input, KeyValueInput, Package, Remote } from './server-json.js'
+import type { Argument, Input, Package, Remote } from './server-json.js'
 
 /**
  * The values a server's entry leaves open (its environment variables,
@@ -80,12 +80,4 @@ export function slotsFor(source: { pkg: Package } | { remote: Remote }): Slot[] 
   const byKey = new Map<string, Slot>()
   for (const slot of all) if (!byKey.has(slotKey(slot.target, slot.id))) byKey.set(slotKey(slot.target, slot.id), slot)
   return [...byKey.values()]
-}
-
-/** Whether a key-value input (an environment variable, a header) is a secret, its own or through a variable it names. */
-export function isSecretInput(input: KeyValueInput | Argument): boolean {
-  if (input.isSecret === true) return true
-  return (
-    input.value !== undefined && variablesIn(input.value, input.variables).some((n) => input.variables![n]!.isSecret)
-  )
 }
