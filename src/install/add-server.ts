@@ -4,9 +4,8 @@ import { MycError, usageError } from '../errors.js'
 import { answerSlots, type Given } from './answers.js'
 import { buildEntry } from './build-entry.js'
 import { choose } from './choose.js'
-import { configTarget, writeEntries, type AddContext } from './config-target.js'
+import { configTarget, writeAdded, type AddContext } from './config-target.js'
 import { keepSecrets, planned, withExported, withSecretValues, type KeptSecret } from './keep-secrets.js'
-import { pinAdded } from './pin.js'
 import { RegistryClient } from './registry-client.js'
 import { checkRuntime, type PackageKind } from './runtimes.js'
 import { checkKey, keyFor } from './server-key.js'
@@ -118,8 +117,7 @@ export async function addServer(request: AddRequest): Promise<AddResult> {
   ).get(key)!
   if (!outcome.ok) throw trialFailed(`${server.name} ${server.version}`, outcome.why)
   const { entry, kept } = await keepSecrets(built.entry, built.secrets, request.secrets, request.env)
-  await writeEntries(target, [[key, entry]], withExported(request.env, kept))
-  await pinAdded({ configFile: target.file, key, tools: outcome.tools })
+  await writeAdded(target, [{ key, entry, tools: outcome.tools }], withExported(request.env, kept))
   const tools = outcome.tools.map((t) => ({ name: t.name, description: t.description }))
   return { ...base, entry, tools, secrets: kept, dryRun: false }
 }

@@ -1,3 +1,4 @@
+import type { Tool } from '@modelcontextprotocol/client'
 import { existsSync } from 'node:fs'
 import { chmod, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
@@ -11,6 +12,7 @@ import type { Logger } from '../logger.js'
 import { withFileLock, writeFileAtomic } from '../memory/atomic-file.js'
 import type { SecretMode } from './build-entry.js'
 import { addServersToText } from './config-text.js'
+import { pinAdded } from './pin.js'
 
 /** What every way of adding servers is given: where, how secrets are kept, whether to write, and this machine. */
 export interface AddContext {
@@ -58,19 +60,28 @@ export async function configTarget(options: {
   return { file, exists: true, config: loaded.config }
 }
 
+/** A server to write: its key, its entry as written, and the tools its trial start listed. */
+export interface AddedEntry {
+  key: string
+  entry: Record<string, unknown>
+  tools: readonly Tool[]
+}
+
 /**
  * Adds entries to the target's file under its lock (another myc add at the
  * same moment waits): the text as it is then, edited (config-text.ts),
  * checked to load with exactly these entries, and written atomically with
- * the file's mode kept. `env` is what the check expands the config with
- * (the variables a person is to export given stand-in values).
+ * the file's mode kept; then each is pinned (pin.ts: the one place myc add
+ * calls it). `env` is what the check expands the config with (the variables
+ * a person is to export given stand-in values).
  */
-export async function writeEntries(
+export async function writeAdded(
   target: ConfigTarget,
-  entries: readonly [string, Record<string, unknown>][],
+  added: readonly AddedEntry[],
   env: Record<string, string | undefined>,
 ): Promise<void> {
   const { file } = target
+  const entries = added.map((a): [string, Record<string, unknown>] => [a.key, a.entry])
   await withFileLock(`${file}.lock`, async () => {
     const before = existsSync(file) ? await readFile(file, 'utf8') : ''
     const text = addServersToText(before, file, entries)
@@ -79,6 +90,7 @@ export async function writeEntries(
     await writeFileAtomic(file, text)
     if (mode !== undefined) await chmod(file, mode)
   })
+  for (const a of added) await pinAdded({ configFile: file, key: a.key, tools: a.tools })
 }
 
 /** The edited text must load, and hold each entry exactly as meant: else nothing is written. */

@@ -1,9 +1,8 @@
 import { MycError } from '../errors.js'
 import { secretFor, type SecretMode, type SecretPlan } from './build-entry.js'
 import { readClientServers, type ClientName, type ImportedServer, type Place } from './client-configs.js'
-import { configTarget, writeEntries, type AddContext, type ConfigTarget } from './config-target.js'
+import { configTarget, writeAdded, type AddContext, type ConfigTarget } from './config-target.js'
 import { keepSecrets, planned, withExported, withSecretValues, type KeptSecret } from './keep-secrets.js'
-import { pinAdded } from './pin.js'
 import { checkKey } from './server-key.js'
 import { trialStart } from './trial.js'
 
@@ -99,18 +98,18 @@ export async function importFromClient(request: ImportRequest): Promise<ImportRe
       'child_failed',
       `none of the ${request.client} servers started, so nothing was written: ${skipped.map((s) => `${s.name}: ${s.why}`).join('; ')}`,
     )
-  await writeEntries(
+  const written = added.map((a) => {
+    const outcome = outcomes.get(a.key)!
+    return { key: a.key, entry: a.entry, tools: outcome.ok ? outcome.tools : [] }
+  })
+  await writeAdded(
     target,
-    added.map((a) => [a.key, a.entry]),
+    written,
     withExported(
       request.env,
       added.flatMap((a) => a.secrets),
     ),
   )
-  for (const a of added) {
-    const tools = outcomes.get(a.key)
-    await pinAdded({ configFile: target.file, key: a.key, tools: tools?.ok ? tools.tools : [] })
-  }
   return { ...base, added }
 }
 

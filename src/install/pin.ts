@@ -14,10 +14,11 @@ export interface AddedServer {
  * the trial start saw is what is trusted from then on.
  *
  * A NO-OP FOR NOW: the lock file is being built beside this (issue 33, the
- * trust issue). This is the one place `myc add` calls for it, after the
- * trial start and the write; when the lock lands, this function pins
- * `added.tools` under `added.key` if a lock file exists beside
- * `added.configFile`, and does nothing otherwise.
+ * trust issue). `myc add` calls it in one place, `writeAdded`
+ * (config-target.ts), after the trial start and the write, for a registry
+ * server and for each server `--from-client` imports alike. When the lock
+ * lands, this function pins `added.tools` under `added.key` if a lock file
+ * exists beside `added.configFile`, and does nothing otherwise.
  */
 export async function pinAdded(added: AddedServer): Promise<void> {
   void added
