@@ -117,7 +117,12 @@ export async function addServer(request: AddRequest): Promise<AddResult> {
   ).get(key)!
   if (!outcome.ok) throw trialFailed(`${server.name} ${server.version}`, outcome.why)
   const { entry, kept } = await keepSecrets(built.entry, built.secrets, request.secrets, request.env)
-  await writeAdded(target, [{ key, entry, tools: outcome.tools }], withExported(request.env, kept))
+  await writeAdded(
+    target,
+    [{ key, entry, tools: outcome.tools, prompts: outcome.prompts }],
+    withExported(request.env, kept),
+    request.logger,
+  )
   const tools = outcome.tools.map((t) => ({ name: t.name, description: t.description }))
   return { ...base, entry, tools, secrets: kept, dryRun: false }
 }

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/client'
+import type { Prompt, Tool } from '@modelcontextprotocol/client'
 import { existsSync } from 'node:fs'
 import { chmod, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
@@ -60,11 +60,12 @@ export async function configTarget(options: {
   return { file, exists: true, config: loaded.config }
 }
 
-/** A server to write: its key, its entry as written, and the tools its trial start listed. */
+/** A server to write: its key, its entry as written, and the tools and prompts its trial start listed. */
 export interface AddedEntry {
   key: string
   entry: Record<string, unknown>
   tools: readonly Tool[]
+  prompts: readonly Prompt[]
 }
 
 /**
@@ -79,6 +80,7 @@ export async function writeAdded(
   target: ConfigTarget,
   added: readonly AddedEntry[],
   env: Record<string, string | undefined>,
+  logger: Logger,
 ): Promise<void> {
   const { file } = target
   const entries = added.map((a): [string, Record<string, unknown>] => [a.key, a.entry])
@@ -90,7 +92,7 @@ export async function writeAdded(
     await writeFileAtomic(file, text)
     if (mode !== undefined) await chmod(file, mode)
   })
-  for (const a of added) await pinAdded({ configFile: file, key: a.key, tools: a.tools })
+  for (const a of added) await pinAdded({ configFile: file, key: a.key, tools: a.tools, prompts: a.prompts }, logger)
 }
 
 /** The edited text must load, and hold each entry exactly as meant: else nothing is written. */

@@ -100,7 +100,12 @@ export async function importFromClient(request: ImportRequest): Promise<ImportRe
     )
   const written = added.map((a) => {
     const outcome = outcomes.get(a.key)!
-    return { key: a.key, entry: a.entry, tools: outcome.ok ? outcome.tools : [] }
+    return {
+      key: a.key,
+      entry: a.entry,
+      tools: outcome.ok ? outcome.tools : [],
+      prompts: outcome.ok ? outcome.prompts : [],
+    }
   })
   await writeAdded(
     target,
@@ -109,6 +114,7 @@ export async function importFromClient(request: ImportRequest): Promise<ImportRe
       request.env,
       added.flatMap((a) => a.secrets),
     ),
+    request.logger,
   )
   return { ...base, added }
 }

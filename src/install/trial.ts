@@ -1,5 +1,5 @@
 import path from 'node:path'
-import type { Tool } from '@modelcontextprotocol/client'
+import type { Prompt, Tool } from '@modelcontextprotocol/client'
 import { parseConfig } from '../config/parse.js'
 import type { CommandHost } from '../children/resolve-command.js'
 import { MycError } from '../errors.js'
@@ -11,12 +11,12 @@ import { version } from '../version.js'
 const TRIAL_STARTUP_MS = 120_000
 
 /** What the trial start of each server found: its tools, or why it did not start. */
-export type TrialOutcome = { ok: true; tools: Tool[] } | { ok: false; why: string }
+export type TrialOutcome = { ok: true; tools: Tool[]; prompts: Prompt[] } | { ok: false; why: string }
 
 /**
  * Starts servers once, as `myc serve` would start them from a config in
  * `configFile`'s folder (entries as written there, with the secrets' values
- * in place), lists their tools and stops them. Nothing is written anywhere.
+ * in place), lists their tools and prompts and stops them. Nothing is written anywhere.
  */
 export async function trialStart(options: {
   entries: ReadonlyMap<string, unknown>
@@ -46,7 +46,7 @@ export async function trialStart(options: {
         outcomes.set(
           key,
           child.state === 'RUNNING'
-            ? { ok: true, tools: child.lists.tools }
+            ? { ok: true, tools: child.lists.tools, prompts: child.lists.prompts }
             : { ok: false, why: child.lastError ?? 'it did not start' },
         )
       }),

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load.js'
 import { MycError } from '../../src/errors.js'
 import { SecretStore } from '../../src/oauth/secret-store.js'
+import { lockPathOf, pinServer, readLockFile } from '../../src/pinning/lock-file.js'
 import { hostForThisProcess } from '../../src/runtime/host.js'
 import { Runtime } from '../../src/runtime/runtime.js'
 import { startHttpFixture } from '../helpers/e2e.js'
@@ -206,6 +207,21 @@ describe('myc add: started once, then written', () => {
       headers: { 'X-API-Key': '${secret:hybrid-echo.X-API-Key}' },
     })
     expect(readFileSync(p.file, 'utf8')).not.toContain('hk-SEALED')
+  })
+
+  it('pins the added server in the project’s lock when there is one, and makes no lock when there is none', async () => {
+    const pinned = withRegistry()
+    const lockPath = lockPathOf(pinned.dir)
+    await pinServer(lockPath, 'other', { tools: [{ name: 'kept', inputSchema: { type: 'object' } }], prompts: [] })
+    await add(pinned, 'io.example.anonymous/hybrid-echo', { yes: true, flags: { header: ['X-API-Key=hk-1'] } })
+    const lock = await readLockFile(lockPath)
+    expect([...lock!.servers.keys()].sort()).toEqual(['hybrid-echo', 'other'])
+    expect([...lock!.servers.get('hybrid-echo')!.tools.keys()]).toContain('echo')
+    expect([...lock!.servers.get('other')!.tools.keys()]).toEqual(['kept'])
+
+    const unpinned = withRegistry()
+    await add(unpinned, 'io.example.anonymous/hybrid-echo', { yes: true, flags: { header: ['X-API-Key=hk-2'] } })
+    expect(existsSync(lockPathOf(unpinned.dir))).toBe(false)
   })
 
   it('secrets in positional arguments and variables, sealed or left to export', async () => {
