@@ -95,6 +95,8 @@ describe('the browser opener (src/oauth/browser.ts)', () => {
       'src/sandbox/spawn-limited.ts': 'commands inside the sandbox',
       'src/children/process-tree.ts': 'taskkill',
       'src/children/stdio-transport.ts': 'the stdio children of the config',
+      'src/code/code-runner.ts': "code mode's runner: myc's own executable under bubblewrap",
+      'src/install/runtimes.ts': "myc add: a package runtime's version (uvx, docker), to say what is missing",
     }
     const startsProcesses = /(from\s+|import\(\s*|require\(\s*)['"](node:)?child_process['"]/
     const found = sourceFiles().filter((file) => startsProcesses.test(readFileSync(path.join(repoRoot, file), 'utf8')))
