@@ -36,7 +36,10 @@ export interface MaskPlan {
  * resolved) is masked where it really is; one that does not exist inside the
  * workspace gets a placeholder (see Placeholders) at its first missing
  * folder, masked like the path, so nothing can be created there (not needed
- * when the workspace is read-only: `holdMissing` false). Masks under
+ * when the workspace is read-only: `holdMissing` false). Parents come first,
+ * and a path below a placeholder is held by it: myc never makes a
+ * placeholder inside another (which would change it, and as root, where
+ * 0555 stops nothing, made every run report it as created). Masks under
  * a hidden folder are dropped (nothing there is visible anyway). Throws when
  * the workspace itself lies in a hidden path: it would hold nothing but
  * myc's state.
@@ -50,8 +53,10 @@ export function planMasks(
   const held: string[] = []
   const found = new Map<string, Mask>()
   const inside = (p: string) => p === workspace || p.startsWith(`${workspace}${path.sep}`)
+  // Parents first: a guarded folder that is missing gets its placeholder before anything below it is looked at.
+  const byDepth = [...paths].sort((a, b) => depth(path.resolve(a.path)) - depth(path.resolve(b.path)))
   try {
-    for (const p of paths) {
+    for (const p of byDepth) {
       const target = path.resolve(p.path)
       const real = realOrUndefined(target)
       if (real !== undefined) {
@@ -70,6 +75,8 @@ export function planMasks(
       if (!holdMissing) continue
       const top = firstMissing(target)
       if (top === undefined || !inside(top.path)) continue
+      // Below a placeholder: that empty, masked stand-in already guards it, and making one inside would change it.
+      if (belowPlaceholder(top.path, workspace, held, placeholders)) continue
       const kind = top.path === target ? p.kind : 'dir'
       if (!placeholders.acquire(top.path, kind)) continue
       held.push(top.path)
@@ -97,7 +104,11 @@ export function planMasks(
     release: () => {
       if (released) return []
       released = true
-      return held.map((p) => placeholders.release(p)).filter((w): w is string => w !== undefined)
+      // Deepest first, so no placeholder is looked at while one it holds is still in it.
+      return [...held]
+        .sort((a, b) => depth(b) - depth(a))
+        .map((p) => placeholders.release(p))
+        .filter((w): w is string => w !== undefined)
     },
   }
 }
@@ -211,6 +222,13 @@ function firstMissing(p: string, hops = 0): { path: string } | undefined {
     parent = path.dirname(parent)
   }
   return undefined
+}
+
+/** Whether a folder above `p` (inside the workspace) is a placeholder this run holds, or one another run made. */
+function belowPlaceholder(p: string, workspace: string, held: readonly string[], placeholders: Placeholders): boolean {
+  for (let dir = path.dirname(p); dir.startsWith(`${workspace}${path.sep}`); dir = path.dirname(dir))
+    if (held.includes(dir) || placeholders.holds(dir)) return true
+  return false
 }
 
 function depth(p: string): number {

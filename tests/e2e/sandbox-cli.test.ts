@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { chownSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -8,6 +8,9 @@ import { fixtureServer } from '../helpers/fixtures.js'
 import { requireTool } from '../helpers/tools.js'
 
 const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
+const canDropToNobody =
+  process.getuid?.() === 0 &&
+  spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'true']).status === 0
 
 function myc(args: string[], cwd = tmpdir()) {
   requireBundle()
@@ -67,6 +70,35 @@ describe('myc sandbox and myc doctor (build/myc.cjs)', () => {
       const line = myc(['sandbox', 'exec', '--trust', 'restricted', '--', 'ls | wc -l'], ws)
       expect(line.code).toBe(2)
       expect(line.stderr).toMatch(/without a shell/)
+    },
+  )
+
+  it.runIf(hasBwrap && canDropToNobody)(
+    'exec as an unprivileged user in a folder without .mycelium: no false "created during it", nothing left',
+    () => {
+      const ws = mkdtempSync(path.join(tmpdir(), 'myc-cli-nobody-'))
+      chownSync(ws, 65534, 65534)
+      requireBundle()
+      const r = spawnSync(
+        'setpriv',
+        [
+          '--reuid=65534',
+          '--regid=65534',
+          '--clear-groups',
+          '--',
+          process.execPath,
+          bundle,
+          'sandbox',
+          'exec',
+          '--',
+          'ls -a',
+        ],
+        { encoding: 'utf8', cwd: ws, timeout: 60_000, env: { PATH: process.env.PATH ?? '', HOME: ws } },
+      )
+      expect(r.status, r.stderr).toBe(0)
+      expect(r.stdout.split('\n')).toContain('.mycelium')
+      expect(r.stderr).not.toMatch(/created during it|myc-quarantine/)
+      expect(readdirSync(ws)).toEqual([])
     },
   )
 

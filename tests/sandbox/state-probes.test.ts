@@ -14,10 +14,9 @@ import path from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load.js'
 import { mycStatePaths } from '../../src/config/state-paths.js'
-import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { Sandbox } from '../../src/sandbox/sandbox.js'
 import type { ExecRequest } from '../../src/sandbox/types.js'
-import { requireTool } from '../helpers/tools.js'
+import { hasBwrap, runInBwrap, unguardedSandbox } from '../helpers/sandbox.js'
 
 /**
  * Probes of SECURITY.md's sandbox promises, tried as an attacker would: a
@@ -25,8 +24,6 @@ import { requireTool } from '../helpers/tools.js'
  * memory, sessions, audit), nor leave anything the host runs later. The guard
  * is switched off here (it allows everything): the sandbox alone must hold.
  */
-const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
-const allowAll = { check: async () => ({ ok: true as const, commands: 1 }) }
 
 function project(): string {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'myc-probe-proj-')))
@@ -93,26 +90,10 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
   beforeEach(async () => {
     dir = project()
     const loaded = await loadConfig({ cwd: dir, env: {} })
-    sandbox = new Sandbox({ guard: allowAll, probe: new ExecutorProbe() })
+    sandbox = unguardedSandbox()
     request = async (command, extra = {}) => {
-      const r = await sandbox.run({
-        command,
-        trust: 'sandboxed',
-        executor: 'bubblewrap',
-        workspace: dir,
-        timeoutMs: 10_000,
-        outputLimitBytes: 100_000,
-        network: { allow: [] },
-        hiddenPaths: mycStatePaths(loaded),
-        ...extra,
-      })
-      if (!r.ok) throw new Error(r.error.message)
-      return {
-        code: r.outcome.exitCode,
-        stdout: r.outcome.stdout,
-        stderr: r.outcome.stderr,
-        ...(r.outcome.warnings ? { warnings: r.outcome.warnings } : {}),
-      }
+      const o = await runInBwrap(sandbox, dir, command, { hiddenPaths: mycStatePaths(loaded), ...extra })
+      return { code: o.exitCode, stdout: o.stdout, stderr: o.stderr, ...(o.warnings ? { warnings: o.warnings } : {}) }
     }
   })
 
@@ -241,7 +222,7 @@ describe('the environment of what myc runs', () => {
   it('holds none of myc’s own environment, at every trust level that runs here', async () => {
     process.env.MYC_TOKEN_PROBE = 'tok-secret-value'
     try {
-      const sandbox = new Sandbox({ guard: allowAll, probe: new ExecutorProbe() })
+      const sandbox = unguardedSandbox()
       const levels: Array<['unrestricted' | 'sandboxed', 'none' | 'bubblewrap']> = [
         ['unrestricted', 'none'],
         ...(hasBwrap ? [['sandboxed', 'bubblewrap'] as ['sandboxed', 'bubblewrap']] : []),
