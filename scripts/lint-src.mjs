@@ -13,13 +13,13 @@ export const tsFiles = (dir) =>
     e.isDirectory() ? tsFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
   )
 
-/** A file's lines of code, each with its number: comment lines skipped, a trailing `// ` comment cut off. */
+/** A file's lines of code, each with its number and whole text: comment lines skipped, `code` without a trailing `// ` comment. */
 export function codeLines(file) {
   return readFileSync(file, 'utf8')
     .split('\n')
     .flatMap((line, i) => {
       const trimmed = line.trimStart()
       if (trimmed.startsWith('//') || trimmed.startsWith('*') || trimmed.startsWith('/*')) return []
-      return [{ number: i + 1, code: line.replace(/\s\/\/\s.*$/, '') }]
+      return [{ number: i + 1, line, code: line.replace(/\s\/\/\s.*$/, '') }]
     })
 }

@@ -125,4 +125,32 @@ describe('the checks of npm run lint', () => {
       'check-tool-calls: src/commands/x.ts:1 uses callVisibleTool: call tools through ToolDoor (src/agent/tool-call.ts)',
     ])
   })
+
+  it('check-state passes on this repo, and fails on state located outside config/state-roots.ts', () => {
+    expect(run('check-state.mjs').status).toBe(0)
+    const own = run(
+      'check-state.mjs',
+      tree({
+        'agent/new-feature.ts': [
+          "import os from 'node:os'",
+          '// ~/.mycelium/cache in a comment is fine',
+          "export const a = path.join(os.homedir(), '.mycelium', 'cache')",
+          'export const b = `${process.env.XDG_CACHE_HOME}/x`',
+          "export const c = path.join(env.HOME ?? '', '.config/mycelium/notes.json')",
+          "export const d = ['APPDATA'] // check-state: a variable passed on, not a place",
+          '',
+        ].join('\n'),
+        'config/state-roots.ts': "export const home = os.homedir()\nexport const dir = '.mycelium'\n",
+      }),
+    )
+    expect(own.status).toBe(1)
+    const lines = own.stderr.trim().split('\n')
+    expect(lines).toEqual([
+      expect.stringMatching(/src\/agent\/new-feature\.ts:3 locates the home folder \(homedir\)/),
+      expect.stringMatching(/src\/agent\/new-feature\.ts:3 locates the project's state folder/),
+      expect.stringMatching(/src\/agent\/new-feature\.ts:4 locates an XDG folder/),
+      expect.stringMatching(/src\/agent\/new-feature\.ts:5 locates the home folder \(env\.HOME\)/),
+      expect.stringMatching(/src\/agent\/new-feature\.ts:5 locates the person's config folder/),
+    ])
+  })
 })

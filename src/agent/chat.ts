@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import { didYouMean } from '../config/suggest.js'
+import { userState } from '../config/state-roots.js'
 import type { Logger } from '../logger.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { runAgent } from './engine.js'
@@ -159,8 +160,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     }
     const recordSkills = () => writer.append({ type: 'skills', active: principal().activeSkills.map((s) => s.name) })
 
-    // History across chats: ~/.mycelium/history, the newest HISTORY_LINES lines.
-    const historyFile = path.join(options.env.HOME ?? options.env.USERPROFILE ?? '.', '.mycelium', 'history')
+    const historyFile = userState(options.env).chatHistory.path // across chats; the newest HISTORY_LINES lines
     const history = interactive ? readHistory(historyFile) : []
     const rl = createInterface({
       input,

@@ -30,9 +30,9 @@ function tail(text: string): string {
     : `[… ${text.length - CONTEXT_OUTPUT_CAP} characters cut …]\n${text.slice(-CONTEXT_OUTPUT_CAP)}`
 }
 
-/** Writes a context file under `<dir>/.mycelium/context/`; resolves with its path. */
+/** Writes a context file in `folder` (the project's `.mycelium/context/`: config/state-roots.ts); resolves with its path. */
 export async function writeFailureContext(
-  dir: string,
+  folder: string,
   context: Omit<FailureContext, 'version' | 'timestamp'>,
   now = new Date(),
 ): Promise<string> {
@@ -43,7 +43,6 @@ export async function writeFailureContext(
     stderr: tail(context.stderr),
     timestamp: now.toISOString(),
   }
-  const folder = path.join(dir, '.mycelium', 'context')
   await mkdir(folder, { recursive: true })
   const file = path.join(
     folder,

@@ -3,6 +3,7 @@ import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages
 import { ExitCode, MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { MyceliumConfig } from '../config/schema.js'
+import { projectState } from '../config/state-roots.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { carrierOf } from '../telemetry/trace-context.js'
 import { activateSkill, activateTriggered } from './activation.js'
@@ -379,7 +380,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const failure = toolbox.failure
     if (workflow.reason !== 'failed' || !failure) return finish(workflow)
     const { writeFailureContext } = await import('./failure-context.js')
-    const contextFile = await writeFailureContext(loaded.dir, {
+    const contextFile = await writeFailureContext(projectState(loaded).contextDir.path, {
       skillId: failure.skill,
       scriptPath: `scripts/${failure.script}`,
       args: failure.args,

@@ -4,6 +4,7 @@ import path from 'node:path'
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import * as v from 'valibot'
 import { MycError } from '../errors.js'
+import { projectState, type StateConfig } from '../config/state-roots.js'
 
 /**
  * One record of a session file (append-only JSON Lines under
@@ -77,9 +78,9 @@ const ID = /^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$/
 /** What may name a file in the sessions folder: no separators, no dots. */
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/
 
-/** Where sessions live: `agent.sessionsDir`, else `.mycelium/sessions/` beside the config. */
-export function sessionsDir(configDir: string, configured?: string): string {
-  return path.resolve(configDir, configured ?? path.join('.mycelium', 'sessions'))
+/** Where sessions live: `agent.sessionsDir`, else `.mycelium/sessions/` beside the config (config/state-roots.ts). */
+export function sessionsDir(loaded: StateConfig): string {
+  return projectState(loaded).sessionsDir.path
 }
 
 /**
@@ -87,12 +88,8 @@ export function sessionsDir(configDir: string, configured?: string): string {
  * file; with no config file (myc started in any folder), nowhere, so that
  * myc writes no `.mycelium/` into a folder that is not a project.
  */
-export function recordedSessionsDir(loaded: {
-  file?: string | undefined
-  dir: string
-  config: { agent: { sessionsDir?: string | undefined } }
-}): string | undefined {
-  return loaded.file === undefined ? undefined : sessionsDir(loaded.dir, loaded.config.agent.sessionsDir)
+export function recordedSessionsDir(loaded: StateConfig): string | undefined {
+  return loaded.file === undefined ? undefined : sessionsDir(loaded)
 }
 
 /** Why a session cannot be found or recorded when there is no config file. */

@@ -25,11 +25,11 @@ export interface StdioSpawnSpec {
 const INHERITED =
   process.platform === 'win32'
     ? [
-        'APPDATA',
+        'APPDATA', // check-state: a variable passed on, not a place
         'COMSPEC',
         'HOMEDRIVE',
         'HOMEPATH',
-        'LOCALAPPDATA',
+        'LOCALAPPDATA', // check-state: a variable passed on, not a place
         'PATH',
         'PATHEXT',
         'PROCESSOR_ARCHITECTURE',
@@ -41,7 +41,7 @@ const INHERITED =
         'SYSTEMROOT',
         'TEMP',
         'USERNAME',
-        'USERPROFILE',
+        'USERPROFILE', // check-state: a variable passed on, not a place
         'WINDIR',
       ]
     : ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER']

@@ -2,7 +2,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, realpathSync, statSync } 
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { LoadedConfig } from '../config/load.js'
-import { mycStatePaths } from '../config/state-paths.js'
+import { stateRoots } from '../config/state-roots.js'
 import { MycError } from '../errors.js'
 import type { Mask } from '../sandbox/masks.js'
 import { ownFiles } from '../sandbox/own-files.js'
@@ -135,7 +135,7 @@ export async function prepareCodeMode(
  */
 export function codeMounts(loaded: LoadedConfig): { mounts: string[]; masks: Mask[] } {
   const where = `${loaded.file ?? 'config'}: codeMode.mounts`
-  const state = mycStatePaths(loaded).flatMap((s) => {
+  const state = stateRoots(loaded).flatMap((s) => {
     try {
       return [realpathSync(s.path)]
     } catch {

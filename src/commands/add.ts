@@ -1,6 +1,6 @@
-import { homedir } from 'node:os'
 import { defineCommand } from 'citty'
 import { usageError } from '../errors.js'
+import { homeFolder } from '../config/state-roots.js'
 import { createLogger } from '../logger.js'
 import { CLIENTS } from '../install/client-configs.js'
 import { PACKAGE_KINDS } from '../install/runtimes.js'
@@ -89,7 +89,7 @@ export default defineCommand({
           '--from-client imports servers as the client has them: give no server, --key, --env, --header, --arg, --package or --yes with it',
         )
       const { importFromClient } = await import('../install/from-client.js')
-      const place = { platform: process.platform, home: homedir(), env: process.env, cwd: process.cwd() }
+      const place = { platform: process.platform, home: homeFolder(), env: process.env, cwd: process.cwd() }
       const result = await importFromClient({ ...common, client, place, host: hostForThisProcess() })
       if (args.json) printJson({ ok: true, ...result })
       else printResult(report.importReport(result))

@@ -9,19 +9,19 @@ import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
  * (said once on stderr). Never starts children.
  */
 async function openStore(configPath: string | undefined): Promise<{ store: MemoryStore; audit: AuditSink }> {
-  const [{ loadConfig }, { openMemoryStore }, { fileAuditSink }, path] = await Promise.all([
+  const [{ loadConfig }, { openMemoryStore }, { fileAuditSink }, { projectState }] = await Promise.all([
     import('../config/load.js'),
     import('../principal/policy-mode.js'),
     import('../audit.js'),
-    import('node:path'),
+    import('../config/state-roots.js'),
   ])
   const loaded = await loadConfig({ configPath, cwd: process.cwd(), env: process.env })
-  const audit = fileAuditSink(
-    loaded.config.audit.file ? path.resolve(loaded.dir, loaded.config.audit.file) : undefined,
-    (error) => process.stderr.write(`${terminalText(`myc: audit log: ${String(error)}`)}\n`),
+  const state = projectState(loaded)
+  const audit = fileAuditSink(state.auditFile?.path, (error) =>
+    process.stderr.write(`${terminalText(`myc: audit log: ${String(error)}`)}\n`),
   )
   process.stderr.write(
-    `${terminalText(`myc memory: acting as operator (every role's memory, no role policy) in ${path.resolve(loaded.dir, loaded.config.memory.dir)}`)}\n`,
+    `${terminalText(`myc memory: acting as operator (every role's memory, no role policy) in ${state.memoryDir.path}`)}\n`,
   )
   return { store: openMemoryStore(loaded, audit), audit }
 }

@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty'
 import { loadConfig } from '../config/load.js'
-import { mycStatePaths } from '../config/state-paths.js'
+import { stateRoots } from '../config/state-roots.js'
 import { MycError } from '../errors.js'
 import { ShellGuard } from '../sandbox/guard/guard.js'
 import { ExecutorProbe } from '../sandbox/probe.js'
@@ -115,7 +115,7 @@ const exec = defineCommand({
       timeoutMs: config.sandbox.timeoutMs,
       outputLimitBytes: config.sandbox.outputLimitBytes,
       network: config.sandbox.network,
-      hiddenPaths: mycStatePaths(loaded),
+      hiddenPaths: stateRoots(loaded),
       readOnlyPaths: config.sandbox.protect ?? [],
       docker: config.sandbox.docker,
     })

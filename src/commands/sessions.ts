@@ -6,7 +6,7 @@ import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 async function dirOf(configPath: string | undefined): Promise<string> {
   const { sessionsDir } = await import('../agent/session-store.js')
   const loaded = await loadConfig({ configPath, cwd: process.cwd(), env: process.env })
-  return sessionsDir(loaded.dir, loaded.config.agent.sessionsDir)
+  return sessionsDir(loaded)
 }
 
 /** One line of `myc sessions list`: id, start (UTC), mode, the model's turns (as session_end counts them), name, the first task. */

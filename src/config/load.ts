@@ -5,6 +5,7 @@ import { parseDocument } from 'yaml'
 import { MycError } from '../errors.js'
 import { parseConfig, type ParseSource } from './parse.js'
 import type { MyceliumConfig } from './schema.js'
+import { DEFAULT_CONFIG_FILES } from './state-roots.js'
 
 export { parseConfig, type ParseSource }
 
@@ -25,8 +26,7 @@ export interface LoadedConfig {
   secrets: string[]
 }
 
-/** Files looked for when no `--config` is given, in order. */
-export const DEFAULT_CONFIG_FILES = ['mycelium.config.json', 'mycelium.config.yaml', 'mycelium.config.yml'] as const
+export { DEFAULT_CONFIG_FILES }
 
 /**
  * Finds, reads, parses and validates the config. With no `--config` and no

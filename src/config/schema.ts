@@ -1,6 +1,7 @@
 import * as v from 'valibot'
 import { parseListen } from './listen-address.js'
 import { ROLE_NAME, ROLE_NAME_RULE } from './role-name.js'
+import { DEFAULT_MEMORY_DIR, DEFAULT_SKILLS_DIRS } from './state-roots.js'
 
 /**
  * The config schema of docs/configuration.md, in valibot. Objects are strict:
@@ -139,7 +140,7 @@ export const ConfigSchema = v.strictObject({
   mcpServers: v.optional(v.record(v.string(), ServerSchema), {}),
   skills: v.optional(
     v.strictObject({
-      dirs: v.optional(v.array(v.string()), ['skills']),
+      dirs: v.optional(v.array(v.string()), [...DEFAULT_SKILLS_DIRS]),
       strict: v.optional(v.boolean(), true),
       maxFileBytes: v.optional(positiveInt(1, 1 << 30), 1_048_576),
       maxSkillBytes: v.optional(positiveInt(1, 1 << 30), 8_388_608),
@@ -205,7 +206,7 @@ export const ConfigSchema = v.strictObject({
   memory: v.optional(
     v.strictObject({
       /** One Markdown file per role (`<role>.memory.md`), relative to the config's folder. */
-      dir: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), '.mycelium/memory'),
+      dir: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), DEFAULT_MEMORY_DIR),
       /** The largest entry `save_memory` accepts (bytes of UTF-8). */
       maxEntryBytes: v.optional(positiveInt(1, 1 << 24), 16 * 1024),
       /** The largest a role's memory file may grow (bytes). */

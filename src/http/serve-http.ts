@@ -19,7 +19,8 @@ import { StdioEraConnection, type StdioEraMode } from '../server/stdio-eras.js'
 import { TaskRegistry } from '../eras/face/task-registry.js'
 import type { HttpMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
-import { TokenStore, userConfigDir } from '../oauth/token-store.js'
+import { TokenStore } from '../oauth/token-store.js'
+import { userState } from '../config/state-roots.js'
 import { isPersonal } from '../runtime/principal-tools.js'
 import { RpcCode } from '../protocol/facts.js'
 
@@ -255,7 +256,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const { tokenKey } = settings
   if (sharedStore?.tokenEntries && tokenKey) {
     const entries = sharedStore.tokenEntries()
-    runtime.setPersonalStores((owner) => new TokenStore(userConfigDir(), owner, tokenKey, undefined, entries))
+    runtime.setPersonalStores(
+      (owner) => new TokenStore(userState().configDir.path, owner, tokenKey, undefined, entries),
+    )
   }
   const stopKillOnExit = killChildrenOnExit(runtime)
   // prom-client is loaded only here, and only when metrics are on and someone may read them (http.metricsToken, http.metricsListen).

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import type { Tool } from '@modelcontextprotocol/client'
 import type { LoadedConfig } from '../config/load.js'
+import { projectState } from '../config/state-roots.js'
 import { previewActivation, type PreviewTool } from '../policy/escalation.js'
 import { patternMatches } from '../policy/patterns.js'
 import {
@@ -141,10 +142,9 @@ export function roleWarnings(sources: {
 /** The file a role definition is written in: the config (`roles.definitions`) or `roles/<role>.yaml` beside it. */
 export function roleDefinitionFile(loaded: Pick<LoadedConfig, 'file' | 'dir' | 'config'>, role: string): string {
   if (Object.hasOwn(loaded.config.roles.definitions, role)) return loaded.file ?? '(embedded config)'
-  const yml = path.join(loaded.dir, 'roles', `${role}.yml`)
-  return existsSync(yml) && !existsSync(path.join(loaded.dir, 'roles', `${role}.yaml`))
-    ? yml
-    : path.join(loaded.dir, 'roles', `${role}.yaml`)
+  const roles = projectState(loaded).rolesDir.path
+  const yml = path.join(roles, `${role}.yml`)
+  return existsSync(yml) && !existsSync(path.join(roles, `${role}.yaml`)) ? yml : path.join(roles, `${role}.yaml`)
 }
 
 /** Role warnings as lint problems (severity warning), each naming the file of its role definition. */

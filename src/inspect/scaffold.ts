@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { MycError } from '../errors.js'
+import { PROJECT_STATE_DIR } from '../config/state-roots.js'
 import { skillTemplates, type SkillTemplate } from '../assets/templates.js'
 import { splitFrontMatter } from '../policy/skill.js'
 import { parse as parseYaml } from 'yaml'
@@ -15,13 +16,13 @@ export function starterConfig(): Record<string, unknown> {
       memory: {
         command: 'npx',
         args: ['-y', '@modelcontextprotocol/server-memory'],
-        env: { MEMORY_FILE_PATH: '.mycelium/memory.jsonl' },
+        env: { MEMORY_FILE_PATH: `${PROJECT_STATE_DIR}/memory.jsonl` },
       },
     },
     roles: { default: 'developer' },
     // A session starts with the meta tools alone (docs/tokens.md): activate_skill names every skill, search_tools finds the one a tool needs.
     session: { defaultSkills: [], escalation: 'auto', protectedSkills: ['common'] },
-    audit: { file: '.mycelium/audit.jsonl' },
+    audit: { file: `${PROJECT_STATE_DIR}/audit.jsonl` },
   }
 }
 

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
+import { homeFolder } from '../config/state-roots.js'
 import { MycError, usageError } from '../errors.js'
 import { answerSlots, type Given } from './answers.js'
 import { buildEntry } from './build-entry.js'
@@ -133,7 +134,7 @@ async function readServer(request: AddRequest, registryUrl: string): Promise<Ser
     const { name, version } = parseSource(request.source)
     return new RegistryClient(registryUrl, request.fetch).version(name, version ?? 'latest')
   }
-  const file = path.resolve(request.cwd, request.source.replace(/^~(?=[\\/])/, request.env.HOME ?? '~'))
+  const file = path.resolve(request.cwd, request.source.replace(/^~(?=[\\/])/, homeFolder(request.env)))
   let text: string
   try {
     text = await readFile(file, 'utf8')

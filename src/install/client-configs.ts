@@ -31,8 +31,8 @@ interface ClientFile {
 function appData(place: Place, app: string): string {
   if (place.platform === 'darwin') return path.join(place.home, 'Library', 'Application Support', app)
   if (place.platform === 'win32')
-    return path.join(place.env.APPDATA || path.join(place.home, 'AppData', 'Roaming'), app)
-  const xdg = place.env.XDG_CONFIG_HOME
+    return path.join(place.env.APPDATA || path.join(place.home, 'AppData', 'Roaming'), app) // check-state: another app's folder
+  const xdg = place.env.XDG_CONFIG_HOME // check-state: another app's folder, not myc's state
   return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(place.home, '.config'), app)
 }
 

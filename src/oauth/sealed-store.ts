@@ -1,6 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto'
 import { chmod, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises'
-import path from 'node:path'
 import type { KeyVault } from './keychain.js'
 
 /**
@@ -43,8 +42,6 @@ interface StoreFile {
   entries: Record<string, SealedEntry>
 }
 
-/** The file of the key every sealed store of a folder shares (named for the store that came first). */
-const KEY_FILE = 'oauth-token.key'
 const LOCK_STALE_MS = 30_000
 
 /** The key MYC_TOKEN_KEY names: 32 bytes, as base64 or 64 hex digits. */
@@ -66,8 +63,8 @@ export interface SealedStoreOptions {
   dir: string
   /** Whose entries (an entry of one principal never opens as another's). */
   principal: string
-  /** The file's name in `dir`. */
-  fileName: string
+  /** The file of the entries and the file of the key every sealed store of `dir` shares (config/state-roots.ts: sealedStoreFiles). */
+  files: { entries: string; key: string }
   /** What the entries are for: the key each is sealed with is derived for it. */
   purpose: string
   /** What the file is, in words for its errors (`a myc token store`). */
@@ -100,8 +97,8 @@ export class SealedStore<T> {
     this.options = options
     this.dir = options.dir
     this.principal = options.principal
-    this.file = options.shared ? options.shared.where : path.join(options.dir, options.fileName)
-    this.keyFile = path.join(options.dir, KEY_FILE)
+    this.file = options.shared ? options.shared.where : options.files.entries
+    this.keyFile = options.files.key
   }
 
   /**

@@ -1,6 +1,7 @@
 import { osKeyVault } from './keychain.js'
 import { SealedStore } from './sealed-store.js'
-import { LOCAL_PRINCIPAL, userConfigDir } from './token-store.js'
+import { sealedStoreFiles, userState } from '../config/state-roots.js'
+import { LOCAL_PRINCIPAL } from './token-store.js'
 
 /**
  * The secrets of servers added with `myc add` (an API key the registry marks
@@ -15,15 +16,14 @@ export interface StoredSecret {
   savedAt: number
 }
 
-const SECRETS_FILE = 'secrets.json'
-
 export class SecretStore extends SealedStore<StoredSecret> {
   /** The local user's store in the user's config folder, its key from MYC_TOKEN_KEY, the key file, or the OS keychain. */
   static forUser(env: Record<string, string | undefined> = process.env): SecretStore {
+    const dir = userState(env).configDir.path
     return new SecretStore({
-      dir: userConfigDir(env),
+      dir,
       principal: LOCAL_PRINCIPAL,
-      fileName: SECRETS_FILE,
+      files: { entries: sealedStoreFiles(dir).secrets, key: sealedStoreFiles(dir).key },
       purpose: 'mycelium-secrets',
       what: 'a myc secret store',
       envKey: env.MYC_TOKEN_KEY || undefined,

@@ -1,5 +1,4 @@
-import os from 'node:os'
-import path from 'node:path'
+import { sealedStoreFiles, userState } from '../config/state-roots.js'
 import { osKeyVault, type KeyVault } from './keychain.js'
 import { SealedStore, type SharedEntries } from './sealed-store.js'
 import type {
@@ -10,8 +9,8 @@ import type {
 
 /**
  * OAuth logins to HTTP children, kept out of the project: a sealed store
- * (sealed-store.ts) whose entries are named by server URL, so its file names
- * no server and holds no token text.
+ * (sealed-store.ts; where, says config/state-roots.ts) whose entries are
+ * named by server URL, so its file names no server and holds no token text.
  */
 
 export { parseTokenKey, type SealedEntry, type SharedEntries } from './sealed-store.js'
@@ -35,19 +34,6 @@ export interface StoredLogin {
 /** The principal of the CLI and of `myc serve` on stdio. */
 export const LOCAL_PRINCIPAL = 'local'
 
-const TOKENS_FILE = 'oauth-tokens.json'
-
-/** `$XDG_CONFIG_HOME/mycelium`, `~/.config/mycelium`, or `%APPDATA%\mycelium` on Windows. */
-export function userConfigDir(
-  env: Record<string, string | undefined> = process.env,
-  platform: NodeJS.Platform = process.platform,
-  home: string = os.homedir(),
-): string {
-  if (platform === 'win32') return path.join(env.APPDATA || path.join(home, 'AppData', 'Roaming'), 'mycelium')
-  const xdg = env.XDG_CONFIG_HOME
-  return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(home, '.config'), 'mycelium')
-}
-
 /** The name an entry is kept under: the server URL as the config writes it, normalised. */
 function urlKey(serverUrl: string): string {
   return new URL(serverUrl).href
@@ -69,7 +55,7 @@ export class TokenStore extends SealedStore<StoredLogin> {
       envKey,
       vault,
       shared,
-      fileName: TOKENS_FILE,
+      files: { entries: sealedStoreFiles(dir).tokens, key: sealedStoreFiles(dir).key },
       purpose: 'mycelium-oauth-tokens',
       what: 'a myc token store',
     })
@@ -81,7 +67,7 @@ export class TokenStore extends SealedStore<StoredLogin> {
     env: Record<string, string | undefined> = process.env,
   ): TokenStore {
     return new TokenStore(
-      userConfigDir(env),
+      userState(env).configDir.path,
       principal,
       env.MYC_TOKEN_KEY || undefined,
       env.MYC_TOKEN_KEY ? undefined : osKeyVault(env),

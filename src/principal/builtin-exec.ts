@@ -59,6 +59,8 @@ export class BuiltinRunner {
     private readonly config: MyceliumConfig,
     private readonly workspace: string,
     private readonly hiddenPaths: ExecRequest['hiddenPaths'],
+    /** The person's home folder (default: HOME). */
+    private readonly home?: string,
   ) {}
 
   private request(command: ExecRequest['command'], exposeFile?: string): ExecRequest {
@@ -68,6 +70,7 @@ export class BuiltinRunner {
       trust: s.trust,
       executor: s.executor,
       workspace: this.workspace,
+      ...(this.home !== undefined ? { home: this.home } : {}),
       timeoutMs: s.timeoutMs,
       outputLimitBytes: s.outputLimitBytes,
       network: s.network,
@@ -129,18 +132,26 @@ function toResult(result: ExecResult): CallToolResult {
   }
 }
 
-/** The sandbox for `mycelium:exec` and `run_script`, loaded lazily (the shell grammar is heavy). */
-export async function createSandboxRunner(loaded: LoadedConfig): Promise<BuiltinRunner> {
+/**
+ * The sandbox for `mycelium:exec` and `run_script`, loaded lazily (the shell
+ * grammar is heavy): every state root of the config and of the person whose
+ * environment `env` is (config/state-roots.ts) hidden.
+ */
+export async function createSandboxRunner(
+  loaded: LoadedConfig,
+  env: Record<string, string | undefined> = process.env,
+): Promise<BuiltinRunner> {
   const [{ Sandbox }, { ShellGuard }, { ExecutorProbe }] = await Promise.all([
     import('../sandbox/sandbox.js'),
     import('../sandbox/guard/guard.js'),
     import('../sandbox/probe.js'),
   ])
-  const { mycStatePaths } = await import('../config/state-paths.js')
+  const { homeFolder, stateRoots } = await import('../config/state-roots.js')
   return new BuiltinRunner(
     new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }),
     loaded.config,
     path.resolve(loaded.dir, loaded.config.sandbox.workspace ?? '.'),
-    mycStatePaths(loaded),
+    stateRoots(loaded, env),
+    homeFolder(env),
   )
 }

@@ -20,6 +20,7 @@ import { PolicyState, type PolicySources } from './policy-state.js'
 import type { BuiltinRunner } from './builtin-exec.js'
 import { PolicyView } from './policy-view.js'
 import { isRoleName, ROLE_NAME_RULE } from '../config/role-name.js'
+import { projectState } from '../config/state-roots.js'
 import { MemoryStore } from '../memory/memory-store.js'
 import type { CodeRunner } from '../code/code-runner.js'
 import { codeModeView, type CodeModeViewOptions } from './code-view.js'
@@ -30,7 +31,7 @@ export type PolicyMode =
 
 /** Whether the config puts myc in policy mode: a `skills` key, or a `skills/` folder beside the config. */
 export function isPolicyMode(loaded: LoadedConfig): boolean {
-  return loaded.config.skills !== undefined || existsSync(path.join(loaded.dir, 'skills'))
+  return loaded.config.skills !== undefined || existsSync(projectState(loaded).skillsDirs[0]!.path)
 }
 
 /**
@@ -62,17 +63,14 @@ export async function loadPolicyMode(
 
 /** The audit log of a config (`audit.file` beside it), or a sink that writes nowhere. */
 export function openAuditSink(loaded: LoadedConfig, logger: Logger): AuditSink {
-  const { file } = loaded.config.audit
-  return fileAuditSink(file ? path.resolve(loaded.dir, file) : undefined, (error) =>
-    logger.warn(`audit log: ${String(error)}`),
-  )
+  return fileAuditSink(projectState(loaded).auditFile?.path, (error) => logger.warn(`audit log: ${String(error)}`))
 }
 
 /** The role memory of a config: `memory.dir` beside the config file, with its caps. Touches no file until used. */
 export function openMemoryStore(loaded: LoadedConfig, audit?: AuditSink): MemoryStore {
   const { memory } = loaded.config
   return new MemoryStore({
-    dir: path.resolve(loaded.dir, memory.dir),
+    dir: projectState(loaded).memoryDir.path,
     maxEntryBytes: memory.maxEntryBytes,
     maxRoleBytes: memory.maxRoleBytes,
     ...(audit ? { audit } : {}),
@@ -82,13 +80,17 @@ export function openMemoryStore(loaded: LoadedConfig, audit?: AuditSink): Memory
 /** Reads skills, role files and the served skill index (what policy mode is built from). */
 export async function loadSources(loaded: LoadedConfig, logger: Logger): Promise<PolicySources> {
   const { config } = loaded
-  const { skills, problems } = await loadSkills(config.skills?.dirs ?? ['skills'], {
-    baseDir: loaded.dir,
-    separator: config.namespace.separator,
-  })
+  const state = projectState(loaded)
+  const { skills, problems } = await loadSkills(
+    state.skillsDirs.map((d) => d.path),
+    {
+      baseDir: loaded.dir,
+      separator: config.namespace.separator,
+    },
+  )
   for (const p of problems) logger.warn(`skill ${p.file}${p.path ? ` (${p.path})` : ''}: ${p.message}; skipped`)
   const definitions = new Map<string, RoleDefinitionInput>(Object.entries(config.roles.definitions))
-  for (const [name, def] of await loadRoleFiles(path.join(loaded.dir, 'roles'))) {
+  for (const [name, def] of await loadRoleFiles(state.rolesDir.path)) {
     if (definitions.has(name))
       throw new MycError(
         'config_invalid',
@@ -106,10 +108,8 @@ export async function loadSources(loaded: LoadedConfig, logger: Logger): Promise
 
 /** The folders whose changes reload the skills: every skills dir, and roles/ beside the config. */
 export function watchedFolders(loaded: LoadedConfig): string[] {
-  return [
-    ...(loaded.config.skills?.dirs ?? ['skills']).map((d) => path.resolve(loaded.dir, d)),
-    path.join(loaded.dir, 'roles'),
-  ]
+  const state = projectState(loaded)
+  return [...state.skillsDirs.map((d) => d.path), state.rolesDir.path]
 }
 
 async function loadRoleFiles(dir: string): Promise<Map<string, RoleDefinitionInput>> {

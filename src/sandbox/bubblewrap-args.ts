@@ -1,3 +1,4 @@
+import path from 'node:path'
 import type { Mask } from './masks.js'
 import { MINIMAL_PATH, type TrustLevel } from './types.js'
 
@@ -45,6 +46,8 @@ export const ISOLATION_ARGS: readonly string[] = [
  * tmpfs (made read-only last, after the exposed script is bound into it), a
  * hidden file an empty read-only file, a read-only path is re-bound
  * read-only (a mount point: it cannot be renamed, removed or replaced).
+ * A mask in the fresh home outside the workspace is left out: nothing of the
+ * host is there to hide, and its mount would only show that the path exists.
  */
 export function bubblewrapArgs(input: BwrapInput): string[] {
   const args = [
@@ -61,10 +64,12 @@ export function bubblewrapArgs(input: BwrapInput): string[] {
     '--tmpfs',
     '/run',
   ]
-  if (input.home !== '/' && input.home !== input.workspace) args.push('--tmpfs', input.home)
+  const freshHome = input.home !== '/' && input.home !== input.workspace
+  if (freshHome) args.push('--tmpfs', input.home)
   args.push(input.trust === 'sandboxed' ? '--bind' : '--ro-bind', input.workspace, input.workspace)
   const hiddenDirs: string[] = []
   for (const m of input.masks) {
+    if (freshHome && within(m.path, input.home) && !within(m.path, input.workspace)) continue
     if (m.kind === 'hide-dir') {
       args.push('--tmpfs', m.path)
       hiddenDirs.push(m.path)
@@ -85,4 +90,9 @@ export function bubblewrapArgs(input: BwrapInput): string[] {
   for (const key of Object.keys(env).sort()) args.push('--setenv', key, env[key]!)
   args.push('--chdir', input.workspace, '--', ...input.argv)
   return args
+}
+
+/** Whether `p` is `dir` or lies below it. */
+function within(p: string, dir: string): boolean {
+  return p === dir || p.startsWith(dir.endsWith(path.sep) ? dir : `${dir}${path.sep}`)
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { homeFolder } from '../config/state-roots.js'
 import { bubblewrapArgs } from './bubblewrap-args.js'
 import { sandboxExecArgs } from './seatbelt-profile.js'
 import type { ExecutorName } from './types.js'
@@ -115,7 +116,7 @@ export class ExecutorProbe {
             ...bubblewrapArgs({
               trust: 'sandboxed',
               workspace: ws,
-              home: process.env.HOME ?? '/root',
+              home: homeFolder(),
               masks: [],
               env: {},
               argv: ['true'],

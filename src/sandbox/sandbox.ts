@@ -1,8 +1,9 @@
 import { closeSync, existsSync, mkdtempSync, openSync, realpathSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
-import { homedir, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
+import { homeFolder } from '../config/state-roots.js'
 import { bubblewrapArgs } from './bubblewrap-args.js'
 import { Placeholders, planMasks, type MaskPlan } from './masks.js'
 import { hostRunPaths } from './protected-paths.js'
@@ -112,7 +113,7 @@ export class Sandbox {
             ...inner,
           ]
         : inner
-    const home = safeRealpath(homedir())
+    const home = safeRealpath(request.home ?? homeFolder())
     const guarded = [...(request.hiddenPaths ?? []), ...hostRunPaths(workspace, home, request.readOnlyPaths ?? [])]
     const exposeFile = request.exposeFile ? safeRealpath(request.exposeFile) : undefined
     // Seatbelt denies by path, missing paths included; the mount-based executors need placeholders for those.
@@ -182,7 +183,7 @@ export class Sandbox {
               cwd: workspace,
               env: {
                 PATH: MINIMAL_PATH,
-                HOME: homedir(),
+                HOME: home,
                 TMPDIR: tmp,
                 ...(proxy?.port !== undefined ? proxyEnv(proxy.port) : {}),
                 ...env,
@@ -251,7 +252,7 @@ export class Sandbox {
             ...base,
             argv: limits(argv),
             cwd: workspace,
-            env: { PATH: process.env.PATH ?? MINIMAL_PATH, HOME: homedir(), ...env },
+            env: { PATH: process.env.PATH ?? MINIMAL_PATH, HOME: home, ...env },
           })
           break
       }

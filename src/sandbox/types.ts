@@ -13,6 +13,8 @@ export interface ExecRequest {
   trust: TrustLevel
   executor: ExecutorName | 'auto'
   workspace: string
+  /** The person's home folder (default: HOME): empty inside unless the workspace holds it, its start-up files guarded. */
+  home?: string
   timeoutMs: number
   outputLimitBytes: number
   network: { allow: readonly string[] }

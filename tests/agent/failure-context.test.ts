@@ -23,8 +23,9 @@ describe('failure context files', () => {
   it('round-trips through .mycelium/context/, capping long output to its end', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-ctx-'))
     const long = `${'x'.repeat(CONTEXT_OUTPUT_CAP)}THE END`
-    const file = await writeFailureContext(dir, { ...base, stderr: long }, new Date('2026-11-23T08:00:00.000Z'))
-    expect(file.startsWith(path.join(dir, '.mycelium', 'context'))).toBe(true)
+    const folder = path.join(dir, '.mycelium', 'context')
+    const file = await writeFailureContext(folder, { ...base, stderr: long }, new Date('2026-11-23T08:00:00.000Z'))
+    expect(path.dirname(file)).toBe(folder)
     const back = await readFailureContext(file)
     expect(back).toMatchObject({ version: 1, skillId: 'deploy', exitCode: 2, timestamp: '2026-11-23T08:00:00.000Z' })
     expect(back.stderr.endsWith('THE END')).toBe(true)

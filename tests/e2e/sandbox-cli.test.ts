@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { chownSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -101,6 +101,22 @@ describe('myc sandbox and myc doctor (build/myc.cjs)', () => {
       expect(readdirSync(ws)).toEqual([])
     },
   )
+
+  it.runIf(hasBwrap)('exec in the home folder: the OAuth store’s key and logins stay out of reach', () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'myc-cli-home-'))
+    mkdirSync(path.join(home, '.config', 'mycelium'), { recursive: true })
+    writeFileSync(path.join(home, '.config', 'mycelium', 'oauth-token.key'), 'the-key\n')
+    writeFileSync(path.join(home, '.config', 'mycelium', 'oauth-tokens.json'), '{"version":1,"entries":{}}\n')
+    writeFileSync(path.join(home, 'notes.txt'), 'mine\n')
+    requireBundle()
+    const r = spawnSync(
+      process.execPath,
+      [bundle, 'sandbox', 'exec', '--', 'cat .config/mycelium/* notes.txt; echo k > .config/mycelium/oauth-token.key'],
+      { encoding: 'utf8', cwd: home, timeout: 60_000, env: { PATH: process.env.PATH ?? '', HOME: home } },
+    )
+    expect(r.stdout).toBe('mine\n')
+    expect(readFileSync(path.join(home, '.config', 'mycelium', 'oauth-token.key'), 'utf8')).toBe('the-key\n')
+  })
 
   it('doctor checks node, config, servers and executors, exit 3 on failure', () => {
     const good = myc([

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { parseConfig } from '../../src/config/parse.js'
 import {
   builtinByWireName,
   builtinTools,
@@ -242,11 +243,9 @@ describe('role warnings for myc roles and myc skills lint', () => {
     mkdirSync(path.join(dir, 'roles'))
     writeFileSync(path.join(dir, 'roles', 'ops.yaml'), 'allowedSkills: [missing]\n')
     writeFileSync(path.join(dir, 'roles', 'qa.yml'), 'allowedSkills: []\n')
-    const loaded = {
-      file: path.join(dir, 'mycelium.config.json'),
-      dir,
-      config: { roles: { definitions: { dev: {}, lead: {} } } },
-    } as unknown as Parameters<typeof roleDefinitionFile>[0]
+    const file = path.join(dir, 'mycelium.config.json')
+    const { config } = parseConfig({ roles: { definitions: { dev: {}, lead: {} } } }, { file, env: {} })
+    const loaded = { file, dir, config }
     expect(roleDefinitionFile(loaded, 'dev')).toBe(path.join(dir, 'mycelium.config.json'))
     expect(roleDefinitionFile(loaded, 'ops')).toBe(path.join(dir, 'roles', 'ops.yaml'))
     expect(roleDefinitionFile(loaded, 'qa')).toBe(path.join(dir, 'roles', 'qa.yml'))

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { childAuthProvider, NeedsLoginError, refreshLogin } from '../../src/oauth/child-auth.js'
-import { parseTokenKey, TokenStore, userConfigDir, type StoredLogin } from '../../src/oauth/token-store.js'
+import { parseTokenKey, TokenStore, type StoredLogin } from '../../src/oauth/token-store.js'
+import { userState } from '../../src/config/state-roots.js'
 import { startOAuthServer, type OAuthTestServer } from '../helpers/oauth-server.js'
 
 const URL_A = 'https://mcp.example.com/mcp'
@@ -28,6 +29,8 @@ function login(accessToken: string, extra: Partial<StoredLogin> = {}): StoredLog
 
 describe('the token store', () => {
   it('lives in the user config folder: XDG_CONFIG_HOME, ~/.config, %APPDATA%', () => {
+    const userConfigDir = (env: Record<string, string>, platform: NodeJS.Platform, home: string) =>
+      userState(env, platform, home).configDir.path
     expect(userConfigDir({ XDG_CONFIG_HOME: '/x/cfg' }, 'linux', '/home/a')).toBe(path.join('/x/cfg', 'mycelium'))
     expect(userConfigDir({}, 'linux', '/home/a')).toBe(path.join('/home/a', '.config', 'mycelium'))
     expect(userConfigDir({ XDG_CONFIG_HOME: 'relative' }, 'darwin', '/Users/a')).toBe(

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load.js'
-import { mycStatePaths } from '../../src/config/state-paths.js'
+import { stateRoots } from '../../src/config/state-roots.js'
 import { ShellGuard } from '../../src/sandbox/guard/guard.js'
 import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { Sandbox } from '../../src/sandbox/sandbox.js'
@@ -26,7 +26,7 @@ describe.runIf(hasBwrap)('mycelium__exec and mycelium__run_script', () => {
       new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() }),
       config,
       workspace,
-      mycStatePaths(h.loaded),
+      stateRoots(h.loaded, {}),
     )
     return (await connectClient(h.runtime, { view: await h.view('developer', { skills, runner }) })).client
   }

@@ -109,6 +109,25 @@ describe('bubblewrap arguments', () => {
     expect(args.slice(-4)).toEqual(['/ws', '--', 'python3', 'x.py'])
   })
 
+  it('leave out masks in the fresh home outside the workspace, and keep those inside it', () => {
+    const args = bubblewrapArgs({
+      trust: 'sandboxed',
+      workspace: '/home/u/proj',
+      home: '/home/u',
+      masks: [
+        { path: '/home/u/.config/mycelium', kind: 'hide-dir' },
+        { path: '/home/u/proj/.mycelium', kind: 'hide-dir' },
+        { path: '/srv/state/mycelium', kind: 'hide-dir' },
+      ],
+      env: {},
+      argv: ['true'],
+    })
+    expect(args.join(' ')).toContain(
+      '--tmpfs /home/u --bind /home/u/proj /home/u/proj --tmpfs /home/u/proj/.mycelium --tmpfs /srv/state/mycelium --remount-ro',
+    )
+    expect(args).not.toContain('/home/u/.config/mycelium')
+  })
+
   it('keep hostile path names as single arguments', () => {
     for (const p of HOSTILE) {
       const args = bubblewrapArgs({ trust: 'sandboxed', workspace: p, home: '/h', masks: [], env: {}, argv: ['true'] })

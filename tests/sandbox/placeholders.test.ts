@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load.js'
-import { mycStatePaths } from '../../src/config/state-paths.js'
+import { stateRoots } from '../../src/config/state-roots.js'
 import { hasBwrap, runInBwrap, unguardedSandbox } from '../helpers/sandbox.js'
 import { waitFor } from '../helpers/wait-for.js'
 
@@ -17,7 +17,7 @@ import { waitFor } from '../helpers/wait-for.js'
 describe.runIf(hasBwrap)('placeholders (real bubblewrap)', () => {
   const sandbox = unguardedSandbox()
   const run = async (dir: string, command: string) =>
-    runInBwrap(sandbox, dir, command, { hiddenPaths: mycStatePaths(await loadConfig({ cwd: dir, env: {} })) })
+    runInBwrap(sandbox, dir, command, { hiddenPaths: stateRoots(await loadConfig({ cwd: dir, env: {} }), {}) })
 
   it('a folder without .mycelium: no false "created during it", and nothing is left behind', async () => {
     const bare = realpathSync(mkdtempSync(path.join(tmpdir(), 'myc-ph-bare-')))

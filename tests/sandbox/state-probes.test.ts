@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load.js'
-import { mycStatePaths } from '../../src/config/state-paths.js'
+import { stateRoots } from '../../src/config/state-roots.js'
 import { Sandbox } from '../../src/sandbox/sandbox.js'
 import type { ExecRequest } from '../../src/sandbox/types.js'
 import { hasBwrap, runInBwrap, unguardedSandbox } from '../helpers/sandbox.js'
@@ -92,7 +92,7 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
     const loaded = await loadConfig({ cwd: dir, env: {} })
     sandbox = unguardedSandbox()
     request = async (command, extra = {}) => {
-      const o = await runInBwrap(sandbox, dir, command, { hiddenPaths: mycStatePaths(loaded), ...extra })
+      const o = await runInBwrap(sandbox, dir, command, { hiddenPaths: stateRoots(loaded, {}), ...extra })
       return { code: o.exitCode, stdout: o.stdout, stderr: o.stderr, ...(o.warnings ? { warnings: o.warnings } : {}) }
     }
   })
@@ -194,7 +194,7 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
       timeoutMs: 5000,
       outputLimitBytes: 1000,
       network: { allow: [] },
-      hiddenPaths: mycStatePaths(await loadConfig({ cwd: dir, env: {} })),
+      hiddenPaths: stateRoots(await loadConfig({ cwd: dir, env: {} }), {}),
     })
     expect(r).toMatchObject({ ok: false, error: { code: 'invalid_request' } })
     expect(!r.ok && r.error.message).toMatch(/holds myc's own state; set sandbox.workspace/)
@@ -204,10 +204,13 @@ describe.runIf(hasBwrap)('the sandbox keeps myc’s state and the host out of re
     writeFileSync(path.join(dir, 'Makefile'), 'all:\n')
     writeFileSync(path.join(dir, '.env'), 'TOKEN=s3cret\n')
     const loaded = await loadConfig({ cwd: dir, env: {} })
-    const hidden = mycStatePaths({
-      ...loaded,
-      config: { ...loaded.config, sandbox: { ...loaded.config.sandbox, hide: ['.env'] } },
-    })
+    const hidden = stateRoots(
+      {
+        ...loaded,
+        config: { ...loaded.config, sandbox: { ...loaded.config.sandbox, hide: ['.env'] } },
+      },
+      {},
+    )
     const r = await request('cat .env; echo evil > Makefile; mkdir .vscode && echo x > .vscode/tasks.json; echo end', {
       hiddenPaths: hidden,
       readOnlyPaths: ['Makefile', '.vscode/'],
