@@ -45,7 +45,9 @@ export const ISOLATION_ARGS: readonly string[] = [
  * (`restricted`) after them. Then the masks: a hidden folder becomes an empty
  * tmpfs (made read-only last, after the exposed script is bound into it), a
  * hidden file an empty read-only file, a read-only path is re-bound
- * read-only (a mount point: it cannot be renamed, removed or replaced).
+ * read-only (a mount point: it cannot be renamed, removed or replaced), a
+ * pinned folder is bound onto itself (a mount point too, as writable as
+ * the workspace).
  * A mask in the fresh home outside the workspace is left out: nothing of the
  * host is there to hide, and its mount would only show that the path exists.
  */
@@ -74,6 +76,7 @@ export function bubblewrapArgs(input: BwrapInput): string[] {
       args.push('--tmpfs', m.path)
       hiddenDirs.push(m.path)
     } else if (m.kind === 'hide-file') args.push('--ro-bind', input.emptyFile ?? '/dev/null', m.path)
+    else if (m.kind === 'pin') args.push(input.trust === 'sandboxed' ? '--bind' : '--ro-bind', m.path, m.path)
     else args.push('--ro-bind', m.path, m.path)
   }
   if (input.exposeFile) args.push('--ro-bind', input.exposeFile, input.exposeFile)

@@ -29,7 +29,8 @@ export interface DockerInput {
  * a timeout can kill it. Never the Docker socket. Then the masks, at their
  * places under /workspace: a hidden folder an empty tmpfs no one inside may
  * write (mode 0555, the caller's uid is not root), a hidden file an empty
- * read-only file, a read-only path bound again read-only.
+ * read-only file, a read-only path bound again read-only, a pinned folder
+ * bound onto itself (a mount point no rename moves).
  */
 export function dockerRunArgs(input: DockerInput): string[] {
   const args = [
@@ -70,6 +71,11 @@ export function dockerRunArgs(input: DockerInput): string[] {
     const target = inside(m.path)
     if (!target) continue
     if (m.kind === 'hide-dir') args.push('--mount', `type=tmpfs,destination=${target},tmpfs-mode=0555`)
+    else if (m.kind === 'pin')
+      args.push(
+        '--mount',
+        `type=bind,source=${m.path},target=${target}${input.trust === 'restricted' ? ',readonly' : ''}`,
+      )
     else
       args.push(
         '--mount',

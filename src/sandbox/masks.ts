@@ -21,8 +21,13 @@ import type { ProtectedPath } from './protected-paths.js'
 /** One mount over a protected path, in the order the executor applies them (parents first). */
 export interface Mask {
   path: string
-  /** `hide-dir`: an empty read-only folder; `hide-file`: an empty read-only file; `read-only`: the path itself, read-only. */
-  kind: 'hide-dir' | 'hide-file' | 'read-only'
+  /**
+   * `hide-dir`: an empty read-only folder; `hide-file`: an empty read-only
+   * file; `read-only`: the path itself, read-only; `pin`: a folder between the
+   * workspace and a guarded path, bound onto itself as it is (writable) so
+   * that it is a mount point, which no rename or removal can move away.
+   */
+  kind: 'hide-dir' | 'hide-file' | 'read-only' | 'pin'
 }
 
 export interface MaskPlan {
@@ -39,8 +44,12 @@ export interface MaskPlan {
  * when the workspace is read-only: `holdMissing` false). Parents come first,
  * and a path below a placeholder is held by it: myc never makes a
  * placeholder inside another (which would change it, and as root, where
- * 0555 stops nothing, made every run report it as created). Masks under
- * a hidden folder are dropped (nothing there is visible anyway). Throws when
+ * 0555 stops nothing, made every run report it as created). In a writable
+ * workspace the folders between it and each mask are pinned (see Mask):
+ * else `mv parent parent-old` would carry the masks away and leave the
+ * guarded names free to be made afresh. Masks under a hidden folder are
+ * dropped (nothing there is visible anyway), and pins under a read-only
+ * one (nothing there can be renamed). Throws when
  * the workspace itself lies in a hidden path: it would hold nothing but
  * myc's state.
  */
@@ -90,14 +99,7 @@ export function planMasks(
     for (const p of held) placeholders.release(p)
     throw error
   }
-  const ordered = [...found.values()].sort((a, b) => depth(a.path) - depth(b.path) || a.path.localeCompare(b.path))
-  const hiddenDirs: string[] = []
-  const masks: Mask[] = []
-  for (const m of ordered) {
-    if (hiddenDirs.some((d) => m.path.startsWith(`${d}${path.sep}`))) continue
-    if (m.kind === 'hide-dir') hiddenDirs.push(m.path)
-    masks.push(m)
-  }
+  const masks = orderMasks(found, workspace, holdMissing)
   let released = false
   return {
     masks,
@@ -222,6 +224,36 @@ function firstMissing(p: string, hops = 0): { path: string } | undefined {
     parent = path.dirname(parent)
   }
   return undefined
+}
+
+/**
+ * The folders strictly between the workspace and each of `paths` that lies
+ * inside it: what must not be renamed while a guarded path is below it.
+ */
+export function pinsFor(workspace: string, paths: readonly string[]): string[] {
+  const pins = new Set<string>()
+  const below = (p: string) => p.startsWith(`${workspace}${path.sep}`)
+  for (const p of paths) for (let dir = path.dirname(p); below(dir); dir = path.dirname(dir)) pins.add(dir)
+  return [...pins]
+}
+
+/** The masks parents first, with their pins (when `pin`), less what a hidden or read-only folder above already covers. */
+function orderMasks(found: Map<string, Mask>, workspace: string, pin: boolean): Mask[] {
+  const all = new Map(found)
+  if (pin)
+    for (const dir of pinsFor(workspace, [...found.keys()])) if (!all.has(dir)) all.set(dir, { path: dir, kind: 'pin' })
+  const ordered = [...all.values()].sort((a, b) => depth(a.path) - depth(b.path) || a.path.localeCompare(b.path))
+  const hidden: string[] = []
+  const readOnly: string[] = []
+  const masks: Mask[] = []
+  for (const m of ordered) {
+    const below = (dirs: string[]) => dirs.some((d) => m.path.startsWith(`${d}${path.sep}`))
+    if (below(hidden) || (m.kind === 'pin' && below(readOnly))) continue
+    if (m.kind === 'hide-dir') hidden.push(m.path)
+    if (m.kind === 'read-only') readOnly.push(m.path)
+    masks.push(m)
+  }
+  return masks
 }
 
 /** Whether a folder above `p` (inside the workspace) is a placeholder this run holds, or one another run made. */

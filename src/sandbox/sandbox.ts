@@ -5,7 +5,7 @@ import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { homeFolder } from '../config/state-roots.js'
 import { bubblewrapArgs } from './bubblewrap-args.js'
-import { Placeholders, planMasks, type MaskPlan } from './masks.js'
+import { Placeholders, pinsFor, planMasks, type MaskPlan } from './masks.js'
 import { hostRunPaths } from './protected-paths.js'
 import { dockerRunArgs } from './docker-args.js'
 import type { ShellGuard } from './guard/guard.js'
@@ -173,6 +173,14 @@ export class Sandbox {
               tmpdir: tmp,
               hidden: guarded.filter((g) => g.access === 'hidden').map((g) => real(g.path)),
               readOnly: guarded.filter((g) => g.access === 'read-only').map((g) => real(g.path)),
+              ...(request.trust === 'sandboxed'
+                ? {
+                    pinned: pinsFor(
+                      workspace,
+                      guarded.map((g) => real(g.path)),
+                    ),
+                  }
+                : {}),
               ...(exposeFile ? { exposeFile } : {}),
               argv,
               ...(proxy?.port !== undefined ? { proxyPort: proxy.port } : {}),

@@ -8,6 +8,8 @@ export interface SeatbeltInput {
   hidden: readonly string[]
   /** What the host runs later: readable, never written, renamed or created. */
   readOnly: readonly string[]
+  /** Folders between the workspace and a guarded path: written into freely, but never renamed or removed themselves. */
+  pinned?: readonly string[]
   /** One file readable although it lies in a hidden folder (run_script's script). */
   exposeFile?: string
   argv: readonly string[]
@@ -24,7 +26,7 @@ export interface SeatbeltInput {
  * break out of the profile.
  */
 export function seatbeltProfile(
-  input: Pick<SeatbeltInput, 'trust' | 'hidden' | 'readOnly' | 'exposeFile' | 'proxyPort'>,
+  input: Pick<SeatbeltInput, 'trust' | 'hidden' | 'readOnly' | 'pinned' | 'exposeFile' | 'proxyPort'>,
 ): string {
   const writable = input.trust === 'sandboxed' ? '\n  (subpath (param "WORKSPACE"))' : ''
   // With an allow-list, the only way out is myc's filtering proxy on loopback (a port number, never a path).
@@ -34,6 +36,7 @@ export function seatbeltProfile(
       : ''
   const hidden = input.hidden.map((_, i) => `(deny file-read* file-write* (subpath (param "HIDDEN_${i}")))\n`).join('')
   const readOnly = input.readOnly.map((_, i) => `(deny file-write* (subpath (param "READONLY_${i}")))\n`).join('')
+  const pinned = (input.pinned ?? []).map((_, i) => `(deny file-write* (literal (param "PIN_${i}")))\n`).join('')
   const expose = input.exposeFile ? '(allow file-read* (literal (param "SCRIPT")))\n' : ''
   return `(version 1)
 (deny default)
@@ -47,7 +50,7 @@ export function seatbeltProfile(
   (subpath (param "TMPDIR"))
   (literal "/dev/null")
   (literal "/dev/tty"))
-${hidden}${readOnly}${expose}${network}`
+${hidden}${readOnly}${pinned}${expose}${network}`
 }
 
 /** The `sandbox-exec` argument vector: the profile inline, the paths as -D parameters. */
@@ -57,6 +60,7 @@ export function sandboxExecArgs(input: SeatbeltInput): string[] {
     `TMPDIR=${input.tmpdir}`,
     ...input.hidden.map((p, i) => `HIDDEN_${i}=${p}`),
     ...input.readOnly.map((p, i) => `READONLY_${i}=${p}`),
+    ...(input.pinned ?? []).map((p, i) => `PIN_${i}=${p}`),
     ...(input.exposeFile ? [`SCRIPT=${input.exposeFile}`] : []),
   ]
   return ['-p', seatbeltProfile(input), ...params.flatMap((p) => ['-D', p]), '--', ...input.argv]

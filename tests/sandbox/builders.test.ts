@@ -128,6 +128,17 @@ describe('bubblewrap arguments', () => {
     expect(args).not.toContain('/home/u/.config/mycelium')
   })
 
+  it('bind a pinned folder onto itself, as writable as the workspace', () => {
+    const masks = [
+      { path: '/ws/proj', kind: 'pin' as const },
+      { path: '/ws/proj/skills', kind: 'hide-dir' as const },
+    ]
+    const at = (trust: 'sandboxed' | 'restricted') =>
+      bubblewrapArgs({ trust, workspace: '/ws', home: '/h', masks, env: {}, argv: ['true'] }).join(' ')
+    expect(at('sandboxed')).toContain('--bind /ws /ws --bind /ws/proj /ws/proj --tmpfs /ws/proj/skills')
+    expect(at('restricted')).toContain('--ro-bind /ws /ws --ro-bind /ws/proj /ws/proj --tmpfs /ws/proj/skills')
+  })
+
   it('keep hostile path names as single arguments', () => {
     for (const p of HOSTILE) {
       const args = bubblewrapArgs({ trust: 'sandboxed', workspace: p, home: '/h', masks: [], env: {}, argv: ['true'] })
@@ -184,6 +195,15 @@ describe('Seatbelt profile', () => {
     expect(args[1]!.indexOf('(allow file-read* (literal (param "SCRIPT")))')).toBeGreaterThan(
       args[1]!.indexOf('HIDDEN_1'),
     )
+  })
+
+  it('denies writes to a pinned folder itself (a rename, a removal), not to what is in it', () => {
+    const input = { trust: 'sandboxed' as const, hidden: ['/ws/proj/skills'], readOnly: [], pinned: ['/ws/proj'] }
+    expect(seatbeltProfile(input)).toContain(
+      '(deny file-read* file-write* (subpath (param "HIDDEN_0")))\n(deny file-write* (literal (param "PIN_0")))\n',
+    )
+    const args = sandboxExecArgs({ ...input, workspace: '/ws', tmpdir: '/t', argv: ['true'] })
+    expect(args.filter((_, i) => args[i - 1] === '-D')).toContain('PIN_0=/ws/proj')
   })
 
   it('opens only the filtering proxy’s loopback port when there is an allow-list', () => {
@@ -278,6 +298,8 @@ describe('docker arguments', () => {
       { path: '/ws/.git', kind: 'read-only' as const },
       { path: '/ws/mycelium.config.json', kind: 'hide-file' as const },
       { path: '/ws/skills', kind: 'hide-dir' as const },
+      { path: '/ws/cfg', kind: 'pin' as const },
+      { path: '/ws/cfg/xdg', kind: 'hide-dir' as const },
       { path: '/elsewhere/memory', kind: 'hide-dir' as const },
     ]
     const args = dockerRunArgs({
@@ -298,6 +320,8 @@ describe('docker arguments', () => {
       'type=bind,source=/ws/.git,target=/workspace/.git,readonly',
       'type=bind,source=/e/empty,target=/workspace/mycelium.config.json,readonly',
       'type=tmpfs,destination=/workspace/skills,tmpfs-mode=0555',
+      'type=bind,source=/ws/cfg,target=/workspace/cfg',
+      'type=tmpfs,destination=/workspace/cfg/xdg,tmpfs-mode=0555',
       'type=bind,source=/ws/skills/a/scripts/x.sh,target=/workspace/skills/a/scripts/x.sh,readonly',
     ])
   })

@@ -93,6 +93,35 @@ describe.runIf(hasBwrap)('every state root is hidden wherever it lies (real bubb
     expect(existsSync(path.join(fresh, 'xdg', 'mycelium'))).toBe(false)
   })
 
+  it('renaming a folder above a root moves nothing away: a nested config, XDG_CONFIG_HOME two levels down', async () => {
+    const ws = folder('myc-roots-ws-')
+    const proj = path.join(ws, 'proj')
+    mkdirSync(path.join(proj, 'skills'), { recursive: true })
+    mkdirSync(path.join(ws, 'src'))
+    const config = JSON.stringify({ sandbox: { workspace: '..' } })
+    writeFileSync(path.join(proj, 'mycelium.config.json'), config)
+    const env = { HOME: folder('myc-roots-home-'), XDG_CONFIG_HOME: path.join(ws, 'cfg', 'xdg') }
+    const store = await logIn(env)
+    const key = readFileSync(store.keyFile, 'utf8')
+    const runner = await createSandboxRunner(await loadConfig({ cwd: proj, env: {} }), env)
+    const r = await runner.exec(
+      [
+        'mv proj proj-old; mkdir -p proj/skills/pwn',
+        `echo '{"skills":{"dirs":["pwn"]}}' > proj/mycelium.config.json`,
+        'mv cfg cfg-old; mv cfg/xdg cfg/x2; mkdir -p cfg/xdg/mycelium; echo planted > cfg/xdg/mycelium/oauth-token.key',
+        'mv src src2 && echo renamed',
+      ].join('; '),
+    )
+    const stdout = (r.structuredContent as { stdout: string }).stdout
+    // Benign twin: a folder with nothing guarded below it renames as ever.
+    expect(stdout).toBe('renamed\n')
+    expect(existsSync(path.join(ws, 'src2'))).toBe(true)
+    expect(readFileSync(path.join(proj, 'mycelium.config.json'), 'utf8')).toBe(config)
+    expect(readFileSync(store.keyFile, 'utf8')).toBe(key)
+    for (const gone of ['proj-old', 'cfg-old', 'cfg/x2', 'proj/skills/pwn'])
+      expect(existsSync(path.join(ws, gone)), gone).toBe(false)
+  })
+
   it('a root outside both the workspace and the home folder is hidden too, its neighbours are not', async () => {
     const state = folder('myc-roots-state-', '/var/tmp')
     mkdirSync(path.join(state, 'mycelium'))
