@@ -1,5 +1,6 @@
 import path from 'node:path'
 import type { Mask } from './masks.js'
+import { homeInWorkspace } from './protected-paths.js'
 import { MINIMAL_PATH, type TrustLevel } from './types.js'
 
 /** Everything the bubblewrap argument builder needs; paths already resolved (realpath). */
@@ -39,7 +40,8 @@ export const ISOLATION_ARGS: readonly string[] = [
  * The bwrap argument vector (pure, exact). Every namespace is unshared,
  * the user namespace included, nested user namespaces are disabled and every
  * capability dropped: as root without those, a command inside can remount
- * `/` read-write. `/` is read-only, `/tmp`, `/run` and the home folder are
+ * `/` read-write. `/` is read-only, `/tmp`, `/run` and the home folder
+ * (unless the workspace holds it: then its start-up files are masked) are
  * fresh tmpfs (host sockets there stay out of reach), `/dev` and `/proc`
  * are new; the workspace is bound read-write (`sandboxed`) or read-only
  * (`restricted`) after them. Then the masks: a hidden folder becomes an empty
@@ -66,7 +68,7 @@ export function bubblewrapArgs(input: BwrapInput): string[] {
     '--tmpfs',
     '/run',
   ]
-  const freshHome = input.home !== '/' && input.home !== input.workspace
+  const freshHome = input.home !== '/' && !homeInWorkspace(input.workspace, input.home)
   if (freshHome) args.push('--tmpfs', input.home)
   args.push(input.trust === 'sandboxed' ? '--bind' : '--ro-bind', input.workspace, input.workspace)
   const hiddenDirs: string[] = []

@@ -128,6 +128,14 @@ describe('bubblewrap arguments', () => {
     expect(args).not.toContain('/home/u/.config/mycelium')
   })
 
+  it('make no fresh home over a home folder the workspace holds (its start-up files are masked instead)', () => {
+    const args = (home: string) =>
+      bubblewrapArgs({ trust: 'sandboxed', workspace: '/ws', home, masks: [], env: {}, argv: ['true'] })
+    for (const home of ['/ws', '/ws/home/alice'])
+      expect(args(home).filter((a, i, all) => all[i - 1] === '--tmpfs')).toEqual(['/tmp', '/run'])
+    expect(args('/wsx/alice').join(' ')).toContain('--tmpfs /wsx/alice --bind /ws /ws')
+  })
+
   it('bind a pinned folder onto itself, as writable as the workspace', () => {
     const masks = [
       { path: '/ws/proj', kind: 'pin' as const },
