@@ -24,4 +24,15 @@ describe('SECURITY.md', () => {
     for (const section of text.split('\n## ').slice(3))
       expect(section, section.split('\n')[0]).toMatch(/Probes:|probes:/)
   })
+
+  it('names the probes of each promise about the commands a role runs', () => {
+    const section = text.split('\n## ').find((s) => s.startsWith('Commands a role runs'))!
+    // The bold bullets before "What to review still" are promises; each names the tests that try to break it.
+    const promises = section
+      .split('\n### ')[0]!
+      .split(/\n(?=- \*\*)/)
+      .slice(1)
+    expect(promises.length).toBeGreaterThanOrEqual(3)
+    for (const promise of promises) expect(promise, promise.split('\n')[0]).toMatch(/Probes:\s+`tests\//)
+  })
 })

@@ -3,20 +3,18 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   readlinkSync,
   realpathSync,
-  renameSync,
   rmdirSync,
   statSync,
   unlinkSync,
   utimesSync,
 } from 'node:fs'
-import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { ProtectedPath } from './protected-paths.js'
+import { quarantine } from './run-later.js'
 
 /** One mount over a protected path, in the order the executor applies them (parents first). */
 export interface Mask {
@@ -171,9 +169,7 @@ export class Placeholders {
         else unlinkSync(p)
         return undefined
       }
-      const away = path.join(mkdtempSync(path.join(tmpdir(), 'myc-quarantine-')), path.basename(p))
-      renameSync(p, away)
-      return `${p} did not exist before the command and was created during it; myc moved it to ${away}`
+      return `${p} did not exist before the command and was created during it; myc moved it to ${quarantine(p)}`
     } catch (error) {
       return `could not remove the placeholder ${p}: ${(error as Error).message}`
     }

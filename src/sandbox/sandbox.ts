@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto'
 import { homeFolder } from '../config/state-roots.js'
 import { bubblewrapArgs } from './bubblewrap-args.js'
 import { Placeholders, pinsFor, planMasks, type MaskPlan } from './masks.js'
-import { hostRunPaths } from './protected-paths.js'
+import { hostRunPaths, type ProtectedPath } from './protected-paths.js'
+import { watchRunLater, type RunLaterWatch } from './run-later.js'
 import { dockerRunArgs } from './docker-args.js'
 import type { ShellGuard } from './guard/guard.js'
 import type { ExecutorProbe } from './probe.js'
@@ -19,6 +20,8 @@ export interface SandboxDeps {
   guard: Pick<ShellGuard, 'check'>
   probe: Pick<ExecutorProbe, 'probe'>
   platform?: NodeJS.Platform
+  /** The most folders a writable workspace may hold (run-later.ts, MAX_FOLDERS). */
+  maxWorkspaceFolders?: number
 }
 
 const PREFERENCE: Record<string, ExecutorName[]> = {
@@ -114,17 +117,10 @@ export class Sandbox {
           ]
         : inner
     const home = safeRealpath(request.home ?? homeFolder())
-    const guarded = [...(request.hiddenPaths ?? []), ...hostRunPaths(workspace, home, request.readOnlyPaths ?? [])]
+    const guarding = this.guard(request, workspace, home, executor)
+    if ('ok' in guarding) return guarding
+    const { guarded, plan, watch } = guarding
     const exposeFile = request.exposeFile ? safeRealpath(request.exposeFile) : undefined
-    // Seatbelt denies by path, missing paths included; the mount-based executors need placeholders for those.
-    let plan: MaskPlan | undefined
-    if (executor === 'bubblewrap' || executor === 'docker') {
-      try {
-        plan = planMasks(workspace, guarded, this.placeholders, request.trust === 'sandboxed')
-      } catch (error) {
-        return { ok: false, error: { code: 'invalid_request', message: (error as Error).message } }
-      }
-    }
     try {
       let outcome
       switch (executor) {
@@ -264,14 +260,58 @@ export class Sandbox {
           })
           break
       }
-      const warnings = plan?.release() ?? []
+      const warnings = [...(plan?.release() ?? []), ...(watch?.settle() ?? [])]
       return { ok: true, outcome: { ...outcome, executor, ...(warnings.length ? { warnings } : {}) } }
     } catch (error) {
       plan?.release()
+      watch?.settle()
       return {
         ok: false,
         error: { code: 'spawn_failed', message: `could not start ${argv[0]}: ${(error as Error).message}` },
       }
+    }
+  }
+
+  /**
+   * What a run guards: myc's state hidden, what the host runs later
+   * read-only (the home folder's start-up files where the workspace holds
+   * it, and the repositories already in a writable workspace, which is
+   * searched again when the run ends: `watch`), and for the mount-based
+   * executors the masks (seatbelt denies by path, missing paths included).
+   */
+  private guard(
+    request: ExecRequest,
+    workspace: string,
+    home: string,
+    executor: ExecutorName,
+  ): { guarded: ProtectedPath[]; plan: MaskPlan | undefined; watch: RunLaterWatch | undefined } | ExecResult {
+    const hidden = request.hiddenPaths ?? []
+    const refusal = (error: unknown): ExecResult => ({
+      ok: false,
+      error: { code: 'invalid_request', message: (error as Error).message },
+    })
+    let watch: RunLaterWatch | undefined
+    try {
+      if (request.trust === 'sandboxed')
+        watch = watchRunLater(
+          workspace,
+          hidden.map((h) => safeRealpath(h.path)),
+          (p) => this.placeholders.holds(p),
+          this.deps.maxWorkspaceFolders,
+        )
+    } catch (error) {
+      return refusal(error)
+    }
+    const guarded = [
+      ...hidden,
+      ...hostRunPaths(workspace, home, request.readOnlyPaths ?? []),
+      ...(watch?.guarded ?? []),
+    ]
+    if (executor !== 'bubblewrap' && executor !== 'docker') return { guarded, plan: undefined, watch }
+    try {
+      return { guarded, plan: planMasks(workspace, guarded, this.placeholders, request.trust === 'sandboxed'), watch }
+    } catch (error) {
+      return refusal(error)
     }
   }
 

@@ -8,9 +8,22 @@ import { fixtureServer } from '../helpers/fixtures.js'
 import { requireTool } from '../helpers/tools.js'
 
 const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
-const canDropToNobody =
-  process.getuid?.() === 0 &&
-  spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'true']).status === 0
+const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups', '--']
+const canDropToNobody = process.getuid?.() === 0 && spawnSync('setpriv', [...NOBODY, 'true']).status === 0
+
+/** `myc sandbox exec -- LINE` as the unprivileged user nobody, in a new folder nobody owns (which it returns). */
+function execAsNobody(line: string) {
+  const ws = mkdtempSync(path.join(tmpdir(), 'myc-cli-nobody-'))
+  chownSync(ws, 65534, 65534)
+  requireBundle()
+  const r = spawnSync('setpriv', [...NOBODY, process.execPath, bundle, 'sandbox', 'exec', '--', line], {
+    encoding: 'utf8',
+    cwd: ws,
+    timeout: 60_000,
+    env: { PATH: process.env.PATH ?? '', HOME: ws },
+  })
+  return { ws, ...r }
+}
 
 function myc(args: string[], cwd = tmpdir()) {
   requireBundle()
@@ -76,28 +89,23 @@ describe('myc sandbox and myc doctor (build/myc.cjs)', () => {
   it.runIf(hasBwrap && canDropToNobody)(
     'exec as an unprivileged user in a folder without .mycelium: no false "created during it", nothing left',
     () => {
-      const ws = mkdtempSync(path.join(tmpdir(), 'myc-cli-nobody-'))
-      chownSync(ws, 65534, 65534)
-      requireBundle()
-      const r = spawnSync(
-        'setpriv',
-        [
-          '--reuid=65534',
-          '--regid=65534',
-          '--clear-groups',
-          '--',
-          process.execPath,
-          bundle,
-          'sandbox',
-          'exec',
-          '--',
-          'ls -a',
-        ],
-        { encoding: 'utf8', cwd: ws, timeout: 60_000, env: { PATH: process.env.PATH ?? '', HOME: ws } },
-      )
+      const { ws, ...r } = execAsNobody('ls -a')
       expect(r.status, r.stderr).toBe(0)
       expect(r.stdout.split('\n')).toContain('.mycelium')
       expect(r.stderr).not.toMatch(/created during it|myc-quarantine/)
+      expect(readdirSync(ws)).toEqual([])
+    },
+  )
+
+  it.runIf(hasBwrap && canDropToNobody)(
+    'exec as an unprivileged user: a repository hidden in a folder it made unreadable is moved away whole',
+    () => {
+      const line = `mkdir -p a/b && git init -q a/b && git -C a/b config core.fsmonitor 'touch ../../MARK' && chmod 000 a`
+      const { ws, ...r } = execAsNobody(line)
+      expect(r.status, r.stderr).toBe(0)
+      expect(r.stderr).toMatch(
+        /a could not be searched for repositories after the command changed it; myc moved it to /,
+      )
       expect(readdirSync(ws)).toEqual([])
     },
   )

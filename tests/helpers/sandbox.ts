@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { ExecutorProbe } from '../../src/sandbox/probe.js'
-import { Sandbox } from '../../src/sandbox/sandbox.js'
+import { Sandbox, type SandboxDeps } from '../../src/sandbox/sandbox.js'
 import type { ExecOutcome, ExecRequest } from '../../src/sandbox/types.js'
 import { requireTool } from './tools.js'
 
@@ -10,9 +10,14 @@ export const hasBwrap = requireTool(
   process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0,
 )
 
-/** A Sandbox whose shell guard allows everything: the sandbox alone must hold in a probe. */
+/** What a Sandbox whose shell guard allows everything is made of: the sandbox alone must hold in a probe. */
+export const unguardedDeps: SandboxDeps = {
+  guard: { check: async () => ({ ok: true as const, commands: 1 }) },
+  probe: new ExecutorProbe(),
+}
+
 export function unguardedSandbox(): Sandbox {
-  return new Sandbox({ guard: { check: async () => ({ ok: true as const, commands: 1 }) }, probe: new ExecutorProbe() })
+  return new Sandbox(unguardedDeps)
 }
 
 /** Runs `command` in `workspace` under real bubblewrap (sandboxed unless `extra` says otherwise); throws on a refusal. */

@@ -235,7 +235,7 @@ describe('the environment of what myc runs', () => {
           command: ['env'],
           trust,
           executor,
-          workspace: tmpdir(),
+          workspace: mkdtempSync(path.join(tmpdir(), 'myc-probe-env-')),
           timeoutMs: 5000,
           outputLimitBytes: 100_000,
           network: { allow: [] },
