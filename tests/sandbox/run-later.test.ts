@@ -162,6 +162,23 @@ describe.runIf(hasBwrap)('repositories and .envrc at any depth (real bubblewrap)
   })
 })
 
+describe.runIf(hasBwrap)('a workspace that is itself a bare repository', () => {
+  it('keeps its config and hooks as they are, and the rest writable', async () => {
+    const ws = folder('myc-later-bare-')
+    spawnSync('git', ['init', '-q', '--bare', ws])
+    const config = readFileSync(path.join(ws, 'config'), 'utf8')
+    const r = await runInBwrap(
+      sandbox,
+      ws,
+      "echo '[core] fsmonitor = touch MARK' >> config; echo 'touch MARK' > hooks/post-update; echo note > description; cat description",
+    )
+    expect(r.stdout).toBe('note\n')
+    expect(readFileSync(path.join(ws, 'config'), 'utf8')).toBe(config)
+    expect(existsSync(path.join(ws, 'hooks', 'post-update'))).toBe(false)
+    expect(r.warnings).toBeUndefined()
+  })
+})
+
 describe.runIf(hasBwrap && process.getuid?.() === 0)('as root', () => {
   it('a repository in a folder the sandbox cannot enter (another user’s, 0700) is left alone: runs still work', async () => {
     const ws = folder('myc-later-root-')
