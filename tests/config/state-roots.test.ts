@@ -46,6 +46,7 @@ describe('the registry of state roots', () => {
     expect(placesOf(linux).map((p) => p.path)).toEqual([
       '/home/a/.config/mycelium',
       '/home/a/.config/mycelium/oauth-tokens.json',
+      '/home/a/.config/mycelium/secrets.json',
       '/home/a/.config/mycelium/oauth-token.key',
       '/home/a/.local/state/mycelium',
       '/home/a/.local/share/mycelium',

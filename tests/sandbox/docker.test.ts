@@ -13,7 +13,18 @@ function fakeDocker(): { dir: string; log: string } {
   const log = path.join(dir, 'calls.jsonl')
   writeFileSync(
     path.join(dir, 'docker'),
-    `#!/bin/sh\nnode -e 'require("fs").appendFileSync(process.argv[1], JSON.stringify(process.argv.slice(2)) + "\\n")' "${log}" "$@"\ncase "$1" in info) echo 27.0.0 ;; run) echo ran-in-fake-docker ;; esac\n`,
+    // Logs in the shell itself: a node started for it could still be loading when a short timeout kills the fake.
+    [
+      '#!/bin/sh',
+      "out='['; sep=''",
+      'for a in "$@"; do',
+      `  esc=$(printf '%s' "$a" | sed 's/\\\\/\\\\\\\\/g; s/"/\\\\"/g')`,
+      '  out="$out$sep\\"$esc\\""; sep=","',
+      'done',
+      `printf '%s]\\n' "$out" >> "${log}"`,
+      'case "$1" in info) echo 27.0.0 ;; run) echo ran-in-fake-docker ;; esac',
+      '',
+    ].join('\n'),
   )
   chmodSync(path.join(dir, 'docker'), 0o755)
   return { dir, log }
