@@ -15,7 +15,7 @@ export type YesNo = (question: string) => Promise<boolean>
 export async function activateTriggered(
   task: string,
   view: PrincipalView,
-  toolbox: Pick<ToolDoor, 'list'>,
+  toolbox: Pick<ToolDoor, 'callable'>,
   emit: EventStream['emit'],
   logger: Logger,
   signal: AbortSignal,
@@ -33,13 +33,13 @@ export async function activateSkill(
   name: string,
   by: 'trigger' | 'classifier',
   view: PrincipalView,
-  toolbox: Pick<ToolDoor, 'list'>,
+  toolbox: Pick<ToolDoor, 'callable'>,
   emit: EventStream['emit'],
   logger: Logger,
   signal: AbortSignal,
   ask?: YesNo,
 ): Promise<void> {
-  const before = new Set(toolbox.list().map((t) => t.id))
+  const before = toolbox.callable()
   // escalation "ask": a person answers (the chat's own prompt, or the terminal); without one the skill stays off.
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
   const yesNo: YesNo | undefined =
@@ -54,12 +54,12 @@ export async function activateSkill(
     )
     return
   }
-  const after = toolbox.list().map((t) => t.id)
+  const after = toolbox.callable()
   emit({
     type: 'skill_activated',
     skill: name,
     by,
-    toolsAdded: after.filter((t) => !before.has(t)),
-    toolsRemoved: [...before].filter((t) => !after.includes(t)),
+    toolsAdded: [...after].filter((t) => !before.has(t)),
+    toolsRemoved: [...before].filter((t) => !after.has(t)),
   })
 }

@@ -1,8 +1,9 @@
 import type Anthropic from '@anthropic-ai/sdk'
+import type { CodeRunner } from '../code/code-runner.js'
 import type { LoadedConfig } from '../config/load.js'
 import { MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
-import { createView, type PolicyMode } from '../principal/policy-mode.js'
+import { codeModeDefault, codeModeOf, codeModeWanted, createView, type PolicyMode } from '../principal/policy-mode.js'
 import type { PrincipalView } from '../principal/view.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
@@ -28,6 +29,10 @@ export interface AgentContext {
   sampledUsage: TokenUsage
   /** The run's caps and meter: every Messages API request of the run goes through it (src/agent/budget.ts). */
   budget: Budget
+  /** Code mode's runner, when a role or `agent.codeMode` asks for it and it can run here (the views get run_code; a workflow's toolbox too). */
+  codeRunner: CodeRunner | undefined
+  /** Whether a role's runs are in code mode (its `codeMode`, else `agent.codeMode`), where code mode can run here. */
+  codeModeFor: (role: string | null) => boolean
 }
 
 /** Says which variable to set when there are no credentials at all (before anything starts). */
@@ -97,6 +102,7 @@ export async function openAgentContext(options: {
       price,
     )
   }
+  const { codeRunner, codeModeFor } = await agentCodeMode(mode, loaded, options.logger)
   const viewFor = (role: string | undefined, only?: string[], roleFrom?: string) => {
     const view = createView(mode, loaded, {
       role,
@@ -105,8 +111,10 @@ export async function openAgentContext(options: {
       env: options.env,
       catalogue: runtime.catalogue,
       logger: options.logger,
+      face: 'agent',
       ...(runner ? { runner } : {}),
       ...(only ? { only } : {}),
+      ...(codeRunner ? { codeRunner } : {}),
     })
     if (!only) budget.setLimits(roleLimits(view.describe?.().role ?? null))
     return view
@@ -138,5 +146,25 @@ export async function openAgentContext(options: {
     ...(options.person ? { elicit: () => Promise.reject(new Error('nobody is at the prompt yet')) } : {}),
   }
   runtime.offerClientCapabilities(agentCapabilities(answers))
-  return { runtime, loaded, mode, viewFor, model, sdk, client, answers, sampledUsage, budget }
+  return { runtime, loaded, mode, viewFor, model, sdk, client, answers, sampledUsage, budget, codeRunner, codeModeFor }
+}
+
+/**
+ * Code mode for the agent (docs/code-mode.md): the runner, once for the run,
+ * when `agent.codeMode` or a role asks for it (off, with a warning, where it
+ * cannot run), and whether a role's runs are in code mode.
+ */
+async function agentCodeMode(
+  mode: PolicyMode,
+  loaded: LoadedConfig,
+  logger: Logger,
+): Promise<Pick<AgentContext, 'codeRunner' | 'codeModeFor'>> {
+  const codeRunner = codeModeWanted(mode, loaded, 'agent')
+    ? await (await import('../code/code-mode.js')).codeRunnerFor(loaded, logger)
+    : undefined
+  const fallback = codeModeDefault(loaded, 'agent')
+  const codeModeFor = (role: string | null) =>
+    codeRunner !== undefined &&
+    (mode.kind === 'policy' && role !== null ? codeModeOf(mode.state, role, fallback) : fallback).on
+  return { codeRunner, codeModeFor }
 }

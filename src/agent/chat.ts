@@ -436,7 +436,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
           return (say(budgetCommand(opened.budget, arg)), true)
         case '/memory': {
           // Through the principal's own recall tool: exactly what policy lets this session read.
-          const recall = tools.list().find((t) => t.id === 'mycelium:recall_memory')
+          const recall = tools.named(`mycelium${loaded.config.namespace.separator}recall_memory`)
           if (!recall) {
             say(
               `No active skill grants memory to role ${principal().role ?? '(open mode)'}. /skills lists the skills; one with grants.memory adds it.`,

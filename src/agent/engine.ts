@@ -1,4 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk'
+import type { CallToolResult } from '@modelcontextprotocol/client'
 import { redactUrl, redactUrls } from '../redact.js'
 import type {
   BetaContentBlockParam,
@@ -9,13 +10,14 @@ import type {
   BetaToolUnion,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import { Cancellation } from '../protocol/cancellation.js'
-import type { ToolDoor } from './tool-call.js'
+import type { DoorOutcome, OfferedTool, ToolCall, ToolDoor } from './tool-call.js'
 import type { AnthropicSdk } from './anthropic-sdk.js'
 import { apiToolNames } from './api-names.js'
 import type { AgentEventBody, EndReason, TokenUsage } from './events.js'
 import { estimateTokens, type Budget } from './budget.js'
 import { toolResultContent } from './tool-content.js'
 import type { SpanHandle, Tracing } from '../telemetry/tracing.js'
+import { carrierOf, type Carrier } from '../telemetry/trace-context.js'
 import { RpcCode } from '../protocol/facts.js'
 
 export interface AgentOptions {
@@ -182,7 +184,8 @@ interface RunRecord {
  * One tool_use block of a reply: its events and its tool_result. The call
  * goes through the door, which decides it before it is sent (a denied call
  * never runs); a name the model made up gets the answer of a tool that does
- * not exist; Ctrl-C reaches a call in flight (a worker, a child's tool).
+ * not exist; Ctrl-C reaches a call in flight (a worker, a child's tool, a
+ * run_code run and its inner calls).
  */
 async function useTool(
   call: { id: string; name: string; input: unknown },
@@ -190,71 +193,191 @@ async function useTool(
   options: AgentOptions,
   run: RunRecord,
 ): Promise<BetaToolResultBlockParam> {
-  const { emit, tools } = options
-  const tool = tools.named(wireName)
-  const label = tool?.id ?? call.name
-  const input = (call.input ?? {}) as Record<string, unknown>
-  emit({ type: 'tool_call', id: call.id, tool: label, input })
-  const skills = tool?.id === META_ACTIVATE || tool?.id === META_DEACTIVATE ? toolIds(tools) : undefined
+  const tool = options.tools.named(wireName)
+  const watched = watchedCall(
+    options,
+    call.id,
+    tool?.id ?? call.name,
+    tool,
+    (call.input ?? {}) as Record<string, unknown>,
+  )
   const cancellation = new Cancellation()
   const onAbort = () => cancellation.cancel(options.signal!.reason)
   options.signal?.addEventListener('abort', onAbort, { once: true })
-  let started = 0
-  let span: SpanHandle | undefined
-  const sending = () => {
-    started = performance.now()
-    span = options.tracing?.tracing.start(`execute_tool ${label}`, 'internal', options.tracing.span, {
-      'gen_ai.operation.name': 'execute_tool',
-      'gen_ai.tool.name': label,
-      'gen_ai.tool.call.id': call.id,
+  const clock = toolClock(options, watched)
+  const done = await options.tools
+    .call({
+      wireName,
+      args: watched.input,
+      callId: call.id,
+      cancellation,
+      sending: () => clock.start(options.tracing?.span),
+      watchInner: watchInner(options, run, call.id, clock),
     })
-    return span ? { ...span.carrier() } : undefined
-  }
-  const done = await tools
-    .call({ wireName, args: input, callId: call.id, cancellation, sending })
     .finally(() => options.signal?.removeEventListener('abort', onAbort))
+  const settled = settle(options, run, watched, done, clock)
+  if (!settled.ok)
+    return {
+      type: 'tool_result',
+      tool_use_id: call.id,
+      is_error: true,
+      content: [{ type: 'text', text: settled.reason }],
+    }
+  return {
+    type: 'tool_result',
+    tool_use_id: call.id,
+    ...(settled.result.isError === true ? { is_error: true } : {}),
+    content: toolResultContent(settled.result, options.sdk),
+  }
+}
+
+/** One call as the engine follows it: its id and label (`server:tool`), the tool it names, its input, the run_code call it was made in, and the tools callable before it when it may change them (a skill tool). */
+interface WatchedCall {
+  id: string
+  label: string
+  tool: OfferedTool | undefined
+  input: Record<string, unknown>
+  parentId?: string
+  skillsBefore?: ReadonlySet<string>
+}
+
+/** A call about to be made: its tool_call event, and what it may change noted. */
+function watchedCall(
+  options: AgentOptions,
+  id: string,
+  label: string,
+  tool: OfferedTool | undefined,
+  input: Record<string, unknown>,
+  parentId?: string,
+): WatchedCall {
+  options.emit({ type: 'tool_call', id, tool: label, input, ...(parentId !== undefined ? { parentId } : {}) })
+  const skills = tool?.id === META_ACTIVATE || tool?.id === META_DEACTIVATE
+  return {
+    id,
+    label,
+    tool,
+    input,
+    ...(parentId !== undefined ? { parentId } : {}),
+    ...(skills ? { skillsBefore: options.tools.callable() } : {}),
+  }
+}
+
+/** A call's clock and execute_tool span: both start when the call may run (a refused call has neither, and a person's time is not the tool's). */
+interface ToolClock {
+  started: number
+  span: SpanHandle | undefined
+  /** Starts them, the span under `parent`; the call's `_meta` (the span's trace context). */
+  start(parent: SpanHandle | Carrier | undefined): Record<string, unknown> | undefined
+}
+
+function toolClock(options: AgentOptions, call: WatchedCall): ToolClock {
+  const clock: ToolClock = {
+    started: 0,
+    span: undefined,
+    start(parent) {
+      clock.started = performance.now()
+      clock.span = options.tracing?.tracing.start(`execute_tool ${call.label}`, 'internal', parent, {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': call.label,
+        'gen_ai.tool.call.id': call.id,
+      })
+      return clock.span ? { ...clock.span.carrier() } : undefined
+    },
+  }
+  return clock
+}
+
+/**
+ * How the engine follows the inner calls of a run_code call (`parentId`, its
+ * tool_use id), which the door makes: each has its tool_call and tool_result
+ * events, an execute_tool span under the run's, and a refused or unknown one
+ * is a permission denial of the run, as the model's own call would be.
+ */
+function watchInner(
+  options: AgentOptions,
+  run: RunRecord,
+  parentId: string,
+  outer: ToolClock,
+): NonNullable<ToolCall['watchInner']> {
+  return async (call, send) => {
+    const tool = options.tools.named(call.wireName)
+    const watched = watchedCall(options, call.callId, tool?.id ?? call.wireName, tool, call.args, parentId)
+    const clock = toolClock(options, watched)
+    // Under the run's own span: its `tools/call` span where the runtime traces, else its execute_tool span.
+    const sending = () => clock.start(carrierOf(call.sending?.()) ?? outer.span ?? options.tracing?.span)
+    const done = await send({ ...call, sending })
+    settle(options, run, watched, done, clock)
+    return done
+  }
+}
+
+/**
+ * How a call that went through the door ended, told: its span ended, its
+ * tool_result (and guard_blocked, skill_activated) events, a refused or
+ * unknown tool recorded as a permission denial. The result, or the reason
+ * the model is given.
+ */
+function settle(
+  options: AgentOptions,
+  run: RunRecord,
+  call: WatchedCall,
+  done: DoorOutcome,
+  clock: ToolClock,
+): { ok: true; result: CallToolResult } | { ok: false; reason: string } {
+  const { emit } = options
+  const parent = call.parentId !== undefined ? { parentId: call.parentId } : {}
+  const failed = (durationMs: number, reason: string) => {
+    emit({
+      type: 'tool_result',
+      id: call.id,
+      tool: call.label,
+      ok: false,
+      durationMs,
+      content: [{ type: 'text', text: reason }],
+      ...parent,
+    })
+    return { ok: false as const, reason }
+  }
   if (!done.sent) {
-    options.tracing?.span.event('approval_denied', { 'gen_ai.tool.name': label })
+    options.tracing?.span.event('approval_denied', { 'gen_ai.tool.name': call.label })
     run.approvalDenied = true
-    run.permissionDenials.push({ tool: label, id: call.id, reason: done.reason })
-    return failedResult(emit, call.id, label, 0, done.reason)
+    run.permissionDenials.push({ tool: call.label, id: call.id, reason: done.reason })
+    return failed(0, done.reason)
   }
   const { outcome } = done
-  span?.end(outcome.ok ? (outcome.result.isError ? 'the tool answered isError' : undefined) : outcome.error.message)
-  const durationMs = Math.round(performance.now() - started)
+  clock.span?.end(
+    outcome.ok ? (outcome.result.isError ? 'the tool answered isError' : undefined) : outcome.error.message,
+  )
+  const durationMs = Math.round(performance.now() - clock.started)
   if (!outcome.ok) {
     if (outcome.error.code === RpcCode.invalidParams)
-      run.permissionDenials.push({ tool: label, id: call.id, reason: outcome.error.message })
-    return failedResult(emit, call.id, label, durationMs, outcome.error.message)
+      run.permissionDenials.push({ tool: call.label, id: call.id, reason: outcome.error.message })
+    return failed(durationMs, outcome.error.message)
   }
   const ok = outcome.result.isError !== true
   const blocked = (
     outcome.result.structuredContent as { error?: { code?: string; rule?: string; message?: string } } | undefined
   )?.error
   if (blocked?.code === 'guard_blocked')
-    emit({ type: 'guard_blocked', id: call.id, tool: label, rule: blocked.rule ?? '', message: blocked.message ?? '' })
-  emit({ type: 'tool_result', id: call.id, tool: label, ok, durationMs, content: outcome.result.content ?? [] })
-  if (skills && ok) skillChanged(emit, tool!.id, input, skills, toolIds(tools))
-  return {
+    emit({
+      type: 'guard_blocked',
+      id: call.id,
+      tool: call.label,
+      rule: blocked.rule ?? '',
+      message: blocked.message ?? '',
+    })
+  emit({
     type: 'tool_result',
-    tool_use_id: call.id,
-    ...(ok ? {} : { is_error: true }),
-    content: toolResultContent(outcome.result, options.sdk),
-  }
-}
-
-const toolIds = (tools: ToolDoor) => new Set(tools.list().map((t) => t.id))
-
-/** A call that did not run or failed before the tool answered: its event and its tool_result, the reason as text. */
-function failedResult(
-  emit: AgentOptions['emit'],
-  id: string,
-  tool: string,
-  durationMs: number,
-  reason: string,
-): BetaToolResultBlockParam {
-  emit({ type: 'tool_result', id, tool, ok: false, durationMs, content: [{ type: 'text', text: reason }] })
-  return { type: 'tool_result', tool_use_id: id, is_error: true, content: [{ type: 'text', text: reason }] }
+    id: call.id,
+    tool: call.label,
+    ok,
+    durationMs,
+    content: outcome.result.content ?? [],
+    ...parent,
+  })
+  if (call.skillsBefore && ok)
+    skillChanged(emit, call.tool!.id, call.input, call.skillsBefore, options.tools.callable())
+  return { ok: true, result: outcome.result }
 }
 
 /** The model's activate_skill or deactivate_skill went through: the event names the tools that came and went. */

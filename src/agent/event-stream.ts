@@ -64,11 +64,13 @@ export function humanSink(out: Writable, err: Writable): (event: AgentEvent) => 
         stream = terminalTextStream()
         return
       }
+      // A call a run_code call's code made is indented under that call.
       case 'tool_call':
-        line(`→ ${event.tool} ${jsonText(event.input).slice(0, 200)}`)
+        line(`${event.parentId ? '  ' : ''}→ ${event.tool} ${jsonText(event.input).slice(0, 200)}`)
         return
       case 'tool_result':
-        if (!refused.delete(event.id)) line(`${event.ok ? '✓' : '✗'} ${event.tool} (${event.durationMs} ms)`)
+        if (!refused.delete(event.id))
+          line(`${event.parentId ? '  ' : ''}${event.ok ? '✓' : '✗'} ${event.tool} (${event.durationMs} ms)`)
         return
       case 'skill_activated':
       case 'skill_deactivated':

@@ -18,6 +18,9 @@ const common = {
   worker: v.optional(v.string()),
 }
 
+/** Set on a call the code of a run_code call made (docs/code-mode.md): that run_code call's id. Absent: the model's own call. */
+const inner = v.optional(v.string())
+
 const Usage = v.strictObject({
   inputTokens: v.number(),
   outputTokens: v.number(),
@@ -46,12 +49,20 @@ export const AgentEventSchema = v.variant('type', [
   }),
   v.strictObject({ type: v.literal('text'), ...common, text: v.string() }),
   v.strictObject({ type: v.literal('text_delta'), ...common, text: v.string() }),
-  v.strictObject({ type: v.literal('tool_call'), ...common, id: v.string(), tool: v.string(), input: v.unknown() }),
+  v.strictObject({
+    type: v.literal('tool_call'),
+    ...common,
+    id: v.string(),
+    tool: v.string(),
+    input: v.unknown(),
+    parentId: inner,
+  }),
   v.strictObject({
     type: v.literal('tool_result'),
     ...common,
     id: v.string(),
     tool: v.string(),
+    parentId: inner,
     ok: v.boolean(),
     durationMs: v.number(),
     /** The MCP content the tool returned (or the error the model was given). */

@@ -130,10 +130,11 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const context = options.contextFile
       ? await (await import('./failure-context.js')).readFailureContext(options.contextFile)
       : undefined
-    const { loaded, mode, viewFor, model, sdk, client, answers, sampledUsage, budget } = await openAgentContext({
+    const opened = await openAgentContext({
       ...options,
       onRuntime: (r) => (runtime = r),
     })
+    const { loaded, mode, viewFor, model, sdk, client, answers, sampledUsage, budget } = opened
     sampled = sampledUsage
     const rt = runtime!
     price.value = loaded.config.agent.price
@@ -350,7 +351,14 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
     const principal = view.describe!()
     const policy = (mode as Extract<typeof mode, { kind: 'policy' }>).state.policy
     const runner = await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded)
-    const toolbox = new WorkflowToolbox(policy.reachable(principal.role), runner, loaded.config.namespace.separator)
+    // Code mode (the role's codeMode, else agent.codeMode): run_code over the scripts too.
+    const code = opened.codeModeFor(principal.role) ? opened.codeRunner : undefined
+    const toolbox = new WorkflowToolbox(
+      policy.reachable(principal.role),
+      runner,
+      loaded.config.namespace.separator,
+      code,
+    )
     const tools = new ToolDoor([toolbox])
     events.emit({
       type: 'session_start',

@@ -1,8 +1,11 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
-import type { PrincipalView } from '../principal/view.js'
+import type { CodeModeHandle, PrincipalView } from '../principal/view.js'
 import type { Cancellation } from '../protocol/cancellation.js'
+import { BUILTIN_SERVER } from '../policy/policy.js'
 import { RpcCode } from '../protocol/facts.js'
-import type { WireError } from '../protocol/request-relay.js'
+import type { RelayOutcome, WireError } from '../protocol/request-relay.js'
+import type { InnerCall } from '../runtime/call-context.js'
+import { toolTable } from '../runtime/code-calls.js'
 import { callVisibleTool, visibleTools } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { AgentCall, type ChildAnswers } from './child-questions.js'
@@ -39,7 +42,28 @@ export interface ToolCall {
    * here: a refused call has neither, and a person's time is not the tool's.
    */
   sending?: () => Record<string, unknown> | undefined
+  /** The run_code run this call is made in (an inner call): the audit log's `runId`, and no run inside a run. */
+  runId?: string
+  /**
+   * A run_code call: how its caller sees each inner call the door makes for
+   * it (the engine's events, span and denials). `send` makes the call,
+   * through the door; without it each is made as it comes.
+   */
+  watchInner?: (call: ToolCall, send: (call: ToolCall) => Promise<DoorOutcome>) => Promise<DoorOutcome>
 }
+
+/** One call the code of a run_code call makes, as the door takes it back (src/runtime/code-calls.ts hands it over). */
+export interface InnerToolCall {
+  wireName: string
+  args: Record<string, unknown>
+  cancellation: Cancellation
+  runId: string
+  /** Its trace context (the run's span), for the inner call's own. */
+  meta?: Record<string, unknown> | undefined
+}
+
+/** How a source makes the inner calls of a run_code call: back through the door, each decided when it is made. */
+export type InnerCalls = (call: InnerToolCall) => Promise<ToolOutcome>
 
 /**
  * What a call by one name reaches at this moment: the tool named, and the
@@ -56,13 +80,21 @@ export interface Reached {
  * Where an agent's tools come from: a principal's view ({@link viewSource}),
  * a workflow's own tools, the workers' delegate. `ungated` runs a call with
  * no approval and runs at most `target` (nothing when it is undefined): only
- * {@link ToolDoor} calls it.
+ * {@link ToolDoor} calls it. A run_code call's code calls tools only through
+ * `inner`, which takes each call back through the door.
  */
 export interface ToolSource {
   list(): readonly OfferedTool[]
+  /** The ids of every tool a call may reach now, listed or not, when more than `list` (code mode: what the code sees). */
+  callable?(): readonly string[]
   /** The tool a call by this name reaches now, listed or not; undefined when this source has none by that name. */
   reach(wireName: string, args: Record<string, unknown>): Reached | undefined
-  ungated(call: ToolCall, target: OfferedTool | undefined, meta?: Record<string, unknown>): Promise<ToolOutcome>
+  ungated(
+    call: ToolCall,
+    target: OfferedTool | undefined,
+    meta: Record<string, unknown> | undefined,
+    inner: InnerCalls,
+  ): Promise<ToolOutcome>
 }
 
 /** The approval policy of a run: the tool's risk, the threshold, the answers so far (ApprovalGate, approvals.ts). */
@@ -99,27 +131,67 @@ export class ToolDoor {
     return this.#sources.flatMap((s) => s.list())
   }
 
+  /** The ids of every tool a call may reach now, listed or not (in code mode, what the code sees too): what a skill adds or removes. */
+  callable(): Set<string> {
+    return new Set(this.#sources.flatMap((s) => s.callable?.() ?? s.list().map((t) => t.id)))
+  }
+
   /** The tool a name stands for now (for labels and events), listed or not. */
   named(wireName: string): OfferedTool | undefined {
     return this.#reach(wireName, {}).reached?.tool
   }
 
-  async call(call: ToolCall): Promise<DoorOutcome> {
-    const { source, reached } = this.#reach(call.wireName, call.args)
+  call(call: ToolCall): Promise<DoorOutcome> {
+    return this.#call(call, this.#sources)
+  }
+
+  async #call(call: ToolCall, sources: readonly ToolSource[]): Promise<DoorOutcome> {
+    const { source, reached } = this.#reach(call.wireName, call.args, sources)
     const target = reached?.target
     if (target && this.#approvals) {
       const decision = await this.#approvals.check(call.callId, target.tool, target.input)
       if (!decision.allow) return { sent: false, reason: decision.reason }
     }
-    return { sent: true, outcome: await source.ungated(call, target?.tool, call.sending?.()) }
+    const outcome = await source.ungated(call, target?.tool, call.sending?.(), this.#inner(call, source))
+    return { sent: true, outcome }
   }
 
-  #reach(wireName: string, args: Record<string, unknown>): { source: ToolSource; reached?: Reached } {
-    for (const source of this.#sources) {
+  /**
+   * The inner calls of `outer` when it is a run_code call: each comes back
+   * here as a call of its own (`<outer id>.<n>`), decided by the approvals
+   * when it is made, exactly as the model's calls are, and reaches only the
+   * tools of `source`, the one the code sees. A refused one is a tool error
+   * with the reason, which the code gets as an Error.
+   */
+  #inner(outer: ToolCall, source: ToolSource): InnerCalls {
+    let made = 0
+    const watch = outer.watchInner ?? ((call, send) => send(call))
+    return async (inner) => {
+      const call: ToolCall = {
+        wireName: inner.wireName,
+        args: inner.args,
+        callId: `${outer.callId}.${++made}`,
+        cancellation: inner.cancellation,
+        runId: inner.runId,
+        sending: () => inner.meta,
+      }
+      const done = await watch(call, (c) => this.#call(c, [source]))
+      return done.sent
+        ? done.outcome
+        : { ok: true, result: { content: [{ type: 'text', text: done.reason }], isError: true } }
+    }
+  }
+
+  #reach(
+    wireName: string,
+    args: Record<string, unknown>,
+    sources = this.#sources,
+  ): { source: ToolSource; reached?: Reached } {
+    for (const source of sources) {
       const reached = source.reach(wireName, args)
       if (reached) return { source, reached }
     }
-    return { source: this.#sources[0]! }
+    return { source: sources[0]! }
   }
 }
 
@@ -133,20 +205,26 @@ export class ToolDoor {
  */
 export function viewSource(runtime: Runtime, view: PrincipalView, answers?: ChildAnswers): ToolSource {
   let calls = 0
+  const code = view.codeMode
   return {
     list: () => visibleTools(runtime, view),
+    ...(code ? { callable: () => codeCallable(runtime, view, code) } : {}),
     reach: (wireName, args) => reachInView(runtime, view, wireName, args),
-    async ungated(call, target, meta) {
+    async ungated(call, target, meta, inner) {
       const asker = answers ? new AgentCall(view, answers, call.callId || `call-${++calls}`) : undefined
       if (asker) runtime.addConnection(asker)
+      // run_code runs on the view's call path with the whole view (its code sees what the view shows), and its code calls nothing but through `inner`.
+      const runsCode = code !== undefined && target?.wireName === code.wireName && call.wireName === code.wireName
       try {
         const called = await callVisibleTool(
           runtime,
-          onlyTool(view, target?.wireName),
+          runsCode ? view : onlyTool(view, target?.wireName),
           { name: call.wireName, arguments: call.args, ...(meta ? { _meta: meta } : {}) },
           {
             cancellation: call.cancellation,
             builtin: () => ({ signal: call.cancellation.signal }),
+            ...(call.runId !== undefined ? { runId: call.runId } : {}),
+            ...(runsCode ? { innerCall: innerThroughDoor(inner) } : {}),
             ...(asker
               ? { caller: asker.origin, callerEra: { modern: false, clientCapabilities: asker.clientCapabilities } }
               : {}),
@@ -160,6 +238,33 @@ export function viewSource(runtime: Runtime, view: PrincipalView, answers?: Chil
       }
     },
   }
+}
+
+/** A run_code run's inner calls (runtime/code-calls.ts), each handed to the door as the InnerToolCall it is. */
+function innerThroughDoor(inner: InnerCalls): InnerCall {
+  return async (params, ctx) => ({
+    outcome: (await inner({
+      wireName: params.name,
+      args: params.arguments,
+      cancellation: ctx.cancellation,
+      runId: ctx.runId ?? '',
+      meta: params._meta,
+    })) as RelayOutcome,
+  })
+}
+
+/** A built-in's own name from its wire name (`mycelium__exec` → `exec`). */
+function builtinName(runtime: Runtime, wireName: string): string {
+  const prefix = `${BUILTIN_SERVER}${runtime.loaded.config.namespace.separator}`
+  return wireName.startsWith(prefix) ? wireName.slice(prefix.length) : wireName
+}
+
+/** Every tool a code-mode view's calls may reach now: what it lists, and what its code sees (`tools.<server>.<tool>`). */
+function codeCallable(runtime: Runtime, view: PrincipalView, code: CodeModeHandle): string[] {
+  const ids = visibleTools(runtime, view).map((t) => t.id)
+  for (const [server, tools] of toolTable(runtime, view, code))
+    for (const [tool] of tools) ids.push(`${server}:${tool}`)
+  return [...new Set(ids)]
 }
 
 /** What a call by `wireName` reaches in the view now: a built-in or a visible child tool, listed or not (lazy mode); through a wrapper (`call_tool`), the tool it calls. */
@@ -181,6 +286,9 @@ function reachInView(
 function toolInView(runtime: Runtime, view: PrincipalView, wireName: string): OfferedTool | undefined {
   const listed = visibleTools(runtime, view).find((t) => t.wireName === wireName)
   if (listed) return listed
+  // Code mode: a built-in it does not list (exec, the memory tools…) is still callable by name, and from the code.
+  const builtin = view.codeMode?.builtins().find((t) => t.name === wireName)
+  if (builtin) return { wireName, id: `${BUILTIN_SERVER}:${builtinName(runtime, wireName)}`, def: builtin }
   const entry = runtime.catalogue.toolByWire(wireName)
   return entry && view.toolVisible(entry)
     ? { wireName: entry.wireName, id: entry.id, def: entry.wire as Tool }

@@ -4,7 +4,12 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { Skill } from '../policy/skill.js'
 import type { BuiltinRunner } from '../principal/builtin-exec.js'
 import { unknownTool } from '../runtime/principal-tools.js'
-import type { OfferedTool, Reached, ToolCall, ToolSource } from './tool-call.js'
+import { randomUUID } from 'node:crypto'
+import { innerAnswer } from '../code/code-result.js'
+import { runWith, type CodeRuns } from '../code/code-runner.js'
+import type { ToolTable } from '../code/protocol.js'
+import { runCodeDef } from '../principal/code-view.js'
+import type { InnerCalls, OfferedTool, Reached, ToolCall, ToolSource } from './tool-call.js'
 
 /** A script that failed: what the context file records. */
 export interface ScriptFailure {
@@ -41,12 +46,14 @@ function scriptsOf(skill: Skill): string[] {
 export class WorkflowToolbox implements ToolSource {
   failure: ScriptFailure | undefined
   private readonly tools: OfferedTool[]
-  private readonly byWire = new Map<string, 'list_skills' | 'read_skill' | 'run_script'>()
+  private readonly byWire = new Map<string, 'list_skills' | 'read_skill' | 'run_script' | 'run_code'>()
 
+  /** `code`: code mode (the role's codeMode, else agent.codeMode): run_code too, whose code calls these tools. */
   constructor(
     private readonly skills: readonly Skill[],
     private readonly runner: Pick<BuiltinRunner, 'runScript'>,
     separator: string,
+    private readonly code?: CodeRuns,
   ) {
     const skillArg = {
       type: 'object',
@@ -81,6 +88,13 @@ export class WorkflowToolbox implements ToolSource {
       this.byWire.set(wireName, name)
       return { wireName, id: `mycelium:${name}`, def: { name: wireName, description, inputSchema } }
     })
+    if (code) {
+      const wireName = `mycelium${separator}run_code`
+      this.byWire.set(wireName, 'run_code')
+      const calls =
+        '`await tools.mycelium.run_script({ skill, script, args })` (and `list_skills()`, `read_skill({ name })`)'
+      this.tools.push({ wireName, id: 'mycelium:run_code', def: { name: wireName, ...runCodeDef(code, calls) } })
+    }
   }
 
   list(): readonly OfferedTool[] {
@@ -92,9 +106,11 @@ export class WorkflowToolbox implements ToolSource {
     return tool && { tool, target: { tool, input: args } }
   }
 
-  async ungated({ wireName, args }: ToolCall, target: OfferedTool | undefined) {
+  async ungated(call: ToolCall, target: OfferedTool | undefined, _meta: unknown, inner: InnerCalls) {
+    const { wireName, args } = call
     const which = target?.wireName === wireName ? this.byWire.get(wireName) : undefined
     if (!which) return unknownTool(wireName) as { ok: false; error: { code: number; message: string } }
+    if (which === 'run_code') return { ok: true as const, result: await this.runCode(call, inner) }
     const skill = (name: unknown) => this.skills.find((s) => s.name === name)
     if (which === 'list_skills') {
       return {
@@ -125,6 +141,12 @@ export class WorkflowToolbox implements ToolSource {
           `${found.instructions || '(no instructions)'}\n\nscripts: ${scriptsOf(found).join(', ') || 'none'}`,
         ),
       }
+    // The first failure ended the workflow: a later script (another in the same reply, or in the same run) does not run.
+    if (this.failure)
+      return {
+        ok: true as const,
+        result: text(`The workflow ended: script ${this.failure.script} of skill ${this.failure.skill} failed.`, true),
+      }
     const script = String(args.script ?? '')
     const scriptArgs = Array.isArray(args.args) ? args.args.map(String) : []
     const result = await this.runner.runScript(found, script, scriptArgs)
@@ -141,5 +163,38 @@ export class WorkflowToolbox implements ToolSource {
       }
     }
     return { ok: true as const, result }
+  }
+
+  /**
+   * run_code (code mode): the code sees `tools.mycelium` with this toolbox's
+   * other tools, and each of its calls comes back through the door (`inner`)
+   * as a call of its own.
+   */
+  private async runCode(call: ToolCall, inner: InnerCalls): Promise<CallToolResult> {
+    const code = this.code!
+    if (call.runId !== undefined) return text(`${call.wireName} cannot run inside a run: call the tools directly`, true)
+    if (typeof call.args.code !== 'string' || call.args.code.trim() === '')
+      return text(
+        `${call.wireName} needs "code": the body of an async function, such as return await tools.mycelium.list_skills()`,
+        true,
+      )
+    const runId = randomUUID()
+    const table: ToolTable = [
+      [
+        'mycelium',
+        this.tools.filter((t) => t.wireName !== call.wireName).map((t) => [t.id.slice('mycelium:'.length), t.wireName]),
+      ],
+    ]
+    return runWith(
+      code,
+      call.args.code,
+      {
+        tools: () => table,
+        onChange: () => () => {},
+        call: async (name, args, cancellation) =>
+          innerAnswer(await inner({ wireName: name, args, cancellation, runId })),
+      },
+      call.cancellation,
+    )
   }
 }

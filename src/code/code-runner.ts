@@ -3,7 +3,8 @@ import type { Writable } from 'node:stream'
 import type { Mask } from '../sandbox/masks.js'
 import type { OwnFiles } from '../sandbox/own-files.js'
 import { runnerArgs } from '../sandbox/runner-args.js'
-import type { InnerAnswer, CodeLimits, RunOutcome } from './code-result.js'
+import { Cancellation } from '../protocol/cancellation.js'
+import { runResult, type InnerAnswer, type CodeLimits, type RunOutcome } from './code-result.js'
 import { readRunnerLine, RUNNER_SWITCH, type FromRunner, type ToolTable, type ToRunner } from './protocol.js'
 
 /** Everything a run's sandbox is made of, found once when code mode is set up (code-mode.ts). */
@@ -31,6 +32,48 @@ export interface RunHooks {
   onChange(listener: () => void): () => void
   /** One inner call, decided again on the session's call path. */
   call(name: string, args: Record<string, unknown>): Promise<InnerAnswer>
+}
+
+/** What a run needs of a runner: its limits, whether it strips types, and a run (`myc tokens` lists run_code with one that runs nothing). */
+export type CodeRuns = Pick<CodeRunner, 'limits' | 'run'> & { setup: Pick<RunnerSetup, 'typescript'> }
+
+/** What one run asks of whoever started it: as {@link RunHooks}, each inner call with a cancellation of its own. */
+export interface RunSession extends Omit<RunHooks, 'call'> {
+  call(name: string, args: Record<string, unknown>, cancellation: Cancellation): Promise<InnerAnswer>
+}
+
+/**
+ * One run_code run: runs `code` and answers its inner calls through
+ * `session`, each with a cancellation that the run's cancels, and the run's
+ * end too (nothing of a run outlives it). The result is run_code's answer.
+ */
+export async function runWith(
+  runner: CodeRuns,
+  code: string,
+  session: RunSession,
+  cancelled: Cancellation,
+): Promise<ReturnType<typeof runResult>> {
+  const inFlight = new Set<Cancellation>()
+  const cancelAll = (why: string) => {
+    for (const c of inFlight) c.cancel(why)
+  }
+  cancelled.onCancel(() => cancelAll('the run was cancelled'))
+  const hooks: RunHooks = {
+    tools: () => session.tools(),
+    onChange: (listener) => session.onChange(listener),
+    async call(name, args) {
+      const cancellation = new Cancellation()
+      inFlight.add(cancellation)
+      try {
+        return await session.call(name, args, cancellation)
+      } finally {
+        inFlight.delete(cancellation)
+      }
+    },
+  }
+  const outcome = await runner.run(code, hooks, cancelled)
+  cancelAll('the run ended')
+  return runResult(outcome, runner.limits)
 }
 
 /** The file descriptor of the runner's process that bubblewrap reads the seccomp filter from. */

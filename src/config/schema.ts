@@ -131,7 +131,7 @@ export const RoleDefinitionSchema = v.strictObject({
   inherits: v.optional(roleName),
   /** The agent's budget for this role: each cap it sets wins over agent.budget's. */
   budget: v.optional(BudgetSchema),
-  /** Code mode for this role's sessions (docs/code-mode.md): wins over session.codeMode; a role that sets none takes its parent's. */
+  /** Code mode for this role's sessions and agent runs (docs/code-mode.md): wins over session.codeMode and agent.codeMode; a role that sets none takes its parent's. */
   codeMode: v.optional(v.boolean()),
 })
 
@@ -372,6 +372,8 @@ export const ConfigSchema = v.strictObject({
       maxTokens: v.optional(positiveInt(1, 1_000_000), 8_192),
       /** `myc adhoc`: the role it works as. */
       adhocRole: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), 'adhoc'),
+      /** Code mode for the agent (run, workflow, adhoc, chat; docs/code-mode.md): the model gets run_code; a role's codeMode wins. */
+      codeMode: v.optional(v.boolean(), false),
       /** In adhoc, tools at or above this risk ask first (denied without a terminal unless --approve). */
       approvalThreshold: v.optional(v.picklist(['low', 'medium', 'high', 'critical']), 'high'),
       /** Where sessions are recorded (default .mycelium/sessions beside the config). */

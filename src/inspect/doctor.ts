@@ -225,15 +225,16 @@ export async function runDoctor(options: {
 }
 
 /**
- * Code mode, when the config asks for it (`session.codeMode`, or a role's
- * `codeMode`): whether run_code is offered, or why not and what would fix it.
+ * Code mode, when the config asks for it (`session.codeMode`,
+ * `agent.codeMode`, or a role's `codeMode`): whether run_code is offered, or
+ * why not and what would fix it.
  */
 async function codeModeCheck(
   loaded: LoadedConfig,
   mode: PolicyMode,
   probe: ExecutorProbe,
 ): Promise<DoctorCheck | undefined> {
-  if (!codeModeWanted(mode, loaded)) return undefined
+  if (!codeModeWanted(mode, loaded) && !codeModeWanted(mode, loaded, 'agent')) return undefined
   try {
     const setup = await prepareCodeMode(loaded, { probe })
     if (!setup.ok)

@@ -1,5 +1,5 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
-import type { CodeRunner } from '../code/code-runner.js'
+import type { CodeRuns } from '../code/code-runner.js'
 import { toolSignature } from '../code/signatures.js'
 import { BUILTIN_SERVER } from '../policy/policy.js'
 import type { ToolEntry } from '../registry/catalogue.js'
@@ -16,18 +16,21 @@ const SEARCH_DEF: Omit<Tool, 'name'> = {
   description: 'Finds tools by what they do; gives each one’s TypeScript signature for run_code.',
 }
 
-/** run_code's definition: what the code is, what it may use, and its limits. */
-function runCodeDef(runner: CodeRunner): Omit<Tool, 'name'> {
+/** run_code's definition: what the code is, what it may use (`calls`: how the code calls tools), and its limits. */
+export function runCodeDef(
+  runner: CodeRuns,
+  calls = '`await tools.<server>.<tool>(args)` (signatures from search_tools)',
+): Omit<Tool, 'name'> {
   const { timeoutMs, memoryMb } = runner.limits
   const language = runner.setup.typescript ? 'JavaScript or TypeScript (types are stripped)' : 'JavaScript only'
   return {
-    description: `Runs code in a sandbox: the body of an async function (${language}) that calls your tools as \`await tools.<server>.<tool>(args)\` (signatures from search_tools) and \`return\`s its result. Gives console output, then the returned value as JSON. No network, no files; ${Math.round(timeoutMs / 1000)} s and ${memoryMb} MB at most.`,
+    description: `Runs code in a sandbox: the body of an async function (${language}) that calls your tools as ${calls} and \`return\`s its result. Gives console output, then the returned value as JSON. No network, no files; ${Math.round(timeoutMs / 1000)} s and ${memoryMb} MB at most.`,
     inputSchema: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] },
   }
 }
 
 export interface CodeModeViewOptions {
-  runner: CodeRunner
+  runner: CodeRuns
   naming: WireNameOptions
   /** The live catalogue's tools (signatures, and search in open mode). */
   catalogueTools: () => readonly ToolEntry[]

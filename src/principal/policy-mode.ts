@@ -22,7 +22,7 @@ import { PolicyView } from './policy-view.js'
 import { isRoleName, ROLE_NAME_RULE } from '../config/role-name.js'
 import { projectState } from '../config/state-roots.js'
 import { MemoryStore } from '../memory/memory-store.js'
-import type { CodeRunner } from '../code/code-runner.js'
+import type { CodeRuns } from '../code/code-runner.js'
 import { codeModeView, type CodeModeViewOptions } from './code-view.js'
 
 /** Open mode (no skills: everything served) or policy mode (docs/policy.md). */
@@ -153,8 +153,13 @@ export interface ViewRequest {
   /** How the session reaches myc, for the audit log (default stdio). */
   transport?: 'stdio' | 'http'
   /** Runs code mode's code; without it no session is in code mode (code/code-mode.ts says why). */
-  codeRunner?: CodeRunner
+  codeRunner?: CodeRuns
+  /** Who the view is for: a session of `myc serve` (default; `session.codeMode`) or the agent (`agent.codeMode`). A role's `codeMode` wins over either. */
+  face?: CodeModeFace
 }
+
+/** Who a view serves, for code mode's default: a session of `myc serve`, or the agent (run, workflow, adhoc, chat). */
+export type CodeModeFace = 'session' | 'agent'
 
 /** Why a role cannot be chosen in open mode, and how to get roles. */
 export function openModeMessage(asked: string, loaded: Pick<LoadedConfig, 'file' | 'dir'>): string {
@@ -183,7 +188,7 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
           ? `--skills ${request.skills.join(',')}`
           : undefined
     if (asked) throw new MycError('usage', openModeMessage(asked, loaded))
-    if (request.codeRunner && loaded.config.session.codeMode)
+    if (request.codeRunner && codeModeDefault(loaded, request.face).on)
       return codeModeView(openView(), codeOptions(request.codeRunner, loaded, request))
     return loaded.config.session.lazyTools
       ? lazyOpenView(() => request.catalogue.tools(), loaded.config.namespace)
@@ -224,23 +229,39 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
     memory: mode.memory,
   })
   // A worker (`only`) calls its skill's tools directly: never code mode.
-  const code = request.codeRunner && !request.only && codeModeOf(mode.state, choice.role, config.session.codeMode)
+  const code =
+    request.codeRunner && !request.only && codeModeOf(mode.state, choice.role, codeModeDefault(loaded, request.face)).on
   return code ? codeModeView(view, codeOptions(request.codeRunner!, loaded, request)) : view
 }
 
-/** Whether any session of this config could be in code mode: `session.codeMode`, or a role that sets `codeMode`. */
-export function codeModeWanted(mode: PolicyMode, loaded: LoadedConfig): boolean {
-  if (loaded.config.session.codeMode) return true
+/** Whether code mode is on for the face (or for either, without one), and the key that says so: what a role that sets no `codeMode` gets. */
+export function codeModeDefault(loaded: LoadedConfig, face: CodeModeFace = 'session'): CodeModeSetting {
+  return face === 'agent'
+    ? { on: loaded.config.agent.codeMode, by: 'agent.codeMode' }
+    : { on: loaded.config.session.codeMode, by: 'session.codeMode' }
+}
+
+/** Whether any view of this config for `face` could be in code mode: its key (`session.codeMode`, `agent.codeMode`), or a role that sets `codeMode`. */
+export function codeModeWanted(mode: PolicyMode, loaded: LoadedConfig, face: CodeModeFace = 'session'): boolean {
+  if (codeModeDefault(loaded, face).on) return true
   return mode.kind === 'policy' && [...mode.state.sources.definitions.values()].some((d) => d.codeMode === true)
 }
 
-/** Whether a role's sessions are in code mode: the nearest of its chain (the role, then its parent…) that says, else `session.codeMode`. */
-export function codeModeOf(state: PolicyState, role: string, sessionDefault: boolean): boolean {
-  const chain = state.roles.get(role)?.chain ?? [role]
-  const set = chain.map((name) => state.sources.definitions.get(name)?.codeMode).find((v) => v !== undefined)
-  return set ?? sessionDefault
+/** Whether code mode is on, and the setting that decided it (for `myc explain`). */
+export interface CodeModeSetting {
+  on: boolean
+  by: string
 }
 
-function codeOptions(runner: CodeRunner, loaded: LoadedConfig, request: ViewRequest): CodeModeViewOptions {
+/** Whether a role's views are in code mode: the nearest of its chain (the role, then its parent…) that says, else `fallback` (the face's key). */
+export function codeModeOf(state: PolicyState, role: string, fallback: CodeModeSetting): CodeModeSetting {
+  const chain = state.roles.get(role)?.chain ?? [role]
+  const by = chain.find((name) => state.sources.definitions.get(name)?.codeMode !== undefined)
+  return by === undefined
+    ? fallback
+    : { on: state.sources.definitions.get(by)!.codeMode!, by: `the codeMode of role "${by}"` }
+}
+
+function codeOptions(runner: CodeRuns, loaded: LoadedConfig, request: ViewRequest): CodeModeViewOptions {
   return { runner, naming: loaded.config.namespace, catalogueTools: () => request.catalogue.tools() }
 }

@@ -1,7 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { PromptEntry, ToolEntry } from '../registry/catalogue.js'
 import type { ServedSkill } from '../skills/skill-index.js'
-import type { CodeRunner } from '../code/code-runner.js'
+import type { CodeRuns } from '../code/code-runner.js'
 
 /** What a built-in tool handler gets from the face that calls it (a client connection or the agent). */
 export interface BuiltinCallContext {
@@ -17,7 +17,7 @@ export interface BuiltinCallContext {
 export interface CodeModeHandle {
   /** run_code's wire name: a call of it runs on the call path (runtime/principal-tools.ts). */
   wireName: string
-  runner: CodeRunner
+  runner: CodeRuns
   /** The built-ins the code may call now, listed or not (run_code itself is not one of them). */
   builtins(): readonly Tool[]
 }

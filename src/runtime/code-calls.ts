@@ -1,10 +1,10 @@
 import type { CallToolResult } from '@modelcontextprotocol/client'
-import { innerAnswer, runResult } from '../code/code-result.js'
-import type { RunHooks } from '../code/code-runner.js'
+import { innerAnswer } from '../code/code-result.js'
+import { runWith, type RunSession } from '../code/code-runner.js'
 import type { ToolTable } from '../code/protocol.js'
 import { BUILTIN_SERVER } from '../policy/policy.js'
 import type { CodeModeHandle, PrincipalView } from '../principal/view.js'
-import { Cancellation } from '../protocol/cancellation.js'
+import type { Cancellation } from '../protocol/cancellation.js'
 import type { SpanHandle } from '../telemetry/tracing.js'
 import { withCarrier } from '../telemetry/trace-context.js'
 import type { Runtime } from './runtime.js'
@@ -53,18 +53,11 @@ export async function runCode(run: CodeCall): Promise<CallToolResult> {
     return toolError(
       `${code.wireName} needs "code": the body of an async function, such as return await tools.<server>.<tool>({ … })`,
     )
-  const inFlight = new Set<Cancellation>()
-  const cancelAll = (why: string) => {
-    for (const c of inFlight) c.cancel(why)
-  }
-  ctx.cancellation.onCancel(() => cancelAll('the run was cancelled'))
-  const outcome = await code.runner.run(args.code, hooks(run, inFlight), ctx.cancellation)
-  cancelAll('the run ended')
-  return runResult(outcome, code.runner.limits)
+  return runWith(code.runner, args.code, session(run), ctx.cancellation)
 }
 
 /** What the runner asks of the session while a run runs. */
-function hooks(run: CodeCall, inFlight: Set<Cancellation>): RunHooks {
+function session(run: CodeCall): RunSession {
   const { runtime, view, code, ctx, span } = run
   const meta = span && runtime.tracing?.propagates ? withCarrier(undefined, span.carrier()) : undefined
   return {
@@ -77,20 +70,14 @@ function hooks(run: CodeCall, inFlight: Set<Cancellation>): RunHooks {
         offCatalogue()
       }
     },
-    async call(name, args) {
+    async call(name, args, cancellation) {
       const refused = await (ctx.chargeInnerCall ?? view.chargeInnerCall?.bind(view))?.()
       if (refused !== undefined) return { ok: false, message: refused }
-      const cancellation = new Cancellation()
-      inFlight.add(cancellation)
-      try {
-        const called = await run.call(
-          { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
-          innerContext(ctx, cancellation, run.runId),
-        )
-        return innerAnswer(called?.outcome as Parameters<typeof innerAnswer>[0])
-      } finally {
-        inFlight.delete(cancellation)
-      }
+      const called = await run.call(
+        { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+        innerContext(ctx, cancellation, run.runId),
+      )
+      return innerAnswer(called?.outcome as Parameters<typeof innerAnswer>[0])
     },
   }
 }

@@ -15,7 +15,7 @@ import { createView } from '../../src/principal/policy-mode.js'
 import { lazyOpenView } from '../../src/principal/lazy-view.js'
 import type { PrincipalView } from '../../src/principal/view.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
-import { skillsProject, toolsThatRan } from '../helpers/agent.js'
+import { agentInProcess, ofType, skillsProject, toolsThatRan } from '../helpers/agent.js'
 import { FakeAnthropic, type FakeBlock } from '../helpers/fake-anthropic.js'
 import { fixtureEntry, PolicyHarness, startRuntime } from '../helpers/runtime.js'
 
@@ -62,22 +62,9 @@ async function agent(
   events: AgentEventBody[] = [],
 ): Promise<{ outcome: AgentOutcome; events: AgentEventBody[] }> {
   fake.setScript((_req, i) => ({ content: replies[i] ?? [{ type: 'text', text: 'done' }] }))
-  const outcome = await runAgent('go', {
-    client: new sdk.Anthropic({ apiKey: 'test', baseURL: fake.url }),
-    sdk,
-    model: 'claude-test',
-    maxTokens: 1024,
-    maxTurns: 6,
-    system: 'test',
-    tools,
-    emit: (e) => events.push(e),
-    deniedFails: true,
-  })
-  return { outcome, events }
+  return agentInProcess(fake, tools, { deniedFails: true }, events)
 }
 
-const ofType = <T extends AgentEventBody['type']>(events: AgentEventBody[], type: T) =>
-  events.filter((e): e is Extract<AgentEventBody, { type: T }> => e.type === type)
 const activate = (name: string): FakeBlock => ({ type: 'tool_use', name: 'mycelium__activate_skill', input: { name } })
 const ADD: FakeBlock = { type: 'tool_use', name: 'echo__add', input: { a: 1, b: 2 } }
 

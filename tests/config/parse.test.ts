@@ -170,6 +170,7 @@ const bad: Array<[string, unknown, RegExp[]]> = [
     [/http\.tokens\[0\]\.env: "not valid" must be an environment variable name/],
   ],
   ['agent maxTurns', { agent: { maxTurns: 0 } }, [/agent\.maxTurns: is number 0, expected at least 1/]],
+  ['agent codeMode', { agent: { codeMode: 'yes' } }, [/agent\.codeMode: expected boolean, got "yes"/]],
   [
     'missing variable',
     stdio({ args: ['${NOPE}'] }),

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -75,6 +75,61 @@ describe.runIf(hasTmux)('myc adhoc on a terminal (tmux)', () => {
     expect(toolsThatRan(audit).filter((t) => !t.endsWith('activate_skill'))).toEqual(['echo__echo'])
   }, 60_000)
 })
+
+/** A real terminal: in code mode, each risky call the code of a run makes is asked there, one at a time. */
+describe.runIf(hasTmux && spawnSync('bwrap', ['--version']).status === 0)(
+  'myc adhoc in code mode on a terminal',
+  () => {
+    const fake = new FakeAnthropic()
+    const term = new Terminal('test-code')
+    const { tmux } = term
+    const screen = () => tmux('capture-pane', '-p', '-t', 'code')
+    beforeAll(() => fake.start())
+    afterAll(async () => {
+      term.close()
+      await fake.close()
+    })
+
+    it('asks for each risky inner call of run_code: "y" runs it, "n" keeps the next from running', async () => {
+      requireBundle()
+      const { dir, config, audit } = investigateProject()
+      const withCode = JSON.parse(readFileSync(config, 'utf8')) as { agent: Record<string, unknown> }
+      withCode.agent.codeMode = true
+      writeFileSync(config, JSON.stringify(withCode))
+      const code = `await tools.echo.echo({ message: 'low' })
+      const first = await tools.echo.add({ a: 2, b: 3 })
+      try { await tools.echo.add({ a: 4, b: 5 }) } catch (e) { return [first, e.message] }`
+      fake.setScript(
+        (_req, i) =>
+          [
+            { content: [{ type: 'tool_use' as const, name: 'mycelium__run_code', input: { code } }] },
+            { content: [{ type: 'text' as const, text: 'Finished in code mode.' }] },
+          ][i]!,
+      )
+      const command = `cd ${dir}; ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=${fake.url} ${process.execPath} ${bundle} adhoc "add in code" --config ${config}; echo EXIT=$?; sleep 60`
+      term.open('code', command)
+      await waitFor(
+        () => screen().includes('Allow echo:add (high risk) with {"a":2,"b":3}'),
+        20_000,
+        'the first prompt',
+      )
+      tmux('send-keys', '-t', 'code', 'y', 'Enter')
+      await waitFor(
+        () => screen().includes('Allow echo:add (high risk) with {"a":4,"b":5}'),
+        20_000,
+        'the second prompt',
+      )
+      tmux('send-keys', '-t', 'code', 'n', 'Enter')
+      await waitFor(() => screen().includes('EXIT='), 20_000, 'the end of the run')
+      const text = screen()
+      expect(text).toContain('Finished in code mode.')
+      expect(text).toContain('EXIT=3')
+      // echo:echo (low) was not asked: two prompts in all.
+      expect(text.split('Allow ').length - 1).toBe(2)
+      expect(toolsThatRan(audit)).toEqual(['echo__echo', 'echo__add', 'mycelium__run_code'])
+    }, 60_000)
+  },
+)
 
 /** A real terminal: a failed workflow asks whether to hand off, and a trigger under escalation "ask" asks before activating. */
 describe.runIf(hasTmux && spawnSync('bwrap', ['--version']).status === 0)(

@@ -7,6 +7,7 @@ import { runAgentCli } from '../helpers/agent.js'
 import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic, toolResults } from '../helpers/fake-anthropic.js'
 import { repoRoot } from '../helpers/fixtures.js'
+import { hasBwrap } from '../helpers/code-mode.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 import { quietWindow, waitFor } from '../helpers/wait-for.js'
 import { requireTool } from '../helpers/tools.js'
@@ -107,6 +108,42 @@ describe('myc chat (build/myc.cjs)', () => {
     expect(bad.code).toBe(2)
     expect(bad.stderr).toMatch(/--approve takes a risk level/)
   }, 30_000)
+
+  it.runIf(hasBwrap)(
+    'piped, in code mode (agent.codeMode): run_code is offered, and its risky inner call refused as a direct one',
+    async () => {
+      const config = writeConfig({
+        mcpServers: { echo: fixtureEntry('echo') },
+        agent: { codeMode: true, risk: [{ pattern: 'echo:add', level: 'high' }] },
+      })
+      const code = "await tools.echo.echo({ message: 'low' }); return await tools.echo.add({ a: 1, b: 2 })"
+      fake.setScript((req) =>
+        req.body.messages.length === 1
+          ? { content: [{ type: 'tool_use', name: 'mycelium__run_code', input: { code } }], stop_reason: 'tool_use' }
+          : { content: [{ type: 'text', text: 'done' }] },
+      )
+      const refused = await runAgentCli(['chat', '--config', config], { fake, input: 'add them\n' })
+      expect(refused.code, refused.stderr).toBe(0)
+      expect(fake.requests.at(-1)!.body.tools!.map((t) => t.name)).toEqual([
+        'mycelium__search_tools',
+        'mycelium__run_code',
+      ])
+      // The code's calls are indented under the run_code call; the refused one says why.
+      const lines = refused.stderr.split('\n')
+      expect(lines.filter((l) => /^ {2}[→✓] echo:echo /.test(l))).toHaveLength(2)
+      expect(lines).toContain(
+        '✗ echo:add refused: high risk needs approval and there is no terminal to ask (pass --approve high or --approve echo:add)',
+      )
+      expect(JSON.stringify([...toolResults(fake.requests.at(-1)!).values()])).toContain('not approved')
+      const approved = await runAgentCli(['chat', '--config', config, '--approve', 'echo:add'], {
+        fake,
+        input: 'add\n',
+      })
+      expect(approved.stderr).not.toMatch(/refused/)
+      expect([...toolResults(fake.requests.at(-1)!).values()][0]).toMatchObject({ content: [{ text: '"3"' }] })
+    },
+    30_000,
+  )
 
   it('piped, lazy open mode: a tool never listed is refused by its own name exactly as through call_tool', async () => {
     const config = writeConfig({

@@ -21,7 +21,7 @@ const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync(
  * default skill has echo:echo only, and its skill `danger` (off) has
  * echo:add, high risk.
  */
-function project(options: { danger?: boolean } = {}): string {
+function project(options: { danger?: boolean; codeMode?: boolean } = {}): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-wf-'))
   const skill = (name: string, roles: string, tools: string) => {
     mkdirSync(path.join(dir, 'skills', name, 'scripts'), { recursive: true })
@@ -46,7 +46,10 @@ function project(options: { danger?: boolean } = {}): string {
       mcpServers: { echo: fixtureEntry('echo') },
       roles: { default: 'ops' },
       session: { defaultSkills: ['investigate'] },
-      ...(options.danger ? { agent: { risk: [{ pattern: 'echo:add', level: 'high' }] } } : {}),
+      agent: {
+        ...(options.danger ? { risk: [{ pattern: 'echo:add', level: 'high' }] } : {}),
+        ...(options.codeMode ? { codeMode: true } : {}),
+      },
     }),
   )
   return path.join(dir, 'mycelium.config.json')
@@ -127,6 +130,40 @@ describe.runIf(hasBwrap)("myc workflow (build/myc.cjs): skills' scripts only, an
     })
     // The workflow stopped at the failure: no third request.
     expect(fake.requests.length - before).toBe(2)
+  }, 60_000)
+
+  it('in code mode (agent.codeMode) offers run_code over the scripts too; a script that fails in a run ends the workflow', async () => {
+    const code = `await tools.mycelium.run_script({ skill: 'deploy', script: 'check.sh' })
+      await tools.mycelium.run_script({ skill: 'deploy', script: 'release.sh', args: ['--now'] })`
+    fake.setScript((_req, i) =>
+      i === 0
+        ? { content: [{ type: 'tool_use', name: 'mycelium__run_code', input: { code } }] }
+        : { content: [{ type: 'text', text: 'should not be asked' }] },
+    )
+    const before = fake.requests.length
+    const r = await myc(
+      ['workflow', 'release it', '--config', project({ codeMode: true }), '--on-failure', 'exit'],
+      fake,
+    )
+    expect(r.code, r.stderr).toBe(3)
+    expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).toEqual([
+      'mycelium__list_skills',
+      'mycelium__read_skill',
+      'mycelium__run_script',
+      'mycelium__run_code',
+    ])
+    const run = r.events.find((e) => e.type === 'tool_call' && e.tool === 'mycelium:run_code') as { id: string }
+    expect(
+      r.events
+        .filter((e) => e.type === 'tool_result' && e.parentId === run.id)
+        .map((e) => [e.type === 'tool_result' && e.ok]),
+    ).toEqual([[true], [false]])
+    expect(await readFailureContext(end(r.events).contextFile!)).toMatchObject({
+      scriptPath: 'scripts/release.sh',
+      args: ['--now'],
+      exitCode: 2,
+    })
+    expect(fake.requests.length - before).toBe(1)
   }, 60_000)
 
   it('records the workflow phase as a session (mode workflow) that myc sessions lists and myc run --resume continues', async () => {

@@ -100,6 +100,14 @@ describe.runIf(hasBwrap)('code mode through build/myc.cjs', () => {
       detail: 'run_code is not offered: sandbox.executor is "none", and code mode never runs code without a sandbox',
       fix: 'set sandbox.executor to "auto" or "bubblewrap"',
     })
+    // agent.codeMode alone asks for code mode too.
+    const agentOnly = codeProject({
+      session: { defaultSkills: ['common'] },
+      agent: { codeMode: true },
+      sandbox: { executor: 'none' },
+    })
+    expect(check(agentOnly)).toMatchObject({ name: 'code mode', status: 'fail' })
+    expect(check(codeProject({ session: { defaultSkills: ['common'] } }))).toBeUndefined()
     expect(check(codeProject())).toEqual({
       name: 'code mode',
       status: 'ok',

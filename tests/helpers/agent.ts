@@ -2,7 +2,10 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import type { AgentEvent } from '../../src/agent/events.js'
+import { loadAnthropicSdk } from '../../src/agent/anthropic-sdk.js'
+import { runAgent, type AgentOptions, type AgentOutcome } from '../../src/agent/engine.js'
+import type { AgentEvent, AgentEventBody } from '../../src/agent/events.js'
+import type { ToolDoor } from '../../src/agent/tool-call.js'
 import { bundle, requireBundle } from './e2e.js'
 import type { FakeAnthropic, FakeReply } from './fake-anthropic.js'
 import { fixtureEntry } from './runtime.js'
@@ -142,3 +145,33 @@ export function activateAndCall(mark: string): FakeReply[] {
     { content: [{ type: 'text', text: 'All done.' }] },
   ]
 }
+
+/**
+ * The agent loop in this process against the fake Messages API (task "go",
+ * model claude-test, up to 6 turns of 1024 tokens; `more` overrides), on
+ * `tools`: how it ended, and every event it emitted (also into `events`).
+ */
+export async function agentInProcess(
+  fake: FakeAnthropic,
+  tools: ToolDoor,
+  more: Partial<AgentOptions> = {},
+  events: AgentEventBody[] = [],
+): Promise<{ outcome: AgentOutcome; events: AgentEventBody[] }> {
+  const sdk = await loadAnthropicSdk()
+  const outcome = await runAgent('go', {
+    client: new sdk.Anthropic({ apiKey: 'test', baseURL: fake.url }),
+    sdk,
+    model: 'claude-test',
+    maxTokens: 1024,
+    maxTurns: 6,
+    system: 'test',
+    tools,
+    emit: (e) => events.push(e),
+    ...more,
+  })
+  return { outcome, events }
+}
+
+/** The events of one type, typed as that type. */
+export const ofType = <T extends AgentEventBody['type']>(events: AgentEventBody[], type: T) =>
+  events.filter((e): e is Extract<AgentEventBody, { type: T }> => e.type === type)

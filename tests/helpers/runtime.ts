@@ -106,6 +106,8 @@ export class PolicyHarness {
       env?: Record<string, string>
       runner?: import('../../src/principal/builtin-exec.js').BuiltinRunner
       codeRunner?: import('../../src/code/code-runner.js').CodeRunner
+      /** The agent's view (`agent.codeMode`) rather than a session's (`session.codeMode`). */
+      face?: import('../../src/principal/policy-mode.js').CodeModeFace
     } = {},
   ): Promise<PrincipalView> {
     const { createView } = await import('../../src/principal/policy-mode.js')
@@ -117,6 +119,7 @@ export class PolicyHarness {
       logger: this.logger,
       ...(options.runner ? { runner: options.runner } : {}),
       ...(options.codeRunner ? { codeRunner: options.codeRunner } : {}),
+      ...(options.face ? { face: options.face } : {}),
     })
   }
 }
