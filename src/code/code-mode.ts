@@ -31,8 +31,7 @@ export type CodeModeSetup = { ok: true; runner: CodeRunner } | { ok: false; reas
  * source (tsx) there is no bundle: undefined.
  */
 export async function selfLaunch(): Promise<RunnerLaunch | undefined> {
-  const { stripTypeScriptTypes } = (await import('node:module')) as { stripTypeScriptTypes?: unknown }
-  const typescript = typeof stripTypeScriptTypes === 'function'
+  const typescript = await stripsTypes()
   if (typeof require !== 'function') return undefined
   const sea = (() => {
     try {
@@ -44,6 +43,12 @@ export async function selfLaunch(): Promise<RunnerLaunch | undefined> {
   if (sea) return { argv: [process.execPath], files: [], typescript }
   const bundle = typeof __filename === 'string' && __filename.endsWith('.cjs') ? __filename : undefined
   return bundle ? { argv: [process.execPath, bundle], files: [bundle], typescript } : undefined
+}
+
+/** Whether this Node.js strips TypeScript types (22.13 and later): the runner is this same executable. */
+export async function stripsTypes(): Promise<boolean> {
+  const { stripTypeScriptTypes } = (await import('node:module')) as { stripTypeScriptTypes?: unknown }
+  return typeof stripTypeScriptTypes === 'function'
 }
 
 /** An executable on this process's PATH (the system folders after it), as an absolute path. */

@@ -2,7 +2,9 @@ import { defineCommand } from 'citty'
 import { MycError } from '../errors.js'
 import { builtinByWireName, SERVED_BUILTINS } from '../inspect/reports.js'
 import { explainTool } from '../policy/explain.js'
-import { BUILTIN_SERVER } from '../policy/policy.js'
+import { BUILTIN_SERVER, RUN_CODE_TOOL } from '../policy/policy.js'
+import { codeModeDefault, codeModeOf } from '../principal/policy-mode.js'
+import { toWireName } from '../registry/wire-names.js'
 import { createLogger } from '../logger.js'
 import { commonArgs, jsonArgs, principalArgs, printJson, printResult } from './_shared.js'
 import { principalFor, requirePolicy, withStartedRuntime } from './_runtime.js'
@@ -23,7 +25,11 @@ export default defineCommand({
         const state = requirePolicy(mode)
         const { role, active } = principalFor(args, loaded, state)
         const entry = runtime.catalogue.toolById(args.tool) ?? runtime.catalogue.toolByWire(args.tool)
-        const builtin = entry ? undefined : builtinByWireName(args.tool, loaded.config.namespace)
+        const naming = loaded.config.namespace
+        const builtin = entry
+          ? undefined
+          : (builtinByWireName(args.tool, naming) ??
+            (toWireName(BUILTIN_SERVER, RUN_CODE_TOOL, naming) === args.tool ? RUN_CODE_TOOL : undefined))
         const colon = args.tool.indexOf(':')
         const [server, tool] = entry
           ? [entry.server, entry.name]
@@ -43,6 +49,10 @@ export default defineCommand({
           inCatalogue: entry !== undefined,
           metaTools: loaded.config.session.metaTools,
           available: SERVED_BUILTINS,
+          codeMode: {
+            sessions: codeModeOf(state, role, codeModeDefault(loaded, 'session')),
+            agent: codeModeOf(state, role, codeModeDefault(loaded, 'agent')),
+          },
         })
       },
     )

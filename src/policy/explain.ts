@@ -1,5 +1,5 @@
 import { patternMatches } from './patterns.js'
-import { BUILTIN_SERVER, BUILTIN_TOOLS, MEMORY_BUILTINS, META_BUILTINS, type Policy } from './policy.js'
+import { BUILTIN_SERVER, BUILTIN_TOOLS, MEMORY_BUILTINS, META_BUILTINS, RUN_CODE_TOOL, type Policy } from './policy.js'
 
 /** One step of an explanation: a rule and what it said. */
 export interface ExplainStep {
@@ -16,6 +16,21 @@ export interface Explanation {
   steps: ExplainStep[]
 }
 
+/** Whether a role's views are in code mode, and the setting that decided it (principal/policy-mode.ts's codeModeOf). */
+export interface CodeModeSetting {
+  on: boolean
+  by: string
+}
+
+/** Code mode for the role, for sessions of `myc serve` and for the agent. */
+export interface CodeModeFacts {
+  sessions: CodeModeSetting
+  agent: CodeModeSetting
+}
+
+/** The meta tools a session in code mode lists besides search_tools and run_code (principal/code-view.ts). */
+const CODE_LISTED = new Set(['list_skills', 'activate_skill', 'deactivate_skill', 'get_context', 'search_tools'])
+
 const isMeta = (tool: string) => (META_BUILTINS as readonly string[]).includes(tool)
 const isMemory = (tool: string) => (MEMORY_BUILTINS as readonly string[]).includes(tool)
 
@@ -31,20 +46,90 @@ const isMemory = (tool: string) => (MEMORY_BUILTINS as readonly string[]).includ
  * config's `session.metaTools`; `available`, as for {@link visibleBuiltins},
  * narrows the other built-ins to those the process can run (one outside it
  * is hidden whatever the skills say). Active skills the role cannot reach
- * count for nothing, as in the filter.
+ * count for nothing, as in the filter. With `codeMode`, `mycelium:run_code`
+ * is explained by it (visible when the role's sessions are in code mode),
+ * and a tool a session in code mode does not list says how it is reached.
  */
-export function explainTool(
-  policy: Policy,
-  input: {
-    server: string
-    tool: string
-    role: string
-    active: ReadonlySet<string>
-    inCatalogue: boolean
-    metaTools?: boolean
-    available?: ReadonlySet<string>
-  },
-): Explanation {
+export function explainTool(policy: Policy, input: ExplainInput & { codeMode?: CodeModeFacts }): Explanation {
+  if (input.codeMode && input.server === BUILTIN_SERVER && input.tool === RUN_CODE_TOOL)
+    return explainRunCode(policy, input.role, input.codeMode)
+  const explained = explainByPolicy(policy, input)
+  if (explained.visible && input.codeMode?.sessions.on)
+    explained.steps.push(codeModeNote(input.server, input.tool, input.role))
+  return explained
+}
+
+/** run_code: no skill or pattern decides it, code mode does (for sessions; the agent's is told beside). */
+function explainRunCode(policy: Policy, role: string, code: CodeModeFacts): Explanation {
+  const id = `${BUILTIN_SERVER}:${RUN_CODE_TOOL}`
+  if (!policy.roles.has(role))
+    return {
+      tool: id,
+      role,
+      visible: false,
+      steps: [
+        {
+          rule: 'role',
+          verdict: 'denies',
+          detail: `unknown role "${role}" (roles: ${[...policy.roles.keys()].join(', ') || 'none'})`,
+        },
+      ],
+    }
+  const said = (s: CodeModeSetting) => `${s.on ? 'on' : 'off'} (${s.by})`
+  return {
+    tool: id,
+    role,
+    visible: code.sessions.on,
+    steps: [
+      {
+        rule: 'code mode',
+        verdict: code.sessions.on ? 'allows' : 'denies',
+        detail: `code mode for role ${role}'s sessions is ${said(code.sessions)}`,
+      },
+      {
+        rule: 'code mode (agent)',
+        verdict: 'info',
+        detail: `for the agent (myc run, workflow, adhoc, chat) it is ${said(code.agent)}`,
+      },
+      ...(code.sessions.on || code.agent.on
+        ? [
+            {
+              rule: 'sandbox',
+              verdict: 'info' as const,
+              detail:
+                "offered only where bubblewrap runs the code; myc doctor's code mode check says whether it does here",
+            },
+          ]
+        : []),
+    ],
+  }
+}
+
+/** What a session in code mode does with a tool it may call: lists it, or not (callable by name and from the code). */
+function codeModeNote(server: string, tool: string, role: string): ExplainStep {
+  const listed = server === BUILTIN_SERVER && CODE_LISTED.has(tool)
+  return {
+    rule: 'code mode',
+    verdict: 'info',
+    detail: listed
+      ? `role ${role}'s sessions are in code mode, which lists it`
+      : `role ${role}'s sessions are in code mode: not listed, callable by its name and from run_code as tools.${server}.${tool}`,
+  }
+}
+
+/** The tool, the role and what decides it besides the policy: {@link explainTool}'s input. */
+export interface ExplainInput {
+  server: string
+  tool: string
+  role: string
+  active: ReadonlySet<string>
+  inCatalogue: boolean
+  metaTools?: boolean
+  available?: ReadonlySet<string>
+}
+
+/** The verdict of the skills, the role and the built-ins' rules (everything but code mode). */
+function explainByPolicy(policy: Policy, input: ExplainInput): Explanation {
   const { server, tool, role } = input
   const steps: ExplainStep[] = []
   const id = `${server}:${tool}`

@@ -15,6 +15,8 @@ export const META_BUILTINS = [
 ] as const
 /** Built-ins an active skill's patterns must allow (docs/policy.md). */
 export const GATED_BUILTINS = ['exec', 'run_script'] as const
+/** Code mode's tool (docs/code-mode.md): offered by the session's code mode, not by skills, so no pattern names it. */
+export const RUN_CODE_TOOL = 'run_code'
 /** Built-ins visible when an active skill grants memory (`grants.memory` other than none); patterns play no part. */
 export const MEMORY_BUILTINS = ['save_memory', 'recall_memory', 'list_memories'] as const
 

@@ -1,7 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { CodeRuns } from '../code/code-runner.js'
 import { toolSignature } from '../code/signatures.js'
-import { BUILTIN_SERVER } from '../policy/policy.js'
+import { BUILTIN_SERVER, RUN_CODE_TOOL } from '../policy/policy.js'
 import type { ToolEntry } from '../registry/catalogue.js'
 import { toWireName, type WireNameOptions } from '../registry/wire-names.js'
 import { META_TOOL_DEFS } from './meta-tools.js'
@@ -48,7 +48,7 @@ export interface CodeModeViewOptions {
 export function codeModeView(view: PrincipalView, options: CodeModeViewOptions): PrincipalView {
   const wire = (name: string) => toWireName(BUILTIN_SERVER, name, options.naming)
   const searchWire = wire('search_tools')
-  const runCode: Tool = { name: wire('run_code'), ...runCodeDef(options.runner) }
+  const runCode: Tool = { name: wire(RUN_CODE_TOOL), ...runCodeDef(options.runner) }
   const search: Tool = { name: searchWire, ...SEARCH_DEF }
   const listedMeta = new Set(LISTED_META.map(wire))
   let cache: { from: readonly Tool[]; listed: readonly Tool[]; callable: readonly Tool[] } | undefined

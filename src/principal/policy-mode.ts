@@ -9,6 +9,7 @@ import { RoleDefinitionSchema } from '../config/schema.js'
 import { MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { initialSkills } from '../policy/escalation.js'
+import type { CodeModeSetting } from '../policy/explain.js'
 import { chooseRole, type RoleDefinitionInput } from '../policy/roles.js'
 import type { Catalogue } from '../registry/catalogue.js'
 import { lazyOpenView } from './lazy-view.js'
@@ -245,12 +246,6 @@ export function codeModeDefault(loaded: LoadedConfig, face: CodeModeFace = 'sess
 export function codeModeWanted(mode: PolicyMode, loaded: LoadedConfig, face: CodeModeFace = 'session'): boolean {
   if (codeModeDefault(loaded, face).on) return true
   return mode.kind === 'policy' && [...mode.state.sources.definitions.values()].some((d) => d.codeMode === true)
-}
-
-/** Whether code mode is on, and the setting that decided it (for `myc explain`). */
-export interface CodeModeSetting {
-  on: boolean
-  by: string
 }
 
 /** Whether a role's views are in code mode: the nearest of its chain (the role, then its parent…) that says, else `fallback` (the face's key). */

@@ -187,4 +187,42 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
     })
     expect(json(['explain', 'mycelium:list_skills', '--config', file, '--role', 'developer']).doc.visible).toBe(true)
   })
+
+  it('myc explain says whether a role is in code mode, and how a session in it reaches a tool it does not list', () => {
+    const code = config({ codeMode: true })
+    const runCode = json(['explain', 'mycelium__run_code', '--config', code.file, '--role', 'developer']).doc
+    expect(runCode).toMatchObject({ ok: true, tool: 'mycelium:run_code', visible: true })
+    expect(runCode.steps.slice(0, 2)).toEqual([
+      {
+        rule: 'code mode',
+        verdict: 'allows',
+        detail: "code mode for role developer's sessions is on (session.codeMode)",
+      },
+      {
+        rule: 'code mode (agent)',
+        verdict: 'info',
+        detail: 'for the agent (myc run, workflow, adhoc, chat) it is off (agent.codeMode)',
+      },
+    ])
+    expect(json(['explain', 'echo:echo', '--config', code.file, '--role', 'developer']).doc.steps.at(-1)).toEqual({
+      rule: 'code mode',
+      verdict: 'info',
+      detail:
+        "role developer's sessions are in code mode: not listed, callable by its name and from run_code as tools.echo.echo",
+    })
+    const off = json(['explain', 'mycelium:run_code', '--config', file, '--role', 'developer']).doc
+    expect(off.visible).toBe(false)
+    expect(off.steps).toEqual([
+      {
+        rule: 'code mode',
+        verdict: 'denies',
+        detail: "code mode for role developer's sessions is off (session.codeMode)",
+      },
+      {
+        rule: 'code mode (agent)',
+        verdict: 'info',
+        detail: 'for the agent (myc run, workflow, adhoc, chat) it is off (agent.codeMode)',
+      },
+    ])
+  })
 })

@@ -203,4 +203,68 @@ describe('explainTool', () => {
       { rule: 'role', verdict: 'denies', detail: 'unknown role "root" (roles: dev, guest, intern, lead)' },
     ])
   })
+
+  describe('code mode', () => {
+    const on = { on: true, by: 'the codeMode of role "dev"' }
+    const off = { on: false, by: 'session.codeMode' }
+    const code = (role: string, tool: string, server = BUILTIN_SERVER, sessions = on, active: string[] = []) =>
+      explainTool(policy, {
+        server,
+        tool,
+        role,
+        active: new Set(active),
+        inCatalogue: server !== BUILTIN_SERVER,
+        codeMode: { sessions, agent: off },
+      })
+
+    it('decides run_code by code mode, not by skills, and says what the agent gets and where it runs', () => {
+      expect(code('dev', 'run_code')).toEqual({
+        tool: 'mycelium:run_code',
+        role: 'dev',
+        visible: true,
+        steps: [
+          {
+            rule: 'code mode',
+            verdict: 'allows',
+            detail: `code mode for role dev's sessions is on (the codeMode of role "dev")`,
+          },
+          {
+            rule: 'code mode (agent)',
+            verdict: 'info',
+            detail: 'for the agent (myc run, workflow, adhoc, chat) it is off (session.codeMode)',
+          },
+          {
+            rule: 'sandbox',
+            verdict: 'info',
+            detail:
+              "offered only where bubblewrap runs the code; myc doctor's code mode check says whether it does here",
+          },
+        ],
+      })
+      expect(code('dev', 'run_code', BUILTIN_SERVER, off)).toMatchObject({
+        visible: false,
+        steps: [{ rule: 'code mode', verdict: 'denies' }, { rule: 'code mode (agent)' }],
+      })
+      expect(code('nobody', 'run_code')).toMatchObject({ visible: false, steps: [{ rule: 'role', verdict: 'denies' }] })
+      // Without code mode's facts, run_code is no built-in of the catalogue (as before code mode).
+      expect(explain(BUILTIN_SERVER, 'run_code', 'dev', []).visible).toBe(false)
+    })
+
+    it('says how a session in code mode reaches a tool it does not list; a hidden tool stays hidden', () => {
+      expect(code('dev', 'read_file', 'fs', on, ['reader']).steps.at(-1)).toEqual({
+        rule: 'code mode',
+        verdict: 'info',
+        detail:
+          "role dev's sessions are in code mode: not listed, callable by its name and from run_code as tools.fs.read_file",
+      })
+      expect(code('dev', 'exec', BUILTIN_SERVER, on, ['writer']).steps.at(-1)?.detail).toMatch(/tools\.mycelium\.exec$/)
+      expect(code('dev', 'list_skills').steps.at(-1)).toMatchObject({
+        detail: "role dev's sessions are in code mode, which lists it",
+      })
+      const hidden = code('guest', 'write_file', 'fs')
+      expect(hidden.visible).toBe(false)
+      expect(hidden.steps.some((s) => s.rule === 'code mode')).toBe(false)
+      expect(code('dev', 'read_file', 'fs', off, ['reader']).steps.some((s) => s.rule === 'code mode')).toBe(false)
+    })
+  })
 })
