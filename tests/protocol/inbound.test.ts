@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { checkInbound } from '../../src/protocol/inbound.js'
-import { TopLevelIdScanner, topLevelId } from '../../src/protocol/top-level-id.js'
+import { TopLevelIdScanner, topLevelId, topLevelIdOfBytes } from '../../src/protocol/top-level-id.js'
 import { REQUEST_PARAMS } from '../../src/protocol/params-check.js'
 import { SERVED_METHODS } from '../helpers/hostile-messages.js'
 
@@ -222,6 +222,36 @@ describe('the answer owed to each incoming message', () => {
     for (const bad of ['{"id":1.5}', '{"id":true}', '{"id":null}', '{"id":12345678901234567890}', '["id",1]'])
       expect(topLevelId(bad), bad).toBeNull()
     expect(topLevelId('{"id":-3}')).toBe(-3)
+  })
+
+  it('finds the same id in UTF-8 bytes as in text, whatever the characters, without decoding the rest', () => {
+    const deep = `${'['.repeat(500)}${']'.repeat(500)}`
+    const cases = [
+      '{"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"name":"x"',
+      '{"jsonrpc":"2.0","id":42,"method":"tools/call"}',
+      '{"jsonrpc":"2.0","method":"tools/call","params":{"id":5',
+      '{"jsonrpc":"2.0","id":{"x":1}}',
+      'not json',
+      `{"jsonrpc":"2.0","method":"x","params":{"a":${deep},"id":"inner"},"id":"trailing-1"}`,
+      `{"params":{"s":"\\"}\\"id\\":7"},"i\\u0064":"escaped-key","x":"y"}`,
+      '{"id":1,"id":"last"}',
+      '{"id":1.5}',
+      '{"id":true}',
+      '{"id":null}',
+      '{"id":12345678901234567890}',
+      '["id",1]',
+      '{"id":-3}',
+      '  {"id" : "spaced" }',
+      '{"params":{"s":"ends in a backslash \\\\"},"id":"after-backslashes"}',
+      '{"id":"é–😀","params":{"t":"ü\\"}"}}',
+      '{"id":"Ã©"}',
+      `{"id":"${'k'.repeat(1025)}"}`,
+    ]
+    for (const text of cases) expect(topLevelIdOfBytes(Buffer.from(text)), text).toEqual(topLevelId(text))
+    expect(topLevelIdOfBytes(Buffer.from('{"id":"é"}'))).toBe('é')
+    expect(topLevelIdOfBytes(Buffer.from('{"id":"é"}'))).not.toBe(topLevelIdOfBytes(Buffer.from('{"id":"Ã©"}')))
+    const big = Buffer.from(JSON.stringify({ params: { blob: `"${'x'.repeat(4_000_000)}\\` }, id: 'after-4-MB' }))
+    expect(topLevelIdOfBytes(big)).toBe('after-4-MB')
   })
 
   it('finds the id across pieces fed one at a time, keeping none of a huge value', () => {
