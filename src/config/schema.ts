@@ -312,6 +312,10 @@ export const ConfigSchema = v.strictObject({
       maxSessions: v.optional(positiveInt(1, 1_000_000), 1_000),
       /** Sessions one credential (a token, a JWT subject, the launch's principal) may hold open in one process; one more is 429. */
       maxSessionsPerCredential: v.optional(positiveInt(1, 1_000_000), 16),
+      /** How long a request body may take to arrive; later, 408 and the connection is closed. */
+      bodyTimeoutMs: v.optional(positiveInt(100, 3_600_000), 30_000),
+      /** Connections one client address may hold open (behind a proxy, every client is the proxy's address); one more gets 429 and is closed. */
+      maxConnectionsPerAddress: v.optional(positiveInt(1, 1_000_000), 512),
       /** A session with no request for this long is closed (its id then answers 404). */
       sessionIdleMs: v.optional(positiveInt(100, 30 * 86_400_000), 30 * 60_000),
       /** Where session state lives: "memory" (this process) or a Redis URL (redis://, rediss://) shared by replicas. */

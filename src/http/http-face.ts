@@ -10,6 +10,7 @@ import type { RateLimit } from './rate-limit.js'
 import { allowedHostnames, checkHost, checkOrigin, corsHeaders, preflightHeaders } from './request-guard.js'
 import { HttpRpcCode, refusal, withHeaders } from './responses.js'
 import { SessionRoute, type HttpSession, type InboundRequest } from './session-route.js'
+import { BodyTimeoutError } from './node-bridge.js'
 import { eraOf } from '../eras/face/http-era.js'
 import { readForEra } from './era-body.js'
 import type { TaskRegistry } from '../eras/face/task-registry.js'
@@ -161,6 +162,11 @@ export class HttpFace {
     try {
       return await this.route(inbound)
     } catch (error) {
+      // A body that did not arrive in time: 408, and the connection is closed (whatever more comes is not read).
+      if (error instanceof BodyTimeoutError) {
+        this.options.logger.debug(`http: ${error.message}`)
+        return refusal(408, HttpRpcCode.server, `Request Timeout: ${error.message}`, { Connection: 'close' })
+      }
       if (error instanceof Error && error.name === 'ClientGoneError') {
         this.options.logger.debug(`http: ${error.message}`)
         return refusal(400, HttpRpcCode.invalidRequest, 'Bad Request: incomplete body')

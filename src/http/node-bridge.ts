@@ -4,6 +4,13 @@ import type { InboundRequest } from './session-route.js'
 /** How long a refused upload may go on being discarded after the answer before its connection is cut. */
 const DISCARD_MS = 5_000
 
+/** A request's body did not arrive within `http.bodyTimeoutMs`: it is answered 408, and its connection closed. */
+export class BodyTimeoutError extends Error {
+  constructor(readonly ms: number) {
+    super(`the body did not arrive within ${ms} ms (http.bodyTimeoutMs)`)
+  }
+}
+
 /** The client went away before its request was read: nobody is left to answer. */
 export class ClientGoneError extends Error {
   constructor() {
@@ -19,8 +26,16 @@ export class ClientGoneError extends Error {
  * request cannot be a web Request (a header value or method it refuses).
  * `signal`, when given, becomes the Request's: it aborts when the client
  * goes away before its answer is complete (a 2026-era request's cancellation).
+ * `bodyTimeoutMs`, when given, is how long from now the body may take to
+ * arrive (BodyTimeoutError past it).
  */
-export function inboundOf(req: IncomingMessage, base: string, signal?: AbortSignal): InboundRequest {
+export function inboundOf(
+  req: IncomingMessage,
+  base: string,
+  signal?: AbortSignal,
+  bodyTimeoutMs?: number,
+): InboundRequest {
+  const deadline = bodyTimeoutMs === undefined ? undefined : { at: Date.now() + bodyTimeoutMs, ms: bodyTimeoutMs }
   const headers = new Headers()
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
   const url = new URL(req.url ?? '/', base)
@@ -30,44 +45,53 @@ export function inboundOf(req: IncomingMessage, base: string, signal?: AbortSign
     headers,
     ...(signal ? { signal } : {}),
   })
-  return { request, readBody: (maxBytes) => readBody(req, maxBytes) }
+  return { request, readBody: (maxBytes) => readBody(req, maxBytes, deadline) }
 }
 
+/** A body read: too large, or its text. */
+type ReadBody = { tooLarge: true } | { tooLarge: false; text: string }
+
 /**
- * Reads a request body up to `maxBytes`. A declared Content-Length over it
- * is refused before reading; otherwise reading stops counting at the limit.
- * A refused body is still read and thrown away (so the client, still
- * sending, gets the answer instead of a reset connection).
+ * Reads a request body up to `maxBytes`, by `deadline` when given. A
+ * declared Content-Length over it is refused before reading; otherwise
+ * reading stops counting at the limit. A refused body is still read and
+ * thrown away (so the client, still sending, gets the answer instead of a
+ * reset connection).
  */
 export function readBody(
   req: IncomingMessage,
   maxBytes: number,
-): Promise<{ tooLarge: true } | { tooLarge: false; text: string }> {
+  deadline?: { at: number; ms: number },
+): Promise<ReadBody> {
   return new Promise((resolve, reject) => {
     if (Number(req.headers['content-length']) > maxBytes) {
       req.resume()
       resolve({ tooLarge: true })
       return
     }
-    const chunks: Buffer[] = []
+    let chunks: Buffer[] = []
     let size = 0
-    let over = false
-    req.on('data', (chunk: Buffer) => {
-      if (over) return
+    const onData = (chunk: Buffer) => {
       size += chunk.length
-      if (size > maxBytes) {
-        over = true
-        chunks.length = 0
-        resolve({ tooLarge: true })
-        return
-      }
-      chunks.push(chunk)
-    })
-    req.on('end', () => {
-      if (!over) resolve({ tooLarge: false, text: Buffer.concat(chunks).toString('utf8') })
-    })
-    req.on('error', () => reject(new ClientGoneError()))
-    req.on('aborted', () => reject(new ClientGoneError()))
+      if (size > maxBytes) settle({ tooLarge: true })
+      else chunks.push(chunk)
+    }
+    const onEnd = () => settle({ tooLarge: false, text: Buffer.concat(chunks).toString('utf8') })
+    const onGone = () => settle(new ClientGoneError())
+    const timer = deadline
+      ? setTimeout(() => settle(new BodyTimeoutError(deadline.ms)), Math.max(0, deadline.at - Date.now()))
+      : undefined
+    // The request object lives on with its connection (keep-alive): once settled, nothing of the body may hang from it.
+    const settle = (outcome: ReadBody | Error) => {
+      clearTimeout(timer)
+      req.off('data', onData).off('end', onEnd).off('error', onGone).off('aborted', onGone)
+      // An error after the body was read (the client gone while its answer streams) is the answer's business, not this reader's.
+      req.on('error', () => {})
+      chunks = []
+      if (outcome instanceof Error) reject(outcome)
+      else resolve(outcome)
+    }
+    req.on('data', onData).on('end', onEnd).on('error', onGone).on('aborted', onGone)
   })
 }
 
@@ -86,6 +110,11 @@ export function abortedByClient(res: ServerResponse): AbortSignal {
  * body is cancelled, which tells the transport the stream is gone.
  */
 export async function sendResponse(req: IncomingMessage, res: ServerResponse, response: Response): Promise<void> {
+  // The connection is gone already (a request timed out, the client left): nothing can be sent, and nothing must wait for it.
+  if (res.destroyed || req.socket.destroyed) {
+    await response.body?.cancel().catch(() => {})
+    return
+  }
   const headers: Record<string, string> = {}
   response.headers.forEach((value, key) => {
     headers[key] = value

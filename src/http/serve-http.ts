@@ -1,4 +1,3 @@
-import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http'
 import type { LoadedConfig } from '../config/load.js'
 import { ExitCode, MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
@@ -8,7 +7,8 @@ import { killChildrenOnExit } from '../runtime/kill-on-exit.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { HttpFace } from './http-face.js'
 import { formatListen, isLoopbackHost, parseListen, type ListenAddress } from '../config/listen-address.js'
-import { abortedByClient, inboundOf, sendResponse } from './node-bridge.js'
+import { abortedByClient, inboundOf } from './node-bridge.js'
+import { listenOn, nodeServer, type ConnectionLimits } from './node-server.js'
 import { checkPrincipals, launchPrincipal, type HttpPrincipal, type IdentityCheck } from './principals.js'
 import { credentialKeyer, readMetricsToken, readTokens, SESSION_SECRET_ENV, type HttpToken } from './tokens.js'
 import type { JwtConfig } from './jwt.js'
@@ -22,7 +22,6 @@ import { RateLimiter } from './rate-limit.js'
 import { TokenStore } from '../oauth/token-store.js'
 import { userState } from '../config/state-roots.js'
 import { isPersonal } from '../runtime/principal-tools.js'
-import { RpcCode } from '../protocol/facts.js'
 
 /** How long shutdown waits for calls in flight before it ends the sessions anyway. */
 export const HTTP_DRAIN_MS = 10_000
@@ -183,57 +182,6 @@ export interface ServeHttpOptions {
   stdio?: { view: PrincipalView; era?: StdioEraMode; stdin?: Readable; stdout?: Writable }
 }
 
-/** A Node HTTP server whose every request `answer` decides (never throwing; a request a web Request cannot hold is a 400). */
-function nodeServer(
-  logger: Logger,
-  answer: (req: IncomingMessage, res: ServerResponse) => Promise<Response>,
-): NodeHttpServer {
-  const server = createServer((req, res) => {
-    void (async () => {
-      let response: Response
-      try {
-        response = await answer(req, res)
-      } catch {
-        // Only a request the web Request cannot hold (a header value, a method) gets here.
-        response = new Response(
-          JSON.stringify({ jsonrpc: '2.0', error: { code: RpcCode.invalidRequest, message: 'Bad Request' }, id: null }),
-          { status: 400, headers: { 'Content-Type': 'application/json' } },
-        )
-      }
-      await sendResponse(req, res, response)
-    })().catch((error: unknown) => {
-      logger.debug(`http: ${String(error)}`)
-      res.destroy()
-    })
-  })
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
-    else socket.destroy()
-  })
-  return server
-}
-
-function listenOn(server: NodeHttpServer, address: ListenAddress): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => {
-      const why =
-        error.code === 'EADDRINUSE'
-          ? 'the address is in use (another myc, or another program, listens there)'
-          : error.code === 'EADDRNOTAVAIL'
-            ? 'no interface of this machine has that address'
-            : error.code === 'EACCES'
-              ? 'not allowed (ports below 1024 need privileges)'
-              : error.message
-      reject(new MycError('runtime', `cannot listen on ${formatListen(address)}: ${why}`))
-    }
-    server.once('error', onError)
-    server.listen(address.port, address.host, () => {
-      server.off('error', onError)
-      resolve()
-    })
-  })
-}
-
 /**
  * Runs myc as an MCP server over Streamable HTTP until SIGINT or SIGTERM:
  * then it takes no new sessions, lets calls in flight finish (at most 10 s),
@@ -306,15 +254,25 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   })
   // OpenTelemetry metrics on: mycelium.sessions.active reads the sessions at each export.
   runtime.tracing?.observe({ sessions: () => face.sessions.size })
-  const server = nodeServer(logger, (req, res) =>
-    face.handle(inboundOf(req, `http://${formatListen(settings.listen)}`, abortedByClient(res))),
+  const limits: ConnectionLimits = {
+    bodyTimeoutMs: config.http.bodyTimeoutMs,
+    maxConnectionsPerAddress: config.http.maxConnectionsPerAddress,
+  }
+  const server = nodeServer(
+    logger,
+    (req, res, bodyTimeoutMs) =>
+      face.handle(inboundOf(req, `http://${formatListen(settings.listen)}`, abortedByClient(res), bodyTimeoutMs)),
+    limits,
   )
   // http.metricsListen: a server of its own that answers only /metrics, /readyz and /healthz.
   const metricsServer = settings.metricsListen
-    ? nodeServer(logger, (req, res) =>
-        face.handleMetricsPort(
-          inboundOf(req, `http://${formatListen(settings.metricsListen!)}`, abortedByClient(res)).request,
-        ),
+    ? nodeServer(
+        logger,
+        (req, res) =>
+          face.handleMetricsPort(
+            inboundOf(req, `http://${formatListen(settings.metricsListen!)}`, abortedByClient(res)).request,
+          ),
+        limits,
       )
     : undefined
   let metricsAt: ListenAddress | undefined
