@@ -1,7 +1,7 @@
 import { isJsonContentType } from '@modelcontextprotocol/server'
 import type { ReadBody } from '../eras/face/http-era.js'
 import { MAX_NESTING, nestsDeeperThan } from '../protocol/inbound.js'
-import type { InboundRequest } from './session-route.js'
+import type { InboundRequest } from './node-bridge.js'
 
 /**
  * Reads a POST body once, to tell its era: the body parsed when it is JSON

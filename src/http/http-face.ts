@@ -9,8 +9,8 @@ import type { MetricsEndpoint } from './metrics.js'
 import type { RateLimit } from './rate-limit.js'
 import { allowedHostnames, checkHost, checkOrigin, corsHeaders, preflightHeaders } from './request-guard.js'
 import { HttpRpcCode, refusal, withHeaders } from './responses.js'
-import { SessionRoute, type HttpSession, type InboundRequest } from './session-route.js'
-import { BodyTimeoutError } from './node-bridge.js'
+import { SessionRoute, type HttpSession } from './session-route.js'
+import { BodyTimeoutError, type InboundRequest } from './node-bridge.js'
 import { eraOf } from '../eras/face/http-era.js'
 import { readForEra } from './era-body.js'
 import type { TaskRegistry } from '../eras/face/task-registry.js'
@@ -33,7 +33,7 @@ export interface HttpFaceOptions {
   allowedOrigins: readonly string[]
   allowedHosts: readonly string[]
   maxSessions: number
-  /** `http.maxSessionsPerCredential` (default: maxSessions). */
+  /** `http.maxSessionsPerCredential` (default: maxSessions): at it, the credential's least recently used idle session makes room. */
   maxSessionsPerCredential?: number
   sessionIdleMs: number
   /** How long a session may stay uninitialized (default UNINITIALIZED_SESSION_MS). */
@@ -104,6 +104,10 @@ export class HttpFace {
       onExpired: (s) =>
         logger.debug(
           `http: session ${s.id.slice(0, 8)} expired (${s.initialized === false ? 'never initialized' : `after ${options.sessionIdleMs} ms idle`})`,
+        ),
+      onEvicted: (s) =>
+        logger.debug(
+          `http: session ${s.id.slice(0, 8)} closed to make room for a new one of its credential (http.maxSessionsPerCredential): it was the least recently used idle one`,
         ),
     })
     const chargeCall = options.rateLimiter ? innerCallCharge(options.rateLimiter) : undefined

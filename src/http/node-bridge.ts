@@ -1,5 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { InboundRequest } from './session-route.js'
+
+/** A request as the routes see it: method, URL and headers, and its body read on demand (with a cap). */
+export interface InboundRequest {
+  request: Request
+  readBody(maxBytes: number): Promise<{ tooLarge: true } | { tooLarge: false; text: string }>
+}
 
 /** How long a refused upload may go on being discarded after the answer before its connection is cut. */
 const DISCARD_MS = 5_000

@@ -82,7 +82,12 @@ export interface SessionsOptions {
   now?: () => number
   /** Told when a session is ended for being idle (for the log). */
   onExpired?: (session: SessionEntry) => void
+  /** Told when a session is ended to make room for its owner's new one (for the log). */
+  onEvicted?: (session: SessionEntry) => void
 }
+
+/** What makeRoom did: room made (`evicted`: the owner's sessions it ended), or why not. */
+export type Room<S> = { ok: true; evicted: S[] } | { ok: false; reason: 'busy' | 'full'; held: number }
 
 /**
  * The sessions of one HTTP face: a table plus the rules around it, the cap
@@ -128,9 +133,34 @@ export class Sessions<S extends SessionEntry> {
     return n
   }
 
-  /** Whether `owner` holds as many sessions as one credential may. */
-  fullFor(owner: string): boolean {
-    return this.ownedBy(owner) >= this.maxPerOwner
+  /**
+   * Room for one more session of `owner`. At `http.maxSessionsPerCredential`
+   * the owner's least recently used idle session (no request in flight) is
+   * ended, as many as it takes: its id then answers 404, as an ended one
+   * does, and the client starts a new one. Only the owner's own sessions go
+   * this way, never another's. Refused (`busy`) when every one of them has a
+   * request in flight; `full` at `http.maxSessions`.
+   */
+  makeRoom(owner: string): Room<S> {
+    this.sweep()
+    const evicted: S[] = []
+    for (;;) {
+      const owned = [...this.table.values()].filter((s) => s.owner === owner)
+      if (owned.length < this.maxPerOwner) break
+      let idle: S | undefined
+      for (const s of owned) if (s.inFlight === 0 && (!idle || s.lastSeen < idle.lastSeen)) idle = s
+      if (!idle) return { ok: false, reason: 'busy', held: owned.length }
+      this.end(idle, 'evicted')
+      evicted.push(idle)
+    }
+    if (this.full) return { ok: false, reason: 'full', held: this.ownedBy(owner) }
+    return { ok: true, evicted }
+  }
+
+  /** Ends the session with this id here, if this process holds it (another replica evicted it). */
+  drop(id: string): void {
+    const session = this.table.get(id)
+    if (session) this.end(session, 'evicted')
   }
 
   private expired(session: S, now: number): boolean {
@@ -185,8 +215,14 @@ export class Sessions<S extends SessionEntry> {
   }
 
   private expire(session: S): void {
+    this.end(session, 'expired')
+  }
+
+  private end(session: S, why: 'expired' | 'evicted'): void {
     this.table.delete(session.id)
-    this.options.onExpired?.(session)
+    if (why === 'expired') this.options.onExpired?.(session)
+    else this.options.onEvicted?.(session)
+    // Closing a session that is ending anyway: a failure has no one to tell.
     void session.close().catch(() => {})
   }
 

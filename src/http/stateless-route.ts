@@ -22,7 +22,7 @@ import { isObject } from '../protocol/facts.js'
 import { checkParamHeaders, paramHeaderRefusal, paramHeadersOf, toolCallOf } from '../eras/face/param-headers.js'
 import type { HttpPrincipal } from './principals.js'
 import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
-import type { InboundRequest } from './session-route.js'
+import type { InboundRequest } from './node-bridge.js'
 
 /** subscriptions/listen streams one credential may hold open at once. */
 export const MAX_LISTENS_PER_CREDENTIAL = 16

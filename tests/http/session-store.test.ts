@@ -53,6 +53,52 @@ function contract(name: string, make: () => Promise<SessionStore>, pause: (ms: n
       expect(await store.load('s2')).toBeUndefined()
       expect((await store.load('s3'))?.id).toBe('s3')
     })
+
+    it("admit: under the cap at once; at it, the owner's least recently used idle session is deleted; all busy is refused; other owners untouched", async () => {
+      const ttl = 60_000
+      const admit = (owner: string, id: string) => store.admit(owner, id, 2, ttl)
+      const open = async (owner: string, id: string) => {
+        await store.save(record(id), ttl)
+        // Its first request (initialize) ends: idle from now.
+        await store.touch(id, ttl, { owner, mark: 'idle' })
+      }
+      expect(await admit('alice', 'a1')).toEqual({ ok: true, evicted: [] })
+      await open('alice', 'a1')
+      await pause(5)
+      expect(await admit('alice', 'a2')).toEqual({ ok: true, evicted: [] })
+      await open('alice', 'a2')
+      expect(await admit('bob', 'b1')).toEqual({ ok: true, evicted: [] })
+      await open('bob', 'b1')
+      await pause(5)
+      // A use that is neither start nor end (a GET) counts as use: a1 is now the more recent.
+      await store.touch('a1', ttl, { owner: 'alice' })
+      expect(await admit('alice', 'a3')).toEqual({ ok: true, evicted: ['a2'] })
+      expect(await store.load('a2')).toBeUndefined()
+      await store.save(record('a3'), ttl)
+      // a3 is busy until its first request ends, and a1 has a request in flight: no room.
+      await store.touch('a1', ttl, { owner: 'alice', mark: 'busy' })
+      // A plain use does not clear a busy mark.
+      await store.touch('a1', ttl, { owner: 'alice' })
+      expect(await admit('alice', 'a4')).toEqual({ ok: false, held: 2 })
+      await store.touch('a1', ttl, { owner: 'alice', mark: 'idle' })
+      expect(await admit('alice', 'a4')).toEqual({ ok: true, evicted: ['a1'] })
+      expect((await store.load('b1'))?.id).toBe('b1')
+      expect((await store.load('a3'))?.id).toBe('a3')
+      // A session deleted (DELETE) leaves its owner's count at once.
+      await store.delete('a3', 'alice')
+      expect(await admit('alice', 'a5')).toEqual({ ok: true, evicted: [] })
+      // An evicted session is not marked back into the index by a late use.
+      await store.touch('a1', ttl, { owner: 'alice', mark: 'idle' })
+      expect(await store.load('a1')).toBeUndefined()
+    })
+
+    it('admit forgets sessions idle past their ttl (they expired in the store too)', async () => {
+      expect(await store.admit('carol', 'c1', 1, 300)).toEqual({ ok: true, evicted: [] })
+      await store.save(record('c1'), 300)
+      await store.touch('c1', 300, { owner: 'carol', mark: 'idle' })
+      await pause(450)
+      expect(await store.admit('carol', 'c2', 1, 300)).toEqual({ ok: true, evicted: [] })
+    })
   })
 }
 

@@ -29,7 +29,7 @@ describe('Sessions: the cap, idle expiry, in-flight counting', () => {
     expect(isExpired({ lastSeen: 0, createdAt: 0, inFlight: 0, initialized: false }, 30_001, 60_000)).toBe(true)
   })
 
-  it('ownedBy counts the live sessions of one owner (for http.maxSessionsPerCredential); fullFor at the cap', () => {
+  it('ownedBy counts the live sessions of one owner (for http.maxSessionsPerCredential)', () => {
     let now = 0
     const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), {
       maxSessions: 10,
@@ -42,12 +42,67 @@ describe('Sessions: the cap, idle expiry, in-flight counting', () => {
     sessions.add({ ...entry('a2', []), owner: 'a', initialized: true })
     sessions.add({ ...entry('b1', []), owner: 'b' })
     expect(sessions.ownedBy('a')).toBe(2)
-    expect(sessions.fullFor('a')).toBe(true)
-    expect(sessions.fullFor('b')).toBe(false)
     now = 101
     // The one never initialized is past its life and no longer counts.
     expect(sessions.ownedBy('a')).toBe(1)
-    expect(sessions.fullFor('a')).toBe(false)
+  })
+
+  it("makeRoom at an owner's cap ends that owner's least recently used idle session, never a busy one, never another owner's", () => {
+    let now = 0
+    const closed: string[] = []
+    const evicted: string[] = []
+    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), {
+      maxSessions: 10,
+      maxPerOwner: 3,
+      idleMs: 60_000,
+      now: () => now,
+      onEvicted: (s) => evicted.push(s.id),
+    })
+    const add = (id: string, owner: string) => {
+      const s = { ...entry(id, closed), owner }
+      sessions.add(s)
+      now += 10
+      return s
+    }
+    const [a1, a2, a3] = [add('a1', 'a'), add('a2', 'a'), add('a3', 'a')]
+    const b1 = add('b1', 'b')
+    sessions.touch(a1) // a2 is now the least recently used of a's
+    const busy = sessions.begin(a2)
+    // a2 is busy: the next least recently used idle one goes, a3.
+    expect(sessions.makeRoom('a')).toEqual({ ok: true, evicted: [a3] })
+    expect(sessions.get('a3')).toBeUndefined()
+    expect(closed).toEqual(['a3'])
+    expect(evicted).toEqual(['a3'])
+    // Below the cap: nothing goes.
+    expect(sessions.makeRoom('a')).toEqual({ ok: true, evicted: [] })
+    add('a4', 'a')
+    const busy1 = sessions.begin(a1)
+    const busy4 = sessions.begin(sessions.get('a4')!)
+    // Every one of a's sessions busy: refused, and nobody else's session pays for it.
+    expect(sessions.makeRoom('a')).toEqual({ ok: false, reason: 'busy', held: 3 })
+    expect(sessions.get('b1')).toBe(b1)
+    busy()
+    expect(sessions.makeRoom('a')).toEqual({ ok: true, evicted: [a2] })
+    busy1()
+    busy4()
+    expect(sessions.get('a1')).toBe(a1)
+    expect(closed).toEqual(['a3', 'a2'])
+  })
+
+  it('makeRoom: full at http.maxSessions when the owner is under its cap; drop ends a session this process holds', () => {
+    const closed: string[] = []
+    const sessions = new Sessions(new MemorySessionTable<SessionEntry>(), {
+      maxSessions: 2,
+      maxPerOwner: 2,
+      idleMs: 1_000,
+    })
+    sessions.add({ ...entry('a1', closed), owner: 'a' })
+    sessions.add({ ...entry('b1', closed), owner: 'b' })
+    expect(sessions.makeRoom('c')).toEqual({ ok: false, reason: 'full', held: 0 })
+    sessions.drop('b1')
+    sessions.drop('nothing-here')
+    expect(closed).toEqual(['b1'])
+    expect(sessions.makeRoom('c')).toEqual({ ok: true, evicted: [] })
   })
 
   it('a session idle too long reads as absent and is closed; a used one lives on', () => {

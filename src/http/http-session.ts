@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server'
+import type { Logger } from '../logger.js'
+import { BUILTIN_SERVER } from '../policy/policy.js'
+import type { PrincipalView } from '../principal/view.js'
+import { toWireName } from '../registry/wire-names.js'
+import type { Runtime } from '../runtime/runtime.js'
+import { ClientConnection } from '../server/client-connection.js'
+import { SessionEventLog } from './event-log.js'
+import type { HttpPrincipal } from './principals.js'
+import { sessionView } from './session-view.js'
+import type { SessionEntry, Sessions } from './sessions.js'
+
+/** One MCP session over Streamable HTTP: its own principal, client connection and transport. */
+export interface HttpSession extends SessionEntry {
+  readonly principal: HttpPrincipal
+  readonly transport: WebStandardStreamableHTTPServerTransport
+  readonly connection: ClientConnection
+  readonly view: PrincipalView
+  /** The session's SSE events, kept for a client that resumes a stream with Last-Event-ID. */
+  readonly events: SessionEventLog
+  /** The client's initialize params (kept for a shared store, so another replica can replay the handshake). */
+  initialize?: Record<string, unknown>
+  /** The shared store's write in progress, if any (the next answer waits for it). */
+  persisting?: Promise<void>
+  /**
+   * The skills its credential grants now: those it was opened with,
+   * narrowed by every later request whose credential grants fewer (never
+   * widened: a wider credential needs a new session).
+   */
+  readonly granted: Set<string>
+  /** Skills a narrower credential took away: deactivated, and not to be activated again in this session. */
+  readonly revoked: Set<string>
+}
+
+export interface OpenSessionOptions {
+  runtime: Runtime
+  logger: Logger
+  sessions: Sessions<HttpSession>
+  /** The view of a new session's principal; throws when it cannot be made (its role is gone). */
+  viewFor(principal: HttpPrincipal): PrincipalView
+  /** `limits.maxMessageBytes`. */
+  maxMessageBytes: number
+  /** With a shared store: writes the session there (after a change of skills, subscriptions or log level). */
+  persist?(session: HttpSession): Promise<void>
+}
+
+/**
+ * Starts a session for `principal` and adds it to the table: a view, a
+ * client connection, a transport whose session id is the table's key
+ * (`id`: a new one, or the one a session taken over from the shared store
+ * had). `revokedSkills`: skills a narrower credential took away before.
+ * Throws when the principal's view cannot be made.
+ */
+export function openSession(
+  options: OpenSessionOptions,
+  principal: HttpPrincipal,
+  id: string = randomUUID(),
+  revokedSkills: readonly string[] = [],
+): HttpSession {
+  const { runtime, logger, sessions, persist } = options
+  const revoked = new Set(revokedSkills)
+  const own = options.viewFor({ ...principal, skills: (principal.skills ?? []).filter((s) => !revoked.has(s)) })
+  // With a shared store, a built-in's answer (an escalation) leaves only once the store has it, so the next request, on any replica, sees it.
+  const view = sessionView(own, {
+    revoked,
+    activateWire: toWireName(BUILTIN_SERVER, 'activate_skill', runtime.loaded.config.namespace),
+    ...(persist ? { pending: () => session.persisting } : {}),
+  })
+  // Every SSE event gets an id and is kept a while, so a client that lost a stream resumes it with Last-Event-ID (event-log.ts).
+  const events = new SessionEventLog()
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: () => id,
+    maxRequestBodySize: options.maxMessageBytes,
+    eventStore: events,
+  })
+  const connection = new ClientConnection({
+    runtime,
+    view,
+    sessionId: id,
+    ...(principal.owner !== undefined ? { owner: principal.owner } : {}),
+  })
+  const session: HttpSession = {
+    id,
+    principal,
+    transport,
+    events,
+    connection,
+    view,
+    owner: principal.key,
+    initialized: false,
+    granted: new Set((principal.skills ?? []).filter((s) => !revoked.has(s))),
+    revoked,
+    lastSeen: Date.now(),
+    inFlight: 0,
+    close: async () => {
+      await connection.close()
+      await transport.close()
+    },
+  }
+  if (persist) writeOnChange(session, persist)
+  connection.onclose = () => {
+    sessions.remove(id)
+    logger.debug(`http: session ${id.slice(0, 8)} (${principal.label}) ended`)
+  }
+  sessions.add(session)
+  connection.connect(transport).catch((error: unknown) => {
+    logger.error(`http: session ${id.slice(0, 8)} could not start: ${String(error)}`)
+    sessions.remove(id)
+    void session.close()
+  })
+  logger.debug(
+    `http: session ${id.slice(0, 8)} opened for ${principal.label}${principal.role ? ` (role ${principal.role})` : ''}`,
+  )
+  return session
+}
+
+/** Writes the session to the shared store whenever its skills, subscriptions or log level change, until it closes. */
+function writeOnChange(session: HttpSession, persist: (session: HttpSession) => Promise<void>): void {
+  const write = () => void persist(session)
+  const offView = session.view.onChange(write)
+  session.connection.onstatechange = write
+  const close = session.close
+  session.close = async () => {
+    offView()
+    await close()
+  }
+}
