@@ -9,6 +9,7 @@ import type { MetricsEndpoint } from './metrics.js'
 import type { RateLimit } from './rate-limit.js'
 import { allowedHostnames, checkHost, checkOrigin, corsHeaders, preflightHeaders } from './request-guard.js'
 import { HttpRpcCode, refusal, withHeaders } from './responses.js'
+import { StoreUnavailable } from './redis-client.js'
 import { SessionRoute, type HttpSession } from './session-route.js'
 import { BodyTimeoutError, type InboundRequest } from './node-bridge.js'
 import { eraOf } from '../eras/face/http-era.js'
@@ -67,6 +68,9 @@ export interface HttpFaceOptions {
 function healthy(): Response {
   return new Response('ok', { headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' } })
 }
+
+/** Retry-After of a 503 owed to a shared store that does not answer (seconds). */
+const STORE_RETRY_AFTER_S = 5
 
 /** RFC 9728: where a client finds how to get a token for this resource. */
 const METADATA_PATH = '/.well-known/oauth-protected-resource'
@@ -166,6 +170,16 @@ export class HttpFace {
     try {
       return await this.route(inbound)
     } catch (error) {
+      // The shared store did not answer: the request is not served without it.
+      if (error instanceof StoreUnavailable) {
+        this.options.logger.debug(`http: ${error.message}`)
+        return refusal(
+          503,
+          HttpRpcCode.server,
+          'Service Unavailable: the session store (http.sessionStore) does not answer; try again shortly',
+          { 'Retry-After': String(STORE_RETRY_AFTER_S) },
+        )
+      }
       // A body that did not arrive in time: 408, and the connection is closed (whatever more comes is not read).
       if (error instanceof BodyTimeoutError) {
         this.options.logger.debug(`http: ${error.message}`)
@@ -188,7 +202,7 @@ export class HttpFace {
     if (url.pathname === '/healthz' && request.method === 'GET') return healthy()
     // Ready or not for anyone (a load balancer's probe); which servers are not, only for the metrics credential.
     if (url.pathname === '/readyz' && request.method === 'GET')
-      return this.readiness(this.metricsCredential(request) === 'ok')
+      return await this.readiness(this.metricsCredential(request) === 'ok')
 
     const host = checkHost(request.headers.get('host'), this.hosts)
     if (!host.ok) return refusal(403, HttpRpcCode.server, `Forbidden: ${host.message}`)
@@ -321,20 +335,28 @@ export class HttpFace {
   }
 
   /**
-   * 200 when every eager child is RUNNING (and myc is not shutting down),
-   * else 503. Only `{ ready }` without `details`; with them (the metrics
-   * credential, or the metrics address), the servers that are not running
+   * 200 when every eager child is RUNNING, the shared session store (if
+   * any) answers, and myc is not shutting down; else 503. Only `{ ready }`
+   * without `details`; with them (the metrics credential, or the metrics
+   * address), the servers that are not running, whether the store is up,
    * and whether myc is draining.
    */
-  private readiness(details: boolean): Response {
+  private async readiness(details: boolean): Promise<Response> {
     const notRunning = [...this.options.runtime.supervisor.children.values()]
       .filter((c) => c.config.startup !== 'lazy' && c.state !== 'RUNNING')
       .map((c) => ({ server: c.key, state: c.state }))
-    const ready = notRunning.length === 0 && !this.draining
+    const { sharedStore } = this.options
+    const storeUp = sharedStore?.ready ? await sharedStore.ready() : true
+    const ready = notRunning.length === 0 && !this.draining && storeUp
     const headers = { 'Cache-Control': 'no-store' }
     if (!details) return Response.json({ ready }, { status: ready ? 200 : 503, headers })
     return Response.json(
-      { ready, ...(this.draining ? { draining: true } : {}), notRunning },
+      {
+        ready,
+        ...(this.draining ? { draining: true } : {}),
+        notRunning,
+        ...(sharedStore?.ready ? { sessionStore: storeUp ? 'up' : 'down' } : {}),
+      },
       { status: ready ? 200 : 503, headers },
     )
   }
@@ -383,7 +405,7 @@ export class HttpFace {
       if (url.pathname === '/healthz') return healthy()
       const host = checkHost(request.headers.get('host'), this.metricsHosts)
       if (!host.ok) return refusal(403, HttpRpcCode.server, `Forbidden: ${host.message}`)
-      if (url.pathname === '/readyz') return this.readiness(this.metricsCredential(request) !== 'refused')
+      if (url.pathname === '/readyz') return await this.readiness(this.metricsCredential(request) !== 'refused')
       if (url.pathname === '/metrics') return await this.metricsAnswer(request)
       return refusal(404, HttpRpcCode.server, 'Not Found: this address serves /metrics, /readyz and /healthz only')
     } catch (error) {

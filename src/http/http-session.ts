@@ -21,7 +21,7 @@ export interface HttpSession extends SessionEntry {
   readonly events: SessionEventLog
   /** The client's initialize params (kept for a shared store, so another replica can replay the handshake). */
   initialize?: Record<string, unknown>
-  /** The shared store's write in progress, if any (the next answer waits for it). */
+  /** The shared store's write in progress, if any (the next answer waits for it; rejected when the write failed). */
   persisting?: Promise<void>
   /**
    * The skills its credential grants now: those it was opened with,
@@ -41,7 +41,7 @@ export interface OpenSessionOptions {
   viewFor(principal: HttpPrincipal): PrincipalView
   /** `limits.maxMessageBytes`. */
   maxMessageBytes: number
-  /** With a shared store: writes the session there (after a change of skills, subscriptions or log level). */
+  /** With a shared store: writes the session there (after a change of skills, subscriptions or log level); rejects when the write failed. */
   persist?(session: HttpSession): Promise<void>
 }
 
@@ -117,7 +117,8 @@ export function openSession(
 
 /** Writes the session to the shared store whenever its skills, subscriptions or log level change, until it closes. */
 function writeOnChange(session: HttpSession, persist: (session: HttpSession) => Promise<void>): void {
-  const write = () => void persist(session)
+  // A failed write is logged where it failed, and the built-in call that caused it answers an error (session-view.ts).
+  const write = () => void persist(session).catch(() => {})
   const offView = session.view.onChange(write)
   session.connection.onstatechange = write
   const close = session.close

@@ -82,8 +82,9 @@ export class RateLimiter implements RateLimit {
  * per request does the whole step atomically, on Redis's clock (the
  * replicas' clocks never meet); the key is a hash of the credential's key
  * (nothing of a token is stored), expiring once its bucket would be full
- * again. When Redis cannot be reached the request is let through (a limit
- * must not become an outage) and `onError` hears of it.
+ * again. A Redis that does not answer in time fails the request (the
+ * connection's deadline throws StoreUnavailable: `503`), never lets it
+ * through unchecked.
  */
 export class SharedRateLimiter implements RateLimit {
   readonly capacity: number
@@ -94,7 +95,6 @@ export class SharedRateLimiter implements RateLimit {
     private readonly redis: {
       eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>
     },
-    private readonly onError: (error: Error) => void,
   ) {
     this.capacity = config.burst ?? config.requestsPerMinute
     this.perMs = config.requestsPerMinute / 60_000
@@ -102,35 +102,13 @@ export class SharedRateLimiter implements RateLimit {
 
   async take(key: string): Promise<RateDecision> {
     const id = createHash('sha256').update(key).digest('hex').slice(0, 32)
-    let timer: NodeJS.Timeout | undefined
-    try {
-      // A Redis that is away queues the command until it is back: the request does not wait for that.
-      const late = new Promise<never>(
-        (_, reject) =>
-          (timer = setTimeout(
-            () => reject(new Error(`no answer within ${SHARED_LIMIT_WAIT_MS} ms`)),
-            SHARED_LIMIT_WAIT_MS,
-          )),
-      )
-      const reply = (await Promise.race([
-        this.redis.eval(TOKEN_BUCKET_SCRIPT, {
-          keys: [`${RATE_KEY_PREFIX}${id}`],
-          arguments: [String(this.capacity), String(this.perMs)],
-        }),
-        late,
-      ])) as [number, number]
-      return reply[0] === 1 ? { ok: true } : { ok: false, retryAfterSeconds: Math.max(1, Number(reply[1])) }
-    } catch (error) {
-      this.onError(error as Error)
-      return { ok: true }
-    } finally {
-      clearTimeout(timer)
-    }
+    const reply = (await this.redis.eval(TOKEN_BUCKET_SCRIPT, {
+      keys: [`${RATE_KEY_PREFIX}${id}`],
+      arguments: [String(this.capacity), String(this.perMs)],
+    })) as [number, number]
+    return reply[0] === 1 ? { ok: true } : { ok: false, retryAfterSeconds: Math.max(1, Number(reply[1])) }
   }
 }
-
-/** How long a request waits for the shared bucket before it is let through. */
-export const SHARED_LIMIT_WAIT_MS = 500
 
 /** Where the shared buckets live in Redis. */
 export const RATE_KEY_PREFIX = 'myc:rate:'

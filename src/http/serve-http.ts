@@ -199,7 +199,15 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
       ? undefined
       : await (
           await import('./session-store.js')
-        ).openSessionStore(config.http.sessionStore, (error) => logger.warn(`http.sessionStore: ${error.message}`))
+        ).openSessionStore(config.http.sessionStore, {
+          onError: (error) => logger.debug(`http.sessionStore: ${error.message}`),
+          onChange: (up, error) =>
+            up
+              ? logger.info('http.sessionStore: Redis answers again')
+              : logger.warn(
+                  `http.sessionStore: Redis does not answer (${error?.message ?? 'no reason given'}); requests that need it get 503 until it is back, and /readyz says not ready`,
+                ),
+        })
   // With Redis, people's own OAuth logins live there too (sealed with MYC_TOKEN_KEY, checked by prepareHttp): a login on one replica serves on all.
   const { tokenKey } = settings
   if (sharedStore?.tokenEntries && tokenKey) {
@@ -229,10 +237,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     ...(settings.metricsListen ? { metricsListen: settings.metricsListen } : {}),
     ...(config.http.rateLimit
       ? {
-          rateLimiter:
-            sharedStore?.rateLimiter?.(config.http.rateLimit, (error) =>
-              logger.warn(`http.rateLimit: Redis did not answer (${error.message}); the request was let through`),
-            ) ?? new RateLimiter(config.http.rateLimit),
+          rateLimiter: sharedStore?.rateLimiter?.(config.http.rateLimit) ?? new RateLimiter(config.http.rateLimit),
         }
       : {}),
     ...(sharedStore ? { sharedStore } : {}),

@@ -126,7 +126,12 @@ export class SessionRoute {
       await this.shared?.forget(session).catch(() => {})
       return response
     }
-    await this.shared?.persist(session)
+    // Shared with replicas: the session exists once the store has it, or not at all (its answer is not sent).
+    await this.shared?.persist(session).catch(async (error: unknown) => {
+      this.end(session)
+      await response.body?.cancel()
+      throw error
+    })
     return response
   }
 
@@ -214,8 +219,8 @@ export class SessionRoute {
   /** A request for an existing session (a POST's message already read). */
   private async serve(session: HttpSession, inbound: InboundRequest, read: ReadMessage | undefined): Promise<Response> {
     const { request } = inbound
-    // DELETE ends the session everywhere (a store that does not take it: the key ends with its time to live).
-    if (request.method === 'DELETE') await this.shared?.forget(session).catch(() => {})
+    // DELETE ends the session everywhere (a store that does not answer fails it: the session must not live on elsewhere).
+    if (request.method === 'DELETE') await this.shared?.forget(session)
     if (!read?.ok) {
       this.options.sessions.touch(session)
       const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { redactUrl } from '../redact.js'
-import { MycError } from '../errors.js'
+import { connectRedis, type GuardedRedis } from './redis-client.js'
 import { SharedRateLimiter, type RateLimit, type RateLimitConfig } from './rate-limit.js'
 import type { HttpPrincipal } from './principals.js'
 import type { SharedEntries } from '../oauth/token-store.js'
@@ -61,9 +61,11 @@ export interface SessionStore {
    * request ends.
    */
   admit(owner: string, id: string, cap: number, ttlMs: number): Promise<Admission>
+  /** Whether the store answers now (for /readyz); absent: always. */
+  ready?(): Promise<boolean>
   close(): Promise<void>
   /** A rate limit counted in the store, shared by the replicas that use it (Redis); absent: each process counts its own. */
-  rateLimiter?(config: RateLimitConfig, onError: (error: Error) => void): RateLimit
+  rateLimiter?(config: RateLimitConfig): RateLimit
   /** The people's OAuth logins kept in the store, shared by the replicas (Redis); absent: each process keeps its own file. */
   tokenEntries?(): SharedEntries
 }
@@ -202,125 +204,97 @@ return 1`,
 return redis.call('ZREM', KEYS[2], ARGV[1])`,
 }
 
-/** Sessions in Redis, shared by every replica pointed at it (node-redis, loaded only when configured). */
+/** Sessions in Redis, shared by every replica pointed at it (node-redis, loaded only when configured); every command has a deadline (GuardedRedis). */
 export class RedisSessionStore implements SessionStore {
   readonly kind = 'redis' as const
 
   private constructor(
-    private readonly client: {
-      get(key: string): Promise<string | null>
-      set(key: string, value: string, options: { expiration: { type: 'PX'; value: number } }): Promise<unknown>
-      pExpire(key: string, ms: number): Promise<unknown>
-      del(key: string): Promise<unknown>
-      eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>
-      close(): Promise<unknown>
-      destroy(): void
-    },
+    private readonly redis: GuardedRedis,
     private readonly url: string,
   ) {}
 
   /** `http.rateLimit` counted in this Redis, by every replica together, over the same connection. */
-  rateLimiter(config: RateLimitConfig, onError: (error: Error) => void): RateLimit {
-    return new SharedRateLimiter(config, this.client, onError)
+  rateLimiter(config: RateLimitConfig): RateLimit {
+    return new SharedRateLimiter(config, this.redis)
   }
 
   /** The people's OAuth logins in this Redis, over the same connection. */
   tokenEntries(): SharedEntries {
-    return new RedisTokenEntries(this.client, `${redactUrl(this.url)} (the people's OAuth logins)`)
+    return new RedisTokenEntries(this.redis, `${redactUrl(this.url)} (the people's OAuth logins)`)
   }
 
   /** Connects (and pings) at start: an unreachable Redis is a runtime error naming the setting. */
-  static async connect(url: string, onError: (error: Error) => void): Promise<RedisSessionStore> {
-    const { createRedisClient: createClient } = await (await import('./http-deps.js')).loadHttpDeps()
-    let connected = false
-    // At start a refusal is final (myc says so and exits); once connected, a lost connection is retried.
-    const client = createClient({
-      url,
-      socket: {
-        connectTimeout: 5_000,
-        reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(100 * 2 ** retries, 5_000) : cause),
-      },
+  static async connect(url: string, options: StoreEvents = {}): Promise<RedisSessionStore> {
+    const redis = await connectRedis(url, {
+      onError: (error) => options.onError?.(error),
+      ...(options.onChange ? { onChange: options.onChange } : {}),
     })
-    client.on('error', (error: Error) => onError(error))
-    try {
-      await client.connect()
-      await client.ping()
-      connected = true
-    } catch (error) {
-      if (client.isOpen) client.destroy()
-      throw new MycError(
-        'runtime',
-        `http.sessionStore: cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}`,
-      )
-    }
-    return new RedisSessionStore(client as never, url)
+    return new RedisSessionStore(redis, url)
   }
 
   async load(id: string): Promise<SharedSession | undefined> {
-    const text = await this.client.get(KEY_PREFIX + id)
+    const text = await this.redis.get(KEY_PREFIX + id)
     if (text === null) return undefined
     try {
       return asSession(JSON.parse(text), id)
     } catch {
+      // Not JSON: no session (as asSession says of a foreign value).
       return undefined
     }
   }
 
   async save(session: SharedSession, ttlMs: number): Promise<void> {
-    await this.client.set(KEY_PREFIX + session.id, JSON.stringify(session), {
+    await this.redis.set(KEY_PREFIX + session.id, JSON.stringify(session), {
       expiration: { type: 'PX', value: ttlMs },
     })
   }
 
   async touch(id: string, ttlMs: number, use?: SessionUse): Promise<void> {
     if (!use) {
-      await this.client.pExpire(KEY_PREFIX + id, ttlMs)
+      await this.redis.pExpire(KEY_PREFIX + id, ttlMs)
       return
     }
-    await this.client.eval(OWNER_SCRIPTS.touch, {
+    await this.redis.eval(OWNER_SCRIPTS.touch, {
       keys: [KEY_PREFIX + id, ownerKey(use.owner)],
       arguments: [String(ttlMs), use.mark ?? '', String(BUSY_MS), id],
     })
   }
 
   async delete(id: string, owner?: string): Promise<void> {
-    if (owner === undefined) await this.client.del(KEY_PREFIX + id)
-    else await this.client.eval(OWNER_SCRIPTS.delete, { keys: [KEY_PREFIX + id, ownerKey(owner)], arguments: [id] })
+    if (owner === undefined) await this.redis.del(KEY_PREFIX + id)
+    else await this.redis.eval(OWNER_SCRIPTS.delete, { keys: [KEY_PREFIX + id, ownerKey(owner)], arguments: [id] })
   }
 
   async admit(owner: string, id: string, cap: number, ttlMs: number): Promise<Admission> {
-    const [ok, detail] = (await this.client.eval(OWNER_SCRIPTS.admit, {
+    const [ok, detail] = (await this.redis.eval(OWNER_SCRIPTS.admit, {
       keys: [ownerKey(owner)],
       arguments: [String(cap), String(ttlMs), String(BUSY_MS), id, KEY_PREFIX],
     })) as [number, string[] | number]
     return ok === 1 ? { ok: true, evicted: detail as string[] } : { ok: false, held: Number(detail) }
   }
 
-  /** Closes the connection; with Redis away (commands queued for its return), drops it after a second instead of waiting. */
-  async close(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined
-    const closed = await Promise.race([
-      this.client.close().then(
-        () => true,
-        () => true,
-      ),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CLOSE_WAIT_MS))),
-    ])
-    clearTimeout(timer)
-    if (!closed) this.client.destroy()
+  ready(): Promise<boolean> {
+    return this.redis.ready()
+  }
+
+  close(): Promise<void> {
+    return this.redis.close()
   }
 }
-
-/** How long closing waits for Redis to answer what is queued. */
-const CLOSE_WAIT_MS = 1_000
 
 /** Where an owner's index lives: a digest of the credential's key (nothing of a token is stored). */
 function ownerKey(owner: string): string {
   return OWNER_PREFIX + createHash('sha256').update(owner).digest('hex').slice(0, 32)
 }
 
+/** What the store tells its user: node-redis's connection errors, and when Redis stops and starts answering. */
+export interface StoreEvents {
+  onError?(error: Error): void
+  onChange?(up: boolean, error?: Error): void
+}
+
 /** The store `http.sessionStore` names: "memory" (default) or a redis:// / rediss:// URL. */
-export async function openSessionStore(setting: string, onError: (error: Error) => void): Promise<SessionStore> {
+export async function openSessionStore(setting: string, events: StoreEvents = {}): Promise<SessionStore> {
   if (setting === 'memory') return new MemorySessionStore()
-  return RedisSessionStore.connect(setting, onError)
+  return RedisSessionStore.connect(setting, events)
 }

@@ -14,10 +14,24 @@ function notGrantedAnymore(skill: string): CallToolResult {
   }
 }
 
+/** What a built-in call answers when the change it made could not be written to the shared store (Redis did not answer). */
+function notSaved(): CallToolResult {
+  return {
+    content: [
+      {
+        type: 'text',
+        text: 'This change could not be saved to the session store (http.sessionStore did not answer), so it may not hold on the next request; try again.',
+      },
+    ],
+    isError: true,
+  }
+}
+
 /**
  * A session's view: activating a skill in `revoked` (one a narrower
  * credential took away) is refused; with `pending`, built-in calls answer
- * only after it (the store's write they caused) settles.
+ * only after it (the store's write they caused) settles, and answer an
+ * error when that write failed.
  */
 export function sessionView(
   view: PrincipalView,
@@ -30,8 +44,11 @@ export function sessionView(
     const answer = view.callBuiltin(name, args, ctx)
     return pending
       ? answer?.then(async (r) => {
-          await pending()?.catch(() => {})
-          return r
+          const unsaved = await pending()?.then(
+            () => false,
+            () => true,
+          )
+          return unsaved ? notSaved() : r
         })
       : answer
   }

@@ -24,7 +24,9 @@ export interface SharedSessionsOptions {
  * (Redis): every change is written there, every request first reads what
  * the store holds (another replica may have escalated the session, or
  * ended it), a session held elsewhere is taken over, and each credential's
- * sessions are counted there, across replicas.
+ * sessions are counted there, across replicas. Every store command has a
+ * deadline: a store that does not answer fails the request (StoreUnavailable,
+ * 503), never lets it through without the store's word.
  */
 export class SharedSessions {
   private readonly takingOver = new Map<string, Promise<HttpSession | Response | undefined>>()
@@ -66,7 +68,8 @@ export class SharedSessions {
    * same id, its initialize replayed to the new transport, then its skills,
    * subscriptions and log level restored. Undefined when the store has no
    * such session, or it belongs to another credential; a Response when this
-   * process has no room for it.
+   * process has no room for it. Throws StoreUnavailable when the store does
+   * not answer.
    */
   takeOver(id: string, principal: HttpPrincipal, request: Request): Promise<HttpSession | Response | undefined> {
     if (this.options.draining()) return Promise.resolve(undefined)
@@ -139,10 +142,15 @@ export class SharedSessions {
     }
   }
 
-  /** Writes a session's state to the shared store (after initialize, an escalation, a subscription). */
+  /**
+   * Writes a session's state to the shared store (after initialize, an
+   * escalation, a subscription): one write at a time per session, in
+   * order. Rejects when this write failed (the store did not answer).
+   */
   persist(session: HttpSession): Promise<void> {
-    // One write at a time per session, in order; the answer to the request that caused it waits for it (see openSession()).
-    session.persisting = (session.persisting ?? Promise.resolve()).then(() => this.write(session))
+    const previous = session.persisting ?? Promise.resolve()
+    // A write that failed before was told to whoever waited for it; this one tries again with the state of now.
+    session.persisting = previous.catch(() => {}).then(() => this.write(session))
     return session.persisting
   }
 
@@ -160,8 +168,9 @@ export class SharedSessions {
       await this.options.store.save(record, this.options.ttlMs)
     } catch (error) {
       this.options.logger.warn(
-        `http: session ${session.id.slice(0, 8)}: the shared store refused a write: ${(error as Error).message}`,
+        `http: session ${session.id.slice(0, 8)}: the shared store did not take a write: ${(error as Error).message}`,
       )
+      throw error
     }
   }
 }

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeConfig } from '../helpers/e2e.js'
 import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
-import { startHttpMyc, type HttpMyc } from '../helpers/http.js'
+import { modernDiscover, startHttpMyc, type HttpMyc } from '../helpers/http.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
 
 const TOKENS = {
@@ -150,7 +150,7 @@ describe.skipIf(!hasRedis())('two replicas, one Redis (build/myc.cjs)', () => {
  * `http.rateLimit` with a Redis session store: the replicas count a
  * credential's requests together (one token bucket in Redis), so spreading
  * requests over replicas does not multiply the limit; without Redis a
- * request is let through rather than refused.
+ * request is refused (503), never let through unchecked.
  */
 describe.skipIf(!hasRedis())('http.rateLimit shared by two replicas through Redis (build/myc.cjs)', () => {
   let redis: RedisServer
@@ -167,25 +167,7 @@ describe.skipIf(!hasRedis())('http.rateLimit shared by two replicas through Redi
   })
 
   /** One 2026-07-28 server/discover (no session needed) with `token`, to `replica`: its HTTP status and Retry-After. */
-  async function discover(replica: HttpMyc, token: string): Promise<{ status: number; retryAfter: string | null }> {
-    const envelope = {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': {},
-    }
-    const response = await fetch(replica.url, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'MCP-Protocol-Version': '2026-07-28',
-        'Mcp-Method': 'server/discover',
-        Authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } }),
-    })
-    await response.text()
-    return { status: response.status, retryAfter: response.headers.get('retry-after') }
-  }
+  const discover = (replica: HttpMyc, token: string) => modernDiscover(replica.url, token)
 
   it('refuses the request over the burst on whichever replica it reaches, and counts another credential apart', async () => {
     const statuses: number[] = []
@@ -200,10 +182,12 @@ describe.skipIf(!hasRedis())('http.rateLimit shared by two replicas through Redi
     expect((await discover(b, TOKENS.MYC_REDIS_BOB)).status).toBe(200)
   })
 
-  it('lets requests through while Redis is down, and says so', async () => {
+  it('refuses requests while Redis is down (503, Retry-After) rather than let them through unchecked, and says so', async () => {
     await redis.stop()
-    expect((await discover(b, TOKENS.MYC_REDIS_BOB)).status).toBe(200)
-    expect(b.stderr()).toMatch(/http\.rateLimit: Redis did not answer .*the request was let through/)
+    expect(await discover(b, TOKENS.MYC_REDIS_BOB)).toEqual({ status: 503, retryAfter: '5' })
+    expect(b.stderr()).toMatch(
+      /http\.sessionStore: Redis does not answer .*requests that need it get 503 until it is back/,
+    )
   })
 })
 

@@ -173,7 +173,7 @@ export async function modernRequest(
   method: string,
   params: Record<string, unknown>,
   options: { token?: string; capabilities?: Record<string, unknown>; clientName?: string } = {},
-): Promise<{ status: number; answer: RpcAnswer }> {
+): Promise<{ status: number; answer: RpcAnswer; retryAfter: string | null }> {
   const name = [params.name, params.uri, params.taskId].find((v): v is string => typeof v === 'string')
   const envelope = {
     'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -206,8 +206,21 @@ export async function modernRequest(
       .map((l) => JSON.parse(l.slice(5)) as RpcAnswer)
       .find((m) => m.result !== undefined || m.error !== undefined)
     if (!found) throw new Error(`${method}: no answer in the stream: ${body}`)
-    return { status: response.status, answer: found }
+    return { status: response.status, answer: found, retryAfter: response.headers.get('retry-after') }
   }
   if (!body) throw new Error(`${method}: HTTP ${response.status} with no body`)
-  return { status: response.status, answer: JSON.parse(body) as RpcAnswer }
+  return {
+    status: response.status,
+    answer: JSON.parse(body) as RpcAnswer,
+    retryAfter: response.headers.get('retry-after'),
+  }
+}
+
+/** One 2026-07-28 server/discover (no session needed) with `token`: its HTTP status and Retry-After. */
+export async function modernDiscover(
+  url: string,
+  token: string,
+): Promise<{ status: number; retryAfter: string | null }> {
+  const { status, retryAfter } = await modernRequest(url, 'server/discover', {}, { token })
+  return { status, retryAfter }
 }

@@ -12,6 +12,10 @@ export interface RedisServer {
   url: string
   port: number
   stop(): Promise<void>
+  /** Stops the process where it is (SIGSTOP): connections stay open, nothing is answered (as `DEBUG SLEEP` does). */
+  pause(): void
+  /** Lets a paused Redis go on (SIGCONT): it answers everything it was sent meanwhile. */
+  resume(): void
 }
 
 /** Whether redis-server is installed (`.ci/run` installs it). */
@@ -52,7 +56,11 @@ export async function startRedis(): Promise<RedisServer> {
       new Promise<void>((resolve) => {
         if (proc.exitCode !== null) return resolve()
         proc.once('exit', () => resolve())
+        // A paused Redis must go on to hear SIGTERM.
+        proc.kill('SIGCONT')
         proc.kill('SIGTERM')
       }),
+    pause: () => void proc.kill('SIGSTOP'),
+    resume: () => void proc.kill('SIGCONT'),
   }
 }

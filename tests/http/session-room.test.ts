@@ -166,7 +166,7 @@ describe('a credential at its session cap', () => {
     const stores: SessionStore[] = []
     beforeAll(async () => {
       redis = await startRedis()
-      stores.push(await openSessionStore(redis.url, () => {}), await openSessionStore(redis.url, () => {}))
+      stores.push(await openSessionStore(redis.url), await openSessionStore(redis.url))
     })
     afterAll(async () => {
       await Promise.all(stores.map((s) => s.close()))

@@ -6,6 +6,8 @@ import {
   type SharedSession,
 } from '../../src/http/session-store.js'
 import { redactUrl } from '../../src/redact.js'
+import { StoreUnavailable } from '../../src/http/redis-client.js'
+import { waitFor } from '../helpers/wait-for.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
 
 const record = (id: string, over: Partial<SharedSession> = {}): SharedSession => ({
@@ -117,12 +119,34 @@ describe.skipIf(!hasRedis())('Redis', () => {
   afterAll(() => redis?.stop())
   contract(
     'redis',
-    () => openSessionStore(redis.url, () => {}),
+    () => openSessionStore(redis.url),
     (ms) => new Promise((r) => setTimeout(r, ms)),
   )
 
+  it('a paused Redis fails each command within its deadline (StoreUnavailable), says not ready, and is ready again once it goes on', async () => {
+    const changes: boolean[] = []
+    const store = await openSessionStore(redis.url, { onChange: (up) => changes.push(up) })
+    try {
+      await store.save(record('p1'), 60_000)
+      redis.pause()
+      await expect(store.load('p1')).rejects.toBeInstanceOf(StoreUnavailable)
+      await expect(store.admit('alice', 'p2', 2, 60_000)).rejects.toThrow(
+        /http\.sessionStore: Redis did not answer EVAL/,
+      )
+      expect(changes).toEqual([false])
+      await waitFor(async () => !(await store.ready!()), 10_000, 'the store to say it is not ready')
+      redis.resume()
+      await waitFor(() => store.ready!(), 10_000, 'the store to be ready again')
+      expect((await store.load('p1'))?.id).toBe('p1')
+      expect(changes).toEqual([false, true])
+    } finally {
+      redis.resume()
+      await store.close()
+    }
+  }, 30_000)
+
   it('a damaged or foreign value under a session key reads as no session', async () => {
-    const store = await openSessionStore(redis.url, () => {})
+    const store = await openSessionStore(redis.url)
     const { createClient } = await import('redis')
     const raw = createClient({ url: redis.url })
     await raw.connect()
@@ -137,7 +161,7 @@ describe.skipIf(!hasRedis())('Redis', () => {
 
 describe('http.sessionStore', () => {
   it('an unreachable Redis is an error naming the setting, without the password', async () => {
-    await expect(openSessionStore('redis://user:secret@127.0.0.1:1', () => {})).rejects.toThrow(
+    await expect(openSessionStore('redis://user:secret@127.0.0.1:1')).rejects.toThrow(
       /http\.sessionStore: cannot reach Redis at redis:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:1/,
     )
     expect(redactUrl('rediss://:pw@h:6380/0')).toBe('rediss://:***@h:6380/0')
