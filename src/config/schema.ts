@@ -312,6 +312,10 @@ export const ConfigSchema = v.strictObject({
       maxSessions: v.optional(positiveInt(1, 1_000_000), 1_000),
       /** Sessions one credential (a token, a JWT subject, the launch's principal) may hold open in one process; one more is 429. */
       maxSessionsPerCredential: v.optional(positiveInt(1, 1_000_000), 16),
+      /** Requests one session may have in flight; one more is refused at once (429). */
+      maxInFlightPerSession: v.optional(positiveInt(1, 100_000), 64),
+      /** POST requests one credential may have in flight, bodies still arriving included; one more is refused at once (429). */
+      maxInFlightPerCredential: v.optional(positiveInt(1, 1_000_000), 128),
       /** How long a request body may take to arrive; later, 408 and the connection is closed. */
       bodyTimeoutMs: v.optional(positiveInt(100, 3_600_000), 30_000),
       /** Connections one client address may hold open (behind a proxy, every client is the proxy's address); one more gets 429 and is closed. */

@@ -8,7 +8,8 @@ import type { InboundRequest } from './node-bridge.js'
  * within `maxBytes` and the nesting limit, else nothing usable (the route it
  * goes to answers that). The request handed on reads the same text again
  * without touching the stream. Other requests, and a Content-Type other
- * than JSON, are not read here.
+ * than JSON, are not read here. The value parsed travels with the request
+ * handed on (`parsed`), so a 4 MB body is parsed once, not twice.
  */
 export async function readForEra(
   inbound: InboundRequest,
@@ -21,7 +22,8 @@ export async function readForEra(
   const again: InboundRequest = { request, readBody: () => Promise.resolve(read) }
   if (read.tooLarge || nestsDeeperThan(read.text, MAX_NESTING)) return { inbound: again, body: { parsed: false } }
   try {
-    return { inbound: again, body: { parsed: true, value: JSON.parse(read.text) as unknown } }
+    const value = JSON.parse(read.text) as unknown
+    return { inbound: { ...again, parsed: { value } }, body: { parsed: true, value } }
   } catch {
     return { inbound: again, body: { parsed: false } }
   }

@@ -8,7 +8,8 @@ import { protectedResourceMetadata, type JwtVerifier } from './jwt.js'
 import type { MetricsEndpoint } from './metrics.js'
 import type { RateLimit } from './rate-limit.js'
 import { allowedHostnames, checkHost, checkOrigin, corsHeaders, preflightHeaders } from './request-guard.js'
-import { HttpRpcCode, refusal, withHeaders } from './responses.js'
+import { HttpRpcCode, onBodyDone, refusal, withHeaders } from './responses.js'
+import { InFlightLimit, MAX_IN_FLIGHT_PER_CREDENTIAL } from './in-flight.js'
 import { StoreUnavailable } from './redis-client.js'
 import { SessionRoute, type HttpSession } from './session-route.js'
 import { BodyTimeoutError, type InboundRequest } from './node-bridge.js'
@@ -36,6 +37,10 @@ export interface HttpFaceOptions {
   maxSessions: number
   /** `http.maxSessionsPerCredential` (default: maxSessions): at it, the credential's least recently used idle session makes room. */
   maxSessionsPerCredential?: number
+  /** `http.maxInFlightPerSession`: requests one session may have in flight (default MAX_IN_FLIGHT_PER_SESSION). */
+  maxInFlightPerSession?: number
+  /** `http.maxInFlightPerCredential`: POSTs one credential may have in flight, bodies being read included (default MAX_IN_FLIGHT_PER_CREDENTIAL). */
+  maxInFlightPerCredential?: number
   sessionIdleMs: number
   /** How long a session may stay uninitialized (default UNINITIALIZED_SESSION_MS). */
   sessionInitMs?: number
@@ -96,6 +101,7 @@ export class HttpFace {
   private readonly hosts: string[] | undefined
   private readonly metricsHosts: string[] | undefined
   private readonly origins: ReadonlySet<string>
+  private readonly credentialsInFlight: InFlightLimit
   private draining = false
 
   constructor(private readonly options: HttpFaceOptions) {
@@ -115,6 +121,7 @@ export class HttpFace {
         ),
     })
     const chargeCall = options.rateLimiter ? innerCallCharge(options.rateLimiter) : undefined
+    this.credentialsInFlight = new InFlightLimit(options.maxInFlightPerCredential ?? MAX_IN_FLIGHT_PER_CREDENTIAL)
     this.sessionRoute = new SessionRoute({
       runtime: options.runtime,
       logger,
@@ -124,6 +131,7 @@ export class HttpFace {
         ? (principal) => withCallBudget(options.viewFor(principal), () => chargeCall(principal.key))
         : options.viewFor,
       maxMessageBytes: options.maxMessageBytes,
+      ...(options.maxInFlightPerSession !== undefined ? { maxInFlightPerSession: options.maxInFlightPerSession } : {}),
       draining: () => this.draining,
       ...(options.sharedStore ? { shared: { store: options.sharedStore, ttlMs: options.sessionIdleMs } } : {}),
     })
@@ -257,7 +265,35 @@ export class HttpFace {
         cors,
       )
     }
-    return withHeaders(await this.routeFor(inbound, principal), cors)
+    if (request.method !== 'POST') return withHeaders(await this.routeFor(inbound, principal), cors)
+    return withHeaders(await this.routePost(inbound, principal), cors)
+  }
+
+  /**
+   * A POST, in a place among its credential's requests in flight
+   * (`http.maxInFlightPerCredential`): taken before the body is read, given
+   * back when the answer has streamed. None left: 429 at once.
+   */
+  private async routePost(inbound: InboundRequest, principal: HttpPrincipal): Promise<Response> {
+    const release = this.credentialsInFlight.take(principal.key)
+    if (!release) {
+      const max = this.credentialsInFlight.max
+      this.options.logger.debug(
+        `http: ${principal.label} has ${max} requests in flight (http.maxInFlightPerCredential)`,
+      )
+      return refusal(
+        429,
+        HttpRpcCode.server,
+        `Too Many Requests: this credential has ${max} requests in flight, the most one may (http.maxInFlightPerCredential is ${max}); send more once some are answered`,
+        { 'Retry-After': '1' },
+      )
+    }
+    try {
+      return onBodyDone(await this.routeFor(inbound, principal, release), release)
+    } catch (error) {
+      release()
+      throw error
+    }
   }
 
   /**
@@ -266,13 +302,21 @@ export class HttpFace {
    * whose MCP-Protocol-Version header names 2026-07-28) goes to the
    * stateless route; everything else (initialize, session requests, GET,
    * DELETE) to the session route, exactly as before. The body is read once,
-   * here, and handed on.
+   * here, and handed on. `release` gives back the POST's place among its
+   * credential's requests in flight (a listen stream gives it back at once).
    */
-  private async routeFor(inbound: InboundRequest, principal: HttpPrincipal): Promise<Response> {
-    const read = await readForEra(inbound, this.options.maxMessageBytes)
-    if (read.body.parsed && eraOf(inbound.request, read.body) === 'modern')
-      return this.statelessRoute.handle(read.inbound, principal, read.body.value)
-    return this.sessionRoute.handle(read.inbound, principal)
+  private async routeFor(inbound: InboundRequest, principal: HttpPrincipal, release?: () => void): Promise<Response> {
+    // A large body's id first: one already in flight on its session is refused before the body is decoded.
+    const claim = await this.sessionRoute.claimEarly(inbound, principal)
+    if (claim instanceof Response) return claim
+    try {
+      const read = await readForEra(inbound, this.options.maxMessageBytes)
+      if (read.body.parsed && eraOf(inbound.request, read.body) === 'modern')
+        return await this.statelessRoute.handle(read.inbound, principal, read.body.value, release)
+      return await this.sessionRoute.handle(read.inbound, principal)
+    } finally {
+      claim?.()
+    }
   }
 
   /**

@@ -19,6 +19,10 @@ export interface HttpSession extends SessionEntry {
   readonly view: PrincipalView
   /** The session's SSE events, kept for a client that resumes a stream with Last-Event-ID. */
   readonly events: SessionEventLog
+  /** The ids of its requests in flight (JSON text, so 7 and "7" differ): an id in flight is not taken again. */
+  readonly requestIds: Set<string>
+  /** The ids of its large requests being read now, claimed before their bodies are decoded (SessionRoute.claimEarly). */
+  readonly readingIds: Set<string>
   /** The client's initialize params (kept for a shared store, so another replica can replay the handshake). */
   initialize?: Record<string, unknown>
   /** The shared store's write in progress, if any (the next answer waits for it; rejected when the write failed). */
@@ -87,6 +91,8 @@ export function openSession(
     events,
     connection,
     view,
+    requestIds: new Set(),
+    readingIds: new Set(),
     owner: principal.key,
     initialized: false,
     granted: new Set((principal.skills ?? []).filter((s) => !revoked.has(s))),

@@ -1,9 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { RequestId } from '@modelcontextprotocol/server'
+import { topLevelIdOfBytes } from '../protocol/top-level-id.js'
 
 /** A request as the routes see it: method, URL and headers, and its body read on demand (with a cap). */
 export interface InboundRequest {
   request: Request
   readBody(maxBytes: number): Promise<{ tooLarge: true } | { tooLarge: false; text: string }>
+  /**
+   * The body's top-level JSON-RPC id (null: none), found without decoding
+   * the body into one string or parsing it: a request refused for its id
+   * alone costs no copy of a large body. Undefined when the body is too
+   * large, or smaller than `minBytes` (not worth a scan of its own).
+   */
+  requestId?(maxBytes: number, minBytes?: number): Promise<RequestId | null | undefined>
+  /** The body as JSON, when it was read and parsed already (within the size and nesting limits): not parsed again. */
+  parsed?: { value: unknown }
 }
 
 /** How long a refused upload may go on being discarded after the answer before its connection is cut. */
@@ -50,11 +61,24 @@ export function inboundOf(
     headers,
     ...(signal ? { signal } : {}),
   })
-  return { request, readBody: (maxBytes) => readBody(req, maxBytes, deadline) }
+  // The body is read once, as bytes: decoded for readBody, scanned for requestId.
+  let read: Promise<ReadBytes> | undefined
+  const bytes = (maxBytes: number) => (read ??= readBytes(req, maxBytes, deadline))
+  return {
+    request,
+    readBody: async (maxBytes) => {
+      const body = await bytes(maxBytes)
+      return body.tooLarge ? body : { tooLarge: false, text: body.bytes.toString('utf8') }
+    },
+    requestId: async (maxBytes, minBytes = 0) => {
+      const body = await bytes(maxBytes)
+      return body.tooLarge || body.bytes.length < minBytes ? undefined : topLevelIdOfBytes(body.bytes)
+    },
+  }
 }
 
-/** A body read: too large, or its text. */
-type ReadBody = { tooLarge: true } | { tooLarge: false; text: string }
+/** A body read: too large, or its bytes. */
+type ReadBytes = { tooLarge: true } | { tooLarge: false; bytes: Buffer }
 
 /**
  * Reads a request body up to `maxBytes`, by `deadline` when given. A
@@ -63,35 +87,39 @@ type ReadBody = { tooLarge: true } | { tooLarge: false; text: string }
  * thrown away (so the client, still sending, gets the answer instead of a
  * reset connection).
  */
-export function readBody(
-  req: IncomingMessage,
-  maxBytes: number,
-  deadline?: { at: number; ms: number },
-): Promise<ReadBody> {
+function readBytes(req: IncomingMessage, maxBytes: number, deadline?: { at: number; ms: number }): Promise<ReadBytes> {
   return new Promise((resolve, reject) => {
-    if (Number(req.headers['content-length']) > maxBytes) {
+    const declared = Number(req.headers['content-length'])
+    if (declared > maxBytes) {
       req.resume()
       resolve({ tooLarge: true })
       return
     }
+    // A declared length (which Node holds the body to) is read into one buffer of that size: no chunks kept, no copy of them all.
+    let whole = Number.isSafeInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined
     let chunks: Buffer[] = []
     let size = 0
     const onData = (chunk: Buffer) => {
+      if (whole) {
+        size += chunk.copy(whole, size)
+        return
+      }
       size += chunk.length
       if (size > maxBytes) settle({ tooLarge: true })
       else chunks.push(chunk)
     }
-    const onEnd = () => settle({ tooLarge: false, text: Buffer.concat(chunks).toString('utf8') })
+    const onEnd = () => settle({ tooLarge: false, bytes: whole ? whole.subarray(0, size) : Buffer.concat(chunks) })
     const onGone = () => settle(new ClientGoneError())
     const timer = deadline
       ? setTimeout(() => settle(new BodyTimeoutError(deadline.ms)), Math.max(0, deadline.at - Date.now()))
       : undefined
     // The request object lives on with its connection (keep-alive): once settled, nothing of the body may hang from it.
-    const settle = (outcome: ReadBody | Error) => {
+    const settle = (outcome: ReadBytes | Error) => {
       clearTimeout(timer)
       req.off('data', onData).off('end', onEnd).off('error', onGone).off('aborted', onGone)
       // An error after the body was read (the client gone while its answer streams) is the answer's business, not this reader's.
       req.on('error', () => {})
+      whole = undefined
       chunks = []
       if (outcome instanceof Error) reject(outcome)
       else resolve(outcome)

@@ -8,9 +8,10 @@ import { HttpRpcCode, refusal } from './responses.js'
 import type { InboundRequest } from './node-bridge.js'
 import { withHeaderTraceContext } from './trace-headers.js'
 
-/** A message read from a POST body, or the refusal owed instead. */
+/** A message read from a POST body (a request carries its `id`), or the refusal owed instead. */
 export type ReadMessage =
-  { ok: true; message: JSONRPCMessage; isRequest: boolean; isInitialize: boolean } | { ok: false; response: Response }
+  | { ok: true; message: JSONRPCMessage; isRequest: boolean; isInitialize: boolean; id?: string | number }
+  | { ok: false; response: Response }
 
 /**
  * Reads and checks a POST body as the stdio transport checks a line: too
@@ -37,7 +38,8 @@ export async function readPostMessage(
         `Payload Too Large: a message may be at most ${max} bytes (limits.maxMessageBytes)`,
       ),
     )
-  const value = parseBody(body.text)
+  // Parsed already when the face read it to tell its era (within the nesting limit).
+  const value = inbound.parsed ? inbound.parsed.value : parseBody(body.text)
   if (value instanceof Response) return fail(value)
   const checked = checkInbound(value)
   if (checked.kind === 'invalid') {
@@ -54,11 +56,13 @@ export async function readPostMessage(
   const message = options.runtime.tracing?.propagates
     ? withHeaderTraceContext(checked.message, request.headers)
     : checked.message
+  const isRequest = checked.kind === 'request'
   return {
     ok: true,
     message,
-    isRequest: checked.kind === 'request',
-    isInitialize: checked.kind === 'request' && checked.method === 'initialize',
+    isRequest,
+    isInitialize: isRequest && checked.method === 'initialize',
+    ...(isRequest ? { id: (message as { id: string | number }).id } : {}),
   }
 }
 

@@ -254,6 +254,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     allowedHosts: config.http.allowedHosts,
     maxSessions: config.http.maxSessions,
     maxSessionsPerCredential: config.http.maxSessionsPerCredential,
+    maxInFlightPerSession: config.http.maxInFlightPerSession,
+    maxInFlightPerCredential: config.http.maxInFlightPerCredential,
     sessionIdleMs: config.http.sessionIdleMs,
     maxMessageBytes: config.limits.maxMessageBytes,
   })

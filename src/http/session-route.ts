@@ -14,6 +14,12 @@ import { SharedSessions } from './shared-sessions.js'
 
 export type { HttpSession } from './http-session.js'
 
+/** Bodies at least this large have their id found (and claimed) before they are decoded and parsed (claimEarly). */
+const EARLY_SCAN_BYTES = 64 * 1024
+
+/** Requests one session may have in flight by default (`http.maxInFlightPerSession`). */
+export const MAX_IN_FLIGHT_PER_SESSION = 64
+
 export interface SessionRouteOptions {
   runtime: Runtime
   logger: Logger
@@ -22,6 +28,8 @@ export interface SessionRouteOptions {
   viewFor(principal: HttpPrincipal): PrincipalView
   /** `limits.maxMessageBytes`: the largest body accepted. */
   maxMessageBytes: number
+  /** `http.maxInFlightPerSession` (default MAX_IN_FLIGHT_PER_SESSION). */
+  maxInFlightPerSession?: number
   /** True while shutting down: no new sessions. */
   draining(): boolean
   /** A store shared with other replicas (Redis): sessions are written there and taken over from there. */
@@ -238,7 +246,12 @@ export class SessionRoute {
     return this.deliver(session, request, read)
   }
 
-  /** Hands a message to the session's transport; a request counts as in flight until its answer has streamed. */
+  /**
+   * Hands a message to the session's transport. A request counts as in
+   * flight until its answer has streamed; one whose id is already in flight
+   * on the session is refused at once (-32600, naming the id: the first
+   * keeps its answer), and so is one over `http.maxInFlightPerSession`.
+   */
   private async deliver(
     session: HttpSession,
     request: Request,
@@ -248,7 +261,12 @@ export class SessionRoute {
       this.options.sessions.touch(session)
       return session.transport.handleRequest(request, { parsedBody: read.message })
     }
-    const done = this.begin(session)
+    const refused = this.checkInFlight(session, read.id!)
+    if (refused) {
+      if (this.shared && session.inFlight === 0) this.shared.idle(session)
+      return refused
+    }
+    const done = this.begin(session, JSON.stringify(read.id))
     try {
       return onBodyDone(await session.transport.handleRequest(request, { parsedBody: read.message }), done)
     } catch (error) {
@@ -257,13 +275,66 @@ export class SessionRoute {
     }
   }
 
-  /** Counts a request in flight on the session; the function returned ends it (once), and with replicas marks the session idle in the store when none is left. */
-  private begin(session: HttpSession): () => void {
+  /**
+   * A large POST's id, found before its body is decoded or parsed (the
+   * scan makes no copy of the body): refused at once when that id is
+   * already in flight on its session, or being read for another request
+   * of it; else claimed while the request is read, until the function
+   * returned is called (by then deliver counts it in flight, or it was
+   * refused). So a large body sent many times at once with one id is
+   * decoded and parsed once. Small bodies are left to deliver's check.
+   */
+  async claimEarly(inbound: InboundRequest, principal: HttpPrincipal): Promise<Response | (() => void) | undefined> {
+    const { request } = inbound
+    const sessionId = request.headers.get('mcp-session-id')
+    if (request.method !== 'POST' || sessionId === null || !inbound.requestId) return undefined
+    const session = this.options.sessions.get(sessionId)
+    if (!session || session.principal.key !== principal.key) return undefined
+    const id = await inbound.requestId(this.options.maxMessageBytes, EARLY_SCAN_BYTES)
+    if (id === null || id === undefined) return undefined
+    const key = JSON.stringify(id)
+    if (session.requestIds.has(key) || session.readingIds.has(key)) return this.reusedId(session, id)
+    session.readingIds.add(key)
+    return () => session.readingIds.delete(key)
+  }
+
+  /** What a request whose id is already in flight on its session answers. */
+  private reusedId(session: HttpSession, id: string | number): Response {
+    const key = JSON.stringify(id)
+    this.options.logger.debug(`http: session ${session.id.slice(0, 8)}: request id ${key} reused while in flight`)
+    return refusal(
+      400,
+      HttpRpcCode.invalidRequest,
+      `Invalid Request: request id ${key} is already in flight on this session; give each request an id of its own`,
+      {},
+      id,
+    )
+  }
+
+  /** The refusal owed to a request whose id is in flight on the session, or past its cap of requests in flight. */
+  private checkInFlight(session: HttpSession, id: string | number): Response | undefined {
+    if (session.requestIds.has(JSON.stringify(id))) return this.reusedId(session, id)
+    const max = this.options.maxInFlightPerSession ?? MAX_IN_FLIGHT_PER_SESSION
+    if (session.inFlight >= max)
+      return refusal(
+        429,
+        HttpRpcCode.server,
+        `Too Many Requests: this session has ${session.inFlight} requests in flight, the most one may (http.maxInFlightPerSession is ${max}); send more once some are answered`,
+        { 'Retry-After': '1' },
+        id,
+      )
+    return undefined
+  }
+
+  /** Counts a request in flight on the session under its id; the function returned ends it (once). */
+  private begin(session: HttpSession, key: string): () => void {
+    session.requestIds.add(key)
     const end = this.options.sessions.begin(session)
     let ended = false
     return () => {
       if (ended) return
       ended = true
+      session.requestIds.delete(key)
       end()
       if (this.shared && session.inFlight === 0) this.shared.idle(session)
     }

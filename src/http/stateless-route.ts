@@ -196,9 +196,15 @@ export class StatelessRoute {
   /**
    * Answers one 2026-era request of `principal`. `body` is the parsed POST
    * body (the face read it to tell the era); the request's own body is not
-   * read again.
+   * read again. `release` gives back the request's place among its
+   * credential's requests in flight, which a listen stream does not keep.
    */
-  async handle(inbound: InboundRequest, principal: HttpPrincipal, body: unknown): Promise<Response> {
+  async handle(
+    inbound: InboundRequest,
+    principal: HttpPrincipal,
+    body: unknown,
+    release?: () => void,
+  ): Promise<Response> {
     if (this.options.draining())
       return refusal(503, HttpRpcCode.server, 'Service Unavailable: mycelium is shutting down', { 'Retry-After': '5' })
     let view: CredentialView
@@ -232,6 +238,7 @@ export class StatelessRoute {
           `Too Many Requests: this credential has ${open} subscriptions/listen streams open, the most one may; close one first`,
         )
       // A listen stream is no call in flight (it lasts until the client or shutdown ends it): not counted, closed by close().
+      release?.()
       const params = (body as { params: Record<string, unknown> }).params
       const parsedBody = { ...(body as Record<string, unknown>), params: { ...params, notifications: listen } }
       return this.opening.run({ view, filter: listen, principal: principal.key }, () =>

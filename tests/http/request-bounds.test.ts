@@ -1,13 +1,16 @@
 import { connect, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Runtime } from '../../src/runtime/runtime.js'
-import { ALICE, openRawSession, serveFace, type ServedFace } from '../helpers/http-face.js'
+import { ALICE, BOB, openRawSession, serveFace, sessionRequest, type ServedFace } from '../helpers/http-face.js'
+import { mcpHeaders } from '../helpers/http.js'
 import { loadedConfig, fixtureEntry, startRuntime, waitFor } from '../helpers/runtime.js'
 
 /**
- * What one peer can hold, at the connection: a body that does not arrive
- * in time is dropped; connections per client address are capped. In the
- * test process, behind the node:http server myc uses.
+ * Every request answered in bounded time and memory, whatever a peer does:
+ * a request id reused while the first is in flight is refused at once;
+ * requests in flight are capped per session and per credential; a body
+ * that does not arrive in time is dropped; connections per client address
+ * are capped. In the test process, behind the node:http server myc uses.
  */
 describe('what one peer can hold', () => {
   let runtime: Runtime
@@ -17,19 +20,157 @@ describe('what one peer can hold', () => {
     served.push(s)
     return s
   }
+  /** A tools/call on a session that stays in flight until abort(). */
+  const inFlight = (url: string, session: string, id: string | number, token = ALICE) => {
+    const controller = new AbortController()
+    const call = sessionRequest(
+      url,
+      session,
+      { id, method: 'tools/call', params: { name: 'hang__hang', arguments: {} } },
+      { token, signal: controller.signal },
+    ).catch(() => undefined)
+    return { abort: () => controller.abort(), call }
+  }
+
+  /** A 429 over a cap of requests in flight, as sessionRequest reads it. */
+  const tooMany = (id: number | null, message: string) => ({
+    status: 429,
+    retryAfter: '1',
+    answer: { jsonrpc: '2.0', id, error: { code: -32000, message } },
+  })
+
   beforeAll(async () => {
-    runtime = await startRuntime({ mcpServers: { echo: fixtureEntry('echo') } })
+    runtime = await startRuntime({ mcpServers: { hang: fixtureEntry('hang'), progress: fixtureEntry('progress') } })
   }, 30_000)
   afterAll(async () => {
     await Promise.all(served.map((s) => s.close()))
     await runtime?.close()
   })
 
-  it('bad config first: http.bodyTimeoutMs and http.maxConnectionsPerAddress default to 30 s and 512 and must be positive integers', () => {
+  it('bad config first: the four keys default to 64, 128, 30 s and 512 and must be positive integers', () => {
     const http = loadedConfig({}).config.http
-    expect([http.bodyTimeoutMs, http.maxConnectionsPerAddress]).toEqual([30_000, 512])
+    expect([
+      http.maxInFlightPerSession,
+      http.maxInFlightPerCredential,
+      http.bodyTimeoutMs,
+      http.maxConnectionsPerAddress,
+    ]).toEqual([64, 128, 30_000, 512])
+    expect(() => loadedConfig({ http: { maxInFlightPerSession: 0 } })).toThrow(/http\.maxInFlightPerSession/)
+    expect(() => loadedConfig({ http: { maxInFlightPerCredential: 1.5 } })).toThrow(/http\.maxInFlightPerCredential/)
     expect(() => loadedConfig({ http: { bodyTimeoutMs: 10 } })).toThrow(/http\.bodyTimeoutMs/)
     expect(() => loadedConfig({ http: { maxConnectionsPerAddress: '4' } })).toThrow(/http\.maxConnectionsPerAddress/)
+  })
+
+  it('four concurrent calls with one id on one session: one result, three refusals at once (-32600 naming the id)', async () => {
+    const { url, face } = await serve()
+    const session = (await openRawSession(url, ALICE)).id!
+    // The first call takes a while (60 steps of 50 ms): the others come while it runs.
+    const first = sessionRequest(
+      url,
+      session,
+      { id: 77, method: 'tools/call', params: { name: 'progress__count', arguments: { steps: 60, stepMs: 50 } } },
+      { token: ALICE },
+    )
+    await waitFor(() => face.sessions.get(session)?.inFlight === 1, 10_000, 'the first call to be in flight')
+    const again = await Promise.all(
+      [1, 2, 3].map(() =>
+        sessionRequest(
+          url,
+          session,
+          { id: 77, method: 'tools/call', params: { name: 'hang__echo', arguments: { message: 'again' } } },
+          { token: ALICE },
+        ),
+      ),
+    )
+    // Answered while the first is still running.
+    expect(face.sessions.get(session)?.inFlight).toBe(1)
+    for (const refused of again)
+      expect(refused).toEqual({
+        status: 400,
+        retryAfter: null,
+        answer: {
+          jsonrpc: '2.0',
+          id: 77,
+          error: {
+            code: -32600,
+            message:
+              'Invalid Request: request id 77 is already in flight on this session; give each request an id of its own',
+          },
+        },
+      })
+    const result = await first
+    expect(result.status).toBe(200)
+    expect(result.answer).toMatchObject({ id: 77, result: { content: [{ text: 'counted 60' }] } })
+    // Its answer given, the id is free again.
+    const reused = await sessionRequest(url, session, { id: 77, method: 'ping' }, { token: ALICE })
+    expect(reused.answer).toEqual({ jsonrpc: '2.0', id: 77, result: {} })
+  })
+
+  it('http.maxInFlightPerSession: one request more on the session is refused at once (429, its id); another session is not held back', async () => {
+    const { url, face } = await serve({ maxInFlightPerSession: 2 })
+    const session = (await openRawSession(url, ALICE)).id!
+    const calls = [inFlight(url, session, 1), inFlight(url, session, 2)]
+    await waitFor(() => face.sessions.get(session)?.inFlight === 2, 10_000, 'two calls in flight')
+    const refused = await sessionRequest(url, session, { id: 3, method: 'ping' }, { token: ALICE })
+    expect(refused).toEqual(
+      tooMany(
+        3,
+        'Too Many Requests: this session has 2 requests in flight, the most one may (http.maxInFlightPerSession is 2); send more once some are answered',
+      ),
+    )
+    const other = (await openRawSession(url, ALICE)).id!
+    expect((await sessionRequest(url, other, { id: 1, method: 'ping' }, { token: ALICE })).status).toBe(200)
+    calls[0]!.abort()
+    await waitFor(() => face.sessions.get(session)?.inFlight === 1, 10_000, 'one call to end')
+    expect((await sessionRequest(url, session, { id: 3, method: 'ping' }, { token: ALICE })).status).toBe(200)
+    calls[1]!.abort()
+    await Promise.all(calls.map((c) => c.call))
+  })
+
+  it('http.maxInFlightPerCredential: one POST more of the credential is refused before its body is read (429); other credentials are not held back', async () => {
+    const { url, face } = await serve({ maxInFlightPerCredential: 2 })
+    const [s1, s2] = [(await openRawSession(url, ALICE)).id!, (await openRawSession(url, ALICE)).id!]
+    const calls = [inFlight(url, s1, 1), inFlight(url, s2, 1)]
+    await waitFor(() => face.inFlight === 2, 10_000, 'two calls in flight')
+    const refused = await sessionRequest(url, s1, { id: 2, method: 'ping' }, { token: ALICE })
+    expect(refused).toEqual(
+      tooMany(
+        null,
+        'Too Many Requests: this credential has 2 requests in flight, the most one may (http.maxInFlightPerCredential is 2); send more once some are answered',
+      ),
+    )
+    expect((await openRawSession(url, BOB)).status).toBe(200)
+    calls[0]!.abort()
+    await waitFor(() => face.inFlight === 1, 10_000, 'one call to end')
+    expect((await sessionRequest(url, s1, { id: 2, method: 'ping' }, { token: ALICE })).status).toBe(200)
+    // A 2026 listen stream is no request in flight: it gives its place back at once.
+    const listen = new AbortController()
+    const stream = await fetch(url, {
+      method: 'POST',
+      signal: listen.signal,
+      headers: mcpHeaders({
+        Authorization: `Bearer ${ALICE}`,
+        'MCP-Protocol-Version': '2026-07-28',
+        'Mcp-Method': 'subscriptions/listen',
+      }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'subscriptions/listen',
+        params: {
+          notifications: { toolsListChanged: true },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    })
+    expect(stream.status).toBe(200)
+    expect((await sessionRequest(url, s1, { id: 3, method: 'ping' }, { token: ALICE })).status).toBe(200)
+    listen.abort()
+    calls[1]!.abort()
+    await Promise.all(calls.map((c) => c.call))
   })
 
   /** A raw connection to `base`'s port, its bytes as they come, and when it closes. */
