@@ -310,7 +310,7 @@ export const ConfigSchema = v.strictObject({
         }),
       ),
       maxSessions: v.optional(positiveInt(1, 1_000_000), 1_000),
-      /** Sessions one credential (a token, a JWT subject, the launch's principal) may hold open in one process; one more is 429. */
+      /** Sessions one credential (a token, a JWT subject, the launch's principal) may hold (across replicas with Redis); at the cap its least recently used idle one makes room for a new one (429 only when all are busy). */
       maxSessionsPerCredential: v.optional(positiveInt(1, 1_000_000), 16),
       /** Requests one session may have in flight; one more is refused at once (429). */
       maxInFlightPerSession: v.optional(positiveInt(1, 100_000), 64),
