@@ -6,7 +6,7 @@ import type { HttpPrincipal, IdentityCheck } from './principals.js'
 import { jwtPrincipal, tokenPrincipal } from './principals.js'
 import { protectedResourceMetadata, type JwtVerifier } from './jwt.js'
 import type { MetricsEndpoint } from './metrics.js'
-import type { RateLimit } from './rate-limit.js'
+import { innerCallCharge, overLimit, withCallBudget, type RateLimit } from './rate-limit.js'
 import { allowedHostnames, checkHost, checkOrigin, corsHeaders, preflightHeaders } from './request-guard.js'
 import { HttpRpcCode, onBodyDone, refusal, withHeaders } from './responses.js'
 import { InFlightLimit, MAX_IN_FLIGHT_PER_CREDENTIAL } from './in-flight.js'
@@ -476,33 +476,4 @@ export class HttpFace {
     await this.statelessRoute.close()
     return { drained }
   }
-}
-
-/**
- * `http.rateLimit` for code mode's inner calls: each takes one request from
- * its credential's bucket, as a call sent on its own would, so a script is
- * no way around the limit. Over it, the call fails in the code with the
- * text a client's request over it gets.
- */
-function innerCallCharge(limiter: RateLimit): (key: string) => Promise<string | undefined> {
-  return async (key) => {
-    const taken = await limiter.take(key)
-    return taken.ok ? undefined : overLimit(limiter.config.requestsPerMinute, taken.retryAfterSeconds)
-  }
-}
-
-/** `view` with `chargeInnerCall`: every other member its own (bound, as the session route's view binds them). */
-function withCallBudget(view: PrincipalView, charge: () => Promise<string | undefined>): PrincipalView {
-  return new Proxy(view, {
-    get: (target, prop) => {
-      if (prop === 'chargeInnerCall') return charge
-      const value = Reflect.get(target, prop, target) as unknown
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
-    },
-  })
-}
-
-/** What a request over `http.rateLimit` is told, a call sent on its own or one made from code. */
-function overLimit(requestsPerMinute: number, retryAfterSeconds: number): string {
-  return `Too Many Requests: over ${requestsPerMinute} requests a minute for this credential; retry in ${retryAfterSeconds} s`
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { PrincipalView } from '../principal/view.js'
 
 /** `http.rateLimit`: how many requests one credential may make. */
 export interface RateLimitConfig {
@@ -130,3 +131,32 @@ if tokens >= 1 - 1e-9 then
 end
 return {0, math.max(1, math.ceil((1 - tokens) / perMs / 1000 - 1e-9))}
 `
+
+/**
+ * `http.rateLimit` for code mode's inner calls: each takes one request from
+ * its credential's bucket, as a call sent on its own would, so a script is
+ * no way around the limit. Over it, the call fails in the code with the
+ * text a client's request over it gets.
+ */
+export function innerCallCharge(limiter: RateLimit): (key: string) => Promise<string | undefined> {
+  return async (key) => {
+    const taken = await limiter.take(key)
+    return taken.ok ? undefined : overLimit(limiter.config.requestsPerMinute, taken.retryAfterSeconds)
+  }
+}
+
+/** `view` with `chargeInnerCall`: every other member its own (bound, as the session route's view binds them). */
+export function withCallBudget(view: PrincipalView, charge: () => Promise<string | undefined>): PrincipalView {
+  return new Proxy(view, {
+    get: (target, prop) => {
+      if (prop === 'chargeInnerCall') return charge
+      const value = Reflect.get(target, prop, target) as unknown
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+}
+
+/** What a request over `http.rateLimit` is told, a call sent on its own or one made from code. */
+export function overLimit(requestsPerMinute: number, retryAfterSeconds: number): string {
+  return `Too Many Requests: over ${requestsPerMinute} requests a minute for this credential; retry in ${retryAfterSeconds} s`
+}

@@ -3,11 +3,9 @@ import type { AddressInfo } from 'node:net'
 import { HttpFace, type HttpFaceOptions } from '../../src/http/http-face.js'
 import { abortedByClient, inboundOf } from '../../src/http/node-bridge.js'
 import { nodeServer, type ConnectionLimits } from '../../src/http/node-server.js'
-import { launchPrincipal } from '../../src/http/principals.js'
 import { readTokens, type TokenConfig } from '../../src/http/tokens.js'
-import { openView } from '../../src/principal/view.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
-import { mcpHeaders } from './http.js'
+import { faceOptions, mcpHeaders } from './http.js'
 
 /** `myc serve --http`'s face in the test process, behind the node:http server myc uses (its limits), on a free loopback port. */
 export interface ServedFace {
@@ -29,27 +27,10 @@ const aliceAndBob: TokenConfig[] = [
 ]
 export const TOKEN_ENV = { A: ALICE, B: BOB, MYC_SESSION_SECRET: 'a-session-secret-0123456789abcdef0123456789' }
 
-/** The options of a face over `runtime` for tests: open mode, alice's and bob's tokens, loopback; `extra` wins. */
-export function faceOptions(runtime: Runtime, extra: Partial<HttpFaceOptions> = {}): HttpFaceOptions {
-  return {
-    runtime,
-    logger: runtime.logger,
-    listen: { host: '127.0.0.1', port: 8808 },
-    path: '/mcp',
-    tokens: readTokens(aliceAndBob, TOKEN_ENV),
-    launch: launchPrincipal(undefined, undefined),
-    viewFor: () => openView(),
-    allowedOrigins: [],
-    allowedHosts: [],
-    maxSessions: 100,
-    sessionIdleMs: 60_000,
-    maxMessageBytes: 4 * 1024 * 1024,
-    ...extra,
-  }
-}
-
 /**
- * A face over `runtime` (faceOptions), served by nodeServer with `limits`.
+ * A face over `runtime` (faceOptions of ./http.ts: alice's and bob's tokens,
+ * 100 sessions, 4 MiB messages; `extra` wins), served by the node:http
+ * server myc uses (nodeServer, with `limits`).
  * Close it with close().
  */
 export async function serveFace(
@@ -57,7 +38,13 @@ export async function serveFace(
   extra: Partial<HttpFaceOptions> = {},
   limits?: ConnectionLimits,
 ): Promise<ServedFace> {
-  const face = new HttpFace(faceOptions(runtime, extra))
+  const face = new HttpFace(
+    faceOptions(runtime, readTokens(aliceAndBob, TOKEN_ENV), {
+      maxSessions: 100,
+      maxMessageBytes: 4 * 1024 * 1024,
+      ...extra,
+    }),
+  )
   let base = ''
   const server = nodeServer(
     runtime.logger,
