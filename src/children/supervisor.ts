@@ -89,10 +89,8 @@ export class ChildSupervisor {
     if (this.closing || this.children.has(key)) return
     const child = this.connection(key, config)
     this.children.set(key, child)
-    if (config.startup !== 'lazy')
-      await child
-        .start()
-        .catch((error: unknown) => this.deps.logger.error(error instanceof Error ? error.message : String(error)))
+    // A failed start was logged when the child turned FAILED (onStateChanged), before its restart was planned.
+    if (config.startup !== 'lazy') await child.start().catch(() => {})
   }
 
   /**
@@ -114,14 +112,11 @@ export class ChildSupervisor {
 
   /** Starts every eager child in parallel; resolves when each is RUNNING or FAILED. */
   async startAll(): Promise<void> {
+    // A failed start was logged when the child turned FAILED (onStateChanged), before its restart was planned.
     await Promise.all(
       [...this.children.values()]
         .filter((child) => child.config.startup !== 'lazy')
-        .map((child) =>
-          child
-            .start()
-            .catch((error: unknown) => this.deps.logger.error(error instanceof Error ? error.message : String(error))),
-        ),
+        .map((child) => child.start().catch(() => {})),
     )
   }
 
@@ -166,8 +161,10 @@ export class ChildSupervisor {
       this.stderrTails.delete(child.key)
       return
     }
+    // What happened first, then what is planned: the start's failure is logged before its restart.
+    if (!crashed) log.error(`could not start: ${child.lastError ?? 'unknown error'}`)
     if (delay === undefined) {
-      log.error(`giving up after ${attempt} restarts: ${child.lastError ?? 'unknown error'}`)
+      log.error(`giving up after ${attempt} restarts${crashed ? `: ${child.lastError ?? 'unknown error'}` : ''}`)
       return
     }
     if (crashed) log.warn(`stopped unexpectedly (${child.lastError ?? 'unknown'}); restarting in ${delay} ms`)
