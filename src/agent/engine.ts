@@ -39,8 +39,13 @@ export interface AgentOptions {
   conversation?: BetaMessageParam[]
   /** Asked after each tool call: true ends the run as `failed` (a workflow's script failed). */
   failed?: () => boolean
-  /** Headless runs: a refused approval makes a run that ends well end `denied` (exit 3), its last text kept. */
-  deniedFails?: boolean
+  /**
+   * Headless runs: a run that ends well ends `denied` (exit 3) after a
+   * refused approval, else `unavailable` (exit 1) after a call whose server
+   * was not running (an outcome with `down`) that no later call of that tool
+   * made good; its last text kept.
+   */
+  headless?: boolean
   /** Tracing, when on: a `chat {model}` span per request and an `execute_tool {tool}` span per call, under `span` (the run's `invoke_agent`). */
   tracing?: { tracing: Tracing; span: SpanHandle }
   /** The run's caps and meter: a request that would pass a cap is not sent, and the run ends `budget` (src/agent/budget.ts). */
@@ -72,20 +77,24 @@ const META_DEACTIVATE = 'mycelium:deactivate_skill'
 export async function runAgent(task: string, options: AgentOptions): Promise<AgentOutcome> {
   const { emit } = options
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
-  const run: RunRecord = { permissionDenials: [], approvalDenied: false }
+  const run: RunRecord = { permissionDenials: [], approvalDenied: false, downCalls: new Map() }
   const messages: BetaMessageParam[] = options.conversation ?? []
   messages.push({ role: 'user', content: task })
   const system: BetaTextBlockParam[] = [{ type: 'text', text: options.system, cache_control: { type: 'ephemeral' } }]
   let text = ''
   let turns = 0
-  const end = (reason: EndReason, error?: AgentOutcome['error']): AgentOutcome => ({
-    reason: reason === 'done' && run.approvalDenied && options.deniedFails ? 'denied' : reason,
-    turns,
-    usage,
-    text,
-    permissionDenials: run.permissionDenials,
-    ...(error ? { error } : {}),
-  })
+  const end = (reason: EndReason, error?: AgentOutcome['error']): AgentOutcome => {
+    const finalReason = reason === 'done' && options.headless ? strictReason(run) : reason
+    const downError = finalReason === 'unavailable' && reason === 'done' ? unavailableError(run.downCalls) : undefined
+    return {
+      reason: finalReason,
+      turns,
+      usage,
+      text,
+      permissionDenials: run.permissionDenials,
+      ...(error ? { error } : downError ? { error: downError } : {}),
+    }
+  }
 
   while (turns < options.maxTurns) {
     if (options.signal?.aborted) return end('interrupted')
@@ -174,10 +183,31 @@ async function askModel(
   return { ok: true, message }
 }
 
-/** What the run keeps of its calls: the denied ones, and whether an approval was refused (with `deniedFails`, a run that then ends well ends `denied`, not `done`). */
+/**
+ * What the run keeps of its calls: the denied ones, whether an approval was
+ * refused, and the tools (by id) whose last call found their server down,
+ * with that server (headless, a run that then ends well ends `denied` or
+ * `unavailable`, not `done`: strictReason).
+ */
 interface RunRecord {
   permissionDenials: AgentOutcome['permissionDenials']
   approvalDenied: boolean
+  downCalls: Map<string, string>
+}
+
+/** How a headless run that ended well ends: `denied` after a refused approval, `unavailable` after a call its server could not answer, else `done`. */
+function strictReason(run: RunRecord): EndReason {
+  if (run.approvalDenied) return 'denied'
+  return run.downCalls.size > 0 ? 'unavailable' : 'done'
+}
+
+/** The error of a run that ends `unavailable`: which tools failed because which servers were down. */
+function unavailableError(downCalls: ReadonlyMap<string, string>): NonNullable<AgentOutcome['error']> {
+  const servers = [...new Set(downCalls.values())].map((s) => `"${s}"`).join(', ')
+  return {
+    code: 'server_unavailable',
+    message: `calls to ${[...downCalls.keys()].join(', ')} failed because their server (${servers}) was not running, and were not made good by a later call: the result may be incomplete; \`myc status\` shows the servers (run again once they are up)`,
+  }
 }
 
 /**
@@ -355,6 +385,8 @@ function settle(
     return failed(durationMs, outcome.error.message)
   }
   const ok = outcome.result.isError !== true
+  if (outcome.down !== undefined) run.downCalls.set(call.label, outcome.down)
+  else if (ok) run.downCalls.delete(call.label)
   const blocked = (
     outcome.result.structuredContent as { error?: { code?: string; rule?: string; message?: string } } | undefined
   )?.error

@@ -67,6 +67,7 @@ const EXIT_BY_REASON: Record<EndReason, number> = {
   failed: ExitCode.checkFailed,
   denied: ExitCode.checkFailed,
   budget: ExitCode.checkFailed,
+  unavailable: ExitCode.runtime,
   interrupted: ExitCode.interrupted,
   error: ExitCode.runtime,
 }
@@ -333,7 +334,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       const system = [systemPrompt({ ...principal, servers: rt, visible: (s) => view.serverVisible(s) }), extra]
         .filter(Boolean)
         .join('\n\n')
-      const outcome = await agent(task, { tools, system, conversation, deniedFails: true })
+      const outcome = await agent(task, { tools, system, conversation, headless: true })
       record(writer, conversation, recorded, outcome, view)
       if (delegate)
         for (const k of Object.keys(outcome.usage) as Array<keyof typeof outcome.usage>)

@@ -27,8 +27,12 @@ export interface OfferedTool {
   def: Tool
 }
 
-/** How a call that was sent ended: the tool's result, or the error a client of `myc serve` would get. */
-export type ToolOutcome = { ok: true; result: CallToolResult } | { ok: false; error: WireError }
+/**
+ * How a call that was sent ended: the tool's result, or the error a client of
+ * `myc serve` would get. `down` names the server when it was not running or
+ * went away during the call (a failure of the server, not of the call).
+ */
+export type ToolOutcome = { ok: true; result: CallToolResult; down?: string } | { ok: false; error: WireError }
 
 /** One tool call as it is made: by the model, a worker's model, or (later) a script. */
 export interface ToolCall {
@@ -232,7 +236,11 @@ export function viewSource(runtime: Runtime, view: PrincipalView, answers?: Chil
         )
         if (!called) return { ok: false, error: { code: RpcCode.requestCancelled, message: 'Request cancelled' } }
         const { outcome } = called
-        return outcome.ok ? { ok: true, result: outcome.result as unknown as CallToolResult } : outcome
+        if (!outcome.ok) return outcome
+        const result = outcome.result as unknown as CallToolResult
+        return called.down && called.server !== undefined
+          ? { ok: true, result, down: called.server }
+          : { ok: true, result }
       } finally {
         if (asker) runtime.removeConnection(asker)
       }
@@ -289,7 +297,8 @@ function toolInView(runtime: Runtime, view: PrincipalView, wireName: string): Of
   // Code mode: a built-in it does not list (exec, the memory tools…) is still callable by name, and from the code.
   const builtin = view.codeMode?.builtins().find((t) => t.name === wireName)
   if (builtin) return { wireName, id: `${BUILTIN_SERVER}:${builtinName(runtime, wireName)}`, def: builtin }
-  const entry = runtime.catalogue.toolByWire(wireName)
+  // A tool of a server that is down now is still reached (and decided): the call is told the server is down.
+  const entry = runtime.catalogue.toolByWire(wireName) ?? runtime.catalogue.lastKnownTool(wireName)
   return entry && view.toolVisible(entry)
     ? { wireName: entry.wireName, id: entry.id, def: entry.wire as Tool }
     : undefined

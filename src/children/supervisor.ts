@@ -52,6 +52,10 @@ export class ChildSupervisor {
   /** How many times each server has been restarted after a failure, since this process began (never reset: a counter). */
   readonly restarts = new Map<string, number>()
   private readonly timers = new Map<string, NodeJS.Timeout>()
+  /** The restart each timer stands for: when it starts, and its number. */
+  private readonly planned = new Map<string, { at: number; attempt: number }>()
+  /** Servers whose restarts are used up: they stay FAILED until a reload or a restart of myc. */
+  private readonly givenUp = new Set<string>()
   private closing = false
 
   constructor(
@@ -103,6 +107,8 @@ export class ChildSupervisor {
     if (!child) return
     clearTimeout(this.timers.get(key))
     this.timers.delete(key)
+    this.planned.delete(key)
+    this.givenUp.delete(key)
     this.attempts.delete(key)
     await child.drain(drainMs)
     this.children.delete(key)
@@ -138,9 +144,32 @@ export class ChildSupervisor {
     this.deps.logger.debug(
       `[${child.key}] ${previous} → ${child.state}${child.lastError ? `: ${child.lastError}` : ''}`,
     )
-    this.deps.events.stateChanged?.(child, previous)
+    if (child.state === 'RUNNING') this.givenUp.delete(child.key)
     if (child.state === 'FAILED' && !this.closing && this.children.get(child.key) === child)
       this.scheduleRestart(child, previous === 'RUNNING')
+    // After the restart is planned: whoever hears of the state can tell when the next start is.
+    this.deps.events.stateChanged?.(child, previous)
+  }
+
+  /** The restart planned for a FAILED child: when it starts (epoch ms), its number and how many there may be; undefined when none is. */
+  plannedRestart(key: string): { at: number; attempt: number; of: number } | undefined {
+    const plan = this.planned.get(key)
+    const child = this.children.get(key)
+    return plan && child ? { ...plan, of: child.config.restart.maxRetries } : undefined
+  }
+
+  /** The number of the restart under way for a child that is starting again, and how many there may be; undefined for a first start. */
+  restartUnderWay(key: string): { attempt: number; of: number } | undefined {
+    const child = this.children.get(key)
+    const attempt = this.attempts.get(key) ?? 0
+    return child?.state === 'INITIALIZING' && attempt > 0 && !this.planned.has(key)
+      ? { attempt, of: child.config.restart.maxRetries }
+      : undefined
+  }
+
+  /** Whether the restarts of a FAILED child are used up (it stays down until a reload or a new myc). */
+  gaveUp(key: string): boolean {
+    return this.givenUp.has(key)
   }
 
   private scheduleRestart(child: ChildConnection, crashed: boolean): void {
@@ -164,14 +193,17 @@ export class ChildSupervisor {
     // What happened first, then what is planned: the start's failure is logged before its restart.
     if (!crashed) log.error(`could not start: ${child.lastError ?? 'unknown error'}`)
     if (delay === undefined) {
+      this.givenUp.add(child.key)
       log.error(`giving up after ${attempt} restarts${crashed ? `: ${child.lastError ?? 'unknown error'}` : ''}`)
       return
     }
     if (crashed) log.warn(`stopped unexpectedly (${child.lastError ?? 'unknown'}); restarting in ${delay} ms`)
     else log.warn(`restarting in ${delay} ms (attempt ${attempt + 1} of ${child.config.restart.maxRetries})`)
     this.attempts.set(child.key, attempt + 1)
+    this.planned.set(child.key, { at: Date.now() + delay, attempt: attempt + 1 })
     const timer = setTimeout(() => {
       this.timers.delete(child.key)
+      this.planned.delete(child.key)
       if (this.closing) return
       this.restarts.set(child.key, (this.restarts.get(child.key) ?? 0) + 1)
       child.start().then(
@@ -270,6 +302,7 @@ export class ChildSupervisor {
     this.closing = true
     for (const timer of this.timers.values()) clearTimeout(timer)
     this.timers.clear()
+    this.planned.clear()
     await Promise.all([...this.children.values(), ...this.personal.values()].map((child) => child.stop(budget)))
     this.personal.clear()
     this.personalUsed.clear()

@@ -94,6 +94,8 @@ export class Catalogue {
   private readonly resourcesByUri = new Map<string, ResourceEntry>()
   private skillList: ChildSkillEntry[] = []
   private readonly skillRoutes = new Map<string, ChildSkillRoutes>()
+  /** The tools of each server that went down (crashed; restarting or given up), as it last listed them: not listed, but known. */
+  private readonly lastKnown = new Map<string, readonly Tool[]>()
   /** Conflicts found by the last rebuild. */
   conflicts: Conflict[] = []
   private withheldTools: WithheldEntry[] = []
@@ -136,13 +138,55 @@ export class Catalogue {
     const current = { ...this.perServer.get(server) }
     for (const kind of kinds) (current as Record<string, unknown>)[kind] = lists[kind] ?? []
     this.perServer.set(server, current)
+    if (kinds.includes('tools')) this.lastKnown.delete(server)
     this.rebuild(kinds)
   }
 
-  /** Removes every entry of a server (it crashed or stopped). */
+  /** Removes every entry of a server (it stopped, or left the config), its last known tools too. */
   clearServer(server: string): void {
+    this.lastKnown.delete(server)
     this.perServer.delete(server)
     this.rebuild(['tools', 'prompts', 'resources', 'resourceTemplates', 'skills'])
+  }
+
+  /**
+   * A server went down (it crashed, or a restart failed): its entries leave
+   * the lists, and its tools are kept as last known ({@link lastKnownTool})
+   * until it lists them again or is cleared.
+   */
+  serverDown(server: string): void {
+    // Down again before it listed anything (a restart that failed): what it had before is still the last known.
+    const tools = this.perServer.get(server)?.tools
+    if (tools && tools.length > 0) this.lastKnown.set(server, tools)
+    this.perServer.delete(server)
+    this.rebuild(['tools', 'prompts', 'resources', 'resourceTemplates', 'skills'])
+  }
+
+  /**
+   * The entry a wire name had when its server was last up, for a server that
+   * is down now (not listed: a call to it is told the server is not running,
+   * when the caller may see it). Undefined for a name no server had, for one
+   * the gate withholds, and for one that a running server answers to now
+   * ({@link toolByWire}).
+   */
+  lastKnownTool(wireName: string): ToolEntry | undefined {
+    if (this.toolsByWire.has(wireName)) return undefined
+    for (const [server, tools] of this.lastKnown) {
+      for (const def of tools) {
+        if (typeof def?.name !== 'string' || this.wireNameOf(server, def.name) !== wireName) continue
+        // Withheld while the server ran (pinning, hidden text): as unknown now it is down.
+        if (this.gate?.judge(server, 'tool', def)) return undefined
+        return {
+          id: canonicalId(server, def.name),
+          server,
+          name: def.name,
+          wireName,
+          def,
+          wire: this.wireOf(def, wireName),
+        }
+      }
+    }
+    return undefined
   }
 
   private rebuild(kinds: readonly ListKind[]): void {

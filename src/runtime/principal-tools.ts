@@ -11,6 +11,8 @@ import type { SpanAttributes, SpanHandle, Tracing } from '../telemetry/tracing.j
 import type { ChildConnection } from '../children/child.js'
 import type { ServerConfig } from '../config/schema.js'
 import { RpcCode } from '../protocol/facts.js'
+import type { ToolEntry } from '../registry/catalogue.js'
+import { describeDown, downOutcome } from './child-unavailable.js'
 
 /** JSON-RPC code for an unknown tool, prompt or resource (MCP: invalid params). */
 
@@ -110,6 +112,18 @@ function outcomeOf(outcome: RelayOutcome | undefined): ToolCallOutcome {
 export type { InnerCall, ToolCallContext } from './call-context.js'
 
 /**
+ * How a tools/call was answered: the outcome, the server that answered (none
+ * for a built-in or an unknown tool), and `down` when its server was not
+ * running or went away during the call (a failure of the server, not of the
+ * call: an agent run with one does not end ok).
+ */
+export interface CalledTool {
+  outcome: RelayOutcome
+  server?: string
+  down?: true
+}
+
+/**
  * Calls a tool by wire name as the principal: a visible built-in, else a
  * visible child tool (its own name restored, the rest of `params` as sent),
  * else the answer of a tool that does not exist. The audit log hears of each
@@ -121,7 +135,7 @@ export function callVisibleTool(
   view: PrincipalView,
   params: Record<string, unknown>,
   ctx: ToolCallContext,
-): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
+): Promise<CalledTool | undefined> {
   const tracing = runtime.tracing
   // Tracing off: not one more step on the hot path.
   return tracing === undefined
@@ -141,7 +155,7 @@ async function tracedCall(
   view: PrincipalView,
   params: Record<string, unknown>,
   ctx: ToolCallContext,
-): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
+): Promise<CalledTool | undefined> {
   const name = typeof params.name === 'string' ? params.name : ''
   const span = serverSpan(tracing, 'tools/call', name, params, {
     'gen_ai.tool.name': name,
@@ -179,7 +193,7 @@ async function call(
   params: Record<string, unknown>,
   ctx: ToolCallContext,
   span: SpanHandle | undefined,
-): Promise<{ outcome: RelayOutcome; server?: string } | undefined> {
+): Promise<CalledTool | undefined> {
   const name = params.name
   const watching = observers.get(runtime)
   const observed = watching !== undefined && watching.size > 0 ? watching : undefined
@@ -231,10 +245,16 @@ async function call(
   const entry = runtime.catalogue.toolByWire(name)
   const shared = entry && view.toolVisible(entry) ? runtime.supervisor.children.get(entry.server) : undefined
   if (!entry || !shared) {
+    // A tool the principal would see, of a server that is down now: told so (retryable), not that it does not exist.
+    const known = entry ? undefined : runtime.catalogue.lastKnownTool(name)
+    if (known && view.toolVisible(known) && runtime.supervisor.children.has(known.server))
+      return serverDown(runtime, view, known, { name, args, started, observed, runId: ctx.runId })
     if (audited) record(view, name, args, started, 'denied', ctx.runId)
     observed?.forEach((o) => o.unknown())
     return { outcome: unknownTool(name) }
   }
+  if (shared.state !== 'RUNNING' && ctx.owner === undefined)
+    return serverDown(runtime, view, entry, { name, args, started, observed, runId: ctx.runId })
   // A server logged in per person: the caller's own connection, or the way to log in.
   // No owner (stdio, the agent, an unnamed credential): the shared connection, with no extra step on the hot path.
   const reached = ctx.owner === undefined ? { child: shared } : await childForCaller(runtime, entry.server, ctx.owner)
@@ -277,8 +297,33 @@ async function call(
     return {
       outcome: { ok: true, result: { content: [{ type: 'text', text: outcome.error.message }], isError: true } },
       server: entry.server,
+      down: true,
     }
   return { outcome, server: entry.server }
+}
+
+/**
+ * The answer to a call of a visible tool whose server is not running
+ * (starting, restarting, failed): a tool error naming the server, its state
+ * and when it starts again; nothing is sent. Audited as an error, observed
+ * as `unavailable`.
+ */
+function serverDown(
+  runtime: Runtime,
+  view: PrincipalView,
+  entry: ToolEntry,
+  call: {
+    name: string
+    args: Record<string, unknown>
+    started: number
+    observed: Set<ToolCallObserver> | undefined
+    runId?: string | undefined
+  },
+): CalledTool {
+  const outcome = downOutcome(describeDown(runtime.supervisor, entry.server))
+  if (view.recordCall !== undefined) record(view, call.name, call.args, call.started, 'error', call.runId)
+  if (call.observed) observe(call.observed, call.started, entry.server, entry.name, outcome, 'unavailable')
+  return { outcome, server: entry.server, down: true }
 }
 
 /**
@@ -376,11 +421,12 @@ function observe(
   server: string,
   tool: string,
   outcome: RelayOutcome | undefined,
+  as?: ToolCallOutcome,
 ): void {
   const call: ToolCallRecord = {
     server,
     tool,
-    outcome: outcomeOf(outcome),
+    outcome: as ?? outcomeOf(outcome),
     seconds: (performance.now() - started) / 1000,
   }
   observed.forEach((o) => o.called(call))

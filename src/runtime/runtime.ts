@@ -217,10 +217,7 @@ export class Runtime {
     clearTimeout(timer)
   }
 
-  /**
-   * Starts the lazy children a principal reaches that have not been started
-   * yet ("first use" is the first list request that could show them).
-   */
+  /** Starts the lazy children a principal reaches, not started yet ("first use": the first list that could show them). */
   async startLazy(reaches: (server: string) => boolean): Promise<void> {
     await this.whenStarted()
     const pending = [...this.supervisor.children.values()].filter(
@@ -239,6 +236,8 @@ export class Runtime {
 
   private onListsChanged(child: ChildConnection, kinds: readonly ListKind[]): void {
     if (child.state === 'RUNNING') this.catalogue.setServer(child.key, child.lists, kinds)
+    else if (child.state === 'FAILED')
+      this.catalogue.serverDown(child.key) // crashed: a call to its tools says so
     else this.catalogue.clearServer(child.key)
     this.announce(kinds)
   }

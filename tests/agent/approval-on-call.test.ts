@@ -62,7 +62,7 @@ async function agent(
   events: AgentEventBody[] = [],
 ): Promise<{ outcome: AgentOutcome; events: AgentEventBody[] }> {
   fake.setScript((_req, i) => ({ content: replies[i] ?? [{ type: 'text', text: 'done' }] }))
-  return agentInProcess(fake, tools, { deniedFails: true }, events)
+  return agentInProcess(fake, tools, { headless: true }, events)
 }
 
 const activate = (name: string): FakeBlock => ({ type: 'tool_use', name: 'mycelium__activate_skill', input: { name } })

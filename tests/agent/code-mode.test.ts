@@ -40,7 +40,7 @@ function agent(
   events: AgentEventBody[] = [],
 ) {
   fake.setScript((_req, i) => ({ content: replies[i] ?? [{ type: 'text', text: 'done' }] }))
-  return agentInProcess(fake, tools, { deniedFails: true, ...more }, events)
+  return agentInProcess(fake, tools, { headless: true, ...more }, events)
 }
 
 /** The text the model got back for the n-th tool_use of the last run (0-based), from its last request. */

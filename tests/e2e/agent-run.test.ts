@@ -82,6 +82,40 @@ describe('myc run (build/myc.cjs) against a fake Messages API', () => {
     expect(first.headers['x-api-key'] ?? first.headers.authorization, JSON.stringify(first.headers)).toMatch(/sk-test/)
   }, 30_000)
 
+  it('ends a run whose call found its server down unavailable (exit 1), never as a denial', async () => {
+    // Its restart is planned far away: the second call of the turn finds it restarting.
+    const config = writeConfig({
+      mcpServers: { crash: fixtureEntry('crash', { restart: { maxRetries: 2, initialDelayMs: 600_000 } }) },
+    })
+    fake.setScript((_req, i) =>
+      i === 0
+        ? {
+            content: [
+              { type: 'tool_use', name: 'crash__crash', input: {} },
+              { type: 'tool_use', name: 'crash__echo', input: { message: 'hi' } },
+            ],
+          }
+        : { content: [{ type: 'text', text: 'Done, I think.' }] },
+    )
+    const r = await run(['crash it', '--json', '--config', config], { fake })
+    expect(r.code, r.stderr).toBe(1)
+    for (const event of r.events) expect(v.safeParse(AgentEventSchema, event).success, JSON.stringify(event)).toBe(true)
+    const results = r.events.filter((e) => e.type === 'tool_result')
+    expect(results[1]).toMatchObject({ tool: 'crash:echo', ok: false })
+    expect(JSON.stringify(results[1])).toMatch(/Server \\"crash\\" is restarting \(exited with code 3\)/)
+    expect(r.events.find((e) => e.type === 'error')).toMatchObject({ code: 'server_unavailable' })
+    expect(last(r)).toMatchObject({
+      ok: false,
+      reason: 'unavailable',
+      exitCode: 1,
+      permissionDenials: [],
+      text: 'Done, I think.',
+    })
+    expect(r.stderr).toMatch(
+      /myc: calls to crash:crash, crash:echo failed because their server \("crash"\) was not running/,
+    )
+  }, 30_000)
+
   it('offers each role exactly the tools its view lists, and a hidden tool gets the answer of one that never existed', async () => {
     fake.setScript((req, i) => {
       if (i % 3 === 0) return { content: [{ type: 'tool_use', name: 'grow__grow', input: { name: 'x' } }] }

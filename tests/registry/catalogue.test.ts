@@ -179,4 +179,18 @@ describe('Catalogue: prefixes (mounting a child unprefixed or under another word
     expect(c.tools().map((t) => t.id)).toEqual(['a:secret', 'a:open'])
     expect(c.conflicts.map((x) => x.dropped)).toEqual(['b:secret'])
   })
+
+  it('a down server keeps its last known tools, but never one the gate withholds', () => {
+    const gate = {
+      judge: (_server: string, _kind: string, def: { name: string }) =>
+        def.name === 'secret' ? { reason: 'changed' as const } : undefined,
+    }
+    const c = new Catalogue(['a'], naming, new Map<string, string | false>([['a', false]]), gate)
+    c.setServer('a', { tools: [tool('secret'), tool('open')] }, ['tools'])
+    c.serverDown('a')
+    expect(c.tools()).toEqual([])
+    expect(c.lastKnownTool('open')?.id).toBe('a:open')
+    // A withheld tool of a server that is down is as unknown as it was while the server ran.
+    expect(c.lastKnownTool('secret')).toBeUndefined()
+  })
 })

@@ -63,7 +63,7 @@ describe('a crashing child', () => {
     )
     expect((await client.listTools()).tools.some((t) => t.name === 'echo__echo')).toBe(true)
     expect(notes).toContain('tools')
-    // A call to it meanwhile is an unknown tool (it does not exist right now).
+    // A call to it meanwhile is told it is restarting (tests/runtime/server-down.test.ts).
     expect(isAlive(firstPid)).toBe(false)
 
     // It is restarted with backoff, and its tools come back.
