@@ -386,18 +386,20 @@ export class HttpFace {
    * and whether myc is draining.
    */
   private async readiness(details: boolean): Promise<Response> {
-    const notRunning = [...this.options.runtime.supervisor.children.values()]
-      .filter((c) => c.config.startup !== 'lazy' && c.state !== 'RUNNING')
-      .map((c) => ({ server: c.key, state: c.state }))
+    const eager = [...this.options.runtime.supervisor.children.values()].filter((c) => c.config.startup !== 'lazy')
+    const notRunning = eager.filter((c) => c.state !== 'RUNNING').map((c) => ({ server: c.key, state: c.state }))
     const { sharedStore } = this.options
     const storeUp = sharedStore?.ready ? await sharedStore.ready() : true
     const ready = notRunning.length === 0 && !this.draining && storeUp
     const headers = { 'Cache-Control': 'no-store' }
     if (!details) return Response.json({ ready }, { status: ready ? 200 : 503, headers })
+    // Still in a start (the first or a restart) or waiting for one: what ready waits for.
+    const starting = eager.filter((c) => c.state === 'INITIALIZING' || c.state === 'STOPPED').map((c) => c.key)
     return Response.json(
       {
         ready,
         ...(this.draining ? { draining: true } : {}),
+        starting,
         notRunning,
         ...(sharedStore?.ready ? { sessionStore: storeUp ? 'up' : 'down' } : {}),
       },

@@ -78,7 +78,7 @@ describe('myc serve --http: GET /metrics and http.rateLimit (build/myc.cjs)', ()
       expect(await ready.json()).toEqual({ ready: true })
     }
     expect(await (await fetch(`${m.base}/readyz`, { headers: { Authorization: `Bearer ${SCRAPER}` } })).json()).toEqual(
-      { ready: true, notRunning: [] },
+      { ready: true, starting: [], notRunning: [] },
     )
   })
 
@@ -231,7 +231,7 @@ describe('myc serve --http with http.metricsListen (build/myc.cjs)', () => {
     const there = await fetch(`${metricsBase}/metrics`)
     expect(there.status).toBe(200)
     expect(sample(await there.text(), 'myc_child_state', { server: 'echo', state: 'RUNNING' })).toBe(1)
-    expect(await (await fetch(`${metricsBase}/readyz`)).json()).toEqual({ ready: true, notRunning: [] })
+    expect(await (await fetch(`${metricsBase}/readyz`)).json()).toEqual({ ready: true, starting: [], notRunning: [] })
     const onMcpPort = await fetch(`${m.base}/metrics`, { headers: { Authorization: `Bearer ${alice}` } })
     expect(onMcpPort.status).toBe(404)
     expect(await onMcpPort.text()).not.toMatch(/echo|myc_tool/)

@@ -440,7 +440,11 @@ describe('myc serve --http without tokens, on loopback: limits and readiness', (
     )
     const ready = await fetch(`${m.base}/readyz`, asScraper)
     expect(ready.status).toBe(503)
-    expect(await ready.json()).toEqual({ ready: false, notRunning: [{ server: 'broken', state: 'FAILED' }] })
+    expect(await ready.json()).toEqual({
+      ready: false,
+      starting: [],
+      notRunning: [{ server: 'broken', state: 'FAILED' }],
+    })
     const anyone = await fetch(`${m.base}/readyz`)
     expect(anyone.status).toBe(503)
     expect(await anyone.text()).toBe('{"ready":false}')

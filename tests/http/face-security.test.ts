@@ -154,7 +154,11 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
       }
       const detailed = await get(`${base}/readyz`, SCRAPER)
       expect(detailed.status).toBe(503)
-      expect(await detailed.json()).toEqual({ ready: false, notRunning: [{ server: 'broken', state: 'FAILED' }] })
+      expect(await detailed.json()).toEqual({
+        ready: false,
+        starting: [],
+        notRunning: [{ server: 'broken', state: 'FAILED' }],
+      })
       const health = await get(`${base}/healthz`)
       expect(health.status).toBe(200)
       expect(await health.text()).toBe('ok')
@@ -170,6 +174,7 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
       expect(text).toMatch(/myc_child_state\{server="vault",state="RUNNING"\} 1/)
       expect(await (await get(`${base}/readyz`)).json()).toEqual({
         ready: false,
+        starting: [],
         notRunning: [{ server: 'broken', state: 'FAILED' }],
       })
       expect((await get(`${base}/mcp`)).status).toBe(404)
