@@ -15,6 +15,7 @@ import type { AuditSink } from '../audit.js'
 import { PinGate } from '../pinning/gate.js'
 import type { DefinitionLock } from '../pinning/lock.js'
 import { WithheldReport } from './withheld-report.js'
+import { ConflictReport } from './conflict-report.js'
 import type { Tracing } from '../telemetry/tracing.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
 import { TokenStore } from '../oauth/token-store.js'
@@ -110,8 +111,6 @@ export class Runtime {
   readonly catalogue: Catalogue
   readonly connections = new Set<ConnectionHandle>()
   private lastActive: ConnectionHandle | undefined
-  /** Conflicts already logged, so a rebuild does not repeat them. */
-  private reportedConflicts = new Set<string>()
 
   /** A child's roots/list outside any call gets an empty list (a shared server over HTTP: whose roots would they be?). */
   rootsWithinCallsOnly = false
@@ -140,6 +139,7 @@ export class Runtime {
       deps.withheldShown ? undefined : deps.logger,
       deps.oneShot ? undefined : deps.audit,
     )
+    this.conflictReport = new ConflictReport(deps.logger)
     this.catalogue = new Catalogue(
       [...config.servers.keys()],
       config.namespace,
@@ -172,6 +172,7 @@ export class Runtime {
   /** Decides what the catalogue withholds (docs/pinning.md); undefined when nothing is (`ungated`). */
   private readonly pins: PinGate | undefined
   private readonly withheldReport: WithheldReport
+  private readonly conflictReport: ConflictReport
 
   /** Whether a lock is in force (without one, only hidden text is withheld). */
   get pinning(): boolean {
@@ -249,18 +250,7 @@ export class Runtime {
       this.withheldReport.update(this.catalogue.withheld(), (e: WithheldEntry) =>
         e.kind === 'tool' ? this.catalogue.toolById(e.id) !== undefined : this.catalogue.promptById(e.id) !== undefined,
       )
-    const current = new Set<string>()
-    for (const conflict of this.catalogue.conflicts) {
-      const key = `${conflict.kind}\0${conflict.name}\0${conflict.kept}\0${conflict.dropped}`
-      current.add(key)
-      if (this.reportedConflicts.has(key)) continue
-      this.logger.error(
-        conflict.kind === 'resource'
-          ? `servers "${conflict.kept}" and "${conflict.dropped}" both serve the resource ${conflict.name}; reads go to "${conflict.kept}" (config order)`
-          : `two ${conflict.kind}s would reach the client as "${conflict.name}": ${conflict.kept} and ${conflict.dropped}; ${conflict.dropped} is left out (rename a server key or change namespace.separator)`,
-      )
-    }
-    this.reportedConflicts = current
+    this.conflictReport.update(this.catalogue.conflicts)
     const changed = new Set<'tools' | 'prompts' | 'resources'>()
     // Skill changes travel as resources/list_changed, as the Skills extension does.
     for (const kind of kinds) changed.add(kind === 'resourceTemplates' || kind === 'skills' ? 'resources' : kind)
