@@ -26,7 +26,38 @@ export function createLogger(
     formatOptions: { date: false, colors: useColour(options.stream ?? process.stderr, env) },
   })
   // Log lines carry children's errors and names: cleaned before consola formats and colours them (loggers made by withTag share these reporters).
-  return consola.setReporters(consola.options.reporters.map(cleaningReporter))
+  const outlet: LogOutlet = {}
+  const logger = consola.setReporters(consola.options.reporters.map((r) => outletReporter(cleaningReporter(r), outlet)))
+  return Object.assign(logger, { [OUTLET]: outlet })
+}
+
+/** Where a logger's lines pass on their way out: through `above` while live lines hold the bottom of the terminal. */
+interface LogOutlet {
+  above?: ((write: () => void) => void) | undefined
+}
+
+const OUTLET = Symbol('myc.logOutlet')
+
+/** A reporter whose lines go through `outlet.above` when it is set. */
+function outletReporter(reporter: ConsolaReporter, outlet: LogOutlet): ConsolaReporter {
+  return {
+    log: (logObj, ctx) => (outlet.above ? outlet.above(() => reporter.log(logObj, ctx)) : reporter.log(logObj, ctx)),
+  }
+}
+
+/**
+ * Makes the lines of `logger` (one {@link createLogger} made, and the
+ * loggers made from it with `withTag`) go through `above` (live lines'
+ * {@link import('./terminal-lines.js').LiveLines.above}) until the returned
+ * function is called. A logger made elsewhere is left as it is.
+ */
+export function logAbove(logger: Logger, above: (write: () => void) => void): () => void {
+  const outlet = (logger as Logger & { [OUTLET]?: LogOutlet })[OUTLET]
+  if (!outlet) return () => {}
+  outlet.above = above
+  return () => {
+    if (outlet.above === above) outlet.above = undefined
+  }
 }
 
 /**

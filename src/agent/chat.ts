@@ -5,6 +5,7 @@ import { didYouMean } from '../config/suggest.js'
 import { userState } from '../config/state-roots.js'
 import type { Logger } from '../logger.js'
 import type { Runtime } from '../runtime/runtime.js'
+import { startWithProgress } from '../runtime/start-progress.js'
 import { runAgent } from './engine.js'
 import { endRunSpan, startRunSpan } from './run-span.js'
 import { EventStream, humanSink } from './event-stream.js'
@@ -106,16 +107,11 @@ export async function runChat(options: ChatOptions): Promise<number> {
     const { loaded, sdk, client, answers } = opened
     const rt = runtime!
     const view = opened.viewFor(options.role)
-    await rt.start()
+    await startWithProgress(rt, { stream: errors, env: options.env, logger: options.logger })
     let model = opened.model
     const usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
-    /** How much of opened.sampledUsage is in `usage` already. */
-    const sampledCounted: TokenUsage = {
-      inputTokens: 0,
-      outputTokens: 0,
-      cacheReadInputTokens: 0,
-      cacheCreationInputTokens: 0,
-    }
+    /** How much of opened.sampledUsage is in `usage` already (none yet: zeros, as `usage` is). */
+    const sampledCounted: TokenUsage = { ...usage }
     const conversation: BetaMessageParam[] = []
     const events = new EventStream(humanSink(output, errors))
     // Everything said here may quote a skill, a tool, a memory, a session file or an error from a child: controls are shown, never obeyed.

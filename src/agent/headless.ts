@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js'
 import type { MyceliumConfig } from '../config/schema.js'
 import { projectState } from '../config/state-roots.js'
 import type { Runtime } from '../runtime/runtime.js'
+import { startWithProgress } from '../runtime/start-progress.js'
 import { carrierOf } from '../telemetry/trace-context.js'
 import { activateSkill, activateTriggered } from './activation.js'
 import { endRunSpan, startRunSpan } from './run-span.js'
@@ -342,7 +343,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       return outcome
     }
 
-    await rt.start()
+    // On a terminal, a line per child while they start (not with --json).
+    await startWithProgress(rt, { stream: stderr, env: options.env, json: options.json, logger: options.logger })
     const contextSection = context ? (await import('./failure-context.js')).contextPrompt(context) : undefined
     if (kind !== 'workflow') return finish(await asRole(kind, options.task, contextSection, true))
 

@@ -3,6 +3,7 @@ import { MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
+import { showStartProgress } from '../runtime/start-progress.js'
 import type { PolicyMode } from '../principal/policy-mode.js'
 import type { PolicyState } from '../principal/policy-state.js'
 import { version } from '../version.js'
@@ -17,29 +18,47 @@ export interface Inspection {
 }
 
 /**
- * For inspection commands: load the config and skills, start every child
- * (lazy ones too: the point is to see them), run `use`, and always stop the
- * children. One-shot: the children's stderr is at debug level (`--verbose`)
- * and a failed child is not restarted; it is logged as an error unless
- * `failuresShown` (the command reports it, as status does); what is withheld
- * (docs/pinning.md) is a stderr line each unless `withheldShown`.
+ * For inspection commands: load the config (`args.config`) and skills,
+ * start every child (lazy ones too: the point is to see them; a line per
+ * child on a terminal meanwhile, unless `args.json`), run `use`, and always
+ * stop the children. One-shot: the children's stderr is at debug level
+ * (`--verbose`) and a failed child is not restarted; it is logged as an
+ * error unless `failuresShown` (the command reports it, as status does);
+ * what is withheld (docs/pinning.md) is a stderr line each unless
+ * `withheldShown`.
  */
 export async function withStartedRuntime<T>(
-  options: { configPath?: string; logger: Logger; failuresShown?: boolean; withheldShown?: boolean },
+  options: {
+    args: { config?: string; json?: boolean }
+    logger: Logger
+    failuresShown?: boolean
+    withheldShown?: boolean
+  },
   use: (inspection: Inspection) => Promise<T>,
 ): Promise<T> {
   const { runtime, loaded, mode } = await openRuntime({
-    configPath: options.configPath,
+    configPath: options.args.config,
     logger: options.logger,
     version,
     oneShot: { failuresShown: options.failuresShown === true },
     ...(options.withheldShown ? { withheldShown: true } : {}),
   })
+  // On a terminal, a line per child while they start (not with --json).
+  const keys = [...runtime.supervisor.children.keys()]
+  const stopProgress = showStartProgress(runtime, {
+    stream: process.stderr,
+    env: process.env,
+    json: options.args.json === true,
+    logger: options.logger,
+    keys,
+  })
   try {
-    await Promise.all([...runtime.supervisor.children.keys()].map((key) => runtime.supervisor.ensureRunning(key)))
+    await Promise.all(keys.map((key) => runtime.supervisor.ensureRunning(key)))
+    stopProgress()
     if (mode.kind === 'policy') mode.state.invalidate()
     return await use({ runtime, loaded, mode })
   } finally {
+    stopProgress()
     await runtime.close()
   }
 }

@@ -15,6 +15,7 @@ export default defineCommand({
     const { checks, hidden } = await runDoctor({
       configPath: args.config,
       logger: createLogger({ verbose: args.verbose, quiet: true }),
+      json: args.json === true,
     })
     const ok = checks.every((c) => c.status !== 'fail')
     if (args.json) printJson({ ok, checks, hidden })

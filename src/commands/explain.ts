@@ -19,43 +19,40 @@ export default defineCommand({
   },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: true })
-    const explanation = await withStartedRuntime(
-      { configPath: args.config, logger },
-      async ({ runtime, loaded, mode }) => {
-        const state = requirePolicy(mode)
-        const { role, active } = principalFor(args, loaded, state)
-        const entry = runtime.catalogue.toolById(args.tool) ?? runtime.catalogue.toolByWire(args.tool)
-        const naming = loaded.config.namespace
-        const builtin = entry
-          ? undefined
-          : (builtinByWireName(args.tool, naming) ??
-            (toWireName(BUILTIN_SERVER, RUN_CODE_TOOL, naming) === args.tool ? RUN_CODE_TOOL : undefined))
-        const colon = args.tool.indexOf(':')
-        const [server, tool] = entry
-          ? [entry.server, entry.name]
-          : builtin
-            ? [BUILTIN_SERVER, builtin]
-            : colon > 0
-              ? [args.tool.slice(0, colon), args.tool.slice(colon + 1)]
-              : [undefined, undefined]
-        if (server === undefined || tool === undefined)
-          throw new MycError('usage', `"${args.tool}" is not in the catalogue; write it as server:tool`)
-        // As `myc serve` decides: the meta tools follow session.metaTools, and only the built-ins it runs exist.
-        return explainTool(state.policy, {
-          server,
-          tool,
-          role,
-          active,
-          inCatalogue: entry !== undefined,
-          metaTools: loaded.config.session.metaTools,
-          available: SERVED_BUILTINS,
-          codeMode: {
-            sessions: codeModeOf(state, role, codeModeDefault(loaded, 'session')),
-            agent: codeModeOf(state, role, codeModeDefault(loaded, 'agent')),
-          },
-        })
-      },
-    )
+    const explanation = await withStartedRuntime({ args, logger }, async ({ runtime, loaded, mode }) => {
+      const state = requirePolicy(mode)
+      const { role, active } = principalFor(args, loaded, state)
+      const entry = runtime.catalogue.toolById(args.tool) ?? runtime.catalogue.toolByWire(args.tool)
+      const naming = loaded.config.namespace
+      const builtin = entry
+        ? undefined
+        : (builtinByWireName(args.tool, naming) ??
+          (toWireName(BUILTIN_SERVER, RUN_CODE_TOOL, naming) === args.tool ? RUN_CODE_TOOL : undefined))
+      const colon = args.tool.indexOf(':')
+      const [server, tool] = entry
+        ? [entry.server, entry.name]
+        : builtin
+          ? [BUILTIN_SERVER, builtin]
+          : colon > 0
+            ? [args.tool.slice(0, colon), args.tool.slice(colon + 1)]
+            : [undefined, undefined]
+      if (server === undefined || tool === undefined)
+        throw new MycError('usage', `"${args.tool}" is not in the catalogue; write it as server:tool`)
+      // As `myc serve` decides: the meta tools follow session.metaTools, and only the built-ins it runs exist.
+      return explainTool(state.policy, {
+        server,
+        tool,
+        role,
+        active,
+        inCatalogue: entry !== undefined,
+        metaTools: loaded.config.session.metaTools,
+        available: SERVED_BUILTINS,
+        codeMode: {
+          sessions: codeModeOf(state, role, codeModeDefault(loaded, 'session')),
+          agent: codeModeOf(state, role, codeModeDefault(loaded, 'agent')),
+        },
+      })
+    })
     if (args.json) printJson({ ok: true, ...explanation })
     else
       printResult(

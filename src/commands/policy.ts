@@ -14,7 +14,7 @@ const check = defineCommand({
   },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: true })
-    const report = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => {
+    const report = await withStartedRuntime({ args, logger }, async ({ runtime, mode }) => {
       const state = requirePolicy(mode)
       const policy = state.policy
       if (!policy.roles.has(args.role))

@@ -16,7 +16,7 @@ const skill = defineCommand({
   },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: true })
-    const preview = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, loaded, mode }) => {
+    const preview = await withStartedRuntime({ args, logger }, async ({ runtime, loaded, mode }) => {
       const state = requirePolicy(mode)
       const { role, active } = principalFor(args, loaded, state)
       const result = previewSkill(state.policy, runtime.catalogue, role, active, args.id, loaded.config.namespace)

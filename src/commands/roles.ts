@@ -9,7 +9,7 @@ export default defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const { roles, warnings } = await withStartedRuntime({ configPath: args.config, logger }, async ({ mode }) => {
+    const { roles, warnings } = await withStartedRuntime({ args, logger }, async ({ mode }) => {
       const state = requirePolicy(mode)
       return { roles: rolesReport(state.policy), warnings: roleWarnings(state.sources).warnings }
     })

@@ -153,9 +153,16 @@ async function serveWith(
     logger,
     env: process.env,
   })
+  // On a terminal (a person ran serve by hand), a line per child while they start.
+  const stopProgress = (await import('../runtime/start-progress.js')).showStartProgress(runtime, {
+    stream: process.stderr,
+    env: process.env,
+    logger,
+  })
   try {
     return await serve()
   } finally {
+    stopProgress()
     stopWatchingSkills?.()
     liveConfig.stop()
   }

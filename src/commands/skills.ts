@@ -17,7 +17,7 @@ const list = defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const skills = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => [
+    const skills = await withStartedRuntime({ args, logger }, async ({ runtime, mode }) => [
       ...skillsReport(
         requirePolicy(mode).policy,
         new Set(mode.kind === 'policy' ? mode.state.sources.skillIndex.keys() : []),
@@ -43,7 +43,7 @@ const show = defineCommand({
   args: { ...commonArgs, ...jsonArgs, id: { type: 'positional', description: 'Skill name or URI', required: true } },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const found = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, mode }) => {
+    const found = await withStartedRuntime({ args, logger }, async ({ runtime, mode }) => {
       const policy = requirePolicy(mode).policy
       const child = childSkillsReport(runtime.catalogue).find((c) => c.uri === args.id)
       if (child)
@@ -85,7 +85,7 @@ const lint = defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: true })
-    const problems = await withStartedRuntime({ configPath: args.config, logger }, async ({ loaded, mode }) => {
+    const problems = await withStartedRuntime({ args, logger }, async ({ loaded, mode }) => {
       const state = requirePolicy(mode)
       const roleProblems = roleWarningProblems(roleWarnings(state.sources), (role) => roleDefinitionFile(loaded, role))
       return lintSkills(state.policy, state.sources.problems, state.sources.unserved, roleProblems)

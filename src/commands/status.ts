@@ -17,7 +17,7 @@ export default defineCommand({
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
     const report = await withStartedRuntime(
-      { configPath: args.config, logger, failuresShown: true, withheldShown: true },
+      { args, logger, failuresShown: true, withheldShown: true },
       async ({ runtime }) => {
         const servers = [...runtime.loaded.config.servers].map(([key, config]) => {
           const child = runtime.supervisor.children.get(key)

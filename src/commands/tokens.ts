@@ -56,7 +56,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: true })
-    const report = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, loaded, mode }) =>
+    const report = await withStartedRuntime({ args, logger }, async ({ runtime, loaded, mode }) =>
       tokensReport(runtime, loaded, mode, logger, args.role, await listingRunner(loaded)),
     )
     if (args.json) printJson({ ok: true, ...report })

@@ -21,7 +21,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const result = await withStartedRuntime({ configPath: args.config, logger }, async ({ runtime, loaded, mode }) => {
+    const result = await withStartedRuntime({ args, logger }, async ({ runtime, loaded, mode }) => {
       const view = createView(mode, loaded, {
         role: args.role,
         skills: splitList(args.skills),

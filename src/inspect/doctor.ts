@@ -3,6 +3,7 @@ import { MycError } from '../errors.js'
 import { redactUrls } from '../redact.js'
 import { ExecutorProbe } from '../sandbox/probe.js'
 import { openRuntime } from '../runtime/open-runtime.js'
+import { showStartProgress } from '../runtime/start-progress.js'
 import { clientNameWarnings } from '../registry/wire-names.js'
 import { lintSkills } from './reports.js'
 import { LOCK_FILE } from '../pinning/lock-file.js'
@@ -103,6 +104,7 @@ export function pinningCheck(runtime: Runtime): { check: DoctorCheck; hidden: Hi
 export async function runDoctor(options: {
   configPath?: string
   logger: Logger
+  json?: boolean
 }): Promise<{ checks: DoctorCheck[]; hidden: HiddenReport[] }> {
   const checks: DoctorCheck[] = []
   let hidden: HiddenReport[] = []
@@ -143,7 +145,10 @@ export async function runDoctor(options: {
   if (opened) {
     const { runtime, mode } = opened
     try {
-      await Promise.all([...runtime.supervisor.children.keys()].map((k) => runtime.supervisor.ensureRunning(k)))
+      const keys = [...runtime.supervisor.children.keys()]
+      const progress = { stream: process.stderr, env: process.env, json: options.json === true, keys }
+      const stopProgress = showStartProgress(runtime, { ...progress, logger: options.logger })
+      await Promise.all(keys.map((k) => runtime.supervisor.ensureRunning(k))).finally(stopProgress)
       for (const child of runtime.supervisor.children.values()) {
         checks.push(
           child.state === 'RUNNING'

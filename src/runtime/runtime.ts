@@ -1,6 +1,6 @@
 import type { ClientCapabilities, JSONRPCNotification, RequestId } from '@modelcontextprotocol/client'
 import { capabilitiesForChildren } from '../children/client-capabilities.js'
-import type { ChildConnection, ListKind } from '../children/child.js'
+import type { ChildConnection, ChildState, ListKind } from '../children/child.js'
 import type { InputSource } from '../eras/child/input-bridge.js'
 import { ResourceSubscriptions } from '../children/listen-filter.js'
 import type { CommandHost } from '../children/resolve-command.js'
@@ -157,6 +157,7 @@ export class Runtime {
       clientCapabilities: () =>
         this.offered ? Promise.resolve(this.offered) : (this.awaited?.promise ?? Promise.resolve({})),
       events: {
+        stateChanged: (child, previous) => this.childStateListeners.forEach((listener) => listener(child, previous)),
         listsChanged: (child, kinds) => this.onListsChanged(child, kinds),
         notification: (child, n) => this.onChildNotification(child, n),
         request: (child, method, params, signal) => this.onChildRequest(child, method, params, signal),
@@ -225,6 +226,14 @@ export class Runtime {
       (c) => c.config.startup === 'lazy' && c.state === 'STOPPED' && c.startedAt === undefined && reaches(c.key),
     )
     await Promise.all(pending.map((c) => this.supervisor.ensureRunning(c.key)))
+  }
+
+  private readonly childStateListeners = new Set<(child: ChildConnection, previous: ChildState) => void>()
+
+  /** Calls `listener` on every state change of a child (after the supervisor planned its restart, if any). */
+  onChildState(listener: (child: ChildConnection, previous: ChildState) => void): () => void {
+    this.childStateListeners.add(listener)
+    return () => this.childStateListeners.delete(listener)
   }
 
   private readonly catalogueListeners = new Set<(kinds: readonly ListKind[]) => void>()
