@@ -1,37 +1,25 @@
 import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
-import { didYouMean } from '../config/suggest.js'
 import { userState } from '../config/state-roots.js'
 import type { Logger } from '../logger.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { startWithProgress } from '../runtime/start-progress.js'
 import { runAgent } from './engine.js'
+import { complete, recordSkills, restoreSession, runCommand, type ChatState } from './chat-commands.js'
 import { endRunSpan, startRunSpan } from './run-span.js'
 import { EventStream, humanSink } from './event-stream.js'
 import type { TokenUsage } from './events.js'
 import { systemPrompt } from './system-prompt.js'
-import {
-  firstTurns,
-  listSessions,
-  loadSession,
-  NOT_RECORDED,
-  recordedSessionsDir,
-  SessionWriter,
-  summaryPair,
-  turnStarts,
-  type LoadedSession,
-} from './session-store.js'
+import { loadSession, recordedSessionsDir, SessionWriter } from './session-store.js'
 import { ExitCode } from '../errors.js'
 import { activateTriggered } from './activation.js'
 import { openAgentContext } from './agent-context.js'
 import { createApprovalGate } from './approvals.js'
-import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-export.js'
 import { roleTools } from './role-tools.js'
+import type { ToolDoor } from './tool-call.js'
 import { HISTORY_LINES, readHistory, statusLine, writeHistory } from './chat-line.js'
-import { writeFileSync } from 'node:fs'
-import path from 'node:path'
-import { budgetCommand, capText, type BudgetFlags } from './budget.js'
+import { capText, type BudgetFlags } from './budget.js'
 import { forStream } from '../terminal-colour.js'
 import { jsonText, terminalText } from '../terminal-text.js'
 
@@ -53,33 +41,6 @@ export interface ChatOptions {
   output?: Writable & { isTTY?: boolean }
   errors?: Writable
 }
-
-/** Slash commands, for /help and tab completion. */
-const COMMANDS = new Map<string, string>([
-  ['/help', 'this list'],
-  ['/skills', 'the skills this role reaches (* = active)'],
-  ['/add', '/add SKILL: activate a skill'],
-  ['/remove', '/remove SKILL: deactivate a skill (protected ones stay)'],
-  ['/tools', 'the tools the model is offered now'],
-  ['/model', '/model [NAME]: show or switch the model for the next turn'],
-  ['/status', 'role, model, skills, tools and tokens used'],
-  [
-    '/budget',
-    '/budget [N | N tokens | off]: the spend so far and the cap; N USD or N tokens for the rest of this chat',
-  ],
-  ['/roles', 'the role (fixed at launch)'],
-  ['/memory', '/memory [WORDS]: what this role remembers (and the roles it may read), when a skill grants memory'],
-  ['/clear', 'forget the conversation so far'],
-  ['/save', '/save [NAME]: name this session (it is recorded as it goes)'],
-  ['/sessions', 'the recorded sessions'],
-  ['/resume', '/resume ID|NAME: continue a recorded session'],
-  ['/fork', '/fork [ID] [--at N]: a new session from the first N turns of this one (or of ID); the old one stays'],
-  ['/compress', 'summarise the older turns into one message, keeping the last two whole'],
-  ['/export', '/export [md|json|html] [FILE]: this session as Markdown, JSON or one self-contained HTML file'],
-  ['/quit', 'leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)'],
-])
-/** Commands named for later releases: answered, not mistaken for typos. */
-const LATER = new Set<string>()
 
 /**
  * `myc chat`: a conversation with the agent over the same engine and view
@@ -108,7 +69,6 @@ export async function runChat(options: ChatOptions): Promise<number> {
     const rt = runtime!
     const view = opened.viewFor(options.role)
     await startWithProgress(rt, { stream: errors, env: options.env, logger: options.logger })
-    let model = opened.model
     const usage: TokenUsage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 }
     /** How much of opened.sampledUsage is in `usage` already (none yet: zeros, as `usage` is). */
     const sampledCounted: TokenUsage = { ...usage }
@@ -125,36 +85,34 @@ export async function runChat(options: ChatOptions): Promise<number> {
       say(
         `myc: no config file here: no tools, and this chat is not recorded; run \`myc init\` to set up a project (or give --config)`,
       )
-    let writer!: SessionWriter
-    const restore = async (session: LoadedSession) => {
-      conversation.length = 0
-      conversation.push(...session.messages)
-      const reachable = new Set(view.reachableSkills?.().map((s) => s.name) ?? [])
-      for (const name of session.activeSkills) {
-        if (!reachable.has(name)) say(`skill ${name} is no longer reachable for this role: dropped`)
-        else if (!view.reachableSkills?.().find((s) => s.name === name)?.active) await view.activate?.(name, 'person')
-      }
-      // Skills active now that the restored session did not have are turned off (protected ones stay).
-      const wanted = new Set(session.activeSkills)
-      for (const s of view.reachableSkills?.() ?? [])
-        if (s.active && !wanted.has(s.name)) view.deactivate?.(s.name, 'person')
-      writer = new SessionWriter(dir, session.id)
-      say(`resumed session ${session.id}${session.name ? ` (${session.name})` : ''}: ${session.turns} turns`)
+    const chat: ChatState = {
+      view,
+      // Set once the approvals exist (below): they ask through the prompt.
+      tools: undefined as unknown as ToolDoor,
+      opened,
+      conversation,
+      usage,
+      dir,
+      // Set just below: a new session, or the one resumed.
+      writer: undefined as unknown as SessionWriter,
+      model: opened.model,
+      version: options.version,
+      say,
+      principal,
     }
-    if (options.resume) await restore(loadSession(dir, options.resume))
+    if (options.resume) await restoreSession(chat, loadSession(dir, options.resume))
     else {
-      writer = new SessionWriter(dir, SessionWriter.newId())
-      writer.append({
+      chat.writer = new SessionWriter(dir, SessionWriter.newId())
+      chat.writer.append({
         type: 'meta',
-        id: writer.id,
+        id: chat.writer.id,
         created: new Date().toISOString(),
         role: principal().role,
         mode: 'chat',
-        model,
+        model: chat.model,
         version: options.version,
       })
     }
-    const recordSkills = () => writer.append({ type: 'skills', active: principal().activeSkills.map((s) => s.name) })
 
     const historyFile = userState(options.env).chatHistory.path // across chats; the newest HISTORY_LINES lines
     const history = interactive ? readHistory(historyFile) : []
@@ -170,10 +128,6 @@ export async function runChat(options: ChatOptions): Promise<number> {
     })
     prompt = rl
     rl.setPrompt('myc> ')
-    const describe = () => {
-      const p = principal()
-      return `role ${p.role ?? '(open mode)'} · model ${model} · skills ${p.activeSkills.map((s) => s.name).join(', ') || 'none'} · ${tools.list().length} tools · ${usage.inputTokens + usage.outputTokens} tokens`
-    }
     // The status line: on a terminal only, at the start, after every reply, and after a command that changed it.
     let shownStatus = ''
     const showStatus = (onlyIfChanged = false) => {
@@ -181,7 +135,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
       const line = statusLine(
         principal(),
         view.reachableSkills !== undefined,
-        model,
+        chat.model,
         usage,
         loaded.config.agent.price,
         capText(opened.budget.limits),
@@ -253,7 +207,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
         : undefined,
     )
     // Every call of the chat, the model's and /memory's, is decided there when it is made.
-    const { tools } = roleTools({ runtime: rt, view, answers, approvals })
+    chat.tools = roleTools({ runtime: rt, view, answers, approvals }).tools
 
     let turn: AbortController | undefined
     // Ctrl-C at an empty prompt asks for a second one; anything typed in between starts the count again.
@@ -281,196 +235,6 @@ export async function runChat(options: ChatOptions): Promise<number> {
     }
     if (interactive) input.on('keypress', onKeypress)
 
-    const command = async (line: string): Promise<boolean> => {
-      const [name = '', ...rest] = line.trim().split(/\s+/)
-      const arg = rest.join(' ')
-      if (LATER.has(name)) return (say(`${name} comes with saved sessions; not available yet.`), true)
-      if (!COMMANDS.has(name)) {
-        const guess = didYouMean(name, [...COMMANDS.keys(), ...LATER])
-        return (
-          say(`Unknown command ${name}.${guess ? ` Did you mean ${guess}?` : ''} /help lists the commands.`),
-          true
-        )
-      }
-      switch (name) {
-        case '/help':
-          say([...COMMANDS].map(([c, d]) => `${c.padEnd(9)} ${d}`).join('\n'))
-          return true
-        case '/skills': {
-          const skills = view.reachableSkills?.() ?? []
-          say(
-            skills.length
-              ? skills.map((s) => `${s.active ? '*' : ' '} ${s.name}`).join('\n')
-              : 'No skills (open mode: every tool is offered).',
-          )
-          return true
-        }
-        case '/add':
-        case '/remove': {
-          if (!arg) return (say(`${name} needs a skill: ${name} SKILL`), true)
-          const result = name === '/add' ? await view.activate?.(arg, 'person') : view.deactivate?.(arg, 'person')
-          say(result ? ((result.content[0] as { text?: string } | undefined)?.text ?? '') : 'No skills in open mode.')
-          recordSkills()
-          return true
-        }
-        case '/save':
-          if (arg) writer.append({ type: 'name', name: arg })
-          if (dir === undefined) say(`myc: ${NOT_RECORDED}`)
-          else say(`session ${writer.id}${arg ? ` saved as "${arg}"` : ' is recorded as it goes'} (${writer.file})`)
-          return true
-        case '/sessions': {
-          const all = listSessions(dir)
-          say(
-            all.length
-              ? all.map((x) => `${x.id}${x.name ? ` ${x.name}` : ''} · ${x.meta.mode} · ${x.turns} turns`).join('\n')
-              : 'No sessions yet.',
-          )
-          return true
-        }
-        case '/fork': {
-          const at = /(?:^|\s)--at\s+(\d+)/.exec(arg)
-          const source = arg.replace(/(?:^|\s)--at\s+\d+/, '').trim()
-          try {
-            const from = source ? loadSession(dir, source) : loadSession(dir, writer.id)
-            const messages = at ? firstTurns(from.messages, Number(at[1])) : from.messages
-            const fork = new SessionWriter(dir, SessionWriter.newId())
-            fork.append(
-              {
-                type: 'meta',
-                id: fork.id,
-                created: new Date().toISOString(),
-                role: principal().role,
-                mode: 'chat',
-                model,
-                version: options.version,
-              },
-              ...messages.map((message) => ({
-                type: 'message' as const,
-                message: message as { role: 'user' | 'assistant'; content: unknown },
-              })),
-              { type: 'skills', active: from.activeSkills },
-            )
-            await restore(loadSession(dir, fork.id))
-            say(`forked ${from.id}${at ? ` at turn ${at[1]}` : ''} into ${fork.id}; ${from.id} is untouched`)
-          } catch (error) {
-            say((error as Error).message)
-          }
-          return true
-        }
-        case '/compress': {
-          const starts = turnStarts(conversation)
-          if (starts.length <= 2)
-            return (say('Nothing to compress yet: the last two turns are always kept whole.'), true)
-          const cut = starts[starts.length - 2]!
-          const older = conversation.slice(0, cut)
-          const estimate = (m: readonly BetaMessageParam[]) => Math.round(JSON.stringify(m).length / 4)
-          const before = estimate(conversation)
-          try {
-            const reply = await opened.budget.send(
-              {
-                model,
-                max_tokens: 1_024,
-                system:
-                  'Summarise this conversation between a user and an agent for the agent to go on from: decisions, facts found, files and tools used, open questions. Be brief and concrete.',
-                messages: [{ role: 'user' as const, content: JSON.stringify(older) }],
-              },
-              (request) => client.messages.create(request),
-            )
-            usage.inputTokens += reply.usage.input_tokens
-            usage.outputTokens += reply.usage.output_tokens
-            usage.cacheReadInputTokens += reply.usage.cache_read_input_tokens ?? 0
-            usage.cacheCreationInputTokens += reply.usage.cache_creation_input_tokens ?? 0
-            const summary = reply.content
-              .map((b) => (b.type === 'text' ? b.text : ''))
-              .join('')
-              .trim()
-            const kept = conversation.length - cut
-            conversation.splice(0, cut, ...summaryPair(summary))
-            writer.append({ type: 'compressed', summary, kept })
-            say(
-              `compressed ${starts.length - 2} turns: about ${before} tokens before, ${estimate(conversation)} after (estimated as characters / 4); the originals stay in ${writer.file}`,
-            )
-          } catch (error) {
-            say(`could not compress: ${(error as Error).message}`)
-          }
-          return true
-        }
-        case '/export': {
-          const [formatArg, fileArg] = rest
-          const format = (formatArg ?? 'md') as ExportFormat
-          if (!EXPORT_FORMATS.includes(format)) return (say(`/export takes md, json or html, not "${formatArg}"`), true)
-          const text = exportSession(loadSession(dir, writer.id), format)
-          const file = path.resolve(fileArg ?? `${writer.id}.${format}`)
-          writeFileSync(file, text)
-          say(`exported to ${file}`)
-          return true
-        }
-        case '/resume':
-          if (!arg) return (say('/resume needs a session: /resume ID (or its saved name)'), true)
-          try {
-            await restore(loadSession(dir, arg))
-          } catch (error) {
-            say((error as Error).message)
-          }
-          return true
-        case '/tools':
-          say(
-            tools
-              .list()
-              .map((t) => t.id)
-              .join('\n') || 'No tools.',
-          )
-          return true
-        case '/model':
-          if (arg) model = arg
-          say(`model ${model}`)
-          return true
-        case '/status':
-          say(describe())
-          return true
-        case '/budget':
-          return (say(budgetCommand(opened.budget, arg)), true)
-        case '/memory': {
-          // Through the principal's own recall tool: exactly what policy lets this session read.
-          const recall = tools.named(`mycelium${loaded.config.namespace.separator}recall_memory`)
-          if (!recall) {
-            say(
-              `No active skill grants memory to role ${principal().role ?? '(open mode)'}. /skills lists the skills; one with grants.memory adds it.`,
-            )
-            return true
-          }
-          const { Cancellation } = await import('../protocol/cancellation.js')
-          const done = await tools.call({
-            wireName: recall.wireName,
-            args: { all_roles: true, limit: 50, ...(arg ? { query: arg } : {}) },
-            callId: 'memory',
-            cancellation: new Cancellation(),
-          })
-          if (!done.sent) return (say(`memory: ${done.reason}`), true)
-          const called = done.outcome
-          say(
-            called.ok
-              ? called.result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
-              : `memory: ${called.error.message}`,
-          )
-          return true
-        }
-        case '/roles':
-          say(
-            `role ${principal().role ?? '(open mode)'}: fixed at launch (--role, MYCELIUM_ROLE or roles.default); start myc chat again to change it.`,
-          )
-          return true
-        case '/clear':
-          conversation.length = 0
-          // Recorded, so a resume, fork or export starts from here too.
-          writer.append({ type: 'cleared' })
-          say('Conversation cleared.')
-          return true
-        default:
-          return false
-      }
-    }
-
     if (interactive) rl.prompt()
     let quit = false
     for await (const raw of rl) {
@@ -486,7 +250,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
           break
         }
         try {
-          await command(line)
+          await runCommand(line, chat)
         } catch (error) {
           // A command that fails (a file that cannot be written, a damaged session file) is reported; the chat goes on.
           say(`${line.split(/\s+/)[0]}: ${(error as Error).message}`)
@@ -502,22 +266,22 @@ export async function runChat(options: ChatOptions): Promise<number> {
         await activateTriggered(
           line,
           view,
-          tools,
+          chat.tools,
           events.emit,
           options.logger,
           turn.signal,
           interactive ? yesNo : undefined,
         )
       )
-        recordSkills()
+        recordSkills(chat)
       const p = principal()
       // Tracing on: each turn is a trace of its own, as a run is.
-      const traced = startRunSpan(rt.tracing, model, 'chat')
+      const traced = startRunSpan(rt.tracing, chat.model, 'chat')
       const outcome = await runAgent(line, {
         client,
         sdk,
-        model,
-        tools,
+        model: chat.model,
+        tools: chat.tools,
         conversation,
         maxTokens: loaded.config.agent.maxTokens,
         maxTurns: loaded.config.agent.maxTurns,
@@ -540,14 +304,14 @@ export async function runChat(options: ChatOptions): Promise<number> {
           role: 'assistant',
           content: outcome.reason === 'budget' ? '(stopped: the budget was reached)' : '(interrupted by the user)',
         })
-      writer.append(
+      chat.writer.append(
         ...conversation.slice(recorded).map((message) => ({
           type: 'message' as const,
           message: message as { role: 'user' | 'assistant'; content: unknown },
         })),
         opened.budget.usageRecord(),
       )
-      recordSkills()
+      recordSkills(chat)
       recorded = conversation.length
       if (outcome.reason === 'interrupted') {
         // The reply was cut: the conversation says so (above), so the next turn stays well-formed.
@@ -563,7 +327,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
     if (interactive) {
       writeHistory(historyFile, (rl as unknown as { history: string[] }).history)
       // Ctrl-C or Ctrl-D left the cursor on the prompt's line.
-      if (dir !== undefined) say(`${quit ? '' : '\n'}session ${writer.id} is recorded: myc chat --resume ${writer.id}`)
+      if (dir !== undefined)
+        say(`${quit ? '' : '\n'}session ${chat.writer.id} is recorded: myc chat --resume ${chat.writer.id}`)
     }
     return ExitCode.ok
   } finally {
@@ -574,15 +339,3 @@ export async function runChat(options: ChatOptions): Promise<number> {
 
 const DIM = '\u001b[2m'
 const UNDIM = '\u001b[22m'
-
-/** Tab completion: slash commands, and skill names after /add and /remove. */
-function complete(line: string, skills: readonly string[]): [string[], string] {
-  const match = /^\/(add|remove)\s+(\S*)$/.exec(line)
-  if (match) {
-    const hits = skills.filter((s) => s.startsWith(match[2]!))
-    return [hits, match[2]!]
-  }
-  if (line.startsWith('/') && !line.includes(' '))
-    return [[...COMMANDS.keys(), ...LATER].filter((c) => c.startsWith(line)), line]
-  return [[], line]
-}
