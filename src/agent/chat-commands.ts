@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import { didYouMean } from '../config/suggest.js'
+import { countOf } from '../words.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { AgentContext } from './agent-context.js'
 import { budgetCommand } from './budget.js'
@@ -81,7 +82,7 @@ export async function restoreSession(chat: ChatState, session: LoadedSession): P
   for (const s of view.reachableSkills?.() ?? [])
     if (s.active && !wanted.has(s.name)) view.deactivate?.(s.name, 'person')
   chat.writer = new SessionWriter(chat.dir, session.id)
-  say(`resumed session ${session.id}${session.name ? ` (${session.name})` : ''}: ${session.turns} turns`)
+  say(`resumed session ${session.id}${session.name ? ` (${session.name})` : ''}: ${countOf(session.turns, 'turn')}`)
 }
 
 /** Records the skills active now in the session file. */
@@ -186,7 +187,7 @@ function sessionsCommand(chat: ChatState): void {
   const all = listSessions(chat.dir)
   chat.say(
     all.length
-      ? all.map((x) => `${x.id}${x.name ? ` ${x.name}` : ''} · ${x.meta.mode} · ${x.turns} turns`).join('\n')
+      ? all.map((x) => `${x.id}${x.name ? ` ${x.name}` : ''} · ${x.meta.mode} · ${countOf(x.turns, 'turn')}`).join('\n')
       : 'No sessions yet.',
   )
 }
@@ -253,7 +254,7 @@ async function compressCommand(chat: ChatState): Promise<void> {
     conversation.splice(0, cut, ...summaryPair(summary))
     chat.writer.append({ type: 'compressed', summary, kept })
     chat.say(
-      `compressed ${starts.length - 2} turns: about ${before} tokens before, ${estimate(conversation)} after (estimated as characters / 4); the originals stay in ${chat.writer.file}`,
+      `compressed ${countOf(starts.length - 2, 'turn')}: about ${before} tokens before, ${estimate(conversation)} after (estimated as characters / 4); the originals stay in ${chat.writer.file}`,
     )
   } catch (error) {
     chat.say(`could not compress: ${(error as Error).message}`)

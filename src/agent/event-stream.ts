@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
 import { jsonText, terminalText, terminalTextStream } from '../terminal-text.js'
 import type { AgentEvent, AgentEventBody } from './events.js'
+import { countOf } from '../words.js'
 
 /**
  * Stamps events (seq, time, session id) and hands each to its sinks: the
@@ -82,7 +83,8 @@ export function humanSink(out: Writable, err: Writable): (event: AgentEvent) => 
         line(`myc: ${event.message}`)
         return
       case 'session_end':
-        if (event.reason !== 'done') err.write(`myc: run ended: ${event.reason} after ${event.turns} turns\n`)
+        if (event.reason !== 'done')
+          err.write(`myc: run ended: ${event.reason} after ${countOf(event.turns, 'turn')}\n`)
         return
       default:
         return

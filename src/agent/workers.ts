@@ -2,6 +2,7 @@ import { unknownTool } from '../runtime/principal-tools.js'
 import type { AgentOutcome } from './engine.js'
 import type { AgentEventBody, TokenUsage } from './events.js'
 import type { OfferedTool, Reached, ToolCall, ToolDoor, ToolOutcome, ToolSource } from './tool-call.js'
+import { countOf } from '../words.js'
 
 export interface WorkerOptions {
   /** The skills the role reaches (a worker may use any one of them). */
@@ -121,7 +122,7 @@ export class Workers implements ToolSource {
       const text =
         outcome.reason === 'done'
           ? outcome.text || '(the worker finished without a word)'
-          : `The worker stopped (${outcome.reason}) after ${outcome.turns} turns.${outcome.text ? ` Its last words: ${outcome.text}` : ''}`
+          : `The worker stopped (${outcome.reason}) after ${countOf(outcome.turns, 'turn')}.${outcome.text ? ` Its last words: ${outcome.text}` : ''}`
       return {
         ok: true as const,
         result: { content: [{ type: 'text' as const, text }], ...(outcome.reason === 'done' ? {} : { isError: true }) },

@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty'
 import { loadConfig } from '../config/load.js'
 import { terminalText } from '../terminal-text.js'
+import { countOf } from '../words.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 
 async function dirOf(configPath: string | undefined): Promise<string> {
@@ -18,7 +19,7 @@ function sessionLine(s: {
   turns: number
   firstTask: string | null
 }): string {
-  const head = `${s.id}  ${s.created.slice(0, 16).replace('T', ' ')}  ${s.mode.padEnd(8)} ${String(s.turns).padStart(3)} turns  ${s.name ? `${s.name}  ` : ''}`
+  const head = `${s.id}  ${s.created.slice(0, 16).replace('T', ' ')}  ${s.mode.padEnd(8)} ${String(s.turns).padStart(3)} ${s.turns === 1 ? 'turn ' : 'turns'}  ${s.name ? `${s.name}  ` : ''}`
   const task = terminalText(s.firstTask ?? '')
   const room = Math.max(20, 100 - head.length)
   return `${head}${task.length > room ? `${task.slice(0, room - 1)}…` : task}`.trimEnd()
@@ -88,7 +89,7 @@ const show = defineCommand({
             .join('\n')
     printResult(
       [
-        `session ${s.id}${s.name ? ` (${s.name})` : ''} · ${s.meta.mode} · role ${s.meta.role ?? '-'} · ${s.turns} turns`,
+        `session ${s.id}${s.name ? ` (${s.name})` : ''} · ${s.meta.mode} · role ${s.meta.role ?? '-'} · ${countOf(s.turns, 'turn')}`,
         ...s.messages.map((m) => `${m.role}: ${text(m.content)}`),
       ].join('\n\n'),
     )

@@ -1,6 +1,7 @@
 import type { ChildConnection } from '../children/child.js'
 import { logAbove, type Logger } from '../logger.js'
 import { redactUrls } from '../redact.js'
+import { countOf } from '../words.js'
 import { LiveLines, liveLinesWanted, type LineStream, type LiveLine } from '../terminal-lines.js'
 import type { Runtime } from './runtime.js'
 
@@ -61,7 +62,7 @@ function lineOf(child: ChildConnection, width: number, since: number | undefined
   const name = child.key.padEnd(width)
   if (child.state === 'RUNNING') {
     const tools = child.lists.tools.length
-    return { mark: '✓', text: `${name}  ready: ${tools} ${tools === 1 ? 'tool' : 'tools'}` }
+    return { mark: '✓', text: `${name}  ready: ${countOf(tools, 'tool')}` }
   }
   // A start error can quote the child's URL: without its secrets.
   if (child.state === 'FAILED')

@@ -179,7 +179,7 @@ describe('recorded sessions (build/myc.cjs)', () => {
       input: 'one\ntwo\nthree\n/compress\nfour\n/save compressed\n',
     })
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stderr).toMatch(/compressed 1 turns: about \d+ tokens before, \d+ after/)
+    expect(r.stderr).toMatch(/compressed 1 turn: about \d+ tokens before, \d+ after/)
     const afterCompress = fake.requests.slice(before).find((q) => JSON.stringify(q.body.messages).includes('four'))!
     const contents = afterCompress.body.messages.map((m) => textOf(m.content))
     expect(contents[0]).toContain('SUMMARY: the user said one.')
