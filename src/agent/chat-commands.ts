@@ -168,11 +168,27 @@ function skillsCommand(chat: ChatState): void {
   )
 }
 
+/**
+ * /add and /remove: the skill turned on or off as the person asked, and the
+ * tools that came or went named as /tools names them (`server:tool`; the
+ * model is told the wire names); a refusal as the view says it.
+ */
 async function skillCommand(chat: ChatState, name: '/add' | '/remove', arg: string): Promise<void> {
   if (!arg) return chat.say(`${name} needs a skill: ${name} SKILL`)
   const { view } = chat
+  const ids = () => new Set(chat.tools.list().map((t) => t.id))
+  const before = ids()
+  const wasActive = view.reachableSkills?.().find((s) => s.name === arg)?.active === true
   const result = name === '/add' ? await view.activate?.(arg, 'person') : view.deactivate?.(arg, 'person')
-  chat.say(result ? ((result.content[0] as { text?: string } | undefined)?.text ?? '') : 'No skills in open mode.')
+  const text = result ? ((result.content[0] as { text?: string } | undefined)?.text ?? '') : 'No skills in open mode.'
+  if (!result || result.isError || (name === '/remove' && !wasActive)) return chat.say(text)
+  const after = ids()
+  const changed = name === '/add' ? [...after].filter((t) => !before.has(t)) : [...before].filter((t) => !after.has(t))
+  const tools = changed.length ? ` Tools ${name === '/add' ? 'added' : 'removed'}: ${changed.join(', ')}.` : ''
+  const instructions = (result.structuredContent as { instructions?: unknown } | undefined)?.instructions
+  const state = name === '/remove' ? 'no longer active' : wasActive ? 'already active' : 'active'
+  const more = name === '/add' && typeof instructions === 'string' && instructions ? `\n\n${instructions}` : ''
+  chat.say(`Skill ${arg} is ${state}.${tools}${more}`)
   recordSkills(chat)
 }
 

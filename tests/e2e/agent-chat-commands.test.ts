@@ -207,7 +207,8 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
         // Tab after "/add " completes a skill's name.
         await complete('/add a', '/add adder')
         const added = await enter([], '/add adder', '/add adder')
-        expect(added[0]).toBe('Skill adder is active. Tools added: echo__add.')
+        // The tools named as /tools names them.
+        expect(added[0]).toBe('Skill adder is active. Tools added: echo:add.')
         expect(added).toContain('Instructions of adder.')
         expect(status(added)).toBe('dev · claude-first-1 · skills: adder, base · 0 in / 0 out')
         expect(await type('/skills', '/skills after /add')).toEqual(['* adder', '* base', '  notes'])
@@ -226,7 +227,7 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
           'Skill base is protected and stays active for this session.',
         ])
         const removed = await type('/remove adder', '/remove adder')
-        expect(removed[0]).toBe('Skill adder is no longer active. Tools removed: echo__add.')
+        expect(removed[0]).toBe('Skill adder is no longer active. Tools removed: echo:add.')
         expect(status(removed)).toBe('dev · claude-first-1 · skills: base · 0 in / 0 out')
         expect(await type('/skills', '/skills after /remove')).toEqual(['  adder', '* base', '  notes'])
 
@@ -240,7 +241,7 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
         // With memory granted, the model saves an entry through mycelium__save_memory; /memory shows it (and only a match for words).
         // activate_skill names the built-ins the grant adds.
         expect((await type('/add notes', '/add notes'))[0]).toBe(
-          'Skill notes is active. Tools added: mycelium__save_memory, mycelium__recall_memory, mycelium__list_memories.',
+          'Skill notes is active. Tools added: mycelium:save_memory, mycelium:recall_memory, mycelium:list_memories.',
         )
         let from = requestsBefore()
         const saved = await type('please remember the deploy day', 'the memory turn')
