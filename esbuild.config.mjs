@@ -25,6 +25,8 @@ const embedded = async (contents) => {
 const anthropic = await embedded("export { default as Anthropic } from '@anthropic-ai/sdk'; export { mcpContent, UnsupportedMCPValueError } from '@anthropic-ai/sdk/helpers/beta/mcp'")
 // jose, prom-client and node-redis likewise (src/http/http-deps.ts): only `myc serve --http` uses them.
 const httpDeps = await embedded("export * as jose from 'jose'; export * as promClient from 'prom-client'; export { createClient as createRedisClient } from 'redis'")
+// marked likewise (src/markdown-html.ts): only an HTML export of a session uses it.
+const marked = await embedded("export { Marked } from 'marked'")
 // OpenTelemetry likewise (src/telemetry/telemetry-deps.ts): loaded only when tracing or metrics are on.
 const telemetryDeps = await embedded(
   "export * as api from '@opentelemetry/api'; export * as core from '@opentelemetry/core'; export * as sdk from '@opentelemetry/sdk-trace'; export * as resources from '@opentelemetry/resources'; export { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'; export { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'; export * as metrics from '@opentelemetry/sdk-metrics'; export { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'; export { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto'",
@@ -43,12 +45,13 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: 'linked',
-  external: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*', 'jose', 'prom-client', 'redis', '@opentelemetry/*'],
+  external: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*', 'jose', 'prom-client', 'redis', '@opentelemetry/*', 'marked'],
   define: {
     __MYC_VERSION__: JSON.stringify(pkg.version),
     __MYC_ANTHROPIC_SDK__: JSON.stringify(anthropic),
     __MYC_HTTP_DEPS__: JSON.stringify(httpDeps),
     __MYC_TELEMETRY_DEPS__: JSON.stringify(telemetryDeps),
+    __MYC_MARKED__: JSON.stringify(marked),
     __MYC_TEMPLATES__: JSON.stringify(await readTemplateDir(path.join(root, 'skills'))),
     // The shell guard's grammar travels inside the bundle (and so the executable), as two strings (src/sandbox/guard/grammar.ts says why).
     __MYC_WASM_RUNTIME__: JSON.stringify(await wasm('web-tree-sitter/tree-sitter.wasm')),

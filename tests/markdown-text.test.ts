@@ -7,49 +7,7 @@ import {
   quoteBlock,
   safeMarkdown,
 } from '../src/markdown-text.js'
-import { renderMarkdown, unsafeHtml } from './helpers/markdown.js'
-
-/** Text a model or a tool could write to get links, HTML or structure into myc's Markdown. */
-const HOSTILE = [
-  '[x](javascript:alert(1))',
-  '![img](javascript:alert(1))',
-  '[x]( javascript:alert(1) )',
-  '[x](<javascript:alert(1)>)',
-  '[x](\njavascript:alert(1))',
-  '[x](JaVaScRiPt:alert(1))',
-  '[x](java&#115;cript:alert(1))',
-  '[x](&#106;avascript&colon;alert(1))',
-  '[x](vbscript:msgbox(1))',
-  '[x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)',
-  '[x](file:///etc/passwd)',
-  '[x][ref]\n\n[ref]: javascript:alert(1)',
-  '[ref]\n\n[ref]:\n  javascript:alert(1)',
-  '- [ref]: javascript:alert(1)\n\n[ref]',
-  '> [ref]: javascript:alert(1)\n\n[ref]',
-  '<javascript:alert(1)>',
-  '<a href="javascript:alert(1)">x</a>',
-  '<img src=x onerror=alert(1)>',
-  '<script>alert(1)</script>',
-  '<!-- hide the rest',
-  '<div>\n\n[x](javascript:alert(1))\n\n</div>',
-  '\\` [x](javascript:alert(1)) `',
-  '`a\nb` [x](javascript:alert(1)) `c`',
-  '``a` [x](javascript:alert(1)) `',
-  '<https://ok.example/`> [x](javascript:alert(1)) `',
-  'see https://x.example/`a` [y](javascript:alert(1)) `b`',
-  'www.example.com/`a [y](javascript:alert(1)) `',
-  '[a `](javascript:alert(1))`',
-  '| a | b |\n| - | - |\n| `x | [y](javascript:alert(1)) ` |',
-  '```\ncode\n```\n[x](javascript:alert(1))',
-  '- item\n\n  ```\n[x](javascript:alert(1))\n  ```',
-  '~~~\nopen fence never closed\n[x](javascript:alert(1))',
-  '```\nopen fence never closed',
-  '    indented <img src=x onerror=alert(1)>',
-  '[x](javascript:alert`1`)',
-  '\\\\[x](javascript:alert(1))',
-  '\\\\<img src=x onerror=alert(1)>',
-  'a\rb <img src=x onerror=alert(1)>\r[x](javascript:alert(1))',
-]
+import { HOSTILE, renderMarkdown, unsafeHtml } from './helpers/markdown.js'
 
 describe('safeMarkdown in a quote: no unsafe link or raw HTML for a real renderer', () => {
   it.each(HOSTILE.map((h) => [h]))('%j', (hostile) => {

@@ -277,11 +277,11 @@ async function compressCommand(chat: ChatState): Promise<void> {
   }
 }
 
-function exportCommand(chat: ChatState, rest: string[]): void {
+async function exportCommand(chat: ChatState, rest: string[]): Promise<void> {
   const [formatArg, fileArg] = rest
   const format = (formatArg ?? 'md') as ExportFormat
   if (!EXPORT_FORMATS.includes(format)) return chat.say(`/export takes md, json or html, not "${formatArg}"`)
-  const text = exportSession(loadSession(chat.dir, chat.writer.id), format)
+  const text = await exportSession(loadSession(chat.dir, chat.writer.id), format)
   const file = path.resolve(fileArg ?? `${chat.writer.id}.${format}`)
   writeFileSync(file, text)
   chat.say(`exported to ${file}`)

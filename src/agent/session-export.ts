@@ -1,4 +1,5 @@
 import { codeSpan, fencedBlock, inlineText, quoteBlock, safeMarkdown } from '../markdown-text.js'
+import { escapeHtml as escapeHtmlText, safeMarkdownRenderer } from '../markdown-html.js'
 import { jsonText, terminalText } from '../terminal-text.js'
 import type { LoadedSession } from './session-store.js'
 
@@ -71,28 +72,30 @@ export function toJson(session: LoadedSession): string {
 }
 
 /** Text for the HTML export: control characters shown as escapes (a bidi override reorders a page too), then HTML-escaped. */
-const escapeHtml = (text: string) =>
-  terminalText(text)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;')
+const escapeHtml = (text: string) => escapeHtmlText(terminalText(text))
 
 /**
  * One self-contained HTML file: no external assets (styles inline, no
- * scripts), every piece of content escaped, tool calls and results folded
- * in <details>.
+ * scripts), the model's text rendered from its Markdown and made safe
+ * ({@link safeMarkdownRenderer}: raw HTML as text, no link but http(s),
+ * mailto and relative ones, no image loaded), everything else escaped (what
+ * the user typed is shown as typed), tool calls and results folded in
+ * <details>.
  */
-export function toHtml(session: LoadedSession): string {
+export async function toHtml(session: LoadedSession): Promise<string> {
+  const markdownToSafeHtml = await safeMarkdownRenderer()
   const parts: string[] = []
   for (const message of session.messages) {
     for (const b of blocks(message.content)) {
-      if (b.type === 'text')
+      if (b.type === 'text') {
+        const text =
+          message.role === 'assistant'
+            ? `<div class="text md">${markdownToSafeHtml(b.text ?? '')}</div>`
+            : `<div class="text">${escapeHtml(b.text ?? '')}</div>`
         parts.push(
-          `<div class="msg ${message.role}"><div class="who">${escapeHtml(message.role)}</div><div class="text">${escapeHtml(b.text ?? '')}</div></div>`,
+          `<div class="msg ${escapeHtml(String(message.role))}"><div class="who">${escapeHtml(String(message.role))}</div>${text}</div>`,
         )
-      else if (b.type === 'tool_use')
+      } else if (b.type === 'tool_use')
         parts.push(
           `<details class="tool"><summary>tool call <code>${escapeHtml(b.name ?? '')}</code></summary><pre>${escapeHtml(JSON.stringify(b.input, null, 2))}</pre></details>`,
         )
@@ -109,7 +112,9 @@ export function toHtml(session: LoadedSession): string {
 <style>
 body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f;background:#fafafa}
 h1{font-size:1.3rem;margin:0 0 .2rem}.meta{color:#666;margin-bottom:1.5rem}
-.msg{margin:.8rem 0;padding:.6rem .9rem;border-radius:8px;white-space:pre-wrap}
+.msg{margin:.8rem 0;padding:.6rem .9rem;border-radius:8px}.text{white-space:pre-wrap}.text.md{white-space:normal}
+.md>:first-child{margin-top:0}.md>:last-child{margin-bottom:0}.md code{background:#f0f0f0;padding:0 .2em;border-radius:3px}
+.md pre code{padding:0}.md table{border-collapse:collapse}.md th,.md td{border:1px solid #ccc;padding:.2rem .5rem}
 .msg.user{background:#e8f0fe}.msg.assistant{background:#fff;border:1px solid #ddd}
 .who{font-size:.75rem;text-transform:uppercase;color:#777;margin-bottom:.2rem}
 details.tool{margin:.4rem 0 .4rem 1.5rem;border-left:3px solid #9bb;padding-left:.6rem}
@@ -122,6 +127,6 @@ ${parts.join('\n')}
 `
 }
 
-export function exportSession(session: LoadedSession, format: ExportFormat): string {
+export async function exportSession(session: LoadedSession, format: ExportFormat): Promise<string> {
   return format === 'md' ? toMarkdown(session) : format === 'json' ? toJson(session) : toHtml(session)
 }

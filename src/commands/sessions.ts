@@ -126,7 +126,7 @@ const exportCommand = defineCommand({
     const format = (args.format ?? 'md') as 'md' | 'json' | 'html'
     if (!EXPORT_FORMATS.includes(format))
       throw new MycError('usage', `--format takes md, json or html, not "${args.format}"`)
-    process.stdout.write(exportSession(loadSession(await dirOf(args.config), String(args.id)), format))
+    process.stdout.write(await exportSession(loadSession(await dirOf(args.config), String(args.id)), format))
     return 0
   },
 })

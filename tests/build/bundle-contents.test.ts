@@ -7,7 +7,7 @@ import { repoRoot } from '../helpers/fixtures.js'
 /**
  * The heavy libraries only some runs use travel gzipped inside build/myc.cjs
  * and are compiled on first use (src/agent/anthropic-sdk.ts,
- * src/http/http-deps.ts): the bundle must never require them by name (the
+ * src/http/http-deps.ts, src/markdown-html.ts): the bundle must never require them by name (the
  * npm package has no dependencies to find them in), and their code must not
  * be parsed on every start.
  */
@@ -15,7 +15,7 @@ describe('build/myc-main.cjs (the bundle build/myc.cjs launches)', () => {
   it('never requires the embedded libraries by name, and does not carry them as plain code', () => {
     requireBundle()
     const text = readFileSync(path.join(repoRoot, 'build/myc-main.cjs'), 'utf8')
-    for (const lib of ['jose', 'prom-client', 'redis', '@anthropic-ai/sdk', '@opentelemetry'])
+    for (const lib of ['jose', 'prom-client', 'redis', '@anthropic-ai/sdk', '@opentelemetry', 'marked'])
       expect(text).not.toMatch(new RegExp(`require\\(["']${lib.replace('/', '\\/')}[^"']*["']\\)`))
     // Tell-tale names from each library's code: present only inside the gzipped text.
     for (const marker of [
@@ -27,6 +27,7 @@ describe('build/myc-main.cjs (the bundle build/myc.cjs launches)', () => {
       'OTLPExporterBase',
       'MetricStorageRegistry',
       'OTLPMetricExporterBase',
+      'emStrongLDelim',
     ])
       expect(text, marker).not.toContain(marker)
   })

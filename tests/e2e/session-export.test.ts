@@ -11,6 +11,17 @@ import { requireTool } from '../helpers/tools.js'
 const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync(c, ['--version']).status === 0)
 requireTool('chromium', chromium !== undefined)
 
+/** The model's last reply: Markdown to render, and HTML and links that must not run. */
+const REPLY = [
+  '**Done** & dusted: <script>document.title = "PWNED"</script>',
+  '',
+  '- a `code` item',
+  '- [the docs](https://example.com/docs)',
+  '- [a trap](javascript:document.title="PWNED")',
+  '',
+  "<img src=x onerror=\"document.body.setAttribute('data-pwned', '1')\">",
+].join('\n')
+
 describe('exporting a session (build/myc.cjs)', () => {
   const fake = new FakeAnthropic()
   let config = ''
@@ -28,7 +39,7 @@ describe('exporting a session (build/myc.cjs)', () => {
               { type: 'tool_use', name: 'echo__echo', input: { message: '<img src=x onerror=alert(1)>' } },
             ],
           }
-        : { content: [{ type: 'text', text: 'Done & dusted: <script>alert("x")</script>' }] },
+        : { content: [{ type: 'text', text: REPLY }] },
     )
     const run = await runAgentCli(['run', 'Say <script>alert(1)</script>', '--json', '--config', config], { fake })
     id = (run.events[0] as { sessionId: string }).sessionId
@@ -41,7 +52,7 @@ describe('exporting a session (build/myc.cjs)', () => {
     const md = (await runAgentCli(['sessions', 'export', id, '--format', 'md', '--config', config])).stdout
     expect(md).toContain(`# Session ${id}`)
     expect(md).toContain('**tool call** `echo__echo`')
-    expect(md).toContain('Done & dusted')
+    expect(md).toContain('**Done** & dusted')
     const json = JSON.parse(
       (await runAgentCli(['sessions', 'export', id, '--format', 'json', '--config', config])).stdout,
     ) as { meta: { id: string }; messages: unknown[] }
@@ -64,10 +75,19 @@ describe('exporting a session (build/myc.cjs)', () => {
         ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', `file://${file}`],
         { encoding: 'utf8', timeout: 60_000 },
       )
-      // What the model and the tool said is text on the page, not markup.
+      // What the user typed and the tool said is text on the page, not markup.
       expect(dom).toContain('Say &lt;script&gt;alert(1)&lt;/script&gt;')
       expect(dom).toContain('&lt;img src=x onerror=alert(1)&gt;')
       expect(dom).not.toMatch(/<img/)
+      // The model's Markdown is rendered: emphasis, code, a list, a link.
+      expect(dom).toContain('<strong>Done</strong> &amp; dusted')
+      expect(dom).toContain('<li>a <code>code</code> item</li>')
+      expect(dom).toContain('<a href="https://example.com/docs" rel="noopener noreferrer">the docs</a>')
+      // Its HTML is text, its javascript: link is not a link, and nothing of it ran (the title and body are untouched).
+      expect(dom).toContain('&lt;script&gt;document.title = "PWNED"&lt;/script&gt;')
+      expect(dom).toContain('a trap (javascript:document.title="PWNED")')
+      expect(dom).not.toMatch(/href="javascript|<body[^>]*data-pwned|<title>PWNED/i)
+      expect(dom).toMatch(/<title>Session [^<]+<\/title>/)
       expect((dom.match(/<details/g) ?? []).length).toBe(2)
       const png = path.join(out, 'session.png')
       execFileSync(
