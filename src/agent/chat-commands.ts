@@ -57,6 +57,8 @@ export interface ChatState {
   dir: string | undefined
   /** The session being recorded. */
   writer: SessionWriter
+  /** Its saved name (`/save NAME`, or the one it was resumed by), if any. */
+  name?: string | undefined
   model: string
   version: string
   say(text: string): void
@@ -82,7 +84,14 @@ export async function restoreSession(chat: ChatState, session: LoadedSession): P
   for (const s of view.reachableSkills?.() ?? [])
     if (s.active && !wanted.has(s.name)) view.deactivate?.(s.name, 'person')
   chat.writer = new SessionWriter(chat.dir, session.id)
+  chat.name = session.name
   say(`resumed session ${session.id}${session.name ? ` (${session.name})` : ''}: ${countOf(session.turns, 'turn')}`)
+}
+
+/** How to resume this chat's session: by its saved name when it has one, else by its id (as one shell word). */
+export function resumeHint(chat: Pick<ChatState, 'writer' | 'name'>): string {
+  const by = chat.name ?? chat.writer.id
+  return `myc chat --resume ${/^[\w.:@%+-]+$/.test(by) ? by : `'${by.replace(/'/g, `'\\''`)}'`}`
 }
 
 /** Records the skills active now in the session file. */
@@ -193,7 +202,10 @@ async function skillCommand(chat: ChatState, name: '/add' | '/remove', arg: stri
 }
 
 function saveCommand(chat: ChatState, arg: string): void {
-  if (arg) chat.writer.append({ type: 'name', name: arg })
+  if (arg) {
+    chat.writer.append({ type: 'name', name: arg })
+    chat.name = arg
+  }
   if (chat.dir === undefined) chat.say(`myc: ${NOT_RECORDED}`)
   else
     chat.say(`session ${chat.writer.id}${arg ? ` saved as "${arg}"` : ' is recorded as it goes'} (${chat.writer.file})`)

@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { startWithProgress } from '../runtime/start-progress.js'
 import { runAgent } from './engine.js'
-import { complete, recordSkills, restoreSession, runCommand, type ChatState } from './chat-commands.js'
+import { complete, recordSkills, restoreSession, resumeHint, runCommand, type ChatState } from './chat-commands.js'
 import { endRunSpan, startRunSpan } from './run-span.js'
 import { EventStream, humanSink } from './event-stream.js'
 import type { TokenUsage } from './events.js'
@@ -327,8 +327,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     if (interactive) {
       writeHistory(historyFile, (rl as unknown as { history: string[] }).history)
       // Ctrl-C or Ctrl-D left the cursor on the prompt's line.
-      if (dir !== undefined)
-        say(`${quit ? '' : '\n'}session ${chat.writer.id} is recorded: myc chat --resume ${chat.writer.id}`)
+      if (dir !== undefined) say(`${quit ? '' : '\n'}session ${chat.writer.id} is recorded: ${resumeHint(chat)}`)
     }
     return ExitCode.ok
   } finally {

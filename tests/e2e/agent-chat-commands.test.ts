@@ -372,12 +372,12 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
         expect(await type('after clear', 'the turn after /clear')).toContain('answer to "after clear" after 1 messages')
         expect(fake.requests[from]!.body.messages).toHaveLength(1)
 
-        // /quit: the session's id to resume, exit 0.
+        // /quit: how to resume the session, by the name it was saved as; exit 0.
         tmux('send-keys', '-t', 'chat', '/quit', 'Enter')
         exercised.add('/quit')
         await waitFor(() => lines().some((l) => l.startsWith('EXIT=')), 20_000, 'the exit after /quit')
         expect(lines().filter(Boolean).slice(-2)).toEqual([
-          `session ${id} is recorded: myc chat --resume ${id}`,
+          `session ${id} is recorded: myc chat --resume team-chat`,
           'EXIT=0',
         ])
 
