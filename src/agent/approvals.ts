@@ -83,6 +83,8 @@ export class ApprovalGate implements CallApprovals {
     if (answer === 'always') this.always.add(tool.id)
     if (answer === 'never') this.never.add(tool.id)
     const allow = answer === 'yes' || answer === 'always'
+    // Ctrl-C at the question is no answer: the call is not run, and it is recorded as cancelled, not as a "no".
+    const reason = answer === 'cancelled' ? 'cancelled: the user pressed Ctrl-C at the question' : `answered ${answer}`
     emit({
       type: 'approval_decided',
       id: callId,
@@ -90,9 +92,13 @@ export class ApprovalGate implements CallApprovals {
       risk: level,
       decision: allow ? 'allow' : 'deny',
       by: 'user',
-      reason: `answered ${answer}`,
+      reason,
     })
-    return allow ? { allow: true } : { allow: false, reason: `not approved: the user answered ${answer}` }
+    if (allow) return { allow: true }
+    return {
+      allow: false,
+      reason: answer === 'cancelled' ? `not approved: ${reason}` : `not approved: the user answered ${answer}`,
+    }
   }
 }
 

@@ -150,18 +150,18 @@ export async function runChat(options: ChatOptions): Promise<number> {
     }
 
     // Questions go through this prompt (a second reader on the terminal would fight it for keystrokes).
-    // Ctrl-C while a question is open ends the turn; the question then counts as "no".
+    // Ctrl-C while a question is open ends the turn; the question is then cancelled (undefined): a yes/no counts as "no".
     const question = (q: string) =>
-      new Promise<string>((resolve) => {
+      new Promise<string | undefined>((resolve) => {
         const signal = turn?.signal
-        if (signal?.aborted) return resolve('n')
-        signal?.addEventListener('abort', () => resolve('n'), { once: true })
+        if (signal?.aborted) return resolve(undefined)
+        signal?.addEventListener('abort', () => resolve(undefined), { once: true })
         // A child's elicitation and an approval quote what children and the model wrote.
         rl.question(terminalText(q), signal ? { signal } : {}, resolve)
       })
     const yesNo = async (q: string): Promise<boolean> => {
       for (;;) {
-        const a = (await question(`${q} [y/n]: `)).trim().toLowerCase()
+        const a = (await question(`${q} [y/n]: `))?.trim().toLowerCase() ?? 'n'
         if (a === 'y' || a === 'yes') return true
         if (a === 'n' || a === 'no') return false
       }
@@ -169,7 +169,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
     if (interactive) {
       // A child's questions during a tool call: elicitation is the person's to answer, and sampling spends the person's tokens, so it is asked first.
       const { terminalElicitation } = await import('./child-questions.js')
-      answers.elicit = terminalElicitation(question, say)
+      // Ctrl-C at a child's question cancels it.
+      answers.elicit = terminalElicitation(async (q) => (await question(q)) ?? 'c', say)
       const sample = answers.sample
       if (sample) {
         answers.sample = async (server, params, signal) => {
@@ -192,15 +193,12 @@ export async function runChat(options: ChatOptions): Promise<number> {
       interactive
         ? async ({ tool, risk, input: args }) => {
             for (;;) {
-              const a = APPROVAL_ANSWERS.get(
-                (
-                  await question(
-                    `Allow ${tool} (${risk} risk) with ${jsonText(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `,
-                  )
-                )
-                  .trim()
-                  .toLowerCase(),
+              const typed = await question(
+                `Allow ${tool} (${risk} risk) with ${jsonText(args).slice(0, 200)}? [y]es / [n]o / [a]lways / ne[v]er: `,
               )
+              // Ctrl-C: nobody answered; the call does not run, and the turn ends.
+              if (typed === undefined) return 'cancelled'
+              const a = APPROVAL_ANSWERS.get(typed.trim().toLowerCase())
               if (a) return a
             }
           }

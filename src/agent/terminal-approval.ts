@@ -2,8 +2,8 @@ import { createInterface } from 'node:readline/promises'
 import { jsonText, terminalText } from '../terminal-text.js'
 import type { RiskLevel } from './risk.js'
 
-/** What a person answers to an approval prompt. */
-export type ApprovalAnswer = 'yes' | 'no' | 'always' | 'never'
+/** What a person answers to an approval prompt; `cancelled`: they pressed Ctrl-C instead of answering. */
+export type ApprovalAnswer = 'yes' | 'no' | 'always' | 'never' | 'cancelled'
 
 /** Asks a person on the terminal; absent when there is none. */
 export type AskPerson = (question: {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -13,8 +13,9 @@ import { waitFor } from '../helpers/wait-for.js'
 const hasTmux = requireTool('tmux', spawnSync('tmux', ['-V']).status === 0)
 
 /**
- * `myc chat` on a real terminal (tmux): /quit naming the session by the
- * name /save gave it.
+ * `myc chat` on a real terminal (tmux): Ctrl-C at an approval question
+ * recorded as cancelled (not as a "no"), and /quit naming the session by
+ * the name /save gave it.
  */
 describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
   const fake = new FakeAnthropic()
@@ -25,12 +26,23 @@ describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
     await fake.close()
   })
 
-  it('resumes by name', async () => {
+  it('records Ctrl-C at a question as cancelled, and resumes by name', async () => {
     requireBundle()
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-tty-'))
     const config = path.join(dir, 'mycelium.config.json')
-    writeFileSync(config, JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') } }))
-    fake.setScript((): FakeReply => ({ content: [{ type: 'text', text: 'plain reply' }] }))
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { echo: fixtureEntry('echo') },
+        agent: { risk: [{ pattern: 'echo:add', level: 'high' }] },
+      }),
+    )
+    fake.setScript((req): FakeReply => {
+      const last = JSON.stringify(req.body.messages.at(-1))
+      if (last.includes('add please'))
+        return { content: [{ type: 'tool_use', name: 'echo__add', input: { a: 1, b: 2 } }] }
+      return { content: [{ type: 'text', text: 'plain reply' }] }
+    })
     const term = new Terminal('chat-tty')
     const { tmux } = term
     const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
@@ -43,6 +55,14 @@ describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
       )
       await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
 
+      // Ctrl-C at the approval question: the call does not run, and it is cancelled, not answered "no".
+      send('add please', 'Enter')
+      await waitFor(() => screen().includes('Allow echo:add (high risk)'), 20_000, 'the approval question')
+      send('C-c')
+      await waitFor(() => screen().includes('(interrupted)'), 20_000, 'the turn to end')
+      expect(screen()).toContain('✗ echo:add refused: cancelled: the user pressed Ctrl-C at the question')
+      expect(screen()).not.toContain('answered no')
+
       // /save NAME, then /quit: resume it by that name.
       send('/save demo1', 'Enter')
       await waitFor(() => screen().includes('saved as "demo1"'), 20_000, '/save')
@@ -50,6 +70,13 @@ describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
       await waitFor(() => screen().includes('EXIT='), 20_000, 'the end')
       expect(screen()).toMatch(/session \S+ is recorded: myc chat --resume demo1\n/)
       expect(screen()).toContain('EXIT=0')
+      // The session file has the refusal as cancelled.
+      const sessions = path.join(dir, '.mycelium', 'sessions')
+      const file = readFileSync(
+        path.join(sessions, spawnSync('ls', [sessions], { encoding: 'utf8' }).stdout.trim()),
+        'utf8',
+      )
+      expect(file).toContain('not approved: cancelled: the user pressed Ctrl-C at the question')
     } finally {
       term.close()
     }
