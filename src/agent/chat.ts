@@ -230,6 +230,12 @@ export async function runChat(options: ChatOptions): Promise<number> {
     // Readline emits keypress events on a terminal's input: its own listener (which raises SIGINT) runs first.
     const onKeypress = (_text: string | undefined, key: { name?: string; ctrl?: boolean } | undefined) => {
       if (!(key?.ctrl === true && key.name === 'c')) emptyInterrupts = 0
+      // Ctrl-L at the prompt: a clear screen with the status line and the prompt (what was typed kept) at its top.
+      if (key?.ctrl === true && key.name === 'l' && turn === undefined) {
+        output.write('\u001b[H\u001b[2J')
+        showStatus()
+        rl.prompt(true)
+      }
     }
     if (interactive) input.on('keypress', onKeypress)
 

@@ -14,8 +14,9 @@ const hasTmux = requireTool('tmux', spawnSync('tmux', ['-V']).status === 0)
 
 /**
  * `myc chat` on a real terminal (tmux): Ctrl-C at an approval question
- * recorded as cancelled (not as a "no"), and /quit naming the session by
- * the name /save gave it.
+ * recorded as cancelled (not as a "no"), Ctrl-L clearing the screen down
+ * to the status line and the prompt, and /quit naming the session by the
+ * name /save gave it.
  */
 describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
   const fake = new FakeAnthropic()
@@ -26,7 +27,7 @@ describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
     await fake.close()
   })
 
-  it('records Ctrl-C at a question as cancelled, and resumes by name', async () => {
+  it('records Ctrl-C at a question as cancelled, clears with Ctrl-L, and resumes by name', async () => {
     requireBundle()
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-tty-'))
     const config = path.join(dir, 'mycelium.config.json')
@@ -62,6 +63,12 @@ describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
       await waitFor(() => screen().includes('(interrupted)'), 20_000, 'the turn to end')
       expect(screen()).toContain('✗ echo:add refused: cancelled: the user pressed Ctrl-C at the question')
       expect(screen()).not.toContain('answered no')
+
+      // Ctrl-L: the screen cleared, the status line and the prompt at its top.
+      send('C-l')
+      await waitFor(() => !screen().includes('(interrupted)'), 20_000, 'the screen to clear')
+      const cleared = screen().split('\n').filter(Boolean)
+      expect(cleared).toEqual([expect.stringMatching(/^open mode · \S+ · \d+ in \/ \d+ out$/), 'myc>'])
 
       // /save NAME, then /quit: resume it by that name.
       send('/save demo1', 'Enter')
