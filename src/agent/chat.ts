@@ -8,7 +8,7 @@ import { startWithProgress } from '../runtime/start-progress.js'
 import { runAgent } from './engine.js'
 import { complete, recordSkills, restoreSession, resumeHint, runCommand, type ChatState } from './chat-commands.js'
 import { endRunSpan, startRunSpan } from './run-span.js'
-import { EventStream, humanSink } from './event-stream.js'
+import { EventStream, humanSink, markdownFor } from './event-stream.js'
 import type { TokenUsage } from './events.js'
 import { systemPrompt } from './system-prompt.js'
 import { loadSession, recordedSessionsDir, SessionWriter } from './session-store.js'
@@ -73,7 +73,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     /** How much of opened.sampledUsage is in `usage` already (none yet: zeros, as `usage` is). */
     const sampledCounted: TokenUsage = { ...usage }
     const conversation: BetaMessageParam[] = []
-    const events = new EventStream(humanSink(output, errors))
+    const events = new EventStream(humanSink(output, errors, markdownFor(output, options.env)))
     // Everything said here may quote a skill, a tool, a memory, a session file or an error from a child: controls are shown, never obeyed.
     const say = (text: string) => errors.write(`${terminalText(text)}\n`)
     const principal = () => view.describe?.() ?? { role: null, activeSkills: [] }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
+import { terminalMarkdown } from '../terminal-markdown.js'
+import { useColour, type ColourEnv } from '../terminal-colour.js'
 import { jsonText, terminalText, terminalTextStream } from '../terminal-text.js'
 import type { AgentEvent, AgentEventBody } from './events.js'
 import { countOf } from '../words.js'
@@ -36,13 +38,20 @@ export function jsonLinesSink(out: Writable): (event: AgentEvent) => void {
 /**
  * For people: the assistant's text on stdout, tool calls and status on
  * stderr. Text deltas, when asked for, are written as they come and the
- * finished block is then not written again. What the model, tools and
- * children wrote goes through {@link terminalText}: control characters are
- * shown, never obeyed.
+ * finished block is then not written again. With `markdown` (stdout is a
+ * terminal) the text is shown as Markdown reads ({@link terminalMarkdown}:
+ * line by line, in colour when `markdown.colour`); else as it is. What the
+ * model, tools and children wrote goes through {@link terminalText}:
+ * control characters are shown, never obeyed.
  */
-export function humanSink(out: Writable, err: Writable): (event: AgentEvent) => void {
+export function humanSink(
+  out: Writable,
+  err: Writable,
+  options: { markdown?: { colour: boolean } } = {},
+): (event: AgentEvent) => void {
   let streamed = false
-  let stream = terminalTextStream()
+  const newStream = () => (options.markdown ? terminalMarkdown(options.markdown) : terminalTextStream())
+  let stream = newStream()
   const line = (text: string) => err.write(`${terminalText(text)}\n`)
   /** Calls refused before they ran: their line says why, and their empty result is not shown again. */
   const refused = new Set<string>()
@@ -59,10 +68,10 @@ export function humanSink(out: Writable, err: Writable): (event: AgentEvent) => 
         out.write(stream.write(event.text))
         return
       case 'text': {
-        const text = streamed ? stream.end() : terminalText(event.text)
+        const text = streamed ? stream.end() : stream.write(event.text) + stream.end()
         out.write(streamed ? `${text}\n` : text.endsWith('\n') ? text : `${text}\n`)
         streamed = false
-        stream = terminalTextStream()
+        stream = newStream()
         return
       }
       // A call a run_code call's code made is indented under that call.
@@ -90,4 +99,9 @@ export function humanSink(out: Writable, err: Writable): (event: AgentEvent) => 
         return
     }
   }
+}
+
+/** How {@link humanSink} shows the model's text on `out`: as Markdown reads on a terminal (in colour where it may have it), as written elsewhere. */
+export function markdownFor(out: Writable & { isTTY?: boolean }, env: ColourEnv): { markdown?: { colour: boolean } } {
+  return out.isTTY === true ? { markdown: { colour: useColour(out, env) } } : {}
 }

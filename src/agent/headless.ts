@@ -14,7 +14,7 @@ import { openAgentContext } from './agent-context.js'
 import type { BudgetFlags } from './budget.js'
 import { costUsd } from './classifier.js'
 import { runAgent, type AgentOptions, type AgentOutcome } from './engine.js'
-import { EventStream, humanSink, jsonLinesSink } from './event-stream.js'
+import { EventStream, humanSink, jsonLinesSink, markdownFor } from './event-stream.js'
 import type { EndReason } from './events.js'
 import { SessionWriter } from './session-store.js'
 import { systemPrompt } from './system-prompt.js'
@@ -83,7 +83,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
   const stdout = options.stdout ?? process.stdout
   const stderr = options.stderr ?? process.stderr
   const events = new EventStream(
-    options.json ? jsonLinesSink(stdout) : humanSink(stdout, stderr),
+    options.json ? jsonLinesSink(stdout) : humanSink(stdout, stderr, markdownFor(stdout, options.env)),
     SessionWriter.newId(),
   )
   const startedAt = performance.now()

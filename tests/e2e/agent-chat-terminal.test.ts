@@ -12,11 +12,14 @@ import { waitFor } from '../helpers/wait-for.js'
 
 const hasTmux = requireTool('tmux', spawnSync('tmux', ['-V']).status === 0)
 
+/** The model's Markdown: emphasis, code, a list, a link. */
+const MARKDOWN = 'Use **skills** and `myc init`:\n\n- first\n- second\n\nSee [the docs](https://example.com/docs).'
+
 /**
- * `myc chat` on a real terminal (tmux): Ctrl-C at an approval question
- * recorded as cancelled (not as a "no"), Ctrl-L clearing the screen down
- * to the status line and the prompt, and /quit naming the session by the
- * name /save gave it.
+ * `myc chat` on a real terminal (tmux): replies shown as Markdown reads,
+ * Ctrl-C at an approval question recorded as cancelled (not as a "no"),
+ * Ctrl-L clearing the screen down to the status line and the prompt, and
+ * /quit naming the session by the name /save gave it.
  */
 describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
   const fake = new FakeAnthropic()
@@ -27,7 +30,7 @@ describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
     await fake.close()
   })
 
-  it('records Ctrl-C at a question as cancelled, clears with Ctrl-L, and resumes by name', async () => {
+  it('renders Markdown, records Ctrl-C at a question as cancelled, clears with Ctrl-L, and resumes by name', async () => {
     requireBundle()
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-chat-tty-'))
     const config = path.join(dir, 'mycelium.config.json')
@@ -42,11 +45,12 @@ describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
       const last = JSON.stringify(req.body.messages.at(-1))
       if (last.includes('add please'))
         return { content: [{ type: 'tool_use', name: 'echo__add', input: { a: 1, b: 2 } }] }
-      return { content: [{ type: 'text', text: 'plain reply' }] }
+      return { content: [{ type: 'text', text: last.includes('format') ? MARKDOWN : 'plain reply' }] }
     })
     const term = new Terminal('chat-tty')
     const { tmux } = term
     const screen = () => tmux('capture-pane', '-p', '-t', 'chat')
+    const coloured = () => tmux('capture-pane', '-p', '-e', '-t', 'chat')
     const send = (...keys: string[]) => tmux('send-keys', '-t', 'chat', ...keys)
     try {
       term.open(
@@ -55,6 +59,17 @@ describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
         { cwd: dir },
       )
       await waitFor(() => screen().includes('myc>'), 20_000, 'the prompt')
+
+      // Markdown: no markup left, a bullet per item, the link's address after its text, bold in bold.
+      send('format it', 'Enter')
+      await waitFor(() => screen().includes('See the docs (https://example.com/docs).'), 20_000, 'the Markdown reply')
+      const shown = screen()
+      expect(shown).toContain('Use skills and myc init:')
+      expect(shown).toMatch(/^• first$/m)
+      expect(shown).toMatch(/^• second$/m)
+      expect(shown, shown).not.toMatch(/\*\*|`/)
+      // tmux writes the attributes back its own way: bold on before the word, off after it.
+      expect(coloured()).toMatch(/\u001b\[1mskills\u001b\[0m/)
 
       // Ctrl-C at the approval question: the call does not run, and it is cancelled, not answered "no".
       send('add please', 'Enter')
@@ -66,7 +81,7 @@ describe.runIf(hasTmux)('myc chat on a terminal (build/myc.cjs, tmux)', () => {
 
       // Ctrl-L: the screen cleared, the status line and the prompt at its top.
       send('C-l')
-      await waitFor(() => !screen().includes('(interrupted)'), 20_000, 'the screen to clear')
+      await waitFor(() => !screen().includes('See the docs'), 20_000, 'the screen to clear')
       const cleared = screen().split('\n').filter(Boolean)
       expect(cleared).toEqual([expect.stringMatching(/^open mode · \S+ · \d+ in \/ \d+ out$/), 'myc>'])
 
