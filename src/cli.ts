@@ -9,6 +9,7 @@ import {
   nearest,
   subCommandsOf,
 } from './cli-args.js'
+import { processIO, type CommandData, type CommandIO } from './command-io.js'
 import { ExitCode, MycError } from './errors.js'
 import { createLogger } from './logger.js'
 import { commonArgs, eraArgs } from './commands/_shared.js'
@@ -137,23 +138,27 @@ function without(words: readonly string[], index: number): string[] {
 
 /**
  * Runs `myc` with the given arguments and returns the exit code. The only
- * place that maps errors to exit codes (README.md, Commands).
+ * place that maps errors to exit codes (README.md, Commands). Every command
+ * reads and writes through `io` (the process's own for the program; a
+ * test's own in its process: tests/helpers/cli.ts).
  */
-export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY === true): Promise<number> {
+export async function runCli(argv: string[], io: CommandIO = processIO()): Promise<number> {
+  const stdinIsTTY = io.stdin.isTTY === true
   // Words after `--` belong to a command myc runs (`myc sandbox exec -- cmd --help`), not to myc.
   const dashes = argv.indexOf('--')
   const own = dashes === -1 ? argv : argv.slice(0, dashes)
   let wantsJson = own.includes('--json') || own.includes('--json=true')
   let located: string | undefined
   const verbose = own.includes('--verbose')
-  const logger = createLogger({ verbose })
+  const logger = createLogger({ verbose, stream: io.stderr, env: io.env })
   try {
     if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
-      process.stdout.write(`${version}\n`)
+      io.stdout.write(`${version}\n`)
       return ExitCode.ok
     }
     if (own.includes('--help') || own.includes('-h')) {
       writeUsage(
+        io,
         await usageFor([...own.filter((a) => a !== '--help' && a !== '-h'), ...argv.slice(own.length)], stdinIsTTY),
       )
       return ExitCode.ok
@@ -164,7 +169,7 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
       const rest = without(own, first)
       const named = rest.find((w) => !isFlagWord(w))
       if (named !== undefined && !Object.hasOwn(commands, named)) throw unknownCommand(named)
-      writeUsage(await usageFor(rest, stdinIsTTY))
+      writeUsage(io, await usageFor(rest, stdinIsTTY))
       return ExitCode.ok
     }
     const { leaf, path, words } = await locate(argv, stdinIsTTY)
@@ -173,10 +178,11 @@ export async function runCli(argv: string[], stdinIsTTY = process.stdin.isTTY ==
     // The JSON error document is for a command that prints JSON; any other reads its error as text.
     wantsJson &&= Object.hasOwn(args, 'json')
     const rawArgs = checkWords(words, { path, args, globals: await argsOf(main) })
-    const { result } = await runCommand(leaf, { rawArgs })
+    const data: CommandData = { io }
+    const { result } = await runCommand(leaf, { rawArgs, data })
     return typeof result === 'number' ? result : ExitCode.ok
   } catch (error) {
-    return reportError(error, { json: wantsJson, path: located, verbose, logger })
+    return reportError(error, { json: wantsJson, path: located, verbose, logger, stdout: io.stdout })
   }
 }
 
@@ -198,8 +204,8 @@ async function usageFor(words: string[], stdinIsTTY: boolean): Promise<string> {
 }
 
 /** Usage text on stdout, within 100 columns; citty colours it whatever stdout is, so the codes go when stdout may not have colour. */
-function writeUsage(usage: string): void {
-  process.stdout.write(`${forStream(process.stdout, fitUsage(usage))}\n`)
+function writeUsage(io: CommandIO, usage: string): void {
+  io.stdout.write(`${forStream(io.stdout, fitUsage(usage), io.env)}\n`)
 }
 
 /** The commands whose `--json` output is the agent's event stream (JSON Lines), not one document. */
@@ -213,7 +219,13 @@ const EVENT_STREAM_COMMANDS = new Set(['run', 'workflow', 'adhoc'])
  */
 function reportError(
   error: unknown,
-  opts: { json: boolean; path: string | undefined; verbose: boolean; logger: ReturnType<typeof createLogger> },
+  opts: {
+    json: boolean
+    path: string | undefined
+    verbose: boolean
+    logger: ReturnType<typeof createLogger>
+    stdout: NodeJS.WritableStream
+  },
 ): number {
   const known = error instanceof MycError
   const isCittyUsage = !known && error instanceof Error && error.name === 'CLIError'
@@ -223,9 +235,9 @@ function reportError(
   const message = stripAnsi(error instanceof Error ? error.message : String(error))
   const fix = known ? error.fix : undefined
   if (opts.json && opts.path !== undefined && EVENT_STREAM_COMMANDS.has(opts.path))
-    process.stdout.write(streamEnd(code, message, exitCode))
+    opts.stdout.write(streamEnd(code, message, exitCode))
   else if (opts.json)
-    process.stdout.write(`${jsonText({ ok: false, error: { code, message, ...(fix ? { fix } : {}) } })}\n`)
+    opts.stdout.write(`${jsonText({ ok: false, error: { code, message, ...(fix ? { fix } : {}) } })}\n`)
   if (opts.verbose && error instanceof Error) opts.logger.error(error)
   else opts.logger.error(fix ? `${message} (fix: ${fix})` : message)
   return exitCode
@@ -259,7 +271,7 @@ function streamEnd(code: string, message: string, exitCode: number): string {
 export function runMain(): void {
   // Code mode's runner is this same executable, started inside the sandbox with this switch (docs/code-mode.md).
   if (process.env[RUNNER_SWITCH] === '1') return void import('./code/runner.js').then((m) => m.runRunner())
-  runCli(process.argv.slice(2)).then(
+  runCli(process.argv.slice(2), processIO()).then(
     (code) => {
       process.exitCode = code
     },

@@ -2,35 +2,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { ArgsDef, CommandDef } from 'citty'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { argsOf, checkWords, loadSubCommand, nearest, subCommandsOf } from '../src/cli-args.js'
-import { mycCommand, runCli } from '../src/cli.js'
+import { mycCommand } from '../src/cli.js'
 import { argRule } from '../src/commands/_shared.js'
+import { runHere, type HereRun } from './helpers/cli.js'
 import { FakeAnthropic } from './helpers/fake-anthropic.js'
 
 /** Runs `myc argv` in this process (stdin a pipe unless `tty`), with what it writes. */
-async function cli(
-  argv: string[],
-  options: { tty?: boolean } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += String(chunk)
-    return true
-  })
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stderr += String(chunk)
-    return true
-  })
-  try {
-    const code = await runCli(argv, options.tty ?? false)
-    return { code, stdout, stderr }
-  } finally {
-    out.mockRestore()
-    err.mockRestore()
-  }
-}
+const cli = (argv: string[], options: { tty?: boolean; env?: Record<string, string> } = {}): Promise<HereRun> =>
+  runHere(argv, '', options)
 
 interface Node {
   /** The words that name it (`['skills', 'lint']`; `[]` is myc itself). */
@@ -236,24 +217,17 @@ describe('typed-wrong command lines are usage errors (in process)', () => {
 
   describe('myc run x --bogus-flag', () => {
     const fake = new FakeAnthropic([{ content: [{ type: 'text', text: 'done' }] }])
-    const saved = { url: process.env.ANTHROPIC_BASE_URL, key: process.env.ANTHROPIC_API_KEY }
     beforeAll(async () => {
       await fake.start()
-      process.env.ANTHROPIC_BASE_URL = fake.url
-      process.env.ANTHROPIC_API_KEY = 'sk-test'
     })
     afterAll(async () => {
-      for (const [k, v] of [
-        ['ANTHROPIC_BASE_URL', saved.url],
-        ['ANTHROPIC_API_KEY', saved.key],
-      ] as const)
-        if (v === undefined) delete process.env[k]
-        else process.env[k] = v
       await fake.close()
     })
 
     it('exits 2 before contacting the API', async () => {
-      const { code, stderr } = await cli(['run', 'x', '--bogus-flag', '--config', emptyConfig()])
+      const { code, stderr } = await cli(['run', 'x', '--bogus-flag', '--config', emptyConfig()], {
+        env: { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'sk-test' },
+      })
       expect(code).toBe(2)
       expect(stderr).toContain('unknown flag --bogus-flag for myc run')
       expect(fake.requests).toHaveLength(0)

@@ -1,8 +1,8 @@
 import type { ArgDef } from 'citty'
+import type { CommandIO } from '../command-io.js'
 import { MycError } from '../errors.js'
-import { createLogger } from '../logger.js'
 import { version } from '../version.js'
-import { commonArgs, principalArgs, splitList } from './_shared.js'
+import { commonArgs, principalArgs, splitList, commandLogger } from './_shared.js'
 
 /** The caps on an agent run's spend: run, workflow, adhoc and chat (docs/tokens.md, "Capping the spend"). */
 export const budgetArgs = {
@@ -89,9 +89,9 @@ export function repeated(rawArgs: readonly string[], flag: string): string[] {
   return out
 }
 
-async function readStdin(): Promise<string> {
+async function readStdin(io: CommandIO): Promise<string> {
   const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  for await (const chunk of io.stdin) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks).toString('utf8')
 }
 
@@ -99,6 +99,7 @@ type AgentArgValues = { [K in keyof typeof agentArgs]?: unknown }
 
 /** Parses the shared flags, reads the task, and runs the agent headless in `mode`. Resolves with the exit code. */
 export async function runAgentCommand(
+  io: CommandIO,
   mode: 'run' | 'adhoc' | 'workflow',
   args: AgentArgValues,
   extra: { approve?: string[]; onFailure?: string | undefined; context?: string | undefined } = {},
@@ -107,7 +108,7 @@ export async function runAgentCommand(
     throw new MycError('usage', `--on-failure takes prompt, auto or exit, not "${extra.onFailure}"`)
   if (args['json-schema']) {
     const { agentEventsJsonSchema } = await import('../agent/events.js')
-    process.stdout.write(`${JSON.stringify(await agentEventsJsonSchema(), null, 2)}\n`)
+    io.stdout.write(`${JSON.stringify(await agentEventsJsonSchema(), null, 2)}\n`)
     return 0
   }
   let maxTurns: number | undefined
@@ -118,7 +119,7 @@ export async function runAgentCommand(
   }
   const budget = budgetFlags(args)
   let task = typeof args.task === 'string' ? args.task : undefined
-  if (task === '-' || (task === undefined && process.stdin.isTTY !== true)) task = await readStdin()
+  if (task === '-' || (task === undefined && io.stdin.isTTY !== true)) task = await readStdin(io)
   if (task === undefined || task.trim() === '')
     throw new MycError(
       'usage',
@@ -140,8 +141,11 @@ export async function runAgentCommand(
     ...(typeof args.resume === 'string' ? { resume: args.resume } : {}),
     ...(extra.onFailure ? { onFailure: extra.onFailure as 'prompt' | 'auto' | 'exit' } : {}),
     ...(extra.context ? { contextFile: extra.context } : {}),
-    logger: createLogger({ verbose: args.verbose === true, quiet: args.verbose !== true }),
-    env: process.env,
+    logger: commandLogger(io, { verbose: args.verbose === true, quiet: args.verbose !== true }),
+    env: io.env,
     version,
+    stdout: io.stdout,
+    stderr: io.stderr,
+    signals: io.signals,
   })
 }

@@ -1,3 +1,4 @@
+import type { CommandIO } from '../command-io.js'
 import type { LoadedConfig } from '../config/load.js'
 import { MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
@@ -29,6 +30,7 @@ export interface Inspection {
  */
 export async function withStartedRuntime<T>(
   options: {
+    io: CommandIO
     args: { config?: string; json?: boolean }
     logger: Logger
     failuresShown?: boolean
@@ -38,6 +40,8 @@ export async function withStartedRuntime<T>(
 ): Promise<T> {
   const { runtime, loaded, mode } = await openRuntime({
     configPath: options.args.config,
+    cwd: options.io.cwd,
+    env: options.io.env,
     logger: options.logger,
     version,
     oneShot: { failuresShown: options.failuresShown === true },
@@ -46,8 +50,8 @@ export async function withStartedRuntime<T>(
   // On a terminal, a line per child while they start (not with --json).
   const keys = [...runtime.supervisor.children.keys()]
   const stopProgress = showStartProgress(runtime, {
-    stream: process.stderr,
-    env: process.env,
+    stream: options.io.stderr,
+    env: options.io.env,
     json: options.args.json === true,
     logger: options.logger,
     keys,
@@ -81,9 +85,10 @@ export function principalFor(
   args: { role?: string; skills?: string },
   loaded: LoadedConfig,
   state: PolicyState,
+  env: Record<string, string | undefined>,
 ): { role: string; active: Set<string> } {
   const choice = chooseRole(
-    { flag: args.role, env: process.env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default },
+    { flag: args.role, env: env.MYCELIUM_ROLE, configDefault: loaded.config.roles.default },
     state.roles,
   )
   if (!choice.ok) throw new MycError('usage', choice.error)

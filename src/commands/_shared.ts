@@ -1,4 +1,6 @@
 import type { ArgDef } from 'citty'
+import type { CommandIO } from '../command-io.js'
+import { createLogger, type Logger } from '../logger.js'
 import { jsonText, terminalText } from '../terminal-text.js'
 
 /** Flags every command accepts (README.md, Commands). */
@@ -22,14 +24,19 @@ export const jsonArgs = {
  * characters are shown as escapes ({@link terminalText}); no command's own
  * text has any.
  */
-export function printResult(text: string): void {
+export function printResult(io: CommandIO, text: string): void {
   const safe = terminalText(text)
-  process.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`)
+  io.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`)
 }
 
 /** Writes a `--json` result document to stdout: the exact text, every control character JSON-escaped ({@link jsonText}). */
-export function printJson(value: unknown): void {
-  process.stdout.write(`${jsonText(value, 2)}\n`)
+export function printJson(io: CommandIO, value: unknown): void {
+  io.stdout.write(`${jsonText(value, 2)}\n`)
+}
+
+/** A command's logger: on the io's stderr, coloured as that stream and environment allow. */
+export function commandLogger(io: CommandIO, options: { verbose?: boolean; quiet?: boolean }): Logger {
+  return createLogger({ ...options, stream: io.stderr, env: io.env })
 }
 
 /** `--role R` and `--skills a,b`: who the session is (chosen by whoever launches myc). */

@@ -1,11 +1,11 @@
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { usageError } from '../errors.js'
 import { homeFolder } from '../config/state-roots.js'
-import { createLogger } from '../logger.js'
 import { CLIENTS } from '../install/client-configs.js'
 import { PACKAGE_KINDS } from '../install/runtimes.js'
 import { repeated } from './_agent.js'
-import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
 
 const SECRET_MODES = ['sealed', 'export'] as const
 
@@ -60,7 +60,8 @@ export default defineCommand({
       valueHint: 'client',
     },
   },
-  async run({ args, rawArgs }) {
+  async run({ args, rawArgs, data }) {
+    const io = commandIO(data)
     const forced = oneOf('--package', args.package, PACKAGE_KINDS)
     const secrets = oneOf('--secrets', args.secrets, SECRET_MODES) ?? 'sealed'
     const words = {
@@ -68,13 +69,13 @@ export default defineCommand({
       header: repeated(rawArgs, '--header'),
       arg: repeated(rawArgs, '--arg'),
     }
-    const logger = createLogger({ verbose: args.verbose, quiet: args.json })
+    const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
     const common = {
       secrets,
       dryRun: args['dry-run'] === true,
       configPath: args.config,
-      cwd: process.cwd(),
-      env: process.env,
+      cwd: io.cwd,
+      env: io.env,
       logger,
     }
     const [{ hostForThisProcess }, report] = await Promise.all([
@@ -89,10 +90,10 @@ export default defineCommand({
           '--from-client imports servers as the client has them: give no server, --key, --env, --header, --arg, --package or --yes with it',
         )
       const { importFromClient } = await import('../install/from-client.js')
-      const place = { platform: process.platform, home: homeFolder(), env: process.env, cwd: process.cwd() }
-      const result = await importFromClient({ ...common, client, place, host: hostForThisProcess() })
-      if (args.json) printJson({ ok: true, ...result })
-      else printResult(report.importReport(result))
+      const place = { platform: process.platform, home: homeFolder(io.env), env: io.env, cwd: io.cwd }
+      const result = await importFromClient({ ...common, client, place, host: hostForThisProcess(io.env) })
+      if (args.json) printJson(io, { ok: true, ...result })
+      else printResult(io, report.importReport(result))
       return 0
     }
     if (args.server === undefined)
@@ -102,19 +103,19 @@ export default defineCommand({
       import('../install/add-server.js'),
       import('../install/ask.js'),
     ])
-    const onTerminal = process.stdin.isTTY === true && process.stderr.isTTY === true && !args.json
+    const onTerminal = io.stdin.isTTY === true && io.stderr.isTTY === true && !args.json
     const result = await addServer({
       ...common,
       source: args.server,
       key: args.key,
-      given: parseGiven(words, process.env),
+      given: parseGiven(words, io.env),
       forced,
       yes: args.yes === true,
-      host: hostForThisProcess(),
+      host: hostForThisProcess(io.env),
       ask: onTerminal ? askOnTerminal : undefined,
     })
-    if (args.json) printJson({ ok: true, ...result })
-    else printResult(report.addReport(result))
+    if (args.json) printJson(io, { ok: true, ...result })
+    else printResult(io, report.addReport(result))
     return 0
   },
 })

@@ -1,4 +1,5 @@
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { agentArgs, repeated, runAgentCommand } from './_agent.js'
 
 export default defineCommand({
@@ -20,6 +21,6 @@ export default defineCommand({
       valueHint: 'file',
     },
   },
-  run: ({ args, rawArgs }) =>
-    runAgentCommand('adhoc', args, { approve: repeated(rawArgs, '--approve'), context: args.context }),
+  run: ({ args, rawArgs, data }) =>
+    runAgentCommand(commandIO(data), 'adhoc', args, { approve: repeated(rawArgs, '--approve'), context: args.context }),
 })

@@ -1,4 +1,5 @@
 import { defineCommand } from 'citty'
+import { commandIO, type CommandIO } from '../command-io.js'
 import type { HttpServerConfig } from '../config/schema.js'
 import { ExitCode, MycError, usageError } from '../errors.js'
 import { redactUrl } from '../redact.js'
@@ -6,9 +7,9 @@ import { terminalText } from '../terminal-text.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 
 /** The HTTP child `name` of the config (a usage error names the ones there are). */
-async function httpServer(configPath: string | undefined, name: string): Promise<HttpServerConfig> {
+async function httpServer(io: CommandIO, configPath: string | undefined, name: string): Promise<HttpServerConfig> {
   const { loadConfig } = await import('../config/load.js')
-  const loaded = await loadConfig({ configPath, cwd: process.cwd(), env: process.env })
+  const loaded = await loadConfig({ configPath, cwd: io.cwd, env: io.env })
   const http = [...loaded.config.servers].filter(([, c]) => c.type !== 'stdio').map(([k]) => k)
   const config = loaded.config.servers.get(name)
   if (!config)
@@ -20,8 +21,8 @@ async function httpServer(configPath: string | undefined, name: string): Promise
   return config
 }
 
-function say(text: string): void {
-  process.stderr.write(`${terminalText(text)}\n`)
+function say(io: CommandIO, text: string): void {
+  io.stderr.write(`${terminalText(text)}\n`)
 }
 
 function when(ms: number | undefined): string {
@@ -46,11 +47,11 @@ const principalArg = {
 } as const
 
 /** The token store of `--principal` (default: the local user's), its name checked. */
-async function storeFor(principal: string | undefined) {
+async function storeFor(io: CommandIO, principal: string | undefined) {
   if (principal !== undefined && (principal.trim() === '' || /[\0\n\r]/.test(principal)))
     throw usageError('--principal takes a name: an http.tokens entry\'s "name", or jwt:SUBJECT')
   const { TokenStore } = await import('../oauth/token-store.js')
-  return TokenStore.forUser(principal)
+  return TokenStore.forUser(principal, io.env)
 }
 
 const login = defineCommand({
@@ -76,15 +77,16 @@ const login = defineCommand({
     },
     timeout: { type: 'string', description: 'Seconds to wait for the redirect (default 300)', valueHint: 'seconds' },
   },
-  async run({ args }) {
+  async run({ args, data }) {
+    const io = commandIO(data)
     const port = args.port === undefined ? 0 : Number(args.port)
     if (!Number.isInteger(port) || port < 0 || port > 65_535)
       throw usageError(`--port takes a port number (0-65535), not "${args.port}"`)
     const timeout = args.timeout === undefined ? 300 : Number(args.timeout)
     if (!Number.isFinite(timeout) || timeout <= 0)
       throw usageError(`--timeout takes a number of seconds, not "${args.timeout}"`)
-    const config = await httpServer(args.config, args.server)
-    const [{ login: runLogin }, store] = await Promise.all([import('../oauth/login.js'), storeFor(args.principal)])
+    const config = await httpServer(io, args.config, args.server)
+    const [{ login: runLogin }, store] = await Promise.all([import('../oauth/login.js'), storeFor(io, args.principal)])
     // `--no-browser` is `browser: false`.
     const noBrowser = args.browser === false
     try {
@@ -96,20 +98,20 @@ const login = defineCommand({
         timeoutMs: timeout * 1000,
         onAuthorizationUrl: (url) => {
           if (noBrowser) {
-            process.stdout.write(`${url.href}\n`)
-            say(`myc: open the URL above to log in to "${args.server}"; waiting for the redirect…`)
+            io.stdout.write(`${url.href}\n`)
+            say(io, `myc: open the URL above to log in to "${args.server}"; waiting for the redirect…`)
             return
           }
-          say(`myc: log in to "${args.server}" at:\n${url.href}\nwaiting for the redirect…`)
-          if (process.stdout.isTTY || process.stderr.isTTY)
+          say(io, `myc: log in to "${args.server}" at:\n${url.href}\nwaiting for the redirect…`)
+          if (io.stdout.isTTY || io.stderr.isTTY)
             void import('../oauth/browser.js')
               .then(({ openBrowser }) => openBrowser(url, args.server))
-              .catch((error: unknown) => say(`myc: ${error instanceof Error ? error.message : String(error)}`))
+              .catch((error: unknown) => say(io, `myc: ${error instanceof Error ? error.message : String(error)}`))
         },
       })
       const done = `logged in to "${args.server}" (${redactUrl(config.url)}): token valid until ${when(stored.expiresAt)}${stored.tokens.refresh_token ? ', refreshable' : ''}`
-      if (noBrowser) say(`myc: ${done}`)
-      else printResult(done)
+      if (noBrowser) say(io, `myc: ${done}`)
+      else printResult(io, done)
       return ExitCode.ok
     } catch (error) {
       if (error instanceof MycError) throw error
@@ -138,9 +140,10 @@ const status = defineCommand({
     description: "Each HTTP server's login: none, valid until, expired, refreshable; its scopes",
   },
   args: { ...commonArgs, ...jsonArgs, ...principalArg },
-  async run({ args }) {
-    const [{ loadConfig }, store] = await Promise.all([import('../config/load.js'), storeFor(args.principal)])
-    const loaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const [{ loadConfig }, store] = await Promise.all([import('../config/load.js'), storeFor(io, args.principal)])
+    const loaded = await loadConfig({ configPath: args.config, cwd: io.cwd, env: io.env })
     const now = Date.now()
     const rows: LoginState[] = []
     for (const [server, config] of loaded.config.servers) {
@@ -159,7 +162,7 @@ const status = defineCommand({
     }
     // Where the key is (MYC_TOKEN_KEY, the OS keychain, the key file): known once a login was opened; null with none stored.
     if (args.json)
-      printJson({
+      printJson(io, {
         ok: true,
         principal: store.principal,
         store: store.file,
@@ -171,7 +174,7 @@ const status = defineCommand({
         (r) =>
           `${r.server.padEnd(20)} ${r.state === 'valid' ? `valid until ${r.expiresAt ?? '(no expiry given)'}${r.refreshable ? ', refreshable' : ''}` : r.state === 'refreshable' ? `expired ${r.expiresAt}, refreshable` : r.state === 'expired' ? `expired ${r.expiresAt}: run myc auth login ${r.server}` : 'none'}${r.scopes.length ? `  scopes: ${r.scopes.join(' ')}` : ''}`,
       )
-      printResult(lines.length ? lines.join('\n') : 'no HTTP servers in the config')
+      printResult(io, lines.length ? lines.join('\n') : 'no HTTP servers in the config')
     }
     return ExitCode.ok
   },
@@ -180,11 +183,13 @@ const status = defineCommand({
 const logout = defineCommand({
   meta: { name: 'logout', description: "Forget a server's stored login" },
   args: { ...commonArgs, ...serverArg, ...principalArg },
-  async run({ args }) {
-    const config = await httpServer(args.config, args.server)
-    const had = await (await storeFor(args.principal)).delete(config.url)
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const config = await httpServer(io, args.config, args.server)
+    const had = await (await storeFor(io, args.principal)).delete(config.url)
     const whose = args.principal === undefined ? '' : ` for ${args.principal}`
     printResult(
+      io,
       had
         ? `logged out of "${args.server}"${whose}: its tokens are deleted`
         : `no login was stored for "${args.server}"${whose}`,

@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty'
-import { createLogger } from '../logger.js'
+import { commandIO } from '../command-io.js'
 import { version } from '../version.js'
-import { commonArgs, principalArgs, splitList } from './_shared.js'
+import { commonArgs, principalArgs, splitList, commandLogger } from './_shared.js'
 import { budgetArgs, budgetFlags, repeated } from './_agent.js'
 
 export default defineCommand({
@@ -26,7 +26,8 @@ export default defineCommand({
     },
     ...budgetArgs,
   },
-  async run({ args, rawArgs }) {
+  async run({ args, rawArgs, data }) {
+    const io = commandIO(data)
     const { runChat } = await import('../agent/chat.js')
     return runChat({
       configPath: args.config,
@@ -36,9 +37,12 @@ export default defineCommand({
       resume: args.resume,
       approve: repeated(rawArgs, '--approve'),
       budget: budgetFlags(args),
-      logger: createLogger({ verbose: args.verbose, quiet: !args.verbose }),
-      env: process.env,
+      logger: commandLogger(io, { verbose: args.verbose, quiet: !args.verbose }),
+      env: io.env,
       version,
+      input: io.stdin,
+      output: io.stdout,
+      errors: io.stderr,
     })
   },
 })

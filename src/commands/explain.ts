@@ -1,12 +1,12 @@
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { MycError } from '../errors.js'
 import { builtinByWireName, SERVED_BUILTINS } from '../inspect/reports.js'
 import { explainTool } from '../policy/explain.js'
 import { BUILTIN_SERVER, RUN_CODE_TOOL } from '../policy/policy.js'
 import { codeModeDefault, codeModeOf } from '../principal/policy-mode.js'
 import { toWireName } from '../registry/wire-names.js'
-import { createLogger } from '../logger.js'
-import { commonArgs, jsonArgs, principalArgs, printJson, printResult } from './_shared.js'
+import { commonArgs, jsonArgs, principalArgs, printJson, printResult, commandLogger } from './_shared.js'
 import { principalFor, requirePolicy, withStartedRuntime } from './_runtime.js'
 
 export default defineCommand({
@@ -17,11 +17,12 @@ export default defineCommand({
     ...principalArgs,
     tool: { type: 'positional', description: 'server:tool or its wire name', required: true },
   },
-  async run({ args }) {
-    const logger = createLogger({ verbose: args.verbose, quiet: true })
-    const explanation = await withStartedRuntime({ args, logger }, async ({ runtime, loaded, mode }) => {
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const logger = commandLogger(io, { verbose: args.verbose, quiet: true })
+    const explanation = await withStartedRuntime({ io, args, logger }, async ({ runtime, loaded, mode }) => {
       const state = requirePolicy(mode)
-      const { role, active } = principalFor(args, loaded, state)
+      const { role, active } = principalFor(args, loaded, state, io.env)
       const entry = runtime.catalogue.toolById(args.tool) ?? runtime.catalogue.toolByWire(args.tool)
       const naming = loaded.config.namespace
       const builtin = entry
@@ -53,9 +54,10 @@ export default defineCommand({
         },
       })
     })
-    if (args.json) printJson({ ok: true, ...explanation })
+    if (args.json) printJson(io, { ok: true, ...explanation })
     else
       printResult(
+        io,
         `${explanation.tool} is ${explanation.visible ? 'VISIBLE' : 'HIDDEN'} for role ${explanation.role}\n${explanation.steps.map((s) => `  [${s.verdict}] ${s.rule}: ${s.detail}`).join('\n')}`,
       )
     return 0

@@ -1,9 +1,9 @@
 import path from 'node:path'
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { initProject } from '../inspect/scaffold.js'
 import { pinNewProject } from '../inspect/pins.js'
-import { createLogger } from '../logger.js'
-import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
 
 export default defineCommand({
   meta: {
@@ -23,19 +23,21 @@ export default defineCommand({
       negativeDescription: 'Write no lock: pinning stays off until `myc pin`',
     },
   },
-  async run({ args }) {
-    const dir = path.resolve(args.dir ?? '.')
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const dir = path.resolve(io.cwd, args.dir ?? '.')
     const files = await initProject(dir, { minimal: args.minimal === true })
     const config = path.join(dir, 'mycelium.config.json')
     // The servers' tools and prompts pinned as they are now (docs/pinning.md): each server is started once.
     const pinned = args.pin
-      ? await pinNewProject(config, createLogger({ verbose: args.verbose, quiet: true }))
+      ? await pinNewProject(config, commandLogger(io, { verbose: args.verbose, quiet: true }), io.env)
       : { lockFile: undefined, unchecked: [] }
     if (pinned.lockFile) files.push(pinned.lockFile)
     const notPinned = pinned.unchecked.map((u) => u.server)
-    if (args.json) printJson({ ok: true, dir, files, lock: pinned.lockFile ?? null, notPinned })
+    if (args.json) printJson(io, { ok: true, dir, files, lock: pinned.lockFile ?? null, notPinned })
     else
       printResult(
+        io,
         [
           `wrote ${files.length} files in ${dir}:`,
           ...files.map((f) => `  ${path.relative(dir, f)}`),

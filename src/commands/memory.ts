@@ -1,4 +1,5 @@
 import { defineCommand } from 'citty'
+import { commandIO, type CommandIO } from '../command-io.js'
 import type { MemoryStore } from '../memory/memory-store.js'
 import type { AuditSink } from '../audit.js'
 import { terminalText } from '../terminal-text.js'
@@ -8,19 +9,22 @@ import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
  * The config's role memory, opened as the operator: every role, no policy
  * (said once on stderr). Never starts children.
  */
-async function openStore(configPath: string | undefined): Promise<{ store: MemoryStore; audit: AuditSink }> {
+async function openStore(
+  io: CommandIO,
+  configPath: string | undefined,
+): Promise<{ store: MemoryStore; audit: AuditSink }> {
   const [{ loadConfig }, { openMemoryStore }, { fileAuditSink }, { projectState }] = await Promise.all([
     import('../config/load.js'),
     import('../principal/policy-mode.js'),
     import('../audit.js'),
     import('../config/state-roots.js'),
   ])
-  const loaded = await loadConfig({ configPath, cwd: process.cwd(), env: process.env })
+  const loaded = await loadConfig({ configPath, cwd: io.cwd, env: io.env })
   const state = projectState(loaded)
   const audit = fileAuditSink(state.auditFile?.path, (error) =>
-    process.stderr.write(`${terminalText(`myc: audit log: ${String(error)}`)}\n`),
+    io.stderr.write(`${terminalText(`myc: audit log: ${String(error)}`)}\n`),
   )
-  process.stderr.write(
+  io.stderr.write(
     `${terminalText(`myc memory: acting as operator (every role's memory, no role policy) in ${state.memoryDir.path}`)}\n`,
   )
   return { store: openMemoryStore(loaded, audit), audit }
@@ -61,8 +65,9 @@ const roleArg = { role: { type: 'string', description: 'Only this role', valueHi
 const list = defineCommand({
   meta: { name: 'list', description: 'Each role with memory: entries per type, the newest, the file' },
   args: { ...commonArgs, ...jsonArgs, ...roleArg },
-  async run({ args }) {
-    const { store } = await openStore(args.config)
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const { store } = await openStore(io, args.config)
     const { summarize } = await import('../memory/memory-tools.js')
     const memories = await Promise.all((await rolesOf(store, args.role)).map((r) => store.read(r)))
     const rows = memories
@@ -73,9 +78,10 @@ const list = defineCommand({
         bytes: m.bytes,
         problems: m.problems.length,
       }))
-    if (args.json) printJson({ ok: true, roles: rows })
+    if (args.json) printJson(io, { ok: true, roles: rows })
     else
       printResult(
+        io,
         rows
           .map(
             (r) =>
@@ -99,15 +105,17 @@ const show = defineCommand({
     role: { type: 'positional', required: true, description: 'The role', valueHint: 'role' },
     type: { type: 'string', description: 'Only entries of this type', valueHint: 'preference|fact|decision|note' },
   },
-  async run({ args }) {
-    const { store } = await openStore(args.config)
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const { store } = await openStore(io, args.config)
     const { matchEntries } = await import('../memory/memory-store.js')
     const memory = await store.read(await checkedRole(String(args.role), 'ROLE'))
     const type = await checkedType(args.type)
     const entries = matchEntries(memory.entries, type ? { type } : {})
-    if (args.json) printJson({ ok: true, role: memory.role, file: memory.file, entries, problems: memory.problems })
+    if (args.json) printJson(io, { ok: true, role: memory.role, file: memory.file, entries, problems: memory.problems })
     else
       printResult(
+        io,
         entries.map(entryText).join('\n\n') || `Role ${memory.role} has no memory${type ? ` of type ${type}` : ''}.`,
       )
     return 0
@@ -122,11 +130,12 @@ const search = defineCommand({
     ...roleArg,
     query: { type: 'positional', required: true, description: 'Words to find', valueHint: 'query' },
   },
-  async run({ args }) {
-    const { store } = await openStore(args.config)
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const { store } = await openStore(io, args.config)
     const entries = await store.recall(await rolesOf(store, args.role), { query: String(args.query) })
-    if (args.json) printJson({ ok: true, entries })
-    else printResult(entries.map(entryText).join('\n\n') || 'No memories found.')
+    if (args.json) printJson(io, { ok: true, entries })
+    else printResult(io, entries.map(entryText).join('\n\n') || 'No memories found.')
     return 0
   },
 })
@@ -138,8 +147,9 @@ const forget = defineCommand({
     role: { type: 'positional', required: true, description: 'The role', valueHint: 'role' },
     id: { type: 'positional', required: true, description: 'The entry id (mem_…)', valueHint: 'id' },
   },
-  async run({ args }) {
-    const { store, audit } = await openStore(args.config)
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const { store, audit } = await openStore(io, args.config)
     const role = await checkedRole(String(args.role), 'ROLE')
     const removed = await store.forget(role, String(args.id), 'operator')
     await audit.flush()
@@ -147,7 +157,7 @@ const forget = defineCommand({
       throw (await import('../errors.js')).usageError(
         `role ${role} has no memory entry ${args.id} (see the ids with: myc memory show ${role})`,
       )
-    printResult(`forgot ${args.id} (role ${role})`)
+    printResult(io, `forgot ${args.id} (role ${role})`)
     return 0
   },
 })
@@ -159,22 +169,23 @@ const exportCommand = defineCommand({
     ...roleArg,
     format: { type: 'string', description: 'md or json', valueHint: 'md|json', required: true },
   },
-  async run({ args }) {
-    const { store } = await openStore(args.config)
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const { store } = await openStore(io, args.config)
     if (args.format !== 'md' && args.format !== 'json')
       throw (await import('../errors.js')).usageError(`--format takes md or json, not "${args.format}"`)
     const memories = (await Promise.all((await rolesOf(store, args.role)).map((r) => store.read(r)))).filter(
       (m) => m.exists,
     )
     if (args.format === 'json') {
-      printJson({ ok: true, roles: memories.map((m) => ({ role: m.role, entries: m.entries, unparsed: m.kept })) })
+      printJson(io, { ok: true, roles: memories.map((m) => ({ role: m.role, entries: m.entries, unparsed: m.kept })) })
       return 0
     }
     const { renderMemoryFile } = await import('../memory/memory-file.js')
     const now = new Date().toISOString()
     const files = memories.map((m) => renderMemoryFile(m.role, m.entries, m.kept, now)).join('\n')
     // The files exactly into a pipe or a file; on a terminal, what a model saved cannot act on it (control characters shown as escapes).
-    process.stdout.write(process.stdout.isTTY === true ? terminalText(files) : files)
+    io.stdout.write(io.stdout.isTTY === true ? terminalText(files) : files)
     return 0
   },
 })
@@ -182,8 +193,9 @@ const exportCommand = defineCommand({
 const lint = defineCommand({
   meta: { name: 'lint', description: 'Checks every memory file; exits 3 when one has problems (nothing is rewritten)' },
   args: { ...commonArgs, ...jsonArgs },
-  async run({ args }) {
-    const { store } = await openStore(args.config)
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const { store } = await openStore(io, args.config)
     const [{ readdir }, path, { isRoleName, ROLE_NAME_RULE }] = await Promise.all([
       import('node:fs/promises'),
       import('node:path'),
@@ -203,9 +215,10 @@ const lint = defineCommand({
       }
       for (const p of (await store.read(role)).problems) problems.push({ file, line: p.line, message: p.message })
     }
-    if (args.json) printJson({ ok: problems.length === 0, problems })
+    if (args.json) printJson(io, { ok: problems.length === 0, problems })
     else
       printResult(
+        io,
         problems.map((p) => `${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}`).join('\n') ||
           'Memory files are fine.',
       )

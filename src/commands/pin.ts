@@ -1,10 +1,11 @@
 import { defineCommand } from 'citty'
+import type { Logger } from '../logger.js'
+import { commandIO, type CommandIO } from '../command-io.js'
 import { ExitCode, MycError, usageError } from '../errors.js'
 import { hiddenJson, pinReportJson, pinReportText } from '../inspect/pin-report.js'
 import { surveyPins, writeSurvey, type PinSurvey } from '../inspect/pins.js'
-import { createLogger } from '../logger.js'
 import { useColour } from '../terminal-colour.js'
-import { commonArgs, jsonArgs, printJson } from './_shared.js'
+import { commonArgs, jsonArgs, printJson, commandLogger } from './_shared.js'
 
 export default defineCommand({
   meta: {
@@ -21,20 +22,21 @@ export default defineCommand({
     },
     yes: { type: 'boolean', description: 'Accept every change without asking (needed off a terminal)' },
   },
-  async run({ args }) {
+  async run({ args, data }) {
+    const io = commandIO(data)
     if (args.check && args.yes) throw usageError('--check never writes the lock; leave out --yes (or --check)')
-    const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const survey = await surveyPins({ configPath: args.config, logger })
-    if (args.check) return report(survey, args.json === true)
-    return pin(survey, { json: args.json === true, yes: args.yes === true, logger })
+    const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
+    const survey = await surveyPins({ configPath: args.config, logger, cwd: io.cwd, env: io.env })
+    if (args.check) return report(io, survey, args.json === true)
+    return pin(io, survey, { json: args.json === true, yes: args.yes === true, logger })
   },
 })
 
 /** `--check`: the report, and 0 only when every running server matches the lock and every configured one ran. */
-function report(survey: PinSurvey, json: boolean): number {
+function report(io: CommandIO, survey: PinSurvey, json: boolean): number {
   const document = pinReportJson(survey)
-  if (json) printJson(document)
-  else process.stdout.write(pinReportText(survey, useColour(process.stdout)))
+  if (json) printJson(io, document)
+  else io.stdout.write(pinReportText(survey, useColour(io.stdout, io.env)))
   return document.ok ? ExitCode.ok : ExitCode.differs
 }
 
@@ -44,13 +46,14 @@ function report(survey: PinSurvey, json: boolean): number {
  * seen each change and said yes; otherwise not at all (exit 2, with the fix).
  */
 async function pin(
+  io: CommandIO,
   survey: PinSurvey,
-  options: { json: boolean; yes: boolean; logger: ReturnType<typeof createLogger> },
+  options: { json: boolean; yes: boolean; logger: Logger },
 ): Promise<number> {
   const { changes } = survey.comparison
   const needsAsking = survey.lock !== undefined && changes.length > 0 && !options.yes
   if (needsAsking) {
-    if (!(process.stdin.isTTY && process.stderr.isTTY) || options.json)
+    if (!(io.stdin.isTTY && io.stderr.isTTY) || options.json)
       throw new MycError(
         'usage',
         `${survey.lockFile} differs from what the servers offer (${changes.length} ${changes.length === 1 ? 'change' : 'changes'}); nothing was written`,
@@ -58,23 +61,23 @@ async function pin(
           fix: 'review them with `myc pin --check`, then run `myc pin --yes` to accept them, or `myc pin` on a terminal',
         },
       )
-    process.stdout.write(pinReportText(survey, useColour(process.stdout)))
+    io.stdout.write(pinReportText(survey, useColour(io.stdout, io.env)))
     const { askYesNo } = await import('../agent/terminal-approval.js')
     if (
       !(await askYesNo(
         `Write ${changes.length === 1 ? 'this change' : `these ${changes.length} changes`} to ${survey.lockFile}?`,
       ))
     ) {
-      process.stderr.write('nothing was written\n')
+      io.stderr.write('nothing was written\n')
       return ExitCode.differs
     }
   }
   const written = survey.lock === undefined || changes.length > 0
   const hidden = written ? await writeSurvey(survey) : survey.comparison.hidden
-  if (options.json) printJson({ ...pinReportJson(survey, { written }), ok: true, hidden: hidden.map(hiddenJson) })
+  if (options.json) printJson(io, { ...pinReportJson(survey, { written }), ok: true, hidden: hidden.map(hiddenJson) })
   else {
-    if (!needsAsking) process.stdout.write(pinReportText(survey, useColour(process.stdout)))
-    process.stdout.write(written ? `wrote ${survey.lockFile}\n` : `${survey.lockFile} is up to date\n`)
+    if (!needsAsking) io.stdout.write(pinReportText(survey, useColour(io.stdout, io.env)))
+    io.stdout.write(written ? `wrote ${survey.lockFile}\n` : `${survey.lockFile} is up to date\n`)
   }
   for (const u of survey.unchecked)
     options.logger.warn(

@@ -1,21 +1,23 @@
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { roleWarnings, rolesReport } from '../inspect/reports.js'
-import { createLogger } from '../logger.js'
-import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
 import { requirePolicy, withStartedRuntime } from './_runtime.js'
 
 export default defineCommand({
   meta: { name: 'roles', description: 'Roles, where each comes from, and the skills each may reach' },
   args: { ...commonArgs, ...jsonArgs },
-  async run({ args }) {
-    const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const { roles, warnings } = await withStartedRuntime({ args, logger }, async ({ mode }) => {
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
+    const { roles, warnings } = await withStartedRuntime({ io, args, logger }, async ({ mode }) => {
       const state = requirePolicy(mode)
       return { roles: rolesReport(state.policy), warnings: roleWarnings(state.sources).warnings }
     })
-    if (args.json) printJson({ ok: true, roles, warnings })
+    if (args.json) printJson(io, { ok: true, roles, warnings })
     else
       printResult(
+        io,
         [
           ...roles.map(
             (r) =>

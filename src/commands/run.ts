@@ -1,4 +1,5 @@
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { MycError } from '../errors.js'
 import { agentArgs, repeated, runAgentCommand } from './_agent.js'
 
@@ -31,11 +32,11 @@ export default defineCommand({
       valueHint: 'file',
     },
   },
-  run: ({ args, rawArgs }) => {
+  run: ({ args, rawArgs, data }) => {
     const mode = args.mode ?? 'run'
     if (mode !== 'run' && mode !== 'workflow' && mode !== 'adhoc')
       throw new MycError('usage', `--mode takes run, workflow or adhoc, not "${mode}"`)
-    return runAgentCommand(mode, args, {
+    return runAgentCommand(commandIO(data), mode, args, {
       approve: repeated(rawArgs, '--approve'),
       onFailure: args['on-failure'],
       context: args.context,

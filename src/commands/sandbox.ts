@@ -1,4 +1,5 @@
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { loadConfig } from '../config/load.js'
 import { stateRoots } from '../config/state-roots.js'
 import { MycError } from '../errors.js'
@@ -39,12 +40,15 @@ const guard = defineCommand({
       description: 'After --: the command (one word: a shell line; several: an argument vector)',
     }),
   },
-  async run({ args, rawArgs }) {
-    const verdict = await new ShellGuard().check(commandAfterDashes(rawArgs), { cwd: process.cwd() })
+  async run({ args, rawArgs, data }) {
+    const io = commandIO(data)
+    const verdict = await new ShellGuard().check(commandAfterDashes(rawArgs), { cwd: io.cwd })
     // The JSON verdict carries a code like every other --json error (guard_blocked, as exec's).
-    if (args.json) printJson(verdict.ok ? verdict : { ok: false, error: { code: 'guard_blocked', ...verdict.error } })
+    if (args.json)
+      printJson(io, verdict.ok ? verdict : { ok: false, error: { code: 'guard_blocked', ...verdict.error } })
     else
       printResult(
+        io,
         verdict.ok
           ? 'allowed'
           : `blocked by rule ${verdict.error.rule}: ${verdict.error.message}\n  ${verdict.error.command}`,
@@ -56,12 +60,14 @@ const guard = defineCommand({
 const check = defineCommand({
   meta: { name: 'check', description: 'Which executors work here, and why the others do not' },
   args: { ...jsonArgs },
-  async run({ args }) {
+  async run({ args, data }) {
+    const io = commandIO(data)
     const reports = await new ExecutorProbe().all()
     const sandboxes = reports.filter((r) => r.executor !== 'none' && r.works)
-    if (args.json) printJson({ ok: sandboxes.length > 0, executors: reports })
+    if (args.json) printJson(io, { ok: sandboxes.length > 0, executors: reports })
     else
       printResult(
+        io,
         reports
           .map(
             (r) =>
@@ -95,9 +101,10 @@ const exec = defineCommand({
         'After --: the command (one word: a shell line, or at trust restricted a program such as ls; several: an argument vector)',
     }),
   },
-  async run({ args, rawArgs }) {
+  async run({ args, rawArgs, data }) {
+    const io = commandIO(data)
     commandAfterDashes(rawArgs)
-    const loaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
+    const loaded = await loadConfig({ configPath: args.config, cwd: io.cwd, env: io.env })
     const { config } = loaded
     const trust = (args.trust ?? config.sandbox.trust) as TrustLevel
     if (!['restricted', 'sandboxed', 'unrestricted'].includes(trust))
@@ -111,7 +118,7 @@ const exec = defineCommand({
       command,
       trust,
       executor,
-      workspace: process.cwd(),
+      workspace: io.cwd,
       timeoutMs: config.sandbox.timeoutMs,
       outputLimitBytes: config.sandbox.outputLimitBytes,
       network: config.sandbox.network,
@@ -120,18 +127,18 @@ const exec = defineCommand({
       docker: config.sandbox.docker,
     })
     if (!result.ok) {
-      if (args.json) printJson({ ok: false, error: result.error })
-      else process.stderr.write(`myc: ${result.error.message}\n`)
+      if (args.json) printJson(io, { ok: false, error: result.error })
+      else io.stderr.write(`myc: ${result.error.message}\n`)
       return result.error.code === 'guard_blocked' ? 3 : result.error.code === 'invalid_request' ? 2 : 1
     }
     const o = result.outcome
-    if (args.json) printJson({ ok: true, ...o })
+    if (args.json) printJson(io, { ok: true, ...o })
     else {
-      process.stdout.write(o.stdout)
-      process.stderr.write(o.stderr)
-      for (const w of o.warnings ?? []) process.stderr.write(`myc: ${w}\n`)
+      io.stdout.write(o.stdout)
+      io.stderr.write(o.stderr)
+      for (const w of o.warnings ?? []) io.stderr.write(`myc: ${w}\n`)
       if (o.timedOut)
-        process.stderr.write(`myc: timed out after ${config.sandbox.timeoutMs} ms; the whole process tree was killed\n`)
+        io.stderr.write(`myc: timed out after ${config.sandbox.timeoutMs} ms; the whole process tree was killed\n`)
     }
     return o.exitCode ?? (o.timedOut ? 124 : 1)
   },

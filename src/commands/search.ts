@@ -1,4 +1,5 @@
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { usageError } from '../errors.js'
 import { commonArgs, jsonArgs, printJson, printResult, restPositional } from './_shared.js'
 
@@ -22,7 +23,8 @@ export default defineCommand({
     }),
     limit: { type: 'string', description: 'At most N servers (default 20)', valueHint: 'n' },
   },
-  async run({ args }) {
+  async run({ args, data }) {
+    const io = commandIO(data)
     const limit = args.limit === undefined ? 20 : Number(args.limit)
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
       throw usageError(`--limit takes a whole number from 1 to ${MAX_LIMIT}, not "${args.limit}"`)
@@ -31,12 +33,15 @@ export default defineCommand({
       import('../install/config-target.js'),
       import('../install/search.js'),
     ])
-    const { config } = await configTarget({ configPath: args.config, cwd: process.cwd(), env: process.env })
+    const { config } = await configTarget({ configPath: args.config, cwd: io.cwd, env: io.env })
     const rows = await searchRegistry({ words, limit, registryUrl: config.registry.url })
-    if (args.json) printJson({ ok: true, servers: rows })
+    if (args.json) printJson(io, { ok: true, servers: rows })
     else if (rows.length === 0)
-      printResult(`no server in ${config.registry.url} has a name matching "${words}" (myc search with fewer words?)`)
-    else printResult(`${searchTable(rows)}\n\nadd one with: myc add NAME`)
+      printResult(
+        io,
+        `no server in ${config.registry.url} has a name matching "${words}" (myc search with fewer words?)`,
+      )
+    else printResult(io, `${searchTable(rows)}\n\nadd one with: myc add NAME`)
     return 0
   },
 })

@@ -1,11 +1,12 @@
 import { defineCommand } from 'citty'
-import { createLogger, type Logger } from '../logger.js'
+import { commandIO, type CommandIO } from '../command-io.js'
+import type { Logger } from '../logger.js'
 import type { LoadedConfig } from '../config/load.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
 import { usageError } from '../errors.js'
 import { STDIO_ERA_MODES, type StdioEraMode } from '../eras/face/stdio-era-mode.js'
 import { version } from '../version.js'
-import { commonArgs, eraArgs, optionalValue, principalArgs, splitList } from './_shared.js'
+import { commonArgs, eraArgs, optionalValue, principalArgs, splitList, commandLogger } from './_shared.js'
 
 // Only light modules above: serve loads its config and starts the children before the rest of myc is loaded (see run).
 
@@ -28,8 +29,9 @@ export default defineCommand({
     },
     ...eraArgs,
   },
-  async run({ args }) {
-    const logger = createLogger({ verbose: args.verbose })
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const logger = commandLogger(io, { verbose: args.verbose })
     const overHttp = args.http !== undefined
     if (args.stdio && !overHttp)
       throw usageError('--stdio goes with --http (stdio alone is what myc serve does by default)')
@@ -46,10 +48,10 @@ export default defineCommand({
       import('../children/prespawn.js'),
       import('../runtime/host.js'),
     ])
-    const configLoaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
-    const prespawned = PrespawnedChildren.start(configLoaded, hostForThisProcess())
+    const configLoaded = await loadConfig({ configPath: args.config, cwd: io.cwd, env: io.env })
+    const prespawned = PrespawnedChildren.start(configLoaded, hostForThisProcess(io.env))
     try {
-      return await serveWith(args, { logger, era, overHttp, configLoaded, prespawned })
+      return await serveWith(args, { io, logger, era, overHttp, configLoaded, prespawned })
     } finally {
       prespawned.stopAll()
     }
@@ -57,6 +59,7 @@ export default defineCommand({
 })
 
 interface ServeOptions {
+  io: CommandIO
   logger: Logger
   era: StdioEraMode
   overHttp: boolean
@@ -69,7 +72,7 @@ async function serveWith(
   args: { config?: string; role?: string; skills?: string; http?: string; stdio?: boolean },
   options: ServeOptions,
 ): Promise<number> {
-  const { logger, era, overHttp } = options
+  const { io, logger, era, overHttp } = options
   const [{ openRuntime }, { CLIENT_INITIALIZE_WAIT_MS }, { serveStdio }, { createView, codeModeWanted }] =
     await Promise.all([
       import('../runtime/open-runtime.js'),
@@ -83,9 +86,13 @@ async function serveWith(
   const measureOperations =
     overHttp && http.metrics && (http.metricsToken !== undefined || http.metricsListen !== undefined)
   // On stdio a person is behind the client: a login gone bad is asked of them again (`myc: authorize:` on stderr); over HTTP people log in through myc.
-  const reauthorize = overHttp ? undefined : (await import('../oauth/reauthorize.js')).stderrReauthorize()
+  const reauthorize = overHttp
+    ? undefined
+    : (await import('../oauth/reauthorize.js')).stderrReauthorize({ stderr: io.stderr })
   const { runtime, loaded, mode } = await openRuntime({
     configPath: args.config,
+    cwd: io.cwd,
+    env: io.env,
     logger,
     version,
     loaded: options.configLoaded,
@@ -109,7 +116,7 @@ async function serveWith(
       role: principal.role,
       roleFrom,
       skills: principal.skills,
-      env: process.env,
+      env: io.env,
       catalogue: runtime.catalogue,
       logger,
       transport: overHttp ? 'http' : 'stdio',
@@ -122,7 +129,7 @@ async function serveWith(
     if (mode.kind === 'open' && (args.role !== undefined || (skills?.length ?? 0) > 0))
       viewFor({ role: args.role, skills }, '--role')
     const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
-    const prepared = prepareHttp({ runtime, loaded, mode, flag: args.http, role: args.role, skills, env: process.env })
+    const prepared = prepareHttp({ runtime, loaded, mode, flag: args.http, role: args.role, skills, env: io.env })
     const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }, '--role'), era } : undefined
     serve = () =>
       serveHttp({
@@ -132,7 +139,8 @@ async function serveWith(
         ...prepared,
         viewFor: (principal) => viewFor(principal),
         policy: mode.kind === 'policy',
-        ...(stdio ? { stdio } : {}),
+        signals: io.signals,
+        ...(stdio ? { stdio: { ...stdio, stdin: io.stdin, stdout: io.stdout } } : {}),
       })
   } else {
     const view = viewFor({ role: args.role, skills }, '--role')
@@ -141,7 +149,7 @@ async function serveWith(
       logger.info(
         `open mode (no skills in ${loaded.file ?? 'this folder'}): the client sees every tool of every server; add skills to serve roles`,
       )
-    serve = () => serveStdio({ runtime, view, logger, era })
+    serve = () => serveStdio({ runtime, view, logger, era, stdin: io.stdin, stdout: io.stdout, signals: io.signals })
   }
   const stopWatchingSkills =
     mode.kind === 'policy'
@@ -151,12 +159,12 @@ async function serveWith(
     runtime,
     mode,
     logger,
-    env: process.env,
+    env: io.env,
   })
   // On a terminal (a person ran serve by hand), a line per child while they start.
   const stopProgress = (await import('../runtime/start-progress.js')).showStartProgress(runtime, {
-    stream: process.stderr,
-    env: process.env,
+    stream: io.stderr,
+    env: io.env,
     logger,
   })
   try {

@@ -1,12 +1,13 @@
 import { defineCommand } from 'citty'
+import { commandIO, type CommandIO } from '../command-io.js'
 import { loadConfig } from '../config/load.js'
 import { terminalText } from '../terminal-text.js'
 import { countOf } from '../words.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 
-async function dirOf(configPath: string | undefined): Promise<string> {
+async function dirOf(io: CommandIO, configPath: string | undefined): Promise<string> {
   const { sessionsDir } = await import('../agent/session-store.js')
-  const loaded = await loadConfig({ configPath, cwd: process.cwd(), env: process.env })
+  const loaded = await loadConfig({ configPath, cwd: io.cwd, env: io.env })
   return sessionsDir(loaded)
 }
 
@@ -28,9 +29,10 @@ function sessionLine(s: {
 const list = defineCommand({
   meta: { name: 'list', description: 'The recorded sessions, newest first' },
   args: { ...commonArgs, ...jsonArgs },
-  async run({ args }) {
+  async run({ args, data }) {
+    const io = commandIO(data)
     const { listSessions } = await import('../agent/session-store.js')
-    const sessions = listSessions(await dirOf(args.config)).map((s) => ({
+    const sessions = listSessions(await dirOf(io, args.config)).map((s) => ({
       id: s.id,
       name: s.name ?? null,
       mode: s.meta.mode,
@@ -45,8 +47,8 @@ const list = defineCommand({
       usage: s.usage,
       file: s.file,
     }))
-    if (args.json) printJson({ ok: true, sessions })
-    else printResult(sessions.map(sessionLine).join('\n') || 'No sessions.')
+    if (args.json) printJson(io, { ok: true, sessions })
+    else printResult(io, sessions.map(sessionLine).join('\n') || 'No sessions.')
     return 0
   },
 })
@@ -58,11 +60,12 @@ const show = defineCommand({
     ...jsonArgs,
     id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' },
   },
-  async run({ args }) {
+  async run({ args, data }) {
+    const io = commandIO(data)
     const { loadSession } = await import('../agent/session-store.js')
-    const s = loadSession(await dirOf(args.config), String(args.id))
+    const s = loadSession(await dirOf(io, args.config), String(args.id))
     if (args.json) {
-      printJson({
+      printJson(io, {
         ok: true,
         id: s.id,
         name: s.name ?? null,
@@ -88,6 +91,7 @@ const show = defineCommand({
             )
             .join('\n')
     printResult(
+      io,
       [
         `session ${s.id}${s.name ? ` (${s.name})` : ''} · ${s.meta.mode} · role ${s.meta.role ?? '-'} · ${countOf(s.turns, 'turn')}`,
         ...s.messages.map((m) => `${m.role}: ${text(m.content)}`),
@@ -103,9 +107,10 @@ const rm = defineCommand({
     ...commonArgs,
     id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' },
   },
-  async run({ args }) {
+  async run({ args, data }) {
+    const io = commandIO(data)
     const { removeSession } = await import('../agent/session-store.js')
-    printResult(`removed ${removeSession(await dirOf(args.config), String(args.id))}`)
+    printResult(io, `removed ${removeSession(await dirOf(io, args.config), String(args.id))}`)
     return 0
   },
 })
@@ -117,7 +122,8 @@ const exportCommand = defineCommand({
     id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' },
     format: { type: 'string', description: 'md (default), json or html', valueHint: 'md|json|html' },
   },
-  async run({ args }) {
+  async run({ args, data }) {
+    const io = commandIO(data)
     const [{ loadSession }, { exportSession, EXPORT_FORMATS }, { MycError }] = await Promise.all([
       import('../agent/session-store.js'),
       import('../agent/session-export.js'),
@@ -126,7 +132,7 @@ const exportCommand = defineCommand({
     const format = (args.format ?? 'md') as 'md' | 'json' | 'html'
     if (!EXPORT_FORMATS.includes(format))
       throw new MycError('usage', `--format takes md, json or html, not "${args.format}"`)
-    process.stdout.write(await exportSession(loadSession(await dirOf(args.config), String(args.id)), format))
+    io.stdout.write(await exportSession(loadSession(await dirOf(io, args.config), String(args.id)), format))
     return 0
   },
 })

@@ -1,5 +1,6 @@
 import path from 'node:path'
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { loadConfig } from '../config/load.js'
 import { addSkill, listTemplates } from '../inspect/scaffold.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
@@ -12,12 +13,13 @@ const add = defineCommand({
     name: { type: 'positional', description: 'Skill name', required: true },
     template: { type: 'string', description: 'Template to start from (see `myc skill templates`)', valueHint: 'name' },
   },
-  async run({ args }) {
-    const loaded = await loadConfig({ configPath: args.config, cwd: process.cwd(), env: process.env })
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const loaded = await loadConfig({ configPath: args.config, cwd: io.cwd, env: io.env })
     const skillsDir = path.resolve(loaded.dir, loaded.config.skills?.dirs[0] ?? 'skills')
     const files = await addSkill(skillsDir, args.name, args.template)
-    if (args.json) printJson({ ok: true, files })
-    else printResult(`created ${files.join(', ')}`)
+    if (args.json) printJson(io, { ok: true, files })
+    else printResult(io, `created ${files.join(', ')}`)
     return 0
   },
 })
@@ -25,10 +27,11 @@ const add = defineCommand({
 const templates = defineCommand({
   meta: { name: 'templates', description: 'The bundled skill templates' },
   args: { ...jsonArgs },
-  async run({ args }) {
+  async run({ args, data }) {
+    const io = commandIO(data)
     const list = await listTemplates()
-    if (args.json) printJson({ ok: true, templates: list })
-    else printResult(list.map((t) => `${t.name.padEnd(16)} ${t.description}`).join('\n'))
+    if (args.json) printJson(io, { ok: true, templates: list })
+    else printResult(io, list.map((t) => `${t.name.padEnd(16)} ${t.description}`).join('\n'))
     return 0
   },
 })

@@ -1,4 +1,5 @@
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { MycError } from '../errors.js'
 import {
   childSkillsReport,
@@ -8,25 +9,26 @@ import {
   roleWarnings,
   skillsReport,
 } from '../inspect/reports.js'
-import { createLogger } from '../logger.js'
-import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
 import { requirePolicy, withStartedRuntime } from './_runtime.js'
 
 const list = defineCommand({
   meta: { name: 'list', description: 'Skills, their tools and whether they are enabled' },
   args: { ...commonArgs, ...jsonArgs },
-  async run({ args }) {
-    const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const skills = await withStartedRuntime({ args, logger }, async ({ runtime, mode }) => [
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
+    const skills = await withStartedRuntime({ io, args, logger }, async ({ runtime, mode }) => [
       ...skillsReport(
         requirePolicy(mode).policy,
         new Set(mode.kind === 'policy' ? mode.state.sources.skillIndex.keys() : []),
       ),
       ...childSkillsReport(runtime.catalogue),
     ])
-    if (args.json) printJson({ ok: true, skills })
+    if (args.json) printJson(io, { ok: true, skills })
     else
       printResult(
+        io,
         skills
           .map(
             (s) =>
@@ -41,9 +43,10 @@ const list = defineCommand({
 const show = defineCommand({
   meta: { name: 'show', description: 'One skill in full, by name or skill:// URI' },
   args: { ...commonArgs, ...jsonArgs, id: { type: 'positional', description: 'Skill name or URI', required: true } },
-  async run({ args }) {
-    const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const found = await withStartedRuntime({ args, logger }, async ({ runtime, mode }) => {
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
+    const found = await withStartedRuntime({ io, args, logger }, async ({ runtime, mode }) => {
       const policy = requirePolicy(mode).policy
       const child = childSkillsReport(runtime.catalogue).find((c) => c.uri === args.id)
       if (child)
@@ -71,9 +74,10 @@ const show = defineCommand({
         instructions: skill.instructions,
       }
     })
-    if (args.json) printJson({ ok: true, skill: found })
+    if (args.json) printJson(io, { ok: true, skill: found })
     else
       printResult(
+        io,
         `${found.name}: ${found.description}\nfile: ${found.file}\nroles: ${found.allowedRoles.join(', ')}\ntools: ${found.allowedTools.join(', ')}\n${found.enabled ? 'enabled' : `disabled: ${found.disabledReasons.join('; ')}`}\n\n${found.instructions}`,
       )
     return 0
@@ -83,17 +87,19 @@ const show = defineCommand({
 const lint = defineCommand({
   meta: { name: 'lint', description: 'Check every skill; exits 3 on problems' },
   args: { ...commonArgs, ...jsonArgs },
-  async run({ args }) {
-    const logger = createLogger({ verbose: args.verbose, quiet: true })
-    const problems = await withStartedRuntime({ args, logger }, async ({ loaded, mode }) => {
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const logger = commandLogger(io, { verbose: args.verbose, quiet: true })
+    const problems = await withStartedRuntime({ io, args, logger }, async ({ loaded, mode }) => {
       const state = requirePolicy(mode)
       const roleProblems = roleWarningProblems(roleWarnings(state.sources), (role) => roleDefinitionFile(loaded, role))
       return lintSkills(state.policy, state.sources.problems, state.sources.unserved, roleProblems)
     })
     const errors = problems.filter((p) => p.severity === 'error')
-    if (args.json) printJson({ ok: errors.length === 0, problems })
+    if (args.json) printJson(io, { ok: errors.length === 0, problems })
     else
       printResult(
+        io,
         problems.length
           ? problems.map((p) => `${p.severity}: ${p.file}${p.skill ? ` (${p.skill})` : ''}: ${p.message}`).join('\n')
           : 'no problems',

@@ -1,8 +1,8 @@
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { redactUrls } from '../redact.js'
 import { ExitCode } from '../errors.js'
-import { createLogger } from '../logger.js'
-import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
 import { withholdingText } from '../pinning/gate.js'
 import { showHiddenText } from '../pinning/hidden-text.js'
@@ -14,10 +14,11 @@ export default defineCommand({
       'Start the children, report each one’s state and its tools, prompts, resources and MCP version, or its error (--json: also its start time), and what is withheld, then exit',
   },
   args: { ...commonArgs, ...jsonArgs },
-  async run({ args }) {
-    const logger = createLogger({ verbose: args.verbose, quiet: args.json })
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
     const report = await withStartedRuntime(
-      { args, logger, failuresShown: true, withheldShown: true },
+      { io, args, logger, failuresShown: true, withheldShown: true },
       async ({ runtime }) => {
         const servers = [...runtime.loaded.config.servers].map(([key, config]) => {
           const child = runtime.supervisor.children.get(key)
@@ -60,7 +61,7 @@ export default defineCommand({
     const failed = report.servers.filter((s) => s.state === 'FAILED')
     const ok = failed.length === 0
     if (args.json) {
-      printJson({ ok, ...report })
+      printJson(io, { ok, ...report })
     } else {
       const lines = [`config: ${report.config ?? '(none: embedded default)'}`]
       if (report.servers.length === 0) lines.push('no servers configured')
@@ -74,7 +75,7 @@ export default defineCommand({
         lines.push(`conflict: ${c.kind} "${c.name}" from ${c.kept} and ${c.dropped}; ${c.dropped} left out`)
       for (const w of report.withheld)
         lines.push(`withheld: ${w.kind === 'prompt' ? 'prompt ' : ''}${showHiddenText(w.id)}: ${w.message}`)
-      printResult(lines.join('\n'))
+      printResult(io, lines.join('\n'))
     }
     return ok ? ExitCode.ok : ExitCode.checkFailed
   },

@@ -1,8 +1,9 @@
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { systemPrompt } from '../agent/system-prompt.js'
 import type { LoadedConfig } from '../config/load.js'
 import { MycError } from '../errors.js'
-import { createLogger, type Logger } from '../logger.js'
+import type { Logger } from '../logger.js'
 import { BuiltinRunner } from '../principal/builtin-exec.js'
 import type { CodeRuns } from '../code/code-runner.js'
 import { codeModeView } from '../principal/code-view.js'
@@ -12,7 +13,7 @@ import { lazyOpenView } from '../principal/lazy-view.js'
 import { openView, type PrincipalView } from '../principal/view.js'
 import { visibleTools } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
-import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
 
 /** How much of a tools/list one principal gets. */
@@ -54,13 +55,14 @@ export default defineCommand({
     ...jsonArgs,
     role: { type: 'string', description: 'Only this role (default: every role)', valueHint: 'role' },
   },
-  async run({ args }) {
-    const logger = createLogger({ verbose: args.verbose, quiet: true })
-    const report = await withStartedRuntime({ args, logger }, async ({ runtime, loaded, mode }) =>
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const logger = commandLogger(io, { verbose: args.verbose, quiet: true })
+    const report = await withStartedRuntime({ io, args, logger }, async ({ runtime, loaded, mode }) =>
       tokensReport(runtime, loaded, mode, logger, args.role, await listingRunner(loaded)),
     )
-    if (args.json) printJson({ ok: true, ...report })
-    else printResult(render(report))
+    if (args.json) printJson(io, { ok: true, ...report })
+    else printResult(io, render(report))
     return 0
   },
 })

@@ -1,10 +1,10 @@
 import { defineCommand } from 'citty'
-import { createLogger } from '../logger.js'
+import { commandIO } from '../command-io.js'
 import { terminalText } from '../terminal-text.js'
 import { builtinTools, toolsReport } from '../inspect/reports.js'
 import { createView } from '../principal/policy-mode.js'
 import { PolicyView } from '../principal/policy-view.js'
-import { commonArgs, jsonArgs, principalArgs, printJson, printResult, splitList } from './_shared.js'
+import { commonArgs, jsonArgs, principalArgs, printJson, printResult, splitList, commandLogger } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
 
 export default defineCommand({
@@ -19,18 +19,22 @@ export default defineCommand({
     ...principalArgs,
     all: { type: 'boolean', description: 'Every tool of the catalogue, each marked visible or hidden' },
   },
-  async run({ args }) {
-    const logger = createLogger({ verbose: args.verbose, quiet: args.json })
-    const result = await withStartedRuntime({ args, logger }, async ({ runtime, loaded, mode }) => {
+  async run({ args, data }) {
+    const io = commandIO(data)
+    const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
+    const result = await withStartedRuntime({ io, args, logger }, async ({ runtime, loaded, mode }) => {
       const view = createView(mode, loaded, {
         role: args.role,
         skills: splitList(args.skills),
-        env: process.env,
+        env: io.env,
         catalogue: runtime.catalogue,
         logger,
       })
       if (mode.kind === 'open' || !(view instanceof PolicyView))
-        return { role: null, tools: toolsReport(runtime.catalogue, (e) => view.toolVisible(e), [], args.all === true) }
+        return {
+          role: null,
+          tools: toolsReport(runtime.catalogue, (e) => view.toolVisible(e), [], args.all === true),
+        }
       // The built-ins `myc serve` would offer this principal (exec and run_script included when a skill allows them).
       const filter = mode.state.policy.filter(view.role, new Set(view.activeSkills))
       const builtins = builtinTools(filter, {
@@ -43,12 +47,12 @@ export default defineCommand({
       }
     })
     if (args.json) {
-      printJson({ ok: true, ...result })
+      printJson(io, { ok: true, ...result })
       return 0
     }
     const { tools } = result
     if (tools.length === 0) {
-      printResult('no tools (no server running or none configured; see `myc status`)')
+      printResult(io, 'no tools (no server running or none configured; see `myc status`)')
       return 0
     }
     // The columns `myc tools --help` names: wire name, canonical id, the description's first line.
@@ -58,7 +62,7 @@ export default defineCommand({
       `${args.all ? (t.visible ? '+ ' : '- ') : ''}${t.wireName.padEnd(width)}  ${t.id.padEnd(idWidth)}  ${firstLine(terminalText(t.description))}`.trimEnd(),
     )
     for (const t of tools) for (const w of t.warnings) lines.push(`warning: ${t.wireName}: ${w}`)
-    printResult(lines.join('\n'))
+    printResult(io, lines.join('\n'))
     return 0
   },
 })

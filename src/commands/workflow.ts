@@ -1,4 +1,5 @@
 import { defineCommand } from 'citty'
+import { commandIO } from '../command-io.js'
 import { agentArgs, runAgentCommand } from './_agent.js'
 
 export default defineCommand({
@@ -15,5 +16,5 @@ export default defineCommand({
       valueHint: 'prompt|auto|exit',
     },
   },
-  run: ({ args }) => runAgentCommand('workflow', args, { onFailure: args['on-failure'] }),
+  run: ({ args, data }) => runAgentCommand(commandIO(data), 'workflow', args, { onFailure: args['on-failure'] }),
 })

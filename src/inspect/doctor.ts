@@ -105,6 +105,8 @@ export async function runDoctor(options: {
   configPath?: string
   logger: Logger
   json?: boolean
+  cwd?: string
+  env?: Record<string, string | undefined>
 }): Promise<{ checks: DoctorCheck[]; hidden: HiddenReport[] }> {
   const checks: DoctorCheck[] = []
   let hidden: HiddenReport[] = []
@@ -124,6 +126,8 @@ export async function runDoctor(options: {
     opened = await openRuntime({
       configPath: options.configPath,
       logger: options.logger,
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+      ...(options.env ? { env: options.env } : {}),
       version,
       oneShot: { failuresShown: true },
       withheldShown: true,
@@ -146,7 +150,7 @@ export async function runDoctor(options: {
     const { runtime, mode } = opened
     try {
       const keys = [...runtime.supervisor.children.keys()]
-      const progress = { stream: process.stderr, env: process.env, json: options.json === true, keys }
+      const progress = { stream: process.stderr, env: options.env ?? process.env, json: options.json === true, keys }
       const stopProgress = showStartProgress(runtime, { ...progress, logger: options.logger })
       await Promise.all(keys.map((k) => runtime.supervisor.ensureRunning(k))).finally(stopProgress)
       for (const child of runtime.supervisor.children.values()) {

@@ -34,10 +34,17 @@ export interface PinSurvey {
  * before it resolves. Throws MycError for a config or lock that cannot be
  * read, and when there is no config file (nothing to pin).
  */
-export async function surveyPins(options: { configPath?: string; logger: Logger }): Promise<PinSurvey> {
+export async function surveyPins(options: {
+  configPath?: string
+  logger: Logger
+  cwd?: string
+  env?: Record<string, string | undefined>
+}): Promise<PinSurvey> {
   const { runtime, loaded } = await openRuntime({
     configPath: options.configPath,
     logger: options.logger,
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    ...(options.env ? { env: options.env } : {}),
     version,
     oneShot: { failuresShown: true },
     ungated: true,
@@ -105,8 +112,9 @@ export async function writeSurvey(survey: PinSurvey): Promise<HiddenItem[]> {
 export async function pinNewProject(
   configFile: string,
   logger: Logger,
+  env?: Record<string, string | undefined>,
 ): Promise<{ lockFile: string; unchecked: UncheckedServer[]; hidden: HiddenItem[] }> {
-  const survey = await surveyPins({ configPath: configFile, logger })
+  const survey = await surveyPins({ configPath: configFile, logger, ...(env ? { env } : {}) })
   const hidden = await writeSurvey(survey)
   return { lockFile: survey.lockFile, unchecked: survey.unchecked, hidden }
 }

@@ -39,21 +39,23 @@ export function interactiveReauthorize(options: {
 }
 
 /**
- * The person asked on this process's stderr: one line `myc: authorize:
- * <url> (server: why)`, and the browser opened when stderr is a terminal.
+ * The person asked on stderr (this process's, unless `stderr` is given):
+ * one line `myc: authorize: <url> (server: why)`, and the browser opened
+ * when stderr is a terminal.
  */
-export function stderrReauthorize(options: { timeoutMs?: number } = {}): Reauthorize {
+export function stderrReauthorize(
+  options: { timeoutMs?: number; stderr?: NodeJS.WritableStream & { readonly isTTY?: boolean } } = {},
+): Reauthorize {
+  const { stderr = process.stderr, ...rest } = options
   return interactiveReauthorize({
-    ...options,
+    ...rest,
     announce: (url, server, reason) => {
-      process.stderr.write(
-        `myc: authorize: ${terminalText(url.href)} (${terminalText(server)}: ${terminalText(reason)})\n`,
-      )
-      if (process.stderr.isTTY)
+      stderr.write(`myc: authorize: ${terminalText(url.href)} (${terminalText(server)}: ${terminalText(reason)})\n`)
+      if (stderr.isTTY)
         void import('./browser.js')
           .then(({ openBrowser }) => openBrowser(url, server))
           .catch((error: unknown) =>
-            process.stderr.write(`myc: ${terminalText(error instanceof Error ? error.message : String(error))}\n`),
+            stderr.write(`myc: ${terminalText(error instanceof Error ? error.message : String(error))}\n`),
           )
     },
   })

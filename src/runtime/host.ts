@@ -10,7 +10,7 @@ export function isSingleExecutable(): boolean {
   }
 }
 
-/** The command host for this process. */
-export function hostForThisProcess(): CommandHost {
-  return currentHost(isSingleExecutable())
+/** The command host for this process; commands are looked up in `env` (this process's by default). */
+export function hostForThisProcess(env: Record<string, string | undefined> = process.env): CommandHost {
+  return { ...currentHost(isSingleExecutable()), env }
 }

@@ -63,7 +63,7 @@ export async function openRuntime(
     loaded,
     logger: options.logger,
     version: options.version,
-    host: hostForThisProcess(),
+    host: hostForThisProcess(options.env ?? process.env),
     ...(options.waitForClientMs !== undefined ? { waitForClientMs: options.waitForClientMs } : {}),
     ...(options.prespawned ? { prespawned: options.prespawned } : {}),
     ...(options.oneShot ? { oneShot: options.oneShot } : {}),
