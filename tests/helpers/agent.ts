@@ -6,6 +6,8 @@ import { loadAnthropicSdk } from '../../src/agent/anthropic-sdk.js'
 import { runAgent, type AgentOptions, type AgentOutcome } from '../../src/agent/engine.js'
 import type { AgentEvent, AgentEventBody } from '../../src/agent/events.js'
 import type { ToolDoor } from '../../src/agent/tool-call.js'
+import { runCli } from '../../src/cli.js'
+import { testEnv, testIO } from './cli.js'
 import { bundle, requireBundle } from './e2e.js'
 import type { FakeAnthropic, FakeReply } from './fake-anthropic.js'
 import { fixtureEntry } from './runtime.js'
@@ -33,16 +35,8 @@ export function runAgentCli(
   } = {},
 ): Promise<AgentRun> {
   requireBundle()
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    ANTHROPIC_API_KEY: 'sk-test',
-    ANTHROPIC_BASE_URL: options.fake?.url,
-    ANTHROPIC_AUTH_TOKEN: undefined,
-    ANTHROPIC_MODEL: undefined,
-    ...options.env,
-  }
-  for (const [k, value] of Object.entries(env)) if (value === undefined) delete env[k]
-  const child = spawn(process.execPath, [bundle, ...args], { env: env as NodeJS.ProcessEnv, stdio: 'pipe' })
+  const env = testEnv(agentEnv(options))
+  const child = spawn(process.execPath, [bundle, ...args], { env, stdio: 'pipe' })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (c: Buffer) => {
@@ -52,18 +46,56 @@ export function runAgentCli(
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
   child.stdin.end(options.input ?? '')
   return new Promise((resolve) => {
-    child.on('close', (code) => {
-      // JSON Lines from the agent commands; other commands' --json (pretty documents) are left in stdout.
-      const events =
-        args.includes('--json') && ['run', 'adhoc', 'workflow'].includes(args[0]!)
-          ? stdout
-              .split('\n')
-              .filter(Boolean)
-              .map((l) => JSON.parse(l) as AgentEvent)
-          : []
-      resolve({ code, stdout, stderr, events })
-    })
+    child.on('close', (code) => resolve({ code, stdout, stderr, events: eventsOf(args, stdout) }))
   })
+}
+
+/** The agent's variables for a run against `fake`: the key set, the others the caller's, undefined ones removed. */
+function agentEnv(options: { env?: Record<string, string | undefined>; fake?: FakeAnthropic }) {
+  return {
+    ANTHROPIC_API_KEY: 'sk-test',
+    ANTHROPIC_BASE_URL: options.fake?.url,
+    ANTHROPIC_AUTH_TOKEN: undefined,
+    ANTHROPIC_MODEL: undefined,
+    ...options.env,
+  }
+}
+
+/** JSON Lines from the agent commands; other commands' --json (pretty documents) are left in stdout. */
+function eventsOf(args: string[], stdout: string): AgentEvent[] {
+  return args.includes('--json') && ['run', 'adhoc', 'workflow'].includes(args[0]!)
+    ? stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as AgentEvent)
+    : []
+}
+
+/**
+ * {@link runAgentCli} in this process (tests/helpers/cli.ts): the same
+ * environment and result, no bundle spawned. `onStdout` gets what stdout
+ * has so far and a `signal` function that sends SIGINT or SIGTERM to the
+ * run (through its io, not to any process).
+ */
+export async function runAgentHere(
+  args: string[],
+  options: {
+    env?: Record<string, string | undefined>
+    input?: string
+    fake?: FakeAnthropic
+    cwd?: string
+    onStdout?: (text: string, signal: (name: NodeJS.Signals) => void) => void
+  } = {},
+): Promise<AgentRun & { code: number }> {
+  const { io, stdout, stderr, signals } = testIO({
+    env: agentEnv(options),
+    input: options.input ?? '',
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+  })
+  const signal = (name: NodeJS.Signals) => void signals.emit(name, name)
+  if (options.onStdout) stdout.onText((text) => options.onStdout!(text, signal))
+  const code = await runCli(args, io)
+  return { code, stdout: stdout.text, stderr: stderr.text, events: eventsOf(args, stdout.text) }
 }
 
 /**

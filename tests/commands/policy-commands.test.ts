@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { bundle, requireBundle } from '../helpers/e2e.js'
+import { jsonHere as json, runHere as myc } from '../helpers/cli.js'
 import { repoRoot } from '../helpers/fixtures.js'
 
 // The inspection commands use the policy core (visibleBuiltins,
@@ -39,26 +38,18 @@ function config(session: Record<string, unknown> = {}): { file: string; dir: str
   return { file, dir }
 }
 
-function myc(args: string[]) {
-  requireBundle()
-  const r = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', input: '', timeout: 60_000 })
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
-}
-const json = (args: string[]) => {
-  const r = myc([...args, '--json'])
-  return { code: r.code, doc: JSON.parse(r.stdout) }
-}
-
 const TYPO = 'roles.definitions.capped.allowedSkills: no skill is named "typo" (remove it or fix the name)'
 const MISSING = 'roles.definitions.ops.allowedSkills: no skill is named "missing" (remove it or fix the name)'
 
-describe('inspection commands on the policy core (build/myc.cjs)', () => {
+describe('inspection commands on the policy core (in process)', () => {
   const { file, dir } = config()
 
-  it('myc tools lists the built-ins serve would offer: exec and run_script once a skill allows them', () => {
-    const ids = (extra: string[]) =>
-      json(['tools', '--config', file, '--role', 'developer', ...extra]).doc.tools.map((t: { id: string }) => t.id)
-    expect(ids([])).toEqual([
+  it('myc tools lists the built-ins serve would offer: exec and run_script once a skill allows them', async () => {
+    const ids = async (extra: string[]) =>
+      (await json(['tools', '--config', file, '--role', 'developer', ...extra])).doc.tools.map(
+        (t: { id: string }) => t.id,
+      )
+    expect(await ids([])).toEqual([
       'mycelium:list_skills',
       'mycelium:activate_skill',
       'mycelium:deactivate_skill',
@@ -66,7 +57,7 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
       'mycelium:search_tools',
       'echo:echo',
     ])
-    expect(ids(['--skills', 'shell'])).toEqual([
+    expect(await ids(['--skills', 'shell'])).toEqual([
       'mycelium:list_skills',
       'mycelium:activate_skill',
       'mycelium:deactivate_skill',
@@ -76,7 +67,7 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
       'mycelium:run_script',
       'echo:echo',
     ])
-    const all = json(['tools', '--config', file, '--role', 'developer', '--all']).doc.tools
+    const all = (await json(['tools', '--config', file, '--role', 'developer', '--all'])).doc.tools
     expect(all.find((t: { id: string }) => t.id === 'mycelium:exec')).toMatchObject({
       wireName: 'mycelium__exec',
       server: 'mycelium',
@@ -84,14 +75,14 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
     })
     const off = config({ metaTools: false })
     expect(
-      json(['tools', '--config', off.file, '--role', 'developer', '--skills', 'shell']).doc.tools.map(
+      (await json(['tools', '--config', off.file, '--role', 'developer', '--skills', 'shell'])).doc.tools.map(
         (t: { id: string }) => t.id,
       ),
     ).toEqual(['mycelium:exec', 'mycelium:run_script', 'echo:echo'])
   })
 
-  it('myc preview skill goes through previewActivation: built-ins count, already-active and disabled are said', () => {
-    const shell = json(['preview', 'skill', 'shell', '--config', file, '--role', 'developer'])
+  it('myc preview skill goes through previewActivation: built-ins count, already-active and disabled are said', async () => {
+    const shell = await json(['preview', 'skill', 'shell', '--config', file, '--role', 'developer'])
     expect(shell.code).toBe(0)
     expect(shell.doc).toMatchObject({
       ok: true,
@@ -105,92 +96,96 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
       ],
     })
     expect(shell.doc.addedTokens).toBeGreaterThan(0)
-    const writer = json(['preview', 'skill', 'writer', '--config', file, '--role', 'developer']).doc
+    const writer = (await json(['preview', 'skill', 'writer', '--config', file, '--role', 'developer'])).doc
     expect(writer.added.map((t: { id: string }) => t.id)).toEqual(
       expect.arrayContaining(['echo:add', 'echo:fail', 'grow:grow']),
     )
     expect(writer.added.map((t: { id: string }) => t.id)).not.toContain('echo:echo')
-    expect(json(['preview', 'skill', 'common', '--config', file, '--role', 'developer']).doc).toMatchObject({
+    expect((await json(['preview', 'skill', 'common', '--config', file, '--role', 'developer'])).doc).toMatchObject({
       ok: true,
       alreadyActive: true,
       added: [],
       addedTokens: 0,
     })
-    expect(myc(['preview', 'skill', 'common', '--config', file, '--role', 'developer']).stdout).toMatch(
+    expect((await myc(['preview', 'skill', 'common', '--config', file, '--role', 'developer'])).stdout).toMatch(
       /common is already active for role developer/,
     )
-    const broken = json(['preview', 'skill', 'broken', '--config', file, '--role', 'developer'])
+    const broken = await json(['preview', 'skill', 'broken', '--config', file, '--role', 'developer'])
     expect(broken.code).toBe(2)
     expect(broken.doc.error.message).toMatch(/^skill "broken" is disabled: /)
   })
 
-  it('myc preview skill answers a person, not the agent: the skill exists, the role cannot reach it, and which roles can', () => {
-    const out = myc(['preview', 'skill', 'writer', '--config', file, '--role', 'guest'])
+  it('myc preview skill answers a person, not the agent: the skill exists, the role cannot reach it, and which roles can', async () => {
+    const out = await myc(['preview', 'skill', 'writer', '--config', file, '--role', 'guest'])
     expect(out.code).toBe(2)
     expect(out.stderr).toMatch(/skill "writer" exists, but role "guest" cannot reach it; roles that can: developer/)
     expect(out.stderr).not.toMatch(/list_skills/)
-    expect(json(['preview', 'skill', 'nope', '--config', file, '--role', 'guest']).doc.error.message).toBe(
+    expect((await json(['preview', 'skill', 'nope', '--config', file, '--role', 'guest'])).doc.error.message).toBe(
       'no skill is named "nope" (`myc skills` lists them)',
     )
   })
 
-  it('myc policy check reports a deny that does not parse as a violation (exit 3), and the role’s warnings', () => {
-    const lead = json(['policy', 'check', '--role', 'lead', '--config', file])
+  it('myc policy check reports a deny that does not parse as a violation (exit 3), and the role’s warnings', async () => {
+    const lead = await json(['policy', 'check', '--role', 'lead', '--config', file])
     expect(lead.code).toBe(3)
     expect(lead.doc.violations).toContain(
       'role lead: deny pattern "notaserver" names no configured server: write it as server:tool (it is ignored, so it denies nothing)',
     )
     expect(lead.doc.warnings).toEqual([])
     // A warning alone does not fail the check.
-    const capped = json(['policy', 'check', '--role', 'capped', '--config', file])
+    const capped = await json(['policy', 'check', '--role', 'capped', '--config', file])
     expect(capped.code).toBe(0)
     expect(capped.doc).toMatchObject({ ok: true, violations: [], warnings: [TYPO] })
-    expect(myc(['policy', 'check', '--role', 'capped', '--config', file]).stdout).toContain(`warning: ${TYPO}`)
-    expect(myc(['policy', 'check', '--role', 'lead', '--config', file]).stdout).toMatch(
+    expect((await myc(['policy', 'check', '--role', 'capped', '--config', file])).stdout).toContain(`warning: ${TYPO}`)
+    expect((await myc(['policy', 'check', '--role', 'lead', '--config', file])).stdout).toMatch(
       /^violation: role lead: deny pattern "notaserver"/m,
     )
   })
 
-  it('myc roles shows the role warnings, as text and as a warnings array', () => {
-    const { code, doc } = json(['roles', '--config', file])
+  it('myc roles shows the role warnings, as text and as a warnings array', async () => {
+    const { code, doc } = await json(['roles', '--config', file])
     expect(code).toBe(0)
     expect(doc.warnings).toEqual([TYPO, MISSING])
-    const text = myc(['roles', '--config', file]).stdout
+    const text = (await myc(['roles', '--config', file])).stdout
     expect(text).toContain(`warning: ${TYPO}`)
     expect(text).toContain(`warning: ${MISSING}`)
   })
 
-  it('myc skills lint includes the role warnings, severity warning, in the file of each definition', () => {
-    const { code, doc } = json(['skills', 'lint', '--config', file])
+  it('myc skills lint includes the role warnings, severity warning, in the file of each definition', async () => {
+    const { code, doc } = await json(['skills', 'lint', '--config', file])
     expect(code).toBe(3)
     const roleProblems = doc.problems.filter((p: { message: string }) => p.message.startsWith('roles.definitions.'))
     expect(roleProblems).toEqual([
       { file, severity: 'warning', message: TYPO },
       { file: path.join(dir, 'roles', 'ops.yaml'), severity: 'warning', message: MISSING },
     ])
-    expect(myc(['skills', 'lint', '--config', file]).stdout).toContain(
+    expect((await myc(['skills', 'lint', '--config', file])).stdout).toContain(
       `warning: ${path.join(dir, 'roles', 'ops.yaml')}: ${MISSING}`,
     )
   })
 
-  it('myc explain decides built-ins as serve does: wire names, session.metaTools, the memory grant', () => {
-    const memory = json(['explain', 'mycelium__save_memory', '--config', file, '--role', 'developer']).doc
+  it('myc explain decides built-ins as serve does: wire names, session.metaTools, the memory grant', async () => {
+    const memory = (await json(['explain', 'mycelium__save_memory', '--config', file, '--role', 'developer'])).doc
     expect(memory).toMatchObject({ ok: true, tool: 'mycelium:save_memory', visible: false })
     expect(memory.steps.at(-1)).toMatchObject({ rule: 'memory grant', verdict: 'denies' })
     expect(
-      json(['explain', 'mycelium__exec', '--config', file, '--role', 'developer', '--skills', 'shell']).doc,
+      (await json(['explain', 'mycelium__exec', '--config', file, '--role', 'developer', '--skills', 'shell'])).doc,
     ).toMatchObject({ tool: 'mycelium:exec', visible: true })
     const off = config({ metaTools: false })
-    expect(json(['explain', 'mycelium:list_skills', '--config', off.file, '--role', 'developer']).doc).toMatchObject({
+    expect(
+      (await json(['explain', 'mycelium:list_skills', '--config', off.file, '--role', 'developer'])).doc,
+    ).toMatchObject({
       visible: false,
       steps: [{ rule: 'meta tools', verdict: 'denies' }],
     })
-    expect(json(['explain', 'mycelium:list_skills', '--config', file, '--role', 'developer']).doc.visible).toBe(true)
+    expect((await json(['explain', 'mycelium:list_skills', '--config', file, '--role', 'developer'])).doc.visible).toBe(
+      true,
+    )
   })
 
-  it('myc explain says whether a role is in code mode, and how a session in it reaches a tool it does not list', () => {
+  it('myc explain says whether a role is in code mode, and how a session in it reaches a tool it does not list', async () => {
     const code = config({ codeMode: true })
-    const runCode = json(['explain', 'mycelium__run_code', '--config', code.file, '--role', 'developer']).doc
+    const runCode = (await json(['explain', 'mycelium__run_code', '--config', code.file, '--role', 'developer'])).doc
     expect(runCode).toMatchObject({ ok: true, tool: 'mycelium:run_code', visible: true })
     expect(runCode.steps.slice(0, 2)).toEqual([
       {
@@ -204,13 +199,15 @@ describe('inspection commands on the policy core (build/myc.cjs)', () => {
         detail: 'for the agent (myc run, workflow, adhoc, chat) it is off (agent.codeMode)',
       },
     ])
-    expect(json(['explain', 'echo:echo', '--config', code.file, '--role', 'developer']).doc.steps.at(-1)).toEqual({
+    expect(
+      (await json(['explain', 'echo:echo', '--config', code.file, '--role', 'developer'])).doc.steps.at(-1),
+    ).toEqual({
       rule: 'code mode',
       verdict: 'info',
       detail:
         "role developer's sessions are in code mode: not listed, callable by its name and from run_code as tools.echo.echo",
     })
-    const off = json(['explain', 'mycelium:run_code', '--config', file, '--role', 'developer']).doc
+    const off = (await json(['explain', 'mycelium:run_code', '--config', file, '--role', 'developer'])).doc
     expect(off.visible).toBe(false)
     expect(off.steps).toEqual([
       {
