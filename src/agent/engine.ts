@@ -21,7 +21,7 @@ import { carrierOf, type Carrier } from '../telemetry/trace-context.js'
 import { RpcCode } from '../protocol/facts.js'
 
 export interface AgentOptions {
-  client: Pick<Anthropic, 'beta'>
+  client: Pick<Anthropic, 'beta' | 'baseURL'>
   /** The SDK's MCP helpers, for tool results. */
   sdk: Pick<AnthropicSdk, 'mcpContent' | 'UnsupportedMCPValueError'>
   model: string
@@ -170,8 +170,10 @@ async function askModel(
     if (options.includePartial) stream.on('text', (delta) => options.emit({ type: 'text_delta', text: delta }))
     message = await stream.finalMessage()
   } catch (error) {
-    chat?.end(options.signal?.aborted ? 'interrupted' : describeApiError(error).message)
-    return options.signal?.aborted ? { ok: false } : { ok: false, error: describeApiError(error) }
+    chat?.end(options.signal?.aborted ? 'interrupted' : describeApiError(error, options.client.baseURL).message)
+    return options.signal?.aborted
+      ? { ok: false }
+      : { ok: false, error: describeApiError(error, options.client.baseURL) }
   }
   chat?.set({
     'gen_ai.response.model': message.model,
@@ -433,12 +435,13 @@ function skillChanged(
 }
 
 /** One line a person can act on, from what the SDK threw; a URL in it without its secrets ({@link redactUrls}). */
-function describeApiError(error: unknown): NonNullable<AgentOutcome['error']> {
-  const described = describeApiErrorAsIs(error)
+function describeApiError(error: unknown, baseUrl: string): NonNullable<AgentOutcome['error']> {
+  const described = describeApiErrorAsIs(error, baseUrl)
   return { ...described, message: redactUrls(described.message) }
 }
 
-function describeApiErrorAsIs(error: unknown): NonNullable<AgentOutcome['error']> {
+/** `baseUrl`: where the client sends its requests (ANTHROPIC_BASE_URL of the run's environment, or the API's own). */
+function describeApiErrorAsIs(error: unknown, baseUrl: string): NonNullable<AgentOutcome['error']> {
   const e = error as {
     status?: number
     message?: string
@@ -463,7 +466,7 @@ function describeApiErrorAsIs(error: unknown): NonNullable<AgentOutcome['error']
   if (e.status === undefined)
     return {
       code: 'api_unreachable',
-      message: `cannot reach the Anthropic API at ${process.env.ANTHROPIC_BASE_URL ? redactUrl(process.env.ANTHROPIC_BASE_URL) : 'https://api.anthropic.com'} (${detail}): check the network or ANTHROPIC_BASE_URL`,
+      message: `cannot reach the Anthropic API at ${redactUrl(baseUrl)} (${detail}): check the network or ANTHROPIC_BASE_URL`,
     }
   return {
     code: e.error?.error?.type ?? 'api_error',
