@@ -41,6 +41,8 @@ export interface RecordedRequest {
  */
 export class FakeAnthropic {
   readonly requests: RecordedRequest[] = []
+  /** Streams whose client went away while a reply's `delayMs` held them (a request the agent cancelled). */
+  abandoned = 0
   private server: Server | undefined
   private script: FakeReply[] | ((request: RecordedRequest, index: number) => FakeReply)
   private toolIds = 0
@@ -143,7 +145,10 @@ export class FakeAnthropic {
       },
     })
     // A slow model: the stream has begun, the rest comes later (or never, if the client goes away).
-    if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs))
+    if (reply.delayMs && (await clientLeaves(res, reply.delayMs))) {
+      this.abandoned++
+      return
+    }
     if (res.destroyed) return
     content.forEach((block, index) => {
       if (block.type === 'text') {
@@ -182,6 +187,21 @@ export class FakeAnthropic {
 }
 
 /** The tool_result blocks of the last user message of a request, by tool_use id. */
+/** Waits `ms`, or less if the client closes the response first: whether it did. */
+function clientLeaves(res: ServerResponse, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      res.off('close', onClose)
+      resolve(false)
+    }, ms)
+    const onClose = () => {
+      clearTimeout(timer)
+      resolve(true)
+    }
+    res.once('close', onClose)
+  })
+}
+
 export function toolResults(request: RecordedRequest): Map<string, { content: unknown; is_error?: boolean }> {
   const last = request.body.messages.at(-1)
   const out = new Map<string, { content: unknown; is_error?: boolean }>()
