@@ -126,7 +126,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
         ? { completer: (line: string) => complete(line, view.reachableSkills?.().map((s) => s.name) ?? []) }
         : {}),
     })
-    prompt = rl
+    const lines = (prompt = rl)[Symbol.asyncIterator]() // lines queue from now: awaits below lose none of stdin's
     rl.setPrompt('myc> ')
     // The status line: on a terminal only, at the start, after every reply, and after a command that changed it.
     let shownStatus = ''
@@ -241,7 +241,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
 
     if (interactive) rl.prompt()
     let quit = false
-    for await (const raw of rl) {
+    for await (const raw of lines) {
       emptyInterrupts = 0
       const line = raw.trim()
       if (line === '') {
