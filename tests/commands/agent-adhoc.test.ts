@@ -7,7 +7,7 @@ import {
   activateAndCall,
   adhocProject,
   investigateProject,
-  runAgentCli,
+  runAgentHere,
   skillsProject,
   toolsThatRan,
 } from '../helpers/agent.js'
@@ -16,9 +16,9 @@ import { writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 
-const adhoc = (args: string[], fake: FakeAnthropic) => runAgentCli(['adhoc', ...args, '--json'], { fake })
+const adhoc = (args: string[], fake: FakeAnthropic) => runAgentHere(['adhoc', ...args, '--json'], { fake })
 
-describe('myc adhoc (build/myc.cjs): approvals decided before the call, headless', () => {
+describe('myc adhoc (in process): approvals decided before the call, headless', () => {
   const fake = new FakeAnthropic()
   beforeAll(async () => {
     await fake.start()

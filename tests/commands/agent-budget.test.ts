@@ -3,7 +3,7 @@ import path from 'node:path'
 import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AgentEventSchema, type AgentEvent } from '../../src/agent/events.js'
-import { runAgentCli, type AgentRun } from '../helpers/agent.js'
+import { runAgentHere, type AgentRun } from '../helpers/agent.js'
 import { writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic, type RecordedRequest } from '../helpers/fake-anthropic.js'
 import { repoRoot } from '../helpers/fixtures.js'
@@ -43,7 +43,7 @@ const recorded = (config: string, sessionId: string) => {
   }
 }
 
-describe('budgets: no request starts that could pass the cap (build/myc.cjs)', () => {
+describe('budgets: no request starts that could pass the cap (in process)', () => {
   const fake = new FakeAnthropic()
   beforeAll(async () => {
     await fake.start()
@@ -57,7 +57,7 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     fake.setScript(() => ({ content: [{ type: 'text', text: 'should not be asked' }] }))
     const before = fake.requests.length
     // One request costs 10 in × $3/M + 5 out × $15/M = $0.000105 (the fake's usage), and could cost far more (max_tokens 8192).
-    const r = await runAgentCli(['run', 'hello', '--json', '--config', config, '--max-budget-usd', '0.0001'], { fake })
+    const r = await runAgentHere(['run', 'hello', '--json', '--config', config, '--max-budget-usd', '0.0001'], { fake })
     expect(r.code, r.stderr).toBe(3)
     for (const event of r.events) expect(v.safeParse(AgentEventSchema, event).success, JSON.stringify(event)).toBe(true)
     expect(fake.requests.length).toBe(before)
@@ -89,7 +89,7 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     fake.setScript(() => ({ content: [{ type: 'text', text: '[]' }] }))
     const before = fake.requests.length
     // The classifier asks for up to 200 tokens: over a 150-token cap before a word is sent.
-    const r = await runAgentCli(['run', 'hello', '--json', '--config', config, '--max-tokens-total', '150'], { fake })
+    const r = await runAgentHere(['run', 'hello', '--json', '--config', config, '--max-tokens-total', '150'], { fake })
     expect(r.code, r.stderr).toBe(3)
     expect(fake.requests.slice(before).map((q) => q.body.model)).toEqual([])
     expect(end(r)).toMatchObject({ reason: 'budget', turns: 0 })
@@ -104,7 +104,7 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     }))
     const before = fake.requests.length
     const cap = 0.035
-    const r = await runAgentCli(['run', 'loop', '--json', '--config', config, '--max-budget-usd', String(cap)], {
+    const r = await runAgentHere(['run', 'loop', '--json', '--config', config, '--max-budget-usd', String(cap)], {
       fake,
     })
     expect(r.code, r.stderr).toBe(3)
@@ -138,7 +138,7 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
       usage: { input_tokens: 1_000, output_tokens: 100 },
     }))
     const before = fake.requests.length
-    const r = await runAgentCli(['run', 'loop', '--json', '--config', config, '--max-tokens-total', '4000'], { fake })
+    const r = await runAgentHere(['run', 'loop', '--json', '--config', config, '--max-tokens-total', '4000'], { fake })
     expect(r.code, r.stderr).toBe(3)
     const sent = fake.requests.slice(before)
     expect(sent).toHaveLength(2)
@@ -159,7 +159,7 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     })
     expect(recorded(config, end(r).sessionId)).toMatchObject({ inputTokens: 2_000, outputTokens: 200 })
     // Without --json: the reason on stderr, exit 3.
-    const human = await runAgentCli(['run', 'loop', '--config', config, '--max-tokens-total', '4000'], { fake })
+    const human = await runAgentHere(['run', 'loop', '--config', config, '--max-tokens-total', '4000'], { fake })
     expect(human.code).toBe(3)
     expect(human.stderr).toMatch(/myc: budget reached: spent 2200 tokens of the 4000-token cap/)
     expect(human.stderr).toMatch(/run ended: budget after 2 turns/)
@@ -183,7 +183,7 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     // 5 out per request, at most 5 each: the third could pass 12.
     for (const role of ['developer', 'lead']) {
       const before = fake.requests.length
-      const r = await runAgentCli(['run', 'loop', '--json', '--config', config, '--role', role, '--max-turns', '6'], {
+      const r = await runAgentHere(['run', 'loop', '--json', '--config', config, '--role', role, '--max-turns', '6'], {
         fake,
       })
       expect(r.code, `${role}: ${r.stderr}`).toBe(3)
@@ -193,7 +193,7 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
         message: expect.stringContaining('spent 10 output tokens of the 12 cap'),
       })
     }
-    const guest = await runAgentCli(
+    const guest = await runAgentHere(
       ['run', 'loop', '--json', '--config', config, '--role', 'guest', '--max-turns', '4'],
       { fake },
     )
@@ -204,19 +204,19 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') } })
     fake.setScript(() => ({ content: [{ type: 'text', text: 'should not be asked' }] }))
     const before = fake.requests.length
-    const flag = await runAgentCli(['run', 'x', '--config', config, '--max-budget-usd', '1'], { fake })
+    const flag = await runAgentHere(['run', 'x', '--config', config, '--max-budget-usd', '1'], { fake })
     expect(flag.code).toBe(2)
     expect(flag.stderr).toMatch(
       /--max-budget-usd caps the spend in USD, and there is no price to count it with: set agent\.price/,
     )
-    const json = await runAgentCli(['run', 'x', '--json', '--config', config, '--max-budget-usd', '1'], { fake })
+    const json = await runAgentHere(['run', 'x', '--json', '--config', config, '--max-budget-usd', '1'], { fake })
     expect(json.code).toBe(2)
     expect(end(json)).toMatchObject({ reason: 'error', exitCode: 2 })
     expect(json.events.find((e) => e.type === 'error')).toMatchObject({
       code: 'usage',
       message: expect.stringContaining('set agent.price'),
     })
-    const configured = await runAgentCli(
+    const configured = await runAgentHere(
       [
         'run',
         'x',
@@ -227,15 +227,15 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     )
     expect(configured.code).toBe(2)
     expect(configured.stderr).toMatch(/agent\.budget\.maxUsd caps the spend in USD.*set agent\.price/)
-    const chat = await runAgentCli(['chat', '--config', config, '--max-budget-usd', '1'], { fake, input: 'hi\n' })
+    const chat = await runAgentHere(['chat', '--config', config, '--max-budget-usd', '1'], { fake, input: 'hi\n' })
     expect(chat.code).toBe(2)
     expect(chat.stderr).toMatch(/set agent\.price/)
     for (const bad of ['abc', '0', '-1']) {
-      const r = await runAgentCli(['run', 'x', '--config', config, '--max-budget-usd', bad], { fake })
+      const r = await runAgentHere(['run', 'x', '--config', config, '--max-budget-usd', bad], { fake })
       expect(r.code).toBe(2)
       expect(r.stderr).toMatch(/--max-budget-usd takes an amount of USD above 0/)
     }
-    const tokens = await runAgentCli(['adhoc', 'x', '--config', config, '--max-tokens-total', '1.5'], { fake })
+    const tokens = await runAgentHere(['adhoc', 'x', '--config', config, '--max-tokens-total', '1.5'], { fake })
     expect(tokens.code).toBe(2)
     expect(tokens.stderr).toMatch(/--max-tokens-total takes a whole number of at least 1, not "1\.5"/)
     expect(fake.requests.length).toBe(before)
@@ -252,7 +252,7 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     fake.setScript(() => ({ content: [{ type: 'text', text: 'should not be asked' }] }))
     const before = fake.requests.length
     for (const mode of ['adhoc', 'workflow']) {
-      const r = await runAgentCli([mode, 'x', '--json', '--config', config, '--max-budget-usd', '0.0001'], { fake })
+      const r = await runAgentHere([mode, 'x', '--json', '--config', config, '--max-budget-usd', '0.0001'], { fake })
       expect(r.code, `${mode}: ${r.stderr}`).toBe(3)
       expect(end(r)).toMatchObject({ reason: 'budget', turns: 0 })
     }
@@ -274,7 +274,9 @@ describe('budgets: no request starts that could pass the cap (build/myc.cjs)', (
     })
     const before = fake.requests.length
     // The first turn fits (its estimate + 20 ≤ 1010); after it 1005 are spent, so no sampling of up to 10 tokens fits.
-    const r = await runAgentCli(['run', 'sample', '--json', '--config', config, '--max-tokens-total', '1010'], { fake })
+    const r = await runAgentHere(['run', 'sample', '--json', '--config', config, '--max-tokens-total', '1010'], {
+      fake,
+    })
     expect(r.code, r.stderr).toBe(3)
     expect(fake.requests.length - before).toBe(1)
     expect(sampling).toHaveLength(0)

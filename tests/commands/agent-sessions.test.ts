@@ -2,7 +2,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } f
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runAgentCli } from '../helpers/agent.js'
+import { runAgentHere } from '../helpers/agent.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 
@@ -25,7 +25,7 @@ function project(): { config: string; sessions: string } {
   return { config, sessions: path.join(dir, '.mycelium', 'sessions') }
 }
 
-describe('recorded sessions (build/myc.cjs)', () => {
+describe('recorded sessions (in process)', () => {
   const fake = new FakeAnthropic((req) => ({
     content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }],
   }))
@@ -38,12 +38,12 @@ describe('recorded sessions (build/myc.cjs)', () => {
 
   it('records a chat as it goes, and resumes it in a new process with its conversation and skills', async () => {
     const { config, sessions } = project()
-    const first = await runAgentCli(['chat', '--config', config], {
+    const first = await runAgentHere(['chat', '--config', config], {
       fake,
       input: '/add talk\nhello\n/save first-chat\n',
     })
     expect(first.code, first.stderr).toBe(0)
-    const listed = await runAgentCli(['sessions', 'list', '--json', '--config', config])
+    const listed = await runAgentHere(['sessions', 'list', '--json', '--config', config])
     const [session] = (
       JSON.parse(listed.stdout) as {
         sessions: Array<{ id: string; name: string; turns: number; activeSkills: string[]; mode: string }>
@@ -52,7 +52,7 @@ describe('recorded sessions (build/myc.cjs)', () => {
     expect(session).toMatchObject({ name: 'first-chat', turns: 1, activeSkills: ['talk'], mode: 'chat' })
     // A new process, by name: the earlier turn is sent again, and the skill is back.
     const before = fake.requests.length
-    const again = await runAgentCli(['chat', '--config', config, '--resume', 'first-chat'], {
+    const again = await runAgentHere(['chat', '--config', config, '--resume', 'first-chat'], {
       fake,
       input: 'and now?\n',
     })
@@ -64,24 +64,24 @@ describe('recorded sessions (build/myc.cjs)', () => {
         .trim()
         .split('\n').length,
     ).toBeGreaterThan(5)
-    const shown = await runAgentCli(['sessions', 'show', session!.id, '--config', config])
+    const shown = await runAgentHere(['sessions', 'show', session!.id, '--config', config])
     expect(shown.stdout).toContain('user: and now?')
   }, 60_000)
 
   it('/clear is recorded: a resumed session starts after it; /resume turns off skills the session did not have', async () => {
     const { config } = project()
-    const first = await runAgentCli(['chat', '--config', config], {
+    const first = await runAgentHere(['chat', '--config', config], {
       fake,
       input: 'before the clear\n/clear\nafter the clear\n/save cleared-chat\n',
     })
     expect(first.code, first.stderr).toBe(0)
     const shown = JSON.parse(
-      (await runAgentCli(['sessions', 'show', 'cleared-chat', '--json', '--config', config])).stdout,
+      (await runAgentHere(['sessions', 'show', 'cleared-chat', '--json', '--config', config])).stdout,
     ) as { messages: Array<{ content: unknown }> }
     expect(shown.messages.map((m) => textOf(m.content))).toEqual(['after the clear', 'seen 1 messages'])
     // Resumed from a chat where talk is active: the session had no skills, so talk is turned off.
     const before = fake.requests.length
-    const again = await runAgentCli(['chat', '--config', config], {
+    const again = await runAgentHere(['chat', '--config', config], {
       fake,
       input: '/add talk\n/resume cleared-chat\nand now?\n',
     })
@@ -96,25 +96,25 @@ describe('recorded sessions (build/myc.cjs)', () => {
 
   it('myc run records, --resume continues with a follow-up; a torn last line is ignored, a bad one elsewhere is named', async () => {
     const { config, sessions } = project()
-    const first = await runAgentCli(['run', 'first task', '--json', '--config', config], { fake })
+    const first = await runAgentHere(['run', 'first task', '--json', '--config', config], { fake })
     const id = (first.events[0] as { sessionId: string }).sessionId
     const file = path.join(sessions, `${id}.jsonl`)
     // A crash mid-write leaves a torn line: it is not fatal.
     appendFileSync(file, '{"type":"mess')
-    const follow = await runAgentCli(['run', 'follow-up', '--json', '--config', config, '--resume', id], { fake })
+    const follow = await runAgentHere(['run', 'follow-up', '--json', '--config', config, '--resume', id], { fake })
     expect(follow.code, follow.stderr).toBe(0)
     expect((follow.events[0] as { sessionId: string }).sessionId).toBe(id)
     expect(fake.requests.at(-1)!.body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
     // Damage in the middle is an error that names the file and line.
     writeFileSync(file, readFileSync(file, 'utf8').replace('{"type":"mess', '').replace(/\n/, '\nnot json\n'))
-    const broken = await runAgentCli(['run', 'again', '--json', '--config', config, '--resume', id], { fake })
+    const broken = await runAgentHere(['run', 'again', '--json', '--config', config, '--resume', id], { fake })
     expect(broken.code).toBe(2)
     expect(broken.events.find((e) => e.type === 'error')).toMatchObject({
       message: expect.stringMatching(new RegExp(`${id}\\.jsonl:2: not a JSON record`)),
     })
-    const missing = await runAgentCli(['run', 'x', '--json', '--config', config, '--resume', 'nope'], { fake })
+    const missing = await runAgentHere(['run', 'x', '--json', '--config', config, '--resume', 'nope'], { fake })
     expect(missing.code).toBe(2)
-    const removed = await runAgentCli(['sessions', 'rm', id, '--config', config])
+    const removed = await runAgentHere(['sessions', 'rm', id, '--config', config])
     expect(removed.stdout).toContain(`removed ${file}`)
   }, 60_000)
 
@@ -126,12 +126,12 @@ describe('recorded sessions (build/myc.cjs)', () => {
         : { content: [{ type: 'text', text: 'done' }] },
     )
     try {
-      const run = await runAgentCli(['run', 'fix the failing tests\nthen tell me why', '--json', '--config', config], {
+      const run = await runAgentHere(['run', 'fix the failing tests\nthen tell me why', '--json', '--config', config], {
         fake,
       })
       const end = run.events.find((e) => e.type === 'session_end') as { turns: number; sessionId: string }
       expect(end.turns).toBe(2)
-      const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as {
+      const listed = JSON.parse((await runAgentHere(['sessions', 'list', '--json', '--config', config])).stdout) as {
         sessions: Array<{ id: string; turns: number; tasks: number; firstTask: string; created: string }>
       }
       expect(listed.sessions[0]).toMatchObject({
@@ -140,7 +140,7 @@ describe('recorded sessions (build/myc.cjs)', () => {
         tasks: 1,
         firstTask: 'fix the failing tests',
       })
-      const text = (await runAgentCli(['sessions', 'list', '--config', config])).stdout
+      const text = (await runAgentHere(['sessions', 'list', '--config', config])).stdout
       expect(text).toContain(`${end.sessionId}  ${listed.sessions[0]!.created.slice(0, 10)} `)
       expect(text).toMatch(/ run +2 turns +fix the failing tests\n?$/)
     } finally {
@@ -152,7 +152,7 @@ describe('recorded sessions (build/myc.cjs)', () => {
     const { config } = project()
     fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
     const before = fake.requests.length
-    const r = await runAgentCli(['chat', '--config', config], { fake, input: 'one\ntwo\n/fork --at 1\nthree\n' })
+    const r = await runAgentHere(['chat', '--config', config], { fake, input: 'one\ntwo\n/fork --at 1\nthree\n' })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(/forked \S+ at turn 1 into \S+; \S+ is untouched/)
     // "three" follows "one" only.
@@ -161,7 +161,7 @@ describe('recorded sessions (build/myc.cjs)', () => {
       'seen 1 messages',
       'three',
     ])
-    const listed = JSON.parse((await runAgentCli(['sessions', 'list', '--json', '--config', config])).stdout) as {
+    const listed = JSON.parse((await runAgentHere(['sessions', 'list', '--json', '--config', config])).stdout) as {
       sessions: Array<{ turns: number }>
     }
     expect(listed.sessions.map((x) => x.turns).sort()).toEqual([2, 2])
@@ -174,7 +174,7 @@ describe('recorded sessions (build/myc.cjs)', () => {
       return { content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }
     })
     const before = fake.requests.length
-    const r = await runAgentCli(['chat', '--config', config], {
+    const r = await runAgentHere(['chat', '--config', config], {
       fake,
       input: 'one\ntwo\nthree\n/compress\nfour\n/save compressed\n',
     })
@@ -185,7 +185,7 @@ describe('recorded sessions (build/myc.cjs)', () => {
     expect(contents[0]).toContain('SUMMARY: the user said one.')
     expect(contents.slice(2)).toEqual(['two', 'seen 3 messages', 'three', 'seen 5 messages', 'four'])
     const resumedBefore = fake.requests.length
-    await runAgentCli(['chat', '--config', config, '--resume', 'compressed'], { fake, input: 'five\n' })
+    await runAgentHere(['chat', '--config', config, '--resume', 'compressed'], { fake, input: 'five\n' })
     const resumed = fake.requests[resumedBefore]!.body.messages.map((m) => textOf(m.content))
     expect(resumed[0]).toContain('SUMMARY')
     expect(resumed.at(-1)).toBe('five')
@@ -196,7 +196,7 @@ describe('recorded sessions (build/myc.cjs)', () => {
     const { config } = project()
     fake.setScript(() => ({ content: [{ type: 'text', text: 'exported soon' }] }))
     const out = path.join(mkdtempSync(path.join(tmpdir(), 'myc-chat-export-')), 'chat.json')
-    const r = await runAgentCli(['chat', '--config', config], {
+    const r = await runAgentHere(['chat', '--config', config], {
       fake,
       input: `hello\n/export json ${out}\n/export pdf\n`,
     })

@@ -3,8 +3,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentEvent } from '../../src/agent/events.js'
-import { runAgentCli } from '../helpers/agent.js'
-import { bundle, requireBundle } from '../helpers/e2e.js'
+import { runAgentHere } from '../helpers/agent.js'
+import { runHere } from '../helpers/cli.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { requireTool } from '../helpers/tools.js'
@@ -16,7 +16,7 @@ const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync(
  * as the docs write it. The project sits under the repo's node_modules, so
  * its `npx -y` servers resolve to the installed packages (no download).
  */
-describe('myc init makes a project where every command works (build/myc.cjs)', () => {
+describe('myc init makes a project where every command works (in process)', () => {
   const fake = new FakeAnthropic()
   const base = path.join(repoRoot, 'node_modules', '.cache')
   let dir = ''
@@ -24,12 +24,11 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
   const end = (events: AgentEvent[]) => events.at(-1) as Extract<AgentEvent, { type: 'session_end' }>
 
   beforeAll(async () => {
-    requireBundle()
     await fake.start()
     mkdirSync(base, { recursive: true })
     dir = path.join(mkdtempSync(path.join(base, 'myc-init-')), 'project')
-    const init = spawnSync(process.execPath, [bundle, 'init', dir], { encoding: 'utf8', timeout: 30_000 })
-    expect(init.status, init.stderr).toBe(0)
+    const init = await runHere(['init', dir])
+    expect(init.code, init.stderr).toBe(0)
     config = path.join(dir, 'mycelium.config.json')
   }, 60_000)
   afterAll(async () => {
@@ -43,14 +42,14 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
     }
     expect(Object.keys(lock.servers)).toEqual(['fs', 'memory'])
     expect(Object.keys(lock.servers.fs!.tools)).toContain('read_text_file')
-    const r = await runAgentCli(['pin', '--check', '--json', '--config', config])
+    const r = await runAgentHere(['pin', '--check', '--json', '--config', config])
     expect(r.code, r.stderr).toBe(0)
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, changes: [], hidden: [], unchecked: [] })
   }, 60_000)
 
   it('runs the CI example of docs/agent.md as written: --role developer, --json, the last line ok', async () => {
     fake.setScript(() => ({ content: [{ type: 'text', text: 'No problems found.' }] }))
-    const r = await runAgentCli(
+    const r = await runAgentHere(
       ['run', 'Review the diff in this branch and list problems', '--config', config, '--role', 'developer', '--json'],
       { fake },
     )
@@ -63,7 +62,7 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
     fake.setScript(() => ({ content: [{ type: 'text', text: 'ok' }] }))
     const toolChars = (i: number) => JSON.stringify(fake.requests[i]!.body.tools ?? []).length
     const lean = fake.requests.length
-    const r = await runAgentCli(['run', 'hello', '--config', config, '--json'], { fake })
+    const r = await runAgentHere(['run', 'hello', '--config', config, '--json'], { fake })
     expect(r.code, r.stderr).toBe(0)
     expect((r.events[0] as { contextTokens?: number }).contextTokens).toBeGreaterThan(0)
     // The same servers in open mode (no skills): a config of their own beside the project.
@@ -74,7 +73,7 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
     for (const s of Object.values(servers)) s.cwd = dir
     writeFileSync(path.join(open, 'mycelium.config.json'), JSON.stringify({ mcpServers: servers }))
     const full = fake.requests.length
-    const o = await runAgentCli(['run', 'hello', '--config', path.join(open, 'mycelium.config.json'), '--json'], {
+    const o = await runAgentHere(['run', 'hello', '--config', path.join(open, 'mycelium.config.json'), '--json'], {
       fake,
     })
     expect(o.code, o.stderr).toBe(0)
@@ -86,7 +85,7 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
 
   it('runs myc adhoc although init made no adhoc role: it runs as the default role, and says so', async () => {
     fake.setScript(() => ({ content: [{ type: 'text', text: 'Looked.' }] }))
-    const r = await runAgentCli(['adhoc', 'look around', '--config', config, '--json'], { fake })
+    const r = await runAgentHere(['adhoc', 'look around', '--config', config, '--json'], { fake })
     expect(r.code, r.stderr).toBe(0)
     expect(r.events[0]).toMatchObject({ type: 'session_start', mode: 'adhoc', role: 'developer' })
     expect(r.stderr).toMatch(/adhoc runs as role "developer": agent.adhocRole "adhoc" is not a role here/)
@@ -114,7 +113,7 @@ describe('myc init makes a project where every command works (build/myc.cjs)', (
             }
           : { content: [{ type: 'text', text: 'The disk is full.' }] },
       )
-      const r = await runAgentCli(['workflow', 'release it', '--config', config, '--on-failure', 'auto', '--json'], {
+      const r = await runAgentHere(['workflow', 'release it', '--config', config, '--on-failure', 'auto', '--json'], {
         fake,
       })
       expect(r.code, r.stderr).toBe(0)

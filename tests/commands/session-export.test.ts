@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from '
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runAgentCli } from '../helpers/agent.js'
+import { runAgentHere } from '../helpers/agent.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 import { requireTool } from '../helpers/tools.js'
@@ -22,7 +22,7 @@ const REPLY = [
   "<img src=x onerror=\"document.body.setAttribute('data-pwned', '1')\">",
 ].join('\n')
 
-describe('exporting a session (build/myc.cjs)', () => {
+describe('exporting a session (in process)', () => {
   const fake = new FakeAnthropic()
   let config = ''
   let id = ''
@@ -41,7 +41,7 @@ describe('exporting a session (build/myc.cjs)', () => {
           }
         : { content: [{ type: 'text', text: REPLY }] },
     )
-    const run = await runAgentCli(['run', 'Say <script>alert(1)</script>', '--json', '--config', config], { fake })
+    const run = await runAgentHere(['run', 'Say <script>alert(1)</script>', '--json', '--config', config], { fake })
     id = (run.events[0] as { sessionId: string }).sessionId
   }, 30_000)
   afterAll(async () => {
@@ -49,23 +49,23 @@ describe('exporting a session (build/myc.cjs)', () => {
   })
 
   it('as Markdown and as JSON with the same messages as on disk', async () => {
-    const md = (await runAgentCli(['sessions', 'export', id, '--format', 'md', '--config', config])).stdout
+    const md = (await runAgentHere(['sessions', 'export', id, '--format', 'md', '--config', config])).stdout
     expect(md).toContain(`# Session ${id}`)
     expect(md).toContain('**tool call** `echo__echo`')
     expect(md).toContain('**Done** & dusted')
     const json = JSON.parse(
-      (await runAgentCli(['sessions', 'export', id, '--format', 'json', '--config', config])).stdout,
+      (await runAgentHere(['sessions', 'export', id, '--format', 'json', '--config', config])).stdout,
     ) as { meta: { id: string }; messages: unknown[] }
     expect(json.meta.id).toBe(id)
     expect(json.messages).toHaveLength(4)
-    const bad = await runAgentCli(['sessions', 'export', id, '--format', 'pdf', '--config', config])
+    const bad = await runAgentHere(['sessions', 'export', id, '--format', 'pdf', '--config', config])
     expect(bad.code).toBe(2)
   }, 30_000)
 
   it.runIf(chromium)(
     'as one self-contained HTML file that a real browser renders, content escaped, tool calls folded',
     async () => {
-      const html = (await runAgentCli(['sessions', 'export', id, '--format', 'html', '--config', config])).stdout
+      const html = (await runAgentHere(['sessions', 'export', id, '--format', 'html', '--config', config])).stdout
       const file = path.join(out, 'session.html')
       writeFileSync(file, html)
       // Self-contained: no scripts, no external assets.

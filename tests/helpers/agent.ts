@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { loadAnthropicSdk } from '../../src/agent/anthropic-sdk.js'
@@ -207,3 +207,75 @@ export async function agentInProcess(
 /** The events of one type, typed as that type. */
 export const ofType = <T extends AgentEventBody['type']>(events: AgentEventBody[], type: T) =>
   events.filter((e): e is Extract<AgentEventBody, { type: T }> => e.type === type)
+
+/**
+ * A project whose `deploy` skill ships a script that works and one that
+ * fails; the adhoc role reaches echo. With `danger`, the adhoc role's
+ * default skill has echo:echo only, and its skill `danger` (off) has
+ * echo:add, high risk.
+ */
+export function workflowProject(options: { danger?: boolean; codeMode?: boolean } = {}): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-wf-'))
+  const skill = (name: string, roles: string, tools: string) => {
+    mkdirSync(path.join(dir, 'skills', name, 'scripts'), { recursive: true })
+    writeFileSync(
+      path.join(dir, 'skills', name, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: The ${name} skill\nallowedRoles: [${roles}]\nallowedTools: ${tools}\n---\nRun check.sh first, then release.sh.\n`,
+    )
+  }
+  skill('deploy', 'ops', '[]')
+  skill('investigate', 'adhoc', options.danger ? '["echo:echo"]' : '["echo:*"]')
+  if (options.danger) skill('danger', 'adhoc', '["echo:add"]')
+  const script = (name: string, body: string) => {
+    const file = path.join(dir, 'skills', 'deploy', 'scripts', name)
+    writeFileSync(file, `#!/bin/sh\n${body}\n`)
+    chmodSync(file, 0o755)
+  }
+  script('check.sh', 'echo all good')
+  script('release.sh', 'echo releasing; echo "disk full" >&2; exit 2')
+  writeFileSync(
+    path.join(dir, 'mycelium.config.json'),
+    JSON.stringify({
+      mcpServers: { echo: fixtureEntry('echo') },
+      roles: { default: 'ops' },
+      session: { defaultSkills: ['investigate'] },
+      agent: {
+        ...(options.danger ? { risk: [{ pattern: 'echo:add', level: 'high' }] } : {}),
+        ...(options.codeMode ? { codeMode: true } : {}),
+      },
+    }),
+  )
+  return path.join(dir, 'mycelium.config.json')
+}
+
+/** The workflow's model runs check.sh, then release.sh (which fails); `adhoc` is what the model says after a hand-off. */
+export function failingWorkflow(
+  fake: FakeAnthropic,
+  adhoc: FakeReply[] = [{ content: [{ type: 'text', text: 'Looking into the failure.' }] }],
+): void {
+  fake.setScript(
+    (_req, i) =>
+      [
+        {
+          content: [
+            { type: 'text' as const, text: 'Checking first.' },
+            {
+              type: 'tool_use' as const,
+              name: 'mycelium__run_script',
+              input: { skill: 'deploy', script: 'check.sh' },
+            },
+          ],
+        },
+        {
+          content: [
+            {
+              type: 'tool_use' as const,
+              name: 'mycelium__run_script',
+              input: { skill: 'deploy', script: 'release.sh', args: ['--now'] },
+            },
+          ],
+        },
+        ...adhoc,
+      ][i]!,
+  )
+}
