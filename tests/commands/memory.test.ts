@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runAgentCli } from '../helpers/agent.js'
-import { bundle, connectToMyc } from '../helpers/e2e.js'
-import { cli, project } from '../helpers/memory-project.js'
+import { runAgentHere } from '../helpers/agent.js'
+import { connectHere, runHere } from '../helpers/cli.js'
+import { project } from '../helpers/memory-project.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { waitFor } from '../helpers/wait-for.js'
 
@@ -19,6 +18,8 @@ type CallResult = {
   content: Array<{ type: string; text?: string }>
   structuredContent?: Record<string, unknown>
 }
+/** `myc ARGS --config CONFIG` in this process. */
+const cli = (config: string, ...args: string[]) => runHere([...args, '--config', config])
 const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
   client.callTool({ name, arguments: args }) as Promise<CallResult>
 const textOf = (r: CallResult) => r.content.map((c) => c.text ?? '').join('')
@@ -45,7 +46,7 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
   })
 
   it('the tools exist only while a granting skill is active, appear with list_changed, and answer as nonexistent otherwise', async () => {
-    const { client } = await connectToMyc(['serve', '--config', p.config, '--role', 'dev', '--skills', 'plain'])
+    const { client } = await connectHere(['serve', '--config', p.config, '--role', 'dev', '--skills', 'plain'])
     try {
       expect(await toolNames(client)).toEqual([])
       expect(await answer(client, 'mycelium__save_memory', { content: 'x' })).toBe(
@@ -67,10 +68,9 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
   }, 30_000)
 
   it('each role writes its own memory; isolated reads only its own; team reads its team; other roles answer as empty', async () => {
-    const dev = (await connectToMyc(['serve', '--config', p.config, '--role', 'dev', '--skills', 'notes'])).client
-    const qa = (await connectToMyc(['serve', '--config', p.config, '--role', 'qa', '--skills', 'notes'])).client
-    const lead = (await connectToMyc(['serve', '--config', p.config, '--role', 'lead', '--skills', 'team-notes']))
-      .client
+    const dev = (await connectHere(['serve', '--config', p.config, '--role', 'dev', '--skills', 'notes'])).client
+    const qa = (await connectHere(['serve', '--config', p.config, '--role', 'qa', '--skills', 'notes'])).client
+    const lead = (await connectHere(['serve', '--config', p.config, '--role', 'lead', '--skills', 'team-notes'])).client
     try {
       const saved = await call(dev, 'mycelium__save_memory', {
         content: 'We deploy to Staging on Fridays',
@@ -154,8 +154,8 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
   }, 60_000)
 
   it('the operator CLI lists, shows, searches, exports, forgets (audited) and lints', async () => {
-    const list = cli(p.config, 'memory', 'list', '--json')
-    expect(list.status).toBe(0)
+    const list = await cli(p.config, 'memory', 'list', '--json')
+    expect(list.code).toBe(0)
     expect(list.stderr).toMatch(/acting as operator/)
     expect(
       (JSON.parse(list.stdout).roles as Array<{ role: string; total: number }>).map((r) => [r.role, r.total]),
@@ -164,11 +164,11 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
       ['lead', 1],
       ['qa', 1],
     ])
-    const show = cli(p.config, 'memory', 'show', 'dev', '--type', 'fact', '--json')
+    const show = await cli(p.config, 'memory', 'show', 'dev', '--type', 'fact', '--json')
     const facts = JSON.parse(show.stdout).entries as Array<{ id: string; content: string }>
     expect(facts.map((e) => e.content)).toEqual(['We deploy to Staging on Fridays'])
-    expect(cli(p.config, 'memory', 'search', 'flaky login').stdout).toMatch(/QA secret/)
-    const exported = JSON.parse(cli(p.config, 'memory', 'export', '--format', 'json', '--role', 'qa').stdout)
+    expect((await cli(p.config, 'memory', 'search', 'flaky login')).stdout).toMatch(/QA secret/)
+    const exported = JSON.parse((await cli(p.config, 'memory', 'export', '--format', 'json', '--role', 'qa')).stdout)
     expect(exported.roles).toEqual([
       {
         role: 'qa',
@@ -176,69 +176,70 @@ describe('role memory over MCP (build/myc.cjs serve)', () => {
         unparsed: [],
       },
     ])
-    expect(cli(p.config, 'memory', 'export', '--format', 'md', '--role', 'dev').stdout).toMatch(/^# Memory of role dev/)
+    expect((await cli(p.config, 'memory', 'export', '--format', 'md', '--role', 'dev')).stdout).toMatch(
+      /^# Memory of role dev/,
+    )
 
-    const forgot = cli(p.config, 'memory', 'forget', 'dev', facts[0]!.id)
-    expect(forgot.status).toBe(0)
-    expect(JSON.parse(cli(p.config, 'memory', 'show', 'dev', '--json').stdout).entries).toHaveLength(1)
+    const forgot = await cli(p.config, 'memory', 'forget', 'dev', facts[0]!.id)
+    expect(forgot.code).toBe(0)
+    expect(JSON.parse((await cli(p.config, 'memory', 'show', 'dev', '--json')).stdout).entries).toHaveLength(1)
     expect(readFileSync(path.join(p.dir, 'audit.jsonl'), 'utf8')).toMatch(
       /"event":"memory_forgotten","role":"dev","id":"mem_[^"]+","type":"fact","bytes":\d+,"by":"operator"/,
     )
-    const again = cli(p.config, 'memory', 'forget', 'dev', facts[0]!.id)
-    expect(again.status).toBe(2)
+    const again = await cli(p.config, 'memory', 'forget', 'dev', facts[0]!.id)
+    expect(again.code).toBe(2)
     expect(again.stderr).toMatch(/has no memory entry/)
-    expect(cli(p.config, 'memory', 'show', '../etc').stderr).toMatch(/not a role name/)
+    expect((await cli(p.config, 'memory', 'show', '../etc')).stderr).toMatch(/not a role name/)
 
-    expect(cli(p.config, 'memory', 'lint').status).toBe(0)
+    expect((await cli(p.config, 'memory', 'lint')).code).toBe(0)
     // A hand edit that breaks a metadata comment: lint names file and line, exits 3, and rewrites nothing.
     const qaFile = path.join(p.dir, '.mycelium', 'memory', 'qa.memory.md')
     const broken = readFileSync(qaFile, 'utf8').replace('<!-- meta: {', '<!-- meta: {{')
     writeFileSync(qaFile, broken)
-    const lint = cli(p.config, 'memory', 'lint')
-    expect(lint.status).toBe(3)
+    const lint = await cli(p.config, 'memory', 'lint')
+    expect(lint.code).toBe(3)
     expect(lint.stdout).toMatch(/qa\.memory\.md:\d+: the metadata comment of mem_\S+ is not a JSON object/)
     expect(readFileSync(qaFile, 'utf8')).toBe(broken)
   }, 60_000)
 
-  it('policy check and explain show memory as they show tools', () => {
-    const check = cli(p.config, 'policy', 'check', '--role', 'lead')
+  it('policy check and explain show memory as they show tools', async () => {
+    const check = await cli(p.config, 'policy', 'check', '--role', 'lead')
     expect(check.stdout).toMatch(/memory: team \(reads dev, lead; writes lead\)/)
-    const explainOps = JSON.parse(cli(p.config, 'explain', 'mycelium:save_memory', '--role', 'ops', '--json').stdout)
+    const explainOps = JSON.parse(
+      (await cli(p.config, 'explain', 'mycelium:save_memory', '--role', 'ops', '--json')).stdout,
+    )
     expect(explainOps.visible).toBe(false)
     const explainDev = JSON.parse(
-      cli(p.config, 'explain', 'mycelium:save_memory', '--role', 'dev', '--skills', 'notes', '--json').stdout,
+      (await cli(p.config, 'explain', 'mycelium:save_memory', '--role', 'dev', '--skills', 'notes', '--json')).stdout,
     )
     expect(explainDev.visible).toBe(true)
     expect(JSON.stringify(explainDev.steps)).toMatch(/isolated: reads dev; writes dev/)
   }, 30_000)
 
-  it('a role name that would leave the folder is refused at config load', () => {
+  it('a role name that would leave the folder is refused at config load', async () => {
     const bad = project()
     writeFileSync(
       bad.config,
       JSON.stringify({ mcpServers: {}, skills: { dirs: ['skills'] }, roles: { definitions: { '../evil': {} } } }),
     )
-    const r = cli(bad.config, 'memory', 'list')
-    expect(r.status).toBe(2)
+    const r = await cli(bad.config, 'memory', 'list')
+    expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/roles\.definitions.*role name/)
   })
 })
 
 describe('myc memory on memory it cannot read', () => {
-  const cli = (dir: string, args: string[]) => {
-    const r = spawnSync(process.execPath, [bundle, 'memory', ...args], { cwd: dir, encoding: 'utf8', timeout: 30_000 })
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr }
-  }
+  const inFolder = (dir: string, args: string[]) => runHere(['memory', ...args], '', { cwd: dir })
   const errorOf = (r: { stdout: string }) =>
     (JSON.parse(r.stdout) as { ok: boolean; error: { code: string; message: string; fix?: string } }).error
 
-  it('list and show report an unreadable file the same way, naming it', () => {
+  it('list and show report an unreadable file the same way, naming it', async () => {
     const { dir } = project()
     const file = path.join(dir, '.mycelium', 'memory', 'dev.memory.md')
     // A folder where the file should be: unreadable as a file, even for root.
     mkdirSync(file, { recursive: true })
-    const list = cli(dir, ['list', '--json'])
-    const show = cli(dir, ['show', 'dev', '--json'])
+    const list = await inFolder(dir, ['list', '--json'])
+    const show = await inFolder(dir, ['show', 'dev', '--json'])
     expect(list.code).toBe(1)
     expect(show.code).toBe(1)
     expect(errorOf(list)).toEqual(errorOf(show))
@@ -246,22 +247,22 @@ describe('myc memory on memory it cannot read', () => {
       code: 'runtime',
       message: `memory file ${file} cannot be read (it is a folder, not a file, EISDIR)`,
     })
-    expect(cli(dir, ['show', 'dev']).stderr).toContain(`memory file ${file} cannot be read`)
+    expect((await inFolder(dir, ['show', 'dev'])).stderr).toContain(`memory file ${file} cannot be read`)
   })
 
-  it('list and show report an unreadable folder the same way (not “no role has memory yet”)', () => {
+  it('list and show report an unreadable folder the same way (not “no role has memory yet”)', async () => {
     const { dir } = project()
     mkdirSync(path.join(dir, '.mycelium'), { recursive: true })
     writeFileSync(path.join(dir, '.mycelium', 'memory'), 'not a folder')
-    const list = cli(dir, ['list', '--json'])
-    const show = cli(dir, ['show', 'dev', '--json'])
+    const list = await inFolder(dir, ['list', '--json'])
+    const show = await inFolder(dir, ['show', 'dev', '--json'])
     expect(list.code).toBe(1)
     expect(show.code).toBe(1)
     expect(errorOf(list)).toEqual(errorOf(show))
     expect(errorOf(list).message).toMatch(
       /^memory folder .*\.mycelium\/memory cannot be read \(a part of its path is a file, not a folder, ENOTDIR\)$/,
     )
-    expect(cli(dir, ['list']).stdout).not.toMatch(/No role has memory yet/)
+    expect((await inFolder(dir, ['list'])).stdout).not.toMatch(/No role has memory yet/)
   })
 })
 
@@ -290,7 +291,7 @@ describe('role memory in the agent (myc chat, myc run)', () => {
         : { content: [{ type: 'text', text: `ok ${i}` }] },
     )
     const before = fake.requests.length
-    const chat = await runAgentCli(['chat', '--config', p.config, '--role', 'dev', '--skills', 'notes'], {
+    const chat = await runAgentHere(['chat', '--config', p.config, '--role', 'dev', '--skills', 'notes'], {
       fake,
       input: 'remember that we use pnpm\n/memory pnpm\n/memory nothing-like-this\n',
     })
@@ -308,7 +309,7 @@ describe('role memory in the agent (myc chat, myc run)', () => {
     // Without a granting skill: no memory tools offered, and /memory says why.
     fake.setScript(() => ({ content: [{ type: 'text', text: 'fine' }] }))
     const from = fake.requests.length
-    const plain = await runAgentCli(['chat', '--config', p.config, '--role', 'ops'], { fake, input: 'hi\n/memory\n' })
+    const plain = await runAgentHere(['chat', '--config', p.config, '--role', 'ops'], { fake, input: 'hi\n/memory\n' })
     expect(plain.code, plain.stderr).toBe(0)
     expect(
       (fake.requests[from]!.body.tools as Array<{ name: string }> | undefined)?.map((t) => t.name) ?? [],

@@ -1,23 +1,18 @@
-import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { bundle, connectToMyc, requireBundle } from '../helpers/e2e.js'
+import { connectHere, runHere } from '../helpers/cli.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { waitFor } from '../helpers/runtime.js'
 
 const config = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
 
-function myc(args: string[], cwd = repoRoot) {
-  requireBundle()
-  const r = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', cwd, timeout: 60_000, input: '' })
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
-}
+const myc = (args: string[], cwd = repoRoot) => runHere(args, '', { cwd })
 
-describe('policy mode through build/myc.cjs', () => {
+describe('policy mode in process', () => {
   it('a guest session sees only its tools', async () => {
-    const { client } = await connectToMyc(['--config', config, '--role', 'guest'])
+    const { client } = await connectHere(['--config', config, '--role', 'guest'])
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
       'mycelium__list_skills',
       'mycelium__activate_skill',
@@ -32,7 +27,7 @@ describe('policy mode through build/myc.cjs', () => {
 
   it('a developer activates a skill, is told the list changed, calls the new tool, deactivates, and it is gone', async () => {
     let changed = 0
-    const { client } = await connectToMyc(['serve', '--config', config], {
+    const { client } = await connectHere(['serve', '--config', config], {
       env: { MYCELIUM_ROLE: 'developer' },
       setup: (c) =>
         c.setNotificationHandler('notifications/tools/list_changed', () => {
@@ -51,16 +46,16 @@ describe('policy mode through build/myc.cjs', () => {
   })
 
   it('--skills starts a session with more skills; an unknown role exits 2 naming the roles', async () => {
-    const { client } = await connectToMyc(['--config', config, '--role', 'developer', '--skills', 'reader'])
+    const { client } = await connectHere(['--config', config, '--role', 'developer', '--skills', 'reader'])
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo__add')
     await client.close()
-    const bad = myc(['serve', '--config', config, '--role', 'root'])
+    const bad = await myc(['serve', '--config', config, '--role', 'root'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toMatch(/unknown role "root" \(from --role\); roles: developer, guest, lead/)
   })
 
-  it('myc tools --role and --json', () => {
-    const { code, stdout } = myc(['tools', '--config', config, '--role', 'guest', '--json'])
+  it('myc tools --role and --json', async () => {
+    const { code, stdout } = await myc(['tools', '--config', config, '--role', 'guest', '--json'])
     expect(code).toBe(0)
     const doc = JSON.parse(stdout)
     expect(doc.role).toBe('guest')
@@ -72,26 +67,26 @@ describe('policy mode through build/myc.cjs', () => {
       'mycelium:search_tools',
       'echo:echo',
     ])
-    const all = JSON.parse(myc(['tools', '--config', config, '--role', 'guest', '--all', '--json']).stdout)
+    const all = JSON.parse((await myc(['tools', '--config', config, '--role', 'guest', '--all', '--json'])).stdout)
     expect(all.tools.filter((t: { visible: boolean }) => !t.visible).map((t: { id: string }) => t.id)).toContain(
       'grow:grow',
     )
   })
 
-  it('myc roles, skills list/show/lint, policy check, explain and preview', () => {
-    const roles = JSON.parse(myc(['roles', '--config', config, '--json']).stdout).roles
+  it('myc roles, skills list/show/lint, policy check, explain and preview', async () => {
+    const roles = JSON.parse((await myc(['roles', '--config', config, '--json'])).stdout).roles
     expect(roles.map((r: { name: string }) => r.name)).toEqual(['developer', 'guest', 'lead'])
     expect(roles.find((r: { name: string }) => r.name === 'lead')).toMatchObject({
       inherits: ['developer'],
       deny: ['echo:fail'],
     })
 
-    const skills = JSON.parse(myc(['skills', 'list', '--config', config, '--json']).stdout).skills
+    const skills = JSON.parse((await myc(['skills', 'list', '--config', config, '--json'])).stdout).skills
     expect(skills.find((s: { name: string }) => s.name === 'broken')).toMatchObject({ enabled: false })
-    const shown = JSON.parse(myc(['skills', 'show', 'writer', '--config', config, '--json']).stdout).skill
+    const shown = JSON.parse((await myc(['skills', 'show', 'writer', '--config', config, '--json'])).stdout).skill
     expect(shown.instructions).toBe('Writer instructions: be careful.')
 
-    const lint = myc(['skills', 'lint', '--config', config, '--json'])
+    const lint = await myc(['skills', 'lint', '--config', config, '--json'])
     expect(lint.code).toBe(3)
     const problems = JSON.parse(lint.stdout).problems.map((p: { message: string }) => p.message)
     expect(problems).toEqual(
@@ -102,28 +97,29 @@ describe('policy mode through build/myc.cjs', () => {
       ]),
     )
 
-    const check = myc(['policy', 'check', '--role', 'developer', '--config', config, '--json'])
+    const check = await myc(['policy', 'check', '--role', 'developer', '--config', config, '--json'])
     expect(check.code).toBe(3)
     expect(JSON.parse(check.stdout).violations.join('\n')).toMatch(/no_such_tool/)
-    expect(myc(['policy', 'check', '--role', 'guest', '--config', config]).code).toBe(0)
+    expect((await myc(['policy', 'check', '--role', 'guest', '--config', config])).code).toBe(0)
 
     const explain = JSON.parse(
-      myc(['explain', 'echo__fail', '--role', 'lead', '--skills', 'writer', '--config', config, '--json']).stdout,
+      (await myc(['explain', 'echo__fail', '--role', 'lead', '--skills', 'writer', '--config', config, '--json']))
+        .stdout,
     )
     expect(explain.visible).toBe(false)
     expect(explain.steps.some((s: { rule: string }) => s.rule === 'role lead deny')).toBe(true)
 
     const preview = JSON.parse(
-      myc(['preview', 'skill', 'writer', '--role', 'developer', '--config', config, '--json']).stdout,
+      (await myc(['preview', 'skill', 'writer', '--role', 'developer', '--config', config, '--json'])).stdout,
     )
     expect(preview.added.map((t: { wireName: string }) => t.wireName)).toContain('grow__grow')
     expect(preview.addedTokens).toBeGreaterThan(0)
   })
 
-  it('myc init writes a config and skills that myc then loads; skill add and templates', () => {
+  it('myc init writes a config and skills that myc then loads; skill add and templates', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-init-'))
     // --no-pin: its npx servers are not started (init-project.test.ts pins them, where they resolve without a download).
-    const init = myc(['init', dir, '--json', '--no-pin'])
+    const init = await myc(['init', dir, '--json', '--no-pin'])
     expect(init.code).toBe(0)
     expect(JSON.parse(init.stdout)).toMatchObject({ lock: null })
     expect(existsSync(path.join(dir, 'mycelium.config.json'))).toBe(true)
@@ -132,8 +128,8 @@ describe('policy mode through build/myc.cjs', () => {
     expect(readFileSync(path.join(dir, 'skills', 'common', 'SKILL.md'), 'utf8')).toBe(
       readFileSync(path.join(repoRoot, 'skills', 'common', 'SKILL.md'), 'utf8'),
     )
-    expect(myc(['init', dir, '--no-pin']).code).toBe(2)
-    const templates = JSON.parse(myc(['skill', 'templates', '--json']).stdout).templates.map(
+    expect((await myc(['init', dir, '--no-pin'])).code).toBe(2)
+    const templates = JSON.parse((await myc(['skill', 'templates', '--json'])).stdout).templates.map(
       (t: { name: string }) => t.name,
     )
     expect(templates).toEqual([
@@ -145,17 +141,17 @@ describe('policy mode through build/myc.cjs', () => {
       'reader',
       'test-runner',
     ])
-    expect(myc(['skill', 'add', 'my-review', '--template', 'code-reviewer'], dir).code).toBe(0)
+    expect((await myc(['skill', 'add', 'my-review', '--template', 'code-reviewer'], dir)).code).toBe(0)
     expect(readFileSync(path.join(dir, 'skills', 'my-review', 'SKILL.md'), 'utf8')).toMatch(/^name: my-review$/m)
-    expect(myc(['skill', 'add', 'Bad_Name'], dir).code).toBe(2)
+    expect((await myc(['skill', 'add', 'Bad_Name'], dir)).code).toBe(2)
     const minimal = mkdtempSync(path.join(tmpdir(), 'myc-init-'))
-    myc(['init', minimal, '--minimal', '--no-pin'])
+    await myc(['init', minimal, '--minimal', '--no-pin'])
     expect(existsSync(path.join(minimal, 'skills', 'admin-access'))).toBe(false)
     expect(existsSync(path.join(minimal, 'skills', 'common', 'SKILL.md'))).toBe(true)
   })
 })
 
-describe('ask mode through build/myc.cjs', () => {
+describe('ask mode in process', () => {
   const fixtures = path.join(repoRoot, 'tests/fixtures')
   const askConfig = () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-ask-'))
@@ -180,7 +176,7 @@ describe('ask mode through build/myc.cjs', () => {
     ['declines', { action: 'decline' }, false],
   ] as const)('the user %s through elicitation', async (_what, answer, activated) => {
     const asked: string[] = []
-    const { client } = await connectToMyc(['--config', askConfig()], {
+    const { client } = await connectHere(['--config', askConfig()], {
       capabilities: { elicitation: { form: {} } },
       setup: (c) =>
         c.setRequestHandler('elicitation/create', (req) => {
@@ -196,10 +192,10 @@ describe('ask mode through build/myc.cjs', () => {
   })
 })
 
-describe('skills over MCP through build/myc.cjs', () => {
+describe('skills over MCP in process', () => {
   it('serves the role its skills with verified reads, and nothing else', async () => {
     const { SkillsClient } = await import('@modelcontextprotocol/client/ext/skills')
-    const { client } = await connectToMyc(['--config', config, '--role', 'guest'])
+    const { client } = await connectHere(['--config', config, '--role', 'guest'])
     const skills = new SkillsClient(client)
     expect(skills.supported).toBe(true)
     const listing = await skills.list()
@@ -212,7 +208,7 @@ describe('skills over MCP through build/myc.cjs', () => {
   })
 })
 
-describe('children’s skills through build/myc.cjs', () => {
+describe('children’s skills in process', () => {
   it('are re-published under skill://<server>/ and read back verified', async () => {
     const { SkillsClient } = await import('@modelcontextprotocol/client/ext/skills')
     const { fixtureServer } = await import('../helpers/fixtures.js')
@@ -227,7 +223,7 @@ describe('children’s skills through build/myc.cjs', () => {
       path.join(dir, 'mycelium.config.json'),
       JSON.stringify({ mcpServers: { kb: { command: process.execPath, args: [fixtureServer('skills-child')] } } }),
     )
-    const { client } = await connectToMyc(['--config', path.join(dir, 'mycelium.config.json')])
+    const { client } = await connectHere(['--config', path.join(dir, 'mycelium.config.json')])
     const skills = new SkillsClient(client)
     const listing = await skills.list()
     expect(listing.skills.map((s) => s.uri)).toEqual([

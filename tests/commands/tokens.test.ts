@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { toolTokens } from '../../src/principal/token-count.js'
+import { connectHere, runHere } from '../helpers/cli.js'
 import { codeProject, hasBwrap } from '../helpers/code-mode.js'
-import { bundle, connectToMyc, requireBundle } from '../helpers/e2e.js'
 import { repoRoot } from '../helpers/fixtures.js'
 
 interface Cost {
@@ -37,34 +36,25 @@ interface TokensDoc {
   }>
 }
 
-function myc(args: string[], cwd?: string) {
-  requireBundle()
-  const r = spawnSync(process.execPath, [bundle, ...args], {
-    encoding: 'utf8',
-    input: '',
-    timeout: 60_000,
-    ...(cwd ? { cwd } : {}),
-  })
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
-}
+const myc = (args: string[], cwd?: string) => runHere(args, '', cwd ? { cwd } : {})
 
 /**
- * `myc tokens` on `myc init`'s own project (build/myc.cjs). The project sits
+ * `myc tokens` on `myc init`'s own project (in process). The project sits
  * under the repo's node_modules, so its `npx -y` servers resolve to the
  * installed packages (no download).
  */
-describe('myc tokens on a myc init project (build/myc.cjs)', () => {
+describe('myc tokens on a myc init project (in process)', () => {
   let dir = ''
   let config = ''
   let doc: TokensDoc
 
-  beforeAll(() => {
+  beforeAll(async () => {
     const base = path.join(repoRoot, 'node_modules', '.cache')
     mkdirSync(base, { recursive: true })
     dir = path.join(mkdtempSync(path.join(base, 'myc-tokens-')), 'project')
-    expect(myc(['init', dir]).code).toBe(0)
+    expect((await myc(['init', dir])).code).toBe(0)
     config = path.join(dir, 'mycelium.config.json')
-    const r = myc(['tokens', '--config', config, '--json'])
+    const r = await myc(['tokens', '--config', config, '--json'])
     expect(r.code, r.stderr).toBe(0)
     doc = JSON.parse(r.stdout) as TokensDoc
   }, 60_000)
@@ -72,7 +62,7 @@ describe('myc tokens on a myc init project (build/myc.cjs)', () => {
     if (dir) rmSync(path.dirname(dir), { recursive: true, force: true })
   })
 
-  it('the README’s table of figures is what this command prints', () => {
+  it('the README’s table of figures is what this command prints', async () => {
     const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8')
     const n = (x: number) => x.toLocaleString('en-US')
     const pct = (ratio: number) => `${(ratio * 100).toFixed(1).replace(/\.0$/, '')}%`
@@ -88,7 +78,7 @@ describe('myc tokens on a myc init project (build/myc.cjs)', () => {
     }
   })
 
-  it('a fresh developer session costs at most 10% of open mode, and says which counter it used', () => {
+  it('a fresh developer session costs at most 10% of open mode, and says which counter it used', async () => {
     expect(doc.counter).toBe('JSON characters / 4, rounded up')
     expect(doc.open.tools).toBeGreaterThanOrEqual(20)
     const developer = doc.roles.find((r) => r.role === 'developer')!
@@ -97,7 +87,7 @@ describe('myc tokens on a myc init project (build/myc.cjs)', () => {
     expect(developer.start.tokens / doc.open.tokens).toBeLessThanOrEqual(0.1)
   })
 
-  it('reports every role: at start, with every skill it reaches active, its largest tools and the agent’s system prompt', () => {
+  it('reports every role: at start, with every skill it reaches active, its largest tools and the agent’s system prompt', async () => {
     expect(doc.roles.map((r) => r.role)).toEqual(['admin', 'developer', 'guest', 'reviewer'])
     for (const r of doc.roles) {
       expect(r.start.ratio, r.role).toBeLessThanOrEqual(0.1)
@@ -113,17 +103,17 @@ describe('myc tokens on a myc init project (build/myc.cjs)', () => {
     expect(admin.allSkills.ratio).toBeGreaterThan(1)
   })
 
-  it('--role narrows to one role; an unknown role is a usage error naming the roles', () => {
-    const one = JSON.parse(myc(['tokens', '--config', config, '--role', 'guest', '--json']).stdout) as TokensDoc
+  it('--role narrows to one role; an unknown role is a usage error naming the roles', async () => {
+    const one = JSON.parse((await myc(['tokens', '--config', config, '--role', 'guest', '--json'])).stdout) as TokensDoc
     expect(one.roles.map((r) => r.role)).toEqual(['guest'])
     expect(one.roles[0]).toEqual(doc.roles.find((r) => r.role === 'guest'))
-    const bad = myc(['tokens', '--config', config, '--role', 'nobody'])
+    const bad = await myc(['tokens', '--config', config, '--role', 'nobody'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toMatch(/no role "nobody" \(roles: admin, developer, guest, reviewer\)/)
   })
 
-  it('prints the same as text, counter first', () => {
-    const r = myc(['tokens', '--config', config, '--role', 'developer'])
+  it('prints the same as text, counter first', async () => {
+    const r = await myc(['tokens', '--config', config, '--role', 'developer'])
     expect(r.code, r.stderr).toBe(0)
     const developer = doc.roles.find((x) => x.role === 'developer')!
     expect(r.stdout.split('\n')[0]).toBe('counter: JSON characters / 4, rounded up')
@@ -134,14 +124,16 @@ describe('myc tokens on a myc init project (build/myc.cjs)', () => {
     expect(r.stdout).toMatch(/largest: \S+ \d+, /)
   })
 
-  it('myc preview skill counts with the same counter: common, then reader, add what guest gains with both', () => {
-    const preview = (args: string[]) =>
-      JSON.parse(myc(['preview', 'skill', ...args, '--config', config, '--role', 'guest', '--json']).stdout) as {
+  it('myc preview skill counts with the same counter: common, then reader, add what guest gains with both', async () => {
+    const preview = async (args: string[]) =>
+      JSON.parse(
+        (await myc(['preview', 'skill', ...args, '--config', config, '--role', 'guest', '--json'])).stdout,
+      ) as {
         addedTokens: number
         counter: string
       }
-    const common = preview(['common'])
-    const reader = preview(['reader', '--skills', 'common'])
+    const common = await preview(['common'])
+    const reader = await preview(['reader', '--skills', 'common'])
     expect(common.counter).toBe(doc.counter)
     const guest = doc.roles.find((r) => r.role === 'guest')!
     expect(guest.allSkills.skills).toEqual(['common', 'reader'])
@@ -151,7 +143,7 @@ describe('myc tokens on a myc init project (build/myc.cjs)', () => {
     ).toBeLessThanOrEqual(2)
   })
 
-  it('in open mode: the open figure alone; --role is refused as roles are', () => {
+  it('in open mode: the open figure alone; --role is refused as roles are', async () => {
     const open = mkdtempSync(path.join(tmpdir(), 'myc-tokens-open-'))
     const file = path.join(open, 'mycelium.config.json')
     writeFileSync(
@@ -162,21 +154,21 @@ describe('myc tokens on a myc init project (build/myc.cjs)', () => {
         },
       }),
     )
-    const r = JSON.parse(myc(['tokens', '--config', file, '--json']).stdout) as TokensDoc
+    const r = JSON.parse((await myc(['tokens', '--config', file, '--json'])).stdout) as TokensDoc
     expect(r.roles).toEqual([])
     expect(r.open.tools).toBeGreaterThan(2)
-    expect(myc(['tokens', '--config', file, '--role', 'guest']).code).toBe(2)
+    expect((await myc(['tokens', '--config', file, '--role', 'guest'])).code).toBe(2)
     rmSync(open, { recursive: true, force: true })
   })
 })
 
-describe.runIf(hasBwrap)('myc tokens on code mode (build/myc.cjs)', () => {
+describe.runIf(hasBwrap)('myc tokens on code mode (in process)', () => {
   it('says which roles are in code mode, for sessions and the agent, and what a session in code mode lists costs', async () => {
     const file = codeProject({
       roles: { default: 'guest', definitions: { admin: { codeMode: false } } },
       agent: { codeMode: true },
     })
-    const r = myc(['tokens', '--config', file, '--json'])
+    const r = await myc(['tokens', '--config', file, '--json'])
     expect(r.code, r.stderr).toBe(0)
     const doc = JSON.parse(r.stdout) as TokensDoc
     const role = (name: string) => doc.roles.find((x) => x.role === name)!
@@ -185,12 +177,12 @@ describe.runIf(hasBwrap)('myc tokens on code mode (build/myc.cjs)', () => {
     // Policy mode: no open-mode session is in code mode.
     expect(doc.codeMode).toMatchObject({ sessions: false, agent: false, tools: 2 })
     // The figure is what a session of the role in code mode gets: its tools/list, counted the same way.
-    const { client } = await connectToMyc(['serve', '--config', file, '--role', 'guest'])
+    const { client } = await connectHere(['serve', '--config', file, '--role', 'guest'])
     const listed = (await client.listTools()).tools
     await client.close()
     expect(listed.map((t) => t.name)).toContain('mycelium__run_code')
     expect(role('guest').codeMode.tokens).toBe(toolTokens(listed))
-    const text = myc(['tokens', '--config', file, '--role', 'guest']).stdout
+    const text = (await myc(['tokens', '--config', file, '--role', 'guest'])).stdout
     expect(text).toContain(
       `  code mode (sessions on, agent on): 6 tools, ${role('guest').codeMode.tokens} tokens (${(role('guest').codeMode.ratio * 100).toFixed(1)}% of open mode), whatever the skills`,
     )
