@@ -476,8 +476,8 @@ export class Runtime {
   /** Stops every child and its process tree; `urgent` after a signal. */
   async close(options: { urgent?: boolean } = {}): Promise<void> {
     await this.supervisor.stopAll(options.urgent ? URGENT_STOP_BUDGET : undefined)
-    // The last spans go out (bounded in time), after the children's last answers.
-    await this.deps.tracing?.shutdown()
+    // The last spans go out (bounded in time), after the children's last answers; every audit line is in its file.
+    await Promise.all([this.deps.tracing?.shutdown(), this.deps.audit?.flush()])
   }
 
   /** Tracing, when it is on. */
