@@ -3,15 +3,7 @@ import path from 'node:path'
 import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AgentEventSchema } from '../../src/agent/events.js'
-import {
-  activateAndCall,
-  adhocProject,
-  investigateProject,
-  runAgentHere,
-  skillsProject,
-  toolsThatRan,
-} from '../helpers/agent.js'
-import { hasBwrap } from '../helpers/code-mode.js'
+import { activateAndCall, investigateProject, runAgentHere, skillsProject, toolsThatRan } from '../helpers/agent.js'
 import { writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
@@ -138,54 +130,5 @@ describe('myc adhoc (in process): approvals decided before the call, headless', 
     const role = await adhoc(['x', '--config', config, '--role', 'nobody'], fake)
     expect(role.code).toBe(2)
     expect(role.events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/nobody/) })
-  }, 30_000)
-})
-
-describe.runIf(hasBwrap)('myc adhoc in code mode (build/myc.cjs, agent.codeMode)', () => {
-  const fake = new FakeAnthropic()
-  beforeAll(() => fake.start())
-  afterAll(() => fake.close())
-
-  it('offers run_code; a risky inner call is denied without a terminal and in session_end.permissionDenials, a safe one runs unasked', async () => {
-    const { config, audit } = adhocProject(
-      { investigate: ['echo:*'] },
-      {
-        session: { defaultSkills: ['investigate'] },
-        agent: { codeMode: true, risk: [{ pattern: 'echo:add', level: 'high' }] },
-      },
-    )
-    const code = `const said = await tools.echo.echo({ message: 'low' })
-      try { return await tools.echo.add({ a: 1, b: 2 }) } catch (e) { return [said, e.message] }`
-    fake.setScript(
-      (_req, i) =>
-        [
-          { content: [{ type: 'tool_use' as const, name: 'mycelium__run_code', input: { code } }] },
-          { content: [{ type: 'text' as const, text: 'finished' }] },
-        ][i]!,
-    )
-    const r = await adhoc(['look around', '--config', config], fake)
-    expect(r.code, r.stderr).toBe(3)
-    for (const e of r.events) expect(v.safeParse(AgentEventSchema, e).success, JSON.stringify(e)).toBe(true)
-    const start = r.events[0] as { tools: string[] }
-    expect(start.tools).toContain('mycelium:run_code')
-    expect(start.tools).not.toContain('echo:echo')
-    expect(r.events.filter((e) => e.type === 'approval_decided')).toEqual([
-      expect.objectContaining({ tool: 'echo:add', risk: 'high', decision: 'deny', by: 'no_terminal' }),
-    ])
-    expect(r.events.some((e) => e.type === 'approval_requested' && e.tool === 'echo:echo')).toBe(false)
-    const run = r.events.find((e) => e.type === 'tool_call' && e.tool === 'mycelium:run_code') as { id: string }
-    const result = r.events.find((e) => e.type === 'tool_result' && e.tool === 'mycelium:run_code') as {
-      content: Array<{ text: string }>
-    }
-    expect(JSON.parse(result.content[0]!.text)).toEqual([
-      { echoed: 'low' },
-      expect.stringMatching(/^not approved: high risk/),
-    ])
-    expect(r.events.at(-1)).toMatchObject({
-      type: 'session_end',
-      reason: 'denied',
-      permissionDenials: [{ tool: 'echo:add', id: `${run.id}.2` }],
-    })
-    expect(toolsThatRan(audit)).toEqual(['echo__echo', 'mycelium__run_code'])
   }, 30_000)
 })

@@ -63,40 +63,6 @@ describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and w
     expect(fake.requests.length - before).toBe(2)
   }, 60_000)
 
-  it('in code mode (agent.codeMode) offers run_code over the scripts too; a script that fails in a run ends the workflow', async () => {
-    const code = `await tools.mycelium.run_script({ skill: 'deploy', script: 'check.sh' })
-      await tools.mycelium.run_script({ skill: 'deploy', script: 'release.sh', args: ['--now'] })`
-    fake.setScript((_req, i) =>
-      i === 0
-        ? { content: [{ type: 'tool_use', name: 'mycelium__run_code', input: { code } }] }
-        : { content: [{ type: 'text', text: 'should not be asked' }] },
-    )
-    const before = fake.requests.length
-    const r = await myc(
-      ['workflow', 'release it', '--config', workflowProject({ codeMode: true }), '--on-failure', 'exit'],
-      fake,
-    )
-    expect(r.code, r.stderr).toBe(3)
-    expect((fake.requests[before]!.body.tools ?? []).map((t) => t.name)).toEqual([
-      'mycelium__list_skills',
-      'mycelium__read_skill',
-      'mycelium__run_script',
-      'mycelium__run_code',
-    ])
-    const run = r.events.find((e) => e.type === 'tool_call' && e.tool === 'mycelium:run_code') as { id: string }
-    expect(
-      r.events
-        .filter((e) => e.type === 'tool_result' && e.parentId === run.id)
-        .map((e) => [e.type === 'tool_result' && e.ok]),
-    ).toEqual([[true], [false]])
-    expect(await readFailureContext(end(r.events).contextFile!)).toMatchObject({
-      scriptPath: 'scripts/release.sh',
-      args: ['--now'],
-      exitCode: 2,
-    })
-    expect(fake.requests.length - before).toBe(1)
-  }, 60_000)
-
   it('records the workflow phase as a session (mode workflow) that myc sessions lists and myc run --resume continues', async () => {
     failingRun()
     const config = workflowProject()

@@ -2,9 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { toolTokens } from '../../src/principal/token-count.js'
-import { connectHere, runHere } from '../helpers/cli.js'
-import { codeProject, hasBwrap } from '../helpers/code-mode.js'
+import { runHere } from '../helpers/cli.js'
 import { repoRoot } from '../helpers/fixtures.js'
 
 interface Cost {
@@ -160,31 +158,4 @@ describe('myc tokens on a myc init project (in process)', () => {
     expect((await myc(['tokens', '--config', file, '--role', 'guest'])).code).toBe(2)
     rmSync(open, { recursive: true, force: true })
   })
-})
-
-describe.runIf(hasBwrap)('myc tokens on code mode (in process)', () => {
-  it('says which roles are in code mode, for sessions and the agent, and what a session in code mode lists costs', async () => {
-    const file = codeProject({
-      roles: { default: 'guest', definitions: { admin: { codeMode: false } } },
-      agent: { codeMode: true },
-    })
-    const r = await myc(['tokens', '--config', file, '--json'])
-    expect(r.code, r.stderr).toBe(0)
-    const doc = JSON.parse(r.stdout) as TokensDoc
-    const role = (name: string) => doc.roles.find((x) => x.role === name)!
-    expect(role('guest').codeMode).toMatchObject({ sessions: true, agent: true, tools: 6 })
-    expect(role('admin').codeMode).toMatchObject({ sessions: false, agent: false, tools: 6 })
-    // Policy mode: no open-mode session is in code mode.
-    expect(doc.codeMode).toMatchObject({ sessions: false, agent: false, tools: 2 })
-    // The figure is what a session of the role in code mode gets: its tools/list, counted the same way.
-    const { client } = await connectHere(['serve', '--config', file, '--role', 'guest'])
-    const listed = (await client.listTools()).tools
-    await client.close()
-    expect(listed.map((t) => t.name)).toContain('mycelium__run_code')
-    expect(role('guest').codeMode.tokens).toBe(toolTokens(listed))
-    const text = (await myc(['tokens', '--config', file, '--role', 'guest'])).stdout
-    expect(text).toContain(
-      `  code mode (sessions on, agent on): 6 tools, ${role('guest').codeMode.tokens} tokens (${(role('guest').codeMode.ratio * 100).toFixed(1)}% of open mode), whatever the skills`,
-    )
-  }, 60_000)
 })
