@@ -169,6 +169,8 @@ export async function connectHere(
     env?: Record<string, string | undefined>
     cwd?: string
     setup?: (c: Client) => void
+    /** The client to connect (a 2026-07-28 one, say) instead of a new 2025 one with `capabilities`. */
+    client?: Client
   } = {},
 ): Promise<ServedHere> {
   const toMyc = new PassThrough()
@@ -178,7 +180,8 @@ export async function connectHere(
   // A myc that stops by itself (a bad flag, a bad config) ends its stdout: the client then sees the connection close.
   void exited.finally(() => fromMyc.end())
   const transport = new StreamClientTransport(fromMyc, toMyc, exited)
-  const client = new Client({ name: 'in-process', version: '1.0.0' }, { capabilities: options.capabilities ?? {} })
+  const client =
+    options.client ?? new Client({ name: 'in-process', version: '1.0.0' }, { capabilities: options.capabilities ?? {} })
   options.setup?.(client)
   await client.connect(transport)
   return { client, transport, stderr: () => stderr.text, exited, signals }

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http'
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net'
 
 /** One span as OTLP/JSON carries it (the fields tests read). */
 export interface ReceivedSpan {
@@ -181,4 +182,27 @@ type OtlpMetricsJson = {
 function value(v: AnyValue | undefined): unknown {
   if (!v) return undefined
   return v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue
+}
+
+/** An endpoint that takes every connection and never answers (an export to it hangs): its URL, how many connections it took, close(). */
+export async function silentEndpoint(): Promise<{ url: string; connections: () => number; close: () => void }> {
+  const sockets = new Set<Socket>()
+  let taken = 0
+  const server = createNetServer((socket) => {
+    taken++
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    // Read what is sent, answer nothing.
+    socket.resume()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: () => taken,
+    close: () => {
+      for (const socket of sockets) socket.destroy()
+      server.close()
+    },
+  }
 }
