@@ -246,15 +246,13 @@ describe('children of both eras through myc serve (build/myc.cjs)', () => {
       /Server "modern" \(MCP 2026-07-28\) still asked for input to answer tools\/call after 8 rounds/,
     )
     expect(elicited).toHaveLength(8)
-    // The 2025 session declared no elicitation: it is not asked, and hears why.
-    const started = Date.now()
+    // The 2025 session declared no elicitation: it is not asked, and hears why (a refusal, not a wait that timed out).
     const refused = await session.callTool({ name: 'modern__ask', arguments: {} })
     expect(refused.isError).toBe(true)
     // The child saw the session's capabilities in the envelope and refused itself (-32021): said the bridge's way, with the child's words.
     expect(text(refused)).toMatch(
       /Server "modern" \(MCP 2026-07-28\) needs input to answer tools\/call, but the MCP client connected to mycelium did not declare the elicitation capability, so it cannot be asked \(.*'colour'/,
     )
-    expect(Date.now() - started).toBeLessThan(5_000)
   })
 
   it('a call the client cancels while it is being asked sends nothing more to the child', async () => {

@@ -179,8 +179,9 @@ describe('servers a principal touches', () => {
   })
 })
 
-describe('speed', () => {
-  it('filters 10,000 tools against 200 active skills in well under 5 ms once compiled', () => {
+describe('a large catalogue', () => {
+  // How fast: npm run bench (policy: pure filter of 10,000 tools), against its target; a test asserts no duration.
+  it('filters 10,000 tools against 200 active skills and a deny, per server and pattern', () => {
     const servers = Array.from({ length: 50 }, (_, i) => `s${i}`)
     const cat: Record<string, string[]> = {}
     const tools: Array<[string, string]> = []
@@ -201,20 +202,12 @@ describe('speed', () => {
     )
     const p = policyOf(skills, { dev: { deny: ['s1:write_*'] } }, cat, servers)
     expect(p.disabled.size).toBe(0)
-    const active = new Set(skills.map((s) => s.name))
-    const times: number[] = []
-    let visible = 0
-    for (let i = 0; i < 15; i++) {
-      const t0 = performance.now()
-      const f = p.filter('dev', active)
-      visible = 0
-      for (const [s, t] of tools) if (f.toolVisible(s, t)) visible++
-      times.push(performance.now() - t0)
-    }
-    times.sort((a, b) => a - b)
-    expect(visible).toBeGreaterThan(1000)
-    expect(visible).toBeLessThan(10_000)
-    // Generous bound: the figure measured on this machine is about 1 ms; this only catches a pathological regression.
-    expect(times[7]).toBeLessThan(25)
+    const f = p.filter('dev', new Set(skills.map((s) => s.name)))
+    const visible = tools.filter(([s, t]) => f.toolVisible(s, t))
+    expect(visible.length).toBeGreaterThan(1000)
+    expect(visible.length).toBeLessThan(10_000)
+    // The deny wins over every skill; a read_* pattern reaches its server's read tools.
+    expect(visible.some(([s, t]) => s === 's1' && t.startsWith('write_'))).toBe(false)
+    expect(f.toolVisible('s0', 'read_thing_0')).toBe(true)
   })
 })

@@ -1,5 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Cancellation } from '../../src/protocol/cancellation.js'
 import { RelayErrorCode, RequestRelay } from '../../src/protocol/request-relay.js'
 
@@ -62,17 +62,28 @@ describe('RequestRelay', () => {
     await without
   })
 
+  // The relay's clock (Date.now and its one timer) runs on vitest's fake timers here: time passes when the test says.
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
   it('times out, cancels at the peer, and progress resets the timer', async () => {
+    vi.useFakeTimers()
     const { relay, received, answer } = peer()
-    const started = Date.now()
+    let settled = false
     const pending = relay.request('tools/call', {}, { timeoutMs: 200, onProgress: () => {} })
+    void pending.then(() => (settled = true))
     const id = received[0]!.id as string
     for (let i = 0; i < 4; i++) {
-      await new Promise((r) => setTimeout(r, 120))
+      await vi.advanceTimersByTimeAsync(120)
       answer({ method: 'notifications/progress', params: { progressToken: id, progress: i } })
     }
+    // 480 ms after a 200 ms timeout, but never 200 ms without progress.
+    expect(settled).toBe(false)
+    await vi.advanceTimersByTimeAsync(199)
+    expect(settled).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
     const outcome = await pending
-    expect(Date.now() - started).toBeGreaterThanOrEqual(600)
     expect(outcome).toMatchObject({ ok: false, error: { code: RelayErrorCode.timeout } })
     expect(received.at(-1)).toMatchObject({ method: 'notifications/cancelled', params: { requestId: id } })
   })
@@ -100,12 +111,19 @@ describe('RequestRelay', () => {
   })
 
   it('shares one timer: a shorter deadline after a longer one still fires on time, and the longer one waits', async () => {
+    vi.useFakeTimers()
     const { relay, received, answer } = peer()
     const long = relay.request('tools/call', {}, { timeoutMs: 2_000 })
-    const started = Date.now()
+    let shortSettled = false
     const short = relay.request('tools/call', {}, { timeoutMs: 100 })
+    void short.then(() => (shortSettled = true))
+    await vi.advanceTimersByTimeAsync(99)
+    expect(shortSettled).toBe(false)
+    // On time: at its own 100 ms, not at the 2 s of the timer armed before it.
+    await vi.advanceTimersByTimeAsync(1)
+    expect(shortSettled).toBe(true)
     expect(await short).toMatchObject({ ok: false, error: { code: RelayErrorCode.timeout, data: { timeout: 100 } } })
-    expect(Date.now() - started).toBeLessThan(1_000)
+    await vi.advanceTimersByTimeAsync(1_800)
     expect(relay.inFlight).toBe(1)
     answer({ id: received[0]!.id, result: { late: true } })
     expect(await long).toEqual({ ok: true, result: { late: true } })

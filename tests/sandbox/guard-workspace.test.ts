@@ -64,9 +64,8 @@ describe('path zones and brace expansion', () => {
     expect(braceExpand('/{usr,{etc,var}/x}')).toEqual(['/usr', '/etc/x', '/var/x'])
   })
 
-  it('caps a brace expansion that would explode, quickly (the guard then treats the word as unknown)', () => {
-    const start = Date.now()
+  it('caps a brace expansion that would explode (the guard then treats the word as unknown)', () => {
+    // 2^30 words uncapped: this would not end in the test's time, let alone its memory.
     expect(braceExpand('{a,b}'.repeat(30))).toHaveLength(257)
-    expect(Date.now() - start).toBeLessThan(2000)
   })
 })

@@ -201,11 +201,10 @@ describe('child list changes, progress, cancellation and timeouts', () => {
   })
 
   it('times a call out after timeoutMs without progress', async () => {
-    const started = Date.now()
+    // The client waits 10 s: an error naming myc's 500 ms is myc's timeout, not the client's.
     await expect(client.callTool({ name: 'hang__hang', arguments: {} }, { timeout: 10_000 })).rejects.toThrow(
       /timed out after 500 ms/,
     )
-    expect(Date.now() - started).toBeLessThan(5_000)
   })
 
   it('passes the client’s cancellation on to the child', async () => {

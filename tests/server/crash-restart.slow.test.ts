@@ -47,9 +47,8 @@ describe('a crashing child', () => {
       ((await client.callTool({ name: 'crash__pid', arguments: {} })).content as Array<{ text: string }>)[0]!.text,
     )
 
-    const started = Date.now()
+    // At once: the answer is the crash's (not the call's timeout, which would say so).
     const result = await client.callTool({ name: 'crash__crash', arguments: {} })
-    expect(Date.now() - started).toBeLessThan(3_000)
     expect(result.isError).toBe(true)
     expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(
       /Server "crash" stopped before answering \(it crashed and is being restarted\)/,

@@ -75,7 +75,6 @@ describe('the envelope a modern child gets', () => {
 describe('era negotiation with each kind of child (era: auto)', () => {
   it('initializes a 2025 server that answers, ignores or dies of the probe, and speaks 2026-07-28 to a modern one', async () => {
     const spawns = path.join(mkdtempSync(path.join(tmpdir(), 'myc-era-')), 'spawns.log')
-    const started = Date.now()
     const runtime = await startRuntime({
       mcpServers: {
         modern: fixtureEntry('modern-echo', { era: 'auto' }),
@@ -117,7 +116,6 @@ describe('era negotiation with each kind of child (era: auto)', () => {
       // era: "modern" fails loudly against a 2025 server.
       expect(child('pinned').state).toBe('FAILED')
       expect(child('pinned').lastError).toMatch(/2026-07-28/)
-      expect(Date.now() - started).toBeLessThan(10_000)
       // A restart of the one that died of the probe initializes at once: one spawn more, not two.
       await child('exits').stop()
       await child('exits').start()

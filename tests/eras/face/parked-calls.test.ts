@@ -1,5 +1,5 @@
 import type { ServerContext } from '@modelcontextprotocol/server'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { quietWindow, waitFor } from '../../helpers/wait-for.js'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
@@ -355,29 +355,36 @@ describe('ParkedCall.snapshot / settle: where a call is, for a task that polls i
       () => new Promise<RelayOutcome>((resolve) => (release = () => resolve(text('late')))),
     )
     const logs: unknown[] = []
-    const started = Date.now()
-    const waiting = settleFor(slow, 80, logs)
-    slow.childNotification(
-      'child',
-      { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'busy' } },
-      slow.origin.requestId,
-    )
-    expect(await waiting).toEqual({ kind: 'working' })
-    expect(Date.now() - started).toBeGreaterThanOrEqual(70)
-    expect(logs).toEqual([{ level: 'info', data: 'busy', server: 'child' }])
-    expect(slow.cancellation.aborted).toBe(false)
-    release()
-    expect(await settleFor(slow, 5_000)).toEqual({ kind: 'done', outcome: text('late') })
+    // The clock (Date.now and the wait's timer) is vitest's here: time passes only when the test advances it.
+    vi.useFakeTimers()
+    try {
+      let settled = false
+      const waiting = settleFor(slow, 80, logs).finally(() => (settled = true))
+      slow.childNotification(
+        'child',
+        { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'busy' } },
+        slow.origin.requestId,
+      )
+      await vi.advanceTimersByTimeAsync(79)
+      expect(settled).toBe(false)
+      await vi.advanceTimersByTimeAsync(1)
+      expect(await waiting).toEqual({ kind: 'working' })
+      expect(logs).toEqual([{ level: 'info', data: 'busy', server: 'child' }])
+      expect(slow.cancellation.aborted).toBe(false)
+      release()
+      expect(await settleFor(slow, 5_000)).toEqual({ kind: 'done', outcome: text('late') })
 
-    const quick = startCall(new ParkedCalls(fakeRuntime()), async () => text('at once'))
-    const t0 = Date.now()
-    expect(await settleFor(quick, 5_000)).toEqual({ kind: 'done', outcome: text('at once') })
-    const asking = startCall(new ParkedCalls(fakeRuntime()), async (ask) =>
-      text(JSON.stringify(await ask('elicitation/create', elicitParams))),
-    )
-    // A question ends the wait at once (its round may still be gathering: working).
-    expect((await settleFor(asking, 5_000)).kind).not.toBe('done')
-    expect(Date.now() - t0).toBeLessThan(1_000)
+      // With the clock stopped, an end or a question must end the wait by itself (else these never resolve).
+      const quick = startCall(new ParkedCalls(fakeRuntime()), async () => text('at once'))
+      expect(await settleFor(quick, 5_000)).toEqual({ kind: 'done', outcome: text('at once') })
+      const asking = startCall(new ParkedCalls(fakeRuntime()), async (ask) =>
+        text(JSON.stringify(await ask('elicitation/create', elicitParams))),
+      )
+      // A question ends the wait at once (its round may still be gathering: working).
+      expect((await settleFor(asking, 5_000)).kind).not.toBe('done')
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('counts as waiting for its client only once its round closed: a question right after another is likelier its own', async () => {
