@@ -1,10 +1,10 @@
-// What the line checks of `npm run lint` share: where src/ is (MYC_LINT_ROOT
+// What the line checks of `npm run lint` share: where the repo and its src/ are (MYC_LINT_ROOT
 // points a check at a tree of its own, for its tests), its .ts files, and
 // the code on each of their lines with comments left out.
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 
-const root = process.env.MYC_LINT_ROOT ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
+export const root = process.env.MYC_LINT_ROOT ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 export const src = path.join(root, 'src')
 
 /** Every .ts file under `dir`, at any depth. */

@@ -14,6 +14,15 @@ function tree(files: Record<string, string>): string {
   }
   return root
 }
+/** A tests/ tree of its own, to run a lint script on. */
+function testsTree(files: Record<string, string>): string {
+  const root = mkdtempSync(path.join(tmpdir(), 'myc-lint-'))
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, 'tests', rel)), { recursive: true })
+    writeFileSync(path.join(root, 'tests', rel), text)
+  }
+  return root
+}
 const run = (script: string, root?: string) =>
   spawnSync(process.execPath, [path.join(repoRoot, 'scripts', script)], {
     encoding: 'utf8',
@@ -90,6 +99,46 @@ describe('the checks of npm run lint', () => {
     expect(bare.status).toBe(1)
     expect(bare.stderr).toMatch(/src\/server\/a\.ts:2 writes the JSON-RPC code -32602 as a number/)
     expect(bare.stderr.trim().split('\n')).toHaveLength(1)
+  })
+
+  it('check-test-timing passes on this repo, and fails on a test that compares a wall-clock duration', () => {
+    expect(run('check-test-timing.mjs').status).toBe(0)
+    const timed = run(
+      'check-test-timing.mjs',
+      testsTree({
+        'a.test.ts': [
+          "it('x', async () => {",
+          '  const started = Date.now()',
+          '  await work()',
+          '  expect(Date.now() - started).toBeLessThan(1_900)',
+          '})',
+        ].join('\n'),
+        'b.test.ts': [
+          'const times: number[] = []',
+          'const t0 = performance.now()',
+          'times.push(performance.now() - t0)',
+          'expect(times[7]).toBeLessThan(25)',
+          'function serveWith() {',
+          '  const started = Date.now()',
+          '  return { code: 0, ms: Date.now() - started }',
+          '}',
+          'expect(serveWith().ms).not.toBeGreaterThanOrEqual(5)',
+        ].join('\n'),
+        'fine.test.ts': [
+          '// expect(Date.now() - started).toBeLessThan(5) in a comment is fine',
+          'const deadline = Date.now() + 2_000',
+          'expect(stored.expiresAt).toBeGreaterThan(Date.now())',
+          'expect(login.expiresAt).toBeGreaterThan(Date.now() - 1_000)',
+          'await waitFor(() => Date.now() > deadline, 5_000, "later")',
+        ].join('\n'),
+      }),
+    )
+    expect(timed.status).toBe(1)
+    expect(timed.stderr.trim().split('\n')).toEqual([
+      'check-test-timing: tests/a.test.ts:4 compares a wall-clock duration (toBeLessThan): wait on an event and assert a state or a count; measure speed in npm run bench',
+      'check-test-timing: tests/b.test.ts:4 compares a wall-clock duration (toBeLessThan): wait on an event and assert a state or a count; measure speed in npm run bench',
+      'check-test-timing: tests/b.test.ts:9 compares a wall-clock duration (toBeGreaterThanOrEqual): wait on an event and assert a state or a count; measure speed in npm run bench',
+    ])
   })
 
   it('check-tool-calls passes on this repo, and fails on an agent file that reaches a tool around the door', () => {
