@@ -12,6 +12,9 @@ export const BODY_TIMEOUT_MS = 30_000
 /** `http.maxConnectionsPerAddress` by default: connections one client address may hold open at once. */
 export const MAX_CONNECTIONS_PER_ADDRESS = 512
 
+/** How long an idle kept-alive connection stays open. */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000
+
 /** What bounds a peer at the connection level. */
 export interface ConnectionLimits {
   /** `http.bodyTimeoutMs`: a body not fully arrived by then gets 408 and its connection is closed. */
@@ -80,6 +83,10 @@ export function nodeServer(
     if (socket.writable && !underWay) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
     else socket.destroy()
   })
+  // Node closes an idle kept-alive connection after 5 s; a client under load may send its next
+  // request on it just as it closes ("other side closed"). Held longer than the 60 s idle time of
+  // common load balancers, the balancer (or client) closes first; the per-address cap bounds them.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
   capConnections(server, logger, limits.maxConnectionsPerAddress, refused)
   return server
 }

@@ -199,6 +199,17 @@ describe('what one peer can hold', () => {
     expect((await openRawSession(url, ALICE)).status).toBe(200)
   })
 
+  it('an idle kept-alive connection is held 65 s, longer than a load balancer holds it, and says so', async () => {
+    // With Node's 5 s, a client under load sent its next request just as the server closed ("other side closed").
+    const { base } = await serve({}, { bodyTimeoutMs: 30_000, maxConnectionsPerAddress: 64 })
+    const kept = await rawSocket(base)
+    kept.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+    await waitFor(() => kept.received().includes('\r\n\r\n'), 10_000, 'the answer')
+    expect(kept.received()).toMatch(/^HTTP\/1\.1 200 /)
+    expect(kept.received()).toContain('Keep-Alive: timeout=65\r\n')
+    kept.socket.destroy()
+  })
+
   it('http.maxConnectionsPerAddress: one connection more from the address gets 429 and is closed; closing one makes room', async () => {
     const { base } = await serve({}, { bodyTimeoutMs: 30_000, maxConnectionsPerAddress: 2 })
     const held = [await rawSocket(base), await rawSocket(base)]
