@@ -47,6 +47,7 @@ const commands: Record<string, Loader> = Object.assign(Object.create(null) as Re
   sessions: () => import('./commands/sessions.js').then((m) => m.default),
   memory: () => import('./commands/memory.js').then((m) => m.default),
   auth: () => import('./commands/auth.js').then((m) => m.default),
+  secrets: () => import('./commands/secrets.js').then((m) => m.default),
   search: () => import('./commands/search.js').then((m) => m.default),
   add: () => import('./commands/add.js').then((m) => m.default),
 })

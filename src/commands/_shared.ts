@@ -1,5 +1,6 @@
 import type { ArgDef } from 'citty'
 import type { CommandIO } from '../command-io.js'
+import { MycError } from '../errors.js'
 import { createLogger, type Logger } from '../logger.js'
 import { jsonText, terminalText } from '../terminal-text.js'
 
@@ -48,6 +49,13 @@ export const principalArgs = {
   },
   skills: { type: 'string', description: 'Skills active from the start, comma-separated', valueHint: 'a,b' },
 } as const satisfies Record<string, ArgDef>
+
+/** `--principal NAME`: whose logins or secrets (an http.tokens entry's `name`, or `jwt:SUBJECT`); undefined is the local person. */
+export function principalFlag(value: string | undefined): string | undefined {
+  if (value !== undefined && (value.trim() === '' || /[\0\n\r]/.test(value)))
+    throw new MycError('usage', '--principal takes a name: an http.tokens entry\'s "name", or jwt:SUBJECT')
+  return value
+}
 
 /** Splits a comma-separated flag value; undefined stays undefined. */
 export function splitList(value: string | undefined): string[] | undefined {

@@ -4,7 +4,7 @@ import type { HttpServerConfig } from '../config/schema.js'
 import { ExitCode, MycError, usageError } from '../errors.js'
 import { redactUrl } from '../redact.js'
 import { terminalText } from '../terminal-text.js'
-import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
+import { commonArgs, jsonArgs, principalFlag, printJson, printResult } from './_shared.js'
 
 /** The HTTP child `name` of the config (a usage error names the ones there are). */
 async function httpServer(io: CommandIO, configPath: string | undefined, name: string): Promise<HttpServerConfig> {
@@ -48,10 +48,8 @@ const principalArg = {
 
 /** The token store of `--principal` (default: the local user's), its name checked. */
 async function storeFor(io: CommandIO, principal: string | undefined) {
-  if (principal !== undefined && (principal.trim() === '' || /[\0\n\r]/.test(principal)))
-    throw usageError('--principal takes a name: an http.tokens entry\'s "name", or jwt:SUBJECT')
   const { TokenStore } = await import('../oauth/token-store.js')
-  return TokenStore.forUser(principal, io.env)
+  return TokenStore.forUser(principalFlag(principal), io.env)
 }
 
 const login = defineCommand({

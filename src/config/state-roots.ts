@@ -84,7 +84,7 @@ export interface UserState {
   configDir: StateRoot
   /** The OAuth token store, in configDir. */
   oauthTokens: StateRoot
-  /** The secrets of servers added with `myc add`, in configDir. */
+  /** Secrets, in configDir: this machine's (what `myc add` keeps) and each person's (`myc secrets`). */
   secrets: StateRoot
   /** The key file the sealed stores share, in configDir (when the key is not in the OS keychain or MYC_TOKEN_KEY). */
   sealedKey: StateRoot
@@ -153,7 +153,7 @@ export function userState(
   return {
     configDir: place(configDir, 'dir', 'OAuth logins to HTTP children, the secrets of added servers, and their key'),
     oauthTokens: place(sealed.tokens, 'file', 'OAuth logins (sealed)'),
-    secrets: place(sealed.secrets, 'file', 'secrets of servers added with myc add (sealed)'),
+    secrets: place(sealed.secrets, 'file', "secrets, this machine's and each person's (sealed)"),
     sealedKey: place(sealed.key, 'file', "the sealed stores' key"),
     stateDir: place(
       platform === 'win32'

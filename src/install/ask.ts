@@ -30,6 +30,16 @@ export async function askOnTerminal(slot: Slot): Promise<string> {
   })
 }
 
+/** Asks the person on the terminal for a secret (the question on stderr, nothing echoed); asks again while the answer is empty. */
+export async function askSecretOnTerminal(question: string): Promise<string> {
+  return withTerminal(true, async (ask) => {
+    for (;;) {
+      const answer = await ask(terminalText(question))
+      if (answer !== '') return answer
+    }
+  })
+}
+
 /**
  * Runs `use` with the terminal in readline's hands before anything is
  * asked, so that nothing typed after a question shows is echoed by the

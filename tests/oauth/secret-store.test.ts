@@ -54,4 +54,33 @@ describe('the secret store', () => {
     expect(await tokens.get(url)).toBeUndefined()
     expect(await secrets.value(new URL(url).href)).toBe('secret-value')
   })
+
+  it('keeps each principal’s secrets apart: one’s entry never opens as another’s, and names list per principal', async () => {
+    const dir = fresh()
+    const env = { XDG_CONFIG_HOME: dir, MYC_TOKEN_KEY: KEY }
+    const alice = SecretStore.forUser(env, { principal: 'alice' })
+    const bob = SecretStore.forUser(env, { principal: 'bob' })
+    await alice.set('github', 'alice-value')
+    await alice.set('api', 'alice-api')
+    expect(await bob.value('github')).toBeUndefined()
+    expect(await SecretStore.forUser(env).value('github')).toBeUndefined()
+    expect(await alice.names()).toEqual(['api', 'github'])
+    expect(await bob.names()).toEqual([])
+    // Bob's entry sealed over alice's place in the file still opens as nothing for alice.
+    await bob.set('github', 'bob-value')
+    expect(await alice.value('github')).toBe('alice-value')
+    expect(await alice.remove('github')).toBe(true)
+    expect(await alice.remove('github')).toBe(false)
+    expect(await alice.names()).toEqual(['api'])
+    expect(await bob.value('github')).toBe('bob-value')
+    // The file names no principal and no secret.
+    expect(readFileSync(alice.file, 'utf8')).not.toMatch(/alice|bob|github|api/)
+  })
+
+  it('lists what myc add keeps too', async () => {
+    const store = storeIn(fresh())
+    await store.keep('gh.TOKEN', 'one')
+    await store.keep('gh.TOKEN', 'two')
+    expect(await store.names()).toEqual(['gh.TOKEN', 'gh.TOKEN-2'])
+  })
 })
