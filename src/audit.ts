@@ -1,6 +1,14 @@
 import { appendFile, mkdir } from 'node:fs/promises'
 import path from 'node:path'
 
+/** The instance of a scoped server that served a call (docs/team.md): whose, and its process. */
+export interface AuditInstance {
+  scope: 'principal' | 'session'
+  principal: string
+  session?: string
+  pid?: number
+}
+
 /** One line of the audit log (JSON Lines). Never carries argument values. */
 export type AuditEvent =
   | { event: 'session_start'; role: string; skills: string[]; transport: string }
@@ -15,6 +23,8 @@ export type AuditEvent =
       argumentKeys?: string[]
       /** The run_code run the call was made in (docs/code-mode.md). */
       runId?: string
+      /** The instance of a scoped server that served it. */
+      instance?: AuditInstance
     }
   | { event: 'session_end'; role: string }
   | {

@@ -108,6 +108,8 @@ export interface ChildDeps {
   tokenStore?: TokenStore
   /** Asks the person to authorize an HTTP child again while myc runs (oauth/reauthorize.ts); absent, a login gone bad fails the request with the fix. */
   reauthorize?: Reauthorize
+  /** What each start spawns: the entry with its secrets filled in (default: `${secret:…}` from the local user's store; a scoped server's instance: children/instances.ts). */
+  spawnConfig?: (config: ServerConfig) => Promise<ServerConfig>
 }
 
 /**
@@ -263,7 +265,8 @@ export class ChildConnection {
   private async connect(log: Logger, era: 'auto' | 'legacy' | 'modern', deadline: { at?: number }): Promise<Connected> {
     if (era === 'modern' && this.config.type === 'sse')
       throw new Error('the HTTP+SSE transport is 2025-era only: use era "auto" or "legacy", or type "http"')
-    const inner = createChildTransport(await withSecrets(this.config, userSecrets(this.deps.host.env)), log, {
+    const spawn = this.deps.spawnConfig ?? ((c: ServerConfig) => withSecrets(c, userSecrets(this.deps.host.env)))
+    const inner = createChildTransport(await spawn(this.config), log, {
       key: this.key,
       host: this.deps.host,
       configDir: this.deps.configDir,
@@ -561,10 +564,15 @@ export class ChildConnection {
     return this.callers.values()
   }
 
+  /** Forwarded requests waiting for the child's answer now. */
+  get inFlight(): number {
+    return this.relay?.inFlight ?? 0
+  }
+
   /** Resolves once no forwarded call is waiting for this child, or after `ms`. */
   async drain(ms: number): Promise<void> {
     const deadline = Date.now() + ms
-    while ((this.relay?.inFlight ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+    while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
   }
 
   /** Sends a notification to the child (roots changed, cancelled…). Ignored when it is not running. */

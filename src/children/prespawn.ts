@@ -1,4 +1,5 @@
 import type { LoadedConfig } from '../config/load.js'
+import { scopeOf } from '../config/schema.js'
 import { signalTree } from './process-tree.js'
 import { hasSecretRefs } from './secret-refs.js'
 import type { CommandHost } from './resolve-command.js'
@@ -25,8 +26,9 @@ export class PrespawnedChildren {
   static start(loaded: LoadedConfig, host: CommandHost): PrespawnedChildren {
     const prespawned = new PrespawnedChildren()
     for (const [key, config] of loaded.config.servers) {
-      // One that names a sealed secret waits for its normal start, which reads the secret (secret-refs.ts).
+      // One that names a sealed secret waits for its normal start, which reads the secret (secret-refs.ts); a scoped one runs in its person's folder.
       if (config.type !== 'stdio' || config.disabled || config.startup === 'lazy' || hasSecretRefs(config)) continue
+      if (scopeOf(config) !== 'shared') continue
       // A server that cannot be started so is left to its normal start, and to the error it reports there.
       try {
         const spec = stdioSpawnSpec(config, host, loaded.dir)

@@ -71,20 +71,27 @@ function overlay(
   return out
 }
 
+/** A stdio entry's `env` as text: every value a string (its person's secrets filled in first: withSecrets). */
+export function textEnv(env: Readonly<Record<string, string | { secret: string }>> = {}): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [key, value] of Object.entries(env)) {
+    if (typeof value !== 'string')
+      throw new Error(`env.${key} names a person's secret ("${value.secret}") that was not filled in before the start`)
+    out[key] = value
+  }
+  return out
+}
+
 /** How a stdio server of the config is started: its command resolved, its environment, its folder (a relative `cwd` means the config's folder). */
 export function stdioSpawnSpec(config: StdioServerConfig, host: CommandHost, configDir: string): StdioSpawnSpec {
   const windows = host.platform === 'win32'
   const p = windows ? path.win32 : path.posix
   const cwd = p.resolve(configDir, config.cwd ?? '.')
   // The command is looked up on the child's own PATH when its `env` sets one.
-  const resolved = resolveCommand(
-    config.command,
-    config.args,
-    { ...host, env: overlay(host.env, config.env, windows) },
-    cwd,
-  )
+  const own = textEnv(config.env)
+  const resolved = resolveCommand(config.command, config.args, { ...host, env: overlay(host.env, own, windows) }, cwd)
   // The child inherits from the environment its command is looked up in (this process's, unless a test gives another).
-  const env = overlay(inheritedEnvironment(host.env), config.env, windows) as Record<string, string>
+  const env = overlay(inheritedEnvironment(host.env), own, windows) as Record<string, string>
   // npx and npm start `node` through a shebang: keep the resolved Node on PATH.
   if (host.nodePath) {
     const nodeDir = p.dirname(host.nodePath)

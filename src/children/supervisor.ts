@@ -1,10 +1,41 @@
-import type { ServerConfig } from '../config/schema.js'
+import { scopeOf, type ServerConfig, type StdioServerConfig } from '../config/schema.js'
 import type { Logger } from '../logger.js'
 import { backoffDelay } from './backoff.js'
 import { ChildConnection, type ChildDeps, type ChildEvents, type ChildState } from './child.js'
 import type { StopBudget } from './process-tree.js'
 import type { CommandHost } from './resolve-command.js'
-import type { TokenStore } from '../oauth/token-store.js'
+import { LOCAL_PRINCIPAL, type TokenStore } from '../oauth/token-store.js'
+import { instancesDir, userState } from '../config/state-roots.js'
+import { SecretStore } from '../oauth/secret-store.js'
+import { instanceFolders, removeFolders } from './instance-folders.js'
+import { filledEntry, instanceEntry, makeEmptyFile, type InstanceStart } from './instance-spawn.js'
+import {
+  InstancePool,
+  type Acquired,
+  type InstanceInfo,
+  type InstanceOwner,
+  type InstanceSummary,
+} from './instances.js'
+import { userSecrets, type SecretLookup } from './secret-refs.js'
+
+/** What the instances of scoped servers need from the process that runs them (docs/team.md). */
+export interface InstanceDeps {
+  /** Where their folders are (default: `.mycelium/instances` beside the config). */
+  dir?: string
+  /** A person's own secrets (default: the user's sealed store, that person's entries). */
+  secrets?: (person: string) => SecretLookup
+  /** How a person gets a secret kept that is missing (the command, and the route where they may set it themselves). */
+  fix?: (person: string, name: string) => string
+  /** What a sandboxed instance must not see besides the instances folder and the secret store (every state root: config/state-roots.ts). */
+  hidden?: () => readonly string[]
+}
+
+/** How a secret is set for a person from the machine myc runs on. */
+export function secretCommand(person: string, name: string): string {
+  return person === LOCAL_PRINCIPAL
+    ? `run: myc secrets set ${name}`
+    : `its operator runs: myc secrets set ${name} --principal ${person}`
+}
 
 /** What the supervisor reports to the runtime: its children's events (state changes optional). */
 export type SupervisorEvents = Omit<ChildEvents, 'stateChanged'> & Partial<Pick<ChildEvents, 'stateChanged'>>
@@ -28,6 +59,7 @@ export interface SupervisorDeps {
    * is logged as an error once, unless the command shows failures itself.
    */
   oneShot?: { failuresShown: boolean }
+  instances?: InstanceDeps
 }
 
 /** How many of a one-shot command's child's last stderr lines are shown when it fails. */
@@ -68,6 +100,8 @@ export class ChildSupervisor {
   private connection(key: string, config: ServerConfig): ChildConnection {
     const { deps } = this
     return new ChildConnection(key, config, {
+      // A scoped server's own process lists its tools for everyone and serves the local person: it runs as their instance.
+      ...(scopeOf(config) !== 'shared' ? { spawnConfig: (c) => this.localEntry(key, c as StdioServerConfig) } : {}),
       logger: deps.logger,
       version: deps.version,
       host: deps.host,
@@ -113,7 +147,9 @@ export class ChildSupervisor {
     await child.drain(drainMs)
     this.children.delete(key)
     onRemoved(child)
-    await child.stop()
+    await Promise.all([child.stop(), this.pools.get(key)?.stopAll()])
+    this.pools.delete(key)
+    await this.dropLocalFolders(key, child.config)
   }
 
   /** Starts every eager child in parallel; resolves when each is RUNNING or FAILED. */
@@ -297,14 +333,143 @@ export class ChildSupervisor {
     }
   }
 
-  /** Stops every child (and its process tree) in parallel. */
+  /** Stops every child (and its process tree) in parallel, every scoped server's instances with them. */
   async stopAll(budget?: StopBudget): Promise<void> {
     this.closing = true
     for (const timer of this.timers.values()) clearTimeout(timer)
     this.timers.clear()
     this.planned.clear()
-    await Promise.all([...this.children.values(), ...this.personal.values()].map((child) => child.stop(budget)))
+    await Promise.all([
+      ...[...this.children.values(), ...this.personal.values()].map((child) => child.stop(budget)),
+      ...[...this.pools.values()].map((pool) => pool.stopAll(budget)),
+    ])
+    await Promise.all([...this.children.values()].map((child) => this.dropLocalFolders(child.key, child.config)))
     this.personal.clear()
     this.personalUsed.clear()
+    this.pools.clear()
+  }
+
+  /** The instances of scoped servers, by server. */
+  private readonly pools = new Map<string, InstancePool>()
+  private readonly instanceInfo = new WeakMap<ChildConnection, InstanceInfo>()
+
+  /** Whom `child` runs for, when it is an instance of a scoped server (not its own process, which is the local person's). */
+  instanceOf(child: ChildConnection): InstanceInfo | undefined {
+    return this.instanceInfo.get(child)
+  }
+
+  /**
+   * The running instance of scoped server `key` for `owner`, started or
+   * made if need be (children/instances.ts), or why there is none now.
+   * Undefined for a server not in the config, or not scoped.
+   */
+  async instanceFor(key: string, owner: InstanceOwner): Promise<Acquired | undefined> {
+    const shared = this.children.get(key)
+    if (!shared || this.closing || shared.config.type !== 'stdio' || scopeOf(shared.config) === 'shared')
+      return undefined
+    let pool = this.pools.get(key)
+    // A reload that changed the server: its old instances go.
+    if (pool && pool.config !== shared.config) {
+      void pool.stopAll()
+      pool = undefined
+    }
+    if (!pool) {
+      pool = this.pool(key, shared.config)
+      this.pools.set(key, pool)
+    }
+    return pool.acquire(owner)
+  }
+
+  /** Every scoped server's instances now. */
+  instances(): InstanceSummary[] {
+    return [...this.pools.values()].flatMap((pool) => pool.list())
+  }
+
+  /** How many instances each scoped server runs now (those without any included), besides its own process. */
+  instanceCounts(): Map<string, number> {
+    const counts = new Map<string, number>()
+    for (const [key, child] of this.children) if (scopeOf(child.config) !== 'shared') counts.set(key, 0)
+    for (const [key, pool] of this.pools) counts.set(key, pool.size)
+    return counts
+  }
+
+  /** A session ended: its instances stop (scope session). */
+  async endSession(session: string): Promise<void> {
+    await Promise.all([...this.pools.values()].map((pool) => pool.endSession(session)))
+  }
+
+  /** A person's secrets changed: their idle instances stop, so that the next call starts one with the new values. */
+  async personChanged(person: string): Promise<void> {
+    await Promise.all([...this.pools.values()].map((pool) => pool.personChanged(person)))
+  }
+
+  private pool(key: string, config: StdioServerConfig): InstancePool {
+    const { deps } = this
+    return new InstancePool(key, config, {
+      logger: deps.logger,
+      child: {
+        logger: deps.logger,
+        version: deps.version,
+        host: deps.host,
+        configDir: deps.configDir,
+        ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
+      },
+      events: deps.events,
+      start: (owner) => this.instanceStart(owner),
+      dir: this.instancesDir,
+      made: (child, info) => this.instanceInfo.set(child, info),
+      restarted: (server) => this.restarts.set(server, (this.restarts.get(server) ?? 0) + 1),
+      ...(deps.random ? { random: deps.random } : {}),
+    })
+  }
+
+  private get instancesDir(): string {
+    return this.deps.instances?.dir ?? instancesDir(this.deps.configDir)
+  }
+
+  private machineSecrets: SecretLookup | undefined
+  private sandboxProbe: Promise<string | undefined> | undefined
+  private emptyFile: string | undefined
+
+  /** What an instance's start needs for `owner` (instance-spawn.ts), its folders aside. */
+  private instanceStart(owner: InstanceOwner): Omit<InstanceStart, 'folders'> {
+    const { deps } = this
+    const { person } = owner
+    const own = deps.instances?.secrets?.(person)
+    return {
+      machine: (this.machineSecrets ??= userSecrets(deps.host.env)),
+      person: {
+        person,
+        lookup: own ?? ((name) => SecretStore.forUser(deps.host.env, { principal: person }).value(name)),
+        fix: (name) => deps.instances?.fix?.(person, name) ?? secretCommand(person, name),
+      },
+      host: deps.host,
+      configDir: deps.configDir,
+      hidden: [this.instancesDir, userState(deps.host.env).configDir.path, ...(deps.instances?.hidden?.() ?? [])],
+      sandboxProblem: () => (this.sandboxProbe ??= this.probeSandbox()),
+      emptyFile: () => (this.emptyFile ??= makeEmptyFile()),
+    }
+  }
+
+  private async probeSandbox(): Promise<string | undefined> {
+    const { ExecutorProbe } = await import('../sandbox/probe.js')
+    const report = await new ExecutorProbe().probe('bubblewrap')
+    return report.works ? undefined : `${report.reason} (fix: ${report.fix})`
+  }
+
+  /** What a scoped server's own process starts with: the local person's instance (their secrets, their folders). */
+  private async localEntry(key: string, config: StdioServerConfig): Promise<ServerConfig> {
+    const start = { ...this.instanceStart({ person: LOCAL_PRINCIPAL }), folders: this.localFolders(key) }
+    return instanceEntry(await filledEntry(config, start), start)
+  }
+
+  private localFolders(key: string) {
+    return instanceFolders(this.instancesDir, key, LOCAL_PRINCIPAL)
+  }
+
+  /** A scoped server's own process stopped for good: its folders go, unless persist. */
+  private async dropLocalFolders(key: string, config: ServerConfig): Promise<void> {
+    if (scopeOf(config) === 'shared' || (config.type === 'stdio' && config.persist)) return
+    await removeFolders(this.localFolders(key)).catch(() => {})
   }
 }

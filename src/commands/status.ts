@@ -5,6 +5,7 @@ import { ExitCode } from '../errors.js'
 import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
 import { withholdingText } from '../pinning/gate.js'
+import { scopeOf } from '../config/schema.js'
 import { showHiddenText } from '../pinning/hidden-text.js'
 
 export default defineCommand({
@@ -25,6 +26,8 @@ export default defineCommand({
           return {
             key,
             type: config.type,
+            // Whom its processes are for (docs/team.md): what is shown here is its own process, the local person's.
+            scope: scopeOf(config),
             state: child ? child.state : 'DISABLED',
             startup: config.startup,
             tools: child?.lists.tools.length ?? 0,
@@ -68,7 +71,7 @@ export default defineCommand({
       for (const s of report.servers) {
         const counts = `${s.tools} tools, ${s.prompts} prompts, ${s.resources} resources`
         lines.push(
-          `${s.state.padEnd(9)} ${s.key.padEnd(20)} ${s.state === 'RUNNING' ? `${counts}${s.protocolVersion ? `, MCP ${s.protocolVersion}` : ''}` : (s.error ?? '')}`,
+          `${s.state.padEnd(9)} ${s.key.padEnd(20)} ${s.state === 'RUNNING' ? `${counts}${s.protocolVersion ? `, MCP ${s.protocolVersion}` : ''}${s.scope === 'shared' ? '' : `, one per ${s.scope === 'principal' ? 'person' : 'session'}`}` : (s.error ?? '')}`,
         )
       }
       for (const c of report.conflicts)

@@ -1,7 +1,14 @@
 import * as v from 'valibot'
 import { MycError } from '../errors.js'
 import { expandTree, formatPath, isSecretPath, isSecretRefPath, SECRET_NAME } from './expand-env.js'
-import { ConfigSchema, HTTP_ONLY_KEYS, STDIO_ONLY_KEYS, type MyceliumConfig, type ServerConfig } from './schema.js'
+import {
+  ConfigSchema,
+  HTTP_ONLY_KEYS,
+  SCOPED_ONLY_KEYS,
+  STDIO_ONLY_KEYS,
+  type MyceliumConfig,
+  type ServerConfig,
+} from './schema.js'
 import { didYouMean } from './suggest.js'
 
 /** Server keys: a letter or digit, then letters, digits, `_` and `-`. */
@@ -61,11 +68,35 @@ export function parseConfig(raw: unknown, source: ParseSource): { config: Myceli
   checkServerKeys(normalized, problems)
   const result = v.safeParse(ConfigSchema, normalized)
   if (!result.success) for (const issue of result.issues) problems.push(describeIssue(issue, normalized))
+  if (result.success) checkScopes(result.output.mcpServers, problems)
   if (problems.length > 0 || !result.success) throw configError(source.file, problems)
   const { mcpServers, $schema: _schema, ...rest } = result.output
   return {
     config: { ...rest, servers: new Map<string, ServerConfig>(Object.entries(mcpServers)) },
     secrets: expanded.secrets.filter((s) => s.length > 0),
+  }
+}
+
+/**
+ * A shared server (no `scope`, or `shared`) is one process for everyone: the
+ * keys of a scoped server's instances, and a person's own secret in `env`,
+ * have no one to be for there.
+ */
+function checkScopes(servers: Record<string, ServerConfig>, problems: Problem[]): void {
+  for (const [key, config] of Object.entries(servers)) {
+    if (config.type !== 'stdio' || (config.scope !== undefined && config.scope !== 'shared')) continue
+    for (const name of SCOPED_ONLY_KEYS)
+      if (config[name] !== undefined)
+        problems.push({
+          path: ['mcpServers', key, name],
+          message: `shapes the processes of a scoped server: set "scope" to "principal" (one per person) or "session" (one per MCP session), or remove it`,
+        })
+    for (const [variable, value] of Object.entries(config.env))
+      if (typeof value !== 'string')
+        problems.push({
+          path: ['mcpServers', key, 'env', variable],
+          message: `{ "secret": "${value.secret}" } is the secret of the person a process runs for, and a shared server runs one process for everyone: set "scope" to "principal" or "session", or write "\${secret:${value.secret}}" for this machine's own secret`,
+        })
   }
 }
 
@@ -259,7 +290,7 @@ function describeIssue(issue: v.BaseIssue<unknown>, doc: Record<string, unknown>
         const fits =
           type === 'stdio'
             ? '"url", "headers" and "oauth" fit type "http" or "sse"'
-            : '"command", "args", "env" and "cwd" fit type "stdio"'
+            : `${STDIO_ONLY_KEYS.map((k) => `"${k}"`).join(', ')} fit type "stdio" (a process myc starts)`
         return {
           path,
           message: `"${key}" does not fit a server of type "${type}": ${fits}; remove it or change "type"`,
@@ -278,6 +309,11 @@ function describeIssue(issue: v.BaseIssue<unknown>, doc: Record<string, unknown>
       message: `unknown server type ${describeValue(issue.input, false)}; use "stdio", "http" or "sse"`,
     }
   }
+  if (issue.type === 'union' && path.length === 4 && path[2] === 'env')
+    return {
+      path,
+      message: `expected a string, or { "secret": "NAME" } (the secret of the person a scoped server's process runs for), got ${describeValue(issue.input, secret)}`,
+    }
   if (issue.type === 'picklist' || issue.type === 'literal') {
     return { path, message: `is ${describeValue(issue.input, secret)}, expected one of ${issue.expected}` }
   }

@@ -2,6 +2,7 @@ import * as v from 'valibot'
 import { parseListen } from './listen-address.js'
 import { ROLE_NAME, ROLE_NAME_RULE } from './role-name.js'
 import { DEFAULT_MEMORY_DIR, DEFAULT_SKILLS_DIRS } from './state-roots.js'
+import { SECRET_NAME } from './expand-env.js'
 
 /**
  * The config schema of docs/configuration.md, in valibot. Objects are strict:
@@ -14,6 +15,17 @@ export const OFFICIAL_REGISTRY_URL = 'https://registry.modelcontextprotocol.io'
 
 const positiveInt = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
 const stringMap = v.record(v.string(), v.string())
+
+/**
+ * `{ "secret": "NAME" }` as an `env` value: the secret NAME of the person a
+ * scoped server's instance runs for (docs/team.md), read when it starts.
+ */
+export const PersonSecretSchema = v.strictObject({
+  secret: v.pipe(
+    v.string(),
+    v.regex(SECRET_NAME, 'must be a name of letters, digits, ".", "_" and "-", starting with a letter or digit'),
+  ),
+})
 
 export const RestartSchema = v.strictObject({
   maxRetries: v.optional(positiveInt(0, 1_000), 5),
@@ -62,12 +74,31 @@ const commonServerKeys = {
   dangerouslyAllowHiddenText: v.optional(v.boolean()),
 }
 
+/**
+ * Whom a stdio server's processes are for (docs/team.md): absent or
+ * `shared`, one process for everyone; `principal`, one per person;
+ * `session`, one per MCP session. The other keys shape a scoped server's
+ * instances; they are config errors on a shared one (parse.ts).
+ */
+const scopeKeys = {
+  scope: v.optional(v.picklist(['shared', 'principal', 'session'])),
+  /** An instance with no request for this long is stopped (default 600000: ten minutes). */
+  idleMs: v.optional(positiveInt(100, 7 * 86_400_000)),
+  /** Instances at once (default 50); at the cap the least recently used idle one is stopped. */
+  maxInstances: v.optional(positiveInt(1, 100_000)),
+  /** Keep an instance's HOME and scratch folders when it stops (default false: removed with it). */
+  persist: v.optional(v.boolean()),
+  /** Run each instance under the sandbox's executor (bubblewrap), seeing its own folder and no one else's. */
+  sandbox: v.optional(v.boolean()),
+}
+
 export const StdioServerSchema = v.strictObject({
   type: v.literal('stdio'),
   command: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
   args: v.optional(v.array(v.string()), []),
-  env: v.optional(stringMap, {}),
+  env: v.optional(v.record(v.string(), v.union([v.string(), PersonSecretSchema])), {}),
   cwd: v.optional(v.string()),
+  ...scopeKeys,
   ...commonServerKeys,
 })
 
@@ -108,7 +139,19 @@ export const HttpServerSchema = v.strictObject({
 export const ServerSchema = v.variant('type', [StdioServerSchema, HttpServerSchema])
 
 /** Keys that fit each server type, for "does not fit" messages. */
-export const STDIO_ONLY_KEYS = ['command', 'args', 'env', 'cwd'] as const
+export const STDIO_ONLY_KEYS = [
+  'command',
+  'args',
+  'env',
+  'cwd',
+  'scope',
+  'idleMs',
+  'maxInstances',
+  'persist',
+  'sandbox',
+] as const
+/** The keys of a scoped server's instances (scope principal or session). */
+export const SCOPED_ONLY_KEYS = ['idleMs', 'maxInstances', 'persist', 'sandbox'] as const
 export const HTTP_ONLY_KEYS = ['url', 'headers', 'oauth'] as const
 
 const patternList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))
@@ -431,6 +474,20 @@ export type StdioServerConfig = v.InferOutput<typeof StdioServerSchema>
 export type HttpServerConfig = v.InferOutput<typeof HttpServerSchema>
 export type OAuthConfig = v.InferOutput<typeof OAuthSchema>
 export type ServerConfig = StdioServerConfig | HttpServerConfig
+/** Whom a server's processes are for (docs/team.md). */
+export type ServerScope = 'shared' | 'principal' | 'session'
+/** A scoped server's instance with no request for this long is stopped (`idleMs`'s default). */
+export const DEFAULT_INSTANCE_IDLE_MS = 10 * 60_000
+/** A scoped server's instances at once (`maxInstances`'s default). */
+export const DEFAULT_MAX_INSTANCES = 50
+
+/** `shared` unless a stdio server's `scope` says otherwise. */
+export function scopeOf(config: ServerConfig): ServerScope {
+  return config.type === 'stdio' ? (config.scope ?? 'shared') : 'shared'
+}
+
+/** An `env` value: text, or the secret of the person an instance runs for. */
+export type EnvValue = StdioServerConfig['env'][string]
 export type RoleDefinition = v.InferOutput<typeof RoleDefinitionSchema>
 export type BudgetConfig = v.InferOutput<typeof BudgetSchema>
 

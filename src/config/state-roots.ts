@@ -72,6 +72,8 @@ export interface ProjectState {
   sessionsDir: StateRoot
   /** What a failed workflow leaves for `myc adhoc --context`. */
   contextDir: StateRoot
+  /** Scoped servers' instances: each person's or session's HOME and scratch folder (docs/team.md). */
+  instancesDir: StateRoot
   /** `audit.file`, when set. */
   auditFile: StateRoot | undefined
   /** `sandbox.hide`: the person's own secrets beside the config. */
@@ -123,9 +125,15 @@ export function projectState(loaded: StateConfig): ProjectState {
     memoryDir: at(config.memory.dir, 'dir', 'role memory'),
     sessionsDir: at(config.agent.sessionsDir ?? path.join(PROJECT_STATE_DIR, 'sessions'), 'dir', 'agent sessions'),
     contextDir: at(path.join(PROJECT_STATE_DIR, 'context'), 'dir', 'failure contexts of workflows'),
+    instancesDir: place(instancesDir(loaded.dir), 'dir', "scoped servers' instances: each one's HOME and scratch"),
     auditFile: config.audit.file ? at(config.audit.file, 'file', 'the audit log') : undefined,
     hidden: (config.sandbox.hide ?? []).map((p) => at(p, p.endsWith('/') ? 'dir' : 'file', 'sandbox.hide')),
   }
+}
+
+/** Where the instances of a config's scoped servers keep their folders: `.mycelium/instances` beside it. */
+export function instancesDir(configDir: string): string {
+  return path.resolve(configDir, PROJECT_STATE_DIR, 'instances')
 }
 
 /** The person's home folder: HOME (USERPROFILE on Windows), else the system's account entry. */

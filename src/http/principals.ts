@@ -1,4 +1,5 @@
 import type { LoadedConfig } from '../config/load.js'
+import { scopeOf } from '../config/schema.js'
 import { MycError } from '../errors.js'
 import { chooseRole } from '../policy/roles.js'
 import { unreachableSkill, type PolicyMode } from '../principal/policy-mode.js'
@@ -47,6 +48,20 @@ export function tokenPrincipal(token: HttpToken): HttpPrincipal {
 /** Without `http.tokens` (loopback only): every session is the launch's principal, as over stdio. */
 export function launchPrincipal(role: string | undefined, skills: readonly string[] | undefined): HttpPrincipal {
   return { key: 'launch', label: 'no token', ...(role !== undefined ? { role } : {}), ...(skills ? { skills } : {}) }
+}
+
+/**
+ * A scoped server (docs/team.md) runs a process per person: every static
+ * token must name its person (a config error naming each unnamed entry).
+ */
+export function checkScopedTokens(loaded: LoadedConfig, tokens: readonly HttpToken[]): void {
+  const scoped = [...loaded.config.servers].filter(([, c]) => !c.disabled && scopeOf(c) !== 'shared').map(([k]) => k)
+  const unnamed = tokens.filter((t) => t.name === undefined)
+  if (scoped.length === 0 || unnamed.length === 0) return
+  throw new MycError(
+    'config_invalid',
+    `Invalid config ${loaded.file ?? 'config'}:\n${unnamed.map((t) => `  http.tokens[${t.index}]: names no person, and ${scoped.map((k) => `"${k}"`).join(', ')} ${scoped.length === 1 ? 'runs' : 'run'} one process per person (scope): give it a "name"`).join('\n')}`,
+  )
 }
 
 /**

@@ -9,7 +9,13 @@ import { HttpFace } from './http-face.js'
 import { formatListen, isLoopbackHost, parseListen, type ListenAddress } from '../config/listen-address.js'
 import { abortedByClient, inboundOf } from './node-bridge.js'
 import { listenOn, nodeServer, type ConnectionLimits } from './node-server.js'
-import { checkPrincipals, launchPrincipal, type HttpPrincipal, type IdentityCheck } from './principals.js'
+import {
+  checkPrincipals,
+  checkScopedTokens,
+  launchPrincipal,
+  type HttpPrincipal,
+  type IdentityCheck,
+} from './principals.js'
 import { credentialKeyer, readMetricsToken, readTokens, SESSION_SECRET_ENV, type HttpToken } from './tokens.js'
 import type { JwtConfig } from './jwt.js'
 import { redactUrl } from '../redact.js'
@@ -90,6 +96,7 @@ export function httpSettings(
       `Invalid config ${file}:\n  http.sessionStore: people's OAuth logins to servers with an "oauth" key are kept in Redis for every replica, sealed with MYC_TOKEN_KEY; set MYC_TOKEN_KEY to the same 32 random bytes on every replica (e.g. \`openssl rand -base64 32\`)`,
     )
   }
+  checkScopedTokens(loaded, tokens)
   const metricsToken = loaded.config.http.metricsToken
     ? readMetricsToken(loaded.config.http.metricsToken, env, tokens, file)
     : undefined

@@ -6,7 +6,7 @@ import type { PromptEntry, ToolEntry } from '../registry/catalogue.js'
 import { toWireName, type WireNameOptions } from '../registry/wire-names.js'
 import type { BuiltinCallContext, PrincipalView } from './view.js'
 import type { ServedSkill } from '../skills/skill-index.js'
-import type { AuditSink } from '../audit.js'
+import type { AuditInstance, AuditSink } from '../audit.js'
 import { EXEC_TOOL_DEFS, type BuiltinRunner } from './builtin-exec.js'
 import { activateSkillDef, META_TOOL_DEFS, META_TOOLS, type MetaToolName } from './meta-tools.js'
 import { oneLine, rankTools, type ToolDoc } from './tool-search.js'
@@ -197,6 +197,7 @@ export class PolicyView implements PrincipalView {
     durationMs: number
     argumentKeys: string[]
     runId?: string
+    instance?: AuditInstance
   }): void {
     this.options.audit.write({
       event: 'tool_call',
@@ -206,6 +207,7 @@ export class PolicyView implements PrincipalView {
       durationMs: call.durationMs,
       argumentKeys: call.argumentKeys,
       ...(call.runId !== undefined ? { runId: call.runId } : {}),
+      ...(call.instance ? { instance: call.instance } : {}),
     })
   }
 

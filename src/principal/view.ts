@@ -2,6 +2,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { PromptEntry, ToolEntry } from '../registry/catalogue.js'
 import type { ServedSkill } from '../skills/skill-index.js'
 import type { CodeRuns } from '../code/code-runner.js'
+import type { AuditInstance } from '../audit.js'
 
 /** What a built-in tool handler gets from the face that calls it (a client connection or the agent). */
 export interface BuiltinCallContext {
@@ -78,6 +79,7 @@ export interface PrincipalView {
     durationMs: number
     argumentKeys: string[]
     runId?: string
+    instance?: AuditInstance
   }): void
   /** Code mode: run_code and what it may call; absent when the session is not in code mode. */
   codeMode?: CodeModeHandle

@@ -9,7 +9,10 @@ import { runCode } from './code-calls.js'
 import { carrierOf, withCarrier } from '../telemetry/trace-context.js'
 import type { SpanAttributes, SpanHandle, Tracing } from '../telemetry/tracing.js'
 import type { ChildConnection } from '../children/child.js'
-import type { ServerConfig } from '../config/schema.js'
+import { scopeOf, type ServerConfig } from '../config/schema.js'
+import type { InstanceInfo } from '../children/instances.js'
+import type { AuditInstance } from '../audit.js'
+import { LOCAL_PRINCIPAL } from '../oauth/token-store.js'
 import { RpcCode } from '../protocol/facts.js'
 import type { ToolEntry } from '../registry/catalogue.js'
 import { describeDown, downOutcome } from './child-unavailable.js'
@@ -253,16 +256,18 @@ async function call(
     observed?.forEach((o) => o.unknown())
     return { outcome: unknownTool(name) }
   }
-  if (shared.state !== 'RUNNING' && ctx.owner === undefined)
+  // A server logged in per person, or scoped: the caller's own connection, or why there is none.
+  // No owner nor session (stdio, the agent), or a plain server: the shared connection, with no extra step on the hot path.
+  const viaShared = (ctx.owner === undefined && ctx.sessionId === undefined) || !ownConnections(shared.config)
+  if (viaShared && shared.state !== 'RUNNING')
     return serverDown(runtime, view, entry, { name, args, started, observed, runId: ctx.runId })
-  // A server logged in per person: the caller's own connection, or the way to log in.
-  // No owner (stdio, the agent, an unnamed credential): the shared connection, with no extra step on the hot path.
-  const reached = ctx.owner === undefined ? { child: shared } : await childForCaller(runtime, entry.server, ctx.owner)
+  const reached: Reached = viaShared ? { child: shared } : await childForCaller(runtime, entry.server, ctx)
   if ('outcome' in reached) {
     if (audited) record(view, name, args, started, 'error', ctx.runId)
     return { outcome: reached.outcome, server: entry.server }
   }
-  const { child } = reached
+  const { child, instance } = reached
+  if (instance) span?.set(instanceAttributes(instance, child))
   const personal = child !== shared
   let outcome = span
     ? await forwardTraced(
@@ -292,6 +297,7 @@ async function call(
       started,
       outcome.ok && !(outcome.result as { isError?: boolean }).isError ? 'ok' : 'error',
       ctx.runId,
+      servedBy(child, instance),
     )
   if (!outcome.ok && outcome.error.code === RelayErrorCode.connectionClosed)
     return {
@@ -399,6 +405,7 @@ function record(
   started: number,
   outcome: 'ok' | 'error' | 'denied',
   runId: string | undefined,
+  instance?: AuditInstance,
 ): void {
   view.recordCall?.({
     name,
@@ -406,7 +413,31 @@ function record(
     durationMs: Math.round(performance.now() - started),
     argumentKeys: Object.keys(args),
     ...(runId !== undefined ? { runId } : {}),
+    ...(instance ? { instance } : {}),
   })
+}
+
+/** The instance that served a call, for the audit log: a scoped server's (its own process is the local person's), else none. */
+function servedBy(child: ChildConnection, instance: InstanceInfo | undefined): AuditInstance | undefined {
+  const scope = scopeOf(child.config)
+  if (scope === 'shared') return undefined
+  const info: Omit<InstanceInfo, 'server'> = instance ?? { scope, person: LOCAL_PRINCIPAL }
+  return {
+    scope: info.scope,
+    principal: info.person,
+    ...(info.session !== undefined ? { session: info.session } : {}),
+    ...(child.pid !== undefined ? { pid: child.pid } : {}),
+  }
+}
+
+/** What a span says of the instance of a scoped server that served a request (docs/team.md). */
+export function instanceAttributes(instance: InstanceInfo, child: ChildConnection): SpanAttributes {
+  return {
+    'mycelium.instance.scope': instance.scope,
+    'mycelium.instance.principal': instance.person,
+    ...(instance.session !== undefined ? { 'mycelium.instance.session': instance.session } : {}),
+    ...(child.pid !== undefined ? { 'mycelium.instance.pid': child.pid } : {}),
+  }
 }
 
 /** A session's own inner calls: through callVisibleTool, with the same view, at the moment of each call. */
@@ -437,20 +468,32 @@ export function isPersonal(config: ServerConfig): boolean {
   return config.type !== 'stdio' && config.oauth !== undefined
 }
 
+/** Whether some callers of a server reach it through a connection of their own: a login per person, or a scoped server's instances. */
+export function ownConnections(config: ServerConfig): boolean {
+  return isPersonal(config) || scopeOf(config) !== 'shared'
+}
+
 /** Where a person logs in to a server through `myc serve --http` (with their own myc credential). */
 export const OAUTH_LOGIN_PATH = '/oauth/login'
 
+/** Who calls, as far as which connection to a child serves them: their person (absent: whoever runs myc) and 2025 session. */
+export interface Caller {
+  owner?: string
+  sessionId?: string
+}
+
+/** The connection a caller reaches, with the instance it is when a scoped server's; or the answer owed instead. */
+export type Reached = { child: ChildConnection; instance?: InstanceInfo } | { outcome: RelayOutcome }
+
 /**
  * The connection a caller's request to `server` goes through: the shared
- * one, or for a server logged in per person (an `oauth` key, and a caller
- * with a name) the caller's own; when that cannot run, the tool error that
- * says how to log in (naming only a server the caller sees).
+ * one; for a server logged in per person (an `oauth` key, and a caller with
+ * a name) the caller's own, or the tool error that says how to log in
+ * (naming only a server the caller sees); for a scoped server (docs/team.md)
+ * the instance of the caller's person or session, or the tool error that
+ * says why there is none now.
  */
-export async function childForCaller(
-  runtime: Runtime,
-  server: string,
-  owner: string | undefined,
-): Promise<{ child: ChildConnection } | { outcome: RelayOutcome }> {
+export async function childForCaller(runtime: Runtime, server: string, caller: Caller): Promise<Reached> {
   const shared = runtime.supervisor.children.get(server)
   if (!shared)
     return {
@@ -459,20 +502,36 @@ export async function childForCaller(
         error: { code: RelayErrorCode.connectionClosed, message: `Server "${server}" is not running` },
       },
     }
+  if (scopeOf(shared.config) !== 'shared') return instanceForCaller(runtime, shared, caller)
+  const { owner } = caller
   if (owner === undefined || !isPersonal(shared.config)) return { child: shared }
   const child = await runtime.supervisor.personalFor(server, owner, runtime.personalStore(owner))
   if (child?.state === 'RUNNING') return { child }
   const reason = child?.lastError ?? 'not running'
   if (/needs an OAuth login/.test(reason)) return { outcome: loginHint(server, owner) }
-  return {
-    outcome: {
-      ok: true,
-      result: {
-        content: [{ type: 'text', text: `Server "${server}" is not running for you: ${reason}` }],
-        isError: true,
-      },
-    },
-  }
+  return toolError(`Server "${server}" is not running for you: ${reason}`)
+}
+
+/**
+ * A scoped server's connection for a caller: the instance of their 2025
+ * session (`scope: "session"`), else of their person; the server's own
+ * process for the person who runs myc (stdio, a loopback serve without
+ * tokens), which is their instance. A request of the 2026-07-28 era has no
+ * session: it reaches its person's instance.
+ */
+async function instanceForCaller(runtime: Runtime, shared: ChildConnection, caller: Caller): Promise<Reached> {
+  const session = scopeOf(shared.config) === 'session' ? caller.sessionId : undefined
+  if (caller.owner === undefined && session === undefined) return { child: shared }
+  const acquired = await runtime.supervisor.instanceFor(shared.key, {
+    person: caller.owner ?? LOCAL_PRINCIPAL,
+    ...(session !== undefined ? { session } : {}),
+  })
+  if (!acquired) return { child: shared }
+  return 'refused' in acquired ? toolError(acquired.refused) : acquired
+}
+
+function toolError(text: string): Reached {
+  return { outcome: { ok: true, result: { content: [{ type: 'text', text }], isError: true } } }
 }
 
 /** The tool error of a call whose person has no (working) login to `server`: where to log in. */

@@ -1,4 +1,4 @@
-import type { ClientCapabilities, JSONRPCNotification, RequestId } from '@modelcontextprotocol/client'
+import type { ClientCapabilities, JSONRPCNotification } from '@modelcontextprotocol/client'
 import { capabilitiesForChildren } from '../children/client-capabilities.js'
 import type { ChildConnection, ChildState, ListKind } from '../children/child.js'
 import type { InputSource } from '../eras/child/input-bridge.js'
@@ -19,6 +19,10 @@ import { ConflictReport } from './conflict-report.js'
 import type { Tracing } from '../telemetry/tracing.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
 import { TokenStore } from '../oauth/token-store.js'
+import type { InstanceInfo } from '../children/instances.js'
+import { stateRoots } from '../config/state-roots.js'
+import { audienceOf, InstanceLists } from './instance-routing.js'
+import { PersonSecretStores } from './person-secrets.js'
 
 /** How long a list request waits for children still in their first start. */
 export const FIRST_LIST_WAIT_MS = 5_000
@@ -31,46 +35,8 @@ export const RELOAD_DRAIN_MS = 10_000
 /** How long children wait for a client's initialize before they initialize offering no client capabilities. */
 export const CLIENT_INITIALIZE_WAIT_MS = 2_000
 
-/** A connected client (one connection of the MCP server face), as the runtime sees it. */
-export interface ConnectionHandle {
-  catalogueChanged(kinds: ReadonlySet<'tools' | 'prompts' | 'resources'>): void
-  /** A child's notification; `related` is the client's request it belongs to, when one is known. */
-  childNotification(server: string, notification: JSONRPCNotification, related?: RequestId): void
-  /** Whether this connection's principal reaches the server (so a child's request may go to it). */
-  reaches(server: string): boolean
-  /** Whether the client declared what answering a child's `method` needs (elicitation, sampling, roots…). */
-  canAnswer(method: string, params: Record<string, unknown> | undefined): boolean
-  /** Forwards a child's request to this client; `related` is the client's request during which the child asked. */
-  forwardRequest(
-    server: string,
-    method: string,
-    params: Record<string, unknown> | undefined,
-    signal: AbortSignal,
-    related?: RequestId,
-  ): Promise<Record<string, unknown>>
-  readonly clientHasRoots: boolean
-  /** What the client declared (a 2025 connection's `initialize`); what a modern child's `input_required` may ask it for. */
-  readonly clientCapabilities?: ClientCapabilities | undefined
-  /** Whether this connection subscribed to updates of a resource. */
-  isSubscribed(uri: string): boolean
-  /** Whether this is a call waiting for its client's answers (a parked call with questions out): a child's new request is likelier another call's. */
-  awaitingClient?(): boolean
-}
-
-/** Who made a forwarded call: the connection and its client's request id (ChildConnection.forward's `caller`). */
-export interface CallOrigin {
-  connection: ConnectionHandle
-  requestId: RequestId
-}
-
-/**
- * Whose call a child's own request or log message belongs to. A stdio child
- * cannot say which call made it ask, so the runtime goes by the calls in
- * flight to that child: calls of one connection only → that connection (and
- * that call); calls of several → `ambiguous` (never guessed); none → `none`.
- */
-export type ChildRequestOrigin =
-  { kind: 'call'; origin: CallOrigin } | { kind: 'ambiguous'; connections: number } | { kind: 'none' }
+import type { CallOrigin, ChildRequestOrigin, ConnectionHandle } from './connection-handle.js'
+export type { CallOrigin, ChildRequestOrigin, ConnectionHandle } from './connection-handle.js'
 
 export interface RuntimeDeps {
   loaded: LoadedConfig
@@ -99,6 +65,8 @@ export interface RuntimeDeps {
   ungated?: boolean
   /** The command reports what is withheld itself (`myc status`, `myc doctor`): no stderr line for each. */
   withheldShown?: boolean
+  /** Where scoped servers' instances keep their folders (default: `.mycelium/instances` beside the config). */
+  instancesDir?: string
 }
 
 /**
@@ -125,6 +93,7 @@ export class Runtime {
 
   constructor(readonly deps: RuntimeDeps) {
     this.loaded = deps.loaded
+    this.secrets = new PersonSecretStores(deps.host.env)
     const { config } = deps.loaded
     if (deps.waitForClientMs !== undefined) {
       let resolve!: (caps: ClientCapabilities) => void
@@ -154,6 +123,12 @@ export class Runtime {
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       ...(deps.oneShot ? { oneShot: deps.oneShot } : {}),
       ...(deps.reauthorize ? { reauthorize: deps.reauthorize } : {}),
+      instances: {
+        ...(deps.instancesDir !== undefined ? { dir: deps.instancesDir } : {}),
+        secrets: (person) => (name) => this.secrets.store(person).value(name),
+        fix: (person, name) => this.secrets.fix(person, name),
+        hidden: () => stateRoots(this.loaded, deps.host.env).map((p) => p.path),
+      },
       clientCapabilities: () =>
         this.offered ? Promise.resolve(this.offered) : (this.awaited?.promise ?? Promise.resolve({})),
       events: {
@@ -245,6 +220,9 @@ export class Runtime {
   }
 
   private onListsChanged(child: ChildConnection, kinds: readonly ListKind[]): void {
+    const instance = this.supervisor.instanceOf(child)
+    // An instance's lists are its person's only: told to them when they changed, never to the catalogue.
+    if (instance) return this.tell(child, instance, this.instanceLists.changed(child, kinds))
     if (child.state === 'RUNNING') this.catalogue.setServer(child.key, child.lists, kinds)
     else if (child.state === 'FAILED')
       this.catalogue.serverDown(child.key) // crashed: a call to its tools says so
@@ -307,6 +285,7 @@ export class Runtime {
    * connection, which keeps what concerns it.
    */
   private onChildNotification(child: ChildConnection, notification: JSONRPCNotification): void {
+    const instance = this.supervisor.instanceOf(child)
     if (notification.method === 'notifications/message') {
       const owner = this.originOf(child)
       if (owner.kind === 'call')
@@ -318,7 +297,16 @@ export class Runtime {
         return
       }
     }
-    for (const connection of this.connections) connection.childNotification(child.key, notification)
+    this.tell(child, instance, [notification])
+  }
+
+  private readonly instanceLists = new InstanceLists()
+
+  /** Notifications of `child` outside any call: to every connection, or only to its audience (a scoped server's: instance-routing.ts). */
+  private tell(child: ChildConnection, instance: InstanceInfo | undefined, notifications: JSONRPCNotification[]): void {
+    const hears = audienceOf(child, instance)
+    for (const connection of this.connections)
+      if (!hears || hears(connection)) for (const n of notifications) connection.childNotification(child.key, n)
   }
 
   /**
@@ -348,7 +336,7 @@ export class Runtime {
       )
     }
     if (method === 'roots/list' && this.rootsWithinCallsOnly) return Promise.resolve({ roots: [] })
-    const connection = this.pickConnection(child.key, method, params)
+    const connection = this.pickConnection(child, method, params)
     if (!connection)
       return Promise.reject(new Error(`no MCP client that reaches "${child.key}" is connected to mycelium`))
     return connection.forwardRequest(child.key, method, params, signal)
@@ -360,11 +348,12 @@ export class Runtime {
    * one that reaches it (it refuses cleanly, naming what is missing).
    */
   private pickConnection(
-    server: string,
+    child: ChildConnection,
     method: string,
     params: Record<string, unknown> | undefined,
   ): ConnectionHandle | undefined {
-    const reaching = [...this.connections].reverse().filter((c) => c.reaches(server))
+    const hears = audienceOf(child, this.supervisor.instanceOf(child))
+    const reaching = [...this.connections].reverse().filter((c) => c.reaches(child.key) && (!hears || hears(c)))
     if (this.lastActive && reaching.includes(this.lastActive)) reaching.unshift(this.lastActive)
     return reaching.find((c) => c.canAnswer(method, params)) ?? reaching[0]
   }
@@ -394,6 +383,8 @@ export class Runtime {
 
   removeConnection(connection: ConnectionHandle): void {
     this.connections.delete(connection)
+    // Its session ended: so do the instances of session-scoped servers it had (docs/team.md).
+    if (connection.who?.sessionId !== undefined) void this.supervisor.endSession(connection.who.sessionId)
     if (this.lastActive === connection) this.lastActive = undefined
     for (const server of this.resourceSubscriptions.removeHolder(connection))
       void this.pushSubscriptions(server).catch(() => {})
@@ -484,6 +475,9 @@ export class Runtime {
   get tracing(): Tracing | undefined {
     return this.deps.tracing
   }
+
+  /** People's own secrets (`{ "secret": "NAME" }` of a scoped server's env): where they are, and how one is set. */
+  readonly secrets: PersonSecretStores
 
   private personalStores: ((owner: string) => TokenStore) | undefined
 

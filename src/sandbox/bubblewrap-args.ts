@@ -36,6 +36,21 @@ export const ISOLATION_ARGS: readonly string[] = [
   '--new-session',
 ]
 
+/** The host's filesystem read-only, with a new `/dev` and `/proc` and empty `/tmp` and `/run`: where a command's sandbox starts from. */
+export const HOST_VIEW_ARGS: readonly string[] = [
+  '--ro-bind',
+  '/',
+  '/',
+  '--dev',
+  '/dev',
+  '--proc',
+  '/proc',
+  '--tmpfs',
+  '/tmp',
+  '--tmpfs',
+  '/run',
+]
+
 /**
  * The bwrap argument vector (pure, exact). Every namespace is unshared,
  * the user namespace included, nested user namespaces are disabled and every
@@ -54,20 +69,7 @@ export const ISOLATION_ARGS: readonly string[] = [
  * host is there to hide, and its mount would only show that the path exists.
  */
 export function bubblewrapArgs(input: BwrapInput): string[] {
-  const args = [
-    ...ISOLATION_ARGS,
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    '--tmpfs',
-    '/tmp',
-    '--tmpfs',
-    '/run',
-  ]
+  const args = [...ISOLATION_ARGS, ...HOST_VIEW_ARGS]
   const freshHome = input.home !== '/' && !homeInWorkspace(input.workspace, input.home)
   if (freshHome) args.push('--tmpfs', input.home)
   args.push(input.trust === 'sandboxed' ? '--bind' : '--ro-bind', input.workspace, input.workspace)

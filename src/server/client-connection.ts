@@ -39,8 +39,6 @@ import { RpcCode, isObject } from '../protocol/facts.js'
 /** How long tasks/result may wait for a child's task to finish. */
 const TASK_RESULT_TIMEOUT_MS = 60 * 60_000
 
-/** JSON-RPC code for an unknown prompt or resource (MCP: invalid params). */
-
 export interface ClientConnectionOptions {
   runtime: Runtime
   view: PrincipalView
@@ -98,7 +96,6 @@ export class ClientConnection implements ConnectionHandle {
     )
   }
 
-  /** A forwarded request's context, naming this connection and the request as the caller: made once per request, in one shape, and handed down as it is. */
   /** What a span of this connection's requests says of it: the revision it negotiated, and its HTTP session. */
   private spanCaller(): { protocolVersion?: string; sessionId?: string } {
     const protocolVersion = this.srv?.getNegotiatedProtocolVersion()
@@ -467,13 +464,15 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   // ConnectionHandle
-
   get clientCapabilities(): ClientCapabilities | undefined {
     return this.srv?.getClientCapabilities()
   }
-
   get clientHasRoots(): boolean {
     return Boolean(this.srv?.getClientCapabilities()?.roots)
+  }
+  /** Its person and HTTP session, for the instances of scoped servers (runtime/instance-routing.ts). */
+  get who(): { owner?: string; sessionId?: string } {
+    return this.options
   }
 
   reaches(server: string): boolean {
@@ -510,7 +509,8 @@ export class ClientConnection implements ConnectionHandle {
           this.notify('notifications/resources/updated', params)
         return
       default:
-        return
+        // An instance's list change (a scoped server's, docs/team.md), told only to its person's or session's connections.
+        if (notification.method.endsWith('/list_changed')) this.notify(notification.method)
     }
   }
 

@@ -10,6 +10,7 @@ import {
   childForCaller,
   endSpan,
   forwardTraced,
+  instanceAttributes,
   listedTools,
   serverSpan,
 } from '../runtime/principal-tools.js'
@@ -213,13 +214,14 @@ async function forward(
   params: Record<string, unknown>,
   ctx: PrincipalForward,
 ): Promise<RelayOutcome> {
-  const reached = await childForCaller(runtime, server, ctx.owner)
+  const reached = await childForCaller(runtime, server, ctx)
   // A person without a login: the way to log in, as this method's error (a tool call gets it as its result).
   if ('outcome' in reached)
     return reached.outcome.ok
       ? { ok: false, error: { code: ProtocolErrorCode.InternalError, message: toolText(reached.outcome.result) } }
       : reached.outcome
-  const { child } = reached
+  const { child, instance } = reached
+  if (span && instance) span.set(instanceAttributes(instance, child))
   return span && runtime.tracing
     ? forwardTraced(span, runtime.tracing, child, { server, method, target, params }, ctx)
     : child.forward(method, params, ctx)

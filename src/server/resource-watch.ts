@@ -1,5 +1,7 @@
 import type { ChildConnection } from '../children/child.js'
 import type { ConnectionHandle, Runtime } from '../runtime/runtime.js'
+import { scopeOf } from '../config/schema.js'
+import { childForCaller } from '../runtime/principal-tools.js'
 
 /**
  * Asking a child for a resource's updates on behalf of one of myc's
@@ -10,13 +12,36 @@ import type { ConnectionHandle, Runtime } from '../runtime/runtime.js'
  * that serves resource subscriptions gets resources/subscribe forwarded.
  */
 
+/**
+ * The connection a holder's subscription goes to: a scoped server's instance
+ * of the holder's person or session (docs/team.md), else `child` itself.
+ * Rejects with the reason when the holder has no instance now, or is no
+ * client connection of its own (a 2026 listen stream: not yet).
+ */
+async function holderChild(
+  runtime: Runtime,
+  holder: ConnectionHandle,
+  child: ChildConnection,
+): Promise<ChildConnection> {
+  if (scopeOf(child.config) === 'shared') return child
+  if (!holder.who)
+    throw new Error(`resource subscriptions of "${child.key}", one process per person or session, need a 2025 session`)
+  const reached = await childForCaller(runtime, child.key, holder.who)
+  if ('child' in reached) return reached.child
+  const text = (reached.outcome as { result?: { content?: Array<{ text?: string }> } }).result?.content?.[0]?.text
+  throw new Error(text ?? `Server "${child.key}" is not running for you`)
+}
+
 /** `holder` wants updates of `uri`, which `child` serves. Rejects when the child could not be asked. */
 export async function watchResource(
   runtime: Runtime,
   holder: ConnectionHandle,
-  child: ChildConnection,
+  shared: ChildConnection,
   uri: string,
 ): Promise<void> {
+  const child = await holderChild(runtime, holder, shared)
+  if (child !== shared && child.era === 'modern')
+    throw new Error(`resource subscriptions of "${child.key}" (2026-07-28, one process per person or session): not yet`)
   if (child.era === 'modern') await runtime.subscribeResource(holder, child, uri)
   else if (child.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri })
 }
@@ -34,6 +59,8 @@ export async function unwatchResource(
   uri: string,
 ): Promise<void> {
   await runtime.unsubscribeResource(holder, uri)
+  if (child && scopeOf(child.config) !== 'shared')
+    child = await holderChild(runtime, holder, child).catch(() => undefined)
   if (child?.era === 'modern' || !child?.capabilities?.resources?.subscribe) return
   if ([...runtime.connections].some((c) => c !== holder && c.isSubscribed(uri))) return
   await child.request('resources/unsubscribe', { uri }).catch(() => {})

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { hasSecretRefs, withSecrets } from '../../src/children/secret-refs.js'
+import { hasSecretRefs, MissingSecretError, missingSecretIn, withSecrets } from '../../src/children/secret-refs.js'
 import { PrespawnedChildren } from '../../src/children/prespawn.js'
 import type { ServerConfig } from '../../src/config/schema.js'
 import { SecretStore } from '../../src/oauth/secret-store.js'
@@ -67,6 +67,48 @@ describe('withSecrets', () => {
       headers: { A: 'Bearer ${secret:a.T}' },
     } as unknown as ServerConfig
     expect(await withSecrets(http, async (n) => values.get(n))).toMatchObject({ headers: { A: 'Bearer tee' } })
+  })
+})
+
+describe('withSecrets and a person’s own secrets ({ "secret": "NAME" })', () => {
+  const scoped = {
+    type: 'stdio',
+    command: 'x',
+    args: ['--k=${secret:m.K}'],
+    env: { TOKEN: { secret: 'github' }, OTHER: { secret: 'api' }, PLAIN: 'p' },
+  } as unknown as ServerConfig
+  const person = (kept: Record<string, string>) => ({
+    person: 'alice',
+    lookup: async (n: string) => kept[n],
+    fix: (n: string) => `myc secrets set ${n} --principal alice`,
+  })
+
+  it('fills them from the person’s secrets, after this machine’s, never reading a person’s value for references', async () => {
+    const filled = await withSecrets(
+      scoped,
+      async (n) => (n === 'm.K' ? 'machine' : 'operator-only'),
+      person({
+        github: 'ghp_alice',
+        api: '${secret:m.K}',
+      }),
+    )
+    expect(filled).toMatchObject({
+      args: ['--k=machine'],
+      env: { TOKEN: 'ghp_alice', OTHER: '${secret:m.K}', PLAIN: 'p' },
+    })
+  })
+
+  it('names every secret the person has not kept, and how to set it: a MissingSecretError, no value', async () => {
+    const error = await withSecrets(scoped, async () => 'machine', person({ api: 'a' })).catch((e: unknown) => e)
+    expect(missingSecretIn(error)).toBeInstanceOf(MissingSecretError)
+    expect(String(error)).toMatch(
+      /needs the secret "github" of alice, and none is kept: myc secrets set github --principal alice/,
+    )
+    expect(String(error)).not.toContain('machine')
+  })
+
+  it('refuses to fill them for no one (a process that runs for nobody)', async () => {
+    await expect(withSecrets(scoped, async () => 'machine')).rejects.toThrow(/this process runs for no one/)
   })
 })
 

@@ -62,7 +62,7 @@ const bad: Array<[string, unknown, RegExp[]]> = [
   [
     'env value is a number',
     stdio({ env: { PORT: 8080 } }),
-    [/mcpServers\.fs\.env\.PORT: expected string, got a number/],
+    [/mcpServers\.fs\.env\.PORT: expected a string, or \{ "secret": "NAME" \}.*, got a number/],
   ],
   [
     'unknown startup',
@@ -85,6 +85,42 @@ const bad: Array<[string, unknown, RegExp[]]> = [
     'command on an http server',
     { mcpServers: { web: { type: 'http', url: 'http://x/mcp', command: 'x' } } },
     [/mcpServers\.web\.command: "command" does not fit a server of type "http"/],
+  ],
+  [
+    'scope on an http server',
+    { mcpServers: { web: { type: 'http', url: 'http://x/mcp', scope: 'principal' } } },
+    [/mcpServers\.web\.scope: "scope" does not fit a server of type "http".*"scope", "idleMs"/],
+  ],
+  ['unknown scope', stdio({ scope: 'person' }), [/mcpServers\.fs\.scope: is "person", expected one of/]],
+  [
+    'an instance key on a shared server',
+    stdio({ idleMs: 1000, sandbox: true }),
+    [
+      /mcpServers\.fs\.idleMs: shapes the processes of a scoped server: set "scope" to "principal"/,
+      /mcpServers\.fs\.sandbox: shapes the processes of a scoped server/,
+    ],
+  ],
+  [
+    'a person’s secret on a shared server',
+    stdio({ scope: 'shared', env: { GITHUB_TOKEN: { secret: 'github' } } }),
+    [
+      /mcpServers\.fs\.env\.GITHUB_TOKEN: \{ "secret": "github" \} is the secret of the person a process runs for.*set "scope" to "principal" or "session", or write "\$\{secret:github\}"/,
+    ],
+  ],
+  [
+    'an env value that is neither text nor a secret',
+    stdio({ scope: 'principal', env: { N: 5 } }),
+    [/mcpServers\.fs\.env\.N: expected a string, or \{ "secret": "NAME" \}.*got a number/],
+  ],
+  [
+    'a person’s secret with a bad name',
+    stdio({ scope: 'principal', env: { T: { secret: '../x' } } }),
+    [/mcpServers\.fs\.env\.T.*secret/],
+  ],
+  [
+    'maxInstances 0',
+    stdio({ scope: 'session', maxInstances: 0 }),
+    [/mcpServers\.fs\.maxInstances: is number 0, expected at least 1/],
   ],
   [
     'bad url',
@@ -205,7 +241,7 @@ describe('secrets', () => {
     const message = problems(
       {
         mcpServers: {
-          fs: { command: 'x', env: { API_KEY: '${TOKEN}', N: 5, OBJ: { secret: 'sekrit-value' } } },
+          fs: { command: 'x', env: { API_KEY: '${TOKEN}', N: 5, OBJ: { value: 'sekrit-value' } } },
           web: { url: 'http://x/mcp', headers: { Authorization: 42 } },
         },
         session: { escalation: '${TOKEN}' },
@@ -262,6 +298,33 @@ describe('parseConfig accepts good input', () => {
       codeMode: false,
     })
     expect(config.skills).toBeUndefined()
+  })
+
+  it('reads a scoped server with a person’s secret in its env, and its instance keys', () => {
+    const { config } = parseConfig(
+      {
+        mcpServers: {
+          gh: {
+            command: 'x',
+            scope: 'principal',
+            env: { GITHUB_TOKEN: { secret: 'github' }, LEVEL: '${TOKEN}' },
+            idleMs: 60_000,
+            maxInstances: 3,
+            persist: true,
+            sandbox: true,
+          },
+        },
+      },
+      { file, env },
+    )
+    expect(config.servers.get('gh')).toMatchObject({
+      scope: 'principal',
+      env: { GITHUB_TOKEN: { secret: 'github' }, LEVEL: 'tok-123456' },
+      idleMs: 60_000,
+      maxInstances: 3,
+      persist: true,
+      sandbox: true,
+    })
   })
 
   it('accepts a full example using every section of the config', () => {

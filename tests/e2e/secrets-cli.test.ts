@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SecretStore } from '../../src/oauth/secret-store.js'
-import { bundle, requireBundle, runMyc } from '../helpers/e2e.js'
+import { bundle, requireBundle, runMyc, writeConfig } from '../helpers/e2e.js'
+import { fixtureServer } from '../helpers/fixtures.js'
 import { waitFor } from '../helpers/runtime.js'
 import { Terminal } from '../helpers/terminal.js'
 import { requireTool } from '../helpers/tools.js'
@@ -63,6 +64,43 @@ describe('myc secrets', () => {
     const again = runMyc(['secrets', 'rm', 'github', '--principal', 'alice'], '', { env })
     expect(again.code).toBe(1)
     expect(again.stderr).toMatch(/no secret "github" is kept for alice/)
+  })
+
+  it('runs a scoped server’s own process with the local person’s secret; myc status --json shows its scope', () => {
+    const { env } = home()
+    const config = writeConfig({
+      mcpServers: {
+        gh: {
+          command: process.execPath,
+          args: [fixtureServer('per-person')],
+          scope: 'principal',
+          env: { GITHUB_TOKEN: { secret: 'github' } },
+        },
+        plain: { command: process.execPath, args: [fixtureServer('echo')] },
+      },
+    })
+    const missing = runMyc(['status', '--json', '--config', config], '', { env })
+    expect(missing.code).toBe(3)
+    const before = JSON.parse(missing.stdout) as {
+      servers: Array<{ key: string; scope: string; state: string; error: string | null }>
+    }
+    expect(before.servers.find((s) => s.key === 'gh')).toMatchObject({ scope: 'principal', state: 'FAILED' })
+    expect(before.servers.find((s) => s.key === 'gh')!.error).toMatch(
+      /secret "github" of the person who runs myc.*run: myc secrets set github/,
+    )
+    expect(before.servers.find((s) => s.key === 'plain')).toMatchObject({ scope: 'shared', state: 'RUNNING' })
+    expect(runMyc(['secrets', 'set', 'github'], 'operator-value', { env }).code).toBe(0)
+    const after = runMyc(['status', '--json', '--config', config], '', { env })
+    expect(after.code, after.stderr).toBe(0)
+    expect(JSON.parse(after.stdout).servers[0]).toMatchObject({
+      key: 'gh',
+      scope: 'principal',
+      state: 'RUNNING',
+      tools: 7,
+    })
+    // Its own process's folders are gone once it stopped.
+    expect(existsSync(path.join(path.dirname(config), '.mycelium', 'instances', 'gh'))).toBe(true)
+    expect(readdirSync(path.join(path.dirname(config), '.mycelium', 'instances', 'gh'))).toEqual([])
   })
 
   it.runIf(hasTmux)(

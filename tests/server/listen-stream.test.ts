@@ -192,7 +192,7 @@ describe('ListenStream', () => {
   })
 
   it('asks a 2026 child through the runtime (its listen), and lets go when it closes', async () => {
-    const { asked, stream } = setup({ open: { era: 'modern' } })
+    const { asked, stream } = setup({ open: { config: { type: 'stdio' }, era: 'modern' } as Partial<ChildConnection> })
     const s = stream({ resourceSubscriptions: ['o://1', 'h://1'] })
     s.open()
     await waitFor(() => asked.length > 0, 5_000, 'the runtime to be asked for o://1')
@@ -206,6 +206,7 @@ describe('ListenStream', () => {
   it('forwards resources/subscribe to a 2025 child that has it, and resources/unsubscribe when no other connection still wants it', async () => {
     const requests: unknown[][] = []
     const child = {
+      config: { type: 'stdio' },
       era: 'legacy',
       capabilities: { resources: { subscribe: true } },
       request: async (method: string, params: unknown) => (requests.push([method, params]), {}),

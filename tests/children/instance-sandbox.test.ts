@@ -1,0 +1,80 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import type { Server } from 'node:http'
+import path from 'node:path'
+import type { Client } from '@modelcontextprotocol/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Runtime } from '../../src/runtime/runtime.js'
+import { repoRoot } from '../helpers/fixtures.js'
+import { waitFor } from '../helpers/runtime.js'
+import { firstText, peopleFace, perPersonEntry, personClient, scopedRuntime, whoami } from '../helpers/scoped.js'
+import { requireTool } from '../helpers/tools.js'
+
+const hasBwrap = requireTool('bwrap', process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0)
+
+/**
+ * `sandbox: true` on a scoped server (docs/team.md): each instance runs
+ * under bubblewrap and sees its own person's folder and no one else's; the
+ * sealed secret store and myc's state are hidden from it. A probe: the
+ * instance tries to read what it must not.
+ */
+describe.skipIf(!hasBwrap)('a sandboxed instance sees its own folder and no one else’s', () => {
+  let runtime: Runtime
+  let folder: string
+  let server: Server
+  let alice: Client
+  let bob: Client
+  const read = async (client: Client, file: string) =>
+    JSON.parse(firstText(await client.callTool({ name: 'gh__read', arguments: { path: file } }))) as {
+      ok: boolean
+      text?: string
+      code?: string
+    }
+
+  beforeAll(async () => {
+    ;({ runtime, folder } = await scopedRuntime(
+      { gh: perPersonEntry({ sandbox: true }) },
+      { kept: { local: { github: 'operator' }, alice: { github: 'a' }, bob: { github: 'b' } } },
+    ))
+    let url: string
+    ;({ url, server } = await peopleFace(runtime))
+    alice = (await personClient(url, 'alice')).client
+    bob = (await personClient(url, 'bob')).client
+  }, 30_000)
+  afterAll(async () => {
+    await Promise.all([alice, bob].map((c) => c?.close().catch(() => {})))
+    server?.close()
+    await runtime?.close()
+  })
+
+  it('runs with its own HOME and secret, and reads and writes only its own folder', async () => {
+    const a = await whoami(alice)
+    const b = await whoami(bob)
+    expect(a.secret).toBe('a')
+    expect(b.secret).toBe('b')
+    await alice.callTool({ name: 'gh__remember', arguments: { value: 'alice-cookie' } })
+    await bob.callTool({ name: 'gh__remember', arguments: { value: 'bob-cookie' } })
+    // Both files are there on the host...
+    expect(existsSync(path.join(a.home!, 'cookie')) && existsSync(path.join(b.home!, 'cookie'))).toBe(true)
+    // ...each instance reads its own, and not the other's.
+    expect(await read(alice, path.join(a.home!, 'cookie'))).toEqual({ ok: true, text: 'alice-cookie' })
+    expect((await read(alice, path.join(b.home!, 'cookie'))).ok).toBe(false)
+    expect((await read(bob, path.join(a.home!, 'cookie'))).ok).toBe(false)
+  })
+
+  it('hides the sealed secret store and myc’s state (the skills) from it; the rest of the system it may read', async () => {
+    const store = path.join(folder, 'config', 'mycelium', 'secrets.json')
+    expect(existsSync(store)).toBe(true)
+    expect(await read(alice, store)).toMatchObject({ ok: false })
+    const skill = path.join(repoRoot, 'skills', 'reader', 'SKILL.md')
+    expect(existsSync(skill)).toBe(true)
+    expect(await read(alice, skill)).toMatchObject({ ok: false })
+    expect((await read(alice, path.join(repoRoot, 'package.json'))).ok).toBe(true)
+  })
+
+  it('leaves no folder behind once its instance stops (persist is off)', async () => {
+    const { home } = await whoami(alice)
+    await runtime.close()
+    await waitFor(() => !existsSync(path.dirname(home!)), 5_000, 'the instance’s folder to be removed')
+  })
+})

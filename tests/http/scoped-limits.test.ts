@@ -1,0 +1,103 @@
+import { existsSync } from 'node:fs'
+import type { Server } from 'node:http'
+import path from 'node:path'
+import type { Client } from '@modelcontextprotocol/client'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Runtime } from '../../src/runtime/runtime.js'
+import { waitFor } from '../helpers/runtime.js'
+import {
+  alive,
+  firstText,
+  peopleFace,
+  perPersonEntry,
+  personClient,
+  scopedRuntime,
+  whoami,
+  type Person,
+} from '../helpers/scoped.js'
+
+const KEPT = {
+  local: { github: 'operator' },
+  alice: { github: 'a' },
+  bob: { github: 'b' },
+  carol: { github: 'c' },
+}
+
+/**
+ * `idleMs` and `maxInstances` of a scoped server (docs/team.md): an idle
+ * instance stops, one in use never does; at the cap the least recently used
+ * idle one makes room, and with none idle the call is refused at once, as
+ * temporary, naming the cap.
+ */
+describe('a scoped server’s idleMs and maxInstances', () => {
+  let runtime: Runtime | undefined
+  let server: Server | undefined
+  const open: Client[] = []
+  const people = async (entry: Record<string, unknown>) => {
+    ;({ runtime } = await scopedRuntime({ gh: perPersonEntry(entry) }, { kept: KEPT }))
+    let url: string
+    ;({ url, server } = await peopleFace(runtime))
+    const client = async (person: Person) => {
+      const { client: c } = await personClient(url, person)
+      open.push(c)
+      return c
+    }
+    return { alice: await client('alice'), bob: await client('bob'), carol: await client('carol') }
+  }
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((c) => c.close().catch(() => {})))
+    server?.close()
+    await runtime?.close()
+  })
+
+  it('stops an instance idle for idleMs, and not one with a call in flight', async () => {
+    const { alice, bob } = await people({ idleMs: 400 })
+    const { pid: a, home } = await whoami(alice)
+    const b = (await whoami(bob)).pid
+    // Bob's call outlasts idleMs several times over: his instance is in use all along.
+    const long = bob.callTool({ name: 'gh__wait', arguments: { ms: 2_000 } })
+    await waitFor(() => !alive(a), 10_000, 'alice’s idle instance to stop')
+    // Its folders go with it (persist is off).
+    await waitFor(() => !existsSync(path.dirname(home!)), 5_000, 'alice’s instance folder to be removed')
+    expect(alive(b)).toBe(true)
+    expect(firstText(await long)).toBe(`waited ${b}`)
+    await waitFor(() => !alive(b), 10_000, 'bob’s instance to stop once idle')
+    expect(runtime!.supervisor.instances()).toEqual([])
+  }, 30_000)
+
+  it('keeps a stopped instance’s folders with persist: its HOME is there for the person’s next one', async () => {
+    const { alice } = await people({ idleMs: 300, persist: true })
+    const first = await whoami(alice)
+    await alice.callTool({ name: 'gh__remember', arguments: { value: 'kept' } })
+    await waitFor(() => !alive(first.pid), 10_000, 'the idle instance to stop')
+    expect(existsSync(path.join(first.home!, 'cookie'))).toBe(true)
+    const recalled = JSON.parse(firstText(await alice.callTool({ name: 'gh__recall', arguments: {} })))
+    expect(recalled).toEqual({ memory: null, file: 'kept' })
+  }, 30_000)
+
+  it('makes room at the cap by stopping the least recently used idle instance; refuses at once when none is idle', async () => {
+    const { alice, bob, carol } = await people({ maxInstances: 2 })
+    const a = (await whoami(alice)).pid
+    const b = (await whoami(bob)).pid
+    // Carol's first call: alice's (used longest ago, idle) makes room; bob's stays.
+    const c = (await whoami(carol)).pid
+    await waitFor(() => !alive(a), 5_000, 'alice’s instance to stop')
+    expect(alive(b) && alive(c)).toBe(true)
+    // Both busy: alice is told at once, as temporary, naming the cap.
+    const busy = [
+      bob.callTool({ name: 'gh__wait', arguments: { ms: 1_500 } }),
+      carol.callTool({ name: 'gh__wait', arguments: { ms: 1_500 } }),
+    ]
+    await waitFor(
+      () => runtime!.supervisor.instances().every((i) => i.inFlight > 0),
+      5_000,
+      'both calls to be in flight',
+    )
+    const refused = await alice.callTool({ name: 'gh__whoami', arguments: {} })
+    expect(refused.isError).toBe(true)
+    expect(firstText(refused)).toBe('gh: every instance is busy (maxInstances 2); retry shortly')
+    expect((await Promise.all(busy)).map(firstText)).toEqual([`waited ${b}`, `waited ${c}`])
+    // Once one is idle again, alice gets hers.
+    expect((await whoami(alice)).secret).toBe('a')
+  }, 30_000)
+})

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest'
+import { MycError } from '../../src/errors.js'
+import { httpSettings } from '../../src/http/serve-http.js'
+import { loadedConfig } from '../helpers/runtime.js'
+import { perPersonEntry } from '../helpers/scoped.js'
+
+const ENV = { A: 'alice-settings-0123456789abcdef0123456789', U: 'unnamed-settings-0123456789abcdef01234567' }
+
+function refusal(raw: Record<string, unknown>, env: Record<string, string>): string {
+  try {
+    httpSettings(loadedConfig(raw), undefined, env)
+  } catch (error) {
+    expect(error).toBeInstanceOf(MycError)
+    expect((error as MycError).code).toBe('config_invalid')
+    return (error as Error).message
+  }
+  throw new Error('expected the settings to be refused')
+}
+
+/** What `myc serve --http` checks at start for scoped servers (docs/team.md), before any child starts. */
+describe('myc serve --http with a scoped server', () => {
+  it('refuses a token that names no person, naming the entry and the servers', () => {
+    const message = refusal(
+      {
+        mcpServers: { gh: perPersonEntry(), plain: { command: 'x' } },
+        http: {
+          tokens: [
+            { env: 'A', role: 'dev', name: 'alice' },
+            { env: 'U', role: 'dev' },
+          ],
+        },
+      },
+      ENV,
+    )
+    expect(message).toMatch(
+      /http\.tokens\[1\]: names no person, and "gh" runs one process per person \(scope\): give it a "name"/,
+    )
+    expect(message).not.toMatch(/http\.tokens\[0\]/)
+  })
+
+  it('takes unnamed tokens when no server is scoped', () => {
+    const raw = { mcpServers: { plain: { command: 'x' } }, http: { tokens: [{ env: 'U', role: 'dev' }] } }
+    expect(httpSettings(loadedConfig(raw), undefined, ENV).tokens).toHaveLength(1)
+  })
+})
