@@ -365,6 +365,8 @@ export const ConfigSchema = v.strictObject({
       maxConnectionsPerAddress: v.optional(positiveInt(1, 1_000_000), 512),
       /** A session with no request for this long is closed (its id then answers 404). */
       sessionIdleMs: v.optional(positiveInt(100, 30 * 86_400_000), 30 * 60_000),
+      /** `PUT /secrets/<name>`: a person sets their own secret with their credential (docs/team.md); off unless true. */
+      selfServiceSecrets: v.optional(v.boolean()),
       /** Where session state lives: "memory" (this process) or a Redis URL (redis://, rediss://) shared by replicas. */
       sessionStore: v.optional(
         v.union(

@@ -18,6 +18,8 @@ import { readForEra } from './era-body.js'
 import type { TaskRegistry } from '../eras/face/task-registry.js'
 import { StatelessRoute } from './stateless-route.js'
 import { PersonLogins } from './oauth-logins.js'
+import { SecretsRoute } from './secrets-route.js'
+import { instancesAnswer, INSTANCES_PATH } from './instances-route.js'
 import { MemorySessionTable, Sessions, type SessionTable } from './sessions.js'
 import type { SessionStore } from './session-store.js'
 import { bearerMatches, bearerOf, matchToken, type HttpToken } from './tokens.js'
@@ -67,6 +69,8 @@ export interface HttpFaceOptions {
   rateLimiter?: RateLimit
   /** The runtime's 2026 tasks (one registry per runtime, shared by all its faces); default: one of its own, closed with it. */
   tasks?: TaskRegistry
+  /** `http.selfServiceSecrets`: `PUT /secrets/<name>` keeps a person's own secret (secrets-route.ts); off, the path is not found. */
+  selfServiceSecrets?: boolean
 }
 
 /** `GET /healthz`: alive, and nothing else. */
@@ -98,6 +102,7 @@ export class HttpFace {
   private readonly sessionRoute: SessionRoute
   private readonly statelessRoute: StatelessRoute
   private readonly logins: PersonLogins
+  private readonly secrets: SecretsRoute | undefined
   private readonly hosts: string[] | undefined
   private readonly metricsHosts: string[] | undefined
   private readonly origins: ReadonlySet<string>
@@ -140,6 +145,7 @@ export class HttpFace {
       logger: options.logger,
       viewFor: (principal) => options.viewFor(principal),
     })
+    this.secrets = options.selfServiceSecrets ? new SecretsRoute({ runtime: options.runtime, logger }) : undefined
     this.statelessRoute = new StatelessRoute({
       runtime: options.runtime,
       logger,
@@ -224,6 +230,10 @@ export class HttpFace {
       }
       return this.metricsAnswer(request)
     }
+    if (url.pathname === INSTANCES_PATH && request.method === 'GET')
+      return this.options.metricsToken
+        ? instancesAnswer(this.options.runtime, this.metricsCredential(request) === 'ok', METRICS_CHALLENGE)
+        : refusal(404, HttpRpcCode.server, 'Not Found: set http.metricsToken to list the instances here')
     if (
       this.options.jwt &&
       request.method === 'GET' &&
@@ -242,6 +252,9 @@ export class HttpFace {
     }
     // A person's OAuth login to a server with an `oauth` key (oauth-logins.ts).
     if (PersonLogins.handles(url.pathname)) return this.logins.handle(request, url, () => this.admit(request, url))
+    // A person's own secret (secrets-route.ts), with http.selfServiceSecrets.
+    if (this.secrets && SecretsRoute.handles(url.pathname))
+      return this.secrets.handle(inbound, url, () => this.admit(request, url))
     if (url.pathname !== this.options.path)
       return refusal(404, HttpRpcCode.server, `Not Found: the MCP endpoint is ${this.options.path}`)
 
@@ -453,7 +466,9 @@ export class HttpFace {
       if (!host.ok) return refusal(403, HttpRpcCode.server, `Forbidden: ${host.message}`)
       if (url.pathname === '/readyz') return await this.readiness(this.metricsCredential(request) !== 'refused')
       if (url.pathname === '/metrics') return await this.metricsAnswer(request)
-      return refusal(404, HttpRpcCode.server, 'Not Found: this address serves /metrics, /readyz and /healthz only')
+      if (url.pathname === INSTANCES_PATH)
+        return instancesAnswer(this.options.runtime, this.metricsCredential(request) !== 'refused', METRICS_CHALLENGE)
+      return refusal(404, HttpRpcCode.server, 'Not Found: only /metrics, /instances, /readyz and /healthz are here')
     } catch (error) {
       this.options.logger.error(
         `http (metrics): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,

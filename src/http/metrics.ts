@@ -5,6 +5,7 @@ import type { ChildState } from '../children/child.js'
 import { observeToolCalls, type ToolCallOutcome } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { MCP_DURATION_BUCKETS } from '../telemetry/tracing.js'
+import { scopeOf } from '../config/schema.js'
 
 /** What the HTTP face needs of the metrics: the text of `GET /metrics`, and word of a rate-limited request. */
 export interface MetricsEndpoint {
@@ -118,6 +119,20 @@ export async function createMetrics(sources: MetricsSources): Promise<HttpMetric
       this.reset()
       for (const child of runtime.supervisor.children.values())
         for (const state of CHILD_STATES) this.set({ server: child.key, state }, child.state === state ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'myc_child_instances',
+    help: 'Instances each scoped server runs now, one per person or session (docs/team.md), besides its own process.',
+    labelNames: ['server', 'scope'] as const,
+    registers,
+    collect() {
+      this.reset()
+      const { supervisor } = runtime
+      for (const [server, count] of supervisor.instanceCounts()) {
+        const child = supervisor.children.get(server)
+        if (child) this.set({ server, scope: scopeOf(child.config) }, count)
+      }
     },
   })
   new Counter({

@@ -6,6 +6,7 @@ import type { PrincipalView } from '../principal/view.js'
 import { isPersonal, OAUTH_LOGIN_PATH } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { HttpPrincipal } from './principals.js'
+import { plainText } from './responses.js'
 
 /** Where the authorization server sends the person back. */
 export const OAUTH_CALLBACK_PATH = '/oauth/callback'
@@ -229,12 +230,7 @@ export class PersonLogins {
   }
 }
 
-function text(status: number, body: string, headers: Record<string, string> = {}): Response {
-  return new Response(`${body}\n`, {
-    status,
-    headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', ...headers },
-  })
-}
+const text = plainText
 
 function busy(): Response {
   return text(503, 'Service Unavailable: too many logins are under way on this myc; retry in a minute', {

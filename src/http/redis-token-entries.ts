@@ -7,9 +7,10 @@ export interface RedisScripts {
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>
 }
 
-const ENTRIES = 'myc:oauth:tokens'
-const VERSION = 'myc:oauth:tokens:version'
-const LOCK = 'myc:oauth:tokens:lock'
+/** The people's OAuth logins' hash (its version counter and lock beside it, `:version` and `:lock`). */
+export const TOKEN_ENTRIES = 'myc:oauth:tokens'
+/** The people's own secrets' (oauth/secret-store.ts). */
+export const SECRET_ENTRIES = 'myc:secrets'
 /** A lock older than this was left by a replica that died holding it. */
 const LOCK_MS = 30_000
 
@@ -20,24 +21,34 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
 return 0`
 
 /**
- * The people's OAuth logins in the Redis session store, shared by every
- * replica: one hash of sealed entries (the token store seals them with
- * MYC_TOKEN_KEY, so Redis holds no token text), a version counter that
- * moves with each write, and a lock taken with SET NX PX.
+ * Sealed entries in the Redis session store, shared by every replica (the
+ * people's OAuth logins, their secrets): one hash of sealed entries (the
+ * stores seal them with MYC_TOKEN_KEY, so Redis holds no token or secret
+ * text), a version counter that moves with each write, and a lock taken
+ * with SET NX PX.
  */
 export class RedisTokenEntries implements SharedEntries {
+  private readonly entries: string
+  private readonly versionKey: string
+  private readonly lock: string
+
   constructor(
     private readonly client: RedisScripts,
     readonly where: string,
-  ) {}
+    hash: string = TOKEN_ENTRIES,
+  ) {
+    this.entries = hash
+    this.versionKey = `${hash}:version`
+    this.lock = `${hash}:lock`
+  }
 
   async version(): Promise<string> {
-    return (await this.client.get(VERSION)) ?? '0'
+    return (await this.client.get(this.versionKey)) ?? '0'
   }
 
   async read(): Promise<Record<string, SealedEntry>> {
     const flat = (await this.client.eval(`return redis.call('HGETALL', KEYS[1])`, {
-      keys: [ENTRIES],
+      keys: [this.entries],
       arguments: [],
     })) as string[]
     const entries: Record<string, SealedEntry> = {}
@@ -53,7 +64,7 @@ export class RedisTokenEntries implements SharedEntries {
 
   async write(id: string, entry: SealedEntry | null): Promise<void> {
     await this.client.eval(WRITE, {
-      keys: [ENTRIES, VERSION],
+      keys: [this.entries, this.versionKey],
       arguments: [id, entry === null ? '' : JSON.stringify(entry)],
     })
   }
@@ -61,14 +72,14 @@ export class RedisTokenEntries implements SharedEntries {
   async locked<T>(fn: () => Promise<T>): Promise<T> {
     const token = randomBytes(12).toString('hex')
     const deadline = Date.now() + 2 * LOCK_MS
-    while ((await this.client.eval(TAKE, { keys: [LOCK], arguments: [token, String(LOCK_MS)] })) === null) {
-      if (Date.now() > deadline) throw new Error('the shared OAuth logins are locked by another replica: try again')
+    while ((await this.client.eval(TAKE, { keys: [this.lock], arguments: [token, String(LOCK_MS)] })) === null) {
+      if (Date.now() > deadline) throw new Error(`${this.where} are locked by another replica: try again`)
       await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 30))
     }
     try {
       return await fn()
     } finally {
-      await this.client.eval(RELEASE, { keys: [LOCK], arguments: [token] }).catch(() => {})
+      await this.client.eval(RELEASE, { keys: [this.lock], arguments: [token] }).catch(() => {})
     }
   }
 }

@@ -28,6 +28,14 @@ export function refusal(
   })
 }
 
+/** A plain-text answer of a route that is not MCP's (a person's login, their secrets), never cached. */
+export function plainText(status: number, body: string, headers: Record<string, string> = {}): Response {
+  return new Response(`${body}\n`, {
+    status,
+    headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', ...headers },
+  })
+}
+
 /** The same response with more headers (CORS), its body untouched. */
 export function withHeaders(response: Response, headers: Record<string, string>): Response {
   const keys = Object.keys(headers)

@@ -25,8 +25,8 @@ import { StdioEraConnection, type StdioEraMode } from '../server/stdio-eras.js'
 import { TaskRegistry } from '../eras/face/task-registry.js'
 import type { HttpMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
-import { TokenStore } from '../oauth/token-store.js'
-import { userState } from '../config/state-roots.js'
+import { hasPersonSecrets } from '../children/secret-refs.js'
+import { sharePeople } from './shared-people.js'
 import { isPersonal } from '../runtime/principal-tools.js'
 
 /** How long shutdown waits for calls in flight before it ends the sessions anyway. */
@@ -97,6 +97,14 @@ export function httpSettings(
     )
   }
   checkScopedTokens(loaded, tokens)
+  // People's own secrets ({ "secret": … } of a scoped server, or set over HTTP) are kept in Redis for every replica too.
+  const secrets = loaded.config.http.selfServiceSecrets || [...loaded.config.servers.values()].some(hasPersonSecrets)
+  if (loaded.config.http.sessionStore !== 'memory' && secrets && (tokens.length > 0 || jwt) && !env.MYC_TOKEN_KEY) {
+    throw new MycError(
+      'config_invalid',
+      `Invalid config ${file}:\n  http.sessionStore: people's own secrets ({ "secret": … } in a scoped server's env) are kept in Redis for every replica, sealed with MYC_TOKEN_KEY; set MYC_TOKEN_KEY to the same 32 random bytes on every replica (e.g. \`openssl rand -base64 32\`)`,
+    )
+  }
   const metricsToken = loaded.config.http.metricsToken
     ? readMetricsToken(loaded.config.http.metricsToken, env, tokens, file)
     : undefined
@@ -215,14 +223,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
                   `http.sessionStore: Redis does not answer (${error?.message ?? 'no reason given'}); requests that need it get 503 until it is back, and /readyz says not ready`,
                 ),
         })
-  // With Redis, people's own OAuth logins live there too (sealed with MYC_TOKEN_KEY, checked by prepareHttp): a login on one replica serves on all.
-  const { tokenKey } = settings
-  if (sharedStore?.tokenEntries && tokenKey) {
-    const entries = sharedStore.tokenEntries()
-    runtime.setPersonalStores(
-      (owner) => new TokenStore(userState().configDir.path, owner, tokenKey, undefined, entries),
-    )
-  }
+  // With Redis, people's OAuth logins and own secrets live there too (sealed with MYC_TOKEN_KEY, checked by prepareHttp): one set on one replica serves on all.
+  sharePeople(runtime, sharedStore, settings.tokenKey)
+  runtime.secrets.selfService = config.http.selfServiceSecrets === true
   const stopKillOnExit = killChildrenOnExit(runtime)
   // prom-client is loaded only here, and only when metrics are on and someone may read them (http.metricsToken, http.metricsListen).
   const metricsReadable = settings.metricsToken !== undefined || settings.metricsListen !== undefined
@@ -265,6 +268,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     maxInFlightPerCredential: config.http.maxInFlightPerCredential,
     sessionIdleMs: config.http.sessionIdleMs,
     maxMessageBytes: config.limits.maxMessageBytes,
+    ...(config.http.selfServiceSecrets ? { selfServiceSecrets: true } : {}),
   })
   // OpenTelemetry metrics on: mycelium.sessions.active reads the sessions at each export.
   runtime.tracing?.observe({ sessions: () => face.sessions.size })

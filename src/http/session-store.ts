@@ -4,7 +4,7 @@ import { connectRedis, type GuardedRedis } from './redis-client.js'
 import { SharedRateLimiter, type RateLimit, type RateLimitConfig } from './rate-limit.js'
 import type { HttpPrincipal } from './principals.js'
 import type { SharedEntries } from '../oauth/token-store.js'
-import { RedisTokenEntries } from './redis-token-entries.js'
+import { RedisTokenEntries, SECRET_ENTRIES } from './redis-token-entries.js'
 
 /**
  * What another process needs to take a session over: who it is, how its
@@ -68,6 +68,8 @@ export interface SessionStore {
   rateLimiter?(config: RateLimitConfig): RateLimit
   /** The people's OAuth logins kept in the store, shared by the replicas (Redis); absent: each process keeps its own file. */
   tokenEntries?(): SharedEntries
+  /** The people's own secrets kept in the store, shared by the replicas (Redis); absent: each process keeps its own file. */
+  secretEntries?(): SharedEntries
 }
 
 /**
@@ -221,6 +223,11 @@ export class RedisSessionStore implements SessionStore {
   /** The people's OAuth logins in this Redis, over the same connection. */
   tokenEntries(): SharedEntries {
     return new RedisTokenEntries(this.redis, `${redactUrl(this.url)} (the people's OAuth logins)`)
+  }
+
+  /** The people's own secrets in this Redis, over the same connection. */
+  secretEntries(): SharedEntries {
+    return new RedisTokenEntries(this.redis, `${redactUrl(this.url)} (the people's secrets)`, SECRET_ENTRIES)
   }
 
   /** Connects (and pings) at start: an unreachable Redis is a runtime error naming the setting. */

@@ -1,0 +1,74 @@
+import { spawnSync } from 'node:child_process'
+import type { Server } from 'node:http'
+import type { Client } from '@modelcontextprotocol/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openSessionStore, type SessionStore } from '../../src/http/session-store.js'
+import { sharePeople } from '../../src/http/shared-people.js'
+import type { Runtime } from '../../src/runtime/runtime.js'
+import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
+import {
+  PEOPLE,
+  peopleFace,
+  perPersonEntry,
+  personClient,
+  scopedRuntime,
+  TEST_TOKEN_KEY,
+  whoami,
+} from '../helpers/scoped.js'
+
+/**
+ * Two replicas (two runtimes, each with its own user config folder, as two
+ * machines) over one real Redis: a person's secret set through one is used
+ * by their instance on the other, and Redis holds it sealed (no value, no
+ * name). The operator's own secret stays each machine's.
+ */
+describe.skipIf(!hasRedis())('a person’s secret shared by replicas through Redis', () => {
+  let redis: RedisServer
+  const stores: SessionStore[] = []
+  const runtimes: Runtime[] = []
+  const servers: Server[] = []
+  const open: Client[] = []
+  const bases: string[] = []
+
+  beforeAll(async () => {
+    redis = await startRedis()
+    for (const operator of ['operator-a', 'operator-b']) {
+      const { runtime } = await scopedRuntime({ gh: perPersonEntry() }, { kept: { local: { github: operator } } })
+      const store = await openSessionStore(redis.url)
+      sharePeople(runtime, store, TEST_TOKEN_KEY)
+      runtime.secrets.selfService = true
+      const { base, server } = await peopleFace(runtime, { selfServiceSecrets: true, sharedStore: store })
+      runtimes.push(runtime)
+      stores.push(store)
+      servers.push(server)
+      bases.push(base)
+    }
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.all(open.map((c) => c.close().catch(() => {})))
+    for (const s of servers) s.close()
+    await Promise.all(runtimes.map((r) => r.close()))
+    await Promise.all(stores.map((s) => s.close()))
+    await redis?.stop()
+  })
+
+  it('uses on one replica the secret a person set through the other', async () => {
+    const put = await fetch(`${bases[0]}/secrets/github`, {
+      method: 'PUT',
+      body: 'alice-shared-value',
+      headers: { Authorization: `Bearer ${PEOPLE.alice}` },
+    })
+    expect(put.status).toBe(200)
+    const { client } = await personClient(`${bases[1]}/mcp`, 'alice')
+    open.push(client)
+    expect((await whoami(client)).secret).toBe('alice-shared-value')
+    // Each replica's own process still runs with its own operator's secret (this machine's, not Redis's).
+    expect(await runtimes[1]!.secrets.store('local').value('github')).toBe('operator-b')
+    // Redis holds the entry sealed: neither the value nor the name nor the person.
+    const dump = spawnSync('redis-cli', ['-p', String(redis.port), 'HGETALL', 'myc:secrets'], { encoding: 'utf8' })
+    if (dump.status === 0) {
+      expect(dump.stdout.trim()).not.toBe('')
+      expect(dump.stdout).not.toMatch(/alice-shared-value|github|alice/)
+    }
+  }, 30_000)
+})
