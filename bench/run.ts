@@ -17,6 +17,7 @@ import { passthrough } from '../src/protocol/passthrough.js'
 import { callsInFlight } from './in-flight.js'
 import { codeTokensBench } from './code-tokens.js'
 import { footprint, footprintRows, IDLE_RSS_TARGET_MIB, SIZE_TARGET_MIB, type Footprint } from './footprint.js'
+import { scale, scaleRows, SESSION_TARGET_KIB, SESSIONS_TARGET, type ScaleFigures } from './scale.js'
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)))
 const bundle = path.join(root, 'build', 'myc.cjs')
@@ -26,7 +27,7 @@ const copyRelay = path.join(root, 'bench', 'copy-relay.mjs')
 const quick = process.argv.includes('--quick')
 /** Node flags for every myc the bench starts (stdio and HTTP), from MYC_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` with `--only http`). */
 const mycNodeArgs = process.env.MYC_NODE_ARGS ? process.env.MYC_NODE_ARGS.split(' ') : []
-/** `--only calls|startup|policy|skills|http|code|footprint`: one section, its figures printed as JSON (for profiling runs). */
+/** `--only calls|startup|policy|skills|http|code|footprint|scale`: one section, its figures printed as JSON (for profiling runs). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined
 // NODE_EXTRA_CA_CERTS slows every Node start here (measured on the development machine); keep it out of start-up figures.
 const env = { ...(process.env as Record<string, string>) }
@@ -377,6 +378,7 @@ async function main() {
       http: httpBench,
       code: codeTokensBench,
       footprint: footprintBench,
+      scale: scaleBench,
     }
     if (!sections[only]) throw new Error(`--only takes one of ${Object.keys(sections).join(', ')}`)
     process.stdout.write(`${JSON.stringify(await sections[only]!(), null, 2)}\n`)
@@ -390,6 +392,7 @@ async function main() {
   results.http = await httpBench()
   results.codeTokens = await codeTokensBench()
   results.footprint = await footprintBench()
+  results.scale = await scaleBench()
   report(results)
 }
 
@@ -571,6 +574,11 @@ function footprintBench(): Promise<Footprint> {
   })
 }
 
+/** Sessions per process and memory per session; a scoped child's instances for 100 people (bench/scale.ts). */
+function scaleBench(): Promise<ScaleFigures> {
+  return scale({ root, bundle, env, quick })
+}
+
 /** 20 children listed through myc vs 20 started directly in parallel; 10 slow starters through myc. */
 async function startupBench(): Promise<Record<string, number>> {
   const runs = quick ? 3 : 5
@@ -710,6 +718,15 @@ function report(results: Record<string, unknown>): void {
       'file' in fp.executable
         ? { value: fp.executable.mib, target: `≤ ${SIZE_TARGET_MIB} MiB`, met: fp.executable.met }
         : fp.executable,
+    sessionKiB:
+      'absent' in (results.scale as ScaleFigures)
+        ? results.scale
+        : {
+            value: (results.scale as Extract<ScaleFigures, { sessions: unknown }>).sessions.perSessionKiB,
+            at: (results.scale as Extract<ScaleFigures, { sessions: unknown }>).sessions.sessions,
+            target: `≤ ${SESSION_TARGET_KIB} KiB a session at ${SESSIONS_TARGET} sessions`,
+            met: (results.scale as Extract<ScaleFigures, { sessions: unknown }>).sessions.met,
+          },
     idleRssMiB: Array.isArray(fp.idleRss)
       ? { value: fp.idleRss[0]!.idle, of: fp.idleRss[0]!.label, target: `≤ ${IDLE_RSS_TARGET_MIB} MiB`, met: fp.met }
       : fp.idleRss,
@@ -846,6 +863,7 @@ function report(results: Record<string, unknown>): void {
     ],
     ...httpRows(results.http as HttpBench),
     ...footprintRows(results.footprint as Footprint),
+    ...scaleRows(results.scale as ScaleFigures),
     [
       'skills/list, 500 local + 500 child skills, one role (ms)',
       '',
