@@ -27,7 +27,7 @@ import type { HttpMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
 import { hasPersonSecrets } from '../children/secret-refs.js'
 import { sharePeople } from './shared-people.js'
-import { isPersonal } from '../runtime/principal-tools.js'
+import { isPersonal } from '../runtime/caller-child.js'
 
 /** How long shutdown waits for calls in flight before it ends the sessions anyway. */
 export const HTTP_DRAIN_MS = 10_000

@@ -7,13 +7,13 @@ import type { Runtime } from '../runtime/runtime.js'
 import type { ServedSkill } from '../skills/skill-index.js'
 import {
   callerAttributes,
-  childForCaller,
   endSpan,
   forwardTraced,
   instanceAttributes,
   listedTools,
   serverSpan,
 } from '../runtime/principal-tools.js'
+import { childForCaller } from '../runtime/caller-child.js'
 import type { ListKindName } from '../principal/seen-lists.js'
 import type { SpanAttributes, SpanHandle } from '../telemetry/tracing.js'
 import { findSkillFile, mapChildRead, readSkillFile, type SkillSources } from './skills-handlers.js'

@@ -1,7 +1,7 @@
 import type { ChildConnection } from '../children/child.js'
 import type { ConnectionHandle, Runtime } from '../runtime/runtime.js'
 import { scopeOf } from '../config/schema.js'
-import { childForCaller } from '../runtime/principal-tools.js'
+import { childForCaller } from '../runtime/caller-child.js'
 
 /**
  * Asking a child for a resource's updates on behalf of one of myc's
