@@ -52,7 +52,7 @@ export const principalArgs = {
 
 /** `--principal NAME`: whose logins or secrets (an http.tokens entry's `name`, or `jwt:SUBJECT`); undefined is the local person. */
 export function principalFlag(value: string | undefined): string | undefined {
-  if (value !== undefined && (value.trim() === '' || /[\0\n\r]/.test(value)))
+  if (value !== undefined && (value.trim() === '' || /[\0\n\r]/.test(value) || /^jwt:\s*$/.test(value)))
     throw new MycError('usage', '--principal takes a name: an http.tokens entry\'s "name", or jwt:SUBJECT')
   return value
 }

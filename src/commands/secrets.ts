@@ -2,6 +2,7 @@ import { defineCommand } from 'citty'
 import { commandIO, type CommandIO } from '../command-io.js'
 import { SECRET_NAME } from '../config/expand-env.js'
 import { ExitCode, MycError, usageError } from '../errors.js'
+import type { SecretStore } from '../oauth/secret-store.js'
 import { commonArgs, jsonArgs, principalFlag, printJson, printResult, restPositional } from './_shared.js'
 
 /**
@@ -36,10 +37,66 @@ function checkedName(name: string): string {
   return name
 }
 
-async function storeOf(io: CommandIO, principal: string | undefined) {
-  const { SecretStore } = await import('../oauth/secret-store.js')
+/** A person's store, and what to close once done with it (a Redis connection). */
+interface OpenStore {
+  store: SecretStore
+  close(): Promise<void>
+}
+
+/**
+ * The store `--principal` names: the local person's is this machine's file;
+ * another person's is where `myc serve --http` with this config reads it:
+ * the file, or with a Redis `http.sessionStore` that Redis (sealed with
+ * MYC_TOKEN_KEY, as the replicas read it: shared-people.ts).
+ */
+async function storeOf(
+  io: CommandIO,
+  principal: string | undefined,
+  configPath: string | undefined,
+): Promise<OpenStore> {
+  const [{ SecretStore }, { LOCAL_PRINCIPAL }] = await Promise.all([
+    import('../oauth/secret-store.js'),
+    import('../oauth/token-store.js'),
+  ])
   const who = principalFlag(principal)
-  return SecretStore.forUser(io.env, who === undefined ? {} : { principal: who })
+  const file = {
+    store: SecretStore.forUser(io.env, who === undefined ? {} : { principal: who }),
+    close: async () => {},
+  }
+  if (who === undefined || who === LOCAL_PRINCIPAL) return file
+  const { loadConfig } = await import('../config/load.js')
+  const loaded = await loadConfig({ configPath, cwd: io.cwd, env: io.env })
+  const setting = loaded.config.http.sessionStore
+  if (setting === 'memory') return file
+  const key = io.env.MYC_TOKEN_KEY
+  if (!key)
+    throw new MycError(
+      'usage',
+      `${loaded.file}: http.sessionStore is Redis, where the replicas keep people's secrets sealed with MYC_TOKEN_KEY, and it is not set here`,
+      { fix: "set MYC_TOKEN_KEY to the replicas' value, then run this again" },
+    )
+  const { openSessionStore } = await import('../http/session-store.js')
+  const shared = await openSessionStore(setting)
+  const store = SecretStore.forUser(
+    { ...io.env, MYC_TOKEN_KEY: key },
+    { principal: who, shared: shared.secretEntries!() },
+  )
+  return { store, close: () => shared.close() }
+}
+
+/** Runs `use` on the store `--principal` names, closing it after. */
+async function withStore<T>(
+  io: CommandIO,
+  principal: string | undefined,
+  configPath: string | undefined,
+  use: (store: SecretStore) => Promise<T>,
+): Promise<T> {
+  const open = await storeOf(io, principal, configPath)
+  try {
+    return await use(open.store)
+  } finally {
+    await open.close()
+  }
 }
 
 /** All of stdin as text. */
@@ -87,11 +144,15 @@ const set = defineCommand({
         'myc secrets set takes the value from stdin or a prompt, never from the command line (it would stay in the shell history and the process table): printf %s "$VALUE" | myc secrets set NAME',
       )
     const name = checkedName(args.name)
-    const store = await storeOf(io, args.principal)
-    await store.set(name, await readValue(io, name, args.principal))
+    principalFlag(args.principal)
+    const value = await readValue(io, name, args.principal)
+    const where = await withStore(io, args.principal, args.config, async (store) => {
+      await store.set(name, value)
+      return store.file
+    })
     printResult(
       io,
-      `kept secret "${name}"${args.principal === undefined ? '' : ` for ${args.principal}`}, sealed in ${store.file}`,
+      `kept secret "${name}"${args.principal === undefined ? '' : ` for ${args.principal}`}, sealed in ${where}`,
     )
     return ExitCode.ok
   },
@@ -102,9 +163,12 @@ const list = defineCommand({
   args: { ...commonArgs, ...jsonArgs, ...principalArg },
   async run({ args, data }) {
     const io = commandIO(data)
-    const store = await storeOf(io, args.principal)
-    const names = await store.names()
-    if (args.json) printJson(io, { ok: true, principal: store.principal, store: store.file, names })
+    const { principal, file, names } = await withStore(io, args.principal, args.config, async (store) => ({
+      principal: store.principal,
+      file: store.file,
+      names: await store.names(),
+    }))
+    if (args.json) printJson(io, { ok: true, principal, store: file, names })
     else
       printResult(
         io,
@@ -123,7 +187,7 @@ const rm = defineCommand({
     const io = commandIO(data)
     const name = checkedName(args.name)
     const whose = args.principal === undefined ? '' : ` for ${args.principal}`
-    if (!(await (await storeOf(io, args.principal)).remove(name)))
+    if (!(await withStore(io, args.principal, args.config, (store) => store.remove(name))))
       throw new MycError('runtime', `no secret "${name}" is kept${whose}`, {
         fix: `myc secrets list${args.principal === undefined ? '' : ` --principal ${args.principal}`} shows the names`,
       })

@@ -38,6 +38,10 @@ describe('myc secrets', () => {
     expect(bad.stderr).toMatch(/"\.\.\/github" is not a secret's name/)
     expect(runMyc(['secrets', 'set', 'github'], '\n', { env }).code).toBe(2)
     expect(runMyc(['secrets', 'set', 'github', '--principal', ''], 'v', { env }).code).toBe(2)
+    // A JWT's person without a subject is no one.
+    const subjectless = runMyc(['secrets', 'set', 'github', '--principal', 'jwt:'], 'v', { env })
+    expect(subjectless.code).toBe(2)
+    expect(subjectless.stderr).toMatch(/--principal takes a name: .*jwt:SUBJECT/)
     return expect(store().names()).resolves.toEqual([])
   })
 

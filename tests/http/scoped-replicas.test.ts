@@ -1,10 +1,13 @@
-import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import type { Server } from 'node:http'
 import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openSessionStore, type SessionStore } from '../../src/http/session-store.js'
 import { sharePeople } from '../../src/http/shared-people.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
+import { requireBundle, runMyc, writeConfig } from '../helpers/e2e.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
 import {
   PEOPLE,
@@ -65,10 +68,36 @@ describe.skipIf(!hasRedis())('a person’s secret shared by replicas through Red
     // Each replica's own process still runs with its own operator's secret (this machine's, not Redis's).
     expect(await runtimes[1]!.secrets.store('local').value('github')).toBe('operator-b')
     // Redis holds the entry sealed: neither the value nor the name nor the person.
-    const dump = spawnSync('redis-cli', ['-p', String(redis.port), 'HGETALL', 'myc:secrets'], { encoding: 'utf8' })
-    if (dump.status === 0) {
-      expect(dump.stdout.trim()).not.toBe('')
-      expect(dump.stdout).not.toMatch(/alice-shared-value|github|alice/)
-    }
+    const kept = JSON.stringify(await stores[0]!.secretEntries!().read())
+    expect(kept).not.toBe('{}')
+    expect(kept).not.toMatch(/alice-shared-value|github|alice/)
   }, 30_000)
+
+  it('takes a person’s secret from myc secrets set on the machine, into the replicas’ Redis', async () => {
+    requireBundle()
+    const config = writeConfig({ mcpServers: {}, http: { sessionStore: redis.url } })
+    const elsewhere = { XDG_CONFIG_HOME: mkdtempSync(path.join(tmpdir(), 'myc-replica-cli-')) }
+    // Without the replicas' key it says which variable, and keeps nothing.
+    const keyless = runMyc(['secrets', 'set', 'github', '--principal', 'bob', '--config', config], 'bob-cli-value', {
+      env: { ...elsewhere, MYC_TOKEN_KEY: '' },
+    })
+    expect(keyless.code).toBe(2)
+    expect(keyless.stderr).toMatch(/http\.sessionStore is Redis.*MYC_TOKEN_KEY/)
+    const env = { ...elsewhere, MYC_TOKEN_KEY: TEST_TOKEN_KEY }
+    const set = runMyc(['secrets', 'set', 'github', '--principal', 'bob', '--config', config], 'bob-cli-value\n', {
+      env,
+    })
+    expect(set.code, set.stderr).toBe(0)
+    const listed = runMyc(['secrets', 'list', '--principal', 'bob', '--json', '--config', config], '', { env })
+    expect(JSON.parse(listed.stdout)).toMatchObject({ principal: 'bob', names: ['github'] })
+    for (const base of bases) {
+      const { client } = await personClient(`${base}/mcp`, 'bob')
+      open.push(client)
+      expect((await whoami(client)).secret).toBe('bob-cli-value')
+    }
+    // The machine's own file got nothing of bob's.
+    expect(existsSync(path.join(elsewhere.XDG_CONFIG_HOME, 'mycelium', 'secrets.json'))).toBe(false)
+    expect(runMyc(['secrets', 'rm', 'github', '--principal', 'bob', '--config', config], '', { env }).code).toBe(0)
+    expect(await runtimes[0]!.secrets.store('bob').value('github')).toBeUndefined()
+  }, 60_000)
 })
