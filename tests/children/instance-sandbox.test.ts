@@ -62,6 +62,24 @@ describe.skipIf(!hasBwrap)('a sandboxed instance sees its own folder and no one 
     expect((await read(bob, path.join(a.home!, 'cookie'))).ok).toBe(false)
   })
 
+  it('writes nowhere but its own folder, and runs with no capability', async () => {
+    const a = await whoami(alice)
+    const b = await whoami(bob)
+    const write = async (client: Client, file: string) =>
+      JSON.parse(firstText(await client.callTool({ name: 'gh__write', arguments: { path: file } }))) as { ok: boolean }
+    expect(await write(alice, path.join(a.home!, 'mine'))).toEqual({ ok: true })
+    expect(await write(alice, path.join(a.tmp!, 'scratch'))).toEqual({ ok: true })
+    // Another person's HOME and the rest of the system are read-only to it.
+    for (const elsewhere of [path.join(b.home!, 'planted'), path.join(repoRoot, 'planted')])
+      expect((await write(alice, elsewhere)).ok, elsewhere).toBe(false)
+    // Its /tmp is a new one (the test's folder, myc's state with it, lies in the host's): what it writes there stays there.
+    await write(alice, path.join(folder, 'planted'))
+    for (const planted of [path.join(b.home!, 'planted'), path.join(folder, 'planted'), path.join(repoRoot, 'planted')])
+      expect(existsSync(planted), planted).toBe(false)
+    const status = await read(alice, '/proc/self/status')
+    expect(status.text).toMatch(/^CapEff:\s*0+$/m)
+  })
+
   it('hides the sealed secret store and myc’s state (the skills) from it; the rest of the system it may read', async () => {
     const store = path.join(folder, 'config', 'mycelium', 'secrets.json')
     expect(existsSync(store)).toBe(true)

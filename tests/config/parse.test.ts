@@ -115,7 +115,27 @@ const bad: Array<[string, unknown, RegExp[]]> = [
   [
     'a person’s secret with a bad name',
     stdio({ scope: 'principal', env: { T: { secret: '../x' } } }),
-    [/mcpServers\.fs\.env\.T.*secret/],
+    [/mcpServers\.fs\.env\.T\.secret: "\.\.\/x" must be a name of letters, digits/],
+  ],
+  [
+    'idleMs as words',
+    stdio({ scope: 'principal', idleMs: '10m' }),
+    [/mcpServers\.fs\.idleMs: expected number, got "10m"/],
+  ],
+  [
+    'idleMs 0',
+    stdio({ scope: 'principal', idleMs: 0 }),
+    [/mcpServers\.fs\.idleMs: is number 0, expected at least 100/],
+  ],
+  [
+    'maxInstances not whole',
+    stdio({ scope: 'principal', maxInstances: 2.5 }),
+    [/mcpServers\.fs\.maxInstances: is number 2\.5, expected an integer/],
+  ],
+  [
+    'a person’s secret with another key',
+    stdio({ scope: 'principal', env: { T: { secret: 'github', fallback: 'x' } } }),
+    [/mcpServers\.fs\.env\.T: expected a string, or \{ "secret": "NAME" \}/],
   ],
   [
     'maxInstances 0',

@@ -100,7 +100,7 @@ describe('myc secrets', () => {
       key: 'gh',
       scope: 'principal',
       state: 'RUNNING',
-      tools: 7,
+      tools: 8,
     })
     // Its own process's folders are gone once it stopped.
     expect(existsSync(path.join(path.dirname(config), '.mycelium', 'instances', 'gh'))).toBe(true)

@@ -63,6 +63,8 @@ describe('a scoped server’s idleMs and maxInstances', () => {
     expect(firstText(await long)).toBe(`waited ${b}`)
     await waitFor(() => !alive(b), 10_000, 'bob’s instance to stop once idle')
     expect(runtime!.supervisor.instances()).toEqual([])
+    // The server's own process (the tool list, the local person's) is no instance: idleMs never stops it.
+    expect(alive(runtime!.supervisor.children.get('gh')!.pid!)).toBe(true)
   }, 30_000)
 
   it('keeps a stopped instance’s folders with persist: its HOME is there for the person’s next one', async () => {
@@ -99,5 +101,8 @@ describe('a scoped server’s idleMs and maxInstances', () => {
     expect((await Promise.all(busy)).map(firstText)).toEqual([`waited ${b}`, `waited ${c}`])
     // Once one is idle again, alice gets hers.
     expect((await whoami(alice)).secret).toBe('a')
+    // The cap counts instances only: the server's own process never made room.
+    expect(alive(runtime!.supervisor.children.get('gh')!.pid!)).toBe(true)
+    expect(runtime!.supervisor.instances()).toHaveLength(2)
   }, 30_000)
 })
