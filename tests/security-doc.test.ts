@@ -25,8 +25,8 @@ describe('SECURITY.md', () => {
       expect(section, section.split('\n')[0]).toMatch(/Probes:|probes:/)
   })
 
-  it('names the probes of each promise about the commands a role runs', () => {
-    const section = text.split('\n## ').find((s) => s.startsWith('Commands a role runs'))!
+  it.each(['Commands a role runs', 'One process per person'])('names the probes of each promise: %s', (title) => {
+    const section = text.split('\n## ').find((s) => s.startsWith(title))!
     // The bold bullets before "What to review still" are promises; each names the tests that try to break it.
     const promises = section
       .split('\n### ')[0]!
