@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openSessionStore, type SessionStore } from '../../src/http/session-store.js'
 import { sharePeople } from '../../src/http/shared-people.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
-import { requireBundle, runMyc, writeConfig } from '../helpers/e2e.js'
+import { runHere } from '../helpers/cli.js'
+import { writeConfig } from '../helpers/e2e.js'
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.js'
 import {
   PEOPLE,
@@ -74,21 +75,28 @@ describe.skipIf(!hasRedis())('a person’s secret shared by replicas through Red
   }, 30_000)
 
   it('takes a person’s secret from myc secrets set on the machine, into the replicas’ Redis', async () => {
-    requireBundle()
     const config = writeConfig({ mcpServers: {}, http: { sessionStore: redis.url } })
     const elsewhere = { XDG_CONFIG_HOME: mkdtempSync(path.join(tmpdir(), 'myc-replica-cli-')) }
     // Without the replicas' key it says which variable, and keeps nothing.
-    const keyless = runMyc(['secrets', 'set', 'github', '--principal', 'bob', '--config', config], 'bob-cli-value', {
-      env: { ...elsewhere, MYC_TOKEN_KEY: '' },
-    })
+    const keyless = await runHere(
+      ['secrets', 'set', 'github', '--principal', 'bob', '--config', config],
+      'bob-cli-value',
+      {
+        env: { ...elsewhere, MYC_TOKEN_KEY: undefined },
+      },
+    )
     expect(keyless.code).toBe(2)
     expect(keyless.stderr).toMatch(/http\.sessionStore is Redis.*MYC_TOKEN_KEY/)
     const env = { ...elsewhere, MYC_TOKEN_KEY: TEST_TOKEN_KEY }
-    const set = runMyc(['secrets', 'set', 'github', '--principal', 'bob', '--config', config], 'bob-cli-value\n', {
-      env,
-    })
+    const set = await runHere(
+      ['secrets', 'set', 'github', '--principal', 'bob', '--config', config],
+      'bob-cli-value\n',
+      {
+        env,
+      },
+    )
     expect(set.code, set.stderr).toBe(0)
-    const listed = runMyc(['secrets', 'list', '--principal', 'bob', '--json', '--config', config], '', { env })
+    const listed = await runHere(['secrets', 'list', '--principal', 'bob', '--json', '--config', config], '', { env })
     expect(JSON.parse(listed.stdout)).toMatchObject({ principal: 'bob', names: ['github'] })
     for (const base of bases) {
       const { client } = await personClient(`${base}/mcp`, 'bob')
@@ -97,7 +105,9 @@ describe.skipIf(!hasRedis())('a person’s secret shared by replicas through Red
     }
     // The machine's own file got nothing of bob's.
     expect(existsSync(path.join(elsewhere.XDG_CONFIG_HOME, 'mycelium', 'secrets.json'))).toBe(false)
-    expect(runMyc(['secrets', 'rm', 'github', '--principal', 'bob', '--config', config], '', { env }).code).toBe(0)
+    expect(
+      (await runHere(['secrets', 'rm', 'github', '--principal', 'bob', '--config', config], '', { env })).code,
+    ).toBe(0)
     expect(await runtimes[0]!.secrets.store('bob').value('github')).toBeUndefined()
   }, 60_000)
 })
