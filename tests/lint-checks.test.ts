@@ -141,6 +141,33 @@ describe('the checks of npm run lint', () => {
     ])
   })
 
+  it('check-era-type passes on this repo, and fails on the era spelled as a union of its literals', () => {
+    expect(run('check-era-type.mjs').status).toBe(0)
+    const spelled = run(
+      'check-era-type.mjs',
+      tree({
+        'protocol/facts.ts': "export type Era = 'legacy' | 'modern'\n",
+        'server/a.ts': [
+          "// 'legacy' | 'modern' in a comment is fine",
+          "import type { Era } from '../protocol/facts.js'",
+          "export type Mode = 'auto' | Era",
+          "export type Kind = 'legacy' | 'probe'",
+          'export type Old = "modern" | "legacy" | undefined',
+          "export type Wide = 'auto' | 'legacy' | 'modern'",
+          'export type Split =',
+          "  | 'legacy'",
+          "  | 'modern'",
+        ].join('\n'),
+      }),
+    )
+    expect(spelled.status).toBe(1)
+    expect(spelled.stderr.trim().split('\n')).toEqual([
+      'check-era-type: src/server/a.ts:5 spells the era as "modern" | "legacy": use Era from src/protocol/facts.ts',
+      "check-era-type: src/server/a.ts:6 spells the era as 'auto' | 'legacy' | 'modern': use Era from src/protocol/facts.ts",
+      "check-era-type: src/server/a.ts:8 spells the era as 'legacy' | 'modern': use Era from src/protocol/facts.ts",
+    ])
+  })
+
   it('check-tool-calls passes on this repo, and fails on an agent file that reaches a tool around the door', () => {
     expect(run('check-tool-calls.mjs').status).toBe(0)
     const around = run(

@@ -50,7 +50,7 @@ import {
   withoutTaskAugmentation,
   withTasksExtension,
 } from '../eras/child/task-mapping.js'
-import { hasTasksExtension, MODERN_PROTOCOL_VERSION, RpcCode } from '../protocol/facts.js'
+import { hasTasksExtension, MODERN_PROTOCOL_VERSION, RpcCode, type Era } from '../protocol/facts.js'
 import { withoutSubscriptionId } from './listen-filter.js'
 import { Cancellation } from '../protocol/cancellation.js'
 
@@ -247,7 +247,7 @@ export class ChildConnection {
   }
 
   /** The era this start asks for: the config's, except that a child known to exit on the probe, or an HTTP+SSE one, is initialized at once. */
-  private plannedEra(): 'auto' | 'legacy' | 'modern' {
+  private plannedEra(): 'auto' | Era {
     const era = this.config.era ?? 'legacy'
     if (era === 'auto' && (this.probeKills || this.config.type === 'sse')) return 'legacy'
     return era
@@ -262,7 +262,7 @@ export class ChildConnection {
    * `server/discover` probe on the connection itself), for `legacy` with
    * the plain 2025 handshake.
    */
-  private async connect(log: Logger, era: 'auto' | 'legacy' | 'modern', deadline: { at?: number }): Promise<Connected> {
+  private async connect(log: Logger, era: 'auto' | Era, deadline: { at?: number }): Promise<Connected> {
     if (era === 'modern' && this.config.type === 'sse')
       throw new Error('the HTTP+SSE transport is 2025-era only: use era "auto" or "legacy", or type "http"')
     const spawn = this.deps.spawnConfig ?? ((c: ServerConfig) => withSecrets(c, userSecrets(this.deps.host.env)))

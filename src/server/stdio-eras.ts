@@ -12,7 +12,7 @@ import {
   SUBSCRIPTION_ID_META_KEY,
 } from '@modelcontextprotocol/server'
 import { serveStdio as serveModernStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio'
-import { MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
+import { MODERN_PROTOCOL_VERSION, type Era } from '../protocol/facts.js'
 import { errorReply, JsonRpcError } from '../protocol/inbound.js'
 import { credentialView, type CredentialView } from '../principal/credential-view.js'
 import type { PrincipalView } from '../principal/view.js'
@@ -38,7 +38,7 @@ const PROBE_ANSWER_WAIT_MS = 3_000
  * (so is one whose envelope is malformed or names an unknown revision: the
  * 2026 era owes it its -32602 or -32022 answer). A response opens no era.
  */
-export function openingEra(message: JSONRPCMessage): 'legacy' | 'modern' | undefined {
+export function openingEra(message: JSONRPCMessage): Era | undefined {
   const method = (message as { method?: unknown }).method
   if (typeof method !== 'string') return undefined
   if (method === 'server/discover') return 'modern'
@@ -257,7 +257,7 @@ export class StdioEraConnection {
   }
 
   /** The era this connection was given, once its first message decided it. */
-  get era(): 'legacy' | 'modern' | undefined {
+  get era(): Era | undefined {
     const { kind } = this.phase
     return kind === 'legacy' ? 'legacy' : kind === 'modern' || kind === 'probe' ? 'modern' : undefined
   }

@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Era } from '../../src/protocol/facts.js'
 import { fixture, startFixture, type Running } from '../conformance/run.js'
 
 /**
@@ -13,7 +14,6 @@ import { fixture, startFixture, type Running } from '../conformance/run.js'
  */
 
 const MODERN = '2026-07-28'
-type Era = 'legacy' | 'modern'
 
 function client(era: Era, asked: string[]): Client {
   const c = new Client(
