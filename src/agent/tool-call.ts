@@ -230,7 +230,10 @@ export function viewSource(runtime: Runtime, view: PrincipalView, answers?: Chil
             ...(call.runId !== undefined ? { runId: call.runId } : {}),
             ...(runsCode ? { innerCall: innerThroughDoor(inner) } : {}),
             ...(asker
-              ? { caller: asker.origin, callerEra: { modern: false, clientCapabilities: asker.clientCapabilities } }
+              ? {
+                  caller: asker.origin,
+                  callerEra: { era: 'legacy' as const, clientCapabilities: asker.clientCapabilities },
+                }
               : {}),
           },
         )

@@ -1,7 +1,6 @@
 import {
   Client,
   type ClientCapabilities,
-  type LoggingLevel,
   type Implementation,
   type JSONRPCNotification,
   type ServerCapabilities,
@@ -11,26 +10,11 @@ import type { ServerConfig } from '../config/schema.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { passthrough } from '../protocol/passthrough.js'
-import { RequestRelay, type RelayOutcome, type RelayRequestOptions } from '../protocol/request-relay.js'
+import { RequestRelay, type RelayOutcome } from '../protocol/request-relay.js'
 import type { CommandHost } from './resolve-command.js'
 import type { PrespawnedChildren } from './prespawn.js'
 import type { StopBudget } from './process-tree.js'
 import { ChildStdioTransport } from './stdio-transport.js'
-import {
-  childMeta,
-  inputRequiredError,
-  isInputRequired,
-  type CallerEra,
-  type ChildEra,
-  type EnvelopeMaterial,
-} from '../eras/child/era.js'
-import {
-  MISSING_CAPABILITY_CODE,
-  missingCapabilityFailure,
-  runInputBridge,
-  type InputSource,
-} from '../eras/child/input-bridge.js'
-import { ListenKeeper } from './child-listen.js'
 import { userSecrets, withSecrets } from './secret-refs.js'
 import { EMPTY_LISTS, fetchLists, LIST_CHANGED, LIST_METHODS, type ChildLists, type ListKind } from './child-lists.js'
 import {
@@ -44,15 +28,11 @@ import {
 } from './child-transports.js'
 import type { TokenStore } from '../oauth/token-store.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
-import {
-  coreCreateTaskResult,
-  isTaskAugmented,
-  withoutTaskAugmentation,
-  withTasksExtension,
-} from '../eras/child/task-mapping.js'
-import { hasTasksExtension, MODERN_PROTOCOL_VERSION, RpcCode, type Era } from '../protocol/facts.js'
+import { MODERN_PROTOCOL_VERSION, RpcCode, type Era } from '../protocol/facts.js'
 import { withoutSubscriptionId } from './listen-filter.js'
-import { Cancellation } from '../protocol/cancellation.js'
+import type { ChildSession, ChildSessions, ForwardOptions, InputSource, SessionLink } from './child-session.js'
+import { LegacyChildSession } from './legacy-session.js'
+import { ModernChildSession } from './modern-session.js'
 
 export { hasSkillsExtension, type ChildLists, type ListKind } from './child-lists.js'
 
@@ -88,8 +68,11 @@ export interface ChildEvents {
   inputSource?(child: ChildConnection, caller: object): InputSource | undefined
 }
 
-/** The requests whose `input_required` (2026-07-28) a 2025 caller is asked for through the bridge. */
-const BRIDGED = new Set(['tools/call', 'prompts/get', 'resources/read'])
+/** The sessions of the two eras (child-session.ts), when the runtime is handed none. */
+const SESSIONS: ChildSessions = {
+  legacy: (link) => new LegacyChildSession(link),
+  modern: (link) => new ModernChildSession(link),
+}
 
 export interface ChildDeps {
   logger: Logger
@@ -110,13 +93,19 @@ export interface ChildDeps {
   reauthorize?: Reauthorize
   /** What each start spawns: the entry with its secrets filled in (default: `${secret:…}` from the local user's store; a scoped server's instance: children/instances.ts). */
   spawnConfig?: (config: ServerConfig) => Promise<ServerConfig>
+  /** The session of each era (child-session.ts); a child gets the one of the era it negotiated. */
+  sessions?: ChildSessions
 }
 
 /**
  * One connection to one child server, over stdio or HTTP. Knows nothing of
  * other children, of roles or of the client: the supervisor restarts it, the
- * registry merges its lists. Forwarded calls go through a RequestRelay below
- * the SDK's request layer; discovery and child-initiated requests use the SDK.
+ * registry merges its lists. It connects the child in the era the config
+ * asks for (negotiated with `server/discover` for `auto` and `modern`),
+ * supervises its state, and hands a running child's traffic to the session
+ * of the era it speaks (child-session.ts): forwarded calls go through a
+ * RequestRelay below the SDK's request layer; discovery and child-initiated
+ * requests use the SDK.
  */
 export class ChildConnection {
   state: ChildState = 'STOPPED'
@@ -128,19 +117,17 @@ export class ChildConnection {
   instructions: string | undefined
   pid: number | undefined
   /** The era spoken with the child (undefined until it ran once). */
-  era: ChildEra | undefined
+  era: Era | undefined
+  /** How the child is asked for a resource's updates, as its session said when it last ran (ChildSession.resourceUpdates). */
+  resourceUpdates: ChildSession['resourceUpdates']
   /** The protocol version negotiated with it (`initialize`, or `server/discover` in the modern era). */
   protocolVersion: string | undefined
-  /** The log level last asked of a modern child's callers (2025 clients' logging/setLevel), sent in its envelope. */
-  private logLevel: LoggingLevel | undefined
-  /** What a modern child is told on every request (undefined for a legacy one). */
-  private envelope: EnvelopeMaterial | undefined
   /** Set when the child exited on the era probe: later starts of this connection initialize at once. */
   private probeKills = false
-  /** A modern child's subscriptions/listen (child-listen.ts), while it runs. */
-  private listener: ListenKeeper | undefined
-  /** The child's resources some client subscribed to (its listen asks for their updates); kept across restarts. */
-  private resourceUris: readonly string[] = []
+  /** The running child's session, in the era it speaks. */
+  private session: ChildSession | undefined
+  /** What its sessions keep across restarts: the log level last asked, the resources clients subscribed to. */
+  private readonly kept: SessionLink['kept'] = { resourceUris: [] }
 
   private client: Client | undefined
   private relay: RequestRelay | undefined
@@ -201,28 +188,14 @@ export class ChildConnection {
       this.serverInfo = client.getServerVersion()
       this.instructions = client.getInstructions()
       this.protocolVersion = client.getNegotiatedProtocolVersion()
-      this.era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy'
-      this.envelope =
-        this.era === 'modern'
-          ? {
-              protocolVersion: this.protocolVersion!,
-              clientInfo: { name: 'mycelium', version: this.deps.version },
-              clientCapabilities: connected.capabilities,
-            }
-          : undefined
-      log.debug(`speaks ${this.era === 'modern' ? 'MCP' : 'the 2025 era,'} ${this.protocolVersion ?? '?'}`)
+      // The era the child negotiated chooses its session.
+      const spoken: Era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy'
+      const session = (this.session = (this.deps.sessions ?? SESSIONS)[spoken](this.link(connected, log)))
+      this.era = spoken
+      this.resourceUpdates = session.resourceUpdates
+      log.debug(`speaks ${spoken === 'modern' ? 'MCP' : 'the 2025 era,'} ${this.protocolVersion ?? '?'}`)
       client.onclose = () => this.onClosed()
-      if (this.era === 'modern') {
-        // Its list changes and the updates of subscribed resources come on a listen (the 2026 way of list_changed and resources/subscribe), opened before the lists are read so that no change falls between.
-        this.listener = new ListenKeeper({
-          client,
-          capabilities: this.capabilities,
-          uris: () => this.resourceUris,
-          log,
-          ackTimeoutMs: Math.min(this.config.startupTimeoutMs, 10_000),
-        })
-        await this.listener.start().catch(() => {})
-      }
+      await session.open()
       this.lists = await fetchLists(
         this.client!,
         this.capabilities,
@@ -232,7 +205,7 @@ export class ChildConnection {
       )
       this.startedAt = new Date()
       this.setState('RUNNING')
-      this.startHealthChecks(client, log)
+      this.startHealthChecks(client, session, log)
       this.deps.events.listsChanged(this, Object.keys(LIST_METHODS) as ListKind[])
     } catch (error) {
       this.lastError = describeStartError(error, this.config)
@@ -243,6 +216,26 @@ export class ChildConnection {
       await client?.close().catch(() => {})
       this.setState(this.stopping ? 'STOPPED' : 'FAILED')
       throw new Error(`server "${this.key}" failed to start: ${this.lastError}`, { cause: error })
+    }
+  }
+
+  /** What a session of this start is made with (child-session.ts). */
+  private link(connected: Connected, log: Logger): SessionLink {
+    return {
+      key: this.key,
+      config: this.config,
+      client: connected.client,
+      relay: connected.relay,
+      transport: connected.transport,
+      capabilities: this.capabilities,
+      offered: connected.capabilities,
+      protocolVersion: this.protocolVersion,
+      clientInfo: { name: 'mycelium', version: this.deps.version },
+      log,
+      kept: this.kept,
+      current: () => (this.state === 'RUNNING' ? this.relay : undefined),
+      notRunning: () => this.notRunning(),
+      inputSource: (caller) => this.deps.events.inputSource?.(this, caller),
     }
   }
 
@@ -285,7 +278,7 @@ export class ChildConnection {
         ? relay.intercept
         : (message) =>
             relay.intercept(message) ||
-            (connected && (isLateProbeAnswer(message) || this.listener?.screen(message) === true))
+            (connected && (isLateProbeAnswer(message) || this.session?.screen(message) === true))
     // Spawn now; initialize once the client's capabilities are known (they are what the child is offered).
     transport.listen().catch(() => {})
     const capabilities = (await this.deps.clientCapabilities?.()) ?? {}
@@ -381,16 +374,13 @@ export class ChildConnection {
 
   private healthTimer: NodeJS.Timeout | undefined
 
-  /** Pings the child every pingIntervalMs; one that does not answer within 5 s is closed (and so restarted). */
-  private startHealthChecks(client: Client, log: Logger): void {
+  /** Pings the child every pingIntervalMs (its session's cheapest request); one that does not answer within 5 s is closed (and so restarted). */
+  private startHealthChecks(client: Client, session: ChildSession, log: Logger): void {
     const every = this.config.pingIntervalMs
     if (!every) return
     this.healthTimer = setInterval(() => {
       if (this.state !== 'RUNNING' || this.client !== client) return
-      // ping is gone in the 2026 era: server/discover is the cheapest request a modern child answers.
-      const timeout = Math.min(PING_TIMEOUT_MS, every)
-      const alive = this.era === 'modern' ? client.discover({ timeout }) : client.ping({ timeout })
-      alive.catch((error: unknown) => {
+      session.alive(Math.min(PING_TIMEOUT_MS, every)).catch((error: unknown) => {
         if (this.state !== 'RUNNING' || this.client !== client) return
         log.warn(`no answer to ping (${error instanceof Error ? error.message : String(error)}); restarting it`)
         this.lastError = 'stopped answering pings'
@@ -418,66 +408,14 @@ export class ChildConnection {
   }
 
   /**
-   * Forwards one request to the child and returns its answer untouched. A
-   * child that is not running answers with a connection error at once.
+   * Forwards one request to the child through its session, which answers as
+   * the caller's era is to get it. A child that is not running answers with
+   * a connection error at once.
    */
-  forward(
-    method: string,
-    params: Record<string, unknown> | undefined,
-    options: Omit<RelayRequestOptions, 'timeoutMs'> & { timeoutMs?: number; caller?: object; callerEra?: CallerEra },
-  ): Promise<RelayOutcome> {
-    const relay = this.relay
-    if (this.state !== 'RUNNING' || !relay) return Promise.resolve(this.notRunning())
-    const envelope = this.envelope
-    let outcome: Promise<RelayOutcome>
-    if (envelope) {
-      // A 2025 caller's task-augmented tools/call (2025-11-25 core tasks) of a child with the tasks extension: the extension's opt-in instead, the task answered in the 2025 shape (task-mapping.ts).
-      const asTask =
-        !options.callerEra?.modern &&
-        method === 'tools/call' &&
-        isTaskAugmented(params) &&
-        hasTasksExtension(this.capabilities)
-      if (asTask) {
-        params = withoutTaskAugmentation(params)
-        options = {
-          ...options,
-          callerEra: {
-            modern: false,
-            ...options.callerEra,
-            clientCapabilities: withTasksExtension(
-              options.callerEra?.clientCapabilities ?? envelope.clientCapabilities,
-            ),
-          },
-        }
-      }
-      // A modern child: myc's envelope on every request; what it answers goes back as it is, except an input_required to a 2025 caller, which is asked of it (the bridge).
-      const callerEra = options.callerEra
-      const sent = {
-        ...params,
-        _meta: childMeta(params?._meta, envelope, callerEra?.logLevel ?? this.logLevel, callerEra?.clientCapabilities),
-      }
-      outcome = relay.request(method, sent, options, this.config.timeoutMs)
-      // A 2025 caller: an input_required result is asked of it (the bridge); a -32021 (the child needs what the caller did not declare) is said the way the bridge says it.
-      if (!callerEra?.modern) {
-        outcome = outcome.then((o) => {
-          if (o.ok) return isInputRequired(o.result) ? this.bridge(method, params, o.result, options) : o
-          return o.error.code === MISSING_CAPABILITY_CODE && BRIDGED.has(method)
-            ? missingCapabilityFailure(this.key, method, o.error)
-            : o
-        })
-      }
-      if (asTask)
-        outcome = outcome.then((o) => (o.ok ? { ok: true, result: coreCreateTaskResult(o.result) ?? o.result } : o))
-      const taskCreated = callerEra?.taskCreated
-      if (taskCreated) {
-        outcome = outcome.then((o) => {
-          if (o.ok && o.result.resultType === 'task') taskCreated(this.key, o.result)
-          return o
-        })
-      }
-    } else {
-      outcome = relay.request(method, params, options, this.config.timeoutMs)
-    }
+  forward(method: string, params: Record<string, unknown> | undefined, options: ForwardOptions): Promise<RelayOutcome> {
+    const session = this.session
+    if (this.state !== 'RUNNING' || !this.relay || !session) return Promise.resolve(this.notRunning())
+    const outcome = session.forward(method, params, options)
     const caller = options.caller
     if (!caller) return outcome
     this.callers.add(caller)
@@ -491,63 +429,6 @@ export class ChildConnection {
         throw error
       },
     )
-  }
-
-  /**
-   * A modern child answered a 2025 caller with `input_required`: the caller
-   * is asked the 2025 way and the child's request retried with the answers
-   * (src/eras/child/input-bridge.ts). Without a caller to ask (no client
-   * connection made the call), or for a request the 2026 revision does not
-   * let a server answer so, the clear error `-32603` at once.
-   */
-  private bridge(
-    method: string,
-    params: Record<string, unknown> | undefined,
-    first: Record<string, unknown>,
-    options: Parameters<ChildConnection['forward']>[2],
-  ): Promise<RelayOutcome> {
-    const source =
-      options.caller && BRIDGED.has(method) ? this.deps.events.inputSource?.(this, options.caller) : undefined
-    if (!source) return Promise.resolve({ ok: false, error: inputRequiredError(this.key, method, first) })
-    const timeoutMs = options.timeoutMs ?? this.config.timeoutMs
-    const callerProgress = options.onProgress
-    let touch: (() => void) | undefined
-    // Progress of a retried request reaches the caller and pushes the call's deadline back, as it does for any call.
-    const onProgress = callerProgress
-      ? (progress: Parameters<typeof callerProgress>[0]) => {
-          touch?.()
-          callerProgress(progress)
-        }
-      : undefined
-    return runInputBridge({
-      server: this.key,
-      method,
-      params,
-      first,
-      source,
-      signal: options.cancellation ? options.cancellation.signal : new AbortController().signal,
-      timeoutMs,
-      onProgressHook: (t) => (touch = t),
-      retry: (retried, signal) => {
-        const relay = this.relay
-        const envelope = this.envelope
-        if (this.state !== 'RUNNING' || !relay || !envelope) return Promise.resolve(this.notRunning())
-        const sent = {
-          ...retried,
-          _meta: childMeta(
-            retried._meta,
-            envelope,
-            options.callerEra?.logLevel ?? this.logLevel,
-            options.callerEra?.clientCapabilities,
-          ),
-        }
-        return relay.request(method, sent, {
-          timeoutMs,
-          cancellation: Cancellation.from(signal),
-          ...(onProgress ? { onProgress } : {}),
-        })
-      },
-    })
   }
 
   /** The answer to a request while the child is not running: a connection error at once, with its state and last error. */
@@ -575,12 +456,10 @@ export class ChildConnection {
     while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
   }
 
-  /** Sends a notification to the child (roots changed, cancelled…). Ignored when it is not running. */
+  /** Sends a notification to the child (roots changed, cancelled…) through its session. Ignored when it is not running. */
   async notify(method: string, params?: Record<string, unknown>): Promise<void> {
     if (this.state !== 'RUNNING' || !this.transport) return
-    // The 2026 era has no roots list_changed (roots are asked per request).
-    if (this.era === 'modern' && method === 'notifications/roots/list_changed') return
-    await this.transport.send(params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method }).catch(() => {})
+    await this.session?.notify(method, params)
   }
 
   /**
@@ -590,8 +469,8 @@ export class ChildConnection {
    * it is not running (its next listen asks for them) or serves no listen.
    */
   setResourceSubscriptions(uris: readonly string[]): Promise<void> {
-    this.resourceUris = uris
-    return this.listener?.update() ?? Promise.resolve()
+    this.kept.resourceUris = uris
+    return this.session?.resourcesChanged() ?? Promise.resolve()
   }
 
   /** Sends a request through the SDK client (setLevel, subscribe, ping). */
@@ -600,13 +479,9 @@ export class ChildConnection {
     params: Record<string, unknown> | undefined,
     timeoutMs = this.config.timeoutMs,
   ): Promise<Record<string, unknown>> {
-    if (this.state !== 'RUNNING' || !this.client) throw new Error(`Server "${this.key}" is not running`)
-    // logging/setLevel is gone in the 2026 era: the level rides on each forwarded request's envelope instead.
-    if (this.era === 'modern' && method === 'logging/setLevel') {
-      this.logLevel = params?.level as LoggingLevel | undefined
-      return {}
-    }
-    return this.client.request({ method, params: params ?? {} }, passthrough, { timeout: timeoutMs })
+    if (this.state !== 'RUNNING' || !this.client || !this.session)
+      throw new Error(`Server "${this.key}" is not running`)
+    return this.session.request(method, params, timeoutMs)
   }
 
   private onClosed(): void {
@@ -623,9 +498,8 @@ export class ChildConnection {
     this.relay = undefined
     this.transport = undefined
     this.pid = undefined
-    this.envelope = undefined
-    this.listener?.stop()
-    this.listener = undefined
+    this.session?.close()
+    this.session = undefined
     this.lists = EMPTY_LISTS
     if (!wasRunning) return
     if (this.stopping) {

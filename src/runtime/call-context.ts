@@ -1,4 +1,4 @@
-import type { CallerEra } from '../eras/child/era.js'
+import type { CallerEra } from '../children/child-session.js'
 import type { BuiltinCallContext } from '../principal/view.js'
 import type { Cancellation } from '../protocol/cancellation.js'
 import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'

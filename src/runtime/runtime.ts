@@ -1,7 +1,7 @@
 import type { ClientCapabilities, JSONRPCNotification } from '@modelcontextprotocol/client'
 import { capabilitiesForChildren } from '../children/client-capabilities.js'
 import type { ChildConnection, ChildState, ListKind } from '../children/child.js'
-import type { InputSource } from '../eras/child/input-bridge.js'
+import type { InputSource } from '../children/child-session.js'
 import { ResourceSubscriptions } from '../children/listen-filter.js'
 import type { CommandHost } from '../children/resolve-command.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'

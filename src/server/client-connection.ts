@@ -12,7 +12,7 @@ import type { Cancellation } from '../protocol/cancellation.js'
 import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { Runtime, ConnectionHandle, CallOrigin } from '../runtime/runtime.js'
 import { decodeCursor, ListPages, paginate } from './pagination.js'
-import type { CallerEra } from '../eras/child/era.js'
+import type { CallerEra } from '../children/child-session.js'
 import { CoreTasksOverExtension } from '../eras/face/core-tasks.js'
 import { registerSkillHandlers, type SkillSources } from './skills-handlers.js'
 import { serverCapabilities } from './server-capabilities.js'
@@ -143,7 +143,7 @@ export class ClientConnection implements ConnectionHandle {
     if (!this.era || this.era.for !== clientCapabilities)
       this.era = {
         for: clientCapabilities,
-        era: { modern: false, ...(clientCapabilities ? { clientCapabilities } : {}) },
+        era: { era: 'legacy', ...(clientCapabilities ? { clientCapabilities } : {}) },
       }
     return this.era.era
   }

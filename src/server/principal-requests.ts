@@ -1,5 +1,5 @@
 import { ProtocolErrorCode } from '@modelcontextprotocol/server'
-import type { CallerEra } from '../eras/child/era.js'
+import type { CallerEra } from '../children/child-session.js'
 import type { Cancellation } from '../protocol/cancellation.js'
 import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'

@@ -180,7 +180,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
         ...(host?.core ? { task: { ttl: HOSTED_TASK_TTL_MS } } : {}),
       }
       const callerEra = {
-        modern: true,
+        era: 'modern' as const,
         ...(logLevel ? { logLevel } : {}),
         ...(clientCapabilities ? { clientCapabilities } : {}),
         ...taskCaller(tasks, ctx),

@@ -18,18 +18,6 @@ import { RpcCode } from '../../protocol/facts.js'
  */
 export type ChildEra = Era
 
-/** What a forwarded request says of the client it comes from, for a modern child's envelope and its answers. */
-export interface CallerEra {
-  /** The caller speaks 2026-07-28 itself: a child's `input_required` result reaches it as it is (else the caller is asked the 2025 way, input-bridge.ts). */
-  modern: boolean
-  /** The log level the caller asked for (a 2026 request's envelope); else the level last set for the child, if any. */
-  logLevel?: LoggingLevel
-  /** What the caller declared it can be asked (a 2026 request's envelope): a modern child asks only that, in its input_required results. */
-  clientCapabilities?: ClientCapabilities
-  /** Hears of a task a modern child created for this request (its `resultType: "task"` answer, SEP-2663), before the caller has it: src/eras/face/task-routing.ts. */
-  taskCreated?: (server: string, result: Record<string, unknown>) => void
-}
-
 /** The reserved `_meta` keys of the 2026 envelope, all under this prefix: a caller's own are replaced by what myc says. */
 const RESERVED_PREFIX = 'io.modelcontextprotocol/'
 

@@ -1,5 +1,5 @@
 import type { ChildConnection } from '../../children/child.js'
-import type { CallerEra } from '../child/era.js'
+import type { CallerEra } from '../../children/child-session.js'
 import { missingCapabilityMessage, planRound, retryParams, type InputSource } from '../child/input-bridge.js'
 import {
   coreStatus,
@@ -242,7 +242,7 @@ function send(
   ctx: CoreTaskContext,
 ): Promise<RelayOutcome> {
   const callerEra: CallerEra = {
-    modern: true,
+    era: 'modern',
     clientCapabilities: withTasksExtension(ctx.callerEra?.clientCapabilities ?? {}),
   }
   return child.forward(method, params, {

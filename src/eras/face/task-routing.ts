@@ -10,7 +10,7 @@ import {
   type ClientCapabilities,
   type LoggingLevel,
 } from '@modelcontextprotocol/client'
-import type { CallerEra } from '../child/era.js'
+import type { CallerEra } from '../../children/child-session.js'
 import { Cancellation } from '../../protocol/cancellation.js'
 import { passthrough } from '../../protocol/passthrough.js'
 import type { RelayOutcome } from '../../protocol/request-relay.js'
@@ -163,7 +163,7 @@ export function registerTaskHandlers(server: Server, runtime: Runtime, view: Pri
       const logLevel = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY] as
         LoggingLevel | undefined
       const callerEra: CallerEra = {
-        modern: true,
+        era: 'modern',
         ...(logLevel ? { logLevel } : {}),
         ...(declared ? { clientCapabilities: declared } : {}),
       }

@@ -36,7 +36,7 @@ const task = (status: string, extra: Record<string, unknown> = {}) => ({
 const ctx = () => ({
   requestId: 1,
   cancellation: new Cancellation(),
-  callerEra: { modern: false, clientCapabilities: { elicitation: {} } },
+  callerEra: { era: 'legacy' as const, clientCapabilities: { elicitation: {} } },
 })
 
 describe('CoreTasksOverExtension: 2025 tasks/* over a modern child’s tasks extension', () => {

@@ -1,6 +1,6 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server'
 import { describe, expect, it } from 'vitest'
-import type { CallerEra } from '../../../src/eras/child/era.js'
+import type { CallerEra } from '../../../src/children/child-session.js'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { Runtime } from '../../../src/runtime/runtime.js'
@@ -194,7 +194,7 @@ describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
         server: 'b',
         method: 'tasks/get',
         params: { taskId: 'T' },
-        callerEra: { modern: true, clientCapabilities: WITH_TASKS },
+        callerEra: { era: 'modern' as const, clientCapabilities: WITH_TASKS },
       },
     ])
     await r.call('tasks/cancel', { taskId: 'T' }, ctx)
