@@ -73,13 +73,19 @@ async function serveWith(
   options: ServeOptions,
 ): Promise<number> {
   const { io, logger, era, overHttp } = options
-  const [{ openRuntime }, { CLIENT_INITIALIZE_WAIT_MS }, { serveStdio }, { createView, codeModeWanted }] =
-    await Promise.all([
-      import('../runtime/open-runtime.js'),
-      import('../runtime/runtime.js'),
-      import('../server/serve-stdio.js'),
-      import('../principal/policy-mode.js'),
-    ])
+  const [
+    { openRuntime },
+    { CLIENT_INITIALIZE_WAIT_MS },
+    { serveStdio },
+    { createView, codeModeWanted },
+    { clientFaces },
+  ] = await Promise.all([
+    import('../runtime/open-runtime.js'),
+    import('../runtime/runtime.js'),
+    import('../server/serve-stdio.js'),
+    import('../principal/policy-mode.js'),
+    import('../http/client-faces.js'),
+  ])
   // Over stdio one client's capabilities are what children are offered (they wait for it); over HTTP, prepareHttp decides.
   // Prometheus metrics served (http.metrics, and a token or address to read them): its operation durations need each request timed.
   const { http } = options.configLoaded.config
@@ -123,6 +129,8 @@ async function serveWith(
       ...(runner ? { runner } : {}),
       ...(codeRunner ? { codeRunner } : {}),
     })
+  // The faces of the two eras, for every client of this runtime (stdio and HTTP alike); serving closes them.
+  const faces = clientFaces()
   let serve: () => Promise<number>
   if (overHttp) {
     // Over HTTP too, a role asked for on the command line where there are no roles is refused, not ignored.
@@ -134,6 +142,7 @@ async function serveWith(
     serve = () =>
       serveHttp({
         runtime,
+        faces,
         loaded,
         logger,
         ...prepared,
@@ -149,7 +158,8 @@ async function serveWith(
       logger.info(
         `open mode (no skills in ${loaded.file ?? 'this folder'}): the client sees every tool of every server; add skills to serve roles`,
       )
-    serve = () => serveStdio({ runtime, view, logger, era, stdin: io.stdin, stdout: io.stdout, signals: io.signals })
+    serve = () =>
+      serveStdio({ runtime, faces, view, logger, era, stdin: io.stdin, stdout: io.stdout, signals: io.signals })
   }
   const stopWatchingSkills =
     mode.kind === 'policy'

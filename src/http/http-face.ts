@@ -6,17 +6,17 @@ import type { HttpPrincipal, IdentityCheck } from './principals.js'
 import { jwtPrincipal, tokenPrincipal } from './principals.js'
 import { protectedResourceMetadata, type JwtVerifier } from './jwt.js'
 import type { MetricsEndpoint } from './metrics.js'
-import { innerCallCharge, overLimit, withCallBudget, type RateLimit } from './rate-limit.js'
+import { innerCallCharge, overLimit, type RateLimit } from './rate-limit.js'
 import { allowedHostnames, checkHost, checkOrigin, corsHeaders, preflightHeaders } from './request-guard.js'
 import { HttpRpcCode, onBodyDone, refusal, withHeaders } from './responses.js'
 import { InFlightLimit, MAX_IN_FLIGHT_PER_CREDENTIAL } from './in-flight.js'
 import { StoreUnavailable } from './redis-client.js'
-import { SessionRoute, type HttpSession } from './session-route.js'
+import type { HttpSession } from './http-session.js'
 import { BodyTimeoutError, type InboundRequest } from './node-bridge.js'
+import type { ClientFaces, EraRoute, RouteContext } from './era-route.js'
 import { eraOf } from '../eras/face/http-era.js'
 import { readForEra } from './era-body.js'
-import type { TaskRegistry } from '../eras/face/task-registry.js'
-import { StatelessRoute } from './stateless-route.js'
+import type { Era } from '../protocol/facts.js'
 import { PersonLogins } from './oauth-logins.js'
 import { SecretsRoute } from './secrets-route.js'
 import { instancesAnswer, INSTANCES_PATH } from './instances-route.js'
@@ -67,10 +67,10 @@ export interface HttpFaceOptions {
   metricsListen?: ListenAddress
   /** `http.rateLimit`: a token bucket per credential (shared by the replicas with a Redis session store); a request over it gets 429. */
   rateLimiter?: RateLimit
-  /** The runtime's 2026 tasks (one registry per runtime, shared by all its faces); default: one of its own, closed with it. */
-  tasks?: TaskRegistry
   /** `http.selfServiceSecrets`: `PUT /secrets/<name>` keeps a person's own secret (secrets-route.ts); off, the path is not found. */
   selfServiceSecrets?: boolean
+  /** The faces of the two eras (src/eras/): each request is handed to the route of its era's. */
+  faces: ClientFaces
 }
 
 /** `GET /healthz`: alive, and nothing else. */
@@ -99,8 +99,8 @@ const METRICS_CHALLENGE = 'Bearer realm="mycelium-metrics"'
  */
 export class HttpFace {
   readonly sessions: Sessions<HttpSession>
-  private readonly sessionRoute: SessionRoute
-  private readonly statelessRoute: StatelessRoute
+  /** The route of each era (ClientFace.http). */
+  private readonly routes: Readonly<Record<Era, EraRoute>>
   private readonly logins: PersonLogins
   private readonly secrets: SecretsRoute | undefined
   private readonly hosts: string[] | undefined
@@ -127,36 +127,26 @@ export class HttpFace {
     })
     const chargeCall = options.rateLimiter ? innerCallCharge(options.rateLimiter) : undefined
     this.credentialsInFlight = new InFlightLimit(options.maxInFlightPerCredential ?? MAX_IN_FLIGHT_PER_CREDENTIAL)
-    this.sessionRoute = new SessionRoute({
+    const context: RouteContext = {
       runtime: options.runtime,
       logger,
-      sessions: this.sessions,
-      // A 2025 session's view is its own: it carries its credential's budget for code mode's inner calls.
-      viewFor: chargeCall
-        ? (principal) => withCallBudget(options.viewFor(principal), () => chargeCall(principal.key))
-        : options.viewFor,
+      viewFor: options.viewFor,
       maxMessageBytes: options.maxMessageBytes,
       ...(options.maxInFlightPerSession !== undefined ? { maxInFlightPerSession: options.maxInFlightPerSession } : {}),
       draining: () => this.draining,
+      sessions: this.sessions,
       ...(options.sharedStore ? { shared: { store: options.sharedStore, ttlMs: options.sessionIdleMs } } : {}),
-    })
+      credentials: options.tokens.length > 0 || options.jwt !== undefined,
+      ...(chargeCall ? { chargeCall } : {}),
+      ...(options.jwt ? { resourceMetadataUrl: (url: URL) => `${url.origin}${METADATA_PATH}` } : {}),
+    }
+    this.routes = { legacy: options.faces.legacy.http(context), modern: options.faces.modern.http(context) }
     this.logins = new PersonLogins({
       runtime: options.runtime,
       logger: options.logger,
       viewFor: (principal) => options.viewFor(principal),
     })
     this.secrets = options.selfServiceSecrets ? new SecretsRoute({ runtime: options.runtime, logger }) : undefined
-    this.statelessRoute = new StatelessRoute({
-      runtime: options.runtime,
-      logger,
-      viewFor: options.viewFor,
-      maxMessageBytes: options.maxMessageBytes,
-      draining: () => this.draining,
-      credentials: options.tokens.length > 0 || options.jwt !== undefined,
-      ...(options.tasks ? { tasks: options.tasks } : {}),
-      ...(chargeCall ? { chargeCall } : {}),
-      ...(options.jwt ? { resourceMetadataUrl: (url: URL) => `${url.origin}${METADATA_PATH}` } : {}),
-    })
     this.hosts = allowedHostnames(options.listen, options.allowedHosts)
     this.metricsHosts = options.metricsListen
       ? allowedHostnames(options.metricsListen, options.allowedHosts)
@@ -164,14 +154,14 @@ export class HttpFace {
     this.origins = new Set(options.allowedOrigins.map((o) => new URL(o).origin))
   }
 
-  /** Requests being answered now: those of sessions, and 2026-era ones. */
   /** subscriptions/listen streams of 2026 clients open now. */
   get listenStreams(): number {
-    return this.statelessRoute.listenStreams
+    return this.routes.legacy.listenStreams + this.routes.modern.listenStreams
   }
 
+  /** Requests being answered now: those of sessions, and 2026-era ones. */
   get inFlight(): number {
-    return this.sessions.inFlight + this.statelessRoute.size
+    return this.routes.legacy.inFlight + this.routes.modern.inFlight
   }
 
   /** Whether the Host header is checked (it is not on a wildcard bind without http.allowedHosts). */
@@ -310,23 +300,21 @@ export class HttpFace {
   }
 
   /**
-   * The MCP route for a request, by its protocol era (era.ts, the SDK's own
-   * classifier): a POST whose body carries the 2026 per-request envelope (or
-   * whose MCP-Protocol-Version header names 2026-07-28) goes to the
-   * stateless route; everything else (initialize, session requests, GET,
-   * DELETE) to the session route, exactly as before. The body is read once,
+   * The MCP route for a request, by its protocol era (http-era.ts, the SDK's
+   * own classifier): a POST whose body carries the 2026 per-request envelope
+   * (or whose MCP-Protocol-Version header names 2026-07-28) goes to the 2026
+   * face's stateless route; everything else (initialize, session requests,
+   * GET, DELETE) to the 2025 face's session route. The body is read once,
    * here, and handed on. `release` gives back the POST's place among its
    * credential's requests in flight (a listen stream gives it back at once).
    */
   private async routeFor(inbound: InboundRequest, principal: HttpPrincipal, release?: () => void): Promise<Response> {
     // A large body's id first: one already in flight on its session is refused before the body is decoded.
-    const claim = await this.sessionRoute.claimEarly(inbound, principal)
+    const claim = await this.routes.legacy.claimEarly?.(inbound, principal)
     if (claim instanceof Response) return claim
     try {
       const read = await readForEra(inbound, this.options.maxMessageBytes)
-      if (read.body.parsed && eraOf(inbound.request, read.body) === 'modern')
-        return await this.statelessRoute.handle(read.inbound, principal, read.body.value, release)
-      return await this.sessionRoute.handle(read.inbound, principal)
+      return await this.routes[eraOf(inbound.request, read.body)].handle(read.inbound, principal, read.body, release)
     } finally {
       claim?.()
     }
@@ -485,12 +473,11 @@ export class HttpFace {
   /** Waits (at most `drainMs`, or until `stopNow` settles) for the requests in flight to finish, then ends every session. */
   async close(drainMs: number, stopNow?: Promise<unknown>): Promise<{ drained: boolean }> {
     this.beginDrain()
-    const both = Promise.all([this.sessions.drained(drainMs), this.statelessRoute.drained(drainMs)]).then(
-      ([sessions, stateless]) => sessions && stateless,
-    )
+    const { legacy, modern } = this.routes
+    const both = Promise.all([legacy.drained(drainMs), modern.drained(drainMs)]).then(([a, b]) => a && b)
     const drained = await Promise.race([both, ...(stopNow ? [stopNow.then(() => false)] : [])])
-    await this.sessions.closeAll()
-    await this.statelessRoute.close()
+    await legacy.close()
+    await modern.close()
     return { drained }
   }
 }

@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto'
+import type { LoggingLevel, Transport } from '@modelcontextprotocol/client'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server'
 import type { Logger } from '../logger.js'
 import { BUILTIN_SERVER } from '../policy/policy.js'
 import type { PrincipalView } from '../principal/view.js'
 import { toWireName } from '../registry/wire-names.js'
 import type { Runtime } from '../runtime/runtime.js'
-import { ClientConnection } from '../server/client-connection.js'
 import { SessionEventLog } from './event-log.js'
 import type { HttpPrincipal } from './principals.js'
 import { sessionView } from './session-view.js'
 import type { SessionEntry, Sessions } from './sessions.js'
 
-/** One MCP session over Streamable HTTP: its own principal, client connection and transport. */
+/** One MCP session over Streamable HTTP (2025 era): its own principal, client connection and transport. */
 export interface HttpSession extends SessionEntry {
   readonly principal: HttpPrincipal
   readonly transport: WebStandardStreamableHTTPServerTransport
-  readonly connection: ClientConnection
+  readonly connection: SessionConnection
   readonly view: PrincipalView
   /** The session's SSE events, kept for a client that resumes a stream with Last-Event-ID. */
   readonly events: SessionEventLog
@@ -37,6 +37,40 @@ export interface HttpSession extends SessionEntry {
   readonly revoked: Set<string>
 }
 
+/** What a shared session store keeps of a session's connection: its resource subscriptions and log level. */
+export interface SessionState {
+  subscriptions: string[]
+  logLevel?: LoggingLevel
+}
+
+/**
+ * A session's client connection, as the session route drives it: the 2025
+ * face's (its ClientConnection, src/eras/), made for each session by the
+ * route's `connection` factory.
+ */
+export interface SessionConnection {
+  /** Serves the client over the session's transport; resolves once it is being served. */
+  connect(transport: Transport): Promise<void>
+  close(): Promise<void>
+  /** Called once when the client goes away. */
+  onclose?: () => void
+  /** Called when what a shared session store keeps changes. */
+  onstatechange?: () => void
+  readonly sessionState: SessionState
+  /** Takes back a session's state kept by another process (a session moved between replicas). */
+  restoreSessionState(state: { subscriptions: readonly string[]; logLevel?: LoggingLevel }): Promise<void>
+}
+
+/** What a session's connection is made with. */
+export interface SessionConnectionOptions {
+  runtime: Runtime
+  view: PrincipalView
+  /** Its HTTP session's id, for its spans. */
+  sessionId: string
+  /** Whose own OAuth logins its calls use (an HTTP principal's name). */
+  owner?: string
+}
+
 export interface OpenSessionOptions {
   runtime: Runtime
   logger: Logger
@@ -45,6 +79,8 @@ export interface OpenSessionOptions {
   viewFor(principal: HttpPrincipal): PrincipalView
   /** `limits.maxMessageBytes`. */
   maxMessageBytes: number
+  /** Makes a session's client connection (the 2025 face's). */
+  connection(options: SessionConnectionOptions): SessionConnection
   /** With a shared store: writes the session there (after a change of skills, subscriptions or log level); rejects when the write failed. */
   persist?(session: HttpSession): Promise<void>
 }
@@ -78,7 +114,7 @@ export function openSession(
     maxRequestBodySize: options.maxMessageBytes,
     eventStore: events,
   })
-  const connection = new ClientConnection({
+  const connection = options.connection({
     runtime,
     view,
     sessionId: id,

@@ -22,7 +22,7 @@ import { redactUrl } from '../redact.js'
 import type { Readable, Writable } from 'node:stream'
 import { StdioServerStream } from '../protocol/stdio-server-transport.js'
 import { StdioEraConnection, type StdioEraMode } from '../server/stdio-eras.js'
-import { TaskRegistry } from '../eras/face/task-registry.js'
+import type { ClientFaces } from './era-route.js'
 import type { HttpMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
 import { hasPersonSecrets } from '../children/secret-refs.js'
@@ -181,6 +181,8 @@ export function prepareHttp(input: {
 
 export interface ServeHttpOptions {
   runtime: Runtime
+  /** The faces of the two eras (src/eras/), closed here once nothing is served. */
+  faces: ClientFaces
   loaded: LoadedConfig
   logger: Logger
   settings: HttpSettings
@@ -238,10 +240,10 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
           sessions: () => ({ active: face.sessions.size, inFlight: face.inFlight, listenStreams: face.listenStreams }),
         })
       : undefined
-  // The runtime's 2026 tasks: one registry for the HTTP face and the stdio one beside it.
-  const tasks = new TaskRegistry()
+  // The faces of the two eras: one set for the HTTP face and the stdio connection beside it.
+  const { faces } = options
   const face = new HttpFace({
-    tasks,
+    faces,
     ...(metrics ? { metrics } : {}),
     ...(settings.metricsToken ? { metricsToken: settings.metricsToken } : {}),
     ...(settings.metricsListen ? { metricsListen: settings.metricsListen } : {}),
@@ -380,7 +382,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     if (options.stdio) {
       stdioConnection = new StdioEraConnection({
         runtime,
-        tasks,
+        faces,
         view: options.stdio.view,
         era: options.stdio.era ?? 'auto',
         onNote: (note) => logger.debug(note),
@@ -412,7 +414,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   })
   const { drained } = await face.close(HTTP_DRAIN_MS, second)
   await stdioConnection?.close()
-  tasks.close()
+  faces.close()
   if (!drained) logger.warn('calls were still in flight; they were cancelled')
   await Promise.all(
     [server, metricsServer].map(

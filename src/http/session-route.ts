@@ -8,7 +8,8 @@ import { EVENTS_PER_STREAM, STREAMS_PER_SESSION } from './event-log.js'
 import type { Room, Sessions } from './sessions.js'
 import type { SessionStore } from './session-store.js'
 import type { InboundRequest } from './node-bridge.js'
-import { openSession, type HttpSession } from './http-session.js'
+import { openSession, type HttpSession, type SessionConnection, type SessionConnectionOptions } from './http-session.js'
+import { withCallBudget } from './rate-limit.js'
 import { readPostMessage, type ReadMessage } from './post-message.js'
 import { SharedSessions } from './shared-sessions.js'
 
@@ -34,6 +35,10 @@ export interface SessionRouteOptions {
   draining(): boolean
   /** A store shared with other replicas (Redis): sessions are written there and taken over from there. */
   shared?: { store: SessionStore; ttlMs: number }
+  /** Makes a session's client connection (the 2025 face's). */
+  connection(options: SessionConnectionOptions): SessionConnection
+  /** With `http.rateLimit`: what an inner call of code mode takes from its credential's bucket (RouteContext.chargeCall). */
+  chargeCall?: (key: string) => Promise<string | undefined>
 }
 
 /** What an unknown, ended, expired or evicted session id (or another credential's) answers. */
@@ -42,12 +47,14 @@ function sessionNotFound(): Response {
 }
 
 /**
- * The 2025-era, session-based Streamable HTTP route (MCP 2025-11-25): POST
- * carries messages, GET opens the session's SSE stream, DELETE ends the
- * session. Each session is its own principal with its own ClientConnection
- * over the shared runtime (the SDK's WebStandardStreamableHTTPServerTransport
- * below it), so hidden things answer exactly as over stdio. Called after the
- * face has checked host, origin and credential.
+ * The 2025-era, session-based Streamable HTTP route (MCP 2025-11-25), the
+ * 2025 face's route on the endpoint (EraRoute, era-route.ts): POST carries
+ * messages, GET opens the session's SSE stream, DELETE ends the session.
+ * Each session is its own principal with its own connection over the
+ * shared runtime, made by the 2025 face (`connection`: its
+ * ClientConnection), on the SDK's WebStandardStreamableHTTPServerTransport,
+ * so hidden things answer exactly as over stdio. Called after the face has
+ * checked host, origin and credential.
  */
 export class SessionRoute {
   private readonly shared: SharedSessions | undefined
@@ -64,6 +71,23 @@ export class SessionRoute {
           makeRoom: (principal) => this.makeRoom(principal),
         })
       : undefined
+  }
+
+  /** Requests of sessions being answered now. */
+  get inFlight(): number {
+    return this.options.sessions.inFlight
+  }
+
+  /** A 2025 session has no subscriptions/listen streams. */
+  readonly listenStreams = 0
+
+  drained(ms: number): Promise<boolean> {
+    return this.options.sessions.drained(ms)
+  }
+
+  /** Ends every session. */
+  close(): Promise<void> {
+    return this.options.sessions.closeAll()
   }
 
   async handle(inbound: InboundRequest, principal: HttpPrincipal): Promise<Response> {
@@ -342,14 +366,30 @@ export class SessionRoute {
 
   /** Starts a session for `principal` (openSession), written to the shared store on every change when there is one. */
   private open(principal: HttpPrincipal, id?: string, revoked?: readonly string[]): HttpSession {
-    const { runtime, logger, sessions, viewFor, maxMessageBytes } = this.options
+    const { runtime, logger, sessions, maxMessageBytes, connection } = this.options
     const shared = this.shared
+    const viewFor = (p: HttpPrincipal) => this.viewOf(p)
     return openSession(
-      { runtime, logger, sessions, viewFor, maxMessageBytes, ...(shared ? { persist: (s) => shared.persist(s) } : {}) },
+      {
+        runtime,
+        logger,
+        sessions,
+        viewFor,
+        maxMessageBytes,
+        connection,
+        ...(shared ? { persist: (s) => shared.persist(s) } : {}),
+      },
       principal,
       id,
       revoked,
     )
+  }
+
+  /** A session's own view: with `http.rateLimit`, it carries its credential's budget for code mode's inner calls. */
+  private viewOf(principal: HttpPrincipal): PrincipalView {
+    const view = this.options.viewFor(principal)
+    const charge = this.options.chargeCall
+    return charge ? withCallBudget(view, () => charge(principal.key)) : view
   }
 
   private readMessage(inbound: InboundRequest): Promise<ReadMessage> {

@@ -12,7 +12,8 @@ import { credentialView, skillScope, type CredentialView } from '../principal/cr
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { ParkedCalls } from '../eras/face/parked-calls.js'
-import { TaskRegistry } from '../eras/face/task-registry.js'
+import type { ReadBody } from '../eras/face/http-era.js'
+import type { TaskRegistry } from '../eras/face/task-registry.js'
 import { listedTools } from '../runtime/principal-tools.js'
 import { statelessServer } from '../server/stateless-server.js'
 import { withHeaderTraceContext } from './trace-headers.js'
@@ -45,8 +46,8 @@ export interface StatelessRouteOptions {
   resourceMetadataUrl?: (url: URL) => string
   /** `ttlMs` of the lists (default MODERN_LIST_TTL_MS). */
   listTtlMs?: number
-  /** The runtime's 2026 tasks (one registry per runtime, shared by all its faces); default: one of its own, closed with it. */
-  tasks?: TaskRegistry
+  /** The runtime's 2026 tasks (one registry per runtime, shared by all its faces, closed by whoever made it). */
+  tasks: TaskRegistry
   /** `http.rateLimit` for the inner calls of run_code: one request of the credential with this key each; the refusal's text, or undefined. */
   chargeCall?: (key: string) => Promise<string | undefined>
 }
@@ -73,8 +74,7 @@ export class StatelessRoute {
   private readonly views = new Map<string, CredentialView>()
   /** Calls waiting for their clients' input (a 2025 child asked during a 2026 request), found again by the retry's requestState. */
   private readonly parked: ParkedCalls
-  private readonly tasks: TaskRegistry
-  private inFlight = 0
+  private answering = 0
   private idle: Array<() => void> = []
   /** The listen a request being answered opens (its view and honoured filter), for the bus below. */
   private readonly opening = new AsyncLocalStorage<{
@@ -89,7 +89,7 @@ export class StatelessRoute {
   constructor(private readonly options: StatelessRouteOptions) {
     const { runtime, logger } = options
     const parked = (this.parked = new ParkedCalls(runtime))
-    const tasks = (this.tasks = options.tasks ?? new TaskRegistry())
+    const { tasks } = options
     this.handler = createMcpHandler(
       async ({ authInfo }) => {
         const view = authInfo?.extra?.view as CredentialView | undefined
@@ -189,22 +189,24 @@ export class StatelessRoute {
   }
 
   /** Requests being answered now (their answers still streaming included). */
-  get size(): number {
-    return this.inFlight
+  get inFlight(): number {
+    return this.answering
   }
 
   /**
-   * Answers one 2026-era request of `principal`. `body` is the parsed POST
-   * body (the face read it to tell the era); the request's own body is not
-   * read again. `release` gives back the request's place among its
-   * credential's requests in flight, which a listen stream does not keep.
+   * Answers one 2026-era request of `principal`. `read` is the POST body as
+   * the face read it to tell the era (parsed: a request reaches this route
+   * only so); the request's own body is not read again. `release` gives
+   * back the request's place among its credential's requests in flight,
+   * which a listen stream does not keep.
    */
   async handle(
     inbound: InboundRequest,
     principal: HttpPrincipal,
-    body: unknown,
+    read: ReadBody,
     release?: () => void,
   ): Promise<Response> {
+    const body = read.parsed ? read.value : undefined
     if (this.options.draining())
       return refusal(503, HttpRpcCode.server, 'Service Unavailable: mycelium is shutting down', { 'Retry-After': '5' })
     let view: CredentialView
@@ -245,12 +247,12 @@ export class StatelessRoute {
         this.handler.fetch(inbound.request, { authInfo, parsedBody }),
       )
     }
-    this.inFlight++
+    this.answering++
     let done = false
     const finish = () => {
       if (done) return
       done = true
-      if (--this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve()
+      if (--this.answering === 0) for (const resolve of this.idle.splice(0)) resolve()
     }
     try {
       const mismatch = await this.paramHeaderMismatch(inbound.request, view, body)
@@ -310,9 +312,9 @@ export class StatelessRoute {
 
   /** Resolves once no request is being answered, or after `ms`: true when none was left. */
   drained(ms: number): Promise<boolean> {
-    if (this.inFlight === 0) return Promise.resolve(true)
+    if (this.answering === 0) return Promise.resolve(true)
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(this.inFlight === 0), ms)
+      const timer = setTimeout(() => resolve(this.answering === 0), ms)
       timer.unref?.()
       this.idle.push(() => {
         clearTimeout(timer)
@@ -324,7 +326,6 @@ export class StatelessRoute {
   /** Ends the requests still being answered. */
   close(): Promise<void> {
     this.parked.close()
-    if (!this.options.tasks) this.tasks.close()
     return this.handler.close()
   }
 }

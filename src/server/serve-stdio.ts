@@ -6,10 +6,13 @@ import type { Runtime } from '../runtime/runtime.js'
 import { killChildrenOnExit } from '../runtime/kill-on-exit.js'
 import type { PrincipalView } from '../principal/view.js'
 import { StdioEraConnection, type StdioEraMode } from './stdio-eras.js'
-import { TaskRegistry } from '../eras/face/task-registry.js'
+import type { StdioFace } from './stdio-face.js'
+import type { Era } from '../protocol/facts.js'
 
 export interface ServeStdioOptions {
   runtime: Runtime
+  /** The faces of the two eras (src/eras/: ClientFaces), closed here once the connection ends. */
+  faces: Readonly<Record<Era, { readonly stdio: StdioFace }>> & { close(): void }
   view: PrincipalView
   logger: Logger
   stdin?: Readable
@@ -41,12 +44,11 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   if (runtime.supervisor.children.size === 0)
     logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
 
-  // The client's first message decides its era (2025: a ClientConnection; 2026-07-28: the stateless server of the launch's credential).
-  // The runtime's 2026 tasks, outliving the per-request servers of the connection.
-  const tasks = new TaskRegistry()
+  // The client's first message decides its era, and which face serves it.
+  const { faces } = options
   const connection = new StdioEraConnection({
     runtime,
-    tasks,
+    faces,
     view: options.view,
     era: options.era ?? 'auto',
     onNote: (note) => logger.debug(note),
@@ -77,7 +79,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   signals.off('SIGINT', onSignal!)
   signals.off('SIGTERM', onSignal!)
   await connection.close()
-  tasks.close()
+  faces.close()
   await runtime.close({ urgent: signalled })
   stopKillOnExit()
   return exitCode

@@ -5,24 +5,12 @@ import type {
   Transport,
   TransportSendOptions,
 } from '@modelcontextprotocol/client'
-import {
-  classifyInboundRequest,
-  PROTOCOL_VERSION_META_KEY,
-  ProtocolErrorCode,
-  SUBSCRIPTION_ID_META_KEY,
-} from '@modelcontextprotocol/server'
-import { serveStdio as serveModernStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio'
+import { classifyInboundRequest, PROTOCOL_VERSION_META_KEY, ProtocolErrorCode } from '@modelcontextprotocol/server'
 import { MODERN_PROTOCOL_VERSION, type Era } from '../protocol/facts.js'
 import { errorReply, JsonRpcError } from '../protocol/inbound.js'
-import { credentialView, type CredentialView } from '../principal/credential-view.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
-import { ClientConnection } from './client-connection.js'
-import { ListenStream, stamped, visibleFilter } from './listen-stream.js'
-import { BRIDGED_CHILD_CAPABILITIES, ParkedCalls } from '../eras/face/parked-calls.js'
-import { TaskRegistry } from '../eras/face/task-registry.js'
-import { childForUri } from './principal-requests.js'
-import { statelessServer } from './stateless-server.js'
+import type { StdioChannel, StdioFace, StdioSide } from './stdio-face.js'
 
 export { STDIO_ERA_MODES, type StdioEraMode } from '../eras/face/stdio-era-mode.js'
 import type { StdioEraMode } from '../eras/face/stdio-era-mode.js'
@@ -55,7 +43,7 @@ const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } 
  * arrives before the server starts it waits in order. Requests handed over
  * and not yet answered are tracked, so a dropped probe still answers them.
  */
-class EraChannel implements Transport {
+class EraChannel implements StdioChannel {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void
@@ -134,99 +122,35 @@ class EraChannel implements Transport {
   }
 }
 
-/**
- * The subscriptions/listen streams of a 2026 stdio connection. The SDK's
- * stdio entry serves listen itself (the envelope checks, the subscription
- * limit, the acknowledgement, the client's cancel, the closing result), but
- * it delivers only what the pinned server itself sends, to every stream
- * that asked for it; myc's changes come from the runtime, and are a
- * principal's, per stream. So each acknowledgement the entry writes opens
- * a ListenStream for that subscription, with the filter it honours (the
- * resources the view cannot see taken out of it before it is written, so
- * nothing about them leaks), which writes its own notifications stamped
- * with the subscription id; the client's notifications/cancelled of it, the
- * entry's closing result for it, or the connection's end close it.
- */
-class StdioListens {
-  private readonly streams = new Map<RequestId, ListenStream>()
-
-  constructor(
-    private readonly runtime: Runtime,
-    private readonly view: PrincipalView,
-    private readonly write: (message: JSONRPCMessage) => void,
-  ) {}
-
-  /** A message the 2026 server writes: an acknowledgement opens its stream (narrowed to what the view sees); the listen's closing result ends it. */
-  outbound(message: JSONRPCMessage): JSONRPCMessage {
-    if (!('method' in message)) {
-      const id = (message as { id?: unknown }).id
-      if (typeof id === 'string' || typeof id === 'number') this.end(id)
-      return message
-    }
-    if (message.method !== 'notifications/subscriptions/acknowledged') return message
-    const params = (message.params ?? {}) as { notifications?: unknown; _meta?: Record<string, unknown> }
-    const id = params._meta?.[SUBSCRIPTION_ID_META_KEY]
-    if (typeof id !== 'string' && typeof id !== 'number') return message
-    const { runtime, view } = this
-    const filter = visibleFilter(params.notifications, (uri) => childForUri(runtime, view, uri) !== undefined) ?? {}
-    this.end(id)
-    const stream = new ListenStream({ runtime, view, filter, deliver: (n) => this.write(stamped(n, id)) })
-    this.streams.set(id, stream)
-    stream.open()
-    return { ...message, params: { ...params, notifications: filter } } as JSONRPCMessage
-  }
-
-  /** A message of the client: its notifications/cancelled of a listen ends that stream (the entry stops it too). */
-  inbound(message: JSONRPCMessage): void {
-    if (!('method' in message) || 'id' in message || message.method !== 'notifications/cancelled') return
-    const id = (message.params as { requestId?: unknown } | undefined)?.requestId
-    if (typeof id === 'string' || typeof id === 'number') this.end(id)
-  }
-
-  private end(id: RequestId): void {
-    this.streams.get(id)?.close()
-    this.streams.delete(id)
-  }
-
-  closeAll(): void {
-    for (const id of [...this.streams.keys()]) this.end(id)
-  }
-}
-
 export interface StdioEraConnectionOptions {
   runtime: Runtime
   /** The launch's principal: a 2025 connection's session view (it escalates); a 2026 one sees it with escalation taken out. */
   view: PrincipalView
+  /** The faces of the two eras (src/eras/): the connection is served by the face of the era it opened in. */
+  faces: Readonly<Record<Era, { readonly stdio: StdioFace }>>
   /** Default `auto`. */
   era?: StdioEraMode
-  /** The runtime's 2026 tasks (one registry per runtime, shared by all its faces); default: one of its own, closed with it. */
-  tasks?: TaskRegistry
   /** Told of what is refused or dropped (for the log; never on stdout). */
   onNote?: (note: string) => void
 }
 
 type Phase =
   | { kind: 'opening' }
-  | { kind: 'legacy'; connection: ClientConnection; channel: EraChannel }
   /** `probe`: a server/discover opened the connection, and the client may still go on with initialize (probing in place). */
-  | { kind: 'modern' | 'probe'; engine: StdioServerHandle; channel: EraChannel }
+  | { kind: Era | 'probe'; side: StdioSide; channel: EraChannel }
   | { kind: 'closed' }
 
 /**
  * One stdio client of `myc serve`, in the era its first message asks for
- * (docs/protocol-eras.md), decided once per connection:
+ * (docs/protocol-eras.md), decided once per connection and handed to that
+ * era's face (stdio-face.ts) on a channel of its own:
  *
  * - 2025 (`initialize`, or any message without the 2026 envelope claim): a
- *   ClientConnection, exactly as before this existed: the session's
- *   principal escalates by `activate_skill`, with list_changed.
+ *   session; its principal escalates by `activate_skill`, with list_changed.
  * - 2026-07-28 (`server/discover`, or a request carrying the `_meta`
- *   envelope): the SDK's own stdio entry (`serveStdio` of
- *   `@modelcontextprotocol/server/stdio`, on a channel of ours, 2025 openings
- *   refused) owns the 2026 wire: the envelope checks and their error codes,
- *   server/discover, `resultType`, per-request log level,
- *   subscriptions/listen; the server it pins is the one the HTTP route makes
- *   per request (statelessServer), for the launch's credential view (role
- *   and --skills alone: activate_skill never changes the lists).
+ *   envelope): the SDK's own stdio entry owns the 2026 wire, with the
+ *   server the HTTP route makes per request, for the launch's credential
+ *   view (role and --skills alone: activate_skill never changes the lists).
  *
  * A connection opened by server/discover that goes on with `initialize`
  * (a client probing in place) drops the 2026 server, once it has answered
@@ -243,17 +167,10 @@ export class StdioEraConnection {
   /** Messages waiting while the dispatcher is busy (dropping a probe). */
   private readonly queue: JSONRPCMessage[] = []
   private busy = false
-  private credential: CredentialView | undefined
-  /** The 2026 connection's calls waiting for its input (a 2025 child asked during them). */
-  private parked: ParkedCalls | undefined
-  private readonly tasks: TaskRegistry
-  /** The 2026 server's subscriptions/listen streams (one server per connection, a dropped probe's included). */
-  private listens: StdioListens | undefined
   private ended = false
 
   constructor(private readonly options: StdioEraConnectionOptions) {
     this.mode = options.era ?? 'auto'
-    this.tasks = options.tasks ?? new TaskRegistry()
   }
 
   /** The era this connection was given, once its first message decided it. */
@@ -332,54 +249,36 @@ export class StdioEraConnection {
 
   private startLegacy(): EraChannel {
     const channel = new EraChannel(this.wire!, () => void this.wire!.close().catch(() => {}))
-    const connection = new ClientConnection({ runtime: this.options.runtime, view: this.options.view })
-    connection.onclose = () => this.end()
-    this.phase = { kind: 'legacy', connection, channel }
-    connection.connect(channel).catch((error: unknown) => {
-      this.options.onNote?.(`could not serve the stdio client: ${String(error)}`)
-      this.end()
-    })
+    this.phase = { kind: 'legacy', side: this.serve('legacy', channel), channel }
     return channel
   }
 
   private startModern(kind: 'modern' | 'probe'): EraChannel {
-    const { runtime } = this.options
     const channel = new EraChannel(this.wire!, () => {
       // The 2026 server ended the connection itself (not a dropped probe): the stream goes too.
       if (!channel.detached) void this.wire!.close().catch(() => {})
     })
-    this.credential ??= credentialView(this.options.view, runtime.loaded.config.namespace, { credential: 'stdio' })
-    const view = this.credential
-    const parked = (this.parked ??= new ParkedCalls(runtime))
-    const listens = (this.listens = new StdioListens(
-      runtime,
-      view,
-      (message) => void channel.send(message).catch(() => {}),
-    ))
-    channel.onInbound = (message) => listens.inbound(message)
-    channel.onOutbound = (message) => listens.outbound(message)
-    const engine = serveModernStdio(
-      () => {
-        // What a 2025 child asks during a 2026 client's call becomes that call's input_required (parked-calls.ts): children are offered what that can carry.
-        runtime.offerClientCapabilities(BRIDGED_CHILD_CAPABILITIES)
-        return statelessServer({ runtime, view, stepUp: false, parked, tasks: this.tasks })
-      },
-      {
-        transport: channel,
-        legacy: 'reject',
-        onerror: (error) => this.options.onNote?.(`stdio (2026-07-28): ${error.message}`),
-      },
-    )
+    const side = this.serve('modern', channel)
     channel.tracking = kind === 'probe'
-    this.phase = { kind, engine, channel }
+    this.phase = { kind, side, channel }
     return channel
   }
 
+  /** Hands the connection's era side to that era's face. */
+  private serve(era: Era, channel: EraChannel): StdioSide {
+    return this.options.faces[era].stdio.serve({
+      runtime: this.options.runtime,
+      view: this.options.view,
+      channel,
+      onNote: (note) => this.options.onNote?.(note),
+      ended: () => this.end(),
+    })
+  }
+
   /** Lets the probe's 2026 server answer what it was asked (bounded), answers what it could not, and lets it go. */
-  private async dropProbe(phase: { engine: StdioServerHandle; channel: EraChannel }): Promise<void> {
+  private async dropProbe(phase: { side: StdioSide; channel: EraChannel }): Promise<void> {
     await phase.channel.whenAnswered(PROBE_ANSWER_WAIT_MS)
     phase.channel.detached = true
-    this.listens?.closeAll()
     for (const id of phase.channel.unanswered) {
       void this.wire!.send(
         errorReply(
@@ -390,7 +289,7 @@ export class StdioEraConnection {
       ).catch(() => {})
     }
     phase.channel.unanswered.clear()
-    await phase.engine.close().catch(() => {})
+    await phase.side.close()
     if (this.phase.kind === 'closed') return
     this.phase = { kind: 'opening' }
   }
@@ -470,18 +369,15 @@ export class StdioEraConnection {
     this.ended = true
     const phase = this.phase
     this.phase = { kind: 'closed' }
-    this.parked?.close()
-    if (!this.options.tasks) this.tasks.close()
-    this.listens?.closeAll()
-    if (phase.kind === 'modern' || phase.kind === 'probe') void phase.engine.close().catch(() => {})
+    // A 2025 side ends through its own close (which brought us here); the others are let go now.
+    if (phase.kind === 'modern' || phase.kind === 'probe') void phase.side.close()
     this.onclose?.()
   }
 
   /** Ends the connection: its era's server and the stream. */
   async close(): Promise<void> {
     const phase = this.phase
-    if (phase.kind === 'legacy') await phase.connection.close()
-    else if (phase.kind === 'modern' || phase.kind === 'probe') await phase.engine.close().catch(() => {})
+    if (phase.kind !== 'opening' && phase.kind !== 'closed') await phase.side.close()
     await this.wire?.close().catch(() => {})
     this.end()
   }

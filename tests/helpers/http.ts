@@ -10,6 +10,7 @@ import { openView } from '../../src/principal/view.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { bundle, requireBundle } from './e2e.js'
 import { waitFor } from './runtime.js'
+import { clientFaces } from '../../src/http/client-faces.js'
 
 /** A port nobody listens on now (the system's choice, released at once). */
 export function freePort(): Promise<number> {
@@ -43,6 +44,7 @@ export function faceOptions(
     maxSessions: 10,
     sessionIdleMs: 60_000,
     maxMessageBytes: 65_536,
+    faces: clientFaces(),
     ...extra,
   }
 }

@@ -14,6 +14,7 @@ import { initializeBody, mcpHeaders, serveFace as serve } from '../helpers/http.
 import { fixtureEntry, loadedConfig, PolicyHarness, startRuntime, waitFor } from '../helpers/runtime.js'
 import { createView } from '../../src/principal/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
+import { clientFaces } from '../../src/http/client-faces.js'
 
 const ALICE = 'alice-0123456789abcdef0123456789abcdef'
 const BOB = 'bob-0123456789abcdef0123456789abcdef0000'
@@ -45,6 +46,7 @@ describe('the HTTP face, its security rules, over real HTTP', () => {
       maxSessions: 100,
       sessionIdleMs: 60_000,
       maxMessageBytes: 65_536,
+      faces: clientFaces(),
       ...extra,
     })
     faces.push(face)
@@ -460,6 +462,7 @@ describe('a session narrowed by a narrower JWT, across two replicas sharing a st
     })
     const face = new HttpFace({
       runtime,
+      faces: clientFaces(),
       logger: runtime.logger,
       listen: { host: '127.0.0.1', port: 8808 },
       path: '/mcp',

@@ -9,6 +9,7 @@ import { visibleList } from '../../src/server/principal-requests.js'
 import { StdioEraConnection } from '../../src/server/stdio-eras.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { PolicyHarness } from '../helpers/runtime.js'
+import { clientFaces } from '../../src/http/client-faces.js'
 
 const ENVELOPE = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -32,7 +33,7 @@ function connection(h: PolicyHarness, view: PrincipalView) {
       if (m.method === undefined) answers.set(m.id, m)
     }
   })
-  const conn = new StdioEraConnection({ runtime: h.runtime, view, era: 'auto' })
+  const conn = new StdioEraConnection({ runtime: h.runtime, faces: clientFaces(), view, era: 'auto' })
   void conn.connect(new StdioServerStream(stdin, stdout))
   let next = 0
   return {

@@ -17,6 +17,7 @@ import { StdioEraConnection } from '../../src/server/stdio-eras.js'
 import { connectHttp } from '../helpers/http.js'
 import { openModeView, pinnable, PinProject } from '../helpers/pinning.js'
 import { RawConnection, waitFor } from '../helpers/runtime.js'
+import { clientFaces } from '../../src/http/client-faces.js'
 
 /**
  * Withheld means what hidden means, on every path a tool can take: a
@@ -136,7 +137,12 @@ describe('policy mode: lists, search_tools, skills, the agent, the 2026 era and 
         if (id !== undefined) answers.set(id, line.replace(`"id":"${id}"`, '"id":0'))
       }
     })
-    const connection = new StdioEraConnection({ runtime, view: viewOf(runtime, mode, ['files']), era: 'auto' })
+    const connection = new StdioEraConnection({
+      runtime,
+      faces: clientFaces(),
+      view: viewOf(runtime, mode, ['files']),
+      era: 'auto',
+    })
     void connection.connect(new StdioServerStream(stdin, stdout))
     const _meta = {
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -165,6 +171,7 @@ describe('policy mode: lists, search_tools, skills, the agent, the 2026 era and 
     const env = { ALICE: 'alice-0123456789abcdef0123456789abcdef', BOB: 'bob-0123456789abcdef0123456789abcdef0000' }
     const face = new HttpFace({
       runtime,
+      faces: clientFaces(),
       logger: runtime.logger,
       listen: { host: '127.0.0.1', port: 8808 },
       path: '/mcp',

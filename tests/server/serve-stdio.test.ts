@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
+import { clientFaces } from '../../src/http/client-faces.js'
 import { createLogger } from '../../src/logger.js'
 import { openView } from '../../src/principal/view.js'
 import { hostForThisProcess } from '../../src/runtime/host.js'
@@ -24,7 +25,15 @@ describe('serving on stdio when the client goes away', () => {
     let written = ''
     stdout.on('data', (chunk: Buffer) => (written += chunk.toString()))
     const signals = new EventEmitter()
-    const code = await serveStdio({ runtime, view: openView(), logger: runtime.logger, stdin, stdout, signals })
+    const code = await serveStdio({
+      runtime,
+      faces: clientFaces(),
+      view: openView(),
+      logger: runtime.logger,
+      stdin,
+      stdout,
+      signals,
+    })
     expect(code).toBe(0)
     expect(written).toBe('')
   })

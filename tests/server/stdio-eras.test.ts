@@ -6,6 +6,7 @@ import { openView } from '../../src/principal/view.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { openingEra, StdioEraConnection, type StdioEraMode } from '../../src/server/stdio-eras.js'
 import { TaskRegistry } from '../../src/eras/face/task-registry.js'
+import { clientFaces } from '../../src/http/client-faces.js'
 import { fixtureEntry, startRuntime } from '../helpers/runtime.js'
 import { waitFor } from '../helpers/wait-for.js'
 
@@ -59,7 +60,7 @@ function serve(runtime: Runtime, era: StdioEraMode = 'auto', tasks?: TaskRegistr
       buffer = buffer.slice(nl + 1)
     }
   })
-  const connection = new StdioEraConnection({ runtime, view: openView(), era, ...(tasks ? { tasks } : {}) })
+  const connection = new StdioEraConnection({ runtime, view: openView(), era, faces: clientFaces(tasks) })
   const closed = new Promise<void>((resolve) => (connection.onclose = resolve))
   void connection.connect(new StdioServerStream(stdin, stdout))
   const answerTo = (id: unknown) => out.find((m) => m.id === id && m.method === undefined)
