@@ -9,14 +9,13 @@ import {
 import type { ServerConfig } from '../config/schema.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
-import { passthrough } from '../protocol/passthrough.js'
 import { RequestRelay, type RelayOutcome } from '../protocol/request-relay.js'
 import type { CommandHost } from './resolve-command.js'
 import type { PrespawnedChildren } from './prespawn.js'
 import type { StopBudget } from './process-tree.js'
 import { ChildStdioTransport } from './stdio-transport.js'
 import { userSecrets, withSecrets } from './secret-refs.js'
-import { EMPTY_LISTS, fetchLists, LIST_CHANGED, LIST_METHODS, type ChildLists, type ListKind } from './child-lists.js'
+import { EMPTY_LISTS, fetchLists, LIST_METHODS, type ChildLists, type ListKind } from './child-lists.js'
 import {
   ChildProcessTransport,
   createChildTransport,
@@ -29,7 +28,7 @@ import {
 import type { TokenStore } from '../oauth/token-store.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
 import { MODERN_PROTOCOL_VERSION, RpcCode, type Era } from '../protocol/facts.js'
-import { withoutSubscriptionId } from './listen-filter.js'
+import { wireClient } from './child-client.js'
 import type { ChildSession, ChildSessions, ForwardOptions, InputSource, SessionLink } from './child-session.js'
 import { LegacyChildSession } from './legacy-session.js'
 import { ModernChildSession } from './modern-session.js'
@@ -301,7 +300,11 @@ export class ChildConnection {
       { capabilities, listMaxPages: 0, ...(negotiation ? { versionNegotiation: negotiation } : {}) },
     )
     this.connecting = client
-    this.wireClient(client, capabilities)
+    wireClient(client, capabilities, {
+      refresh: (kinds) => void this.refresh(kinds),
+      notification: (notification) => this.deps.events.notification(this, notification),
+      request: (method, params, signal) => this.deps.events.request(this, method, params, signal),
+    })
     try {
       await withTimeout(
         client.connect(transport, { timeout: remaining }),
@@ -328,48 +331,6 @@ export class ChildConnection {
     connected = true
     if (this.connecting === client) this.connecting = undefined
     return { client, relay, transport, inner, capabilities }
-  }
-
-  private wireClient(client: Client, offered: ClientCapabilities): void {
-    for (const [method, kinds] of Object.entries(LIST_CHANGED)) {
-      client.setNotificationHandler(method as 'notifications/tools/list_changed', () => {
-        void this.refresh(kinds)
-      })
-    }
-    client.fallbackNotificationHandler = async (notification) => {
-      this.deps.events.notification(this, withoutSubscriptionId(notification as JSONRPCNotification))
-    }
-    // Only what the child was offered: anything else it asks gets the SDK's "method not found".
-    const forwarded = [
-      ...(offered.elicitation ? (['elicitation/create'] as const) : []),
-      ...(offered.sampling ? (['sampling/createMessage'] as const) : []),
-      ...(offered.roots ? (['roots/list'] as const) : []),
-    ]
-    for (const method of forwarded) {
-      client.setRequestHandler(method, async (request, ctx) => {
-        const result = await this.deps.events.request(
-          this,
-          method,
-          request.params as Record<string, unknown> | undefined,
-          ctx.mcpReq.signal,
-        )
-        return result as never
-      })
-    }
-    // A task the child created at the client (task-augmented sampling or elicitation) is polled through myc.
-    // The SDK 2.x has no runtime for tasks, so these take pass-through params.
-    if (offered.tasks) {
-      for (const method of ['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']) {
-        const register = client.setRequestHandler.bind(client) as (
-          m: string,
-          schemas: { params: typeof passthrough },
-          handler: (params: Record<string, unknown>, ctx: { mcpReq: { signal: AbortSignal } }) => Promise<unknown>,
-        ) => void
-        register(method, { params: passthrough }, (params, ctx) =>
-          this.deps.events.request(this, method, params, ctx.mcpReq.signal),
-        )
-      }
-    }
   }
 
   private healthTimer: NodeJS.Timeout | undefined

@@ -2,7 +2,7 @@ import type { ClientCapabilities, JSONRPCNotification } from '@modelcontextproto
 import { capabilitiesForChildren } from '../children/client-capabilities.js'
 import type { ChildConnection, ChildState, ListKind } from '../children/child.js'
 import type { InputSource } from '../children/child-session.js'
-import { ResourceSubscriptions } from '../children/listen-filter.js'
+import { ResourceSubscriptions } from './resource-subscriptions.js'
 import type { CommandHost } from '../children/resolve-command.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
 import { URGENT_STOP_BUDGET } from '../children/process-tree.js'

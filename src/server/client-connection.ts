@@ -13,7 +13,9 @@ import type { RelayOutcome } from '../protocol/request-relay.js'
 import type { Runtime, ConnectionHandle, CallOrigin } from '../runtime/runtime.js'
 import { decodeCursor, ListPages, paginate } from './pagination.js'
 import type { CallerEra } from '../children/child-session.js'
-import { CoreTasksOverExtension } from '../eras/face/core-tasks.js'
+import { coreTasksCapability } from '../eras/face/core-tasks.js'
+import { SessionTasks } from './session-tasks.js'
+import { askClient, canAnswer } from './client-asks.js'
 import { registerSkillHandlers, type SkillSources } from './skills-handlers.js'
 import { serverCapabilities } from './server-capabilities.js'
 import {
@@ -35,9 +37,6 @@ import type { PrincipalView } from '../principal/view.js'
 import { SeenLists, type ListKindName } from '../principal/seen-lists.js'
 import { unwatchResource, watchResource } from './resource-watch.js'
 import { RpcCode, isObject } from '../protocol/facts.js'
-
-/** How long tasks/result may wait for a child's task to finish. */
-const TASK_RESULT_TIMEOUT_MS = 60 * 60_000
 
 export interface ClientConnectionOptions {
   runtime: Runtime
@@ -72,8 +71,17 @@ export class ClientConnection implements ConnectionHandle {
   /** Called when what a shared session store keeps changes: subscriptions, log level. */
   onstatechange?: () => void
 
+  /** The 2025 core tasks this connection's calls created (session-tasks.ts). */
+  private readonly tasks: SessionTasks
+
   constructor(private readonly options: ClientConnectionOptions) {
     const { runtime } = options
+    this.tasks = new SessionTasks({
+      runtime,
+      view: options.view,
+      clientCapabilities: () => this.clientCapabilities,
+      ask: (server, method, params, signal, related) => this.forwardRequest(server, method, params, signal, related),
+    })
     this.pageSize = options.pageSize ?? 1_000
     this.seen = new SeenLists((kind) => visibleList(runtime, options.view, kind))
     // Each forwarded call names its caller, so that what the child asks during it comes back here (Runtime.originOf).
@@ -83,10 +91,10 @@ export class ClientConnection implements ConnectionHandle {
       ['resources/read', (params, ctx) => this.readResource(params, ctx)],
       ['completion/complete', (params, ctx) => this.complete(params, ctx)],
       // Tasks (2025-11-25): routed to the child that created them through this connection.
-      ['tasks/get', (params, ctx) => this.routeTask('tasks/get', params, ctx)],
-      ['tasks/result', (params, ctx) => this.routeTask('tasks/result', params, ctx)],
-      ['tasks/cancel', (params, ctx) => this.routeTask('tasks/cancel', params, ctx)],
-      ['tasks/list', (params, ctx) => this.listTasks(params, ctx)],
+      ['tasks/get', (params, ctx) => this.tasks.route('tasks/get', params, ctx)],
+      ['tasks/result', (params, ctx) => this.tasks.route('tasks/result', params, ctx)],
+      ['tasks/cancel', (params, ctx) => this.tasks.route('tasks/cancel', params, ctx)],
+      ['tasks/list', (_params, ctx) => this.tasks.list(ctx)],
     ])
     this.relay = new UpstreamRelay<CallContext>(
       (message, sendOptions) => this.transport!.send(message, sendOptions),
@@ -247,74 +255,6 @@ export class ClientConnection implements ConnectionHandle {
     return skillSourcesFor(this.options.runtime, this.view)
   }
 
-  /** Tasks created through this connection: task id → the server that runs it. */
-  private readonly tasks = new Map<string, string>()
-  /** …and those on modern children, over their tasks extension. */
-  private readonly coreTasks = new CoreTasksOverExtension(TASK_RESULT_TIMEOUT_MS)
-
-  private async routeTask(
-    method: string,
-    params: Record<string, unknown> | undefined,
-    ctx: CallContext,
-  ): Promise<RelayOutcome | undefined> {
-    const taskId = params?.taskId
-    const server = typeof taskId === 'string' ? this.tasks.get(taskId) : undefined
-    const child =
-      server !== undefined && this.view.serverVisible(server)
-        ? this.options.runtime.supervisor.children.get(server)
-        : undefined
-    if (!child)
-      return {
-        ok: false,
-        error: {
-          code: RpcCode.invalidParams,
-          message: `Unknown task: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId)}`,
-        },
-      }
-    if (child.era === 'modern')
-      return this.coreTasks.route(method, child, taskId as string, ctx, {
-        capabilities: this.clientCapabilities,
-        ask: (m, p, signal) => this.forwardRequest(child.key, m, p, signal, ctx.requestId),
-      })
-    // tasks/result waits for the task to finish: give it far longer than a call.
-    const outcome = await child.forward(method, params, {
-      ...ctx,
-      ...(method === 'tasks/result' ? { timeoutMs: Math.max(child.config.timeoutMs, TASK_RESULT_TIMEOUT_MS) } : {}),
-    })
-    return ctx.cancellation.aborted ? undefined : outcome
-  }
-
-  /** tasks/list: this connection's tasks, asked of each child that runs some (one page each). */
-  private async listTasks(
-    _params: Record<string, unknown> | undefined,
-    ctx: CallContext,
-  ): Promise<RelayOutcome | undefined> {
-    const mine = new Set(this.tasks.keys())
-    const children = this.options.runtime.supervisor.children
-    const servers = [...new Set(this.tasks.values())].filter((s) => this.view.serverVisible(s))
-    // A modern child has no tasks/list: this connection's tasks there, one by one (core-tasks.ts).
-    const modern = [...this.tasks].flatMap(([taskId, s]) =>
-      servers.includes(s) && children.get(s)?.era === 'modern' ? [[taskId, children.get(s)!] as const] : [],
-    )
-    const [lists, theirs] = await Promise.all([
-      Promise.all(
-        servers
-          .filter((s) => children.get(s)?.era !== 'modern')
-          .map((s) => children.get(s)?.forward('tasks/list', {}, ctx)),
-      ),
-      this.coreTasks.list(modern, ctx),
-    ])
-    const tasks = [
-      ...lists.flatMap((o) =>
-        o?.ok && Array.isArray(o.result.tasks)
-          ? (o.result.tasks as Array<{ taskId: string }>).filter((t) => mine.has(t.taskId))
-          : [],
-      ),
-      ...theirs,
-    ]
-    return ctx.cancellation.aborted ? undefined : { ok: true, result: { tasks } }
-  }
-
   private readonly toolPages = new ListPages()
 
   /** The wire tools this principal sees (one list cache for every face: runtime/principal-tools.ts). */
@@ -338,16 +278,8 @@ export class ClientConnection implements ConnectionHandle {
     const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, ctx)
     if (!called || ctx.cancellation.aborted) return undefined
     // A task-augmented call answers with a task: later tasks/* requests go to this child.
-    const { outcome, server } = called
-    const taskId = outcome.ok ? (outcome.result.task as { taskId?: unknown } | undefined)?.taskId : undefined
-    if (typeof taskId === 'string' && server !== undefined) this.tasks.set(taskId, server)
-    if (
-      typeof taskId === 'string' &&
-      server !== undefined &&
-      this.options.runtime.supervisor.children.get(server)?.era === 'modern'
-    )
-      this.coreTasks.remember(outcome.ok ? outcome.result.task : undefined)
-    return outcome
+    this.tasks.called(called.outcome, called.server)
+    return called.outcome
   }
 
   private getPrompt(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
@@ -429,7 +361,11 @@ export class ClientConnection implements ConnectionHandle {
     this.srv = new Server(
       { name: 'mycelium', version: runtime.deps.version },
       {
-        capabilities: serverCapabilities(this.options.runtime, this.view, 'legacy'),
+        capabilities: serverCapabilities(
+          this.options.runtime,
+          this.view,
+          coreTasksCapability(this.options.runtime, this.view),
+        ),
         instructions: this.instructions(),
       },
     )
@@ -515,16 +451,7 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   canAnswer(method: string, params: Record<string, unknown> | undefined): boolean {
-    const caps = this.srv?.getClientCapabilities()
-    if (!caps) return false
-    if (method === 'roots/list') return Boolean(caps.roots)
-    if (method === 'elicitation/create')
-      return (
-        Boolean(caps.elicitation) && (params?.mode !== 'url' || Boolean((caps.elicitation as { url?: unknown }).url))
-      )
-    if (method === 'sampling/createMessage') return Boolean(caps.sampling)
-    if (method.startsWith('tasks/')) return Boolean(caps.tasks)
-    return false
+    return canAnswer(this.srv?.getClientCapabilities(), method, params)
   }
 
   async forwardRequest(
@@ -534,51 +461,7 @@ export class ClientConnection implements ConnectionHandle {
     signal: AbortSignal,
     related?: RequestId,
   ): Promise<Record<string, unknown>> {
-    const caps = this.server.getClientCapabilities()
-    // On the stream of the client's request that caused it (Streamable HTTP); stdio ignores it.
-    const on = related !== undefined ? { relatedRequestId: related } : {}
-    if (method === 'roots/list') {
-      if (!caps?.roots)
-        throw new ProtocolError(RpcCode.methodNotFound, 'The MCP client connected to mycelium does not provide roots')
-      return this.server.request({ method, params: params ?? {} }, passthrough, { signal, ...on })
-    }
-    if (method === 'elicitation/create') {
-      if (!caps?.elicitation)
-        throw new ProtocolError(
-          RpcCode.methodNotFound,
-          `The MCP client connected to mycelium does not support elicitation (asked by server "${server}")`,
-        )
-      const mode = (params?.mode as string | undefined) ?? 'form'
-      if (mode === 'url' && !(caps.elicitation as { url?: unknown }).url)
-        throw new ProtocolError(
-          RpcCode.methodNotFound,
-          `The MCP client connected to mycelium does not support URL elicitation (asked by server "${server}")`,
-        )
-      const message = typeof params?.message === 'string' ? `[${server}] ${params.message}` : `[${server}]`
-      return this.server.request({ method, params: { ...params, message } }, passthrough, {
-        signal,
-        timeout: 10 * 60_000,
-        ...on,
-      })
-    }
-    if (method === 'sampling/createMessage') {
-      if (!caps?.sampling)
-        throw new ProtocolError(
-          RpcCode.methodNotFound,
-          `The MCP client connected to mycelium does not support sampling (asked by server "${server}")`,
-        )
-      return this.server.request({ method, params: params ?? {} }, passthrough, { signal, timeout: 10 * 60_000, ...on })
-    }
-    if (method.startsWith('tasks/')) {
-      // A child polls a task it created at the client (task-augmented sampling or elicitation).
-      if (!caps?.tasks)
-        throw new ProtocolError(RpcCode.methodNotFound, 'The MCP client connected to mycelium does not support tasks')
-      return this.server.request({ method, params: params ?? {} } as never, passthrough, {
-        signal,
-        timeout: 10 * 60_000,
-        ...on,
-      })
-    }
-    throw new ProtocolError(RpcCode.methodNotFound, `Method not found: ${method}`)
+    // this.server throws while no client is connected: a rejection, as every refusal here.
+    return askClient(this.server, server, method, params, signal, related)
   }
 }

@@ -6,7 +6,8 @@ import { childForCaller } from '../runtime/caller-child.js'
 /**
  * Asking a child for a resource's updates on behalf of one of myc's
  * clients (a 2025 connection's resources/subscribe, a 2026 client's
- * `subscriptions/listen`): one way for every face. A 2026 child has no
+ * `subscriptions/listen`): one way for every face, as the child's session
+ * says (ChildSession.resourceUpdates). A 2026 child has no
  * resources/subscribe: its own listen, which myc keeps open, names the
  * resources every holder wants (Runtime.subscribeResource). A 2025 child
  * that serves resource subscriptions gets resources/subscribe forwarded.
@@ -40,10 +41,10 @@ export async function watchResource(
   uri: string,
 ): Promise<void> {
   const child = await holderChild(runtime, holder, shared)
-  if (child !== shared && child.era === 'modern')
+  if (child !== shared && child.resourceUpdates === 'listen')
     throw new Error(`resource subscriptions of "${child.key}" (2026-07-28, one process per person or session): not yet`)
-  if (child.era === 'modern') await runtime.subscribeResource(holder, child, uri)
-  else if (child.capabilities?.resources?.subscribe) await child.request('resources/subscribe', { uri })
+  if (child.resourceUpdates === 'listen') await runtime.subscribeResource(holder, child, uri)
+  else if (child.resourceUpdates === 'subscribe') await child.request('resources/subscribe', { uri })
 }
 
 /**
@@ -61,7 +62,7 @@ export async function unwatchResource(
   await runtime.unsubscribeResource(holder, uri)
   if (child && scopeOf(child.config) !== 'shared')
     child = await holderChild(runtime, holder, child).catch(() => undefined)
-  if (child?.era === 'modern' || !child?.capabilities?.resources?.subscribe) return
+  if (child?.resourceUpdates !== 'subscribe') return
   if ([...runtime.connections].some((c) => c !== holder && c.isSubscribed(uri))) return
   await child.request('resources/unsubscribe', { uri }).catch(() => {})
 }

@@ -1,25 +1,27 @@
 import type { ServerCapabilities } from '@modelcontextprotocol/server'
 import { hasSkillsExtension } from '../children/child.js'
 import type { PrincipalView } from '../principal/view.js'
-import { hasTasksExtension, TASKS_EXTENSION, type Era } from '../protocol/facts.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { skillsCapability } from './skills-handlers.js'
+
+/** What one era's face adds to the capabilities: its tasks (the 2025 core `tasks`, or the 2026 tasks extension). */
+export interface EraCapabilities {
+  tasks?: Record<string, unknown>
+  extensions?: Record<string, unknown>
+}
 
 /**
  * What myc offers a client of either era, for one principal: what its
  * children together support (a lazy child not started yet may support
  * anything, so it counts as all), tools with list changes always, logging,
  * and the skills extension when skills are served. The one difference of
- * the eras is tasks: a 2025 client gets the 2025 core `tasks` capability (a
- * 2025 child's own, or a visible modern child's extension mapped,
- * core-tasks.ts); a 2026 client gets the tasks extension (routed to a
- * modern child that has it, or held by myc for a 2025 child:
- * hosted-tasks.ts).
+ * the eras is tasks, which each face adds (`era`): a 2025 client gets the
+ * 2025 core `tasks` capability, a 2026 client the tasks extension.
  */
 export function serverCapabilities(
   runtime: Pick<Runtime, 'supervisor'>,
   view: Pick<PrincipalView, 'servedSkills' | 'serverVisible'>,
-  era: Era,
+  era: EraCapabilities,
 ): ServerCapabilities {
   const children = [...runtime.supervisor.children.values()]
   const any = (pick: (caps: ServerCapabilities) => unknown) =>
@@ -33,18 +35,8 @@ export function serverCapabilities(
     caps.resources = { listChanged: true, subscribe: true }
     Object.assign(extensions, skillsCapability)
   }
-  if (era === 'legacy') {
-    const modernTasks = (c: (typeof children)[number]) =>
-      c.era === 'modern' && hasTasksExtension(c.capabilities) && view.serverVisible(c.key)
-    if (children.some((c) => c.capabilities?.tasks || modernTasks(c)))
-      (caps as Record<string, unknown>).tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
-  } else if (
-    children.some(
-      (c) =>
-        view.serverVisible(c.key) && (c.state !== 'RUNNING' || c.era === 'legacy' || hasTasksExtension(c.capabilities)),
-    )
-  )
-    extensions[TASKS_EXTENSION] = {}
+  if (era.tasks) (caps as Record<string, unknown>).tasks = era.tasks
+  Object.assign(extensions, era.extensions)
   if (Object.keys(extensions).length > 0) (caps as Record<string, unknown>).extensions = extensions
   return caps
 }

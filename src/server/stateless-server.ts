@@ -34,7 +34,12 @@ import {
 } from './principal-requests.js'
 import { registerSkillHandlers } from './skills-handlers.js'
 import { serverCapabilities } from './server-capabilities.js'
-import { missingTasksExtension, registerTaskHandlers, taskCaller } from '../eras/face/task-routing.js'
+import {
+  missingTasksExtension,
+  registerTaskHandlers,
+  taskCaller,
+  tasksExtensionCapability,
+} from '../eras/face/task-routing.js'
 import type { TaskRegistry } from '../eras/face/task-registry.js'
 import {
   HOSTED_TASK_TTL_MS,
@@ -133,7 +138,7 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     )
   }
   const server = mcp.server
-  server.registerCapabilities(serverCapabilities(runtime, view, 'modern'))
+  server.registerCapabilities(serverCapabilities(runtime, view, tasksExtensionCapability(runtime, view)))
   const caps = server.getCapabilities()
   const reaches = (s: string) => view.serverVisible(s)
 

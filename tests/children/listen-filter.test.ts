@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import {
-  isEmptyFilter,
-  listenFilter,
-  ResourceSubscriptions,
-  sameFilter,
-  subscriptionIdOf,
-  withoutSubscriptionId,
-} from '../../src/children/listen-filter.js'
+import { withoutSubscriptionId } from '../../src/children/child-client.js'
+import { isEmptyFilter, listenFilter, sameFilter, subscriptionIdOf } from '../../src/children/listen-filter.js'
+import { ResourceSubscriptions } from '../../src/runtime/resource-subscriptions.js'
 
 const ID = 'io.modelcontextprotocol/subscriptionId'
 

@@ -192,7 +192,10 @@ describe('ListenStream', () => {
   })
 
   it('asks a 2026 child through the runtime (its listen), and lets go when it closes', async () => {
-    const { asked, stream } = setup({ open: { config: { type: 'stdio' }, era: 'modern' } as Partial<ChildConnection> })
+    // A 2026 child's session asks for a resource's updates on its listen.
+    const { asked, stream } = setup({
+      open: { config: { type: 'stdio' }, resourceUpdates: 'listen' } as Partial<ChildConnection>,
+    })
     const s = stream({ resourceSubscriptions: ['o://1', 'h://1'] })
     s.open()
     await waitFor(() => asked.length > 0, 5_000, 'the runtime to be asked for o://1')
@@ -207,7 +210,8 @@ describe('ListenStream', () => {
     const requests: unknown[][] = []
     const child = {
       config: { type: 'stdio' },
-      era: 'legacy',
+      // A 2025 child's session forwards resources/subscribe when the child serves subscriptions.
+      resourceUpdates: 'subscribe',
       capabilities: { resources: { subscribe: true } },
       request: async (method: string, params: unknown) => (requests.push([method, params]), {}),
     } as unknown as Partial<ChildConnection>

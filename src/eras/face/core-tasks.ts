@@ -12,7 +12,9 @@ import {
 } from '../child/task-mapping.js'
 import { RelayErrorCode, type RelayOutcome } from '../../protocol/request-relay.js'
 import type { ForwardContext } from '../../protocol/upstream-relay.js'
-import { isObject, RpcCode } from '../../protocol/facts.js'
+import { hasTasksExtension, isObject, RpcCode } from '../../protocol/facts.js'
+import type { Runtime } from '../../runtime/runtime.js'
+import type { PrincipalView } from '../../principal/view.js'
 
 /**
  * A 2025 client's core tasks (2025-11-25) of a modern child, which has the
@@ -38,6 +40,22 @@ export type CoreTaskContext = ForwardContext & { caller?: object; callerEra?: Ca
 
 /** The child side: what is forwarded to it (ChildConnection's, narrowed for tests). */
 export type TaskChild = Pick<ChildConnection, 'key' | 'forward'> & { config: { timeoutMs: number } }
+
+/**
+ * The 2025 core `tasks` capability (tools/call, list, cancel), offered when
+ * a child has 2025 core tasks of its own, or a visible 2026 child has the
+ * tasks extension (mapped here).
+ */
+export function coreTasksCapability(
+  runtime: Pick<Runtime, 'supervisor'>,
+  view: Pick<PrincipalView, 'serverVisible'>,
+): { tasks?: Record<string, unknown> } {
+  const children = [...runtime.supervisor.children.values()]
+  const modernTasks = (c: (typeof children)[number]) =>
+    c.era === 'modern' && hasTasksExtension(c.capabilities) && view.serverVisible(c.key)
+  if (!children.some((c) => c.capabilities?.tasks || modernTasks(c))) return {}
+  return { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }
+}
 
 /** Polling of tasks/result: the child's pollIntervalMs, within these bounds (this when it gives none). */
 export const DEFAULT_POLL_MS = 500

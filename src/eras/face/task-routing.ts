@@ -51,6 +51,22 @@ import { hasTasksExtension, isObject, TASKS_EXTENSION, RpcCode } from '../../pro
 
 export { hasTasksExtension, MAX_TASK_TTL_MS, TASKS_EXTENSION }
 
+/**
+ * The tasks extension, offered to a 2026 client when a child its view
+ * reaches has it, or is a 2025 child (myc holds the tasks of those:
+ * hosted-tasks.ts), or has not started yet (it may be either).
+ */
+export function tasksExtensionCapability(
+  runtime: Pick<Runtime, 'supervisor'>,
+  view: Pick<PrincipalView, 'serverVisible'>,
+): { extensions?: Record<string, unknown> } {
+  const offered = [...runtime.supervisor.children.values()].some(
+    (c) =>
+      view.serverVisible(c.key) && (c.state !== 'RUNNING' || c.era === 'legacy' || hasTasksExtension(c.capabilities)),
+  )
+  return offered ? { extensions: { [TASKS_EXTENSION]: {} } } : {}
+}
+
 /** What a 2026 request declared in its envelope (undefined without one). */
 function declaredCapabilities(ctx: ServerContext): ClientCapabilities | undefined {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
