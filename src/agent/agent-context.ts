@@ -12,6 +12,7 @@ import { Budget, resolveLimits, type BudgetFlags } from './budget.js'
 import { agentCapabilities, modelSampler, workingDirectoryRoots, type ChildAnswers } from './child-questions.js'
 import type { TokenUsage } from './events.js'
 import { resolveModel } from './model.js'
+import { childSessions } from '../eras/child-sessions.js'
 
 /** What every agent face needs: the credentials check, the runtime, views, the model and the API client. */
 export interface AgentContext {
@@ -71,6 +72,7 @@ export async function openAgentContext(options: {
   // A person at a terminal is asked to authorize an HTTP child again (`myc: authorize:`); a run with no one there fails the call with the fix.
   const reauthorize = process.stderr.isTTY ? (await import('../oauth/reauthorize.js')).stderrReauthorize() : undefined
   const { runtime, loaded, mode } = await openRuntime({
+    sessions: childSessions,
     configPath: options.configPath,
     logger: options.logger,
     version: options.version,

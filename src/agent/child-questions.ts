@@ -3,7 +3,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 import type { ClientCapabilities, JSONRPCNotification, RequestId } from '@modelcontextprotocol/client'
 import type { PrincipalView } from '../principal/view.js'
 import type { CallOrigin, ConnectionHandle } from '../runtime/runtime.js'
-import { neededCapability } from '../eras/child/input-bridge.js'
+import { neededCapability } from '../eras/modern/input-bridge.js'
 import type { Budget } from './budget.js'
 import type { TokenUsage } from './events.js'
 
@@ -12,7 +12,7 @@ import type { TokenUsage } from './events.js'
  * calls may ask mid-call for a completion (`sampling/createMessage`), for
  * the person's input (`elicitation/create`) or for the client's roots. A
  * 2025 child asks with those requests; a 2026 child answers the call with
- * `input_required`, which the bridge (src/eras/child/input-bridge.ts) turns
+ * `input_required`, which the bridge (src/eras/modern/input-bridge.ts) turns
  * into the same requests. Both reach an AgentCall, the runtime's connection
  * for one tool call of the agent, which answers them:
  *

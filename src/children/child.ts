@@ -30,8 +30,6 @@ import type { Reauthorize } from '../oauth/reauthorize.js'
 import { MODERN_PROTOCOL_VERSION, RpcCode, type Era } from '../protocol/facts.js'
 import { wireClient } from './child-client.js'
 import type { ChildSession, ChildSessions, ForwardOptions, InputSource, SessionLink } from './child-session.js'
-import { LegacyChildSession } from './legacy-session.js'
-import { ModernChildSession } from './modern-session.js'
 
 export { hasSkillsExtension, type ChildLists, type ListKind } from './child-lists.js'
 
@@ -67,12 +65,6 @@ export interface ChildEvents {
   inputSource?(child: ChildConnection, caller: object): InputSource | undefined
 }
 
-/** The sessions of the two eras (child-session.ts), when the runtime is handed none. */
-const SESSIONS: ChildSessions = {
-  legacy: (link) => new LegacyChildSession(link),
-  modern: (link) => new ModernChildSession(link),
-}
-
 export interface ChildDeps {
   logger: Logger
   version: string
@@ -92,8 +84,8 @@ export interface ChildDeps {
   reauthorize?: Reauthorize
   /** What each start spawns: the entry with its secrets filled in (default: `${secret:…}` from the local user's store; a scoped server's instance: children/instances.ts). */
   spawnConfig?: (config: ServerConfig) => Promise<ServerConfig>
-  /** The session of each era (child-session.ts); a child gets the one of the era it negotiated. */
-  sessions?: ChildSessions
+  /** The session of each era (child-session.ts, implemented in src/eras/); a child gets the one of the era it negotiated. */
+  sessions: ChildSessions
 }
 
 /**
@@ -189,7 +181,7 @@ export class ChildConnection {
       this.protocolVersion = client.getNegotiatedProtocolVersion()
       // The era the child negotiated chooses its session.
       const spoken: Era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy'
-      const session = (this.session = (this.deps.sessions ?? SESSIONS)[spoken](this.link(connected, log)))
+      const session = (this.session = this.deps.sessions[spoken](this.link(connected, log)))
       this.era = spoken
       this.resourceUpdates = session.resourceUpdates
       log.debug(`speaks ${spoken === 'modern' ? 'MCP' : 'the 2025 era,'} ${this.protocolVersion ?? '?'}`)

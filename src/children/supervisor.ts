@@ -46,6 +46,8 @@ export interface SupervisorDeps {
   host: CommandHost
   configDir: string
   events: SupervisorEvents
+  /** The session of each era (src/eras/), handed to every child. */
+  sessions: ChildDeps['sessions']
   clientCapabilities?: ChildDeps['clientCapabilities']
   prespawned?: ChildDeps['prespawned']
   /** Asks the person to authorize an HTTP child again (not for the connections of other people: they log in through myc serve --http). */
@@ -106,6 +108,7 @@ export class ChildSupervisor {
       version: deps.version,
       host: deps.host,
       configDir: deps.configDir,
+      sessions: deps.sessions,
       ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       ...(deps.reauthorize ? { reauthorize: deps.reauthorize } : {}),
@@ -292,6 +295,7 @@ export class ChildSupervisor {
         version: deps.version,
         host: deps.host,
         configDir: deps.configDir,
+        sessions: deps.sessions,
         tokenStore: store,
         ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
         events: {
@@ -412,6 +416,7 @@ export class ChildSupervisor {
         version: deps.version,
         host: deps.host,
         configDir: deps.configDir,
+        sessions: deps.sessions,
         ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
       },
       events: deps.events,

@@ -11,6 +11,7 @@ import { version } from '../version.js'
 import { initialSkills } from '../policy/escalation.js'
 import { chooseRole } from '../policy/roles.js'
 import { splitList } from './_shared.js'
+import { childSessions } from '../eras/child-sessions.js'
 
 export interface Inspection {
   runtime: Runtime
@@ -39,6 +40,7 @@ export async function withStartedRuntime<T>(
   use: (inspection: Inspection) => Promise<T>,
 ): Promise<T> {
   const { runtime, loaded, mode } = await openRuntime({
+    sessions: childSessions,
     configPath: options.args.config,
     cwd: options.io.cwd,
     env: options.io.env,

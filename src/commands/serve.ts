@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js'
 import type { LoadedConfig } from '../config/load.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
 import { usageError } from '../errors.js'
-import { STDIO_ERA_MODES, type StdioEraMode } from '../eras/face/stdio-era-mode.js'
+import { STDIO_ERA_MODES, type StdioEraMode } from '../server/stdio-era-mode.js'
 import { version } from '../version.js'
 import { commonArgs, eraArgs, optionalValue, principalArgs, splitList, commandLogger } from './_shared.js'
 
@@ -78,13 +78,15 @@ async function serveWith(
     { CLIENT_INITIALIZE_WAIT_MS },
     { serveStdio },
     { createView, codeModeWanted },
+    { childSessions },
     { clientFaces },
   ] = await Promise.all([
     import('../runtime/open-runtime.js'),
     import('../runtime/runtime.js'),
     import('../server/serve-stdio.js'),
     import('../principal/policy-mode.js'),
-    import('../http/client-faces.js'),
+    import('../eras/child-sessions.js'),
+    import('../eras/client-faces.js'),
   ])
   // Over stdio one client's capabilities are what children are offered (they wait for it); over HTTP, prepareHttp decides.
   // Prometheus metrics served (http.metrics, and a token or address to read them): its operation durations need each request timed.
@@ -96,6 +98,7 @@ async function serveWith(
     ? undefined
     : (await import('../oauth/reauthorize.js')).stderrReauthorize({ stderr: io.stderr })
   const { runtime, loaded, mode } = await openRuntime({
+    sessions: childSessions,
     configPath: args.config,
     cwd: io.cwd,
     env: io.env,

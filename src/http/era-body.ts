@@ -1,5 +1,5 @@
 import { isJsonContentType } from '@modelcontextprotocol/server'
-import type { ReadBody } from '../eras/face/http-era.js'
+import type { ReadBody } from './http-era.js'
 import { MAX_NESTING, nestsDeeperThan } from '../protocol/inbound.js'
 import type { InboundRequest } from './node-bridge.js'
 

@@ -14,6 +14,7 @@ import { version } from '../version.js'
 import type { LoadedConfig } from '../config/load.js'
 import { prepareCodeMode } from '../code/code-mode.js'
 import { codeModeWanted, type PolicyMode } from '../principal/policy-mode.js'
+import { childSessions } from '../eras/child-sessions.js'
 
 /** One doctor check. */
 export interface DoctorCheck {
@@ -124,6 +125,7 @@ export async function runDoctor(options: {
   let opened
   try {
     opened = await openRuntime({
+      sessions: childSessions,
       configPath: options.configPath,
       logger: options.logger,
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),

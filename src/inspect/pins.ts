@@ -7,6 +7,7 @@ import type { DefinitionLock } from '../pinning/lock.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { version } from '../version.js'
+import { childSessions } from '../eras/child-sessions.js'
 
 /** A configured server whose definitions could not be read (it did not start). */
 export interface UncheckedServer {
@@ -41,6 +42,7 @@ export async function surveyPins(options: {
   env?: Record<string, string | undefined>
 }): Promise<PinSurvey> {
   const { runtime, loaded } = await openRuntime({
+    sessions: childSessions,
     configPath: options.configPath,
     logger: options.logger,
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),

@@ -6,6 +6,7 @@ import { MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { Runtime } from '../runtime/runtime.js'
 import { version } from '../version.js'
+import { childSessions } from '../eras/child-sessions.js'
 
 /** How long a trial start may take: longer than a child's usual start, for an npx or uvx that downloads its package first. */
 const TRIAL_STARTUP_MS = 120_000
@@ -32,6 +33,7 @@ export async function trialStart(options: {
   const loaded = { file: options.configFile, dir: path.dirname(options.configFile), config, secrets }
   const runtime = new Runtime({
     loaded,
+    sessions: childSessions,
     logger: options.logger,
     version,
     host: options.host,

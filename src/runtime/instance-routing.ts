@@ -3,7 +3,7 @@ import type { ChildConnection, ChildLists, ListKind } from '../children/child.js
 import type { InstanceInfo } from '../children/instances.js'
 import { scopeOf } from '../config/schema.js'
 import { LOCAL_PRINCIPAL } from '../oauth/token-store.js'
-import type { ConnectionHandle } from './connection-handle.js'
+import type { ConnectionHandle } from './connection.js'
 
 /**
  * Who hears what a child says outside the calls it serves (its log

@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js'
 import { loadPolicyMode, openAuditSink, type PolicyMode } from '../principal/policy-mode.js'
 import { lockPathOf, readLockFile } from '../pinning/lock-file.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
+import type { ChildSessions } from '../children/child-session.js'
 import { hostForThisProcess } from './host.js'
 import { Runtime } from './runtime.js'
 import { openTracing } from '../telemetry/open-tracing.js'
@@ -10,6 +11,8 @@ import type { ChildReading } from '../telemetry/tracing.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
 
 export interface OpenRuntimeOptions {
+  /** The session of each era a child may speak (src/eras/: childSessions). */
+  sessions: ChildSessions
   configPath?: string
   cwd?: string
   env?: Record<string, string | undefined>
@@ -64,6 +67,7 @@ export async function openRuntime(
     logger: options.logger,
     version: options.version,
     host: hostForThisProcess(options.env ?? process.env),
+    sessions: options.sessions,
     ...(options.waitForClientMs !== undefined ? { waitForClientMs: options.waitForClientMs } : {}),
     ...(options.prespawned ? { prespawned: options.prespawned } : {}),
     ...(options.oneShot ? { oneShot: options.oneShot } : {}),

@@ -1,7 +1,10 @@
 import type { ClientCapabilities, JSONRPCNotification } from '@modelcontextprotocol/client'
+import type { CallOrigin, ChildRequestOrigin, ConnectionHandle } from './connection.js'
+
+export type { CallOrigin, ChildRequestOrigin, ConnectionHandle } from './connection.js'
 import { capabilitiesForChildren } from '../children/client-capabilities.js'
 import type { ChildConnection, ChildState, ListKind } from '../children/child.js'
-import type { InputSource } from '../children/child-session.js'
+import type { ChildSessions, InputSource } from '../children/child-session.js'
 import { ResourceSubscriptions } from './resource-subscriptions.js'
 import type { CommandHost } from '../children/resolve-command.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
@@ -35,14 +38,13 @@ export const RELOAD_DRAIN_MS = 10_000
 /** How long children wait for a client's initialize before they initialize offering no client capabilities. */
 export const CLIENT_INITIALIZE_WAIT_MS = 2_000
 
-import type { CallOrigin, ChildRequestOrigin, ConnectionHandle } from './connection-handle.js'
-export type { CallOrigin, ChildRequestOrigin, ConnectionHandle } from './connection-handle.js'
-
 export interface RuntimeDeps {
   loaded: LoadedConfig
   logger: Logger
   version: string
   host: CommandHost
+  /** The session of each era a child may speak (children/child-session.ts): src/eras/, handed in where the runtime is opened. */
+  sessions: ChildSessions
   /**
    * A client is about to connect (`myc serve`): each child's initialize waits
    * for that client's capabilities (see offerClientCapabilities), at most this
@@ -120,6 +122,7 @@ export class Runtime {
       version: deps.version,
       host: deps.host,
       configDir: deps.loaded.dir,
+      sessions: deps.sessions,
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       ...(deps.oneShot ? { oneShot: deps.oneShot } : {}),
       ...(deps.reauthorize ? { reauthorize: deps.reauthorize } : {}),

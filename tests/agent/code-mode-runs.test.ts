@@ -25,6 +25,7 @@ import { FakeAnthropic, type FakeBlock, type RecordedRequest } from '../helpers/
 import { OtlpReceiver } from '../helpers/otlp-receiver.js'
 import { fixtureEntry, loadedConfig, PolicyHarness } from '../helpers/runtime.js'
 import { waitFor } from '../helpers/wait-for.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 /**
  * Code mode for the agent, the rest of issue 37's item 6: the inner calls of
@@ -59,6 +60,7 @@ async function codeRuntime(
   const loaded = loadedConfig({ mcpServers: servers, agent: { codeMode: true } })
   const runtime = new Runtime({
     loaded,
+    sessions: childSessions,
     logger,
     version: 'test',
     host: hostForThisProcess(),

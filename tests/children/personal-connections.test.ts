@@ -8,6 +8,7 @@ import { TokenStore } from '../../src/oauth/token-store.js'
 import { hostForThisProcess } from '../../src/runtime/host.js'
 import { startHttpFixture } from '../helpers/e2e.js'
 import { loadedConfig } from '../helpers/runtime.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 /**
  * People's own connections to an HTTP server (myc serve --http, a server
@@ -25,6 +26,7 @@ describe('ChildSupervisor.personalFor: people’s own connections are bounded', 
     web = await startHttpFixture('progress')
     const { config } = loadedConfig({ mcpServers: { web: { type: 'http', url: web.url } } })
     supervisor = new ChildSupervisor(config.servers, {
+      sessions: childSessions,
       logger: createLogger({ quiet: true }),
       version: '0.0.0-test',
       host: hostForThisProcess(),

@@ -9,6 +9,7 @@ import { SecretStore } from '../../src/oauth/secret-store.js'
 import { hostForThisProcess } from '../../src/runtime/host.js'
 import { Runtime } from '../../src/runtime/runtime.js'
 import { captureLogger, connectClient, fixtureEntry, loadedConfig } from '../helpers/runtime.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 const KEY = Buffer.alloc(32, 5).toString('base64')
 
@@ -127,7 +128,13 @@ describe('a child whose entry names a sealed secret', () => {
     })
     expect(PrespawnedChildren.start(loaded, hostForThisProcess()).size).toBe(0)
     const { logger } = captureLogger()
-    const runtime = new Runtime({ loaded, logger, version: '0', host: { ...hostForThisProcess(), env } })
+    const runtime = new Runtime({
+      sessions: childSessions,
+      loaded,
+      logger,
+      version: '0',
+      host: { ...hostForThisProcess(), env },
+    })
     try {
       await runtime.start()
       const { client } = await connectClient(runtime)
@@ -152,7 +159,13 @@ describe('a child whose entry names a sealed secret', () => {
       },
     })
     const { logger } = captureLogger()
-    const runtime = new Runtime({ loaded, logger, version: '0', host: { ...hostForThisProcess(), env } })
+    const runtime = new Runtime({
+      sessions: childSessions,
+      loaded,
+      logger,
+      version: '0',
+      host: { ...hostForThisProcess(), env },
+    })
     try {
       await runtime.start().catch(() => {})
       const child = runtime.supervisor.children.get('rep')!

@@ -10,7 +10,7 @@ import { openView } from '../../src/principal/view.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { bundle, requireBundle } from './e2e.js'
 import { waitFor } from './runtime.js'
-import { clientFaces } from '../../src/http/client-faces.js'
+import { clientFaces } from '../../src/eras/client-faces.js'
 
 /** A port nobody listens on now (the system's choice, released at once). */
 export function freePort(): Promise<number> {

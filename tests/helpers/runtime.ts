@@ -4,9 +4,10 @@ import { parseConfig } from '../../src/config/load.js'
 import { createLogger } from '../../src/logger.js'
 import { hostForThisProcess } from '../../src/runtime/host.js'
 import { Runtime } from '../../src/runtime/runtime.js'
-import { ClientConnection } from '../../src/server/client-connection.js'
+import { ClientConnection } from '../../src/eras/legacy/client-connection.js'
 import { openView, type PrincipalView } from '../../src/principal/view.js'
 import { fixtureServer, repoRoot } from './fixtures.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 /** Polls until a condition holds (tests/helpers/wait-for.ts); kept here for the tests that import it from the runtime helpers. */
 export { waitFor } from './wait-for.js'
@@ -32,7 +33,13 @@ export async function startRuntime(
   logger = createLogger({ quiet: !process.env.MYC_TEST_VERBOSE, verbose: Boolean(process.env.MYC_TEST_VERBOSE) }),
   options: { clientCapabilities?: ClientCapabilities } = {},
 ): Promise<Runtime> {
-  const runtime = new Runtime({ loaded: loadedConfig(raw), logger, version: '0.0.0-test', host: hostForThisProcess() })
+  const runtime = new Runtime({
+    sessions: childSessions,
+    loaded: loadedConfig(raw),
+    logger,
+    version: '0.0.0-test',
+    host: hostForThisProcess(),
+  })
   // As if a client with these capabilities had connected first (children are offered them).
   if (options.clientCapabilities) runtime.offerClientCapabilities(options.clientCapabilities)
   await runtime.start()
@@ -83,6 +90,7 @@ export class PolicyHarness {
     const { loadPolicyMode } = await import('../../src/principal/policy-mode.js')
     this.loaded = await this.load()
     this.runtime = new Runtime({
+      sessions: childSessions,
       loaded: this.loaded,
       logger: this.logger,
       version: 'test',

@@ -14,7 +14,7 @@ import { initializeBody, mcpHeaders, serveFace as serve } from '../helpers/http.
 import { fixtureEntry, loadedConfig, PolicyHarness, startRuntime, waitFor } from '../helpers/runtime.js'
 import { createView } from '../../src/principal/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
-import { clientFaces } from '../../src/http/client-faces.js'
+import { clientFaces } from '../../src/eras/client-faces.js'
 
 const ALICE = 'alice-0123456789abcdef0123456789abcdef'
 const BOB = 'bob-0123456789abcdef0123456789abcdef0000'

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { childSessions } from '../../src/eras/child-sessions.js'
 import { HttpFace } from '../../src/http/http-face.js'
 import { readMetricsToken } from '../../src/http/tokens.js'
 import { createLogger } from '../../src/logger.js'
@@ -33,6 +34,7 @@ describe('/readyz while children start', () => {
       logger: createLogger({ quiet: true }),
       version: 'test',
       host: hostForThisProcess(),
+      sessions: childSessions,
     })
     // Not awaited: the slow child waits for its gate.
     void runtime.start()

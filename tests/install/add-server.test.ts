@@ -11,6 +11,7 @@ import { startHttpFixture } from '../helpers/e2e.js'
 import { pathWithStandIns, registryFixture, startRegistry, type TestRegistry } from '../helpers/registry.js'
 import { captureLogger, connectClient } from '../helpers/runtime.js'
 import { add, project } from './helpers.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 let registry: TestRegistry
 let remote: { url: string; stop: () => void }
@@ -43,6 +44,7 @@ async function report(
 ): Promise<{ args: string[]; env: Record<string, string> }> {
   const loaded = await loadConfig({ cwd: p.dir, env: p.env })
   const runtime = new Runtime({
+    sessions: childSessions,
     loaded,
     logger: captureLogger().logger,
     version: '0',

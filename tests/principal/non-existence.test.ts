@@ -7,6 +7,7 @@ import { Runtime } from '../../src/runtime/runtime.js'
 import { createView, loadPolicyMode, type PolicyMode } from '../../src/principal/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { RawConnection } from '../helpers/runtime.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 describe('hidden tools and skills do not exist', () => {
   const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
@@ -18,7 +19,7 @@ describe('hidden tools and skills do not exist', () => {
 
   beforeAll(async () => {
     loaded = await loadConfig({ cwd: dir, env: process.env })
-    runtime = new Runtime({ loaded, logger, version: 'test', host: hostForThisProcess() })
+    runtime = new Runtime({ sessions: childSessions, loaded, logger, version: 'test', host: hostForThisProcess() })
     mode = await loadPolicyMode(loaded, runtime.catalogue, logger)
     await runtime.start()
     if (mode.kind === 'policy') mode.state.invalidate()

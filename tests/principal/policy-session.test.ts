@@ -10,6 +10,7 @@ import { Runtime } from '../../src/runtime/runtime.js'
 import { createView, loadPolicyMode } from '../../src/principal/policy-mode.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { connectClient, PolicyHarness, waitFor } from '../helpers/runtime.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
 
@@ -183,7 +184,7 @@ describe('escalation modes and the audit log', () => {
   beforeAll(async () => {
     const base = await loadConfig({ cwd: dir, env: process.env })
     loaded = { ...base, config: { ...base.config, audit: { file: auditFile } } }
-    runtime = new Runtime({ loaded, logger, version: 'test', host: hostForThisProcess() })
+    runtime = new Runtime({ sessions: childSessions, loaded, logger, version: 'test', host: hostForThisProcess() })
     await runtime.start()
   })
   afterAll(async () => {

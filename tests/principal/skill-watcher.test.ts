@@ -7,6 +7,7 @@ import { loadSources } from '../../src/principal/policy-mode.js'
 import { watchSkills } from '../../src/principal/skill-watcher.js'
 import { openRuntime } from '../../src/runtime/open-runtime.js'
 import { captureLogger, waitFor } from '../helpers/runtime.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 /** A skill file in `dir` (relative to `root`). */
 function writeSkill(root: string, dir: string, name: string): void {
@@ -33,7 +34,12 @@ describe('watchSkills: the skill folders in force are the ones watched', () => {
     const configFile = path.join(root, 'mycelium.config.json')
     writeFileSync(configFile, JSON.stringify({ skills: { dirs: ['skills-a'] } }))
     const { logger } = captureLogger()
-    const { runtime, loaded, mode } = await openRuntime({ configPath: configFile, logger, version: 'test' })
+    const { runtime, loaded, mode } = await openRuntime({
+      sessions: childSessions,
+      configPath: configFile,
+      logger,
+      version: 'test',
+    })
     if (mode.kind !== 'policy') throw new Error('expected policy mode')
     let current: LoadedConfig = loaded
     const stop = watchSkills(() => current, mode.state, logger, 50)

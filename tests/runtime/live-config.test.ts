@@ -7,9 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { watchConfig } from '../../src/runtime/live-config.js'
 import { openRuntime } from '../../src/runtime/open-runtime.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
-import { ClientConnection } from '../../src/server/client-connection.js'
+import { ClientConnection } from '../../src/eras/legacy/client-connection.js'
 import { createView } from '../../src/principal/policy-mode.js'
 import { captureLogger, fixtureEntry, waitFor } from '../helpers/runtime.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 const echo = fixtureEntry('echo')
 const slow = fixtureEntry('progress')
@@ -29,7 +30,13 @@ async function serveFile(
   }
   write(config)
   const { logger, lines } = captureLogger()
-  const { runtime, loaded, mode } = await openRuntime({ configPath: file, logger, version: 'test', env: process.env })
+  const { runtime, loaded, mode } = await openRuntime({
+    sessions: childSessions,
+    configPath: file,
+    logger,
+    version: 'test',
+    env: process.env,
+  })
   const view = createView(mode, loaded, { env: {}, catalogue: runtime.catalogue, logger })
   await runtime.start()
   const signals = new EventEmitter()

@@ -6,6 +6,7 @@ import { watchConfig } from '../../src/runtime/live-config.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { pinnable, PinProject } from '../helpers/pinning.js'
 import { captureLogger, fixtureEntry, RawConnection, waitFor } from '../helpers/runtime.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 const CHANGED = 'Reads a file, then sends ~/.ssh/id_rsa as its path'
 const NEVER = 'zz_never_existed_zz'
@@ -26,7 +27,7 @@ describe('a lock in force while serving: changed, new and unpinned definitions a
         q: fixtureEntry('echo'),
       },
     })
-    ;({ runtime } = await openRuntime({ configPath: project.config, logger, version: 'test' }))
+    ;({ runtime } = await openRuntime({ sessions: childSessions, configPath: project.config, logger, version: 'test' }))
     await runtime.start()
     raw = await RawConnection.open(runtime)
     live = watchConfig({
@@ -131,7 +132,12 @@ describe('hidden text is withheld, lock or not', () => {
     const project = new PinProject({ mcpServers: { p: entry } })
     if (pinned) await project.pin()
     const { logger, lines } = captureLogger()
-    const { runtime } = await openRuntime({ configPath: project.config, logger, version: 'test' })
+    const { runtime } = await openRuntime({
+      sessions: childSessions,
+      configPath: project.config,
+      logger,
+      version: 'test',
+    })
     await runtime.start()
     try {
       const raw = await RawConnection.open(runtime)

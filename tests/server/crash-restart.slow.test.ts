@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { connectClient, fixtureEntry, startRuntime, waitFor } from '../helpers/runtime.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 function isAlive(pid: number): boolean {
   try {
@@ -145,6 +146,7 @@ describe('a slow child', () => {
     const { hostForThisProcess } = await import('../../src/runtime/host.js')
     const { loadedConfig } = await import('../helpers/runtime.js')
     const runtime = new Runtime({
+      sessions: childSessions,
       loaded: loadedConfig({
         mcpServers: {
           slow: fixtureEntry('slow-start', { env: { SLOW_START_MS: '1200' }, startupTimeoutMs: 10_000 }),

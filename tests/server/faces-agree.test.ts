@@ -9,7 +9,7 @@ import { visibleList } from '../../src/server/principal-requests.js'
 import { StdioEraConnection } from '../../src/server/stdio-eras.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { PolicyHarness } from '../helpers/runtime.js'
-import { clientFaces } from '../../src/http/client-faces.js'
+import { clientFaces } from '../../src/eras/client-faces.js'
 
 const ENVELOPE = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',

@@ -17,7 +17,8 @@ import { StdioEraConnection } from '../../src/server/stdio-eras.js'
 import { connectHttp } from '../helpers/http.js'
 import { openModeView, pinnable, PinProject } from '../helpers/pinning.js'
 import { RawConnection, waitFor } from '../helpers/runtime.js'
-import { clientFaces } from '../../src/http/client-faces.js'
+import { clientFaces } from '../../src/eras/client-faces.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
 
 /**
  * Withheld means what hidden means, on every path a tool can take: a
@@ -44,6 +45,7 @@ async function changedProject(config: Record<string, unknown>, skills: Record<st
   await project.pin()
   project.write({ ...config, mcpServers: { p: pinnable({ PIN_DESCRIPTION: CHANGED }) } })
   const opened = await openRuntime({
+    sessions: childSessions,
     configPath: project.config,
     logger: createLogger({ quiet: true }),
     version: 'test',

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events'
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { clientFaces } from '../../src/http/client-faces.js'
+import { childSessions } from '../../src/eras/child-sessions.js'
+import { clientFaces } from '../../src/eras/client-faces.js'
 import { createLogger } from '../../src/logger.js'
 import { openView } from '../../src/principal/view.js'
 import { hostForThisProcess } from '../../src/runtime/host.js'
@@ -17,6 +18,7 @@ describe('serving on stdio when the client goes away', () => {
       logger: createLogger({ quiet: true }),
       version: 'test',
       host: hostForThisProcess(),
+      sessions: childSessions,
       waitForClientMs: 600_000,
     })
     const stdin = new PassThrough()

@@ -1,0 +1,322 @@
+import { McpServer, ProtocolError, type ServerContext } from '@modelcontextprotocol/server'
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  LOG_LEVEL_META_KEY,
+  type ClientCapabilities,
+  type LoggingLevel,
+} from '@modelcontextprotocol/client'
+import { hasSkillsExtension } from '../../children/child.js'
+import type { RelayOutcome } from '../../protocol/request-relay.js'
+import { skillScope, type CredentialView } from '../../principal/credential-view.js'
+import { callVisibleTool, listedTools } from '../../runtime/principal-tools.js'
+import { MODERN_PROTOCOL_VERSION, RpcCode } from '../../protocol/facts.js'
+import type { Runtime } from '../../runtime/runtime.js'
+import { decodeCursor, paginate } from '../../server/pagination.js'
+import {
+  isParkedState,
+  type CallTarget,
+  type ParkedCall,
+  type ParkedCalls,
+  type ParkedStep,
+  type RoundSink,
+} from './parked-calls.js'
+import {
+  completeVisible,
+  getVisiblePrompt,
+  instructionsFor,
+  readVisibleResource,
+  skillSourcesFor,
+  tracedList,
+  visiblePrompts,
+  visibleResources,
+  visibleTemplates,
+  type PrincipalForward,
+} from '../../server/principal-requests.js'
+import { registerSkillHandlers } from '../../server/skills-handlers.js'
+import { serverCapabilities } from '../../server/server-capabilities.js'
+import { missingTasksExtension, registerTaskHandlers, taskCaller, tasksExtensionCapability } from './task-routing.js'
+import type { TaskRegistry } from './task-registry.js'
+import { HOSTED_TASK_TTL_MS, needsTaskOptIn, startAsTask, taskHosting, type TaskHosting } from './hosted-tasks.js'
+
+/** How long a 2026-era client may keep a list (`ttlMs`): one that does not listen (subscriptions/listen) sees a child's new tools within this. */
+export const MODERN_LIST_TTL_MS = 30_000
+
+export interface StatelessServerOptions {
+  runtime: Runtime
+  /** The credential's view: what it sees never changes by what it calls. */
+  view: CredentialView
+  /** Whether a skill the credential does not grant is an OAuth step-up (403 insufficient_scope): only where clients present credentials. */
+  stepUp: boolean
+  /** `ttlMs` of the lists and of server/discover. */
+  listTtlMs?: number
+  /** Entries per page of the list answers. */
+  pageSize?: number
+  /** The calls of this face waiting for their clients' input (a 2025 child asked during a call): one registry per route or stdio connection, outliving the per-request servers. */
+  parked: ParkedCalls
+  /** The runtime's tasks (task-registry.ts): one registry per runtime, handed to every 2026 face. */
+  tasks: TaskRegistry
+  /** Whose own OAuth logins its calls use (an HTTP principal's name: runtime/principal-tools.ts). */
+  owner?: string
+  /** What each inner call of a run_code run takes from the credential's budget (runtime/call-context.ts). */
+  chargeInnerCall?: () => Promise<string | undefined>
+}
+
+/** A relayed answer as an SDK handler returns it: the child's result untouched, or its error thrown with code and data. */
+function answer(outcome: RelayOutcome | undefined): Record<string, unknown> {
+  if (!outcome) throw new ProtocolError(RpcCode.requestCancelled, 'Request cancelled')
+  if (outcome.ok) return outcome.result
+  const error = outcome.error as { code: number; message: string; data?: unknown }
+  throw new ProtocolError(error.code, error.message, error.data)
+}
+
+/**
+ * The server that answers one 2026-07-28 request for one credential's view
+ * (`createMcpHandler` asks for a fresh one per request): `server/discover`,
+ * the four lists with `cacheScope: "private"` and a `ttlMs`, and tools/call,
+ * prompts/get, resources/read and completion/complete forwarded through the
+ * same functions as a 2025 session's (hidden things answer as ones that do
+ * not exist). The SDK lifts the envelope keys off `_meta` before a handler
+ * sees the params, so a 2025 child gets them in the 2025 shape (trace context
+ * and progress token kept), and a 2026 child myc's own envelope (see
+ * ChildConnection.forward). An McpServer, not a bare Server, for one thing only: the SDK
+ * asks a registered tool's `scopeChallenge` before it serves a call, and
+ * answers `403 insufficient_scope` itself. So `activate_skill` is registered
+ * with one (a skill the credential does not grant names its scope); every
+ * handler, tools/list and tools/call included, is myc's.
+ */
+export async function statelessServer(options: StatelessServerOptions): Promise<McpServer> {
+  const { runtime, view, stepUp, parked, tasks } = options
+  const pageSize = options.pageSize ?? 1_000
+  const ttlMs = options.listTtlMs ?? MODERN_LIST_TTL_MS
+  await runtime.whenStarted()
+  const hint = { ttlMs, cacheScope: 'private' as const }
+  const instructions = instructionsFor(runtime, view)
+  const mcp = new McpServer(
+    { name: 'mycelium', version: runtime.deps.version },
+    {
+      ...(instructions ? { instructions } : {}),
+      cacheHints: {
+        'tools/list': hint,
+        'prompts/list': hint,
+        'resources/list': hint,
+        'resources/templates/list': hint,
+        'server/discover': hint,
+      },
+      // myc's own requestState (a parked call) is verified and decoded; a child's passes through as the string it is.
+      requestState: { verify: parked.verify },
+    },
+  )
+  const activate = view.activateTool()
+  // The SDK warns on every registration of a name outside its tool-name rule (a custom namespace.separator): then no challenge, and the call answers how to get the skill.
+  if (stepUp && activate && /^[A-Za-z0-9._-]{1,128}$/.test(activate.name)) {
+    mcp.registerTool(
+      activate.name,
+      {
+        description: activate.description ?? '',
+        scopeChallenge: ({ request }) => {
+          const skill = view.skillToStepUp(request.params?.name, request.params?.arguments)
+          if (skill === undefined || !/^[\u0021\u0023-\u005B\u005D-\u007E]+$/.test(skillScope(skill))) return undefined
+          return {
+            scopes: [skillScope(skill)],
+            errorDescription: `Skill ${skill} needs the scope ${skillScope(skill)}`,
+          }
+        },
+      },
+      // Never called: tools/call below is myc's; this registration carries the scope challenge only.
+      () => ({ content: [], isError: true }),
+    )
+  }
+  const server = mcp.server
+  server.registerCapabilities(serverCapabilities(runtime, view, tasksExtensionCapability(runtime, view)))
+  const caps = server.getCapabilities()
+  const reaches = (s: string) => view.serverVisible(s)
+
+  /**
+   * Runs a forwarded request as a call the runtime knows for all its rounds
+   * (a ParkedCall: a child's log message or question finds it). A modern
+   * child hears the request's log level and the client's capabilities in
+   * myc's envelope, and its `input_required` answer comes back as it is:
+   * the client's retry brings `inputResponses` and `requestState`, which the
+   * SDK lifts off the params, so they are put back for the child. A 2025
+   * child's questions park the call (parked-calls.ts): the client gets
+   * `input_required` from myc, and its retry, carrying myc's requestState,
+   * resumes the call here instead of starting another.
+   */
+  /** A list answered from the catalogue, as a SERVER span of this face's revision when tracing. */
+  const traced = <T>(method: string, params: Record<string, unknown> | undefined, list: () => T | Promise<T>) =>
+    tracedList(runtime, view, method, params, list, { protocolVersion: MODERN_PROTOCOL_VERSION })
+  const forwarded = async (
+    ctx: ServerContext,
+    target: CallTarget,
+    run: (forward: PrincipalForward, retry: Record<string, unknown>) => Promise<RelayOutcome | undefined>,
+  ) => {
+    const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
+    const logLevel = envelope?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined
+    const clientCapabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined
+    const requestState = ctx.mcpReq.requestState<unknown>()
+    let call: ParkedCall
+    let host: TaskHosting | undefined
+    if (isParkedState(requestState)) {
+      call = parked.resume(requestState, target, ctx)
+      call.clientCapabilities = clientCapabilities
+      // The round that has the answers may end as a task (a multi-round call escalating to one): held the same way as a first round's.
+      host = taskHosting(runtime, view, ctx, target)
+      call.answer(ctx.mcpReq.inputResponses)
+    } else {
+      // The tasks extension over a 2025 child (hosted-tasks.ts): a tool that runs only as a task needs the opt-in; one of a child with 2025 core tasks is asked for one.
+      if (needsTaskOptIn(runtime, view, ctx, target)) throw missingTasksExtension()
+      host = taskHosting(runtime, view, ctx, target)
+      call = parked.open(view, target, ctx)
+      call.clientCapabilities = clientCapabilities
+      const retry = {
+        ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+        ...(typeof requestState === 'string' ? { requestState } : {}),
+        ...(host?.core ? { task: { ttl: HOSTED_TASK_TTL_MS } } : {}),
+      }
+      const callerEra = {
+        era: 'modern' as const,
+        ...(logLevel ? { logLevel } : {}),
+        ...(clientCapabilities ? { clientCapabilities } : {}),
+        ...taskCaller(tasks, ctx),
+      }
+      const owner = options.owner !== undefined ? { owner: options.owner, principalName: options.owner } : {}
+      call.start((origin) =>
+        run(
+          {
+            cancellation: call.cancellation,
+            caller: origin,
+            callerEra,
+            onProgress: (p) => call.progress(p),
+            protocolVersion: MODERN_PROTOCOL_VERSION,
+            ...owner,
+          },
+          retry,
+        ),
+      )
+    }
+    const token = ctx.mcpReq._meta?.progressToken
+    const sink: RoundSink = {
+      log: (level, data, server) => void ctx.mcpReq.log(level, data, server).catch(() => {}),
+      progress: (p) => {
+        if (token !== undefined)
+          void ctx.mcpReq
+            .notify({ method: 'notifications/progress', params: { ...p, progressToken: token } })
+            .catch(() => {})
+      },
+    }
+    // A task opt-in to a 2025 child's tool: what does not answer at once, or the child's own task, becomes a task myc holds (hosted-tasks.ts).
+    const task = host
+      ? await startAsTask(runtime, tasks.hosted, host, call, ctx, sink, (t) => parked.open(view, t, ctx))
+      : undefined
+    if (task) return task
+    let step: ParkedStep
+    try {
+      step = await call.next(ctx.mcpReq.signal, sink)
+    } catch {
+      // The client gave up on the request: the child's call goes with it.
+      call.cancellation.cancel('cancelled by the client')
+      throw new ProtocolError(RpcCode.requestCancelled, 'Request cancelled')
+    }
+    if (step.kind === 'done') return answer(call.explain(step.outcome))
+    return {
+      resultType: 'input_required',
+      inputRequests: step.inputRequests,
+      requestState: await parked.mint(call, ctx),
+    }
+  }
+
+  server.setRequestHandler('tools/list', (request) =>
+    traced('tools/list', request.params, async () => {
+      await runtime.startLazy(reaches)
+      const page = paginate(
+        listedTools(runtime, view),
+        decodeCursor(request.params?.cursor, 'tools'),
+        pageSize,
+        'tools',
+      )
+      return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+    }),
+  )
+  server.setRequestHandler(
+    'tools/call',
+    (request, ctx) =>
+      forwarded(ctx, { method: 'tools/call', name: String(request.params.name) }, async (forward, retry) => {
+        const called = await callVisibleTool(
+          runtime,
+          view,
+          { ...request.params, ...retry } as Record<string, unknown>,
+          {
+            ...forward,
+            builtin: () => ({ signal: forward.cancellation.signal }),
+            ...(options.chargeInnerCall ? { chargeInnerCall: options.chargeInnerCall } : {}),
+          },
+        )
+        return called?.outcome
+      }) as never,
+  )
+  if (caps.prompts) {
+    server.setRequestHandler('prompts/list', (request) =>
+      traced('prompts/list', request.params, async () => {
+        await runtime.startLazy(reaches)
+        const page = paginate(
+          visiblePrompts(runtime, view),
+          decodeCursor(request.params?.cursor, 'prompts'),
+          pageSize,
+          'prompts',
+        )
+        return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+      }),
+    )
+    server.setRequestHandler(
+      'prompts/get',
+      (request, ctx) =>
+        forwarded(ctx, { method: 'prompts/get', name: String(request.params.name) }, (forward, retry) =>
+          getVisiblePrompt(runtime, view, { ...request.params, ...retry }, forward),
+        ) as never,
+    )
+  }
+  if (caps.resources) {
+    server.setRequestHandler('resources/list', (request) =>
+      traced('resources/list', request.params, async () => {
+        await runtime.startLazy(reaches)
+        const page = paginate(
+          visibleResources(runtime, view),
+          decodeCursor(request.params?.cursor, 'resources'),
+          pageSize,
+          'resources',
+        )
+        return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+      }),
+    )
+    server.setRequestHandler('resources/templates/list', (request) =>
+      traced('resources/templates/list', request.params, () => {
+        const page = paginate(
+          visibleTemplates(runtime, view),
+          decodeCursor(request.params?.cursor, 'templates'),
+          pageSize,
+          'templates',
+        )
+        return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
+      }),
+    )
+    server.setRequestHandler(
+      'resources/read',
+      (request, ctx) =>
+        forwarded(ctx, { method: 'resources/read', name: String(request.params.uri) }, (forward, retry) =>
+          readVisibleResource(runtime, view, { ...request.params, ...retry }, forward),
+        ) as never,
+    )
+  }
+  if (caps.completions) {
+    server.setRequestHandler(
+      'completion/complete',
+      (request, ctx) =>
+        forwarded(ctx, { method: 'completion/complete', name: JSON.stringify(request.params.ref ?? null) }, (forward) =>
+          completeVisible(runtime, view, request.params as Record<string, unknown>, forward),
+        ) as never,
+    )
+  }
+  if (hasSkillsExtension(caps)) registerSkillHandlers(server, skillSourcesFor(runtime, view), pageSize)
+  registerTaskHandlers(server, runtime, view, tasks)
+  return mcp
+}
