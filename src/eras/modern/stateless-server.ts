@@ -12,14 +12,8 @@ import { callVisibleTool, listedTools } from '../../runtime/principal-tools.js'
 import { MODERN_PROTOCOL_VERSION, RpcCode } from '../../protocol/facts.js'
 import type { Runtime } from '../../runtime/runtime.js'
 import { decodeCursor, paginate } from '../../server/pagination.js'
-import {
-  isParkedState,
-  type CallTarget,
-  type ParkedCall,
-  type ParkedCalls,
-  type ParkedStep,
-  type RoundSink,
-} from './parked-calls.js'
+import type { CallTarget, ParkedCall, ParkedStep, RoundSink } from './parked-calls.js'
+import { isParkedState, type ParkedCalls } from './parked-registry.js'
 import {
   completeVisible,
   getVisiblePrompt,

@@ -18,7 +18,7 @@ import type { PrincipalView } from '../../principal/view.js'
 import type { Runtime } from '../../runtime/runtime.js'
 import { MAX_TASK_TTL_MS, type HostedTask } from './hosted-tasks.js'
 import type { TaskRegistry } from './task-registry.js'
-import { principalOf } from './parked-calls.js'
+import { principalOf } from './parked-registry.js'
 import { hasTasksExtension, isObject, TASKS_EXTENSION, RpcCode } from '../../protocol/facts.js'
 
 /**

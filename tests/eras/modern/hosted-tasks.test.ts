@@ -10,7 +10,8 @@ import {
   startAsTask,
   taskHosting,
 } from '../../../src/eras/modern/hosted-tasks.js'
-import { ParkedCalls, type ParkedCall } from '../../../src/eras/modern/parked-calls.js'
+import type { ParkedCall } from '../../../src/eras/modern/parked-calls.js'
+import { ParkedCalls } from '../../../src/eras/modern/parked-registry.js'
 import { registerTaskHandlers, TASKS_EXTENSION } from '../../../src/eras/modern/task-routing.js'
 import { TaskRegistry } from '../../../src/eras/modern/task-registry.js'
 import { quietWindow, waitFor } from '../../helpers/wait-for.js'

@@ -6,13 +6,12 @@ import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { CallOrigin, ConnectionHandle, Runtime } from '../../../src/runtime/runtime.js'
 import {
   inputResponseProblem,
-  isParkedState,
-  ParkedCalls,
   requiredCapabilities,
   STATE_PREFIX,
   type ParkedCall,
   type RoundSink,
 } from '../../../src/eras/modern/parked-calls.js'
+import { isParkedState, ParkedCalls } from '../../../src/eras/modern/parked-registry.js'
 
 /** The part of a Runtime a parked call uses: the connections it joins while its call runs. */
 function fakeRuntime(): Runtime & { joined: Set<ConnectionHandle> } {
