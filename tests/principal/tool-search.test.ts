@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load.js'
-import { credentialView } from '../../src/principal/credential-view.js'
+import { credentialView } from '../../src/eras/modern/credential-view.js'
 import { activateSkillDef, MAX_SKILL_ENUM, META_TOOL_DEFS } from '../../src/principal/meta-tools.js'
 import { oneLine, rankTools, searchTerms, type ToolDoc } from '../../src/principal/tool-search.js'
 import { repoRoot } from '../helpers/fixtures.js'

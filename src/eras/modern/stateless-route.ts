@@ -8,7 +8,7 @@ import {
 } from '@modelcontextprotocol/server'
 import type { SubscriptionFilter } from '@modelcontextprotocol/client'
 import type { Logger } from '../../logger.js'
-import { credentialView, skillScope, type CredentialView } from '../../principal/credential-view.js'
+import { credentialView, skillScope, type CredentialView } from './credential-view.js'
 import type { PrincipalView } from '../../principal/view.js'
 import type { Runtime } from '../../runtime/runtime.js'
 import { ParkedCalls } from './parked-registry.js'

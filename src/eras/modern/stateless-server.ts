@@ -7,7 +7,7 @@ import {
 } from '@modelcontextprotocol/client'
 import { hasSkillsExtension } from '../../children/child.js'
 import type { RelayOutcome } from '../../protocol/request-relay.js'
-import { skillScope, type CredentialView } from '../../principal/credential-view.js'
+import { skillScope, type CredentialView } from './credential-view.js'
 import { callVisibleTool, listedTools } from '../../runtime/principal-tools.js'
 import { MODERN_PROTOCOL_VERSION, RpcCode } from '../../protocol/facts.js'
 import type { Runtime } from '../../runtime/runtime.js'

@@ -1,7 +1,7 @@
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/client'
 import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server'
 import { serveStdio as serveModernStdio } from '@modelcontextprotocol/server/stdio'
-import { credentialView } from '../../principal/credential-view.js'
+import { credentialView } from './credential-view.js'
 import type { PrincipalView } from '../../principal/view.js'
 import type { Runtime } from '../../runtime/runtime.js'
 import { BRIDGED_CHILD_CAPABILITIES } from './parked-calls.js'

@@ -1,10 +1,10 @@
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/config/load.js'
-import { credentialView, skillScope } from '../../src/principal/credential-view.js'
-import { openView } from '../../src/principal/view.js'
-import { repoRoot } from '../helpers/fixtures.js'
-import { PolicyHarness } from '../helpers/runtime.js'
+import { loadConfig } from '../../../src/config/load.js'
+import { credentialView, skillScope } from '../../../src/eras/modern/credential-view.js'
+import { openView } from '../../../src/principal/view.js'
+import { repoRoot } from '../../helpers/fixtures.js'
+import { PolicyHarness } from '../../helpers/runtime.js'
 
 const dir = path.join(repoRoot, 'tests/fixtures/policy/basic')
 const naming = { separator: '__', maxLength: 64 }

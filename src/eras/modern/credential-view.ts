@@ -1,7 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
-import { BUILTIN_SERVER } from '../policy/policy.js'
-import { toWireName, type WireNameOptions } from '../registry/wire-names.js'
-import type { BuiltinCallContext, PrincipalView } from './view.js'
+import { BUILTIN_SERVER } from '../../policy/policy.js'
+import { toWireName, type WireNameOptions } from '../../registry/wire-names.js'
+import type { BuiltinCallContext, PrincipalView } from '../../principal/view.js'
 
 /** How activate_skill reads to a 2026-era client over HTTP: it reports the credential's skills, it does not change them. */
 const ACTIVATE_DESCRIPTION =
