@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { childMeta, inputRequiredError, isCredentialKey } from '../../../src/eras/modern/envelope.js'
+import { childMeta, inputRequiredError, isCredentialKey } from '../../../src/eras/modern/child-session.js'
 
 const MATERIAL = {
   protocolVersion: '2026-07-28',
