@@ -13,15 +13,15 @@ describe('era negotiation with each kind of child (era: auto)', () => {
         modern: fixtureEntry('modern-echo', { era: 'auto' }),
         echo: fixtureEntry('echo', { era: 'auto' }),
         exits: fixtureEntry('strict-legacy', { env: { STRICT_LEGACY_LOG: spawns }, era: 'auto' }),
-        // Half of startupTimeoutMs bounds the probe: this one waits 1 s, then initializes.
+        // Half of startupTimeoutMs bounds the probe: this one waits 2 s, then initializes.
         silent: fixtureEntry('strict-legacy', {
           env: { STRICT_LEGACY: 'silent' },
-          startupTimeoutMs: 2_000,
+          startupTimeoutMs: 4_000,
           era: 'auto',
         }),
         // No era key: the default (legacy) initializes even a server that speaks 2026-07-28.
         plain: fixtureEntry('modern-echo'),
-        pinned: fixtureEntry('echo', { era: 'modern', startupTimeoutMs: 2_000, restart: { maxRetries: 0 } }),
+        pinned: fixtureEntry('echo', { era: 'modern', startupTimeoutMs: 20_000, restart: { maxRetries: 0 } }),
       },
     })
     try {
