@@ -1,11 +1,12 @@
 import type { ServerContext } from '@modelcontextprotocol/server'
 import { describe, expect, it, vi } from 'vitest'
-import { quietWindow, waitFor } from '../../helpers/wait-for.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { CallOrigin, ConnectionHandle, Runtime } from '../../../src/runtime/runtime.js'
 import {
   inputResponseProblem,
+  QUIET_MS,
   requiredCapabilities,
   STATE_PREFIX,
   type ParkedCall,
@@ -387,14 +388,21 @@ describe('ParkedCall.snapshot / settle: where a call is, for a task that polls i
   })
 
   it('counts as waiting for its client only once its round closed: a question right after another is likelier its own', async () => {
-    const call = startCall(new ParkedCalls(fakeRuntime()), async (ask) =>
-      text(JSON.stringify(await ask('elicitation/create', elicitParams))),
-    )
-    await quietWindow(5) // well within the round's gathering time: not yet the client's to answer
-    expect(call.snapshot().kind).toBe('working')
-    expect(call.awaitingClient()).toBe(false)
-    await waitFor(() => call.awaitingClient(), 5_000, 'the round to close')
-    expect(call.snapshot().kind).toBe('input_required')
+    // The clock is vitest's: the round's quiet time passes only when the test advances it, however busy the machine.
+    vi.useFakeTimers()
+    try {
+      const call = startCall(new ParkedCalls(fakeRuntime()), async (ask) =>
+        text(JSON.stringify(await ask('elicitation/create', elicitParams))),
+      )
+      await vi.advanceTimersByTimeAsync(QUIET_MS - 1) // the round is still gathering: not yet the client's to answer
+      expect(call.snapshot().kind).toBe('working')
+      expect(call.awaitingClient()).toBe(false)
+      await vi.advanceTimersByTimeAsync(1)
+      expect(call.awaitingClient()).toBe(true)
+      expect(call.snapshot().kind).toBe('input_required')
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('settle rejects when the request is given up on', async () => {
