@@ -18,6 +18,9 @@ import { callsInFlight } from './in-flight.js'
 import { codeTokensBench } from './code-tokens.js'
 import { footprint, footprintRows, IDLE_RSS_TARGET_MIB, SIZE_TARGET_MIB, type Footprint } from './footprint.js'
 import { scale, scaleRows, SESSION_TARGET_KIB, SESSIONS_TARGET, type ScaleFigures } from './scale.js'
+import { machine, writePage } from './page.js'
+import type { Connected } from './peers.js'
+import { sidesBench, type SideMakers } from './sides.js'
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)))
 const bundle = path.join(root, 'build', 'myc.cjs')
@@ -27,7 +30,7 @@ const copyRelay = path.join(root, 'bench', 'copy-relay.mjs')
 const quick = process.argv.includes('--quick')
 /** Node flags for every myc the bench starts (stdio and HTTP), from MYC_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` with `--only http`). */
 const mycNodeArgs = process.env.MYC_NODE_ARGS ? process.env.MYC_NODE_ARGS.split(' ') : []
-/** `--only calls|startup|policy|skills|http|code|footprint|scale`: one section, its figures printed as JSON (for profiling runs). */
+/** `--only calls|startup|policy|skills|http|code|footprint|scale|sides`: one section, its figures printed as JSON (for profiling runs). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined
 // NODE_EXTRA_CA_CERTS slows every Node start here (measured on the development machine); keep it out of start-up figures.
 const env = { ...(process.env as Record<string, string>) }
@@ -368,7 +371,12 @@ async function skillsListBench(): Promise<{ medianMs: number; skills: number }> 
 }
 
 async function main() {
-  const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, quick }
+  const results: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    node: process.version,
+    quick,
+    machine: machine(),
+  }
   if (only) {
     const sections: Record<string, () => Promise<unknown>> = {
       calls: callBench,
@@ -379,9 +387,12 @@ async function main() {
       code: codeTokensBench,
       footprint: footprintBench,
       scale: scaleBench,
+      sides: () => sidesBench(sideMakers(), quick),
     }
     if (!sections[only]) throw new Error(`--only takes one of ${Object.keys(sections).join(', ')}`)
-    process.stdout.write(`${JSON.stringify(await sections[only]!(), null, 2)}\n`)
+    const figures = await sections[only]!()
+    // A sides run comes with its date, Node and machine, so that `bench/page.ts <file>` can make a page of it.
+    process.stdout.write(`${JSON.stringify(only === 'sides' ? { ...results, sides: figures } : figures, null, 2)}\n`)
     return
   }
   Object.assign(results, await callBench())
@@ -393,7 +404,57 @@ async function main() {
   results.codeTokens = await codeTokensBench()
   results.footprint = await footprintBench()
   results.scale = await scaleBench()
+  results.sides = await sidesBench(sideMakers(), quick)
   report(results)
+  writePage(root, results)
+}
+
+/** How sides.ts starts the bench's own sides (the page's stdio and HTTP rows). */
+function sideMakers(): SideMakers {
+  const connected = (client: Client, tool: string, close?: () => Promise<void>): Connected => ({
+    client,
+    tool,
+    close: close ?? (() => client.close()),
+  })
+  const http = async (url: string, stop: () => Promise<void>, tool: string) => {
+    const client = await httpClient(url)
+    return connected(client, tool, async () => (await client.close().catch(() => {}), await stop()))
+  }
+  const mycHttp = (rest: Record<string, unknown>, extraEnv: Record<string, string> = {}) =>
+    listening(
+      [...mycNodeArgs, bundle, 'serve', '--http', '127.0.0.1:0', '--config', tmpConfig({ echo: echoEntry() }, rest)],
+      extraEnv,
+      /serving MCP over Streamable HTTP at (http:\S+)/,
+    )
+  return {
+    env,
+    echo: { command: process.execPath, args: [echoFixture] },
+    stdio: async (target) => connected(await connect(target), toolOf(target)),
+    http: async (target, traceSink) => {
+      const started =
+        target === 'direct'
+          ? await listening([echoFixture], { FIXTURE_HTTP: '127.0.0.1:0' }, /listening on (http:\S+)/)
+          : await mycHttp(
+              { http: { metrics: target !== 'mycNoMetrics' } },
+              target === 'mycTraced'
+                ? { OTEL_EXPORTER_OTLP_ENDPOINT: traceSink, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }
+                : {},
+            )
+      return http(started.url, started.stop, target === 'direct' ? 'echo' : 'echo__echo')
+    },
+    mycTwoChildren: async () => {
+      const config = tmpConfig({ echo: echoEntry(), bulk: echoEntry({ ECHO_BIG: '1' }) })
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [...mycNodeArgs, bundle, 'serve', '--config', config],
+        env,
+        stderr: 'ignore',
+      })
+      const client = new Client({ name: 'bench', version: '1' })
+      await client.connect(transport)
+      return { ...connected(client, 'echo__echo'), pid: transport.pid ?? undefined }
+    },
+  }
 }
 
 /** Sequential latency and throughput at 32 in flight, through myc and direct, interleaved. */

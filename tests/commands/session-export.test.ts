@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -6,10 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAgentHere } from '../helpers/agent.js'
 import { FakeAnthropic } from '../helpers/fake-anthropic.js'
 import { fixtureEntry } from '../helpers/runtime.js'
-import { requireTool } from '../helpers/tools.js'
-
-const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync(c, ['--version']).status === 0)
-requireTool('chromium', chromium !== undefined)
+import { chromium, screenshot } from '../helpers/chromium.js'
 
 /** The model's last reply: Markdown to render, and HTML and links that must not run. */
 const REPLY = [
@@ -90,19 +87,7 @@ describe('exporting a session (in process)', () => {
       expect(dom).toMatch(/<title>Session [^<]+<\/title>/)
       expect((dom.match(/<details/g) ?? []).length).toBe(2)
       const png = path.join(out, 'session.png')
-      execFileSync(
-        chromium!,
-        [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--hide-scrollbars',
-          '--window-size=1000,700',
-          `--screenshot=${png}`,
-          `file://${file}`,
-        ],
-        { timeout: 60_000, stdio: 'ignore' },
-      )
+      screenshot(file, png, 1000, 700)
       expect(existsSync(png)).toBe(true)
       expect(statSync(png).size).toBeGreaterThan(5_000)
       expect(readFileSync(png).subarray(1, 4).toString()).toBe('PNG')
