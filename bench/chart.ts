@@ -31,6 +31,8 @@ const PANEL_GAP = 30
 const TITLE = 26
 const COLOURS: Record<string, string> = { direct: '#7a869a', 'copy relay': '#a0a0a0', myc: '#2f7d4f' }
 const PEER_COLOUR = '#c27c2c'
+/** myc run another way (metrics off, traced): myc's colour, lighter. */
+const MYC_VARIANT_COLOUR = '#7fb894'
 
 const escapeXml = (text: string) =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;')
@@ -49,7 +51,7 @@ function barSvg(bar: Bar, panel: Panel, y: number, length: number): string {
   const label = `<text x="${LABEL - 8}" y="${y + 16}" class="side">${escapeXml(bar.side)}</text>`
   if (bar.value === undefined)
     return `${label}\n<text x="${LABEL}" y="${y + 16}" class="absent">absent: ${escapeXml(bar.absent ?? 'not measured')}</text>`
-  const colour = COLOURS[bar.side] ?? PEER_COLOUR
+  const colour = COLOURS[bar.side] ?? (bar.side.startsWith('myc') ? MYC_VARIANT_COLOUR : PEER_COLOUR)
   const text = `${bar.value.toLocaleString('en-US', { maximumFractionDigits: panel.decimals, minimumFractionDigits: panel.decimals })} ${panel.unit}`
   return [
     label,

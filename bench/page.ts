@@ -60,6 +60,13 @@ function smallCalls(sides: Record<string, SideFigures>, base: string): string {
   )
 }
 
+/** An error's text as one line of Markdown: whitespace folded, no markup (a peer's HTML error page). */
+const oneLine = (text: string) =>
+  text
+    .replace(/<[^>]*>?/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+
 function largeMessages(sides: Record<string, SideFigures>, base: string): string {
   const labels = Object.keys(LARGE_SIZES)
   const rows = table(
@@ -77,7 +84,7 @@ function largeMessages(sides: Record<string, SideFigures>, base: string): string
   const failed = Object.entries(sides).filter(([, s]) => s.largeRefused !== undefined)
   return failed.length === 0
     ? rows
-    : `${rows}\n\n${failed.map(([n, s]) => `Failed through ${n}: ${s.largeRefused}`).join('; ')}.`
+    : `${rows}\n\n${failed.map(([n, s]) => `Failed through ${n}: ${oneLine(s.largeRefused!)}`).join('; ')}.`
 }
 
 function tenMiB(t: SidesResult['tenMiB']): string {

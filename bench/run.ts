@@ -449,6 +449,8 @@ function sideMakers(): SideMakers {
         args: [...mycNodeArgs, bundle, 'serve', '--config', config],
         env,
         stderr: 'ignore',
+        // The SDK client's stdio reader stops at 10 MiB by default and closes the connection: a 10 MiB answer needs more.
+        maxBufferSize: 32 * 1024 * 1024,
       })
       const client = new Client({ name: 'bench', version: '1' })
       await client.connect(transport)
