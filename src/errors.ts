@@ -24,6 +24,7 @@ export type MycErrorCode =
   | 'config_invalid'
   | 'config_not_found'
   | 'usage'
+  | 'api_key_missing'
   | 'child_failed'
   | 'check_failed'
   | 'sandbox_unavailable'
@@ -37,6 +38,8 @@ const exitCodeOf: Record<MycErrorCode, ExitCode> = {
   config_invalid: ExitCode.usage,
   config_not_found: ExitCode.usage,
   usage: ExitCode.usage,
+  // Set up wrong before anything starts, as a config naming an unset variable is (exit 2); not a flag, so not `usage`.
+  api_key_missing: ExitCode.usage,
   child_failed: ExitCode.runtime,
   check_failed: ExitCode.checkFailed,
   sandbox_unavailable: ExitCode.runtime,

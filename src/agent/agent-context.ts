@@ -40,7 +40,7 @@ export interface AgentContext {
 export function requireCredentials(env: Record<string, string | undefined>): void {
   if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_AUTH_TOKEN) {
     throw new MycError(
-      'usage',
+      'api_key_missing',
       'no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment; ANTHROPIC_BASE_URL points myc at another endpoint',
     )
   }

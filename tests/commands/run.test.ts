@@ -218,7 +218,9 @@ describe('myc run (in process) against a fake Messages API', () => {
   it('exits 2 naming the variable when there is no key at all, and for a missing task or a bad --max-turns', async () => {
     const noKey = await run(['x', '--json', '--config', openConfig], { env: { ANTHROPIC_API_KEY: undefined } })
     expect(noKey.code).toBe(2)
+    // Its own code: not `usage` (a bad flag), and still exit 2 (set up wrong before anything starts).
     expect(noKey.events.find((e) => e.type === 'error')).toMatchObject({
+      code: 'api_key_missing',
       message: expect.stringContaining('ANTHROPIC_API_KEY'),
     })
     expect(last(noKey)).toMatchObject({ type: 'session_end', ok: false, exitCode: 2 })
