@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -57,6 +57,20 @@ describe('myc (in process) command line', () => {
       serverInfo: { name: 'echo' },
     })
     expect(Date.parse(report.servers[0].startedAt)).not.toBeNaN()
+  })
+
+  it('myc status with no config says how to start (myc init), and exits 0: the embedded default is a state myc runs in', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-no-config-'))
+    const { code, stdout } = await myc(['status'], '', { cwd: dir, env: { MYC_CONFIG: '' } })
+    expect(code).toBe(0)
+    expect(stdout).toContain(`config: none in ${dir}`)
+    expect(stdout).toContain('`myc init` writes a starter mycelium.config.json')
+    // A config with no servers says where to add them instead.
+    const empty = writeConfig({ mcpServers: {} })
+    const listed = await myc(['status', '--config', empty])
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).toContain(`no servers configured: add them under "mcpServers" in ${empty}`)
+    expect(listed.stdout).not.toContain('myc init')
   })
 
   it('myc status exits 3 and names the error when a server fails', async () => {
