@@ -11,10 +11,10 @@ import {
 } from './cli-args.js'
 import { processIO, type CommandData, type CommandIO } from './command-io.js'
 import { ExitCode, MycError } from './errors.js'
-import { createLogger } from './logger.js'
+import { cleanLogValue } from './logger.js'
 import { commonArgs, eraArgs } from './commands/_shared.js'
 import { randomUUID } from 'node:crypto'
-import { forStream, stripAnsi } from './terminal-colour.js'
+import { forStream, stripAnsi, useColour } from './terminal-colour.js'
 import { jsonText, terminalText } from './terminal-text.js'
 import { fitUsage } from './usage-text.js'
 import { version } from './version.js'
@@ -151,7 +151,6 @@ export async function runCli(argv: string[], io: CommandIO = processIO()): Promi
   let wantsJson = own.includes('--json') || own.includes('--json=true')
   let located: string | undefined
   const verbose = own.includes('--verbose')
-  const logger = createLogger({ verbose, stream: io.stderr, env: io.env })
   try {
     if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
       io.stdout.write(`${version}\n`)
@@ -183,7 +182,7 @@ export async function runCli(argv: string[], io: CommandIO = processIO()): Promi
     const { result } = await runCommand(leaf, { rawArgs, data })
     return typeof result === 'number' ? result : ExitCode.ok
   } catch (error) {
-    return reportError(error, { json: wantsJson, path: located, verbose, logger, stdout: io.stdout })
+    return reportError(error, { json: wantsJson, path: located, verbose, io })
   }
 }
 
@@ -220,13 +219,7 @@ const EVENT_STREAM_COMMANDS = new Set(['run', 'workflow', 'adhoc'])
  */
 function reportError(
   error: unknown,
-  opts: {
-    json: boolean
-    path: string | undefined
-    verbose: boolean
-    logger: ReturnType<typeof createLogger>
-    stdout: NodeJS.WritableStream
-  },
+  opts: { json: boolean; path: string | undefined; verbose: boolean; io: CommandIO },
 ): number {
   const known = error instanceof MycError
   const isCittyUsage = !known && error instanceof Error && error.name === 'CLIError'
@@ -236,12 +229,29 @@ function reportError(
   const message = stripAnsi(error instanceof Error ? error.message : String(error))
   const fix = known ? error.fix : undefined
   if (opts.json && opts.path !== undefined && EVENT_STREAM_COMMANDS.has(opts.path))
-    opts.stdout.write(streamEnd(code, message, exitCode))
+    opts.io.stdout.write(streamEnd(code, message, exitCode))
   else if (opts.json)
-    opts.stdout.write(`${jsonText({ ok: false, error: { code, message, ...(fix ? { fix } : {}) } })}\n`)
-  if (opts.verbose && error instanceof Error) opts.logger.error(error)
-  else opts.logger.error(fix ? `${message} (fix: ${fix})` : message)
+    opts.io.stdout.write(`${jsonText({ ok: false, error: { code, message, ...(fix ? { fix } : {}) } })}\n`)
+  writeErrorLine(
+    opts.io,
+    fix ? `${message} (fix: ${fix})` : message,
+    opts.verbose && error instanceof Error ? error : undefined,
+  )
   return exitCode
+}
+
+/**
+ * The one error style of every command on stderr (docs/development.md, "Errors"):
+ * `myc: <message>`, the prefix red where stderr has colour; the text cleaned
+ * as a log line is (secrets of URLs, control characters). With --verbose,
+ * the stack below it.
+ */
+function writeErrorLine(io: CommandIO, message: string, verbose: Error | undefined): void {
+  const prefix = useColour(io.stderr, io.env) ? '\u001b[31mmyc:\u001b[39m' : 'myc:'
+  const stack = verbose?.stack?.split('\n').slice(1).join('\n')
+  io.stderr.write(
+    `${prefix} ${cleanLogValue(message) as string}\n${stack ? `${cleanLogValue(stack) as string}\n` : ''}`,
+  )
 }
 
 /** An `error` event and the `session_end` after it: a run that never started, in the stream's own shape. */
@@ -277,7 +287,7 @@ export function runMain(): void {
       process.exitCode = code
     },
     (error: unknown) => {
-      process.stderr.write(`${terminalText(String(error))}\n`)
+      process.stderr.write(`myc: ${terminalText(String(error))}\n`)
       process.exitCode = ExitCode.runtime
     },
   )

@@ -1,9 +1,9 @@
 /**
  * Whether myc writes colour to a stream, decided in one place for the usage
- * text (citty), command output and the logger (consola). Both libraries make
- * their own choice when they load (citty colours unless NO_COLOR=1, CI or
- * TEST; consola looks at stdout even when writing to stderr), so myc lets
- * them colour and strips the escape codes at the edge when colour is off.
+ * text (citty), command output, the error line and the logger (src/logger.ts
+ * writes its own lines and asks {@link useColour}). citty makes its own
+ * choice when it loads (it colours unless NO_COLOR=1, CI or TEST), so myc
+ * lets it colour and strips the escape codes at the edge when colour is off.
  */
 
 /** The environment variables the decision reads. */
@@ -34,23 +34,4 @@ export function stripAnsi(text: string): string {
 /** `text` as it should reach `stream`: unchanged when colour is on, stripped of escape codes when off. */
 export function forStream(stream: { readonly isTTY?: boolean }, text: string, env: ColourEnv = process.env): string {
   return useColour(stream, env) ? text : stripAnsi(text)
-}
-
-/**
- * A stand-in for `stream` that strips escape codes from what is written to
- * it when colour is off for it (what consola gets for stderr). With colour
- * on, the stream itself.
- */
-export function colourAwareStream(stream: NodeJS.WriteStream, env: ColourEnv = process.env): NodeJS.WriteStream {
-  if (useColour(stream, env)) return stream
-  return new Proxy(stream, {
-    get(target, prop) {
-      if (prop === 'write') {
-        return (chunk: unknown, ...rest: unknown[]) =>
-          (target.write as (...a: unknown[]) => boolean)(typeof chunk === 'string' ? stripAnsi(chunk) : chunk, ...rest)
-      }
-      const value = Reflect.get(target, prop, target) as unknown
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
-    },
-  })
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { argsOf, checkWords, loadSubCommand, nearest, subCommandsOf } from '../src/cli-args.js'
 import { mycCommand } from '../src/cli.js'
 import { argRule } from '../src/commands/_shared.js'
+import { stripAnsi } from '../src/terminal-colour.js'
 import { runHere, type HereRun } from './helpers/cli.js'
 import { FakeAnthropic } from './helpers/fake-anthropic.js'
 
@@ -81,7 +82,10 @@ describe('every command refuses an unknown flag (exit 2, naming it), from the co
     async (_, node) => {
       const after = await cli([...node.path, '--bogus-flag'])
       expect(after.code).toBe(2)
-      expect(after.stderr).toContain(`unknown flag --bogus-flag for myc ${node.path.join(' ') || 'serve'}`)
+      // One line, in the one error style of every command (docs/development.md): `myc: …`, no badge, no blank lines.
+      expect(stripAnsi(after.stderr)).toMatch(
+        new RegExp(`^myc: unknown flag --bogus-flag for myc ${node.path.join(' ') || 'serve'}\\b[^\\n]*\\n$`),
+      )
       // Before the command too.
       const before = await cli(['--bogus-flag', ...node.path])
       expect(before.code).toBe(2)

@@ -207,7 +207,7 @@ describe('myc (in process): one-shot inspection is quiet', () => {
       // A real error is not hidden: the failed child's stderr is shown, once.
       expect(quiet.stderr.match(/boom: no API key/g)).toHaveLength(1)
       const verbose = await myc([command, '--config', config, '--verbose'])
-      expect(verbose.stderr).toMatch(/\[chatty\].*chatty hello/)
+      expect(verbose.stderr).toMatch(/^myc: debug: chatty: chatty hello$/m)
       expect(verbose.stderr).not.toMatch(/restarting in/)
     },
   )
@@ -216,6 +216,6 @@ describe('myc (in process): one-shot inspection is quiet', () => {
     const config = writeConfig({ mcpServers: { chatty: chatty(), dies } })
     const { code, stderr } = await myc(['tools', '--config', config])
     expect(code).toBe(0)
-    expect(stderr).toMatch(/\[dies\].*could not start: it exited with code 3/)
+    expect(stderr).toMatch(/^myc: error: dies: could not start: it exited with code 3/m)
   })
 })

@@ -427,7 +427,7 @@ describe('myc chat slash commands in a terminal (build/myc.cjs, tmux)', () => {
         await waitFor(() => lines().some((l) => l.startsWith('EXIT=')), 20_000, 'the chat ending')
         expect(lines().slice(-3)).toEqual([
           'answer to "hello" after 1 messages',
-          expect.stringMatching(/^(\[error\]|ERROR) +ENOENT: no such file or directory, open '.*\.jsonl'$/),
+          expect.stringMatching(/^myc: ENOENT: no such file or directory, open '.*\.jsonl'$/),
           'EXIT=1',
         ])
       } catch (error) {

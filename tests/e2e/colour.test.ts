@@ -53,8 +53,9 @@ describe('colour only on a terminal (build/myc.cjs through pipes)', () => {
   it('the error of a missing config reaches stderr, plain', () => {
     const { code, stderr } = myc(['tools', '--config', '/nonexistent.json'])
     expect(code).toBe(2)
-    expect(stderr).toMatch(
-      /ERROR +Config file not found: \/nonexistent\.json \(named by --config\) \(fix: check the path, or run myc init/,
+    // One line in myc's one error style (docs/development.md), no badge, no blank lines.
+    expect(stderr).toBe(
+      'myc: Config file not found: /nonexistent.json (named by --config) (fix: check the path, or run `myc init` to create one)\n',
     )
   })
 
