@@ -137,6 +137,7 @@ export function checkWords(
   const rest = positionals.some(([, def]) => argRule(def).rest === true)
   const where = `myc ${path}`
   const out: string[] = []
+  const given = new Set<string>()
   let taken = 0
   const positional = (word: string): void => {
     if (!rest && taken >= positionals.length)
@@ -172,6 +173,7 @@ export function checkWords(
       }
     }
     if (!flag) throw unknownFlag(name, where, [...table.keys()])
+    given.add(flag.name)
     // A global flag this command does not define is left out: citty would read `--era modern` as a flag and a positional.
     const keep = Object.hasOwn(args, flag.name)
     if (!flag.takesValue) {
@@ -196,7 +198,29 @@ export function checkWords(
     }
     if (keep) out.push(`${name}=`)
   }
+  const missing = positionals.slice(taken).find(([, def]) => isRequired(def)) ?? requiredFlag(args, given)
+  if (missing) throw missingArgument(missing, where)
   return out
+}
+
+/** Whether citty requires an argument: a positional unless `required: false` or it has a default; a flag when `required: true` without a default. */
+function isRequired(def: ArgDef): boolean {
+  if (def.default !== undefined) return false
+  return def.type === 'positional' ? def.required !== false : def.required === true
+}
+
+function requiredFlag(args: ArgsDef, given: ReadonlySet<string>): [string, ArgDef] | undefined {
+  return Object.entries(args).find(([name, def]) => def.type !== 'positional' && isRequired(def) && !given.has(name))
+}
+
+/**
+ * What is missing, in the words of its definition (which say where to find
+ * a value: `myc sessions list` shows the ids), with the command's usage line.
+ */
+function missingArgument([name, def]: [string, ArgDef], where: string): MycError {
+  const word = def.type === 'positional' ? name.toUpperCase() : `--${name} <${def.valueHint ?? name}>`
+  const what = def.description ? `: ${def.description}` : ''
+  return new MycError('usage', `\`${where}\` needs ${word}${what}; see \`${where} --help\``)
 }
 
 /** A usage error about one flag, with the valid flag nearest it when one is near. */

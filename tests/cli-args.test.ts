@@ -152,28 +152,84 @@ describe('every command refuses an unknown flag (exit 2, naming it), from the co
 describe('every flag of every command is read as its definition says', () => {
   it.each(leaves.map((n) => [n.path.join(' '), n] as const))('myc %s', (where, node) => {
     const command = { path: where, args: node.args, globals }
+    // What the command cannot run without (`policy check --role R`, `sessions show ID`), given first each time.
+    const needed = [
+      ...requiredWords(node.args).positionals,
+      ...requiredWords(node.args).flags.flatMap((name) => [`--${name}`, 'r']),
+    ]
+    const check = (words: string[]) => checkWords([...needed, ...words], command)
     for (const [name, def] of Object.entries({ ...globals, ...node.args })) {
       if (def.type === 'positional') continue
       const defined = Object.hasOwn(node.args, name)
       if (def.type === 'boolean') {
         for (const word of [`--${name}`, `--no-${name}`, `--${name}=false`])
-          expect(checkWords([word], command)).toEqual(defined ? [word] : [])
-        expect(() => checkWords([`--${name}=maybe`], command)).toThrow(`--${name} takes no value`)
+          expect(check([word])).toEqual([...needed, ...(defined ? [word] : [])])
+        expect(() => check([`--${name}=maybe`])).toThrow(`--${name} takes no value`)
         continue
       }
-      expect(checkWords([`--${name}`, 'v'], command)).toEqual(defined ? [`--${name}`, 'v'] : [])
-      expect(checkWords([`--${name}=v`], command)).toEqual(defined ? [`--${name}=v`] : [])
-      expect(() => checkWords([`--no-${name}`], command)).toThrow(`unknown flag --no-${name}`)
-      if (argRule(def).optionalValue) expect(checkWords([`--${name}`], command)).toEqual([`--${name}=`])
-      else expect(() => checkWords([`--${name}`], command)).toThrow(`--${name} needs a value for myc ${where}`)
+      expect(check([`--${name}`, 'v'])).toEqual([...needed, ...(defined ? [`--${name}`, 'v'] : [])])
+      expect(check([`--${name}=v`])).toEqual([...needed, ...(defined ? [`--${name}=v`] : [])])
+      expect(() => check([`--no-${name}`])).toThrow(`unknown flag --no-${name}`)
+      if (argRule(def).optionalValue) expect(check([`--${name}`])).toEqual([...needed, `--${name}=`])
+      else expect(() => check([`--${name}`])).toThrow(`--${name} needs a value for myc ${where}`)
     }
     // Its declared positionals, and one more only when one takes the rest.
     const positionals = Object.values(node.args).filter((d) => d.type === 'positional')
-    const words = positionals.map((_, i) => `p${i}`)
+    const words = [
+      ...positionals.map((_, i) => `p${i}`),
+      ...requiredWords(node.args).flags.flatMap((n) => [`--${n}`, 'r']),
+    ]
     expect(checkWords(words, command)).toEqual(words)
     if (positionals.some((d) => argRule(d).rest))
       expect(checkWords([...words, 'more'], command)).toEqual([...words, 'more'])
     else expect(() => checkWords([...words, 'more'], command)).toThrow(`unexpected argument "more" for myc ${where}`)
+  })
+})
+
+/** The positionals a command cannot run without (as words `p0`, `p1`…) and the names of its required flags. */
+function requiredWords(args: ArgsDef): { positionals: string[]; flags: string[] } {
+  const entries = Object.entries(args)
+  const positionals = entries.filter(([, d]) => d.type === 'positional')
+  const lastRequired = positionals.findLastIndex(([, d]) => d.required !== false && d.default === undefined)
+  return {
+    positionals: positionals.slice(0, lastRequired + 1).map((_, i) => `p${i}`),
+    flags: entries
+      .filter(([, d]) => d.type !== 'positional' && d.required === true && d.default === undefined)
+      .map(([n]) => n),
+  }
+}
+
+describe('a command run without what it needs says what is missing and where to find it (in process)', () => {
+  const needing = leaves.filter((n) => {
+    const r = requiredWords(n.args)
+    return r.positionals.length + r.flags.length > 0
+  })
+
+  it('is found in the tree (sessions show, policy check, explain, …)', () => {
+    expect(needing.map((n) => n.path.join(' '))).toEqual(
+      expect.arrayContaining(['sessions show', 'sessions export', 'policy check', 'explain', 'memory show']),
+    )
+  })
+
+  it.each(needing.map((n) => [n.path.join(' '), n] as const))('myc %s', async (where, node) => {
+    const { code, stderr } = await cli(node.path)
+    expect(code).toBe(2)
+    const first = requiredWords(node.args).positionals.length > 0
+    const word = first
+      ? Object.entries(node.args)
+          .find(([, d]) => d.type === 'positional')![0]
+          .toUpperCase()
+      : `--${requiredWords(node.args).flags[0]}`
+    expect(stripAnsi(stderr)).toMatch(
+      new RegExp(`^myc: \`myc ${where}\` needs ${word}[ :][^\\n]*; see \`myc ${where} --help\`\\n$`),
+    )
+  })
+
+  it('myc sessions show: the id, and the command that lists them', async () => {
+    const { stderr } = await cli(['sessions', 'show'])
+    expect(stripAnsi(stderr)).toBe(
+      'myc: `myc sessions show` needs ID: Session id or saved name (`myc sessions list` shows them); see `myc sessions show --help`\n',
+    )
   })
 })
 

@@ -15,7 +15,11 @@ export default defineCommand({
     ...commonArgs,
     ...jsonArgs,
     ...principalArgs,
-    tool: { type: 'positional', description: 'server:tool or its wire name', required: true },
+    tool: {
+      type: 'positional',
+      description: 'server:tool or its wire name (`myc tools --all` lists them)',
+      required: true,
+    },
   },
   async run({ args, data }) {
     const io = commandIO(data)

@@ -102,7 +102,7 @@ const show = defineCommand({
   args: {
     ...commonArgs,
     ...jsonArgs,
-    role: { type: 'positional', required: true, description: 'The role', valueHint: 'role' },
+    role: { type: 'positional', required: true, description: 'The role (`myc roles` lists them)', valueHint: 'role' },
     type: { type: 'string', description: 'Only entries of this type', valueHint: 'preference|fact|decision|note' },
   },
   async run({ args, data }) {
@@ -144,8 +144,13 @@ const forget = defineCommand({
   meta: { name: 'forget', description: 'Removes one entry (recorded in the audit log)' },
   args: {
     ...commonArgs,
-    role: { type: 'positional', required: true, description: 'The role', valueHint: 'role' },
-    id: { type: 'positional', required: true, description: 'The entry id (mem_…)', valueHint: 'id' },
+    role: { type: 'positional', required: true, description: 'The role (`myc roles` lists them)', valueHint: 'role' },
+    id: {
+      type: 'positional',
+      required: true,
+      description: 'The entry id (mem_…; `myc memory show ROLE` shows them)',
+      valueHint: 'id',
+    },
   },
   async run({ args, data }) {
     const io = commandIO(data)

@@ -10,7 +10,12 @@ const check = defineCommand({
   args: {
     ...commonArgs,
     ...jsonArgs,
-    role: { type: 'string', description: 'The role to check', required: true, valueHint: 'role' },
+    role: {
+      type: 'string',
+      description: 'The role to check (`myc roles` lists them)',
+      required: true,
+      valueHint: 'role',
+    },
   },
   async run({ args, data }) {
     const io = commandIO(data)

@@ -12,7 +12,7 @@ const skill = defineCommand({
     ...commonArgs,
     ...jsonArgs,
     ...principalArgs,
-    id: { type: 'positional', description: 'Skill name', required: true },
+    id: { type: 'positional', description: 'Skill name (`myc skills` lists them)', required: true },
   },
   async run({ args, data }) {
     const io = commandIO(data)

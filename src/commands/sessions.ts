@@ -58,7 +58,12 @@ const show = defineCommand({
   args: {
     ...commonArgs,
     ...jsonArgs,
-    id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' },
+    id: {
+      type: 'positional',
+      required: true,
+      description: 'Session id or saved name (`myc sessions list` shows them)',
+      valueHint: 'id',
+    },
   },
   async run({ args, data }) {
     const io = commandIO(data)
@@ -105,7 +110,12 @@ const rm = defineCommand({
   meta: { name: 'rm', description: 'Remove a recorded session' },
   args: {
     ...commonArgs,
-    id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' },
+    id: {
+      type: 'positional',
+      required: true,
+      description: 'Session id or saved name (`myc sessions list` shows them)',
+      valueHint: 'id',
+    },
   },
   async run({ args, data }) {
     const io = commandIO(data)
@@ -119,7 +129,12 @@ const exportCommand = defineCommand({
   meta: { name: 'export', description: 'A session as Markdown, JSON or one self-contained HTML file, on stdout' },
   args: {
     ...commonArgs,
-    id: { type: 'positional', required: true, description: 'Session id or saved name', valueHint: 'id' },
+    id: {
+      type: 'positional',
+      required: true,
+      description: 'Session id or saved name (`myc sessions list` shows them)',
+      valueHint: 'id',
+    },
     format: { type: 'string', description: 'md (default), json or html', valueHint: 'md|json|html' },
   },
   async run({ args, data }) {

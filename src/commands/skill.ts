@@ -10,7 +10,11 @@ const add = defineCommand({
   args: {
     ...commonArgs,
     ...jsonArgs,
-    name: { type: 'positional', description: 'Skill name', required: true },
+    name: {
+      type: 'positional',
+      description: 'Skill name: lowercase letters, digits and single hyphens',
+      required: true,
+    },
     template: { type: 'string', description: 'Template to start from (see `myc skill templates`)', valueHint: 'name' },
   },
   async run({ args, data }) {

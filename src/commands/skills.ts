@@ -42,7 +42,11 @@ const list = defineCommand({
 
 const show = defineCommand({
   meta: { name: 'show', description: 'One skill in full, by name or skill:// URI' },
-  args: { ...commonArgs, ...jsonArgs, id: { type: 'positional', description: 'Skill name or URI', required: true } },
+  args: {
+    ...commonArgs,
+    ...jsonArgs,
+    id: { type: 'positional', description: 'Skill name or URI (`myc skills` lists them)', required: true },
+  },
   async run({ args, data }) {
     const io = commandIO(data)
     const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })

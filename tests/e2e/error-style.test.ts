@@ -16,7 +16,7 @@ describe.runIf(hasTmux)('errors on a terminal (tmux): one `myc: …` line, every
   const term = new Terminal('errors')
   afterAll(() => term.close())
 
-  it('a missing config, a missing key, an unknown server, open mode: each one line after myc:', async () => {
+  it('a missing config, a missing key, an unknown server, open mode, a missing id: each one line after myc:', async () => {
     requireBundle()
     const config = writeConfig({ mcpServers: {} })
     const myc = `${process.execPath} ${bundle}`
@@ -25,6 +25,7 @@ describe.runIf(hasTmux)('errors on a terminal (tmux): one `myc: …` line, every
       `env -u ANTHROPIC_API_KEY -u ANTHROPIC_AUTH_TOKEN ${myc} run "a task" --config ${config}`,
       `${myc} auth logout nowhere --config ${config}`,
       `${myc} skills --config ${config}`,
+      `${myc} sessions show --config ${config}`,
     ]
     // A colour terminal (TERM and no NO_COLOR): the style is the same there as in a pipe, only the prefix is red.
     const script = steps.map((s, i) => `${s}; echo "EXIT${i}=$?"`).join('; ')
@@ -42,6 +43,10 @@ describe.runIf(hasTmux)('errors on a terminal (tmux): one `myc: …` line, every
     expect(before(1)).toMatch(/^myc: no Anthropic credentials: set ANTHROPIC_API_KEY/)
     expect(before(2)).toMatch(/^myc: no server "nowhere" in /)
     expect(before(3)).toMatch(/^myc: open mode: there are no skills/)
+    // What is missing, and where the values are: not citty's bare "Missing required positional argument: ID".
+    expect(before(4)).toBe(
+      'myc: `myc sessions show` needs ID: Session id or saved name (`myc sessions list` shows them); see `myc sessions show --help`',
+    )
     expect(lines.filter((l) => l.startsWith('myc: '))).toHaveLength(steps.length)
     expect(lines.filter((l) => /^EXIT\d=[12]$/.test(l))).toHaveLength(steps.length)
   }, 60_000)
