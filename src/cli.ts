@@ -193,14 +193,21 @@ async function usageFor(words: string[], stdinIsTTY: boolean): Promise<string> {
   const name = index === -1 ? undefined : words[index]!
   // The list of every command (`serve|status|…`) is past 100 columns: COMMAND, listed under COMMANDS below.
   if (name === undefined || !Object.hasOwn(commands, name))
-    return (await renderUsage(main)).replace(/(?:[a-z]+\|){4,}[a-z]+/, 'COMMAND')
+    return withExamples((await renderUsage(main)).replace(/(?:[a-z]+\|){4,}[a-z]+/, 'COMMAND'), '')
   const top = await commands[name]!()
   const { leaf, path } = await descend(top, name, without(words, index), await argsOf(main)).catch(() => ({
     leaf: top,
     path: name,
   }))
   const meta = typeof leaf.meta === 'function' ? await leaf.meta() : await leaf.meta
-  return renderUsage({ ...leaf, meta: { ...meta, name: path } }, main)
+  return withExamples(await renderUsage({ ...leaf, meta: { ...meta, name: path } }, main), path)
+}
+
+/** citty's usage with the command's EXAMPLES section after it (src/commands/_examples.ts), its heading styled as citty styles its own. */
+async function withExamples(usage: string, path: string): Promise<string> {
+  const { examplesText } = await import('./commands/_examples.js')
+  const examples = examplesText(path, (text) => `\u001b[4m\u001b[1m${text}\u001b[22m\u001b[24m`)
+  return examples === undefined ? usage : `${usage.trimEnd()}\n\n${examples}\n`
 }
 
 /** Usage text on stdout, within 100 columns; citty colours it whatever stdout is, so the codes go when stdout may not have colour. */

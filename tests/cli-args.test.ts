@@ -76,6 +76,63 @@ describe('usage text', () => {
   )
 })
 
+/** A command line's words as a POSIX shell splits them (single and double quotes; no expansion). */
+function shellWords(line: string): string[] {
+  const words: string[] = []
+  for (const m of line.matchAll(/'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)/g)) words.push(m[1] ?? m[2] ?? m[3]!)
+  return words
+}
+
+/** Checks one `myc …` command line of an example as myc would read it, without running it; throws what myc would say. */
+function checkExample(line: string): void {
+  const words = shellWords(line)
+  expect(words[0], line).toBe('myc')
+  const rest = words.slice(1)
+  if (rest[0] === 'help') {
+    expect(
+      tree.map((n) => n.path.join(' ')),
+      line,
+    ).toContain(rest.slice(1).join(' '))
+    return
+  }
+  // The deepest command its leading words name; with none, what a pipe on stdin runs (serve).
+  const node =
+    tree
+      .filter((n) => n.path.length > 0 && n.path.every((w, i) => rest[i] === w))
+      .sort((a, b) => b.path.length - a.path.length)[0] ?? commands.find((n) => n.path.join(' ') === 'serve')!
+  const own = rest.slice(node.path[0] === rest[0] ? node.path.length : 0)
+  expect(node.leaf || Object.hasOwn(node.cmd, 'default'), `${line}: names a group without a default`).toBe(true)
+  checkWords(own, { path: node.path.join(' '), args: node.args, globals })
+}
+
+describe('every command’s --help has an EXAMPLES section: two or three command lines myc accepts', () => {
+  it.each(tree.map((n) => [n.path.join(' ') || '(myc)', n] as const))('myc %s --help', async (_, node) => {
+    const { code, stdout } = await cli([...node.path, '--help'])
+    expect(code).toBe(0)
+    const text = stripAnsi(stdout)
+    const at = text.indexOf('\nEXAMPLES\n')
+    expect(at, text).toBeGreaterThan(0)
+    const section = text.slice(at)
+    const runs = [...section.matchAll(/^ {2}(myc\b.*)$/gm)].map((m) => m[1]!)
+    const comments = [...section.matchAll(/^ {2}# \S.*$/gm)]
+    expect(runs.length).toBeGreaterThanOrEqual(2)
+    expect(runs.length).toBeLessThanOrEqual(3)
+    expect(comments).toHaveLength(runs.length)
+    for (const run of runs) for (const part of run.split(' && ')) checkExample(part)
+  })
+
+  it('examples name only commands there are', async () => {
+    const { EXAMPLES } = await import('../src/commands/_examples.js')
+    const paths = tree.map((n) => n.path.join(' '))
+    for (const key of EXAMPLES.keys()) expect(paths).toContain(key)
+  })
+
+  it('a typo in an example would be caught', () => {
+    expect(() => checkExample('myc tools --rol developer')).toThrow('unknown flag --rol for myc tools')
+    expect(() => checkExample('myc sessions show')).toThrow('needs ID')
+  })
+})
+
 describe('every command refuses an unknown flag (exit 2, naming it), from the command tree', () => {
   it.each(tree.map((n) => [n.path.join(' ') || '(none: serve)', n] as const))(
     'myc %s --bogus-flag',
