@@ -1,3 +1,4 @@
+import path from 'node:path'
 import { defineCommand } from 'citty'
 import { commandIO, type CommandIO } from '../command-io.js'
 import type { Logger } from '../logger.js'
@@ -134,6 +135,8 @@ async function serveWith(
     })
   // The faces of the two eras, for every client of this runtime (stdio and HTTP alike); serving closes them.
   const faces = clientFaces()
+  // A person typed `myc serve` at a terminal: what is on stdin is a person, and the protocol is for a client.
+  if ((!overHttp || args.stdio) && process.stdin.isTTY === true) logger.info(terminalHint(loaded.file))
   let serve: () => Promise<number>
   if (overHttp) {
     // Over HTTP too, a role asked for on the command line where there are no roles is refused, not ignored.
@@ -187,4 +190,19 @@ async function serveWith(
     stopWatchingSkills?.()
     liveConfig.stop()
   }
+}
+
+/**
+ * What `myc serve` says once on a terminal: it speaks MCP on stdin, for an
+ * MCP client to start it, and the entry that client needs (this very myc:
+ * the bundle under node, or the executable), or how to serve HTTP instead.
+ */
+export function terminalHint(configFile: string | undefined, argv = process.argv, execPath = process.execPath): string {
+  const script = argv[1] !== undefined && /\.c?js$/.test(argv[1]) ? path.resolve(argv[1]) : undefined
+  const [command, ...first] = script ? [execPath, script] : [execPath]
+  const entry = {
+    command,
+    args: [...first, '--config', configFile ?? '/absolute/path/mycelium.config.json'],
+  }
+  return `this is MCP on stdin and stdout, for an MCP client that starts myc, not for typing (Ctrl-C stops it). To connect a client, give it this entry under "mcpServers": "mycelium": ${JSON.stringify(entry)}; for clients that connect to a URL: myc serve --http`
 }
