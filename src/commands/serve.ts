@@ -143,7 +143,16 @@ async function serveWith(
     if (mode.kind === 'open' && (args.role !== undefined || (skills?.length ?? 0) > 0))
       viewFor({ role: args.role, skills }, '--role')
     const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
-    const prepared = prepareHttp({ runtime, loaded, mode, flag: args.http, role: args.role, skills, env: io.env })
+    const prepared = prepareHttp({
+      runtime,
+      loaded,
+      mode,
+      flag: args.http,
+      role: args.role,
+      skills,
+      env: io.env,
+      notice: (message) => logger.warn(message),
+    })
     const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }, '--role'), era } : undefined
     serve = () =>
       serveHttp({

@@ -278,7 +278,8 @@ export const ConfigSchema = v.strictObject({
         v.array(
           v.strictObject({
             env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')),
-            role: roleName,
+            /** The role its sessions get: required in policy mode, meaningless (and not required) in open mode. */
+            role: v.optional(roleName),
             skills: v.optional(nameList),
             name: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
           }),

@@ -39,7 +39,7 @@ export function tokenPrincipal(token: HttpToken): HttpPrincipal {
   return {
     key: token.key,
     label: token.label,
-    role: token.role,
+    ...(token.role !== undefined ? { role: token.role } : {}),
     skills: token.skills,
     ...(token.name !== undefined ? { owner: token.name } : {}),
   }
@@ -66,10 +66,12 @@ export function checkScopedTokens(loaded: LoadedConfig, tokens: readonly HttpTok
 
 /**
  * Checks at start that every token names a role the skills define and
- * skills that role reaches (a config error naming the entry otherwise), and
- * that the launch's principal exists when there are no tokens (a usage error,
- * as `myc serve --role` gives on stdio). Resolves with the launch's role,
- * chosen once as over stdio (undefined in open mode, which has no roles).
+ * skills that role reaches (a config error naming the entry and the roles
+ * there are otherwise), and that the launch's principal exists when there
+ * are no tokens (a usage error, as `myc serve --role` gives on stdio).
+ * Resolves with the launch's role, chosen once as over stdio (undefined in
+ * open mode, which has no roles: a token's role and skills mean nothing
+ * there, and `notice` says so for each token that names them).
  */
 export function checkPrincipals(
   mode: PolicyMode,
@@ -78,15 +80,26 @@ export function checkPrincipals(
   launch: HttpPrincipal,
   env: Record<string, string | undefined>,
   jwt = false,
+  notice: (message: string) => void = () => {},
 ): string | undefined {
-  if (mode.kind === 'open') return undefined
+  if (mode.kind === 'open') {
+    for (const token of tokens)
+      if (token.role !== undefined || token.skills.length > 0)
+        notice(
+          `http.tokens[${token.index}] (${token.label}): ${token.role !== undefined ? `role "${token.role}"` : 'skills'} mean${token.role !== undefined ? 's' : ''} nothing in open mode (${loaded.file ?? 'the config'} has no skills): every token's sessions see every tool`,
+        )
+    return undefined
+  }
   const { roles, policy } = mode.state
+  const known = [...roles.keys()].join(', ') || 'none (no skill names a role)'
   const problems: string[] = []
   for (const token of tokens) {
-    const choice = chooseRole({ flag: token.role }, roles)
-    if (!choice.ok) {
+    const choice = token.role === undefined ? undefined : chooseRole({ flag: token.role }, roles)
+    if (!choice?.ok) {
       problems.push(
-        `http.tokens[${token.index}].role: unknown role "${token.role}"; roles: ${[...roles.keys()].join(', ') || 'none (no skill names a role)'}`,
+        token.role === undefined
+          ? `http.tokens[${token.index}].role: missing; in policy mode each token names the role its sessions get; roles: ${known}`
+          : `http.tokens[${token.index}].role: unknown role "${token.role}"; roles: ${known}`,
       )
       continue
     }

@@ -158,6 +158,8 @@ export function prepareHttp(input: {
   role: string | undefined
   skills: readonly string[] | undefined
   env: Record<string, string | undefined>
+  /** Says what in the config means nothing here (a token's role in open mode). */
+  notice?: (message: string) => void
 }): {
   settings: HttpSettings
   launch: HttpPrincipal
@@ -165,7 +167,15 @@ export function prepareHttp(input: {
 } {
   const settings = httpSettings(input.loaded, input.flag, input.env)
   const asked = launchPrincipal(input.role, input.skills)
-  const role = checkPrincipals(input.mode, input.loaded, settings.tokens, asked, input.env, settings.jwt !== undefined)
+  const role = checkPrincipals(
+    input.mode,
+    input.loaded,
+    settings.tokens,
+    asked,
+    input.env,
+    settings.jwt !== undefined,
+    input.notice,
+  )
   input.runtime.offerClientCapabilities(HTTP_CHILD_CAPABILITIES)
   input.runtime.rootsWithinCallsOnly = true
   const { mode } = input
@@ -334,7 +344,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     )
   else if (settings.tokens.length > 0)
     logger.info(
-      `${settings.tokens.length} token${settings.tokens.length === 1 ? '' : 's'}: ${settings.tokens.map((t) => `${t.label} (role ${t.role})`).join(', ')}`,
+      `${settings.tokens.length} token${settings.tokens.length === 1 ? '' : 's'}: ${settings.tokens.map((t) => (options.policy ? `${t.label} (role ${t.role})` : t.label)).join(', ')}`,
     )
   if (config.http.rateLimit)
     logger.info(

@@ -4,7 +4,8 @@ import { MycError } from '../errors.js'
 /** One `http.tokens` entry as the config gives it: the variable holding the secret, and who it makes you. */
 export interface TokenConfig {
   env: string
-  role: string
+  /** Absent in open mode, where a role means nothing (policy mode requires it: principals.ts). */
+  role?: string | undefined
   skills?: readonly string[] | undefined
   name?: string | undefined
 }
@@ -17,7 +18,8 @@ export interface HttpToken {
   label: string
   /** Its `name`, when the config gives one (whose OAuth logins it uses). */
   name?: string
-  role: string
+  /** The role its sessions get; absent only in open mode. */
+  role?: string
   skills: readonly string[]
   readonly digest: Buffer
   /**
@@ -99,7 +101,7 @@ export function readTokens(
       index,
       label: t.name ?? `tokens[${index}]`,
       ...(t.name !== undefined ? { name: t.name } : {}),
-      role: t.role,
+      ...(t.role !== undefined ? { role: t.role } : {}),
       skills: [...(t.skills ?? [])],
       digest,
       key: keyer.keyOf(value),
