@@ -154,7 +154,8 @@ describe('myc (in process): what a failed child says', () => {
     const tools = await myc(['tools', '--config', config])
     expect(tools.stderr).toMatch(
       new RegExp(
-        `\\[web\\].*could not start: http://127\\.0\\.0\\.1:${port}/mcp\\?token=\\*\\*\\*: fetch failed \\(.*ECONNREFUSED`,
+        `^myc: error: web: could not start: http://127\\.0\\.0\\.1:${port}/mcp\\?token=\\*\\*\\*: fetch failed \\(.*ECONNREFUSED`,
+        'm',
       ),
     )
     expect(tools.stderr).not.toContain('s3cret')
