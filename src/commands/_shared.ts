@@ -30,6 +30,16 @@ export function printResult(io: CommandIO, text: string): void {
   io.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`)
 }
 
+/**
+ * A line saying what a report shows (its mode, its role): above the result
+ * on a terminal, else on stderr (`myc: …`), so that a piped result stays
+ * only the result. Never with `--json`, which has fields for it.
+ */
+export function printHeader(io: CommandIO, text: string): void {
+  if (io.stdout.isTTY === true) io.stdout.write(`${terminalText(text)}\n`)
+  else io.stderr.write(`myc: ${terminalText(text)}\n`)
+}
+
 /** Writes a `--json` result document to stdout: the exact text, every control character JSON-escaped ({@link jsonText}). */
 export function printJson(io: CommandIO, value: unknown): void {
   io.stdout.write(`${jsonText(value, 2)}\n`)

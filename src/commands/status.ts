@@ -4,7 +4,8 @@ import { DEFAULT_CONFIG_FILES } from '../config/load.js'
 import { redactUrls } from '../redact.js'
 import { ExitCode } from '../errors.js'
 import type { Runtime } from '../runtime/runtime.js'
-import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
+import { defaultMode, modeLine } from '../inspect/mode-line.js'
+import { commonArgs, jsonArgs, printHeader, printJson, printResult, commandLogger } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
 import { withholdingText } from '../pinning/gate.js'
 import { scopeOf } from '../config/schema.js'
@@ -22,13 +23,19 @@ export default defineCommand({
     const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
     const report = await withStartedRuntime(
       { io, args, logger, failuresShown: true, withheldShown: true },
-      async ({ runtime }) => statusReport(runtime),
+      async ({ runtime, loaded, mode }) => ({
+        ...statusReport(runtime),
+        shown: defaultMode(mode, loaded, io.env),
+      }),
     )
     const ok = report.servers.every((s) => s.state !== 'FAILED')
     // --json keeps its documented fields: the folder looked in is for the text report.
-    const { dir: _dir, ...documented } = report
-    if (args.json) printJson(io, { ok, ...documented })
-    else printResult(io, render(report))
+    const { dir: _dir, shown, config, ...rest } = report
+    if (args.json) printJson(io, { ok, config, ...shown, ...rest })
+    else {
+      printHeader(io, modeLine(shown, { file: config ?? undefined }, { asDefault: true }))
+      printResult(io, render(report))
+    }
     // No config is the embedded default, a state myc runs in (it serves, with no servers): nothing failed, so exit 0.
     return ok ? ExitCode.ok : ExitCode.checkFailed
   },
