@@ -83,3 +83,30 @@ describe('myc status: the mode, and the role a session gets when it chooses none
     expect(stderr).toMatch(/^myc: policy mode: a session that chooses no role is role guest/m)
   })
 })
+
+describe('myc skill add: the first skill ends open mode, and says so', () => {
+  it('which role sees what, the role of a session that chooses none, and the way back; once', async () => {
+    const config = project()
+    const dir = path.dirname(config)
+    const first = await cli(['skill', 'add', 'notes', '--json', '--config', config])
+    expect(first.code).toBe(0)
+    expect(JSON.parse(first.stdout)).toMatchObject({ ok: true, mode: 'policy', modeChanged: true })
+    expect(first.stderr).toContain(`myc: ${config} was in open mode (every session saw every tool of every server)`)
+    expect(first.stderr).toContain(
+      `  role developer: notes (no tools yet: add server:tool patterns to allowedTools in ${path.join(dir, 'skills', 'notes', 'SKILL.md')})`,
+    )
+    expect(first.stderr).toContain('  a session that chooses no role is role developer')
+    expect(first.stderr).toContain(
+      `To go back to open mode, remove the skills folder: rm -r ${path.join(dir, 'skills')}`,
+    )
+    // And it is so: tools shows policy mode now.
+    expect(JSON.parse((await cli(['tools', '--json', '--config', config])).stdout)).toMatchObject({
+      mode: 'policy',
+      role: 'developer',
+    })
+    // The second skill changes no mode: nothing to say.
+    const second = await cli(['skill', 'add', 'more', '--template', 'reader', '--json', '--config', config])
+    expect(JSON.parse(second.stdout)).toMatchObject({ modeChanged: false })
+    expect(second.stderr).toBe('')
+  })
+})

@@ -21,7 +21,8 @@ function openProject(extra: Record<string, unknown> = {}): { dir: string; config
 /**
  * Mode changes are never silent: on a terminal `myc tools` and `myc status`
  * say above their result which mode and role they show (in a pipe the line
- * goes to stderr, tests/commands/mode-shown.test.ts).
+ * goes to stderr, tests/commands/mode-shown.test.ts), and the first skill
+ * added to an open project says that open mode has ended.
  */
 describe.runIf(hasTmux)('the mode and role on a terminal (tmux)', () => {
   const term = new Terminal('modes')
@@ -43,5 +44,20 @@ describe.runIf(hasTmux)('the mode and role on a terminal (tmux)', () => {
     const status = lines.findIndex((l) => l.startsWith('EXIT0=')) + 1
     expect(lines[status]).toMatch(/^open mode, lazy/)
     expect(lines[status + 1]).toBe(`config: ${config}`)
+  }, 60_000)
+
+  it('the first skill added to an open project says what changed and how to go back; tools then shows policy mode', async () => {
+    requireBundle()
+    const { dir, config } = openProject()
+    const script = `${myc} tools --config ${config} 2>/dev/null; ${myc} skill add notes --config ${config}; echo EXIT0=$?; ${myc} tools --config ${config} 2>/dev/null; echo EXIT1=$?`
+    term.open('first-skill', `sh -c '${script}; sleep 60'`, { cols: 250 })
+    const screen = () => term.tmux('capture-pane', '-p', '-t', 'first-skill')
+    await waitFor(() => screen().includes('EXIT1='), 30_000, 'the commands')
+    const text = screen()
+    expect(text).toMatch(/^open mode \(no skills in .*\): a session is offered every tool of every server$/m)
+    expect(text).toContain(`myc: ${config} was in open mode`)
+    expect(text).toContain('  role developer: notes (no tools yet')
+    expect(text).toContain(`To go back to open mode, remove the skills folder: rm -r ${path.join(dir, 'skills')}`)
+    expect(text).toMatch(/^policy mode: role developer; a session sees what its role's active skills allow$/m)
   }, 60_000)
 })
