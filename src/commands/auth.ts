@@ -122,16 +122,6 @@ const login = defineCommand({
   },
 })
 
-/** One HTTP child's login, as `auth status` shows it (never a token). */
-interface LoginState {
-  server: string
-  url: string
-  state: 'none' | 'valid' | 'expired' | 'refreshable'
-  expiresAt: string | null
-  refreshable: boolean
-  scopes: string[]
-}
-
 const status = defineCommand({
   meta: {
     name: 'status',
@@ -140,24 +130,13 @@ const status = defineCommand({
   args: { ...commonArgs, ...jsonArgs, ...principalArg },
   async run({ args, data }) {
     const io = commandIO(data)
-    const [{ loadConfig }, store] = await Promise.all([import('../config/load.js'), storeFor(io, args.principal)])
+    const [{ loadConfig }, { loginStates }, store] = await Promise.all([
+      import('../config/load.js'),
+      import('../inspect/logins.js'),
+      storeFor(io, args.principal),
+    ])
     const loaded = await loadConfig({ configPath: args.config, cwd: io.cwd, env: io.env })
-    const now = Date.now()
-    const rows: LoginState[] = []
-    for (const [server, config] of loaded.config.servers) {
-      if (config.type === 'stdio') continue
-      const login = await store.get(config.url)
-      const expired = login?.expiresAt !== undefined && now >= login.expiresAt
-      const refreshable = login?.tokens.refresh_token !== undefined
-      rows.push({
-        server,
-        url: redactUrl(config.url),
-        state: !login ? 'none' : !expired ? 'valid' : refreshable ? 'refreshable' : 'expired',
-        expiresAt: login?.expiresAt === undefined ? null : new Date(login.expiresAt).toISOString(),
-        refreshable,
-        scopes: login?.tokens.scope ? login.tokens.scope.split(' ').filter(Boolean) : [],
-      })
-    }
+    const rows = await loginStates(loaded.config.servers, store)
     // Where the key is (MYC_TOKEN_KEY, the OS keychain, the key file): known once a login was opened; null with none stored.
     if (args.json)
       printJson(io, {

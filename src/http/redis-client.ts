@@ -155,7 +155,10 @@ const CLOSE_WAIT_MS = 1_000
  * password never shown). Once connected, a lost connection is retried, and
  * commands meanwhile fail at once instead of waiting for it.
  */
-export async function connectRedis(url: string, options: GuardedRedisOptions & { onError(error: Error): void }) {
+export async function connectRedis(
+  url: string,
+  options: GuardedRedisOptions & { onError(error: Error): void; connectTimeoutMs?: number },
+) {
   const { createRedisClient: createClient } = await (await import('./http-deps.js')).loadHttpDeps()
   let connected = false
   // At start a refusal is final (myc says so and exits); once connected, a lost connection is retried.
@@ -164,7 +167,7 @@ export async function connectRedis(url: string, options: GuardedRedisOptions & {
     disableOfflineQueue: true,
     commandsQueueMaxLength: QUEUE_MAX,
     socket: {
-      connectTimeout: 5_000,
+      connectTimeout: options.connectTimeoutMs ?? 5_000,
       reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(100 * 2 ** retries, 2_000) : cause),
     },
   })

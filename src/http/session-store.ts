@@ -230,11 +230,15 @@ export class RedisSessionStore implements SessionStore {
     return new RedisTokenEntries(this.redis, `${redactUrl(this.url)} (the people's secrets)`, SECRET_ENTRIES)
   }
 
-  /** Connects (and pings) at start: an unreachable Redis is a runtime error naming the setting. */
-  static async connect(url: string, options: StoreEvents = {}): Promise<RedisSessionStore> {
+  /** Connects (and pings) at start: an unreachable Redis is a runtime error naming the setting. `connectTimeoutMs`: how long a connection may take (5 s). */
+  static async connect(
+    url: string,
+    options: StoreEvents & { connectTimeoutMs?: number } = {},
+  ): Promise<RedisSessionStore> {
     const redis = await connectRedis(url, {
       onError: (error) => options.onError?.(error),
       ...(options.onChange ? { onChange: options.onChange } : {}),
+      ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
     })
     return new RedisSessionStore(redis, url)
   }

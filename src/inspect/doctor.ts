@@ -6,6 +6,9 @@ import { openRuntime } from '../runtime/open-runtime.js'
 import { showStartProgress } from '../runtime/start-progress.js'
 import { clientNameWarnings } from '../registry/wire-names.js'
 import { lintSkills } from './reports.js'
+import { configuredExecutors } from '../sandbox/sandbox.js'
+import type { DoctorCheck } from './doctor-check.js'
+import { serveChecks } from './doctor-serve.js'
 import { LOCK_FILE } from '../pinning/lock-file.js'
 import type { HiddenTextKind } from '../pinning/hidden-text.js'
 import type { Runtime } from '../runtime/runtime.js'
@@ -16,13 +19,7 @@ import { prepareCodeMode } from '../code/code-mode.js'
 import { codeModeWanted, type PolicyMode } from '../principal/policy-mode.js'
 import { childSessions } from '../eras/child-sessions.js'
 
-/** One doctor check. */
-export interface DoctorCheck {
-  name: string
-  status: 'ok' | 'warn' | 'fail'
-  detail: string
-  fix?: string
-}
+export type { DoctorCheck } from './doctor-check.js'
 
 /** What installs a command MCP servers are often started with. */
 const PROVIDERS: ReadonlyMap<string, string> = new Map([
@@ -101,35 +98,70 @@ export function pinningCheck(runtime: Runtime): { check: DoctorCheck; hidden: Hi
   }
 }
 
-/** `myc doctor`: Node, config, children, tool names, pinning, skills, executors — each with a fix; and what hidden text withholds. */
-export async function runDoctor(options: {
+/**
+ * `myc doctor`: Node, the config, the children, tool names, pinning, skills,
+ * what `myc serve` needs (doctor-serve.ts), code mode when asked for, and
+ * the sandbox executors that apply here, each with a fix; and what hidden
+ * text withholds.
+ */
+export async function runDoctor(options: DoctorOptions): Promise<{ checks: DoctorCheck[]; hidden: HiddenReport[] }> {
+  const env = options.env ?? process.env
+  const checks: DoctorCheck[] = [nodeCheck()]
+  let hidden: HiddenReport[] = []
+  const opened = await openForDoctor(options, env, checks)
+  const probe = new ExecutorProbe()
+  if (opened) {
+    try {
+      checks.push(...(await runtimeChecks(opened.runtime, opened.mode, { ...options, env })))
+      const pinning = pinningCheck(opened.runtime)
+      hidden = pinning.hidden
+      checks.push(pinning.check)
+      if (opened.mode.kind === 'policy') checks.push(skillsCheck(opened.mode))
+      checks.push(...(await serveChecks(opened.loaded, opened.mode, env)))
+    } finally {
+      await opened.runtime.close()
+    }
+    const code = await codeModeCheck(opened.loaded, opened.mode, probe)
+    if (code) checks.push(code)
+  }
+  checks.push(...(await executorChecks(opened?.loaded, probe)))
+  // A detail can quote a child's URL (its start error, a config value): without its secrets.
+  return { checks: checks.map((c) => ({ ...c, detail: redactUrls(c.detail) })), hidden }
+}
+
+interface DoctorOptions {
   configPath?: string
   logger: Logger
   json?: boolean
   cwd?: string
   env?: Record<string, string | undefined>
-}): Promise<{ checks: DoctorCheck[]; hidden: HiddenReport[] }> {
-  const checks: DoctorCheck[] = []
-  let hidden: HiddenReport[] = []
+}
+
+function nodeCheck(): DoctorCheck {
   const major = Number(process.versions.node.split('.')[0])
-  checks.push(
-    major >= 20
-      ? { name: 'node', status: 'ok', detail: `Node.js ${process.versions.node}` }
-      : {
-          name: 'node',
-          status: 'fail',
-          detail: `Node.js ${process.versions.node}`,
-          fix: 'use Node.js 20 or newer, or the standalone myc executable',
-        },
-  )
-  let opened
+  return major >= 20
+    ? { name: 'node', status: 'ok', detail: `Node.js ${process.versions.node}` }
+    : {
+        name: 'node',
+        status: 'fail',
+        detail: `Node.js ${process.versions.node}`,
+        fix: 'use Node.js 20 or newer, or the standalone myc executable',
+      }
+}
+
+/** The config and its runtime (children not started yet), with the config's check; undefined when it does not load. */
+async function openForDoctor(
+  options: DoctorOptions,
+  env: Record<string, string | undefined>,
+  checks: DoctorCheck[],
+): Promise<{ runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode } | undefined> {
   try {
-    opened = await openRuntime({
+    const opened = await openRuntime({
       sessions: childSessions,
       configPath: options.configPath,
       logger: options.logger,
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
-      ...(options.env ? { env: options.env } : {}),
+      env,
       version,
       oneShot: { failuresShown: true },
       withheldShown: true,
@@ -140,6 +172,7 @@ export async function runDoctor(options: {
       detail: opened.loaded.file ?? 'no config file: the embedded default (no servers)',
       ...(opened.loaded.file ? {} : { fix: 'run `myc init` to write mycelium.config.json' }),
     })
+    return opened
   } catch (error) {
     checks.push({
       name: 'config',
@@ -147,92 +180,93 @@ export async function runDoctor(options: {
       detail: error instanceof MycError ? error.message : String(error),
       fix: 'fix the keys named above',
     })
+    return undefined
   }
-  if (opened) {
-    const { runtime, mode } = opened
-    try {
-      const keys = [...runtime.supervisor.children.keys()]
-      const progress = { stream: process.stderr, env: options.env ?? process.env, json: options.json === true, keys }
-      const stopProgress = showStartProgress(runtime, { ...progress, logger: options.logger })
-      await Promise.all(keys.map((k) => runtime.supervisor.ensureRunning(k))).finally(stopProgress)
-      for (const child of runtime.supervisor.children.values()) {
-        checks.push(
-          child.state === 'RUNNING'
-            ? {
-                name: `server ${child.key}`,
-                status: 'ok',
-                detail: `${child.lists.tools.length} tools, ${child.era === 'modern' ? '2026' : '2025'} era, MCP ${child.protocolVersion ?? '?'}`,
-              }
-            : {
-                name: `server ${child.key}`,
-                status: 'fail',
-                detail: child.lastError ?? child.state,
-                fix: startFix(child.lastError),
-              },
-        )
-      }
-      const long = runtime.catalogue.tools().filter((t) => clientNameWarnings(t.wireName).length > 0)
-      if (long.length > 0)
-        checks.push({
-          name: 'tool names',
-          status: 'warn',
-          detail: `${long.length} wire names too long or with characters some clients reject (e.g. ${long[0]!.wireName}: ${clientNameWarnings(long[0]!.wireName)[0]})`,
-          fix: 'shorten server keys, or set namespace.maxLength',
-        })
-      const pinning = pinningCheck(runtime)
-      checks.push(pinning.check)
-      hidden = pinning.hidden
-      if (mode.kind === 'policy') {
-        mode.state.invalidate()
-        const problems = lintSkills(mode.state.policy, mode.state.sources.problems, mode.state.sources.unserved).filter(
-          (p) => p.severity === 'error',
-        )
-        checks.push(
-          problems.length === 0
-            ? {
-                name: 'skills',
-                status: 'ok',
-                detail: `${mode.state.policy.skills.size} skills, ${mode.state.roles.size} roles`,
-              }
-            : {
-                name: 'skills',
-                status: 'fail',
-                detail: `${problems.length} problems, e.g. ${problems[0]!.message}`,
-                fix: 'run `myc skills lint`',
-              },
-        )
-      }
-    } finally {
-      await runtime.close()
-    }
-  }
-  const probe = new ExecutorProbe()
-  if (opened) {
-    const code = await codeModeCheck(opened.loaded, opened.mode, probe)
-    if (code) checks.push(code)
-  }
-  for (const report of await probe.all()) {
-    if (report.executor === 'none') continue
+}
+
+/** Every child started once (a line each on a terminal while they start), then the tool names. */
+async function runtimeChecks(
+  runtime: Runtime,
+  mode: PolicyMode,
+  options: DoctorOptions & { env: Record<string, string | undefined> },
+): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = []
+  const keys = [...runtime.supervisor.children.keys()]
+  const progress = { stream: process.stderr, env: options.env, json: options.json === true, keys }
+  const stopProgress = showStartProgress(runtime, { ...progress, logger: options.logger })
+  await Promise.all(keys.map((k) => runtime.supervisor.ensureRunning(k))).finally(stopProgress)
+  for (const child of runtime.supervisor.children.values()) {
     checks.push(
-      report.works
-        ? { name: `executor ${report.executor}`, status: 'ok', detail: 'works' }
+      child.state === 'RUNNING'
+        ? {
+            name: `server ${child.key}`,
+            status: 'ok',
+            detail: `${child.lists.tools.length} tools, ${child.era === 'modern' ? '2026' : '2025'} era, MCP ${child.protocolVersion ?? '?'}`,
+          }
         : {
-            name: `executor ${report.executor}`,
-            status: 'warn',
-            detail: report.reason ?? 'does not work',
-            ...(report.fix ? { fix: report.fix } : {}),
+            name: `server ${child.key}`,
+            status: 'fail',
+            detail: child.lastError ?? child.state,
+            fix: startFix(child.lastError),
           },
     )
   }
-  if (!checks.some((c) => c.name.startsWith('executor') && c.status === 'ok'))
+  const long = runtime.catalogue.tools().filter((t) => clientNameWarnings(t.wireName).length > 0)
+  if (long.length > 0)
     checks.push({
-      name: 'sandbox',
-      status: 'fail',
-      detail: 'no sandbox executor works: sandboxed commands will be refused',
-      fix: 'install bubblewrap (Linux) or start Docker',
+      name: 'tool names',
+      status: 'warn',
+      detail: `${long.length} wire names too long or with characters some clients reject (e.g. ${long[0]!.wireName}: ${clientNameWarnings(long[0]!.wireName)[0]})`,
+      fix: 'shorten server keys, or set namespace.maxLength',
     })
-  // A detail can quote a child's URL (its start error, a config value): without its secrets.
-  return { checks: checks.map((c) => ({ ...c, detail: redactUrls(c.detail) })), hidden }
+  return checks
+}
+
+function skillsCheck(mode: Extract<PolicyMode, { kind: 'policy' }>): DoctorCheck {
+  mode.state.invalidate()
+  const { policy, sources, roles } = mode.state
+  const problems = lintSkills(policy, sources.problems, sources.unserved).filter((p) => p.severity === 'error')
+  return problems.length === 0
+    ? { name: 'skills', status: 'ok', detail: `${policy.skills.size} skills, ${roles.size} roles` }
+    : {
+        name: 'skills',
+        status: 'fail',
+        detail: `${problems.length} problems, e.g. ${problems[0]!.message}`,
+        fix: 'run `myc skills lint`',
+      }
+}
+
+/**
+ * The executors `sandbox.executor` means on this platform (auto: the
+ * platform's own; docker only when configured), never the others: nothing
+ * about sandbox-exec on Linux. None with trust `unrestricted`, which runs
+ * commands without one.
+ */
+async function executorChecks(loaded: LoadedConfig | undefined, probe: ExecutorProbe): Promise<DoctorCheck[]> {
+  const sandbox = loaded?.config.sandbox
+  if (sandbox?.trust === 'unrestricted')
+    return [{ name: 'sandbox', status: 'ok', detail: 'sandbox.trust is unrestricted: commands run without a sandbox' }]
+  const wanted = configuredExecutors(sandbox?.executor ?? 'auto')
+  if (wanted.length === 0)
+    return [
+      {
+        name: 'sandbox',
+        status: 'fail',
+        detail: 'sandbox.executor is none: sandboxed commands will be refused',
+        fix: 'set sandbox.executor to auto, or sandbox.trust to unrestricted',
+      },
+    ]
+  const reports = await Promise.all(wanted.map((e) => probe.probe(e)))
+  return reports.map((report) =>
+    report.works
+      ? { name: `executor ${report.executor}`, status: 'ok', detail: 'works' }
+      : {
+          name: `executor ${report.executor}`,
+          status: 'fail',
+          detail: `${report.reason ?? 'does not work'}: sandboxed commands (mycelium:exec, run_script, myc sandbox exec) will be refused`,
+          ...(report.fix ? { fix: report.fix } : {}),
+        },
+  )
 }
 
 /**

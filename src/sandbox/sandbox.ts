@@ -30,6 +30,21 @@ const PREFERENCE: Record<string, ExecutorName[]> = {
 }
 
 /**
+ * The executor `sandbox.executor` means on `platform`: `auto` is the
+ * platform's own (bubblewrap on Linux, sandbox-exec on macOS; docker where
+ * there is none, and only a fallback elsewhere), any other name itself,
+ * `none` none.
+ */
+export function configuredExecutors(
+  executor: ExecutorName | 'auto',
+  platform: string = process.platform,
+): ExecutorName[] {
+  if (executor === 'none') return []
+  if (executor !== 'auto') return [executor]
+  return (PREFERENCE[platform] ?? ['docker']).slice(0, 1)
+}
+
+/**
  * Runs commands where they cannot harm the machine: the shell guard first
  * (at every trust level), then the chosen executor. `restricted` and
  * `sandboxed` never fall back to no sandbox: without a working one they

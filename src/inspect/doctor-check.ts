@@ -1,0 +1,7 @@
+/** One doctor check. */
+export interface DoctorCheck {
+  name: string
+  status: 'ok' | 'warn' | 'fail'
+  detail: string
+  fix?: string
+}
