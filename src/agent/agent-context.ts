@@ -3,12 +3,19 @@ import type { CodeRunner } from '../code/code-runner.js'
 import type { LoadedConfig } from '../config/load.js'
 import { MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
-import { codeModeDefault, codeModeOf, codeModeWanted, createView, type PolicyMode } from '../principal/policy-mode.js'
+import {
+  checkViewRequest,
+  codeModeDefault,
+  codeModeOf,
+  codeModeWanted,
+  createView,
+  type PolicyMode,
+} from '../principal/policy-mode.js'
 import type { PrincipalView } from '../principal/view.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { loadAnthropicSdk, type AnthropicSdk } from './anthropic-sdk.js'
-import { Budget, resolveLimits, type BudgetFlags } from './budget.js'
+import { Budget, estimateTokens, resolveLimits, type BudgetFlags, type Price } from './budget.js'
 import { agentCapabilities, modelSampler, workingDirectoryRoots, type ChildAnswers } from './child-questions.js'
 import type { TokenUsage } from './events.js'
 import { resolveModel } from './model.js'
@@ -47,6 +54,51 @@ export function requireCredentials(env: Record<string, string | undefined>): voi
 }
 
 /**
+ * A cap given on the command line that even the smallest first request
+ * (the task alone, before the system prompt and the tools, and an answer
+ * of up to agent.maxTokens) would pass: a usage error naming the flag,
+ * before any child starts, instead of a run that ends `budget` after
+ * every child has started.
+ */
+function checkFlagCaps(flags: BudgetFlags, price: Price, taskTokens: number, maxTokens: number): void {
+  if (flags.maxUsd === undefined && flags.maxTotalTokens === undefined) return
+  const alone = new Budget(price, 'raise it, or lower agent.maxTokens, the most one answer may take')
+  alone.setLimits(resolveLimits(flags, undefined, [], price))
+  const refused = alone.refuse(taskTokens, maxTokens)
+  if (refused === undefined) return
+  const flag = [
+    ...(flags.maxUsd !== undefined ? [`--max-budget-usd ${flags.maxUsd}`] : []),
+    ...(flags.maxTotalTokens !== undefined ? [`--max-tokens-total ${flags.maxTotalTokens}`] : []),
+  ].join(' and ')
+  throw new MycError(
+    'usage',
+    `${flag}: no request fits, not even the first (${refused.replace(/^budget reached: /, '')})`,
+  )
+}
+
+/**
+ * The principal a run will be, checked as its view will be made (after the
+ * children start): the role and skills, before any child starts. adhoc
+ * without --role is agent.adhocRole, or the default role when no skill
+ * names that one.
+ */
+export function checkRunPrincipal(
+  context: Pick<AgentContext, 'mode' | 'loaded'>,
+  run: { kind: 'run' | 'adhoc' | 'workflow'; role?: string | undefined; skills?: string[] | undefined },
+  env: Record<string, string | undefined>,
+): void {
+  const { mode, loaded } = context
+  const adhocRole = loaded.config.agent.adhocRole
+  const role =
+    run.kind === 'adhoc' && run.role === undefined
+      ? mode.kind === 'policy' && mode.state.roles.has(adhocRole)
+        ? { role: adhocRole, roleFrom: 'agent.adhocRole' }
+        : {}
+      : { role: run.role }
+  checkViewRequest(mode, loaded, { ...role, skills: run.skills, env })
+}
+
+/**
  * Opens what an agent runs on, in this process: the runtime over the config
  * (children started), the sandboxed built-ins in policy mode, a view factory,
  * the model and the Anthropic client (credentials and endpoint from the
@@ -67,6 +119,8 @@ export async function openAgentContext(options: {
   raiseBudget?: string
   /** A person will answer children's elicitation (chat on a terminal: it sets `answers.elicit` once its prompt exists); else it is not offered. */
   person?: boolean
+  /** The task, when known at start: caps from the flags that no first request could fit are refused before anything starts. */
+  task?: string
 }): Promise<AgentContext> {
   requireCredentials(options.env)
   // A person at a terminal is asked to authorize an HTTP child again (`myc: authorize:`); a run with no one there fails the call with the fix.
@@ -91,8 +145,11 @@ export async function openAgentContext(options: {
     price,
     options.raiseBudget ?? 'raise it with --max-budget-usd or --max-tokens-total, or in agent.budget',
   )
-  // A cap in USD without a price fails before anything is asked of the model.
+  // A cap in USD without a price fails before anything is asked of the model, as does a flag's cap no request fits.
   budget.setLimits(resolveLimits(flags, loaded.config.agent.budget, [], price))
+  // Only with a task (run, adhoc, workflow): chat starts with no request in view, and /budget raises its cap.
+  if (options.task !== undefined)
+    checkFlagCaps(flags, price, estimateTokens(options.task), loaded.config.agent.maxTokens)
   /** The caps for a role: each of its chain's (the role, then the one it inherits from…) before agent.budget's. */
   const roleLimits = (role: string | null) => {
     const chain = role !== null && mode.kind === 'policy' ? (mode.state.roles.get(role)?.chain ?? [role]) : []

@@ -20,7 +20,7 @@ import type { TokenUsage } from './events.js'
  * every later one is refused too, until the caps change (chat's /budget).
  */
 
-type Price = MyceliumConfig['agent']['price']
+export type Price = MyceliumConfig['agent']['price']
 
 /** The caps of one run; absent means no cap of that kind. */
 export interface BudgetLimits extends BudgetConfig {

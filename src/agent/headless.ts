@@ -10,7 +10,7 @@ import { carrierOf } from '../telemetry/trace-context.js'
 import { activateSkill, activateTriggered } from './activation.js'
 import { endRunSpan, startRunSpan } from './run-span.js'
 import { createApprovalGate } from './approvals.js'
-import { openAgentContext } from './agent-context.js'
+import { checkRunPrincipal, openAgentContext } from './agent-context.js'
 import type { BudgetFlags } from './budget.js'
 import { costUsd } from './classifier.js'
 import { runAgent, type AgentOptions, type AgentOutcome } from './engine.js'
@@ -343,6 +343,8 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       return outcome
     }
 
+    // The flags against the config before any child starts: a usage error never follows a child's start-up.
+    checkRunPrincipal({ mode, loaded }, { kind, role: options.role, skills: options.skills }, options.env)
     // On a terminal, a line per child while they start (not with --json).
     await startWithProgress(rt, { stream: stderr, env: options.env, json: options.json, logger: options.logger })
     const contextSection = context ? (await import('./failure-context.js')).contextPrompt(context) : undefined

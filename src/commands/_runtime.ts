@@ -21,13 +21,14 @@ export interface Inspection {
 
 /**
  * For inspection commands: load the config (`args.config`) and skills,
- * start every child (lazy ones too: the point is to see them; a line per
- * child on a terminal meanwhile, unless `args.json`), run `use`, and always
- * stop the children. One-shot: the children's stderr is at debug level
- * (`--verbose`) and a failed child is not restarted; it is logged as an
- * error unless `failuresShown` (the command reports it, as status does);
- * what is withheld (docs/pinning.md) is a stderr line each unless
- * `withheldShown`.
+ * `check` the command's flags against them (a usage error then comes
+ * before any child starts), start every child (lazy ones too: the point is
+ * to see them; a line per child on a terminal meanwhile, unless
+ * `args.json`), run `use`, and always stop the children. One-shot: the
+ * children's stderr is at debug level (`--verbose`) and a failed child is
+ * not restarted; it is logged as an error unless `failuresShown` (the
+ * command reports it, as status does); what is withheld (docs/pinning.md)
+ * is a stderr line each unless `withheldShown`.
  */
 export async function withStartedRuntime<T>(
   options: {
@@ -36,6 +37,7 @@ export async function withStartedRuntime<T>(
     logger: Logger
     failuresShown?: boolean
     withheldShown?: boolean
+    check?: (opened: Omit<Inspection, 'runtime'>) => void
   },
   use: (inspection: Inspection) => Promise<T>,
 ): Promise<T> {
@@ -59,6 +61,7 @@ export async function withStartedRuntime<T>(
     keys,
   })
   try {
+    options.check?.({ loaded, mode })
     await Promise.all(keys.map((key) => runtime.supervisor.ensureRunning(key)))
     stopProgress()
     if (mode.kind === 'policy') mode.state.invalidate()

@@ -7,7 +7,7 @@ import { BUILTIN_SERVER, RUN_CODE_TOOL } from '../policy/policy.js'
 import { codeModeDefault, codeModeOf } from '../principal/policy-mode.js'
 import { toWireName } from '../registry/wire-names.js'
 import { commonArgs, jsonArgs, principalArgs, printJson, printResult, commandLogger } from './_shared.js'
-import { principalFor, requirePolicy, withStartedRuntime } from './_runtime.js'
+import { principalFor, requirePolicy, withStartedRuntime, type Inspection } from './_runtime.js'
 
 export default defineCommand({
   meta: { name: 'explain', description: 'Why a tool is visible or hidden for a role, rule by rule' },
@@ -24,7 +24,9 @@ export default defineCommand({
   async run({ args, data }) {
     const io = commandIO(data)
     const logger = commandLogger(io, { verbose: args.verbose, quiet: true })
-    const explanation = await withStartedRuntime({ io, args, logger }, async ({ runtime, loaded, mode }) => {
+    const check = ({ loaded, mode }: Omit<Inspection, 'runtime'>) =>
+      void principalFor(args, loaded, requirePolicy(mode), io.env)
+    const explanation = await withStartedRuntime({ io, args, logger, check }, async ({ runtime, loaded, mode }) => {
       const state = requirePolicy(mode)
       const { role, active } = principalFor(args, loaded, state, io.env)
       const entry = runtime.catalogue.toolById(args.tool) ?? runtime.catalogue.toolByWire(args.tool)

@@ -2,6 +2,7 @@ import { defineCommand } from 'citty'
 import { commandIO } from '../command-io.js'
 import { MycError } from '../errors.js'
 import { policyCheck, roleWarnings } from '../inspect/reports.js'
+import type { PolicyMode } from '../principal/policy-mode.js'
 import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
 import { requirePolicy, withStartedRuntime } from './_runtime.js'
 
@@ -20,12 +21,15 @@ const check = defineCommand({
   async run({ args, data }) {
     const io = commandIO(data)
     const logger = commandLogger(io, { verbose: args.verbose, quiet: true })
-    const report = await withStartedRuntime({ io, args, logger }, async ({ runtime, mode }) => {
+    // The role is checked before any child starts.
+    const check = ({ mode }: { mode: PolicyMode }) => {
+      const { roles } = requirePolicy(mode)
+      if (!roles.has(args.role))
+        throw new MycError('usage', `unknown role "${args.role}"; roles: ${[...roles.keys()].join(', ')}`)
+    }
+    const report = await withStartedRuntime({ io, args, logger, check }, async ({ runtime, mode }) => {
       const state = requirePolicy(mode)
-      const policy = state.policy
-      if (!policy.roles.has(args.role))
-        throw new MycError('usage', `unknown role "${args.role}"; roles: ${[...policy.roles.keys()].join(', ')}`)
-      return policyCheck(policy, runtime.catalogue, args.role, roleWarnings(state.sources))
+      return policyCheck(state.policy, runtime.catalogue, args.role, roleWarnings(state.sources))
     })
     const ok = report.violations.length === 0
     if (args.json) printJson(io, { ok, ...report })

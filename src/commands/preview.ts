@@ -4,7 +4,7 @@ import { MycError } from '../errors.js'
 import { previewSkill } from '../inspect/reports.js'
 import { TOKEN_COUNTER } from '../principal/token-count.js'
 import { commonArgs, jsonArgs, principalArgs, printJson, printResult, commandLogger } from './_shared.js'
-import { principalFor, requirePolicy, withStartedRuntime } from './_runtime.js'
+import { principalFor, requirePolicy, withStartedRuntime, type Inspection } from './_runtime.js'
 
 const skill = defineCommand({
   meta: { name: 'skill', description: 'The tool-list diff activating a skill would cause' },
@@ -17,7 +17,9 @@ const skill = defineCommand({
   async run({ args, data }) {
     const io = commandIO(data)
     const logger = commandLogger(io, { verbose: args.verbose, quiet: true })
-    const preview = await withStartedRuntime({ io, args, logger }, async ({ runtime, loaded, mode }) => {
+    const check = ({ loaded, mode }: Omit<Inspection, 'runtime'>) =>
+      void principalFor(args, loaded, requirePolicy(mode), io.env)
+    const preview = await withStartedRuntime({ io, args, logger, check }, async ({ runtime, loaded, mode }) => {
       const state = requirePolicy(mode)
       const { role, active } = principalFor(args, loaded, state, io.env)
       const result = previewSkill(state.policy, runtime.catalogue, role, active, args.id, loaded.config.namespace)

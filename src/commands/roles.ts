@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty'
 import { commandIO } from '../command-io.js'
 import { roleWarnings, rolesReport } from '../inspect/reports.js'
+import type { PolicyMode } from '../principal/policy-mode.js'
 import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
 import { requirePolicy, withStartedRuntime } from './_runtime.js'
 
@@ -10,7 +11,8 @@ export default defineCommand({
   async run({ args, data }) {
     const io = commandIO(data)
     const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
-    const { roles, warnings } = await withStartedRuntime({ io, args, logger }, async ({ mode }) => {
+    const check = ({ mode }: { mode: PolicyMode }) => void requirePolicy(mode)
+    const { roles, warnings } = await withStartedRuntime({ io, args, logger, check }, async ({ mode }) => {
       const state = requirePolicy(mode)
       return { roles: rolesReport(state.policy), warnings: roleWarnings(state.sources).warnings }
     })

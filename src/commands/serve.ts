@@ -4,6 +4,7 @@ import { commandIO, type CommandIO } from '../command-io.js'
 import type { Logger } from '../logger.js'
 import type { LoadedConfig } from '../config/load.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
+import type { PolicySources } from '../principal/policy-state.js'
 import { usageError } from '../errors.js'
 import { STDIO_ERA_MODES, type StdioEraMode } from '../server/stdio-era-mode.js'
 import { version } from '../version.js'
@@ -50,9 +51,11 @@ export default defineCommand({
       import('../runtime/host.js'),
     ])
     const configLoaded = await loadConfig({ configPath: args.config, cwd: io.cwd, env: io.env })
+    // The flags against the config before any child starts: a usage error never follows a child's start-up.
+    const sources = await checkBeforeChildren(args, configLoaded, overHttp, logger, io.env)
     const prespawned = PrespawnedChildren.start(configLoaded, hostForThisProcess(io.env))
     try {
-      return await serveWith(args, { io, logger, era, overHttp, configLoaded, prespawned })
+      return await serveWith(args, { io, logger, era, overHttp, configLoaded, prespawned, sources })
     } finally {
       prespawned.stopAll()
     }
@@ -66,6 +69,50 @@ interface ServeOptions {
   overHttp: boolean
   configLoaded: LoadedConfig
   prespawned: PrespawnedChildren
+  /** The skills and roles, when checkBeforeChildren loaded them (the runtime takes them as they are). */
+  sources: PolicySources | undefined
+}
+
+/**
+ * What serve would refuse once its children had started, refused before:
+ * `--role` or `--skills` in open mode; over HTTP, the settings serve checks
+ * (tokens' variables, addresses); in policy mode, when a role is asked for
+ * (`--role`, `--skills`, MYCELIUM_ROLE) or over HTTP (the tokens' roles),
+ * the role and skills against the skills, loaded now and handed on, so they
+ * are read once. Without any of those the skills are read later, while the
+ * children start, as before.
+ */
+async function checkBeforeChildren(
+  args: { role?: string; skills?: string; http?: string; stdio?: boolean },
+  loaded: LoadedConfig,
+  overHttp: boolean,
+  logger: Logger,
+  env: Record<string, string | undefined>,
+): Promise<PolicySources | undefined> {
+  const [{ isPolicyMode, checkViewRequest, loadSources }, { PolicyState }] = await Promise.all([
+    import('../principal/policy-mode.js'),
+    import('../principal/policy-state.js'),
+  ])
+  const principal = { role: args.role, skills: splitList(args.skills), env }
+  const http = overHttp ? await import('../http/serve-http.js') : undefined
+  const settings = http?.httpSettings(loaded, args.http, env)
+  if (!isPolicyMode(loaded)) {
+    checkViewRequest({ kind: 'open' }, loaded, principal)
+    return undefined
+  }
+  const asked = principal.role !== undefined || (principal.skills?.length ?? 0) > 0 || env.MYCELIUM_ROLE
+  if (!asked && !settings) return undefined
+  const sources = await loadSources(loaded, logger)
+  // The catalogue is empty before the children start: a skill strict loading would disable later still counts here.
+  const mode = { kind: 'policy' as const, state: new PolicyState(sources, { toolNamesOf: () => undefined }) }
+  if (settings) {
+    const { checkPrincipals, launchPrincipal } = await import('../http/principals.js')
+    const launch = launchPrincipal(args.role, principal.skills)
+    checkPrincipals(mode, loaded, settings.tokens, launch, env, settings.jwt !== undefined)
+  }
+  // On stdio (alone, or beside HTTP with --stdio) the client is the launch's principal.
+  if (!settings || args.stdio) checkViewRequest(mode, loaded, principal)
+  return sources
 }
 
 /** The rest of serve, once its children are starting: the runtime, the view, and the stdio or HTTP face. */
@@ -107,6 +154,7 @@ async function serveWith(
     version,
     loaded: options.configLoaded,
     prespawned: options.prespawned,
+    ...(options.sources ? { sources: options.sources } : {}),
     measureOperations,
     ...(reauthorize ? { reauthorize } : {}),
     ...(overHttp ? {} : { waitForClientMs: CLIENT_INITIALIZE_WAIT_MS }),
@@ -136,7 +184,7 @@ async function serveWith(
   // The faces of the two eras, for every client of this runtime (stdio and HTTP alike); serving closes them.
   const faces = clientFaces()
   // A person typed `myc serve` at a terminal: what is on stdin is a person, and the protocol is for a client.
-  if ((!overHttp || args.stdio) && process.stdin.isTTY === true) logger.info(terminalHint(loaded.file))
+  if ((!overHttp || args.stdio) && io.stdin.isTTY === true) logger.info(terminalHint(loaded.file))
   let serve: () => Promise<number>
   if (overHttp) {
     // Over HTTP too, a role asked for on the command line where there are no roles is refused, not ignored.

@@ -11,6 +11,10 @@ import {
 } from '../inspect/reports.js'
 import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
 import { requirePolicy, withStartedRuntime } from './_runtime.js'
+import type { PolicyMode } from '../principal/policy-mode.js'
+
+/** Skills exist in policy mode only: said before any child starts. */
+const needsPolicy = ({ mode }: { mode: PolicyMode }) => void requirePolicy(mode)
 
 const list = defineCommand({
   meta: { name: 'list', description: 'Skills, their tools and whether they are enabled' },
@@ -18,7 +22,7 @@ const list = defineCommand({
   async run({ args, data }) {
     const io = commandIO(data)
     const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
-    const skills = await withStartedRuntime({ io, args, logger }, async ({ runtime, mode }) => [
+    const skills = await withStartedRuntime({ io, args, logger, check: needsPolicy }, async ({ runtime, mode }) => [
       ...skillsReport(
         requirePolicy(mode).policy,
         new Set(mode.kind === 'policy' ? mode.state.sources.skillIndex.keys() : []),
@@ -50,7 +54,7 @@ const show = defineCommand({
   async run({ args, data }) {
     const io = commandIO(data)
     const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
-    const found = await withStartedRuntime({ io, args, logger }, async ({ runtime, mode }) => {
+    const found = await withStartedRuntime({ io, args, logger, check: needsPolicy }, async ({ runtime, mode }) => {
       const policy = requirePolicy(mode).policy
       const child = childSkillsReport(runtime.catalogue).find((c) => c.uri === args.id)
       if (child)
@@ -94,7 +98,7 @@ const lint = defineCommand({
   async run({ args, data }) {
     const io = commandIO(data)
     const logger = commandLogger(io, { verbose: args.verbose, quiet: true })
-    const problems = await withStartedRuntime({ io, args, logger }, async ({ loaded, mode }) => {
+    const problems = await withStartedRuntime({ io, args, logger, check: needsPolicy }, async ({ loaded, mode }) => {
       const state = requirePolicy(mode)
       const roleProblems = roleWarningProblems(roleWarnings(state.sources), (role) => roleDefinitionFile(loaded, role))
       return lintSkills(state.policy, state.sources.problems, state.sources.unserved, roleProblems)

@@ -7,14 +7,14 @@ import type { Logger } from '../logger.js'
 import { BuiltinRunner } from '../principal/builtin-exec.js'
 import type { CodeRuns } from '../code/code-runner.js'
 import { codeModeView } from '../principal/code-view.js'
-import { codeModeDefault, codeModeOf, createView, type PolicyMode } from '../principal/policy-mode.js'
+import { checkViewRequest, codeModeDefault, codeModeOf, createView, type PolicyMode } from '../principal/policy-mode.js'
 import { TOKEN_COUNTER, textTokens, toolTokens } from '../principal/token-count.js'
 import { lazyOpenView } from '../principal/lazy-view.js'
 import { openView, type PrincipalView } from '../principal/view.js'
 import { visibleTools } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { commonArgs, jsonArgs, printJson, printResult, commandLogger } from './_shared.js'
-import { withStartedRuntime } from './_runtime.js'
+import { withStartedRuntime, type Inspection } from './_runtime.js'
 
 /** How much of a tools/list one principal gets. */
 interface ListCost {
@@ -58,7 +58,8 @@ export default defineCommand({
   async run({ args, data }) {
     const io = commandIO(data)
     const logger = commandLogger(io, { verbose: args.verbose, quiet: true })
-    const report = await withStartedRuntime({ io, args, logger }, async ({ runtime, loaded, mode }) =>
+    const check = ({ loaded, mode }: Omit<Inspection, 'runtime'>) => checkRole(mode, loaded, args.role)
+    const report = await withStartedRuntime({ io, args, logger, check }, async ({ runtime, loaded, mode }) =>
       tokensReport(runtime, loaded, mode, logger, args.role, await listingRunner(loaded)),
     )
     if (args.json) printJson(io, { ok: true, ...report })
@@ -66,6 +67,17 @@ export default defineCommand({
     return 0
   },
 })
+
+/** `--role`: refused in open mode (no roles), and unless it is a role here; before any child starts. */
+function checkRole(mode: PolicyMode, loaded: LoadedConfig, role: string | undefined): void {
+  if (role === undefined) return
+  if (mode.kind === 'open') checkViewRequest(mode, loaded, { role, env: {} })
+  else if (!mode.state.roles.has(role))
+    throw new MycError(
+      'usage',
+      `--role: no role "${role}" (roles: ${[...mode.state.roles.keys()].join(', ') || 'none'})`,
+    )
+}
 
 /** Code mode's runner as `myc tokens` needs it: the limits and language run_code's description names, and a run that runs nothing. */
 async function listingRunner(loaded: LoadedConfig): Promise<CodeRuns> {
@@ -121,15 +133,8 @@ function tokensReport(
     ratio: ratio(lazyTokens),
     on: mode.kind === 'open' && loaded.config.session.lazyTools,
   }
-  if (mode.kind === 'open') {
-    if (only !== undefined) createView(mode, loaded, { role: only, env: {}, catalogue: runtime.catalogue, logger }) // the open-mode usage error
-    return { counter: TOKEN_COUNTER, open, lazy, codeMode, roles: [] as RoleCost[] }
-  }
-  if (only !== undefined && !mode.state.roles.has(only))
-    throw new MycError(
-      'usage',
-      `--role: no role "${only}" (roles: ${[...mode.state.roles.keys()].join(', ') || 'none'})`,
-    )
+  // --role was checked before the children started (checkRole).
+  if (mode.kind === 'open') return { counter: TOKEN_COUNTER, open, lazy, codeMode, roles: [] as RoleCost[] }
   // Counting writes no session to the audit log; the sandbox is never run, only listed (as `myc serve` lists exec and run_script).
   const quiet: PolicyMode = { ...mode, audit: { write: () => {}, flush: () => Promise.resolve() } }
   const runner = new BuiltinRunner(

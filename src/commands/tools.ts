@@ -4,7 +4,7 @@ import type { LoadedConfig } from '../config/load.js'
 import { terminalText } from '../terminal-text.js'
 import { builtinTools, toolsReport, type BuiltinTool, type ToolRow } from '../inspect/reports.js'
 import { modeLine, shownMode, type ShownMode } from '../inspect/mode-line.js'
-import { createView, type PolicyMode } from '../principal/policy-mode.js'
+import { checkViewRequest, createView, type PolicyMode } from '../principal/policy-mode.js'
 import { PolicyView } from '../principal/policy-view.js'
 import type { PrincipalView } from '../principal/view.js'
 import { visibleTools } from '../runtime/principal-tools.js'
@@ -19,7 +19,7 @@ import {
   splitList,
   commandLogger,
 } from './_shared.js'
-import { withStartedRuntime } from './_runtime.js'
+import { withStartedRuntime, type Inspection } from './_runtime.js'
 
 export default defineCommand({
   meta: {
@@ -36,14 +36,10 @@ export default defineCommand({
   async run({ args, data }) {
     const io = commandIO(data)
     const logger = commandLogger(io, { verbose: args.verbose, quiet: args.json })
-    const result = await withStartedRuntime({ io, args, logger }, async ({ runtime, loaded, mode }) => {
-      const view = createView(mode, loaded, {
-        role: args.role,
-        skills: splitList(args.skills),
-        env: io.env,
-        catalogue: runtime.catalogue,
-        logger,
-      })
+    const principal = { role: args.role, skills: splitList(args.skills), env: io.env }
+    const check = ({ loaded, mode }: Omit<Inspection, 'runtime'>) => void checkViewRequest(mode, loaded, principal)
+    const result = await withStartedRuntime({ io, args, logger, check }, async ({ runtime, loaded, mode }) => {
+      const view = createView(mode, loaded, { ...principal, catalogue: runtime.catalogue, logger })
       return { ...sessionTools(runtime, loaded, mode, view, args.all === true), file: loaded.file }
     })
     const { file, shown, tools } = result

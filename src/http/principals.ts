@@ -2,7 +2,7 @@ import type { LoadedConfig } from '../config/load.js'
 import { scopeOf } from '../config/schema.js'
 import { MycError } from '../errors.js'
 import { chooseRole } from '../policy/roles.js'
-import { unreachableSkill, type PolicyMode } from '../principal/policy-mode.js'
+import { unreachableSkill, type ModeShape } from '../principal/policy-mode.js'
 import type { HttpToken } from './tokens.js'
 
 /** Whether a verified identity's role exists, and which of its skills the role reaches (the others are dropped). */
@@ -74,7 +74,7 @@ export function checkScopedTokens(loaded: LoadedConfig, tokens: readonly HttpTok
  * there, and `notice` says so for each token that names them).
  */
 export function checkPrincipals(
-  mode: PolicyMode,
+  mode: ModeShape,
   loaded: LoadedConfig,
   tokens: readonly HttpToken[],
   launch: HttpPrincipal,

@@ -46,6 +46,8 @@ export async function loadPolicyMode(
   catalogue: Pick<Catalogue, 'toolNamesOf'>,
   logger: Logger,
   audit: AuditSink = openAuditSink(loaded, logger),
+  /** The sources, loaded already (serve checks its flags against them before its children start). */
+  sources?: PolicySources,
 ): Promise<PolicyMode> {
   if (!isPolicyMode(loaded)) return { kind: 'open' }
   if (loaded.config.session.lazyTools)
@@ -54,7 +56,7 @@ export async function loadPolicyMode(
     )
   let state: PolicyState
   try {
-    state = new PolicyState(await loadSources(loaded, logger), catalogue)
+    state = new PolicyState(sources ?? (await loadSources(loaded, logger)), catalogue)
   } catch (error) {
     if (error instanceof MycError) throw error
     throw new MycError('config_invalid', `${loaded.file ?? 'config'}: ${(error as Error).message}`)
@@ -178,8 +180,20 @@ export function unreachableSkill(policy: Policy, role: string, skill: string): s
   })`
 }
 
-/** The view of one session: open mode, or the chosen role's principal. Throws MycError('usage') for an unknown role, or for a role asked for in open mode. */
-export function createView(mode: PolicyMode, loaded: LoadedConfig, request: ViewRequest): PrincipalView {
+/** What the checks of a principal read of a mode: its kind, and in policy mode the roles and the policy (a PolicyMode is one). */
+export type ModeShape = { kind: 'open' } | { kind: 'policy'; state: Pick<PolicyState, 'roles' | 'policy'> }
+
+/** What {@link checkViewRequest} reads of a view request. */
+export type PrincipalRequest = Pick<ViewRequest, 'role' | 'roleFrom' | 'skills' | 'env'>
+
+/**
+ * What {@link createView} checks of a request, without making a view (no
+ * session starts, nothing is audited): so that a command can refuse its
+ * flags before any child starts. Resolves with the role chosen (undefined
+ * in open mode); throws MycError('usage') for an unknown role, a skill the
+ * role cannot reach, or a role or skills asked for in open mode.
+ */
+export function checkViewRequest(mode: ModeShape, loaded: LoadedConfig, request: PrincipalRequest): string | undefined {
   if (mode.kind === 'open') {
     // A role asked for by a person, where there are no roles: say so rather than serve everything.
     const asked =
@@ -189,6 +203,29 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
           ? `--skills ${request.skills.join(',')}`
           : undefined
     if (asked) throw new MycError('usage', openModeMessage(asked, loaded))
+    return undefined
+  }
+  const choice = chooseRole(
+    {
+      flag: request.role,
+      ...(request.roleFrom ? { flagFrom: request.roleFrom } : {}),
+      env: request.env.MYCELIUM_ROLE,
+      configDefault: loaded.config.roles.default,
+    },
+    mode.state.roles,
+  )
+  if (!choice.ok) throw new MycError('usage', choice.error)
+  for (const skill of request.skills ?? []) {
+    const unreachable = unreachableSkill(mode.state.policy, choice.role, skill)
+    if (unreachable) throw new MycError('usage', `--skills: ${unreachable}`)
+  }
+  return choice.role
+}
+
+/** The view of one session: open mode, or the chosen role's principal. Throws MycError('usage') as {@link checkViewRequest} says. */
+export function createView(mode: PolicyMode, loaded: LoadedConfig, request: ViewRequest): PrincipalView {
+  const role = checkViewRequest(mode, loaded, request)
+  if (mode.kind === 'open' || role === undefined) {
     if (request.codeRunner && codeModeDefault(loaded, request.face).on)
       return codeModeView(openView(), codeOptions(request.codeRunner, loaded, request))
     return loaded.config.session.lazyTools
@@ -196,27 +233,13 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
       : openView()
   }
   const { config } = loaded
-  const choice = chooseRole(
-    {
-      flag: request.role,
-      ...(request.roleFrom ? { flagFrom: request.roleFrom } : {}),
-      env: request.env.MYCELIUM_ROLE,
-      configDefault: config.roles.default,
-    },
-    mode.state.roles,
-  )
-  if (!choice.ok) throw new MycError('usage', choice.error)
   const policy = mode.state.policy
-  for (const skill of request.skills ?? []) {
-    const unreachable = unreachableSkill(policy, choice.role, skill)
-    if (unreachable) throw new MycError('usage', `--skills: ${unreachable}`)
-  }
   const view = new PolicyView({
     state: mode.state,
-    role: choice.role,
+    role,
     initialSkills: request.only
-      ? initialSkills(policy, choice.role, [], request.only)
-      : initialSkills(policy, choice.role, config.session.defaultSkills, request.skills ?? []),
+      ? initialSkills(policy, role, [], request.only)
+      : initialSkills(policy, role, config.session.defaultSkills, request.skills ?? []),
     mode: config.session.escalation,
     protectedSkills: new Set(config.session.protectedSkills),
     metaTools: request.only ? false : config.session.metaTools,
@@ -231,7 +254,7 @@ export function createView(mode: PolicyMode, loaded: LoadedConfig, request: View
   })
   // A worker (`only`) calls its skill's tools directly: never code mode.
   const code =
-    request.codeRunner && !request.only && codeModeOf(mode.state, choice.role, codeModeDefault(loaded, request.face)).on
+    request.codeRunner && !request.only && codeModeOf(mode.state, role, codeModeDefault(loaded, request.face)).on
   return code ? codeModeView(view, codeOptions(request.codeRunner!, loaded, request)) : view
 }
 

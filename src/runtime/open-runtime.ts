@@ -1,6 +1,7 @@
 import { loadConfig, type LoadedConfig } from '../config/load.js'
 import type { Logger } from '../logger.js'
 import { loadPolicyMode, openAuditSink, type PolicyMode } from '../principal/policy-mode.js'
+import type { PolicySources } from '../principal/policy-state.js'
 import { lockPathOf, readLockFile } from '../pinning/lock-file.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
 import type { ChildSessions } from '../children/child-session.js'
@@ -34,6 +35,8 @@ export interface OpenRuntimeOptions {
   ungated?: boolean
   /** The command reports what is withheld itself: no stderr line for each. */
   withheldShown?: boolean
+  /** The skills and roles, loaded already from `loaded` (serve, which checks its flags against them first). */
+  sources?: PolicySources
 }
 
 /**
@@ -80,7 +83,7 @@ export async function openRuntime(
   })
   // Metrics on: the children's state and restarts are read at each export.
   tracing?.observe({ children: () => childReadings(runtime) })
-  const mode = await loadPolicyMode(loaded, runtime.catalogue, options.logger, audit)
+  const mode = await loadPolicyMode(loaded, runtime.catalogue, options.logger, audit, options.sources)
   if (mode.kind === 'policy') runtime.onCatalogueChange(() => mode.state.invalidate())
   return { runtime, loaded, mode }
 }

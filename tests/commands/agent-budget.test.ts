@@ -52,31 +52,24 @@ describe('budgets: no request starts that could pass the cap (in process)', () =
     await fake.close()
   })
 
-  it('--max-budget-usd below one request’s cost: stops before the first request, reason budget, exit 3, the spend in session_end', async () => {
+  it('--max-budget-usd below what even the first request could cost: a usage error (exit 2) before anything starts', async () => {
     const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, agent: { price } })
     fake.setScript(() => ({ content: [{ type: 'text', text: 'should not be asked' }] }))
     const before = fake.requests.length
-    // One request costs 10 in × $3/M + 5 out × $15/M = $0.000105 (the fake's usage), and could cost far more (max_tokens 8192).
+    // The first request could cost $0.12 (max_tokens 8192 at $15/M): no cap of $0.0001 lets any request start.
     const r = await runAgentHere(['run', 'hello', '--json', '--config', config, '--max-budget-usd', '0.0001'], { fake })
-    expect(r.code, r.stderr).toBe(3)
+    expect(r.code, r.stderr).toBe(2)
     for (const event of r.events) expect(v.safeParse(AgentEventSchema, event).success, JSON.stringify(event)).toBe(true)
     expect(fake.requests.length).toBe(before)
-    expect(end(r)).toMatchObject({
-      ok: false,
-      reason: 'budget',
-      turns: 0,
-      exitCode: 3,
-      costUsd: 0,
-      usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
-    })
+    expect(end(r)).toMatchObject({ ok: false, reason: 'error', turns: 0, exitCode: 2 })
     expect(r.events.find((e) => e.type === 'error')).toMatchObject({
-      code: 'budget_reached',
+      code: 'usage',
       message: expect.stringMatching(
-        /^budget reached: spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$0\.12\d* \(raise it with --max-budget-usd/,
+        /^--max-budget-usd 0\.0001: no request fits, not even the first \(spent \$0 of the \$0\.0001 cap, and the next request could cost up to \$0\.12\d* \(raise it, or lower agent\.maxTokens/,
       ),
     })
     // A person reading the job's log gets the line too.
-    expect(r.stderr).toMatch(/myc: budget reached: spent \$0 of the \$0\.0001 cap/)
+    expect(r.stderr).toMatch(/^myc: --max-budget-usd 0\.0001: no request fits/m)
   }, 30_000)
 
   it('the skill classifier’s request is one of the run’s: one that could pass the cap is not sent either', async () => {
@@ -84,7 +77,8 @@ describe('budgets: no request starts that could pass the cap (in process)', () =
       mcpServers: { echo: fixtureEntry('echo') },
       skills: { dirs: [fixtureSkills] },
       roles: { default: 'developer' },
-      agent: { classifier: { model: 'tiny-classifier' } },
+      // The task's own request fits a 150-token cap (100 out at most), so the run starts.
+      agent: { classifier: { model: 'tiny-classifier' }, maxTokens: 100 },
     })
     fake.setScript(() => ({ content: [{ type: 'text', text: '[]' }] }))
     const before = fake.requests.length
@@ -247,7 +241,8 @@ describe('budgets: no request starts that could pass the cap (in process)', () =
       skills: { dirs: [fixtureSkills] },
       roles: { default: 'guest' },
       session: { defaultSkills: ['common'] },
-      agent: { price },
+      // The task alone and 5 tokens of answer fit $0.0001 (so the run starts); with the system prompt and the tools, no request does.
+      agent: { price, maxTokens: 5 },
     })
     fake.setScript(() => ({ content: [{ type: 'text', text: 'should not be asked' }] }))
     const before = fake.requests.length
