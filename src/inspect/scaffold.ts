@@ -1,16 +1,17 @@
 import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { MycError } from '../errors.js'
 import { PROJECT_STATE_DIR } from '../config/state-roots.js'
 import { skillTemplates, type SkillTemplate } from '../assets/templates.js'
 import { splitFrontMatter } from '../policy/skill.js'
 import { parse as parseYaml } from 'yaml'
 
-/** The starter config `myc init` writes. */
-export function starterConfig(): Record<string, unknown> {
+/** The starter config `myc init` writes; `$schema` as {@link schemaReference} makes it. */
+export function starterConfig($schema: string): Record<string, unknown> {
   return {
-    $schema: 'https://unpkg.com/mycelium-agg/mycelium.schema.json',
+    $schema,
     mcpServers: {
       fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] },
       memory: {
@@ -43,12 +44,57 @@ async function writeAll(files: ReadonlyMap<string, string>): Promise<string[]> {
   return [...files.keys()]
 }
 
+/**
+ * The package's own mycelium.schema.json beside this code: build/../ in the
+ * bundle (an npm install or a clone), the repo root from src/; undefined in
+ * the single executable, which has no files beside it.
+ */
+export function packageSchemaFile(): string | undefined {
+  let here: string
+  try {
+    here = typeof __dirname === 'string' ? __dirname : path.dirname(fileURLToPath(import.meta.url))
+  } catch {
+    return undefined
+  }
+  return [path.resolve(here, '..', SCHEMA_FILE), path.resolve(here, '..', '..', SCHEMA_FILE)].find((f) => existsSync(f))
+}
+
+const SCHEMA_FILE = 'mycelium.schema.json'
+
+/**
+ * The `$schema` of a config written in `dir`, for `schemaFile`: a path
+ * relative to the config that starts with `./` or `../` (editors built on
+ * VS Code's JSON service resolve such a one against the file; a bare name
+ * they read as a URI), or a file:// URL where no relative path exists (another
+ * drive on Windows). Offline, unlike a URL of the registry.
+ */
+export function schemaReference(dir: string, schemaFile: string): string {
+  const relative = path.relative(dir, schemaFile)
+  if (path.isAbsolute(relative)) return pathToFileURL(schemaFile).href
+  const posix = relative.split(path.sep).join('/')
+  return posix.startsWith('../') ? posix : `./${posix}`
+}
+
 /** `myc init [DIR] [--minimal]`: a starter config and skills from the bundled templates. */
-export async function initProject(dir: string, options: { minimal?: boolean } = {}): Promise<string[]> {
+export async function initProject(
+  dir: string,
+  /** `packagedSchema`: the package's schema file (default: {@link packageSchemaFile}); null: none, as in the executable. */
+  options: { minimal?: boolean; packagedSchema?: string | null } = {},
+): Promise<string[]> {
   const templates = (await skillTemplates()).filter((t) => !options.minimal || MINIMAL.includes(t.name))
+  // The package's schema; without one (the single executable) a copy beside the config, made from the same schema.
+  const packaged = options.packagedSchema === undefined ? packageSchemaFile() : (options.packagedSchema ?? undefined)
+  const schemaFile = packaged ?? path.join(dir, SCHEMA_FILE)
   const files = new Map<string, string>([
-    [path.join(dir, 'mycelium.config.json'), `${JSON.stringify(starterConfig(), null, 2)}\n`],
+    [
+      path.join(dir, 'mycelium.config.json'),
+      `${JSON.stringify(starterConfig(schemaReference(dir, schemaFile)), null, 2)}\n`,
+    ],
   ])
+  if (!packaged) {
+    const { configJsonSchema } = await import('../config/json-schema.js')
+    files.set(schemaFile, `${JSON.stringify(configJsonSchema(), null, 2)}\n`)
+  }
   for (const t of templates) for (const [rel, text] of t.files) files.set(path.join(dir, 'skills', t.name, rel), text)
   return writeAll(files)
 }
