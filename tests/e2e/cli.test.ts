@@ -1,9 +1,6 @@
-import { spawnSync } from 'node:child_process'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { bundle, runMyc as myc, writeConfig } from '../helpers/e2e.js'
-import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
+import { fixtureServer } from '../helpers/fixtures.js'
 
 // What only the program shows: its process exit codes, a real client and a
 // real pipe on stdin, signals. Everything else a command does is tested in
@@ -13,27 +10,6 @@ const echoConfig = () =>
   writeConfig({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } })
 
 describe('myc (build/myc.cjs) command line', () => {
-  it('the MCP Inspector CLI runs myc over stdio with MYC_CONFIG (-e), as the README shows', () => {
-    const inspector = path.join(
-      repoRoot,
-      'node_modules',
-      '@modelcontextprotocol',
-      'inspector',
-      'cli',
-      'build',
-      'cli.js',
-    )
-    const r = spawnSync(
-      process.execPath,
-      [inspector, '--cli', '-e', `MYC_CONFIG=${echoConfig()}`, process.execPath, bundle, '--method', 'tools/list'],
-      { encoding: 'utf8', timeout: 60_000, cwd: tmpdir() },
-    )
-    expect(r.status, r.stderr).toBe(0)
-    expect((JSON.parse(r.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain(
-      'echo__echo',
-    )
-  })
-
   it('prints its version', () => {
     const { code, stdout } = myc(['--version'])
     expect(code).toBe(0)
