@@ -161,8 +161,12 @@ describe('every client snippet of the README and docs runs against the local bui
       const steps = parseYaml(s.body) as Array<{ run?: string; env?: Record<string, string> }>
       // The steps that run myc (the build step before them only clones and builds: not run here).
       const runs = steps.filter((step) => step.run !== undefined && /myc\.cjs"? run |mycelium-agg run /.test(step.run))
-      expect(runs.length, `${s.where}: a step that runs the agent`).toBeGreaterThan(0)
+      const checks = steps.filter(
+        (step) => step.run !== undefined && /myc\.cjs"? pin |mycelium-agg pin /.test(step.run),
+      )
+      expect(runs.length + checks.length, `${s.where}: a step that runs myc`).toBeGreaterThan(0)
       for (const step of runs) await runCiStep(s, step.run!)
+      for (const step of checks) await runPinStep(s, step.run!)
     },
     dockerfile: async (s) => runDockerfile(s),
   }
@@ -217,6 +221,28 @@ describe('every client snippet of the README and docs runs against the local bui
     )
     expect(r.code, `${s.where}: ${r.stderr}`).toBe(0)
     expect(readFileSync(path.join(project, 'run.jsonl'), 'utf8')).toContain('"type":"session_end"')
+  }
+
+  /** A CI step of `myc pin --check`: in a project whose lock was written by `myc pin --yes`, it passes. */
+  async function runPinStep(s: Snippet, script: string): Promise<void> {
+    const project = mkdtempSync(path.join(tmpdir(), 'myc-snippet-pin-'))
+    writeFileSync(
+      path.join(project, 'mycelium.config.json'),
+      JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') } }),
+    )
+    const pinned = spawnSync(process.execPath, [bundle, 'pin', '--yes', '--config', 'mycelium.config.json'], {
+      cwd: project,
+      encoding: 'utf8',
+    })
+    expect(pinned.status, pinned.stderr).toBe(0)
+    const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', localScript(script, config)], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, RUNNER_TEMP: tmpdir() },
+    })
+    expect(r.status, `${s.where}: ${r.stderr}`).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, locked: true })
   }
 
   /**
