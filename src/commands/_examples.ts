@@ -348,6 +348,35 @@ export const EXAMPLES: ReadonlyMap<string, readonly Example[]> = new Map([
     ],
   ],
   [
+    'secrets',
+    [
+      e('Keep a secret, typed at a prompt (never on the command line)', 'myc secrets set GITHUB_TOKEN'),
+      e('The names of your secrets', 'myc secrets list'),
+      e('Forget one', 'myc secrets rm GITHUB_TOKEN'),
+    ],
+  ],
+  [
+    'secrets set',
+    [
+      e('Keep a secret, typed at a prompt', 'myc secrets set GITHUB_TOKEN'),
+      e('A person’s secret (the value typed, or piped on stdin)', 'myc secrets set GITHUB_TOKEN --principal alice'),
+    ],
+  ],
+  [
+    'secrets list',
+    [
+      e('The names of your secrets (never their values)', 'myc secrets list'),
+      e('A person’s, as JSON', 'myc secrets list --principal alice --json'),
+    ],
+  ],
+  [
+    'secrets rm',
+    [
+      e('Forget a secret', 'myc secrets rm GITHUB_TOKEN'),
+      e('Forget a person’s', 'myc secrets rm GITHUB_TOKEN --principal alice'),
+    ],
+  ],
+  [
     'search',
     [
       e('Servers in the MCP Registry whose names match', 'myc search filesystem'),

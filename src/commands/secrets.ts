@@ -16,7 +16,8 @@ const nameArg = {
   name: {
     type: 'positional',
     required: true,
-    description: 'The secret\'s name, as a config refers to it ({ "secret": "NAME" } or ${secret:NAME})',
+    description:
+      'The secret\'s name, as a config refers to it ({ "secret": "NAME" } or ${secret:NAME}; `myc secrets list` shows them)',
     valueHint: 'name',
   },
 } as const
