@@ -60,7 +60,7 @@ describe('myc serve starts its children first (build/myc.cjs)', () => {
     expect(stderr).toContain('boom: OPENWEATHER_KEY is not set')
     expect(stderr).toContain('it exited with code 3 before finishing initialize')
     expect(stderr).toContain('command not found: "no-such-mcp-server-anywhere"')
-    expect(stderr).toMatch(/\[nul\] could not start: [^\n]*null bytes/)
+    expect(stderr).toMatch(/ nul: could not start: [^\n]*null bytes/)
   })
 
   it('a serve that fails after starting its children leaves none of them running', () => {
