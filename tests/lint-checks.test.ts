@@ -83,6 +83,21 @@ describe('the checks of npm run lint', () => {
     expect(big.stderr).toMatch(/src\/policy\/big\.ts has 501 lines/)
   })
 
+  it('check-functions passes on this repo, and fails on a function over 80 lines', () => {
+    expect(run('check-functions.mjs').status).toBe(0)
+    const body = (name: string, lines: number) => `export function ${name}() {\n${'  void 0\n'.repeat(lines - 2)}}\n`
+    const long = run('check-functions.mjs', tree({ 'policy/long.ts': body('fine', 80) + body('tooLong', 81) }))
+    expect(long.status).toBe(1)
+    expect(long.stderr.trim().split('\n')).toEqual([
+      'check-functions: src/policy/long.ts: tooLong has 81 lines (at most 80): split it into named steps',
+    ])
+    // A listed function may not grow past its recorded length, and must leave the list once short.
+    const grown = run('check-functions.mjs', tree({ 'agent/chat.ts': body('runChat', 600) }))
+    expect(grown.stderr).toMatch(/src\/agent\/chat\.ts: runChat has 600 lines \(it may only shrink from \d+\)/)
+    const short = run('check-functions.mjs', tree({ 'agent/chat.ts': body('runChat', 80) }))
+    expect(short.stderr).toMatch(/src\/agent\/chat\.ts: runChat is back under 80 lines/)
+  })
+
   it('check-codes passes on this repo, and fails on a JSON-RPC code written as a number outside protocol/facts.ts', () => {
     expect(run('check-codes.mjs').status).toBe(0)
     const bare = run(

@@ -79,63 +79,66 @@ export function checkInbound(value: unknown): Inbound {
       : `Invalid Request: a JSON-RPC message must be an object, not ${describe(value)}`
     return { kind: 'invalid', reason, reply: errorReply(null, JsonRpcError.invalidRequest, reason) }
   }
-  const hasMethod = Object.hasOwn(value, 'method')
-  const hasId = Object.hasOwn(value, 'id')
-  const rawId = hasId ? value.id : undefined
+  const rawId = Object.hasOwn(value, 'id') ? value.id : undefined
   // The id an error can carry: only a well-formed id of something that tried to be a request.
   const replyId = isId(rawId) && !Object.hasOwn(value, 'result') && !Object.hasOwn(value, 'error') ? rawId : null
-  const invalid = (
-    reason: string,
-    id: RequestId | null = replyId,
-    code: number = JsonRpcError.invalidRequest,
-  ): Inbound => ({
+  const invalid: Invalid = (reason, id = replyId, code = JsonRpcError.invalidRequest) => ({
     kind: 'invalid',
     reason,
     reply: errorReply(id, code, reason),
   })
   if (value.jsonrpc !== '2.0')
     return invalid(`Invalid Request: "jsonrpc" must be "2.0"${value.jsonrpc === undefined ? ' (it is missing)' : ''}`)
+  return Object.hasOwn(value, 'method') ? checkCall(value, invalid) : checkResponse(value, invalid)
+}
 
-  if (hasMethod) {
-    const method = value.method
-    if (typeof method !== 'string' || method === '')
-      return invalid(`Invalid Request: "method" must be a non-empty string (got ${describe(method)})`)
-    const params = value.params
-    if (!hasId) {
-      const problem = notificationParamsProblem(method, params)
-      // Notifications are never answered, whatever is wrong with them.
-      if (problem) return { kind: 'invalid', reason: `Invalid notification ${method}: ${problem}` }
-      return {
-        kind: 'notification',
-        method,
-        message: (params === undefined
-          ? { jsonrpc: '2.0', method }
-          : { jsonrpc: '2.0', method, params }) as JSONRPCMessage,
-      }
-    }
-    if (!isId(rawId))
-      return invalid(
-        `Invalid Request: "id" must be a string or an integer (got ${describe(rawId)}${typeof rawId === 'number' ? ' that is not a safe integer' : ''})`,
-        null,
-      )
-    const problem = requestParamsProblem(method, params)
-    if (problem) return invalid(`Invalid params for ${method}: ${problem}`, rawId, JsonRpcError.invalidParams)
+/** The answer to a message that is not to pass: its reason, and the error reply for an id that can carry one. */
+type Invalid = (reason: string, id?: RequestId | null, code?: number) => Inbound
+
+/** A request or a notification (the message has a `method`). */
+function checkCall(value: Record<string, unknown>, invalid: Invalid): Inbound {
+  const method = value.method
+  if (typeof method !== 'string' || method === '')
+    return invalid(`Invalid Request: "method" must be a non-empty string (got ${describe(method)})`)
+  const params = value.params
+  if (!Object.hasOwn(value, 'id')) {
+    const problem = notificationParamsProblem(method, params)
+    // Notifications are never answered, whatever is wrong with them.
+    if (problem) return { kind: 'invalid', reason: `Invalid notification ${method}: ${problem}` }
     return {
-      kind: 'request',
-      id: rawId,
+      kind: 'notification',
       method,
       message: (params === undefined
-        ? { jsonrpc: '2.0', id: rawId, method }
-        : { jsonrpc: '2.0', id: rawId, method, params }) as JSONRPCMessage,
+        ? { jsonrpc: '2.0', method }
+        : { jsonrpc: '2.0', method, params }) as JSONRPCMessage,
     }
   }
+  const rawId = value.id
+  if (!isId(rawId))
+    return invalid(
+      `Invalid Request: "id" must be a string or an integer (got ${describe(rawId)}${typeof rawId === 'number' ? ' that is not a safe integer' : ''})`,
+      null,
+    )
+  const problem = requestParamsProblem(method, params)
+  if (problem) return invalid(`Invalid params for ${method}: ${problem}`, rawId, JsonRpcError.invalidParams)
+  return {
+    kind: 'request',
+    id: rawId,
+    method,
+    message: (params === undefined
+      ? { jsonrpc: '2.0', id: rawId, method }
+      : { jsonrpc: '2.0', id: rawId, method, params }) as JSONRPCMessage,
+  }
+}
 
+/** A response: a `result` or an `error`, never both. */
+function checkResponse(value: Record<string, unknown>, invalid: Invalid): Inbound {
   const hasResult = Object.hasOwn(value, 'result')
-  const hasError = Object.hasOwn(value, 'error')
-  if (hasResult === hasError)
+  if (hasResult === Object.hasOwn(value, 'error'))
     return invalid(
       'Invalid Request: a message needs "method" (a request or notification), or "result" or "error" (a response)',
     )
+  const rawId = value.id
   if (!isId(rawId))
     return invalid(`Invalid response: "id" must be a string or an integer (got ${describe(rawId)})`, null)
   if (hasResult) {
