@@ -23,13 +23,13 @@ const embedded = async (contents) => {
 // The Anthropic SDK is bundled on its own and embedded as text, compiled only when the agent runs
 // (src/agent/anthropic-sdk.ts): parsed with the rest, it slowed every start by ~25 ms.
 const anthropic = await embedded("export { default as Anthropic } from '@anthropic-ai/sdk'; export { mcpContent, UnsupportedMCPValueError } from '@anthropic-ai/sdk/helpers/beta/mcp'")
-// jose, prom-client and node-redis likewise (src/http/http-deps.ts): only `myc serve --http` uses them.
-const httpDeps = await embedded("export * as jose from 'jose'; export * as promClient from 'prom-client'; export { createClient as createRedisClient } from 'redis'")
+// jose and node-redis likewise (src/http/http-deps.ts): only `myc serve --http` uses them.
+const httpDeps = await embedded("export * as jose from 'jose'; export { createClient as createRedisClient } from 'redis'")
 // marked likewise (src/markdown-html.ts): only an HTML export of a session uses it.
 const marked = await embedded("export { Marked } from 'marked'")
-// OpenTelemetry likewise (src/telemetry/telemetry-deps.ts): loaded only when tracing or metrics are on.
+// OpenTelemetry likewise (src/telemetry/telemetry-deps.ts): loaded only when tracing, metrics or /metrics are on.
 const telemetryDeps = await embedded(
-  "export * as api from '@opentelemetry/api'; export * as core from '@opentelemetry/core'; export * as sdk from '@opentelemetry/sdk-trace'; export * as resources from '@opentelemetry/resources'; export { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'; export { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'; export * as metrics from '@opentelemetry/sdk-metrics'; export { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'; export { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto'",
+  "export * as api from '@opentelemetry/api'; export * as core from '@opentelemetry/core'; export * as sdk from '@opentelemetry/sdk-trace'; export * as resources from '@opentelemetry/resources'; export { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'; export { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'; export * as metrics from '@opentelemetry/sdk-metrics'; export { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'; export { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto'; export * as prometheus from '@opentelemetry/exporter-prometheus'",
 )
 
 await build({
@@ -45,7 +45,7 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: 'linked',
-  external: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*', 'jose', 'prom-client', 'redis', '@opentelemetry/*', 'marked'],
+  external: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*', 'jose', 'redis', '@opentelemetry/*', 'marked'],
   define: {
     __MYC_VERSION__: JSON.stringify(pkg.version),
     __MYC_ANTHROPIC_SDK__: JSON.stringify(anthropic),

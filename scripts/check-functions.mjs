@@ -24,7 +24,6 @@ const SHRINKING = new Map([
   ['src/eras/modern/credential-view.ts credentialView', 88],
   ['src/eras/modern/input-bridge.ts runInputBridge', 93],
   ['src/eras/modern/stateless-server.ts statelessServer', 236],
-  ['src/http/metrics.ts createMetrics', 152],
   ['src/http/serve-http.ts httpSettings', 81],
   ['src/http/serve-http.ts serveHttp', 233],
   ['src/inspect/doctor.ts runDoctor', 132],

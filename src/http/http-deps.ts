@@ -1,13 +1,9 @@
 import type * as Jose from 'jose'
 import type { createClient } from 'redis'
 
-/** What `myc serve --http` uses of its heavier libraries: JWT checks, metrics, the Redis session store. */
+/** What `myc serve --http` uses of its heavier libraries: JWT checks, the Redis session store. */
 export interface HttpDeps {
   jose: typeof Jose
-  promClient: Pick<
-    typeof import('prom-client'),
-    'Counter' | 'Gauge' | 'Histogram' | 'Registry' | 'collectDefaultMetrics'
-  >
   createRedisClient: typeof createClient
 }
 
@@ -17,22 +13,17 @@ declare const __MYC_HTTP_DEPS__: string | undefined
 let loading: Promise<HttpDeps> | undefined
 
 /**
- * Loads jose, prom-client and node-redis on first use. In the bundle they
- * travel gzipped and are compiled only here, as the Anthropic SDK is: parsed
- * with the rest, their 1.5 MB slowed every start (even `myc --version`) by
- * ~30 ms, for the few runs that serve HTTP with JWTs, metrics or Redis.
+ * Loads jose and node-redis on first use. In the bundle they travel gzipped
+ * and are compiled only here, as the Anthropic SDK is: parsed with the rest,
+ * their 1.3 MB slowed every start (even `myc --version`) by ~30 ms, for the
+ * few runs that serve HTTP with JWTs or Redis.
  */
 export function loadHttpDeps(): Promise<HttpDeps> {
   loading ??= (async () => {
     if (typeof __MYC_HTTP_DEPS__ === 'string')
       return (await import('../embedded-module.js')).compileEmbedded<HttpDeps>(__MYC_HTTP_DEPS__)
-    const [jose, promClient, redis] = await Promise.all([import('jose'), import('prom-client'), import('redis')])
-    const deps: HttpDeps = {
-      jose,
-      promClient: (promClient.default ?? promClient) as HttpDeps['promClient'],
-      createRedisClient: redis.createClient,
-    }
-    return deps
+    const [jose, redis] = await Promise.all([import('jose'), import('redis')])
+    return { jose, createRedisClient: redis.createClient }
   })()
   return loading
 }

@@ -1,9 +1,11 @@
 // Loaded only by `myc serve --http` with `http.metrics` on (a dynamic import in
-// serve-http.ts): prom-client is never evaluated over stdio or by other commands.
-import { loadHttpDeps } from './http-deps.js'
+// serve-http.ts): OpenTelemetry is never evaluated for it over stdio or by other commands.
 import type { ChildState } from '../children/child.js'
 import { observeToolCalls, type ToolCallOutcome } from '../runtime/principal-tools.js'
 import type { Runtime } from '../runtime/runtime.js'
+import { observeProcess } from '../telemetry/process-metrics.js'
+import { createPrometheusRegistry, PROMETHEUS_TEXT, type PrometheusRegistry } from '../telemetry/prometheus.js'
+import { loadTelemetryDeps } from '../telemetry/telemetry-deps.js'
 import { MCP_DURATION_BUCKETS } from '../telemetry/tracing.js'
 import { scopeOf } from '../config/schema.js'
 
@@ -41,132 +43,128 @@ const ERROR_KIND: Partial<Record<ToolCallOutcome, string>> = {
 }
 
 /**
- * myc's metrics in a registry of their own (not prom-client's global one):
- * tool calls, errors and latency per server and tool through every face,
- * calls naming no visible tool, HTTP sessions, each child's state and
- * restarts, and rate-limited requests. Labels come from the config and the
- * catalogue only, never from what a client sends (an unknown tool's name is
- * not a label), so their number stays bounded.
+ * myc's metrics for `GET /metrics`, on the OpenTelemetry metrics API with
+ * its Prometheus exporter (one registry per call, nothing global): tool
+ * calls, errors and latency per server and tool through every face, calls
+ * naming no visible tool, HTTP sessions, each child's state and restarts,
+ * rate-limited requests, the MCP conventions' operation durations, and the
+ * process. Labels come from the config and the catalogue only, never from
+ * what a client sends (an unknown tool's name is not a label), so their
+ * number stays bounded.
  */
 export async function createMetrics(sources: MetricsSources): Promise<HttpMetrics> {
-  const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = (await loadHttpDeps()).promClient
-  const { runtime } = sources
-  const registry = new Registry()
-  if (sources.processMetrics ?? true) collectDefaultMetrics({ register: registry })
-  const registers = [registry]
+  const registry = createPrometheusRegistry(await loadTelemetryDeps())
+  const stopProcess = (sources.processMetrics ?? true) ? observeProcess(registry) : undefined
+  const stopCalls = countToolCalls(registry, sources.runtime)
+  const rateLimited = registry.counter(
+    'myc_http_rate_limited_total',
+    'HTTP requests refused with 429 by http.rateLimit.',
+  )
+  rateLimited.add(0)
+  observeSessions(registry, sources)
+  observeChildren(registry, sources.runtime)
+  const stopTiming = timeOperations(registry, sources.runtime)
+  return {
+    contentType: PROMETHEUS_TEXT,
+    text: () => registry.text(),
+    rateLimited: () => rateLimited.add(1),
+    close: () => {
+      stopCalls()
+      stopTiming?.()
+      stopProcess?.()
+    },
+  }
+}
 
-  const calls = new Counter({
-    name: 'myc_tool_calls_total',
-    help: 'Tool calls that reached a tool, by server and tool (cancelled ones included).',
-    labelNames: ['server', 'tool'] as const,
-    registers,
+/** Tool calls, their errors by kind and their durations, and calls naming no tool the caller sees. */
+function countToolCalls(registry: PrometheusRegistry, runtime: Runtime): () => void {
+  const calls = registry.counter(
+    'myc_tool_calls_total',
+    'Tool calls that reached a tool, by server and tool (cancelled ones included).',
+  )
+  const errors = registry.counter(
+    'myc_tool_call_errors_total',
+    'Tool calls that failed, by server, tool and kind: tool (an isError result), protocol (a JSON-RPC error), timeout, unavailable (the server was not running or went away).',
+  )
+  const duration = registry.histogram(
+    'myc_tool_call_duration_seconds',
+    'How long tool calls took, by server and tool (cancelled ones left out).',
+    DURATION_BUCKETS,
+  )
+  const unknown = registry.counter(
+    'myc_tool_calls_unknown_total',
+    'Tool calls naming no tool the caller sees (unknown or hidden).',
+  )
+  unknown.add(0)
+  return observeToolCalls(runtime, {
+    called({ server, tool, outcome, seconds }) {
+      calls.add(1, { server, tool })
+      const kind = ERROR_KIND[outcome]
+      if (kind) errors.add(1, { server, tool, kind })
+      if (outcome !== 'cancelled') duration.record(seconds, { server, tool })
+    },
+    unknown: () => unknown.add(1),
   })
-  const errors = new Counter({
-    name: 'myc_tool_call_errors_total',
-    help: 'Tool calls that failed, by server, tool and kind: tool (an isError result), protocol (a JSON-RPC error), timeout, unavailable (the server was not running or went away).',
-    labelNames: ['server', 'tool', 'kind'] as const,
-    registers,
-  })
-  const duration = new Histogram({
-    name: 'myc_tool_call_duration_seconds',
-    help: 'How long tool calls took, by server and tool (cancelled ones left out).',
-    labelNames: ['server', 'tool'] as const,
-    buckets: DURATION_BUCKETS,
-    registers,
-  })
-  const unknown = new Counter({
-    name: 'myc_tool_calls_unknown_total',
-    help: 'Tool calls naming no tool the caller sees (unknown or hidden).',
-    registers,
-  })
-  const rateLimited = new Counter({
-    name: 'myc_http_rate_limited_total',
-    help: 'HTTP requests refused with 429 by http.rateLimit.',
-    registers,
-  })
+}
 
-  new Gauge({
-    name: 'myc_http_sessions_active',
-    help: 'HTTP sessions this process holds.',
-    registers,
-    collect() {
-      this.set(sources.sessions().active)
-    },
+/** The HTTP sessions held, their requests in flight, and the listen streams of 2026 clients. */
+function observeSessions(registry: PrometheusRegistry, sources: MetricsSources): void {
+  registry.gauge('myc_http_sessions_active', 'HTTP sessions this process holds.', (set) =>
+    set(sources.sessions().active),
+  )
+  registry.gauge('myc_http_requests_in_flight', 'Requests of HTTP sessions being answered now.', (set) =>
+    set(sources.sessions().inFlight),
+  )
+  registry.gauge(
+    'myc_http_listen_streams_active',
+    'subscriptions/listen streams of 2026-07-28 clients open now.',
+    (set) => set(sources.sessions().listenStreams ?? 0),
+  )
+}
+
+/** Each server's state (a server a reload removed leaves no series), its instances when scoped, and its restarts. */
+function observeChildren(registry: PrometheusRegistry, runtime: Runtime): void {
+  registry.gauge('myc_child_state', "Each server's state: 1 for the state it is in, 0 for the others.", (set) => {
+    for (const child of runtime.supervisor.children.values())
+      for (const state of CHILD_STATES) set(child.state === state ? 1 : 0, { server: child.key, state })
   })
-  new Gauge({
-    name: 'myc_http_requests_in_flight',
-    help: 'Requests of HTTP sessions being answered now.',
-    registers,
-    collect() {
-      this.set(sources.sessions().inFlight)
-    },
-  })
-  new Gauge({
-    name: 'myc_http_listen_streams_active',
-    help: 'subscriptions/listen streams of 2026-07-28 clients open now.',
-    registers,
-    collect() {
-      this.set(sources.sessions().listenStreams ?? 0)
-    },
-  })
-  new Gauge({
-    name: 'myc_child_state',
-    help: "Each server's state: 1 for the state it is in, 0 for the others.",
-    labelNames: ['server', 'state'] as const,
-    registers,
-    collect() {
-      // Reset first: a server a reload removed leaves no stale series.
-      this.reset()
-      for (const child of runtime.supervisor.children.values())
-        for (const state of CHILD_STATES) this.set({ server: child.key, state }, child.state === state ? 1 : 0)
-    },
-  })
-  new Gauge({
-    name: 'myc_child_instances',
-    help: 'Instances each scoped server runs now, one per person or session (docs/team.md), besides its own process.',
-    labelNames: ['server', 'scope'] as const,
-    registers,
-    collect() {
-      this.reset()
+  registry.gauge(
+    'myc_child_instances',
+    'Instances each scoped server runs now, one per person or session (docs/team.md), besides its own process.',
+    (set) => {
       const { supervisor } = runtime
       for (const [server, count] of supervisor.instanceCounts()) {
         const child = supervisor.children.get(server)
-        if (child) this.set({ server, scope: scopeOf(child.config) }, count)
+        if (child) set(count, { server, scope: scopeOf(child.config) })
       }
     },
-  })
-  new Counter({
-    name: 'myc_child_restarts_total',
-    help: 'Restarts of each server after it failed or crashed, since myc started.',
-    labelNames: ['server'] as const,
-    registers,
-    collect() {
+  )
+  registry.observedCounter(
+    'myc_child_restarts_total',
+    'Restarts of each server after it failed or crashed, since myc started.',
+    (set) => {
       const { supervisor } = runtime
-      this.reset()
       for (const server of new Set([...supervisor.children.keys(), ...supervisor.restarts.keys()]))
-        this.inc({ server }, supervisor.restarts.get(server) ?? 0)
+        set(supervisor.restarts.get(server) ?? 0, { server })
     },
-  })
+  )
+}
 
-  // The MCP conventions' operation durations, as OTLP exports them (mcp.server.operation.duration → mcp_server_operation_duration_seconds).
-  const operationLabels = ['mcp_method_name', 'gen_ai_tool_name', 'error_type'] as const
+/** The MCP conventions' operation durations, named as OTLP's are in Prometheus (mcp.server.operation.duration → mcp_server_operation_duration_seconds). */
+function timeOperations(registry: PrometheusRegistry, runtime: Runtime): (() => void) | undefined {
   const operations = {
-    server: new Histogram({
-      name: 'mcp_server_operation_duration_seconds',
-      help: 'MCP requests myc served, from receipt to answer, by method, tool and error type (the MCP semantic conventions).',
-      labelNames: operationLabels,
-      buckets: MCP_DURATION_BUCKETS,
-      registers,
-    }),
-    client: new Histogram({
-      name: 'mcp_client_operation_duration_seconds',
-      help: 'MCP requests myc sent its children, from sending to answer, by method, tool, server and error type.',
-      labelNames: [...operationLabels, 'server_address'] as const,
-      buckets: MCP_DURATION_BUCKETS,
-      registers,
-    }),
+    server: registry.histogram(
+      'mcp_server_operation_duration_seconds',
+      'MCP requests myc served, from receipt to answer, by method, tool and error type (the MCP semantic conventions).',
+      MCP_DURATION_BUCKETS,
+    ),
+    client: registry.histogram(
+      'mcp_client_operation_duration_seconds',
+      'MCP requests myc sent its children, from sending to answer, by method, tool, server and error type.',
+      MCP_DURATION_BUCKETS,
+    ),
   }
-  const stopTiming = runtime.tracing?.onOperation((kind, seconds, attributes) => {
+  return runtime.tracing?.onOperation((kind, seconds, attributes) => {
     const tool = attributes['gen_ai.tool.name']
     const ownTool = `mycelium${runtime.loaded.config.namespace.separator}`
     // A tool's name is a label only once the call reached it (forwarded to its server, or one of myc's own): a name a caller made up, or one it does not see, is `_OTHER`.
@@ -177,26 +175,6 @@ export async function createMetrics(sources: MetricsSources): Promise<HttpMetric
       error_type: String(attributes['error.type'] ?? ''),
     }
     if (kind === 'client') labels.server_address = String(attributes['server.address'] ?? '')
-    operations[kind].observe(labels, seconds)
+    operations[kind].record(seconds, labels)
   })
-
-  const stopObserving = observeToolCalls(runtime, {
-    called({ server, tool, outcome, seconds }) {
-      calls.inc({ server, tool })
-      const kind = ERROR_KIND[outcome]
-      if (kind) errors.inc({ server, tool, kind })
-      if (outcome !== 'cancelled') duration.observe({ server, tool }, seconds)
-    },
-    unknown: () => unknown.inc(),
-  })
-
-  return {
-    contentType: registry.contentType,
-    text: () => registry.metrics(),
-    rateLimited: () => rateLimited.inc(),
-    close: () => {
-      stopObserving()
-      stopTiming?.()
-    },
-  }
 }

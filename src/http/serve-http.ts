@@ -239,7 +239,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   sharePeople(runtime, sharedStore, settings.tokenKey)
   runtime.secrets.selfService = config.http.selfServiceSecrets === true
   const stopKillOnExit = killChildrenOnExit(runtime)
-  // prom-client is loaded only here, and only when metrics are on and someone may read them (http.metricsToken, http.metricsListen).
+  // The metrics (OpenTelemetry's, for /metrics) are loaded only here, and only when metrics are on and someone may read them (http.metricsToken, http.metricsListen).
   const metricsReadable = settings.metricsToken !== undefined || settings.metricsListen !== undefined
   const metrics: HttpMetrics | undefined =
     config.http.metrics && metricsReadable

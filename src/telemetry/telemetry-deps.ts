@@ -23,6 +23,7 @@ export interface TelemetryDeps {
   metrics: Pick<typeof import('@opentelemetry/sdk-metrics'), 'MeterProvider' | 'PeriodicExportingMetricReader'>
   JsonMetricExporter: typeof import('@opentelemetry/exporter-metrics-otlp-http').OTLPMetricExporter
   ProtoMetricExporter: typeof import('@opentelemetry/exporter-metrics-otlp-proto').OTLPMetricExporter
+  prometheus: Pick<typeof import('@opentelemetry/exporter-prometheus'), 'PrometheusExporter' | 'PrometheusSerializer'>
 }
 
 /** Their own bundle, gzipped and base64, inside build/myc-main.cjs (esbuild.config.mjs); absent when run from source. */
@@ -31,7 +32,7 @@ declare const __MYC_TELEMETRY_DEPS__: string | undefined
 let loading: Promise<TelemetryDeps> | undefined
 
 /**
- * Loads OpenTelemetry on first use, only when tracing or metrics are on. In the bundle it
+ * Loads OpenTelemetry on first use, only when tracing, metrics or `/metrics` are on. In the bundle it
  * travels gzipped and is compiled only here, as the Anthropic SDK is, so a
  * start without tracing pays nothing for it.
  */
@@ -39,7 +40,7 @@ export function loadTelemetryDeps(): Promise<TelemetryDeps> {
   loading ??= (async () => {
     if (typeof __MYC_TELEMETRY_DEPS__ === 'string')
       return (await import('../embedded-module.js')).compileEmbedded<TelemetryDeps>(__MYC_TELEMETRY_DEPS__)
-    const [api, core, sdk, resources, json, proto, metrics, jsonMetrics, protoMetrics] = await Promise.all([
+    const [api, core, sdk, resources, json, proto, metrics, jsonMetrics, protoMetrics, prometheus] = await Promise.all([
       import('@opentelemetry/api'),
       import('@opentelemetry/core'),
       import('@opentelemetry/sdk-trace'),
@@ -49,6 +50,7 @@ export function loadTelemetryDeps(): Promise<TelemetryDeps> {
       import('@opentelemetry/sdk-metrics'),
       import('@opentelemetry/exporter-metrics-otlp-http'),
       import('@opentelemetry/exporter-metrics-otlp-proto'),
+      import('@opentelemetry/exporter-prometheus'),
     ])
     return {
       api,
@@ -60,6 +62,7 @@ export function loadTelemetryDeps(): Promise<TelemetryDeps> {
       metrics,
       JsonMetricExporter: jsonMetrics.OTLPMetricExporter,
       ProtoMetricExporter: protoMetrics.OTLPMetricExporter,
+      prometheus,
     }
   })()
   return loading

@@ -127,7 +127,7 @@ describe('metrics: the text of GET /metrics', () => {
   })
 })
 
-describe('prom-client is loaded only by myc serve --http with metrics on', () => {
+describe('OpenTelemetry is loaded for /metrics only by myc serve --http with metrics on', () => {
   /** Every module src/cli.ts reaches by static, value imports (`import type` and `import()` left out). */
   function staticGraph(entry: string): Set<string> {
     const seen = new Set<string>()
@@ -145,18 +145,22 @@ describe('prom-client is loaded only by myc serve --http with metrics on', () =>
     return seen
   }
 
-  it('no static import chain from the CLI, `myc serve` or the HTTP face reaches prom-client, jose, redis or src/http/metrics.ts', () => {
+  it('no static import chain from the CLI, `myc serve` or the HTTP face reaches OpenTelemetry, jose, redis or src/http/metrics.ts', () => {
     for (const entry of ['src/cli.ts', 'src/commands/serve.ts', 'src/http/serve-http.ts', 'src/http/http-face.ts']) {
       const graph = staticGraph(path.join(repoRoot, entry))
       expect(graph.size, entry).toBeGreaterThan(5)
       expect(
-        [...graph].filter((m) => ['prom-client', 'jose', 'redis'].includes(m) || m.endsWith('src/http/metrics.ts')),
+        [...graph].filter(
+          (m) => ['jose', 'redis'].includes(m) || m.startsWith('@opentelemetry/') || m.endsWith('src/http/metrics.ts'),
+        ),
         entry,
       ).toEqual([])
     }
-    // The walk does see a static import where there is one (metrics.ts takes the libraries from http-deps.ts, which loads them on demand).
+    // The walk does see a static import where there is one (metrics.ts takes the libraries from telemetry-deps.ts, which loads them on demand).
     expect(
-      staticGraph(path.join(repoRoot, 'src/http/metrics.ts')).has(path.join(repoRoot, 'src/http/http-deps.ts')),
+      staticGraph(path.join(repoRoot, 'src/http/metrics.ts')).has(
+        path.join(repoRoot, 'src/telemetry/telemetry-deps.ts'),
+      ),
     ).toBe(true)
   })
 })
