@@ -215,6 +215,15 @@ function writeUsage(io: CommandIO, usage: string): void {
   io.stdout.write(`${forStream(io.stdout, fitUsage(usage), io.env)}\n`)
 }
 
+/** The codes of citty's CLIError (a flag or argument it refused); citty does not export the class, so its code tells it. */
+const CITTY_USAGE_CODES = new Set<unknown>([
+  'EARG',
+  'E_DEFAULT_CONFLICT',
+  'E_NO_COMMAND',
+  'E_NO_VERSION',
+  'E_UNKNOWN_COMMAND',
+])
+
 /** The commands whose `--json` output is the agent's event stream (JSON Lines), not one document. */
 const EVENT_STREAM_COMMANDS = new Set(['run', 'workflow', 'adhoc'])
 
@@ -229,7 +238,7 @@ function reportError(
   opts: { json: boolean; path: string | undefined; verbose: boolean; io: CommandIO },
 ): number {
   const known = error instanceof MycError
-  const isCittyUsage = !known && error instanceof Error && error.name === 'CLIError'
+  const isCittyUsage = !known && error instanceof Error && CITTY_USAGE_CODES.has((error as { code?: unknown }).code)
   const code = known ? error.code : isCittyUsage ? 'usage' : 'runtime'
   const exitCode = known ? error.exitCode : isCittyUsage ? ExitCode.usage : ExitCode.runtime
   // citty colours parts of its messages (argument names); JSON is data and never carries escape codes.

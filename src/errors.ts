@@ -32,6 +32,8 @@ export type MycErrorCode =
   | 'registry_bad_answer'
   | 'not_in_registry'
   | 'runtime_missing'
+  | 'needs_login'
+  | 'child_gone'
   | 'runtime'
 
 const exitCodeOf: Record<MycErrorCode, ExitCode> = {
@@ -47,6 +49,8 @@ const exitCodeOf: Record<MycErrorCode, ExitCode> = {
   registry_bad_answer: ExitCode.runtime,
   not_in_registry: ExitCode.usage,
   runtime_missing: ExitCode.runtime,
+  needs_login: ExitCode.runtime,
+  child_gone: ExitCode.runtime,
   runtime: ExitCode.runtime,
 }
 
@@ -67,6 +71,20 @@ export class MycError extends Error {
     this.exitCode = exitCodeOf[code]
     this.fix = options?.fix
   }
+}
+
+/**
+ * The code of the first MycError in an error's cause chain (a library may
+ * wrap one), or undefined: what code decides by, never an error's message
+ * or name.
+ */
+export function mycCodeOf(error: unknown): MycErrorCode | undefined {
+  let e: unknown = error
+  for (let depth = 0; e !== undefined && e !== null && depth < 6; depth++) {
+    if (e instanceof MycError) return e.code
+    e = (e as { cause?: unknown }).cause
+  }
+  return undefined
 }
 
 /** A usage error: a bad flag or argument on the command line (exit 2). */

@@ -179,6 +179,49 @@ describe('the checks of npm run lint', () => {
     ])
   })
 
+  it('check-errors passes on this repo, and fails on an error told by its message or name, and on an empty catch', () => {
+    expect(run('check-errors.mjs').status).toBe(0)
+    const told = run(
+      'check-errors.mjs',
+      tree({
+        'runtime/a.ts': [
+          'export function a(outcome: { error: { message: string } }, thrown: unknown) {',
+          '  if (/needs an OAuth login/.test(outcome.error.message)) return 1',
+          "  if (thrown instanceof Error && thrown.name === 'ClientGoneError') return 2",
+          '  const message = thrown instanceof Error ? thrown.message : String(thrown)',
+          "  if (message.includes('not running')) return 3",
+          '  try {',
+          "    JSON.parse('')",
+          '  } catch (e) {',
+          "    if (String(e).startsWith('SyntaxError')) return 4",
+          '  }',
+          '  try {',
+          "    JSON.parse('')",
+          '  } catch {}',
+          '  try {',
+          "    JSON.parse('')",
+          '  } catch {',
+          '    // Not JSON: the caller says so.',
+          '  }',
+          '  // Showing a message, or checking its type, decides nothing.',
+          "  if (typeof (thrown as Error).message === 'string') console.error(`failed: ${message}`)",
+          '  // error-text: JSON.parse gives no code',
+          '  return /end of JSON input/.test(message) ? 5 : 0',
+          '}',
+          '',
+        ].join('\n'),
+      }),
+    )
+    expect(told.status).toBe(1)
+    expect(told.stderr.trim().split('\n')).toEqual([
+      "check-errors: src/runtime/a.ts:2 reads an error's message or name and tests it with a regex: decide by its class or code (MycError's code, mycCodeOf in src/errors.ts)",
+      "check-errors: src/runtime/a.ts:3 reads an error's message or name and compares it with a string: decide by its class or code (MycError's code, mycCodeOf in src/errors.ts)",
+      "check-errors: src/runtime/a.ts:5 reads an error's message or name and searches it: decide by its class or code (MycError's code, mycCodeOf in src/errors.ts)",
+      "check-errors: src/runtime/a.ts:9 reads an error's message or name and searches it: decide by its class or code (MycError's code, mycCodeOf in src/errors.ts)",
+      'check-errors: src/runtime/a.ts:13 has an empty catch: say in a comment inside it what it handles, or handle the error',
+    ])
+  })
+
   it('check-tool-calls passes on this repo, and fails on an agent file that reaches a tool around the door', () => {
     expect(run('check-tool-calls.mjs').status).toBe(0)
     const around = run(

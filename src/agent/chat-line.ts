@@ -54,5 +54,7 @@ export function writeHistory(file: string, newestFirst: readonly string[]): void
   try {
     mkdirSync(path.dirname(file), { recursive: true })
     writeFileSync(file, `${[...newestFirst].slice(0, HISTORY_LINES).reverse().join('\n')}\n`)
-  } catch {}
+  } catch {
+    // History is a convenience: a home that cannot be written loses it, never the chat.
+  }
 }

@@ -1,10 +1,13 @@
 import {
   InsufficientScopeError,
+  SdkError,
+  SdkErrorCode,
   SSEClientTransport,
   StreamableHTTPClientTransport,
   type Transport,
 } from '@modelcontextprotocol/client'
 import type { ServerConfig } from '../config/schema.js'
+import { mycCodeOf } from '../errors.js'
 import { redactUrl, redactUrls } from '../redact.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
@@ -112,6 +115,13 @@ export class ChildProcessTransport extends InterceptTransport {
 /** An answer to a `server/discover` probe (after connecting, one the SDK gave up on: a slow 2025 server's -32601 is nobody's business). */
 export function isLateProbeAnswer(message: { id?: unknown; method?: unknown }): boolean {
   return message.method === undefined && typeof message.id === 'string' && PROBE_ID.test(message.id)
+}
+
+/** Whether a connect failed because the connection went away (the SDK's closed connection, or a send to a process that ended). */
+export function connectionGone(error: unknown): boolean {
+  return (
+    (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) || mycCodeOf(error) === 'child_gone'
+  )
 }
 
 export function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {

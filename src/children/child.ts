@@ -7,6 +7,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client'
 import type { ServerConfig } from '../config/schema.js'
+import { mycCodeOf, type MycErrorCode } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
 import { RequestRelay, type RelayOutcome } from '../protocol/request-relay.js'
@@ -19,6 +20,7 @@ import { EMPTY_LISTS, fetchLists, LIST_METHODS, type ChildLists, type ListKind }
 import {
   ChildProcessTransport,
   createChildTransport,
+  connectionGone,
   describeStartError,
   exitWords,
   isLateProbeAnswer,
@@ -102,6 +104,8 @@ export class ChildConnection {
   state: ChildState = 'STOPPED'
   lists: ChildLists = EMPTY_LISTS
   lastError: string | undefined
+  /** The code of the error that ended the last start (a login needed: `needs_login`), when it had one. */
+  lastErrorCode: MycErrorCode | undefined
   startedAt: Date | undefined
   capabilities: ServerCapabilities | undefined
   serverInfo: Implementation | undefined
@@ -151,6 +155,7 @@ export class ChildConnection {
   private async doStart(): Promise<void> {
     this.stopping = false
     this.lastError = undefined
+    this.lastErrorCode = undefined
     this.setState('INITIALIZING')
     const log = this.deps.logger.withTag(this.key)
     // startupTimeoutMs counts from the moment the child is offered the client's capabilities (set by the first connect).
@@ -200,6 +205,7 @@ export class ChildConnection {
       this.deps.events.listsChanged(this, Object.keys(LIST_METHODS) as ListKind[])
     } catch (error) {
       this.lastError = describeStartError(error, this.config)
+      this.lastErrorCode = mycCodeOf(error)
       const client = this.client ?? this.connecting
       this.client = undefined
       this.relay = undefined
@@ -309,11 +315,7 @@ export class ChildConnection {
       // The SDK probes a custom stdio transport in place: a child that exits on the probe ends the connect with a negotiation error.
       if (era === 'auto' && stdio && inner.exitInfo !== undefined) throw new ProbeClosedError(error)
       // A process that ended is the reason, not the closed connection it left behind (what it said is in myc's log on stderr, tagged with its name).
-      if (
-        stdio &&
-        inner.exitInfo !== undefined &&
-        /connection closed|not running/i.test(error instanceof Error ? error.message : String(error))
-      )
+      if (stdio && inner.exitInfo !== undefined && connectionGone(error))
         throw new Error(
           `${exitWords(inner.exitInfo)} before finishing ${era === 'legacy' ? 'initialize' : 'its handshake'} (its stderr, if it wrote any, is in myc's log (stderr))`,
           { cause: error },
@@ -458,12 +460,10 @@ export class ChildConnection {
     if (this.stopping) {
       this.setState('STOPPED')
     } else {
-      this.lastError =
-        this.lastError === 'stopped answering pings'
-          ? this.lastError
-          : exit
-            ? `exited${exit.code !== null ? ` with code ${exit.code}` : ''}${exit.signal ? ` by ${exit.signal}` : ''}`
-            : 'connection closed'
+      // A running child's last error is set only when it stopped answering pings: that, else how it ended.
+      this.lastError ??= exit
+        ? `exited${exit.code !== null ? ` with code ${exit.code}` : ''}${exit.signal ? ` by ${exit.signal}` : ''}`
+        : 'connection closed'
       this.setState('FAILED')
     }
     this.deps.events.listsChanged(this, Object.keys(LIST_METHODS) as ListKind[])

@@ -33,7 +33,9 @@ export class PrespawnedChildren {
       try {
         const spec = stdioSpawnSpec(config, host, loaded.dir)
         prespawned.waiting.set(key, { spec, early: startEarly(spec) })
-      } catch {}
+      } catch {
+        // Named above: left to its normal start.
+      }
     }
     return prespawned
   }

@@ -57,7 +57,9 @@ export function signalTree(child: ChildProcess, signal: NodeJS.Signals): void {
     // The group is gone already; the leader may still need the signal.
     try {
       child.kill(signal)
-    } catch {}
+    } catch {
+      // The leader is gone too (ESRCH): nothing left to signal.
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client'
+import { MycError } from '../errors.js'
 import { lineSplitter } from '../protocol/json-lines.js'
 import { LineWriter } from '../protocol/line-writer.js'
 import { keepResponseLine } from '../protocol/result-lines.js'
@@ -185,7 +186,8 @@ export class ChildStdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin
-    if (!stdin || this.closed || !stdin.writable) return Promise.reject(new Error('child process is not running'))
+    if (!stdin || this.closed || !stdin.writable)
+      return Promise.reject(new MycError('child_gone', 'child process is not running'))
     let line: string
     try {
       line = JSON.stringify(message)

@@ -75,7 +75,8 @@ export function parseText(text: string, file: string): unknown {
       const where = at ? lineColumn(text, Number(at[1])) : undefined
       const place = where
         ? ` at line ${where.line}, column ${where.column}`
-        : /end of JSON input/.test(message)
+        : // error-text: JSON.parse's SyntaxError has no code, and no position when the text ends too soon
+          /end of JSON input/.test(message)
           ? ' at the end of the file (it stops in the middle of a value)'
           : ''
       throw new MycError(

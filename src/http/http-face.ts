@@ -12,7 +12,7 @@ import { HttpRpcCode, onBodyDone, refusal, withHeaders } from './responses.js'
 import { InFlightLimit, MAX_IN_FLIGHT_PER_CREDENTIAL } from './in-flight.js'
 import { StoreUnavailable } from './redis-client.js'
 import type { HttpSession } from './http-session.js'
-import { BodyTimeoutError, type InboundRequest } from './node-bridge.js'
+import { BodyTimeoutError, ClientGoneError, type InboundRequest } from './node-bridge.js'
 import type { ClientFaces, EraRoute, RouteContext } from './era-route.js'
 import { eraOf } from './http-era.js'
 import { readForEra } from './era-body.js'
@@ -189,7 +189,7 @@ export class HttpFace {
         this.options.logger.debug(`http: ${error.message}`)
         return refusal(408, HttpRpcCode.server, `Request Timeout: ${error.message}`, { Connection: 'close' })
       }
-      if (error instanceof Error && error.name === 'ClientGoneError') {
+      if (error instanceof ClientGoneError) {
         this.options.logger.debug(`http: ${error.message}`)
         return refusal(400, HttpRpcCode.invalidRequest, 'Bad Request: incomplete body')
       }

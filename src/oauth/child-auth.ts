@@ -5,6 +5,7 @@ import {
   type FetchLike,
 } from '@modelcontextprotocol/client'
 import type { OAuthConfig } from '../config/schema.js'
+import { MycError } from '../errors.js'
 import type { StoredLogin, TokenStore } from './token-store.js'
 
 /** Refresh this long before the access token expires. */
@@ -16,15 +17,13 @@ const REFRESH_TIMEOUT_MS = 20_000
  * A child that needs a login myc does not have (or can no longer refresh).
  * Its message says the fix; `myc serve` shows it as the child's error.
  */
-export class NeedsLoginError extends Error {
-  readonly needsLogin = true
+export class NeedsLoginError extends MycError {
   constructor(
     readonly server: string,
     reason: string,
     options?: { cause?: unknown },
   ) {
-    super(`needs an OAuth login (${reason}); run: myc auth login ${server}`, options)
-    this.name = 'NeedsLoginError'
+    super('needs_login', `needs an OAuth login (${reason}); run: myc auth login ${server}`, options)
   }
 }
 
@@ -32,7 +31,7 @@ export class NeedsLoginError extends Error {
 export function needsLoginIn(error: unknown): NeedsLoginError | undefined {
   let e: unknown = error
   for (let depth = 0; e !== undefined && e !== null && depth < 6; depth++) {
-    if (e instanceof NeedsLoginError || (e as { needsLogin?: unknown }).needsLogin === true) return e as NeedsLoginError
+    if (e instanceof NeedsLoginError) return e
     e = (e as { cause?: unknown }).cause
   }
   return undefined

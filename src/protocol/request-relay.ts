@@ -2,11 +2,15 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 import type { Cancellation } from './cancellation.js'
 import { RpcCode } from './facts.js'
 
+/** The key of what a relay's own error was made from (the error a send threw): local only, never written on the wire (JSON leaves symbol keys out). */
+export const relayCause: unique symbol = Symbol('relayCause')
+
 /** A JSON-RPC error object as it travels on the wire. */
 export interface WireError {
   code: number
   message: string
   data?: unknown
+  [relayCause]?: unknown
 }
 
 /** What a relayed request came back with: the child's result or error, untouched. */
@@ -120,6 +124,7 @@ export class RequestRelay {
           error: {
             code: RelayErrorCode.connectionClosed,
             message: `Could not send the request: ${error instanceof Error ? error.message : String(error)}`,
+            [relayCause]: error,
           },
         })
       })

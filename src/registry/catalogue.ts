@@ -368,7 +368,9 @@ export class Catalogue {
     for (const entry of this.templateList) {
       try {
         if (entry.template?.match(uri)) return entry.server
-      } catch {}
+      } catch {
+        // A URI the template cannot match against (malformed): not this server's.
+      }
     }
     return undefined
   }

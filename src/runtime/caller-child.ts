@@ -49,8 +49,8 @@ export async function childForCaller(runtime: Runtime, server: string, caller: C
   if (owner === undefined || !isPersonal(shared.config)) return { child: shared }
   const child = await runtime.supervisor.personalFor(server, owner, runtime.personalStore(owner))
   if (child?.state === 'RUNNING') return { child }
+  if (child?.lastErrorCode === 'needs_login') return { outcome: loginHint(server, owner) }
   const reason = child?.lastError ?? 'not running'
-  if (/needs an OAuth login/.test(reason)) return { outcome: loginHint(server, owner) }
   return toolError(`Server "${server}" is not running for you: ${reason}`)
 }
 

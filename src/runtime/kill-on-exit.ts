@@ -11,7 +11,9 @@ export function killChildrenOnExit(runtime: Runtime): () => void {
       if (child.pid !== undefined && process.platform !== 'win32') {
         try {
           process.kill(-child.pid, 'SIGKILL')
-        } catch {}
+        } catch {
+          // The group is gone already (ESRCH): nothing left to kill.
+        }
       }
     }
   }

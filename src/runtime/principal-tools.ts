@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import type { Tool } from '@modelcontextprotocol/client'
 import type { PrincipalView } from '../principal/view.js'
 import type { Cancellation } from '../protocol/cancellation.js'
-import { RelayErrorCode, type RelayOutcome } from '../protocol/request-relay.js'
+import { RelayErrorCode, relayCause, type RelayOutcome } from '../protocol/request-relay.js'
+import { mycCodeOf } from '../errors.js'
 import type { Runtime } from './runtime.js'
 import type { InnerCall, ToolCallContext } from './call-context.js'
 import { runCode } from './code-calls.js'
@@ -286,7 +287,7 @@ async function call(
       )
     : await child.forward('tools/call', { ...params, name: entry.name }, ctx)
   // The person's login went away (logged out, refused on refresh): the way to log in again, as before the first.
-  if (personal && !outcome.ok && /needs an OAuth login/.test(outcome.error.message))
+  if (personal && !outcome.ok && mycCodeOf(outcome.error[relayCause]) === 'needs_login')
     outcome = loginHint(entry.server, ctx.owner!)
   if (observed) observe(observed, started, entry.server, entry.name, ctx.cancellation.aborted ? undefined : outcome)
   if (ctx.cancellation.aborted) return undefined

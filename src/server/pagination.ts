@@ -14,7 +14,9 @@ export function decodeCursor(cursor: unknown, kind: string): number {
   try {
     const data = JSON.parse(Buffer.from(String(cursor), 'base64url').toString('utf8')) as CursorData
     if (data.k === kind && Number.isInteger(data.o) && data.o >= 0) return data.o
-  } catch {}
+  } catch {
+    // A cursor that is not our base64url JSON: refused below, as one that names another list.
+  }
   throw new ProtocolError(RpcCode.invalidParams, `Invalid cursor for ${kind}: start again without a cursor`)
 }
 

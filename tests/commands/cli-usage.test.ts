@@ -35,6 +35,12 @@ describe('myc (in process): a strict command line', () => {
     })
   })
 
+  it("a usage error of citty's own (a missing positional argument) exits 2 with the code usage", async () => {
+    const { code, stdout } = await myc(['skills', 'show', '--json'])
+    expect(code).toBe(2)
+    expect(JSON.parse(stdout).error).toMatchObject({ code: 'usage', message: expect.stringContaining('ID') })
+  })
+
   it('global flags go before or after the command: myc --era modern status', async () => {
     for (const args of [
       ['--era', 'modern', 'status', '--json', '--config', echoConfig()],

@@ -38,7 +38,9 @@ export async function loadBashParser(): Promise<BashParser> {
   // Optimising the grammar's wasm makes short-lived processes (`myc sandbox guard`) linger ~0.5 s at exit.
   try {
     ;(await import('node:v8')).setFlagsFromString('--liftoff-only')
-  } catch {}
+  } catch {
+    // A runtime without the flag runs the grammar as it is, only slower to exit.
+  }
   const { Parser, Language } = await import('web-tree-sitter')
   const bytes = await wasmBytes()
   await Parser.init({ wasmBinary: bytes.runtime } as object)
