@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib'
 import { build } from 'esbuild'
 // The same reader the program uses from source (run with `node --import tsx`).
 import { readTemplateDir } from './src/assets/templates.ts'
+import { embed } from './build/embed.ts'
 
 const root = path.dirname(new URL(import.meta.url).pathname)
 const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'))
@@ -15,20 +16,18 @@ const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'))
 // Gzipped, the grammar is a third of the size: less for every start to scan.
 const wasm = async (file) => gzipSync(await readFile(path.join(root, 'node_modules', file)), { level: 9 }).toString('base64')
 
-/** A module bundled on its own, as gzipped base64 text to embed with `define` (compiled by src/embedded-module.ts). */
-const embedded = async (contents) => {
-  const out = await build({ stdin: { contents, resolveDir: root, loader: 'js' }, bundle: true, platform: 'node', target: 'node20', format: 'cjs', write: false, logLevel: 'warning' })
-  return gzipSync(out.outputFiles[0].contents, { level: 9 }).toString('base64')
-}
+/** A module bundled on its own, as gzipped base64 text to embed with `define` (compiled by src/embedded-module.ts), its source map beside the bundle. */
+const embedded = (name, contents) => embed(name, contents, { root, outdir: path.join(root, 'build') })
 // The Anthropic SDK is bundled on its own and embedded as text, compiled only when the agent runs
 // (src/agent/anthropic-sdk.ts): parsed with the rest, it slowed every start by ~25 ms.
-const anthropic = await embedded("export { default as Anthropic } from '@anthropic-ai/sdk'; export { mcpContent, UnsupportedMCPValueError } from '@anthropic-ai/sdk/helpers/beta/mcp'")
+const anthropic = await embedded('anthropic-sdk', "export { default as Anthropic } from '@anthropic-ai/sdk'; export { mcpContent, UnsupportedMCPValueError } from '@anthropic-ai/sdk/helpers/beta/mcp'")
 // jose and node-redis likewise (src/http/http-deps.ts): only `myc serve --http` uses them.
-const httpDeps = await embedded("export * as jose from 'jose'; export { createClient as createRedisClient } from 'redis'")
+const httpDeps = await embedded('http-deps', "export * as jose from 'jose'; export { createClient as createRedisClient } from 'redis'")
 // marked likewise (src/markdown-html.ts): only an HTML export of a session uses it.
-const marked = await embedded("export { Marked } from 'marked'")
+const marked = await embedded('marked', "export { Marked } from 'marked'")
 // OpenTelemetry likewise (src/telemetry/telemetry-deps.ts): loaded only when tracing, metrics or /metrics are on.
 const telemetryDeps = await embedded(
+  'telemetry-deps',
   "export * as api from '@opentelemetry/api'; export * as core from '@opentelemetry/core'; export * as sdk from '@opentelemetry/sdk-trace'; export * as resources from '@opentelemetry/resources'; export { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'; export { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'; export * as metrics from '@opentelemetry/sdk-metrics'; export { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'; export { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto'; export * as prometheus from '@opentelemetry/exporter-prometheus'",
 )
 

@@ -1,5 +1,6 @@
 import { allowedLinkDestination } from './markdown-text.js'
 import { terminalText } from './terminal-text.js'
+import { lazyEmbedded } from './embedded-module.js'
 
 /** Text as HTML text or a double-quoted attribute value: nothing in it is markup, and no character reference is left for a browser to decode. */
 export function escapeHtml(text: string): string {
@@ -25,12 +26,11 @@ function safeHref(href: string): boolean {
 declare const __MYC_MARKED__: string | undefined
 
 /** marked, loaded when an export needs it: in the bundle it travels gzipped, so no other run parses it. */
-async function loadMarked(): Promise<typeof import('marked').Marked> {
-  if (typeof __MYC_MARKED__ === 'string')
-    return (await (await import('./embedded-module.js')).compileEmbedded<typeof import('marked')>(__MYC_MARKED__))
-      .Marked
-  return (await import('marked')).Marked
-}
+const loadMarked: () => Promise<Pick<typeof import('marked'), 'Marked'>> = lazyEmbedded(
+  'marked',
+  typeof __MYC_MARKED__ === 'string' ? __MYC_MARKED__ : undefined,
+  () => import('marked'),
+)
 
 /**
  * A renderer of a model's Markdown (GitHub Flavored: tables,
@@ -43,7 +43,7 @@ async function loadMarked(): Promise<typeof import('marked').Marked> {
  * ({@link terminalText}), as everywhere myc shows outside text.
  */
 export async function safeMarkdownRenderer(): Promise<(markdown: string) => string> {
-  const Marked = await loadMarked()
+  const { Marked } = await loadMarked()
   const marked = new Marked({ gfm: true, async: false })
   marked.use({
     renderer: {

@@ -1,5 +1,6 @@
 import type * as Jose from 'jose'
 import type { createClient } from 'redis'
+import { lazyEmbedded } from '../embedded-module.js'
 
 /** What `myc serve --http` uses of its heavier libraries: JWT checks, the Redis session store. */
 export interface HttpDeps {
@@ -10,20 +11,17 @@ export interface HttpDeps {
 /** Their own bundle, gzipped and base64, inside build/myc-main.cjs (esbuild.config.mjs); absent when run from source. */
 declare const __MYC_HTTP_DEPS__: string | undefined
 
-let loading: Promise<HttpDeps> | undefined
-
 /**
  * Loads jose and node-redis on first use. In the bundle they travel gzipped
  * and are compiled only here, as the Anthropic SDK is: parsed with the rest,
  * their 1.3 MB slowed every start (even `myc --version`) by ~30 ms, for the
  * few runs that serve HTTP with JWTs or Redis.
  */
-export function loadHttpDeps(): Promise<HttpDeps> {
-  loading ??= (async () => {
-    if (typeof __MYC_HTTP_DEPS__ === 'string')
-      return (await import('../embedded-module.js')).compileEmbedded<HttpDeps>(__MYC_HTTP_DEPS__)
+export const loadHttpDeps: () => Promise<HttpDeps> = lazyEmbedded(
+  'http-deps',
+  typeof __MYC_HTTP_DEPS__ === 'string' ? __MYC_HTTP_DEPS__ : undefined,
+  async () => {
     const [jose, redis] = await Promise.all([import('jose'), import('redis')])
     return { jose, createRedisClient: redis.createClient }
-  })()
-  return loading
-}
+  },
+)

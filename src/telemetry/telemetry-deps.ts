@@ -1,3 +1,5 @@
+import { lazyEmbedded } from '../embedded-module.js'
+
 /** What tracing and metrics use of the OpenTelemetry JS packages. */
 export interface TelemetryDeps {
   api: typeof import('@opentelemetry/api')
@@ -29,17 +31,15 @@ export interface TelemetryDeps {
 /** Their own bundle, gzipped and base64, inside build/myc-main.cjs (esbuild.config.mjs); absent when run from source. */
 declare const __MYC_TELEMETRY_DEPS__: string | undefined
 
-let loading: Promise<TelemetryDeps> | undefined
-
 /**
  * Loads OpenTelemetry on first use, only when tracing, metrics or `/metrics` are on. In the bundle it
  * travels gzipped and is compiled only here, as the Anthropic SDK is, so a
  * start without tracing pays nothing for it.
  */
-export function loadTelemetryDeps(): Promise<TelemetryDeps> {
-  loading ??= (async () => {
-    if (typeof __MYC_TELEMETRY_DEPS__ === 'string')
-      return (await import('../embedded-module.js')).compileEmbedded<TelemetryDeps>(__MYC_TELEMETRY_DEPS__)
+export const loadTelemetryDeps: () => Promise<TelemetryDeps> = lazyEmbedded(
+  'telemetry-deps',
+  typeof __MYC_TELEMETRY_DEPS__ === 'string' ? __MYC_TELEMETRY_DEPS__ : undefined,
+  async () => {
     const [api, core, sdk, resources, json, proto, metrics, jsonMetrics, protoMetrics, prometheus] = await Promise.all([
       import('@opentelemetry/api'),
       import('@opentelemetry/core'),
@@ -64,6 +64,5 @@ export function loadTelemetryDeps(): Promise<TelemetryDeps> {
       ProtoMetricExporter: protoMetrics.OTLPMetricExporter,
       prometheus,
     }
-  })()
-  return loading
-}
+  },
+)
