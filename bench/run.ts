@@ -293,7 +293,7 @@ async function policyBench(): Promise<PolicyBench> {
   // The pure filter alone, in this process: 10,000 ids against the union of the 198 active skills.
   const { Policy } = await import('../src/policy/policy.js')
   const { resolveRoles } = await import('../src/policy/roles.js')
-  const { loadSkills } = await import('../src/skills/load.js')
+  const { loadSkills } = await import('../src/skills/load-skills.js')
   const { skills } = await loadSkills(['skills'], { baseDir: dir, separator: '__' })
   const roles = resolveRoles(skills, new Map())
   if (!roles.ok) throw new Error(roles.error)

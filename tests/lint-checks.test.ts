@@ -179,6 +179,23 @@ describe('the checks of npm run lint', () => {
     ])
   })
 
+  it('check-names passes on this repo, and fails on two files of one name not listed with a reason', () => {
+    expect(run('check-names.mjs').status).toBe(0)
+    const twice = run(
+      'check-names.mjs',
+      tree({
+        'config/load.ts': 'export const a = 1\n',
+        'skills/load.ts': 'export const b = 1\n',
+        'agent/chat.ts': 'export const c = 1\n',
+        'commands/chat.ts': 'export const d = 1\n',
+      }),
+    )
+    expect(twice.status).toBe(1)
+    expect(twice.stderr.trim().split('\n')).toEqual([
+      'check-names: src/config/load.ts, src/skills/load.ts share the name load.ts: name each by its job (or list the name in scripts/check-names.mjs with why)',
+    ])
+  })
+
   it('check-errors passes on this repo, and fails on an error told by its message or name, and on an empty catch', () => {
     expect(run('check-errors.mjs').status).toBe(0)
     const told = run(

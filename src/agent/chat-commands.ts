@@ -18,7 +18,7 @@ import {
   summaryPair,
   turnStarts,
   type LoadedSession,
-} from './session-store.js'
+} from './chat-store.js'
 
 /** Slash commands, for /help and tab completion. */
 export const COMMANDS = new Map<string, string>([

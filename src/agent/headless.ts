@@ -16,7 +16,7 @@ import { costUsd } from './classifier.js'
 import { runAgent, type AgentOptions, type AgentOutcome } from './engine.js'
 import { EventStream, humanSink, jsonLinesSink, markdownFor } from './event-stream.js'
 import type { EndReason } from './events.js'
-import { SessionWriter } from './session-store.js'
+import { SessionWriter } from './chat-store.js'
 import { systemPrompt } from './system-prompt.js'
 import { roleTools, type RoleWorkers } from './role-tools.js'
 import { ToolDoor } from './tool-call.js'
@@ -163,7 +163,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
       })
 
     // Every run is a recorded session (append-only, beside the config), or continues one.
-    const { recordedSessionsDir, loadSession } = await import('./session-store.js')
+    const { recordedSessionsDir, loadSession } = await import('./chat-store.js')
     const dir = recordedSessionsDir(loaded)
     const resumed = options.resume ? loadSession(dir, options.resume) : undefined
     if (resumed) events.sessionId = resumed.id

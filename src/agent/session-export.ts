@@ -1,7 +1,7 @@
 import { codeSpan, fencedBlock, inlineText, quoteBlock, safeMarkdown } from '../markdown-text.js'
 import { escapeHtml as escapeHtmlText, safeMarkdownRenderer } from '../markdown-html.js'
 import { jsonText, terminalText } from '../terminal-text.js'
-import type { LoadedSession } from './session-store.js'
+import type { LoadedSession } from './chat-store.js'
 
 export type ExportFormat = 'md' | 'json' | 'html'
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['md', 'json', 'html']

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs'
 import path from 'node:path'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
-import type { Skill } from '../policy/skill.js'
+import type { Skill } from '../policy/skill-definition.js'
 import type { BuiltinRunner } from '../principal/builtin-exec.js'
 import { unknownTool } from '../runtime/principal-tools.js'
 import { randomUUID } from 'node:crypto'

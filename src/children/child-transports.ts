@@ -19,7 +19,7 @@ import type { CommandHost } from './resolve-command.js'
 import { withOwnSignals } from './request-signals.js'
 import { describeResolution, stdioSpawnSpec } from './spawn-spec.js'
 import { ChildStdioTransport } from './stdio-transport.js'
-import { withTraceHeaders } from './trace-headers.js'
+import { withTraceHeaders } from './child-trace-headers.js'
 
 /** How a child is reached: a process over stdio, Streamable HTTP (falling back to HTTP+SSE), or HTTP+SSE. */
 export function createChildTransport(

@@ -6,7 +6,7 @@ import { countOf } from '../words.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 
 async function dirOf(io: CommandIO, configPath: string | undefined): Promise<string> {
-  const { sessionsDir } = await import('../agent/session-store.js')
+  const { sessionsDir } = await import('../agent/chat-store.js')
   const loaded = await loadConfig({ configPath, cwd: io.cwd, env: io.env })
   return sessionsDir(loaded)
 }
@@ -31,7 +31,7 @@ const list = defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args, data }) {
     const io = commandIO(data)
-    const { listSessions } = await import('../agent/session-store.js')
+    const { listSessions } = await import('../agent/chat-store.js')
     const sessions = listSessions(await dirOf(io, args.config)).map((s) => ({
       id: s.id,
       name: s.name ?? null,
@@ -67,7 +67,7 @@ const show = defineCommand({
   },
   async run({ args, data }) {
     const io = commandIO(data)
-    const { loadSession } = await import('../agent/session-store.js')
+    const { loadSession } = await import('../agent/chat-store.js')
     const s = loadSession(await dirOf(io, args.config), String(args.id))
     if (args.json) {
       printJson(io, {
@@ -119,7 +119,7 @@ const rm = defineCommand({
   },
   async run({ args, data }) {
     const io = commandIO(data)
-    const { removeSession } = await import('../agent/session-store.js')
+    const { removeSession } = await import('../agent/chat-store.js')
     printResult(io, `removed ${removeSession(await dirOf(io, args.config), String(args.id))}`)
     return 0
   },
@@ -140,7 +140,7 @@ const exportCommand = defineCommand({
   async run({ args, data }) {
     const io = commandIO(data)
     const [{ loadSession }, { exportSession, EXPORT_FORMATS }, { MycError }] = await Promise.all([
-      import('../agent/session-store.js'),
+      import('../agent/chat-store.js'),
       import('../agent/session-export.js'),
       import('../errors.js'),
     ])

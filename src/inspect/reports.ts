@@ -16,7 +16,7 @@ import {
   type PrincipalFilter,
 } from '../policy/policy.js'
 import { resolveRoles, type RoleDefinitionInput } from '../policy/roles.js'
-import type { Skill, SkillProblem } from '../policy/skill.js'
+import type { Skill, SkillProblem } from '../policy/skill-definition.js'
 import type { Catalogue, ToolEntry } from '../registry/catalogue.js'
 import { clientNameWarnings, toWireName, type WireNameOptions } from '../registry/wire-names.js'
 import { EXEC_TOOL_DEFS } from '../principal/builtin-exec.js'

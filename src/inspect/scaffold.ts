@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { MycError } from '../errors.js'
 import { PROJECT_STATE_DIR } from '../config/state-roots.js'
 import { skillTemplates, type SkillTemplate } from '../assets/templates.js'
-import { splitFrontMatter } from '../policy/skill.js'
+import { splitFrontMatter } from '../policy/skill-definition.js'
 import { parse as parseYaml } from 'yaml'
 
 /** The starter config `myc init` writes; `$schema` as {@link schemaReference} makes it. */

@@ -1,4 +1,4 @@
-import type { MemoryGrant } from './skill.js'
+import type { MemoryGrant } from './skill-definition.js'
 
 /** Whose memory a principal may read and write (pure data; docs/policy.md, seed semantics). */
 export interface MemoryAccess {

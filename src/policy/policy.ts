@@ -1,6 +1,6 @@
 import { parsePattern, PatternSet, type ToolPattern } from './patterns.js'
 import type { ResolvedRole } from './roles.js'
-import type { MemoryGrant, Skill } from './skill.js'
+import type { MemoryGrant, Skill } from './skill-definition.js'
 import { memoryAccess, type MemoryAccess } from './memory-access.js'
 
 /** The reserved server key of myc's built-in tools. */

@@ -1,4 +1,4 @@
-import type { Skill } from './skill.js'
+import type { Skill } from './skill-definition.js'
 
 /** A role definition from config (`roles.definitions`) or `roles/<id>.yaml`. */
 export interface RoleDefinitionInput {

@@ -5,7 +5,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { MyceliumConfig } from '../config/schema.js'
 import type { Sandbox } from '../sandbox/sandbox.js'
 import type { ExecRequest, ExecResult } from '../sandbox/types.js'
-import type { Skill } from '../policy/skill.js'
+import type { Skill } from '../policy/skill-definition.js'
 
 /** Definitions of the sandboxed built-ins (canonical names; the view renames them for the wire). */
 export const EXEC_TOOL_DEFS: Record<'exec' | 'run_script', Omit<Tool, 'name'>> = {

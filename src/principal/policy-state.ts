@@ -1,7 +1,7 @@
 import type { MyceliumConfig } from '../config/schema.js'
 import { Policy } from '../policy/policy.js'
 import { resolveRoles, type ResolvedRole, type RoleDefinitionInput } from '../policy/roles.js'
-import type { Skill, SkillProblem } from '../policy/skill.js'
+import type { Skill, SkillProblem } from '../policy/skill-definition.js'
 import type { Catalogue } from '../registry/catalogue.js'
 import type { ServedSkill, UnservedSkill } from '../skills/skill-index.js'
 

@@ -1,7 +1,7 @@
 import { lstat, readdir, readFile, realpath } from 'node:fs/promises'
 import path from 'node:path'
 import type { Skill as SkillEntry } from '@modelcontextprotocol/core/ext/skills'
-import type { Skill } from '../policy/skill.js'
+import type { Skill } from '../policy/skill-definition.js'
 
 /** The reserved authority of myc's own skills: `skill://mycelium/<name>/SKILL.md`. */
 export const OWN_SKILLS_BASE = 'skill://mycelium/'

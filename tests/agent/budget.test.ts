@@ -178,7 +178,7 @@ describe('the spend in the session file', () => {
     const { mkdtempSync } = await import('node:fs')
     const { tmpdir } = await import('node:os')
     const path = await import('node:path')
-    const { SessionWriter, loadSession } = await import('../../src/agent/session-store.js')
+    const { SessionWriter, loadSession } = await import('../../src/agent/chat-store.js')
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-budget-session-'))
     const writer = new SessionWriter(dir, SessionWriter.newId())
     writer.append({

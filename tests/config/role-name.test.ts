@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config/parse.js'
 import { isRoleName } from '../../src/config/role-name.js'
-import { buildSkill } from '../../src/policy/skill.js'
+import { buildSkill } from '../../src/policy/skill-definition.js'
 
 const input = { file: '/s/x/SKILL.md', dir: '/s/x', folder: 'x', frontmatter: '', body: '', separator: '__' }
 

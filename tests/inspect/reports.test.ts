@@ -18,7 +18,7 @@ import {
 import { previewActivation, unknownSkill } from '../../src/policy/escalation.js'
 import { Policy, visibleBuiltins } from '../../src/policy/policy.js'
 import { resolveRoles, type RoleDefinitionInput } from '../../src/policy/roles.js'
-import type { Skill } from '../../src/policy/skill.js'
+import type { Skill } from '../../src/policy/skill-definition.js'
 import { Catalogue } from '../../src/registry/catalogue.js'
 import { facts, skill } from '../policy/helpers.js'
 

@@ -1,4 +1,4 @@
-import type { Skill } from '../../src/policy/skill.js'
+import type { Skill } from '../../src/policy/skill-definition.js'
 
 /** A skill as the loader would produce it, with only the fields a test cares about. */
 export function skill(name: string, over: Partial<Skill> = {}): Skill {

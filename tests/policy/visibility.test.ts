@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { BUILTIN_SERVER, Policy, visibleBuiltins } from '../../src/policy/policy.js'
 import { resolveRoles, type RoleDefinitionInput } from '../../src/policy/roles.js'
-import type { Skill } from '../../src/policy/skill.js'
+import type { Skill } from '../../src/policy/skill-definition.js'
 import { facts, skill } from './helpers.js'
 
 function policyOf(

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } from '
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadSkills } from '../../src/skills/load.js'
+import { loadSkills } from '../../src/skills/load-skills.js'
 import { repoRoot } from '../helpers/fixtures.js'
 
 const base = path.join(repoRoot, 'tests/fixtures/skills')

@@ -6,7 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Policy, visibleBuiltins } from '../../src/policy/policy.js'
 import { resolveRoles } from '../../src/policy/roles.js'
-import { loadSkills } from '../../src/skills/load.js'
+import { loadSkills } from '../../src/skills/load-skills.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { npmServer } from '../helpers/e2e.js'
 

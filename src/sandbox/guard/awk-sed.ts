@@ -1,6 +1,6 @@
-import type { ShellCalls } from './code-calls.js'
+import type { ShellCalls } from './shell-calls.js'
 import { mask, SLOT_SOURCE, type Literal } from './code-strings.js'
-import { basename, INTERPRETERS } from './words.js'
+import { basename, INTERPRETERS } from './shell-words.js'
 
 const CONCAT = new RegExp(`^\\(*\\s*${SLOT_SOURCE}(?:\\s*${SLOT_SOURCE})*\\s*\\)*$`)
 const SLOTS = new RegExp(SLOT_SOURCE, 'g')

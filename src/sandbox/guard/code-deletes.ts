@@ -1,7 +1,7 @@
-import { argsAt, classify, type ShellCalls, type Value } from './code-calls.js'
+import { argsAt, classify, type ShellCalls, type Value } from './shell-calls.js'
 import { DELETE_SPECS, type Deleter } from './code-delete-specs.js'
 import { mask, type Literal } from './code-strings.js'
-import { literal, type Inner, type Word } from './words.js'
+import { literal, type Inner, type Word } from './shell-words.js'
 
 /**
  * Interpreter code that deletes, moves away or overwrites files itself,

@@ -22,9 +22,9 @@ import {
   type Place,
   type Word,
   type Write,
-} from './words.js'
+} from './shell-words.js'
 
-export type { SimpleCommand, Word } from './words.js'
+export type { SimpleCommand, Word } from './shell-words.js'
 
 /** Every command that runs another: wrappers, shell-string runners, input runners (interpreters are found by language). */
 const RUNNERS: Readonly<Record<string, Runner>> = { ...WRAPPERS, ...SHELL_RUNNERS, ...INPUT_RUNNERS, ...OPTION_RUNNERS }
@@ -39,7 +39,7 @@ function stepOf(name: string, words: Word[]): Step | undefined {
 const MAX_PEEL = 16
 
 /** Where a command stands: what feeds it, where it writes, its text, its function, what input stands for. */
-export type { Place } from './words.js'
+export type { Place } from './shell-words.js'
 
 /**
  * Peels a command's words into the commands that actually run: wrappers

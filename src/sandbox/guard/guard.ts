@@ -3,7 +3,7 @@ import { runFile } from './stdin-programs.js'
 import { loadBashParser, type BashParser } from './grammar.js'
 import type { GuardOptions } from './paths.js'
 import { PARSE_ERROR_RULE, RULES, TOO_DEEP_RULE } from './rules.js'
-import { literal, type Nesting, type ScriptContext } from './words.js'
+import { literal, type Nesting, type ScriptContext } from './shell-words.js'
 import { markLinkedTargets } from './links.js'
 import { markWriteThenRun } from './write-then-run.js'
 

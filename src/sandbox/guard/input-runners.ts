@@ -1,5 +1,5 @@
 import { hasOption, optionValue, scanOptions, type OptionSpec } from './options.js'
-import { asScript, INPUT_REF, inputWord, quote, type Inner, type Runner, type Word } from './words.js'
+import { asScript, INPUT_REF, inputWord, quote, type Inner, type Runner, type Word } from './shell-words.js'
 
 /**
  * Runners whose command gets its arguments from input at run time: xargs and

@@ -1,7 +1,7 @@
 import { awkShellCalls, sedShellCalls } from './awk-sed.js'
-import { shellCallsIn, type ShellCalls } from './code-calls.js'
+import { shellCallsIn, type ShellCalls } from './shell-calls.js'
 import { deleteCalls } from './code-deletes.js'
-import { asScript, INTERPRETERS, unquote, type Runner, type SimpleCommand, type Word } from './words.js'
+import { asScript, INTERPRETERS, unquote, type Runner, type SimpleCommand, type Word } from './shell-words.js'
 
 /** The languages whose command-line code the guard reads for shell calls. */
 export type Language = 'python' | 'perl' | 'ruby' | 'node' | 'php' | 'lua' | 'awk' | 'sed'

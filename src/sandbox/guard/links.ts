@@ -2,7 +2,7 @@ import { optionValue, scanOptions } from './options.js'
 import { valuesOf } from './paths.js'
 import { destroyedBy } from './targets.js'
 import { pathKey } from './write-then-run.js'
-import type { SimpleCommand, Word } from './words.js'
+import type { SimpleCommand, Word } from './shell-words.js'
 
 /**
  * Links made in the same command line: `ln -s /etc x; rm -rf x/` empties

@@ -1,4 +1,4 @@
-import { asScript, literal, type Inner, type Runner, type Word } from './words.js'
+import { asScript, literal, type Inner, type Runner, type Word } from './shell-words.js'
 
 /**
  * Programs whose options or settings name a command they run: git's

@@ -1,4 +1,4 @@
-import { literal, type Word } from './words.js'
+import { literal, type Word } from './shell-words.js'
 
 /** How a command's options are spelled: which take a value, and how. */
 export interface OptionSpec {

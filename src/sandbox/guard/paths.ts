@@ -1,4 +1,4 @@
-import type { Word } from './words.js'
+import type { Word } from './shell-words.js'
 
 /**
  * Where a path lies, for a command that destroys it: in the workspace, in

@@ -2,7 +2,7 @@ import { isCriticalPath, valuesOf } from './paths.js'
 import type { GuardRule } from './rule.js'
 import { TARGET_RULES } from './rules-targets.js'
 import { readsProgramFromStdin, runsComputedShell } from './interpreters.js'
-import { basename, INTERPRETERS, SHELLS, unquote, type SimpleCommand, type Word } from './words.js'
+import { basename, INTERPRETERS, SHELLS, unquote, type SimpleCommand, type Word } from './shell-words.js'
 
 /** A guard rule: an id, the message a blocked user reads, and the test. */
 export type { GuardRule } from './rule.js'

@@ -1,6 +1,6 @@
 import type { Node } from 'web-tree-sitter'
 import { braceExpand, normalize, valuesOf } from './paths.js'
-import { basename, unquote, type Word } from './words.js'
+import { basename, unquote, type Word } from './shell-words.js'
 
 /** Past this many values a word is unknown. */
 const MAX_VALUES = 256

@@ -1,6 +1,6 @@
 import { hasOption, optionValue, scanOptions, type OptionSpec } from './options.js'
 import { prefix } from './wrappers.js'
-import { asScript, basename, joinQuoted, literal, SHELLS, type Inner, type Runner, type Word } from './words.js'
+import { asScript, basename, joinQuoted, literal, SHELLS, type Inner, type Runner, type Word } from './shell-words.js'
 
 /** Words a runner joins with spaces into one shell string (`ssh host rm -rf /`, `watch make`). */
 const joined = (words: readonly Word[]): string => words.map(asScript).join(' ')

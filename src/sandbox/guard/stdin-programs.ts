@@ -1,5 +1,5 @@
 import { languageOf, readsProgramFromStdin, shellCalls } from './interpreters.js'
-import { basename, SHELLS, type Nesting, type Place, type SimpleCommand } from './words.js'
+import { basename, SHELLS, type Nesting, type Place, type SimpleCommand } from './shell-words.js'
 
 /** The working directory a command runs in: the workspace unless the script changed it (null: unknown). */
 export const wdOf = (wd: string | null | undefined): string | null => (wd === undefined ? '.' : wd)

@@ -1,5 +1,5 @@
 import { hasOption, optionValue, scanOptions, type OptionSpec } from './options.js'
-import type { SimpleCommand, Word } from './words.js'
+import type { SimpleCommand, Word } from './shell-words.js'
 
 /**
  * What a command destroys: the paths it deletes, moves away, truncates or

@@ -1,5 +1,5 @@
 import { scanOptions, type OptionSpec } from './options.js'
-import type { Runner } from './words.js'
+import type { Runner } from './shell-words.js'
 
 /**
  * A wrapper whose command follows its options and `positional` fixed

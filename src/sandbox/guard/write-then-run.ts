@@ -2,7 +2,7 @@ import { readsProgramFromStdin } from './interpreters.js'
 import { normalize, valuesOf } from './paths.js'
 import { optionValue, scanOptions } from './options.js'
 import { writtenBy } from './targets.js'
-import { INTERPRETERS, literal, type SimpleCommand, type Word } from './words.js'
+import { INTERPRETERS, literal, type SimpleCommand, type Word } from './shell-words.js'
 
 /**
  * Write-then-run: a command line that writes a file and then runs it

@@ -1,6 +1,6 @@
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages'
 import { describe, expect, it } from 'vitest'
-import { firstTurns, summaryPair, turnStarts } from '../../src/agent/session-store.js'
+import { firstTurns, summaryPair, turnStarts } from '../../src/agent/chat-store.js'
 
 const turn = (n: number): BetaMessageParam[] => [
   { role: 'user', content: `question ${n}` },

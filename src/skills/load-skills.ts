@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { parse as parseYaml } from 'yaml'
-import { buildSkill, splitFrontMatter, type Skill, type SkillProblem } from '../policy/skill.js'
+import { buildSkill, splitFrontMatter, type Skill, type SkillProblem } from '../policy/skill-definition.js'
 
 /** What loading the skill folders found. */
 export interface LoadedSkills {

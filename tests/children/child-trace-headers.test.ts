@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { withTraceHeaders } from '../../src/children/trace-headers.js'
+import { withTraceHeaders } from '../../src/children/child-trace-headers.js'
 
 const PARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
 

@@ -1,5 +1,5 @@
 import { mask, SLOT_SOURCE, type Literal, type Syntax } from './code-strings.js'
-import { literal, type Inner, type Word } from './words.js'
+import { literal, type Inner, type Word } from './shell-words.js'
 
 /**
  * What interpreter code runs in a shell: the literal commands (scripts to

@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// The file-name check of `npm run lint`: no two files in src/ share a name
+// (`load.ts` here and there, doing different jobs) unless listed below with
+// the reason. A command's file is named by its command (`myc doctor` is
+// commands/doctor.ts), so it may share the name of the room's file it faces
+// when both do one job; a pair doing two jobs is renamed, or listed with
+// why not yet.
+import path from 'node:path'
+import { src, tsFiles } from './lint-src.mjs'
+
+/** name -> why its files may share it. */
+const ALLOWED = new Map([
+  ['chat.ts', 'commands/chat.ts is `myc chat`, the command of agent/chat.ts'],
+  [
+    'child-session.ts',
+    "children/child-session.ts is the interface of a child's session, eras/legacy/ and eras/modern/ each era's",
+  ],
+  ['face.ts', "eras/legacy/face.ts and eras/modern/face.ts: each era's face, behind one interface"],
+  ['doctor.ts', 'commands/doctor.ts is `myc doctor`, the command of inspect/doctor.ts'],
+  ['explain.ts', 'commands/explain.ts is `myc explain`, the command of policy/explain.ts'],
+  ['pin.ts', 'commands/pin.ts is `myc pin`, the command of install/pin.ts'],
+  ['policy.ts', 'commands/policy.ts is `myc policy`, the command of policy/policy.ts'],
+  ['roles.ts', 'commands/roles.ts is `myc roles`, the command of policy/roles.ts'],
+  ['sandbox.ts', 'commands/sandbox.ts is `myc sandbox`, the command of sandbox/sandbox.ts'],
+  ['search.ts', 'commands/search.ts is `myc search`, the command of install/search.ts'],
+  [
+    'sessions.ts',
+    'commands/sessions.ts is `myc sessions` (chat sessions); http/sessions.ts, the HTTP session table, is renamed once the eras work in http/ lands',
+  ],
+  [
+    'tokens.ts',
+    'commands/tokens.ts is `myc tokens` (model tokens); http/tokens.ts, the bearer tokens, is renamed once the eras work in http/ lands',
+  ],
+])
+
+const byName = new Map()
+for (const file of tsFiles(src)) {
+  const name = path.basename(file)
+  byName.set(name, [...(byName.get(name) ?? []), `src/${path.relative(src, file).split(path.sep).join('/')}`])
+}
+const problems = []
+for (const [name, files] of byName)
+  if (files.length > 1 && !ALLOWED.has(name))
+    problems.push(
+      `${files.join(', ')} share the name ${name}: name each by its job (or list the name in scripts/check-names.mjs with why)`,
+    )
+if (!process.env.MYC_LINT_ROOT)
+  for (const name of ALLOWED.keys())
+    if ((byName.get(name)?.length ?? 0) < 2)
+      problems.push(`${name} is no longer repeated: take it off the list of scripts/check-names.mjs`)
+for (const p of problems) console.error(`check-names: ${p}`)
+if (problems.length) process.exit(1)
+console.log(`check-names: no two files in src/ share a name (${ALLOWED.size} listed, each with its reason)`)
