@@ -79,40 +79,10 @@ export function resolveRoles(
     for (const role of targets) direct.get(role)?.add(skill.name)
   }
 
-  for (const [role, def] of definitions) {
-    if (def.inherits !== undefined && !sources.has(def.inherits)) {
-      return {
-        ok: false,
-        error: `roles.definitions.${role}.inherits: unknown role "${def.inherits}" (known roles: ${[...sources.keys()].sort().join(', ') || 'none'})`,
-      }
-    }
-  }
-  // Cycle check: follow each chain.
-  for (const role of definitions.keys()) {
-    const path: string[] = [role]
-    let current = definitions.get(role)?.inherits
-    while (current !== undefined) {
-      if (path.includes(current))
-        return {
-          ok: false,
-          error: `roles.definitions: inheritance cycle ${[...path.slice(path.indexOf(current)), current].join(' → ')} (remove one "inherits")`,
-        }
-      path.push(current)
-      current = definitions.get(current)?.inherits
-    }
-  }
+  const badInheritance = inheritanceError(definitions, sources)
+  if (badInheritance !== undefined) return { ok: false, error: badInheritance }
 
-  const warnings: string[] = []
-  const warningsByRole = new Map<string, string[]>()
-  const skillNames = new Set(skills.map((s) => s.name))
-  for (const [role, def] of definitions) {
-    for (const s of def.allowedSkills ?? []) {
-      if (skillNames.has(s)) continue
-      const message = `roles.definitions.${role}.allowedSkills: no skill is named "${s}" (remove it or fix the name)`
-      warnings.push(message)
-      warningsByRole.set(role, [...(warningsByRole.get(role) ?? []), message])
-    }
-  }
+  const { warnings, warningsByRole } = unknownSkillWarnings(skills, definitions)
 
   const resolved = new Map<string, ResolvedRole>()
   const resolve = (role: string): ResolvedRole => {
@@ -142,6 +112,47 @@ export function resolveRoles(
     warnings,
     warningsByRole,
   }
+}
+
+/** What is wrong with the roles' inheritance (an unknown parent, a cycle), or undefined. */
+function inheritanceError(
+  definitions: ReadonlyMap<string, RoleDefinitionInput>,
+  sources: ReadonlyMap<string, string[]>,
+): string | undefined {
+  for (const [role, def] of definitions)
+    if (def.inherits !== undefined && !sources.has(def.inherits))
+      return `roles.definitions.${role}.inherits: unknown role "${def.inherits}" (known roles: ${[...sources.keys()].sort().join(', ') || 'none'})`
+  // Cycle check: follow each chain.
+  for (const role of definitions.keys()) {
+    const path: string[] = [role]
+    let current = definitions.get(role)?.inherits
+    while (current !== undefined) {
+      if (path.includes(current))
+        return `roles.definitions: inheritance cycle ${[...path.slice(path.indexOf(current)), current].join(' → ')} (remove one "inherits")`
+      path.push(current)
+      current = definitions.get(current)?.inherits
+    }
+  }
+  return undefined
+}
+
+/** A role's allowedSkills naming no skill: warnings, in all and by role. */
+function unknownSkillWarnings(
+  skills: readonly Skill[],
+  definitions: ReadonlyMap<string, RoleDefinitionInput>,
+): { warnings: string[]; warningsByRole: Map<string, string[]> } {
+  const warnings: string[] = []
+  const warningsByRole = new Map<string, string[]>()
+  const skillNames = new Set(skills.map((s) => s.name))
+  for (const [role, def] of definitions) {
+    for (const s of def.allowedSkills ?? []) {
+      if (skillNames.has(s)) continue
+      const message = `roles.definitions.${role}.allowedSkills: no skill is named "${s}" (remove it or fix the name)`
+      warnings.push(message)
+      warningsByRole.set(role, [...(warningsByRole.get(role) ?? []), message])
+    }
+  }
+  return { warnings, warningsByRole }
 }
 
 /** The chosen role, or an error naming where the bad name came from and the known roles. */

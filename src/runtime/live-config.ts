@@ -44,45 +44,13 @@ export function watchConfig(options: LiveConfigOptions): {
   reload: () => Promise<ConfigDiff | undefined>
   reloadLock: () => Promise<void>
 } {
-  const { runtime, mode, logger } = options
+  const { runtime, logger } = options
   const file = runtime.loaded.file
   let chain: Promise<ConfigDiff | undefined> = Promise.resolve(undefined)
 
-  const reloadOnce = async (): Promise<ConfigDiff | undefined> => {
-    let next: LoadedConfig
-    let sources: Awaited<ReturnType<typeof loadSources>> | undefined
-    try {
-      next = await loadConfig({ configPath: file, cwd: runtime.loaded.dir, env: options.env })
-      if (mode.kind === 'policy') sources = await loadSources(next, logger)
-    } catch (error) {
-      logger.error(`config not reloaded, the running one is kept: ${(error as Error).message}`)
-      return undefined
-    }
-    if (isPolicyMode(next) !== (mode.kind === 'policy'))
-      logger.warn(
-        `${file}: switching between open mode and policy mode (the "skills" key) takes effect after a restart`,
-      )
-    // The policy first: skills that name a server being added or removed are judged against the new config.
-    if (sources && mode.kind === 'policy') mode.state.replace(sources)
-    const diff = await runtime.applyConfig(next)
-    logger.info(`config reloaded: ${describeDiff(diff)}`)
-    if (diff.needsRestart.length)
-      logger.warn(
-        `${file}: changes to ${diff.needsRestart.map((k) => `"${k}"`).join(', ')} take effect after a restart`,
-      )
-    return diff
-  }
+  const reloadOnce = () => reloadConfig(options)
   const reload = () => (chain = chain.then(reloadOnce, reloadOnce))
-  const lockOnce = async (): Promise<undefined> => {
-    const lockFile = lockPathOf(runtime.loaded.dir)
-    try {
-      runtime.setLock(await readLockFile(lockFile))
-      logger.info(`${lockFile} read again`)
-    } catch (error) {
-      logger.error(`${LOCK_FILE} not reloaded, the running one is kept: ${(error as Error).message}`)
-    }
-    return undefined
-  }
+  const lockOnce = () => reloadLockFile(runtime, logger)
   const reloadLock = async () => void (await (chain = chain.then(lockOnce, lockOnce)))
 
   if (!file) return { stop: () => {}, reload, reloadLock }
@@ -126,4 +94,40 @@ export function watchConfig(options: LiveConfigOptions): {
       signals.off('SIGHUP', onHup)
     },
   }
+}
+
+/** Reads the config again and applies it; a config that does not load leaves the running one (said on stderr). */
+async function reloadConfig(options: LiveConfigOptions): Promise<ConfigDiff | undefined> {
+  const { runtime, mode, logger } = options
+  const file = runtime.loaded.file
+  let next: LoadedConfig
+  let sources: Awaited<ReturnType<typeof loadSources>> | undefined
+  try {
+    next = await loadConfig({ configPath: file, cwd: runtime.loaded.dir, env: options.env })
+    if (mode.kind === 'policy') sources = await loadSources(next, logger)
+  } catch (error) {
+    logger.error(`config not reloaded, the running one is kept: ${(error as Error).message}`)
+    return undefined
+  }
+  if (isPolicyMode(next) !== (mode.kind === 'policy'))
+    logger.warn(`${file}: switching between open mode and policy mode (the "skills" key) takes effect after a restart`)
+  // The policy first: skills that name a server being added or removed are judged against the new config.
+  if (sources && mode.kind === 'policy') mode.state.replace(sources)
+  const diff = await runtime.applyConfig(next)
+  logger.info(`config reloaded: ${describeDiff(diff)}`)
+  if (diff.needsRestart.length)
+    logger.warn(`${file}: changes to ${diff.needsRestart.map((k) => `"${k}"`).join(', ')} take effect after a restart`)
+  return diff
+}
+
+/** Reads the lock again; one that does not load leaves the running one (said on stderr). */
+async function reloadLockFile(runtime: Runtime, logger: Logger): Promise<undefined> {
+  const lockFile = lockPathOf(runtime.loaded.dir)
+  try {
+    runtime.setLock(await readLockFile(lockFile))
+    logger.info(`${lockFile} read again`)
+  } catch (error) {
+    logger.error(`${LOCK_FILE} not reloaded, the running one is kept: ${(error as Error).message}`)
+  }
+  return undefined
 }

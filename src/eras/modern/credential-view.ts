@@ -83,30 +83,6 @@ export function credentialView(
     const reachable = view.reachableSkills?.().find((s) => s.name === skill)
     return reachable && !reachable.active ? skill : undefined
   }
-  const notGranted = (skill: string): CallToolResult =>
-    overStdio
-      ? notLaunchedWith(skill)
-      : {
-          content: [
-            {
-              type: 'text',
-              text: `Skill ${skill} is not granted to this client. A 2026-07-28 client's skills are those of its credential alone (the scope ${skillScope(skill)} grants this one); without credentials, they are the ones myc was launched with. Ask for a token that grants ${skillScope(skill)}, or for myc to be relaunched with --skills ${skill}.`,
-            },
-          ],
-          isError: true,
-        }
-  /** Over stdio: the skill's instructions, with the error that this client cannot add it (a person does). */
-  const notLaunchedWith = (skill: string): CallToolResult => {
-    const instructions = view.reachableSkills?.().find((s) => s.name === skill)?.instructions ?? ''
-    const explanation = `Skill ${skill} is not active, and this client cannot activate it: a 2026-07-28 client's skills over stdio are the ones mycelium was launched with (--skills), and no request changes them. A person adds skills: /add ${skill} in myc chat, or a relaunch of myc serve with --skills ${skill}. Until then its tools stay hidden.${instructions ? ' Its instructions follow.' : ''}`
-    return {
-      content: [
-        { type: 'text', text: explanation },
-        ...(instructions ? [{ type: 'text' as const, text: instructions }] : []),
-      ],
-      isError: true,
-    }
-  }
   const wrapped: CredentialView = {
     toolVisible: (entry) => view.toolVisible(entry),
     promptVisible: (entry) => view.promptVisible(entry),
@@ -115,7 +91,7 @@ export function credentialView(
     callBuiltin(wireName: string, args: Record<string, unknown>, ctx: () => BuiltinCallContext) {
       if (wireName === deactivateWire) return undefined
       const skill = skillToStepUp(wireName, args)
-      if (skill !== undefined) return Promise.resolve(notGranted(skill))
+      if (skill !== undefined) return Promise.resolve(notGranted(view, skill, overStdio))
       // activate_skill here names a granted skill (answered with its instructions, nothing changes) or one the role cannot use (refused as unknown).
       return view.callBuiltin(wireName, args, ctx)
     },
@@ -123,7 +99,39 @@ export function credentialView(
     skillToStepUp,
     activateTool: () => builtinTools().find((t) => t.name === activateWire),
   }
-  // Optional members only when the view has them (open mode has none of them).
+  withOptionalMembers(view, wrapped, deactivateWire)
+  return wrapped
+}
+
+/** A skill the credential does not grant: over HTTP, the scope that would; over stdio, its instructions and who can add it. */
+function notGranted(view: PrincipalView, skill: string, overStdio: boolean): CallToolResult {
+  if (overStdio) return notLaunchedWith(view, skill)
+  return {
+    content: [
+      {
+        type: 'text',
+        text: `Skill ${skill} is not granted to this client. A 2026-07-28 client's skills are those of its credential alone (the scope ${skillScope(skill)} grants this one); without credentials, they are the ones myc was launched with. Ask for a token that grants ${skillScope(skill)}, or for myc to be relaunched with --skills ${skill}.`,
+      },
+    ],
+    isError: true,
+  }
+}
+
+/** Over stdio: the skill's instructions, with the error that this client cannot add it (a person does). */
+function notLaunchedWith(view: PrincipalView, skill: string): CallToolResult {
+  const instructions = view.reachableSkills?.().find((s) => s.name === skill)?.instructions ?? ''
+  const explanation = `Skill ${skill} is not active, and this client cannot activate it: a 2026-07-28 client's skills over stdio are the ones mycelium was launched with (--skills), and no request changes them. A person adds skills: /add ${skill} in myc chat, or a relaunch of myc serve with --skills ${skill}. Until then its tools stay hidden.${instructions ? ' Its instructions follow.' : ''}`
+  return {
+    content: [
+      { type: 'text', text: explanation },
+      ...(instructions ? [{ type: 'text' as const, text: instructions }] : []),
+    ],
+    isError: true,
+  }
+}
+
+/** The view's optional members, only those it has (open mode has none of them). */
+function withOptionalMembers(view: PrincipalView, wrapped: CredentialView, deactivateWire: string): void {
   if (view.servedSkills) wrapped.servedSkills = () => view.servedSkills!()
   if (view.childSkillsVisible) wrapped.childSkillsVisible = (server) => view.childSkillsVisible!(server)
   if (view.revision) wrapped.revision = () => view.revision!()
@@ -135,5 +143,4 @@ export function credentialView(
   // The code's `tools.mycelium` has what this view answers: no deactivate_skill.
   const code = view.codeMode
   if (code) wrapped.codeMode = { ...code, builtins: () => code.builtins().filter((t) => t.name !== deactivateWire) }
-  return wrapped
 }
