@@ -1,4 +1,4 @@
-import type { Attributes, Histogram } from '@opentelemetry/api'
+import type { Attributes, Histogram, Meter } from '@opentelemetry/api'
 import type { Resource } from '@opentelemetry/resources'
 import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics'
 import type { TelemetryDeps } from './telemetry-deps.js'
@@ -43,30 +43,10 @@ export function createOtelMetrics(
   resource: Resource,
   options: { version: string; warn: (message: string) => void },
 ): OperationMetrics {
-  const { core, metrics } = deps
+  const { metrics } = deps
   const Exporter = settings.protocol === 'http/json' ? deps.JsonMetricExporter : deps.ProtoMetricExporter
   const inner = new Exporter({ url: settings.metricsUrl, headers: settings.headers }) as unknown as PushMetricExporter
-  let warned = false
-  const exporter: PushMetricExporter = {
-    export(data: ResourceMetrics, done) {
-      inner.export(data, (result) => {
-        if (result.code !== core.ExportResultCode.SUCCESS && !warned) {
-          warned = true
-          options.warn(
-            `metrics: cannot export to ${settings.metricsUrl} (${result.error?.message ?? 'failed'}); metrics are dropped until it answers`,
-          )
-        }
-        done(result)
-      })
-    },
-    forceFlush: () => inner.forceFlush(),
-    shutdown: () => inner.shutdown(),
-    // The exporter's temporality (OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE) and aggregation stay its own.
-    ...(inner.selectAggregationTemporality
-      ? { selectAggregationTemporality: inner.selectAggregationTemporality.bind(inner) }
-      : {}),
-    ...(inner.selectAggregation ? { selectAggregation: inner.selectAggregation.bind(inner) } : {}),
-  }
+  const exporter = warnOnce(inner, deps, settings, options.warn)
   const reader = new metrics.PeriodicExportingMetricReader({
     exporter,
     exportIntervalMillis: settings.exportIntervalMillis,
@@ -91,6 +71,55 @@ export function createOtelMetrics(
   }
 
   const sources = new Set<TelemetrySources>()
+  observeSources(meter, sources)
+
+  return {
+    record(kind, seconds, attributes) {
+      const kept: Attributes = {}
+      for (const key of KEPT[kind]) if (attributes[key] !== undefined) kept[key] = attributes[key]
+      durations[kind].record(seconds, kept)
+    },
+    observe(source) {
+      sources.add(source)
+      return () => void sources.delete(source)
+    },
+    shutdown: () => provider.shutdown(),
+  }
+}
+
+/** The exporter, saying once on stderr that it cannot export (and why), not once per interval. */
+function warnOnce(
+  inner: PushMetricExporter,
+  deps: TelemetryDeps,
+  settings: MetricsSettings,
+  warn: (message: string) => void,
+): PushMetricExporter {
+  const { core } = deps
+  let warned = false
+  return {
+    export(data: ResourceMetrics, done) {
+      inner.export(data, (result) => {
+        if (result.code !== core.ExportResultCode.SUCCESS && !warned) {
+          warned = true
+          warn(
+            `metrics: cannot export to ${settings.metricsUrl} (${result.error?.message ?? 'failed'}); metrics are dropped until it answers`,
+          )
+        }
+        done(result)
+      })
+    },
+    forceFlush: () => inner.forceFlush(),
+    shutdown: () => inner.shutdown(),
+    // The exporter's temporality (OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE) and aggregation stay its own.
+    ...(inner.selectAggregationTemporality
+      ? { selectAggregationTemporality: inner.selectAggregationTemporality.bind(inner) }
+      : {}),
+    ...(inner.selectAggregation ? { selectAggregation: inner.selectAggregation.bind(inner) } : {}),
+  }
+}
+
+/** What the sources (a runtime, an HTTP face) report at each collection: children running, their restarts, HTTP sessions. */
+function observeSources(meter: Meter, sources: Set<TelemetrySources>): void {
   const children = function* () {
     for (const source of sources) yield* source.children?.() ?? []
   }
@@ -120,17 +149,4 @@ export function createOtelMetrics(
       for (const source of sources) if (source.sessions) total = (total ?? 0) + source.sessions()
       if (total !== undefined) result.observe(total)
     })
-
-  return {
-    record(kind, seconds, attributes) {
-      const kept: Attributes = {}
-      for (const key of KEPT[kind]) if (attributes[key] !== undefined) kept[key] = attributes[key]
-      durations[kind].record(seconds, kept)
-    },
-    observe(source) {
-      sources.add(source)
-      return () => void sources.delete(source)
-    },
-    shutdown: () => provider.shutdown(),
-  }
 }

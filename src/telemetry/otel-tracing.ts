@@ -10,6 +10,17 @@ import type { Resource } from '@opentelemetry/resources'
 /** How long shutdown may wait for the last export (a dead endpoint must not hold up an exit). */
 const SHUTDOWN_BUDGET_MS = 3_000
 
+/** An MCP operation being measured: its kind, start and the attributes its duration may keep. */
+interface Measure {
+  kind: 'server' | 'client'
+  started: number
+  attributes: SpanAttributes
+}
+
+/** How a carrier (`_meta`, headers) is read and written by the propagators. */
+const getter = { get: (c: Carrier, k: string) => c[k as keyof Carrier], keys: (c: Carrier) => Object.keys(c) }
+const setter = { set: (c: Carrier, k: string, v: string) => void (c[k as keyof Carrier] = v) }
+
 /**
  * Tracing on the official OpenTelemetry JS packages: a TracerProvider of its
  * own (nothing global is registered), a batch processor (it never blocks a
@@ -36,16 +47,7 @@ export function createOtelTracing(
   const propagator = new core.CompositePropagator({
     propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
   })
-  const getter = { get: (c: Carrier, k: string) => c[k as keyof Carrier], keys: (c: Carrier) => Object.keys(c) }
-  const setter = { set: (c: Carrier, k: string, v: string) => void (c[k as keyof Carrier] = v) }
   const kinds = { server: api.SpanKind.SERVER, client: api.SpanKind.CLIENT, internal: api.SpanKind.INTERNAL }
-
-  /** An MCP operation being measured: its kind, start and the attributes its duration may keep. */
-  interface Measure {
-    kind: 'server' | 'client'
-    started: number
-    attributes: SpanAttributes
-  }
 
   class Handle implements SpanHandle {
     constructor(
@@ -107,16 +109,7 @@ export function createOtelTracing(
       return new Handle(span, api.trace.setSpan(parentContext, span), measure)
     },
     observe: (sources) => metrics?.observe(sources) ?? (() => {}),
-    async shutdown() {
-      // Traces and metrics flush together, within the one budget.
-      let timer: NodeJS.Timeout | undefined
-      const flushed = Promise.all([provider?.shutdown().catch(() => {}), metrics?.shutdown().catch(() => {})])
-      await Promise.race([
-        flushed,
-        new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_BUDGET_MS).unref())),
-      ])
-      clearTimeout(timer)
-    },
+    shutdown: () => shutdownBoth(provider, metrics),
   }
 }
 
@@ -181,4 +174,18 @@ function sampler(deps: TelemetryDeps, settings: TracingSettings) {
     default:
       return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOnSampler() })
   }
+}
+
+/** Traces and metrics flush together, within the one budget. */
+async function shutdownBoth(
+  provider: { shutdown(): Promise<void> } | undefined,
+  metrics: OperationMetrics | undefined,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const flushed = Promise.all([provider?.shutdown().catch(() => {}), metrics?.shutdown().catch(() => {})])
+  await Promise.race([
+    flushed,
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_BUDGET_MS).unref())),
+  ])
+  clearTimeout(timer)
 }
