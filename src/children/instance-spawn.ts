@@ -55,7 +55,9 @@ export async function instanceEntry(filled: StdioServerConfig, start: InstanceSt
   const real = (p: string) => realpathSync(p)
   const home = real(homeFolder(start.host.env, start.host.platform))
   const inside = (p: string, dir: string) => p === dir || p.startsWith(`${dir}${path.sep}`)
-  const keepsHome = inside(spec.cwd, home) || inside(spec.command, home)
+  // A command kept in the operator's home (its folder, or a script its arguments name) needs the home there.
+  const keepsHome = inside(spec.cwd, home) || inside(spec.command, home) || commandFoldersIn(home, spec).length > 0
+  const keptInTmp = commandFoldersIn('/tmp', spec)
   return {
     ...entry,
     command: 'bwrap',
@@ -63,6 +65,7 @@ export async function instanceEntry(filled: StdioServerConfig, start: InstanceSt
       own: real(start.folders.root),
       hidden: existing(start.hidden, real(start.folders.root)),
       ...(keepsHome ? {} : { hostHome: home }),
+      ...(keptInTmp.length > 0 ? { keptInTmp } : {}),
       emptyFile: start.emptyFile(),
       env: spec.env,
       cwd: spec.cwd,
@@ -71,6 +74,28 @@ export async function instanceEntry(filled: StdioServerConfig, start: InstanceSt
     env: {},
     cwd: spec.cwd,
   }
+}
+
+/**
+ * The folders of a command that lie in `root` (real paths, outermost only):
+ * its working folder, its program's folder, and the folder of each
+ * argument that names an existing file or folder by an absolute path.
+ */
+function commandFoldersIn(root: string, spec: { cwd: string; command: string; args: readonly string[] }): string[] {
+  const inside = (p: string, dir: string) => p === dir || p.startsWith(`${dir}${path.sep}`)
+  const named = [spec.command, ...spec.args].filter((a) => path.isAbsolute(a))
+  const folders = [
+    spec.cwd,
+    ...named.flatMap((a) => {
+      const stat = statSync(a, { throwIfNoEntry: false })
+      return stat ? [stat.isDirectory() ? a : path.dirname(a)] : []
+    }),
+  ].flatMap((f) => (statSync(f, { throwIfNoEntry: false }) ? [realpathSync(f)] : []))
+  const realRoot = realpathSync(root)
+  const within = [...new Set(folders)]
+    .filter((f) => inside(f, realRoot) && f !== realRoot)
+    .sort((a, b) => a.length - b.length)
+  return within.filter((f, i) => !within.slice(0, i).some((o) => inside(f, o)))
 }
 
 /**

@@ -10,6 +10,13 @@ export interface ChildSandboxInput {
   hostHome?: string
   /** An empty read-only file to show in place of a hidden file. */
   emptyFile: string
+  /**
+   * Folders of the command itself (its working folder, the folders of its
+   * program and of the files its arguments name) that lie in the host's
+   * `/tmp`, which the instance gets a new one of: bound back read-only, so a
+   * server kept there (a checkout in /tmp) still starts.
+   */
+  keptInTmp?: readonly string[]
   env: Record<string, string>
   cwd: string
   argv: readonly string[]
@@ -21,8 +28,8 @@ export interface ChildSandboxInput {
  * (a server such as GitHub's must reach its API), nested user namespaces
  * disabled, every capability dropped, killed with myc, a session of its own;
  * `/` read-only, new `/dev`, `/proc` (its own processes only: myc's
- * environment is not there), `/tmp` and `/run`, the operator's home folder
- * emptied; myc's state, the secret store and every instance folder hidden
+ * environment is not there), `/tmp` (the command's own folders in it bound
+ * back read-only) and `/run`, the operator's home folder emptied; myc's state, the secret store and every instance folder hidden
  * behind empty read-only ones, then the instance's own folder bound
  * read-write into its place: it sees its person's folder and no one else's.
  * The environment is cleared and set to `env`.
@@ -30,6 +37,7 @@ export interface ChildSandboxInput {
 export function childSandboxArgs(input: ChildSandboxInput): string[] {
   const args = [...ISOLATION_ARGS, '--share-net', ...HOST_VIEW_ARGS]
   if (input.hostHome) args.push('--tmpfs', input.hostHome)
+  for (const folder of input.keptInTmp ?? []) args.push('--ro-bind', folder, folder)
   const hiddenDirs: string[] = []
   for (const h of input.hidden) {
     if (h.kind === 'dir') {

@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, symlinkSync } from 'node:fs'
 import type { Server } from 'node:http'
 import path from 'node:path'
 import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Runtime } from '../../src/runtime/runtime.js'
-import { repoRoot } from '../helpers/fixtures.js'
-import { waitFor } from '../helpers/runtime.js'
+import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
+import { fixtureEntry, waitFor } from '../helpers/runtime.js'
 import { firstText, peopleFace, perPersonEntry, personClient, scopedRuntime, whoami } from '../helpers/scoped.js'
 import { requireTool } from '../helpers/tools.js'
 
@@ -95,4 +95,44 @@ describe.skipIf(!hasBwrap)('a sandboxed instance sees its own folder and no one 
     await runtime.close()
     await waitFor(() => !existsSync(path.dirname(home!)), 5_000, 'the instance’s folder to be removed')
   })
+})
+
+/**
+ * An instance gets a /tmp of its own; a server kept in the host's /tmp (a
+ * checkout there, as CI clones into one) must still start: its folders are
+ * bound back read-only, and nothing else of the host's /tmp is.
+ */
+describe.skipIf(!hasBwrap)('a sandboxed instance of a server kept in the host’s /tmp', () => {
+  it('starts, runs from its folder read-only, and sees nothing else of the host’s /tmp', async () => {
+    const checkout = mkdtempSync('/tmp/myc-checkout-')
+    chmodSync(checkout, 0o755) // as a clone's folder is (mkdtemp makes it 0700)
+    for (const file of ['per-person', '_base']) copyFileSync(fixtureServer(file), path.join(checkout, `${file}.mjs`))
+    symlinkSync(path.join(repoRoot, 'node_modules'), path.join(checkout, 'node_modules'))
+    const { runtime, folder } = await scopedRuntime(
+      {
+        gh: fixtureEntry('per-person', {
+          args: [path.join(checkout, 'per-person.mjs')],
+          env: { GITHUB_TOKEN: { secret: 'github' } },
+          scope: 'principal',
+          sandbox: true,
+        }),
+      },
+      { kept: { local: { github: 'operator' }, alice: { github: 'a' } } },
+    )
+    const { url, server } = await peopleFace(runtime)
+    const alice = (await personClient(url, 'alice')).client
+    try {
+      expect((await whoami(alice)).secret).toBe('a')
+      const call = async (name: string, file: string) =>
+        JSON.parse(firstText(await alice.callTool({ name, arguments: { path: file } }))) as { ok: boolean }
+      expect((await call('gh__read', path.join(checkout, 'per-person.mjs'))).ok).toBe(true)
+      expect((await call('gh__write', path.join(checkout, 'planted'))).ok).toBe(false)
+      // The test's own folder (myc's state and secret store) lies in the host's /tmp too: not there for it.
+      expect((await call('gh__read', path.join(folder, 'config', 'mycelium', 'secrets.json'))).ok).toBe(false)
+    } finally {
+      await alice.close().catch(() => {})
+      server.close()
+      await runtime.close()
+    }
+  }, 30_000)
 })
