@@ -8,7 +8,7 @@
  */
 
 /** One side's figure in a panel; `absent` says why there is none. */
-export interface Bar {
+interface Bar {
   side: string
   value?: number | undefined
   absent?: string | undefined

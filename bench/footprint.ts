@@ -22,7 +22,7 @@ export const IDLE_RSS_TARGET_MIB = 60
  */
 const SETTLE_S = [3, 60] as const
 
-export interface IdleRss {
+interface IdleRss {
   label: string
   /** VmRSS in MiB, SETTLE_S[0] s and SETTLE_S[1] s after the client listed the tools; anon and file parts of the later one. */
   afterStart: number

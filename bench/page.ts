@@ -137,7 +137,7 @@ export function panels(sides: Pick<SidesResult, 'stdio' | 'http'>): Panel[] {
   })
 }
 
-export function caption(results: Record<string, unknown>): string {
+function caption(results: Record<string, unknown>): string {
   const m = results.machine as Machine | undefined
   const where = m ? `${m.cpu}, ${m.cores} cores, load ${m.loadAverage.join(' ')} at start` : 'machine not recorded'
   return `${String(results.date ?? '')
@@ -146,7 +146,7 @@ export function caption(results: Record<string, unknown>): string {
 }
 
 /** The page's generated part, between the markers. */
-export function pageSection(results: Record<string, unknown>): string {
+function pageSection(results: Record<string, unknown>): string {
   const sides = results.sides as SidesResult
   const m = results.machine as Machine | undefined
   return [

@@ -16,9 +16,9 @@ import path from 'node:path'
 export const SESSIONS_TARGET = 10_000
 export const SESSION_TARGET_KIB = 32
 /** People each with one instance of a scoped child. */
-export const PRINCIPALS = 100
+const PRINCIPALS = 100
 
-export interface SessionsFigures {
+interface SessionsFigures {
   sessions: number
   beforeMiB: number
   afterMiB: number
@@ -28,7 +28,7 @@ export interface SessionsFigures {
   met: boolean
 }
 
-export interface PrincipalsFigures {
+interface PrincipalsFigures {
   principals: number
   beforeMiB: number
   afterMiB: number

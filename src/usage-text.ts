@@ -1,7 +1,7 @@
 import { stripAnsi } from './terminal-colour.js'
 
 /** The widest line of `--help` (citty pads its tables to the widest row, descriptions included). */
-export const USAGE_WIDTH = 100
+const USAGE_WIDTH = 100
 
 /**
  * citty's usage text fitted to `width` columns: trailing padding removed,

@@ -44,7 +44,7 @@ export interface AgentContext {
 }
 
 /** Says which variable to set when there are no credentials at all (before anything starts). */
-export function requireCredentials(env: Record<string, string | undefined>): void {
+function requireCredentials(env: Record<string, string | undefined>): void {
   if (!env.ANTHROPIC_API_KEY && !env.ANTHROPIC_AUTH_TOKEN) {
     throw new MycError(
       'api_key_missing',

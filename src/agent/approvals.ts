@@ -9,7 +9,7 @@ import { parsePattern, type PatternContext } from '../policy/patterns.js'
 import type { AskPerson } from './terminal-approval.js'
 
 /** Parses `--approve` values: a risk level, or a tool pattern (`fs:write_*`, `fs__write_file`). */
-export function parsePreapprovals(values: readonly string[], context: PatternContext): Preapproval[] {
+function parsePreapprovals(values: readonly string[], context: PatternContext): Preapproval[] {
   return values.map((value) => {
     if ((RISK_LEVELS as readonly string[]).includes(value)) return { level: value as RiskLevel }
     const parsed = parsePattern(value, context)

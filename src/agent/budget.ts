@@ -82,7 +82,7 @@ export function resolveLimits(
 }
 
 /** USD for a person: up to four significant digits. */
-export function usdText(n: number): string {
+function usdText(n: number): string {
   return `$${n === 0 ? '0' : Number(n.toPrecision(4))}`
 }
 

@@ -21,7 +21,7 @@ import {
 } from './chat-store.js'
 
 /** Slash commands, for /help and tab completion. */
-export const COMMANDS = new Map<string, string>([
+const COMMANDS = new Map<string, string>([
   ['/help', 'this list'],
   ['/skills', 'the skills this role reaches (* = active)'],
   ['/add', '/add SKILL: activate a skill'],

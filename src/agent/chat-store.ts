@@ -14,7 +14,7 @@ import { projectState, type StateConfig } from '../config/state-roots.js'
  * workflow's session and the adhoc session it handed off to name each other
  * (`handoff.to`, `meta.from`).
  */
-export const SessionRecordSchema = v.variant('type', [
+const SessionRecordSchema = v.variant('type', [
   v.strictObject({
     type: v.literal('meta'),
     id: v.string(),

@@ -32,16 +32,7 @@ const Usage = v.strictObject({
  * budget: the next request would have passed a cap (src/agent/budget.ts); exit 3.
  * unavailable: a tool call failed because its server was not running (crashed, restarting, failed), and no later call of that tool made it good; exit 1.
  */
-export const EndReasons = [
-  'done',
-  'max_turns',
-  'failed',
-  'denied',
-  'interrupted',
-  'error',
-  'budget',
-  'unavailable',
-] as const
+const EndReasons = ['done', 'max_turns', 'failed', 'denied', 'interrupted', 'error', 'budget', 'unavailable'] as const
 
 export const AgentEventSchema = v.variant('type', [
   v.strictObject({

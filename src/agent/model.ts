@@ -1,5 +1,5 @@
 /** The model when neither --model, agent.model nor ANTHROPIC_MODEL names one. */
-export const DEFAULT_MODEL = 'claude-sonnet-5-5'
+const DEFAULT_MODEL = 'claude-sonnet-5-5'
 
 /** `--model`, else `agent.model` in the config, else ANTHROPIC_MODEL, else the default. */
 export function resolveModel(

@@ -122,7 +122,7 @@ export interface ApprovalMemory {
 export type Preapproval = { level: RiskLevel } | { pattern: ToolPattern }
 
 /** Who decided: the threshold, an earlier always/never, --approve, or nobody being there to ask. */
-export type DecidedBy = 'threshold' | 'session' | 'preapproved' | 'no_terminal'
+type DecidedBy = 'threshold' | 'session' | 'preapproved' | 'no_terminal'
 export type ApprovalDecision = { action: 'allow' | 'deny'; by: DecidedBy; why: string } | { action: 'ask' }
 
 /**

@@ -35,7 +35,7 @@ function resultText(content: unknown): string {
  * a backtick run longer than any in them, names are code spans, and control
  * characters are shown as escapes ({@link terminalText}).
  */
-export function toMarkdown(session: LoadedSession): string {
+function toMarkdown(session: LoadedSession): string {
   const meta = session.meta
   const out = [
     `# Session ${inlineText(terminalText(`${session.id}${session.name ? ` (${session.name})` : ''}`))}`,
@@ -67,7 +67,7 @@ export function toMarkdown(session: LoadedSession): string {
 }
 
 /** JSON for programs: the same records as on disk (meta, then each message), one document. */
-export function toJson(session: LoadedSession): string {
+function toJson(session: LoadedSession): string {
   return `${jsonText({ meta: session.meta, name: session.name ?? null, activeSkills: session.activeSkills, usage: session.usage, messages: session.messages }, 2)}\n`
 }
 
@@ -82,7 +82,7 @@ const escapeHtml = (text: string) => escapeHtmlText(terminalText(text))
  * the user typed is shown as typed), tool calls and results folded in
  * <details>.
  */
-export async function toHtml(session: LoadedSession): Promise<string> {
+async function toHtml(session: LoadedSession): Promise<string> {
   const markdownToSafeHtml = await safeMarkdownRenderer()
   const parts: string[] = []
   for (const message of session.messages) {

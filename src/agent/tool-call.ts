@@ -57,7 +57,7 @@ export interface ToolCall {
 }
 
 /** One call the code of a run_code call makes, as the door takes it back (src/runtime/code-calls.ts hands it over). */
-export interface InnerToolCall {
+interface InnerToolCall {
   wireName: string
   args: Record<string, unknown>
   cancellation: Cancellation

@@ -22,7 +22,7 @@ export interface InstanceFolders {
  * a file name, and a digest of the whole, so that two names made alike by
  * the first part never share a folder.
  */
-export function folderName(who: string): string {
+function folderName(who: string): string {
   const readable = who.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)
   return `${readable}-${createHash('sha256').update(who).digest('hex').slice(0, 16)}`
 }

@@ -19,7 +19,7 @@ export const DEFAULT_STOP_BUDGET: StopBudget = { graceMs: 500, termMs: 1_000 }
 export const URGENT_STOP_BUDGET: StopBudget = { graceMs: 100, termMs: 500 }
 
 /** Resolves true when the process has exited within `ms`, false otherwise. */
-export function exitsWithin(child: ChildProcess, ms: number): Promise<boolean> {
+function exitsWithin(child: ChildProcess, ms: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
   return new Promise((resolve) => {
     const timer = setTimeout(() => {

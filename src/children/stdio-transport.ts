@@ -71,7 +71,7 @@ export function startEarly(
  * Starts a stdio child: its own process group (so stopping it ends the
  * whole tree: npx, sh wrappers and the real server), never a shell.
  */
-export function spawnStdioChild(
+function spawnStdioChild(
   options: Pick<StdioChildOptions, 'command' | 'args' | 'env' | 'cwd' | 'windowsVerbatimArguments'>,
 ): ChildProcess {
   return spawn(options.command, [...options.args], {

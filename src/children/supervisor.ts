@@ -19,7 +19,7 @@ import {
 import { userSecrets, type SecretLookup } from './secret-refs.js'
 
 /** What the instances of scoped servers need from the process that runs them (docs/team.md). */
-export interface InstanceDeps {
+interface InstanceDeps {
   /** Where their folders are (default: `.mycelium/instances` beside the config). */
   dir?: string
   /** A person's own secrets (default: the user's sealed store, that person's entries). */
@@ -38,7 +38,7 @@ export function secretCommand(person: string, name: string): string {
 }
 
 /** What the supervisor reports to the runtime: its children's events (state changes optional). */
-export type SupervisorEvents = Omit<ChildEvents, 'stateChanged'> & Partial<Pick<ChildEvents, 'stateChanged'>>
+type SupervisorEvents = Omit<ChildEvents, 'stateChanged'> & Partial<Pick<ChildEvents, 'stateChanged'>>
 
 export interface SupervisorDeps {
   logger: Logger
@@ -68,9 +68,9 @@ export interface SupervisorDeps {
 const STDERR_TAIL_LINES = 10
 
 /** People's own connections kept at once (personalFor); beyond, the one unused longest is let go. */
-export const MAX_PERSONAL = 256
+const MAX_PERSONAL = 256
 /** A person's connection unused this long is let go; their next call opens it again. */
-export const PERSONAL_IDLE_MS = 10 * 60_000
+const PERSONAL_IDLE_MS = 10 * 60_000
 
 /** A child that stayed up this long starts its restart count afresh. */
 const STABLE_AFTER_MS = 30_000

@@ -26,7 +26,7 @@ export interface CodeLimits {
 }
 
 /** The text of a result's text content, joined by newlines. */
-export function resultText(result: ToolResult): string {
+function resultText(result: ToolResult): string {
   const content = Array.isArray(result.content) ? (result.content as Array<{ type?: unknown; text?: unknown }>) : []
   return content
     .filter((c) => c.type === 'text' && typeof c.text === 'string')
@@ -53,7 +53,7 @@ export function innerAnswer(
 }
 
 /** `text` cut to `bytes` bytes of UTF-8 (never in the middle of a character). */
-export function cutBytes(text: string, bytes: number): { text: string; cut: boolean } {
+function cutBytes(text: string, bytes: number): { text: string; cut: boolean } {
   const buffer = Buffer.from(text, 'utf8')
   if (buffer.length <= bytes) return { text, cut: false }
   return {
@@ -66,7 +66,7 @@ export function cutBytes(text: string, bytes: number): { text: string; cut: bool
 }
 
 /** The line a cut output ends with. */
-export function cutLine(limits: CodeLimits): string {
+function cutLine(limits: CodeLimits): string {
   return `[myc: the output was cut at codeMode.maxOutputBytes, ${limits.maxOutputBytes} bytes]`
 }
 

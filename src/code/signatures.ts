@@ -15,7 +15,7 @@ const MAX_DEPTH = 4
 const MAX_MEMBERS = 30
 
 /** `a.b` for an identifier, `a["b-c"]` otherwise. */
-export function member(base: string, key: string): string {
+function member(base: string, key: string): string {
   return IDENTIFIER.test(key) ? `${base}.${key}` : `${base}[${JSON.stringify(key)}]`
 }
 

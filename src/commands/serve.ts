@@ -254,7 +254,7 @@ async function serveWith(
  * MCP client to start it, and the entry that client needs (this very myc:
  * the bundle under node, or the executable), or how to serve HTTP instead.
  */
-export function terminalHint(configFile: string | undefined, argv = process.argv, execPath = process.execPath): string {
+function terminalHint(configFile: string | undefined, argv = process.argv, execPath = process.execPath): string {
   const script = argv[1] !== undefined && /\.c?js$/.test(argv[1]) ? path.resolve(argv[1]) : undefined
   const [command, ...first] = script ? [execPath, script] : [execPath]
   const entry = {

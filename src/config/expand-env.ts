@@ -17,7 +17,7 @@ const PATTERN = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][
  * literal `$`. A variable that is unset (or empty, for `:-`) without a
  * default is reported through `missing` and left as written.
  */
-export function expandString(
+function expandString(
   text: string,
   env: Record<string, string | undefined>,
   onMissing: (name: string) => void,

@@ -9,7 +9,7 @@ export interface ListenAddress {
 export type ListenParse = { ok: true; address: ListenAddress } | { ok: false; error: string }
 
 /** The host used when only a port is given: loopback, the one place where no credentials are allowed. */
-export const DEFAULT_LISTEN_HOST = '127.0.0.1'
+const DEFAULT_LISTEN_HOST = '127.0.0.1'
 
 const USAGE = 'use [HOST:]PORT, such as 8808, 127.0.0.1:8808, 0.0.0.0:8808 or [::1]:8808'
 

@@ -3,11 +3,11 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { parseDocument } from 'yaml'
 import { MycError } from '../errors.js'
-import { parseConfig, type ParseSource } from './parse.js'
+import { parseConfig } from './parse.js'
 import type { MyceliumConfig } from './schema.js'
 import { DEFAULT_CONFIG_FILES } from './state-roots.js'
 
-export { parseConfig, type ParseSource }
+export { parseConfig }
 
 export interface LoadConfigOptions {
   /** `--config F`, relative to `cwd`; without it, `MYC_CONFIG` from `env`. */

@@ -20,14 +20,14 @@ const stringMap = v.record(v.string(), v.string())
  * `{ "secret": "NAME" }` as an `env` value: the secret NAME of the person a
  * scoped server's instance runs for (docs/team.md), read when it starts.
  */
-export const PersonSecretSchema = v.strictObject({
+const PersonSecretSchema = v.strictObject({
   secret: v.pipe(
     v.string(),
     v.regex(SECRET_NAME, 'must be a name of letters, digits, ".", "_" and "-", starting with a letter or digit'),
   ),
 })
 
-export const RestartSchema = v.strictObject({
+const RestartSchema = v.strictObject({
   maxRetries: v.optional(positiveInt(0, 1_000), 5),
   initialDelayMs: v.optional(positiveInt(1, 3_600_000), 500),
   maxDelayMs: v.optional(positiveInt(1, 3_600_000), 30_000),
@@ -92,7 +92,7 @@ const scopeKeys = {
   sandbox: v.optional(v.boolean()),
 }
 
-export const StdioServerSchema = v.strictObject({
+const StdioServerSchema = v.strictObject({
   type: v.literal('stdio'),
   command: v.pipe(v.string(), v.minLength(1, 'must not be empty')),
   args: v.optional(v.array(v.string()), []),
@@ -108,7 +108,7 @@ export const StdioServerSchema = v.strictObject({
  * (a Client ID Metadata Document at `clientMetadataUrl`, else dynamic
  * registration).
  */
-export const OAuthSchema = v.strictObject({
+const OAuthSchema = v.strictObject({
   clientId: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
   /** Write it as "${ENV_VAR}": the config is no place for a secret. */
   clientSecret: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
@@ -128,7 +128,7 @@ export const OAuthSchema = v.strictObject({
   ),
 })
 
-export const HttpServerSchema = v.strictObject({
+const HttpServerSchema = v.strictObject({
   type: v.picklist(['http', 'sse']),
   url: v.pipe(v.string(), v.url('must be an absolute URL such as https://example.com/mcp')),
   headers: v.optional(stringMap, {}),
@@ -136,7 +136,7 @@ export const HttpServerSchema = v.strictObject({
   ...commonServerKeys,
 })
 
-export const ServerSchema = v.variant('type', [StdioServerSchema, HttpServerSchema])
+const ServerSchema = v.variant('type', [StdioServerSchema, HttpServerSchema])
 
 /** Keys that fit each server type, for "does not fit" messages. */
 export const STDIO_ONLY_KEYS = [
@@ -158,10 +158,10 @@ const patternList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty
 const nameList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')))
 
 /** A role name: it names a memory file, so it may not leave the folder. */
-export const roleName = v.pipe(v.string(), v.regex(ROLE_NAME, `must be a role name: ${ROLE_NAME_RULE}`))
+const roleName = v.pipe(v.string(), v.regex(ROLE_NAME, `must be a role name: ${ROLE_NAME_RULE}`))
 
 /** A cap on what an agent run spends (docs/tokens.md, "Capping the spend"): USD (needs agent.price), input tokens (cache reads and writes included), output tokens. */
-export const BudgetSchema = v.strictObject({
+const BudgetSchema = v.strictObject({
   maxUsd: v.optional(v.pipe(v.number(), v.gtValue(0, 'must be more than 0'))),
   maxInputTokens: v.optional(positiveInt(1, Number.MAX_SAFE_INTEGER)),
   maxOutputTokens: v.optional(positiveInt(1, Number.MAX_SAFE_INTEGER)),
@@ -471,8 +471,7 @@ export const ConfigSchema = v.strictObject({
   ),
 })
 
-export type RawConfigOutput = v.InferOutput<typeof ConfigSchema>
-export type RestartConfig = v.InferOutput<typeof RestartSchema>
+type RawConfigOutput = v.InferOutput<typeof ConfigSchema>
 export type StdioServerConfig = v.InferOutput<typeof StdioServerSchema>
 export type HttpServerConfig = v.InferOutput<typeof HttpServerSchema>
 export type OAuthConfig = v.InferOutput<typeof OAuthSchema>
@@ -489,9 +488,6 @@ export function scopeOf(config: ServerConfig): ServerScope {
   return config.type === 'stdio' ? (config.scope ?? 'shared') : 'shared'
 }
 
-/** An `env` value: text, or the secret of the person an instance runs for. */
-export type EnvValue = StdioServerConfig['env'][string]
-export type RoleDefinition = v.InferOutput<typeof RoleDefinitionSchema>
 export type BudgetConfig = v.InferOutput<typeof BudgetSchema>
 
 /** The resolved config: defaults filled in, servers in a Map in file order. */

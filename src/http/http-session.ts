@@ -38,7 +38,7 @@ export interface HttpSession extends SessionEntry {
 }
 
 /** What a shared session store keeps of a session's connection: its resource subscriptions and log level. */
-export interface SessionState {
+interface SessionState {
   subscriptions: string[]
   logLevel?: LoggingLevel
 }

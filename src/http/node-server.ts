@@ -7,13 +7,13 @@ import { RpcCode } from '../protocol/facts.js'
 import { sendResponse } from './node-bridge.js'
 
 /** `http.bodyTimeoutMs` by default: how long a request body may take to arrive. */
-export const BODY_TIMEOUT_MS = 30_000
+const BODY_TIMEOUT_MS = 30_000
 
 /** `http.maxConnectionsPerAddress` by default: connections one client address may hold open at once. */
-export const MAX_CONNECTIONS_PER_ADDRESS = 512
+const MAX_CONNECTIONS_PER_ADDRESS = 512
 
 /** How long an idle kept-alive connection stays open. */
-export const KEEP_ALIVE_TIMEOUT_MS = 65_000
+const KEEP_ALIVE_TIMEOUT_MS = 65_000
 
 /** What bounds a peer at the connection level. */
 export interface ConnectionLimits {

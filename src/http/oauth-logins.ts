@@ -9,7 +9,7 @@ import type { HttpPrincipal } from './principals.js'
 import { plainText } from './responses.js'
 
 /** Where the authorization server sends the person back. */
-export const OAUTH_CALLBACK_PATH = '/oauth/callback'
+const OAUTH_CALLBACK_PATH = '/oauth/callback'
 
 /** How long a person has to answer the authorization server. */
 const LOGIN_TTL_MS = 10 * 60_000

@@ -112,7 +112,7 @@ export class SharedRateLimiter implements RateLimit {
 }
 
 /** Where the shared buckets live in Redis. */
-export const RATE_KEY_PREFIX = 'myc:rate:'
+const RATE_KEY_PREFIX = 'myc:rate:'
 
 /** RateLimiter.take as one atomic Redis step: KEYS[1] the bucket, ARGV capacity and tokens per ms; replies {1, 0} or {0, retry-after seconds}. */
 const TOKEN_BUCKET_SCRIPT = `

@@ -8,10 +8,10 @@ import { redactUrl } from '../redact.js'
  * every command races this deadline, and the request that needed it gets
  * `503` with Retry-After instead of hanging.
  */
-export const STORE_COMMAND_MS = 2_000
+const STORE_COMMAND_MS = 2_000
 
 /** How long /readyz trusts the last word on whether Redis answers before it asks again (a PING). */
-export const STORE_CHECK_MS = 1_000
+const STORE_CHECK_MS = 1_000
 
 /** Commands beyond this many queued on the connection are refused at once (Redis away, requests still coming). */
 const QUEUE_MAX = 10_000
@@ -32,7 +32,7 @@ export class StoreUnavailable extends MycError {
 }
 
 /** The commands myc sends Redis (the session store, the shared rate limit, the people's OAuth logins). */
-export interface RedisCommands {
+interface RedisCommands {
   get(key: string): Promise<string | null>
   set(key: string, value: string, options: { expiration: { type: 'PX'; value: number } }): Promise<unknown>
   pExpire(key: string, ms: number): Promise<unknown>

@@ -8,7 +8,7 @@ export interface RedisScripts {
 }
 
 /** The people's OAuth logins' hash (its version counter and lock beside it, `:version` and `:lock`). */
-export const TOKEN_ENTRIES = 'myc:oauth:tokens'
+const TOKEN_ENTRIES = 'myc:oauth:tokens'
 /** The people's own secrets' (oauth/secret-store.ts). */
 export const SECRET_ENTRIES = 'myc:secrets'
 /** A lock older than this was left by a replica that died holding it. */

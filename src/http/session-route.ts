@@ -19,7 +19,7 @@ export type { HttpSession } from './http-session.js'
 const EARLY_SCAN_BYTES = 64 * 1024
 
 /** Requests one session may have in flight by default (`http.maxInFlightPerSession`). */
-export const MAX_IN_FLIGHT_PER_SESSION = 64
+const MAX_IN_FLIGHT_PER_SESSION = 64
 
 export interface SessionRouteOptions {
   runtime: Runtime

@@ -16,7 +16,7 @@ export interface SessionEntry {
 }
 
 /** How long a session that never completes initialization (no notifications/initialized) is kept. */
-export const UNINITIALIZED_SESSION_MS = 30_000
+const UNINITIALIZED_SESSION_MS = 30_000
 
 /**
  * Where sessions are kept, by id. The in-memory table holds live sessions;

@@ -33,7 +33,7 @@ export interface HttpToken {
 /** The environment variable holding the key of credential digests, shared by replicas of one session store. */
 export const SESSION_SECRET_ENV = 'MYC_SESSION_SECRET'
 /** The shortest MYC_SESSION_SECRET accepted. */
-export const MIN_SESSION_SECRET_CHARS = 32
+const MIN_SESSION_SECRET_CHARS = 32
 
 /** Turns a token's value into the key its sessions are bound to. */
 export interface CredentialKeyer {

@@ -14,7 +14,7 @@ import type { DoctorCheck } from './doctor-check.js'
 import { loginStates } from './logins.js'
 
 /** How long `myc doctor` waits for Redis to answer. */
-export const REDIS_CHECK_MS = 2_000
+const REDIS_CHECK_MS = 2_000
 
 /**
  * What `myc serve` needs beyond the children: over HTTP, the tokens'

@@ -62,7 +62,7 @@ export interface HiddenReport {
 }
 
 /** The pinning check (docs/pinning.md): no lock (a suggestion), or what the lock and hidden text withhold. */
-export function pinningCheck(runtime: Runtime): { check: DoctorCheck; hidden: HiddenReport[] } {
+function pinningCheck(runtime: Runtime): { check: DoctorCheck; hidden: HiddenReport[] } {
   const withheld = runtime.catalogue.withheld()
   const hidden = withheld
     .filter((w) => w.reason === 'hidden')

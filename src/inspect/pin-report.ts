@@ -48,7 +48,7 @@ function diffText(parts: readonly DiffPart[], colour: boolean, indent: string): 
 }
 
 /** One change, as a person reviews it: added with its fields, changed with a word diff of each field that differs, removed alone. */
-export function changeText(change: LockChange, colour: boolean): string {
+function changeText(change: LockChange, colour: boolean): string {
   const head = `${change.change.padEnd(8)} ${change.kind.padEnd(6)} ${shown(`${change.server}:${change.name}`)}`
   if (change.change === 'removed') return head
   const fields = definitionDiff(change.change === 'added' ? undefined : change.before, change.after)

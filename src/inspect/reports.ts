@@ -318,7 +318,7 @@ export function policyCheck(
  * config): unlike the agent's answer, it says whether the skill exists, is
  * disabled, or is out of the role's reach, and which roles reach it.
  */
-export function unreachableForPerson(policy: Policy, role: string, skill: string): string {
+function unreachableForPerson(policy: Policy, role: string, skill: string): string {
   if (!policy.skills.has(skill)) return `no skill is named "${skill}" (\`myc skills\` lists them)`
   const disabled = policy.disabled.get(skill)
   if (disabled) return `skill "${skill}" is disabled: ${disabled.reasons.join('; ')} (\`myc skills lint\` explains)`

@@ -9,7 +9,7 @@ import { splitFrontMatter } from '../policy/skill-definition.js'
 import { parse as parseYaml } from 'yaml'
 
 /** The starter config `myc init` writes; `$schema` as {@link schemaReference} makes it. */
-export function starterConfig($schema: string): Record<string, unknown> {
+function starterConfig($schema: string): Record<string, unknown> {
   return {
     $schema,
     mcpServers: {

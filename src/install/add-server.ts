@@ -48,7 +48,7 @@ export interface AddResult {
 }
 
 /** Whether a source names a server.json file rather than a registry name. */
-export function isFileSource(source: string): boolean {
+function isFileSource(source: string): boolean {
   return /\.json$/i.test(source) || /^(\.{1,2}[\\/]|[\\/]|~|[A-Za-z]:[\\/])/.test(source)
 }
 

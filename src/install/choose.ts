@@ -6,7 +6,7 @@ import type { Package, Remote, ServerJson } from './server-json.js'
 export type Candidate = { kind: Exclude<PackageKind, 'remote'>; pkg: Package } | { kind: 'remote'; remote: Remote }
 
 /** What a server offers: the candidates (remotes first, then packages as listed) and what cannot be added, in words. */
-export function candidatesOf(server: ServerJson): { candidates: Candidate[]; unsupported: string[] } {
+function candidatesOf(server: ServerJson): { candidates: Candidate[]; unsupported: string[] } {
   const candidates: Candidate[] = (server.remotes ?? []).map((remote) => ({ kind: 'remote', remote }))
   const unsupported: string[] = []
   for (const pkg of server.packages ?? []) {

@@ -12,7 +12,7 @@ export interface ImportRequest extends AddContext {
 }
 
 /** One server imported (or that would be, with --dry-run). */
-export interface Imported {
+interface Imported {
   key: string
   from: string
   entry: Record<string, unknown>

@@ -13,7 +13,7 @@ export interface KeptSecret {
 }
 
 /** Every string inside `value` passed through `fn`. */
-export function mapStrings<T>(value: T, fn: (text: string) => string): T {
+function mapStrings<T>(value: T, fn: (text: string) => string): T {
   if (typeof value === 'string') return fn(value) as T
   if (Array.isArray(value)) return value.map((v: unknown) => mapStrings(v, fn)) as T
   if (value !== null && typeof value === 'object')

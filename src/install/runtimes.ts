@@ -13,7 +13,7 @@ export type RuntimeCheck = { ok: true } | { ok: false; why: string }
 const DOCKER_PROBE_MS = 10_000
 
 /** The command each package kind runs with. */
-export const RUNNER: Readonly<Record<Exclude<PackageKind, 'remote'>, string>> = {
+const RUNNER: Readonly<Record<Exclude<PackageKind, 'remote'>, string>> = {
   npm: 'npx',
   pypi: 'uvx',
   oci: 'docker',

@@ -73,7 +73,6 @@ const ServerListSchema = v.looseObject({
 })
 
 export type Input = v.InferOutput<typeof InputSchema>
-export type KeyValueInput = v.InferOutput<typeof KeyValueInputSchema>
 export type Argument = v.InferOutput<typeof ArgumentSchema>
 export type Remote = v.InferOutput<typeof RemoteSchema>
 export type Package = v.InferOutput<typeof PackageSchema>

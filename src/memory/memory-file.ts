@@ -37,7 +37,7 @@ const SECTION_TITLES: Record<MemoryType, string> = {
   note: 'Notes',
 }
 /** Heading of the section that holds what did not parse; nothing under it is read as entries. */
-export const UNPARSED_TITLE = 'Unparsed (kept exactly as written; fix and move up, or delete)'
+const UNPARSED_TITLE = 'Unparsed (kept exactly as written; fix and move up, or delete)'
 const ID = /^mem_[A-Za-z0-9_-]{1,64}$/
 const ENTRY_HEADING = /^### \[(.*)\]\s*$/
 const META = /^<!-- meta: (.*) -->\s*$/

@@ -53,7 +53,7 @@ export interface MemoryQuery {
 const SUFFIX = '.memory.md'
 
 /** The words of a text, lower-cased (letters, digits and `_`, any script). */
-export function words(text: string): string[] {
+function words(text: string): string[] {
   return text
     .toLowerCase()
     .split(/[^\p{L}\p{N}_]+/u)
@@ -82,7 +82,7 @@ export function matchEntries(entries: readonly MemoryEntry[], q: MemoryQuery): M
 }
 
 /** A role name that is safe as a file name, or an error saying the rule. */
-export function memoryFileOf(dir: string, role: string): string {
+function memoryFileOf(dir: string, role: string): string {
   if (!isRoleName(role)) throw new Error(`"${role}" is not a role name: ${ROLE_NAME_RULE}`)
   return path.join(dir, `${role}${SUFFIX}`)
 }
@@ -256,7 +256,7 @@ function newId(taken: ReadonlySet<string>): string {
  * A memory folder or file that exists but cannot be read: one error, said
  * the same way by every reader (`myc memory list`, `show`, the memory tools).
  */
-export function unreadable(what: 'folder' | 'file', where: string, error: unknown): MycError {
+function unreadable(what: 'folder' | 'file', where: string, error: unknown): MycError {
   const code = (error as NodeJS.ErrnoException).code
   const reason =
     code === 'EACCES' || code === 'EPERM'
@@ -279,7 +279,7 @@ export function unreadable(what: 'folder' | 'file', where: string, error: unknow
   )
 }
 
-export function formatBytes(n: number): string {
+function formatBytes(n: number): string {
   return n >= 1024 * 1024
     ? `${(n / 1024 / 1024).toFixed(1)} MiB`
     : n >= 1024

@@ -9,7 +9,7 @@ import { MycError } from '../errors.js'
 import type { StoredLogin, TokenStore } from './token-store.js'
 
 /** Refresh this long before the access token expires. */
-export const REFRESH_MARGIN_MS = 60_000
+const REFRESH_MARGIN_MS = 60_000
 /** How long a refresh request may take (it holds the token store's lock). */
 const REFRESH_TIMEOUT_MS = 20_000
 
@@ -38,7 +38,7 @@ export function needsLoginIn(error: unknown): NeedsLoginError | undefined {
 }
 
 /** Whether a login's access token is past (or near) its expiry: within a minute, or half its life for a short-lived one. */
-export function isExpiring(login: StoredLogin, now: number): boolean {
+function isExpiring(login: StoredLogin, now: number): boolean {
   if (login.expiresAt === undefined) return false
   const margin = Math.min(REFRESH_MARGIN_MS, Math.max(0, (login.expiresAt - login.savedAt) / 2))
   return now >= login.expiresAt - margin
@@ -59,10 +59,7 @@ export function loginWithTokens(
 }
 
 /** A stored client with the secret the config names today (the store keeps no copy of a configured secret). */
-export function withConfiguredSecret(
-  client: StoredLogin['client'],
-  oauth: OAuthConfig | undefined,
-): StoredLogin['client'] {
+function withConfiguredSecret(client: StoredLogin['client'], oauth: OAuthConfig | undefined): StoredLogin['client'] {
   return oauth?.clientId === client.client_id && oauth.clientSecret
     ? { ...client, client_secret: oauth.clientSecret }
     : client

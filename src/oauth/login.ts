@@ -23,7 +23,7 @@ import { loginWithTokens } from './child-auth.js'
 import type { StoredLogin, TokenStore } from './token-store.js'
 
 /** What the server said to a first request without a token. */
-export interface Challenge {
+interface Challenge {
   /** The HTTP status (401 when it wants a login). */
   status: number
   resourceMetadataUrl?: URL
@@ -36,7 +36,7 @@ export interface Challenge {
  * a server that lets initialize pass is asked the next requests a client
  * sends, one of the 2026-07-28 era `server/discover`.
  */
-export async function probeChallenge(config: HttpServerConfig, fetchFn: FetchLike = fetch): Promise<Challenge> {
+async function probeChallenge(config: HttpServerConfig, fetchFn: FetchLike = fetch): Promise<Challenge> {
   const headers = new Headers(config.headers)
   headers.delete('authorization')
   let response: Response
@@ -134,7 +134,7 @@ interface Callback {
 }
 
 /** The loopback listener `http://127.0.0.1:<port>/callback` that takes one authorization response. */
-export class LoopbackCallback {
+class LoopbackCallback {
   private server: Server | undefined
   private resolveCode!: (callback: Callback) => void
   private rejectCode!: (error: Error) => void

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto'
  */
 export type PinKind = 'tool' | 'prompt'
 
-export const PINNED_FIELDS: Readonly<Record<PinKind, readonly string[]>> = {
+const PINNED_FIELDS: Readonly<Record<PinKind, readonly string[]>> = {
   tool: ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations'],
   prompt: ['name', 'title', 'description', 'arguments'],
 }

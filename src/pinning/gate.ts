@@ -8,7 +8,7 @@ import { LIST_OF, type DefinitionLock } from './lock.js'
  * not in the lock (`unpinned`), or it holds hidden text (`hidden`, lock or
  * not).
  */
-export type WithholdReason = 'changed' | 'added' | 'unpinned' | 'hidden'
+type WithholdReason = 'changed' | 'added' | 'unpinned' | 'hidden'
 
 export interface Withholding {
   reason: WithholdReason

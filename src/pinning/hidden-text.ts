@@ -10,7 +10,7 @@
 export type HiddenTextKind = 'tag' | 'bidi' | 'control'
 
 /** In the order they are reported. */
-export const HIDDEN_TEXT_KINDS: readonly HiddenTextKind[] = ['tag', 'bidi', 'control']
+const HIDDEN_TEXT_KINDS: readonly HiddenTextKind[] = ['tag', 'bidi', 'control']
 
 /** How each kind is named to a person. */
 export const HIDDEN_TEXT_NAMES: Readonly<Record<HiddenTextKind, string>> = {

@@ -28,7 +28,7 @@ export async function readLockFile(file: string): Promise<DefinitionLock | undef
 }
 
 /** Writes a lock whole (a reader sees the old file or the new one, never half of one). */
-export async function writeLockFile(file: string, lock: DefinitionLock): Promise<void> {
+async function writeLockFile(file: string, lock: DefinitionLock): Promise<void> {
   await writeFileAtomic(file, lockText(lock))
 }
 

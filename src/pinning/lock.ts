@@ -8,7 +8,7 @@ import { canonicalJson, digestOf, type PinKind, type PinnedDefinition } from './
  * Pure: text in, lock out, and back; the file is lock-file.ts's.
  */
 
-export const LOCKFILE_VERSION = 1
+const LOCKFILE_VERSION = 1
 
 export interface LockEntry {
   /** `sha256:<hex>` of the definition's canonical JSON. */

@@ -2,7 +2,7 @@ import { patternMatches } from './patterns.js'
 import { BUILTIN_SERVER, BUILTIN_TOOLS, MEMORY_BUILTINS, META_BUILTINS, RUN_CODE_TOOL, type Policy } from './policy.js'
 
 /** One step of an explanation: a rule and what it said. */
-export interface ExplainStep {
+interface ExplainStep {
   rule: string
   verdict: 'allows' | 'denies' | 'info'
   detail: string

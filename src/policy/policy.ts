@@ -30,7 +30,7 @@ export const BUILTIN_TOOLS: ReadonlySet<string> = new Set<string>([
 ])
 
 /** What policy needs to know of the live catalogue. */
-export interface CatalogueFacts {
+interface CatalogueFacts {
   /** The tool names of a server, or undefined while its list is not known (not started, crashed). */
   toolsOf(server: string): ReadonlySet<string> | undefined
 }

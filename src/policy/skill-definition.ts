@@ -74,7 +74,7 @@ const FrontMatter = v.strictObject({
  * and/or white space (`Read, Bash(git:*)` and `Read Bash(git:*)` alike),
  * except inside parentheses (`Bash(git add:*)` is one entry).
  */
-export function splitAllowedTools(text: string): string[] {
+function splitAllowedTools(text: string): string[] {
   const entries: string[] = []
   let current = ''
   let depth = 0
@@ -91,7 +91,7 @@ export function splitAllowedTools(text: string): string[] {
 }
 
 /** Whether an `allowed-tools` entry is a Mycelium pattern rather than a host tool such as `Read` or `Bash(git:*)`. */
-export function isMyceliumPattern(entry: string, separator: string): boolean {
+function isMyceliumPattern(entry: string, separator: string): boolean {
   if (entry === '*') return true
   if (/[()\s]/.test(entry)) return false
   return entry.includes(':') || entry.includes(separator)

@@ -165,7 +165,7 @@ export interface ViewRequest {
 export type CodeModeFace = 'session' | 'agent'
 
 /** Why a role cannot be chosen in open mode, and how to get roles. */
-export function openModeMessage(asked: string, loaded: Pick<LoadedConfig, 'file' | 'dir'>): string {
+function openModeMessage(asked: string, loaded: Pick<LoadedConfig, 'file' | 'dir'>): string {
   return `${asked}: ${loaded.file ?? 'this folder'} has no skills, so myc runs in open mode: every tool of every server, no roles to choose. To use roles, add skills: a "skills" key in the config or a skills/ folder beside it (\`myc init\` writes a starter set, \`myc skill add NAME\` one skill)`
 }
 

@@ -11,7 +11,7 @@
 /** The lists a client hears of changes to (skills and templates travel as resources, as the Skills extension does). */
 export type ListKindName = 'tools' | 'prompts' | 'resources'
 
-export const LIST_KINDS: readonly ListKindName[] = ['tools', 'prompts', 'resources']
+const LIST_KINDS: readonly ListKindName[] = ['tools', 'prompts', 'resources']
 
 /** Whether two snapshots of a list hold the same definitions, in the same order (by identity). */
 export function sameList(before: readonly unknown[], now: readonly unknown[]): boolean {

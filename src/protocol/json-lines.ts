@@ -11,7 +11,7 @@ export interface LineLimit {
 }
 
 /** Where the text of one oversized line goes. */
-export interface OversizedLine {
+interface OversizedLine {
   feed(text: string): void
   end(): void
 }

@@ -17,22 +17,22 @@ function kind(value: unknown): string {
 }
 const got = (value: unknown) => ` (got ${kind(value)})`
 
-export const string: Check = (v, p) => (typeof v === 'string' ? undefined : `${p} must be a string${got(v)}`)
-export const number: Check = (v, p) =>
+const string: Check = (v, p) => (typeof v === 'string' ? undefined : `${p} must be a string${got(v)}`)
+const number: Check = (v, p) =>
   typeof v === 'number' && Number.isFinite(v) ? undefined : `${p} must be a number${got(v)}`
 /** A JSON-RPC id or progress token: a string or a (safe) integer. */
-export const idLike: Check = (v, p) =>
+const idLike: Check = (v, p) =>
   typeof v === 'string' || Number.isSafeInteger(v) ? undefined : `${p} must be a string or an integer${got(v)}`
 const anyObject: Check = (v, p) => (isObject(v) ? undefined : `${p} must be an object${got(v)}`)
 
-export function optional(check: Check): Check & { optional: true } {
+function optional(check: Check): Check & { optional: true } {
   return Object.assign((v: unknown, p: string) => (v === undefined ? undefined : check(v, p)), {
     optional: true as const,
   })
 }
 
 /** An object with these fields (others allowed). A missing required field is named as such. */
-export function object(shape: Readonly<Record<string, Check>>): Check {
+function object(shape: Readonly<Record<string, Check>>): Check {
   const entries = Object.entries(shape)
   return (v, p) => {
     if (!isObject(v)) return `${p} must be an object${got(v)}`
@@ -47,7 +47,7 @@ export function object(shape: Readonly<Record<string, Check>>): Check {
 }
 
 /** An object whose every value passes `check` (prompt arguments: string to string). */
-export function record(check: Check): Check {
+function record(check: Check): Check {
   return (v, p) => {
     if (!isObject(v)) return `${p} must be an object${got(v)}`
     for (const key of Object.keys(v)) {
@@ -58,7 +58,7 @@ export function record(check: Check): Check {
   }
 }
 
-export function oneOf(values: readonly string[]): Check {
+function oneOf(values: readonly string[]): Check {
   const set = new Set(values)
   return (v, p) =>
     typeof v === 'string' && set.has(v)
@@ -85,7 +85,7 @@ const completionRef: Check = (v, p) => {
   return `${p}.type must be "ref/prompt" or "ref/resource"${typeof v.type === 'string' ? ` (got "${v.type.slice(0, 64)}")` : got(v.type)}`
 }
 
-export const LOGGING_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const
+const LOGGING_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const
 
 /**
  * The requests myc serves, each with the check of its params. A method that
@@ -129,7 +129,7 @@ export const REQUEST_PARAMS: ReadonlyMap<string, Check> = new Map<string, Check>
 ])
 
 /** Notifications a client sends; others are checked only for their envelope. */
-export const NOTIFICATION_PARAMS: ReadonlyMap<string, Check> = new Map<string, Check>([
+const NOTIFICATION_PARAMS: ReadonlyMap<string, Check> = new Map<string, Check>([
   ['notifications/cancelled', params({ requestId: optional(idLike), reason: optional(string) })],
   [
     'notifications/progress',
@@ -138,7 +138,7 @@ export const NOTIFICATION_PARAMS: ReadonlyMap<string, Check> = new Map<string, C
 ])
 
 /** Params of any request or notification without a specific check: an object with a valid `_meta`. */
-export const ANY_PARAMS: Check = params()
+const ANY_PARAMS: Check = params()
 
 /** The problem with a request's params, or undefined. Absent params are checked as `{}`. */
 export function requestParamsProblem(method: string, value: unknown): string | undefined {

@@ -7,7 +7,7 @@ import { LineWriter } from './line-writer.js'
 import { responseLine } from './result-lines.js'
 
 /** The default cap on one incoming message (`limits.maxMessageBytes`). */
-export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 export interface StdioServerStreamOptions {
   /** Longest message accepted; a longer one is refused with an error and not buffered. */

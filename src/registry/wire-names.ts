@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto'
 
 /** Separators docs/configuration.md allows between a server key and a tool name on the wire. */
 export const SEPARATORS = ['__', '_', '-', '.', ':'] as const
-export type Separator = (typeof SEPARATORS)[number]
 
 /** How wire names are made: the separator and the length cap. */
 export interface WireNameOptions {
@@ -60,7 +59,7 @@ function withSuffix(base: string, suffix: string, maxLength: number): string {
 }
 
 /** What a client may add in front of myc's wire names, and its cap (docs/configuration.md). */
-export interface ClientNameLimit {
+interface ClientNameLimit {
   client: string
   /** Characters the client adds before the wire name, given the key the user gave myc. */
   prefixLength: (serverKeyInClient: string) => number
@@ -70,7 +69,7 @@ export interface ClientNameLimit {
 }
 
 /** Known client limits on the full tool name, used by `myc tools` and `myc doctor` to warn. */
-export const CLIENT_NAME_LIMITS: readonly ClientNameLimit[] = [
+const CLIENT_NAME_LIMITS: readonly ClientNameLimit[] = [
   // Claude Code: mcp__<key>__<tool>, and the Anthropic API caps tool names at 64.
   { client: 'Claude Code', prefixLength: (key) => `mcp__${key}__`.length, maxTotal: 64 },
   // Cursor: server name plus tool name at most 60.

@@ -3,7 +3,7 @@ import type { RelayOutcome } from '../protocol/request-relay.js'
 import { redactUrls } from '../redact.js'
 
 /** Where a server that is not running stands: what a call to one of its tools is told. */
-export type DownState = 'starting' | 'restarting' | 'failed' | 'stopped'
+type DownState = 'starting' | 'restarting' | 'failed' | 'stopped'
 
 /** A server that is not running, as a caller is told of it. */
 export interface ChildDown {

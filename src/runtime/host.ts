@@ -1,7 +1,7 @@
 import { currentHost, type CommandHost } from '../children/resolve-command.js'
 
 /** Whether this process is a single executable (Node SEA), where process.execPath is myc itself. */
-export function isSingleExecutable(): boolean {
+function isSingleExecutable(): boolean {
   try {
     const sea = process.getBuiltinModule?.('node:sea') as { isSea?: () => boolean } | undefined
     return sea?.isSea?.() === true

@@ -77,7 +77,7 @@ export function listedTools(runtime: Runtime, view: PrincipalView): readonly unk
 export type ToolCallOutcome = 'ok' | 'tool_error' | 'protocol_error' | 'timeout' | 'unavailable' | 'cancelled'
 
 /** One tools/call that reached a tool: the server (`mycelium` for a built-in), the tool's own name, how it ended and how long it took. */
-export interface ToolCallRecord {
+interface ToolCallRecord {
   server: string
   tool: string
   outcome: ToolCallOutcome
@@ -114,7 +114,7 @@ function outcomeOf(outcome: RelayOutcome | undefined): ToolCallOutcome {
   return 'protocol_error'
 }
 
-export type { InnerCall, ToolCallContext } from './call-context.js'
+export type { ToolCallContext } from './call-context.js'
 
 /**
  * How a tools/call was answered: the outcome, the server that answered (none

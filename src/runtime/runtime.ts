@@ -28,12 +28,12 @@ import { audienceOf, InstanceLists } from './instance-routing.js'
 import { PersonSecretStores } from './person-secrets.js'
 
 /** How long a list request waits for children still in their first start. */
-export const FIRST_LIST_WAIT_MS = 5_000
+const FIRST_LIST_WAIT_MS = 5_000
 
 const ALL_KINDS: readonly ListKind[] = ['tools', 'prompts', 'resources', 'resourceTemplates', 'skills']
 
 /** How long a server removed or changed by a config reload may finish the calls it is running. */
-export const RELOAD_DRAIN_MS = 10_000
+const RELOAD_DRAIN_MS = 10_000
 
 /** How long children wait for a client's initialize before they initialize offering no client capabilities. */
 export const CLIENT_INITIALIZE_WAIT_MS = 2_000

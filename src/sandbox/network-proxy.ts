@@ -89,7 +89,7 @@ export async function startConnectProxy(
 }
 
 /** Port the bridge listens on inside the sandbox. */
-export const PROXY_PORT = 3128
+const PROXY_PORT = 3128
 /** Mount point of the proxy's folder inside the sandbox. */
 export const PROXY_DIR_INSIDE = '/run/myc-proxy'
 

@@ -21,7 +21,7 @@ export interface ProtectedPath {
  * (hooks, config with `core.fsmonitor`/aliases, attributes; a rename and copy
  * of it must not give a writable one) and direnv's `.envrc`.
  */
-export const WORKSPACE_RUN_PATHS: ReadonlyArray<{ name: string; kind: 'dir' | 'file' }> = [
+const WORKSPACE_RUN_PATHS: ReadonlyArray<{ name: string; kind: 'dir' | 'file' }> = [
   { name: '.git', kind: 'dir' },
   { name: '.envrc', kind: 'file' },
 ]
@@ -34,7 +34,7 @@ export const WORKSPACE_RUN_PATHS: ReadonlyArray<{ name: string; kind: 'dir' | 'f
  * plugins. Guarded wherever the home folder lies in the workspace (a home
  * outside it is a fresh, empty folder inside the sandbox).
  */
-export const HOME_RUN_PATHS: ReadonlyArray<{ name: string; kind: 'dir' | 'file' }> = [
+const HOME_RUN_PATHS: ReadonlyArray<{ name: string; kind: 'dir' | 'file' }> = [
   ...[
     ...['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.bash_aliases', '.profile', '.inputrc'],
     ...['.zshrc', '.zprofile', '.zshenv', '.zlogin', '.zlogout', '.cshrc', '.tcshrc', '.kshrc', '.mkshrc'],

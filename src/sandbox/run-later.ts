@@ -74,7 +74,7 @@ export function watchRunLater(
  * twice. A larger one (a home folder, `/`) is refused with the fix; after
  * the run there is no limit, whatever the command made is searched.
  */
-export const MAX_FOLDERS = 100_000
+const MAX_FOLDERS = 100_000
 
 function guardedBefore(workspace: string, before: Scan): ProtectedPath[] {
   const guarded: ProtectedPath[] = []

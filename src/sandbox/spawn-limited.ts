@@ -22,7 +22,7 @@ export interface LimitedOutcome {
 }
 
 /** The marker appended where output was cut. */
-export const TRUNCATION_MARKER = '\n[… output truncated by myc …]\n'
+const TRUNCATION_MARKER = '\n[… output truncated by myc …]\n'
 
 /**
  * Runs an argument vector (no shell) as its own process group, collects

@@ -27,7 +27,7 @@ import { RpcCode } from '../protocol/facts.js'
  * whichever era asks. Tools are in ../runtime/principal-tools.ts.
  */
 
-export function unknownPrompt(name: unknown): RelayOutcome {
+function unknownPrompt(name: unknown): RelayOutcome {
   return {
     ok: false,
     error: {
@@ -37,7 +37,7 @@ export function unknownPrompt(name: unknown): RelayOutcome {
   }
 }
 
-export function unknownResource(uri: unknown): RelayOutcome {
+function unknownResource(uri: unknown): RelayOutcome {
   // data.uri names the resource asked for (SEP-2164): what the client sent, so it reveals nothing of a hidden one.
   return {
     ok: false,

@@ -13,8 +13,6 @@ import { OWN_SKILLS_BASE, type ServedFile, type ServedSkill } from '../skills/sk
 import { decodeCursor, ListPages, paginate } from './pagination.js'
 import { RpcCode } from '../protocol/facts.js'
 
-export { SKILLS_EXTENSION_ID }
-
 /** Listings differ by role, so clients must not share them across principals. */
 const CACHE = { ttlMs: 0, cacheScope: 'private' as const }
 

@@ -12,7 +12,7 @@ import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { StdioChannel, StdioFace, StdioSide } from './stdio-face.js'
 
-export { STDIO_ERA_MODES, type StdioEraMode } from './stdio-era-mode.js'
+export type { StdioEraMode } from './stdio-era-mode.js'
 import type { StdioEraMode } from './stdio-era-mode.js'
 
 /** How long dropping a server/discover probe (the client went on with initialize) waits for the probe's answer. */

@@ -6,7 +6,7 @@ import type { TelemetryDeps } from './telemetry-deps.js'
 export const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8'
 
 /** Reports the values of an observed instrument at a scrape: `set` once per series. */
-export type ReadValues = (set: (value: number, labels?: Attributes) => void) => void | Promise<void>
+type ReadValues = (set: (value: number, labels?: Attributes) => void) => void | Promise<void>
 
 /**
  * Metrics for `GET /metrics`, on the OpenTelemetry metrics API: instruments

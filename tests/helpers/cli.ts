@@ -17,7 +17,7 @@ import { waitFor } from './wait-for.js'
  */
 
 /** A stream that keeps what is written to it as text, told of each write. */
-export class Captured extends Writable {
+class Captured extends Writable {
   text = ''
   private readonly watchers = new Set<(text: string) => void>()
 
@@ -107,7 +107,7 @@ export async function jsonHere(
  * JSON-RPC, as the SDK's StdioClientTransport speaks it to a process.
  * Closing it ends myc's stdin (EOF) and waits for `ended`.
  */
-export class StreamClientTransport implements Transport {
+class StreamClientTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void

@@ -5,7 +5,7 @@
  * Deterministic: the same seed gives the same lines.
  */
 
-export type Owed = { id: string | number; code?: number } | { nullId: true } | { none: true }
+type Owed = { id: string | number; code?: number } | { nullId: true } | { none: true }
 
 export interface HostileMessage {
   /** The raw text of the line, without its newline (may hold bytes that are not UTF-8). */
@@ -15,7 +15,7 @@ export interface HostileMessage {
 }
 
 /** A small deterministic PRNG (mulberry32). */
-export function prng(seed: number): () => number {
+function prng(seed: number): () => number {
   let a = seed >>> 0
   return () => {
     a = (a + 0x6d2b79f5) >>> 0

@@ -25,7 +25,7 @@ const aliceAndBob: TokenConfig[] = [
   { env: 'A', role: 'dev', name: 'alice' },
   { env: 'B', role: 'dev', name: 'bob' },
 ]
-export const TOKEN_ENV = { A: ALICE, B: BOB, MYC_SESSION_SECRET: 'a-session-secret-0123456789abcdef0123456789' }
+const TOKEN_ENV = { A: ALICE, B: BOB, MYC_SESSION_SECRET: 'a-session-secret-0123456789abcdef0123456789' }
 
 /**
  * A face over `runtime` (faceOptions of ./http.ts: alice's and bob's tokens,

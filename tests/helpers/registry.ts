@@ -11,7 +11,7 @@ export function registryFixture(name: string, replace: Record<string, string> = 
 }
 
 /** The folder of the stand-in runtimes (uvx, and a docker whose engine answers): put it first on a PATH. */
-export const standInRuntimes = fileURLToPath(new URL('../fixtures/runtimes', import.meta.url))
+const standInRuntimes = fileURLToPath(new URL('../fixtures/runtimes', import.meta.url))
 
 /** The PATH with the stand-in runtimes first. */
 export function pathWithStandIns(env: Record<string, string | undefined> = process.env): string {

@@ -11,7 +11,7 @@ import { pathWithStandIns } from '../helpers/registry.js'
 import { captureLogger } from '../helpers/runtime.js'
 
 /** A sealed store's key for tests (MYC_TOKEN_KEY): no keychain is asked. */
-export const TEST_TOKEN_KEY = Buffer.alloc(32, 9).toString('base64')
+const TEST_TOKEN_KEY = Buffer.alloc(32, 9).toString('base64')
 
 /**
  * A project folder for myc add: a config (JSONC text, or none), a

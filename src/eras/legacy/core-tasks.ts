@@ -59,9 +59,9 @@ export function coreTasksCapability(
 }
 
 /** Polling of tasks/result: the child's pollIntervalMs, within these bounds (this when it gives none). */
-export const DEFAULT_POLL_MS = 500
-export const MIN_POLL_MS = 50
-export const MAX_POLL_MS = 5_000
+const DEFAULT_POLL_MS = 500
+const MIN_POLL_MS = 50
+const MAX_POLL_MS = 5_000
 
 export class CoreTasksOverExtension {
   /** The last known Task of each of this connection's tasks on modern children. */

@@ -265,7 +265,7 @@ export function childMeta(
 }
 
 /** JSON-RPC code of the answer to a caller whose call a modern child answered with `input_required` when nobody can be asked. */
-export const INPUT_REQUIRED_UNBRIDGED = RpcCode.internalError
+const INPUT_REQUIRED_UNBRIDGED = RpcCode.internalError
 
 /**
  * The error a caller gets when a modern child answers its call with
@@ -297,6 +297,6 @@ export function inputRequiredError(server: string, method: string, result: Recor
 }
 
 /** Whether a child's result is a 2026 `input_required` result. */
-export function isInputRequired(result: Record<string, unknown>): boolean {
+function isInputRequired(result: Record<string, unknown>): boolean {
   return result.resultType === 'input_required'
 }

@@ -56,9 +56,9 @@ export const HOSTED_TASK_TTL_MS = 3_600_000
 /** The `pollIntervalMs` suggested to clients. */
 export const HOSTED_POLL_INTERVAL_MS = 500
 /** Tasks held at most per runtime. */
-export const MAX_HOSTED_TASKS = 1_000
+const MAX_HOSTED_TASKS = 1_000
 /** A call that answers within this long is answered as it is, not made a task. */
-export const IMMEDIATE_RESULT_MS = 500
+const IMMEDIATE_RESULT_MS = 500
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled'
 
@@ -315,7 +315,7 @@ export function needsTaskOptIn(runtime: Runtime, view: PrincipalView, ctx: Serve
 }
 
 /** A 2025 CreateTaskResult's task (`{ task: { taskId, status, ttl, pollInterval… } }`), or undefined. */
-export function coreCreatedTask(
+function coreCreatedTask(
   result: Record<string, unknown>,
 ): { taskId: string; ttl: number | undefined; pollInterval: number | undefined } | undefined {
   const task = result.task as Record<string, unknown> | undefined

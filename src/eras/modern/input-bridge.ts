@@ -23,10 +23,10 @@ import { isObject, RpcCode } from '../../protocol/facts.js'
 /** At most this many rounds of one call (the SDK server's legacy shim has the same cap). */
 export const MAX_INPUT_ROUNDS = 8
 /** Pause before retrying a round that carried only `requestState` (nothing else slows that loop down). */
-export const STATE_ONLY_PACING_MS = 250
+const STATE_ONLY_PACING_MS = 250
 
 /** One request to ask the client: the child's key for it, and the 2025 request. */
-export interface ClientAsk {
+interface ClientAsk {
   key: string
   method: 'elicitation/create' | 'sampling/createMessage' | 'roots/list'
   params: Record<string, unknown>

@@ -188,7 +188,7 @@ export function checkParamHeaders(declared: readonly ParamHeader[], args: unknow
 }
 
 /** The words of a failed check, for the error message. */
-export function describeParamHeaderCheck(check: Exclude<ParamHeaderCheck, { ok: true }>): string {
+function describeParamHeaderCheck(check: Exclude<ParamHeaderCheck, { ok: true }>): string {
   const what = {
     missing: `the ${check.header} header is missing while argument ${check.argument} is set`,
     invalid: `the ${check.header} header cannot be decoded`,

@@ -46,7 +46,7 @@ import { isObject, RpcCode } from '../../protocol/facts.js'
 /** A round of questions closes when none came for this long. */
 export const QUIET_MS = 25
 /** A round of questions closes after this long at most. */
-export const MAX_GATHER_MS = 250
+const MAX_GATHER_MS = 250
 /** A parked call with questions out and no retry for this long is cancelled. */
 export const MAX_WAIT_MS = 600_000
 /** A finished call's answer is kept this long for the retry that collects it. */

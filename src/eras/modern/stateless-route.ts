@@ -26,7 +26,7 @@ import { HttpRpcCode, onBodyDone, refusal } from '../../http/responses.js'
 import type { InboundRequest } from '../../http/node-bridge.js'
 
 /** subscriptions/listen streams one credential may hold open at once. */
-export const MAX_LISTENS_PER_CREDENTIAL = 16
+const MAX_LISTENS_PER_CREDENTIAL = 16
 
 /** Views kept at most (one per role and set of skills seen); the least recently used goes first. */
 const MAX_VIEWS = 256

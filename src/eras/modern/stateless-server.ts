@@ -33,7 +33,7 @@ import type { TaskRegistry } from './task-registry.js'
 import { HOSTED_TASK_TTL_MS, needsTaskOptIn, startAsTask, taskHosting, type TaskHosting } from './hosted-tasks.js'
 
 /** How long a 2026-era client may keep a list (`ttlMs`): one that does not listen (subscriptions/listen) sees a child's new tools within this. */
-export const MODERN_LIST_TTL_MS = 30_000
+const MODERN_LIST_TTL_MS = 30_000
 
 export interface StatelessServerOptions {
   runtime: Runtime

@@ -17,7 +17,7 @@ import { isObject, TASKS_EXTENSION, RpcCode } from '../../protocol/facts.js'
  */
 
 /** The statuses of a 2025 Task (the extension has the same five). */
-export const TASK_STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const
+const TASK_STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const
 export type TaskStatus = (typeof TASK_STATUSES)[number]
 
 /** The `_meta` key naming the task a message belongs to (2025-11-25). */

@@ -3,7 +3,7 @@ import { HostedTasks, MAX_TASK_TTL_MS, taskKey } from './hosted-tasks.js'
 /** An entry kept this long when the child gives no `ttlMs`. */
 export const DEFAULT_TASK_TTL_MS = 3_600_000
 /** Tasks remembered at most per runtime; beyond it the least recently used is forgotten. */
-export const MAX_TASKS = 10_000
+const MAX_TASKS = 10_000
 
 /** How long an entry is kept from now, by the task's `ttlMs` (null: as long as myc keeps anything). */
 export function keepFor(ttlMs: number | null | undefined): number {

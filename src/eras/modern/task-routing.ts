@@ -106,10 +106,10 @@ export function taskCaller(tasks: TaskRegistry, ctx: ServerContext): Pick<Caller
 }
 
 /** The methods routed to the child holding the task (SEP-2663). */
-export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const
+const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const
 
 /** The -32602 of a task that does not exist for the caller: the same whether it never existed, expired, or is another credential's. */
-export function unknownTask(taskId: unknown): ProtocolError {
+function unknownTask(taskId: unknown): ProtocolError {
   return new ProtocolError(
     RpcCode.invalidParams,
     `Unknown taskId: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId ?? null)}`,

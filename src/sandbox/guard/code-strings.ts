@@ -19,7 +19,7 @@ export interface Masked {
   strings: Literal[]
 }
 
-export const slot = (i: number): string => `\u0001${i}\u0002`
+const slot = (i: number): string => `\u0001${i}\u0002`
 export const SLOT_SOURCE = '\u0001(\\d+)\u0002'
 
 const PAIRS: Record<string, string> = { '(': ')', '[': ']', '{': '}', '<': '>' }

@@ -2,12 +2,10 @@ import { isCriticalPath, valuesOf } from './paths.js'
 import type { GuardRule } from './rule.js'
 import { TARGET_RULES } from './rules-targets.js'
 import { readsProgramFromStdin, runsComputedShell } from './interpreters.js'
-import { basename, INTERPRETERS, SHELLS, unquote, type SimpleCommand, type Word } from './shell-words.js'
+import { basename, INTERPRETERS, unquote, type SimpleCommand, type Word } from './shell-words.js'
 
 /** A guard rule: an id, the message a blocked user reads, and the test. */
 export type { GuardRule } from './rule.js'
-
-export { isCriticalPath }
 
 const texts = (args: Word[]) => args.filter((a) => !a.dynamic).map((a) => a.text)
 /** Whether short or long flags contain one of the letters/names (`-rf`, `-Rf`, `--recursive`). */
@@ -195,5 +193,3 @@ export const TOO_DEEP_RULE = {
   id: 'too-deep',
   message: 'commands nested too deep (or fanning out too far) to check',
 } as const
-
-export { SHELLS }
