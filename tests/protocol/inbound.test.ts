@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { checkInbound } from '../../src/protocol/inbound.js'
+import { checkInbound, nestsDeeperThan } from '../../src/protocol/inbound.js'
 import { TopLevelIdScanner, topLevelId, topLevelIdOfBytes } from '../../src/protocol/top-level-id.js'
 import { REQUEST_PARAMS } from '../../src/protocol/params-check.js'
 import { SERVED_METHODS } from '../helpers/hostile-messages.js'
@@ -261,5 +261,53 @@ describe('the answer owed to each incoming message', () => {
     scanner.feed('"}},"id":"after-')
     scanner.feed('blob"}')
     expect(scanner.id()).toBe('after-blob')
+  })
+})
+
+describe('the nesting check before parsing', () => {
+  /** The check as a walk of every character (how it was written first): the fast one must agree with it. */
+  const walked = (text: string, limit: number) => {
+    let depth = 0
+    let inString = false
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i]
+      if (inString) {
+        if (c === '\\') i++
+        else if (c === '"') inString = false
+      } else if (c === '"') inString = true
+      else if (c === '{' || c === '[') {
+        if (++depth > limit) return true
+      } else if (c === '}' || c === ']') depth--
+    }
+    return false
+  }
+
+  it('counts no bracket inside a string, however its quotes and backslashes are escaped', () => {
+    const deep = (n: number, inner = '0') => '['.repeat(n) + inner + ']'.repeat(n)
+    const cases = [
+      deep(3),
+      deep(4),
+      `{"a":"[[[[[["}`,
+      `{"a":"\\"[[[[[["}`,
+      `{"a":"\\\\"}` + '[[[[[[',
+      `{"a":"\\\\\\"[[[[[["}`,
+      `{"a":"\\\\\\\\"` + ',"b":[[[[[[0]]]]]]}',
+      `{"a":"x\\"` + '[[[[[[',
+      `"unterminated [[[[[[`,
+      deep(2, `"]]]]]]]"`) + deep(5),
+      `{"a":"é😀\\u0022[[[[[["}`,
+    ]
+    for (const text of cases) expect(nestsDeeperThan(text, 4), text).toBe(walked(text, 4))
+    expect(cases.filter((text) => nestsDeeperThan(text, 4)).length).toBeGreaterThan(2)
+  })
+
+  it('agrees with the walk on random text made of the characters that matter', () => {
+    const alphabet = ['"', '\\', '[', ']', '{', '}', 'a', ',']
+    let seed = 7
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31)
+    for (let n = 0; n < 5_000; n++) {
+      const text = Array.from({ length: 5 + (next() % 40) }, () => alphabet[next() % alphabet.length]).join('')
+      expect(nestsDeeperThan(text, 3), text).toBe(walked(text, 3))
+    }
   })
 })
