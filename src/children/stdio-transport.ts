@@ -4,6 +4,7 @@ import { MycError } from '../errors.js'
 import { lineSplitter } from '../protocol/json-lines.js'
 import { LineWriter } from '../protocol/line-writer.js'
 import { keepResponseLine } from '../protocol/result-lines.js'
+import { requestLine } from '../protocol/request-lines.js'
 import { DEFAULT_STOP_BUDGET, signalTree, stopTree, type StopBudget } from './process-tree.js'
 
 /** How to start a stdio child. `command` is run directly, never through a shell. */
@@ -190,7 +191,8 @@ export class ChildStdioTransport implements Transport {
       return Promise.reject(new MycError('child_gone', 'child process is not running'))
     let line: string
     try {
-      line = JSON.stringify(message)
+      // A large call's arguments as the client wrote them, spliced (protocol/request-lines.ts).
+      line = requestLine(message) ?? JSON.stringify(message)
     } catch (error) {
       return Promise.reject(error)
     }

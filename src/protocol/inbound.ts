@@ -1,6 +1,7 @@
 import type { JSONRPCErrorResponse, JSONRPCMessage, RequestId } from '@modelcontextprotocol/client'
 import { notificationParamsProblem, requestParamsProblem } from './params-check.js'
 import { RpcCode, isObject } from './facts.js'
+import { closingQuote } from './json-text.js'
 
 /** JSON-RPC 2.0 error codes for messages that cannot be served. */
 export const JsonRpcError = {
@@ -51,19 +52,6 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
     } else if (c === 125 /* } */ || c === 93 /* ] */) depth--
   }
   return false
-}
-
-/** Where the string whose text starts at `from` closes: a quote after an even run of backslashes (or the end of the text). */
-function closingQuote(text: string, from: number): number {
-  let at = from
-  for (;;) {
-    const quote = text.indexOf('"', at)
-    if (quote < 0) return text.length
-    let slashes = 0
-    while (quote - slashes - 1 >= from && text.charCodeAt(quote - slashes - 1) === 92 /* \ */) slashes++
-    if (slashes % 2 === 0) return quote
-    at = quote + 1
-  }
 }
 
 /** The answer to a line that is not JSON. */

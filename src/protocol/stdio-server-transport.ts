@@ -5,6 +5,7 @@ import { TopLevelIdScanner, topLevelId } from './top-level-id.js'
 import { lineSplitter } from './json-lines.js'
 import { LineWriter } from './line-writer.js'
 import { responseLine } from './result-lines.js'
+import { keepArgumentsText } from './request-lines.js'
 
 /** The default cap on one incoming message (`limits.maxMessageBytes`). */
 const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -70,7 +71,11 @@ export class StdioServerStream implements Transport {
     }
     const inbound = checkInbound(value)
     if (inbound.kind === 'invalid') return this.reject(inbound.reason, inbound.reply)
-    if (inbound.kind === 'request') this.unanswered.add(inbound.id)
+    if (inbound.kind === 'request') {
+      this.unanswered.add(inbound.id)
+      // A large call's arguments go on to the child as the client wrote them (request-lines.ts).
+      if (inbound.method === 'tools/call') keepArgumentsText(line, (inbound.message as { params?: unknown }).params)
+    }
     this.onmessage?.(inbound.message)
   }
 

@@ -107,6 +107,31 @@ describe('StdioEraConnection: one era per connection, over the stdio stream', ()
     await legacy.closed
   })
 
+  it('carries a large call to the child and back, in both eras, its arguments as the client wrote them', async () => {
+    // Large enough for the arguments' text to be spliced (protocol/request-lines.ts), with escapes, quotes and non-ASCII.
+    const message = `${'line "one"\\\ttwo\n'.repeat(4_000)}é😀\u2028`
+    const call = (id: number, extra: object = {}) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'echo__echo', arguments: { message }, ...extra },
+    })
+    const legacy = serve(runtime)
+    legacy.send(INITIALIZE)
+    await legacy.answer('i')
+    legacy.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    legacy.send(call(3, { _meta: { progressToken: 'p' } }))
+    expect((await legacy.answer(3)).result).toMatchObject({ structuredContent: { echoed: message } })
+    legacy.end()
+    await legacy.closed
+
+    const modern = serve(runtime)
+    modern.send(call(4, { _meta: ENVELOPE }))
+    expect((await modern.answer(4)).result).toMatchObject({ structuredContent: { echoed: message } })
+    modern.end()
+    await modern.closed
+  })
+
   it('ends at once when the client leaves without a word', async () => {
     const quiet = serve(runtime)
     quiet.end()
