@@ -4,6 +4,8 @@ import type { HttpServerConfig } from '../config/schema.js'
 import { ExitCode, MycError, usageError } from '../errors.js'
 import { redactUrl } from '../redact.js'
 import { terminalText } from '../terminal-text.js'
+import type { TokenStore } from '../oauth/token-store.js'
+import { peopleEntries } from './_people-store.js'
 import { commonArgs, jsonArgs, principalFlag, printJson, printResult } from './_shared.js'
 
 /** The HTTP child `name` of the config (a usage error names the ones there are). */
@@ -46,10 +48,30 @@ const principalArg = {
   },
 } as const
 
-/** The token store of `--principal` (default: the local user's), its name checked. */
-async function storeFor(io: CommandIO, principal: string | undefined) {
-  const { TokenStore } = await import('../oauth/token-store.js')
-  return TokenStore.forUser(principalFlag(principal), io.env)
+/**
+ * Runs `use` on the token store of `--principal` (default: the local
+ * user's), its name checked: another person's is where `myc serve --http`
+ * with this config reads it (this machine's file, or that config's Redis:
+ * _people-store.ts), closed after.
+ */
+async function withStore<T>(
+  io: CommandIO,
+  principal: string | undefined,
+  configPath: string | undefined,
+  use: (store: TokenStore) => Promise<T>,
+): Promise<T> {
+  const [{ TokenStore }, { userState }] = await Promise.all([
+    import('../oauth/token-store.js'),
+    import('../config/state-roots.js'),
+  ])
+  const who = principalFlag(principal)
+  const shared = who === undefined ? undefined : await peopleEntries(io, who, configPath, 'logins')
+  if (!shared) return use(TokenStore.forUser(who, io.env))
+  try {
+    return await use(new TokenStore(userState(io.env).configDir.path, who!, shared.key, undefined, shared.entries))
+  } finally {
+    await shared.close()
+  }
 }
 
 const login = defineCommand({
@@ -84,29 +106,31 @@ const login = defineCommand({
     if (!Number.isFinite(timeout) || timeout <= 0)
       throw usageError(`--timeout takes a number of seconds, not "${args.timeout}"`)
     const config = await httpServer(io, args.config, args.server)
-    const [{ login: runLogin }, store] = await Promise.all([import('../oauth/login.js'), storeFor(io, args.principal)])
+    const { login: runLogin } = await import('../oauth/login.js')
     // `--no-browser` is `browser: false`.
     const noBrowser = args.browser === false
     try {
-      const stored = await runLogin({
-        server: args.server,
-        config,
-        store,
-        port,
-        timeoutMs: timeout * 1000,
-        onAuthorizationUrl: (url) => {
-          if (noBrowser) {
-            io.stdout.write(`${url.href}\n`)
-            say(io, `myc: open the URL above to log in to "${args.server}"; waiting for the redirect…`)
-            return
-          }
-          say(io, `myc: log in to "${args.server}" at:\n${url.href}\nwaiting for the redirect…`)
-          if (io.stdout.isTTY || io.stderr.isTTY)
-            void import('../oauth/browser.js')
-              .then(({ openBrowser }) => openBrowser(url, args.server))
-              .catch((error: unknown) => say(io, `myc: ${error instanceof Error ? error.message : String(error)}`))
-        },
-      })
+      const stored = await withStore(io, args.principal, args.config, (store) =>
+        runLogin({
+          server: args.server,
+          config,
+          store,
+          port,
+          timeoutMs: timeout * 1000,
+          onAuthorizationUrl: (url) => {
+            if (noBrowser) {
+              io.stdout.write(`${url.href}\n`)
+              say(io, `myc: open the URL above to log in to "${args.server}"; waiting for the redirect…`)
+              return
+            }
+            say(io, `myc: log in to "${args.server}" at:\n${url.href}\nwaiting for the redirect…`)
+            if (io.stdout.isTTY || io.stderr.isTTY)
+              void import('../oauth/browser.js')
+                .then(({ openBrowser }) => openBrowser(url, args.server))
+                .catch((error: unknown) => say(io, `myc: ${error instanceof Error ? error.message : String(error)}`))
+          },
+        }),
+      )
       const done = `logged in to "${args.server}" (${redactUrl(config.url)}): token valid until ${when(stored.expiresAt)}${stored.tokens.refresh_token ? ', refreshable' : ''}`
       if (noBrowser) say(io, `myc: ${done}`)
       else printResult(io, done)
@@ -130,13 +154,15 @@ const status = defineCommand({
   args: { ...commonArgs, ...jsonArgs, ...principalArg },
   async run({ args, data }) {
     const io = commandIO(data)
-    const [{ loadConfig }, { loginStates }, store] = await Promise.all([
+    const [{ loadConfig }, { loginStates }] = await Promise.all([
       import('../config/load.js'),
       import('../inspect/logins.js'),
-      storeFor(io, args.principal),
     ])
     const loaded = await loadConfig({ configPath: args.config, cwd: io.cwd, env: io.env })
-    const rows = await loginStates(loaded.config.servers, store)
+    const { rows, store } = await withStore(io, args.principal, args.config, async (opened) => {
+      const rows = await loginStates(loaded.config.servers, opened)
+      return { rows, store: { principal: opened.principal, file: opened.file, keySource: opened.keySource } }
+    })
     // Where the key is (MYC_TOKEN_KEY, the OS keychain, the key file): known once a login was opened; null with none stored.
     if (args.json)
       printJson(io, {
@@ -163,7 +189,7 @@ const logout = defineCommand({
   async run({ args, data }) {
     const io = commandIO(data)
     const config = await httpServer(io, args.config, args.server)
-    const had = await (await storeFor(io, args.principal)).delete(config.url)
+    const had = await withStore(io, args.principal, args.config, (store) => store.delete(config.url))
     const whose = args.principal === undefined ? '' : ` for ${args.principal}`
     printResult(
       io,

@@ -3,6 +3,7 @@ import { commandIO, type CommandIO } from '../command-io.js'
 import { SECRET_NAME } from '../config/expand-env.js'
 import { ExitCode, MycError, usageError } from '../errors.js'
 import type { SecretStore } from '../oauth/secret-store.js'
+import { peopleEntries } from './_people-store.js'
 import { commonArgs, jsonArgs, principalFlag, printJson, printResult, restPositional } from './_shared.js'
 
 /**
@@ -46,41 +47,22 @@ interface OpenStore {
 
 /**
  * The store `--principal` names: the local person's is this machine's file;
- * another person's is where `myc serve --http` with this config reads it:
- * the file, or with a Redis `http.sessionStore` that Redis (sealed with
- * MYC_TOKEN_KEY, as the replicas read it: shared-people.ts).
+ * another person's is where `myc serve --http` with this config reads it
+ * (the file, or that config's Redis: _people-store.ts).
  */
 async function storeOf(
   io: CommandIO,
   principal: string | undefined,
   configPath: string | undefined,
 ): Promise<OpenStore> {
-  const [{ SecretStore }, { LOCAL_PRINCIPAL }] = await Promise.all([
-    import('../oauth/secret-store.js'),
-    import('../oauth/token-store.js'),
-  ])
+  const { SecretStore } = await import('../oauth/secret-store.js')
   const who = principalFlag(principal)
-  const file = {
-    store: SecretStore.forUser(io.env, who === undefined ? {} : { principal: who }),
-    close: async () => {},
-  }
-  if (who === undefined || who === LOCAL_PRINCIPAL) return file
-  const { loadConfig } = await import('../config/load.js')
-  const loaded = await loadConfig({ configPath, cwd: io.cwd, env: io.env })
-  const setting = loaded.config.http.sessionStore
-  if (setting === 'memory') return file
-  const key = io.env.MYC_TOKEN_KEY
-  if (!key)
-    throw new MycError(
-      'usage',
-      `${loaded.file}: http.sessionStore is Redis, where the replicas keep people's secrets sealed with MYC_TOKEN_KEY, and it is not set here`,
-      { fix: "set MYC_TOKEN_KEY to the replicas' value, then run this again" },
-    )
-  const { openSessionStore } = await import('../http/session-store.js')
-  const shared = await openSessionStore(setting)
+  const shared = who === undefined ? undefined : await peopleEntries(io, who, configPath, 'secrets')
+  if (!shared)
+    return { store: SecretStore.forUser(io.env, who === undefined ? {} : { principal: who }), close: async () => {} }
   const store = SecretStore.forUser(
-    { ...io.env, MYC_TOKEN_KEY: key },
-    { principal: who, shared: shared.secretEntries!() },
+    { ...io.env, MYC_TOKEN_KEY: shared.key },
+    { principal: who!, shared: shared.entries },
   )
   return { store, close: () => shared.close() }
 }

@@ -6,6 +6,7 @@ import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openSessionStore, type SessionStore } from '../../src/http/session-store.js'
 import { sharePeople } from '../../src/http/shared-people.js'
+import { TokenStore } from '../../src/oauth/token-store.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { runHere } from '../helpers/cli.js'
 import { writeConfig } from '../helpers/e2e.js'
@@ -109,5 +110,46 @@ describe.skipIf(!hasRedis())('a person’s secret shared by replicas through Red
       (await runHere(['secrets', 'rm', 'github', '--principal', 'bob', '--config', config], '', { env })).code,
     ).toBe(0)
     expect(await runtimes[0]!.secrets.store('bob').value('github')).toBeUndefined()
+  }, 60_000)
+  it('reads and forgets a person’s login with myc auth status and logout on the machine, in the replicas’ Redis', async () => {
+    const url = 'https://api.example.test/mcp'
+    const config = writeConfig({
+      mcpServers: { remote: { type: 'http', url, oauth: {} } },
+      http: { sessionStore: redis.url },
+    })
+    // A replica keeps bob's login in Redis, as one does after bob logs in through it.
+    const replica = new TokenStore(
+      mkdtempSync(path.join(tmpdir(), 'myc-replica-a-')),
+      'bob',
+      TEST_TOKEN_KEY,
+      undefined,
+      stores[0]!.tokenEntries!(),
+    )
+    await replica.update(url, () => ({
+      serverUrl: url,
+      tokens: { access_token: 'bob-token', token_type: 'Bearer', scope: 'repo' },
+      client: { client_id: 'myc' },
+      authorizationServerUrl: 'https://auth.example.test',
+      savedAt: Date.now(),
+    }))
+    const elsewhere = { XDG_CONFIG_HOME: mkdtempSync(path.join(tmpdir(), 'myc-replica-cli-')) }
+    const keyless = await runHere(['auth', 'status', '--principal', 'bob', '--json', '--config', config], '', {
+      env: { ...elsewhere, MYC_TOKEN_KEY: undefined },
+    })
+    expect(keyless.code).toBe(2)
+    expect(keyless.stderr).toMatch(/http\.sessionStore is Redis.*logins.*MYC_TOKEN_KEY/)
+    const env = { ...elsewhere, MYC_TOKEN_KEY: TEST_TOKEN_KEY }
+    const status = await runHere(['auth', 'status', '--principal', 'bob', '--json', '--config', config], '', { env })
+    expect(status.code, status.stderr).toBe(0)
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      principal: 'bob',
+      servers: [{ server: 'remote', state: 'valid', scopes: ['repo'] }],
+    })
+    const logout = await runHere(['auth', 'logout', 'remote', '--principal', 'bob', '--config', config], '', { env })
+    expect(logout.code, logout.stderr).toBe(0)
+    expect(logout.stdout).toMatch(/logged out of "remote" for bob/)
+    expect(await replica.get(url)).toBeUndefined()
+    // The machine's own file got nothing of bob's.
+    expect(existsSync(path.join(elsewhere.XDG_CONFIG_HOME, 'mycelium', 'oauth-tokens.json'))).toBe(false)
   }, 60_000)
 })
