@@ -10,6 +10,9 @@ import type { CommandHost } from './resolve-command.js'
 import { withSecrets, type PersonSecrets, type SecretLookup } from './secret-refs.js'
 import { stdioSpawnSpec, textEnv } from './spawn-spec.js'
 
+/** Whether path `p` is folder `dir` or lies in it. */
+const inside = (p: string, dir: string) => p === dir || p.startsWith(`${dir}${path.sep}`)
+
 /** What one instance's start needs besides its entry: its folders, its person's secrets, and for `sandbox: true` what it must not see. */
 export interface InstanceStart {
   folders: InstanceFolders
@@ -54,7 +57,6 @@ export async function instanceEntry(filled: StdioServerConfig, start: InstanceSt
   const spec = stdioSpawnSpec(entry, start.host, start.configDir)
   const real = (p: string) => realpathSync(p)
   const home = real(homeFolder(start.host.env, start.host.platform))
-  const inside = (p: string, dir: string) => p === dir || p.startsWith(`${dir}${path.sep}`)
   // A command kept in the operator's home (its folder, or a script its arguments name) needs the home there.
   const keepsHome = inside(spec.cwd, home) || inside(spec.command, home) || commandFoldersIn(home, spec).length > 0
   const keptInTmp = commandFoldersIn('/tmp', spec)
@@ -82,15 +84,11 @@ export async function instanceEntry(filled: StdioServerConfig, start: InstanceSt
  * argument that names an existing file or folder by an absolute path.
  */
 function commandFoldersIn(root: string, spec: { cwd: string; command: string; args: readonly string[] }): string[] {
-  const inside = (p: string, dir: string) => p === dir || p.startsWith(`${dir}${path.sep}`)
-  const named = [spec.command, ...spec.args].filter((a) => path.isAbsolute(a))
-  const folders = [
-    spec.cwd,
-    ...named.flatMap((a) => {
-      const stat = statSync(a, { throwIfNoEntry: false })
-      return stat ? [stat.isDirectory() ? a : path.dirname(a)] : []
-    }),
-  ].flatMap((f) => (statSync(f, { throwIfNoEntry: false }) ? [realpathSync(f)] : []))
+  const named = [spec.cwd, spec.command, ...spec.args].filter((a) => path.isAbsolute(a))
+  const folders = named.flatMap((a) => {
+    const stat = statSync(a, { throwIfNoEntry: false })
+    return stat ? [realpathSync(stat.isDirectory() ? a : path.dirname(a))] : []
+  })
   const realRoot = realpathSync(root)
   const within = [...new Set(folders)]
     .filter((f) => inside(f, realRoot) && f !== realRoot)
@@ -104,7 +102,6 @@ function commandFoldersIn(root: string, spec: { cwd: string; command: string; ar
  * it is bound back), nor one inside a folder hidden already.
  */
 function existing(paths: readonly string[], own: string): Array<{ path: string; kind: 'dir' | 'file' }> {
-  const inside = (p: string, dir: string) => p === dir || p.startsWith(`${dir}${path.sep}`)
   const found = paths.flatMap((p) => {
     const stat = statSync(p, { throwIfNoEntry: false })
     return stat ? [{ path: realpathSync(p), kind: stat.isDirectory() ? ('dir' as const) : ('file' as const) }] : []

@@ -53,17 +53,22 @@ const list = defineCommand({
   },
 })
 
+/** A recorded session, by id or saved name. */
+const idArg = {
+  id: {
+    type: 'positional',
+    required: true,
+    description: 'Session id or saved name (`myc sessions list` shows them)',
+    valueHint: 'id',
+  },
+} as const
+
 const show = defineCommand({
   meta: { name: 'show', description: 'One session: its turns as text' },
   args: {
     ...commonArgs,
     ...jsonArgs,
-    id: {
-      type: 'positional',
-      required: true,
-      description: 'Session id or saved name (`myc sessions list` shows them)',
-      valueHint: 'id',
-    },
+    ...idArg,
   },
   async run({ args, data }) {
     const io = commandIO(data)
@@ -110,12 +115,7 @@ const rm = defineCommand({
   meta: { name: 'rm', description: 'Remove a recorded session' },
   args: {
     ...commonArgs,
-    id: {
-      type: 'positional',
-      required: true,
-      description: 'Session id or saved name (`myc sessions list` shows them)',
-      valueHint: 'id',
-    },
+    ...idArg,
   },
   async run({ args, data }) {
     const io = commandIO(data)
@@ -129,12 +129,7 @@ const exportCommand = defineCommand({
   meta: { name: 'export', description: 'A session as Markdown, JSON or one self-contained HTML file, on stdout' },
   args: {
     ...commonArgs,
-    id: {
-      type: 'positional',
-      required: true,
-      description: 'Session id or saved name (`myc sessions list` shows them)',
-      valueHint: 'id',
-    },
+    ...idArg,
     format: { type: 'string', description: 'md (default), json or html', valueHint: 'md|json|html' },
   },
   async run({ args, data }) {
