@@ -71,7 +71,10 @@ describe('a scoped server’s idleMs and maxInstances', () => {
     const { alice } = await people({ idleMs: 300, persist: true })
     const first = await whoami(alice)
     await alice.callTool({ name: 'gh__remember', arguments: { value: 'kept' } })
+    // On a busy machine the first instance may idle out before `remember`, which then starts
+    // another: wait for every instance of hers to stop, not only the first.
     await waitFor(() => !alive(first.pid), 10_000, 'the idle instance to stop')
+    await waitFor(() => runtime!.supervisor.instances().length === 0, 10_000, 'every instance to stop')
     expect(existsSync(path.join(first.home!, 'cookie'))).toBe(true)
     const recalled = JSON.parse(firstText(await alice.callTool({ name: 'gh__recall', arguments: {} })))
     expect(recalled).toEqual({ memory: null, file: 'kept' })
