@@ -1,10 +1,13 @@
 import { defineConfig } from 'vitest/config'
 
 /**
- * `npm test`: the loop a developer runs after every change (under 2.5
- * minutes on two cores). The slow suites (`*.slow.test.ts`: conformance
- * runs, the long soak, load and restart timing, the reference servers, the
- * executables) run with `npm run test:slow`.
+ * `npm test`: the loop a developer runs after every change, at most 90
+ * seconds of vitest on two cores (CONTRIBUTING.md, "Keeping the suite
+ * fast"): the unit and in-process tiers, and the e2e cases of the bundle
+ * that take a moment. The slow suites (`*.slow.test.ts`: the long e2e flows
+ * under terminals and real clients, conformance runs, the long soak, load
+ * and restart timing, the reference servers, the executables) run with
+ * `npm run test:slow` (vitest.slow.config.ts).
  */
 const shared = {
   exclude: ['**/node_modules/**', 'tests/**/*.slow.test.ts'],
@@ -27,6 +30,17 @@ export default defineConfig({
     // 157 s isolated, on the same machine (2026-11-25, all green). No test
     // sets process-wide state (environment variables, globals) for another:
     // e2e tests give children their env explicitly.
-    projects: [{ test: { ...shared, name: 'unit', include: ['tests/**/*.test.ts'], exclude: [...shared.exclude, 'tests/e2e/**'], isolate: false } }, { test: { ...shared, name: 'e2e', include: ['tests/e2e/**/*.test.ts'], isolate: false } }],
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: 'unit',
+          include: ['tests/**/*.test.ts'],
+          exclude: [...shared.exclude, 'tests/e2e/**'],
+          isolate: false,
+        },
+      },
+      { test: { ...shared, name: 'e2e', include: ['tests/e2e/**/*.test.ts'], isolate: false } },
+    ],
   },
 })

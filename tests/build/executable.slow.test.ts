@@ -155,7 +155,7 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
 
   it('myc init writes the bundled templates, identical to the repo’s skills/', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-exe-init-'))
-    // --no-pin: the project's npx servers are not started here (tests/e2e/init-project.test.ts pins them).
+    // --no-pin: the project's npx servers are not started here (tests/commands/init-project.slow.test.ts pins them).
     const r = run(['init', dir, '--no-pin'])
     expect(r.code, r.stderr).toBe(0)
     expect(existsSync(path.join(dir, 'mycelium.config.json'))).toBe(true)

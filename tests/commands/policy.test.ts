@@ -118,7 +118,7 @@ describe('policy mode in process', () => {
 
   it('myc init writes a config and skills that myc then loads; skill add and templates', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-init-'))
-    // --no-pin: its npx servers are not started (init-project.test.ts pins them, where they resolve without a download).
+    // --no-pin: its npx servers are not started (init-project.slow.test.ts pins them, where they resolve without a download).
     const init = await myc(['init', dir, '--json', '--no-pin'])
     expect(init.code).toBe(0)
     expect(JSON.parse(init.stdout)).toMatchObject({ lock: null })

@@ -193,7 +193,7 @@ describe('every client snippet of the README and docs runs against the local bui
       return
     }
     throw new Error(
-      `${s.where}: no runner for the client snippet line "${line}": teach tests/e2e/client-snippets.test.ts`,
+      `${s.where}: no runner for the client snippet line "${line}": teach tests/e2e/client-snippets.slow.test.ts`,
     )
   }
 
