@@ -11,6 +11,7 @@ import {
   createView,
   type PolicyMode,
 } from '../principal/policy-mode.js'
+import type { BuiltinRunner } from '../principal/builtin-exec.js'
 import type { PrincipalView } from '../principal/view.js'
 import { openRuntime } from '../runtime/open-runtime.js'
 import type { Runtime } from '../runtime/runtime.js'
@@ -98,14 +99,8 @@ export function checkRunPrincipal(
   checkViewRequest(mode, loaded, { ...role, skills: run.skills, env })
 }
 
-/**
- * Opens what an agent runs on, in this process: the runtime over the config
- * (children started), the sandboxed built-ins in policy mode, a view factory,
- * the model and the Anthropic client (credentials and endpoint from the
- * environment, as the SDK reads them). `onRuntime` hears of the runtime as
- * soon as it exists, so the caller can close it whatever happens next.
- */
-export async function openAgentContext(options: {
+/** What an agent face asks of openAgentContext. */
+interface AgentContextOptions {
   configPath?: string | undefined
   skills?: string[] | undefined
   model?: string | undefined
@@ -121,7 +116,16 @@ export async function openAgentContext(options: {
   person?: boolean
   /** The task, when known at start: caps from the flags that no first request could fit are refused before anything starts. */
   task?: string
-}): Promise<AgentContext> {
+}
+
+/**
+ * Opens what an agent runs on, in this process: the runtime over the config
+ * (children started), the sandboxed built-ins in policy mode, a view factory,
+ * the model and the Anthropic client (credentials and endpoint from the
+ * environment, as the SDK reads them). `onRuntime` hears of the runtime as
+ * soon as it exists, so the caller can close it whatever happens next.
+ */
+export async function openAgentContext(options: AgentContextOptions): Promise<AgentContext> {
   requireCredentials(options.env)
   // A person at a terminal is asked to authorize an HTTP child again (`myc: authorize:`); a run with no one there fails the call with the fix.
   const reauthorize = process.stderr.isTTY ? (await import('../oauth/reauthorize.js')).stderrReauthorize() : undefined
@@ -139,6 +143,23 @@ export async function openAgentContext(options: {
     mode.kind === 'policy'
       ? await (await import('../principal/builtin-exec.js')).createSandboxRunner(loaded)
       : undefined
+  const budget = agentBudget(options, loaded)
+  const { codeRunner, codeModeFor } = await agentCodeMode(mode, loaded, options.logger)
+  const viewFor = viewFactory(options, { runtime, loaded, mode, budget, runner, codeRunner })
+  const sdk = await loadAnthropicSdk()
+  const client = new sdk.Anthropic({
+    apiKey: options.env.ANTHROPIC_API_KEY ?? null,
+    authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null,
+    ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}),
+  })
+  const model = resolveModel(options.model, loaded.config.agent.model, options.env)
+  const { answers, sampledUsage } = childAnswers(options, { loaded, client, model, budget })
+  runtime.offerClientCapabilities(agentCapabilities(answers))
+  return { runtime, loaded, mode, viewFor, model, sdk, client, answers, sampledUsage, budget, codeRunner, codeModeFor }
+}
+
+/** The run's budget: the flags' caps over the config's, checked before anything is asked of the model. */
+function agentBudget(options: AgentContextOptions, loaded: LoadedConfig): Budget {
   const price = loaded.config.agent.price
   const flags = options.budget ?? {}
   const budget = new Budget(
@@ -150,19 +171,30 @@ export async function openAgentContext(options: {
   // Only with a task (run, adhoc, workflow): chat starts with no request in view, and /budget raises its cap.
   if (options.task !== undefined)
     checkFlagCaps(flags, price, estimateTokens(options.task), loaded.config.agent.maxTokens)
-  /** The caps for a role: each of its chain's (the role, then the one it inherits from…) before agent.budget's. */
-  const roleLimits = (role: string | null) => {
-    const chain = role !== null && mode.kind === 'policy' ? (mode.state.roles.get(role)?.chain ?? [role]) : []
-    const definitions = mode.kind === 'policy' ? mode.state.sources.definitions : new Map()
-    return resolveLimits(
-      flags,
-      loaded.config.agent.budget,
-      chain.map((name) => ({ name, budget: definitions.get(name)?.budget })),
-      price,
-    )
-  }
-  const { codeRunner, codeModeFor } = await agentCodeMode(mode, loaded, options.logger)
-  const viewFor = (role: string | undefined, only?: string[], roleFrom?: string) => {
+  return budget
+}
+
+/** The caps for a role: each of its chain's (the role, then the one it inherits from…) before agent.budget's. */
+function roleLimits(flags: BudgetFlags, loaded: LoadedConfig, mode: PolicyMode, role: string | null) {
+  const chain = role !== null && mode.kind === 'policy' ? (mode.state.roles.get(role)?.chain ?? [role]) : []
+  const definitions = mode.kind === 'policy' ? mode.state.sources.definitions : new Map()
+  return resolveLimits(
+    flags,
+    loaded.config.agent.budget,
+    chain.map((name) => ({ name, budget: definitions.get(name)?.budget })),
+    loaded.config.agent.price,
+  )
+}
+
+/** AgentContext.viewFor: a principal's view; the budget takes its role's caps (not a worker's). */
+function viewFactory(
+  options: AgentContextOptions,
+  parts: Pick<AgentContext, 'runtime' | 'loaded' | 'mode' | 'budget' | 'codeRunner'> & {
+    runner: BuiltinRunner | undefined
+  },
+): AgentContext['viewFor'] {
+  const { runtime, loaded, mode, budget, runner, codeRunner } = parts
+  return (role, only, roleFrom) => {
     const view = createView(mode, loaded, {
       role,
       ...(roleFrom ? { roleFrom } : {}),
@@ -175,17 +207,17 @@ export async function openAgentContext(options: {
       ...(only ? { only } : {}),
       ...(codeRunner ? { codeRunner } : {}),
     })
-    if (!only) budget.setLimits(roleLimits(view.describe?.().role ?? null))
+    if (!only) budget.setLimits(roleLimits(options.budget ?? {}, loaded, mode, view.describe?.().role ?? null))
     return view
   }
-  const sdk = await loadAnthropicSdk()
-  const client = new sdk.Anthropic({
-    apiKey: options.env.ANTHROPIC_API_KEY ?? null,
-    authToken: options.env.ANTHROPIC_AUTH_TOKEN ?? null,
-    ...(options.env.ANTHROPIC_BASE_URL ? { baseURL: options.env.ANTHROPIC_BASE_URL } : {}),
-  })
-  const model = resolveModel(options.model, loaded.config.agent.model, options.env)
-  // What children may ask during the agent's tool calls: the model (sampling), the person when there is one, the working directory as the root.
+}
+
+/** What children may ask during the agent's tool calls: the model (sampling), the person when there is one, the working directory as the root. */
+function childAnswers(
+  options: AgentContextOptions,
+  parts: Pick<AgentContext, 'loaded' | 'client' | 'model' | 'budget'>,
+): Pick<AgentContext, 'answers' | 'sampledUsage'> {
+  const { loaded, client, model, budget } = parts
   const sampledUsage: TokenUsage = {
     inputTokens: 0,
     outputTokens: 0,
@@ -204,8 +236,7 @@ export async function openAgentContext(options: {
     roots: workingDirectoryRoots(process.cwd()),
     ...(options.person ? { elicit: () => Promise.reject(new Error('nobody is at the prompt yet')) } : {}),
   }
-  runtime.offerClientCapabilities(agentCapabilities(answers))
-  return { runtime, loaded, mode, viewFor, model, sdk, client, answers, sampledUsage, budget, codeRunner, codeModeFor }
+  return { answers, sampledUsage }
 }
 
 /**
