@@ -1,4 +1,5 @@
 import { patternMatches } from './patterns.js'
+import type { ResolvedRole } from './roles.js'
 import { BUILTIN_SERVER, BUILTIN_TOOLS, MEMORY_BUILTINS, META_BUILTINS, RUN_CODE_TOOL, type Policy } from './policy.js'
 
 /** One step of an explanation: a rule and what it said. */
@@ -150,23 +151,8 @@ function explainByPolicy(policy: Policy, input: ExplainInput): Explanation {
     })
     return { tool: id, role, visible: false, steps }
   }
-  const active = new Set([...input.active].filter((s) => policy.reaches(role, s)))
-  for (const s of input.active)
-    if (!active.has(s))
-      steps.push({
-        rule: `skill ${s}`,
-        verdict: 'info',
-        detail: `listed as active but ${policy.skills.has(s) ? (policy.disabled.has(s) ? 'disabled by strict loading' : `not reachable by role ${role}`) : 'does not exist'}: it counts for nothing`,
-      })
-  if (builtin && isMeta(tool)) {
-    const on = input.metaTools !== false
-    steps.push({
-      rule: 'meta tools',
-      verdict: on ? 'allows' : 'denies',
-      detail: on ? 'meta tools are served to every policy-mode session' : 'session.metaTools is false',
-    })
-    return { tool: id, role, visible: on, steps }
-  }
+  const active = countingSkills(policy, input, steps)
+  if (builtin && isMeta(tool)) return explainMetaTool(input, id, steps)
   const unavailable = builtin && inCatalogue && input.available !== undefined && !input.available.has(tool)
   if (unavailable)
     steps.push({
@@ -174,81 +160,9 @@ function explainByPolicy(policy: Policy, input: ExplainInput): Explanation {
       verdict: 'denies',
       detail: `myc does not serve ${id} (it serves ${[...input.available!].map((t) => `${BUILTIN_SERVER}:${t}`).join(', ') || 'no other built-in'} besides the meta tools)`,
     })
-  if (builtin && isMemory(tool)) {
-    // Memory built-ins follow the memory grant, not the patterns.
-    const granting = policy.reachable(role).filter((s) => s.grants.memory !== 'none')
-    for (const s of granting)
-      steps.push({
-        rule: `skill ${s.name}`,
-        verdict: active.has(s.name) ? 'allows' : 'info',
-        detail: `grants memory (${s.grants.memory})${active.has(s.name) ? '' : ' once activated'}`,
-      })
-    const access = policy.filter(role, active).memoryAccess
-    const memory = access.grant
-    if (memory === 'none')
-      steps.push({ rule: 'memory grant', verdict: 'denies', detail: 'no active skill grants memory (grants.memory)' })
-    else
-      steps.push({
-        rule: 'memory grant',
-        verdict: 'allows',
-        detail: `${memory}: reads ${access.readable === 'all' ? 'every role' : [...access.readable].sort().join(', ')}; writes ${role}`,
-      })
-    return finish(policy, {
-      id,
-      role,
-      server,
-      tool,
-      steps,
-      visible: inCatalogue && !unavailable && memory !== 'none',
-      chain: resolved.chain,
-    })
-  }
-  let granted = false
-  for (const skill of policy.skills.values()) {
-    const matching = policy
-      .parsedPatternsOf(skill.name)
-      .filter((p) => patternMatches(p, server, tool))
-      .map((p) => p.source)
-    if (matching.length === 0) continue
-    const disabled = policy.disabled.get(skill.name)
-    if (disabled) {
-      steps.push({
-        rule: `skill ${skill.name}`,
-        verdict: 'info',
-        detail: `would grant it (${matching.join(', ')}) but is disabled by strict loading: ${disabled.reasons.join('; ')}`,
-      })
-      continue
-    }
-    if (!resolved.skills.has(skill.name)) {
-      const capped = resolved.cap && !resolved.cap.has(skill.name)
-      steps.push({
-        rule: `skill ${skill.name}`,
-        verdict: 'info',
-        detail: `grants it (${matching.join(', ')}) but role ${role} does not reach this skill${capped ? ' (not in its allowedSkills cap)' : ` (allowedRoles: ${skill.allowedRoles.join(', ') || 'none'})`}`,
-      })
-      continue
-    }
-    if (!active.has(skill.name)) {
-      steps.push({
-        rule: `skill ${skill.name}`,
-        verdict: 'info',
-        detail: `grants it (${matching.join(', ')}) once activated`,
-      })
-      continue
-    }
-    granted = true
-    steps.push({
-      rule: `skill ${skill.name}`,
-      verdict: 'allows',
-      detail: `active, and allowedTools has ${matching.join(', ')}`,
-    })
-  }
-  if (!granted)
-    steps.push({
-      rule: 'active skills',
-      verdict: 'denies',
-      detail: active.size > 0 ? `no active skill (${[...active].join(', ')}) grants ${id}` : 'no skill is active',
-    })
+  const explaining: Explaining = { policy, input, id, resolved, active, steps }
+  // Memory built-ins follow the memory grant, not the patterns.
+  const granted = builtin && isMemory(tool) ? memoryGrant(explaining) : skillGrants(explaining)
   return finish(policy, {
     id,
     role,
@@ -258,6 +172,115 @@ function explainByPolicy(policy: Policy, input: ExplainInput): Explanation {
     visible: inCatalogue && !unavailable && granted,
     chain: resolved.chain,
   })
+}
+
+/** What the steps of {@link explainByPolicy} after the role share: the question, the role, the skills that count, the steps so far. */
+interface Explaining {
+  policy: Policy
+  input: ExplainInput
+  id: string
+  resolved: ResolvedRole
+  /** The active skills the role reaches (the others count for nothing). */
+  active: ReadonlySet<string>
+  steps: ExplainStep[]
+}
+
+/** The active skills that count (those the role reaches), with a step for each that does not. */
+function countingSkills(policy: Policy, input: ExplainInput, steps: ExplainStep[]): Set<string> {
+  const { role } = input
+  const active = new Set([...input.active].filter((s) => policy.reaches(role, s)))
+  for (const s of input.active)
+    if (!active.has(s))
+      steps.push({
+        rule: `skill ${s}`,
+        verdict: 'info',
+        detail: `listed as active but ${policy.skills.has(s) ? (policy.disabled.has(s) ? 'disabled by strict loading' : `not reachable by role ${role}`) : 'does not exist'}: it counts for nothing`,
+      })
+  return active
+}
+
+/** A meta tool: served to every policy-mode session unless session.metaTools is false. */
+function explainMetaTool(input: ExplainInput, id: string, steps: ExplainStep[]): Explanation {
+  const on = input.metaTools !== false
+  steps.push({
+    rule: 'meta tools',
+    verdict: on ? 'allows' : 'denies',
+    detail: on ? 'meta tools are served to every policy-mode session' : 'session.metaTools is false',
+  })
+  return { tool: id, role: input.role, visible: on, steps }
+}
+
+/** A memory built-in: each skill of the role that grants memory, then the grant the active ones make. Whether there is one. */
+function memoryGrant({ policy, input, active, steps }: Explaining): boolean {
+  const { role } = input
+  const granting = policy.reachable(role).filter((s) => s.grants.memory !== 'none')
+  for (const s of granting)
+    steps.push({
+      rule: `skill ${s.name}`,
+      verdict: active.has(s.name) ? 'allows' : 'info',
+      detail: `grants memory (${s.grants.memory})${active.has(s.name) ? '' : ' once activated'}`,
+    })
+  const access = policy.filter(role, active).memoryAccess
+  const memory = access.grant
+  if (memory === 'none')
+    steps.push({ rule: 'memory grant', verdict: 'denies', detail: 'no active skill grants memory (grants.memory)' })
+  else
+    steps.push({
+      rule: 'memory grant',
+      verdict: 'allows',
+      detail: `${memory}: reads ${access.readable === 'all' ? 'every role' : [...access.readable].sort().join(', ')}; writes ${role}`,
+    })
+  return memory !== 'none'
+}
+
+/** Any other tool: a step for each skill whose patterns match it, then whether an active one grants it. */
+function skillGrants(explaining: Explaining): boolean {
+  const { policy, input, id, active, steps } = explaining
+  let granted = false
+  for (const skill of policy.skills.values()) {
+    const matching = policy
+      .parsedPatternsOf(skill.name)
+      .filter((p) => patternMatches(p, input.server, input.tool))
+      .map((p) => p.source)
+    if (matching.length === 0) continue
+    const step = skillStep(explaining, skill, matching)
+    if (step.verdict === 'allows') granted = true
+    steps.push(step)
+  }
+  if (!granted)
+    steps.push({
+      rule: 'active skills',
+      verdict: 'denies',
+      detail: active.size > 0 ? `no active skill (${[...active].join(', ')}) grants ${id}` : 'no skill is active',
+    })
+  return granted
+}
+
+/** What one skill whose patterns match the tool says of it: disabled, out of the role's reach or cap, inactive, or granting. */
+function skillStep(
+  { policy, input, resolved, active }: Explaining,
+  skill: { name: string; allowedRoles: readonly string[] },
+  matching: readonly string[],
+): ExplainStep {
+  const rule = `skill ${skill.name}`
+  const disabled = policy.disabled.get(skill.name)
+  if (disabled)
+    return {
+      rule,
+      verdict: 'info',
+      detail: `would grant it (${matching.join(', ')}) but is disabled by strict loading: ${disabled.reasons.join('; ')}`,
+    }
+  if (!resolved.skills.has(skill.name)) {
+    const capped = resolved.cap && !resolved.cap.has(skill.name)
+    return {
+      rule,
+      verdict: 'info',
+      detail: `grants it (${matching.join(', ')}) but role ${input.role} does not reach this skill${capped ? ' (not in its allowedSkills cap)' : ` (allowedRoles: ${skill.allowedRoles.join(', ') || 'none'})`}`,
+    }
+  }
+  if (!active.has(skill.name))
+    return { rule, verdict: 'info', detail: `grants it (${matching.join(', ')}) once activated` }
+  return { rule, verdict: 'allows', detail: `active, and allowedTools has ${matching.join(', ')}` }
 }
 
 /** Adds the deny steps (deny wins over allow) and the verdict. */
