@@ -22,7 +22,6 @@ const SHRINKING = new Map([
   ['src/eras/modern/stateless-server.ts statelessServer', 236],
   ['src/http/serve-http.ts httpSettings', 81],
   ['src/http/serve-http.ts serveHttp', 233],
-  ['src/memory/memory-file.ts parseMemoryFile', 146],
   ['src/runtime/principal-tools.ts call', 117],
   ['src/sandbox/guard/awk-sed.ts sedShellCalls', 120],
   ['src/sandbox/guard/code-strings.ts opening', 109],

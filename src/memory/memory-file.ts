@@ -78,150 +78,213 @@ function isIsoDate(value: unknown): value is string {
  * with a problem naming its line.
  */
 export function parseMemoryFile(text: string, role: string, fallbackTime: string): ParsedMemory {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/)
-  const entries: MemoryEntry[] = []
-  const kept: string[] = []
-  const problems: MemoryProblem[] = []
-  const seen = new Set<string>()
-  let section: { type: MemoryType | undefined; title: string } | undefined
-  let block: { start: number; lines: string[]; id: string | undefined; paragraph: boolean } | undefined
+  return new MemoryReader(text.replace(/^\uFEFF/, '').split(/\r?\n/), role, fallbackTime).read()
+}
 
-  const keep = (start: number, raw: string[], message: string) => {
-    kept.push(trimBlank(raw).join('\n'))
-    problems.push({ line: start, message })
+/** An entry being read: its first line (1-based), its lines so far, its id (none when hand-written). */
+interface Block {
+  start: number
+  lines: string[]
+  id: string | undefined
+  /** A hand-written paragraph, which a blank line ends. */
+  paragraph: boolean
+}
+
+/** {@link parseMemoryFile}'s reading, a line at a time: a section heading, text before any section, an entry heading, an entry's line. */
+class MemoryReader {
+  private readonly entries: MemoryEntry[] = []
+  private readonly kept: string[] = []
+  private readonly problems: MemoryProblem[] = []
+  private readonly seen = new Set<string>()
+  private section: { type: MemoryType | undefined; title: string } | undefined
+  private block: Block | undefined
+  /** Before the first section. */
+  private preamble = true
+
+  constructor(
+    private readonly lines: readonly string[],
+    private readonly role: string,
+    private readonly fallbackTime: string,
+  ) {}
+
+  read(): ParsedMemory {
+    for (let i = 0; i < this.lines.length; i++) {
+      const last = this.readLine(i)
+      if (last === undefined) break
+      i = last
+    }
+    this.finish()
+    return { entries: this.entries, kept: this.kept, problems: this.problems }
   }
 
-  const finish = () => {
-    if (!block) return
-    const { start, id } = block
-    const label = id ?? 'a hand-written entry'
-    const raw = trimBlank(block.lines)
-    block = undefined
-    const body = id === undefined ? raw : raw.slice(1)
-    let meta: Record<string, unknown> | undefined
-    let contentLines = trimBlank(body)
-    const last = contentLines.at(-1)
-    const m = last === undefined ? null : META.exec(last)
-    if (m) {
-      try {
-        const parsed: unknown = JSON.parse(m[1]!)
-        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object')
-        meta = parsed as Record<string, unknown>
-      } catch {
-        return keep(
-          start,
-          raw,
-          `the metadata comment of ${label} is not a JSON object (write it as <!-- meta: {"type":"note","tags":[],"createdAt":"2026-01-01T00:00:00.000Z"} -->, or delete the comment)`,
-        )
+  /** Line `i`, and those a step takes with it: the index of the last line read, undefined when the rest is not read. */
+  private readLine(i: number): number | undefined {
+    const line = this.lines[i]!
+    if (line.startsWith('## ')) return this.sectionHeading(i)
+    if (this.preamble) return this.preambleLine(i)
+    const heading = ENTRY_HEADING.exec(line)
+    if (heading || line.startsWith('### ')) return this.entryHeading(i, heading)
+    this.entryLine(i)
+    return i
+  }
+
+  /** `## Title`: a section (a known type, else a problem), or `## Unparsed`, under which nothing is read. */
+  private sectionHeading(i: number): number | undefined {
+    this.finish()
+    this.preamble = false
+    const lineNo = i + 1
+    const title = this.lines[i]!.slice(3).trim()
+    if (title.startsWith('Unparsed')) {
+      // Everything below stays exactly as written.
+      const rest = trimBlank(this.lines.slice(i + 1))
+      if (rest.length > 0) {
+        this.kept.push(rest.join('\n'))
+        this.problems.push({
+          line: lineNo + 1,
+          message: 'there is unparsed text under "## Unparsed": fix it and move it into a section, or delete it',
+        })
       }
-      contentLines = trimBlank(contentLines.slice(0, -1))
+      return undefined
     }
-    const content = contentLines
+    const type = sectionType(title)
+    if (!type)
+      this.problems.push({
+        line: lineNo,
+        message: `unknown section "${title}" (sections: ${MEMORY_TYPES.map((t) => SECTION_TITLES[t]).join(', ')}); its entries are read as notes unless their metadata says otherwise`,
+      })
+    this.section = { type, title }
+    return i
+  }
+
+  /** Before the first section: the title, the last-modified line and blank lines pass; other text is kept as a problem, a paragraph at a time. */
+  private preambleLine(i: number): number {
+    const { lines } = this
+    const line = lines[i]!
+    if (
+      line.trim() === '' ||
+      (i === firstNonBlank(lines) && line.startsWith('# ')) ||
+      line.startsWith('Last modified: ')
+    )
+      return i
+    // Text before the first section: collect the paragraph and keep it.
+    const start = i + 1
+    const raw: string[] = []
+    while (i < lines.length && lines[i]!.trim() !== '' && !lines[i]!.startsWith('## ')) raw.push(lines[i++]!)
+    this.keep(
+      start,
+      raw,
+      'text before the first section (## Preferences, ## Facts, ## Decisions or ## Notes) is not an entry',
+    )
+    return i - 1
+  }
+
+  /** `### [mem_id]` or `### Some title`: a new entry; `### [not an id]` keeps its block whole, as a problem. */
+  private entryHeading(i: number, heading: RegExpExecArray | null): number {
+    const { lines } = this
+    const line = lines[i]!
+    this.finish()
+    const id = heading?.[1]
+    if (heading && !ID.test(id!)) {
+      // Not one of ours: keep the block whole.
+      const start = i + 1
+      const raw = [line]
+      while (i + 1 < lines.length && !lines[i + 1]!.startsWith('## ') && !lines[i + 1]!.startsWith('### '))
+        raw.push(lines[++i]!)
+      this.keep(start, raw, `"${id}" is not an entry id (ids look like mem_ followed by letters, digits, "_" or "-")`)
+      return i
+    }
+    // `### Some title` without an id: the title is part of a hand-written entry.
+    this.block = heading
+      ? { start: i + 1, lines: [line], id, paragraph: false }
+      : { start: i + 1, lines: [line.slice(4)], id: undefined, paragraph: false }
+    return i
+  }
+
+  /** A line in a section: part of the entry being read, or the start of a hand-written paragraph. */
+  private entryLine(i: number): void {
+    const line = this.lines[i]!
+    if (this.block) {
+      // A hand-written paragraph ends at a blank line; an entry with an id runs to the next heading.
+      if (this.block.paragraph && line.trim() === '') this.finish()
+      else this.block.lines.push(line)
+      return
+    }
+    if (line.trim() === '') return
+    this.block = { start: i + 1, lines: [line], id: undefined, paragraph: true }
+  }
+
+  /** Something that could not be read as an entry: kept verbatim, with a problem naming its line. */
+  private keep(start: number, raw: string[], message: string): void {
+    this.kept.push(trimBlank(raw).join('\n'))
+    this.problems.push({ line: start, message })
+  }
+
+  /** The entry being read, checked: an entry, or kept with a problem (an empty hand-written one is dropped). */
+  private finish(): void {
+    if (!this.block) return
+    const { start, id } = this.block
+    const label = id ?? 'a hand-written entry'
+    const raw = trimBlank(this.block.lines)
+    this.block = undefined
+    const split = splitMeta(trimBlank(id === undefined ? raw : raw.slice(1)))
+    if (!split)
+      return this.keep(
+        start,
+        raw,
+        `the metadata comment of ${label} is not a JSON object (write it as <!-- meta: {"type":"note","tags":[],"createdAt":"2026-01-01T00:00:00.000Z"} -->, or delete the comment)`,
+      )
+    const { meta } = split
+    const content = split.content
       .map((l) => (ESCAPED.test(l) ? l.slice(1) : l))
       .join('\n')
       .trimEnd()
     if (content.trim() === '') {
       if (id !== undefined)
-        keep(start, raw, `${label} has no content (write it under the heading, or delete the entry)`)
+        this.keep(start, raw, `${label} has no content (write it under the heading, or delete the entry)`)
       return
     }
-    const type = meta?.type ?? section?.type ?? 'note'
+    const type = meta?.type ?? this.section?.type ?? 'note'
     if (!MEMORY_TYPES.includes(type as MemoryType))
-      return keep(start, raw, `${label} has type ${JSON.stringify(type)}; types: ${MEMORY_TYPES.join(', ')}`)
+      return this.keep(start, raw, `${label} has type ${JSON.stringify(type)}; types: ${MEMORY_TYPES.join(', ')}`)
     const tags = meta?.tags ?? []
     if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string'))
-      return keep(start, raw, `${label}: "tags" must be a list of strings`)
-    const createdAt = meta?.createdAt ?? fallbackTime
+      return this.keep(start, raw, `${label}: "tags" must be a list of strings`)
+    const createdAt = meta?.createdAt ?? this.fallbackTime
     if (!isIsoDate(createdAt))
-      return keep(start, raw, `${label}: "createdAt" must be an ISO 8601 time such as 2026-01-01T00:00:00.000Z`)
+      return this.keep(start, raw, `${label}: "createdAt" must be an ISO 8601 time such as 2026-01-01T00:00:00.000Z`)
     const entryId = id ?? handEntryId(content)
-    if (seen.has(entryId))
-      return keep(start, raw, `id ${entryId} appears twice (give one a new id, e.g. ${entryId}b, or delete it)`)
-    seen.add(entryId)
-    entries.push({ id: entryId, role, type: type as MemoryType, tags: tags as string[], createdAt, content })
+    if (this.seen.has(entryId))
+      return this.keep(start, raw, `id ${entryId} appears twice (give one a new id, e.g. ${entryId}b, or delete it)`)
+    this.seen.add(entryId)
+    this.entries.push({
+      id: entryId,
+      role: this.role,
+      type: type as MemoryType,
+      tags: tags as string[],
+      createdAt,
+      content,
+    })
   }
+}
 
-  let preamble = true
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!
-    const lineNo = i + 1
-    if (line.startsWith('## ')) {
-      finish()
-      preamble = false
-      const title = line.slice(3).trim()
-      if (title.startsWith('Unparsed')) {
-        // Everything below stays exactly as written.
-        const rest = trimBlank(lines.slice(i + 1))
-        if (rest.length > 0) {
-          kept.push(rest.join('\n'))
-          problems.push({
-            line: lineNo + 1,
-            message: 'there is unparsed text under "## Unparsed": fix it and move it into a section, or delete it',
-          })
-        }
-        break
-      }
-      const type = sectionType(title)
-      if (!type)
-        problems.push({
-          line: lineNo,
-          message: `unknown section "${title}" (sections: ${MEMORY_TYPES.map((t) => SECTION_TITLES[t]).join(', ')}); its entries are read as notes unless their metadata says otherwise`,
-        })
-      section = { type, title }
-      continue
-    }
-    if (preamble) {
-      if (
-        line.trim() === '' ||
-        (i === firstNonBlank(lines) && line.startsWith('# ')) ||
-        line.startsWith('Last modified: ')
-      )
-        continue
-      // Text before the first section: collect the paragraph and keep it.
-      const start = lineNo
-      const raw: string[] = []
-      while (i < lines.length && lines[i]!.trim() !== '' && !lines[i]!.startsWith('## ')) raw.push(lines[i++]!)
-      i--
-      keep(
-        start,
-        raw,
-        'text before the first section (## Preferences, ## Facts, ## Decisions or ## Notes) is not an entry',
-      )
-      continue
-    }
-    const heading = ENTRY_HEADING.exec(line)
-    if (heading || line.startsWith('### ')) {
-      finish()
-      const id = heading?.[1]
-      if (heading && !ID.test(id!)) {
-        // Not one of ours: keep the block whole.
-        const start = lineNo
-        const raw = [line]
-        while (i + 1 < lines.length && !lines[i + 1]!.startsWith('## ') && !lines[i + 1]!.startsWith('### '))
-          raw.push(lines[++i]!)
-        keep(start, raw, `"${id}" is not an entry id (ids look like mem_ followed by letters, digits, "_" or "-")`)
-        continue
-      }
-      // `### Some title` without an id: the title is part of a hand-written entry.
-      block = heading
-        ? { start: lineNo, lines: [line], id, paragraph: false }
-        : { start: lineNo, lines: [line.slice(4)], id: undefined, paragraph: false }
-      continue
-    }
-    if (block) {
-      // A hand-written paragraph ends at a blank line; an entry with an id runs to the next heading.
-      if (block.paragraph && line.trim() === '') {
-        finish()
-        continue
-      }
-      block.lines.push(line)
-      continue
-    }
-    if (line.trim() === '') continue
-    block = { start: lineNo, lines: [line], id: undefined, paragraph: true }
+/**
+ * An entry's lines split at its metadata comment (the last line, when it is
+ * one): the comment's object and the content before it. Undefined when the
+ * comment is not a JSON object.
+ */
+function splitMeta(lines: string[]): { meta: Record<string, unknown> | undefined; content: string[] } | undefined {
+  const last = lines.at(-1)
+  const m = last === undefined ? null : META.exec(last)
+  if (!m) return { meta: undefined, content: lines }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(m[1]!)
+  } catch {
+    // Not JSON at all: the caller keeps the entry, with a problem naming it.
+    return undefined
   }
-  finish()
-  return { entries, kept, problems }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined
+  return { meta: parsed as Record<string, unknown>, content: trimBlank(lines.slice(0, -1)) }
 }
 
 function firstNonBlank(lines: readonly string[]): number {
