@@ -25,8 +25,6 @@ const SHRINKING = new Map([
   ['src/runtime/principal-tools.ts call', 117],
   ['src/sandbox/guard/awk-sed.ts sedShellCalls', 120],
   ['src/sandbox/guard/code-strings.ts opening', 109],
-  ['src/sandbox/guard/extract.ts (anonymous)', 98],
-  ['src/sandbox/guard/extract.ts extractCommands', 219],
   ['src/sandbox/sandbox.ts run', 220],
 ])
 
