@@ -75,97 +75,78 @@ export function awkShellCalls(program: string): ShellCalls {
  * cannot be known. Reads sed's grammar just far enough to find them.
  */
 export function sedShellCalls(script: string): ShellCalls {
-  const out: ShellCalls = { inner: [], dynamic: false }
-  const s = script
-  let i = 0
-  const digits = () => {
-    while (/\d/.test(s[i] ?? '')) i++
-  }
-  const spaces = () => {
-    while (s[i] === ' ' || s[i] === '\t') i++
-  }
-  const toEol = (): string => {
-    let line = ''
-    while (i < s.length && s[i] !== '\n') {
-      // `a\` text continues on the next line.
-      if (s[i] === '\\' && s[i + 1] === '\n') {
-        line += '\n'
-        i += 2
-        continue
+  return new SedReader(script).read()
+}
+
+/** A cursor over a sed script, one step of its grammar per method. */
+class SedReader {
+  private readonly out: ShellCalls = { inner: [], dynamic: false }
+  private i = 0
+
+  constructor(private readonly s: string) {}
+
+  read(): ShellCalls {
+    const s = this.s
+    while (this.i < s.length) {
+      while (/[\s;{}]/.test(s[this.i] ?? '')) this.i++
+      if (this.i >= s.length) break
+      this.addresses()
+      this.spaces()
+      while (s[this.i] === '!') {
+        this.i++
+        this.spaces()
       }
-      line += s[i++]
+      this.command(s[this.i++])
     }
-    return line
+    return this.out
   }
-  const until = (stops: string) => {
-    while (i < s.length && !stops.includes(s[i]!)) i++
+
+  /** `1`, `1,5`, `/re/,+3`, `$`: the lines a command applies to. */
+  private addresses(): void {
+    const s = this.s
+    if (!this.address()) return
+    this.spaces()
+    if (s[this.i] !== ',') return
+    this.i++
+    this.spaces()
+    if (s[this.i] === '+' || s[this.i] === '~') {
+      this.i++
+      this.digits()
+    } else this.address()
   }
-  const delimited = (d: string) => {
-    while (i < s.length && s[i] !== d) i += s[i] === '\\' ? 2 : 1
-    i++
-  }
-  const address = (): boolean => {
-    const c = s[i]
+
+  private address(): boolean {
+    const s = this.s
+    const c = s[this.i]
     if (c === undefined) return false
     if (/\d/.test(c)) {
-      digits()
-      if (s[i] === '~') {
-        i++
-        digits()
+      this.digits()
+      if (s[this.i] === '~') {
+        this.i++
+        this.digits()
       }
-    } else if (c === '$') i++
+    } else if (c === '$') this.i++
     else if (c === '/' || c === '\\') {
-      const d = c === '/' ? '/' : (s[i + 1] ?? '/')
-      i += c === '/' ? 1 : 2
-      delimited(d)
-      while (s[i] === 'I' || s[i] === 'M') i++
+      const d = c === '/' ? '/' : (s[this.i + 1] ?? '/')
+      this.i += c === '/' ? 1 : 2
+      this.delimited(d)
+      while (s[this.i] === 'I' || s[this.i] === 'M') this.i++
     } else return false
     return true
   }
-  while (i < s.length) {
-    while (/[\s;{}]/.test(s[i] ?? '')) i++
-    if (i >= s.length) break
-    if (address()) {
-      spaces()
-      if (s[i] === ',') {
-        i++
-        spaces()
-        if (s[i] === '+' || s[i] === '~') {
-          i++
-          digits()
-        } else address()
-      }
-    }
-    spaces()
-    while (s[i] === '!') {
-      i++
-      spaces()
-    }
-    const c = s[i++]
+
+  private command(c: string | undefined): void {
     switch (c) {
-      case 's': {
-        const d = s[i++] ?? '/'
-        delimited(d)
-        delimited(d)
-        let flags = ''
-        while (/[gpiImMe\d]/.test(s[i] ?? '')) flags += s[i++]
-        if (flags.includes('e')) out.dynamic = true
-        if (s[i] === 'w') toEol()
-        break
-      }
+      case 's':
+        return this.substitute()
       case 'y': {
-        const d = s[i++] ?? '/'
-        delimited(d)
-        delimited(d)
-        break
+        const d = this.s[this.i++] ?? '/'
+        this.delimited(d)
+        this.delimited(d)
+        return
       }
-      case 'e': {
-        spaces()
-        const cmd = toEol().trim()
-        if (cmd === '') out.dynamic = true
-        else out.inner.push({ script: cmd })
-        break
-      }
+      case 'e':
+        return this.execute()
       case 'a':
       case 'i':
       case 'c':
@@ -174,23 +155,74 @@ export function sedShellCalls(script: string): ShellCalls {
       case 'w':
       case 'W':
       case '#':
-        toEol()
-        break
+        this.toEol()
+        return
       case ':':
       case 'b':
       case 't':
       case 'T':
       case 'v':
-        until(';\n}')
-        break
+        this.until(';\n}')
+        return
       case 'q':
       case 'Q':
       case 'l':
       case 'L':
-        spaces()
-        digits()
-        break
+        this.spaces()
+        this.digits()
+        return
     }
   }
-  return out
+
+  /** `s/a/b/FLAGS`: the `e` flag runs the pattern space. */
+  private substitute(): void {
+    const s = this.s
+    const d = s[this.i++] ?? '/'
+    this.delimited(d)
+    this.delimited(d)
+    let flags = ''
+    while (/[gpiImMe\d]/.test(s[this.i] ?? '')) flags += s[this.i++]
+    if (flags.includes('e')) this.out.dynamic = true
+    if (s[this.i] === 'w') this.toEol()
+  }
+
+  /** `e COMMAND` runs COMMAND; a bare `e` runs the pattern space. */
+  private execute(): void {
+    this.spaces()
+    const cmd = this.toEol().trim()
+    if (cmd === '') this.out.dynamic = true
+    else this.out.inner.push({ script: cmd })
+  }
+
+  private digits(): void {
+    while (/\d/.test(this.s[this.i] ?? '')) this.i++
+  }
+
+  private spaces(): void {
+    while (this.s[this.i] === ' ' || this.s[this.i] === '\t') this.i++
+  }
+
+  private toEol(): string {
+    const s = this.s
+    let line = ''
+    while (this.i < s.length && s[this.i] !== '\n') {
+      // `a\` text continues on the next line.
+      if (s[this.i] === '\\' && s[this.i + 1] === '\n') {
+        line += '\n'
+        this.i += 2
+        continue
+      }
+      line += s[this.i++]
+    }
+    return line
+  }
+
+  private until(stops: string): void {
+    while (this.i < this.s.length && !stops.includes(this.s[this.i]!)) this.i++
+  }
+
+  private delimited(d: string): void {
+    while (this.i < this.s.length && this.s[this.i] !== d) this.i += this.s[this.i] === '\\' ? 2 : 1
+    this.i++
+  }
 }
