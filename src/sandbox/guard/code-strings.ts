@@ -71,43 +71,46 @@ const regex = (skip: number, close: string, parts = 1): Opening => ({
   parts,
 })
 
-function opening(code: string, i: number, syntax: Syntax, prev: string): Opening | undefined {
+const quoted = (q: string, kind: Literal['kind'], interp: RegExp | undefined, single = q === "'"): Opening => ({
+  skip: 1,
+  close: q,
+  kind,
+  raw: false,
+  single,
+  interp,
+})
+const comment = (skip: number, close: string): Opening => ({
+  skip,
+  close,
+  kind: 'str',
+  raw: true,
+  single: false,
+  interp: undefined,
+  comment: true,
+})
+
+/** A comment opening at `i`: `#`, `//`, `/*`, `--`, `--[[`. */
+function commentOpening(code: string, i: number, syntax: Syntax): Opening | undefined {
   const c = code[i]!
   const rest = code.slice(i, i + 4)
-  const wordBefore = /[\w$]/.test(code[i - 1] ?? '')
-  const quoted = (q: string, kind: Literal['kind'], interp: RegExp | undefined, single = q === "'"): Opening => ({
-    skip: 1,
-    close: q,
-    kind,
-    raw: false,
-    single,
-    interp,
-  })
-  // Comments.
   if (
     (syntax === 'python' || syntax === 'ruby' || syntax === 'awk' || syntax === 'php') &&
     c === '#' &&
     !(syntax === 'php' && code[i + 1] === '[')
   )
-    return { skip: 1, close: '\n', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
-  if ((syntax === 'node' || syntax === 'php') && rest.startsWith('//'))
-    return { skip: 2, close: '\n', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
-  if ((syntax === 'node' || syntax === 'php') && rest.startsWith('/*'))
-    return { skip: 2, close: '*/', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
+    return comment(1, '\n')
+  if ((syntax === 'node' || syntax === 'php') && rest.startsWith('//')) return comment(2, '\n')
+  if ((syntax === 'node' || syntax === 'php') && rest.startsWith('/*')) return comment(2, '*/')
   if (syntax === 'lua' && rest.startsWith('--')) {
     const long = /^--\[(=*)\[/.exec(code.slice(i))
-    return long
-      ? {
-          skip: long[0].length,
-          close: `]${long[1]}]`,
-          kind: 'str',
-          raw: true,
-          single: false,
-          interp: undefined,
-          comment: true,
-        }
-      : { skip: 2, close: '\n', kind: 'str', raw: true, single: false, interp: undefined, comment: true }
+    return long ? comment(long[0].length, `]${long[1]}]`) : comment(2, '\n')
   }
+  return undefined
+}
+
+/** A regex opening at `i`: `/…/` after an operator, perl's `m//`, `s///`, `tr///`, ruby's `%r{}`. */
+function regexOpening(code: string, i: number, syntax: Syntax, prev: string, wordBefore: boolean): Opening | undefined {
+  const c = code[i]!
   if (
     c === '/' &&
     syntax !== 'python' &&
@@ -120,65 +123,102 @@ function opening(code: string, i: number, syntax: Syntax, prev: string): Opening
     const q = /^(m|qr|s|tr|y)\s*([^\w\s}),;=>\]-])/.exec(code.slice(i, i + 5))
     if (q) return regex(q[0].length, q[2]!, q[1] === 's' || q[1] === 'tr' || q[1] === 'y' ? 2 : 1)
   }
-  if (syntax === 'ruby' && rest.startsWith('%r') && /[^\w\s]/.test(code[i + 2] ?? '')) return regex(3, code[i + 2]!)
-  switch (syntax) {
-    case 'python': {
-      const m = /^([rRbBuUfF]{0,2})('''|"""|'|")/.exec(code.slice(i, i + 6))
-      if (!m || (m[1] && wordBefore)) return undefined
-      const p = m[1]!.toLowerCase()
-      return {
-        skip: m[0].length,
-        close: m[2]!,
-        kind: 'str',
-        raw: p.includes('r'),
-        single: false,
-        interp: p.includes('f') ? /\{(?!\{)/ : undefined,
-      }
-    }
-    case 'node':
-      if (c === "'" || c === '"') return quoted(c, 'str', undefined, false)
-      if (c === '`') return quoted(c, 'str', /\$\{/)
-      return undefined
-    case 'php':
-      if (c === "'") return quoted(c, 'str', undefined)
-      if (c === '"') return quoted(c, 'str', PHP_INTERP)
-      if (c === '`') return quoted(c, 'cmd', PHP_INTERP)
-      return undefined
-    case 'lua': {
-      if (c === "'" || c === '"') return quoted(c, 'str', undefined, false)
-      const long = /^\[(=*)\[/.exec(code.slice(i))
-      return long
-        ? { skip: long[0].length, close: `]${long[1]}]`, kind: 'str', raw: true, single: false, interp: undefined }
-        : undefined
-    }
-    case 'awk':
-      if (c === '"') return quoted(c, 'str', undefined, false)
-      return undefined
-    case 'perl':
-    case 'ruby': {
-      const interp = syntax === 'perl' ? PERL_INTERP : RUBY_INTERP
-      if (c === "'" && !(syntax === 'perl' && code[i - 1] === '$')) return quoted(c, 'str', undefined)
-      if (c === '"') return quoted(c, 'str', interp)
-      if (c === '`') return quoted(c, 'cmd', interp)
-      const op =
-        syntax === 'perl'
-          ? /^(qq|qw|qx|q)\s*([^\w\s])/.exec(code.slice(i, i + 5))
-          : /^%([qQwWxiI]?)([^\w\s=])/.exec(code.slice(i, i + 4))
-      if (!op || wordBefore || (syntax === 'ruby' && !op[1] && !'([{<'.includes(op[2]!))) return undefined
-      const kind: Literal['kind'] = /^(qx|x)$/.test(op[1]!) ? 'cmd' : /^(qw|w|W|i|I)$/.test(op[1]!) ? 'list' : 'str'
-      const d = op[2]!
-      const plain = op[1] === 'q' || op[1] === 'qw' || op[1] === 'w' || op[1] === 'i'
-      return {
-        skip: op[0].length,
-        close: PAIRS[d] ?? d,
-        ...(PAIRS[d] ? { open: d } : {}),
-        kind,
-        raw: false,
-        single: plain,
-        interp: plain ? undefined : interp,
-      }
+  if (syntax === 'ruby' && code.slice(i, i + 2) === '%r' && /[^\w\s]/.test(code[i + 2] ?? ''))
+    return regex(3, code[i + 2]!)
+  return undefined
+}
+
+/** A string opening at `i` in one syntax; `wordBefore` when a name or `$` ends right before it. */
+type StringOpening = (code: string, i: number, wordBefore: boolean) => Opening | undefined
+
+function pythonString(code: string, i: number, wordBefore: boolean): Opening | undefined {
+  const m = /^([rRbBuUfF]{0,2})('''|"""|'|")/.exec(code.slice(i, i + 6))
+  if (!m || (m[1] && wordBefore)) return undefined
+  const p = m[1]!.toLowerCase()
+  return {
+    skip: m[0].length,
+    close: m[2]!,
+    kind: 'str',
+    raw: p.includes('r'),
+    single: false,
+    interp: p.includes('f') ? /\{(?!\{)/ : undefined,
+  }
+}
+
+function nodeString(code: string, i: number): Opening | undefined {
+  const c = code[i]!
+  if (c === "'" || c === '"') return quoted(c, 'str', undefined, false)
+  if (c === '`') return quoted(c, 'str', /\$\{/)
+  return undefined
+}
+
+function phpString(code: string, i: number): Opening | undefined {
+  const c = code[i]!
+  if (c === "'") return quoted(c, 'str', undefined)
+  if (c === '"') return quoted(c, 'str', PHP_INTERP)
+  if (c === '`') return quoted(c, 'cmd', PHP_INTERP)
+  return undefined
+}
+
+function luaString(code: string, i: number): Opening | undefined {
+  const c = code[i]!
+  if (c === "'" || c === '"') return quoted(c, 'str', undefined, false)
+  const long = /^\[(=*)\[/.exec(code.slice(i))
+  return long
+    ? { skip: long[0].length, close: `]${long[1]}]`, kind: 'str', raw: true, single: false, interp: undefined }
+    : undefined
+}
+
+function awkString(code: string, i: number): Opening | undefined {
+  return code[i] === '"' ? quoted('"', 'str', undefined, false) : undefined
+}
+
+/** Perl's and ruby's strings: quotes, backticks, and the quote operators (`qq{}`, `qw()`, `%w[]`, `%x()`…). */
+function perlRubyString(syntax: 'perl' | 'ruby'): StringOpening {
+  return (code, i, wordBefore) => {
+    const c = code[i]!
+    const interp = syntax === 'perl' ? PERL_INTERP : RUBY_INTERP
+    if (c === "'" && !(syntax === 'perl' && code[i - 1] === '$')) return quoted(c, 'str', undefined)
+    if (c === '"') return quoted(c, 'str', interp)
+    if (c === '`') return quoted(c, 'cmd', interp)
+    const op =
+      syntax === 'perl'
+        ? /^(qq|qw|qx|q)\s*([^\w\s])/.exec(code.slice(i, i + 5))
+        : /^%([qQwWxiI]?)([^\w\s=])/.exec(code.slice(i, i + 4))
+    if (!op || wordBefore || (syntax === 'ruby' && !op[1] && !'([{<'.includes(op[2]!))) return undefined
+    const kind: Literal['kind'] = /^(qx|x)$/.test(op[1]!) ? 'cmd' : /^(qw|w|W|i|I)$/.test(op[1]!) ? 'list' : 'str'
+    const d = op[2]!
+    const plain = op[1] === 'q' || op[1] === 'qw' || op[1] === 'w' || op[1] === 'i'
+    return {
+      skip: op[0].length,
+      close: PAIRS[d] ?? d,
+      ...(PAIRS[d] ? { open: d } : {}),
+      kind,
+      raw: false,
+      single: plain,
+      interp: plain ? undefined : interp,
     }
   }
+}
+
+const STRINGS: Record<Syntax, StringOpening> = {
+  python: pythonString,
+  node: nodeString,
+  php: phpString,
+  lua: luaString,
+  awk: awkString,
+  perl: perlRubyString('perl'),
+  ruby: perlRubyString('ruby'),
+}
+
+/** Where a string or comment opens at `i`, if one does: comments first, then regexes, then the syntax's strings. */
+function opening(code: string, i: number, syntax: Syntax, prev: string): Opening | undefined {
+  const wordBefore = /[\w$]/.test(code[i - 1] ?? '')
+  return (
+    commentOpening(code, i, syntax) ??
+    regexOpening(code, i, syntax, prev, wordBefore) ??
+    STRINGS[syntax](code, i, wordBefore)
+  )
 }
 
 /** Masks the literals and comments of `code`, written in `syntax`. */
