@@ -1,19 +1,13 @@
 import { closeSync, existsSync, mkdtempSync, openSync, realpathSync } from 'node:fs'
-import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { randomBytes } from 'node:crypto'
 import { homeFolder } from '../config/state-roots.js'
-import { bubblewrapArgs } from './bubblewrap-args.js'
-import { Placeholders, pinsFor, planMasks, type MaskPlan } from './masks.js'
+import { LAUNCHERS, oddDockerPath, safeRealpath, type Launch } from './launchers.js'
+import { Placeholders, planMasks, type MaskPlan } from './masks.js'
 import { hostRunPaths, type ProtectedPath } from './protected-paths.js'
 import { watchRunLater, type RunLaterWatch } from './run-later.js'
-import { dockerRunArgs } from './docker-args.js'
 import type { ShellGuard } from './guard/guard.js'
 import type { ExecutorProbe } from './probe.js'
-import { PROXY_DIR_INSIDE, proxyEnv, startConnectProxy, withProxyBridge } from './network-proxy.js'
-import { sandboxExecArgs } from './seatbelt-profile.js'
-import { spawnLimited } from './spawn-limited.js'
 import { MINIMAL_PATH, type ExecRequest, type ExecResult, type ExecutorName } from './types.js'
 
 export interface SandboxDeps {
@@ -84,207 +78,31 @@ export class Sandbox {
           message: `blocked by the shell guard (rule ${verdict.error.rule}): ${verdict.error.message}: ${verdict.error.command}`,
         },
       }
-    if (typeof request.command === 'string' && request.trust === 'restricted') {
-      return {
-        ok: false,
-        error: {
-          code: 'invalid_request',
-          message:
-            'trust "restricted" runs programs directly, without a shell: pass an argument vector (myc sandbox exec -- prog arg…), or use trust "sandboxed"',
-        },
-      }
-    }
+    if (typeof request.command === 'string' && request.trust === 'restricted') return restrictedNeedsArgv()
     const argv = typeof request.command === 'string' ? ['sh', '-c', request.command] : [...request.command]
     if (argv.length === 0) return { ok: false, error: { code: 'invalid_request', message: 'no command given' } }
 
     const executor = await this.choose(request)
     if (typeof executor !== 'string') return executor
-    if (request.network.allow.length > 0 && request.trust === 'sandboxed') {
-      if (executor === 'docker')
-        return {
-          ok: false,
-          error: {
-            code: 'sandbox_unavailable',
-            message:
-              'sandbox.network.allow needs the bubblewrap or sandbox-exec executor (a filtering proxy); docker runs with no network at all. Empty the list or use another executor',
-          },
-        }
-      if (executor === 'bubblewrap' && !onPath('socat'))
-        return {
-          ok: false,
-          error: {
-            code: 'sandbox_unavailable',
-            message:
-              'sandbox.network.allow needs socat to bridge the proxy into the sandbox: install it (apt-get install socat) or empty the list',
-          },
-        }
-    }
-    const env = { ...request.env }
-    const base = { timeoutMs: request.timeoutMs, outputLimitBytes: request.outputLimitBytes }
-    const limits = (inner: string[]) =>
-      (request.maxFileBytes || request.maxProcesses) && existsSync('/usr/bin/prlimit')
-        ? [
-            'prlimit',
-            ...(request.maxFileBytes ? [`--fsize=${request.maxFileBytes}`] : []),
-            ...(request.maxProcesses ? [`--nproc=${request.maxProcesses}`] : []),
-            '--',
-            ...inner,
-          ]
-        : inner
+    const network = networkRefusal(request, executor)
+    if (network) return network
     const home = safeRealpath(request.home ?? homeFolder())
     const guarding = this.guard(request, workspace, home, executor)
     if ('ok' in guarding) return guarding
     const { guarded, plan, watch } = guarding
     const exposeFile = request.exposeFile ? safeRealpath(request.exposeFile) : undefined
-    try {
-      let outcome
-      switch (executor) {
-        case 'bubblewrap': {
-          // Network: none, unless the allow-list opens a filtering proxy (deny by default).
-          const proxy =
-            request.network.allow.length > 0 && request.trust === 'sandboxed'
-              ? await startConnectProxy(request.network.allow)
-              : undefined
-          try {
-            const inner = proxy ? withProxyBridge(argv) : argv
-            const extraBinds = proxy ? [{ source: proxy.dir, target: PROXY_DIR_INSIDE }] : []
-            const args = bubblewrapArgs({
-              trust: request.trust as 'sandboxed',
-              workspace,
-              home,
-              masks: plan!.masks,
-              emptyFile: this.emptyFile(),
-              ...(exposeFile ? { exposeFile } : {}),
-              env: proxy ? { ...proxyEnv(), ...env } : env,
-              argv: inner,
-              extraBinds,
-            })
-            outcome = await spawnLimited({
-              ...base,
-              argv: limits(['bwrap', ...args]),
-              env: { PATH: process.env.PATH ?? MINIMAL_PATH },
-            })
-          } finally {
-            await proxy?.close()
-          }
-          break
-        }
-        case 'sandbox-exec': {
-          const tmp = await mkdtemp(path.join(tmpdir(), 'myc-sbx-'))
-          const real = (p: string) => safeRealpath(p)
-          // The profile allows one loopback port: the filtering proxy's.
-          const proxy =
-            request.network.allow.length > 0 && request.trust === 'sandboxed'
-              ? await startConnectProxy(request.network.allow, 'loopback')
-              : undefined
-          try {
-            const args = sandboxExecArgs({
-              trust: request.trust as 'sandboxed',
-              workspace,
-              tmpdir: tmp,
-              hidden: guarded.filter((g) => g.access === 'hidden').map((g) => real(g.path)),
-              readOnly: guarded.filter((g) => g.access === 'read-only').map((g) => real(g.path)),
-              ...(request.trust === 'sandboxed'
-                ? {
-                    pinned: pinsFor(
-                      workspace,
-                      guarded.map((g) => real(g.path)),
-                    ),
-                  }
-                : {}),
-              ...(exposeFile ? { exposeFile } : {}),
-              argv,
-              ...(proxy?.port !== undefined ? { proxyPort: proxy.port } : {}),
-            })
-            outcome = await spawnLimited({
-              ...base,
-              argv: limits(['sandbox-exec', ...args]),
-              cwd: workspace,
-              env: {
-                PATH: MINIMAL_PATH,
-                HOME: home,
-                TMPDIR: tmp,
-                ...(proxy?.port !== undefined ? proxyEnv(proxy.port) : {}),
-                ...env,
-              },
-            })
-          } finally {
-            await proxy?.close()
-          }
-          break
-        }
-        case 'docker': {
-          const paths = [workspace, ...plan!.masks.map((m) => m.path), ...(exposeFile ? [exposeFile] : [])]
-          const odd = paths.find((p) => /[,\n]/.test(p))
-          if (odd !== undefined)
-            return (
-              plan!.release(),
-              {
-                ok: false,
-                error: {
-                  code: 'invalid_request',
-                  message: `the docker executor cannot mount a path that has a comma or a newline: ${JSON.stringify(odd)}`,
-                },
-              }
-            )
-          const name = `myc-${randomBytes(6).toString('hex')}`
-          const uid = process.getuid?.() ?? 1000
-          const gid = process.getgid?.() ?? 1000
-          // The container sees the workspace at /workspace: the script's path moves with it.
-          const script = exposeFile
-            ? path.posix.join('/workspace', ...path.relative(workspace, exposeFile).split(path.sep))
-            : undefined
-          const inner =
-            exposeFile && script ? argv.map((a) => (a === exposeFile || a === request.exposeFile ? script : a)) : argv
-          outcome = await spawnLimited({
-            ...base,
-            argv: [
-              'docker',
-              ...dockerRunArgs({
-                trust: request.trust as 'sandboxed',
-                name,
-                image: request.docker?.image ?? 'node:22-bookworm-slim',
-                workspace,
-                uid,
-                gid,
-                env,
-                argv: inner,
-                masks: plan!.masks,
-                emptyFile: this.emptyFile(),
-                ...(exposeFile ? { exposeFile } : {}),
-                ...(request.maxProcesses ? { pidsLimit: request.maxProcesses } : {}),
-              }),
-            ],
-            env: process.env as Record<string, string>,
-            onTimeout: () =>
-              void spawnLimited({
-                argv: ['docker', 'kill', name],
-                timeoutMs: 10_000,
-                outputLimitBytes: 4096,
-                env: process.env as Record<string, string>,
-              }).catch(() => {}),
-          })
-          break
-        }
-        case 'none':
-          outcome = await spawnLimited({
-            ...base,
-            argv: limits(argv),
-            cwd: workspace,
-            env: { PATH: process.env.PATH ?? MINIMAL_PATH, HOME: home, ...env },
-          })
-          break
-      }
-      const warnings = [...(plan?.release() ?? []), ...(watch?.settle() ?? [])]
-      return { ok: true, outcome: { ...outcome, executor, ...(warnings.length ? { warnings } : {}) } }
-    } catch (error) {
-      plan?.release()
-      watch?.settle()
-      return {
-        ok: false,
-        error: { code: 'spawn_failed', message: `could not start ${argv[0]}: ${(error as Error).message}` },
-      }
+    const launch: Launch = {
+      request,
+      workspace,
+      home,
+      argv,
+      env: { ...request.env },
+      exposeFile,
+      guarded,
+      plan,
+      emptyFile: () => this.emptyFile(),
     }
+    return launchGuarded(executor, launch, watch)
   }
 
   /**
@@ -362,16 +180,79 @@ export class Sandbox {
   }
 }
 
+function restrictedNeedsArgv(): ExecResult {
+  return {
+    ok: false,
+    error: {
+      code: 'invalid_request',
+      message:
+        'trust "restricted" runs programs directly, without a shell: pass an argument vector (myc sandbox exec -- prog arg…), or use trust "sandboxed"',
+    },
+  }
+}
+
+/** Why a network allow-list cannot be honoured by `executor`, if it cannot. */
+function networkRefusal(request: ExecRequest, executor: ExecutorName): ExecResult | undefined {
+  if (request.network.allow.length === 0 || request.trust !== 'sandboxed') return undefined
+  if (executor === 'docker')
+    return {
+      ok: false,
+      error: {
+        code: 'sandbox_unavailable',
+        message:
+          'sandbox.network.allow needs the bubblewrap or sandbox-exec executor (a filtering proxy); docker runs with no network at all. Empty the list or use another executor',
+      },
+    }
+  if (executor === 'bubblewrap' && !onPath('socat'))
+    return {
+      ok: false,
+      error: {
+        code: 'sandbox_unavailable',
+        message:
+          'sandbox.network.allow needs socat to bridge the proxy into the sandbox: install it (apt-get install socat) or empty the list',
+      },
+    }
+  return undefined
+}
+
+/**
+ * Starts a guarded run under `executor` and reports how it ended: the masks
+ * released and the workspace searched again (`watch`) whatever happens.
+ */
+async function launchGuarded(
+  executor: ExecutorName,
+  launch: Launch,
+  watch: RunLaterWatch | undefined,
+): Promise<ExecResult> {
+  const { plan } = launch
+  try {
+    const odd = executor === 'docker' ? oddDockerPath(launch) : undefined
+    if (odd !== undefined)
+      return (
+        plan!.release(),
+        {
+          ok: false,
+          error: {
+            code: 'invalid_request',
+            message: `the docker executor cannot mount a path that has a comma or a newline: ${JSON.stringify(odd)}`,
+          },
+        }
+      )
+    const outcome = await LAUNCHERS[executor](launch)
+    const warnings = [...(plan?.release() ?? []), ...(watch?.settle() ?? [])]
+    return { ok: true, outcome: { ...outcome, executor, ...(warnings.length ? { warnings } : {}) } }
+  } catch (error) {
+    plan?.release()
+    watch?.settle()
+    return {
+      ok: false,
+      error: { code: 'spawn_failed', message: `could not start ${launch.argv[0]}: ${(error as Error).message}` },
+    }
+  }
+}
+
 function onPath(program: string): boolean {
   return (process.env.PATH ?? MINIMAL_PATH)
     .split(path.delimiter)
     .some((dir) => dir !== '' && existsSync(path.join(dir, program)))
-}
-
-function safeRealpath(p: string): string {
-  try {
-    return realpathSync(p)
-  } catch {
-    return p
-  }
 }

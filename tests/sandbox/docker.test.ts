@@ -99,6 +99,34 @@ describe('docker executor', () => {
     )
   })
 
+  it('refuses what it cannot carry before it runs anything: a comma in a mount, a network allow-list', async () => {
+    const fake = fakeDocker()
+    process.env.PATH = `${fake.dir}:${savedPath}`
+    const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
+    const request = {
+      command: ['true'],
+      trust: 'sandboxed' as const,
+      executor: 'docker' as const,
+      workspace: mkdtempSync(path.join(tmpdir(), 'myc-dws-')),
+      timeoutMs: 5_000,
+      outputLimitBytes: 1000,
+      network: { allow: [] },
+    }
+    const comma = mkdtempSync(path.join(tmpdir(), 'myc-dws,'))
+    expect(await sandbox.run({ ...request, workspace: comma })).toEqual({
+      ok: false,
+      error: {
+        code: 'invalid_request',
+        message: `the docker executor cannot mount a path that has a comma or a newline: ${JSON.stringify(comma)}`,
+      },
+    })
+    const allow = await sandbox.run({ ...request, network: { allow: ['example.com'] } })
+    expect(allow).toMatchObject({ ok: false, error: { code: 'sandbox_unavailable' } })
+    expect(!allow.ok && allow.error.message).toMatch(/docker runs with no network at all/)
+    const calls = readFileSync(fake.log, 'utf8').trim().split('\n')
+    expect(calls.every((l) => (JSON.parse(l) as string[])[0] === 'info')).toBe(true)
+  })
+
   it('with the real client and no engine, refuses clearly', async () => {
     const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
     const r = await sandbox.run({
