@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -30,8 +30,18 @@ const run = (script: string, root?: string) =>
   })
 
 describe('the checks of npm run lint', () => {
-  it('check-layers passes on this repo, and fails on an upward import, a file cycle and a folder cycle', () => {
-    expect(run('check-layers.mjs').status).toBe(0)
+  // Each check passing on this repo is `npm run lint`'s own job (CI runs it before the tests);
+  // here each one is shown to fail where it should, on a small tree of its own.
+  it('npm run lint runs every check of scripts/', () => {
+    const lint = (
+      JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: { lint: string } }
+    ).scripts.lint
+    const checks = readdirSync(path.join(repoRoot, 'scripts')).filter((f) => /^check-.*\.mjs$/.test(f))
+    expect(checks.length).toBeGreaterThanOrEqual(10)
+    for (const check of checks) expect(lint, check).toContain(`node scripts/${check}`)
+  })
+
+  it('check-layers fails on an upward import, a file cycle and a folder cycle', () => {
     const upward = run(
       'check-layers.mjs',
       tree({ 'policy/a.ts': "import type { X } from '../server/b.js'\n", 'server/b.ts': 'export type X = 1\n' }),
@@ -76,15 +86,13 @@ describe('the checks of npm run lint', () => {
     expect(eras.stderr).not.toMatch(/loose/)
   })
 
-  it('check-sizes passes on this repo, and fails on a file over 500 lines', () => {
-    expect(run('check-sizes.mjs').status).toBe(0)
+  it('check-sizes fails on a file over 500 lines', () => {
     const big = run('check-sizes.mjs', tree({ 'policy/big.ts': 'export const x = 1\n'.repeat(501) }))
     expect(big.status).toBe(1)
     expect(big.stderr).toMatch(/src\/policy\/big\.ts has 501 lines/)
   })
 
-  it('check-functions passes on this repo, and fails on a function over 80 lines', () => {
-    expect(run('check-functions.mjs').status).toBe(0)
+  it('check-functions fails on a function over 80 lines', () => {
     const body = (name: string, lines: number) => `export function ${name}() {\n${'  void 0\n'.repeat(lines - 2)}}\n`
     const long = run('check-functions.mjs', tree({ 'policy/long.ts': body('fine', 80) + body('tooLong', 81) }))
     expect(long.status).toBe(1)
@@ -92,14 +100,18 @@ describe('the checks of npm run lint', () => {
       'check-functions: src/policy/long.ts: tooLong has 81 lines (at most 80): split it into named steps',
     ])
     // A listed function may not grow past its recorded length, and must leave the list once short.
-    const grown = run('check-functions.mjs', tree({ 'agent/chat.ts': body('runChat', 600) }))
-    expect(grown.stderr).toMatch(/src\/agent\/chat\.ts: runChat has 600 lines \(it may only shrink from \d+\)/)
-    const short = run('check-functions.mjs', tree({ 'agent/chat.ts': body('runChat', 80) }))
-    expect(short.stderr).toMatch(/src\/agent\/chat\.ts: runChat is back under 80 lines/)
+    const listed = /\['src\/([\w/.-]+\.ts) (\w+)', (\d+)\]/.exec(
+      readFileSync(path.join(repoRoot, 'scripts', 'check-functions.mjs'), 'utf8'),
+    )
+    if (!listed) return // every function is short now: nothing is left to shrink
+    const [, file, name] = listed as unknown as [string, string, string]
+    const grown = run('check-functions.mjs', tree({ [file]: body(name, 600) }))
+    expect(grown.stderr).toContain(`src/${file}: ${name} has 600 lines (it may only shrink from`)
+    const short = run('check-functions.mjs', tree({ [file]: body(name, 80) }))
+    expect(short.stderr).toContain(`src/${file}: ${name} is back under 80 lines`)
   })
 
-  it('check-codes passes on this repo, and fails on a JSON-RPC code written as a number outside protocol/facts.ts', () => {
-    expect(run('check-codes.mjs').status).toBe(0)
+  it('check-codes fails on a JSON-RPC code written as a number outside protocol/facts.ts', () => {
     const bare = run(
       'check-codes.mjs',
       tree({
@@ -112,8 +124,7 @@ describe('the checks of npm run lint', () => {
     expect(bare.stderr.trim().split('\n')).toHaveLength(1)
   })
 
-  it('check-test-timing passes on this repo, and fails on a test that compares a wall-clock duration', () => {
-    expect(run('check-test-timing.mjs').status).toBe(0)
+  it('check-test-timing fails on a test that compares a wall-clock duration', () => {
     const timed = run(
       'check-test-timing.mjs',
       testsTree({
@@ -152,8 +163,7 @@ describe('the checks of npm run lint', () => {
     ])
   })
 
-  it('check-era-type passes on this repo, and fails on the era spelled as a union of its literals', () => {
-    expect(run('check-era-type.mjs').status).toBe(0)
+  it('check-era-type fails on the era spelled as a union of its literals', () => {
     const spelled = run(
       'check-era-type.mjs',
       tree({
@@ -179,8 +189,7 @@ describe('the checks of npm run lint', () => {
     ])
   })
 
-  it('check-names passes on this repo, and fails on two files of one name not listed with a reason', () => {
-    expect(run('check-names.mjs').status).toBe(0)
+  it('check-names fails on two files of one name not listed with a reason', () => {
     const twice = run(
       'check-names.mjs',
       tree({
@@ -196,8 +205,7 @@ describe('the checks of npm run lint', () => {
     ])
   })
 
-  it('check-errors passes on this repo, and fails on an error told by its message or name, and on an empty catch', () => {
-    expect(run('check-errors.mjs').status).toBe(0)
+  it('check-errors fails on an error told by its message or name, and on an empty catch', () => {
     const told = run(
       'check-errors.mjs',
       tree({
@@ -239,8 +247,7 @@ describe('the checks of npm run lint', () => {
     ])
   })
 
-  it('check-tool-calls passes on this repo, and fails on an agent file that reaches a tool around the door', () => {
-    expect(run('check-tool-calls.mjs').status).toBe(0)
+  it('check-tool-calls fails on an agent file that reaches a tool around the door', () => {
     const around = run(
       'check-tool-calls.mjs',
       tree({
@@ -273,8 +280,7 @@ describe('the checks of npm run lint', () => {
     ])
   })
 
-  it('check-state passes on this repo, and fails on state located outside config/state-roots.ts', () => {
-    expect(run('check-state.mjs').status).toBe(0)
+  it('check-state fails on state located outside config/state-roots.ts', () => {
     const own = run(
       'check-state.mjs',
       tree({
