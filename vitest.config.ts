@@ -12,7 +12,7 @@ import { defineConfig } from 'vitest/config'
 const shared = {
   exclude: ['**/node_modules/**', 'tests/**/*.slow.test.ts'],
   // Rebuilds build/myc.cjs when src/ is newer, so a focused run never tests stale code.
-  globalSetup: ['tests/helpers/fresh-bundle.ts'],
+  globalSetup: ['tests/helpers/fresh-bundle.ts', 'tests/helpers/fixture-sdk.ts'],
   testTimeout: 30_000,
   hookTimeout: 60_000,
 }

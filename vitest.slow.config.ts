@@ -29,7 +29,7 @@ const SERIAL = [
 ]
 
 const shared = {
-  globalSetup: ['tests/helpers/fresh-bundle.ts'],
+  globalSetup: ['tests/helpers/fresh-bundle.ts', 'tests/helpers/fixture-sdk.ts'],
   testTimeout: 30_000,
   hookTimeout: 60_000,
 }
