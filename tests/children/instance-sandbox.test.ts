@@ -106,7 +106,8 @@ describe.skipIf(!hasBwrap)('a sandboxed instance of a server kept in the host’
   it('starts, runs from its folder read-only, and sees nothing else of the host’s /tmp', async () => {
     const checkout = mkdtempSync('/tmp/myc-checkout-')
     chmodSync(checkout, 0o755) // as a clone's folder is (mkdtemp makes it 0700)
-    for (const file of ['per-person', '_base']) copyFileSync(fixtureServer(file), path.join(checkout, `${file}.mjs`))
+    for (const file of ['per-person', '_base', '_sdk'])
+      copyFileSync(fixtureServer(file), path.join(checkout, `${file}.mjs`))
     symlinkSync(path.join(repoRoot, 'node_modules'), path.join(checkout, 'node_modules'))
     const { runtime, folder } = await scopedRuntime(
       {
