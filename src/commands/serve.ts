@@ -5,6 +5,10 @@ import type { Logger } from '../logger.js'
 import type { LoadedConfig } from '../config/load.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
 import type { PolicySources } from '../principal/policy-state.js'
+import type { PolicyMode } from '../principal/policy-mode.js'
+import type { PrincipalView } from '../principal/view.js'
+import type { Runtime } from '../runtime/runtime.js'
+import type { ClientFaces } from '../http/era-route.js'
 import { usageError } from '../errors.js'
 import { STDIO_ERA_MODES, type StdioEraMode } from '../server/stdio-era-mode.js'
 import { version } from '../version.js'
@@ -115,12 +119,38 @@ async function checkBeforeChildren(
   return sources
 }
 
+/** The arguments of serve that its steps read. */
+type ServeArgs = { config?: string; role?: string; skills?: string; http?: string; stdio?: boolean }
+
+/** What serve has once its runtime is open: the config and mode it runs in, how a principal's view is made, the faces of the two eras. */
+interface OpenedServe {
+  runtime: Runtime
+  loaded: LoadedConfig
+  mode: PolicyMode
+  /** A role from the command line is a person's choice (refused in open mode); an HTTP credential's comes from the config. */
+  viewFor(principal: { role?: string; skills?: readonly string[] }, roleFrom?: string): PrincipalView
+  faces: ClientFaces
+  serveStdio: (typeof import('../server/serve-stdio.js'))['serveStdio']
+}
+
 /** The rest of serve, once its children are starting: the runtime, the view, and the stdio or HTTP face. */
-async function serveWith(
-  args: { config?: string; role?: string; skills?: string; http?: string; stdio?: boolean },
-  options: ServeOptions,
-): Promise<number> {
-  const { io, logger, era, overHttp } = options
+async function serveWith(args: ServeArgs, options: ServeOptions): Promise<number> {
+  const { io, logger, overHttp } = options
+  const opened = await openServeRuntime(args, options)
+  // A person typed `myc serve` at a terminal: what is on stdin is a person, and the protocol is for a client.
+  if ((!overHttp || args.stdio) && io.stdin.isTTY === true) logger.info(terminalHint(opened.loaded.file))
+  const serve = overHttp ? await httpServe(args, options, opened) : stdioServe(args, options, opened)
+  const stopWatching = await watchWhileServing(options, opened)
+  try {
+    return await serve()
+  } finally {
+    stopWatching()
+  }
+}
+
+/** The runtime over the children already starting, the sandbox and code mode's runners, and the faces of the two eras. */
+async function openServeRuntime(args: ServeArgs, options: ServeOptions): Promise<OpenedServe> {
+  const { io, logger, overHttp } = options
   const [
     { openRuntime },
     { CLIENT_INITIALIZE_WAIT_MS },
@@ -167,9 +197,7 @@ async function serveWith(
   const codeRunner = codeModeWanted(mode, loaded)
     ? await (await import('../code/code-mode.js')).codeRunnerFor(loaded, logger)
     : undefined
-  const skills = splitList(args.skills)
-  // A role from the command line is a person's choice (refused in open mode); an HTTP credential's comes from the config.
-  const viewFor = (principal: { role?: string; skills?: readonly string[] }, roleFrom = 'http.tokens or http.jwt') =>
+  const viewFor: OpenedServe['viewFor'] = (principal, roleFrom = 'http.tokens or http.jwt') =>
     createView(mode, loaded, {
       role: principal.role,
       roleFrom,
@@ -182,48 +210,61 @@ async function serveWith(
       ...(codeRunner ? { codeRunner } : {}),
     })
   // The faces of the two eras, for every client of this runtime (stdio and HTTP alike); serving closes them.
-  const faces = clientFaces()
-  // A person typed `myc serve` at a terminal: what is on stdin is a person, and the protocol is for a client.
-  if ((!overHttp || args.stdio) && io.stdin.isTTY === true) logger.info(terminalHint(loaded.file))
-  let serve: () => Promise<number>
-  if (overHttp) {
-    // Over HTTP too, a role asked for on the command line where there are no roles is refused, not ignored.
-    if (mode.kind === 'open' && (args.role !== undefined || (skills?.length ?? 0) > 0))
-      viewFor({ role: args.role, skills }, '--role')
-    const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
-    const prepared = prepareHttp({
+  return { runtime, loaded, mode, viewFor, faces: clientFaces(), serveStdio }
+}
+
+/** Serving over HTTP (and, with --stdio, the launching client beside it), its settings checked now. */
+async function httpServe(args: ServeArgs, options: ServeOptions, opened: OpenedServe): Promise<() => Promise<number>> {
+  const { io, logger, era } = options
+  const { runtime, loaded, mode, viewFor, faces } = opened
+  const skills = splitList(args.skills)
+  // Over HTTP too, a role asked for on the command line where there are no roles is refused, not ignored.
+  if (mode.kind === 'open' && (args.role !== undefined || (skills?.length ?? 0) > 0))
+    viewFor({ role: args.role, skills }, '--role')
+  const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
+  const prepared = prepareHttp({
+    runtime,
+    loaded,
+    mode,
+    flag: args.http,
+    role: args.role,
+    skills,
+    env: io.env,
+    notice: (message) => logger.warn(message),
+  })
+  const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }, '--role'), era } : undefined
+  return () =>
+    serveHttp({
       runtime,
+      faces,
       loaded,
-      mode,
-      flag: args.http,
-      role: args.role,
-      skills,
-      env: io.env,
-      notice: (message) => logger.warn(message),
+      logger,
+      ...prepared,
+      viewFor: (principal) => viewFor(principal),
+      policy: mode.kind === 'policy',
+      signals: io.signals,
+      ...(stdio ? { stdio: { ...stdio, stdin: io.stdin, stdout: io.stdout } } : {}),
     })
-    const stdio = args.stdio ? { view: viewFor({ role: args.role, skills }, '--role'), era } : undefined
-    serve = () =>
-      serveHttp({
-        runtime,
-        faces,
-        loaded,
-        logger,
-        ...prepared,
-        viewFor: (principal) => viewFor(principal),
-        policy: mode.kind === 'policy',
-        signals: io.signals,
-        ...(stdio ? { stdio: { ...stdio, stdin: io.stdin, stdout: io.stdout } } : {}),
-      })
-  } else {
-    const view = viewFor({ role: args.role, skills }, '--role')
-    if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
-    else
-      logger.info(
-        `open mode (no skills in ${loaded.file ?? 'this folder'}): the client sees every tool of every server; add skills to serve roles`,
-      )
-    serve = () =>
-      serveStdio({ runtime, faces, view, logger, era, stdin: io.stdin, stdout: io.stdout, signals: io.signals })
-  }
+}
+
+/** Serving the one client on stdio, as the launch's principal. */
+function stdioServe(args: ServeArgs, options: ServeOptions, opened: OpenedServe): () => Promise<number> {
+  const { io, logger, era } = options
+  const { runtime, loaded, mode, viewFor, faces } = opened
+  const view = viewFor({ role: args.role, skills: splitList(args.skills) }, '--role')
+  if (mode.kind === 'policy') logger.info(`policy mode: role ${(view as { role?: string }).role}`)
+  else
+    logger.info(
+      `open mode (no skills in ${loaded.file ?? 'this folder'}): the client sees every tool of every server; add skills to serve roles`,
+    )
+  return () =>
+    opened.serveStdio({ runtime, faces, view, logger, era, stdin: io.stdin, stdout: io.stdout, signals: io.signals })
+}
+
+/** What watches while myc serves (the skills, the config, on a terminal the children starting); returns what stops them. */
+async function watchWhileServing(options: ServeOptions, opened: OpenedServe): Promise<() => void> {
+  const { io, logger } = options
+  const { runtime, mode } = opened
   const stopWatchingSkills =
     mode.kind === 'policy'
       ? (await import('../principal/skill-watcher.js')).watchSkills(() => runtime.loaded, mode.state, logger)
@@ -240,9 +281,7 @@ async function serveWith(
     env: io.env,
     logger,
   })
-  try {
-    return await serve()
-  } finally {
+  return () => {
     stopProgress()
     stopWatchingSkills?.()
     liveConfig.stop()
