@@ -19,8 +19,6 @@ const RULE = 'max-lines-per-function'
 const SHRINKING = new Map([
   ['src/eras/modern/input-bridge.ts runInputBridge', 93],
   ['src/eras/modern/stateless-server.ts statelessServer', 236],
-  ['src/http/serve-http.ts httpSettings', 81],
-  ['src/http/serve-http.ts serveHttp', 233],
   ['src/runtime/principal-tools.ts call', 117],
 ])
 

@@ -98,7 +98,7 @@ async function checkBeforeChildren(
     import('../principal/policy-state.js'),
   ])
   const principal = { role: args.role, skills: splitList(args.skills), env }
-  const http = overHttp ? await import('../http/serve-http.js') : undefined
+  const http = overHttp ? await import('../http/http-settings.js') : undefined
   const settings = http?.httpSettings(loaded, args.http, env)
   if (!isPolicyMode(loaded)) {
     checkViewRequest({ kind: 'open' }, loaded, principal)
@@ -221,7 +221,10 @@ async function httpServe(args: ServeArgs, options: ServeOptions, opened: OpenedS
   // Over HTTP too, a role asked for on the command line where there are no roles is refused, not ignored.
   if (mode.kind === 'open' && (args.role !== undefined || (skills?.length ?? 0) > 0))
     viewFor({ role: args.role, skills }, '--role')
-  const { prepareHttp, serveHttp } = await import('../http/serve-http.js')
+  const [{ prepareHttp }, { serveHttp }] = await Promise.all([
+    import('../http/http-settings.js'),
+    import('../http/serve-http.js'),
+  ])
   const prepared = prepareHttp({
     runtime,
     loaded,

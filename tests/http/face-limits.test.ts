@@ -4,7 +4,7 @@ import { createMetrics, type HttpMetrics } from '../../src/http/metrics.js'
 import { RateLimiter } from '../../src/http/rate-limit.js'
 import { readMetricsToken, readTokens } from '../../src/http/tokens.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
-import { httpSettings } from '../../src/http/serve-http.js'
+import { httpSettings } from '../../src/http/http-settings.js'
 import { faceOptions } from '../helpers/http.js'
 import { loadedConfig, startRuntime } from '../helpers/runtime.js'
 

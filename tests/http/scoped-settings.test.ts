@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { MycError } from '../../src/errors.js'
-import { httpSettings } from '../../src/http/serve-http.js'
+import { httpSettings } from '../../src/http/http-settings.js'
 import { loadedConfig } from '../helpers/runtime.js'
 import { perPersonEntry } from '../helpers/scoped.js'
 
