@@ -8,6 +8,7 @@ import type { PrincipalView } from '../principal/view.js'
 import { StdioServerStream } from '../protocol/stdio-server-transport.js'
 import { redactUrl } from '../redact.js'
 import { killChildrenOnExit } from '../runtime/kill-on-exit.js'
+import { startServing } from '../runtime/start-progress.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { StdioEraConnection, type StdioEraMode } from '../server/stdio-eras.js'
 import type { ClientFaces } from './era-route.js'
@@ -68,6 +69,12 @@ interface HttpParts {
   /** Every request's decisions, and the routes of the two eras. */
   face: HttpFace
   stopKillOnExit: () => void
+}
+
+/** Where serving listens once bound: the MCP endpoint, and metrics' own address (http.metricsListen). */
+interface BoundAddresses {
+  listen: ListenAddress
+  metricsAt: ListenAddress | undefined
 }
 
 /** What ends serving: a signal, or the stdio client leaving (`--stdio`). */
@@ -250,14 +257,7 @@ class HttpServing {
       listen: boundAddress(this.server, this.options.settings.listen),
       metricsAt: this.metricsAt,
     })
-    void runtime.start().then(() => {
-      const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
-      logger.info(
-        `serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers over HTTP`,
-      )
-    })
-    if (runtime.supervisor.children.size === 0)
-      logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
+    startServing(runtime, logger, 'over HTTP')
   }
 
   /** Resolves with the first SIGINT or SIGTERM, or when the stdio client leaves. */
@@ -352,11 +352,7 @@ function closeServer(server: NodeHttpServer): Promise<void> {
 }
 
 /** The start-up lines: the principals, the credentials, the limits, the store, the checks, and last where MCP is served. */
-function logStart(
-  options: ServeHttpOptions,
-  parts: HttpParts,
-  at: { listen: ListenAddress; metricsAt: ListenAddress | undefined },
-): void {
+function logStart(options: ServeHttpOptions, parts: HttpParts, at: BoundAddresses): void {
   const { logger, settings } = options
   const { config } = options.loaded
   if (options.policy)
@@ -387,11 +383,7 @@ function logStart(
 }
 
 /** The start-up lines of the Host check, the metrics and the MCP endpoint (the last line: whoever waits for it has read the others). */
-function logEndpoints(
-  options: ServeHttpOptions,
-  parts: HttpParts,
-  at: { listen: ListenAddress; metricsAt: ListenAddress | undefined },
-): void {
+function logEndpoints(options: ServeHttpOptions, parts: HttpParts, at: BoundAddresses): void {
   const { logger, settings } = options
   const { config } = options.loaded
   const { metricsAt } = at

@@ -79,3 +79,19 @@ export async function startWithProgress(runtime: Runtime, options: StartProgress
     stop()
   }
 }
+
+/**
+ * Starts the children of a runtime that serves clients, and says so: the
+ * tools and running servers once they have started (`where`: "on stdio",
+ * "over HTTP"), or at once that no server is configured.
+ */
+export function startServing(runtime: Runtime, logger: Logger, where: string): void {
+  void runtime.start().then(() => {
+    const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
+    logger.info(
+      `serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers ${where}`,
+    )
+  })
+  if (runtime.supervisor.children.size === 0)
+    logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
+}

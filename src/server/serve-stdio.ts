@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js'
 import { StdioServerStream } from '../protocol/stdio-server-transport.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { killChildrenOnExit } from '../runtime/kill-on-exit.js'
+import { startServing } from '../runtime/start-progress.js'
 import type { PrincipalView } from '../principal/view.js'
 import { StdioEraConnection, type StdioEraMode } from './stdio-eras.js'
 import type { StdioFace } from './stdio-face.js'
@@ -35,14 +36,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   const stopKillOnExit = killChildrenOnExit(runtime)
 
   // The client is served at once; list requests wait (bounded) for the children's first start.
-  void runtime.start().then(() => {
-    const running = [...runtime.supervisor.children.values()].filter((c) => c.state === 'RUNNING').length
-    logger.info(
-      `serving ${runtime.catalogue.tools().length} tools from ${running} of ${runtime.supervisor.children.size} servers on stdio`,
-    )
-  })
-  if (runtime.supervisor.children.size === 0)
-    logger.info('no servers configured: add them under "mcpServers" in mycelium.config.json (or run `myc init`)')
+  startServing(runtime, logger, 'on stdio')
 
   // The client's first message decides its era, and which face serves it.
   const { faces } = options
