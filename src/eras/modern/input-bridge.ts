@@ -219,6 +219,16 @@ export interface BridgeOptions {
 
 const CANCELLED: RelayOutcome = { ok: false, error: { code: RelayErrorCode.cancelled, message: 'Request cancelled' } }
 
+/** One bridged call across its rounds: its options, its deadline (pushed back by the child's progress), and the answer when it passes. */
+interface BridgeRun {
+  options: BridgeOptions
+  deadline: number
+  timedOut: RelayOutcome
+}
+
+/** How a round ended: the call's answer (a failure, a cancellation, the deadline), or the child's answer to the retry. */
+type RoundEnd = { final: RelayOutcome } | { next: RelayOutcome }
+
 /**
  * Drives the rounds: asks the client what the child asked (in parallel; the
  * first failure ends the round), retries the child with the answers, and
@@ -231,18 +241,7 @@ const CANCELLED: RelayOutcome = { ok: false, error: { code: RelayErrorCode.cance
 export async function runInputBridge(options: BridgeOptions): Promise<RelayOutcome> {
   const { server, method, source, signal } = options
   const maxRounds = options.maxRounds ?? MAX_INPUT_ROUNDS
-  let deadline = Date.now() + options.timeoutMs
-  options.onProgressHook?.(() => {
-    deadline = Date.now() + options.timeoutMs
-  })
-  const timedOut: RelayOutcome = {
-    ok: false,
-    error: {
-      code: RelayErrorCode.timeout,
-      message: `Request timed out after ${options.timeoutMs} ms`,
-      data: { timeout: options.timeoutMs },
-    },
-  }
+  const run = startBridge(options)
   let current = options.first
   for (let round = 1; ; round++) {
     if (signal.aborted) return CANCELLED
@@ -253,71 +252,124 @@ export async function runInputBridge(options: BridgeOptions): Promise<RelayOutco
         { server, method, rounds: maxRounds },
       )
     const plan = planRound(current, source.capabilities)
-    if (plan.kind === 'invalid')
-      return bridgeFailure(
-        method,
-        `Server "${server}" (MCP 2026-07-28) answered ${method} with an input_required result mycelium cannot use: ${plan.message}.`,
-        { server, method },
-      )
-    if (plan.kind === 'missing')
-      return bridgeFailure(method, missingCapabilityMessage(server, method, plan), {
-        server,
-        method,
-        inputRequest: plan.method,
-        missingCapability: plan.capability,
-      })
-    // One abort for the round: the client's cancel, the deadline, or a failed sibling request.
-    const round$ = new AbortController()
-    const onAbort = () => round$.abort(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    // The deadline moves with the child's progress: the timer looks again when it fires.
-    let timer: NodeJS.Timeout | undefined
-    const watch = () => {
-      if (Date.now() >= deadline) return round$.abort(new Error('deadline'))
-      timer = setTimeout(watch, deadline - Date.now())
-      timer.unref()
-    }
-    watch()
-    let next: RelayOutcome
-    try {
-      let answers: Array<readonly [string, Record<string, unknown>]> = []
-      if (plan.asks.length > 0) {
-        try {
-          answers = await Promise.all(
-            plan.asks.map(async (ask) => {
-              try {
-                return [ask.key, await source.ask(ask.method, ask.params, round$.signal)] as const
-              } catch (error) {
-                round$.abort(error)
-                throw error
-              }
-            }),
-          )
-        } catch (error) {
-          if (signal.aborted) return CANCELLED
-          if (Date.now() >= deadline) return timedOut
-          return bridgeFailure(
-            method,
-            `Server "${server}" (MCP 2026-07-28) asked for input to answer ${method}, and asking the MCP client connected to mycelium failed: ${error instanceof Error ? error.message : String(error)}`,
-            { server, method },
-          )
-        }
-      } else {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, STATE_ONLY_PACING_MS)
-          round$.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true })
-        })
-      }
-      if (signal.aborted) return CANCELLED
-      if (Date.now() >= deadline) return timedOut
-      next = await options.retry(retryParams(options.params, answers, plan.requestState), round$.signal)
-      if (!signal.aborted && round$.signal.aborted) return timedOut
-    } finally {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', onAbort)
-    }
+    if (plan.kind !== 'ask') return planFailure(options, plan)
+    const ended = await runRound(run, plan)
+    if ('final' in ended) return ended.final
     if (signal.aborted) return CANCELLED
+    const next = ended.next
     if (!next.ok || next.result.resultType !== 'input_required') return next
     current = next.result
+  }
+}
+
+/** The call's deadline from now, pushed back by each progress report of the child. */
+function startBridge(options: BridgeOptions): BridgeRun {
+  const run: BridgeRun = {
+    options,
+    deadline: Date.now() + options.timeoutMs,
+    timedOut: {
+      ok: false,
+      error: {
+        code: RelayErrorCode.timeout,
+        message: `Request timed out after ${options.timeoutMs} ms`,
+        data: { timeout: options.timeoutMs },
+      },
+    },
+  }
+  options.onProgressHook?.(() => {
+    run.deadline = Date.now() + options.timeoutMs
+  })
+  return run
+}
+
+/** The answer when a round cannot be asked: a malformed result, or a request the client did not declare. */
+function planFailure(options: BridgeOptions, plan: Exclude<RoundPlan, { kind: 'ask' }>): RelayOutcome {
+  const { server, method } = options
+  if (plan.kind === 'invalid')
+    return bridgeFailure(
+      method,
+      `Server "${server}" (MCP 2026-07-28) answered ${method} with an input_required result mycelium cannot use: ${plan.message}.`,
+      { server, method },
+    )
+  return bridgeFailure(method, missingCapabilityMessage(server, method, plan), {
+    server,
+    method,
+    inputRequest: plan.method,
+    missingCapability: plan.capability,
+  })
+}
+
+/** One round: the client asked, then the child retried with the answers, all under one abort (the client's cancel, the deadline, a failed sibling request). */
+async function runRound(run: BridgeRun, plan: Extract<RoundPlan, { kind: 'ask' }>): Promise<RoundEnd> {
+  const { signal } = run.options
+  const round = new AbortController()
+  const onAbort = () => round.abort(signal.reason)
+  signal.addEventListener('abort', onAbort, { once: true })
+  const stopWatching = watchDeadline(run, round)
+  try {
+    const answered = await roundAnswers(run, plan, round)
+    if ('final' in answered) return answered
+    if (signal.aborted) return { final: CANCELLED }
+    if (Date.now() >= run.deadline) return { final: run.timedOut }
+    const next = await run.options.retry(
+      retryParams(run.options.params, answered.answers, plan.requestState),
+      round.signal,
+    )
+    if (!signal.aborted && round.signal.aborted) return { final: run.timedOut }
+    return { next }
+  } finally {
+    stopWatching()
+    signal.removeEventListener('abort', onAbort)
+  }
+}
+
+/** Aborts the round at the deadline; the deadline moves with the child's progress, so the timer looks again when it fires. Returns what stops it. */
+function watchDeadline(run: BridgeRun, round: AbortController): () => void {
+  let timer: NodeJS.Timeout | undefined
+  const watch = () => {
+    if (Date.now() >= run.deadline) return round.abort(new Error('deadline'))
+    timer = setTimeout(watch, run.deadline - Date.now())
+    timer.unref()
+  }
+  watch()
+  return () => clearTimeout(timer)
+}
+
+/** The client's answers to the round's requests (asked in parallel; the first failure aborts the others), or, with none to ask, a pause. */
+async function roundAnswers(
+  run: BridgeRun,
+  plan: Extract<RoundPlan, { kind: 'ask' }>,
+  round: AbortController,
+): Promise<{ final: RelayOutcome } | { answers: Array<readonly [string, Record<string, unknown>]> }> {
+  const { server, method, source, signal } = run.options
+  if (plan.asks.length === 0) {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, STATE_ONLY_PACING_MS)
+      round.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true })
+    })
+    return { answers: [] }
+  }
+  try {
+    const answers = await Promise.all(
+      plan.asks.map(async (ask) => {
+        try {
+          return [ask.key, await source.ask(ask.method, ask.params, round.signal)] as const
+        } catch (error) {
+          round.abort(error)
+          throw error
+        }
+      }),
+    )
+    return { answers }
+  } catch (error) {
+    if (signal.aborted) return { final: CANCELLED }
+    if (Date.now() >= run.deadline) return { final: run.timedOut }
+    return {
+      final: bridgeFailure(
+        method,
+        `Server "${server}" (MCP 2026-07-28) asked for input to answer ${method}, and asking the MCP client connected to mycelium failed: ${error instanceof Error ? error.message : String(error)}`,
+        { server, method },
+      ),
+    }
   }
 }
