@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import type { Tool } from '@modelcontextprotocol/client'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { PrincipalView } from '../principal/view.js'
-import type { Cancellation } from '../protocol/cancellation.js'
 import { RelayErrorCode, relayCause, type RelayOutcome } from '../protocol/request-relay.js'
 import { mycCodeOf } from '../errors.js'
 import type { Runtime } from './runtime.js'
 import type { InnerCall, ToolCallContext } from './call-context.js'
 import { runCode } from './code-calls.js'
-import { carrierOf, withCarrier } from '../telemetry/trace-context.js'
-import type { SpanAttributes, SpanHandle, Tracing } from '../telemetry/tracing.js'
+import type { SpanHandle, Tracing } from '../telemetry/tracing.js'
+import { callerAttributes, endSpan, forwardTraced, instanceAttributes, serverSpan } from './request-spans.js'
 import type { ChildConnection } from '../children/child.js'
 import { scopeOf } from '../config/schema.js'
 import type { InstanceInfo } from '../children/instances.js'
@@ -177,19 +176,16 @@ async function tracedCall(
   }
 }
 
-/** Who calls, for a server span: the request id, the role, the credential's name (never its value). */
-export function callerAttributes(
-  view: Pick<PrincipalView, 'describe'>,
-  ctx: { requestId?: string | number; principalName?: string; protocolVersion?: string; sessionId?: string },
-): SpanAttributes {
-  const role = view.describe?.()?.role
-  return {
-    ...(ctx.requestId !== undefined ? { 'jsonrpc.request.id': String(ctx.requestId) } : {}),
-    ...(ctx.protocolVersion ? { 'mcp.protocol.version': ctx.protocolVersion } : {}),
-    ...(ctx.sessionId ? { 'mcp.session.id': ctx.sessionId } : {}),
-    ...(role ? { 'mycelium.role': role } : {}),
-    ...(ctx.principalName ? { 'mycelium.principal': ctx.principalName } : {}),
-  }
+/** One call on its way, as the audit log and the observers hear of it. */
+interface CallRecord {
+  name: string
+  args: Record<string, unknown>
+  /** When it began (0 when nothing measures it: no audit log, no observer). */
+  started: number
+  observed: Set<ToolCallObserver> | undefined
+  /** Whether the view keeps an audit log (policy mode). */
+  audited: boolean
+  runId?: string | undefined
 }
 
 async function call(
@@ -216,6 +212,7 @@ async function call(
   // The audit log, where the view keeps one (policy mode), and the observers: nothing is measured without either (every relayed call passes here, so no closures either).
   const audited = view.recordCall !== undefined
   const started = audited || observed ? performance.now() : 0
+  const rec: CallRecord = { name, args, started, observed, audited }
   // Code mode's run_code runs here, on the call path: each of its inner calls comes back through it (code-calls.ts).
   const code = view.codeMode
   const runId = code !== undefined && name === code.wireName ? randomUUID() : undefined
@@ -232,66 +229,68 @@ async function call(
           call: ctx.innerCall ?? innerCallOf(runtime, view),
         })
       : view.callBuiltin(name, args, ctx.builtin)
-  if (builtin) {
-    const result = await builtin
-    if (audited) record(view, name, args, started, result.isError ? 'error' : 'ok', runId ?? ctx.runId)
-    if (observed) {
-      const separator = runtime.loaded.config.namespace.separator
-      observe(
-        observed,
-        started,
-        'mycelium',
-        name.startsWith(`mycelium${separator}`) ? name.slice(`mycelium${separator}`.length) : name,
-        ctx.cancellation.aborted ? undefined : { ok: true, result: result as Record<string, unknown> },
-      )
-    }
-    return { outcome: { ok: true, result: result as Record<string, unknown> } }
+  if (builtin) return builtinAnswer(runtime, view, ctx, { ...rec, runId: runId ?? ctx.runId }, await builtin)
+  return callChildTool(runtime, view, params, ctx, span, rec)
+}
+
+/** A built-in's answer, audited (with its run_code run, if any) and told to the observers as the server `mycelium`'s. */
+function builtinAnswer(
+  runtime: Runtime,
+  view: PrincipalView,
+  ctx: ToolCallContext,
+  rec: CallRecord,
+  result: CallToolResult,
+): CalledTool {
+  const { name, args, started, observed } = rec
+  if (rec.audited) record(view, name, args, started, result.isError ? 'error' : 'ok', rec.runId)
+  if (observed) {
+    const separator = runtime.loaded.config.namespace.separator
+    observe(
+      observed,
+      started,
+      'mycelium',
+      name.startsWith(`mycelium${separator}`) ? name.slice(`mycelium${separator}`.length) : name,
+      ctx.cancellation.aborted ? undefined : { ok: true, result: result as Record<string, unknown> },
+    )
   }
+  return { outcome: { ok: true, result: result as Record<string, unknown> } }
+}
+
+/**
+ * A child's tool, if the principal sees it: forwarded on the connection the
+ * caller reaches (the shared one, or its own), and the answer audited and
+ * observed; a hidden or unknown name answers as a tool that does not exist.
+ */
+async function callChildTool(
+  runtime: Runtime,
+  view: PrincipalView,
+  params: Record<string, unknown>,
+  ctx: ToolCallContext,
+  span: SpanHandle | undefined,
+  rec: CallRecord,
+): Promise<CalledTool | undefined> {
+  const { name, args, started, observed } = rec
   const entry = runtime.catalogue.toolByWire(name)
   const shared = entry && view.toolVisible(entry) ? runtime.supervisor.children.get(entry.server) : undefined
-  if (!entry || !shared) {
-    // A tool the principal would see, of a server that is down now: told so (retryable), not that it does not exist.
-    const known = entry ? undefined : runtime.catalogue.lastKnownTool(name)
-    if (known && view.toolVisible(known) && runtime.supervisor.children.has(known.server))
-      return serverDown(runtime, view, known, { name, args, started, observed, runId: ctx.runId })
-    if (audited) record(view, name, args, started, 'denied', ctx.runId)
-    observed?.forEach((o) => o.unknown())
-    return { outcome: unknownTool(name) }
-  }
+  if (!entry || !shared) return notReached(runtime, view, entry, { ...rec, runId: ctx.runId })
   // A server logged in per person, or scoped: the caller's own connection, or why there is none.
   // No owner nor session (stdio, the agent), or a plain server: the shared connection, with no extra step on the hot path.
   const viaShared = (ctx.owner === undefined && ctx.sessionId === undefined) || !ownConnections(shared.config)
-  if (viaShared && shared.state !== 'RUNNING')
-    return serverDown(runtime, view, entry, { name, args, started, observed, runId: ctx.runId })
+  if (viaShared && shared.state !== 'RUNNING') return serverDown(runtime, view, entry, { ...rec, runId: ctx.runId })
   const reached: Reached = viaShared ? { child: shared } : await childForCaller(runtime, entry.server, ctx)
   if ('outcome' in reached) {
-    if (audited) record(view, name, args, started, 'error', ctx.runId)
+    if (rec.audited) record(view, name, args, started, 'error', ctx.runId)
     return { outcome: reached.outcome, server: entry.server }
   }
   const { child, instance } = reached
   if (instance) span?.set(instanceAttributes(instance, child))
-  const personal = child !== shared
-  let outcome = span
-    ? await forwardTraced(
-        span,
-        runtime.tracing!,
-        child,
-        {
-          server: entry.server,
-          method: 'tools/call',
-          target: entry.name,
-          params: { ...params, name: entry.name },
-          attributes: { 'gen_ai.tool.name': entry.name },
-        },
-        ctx,
-      )
-    : await child.forward('tools/call', { ...params, name: entry.name }, ctx)
+  let outcome = await forwardCall(runtime, child, entry, params, ctx, span)
   // The person's login went away (logged out, refused on refresh): the way to log in again, as before the first.
-  if (personal && !outcome.ok && mycCodeOf(outcome.error[relayCause]) === 'needs_login')
+  if (child !== shared && !outcome.ok && mycCodeOf(outcome.error[relayCause]) === 'needs_login')
     outcome = loginHint(entry.server, ctx.owner!)
   if (observed) observe(observed, started, entry.server, entry.name, ctx.cancellation.aborted ? undefined : outcome)
   if (ctx.cancellation.aborted) return undefined
-  if (audited)
+  if (rec.audited)
     record(
       view,
       name,
@@ -311,92 +310,55 @@ async function call(
 }
 
 /**
+ * A name the principal does not reach now: a tool it would see whose server
+ * is down (told so, retryable), else the answer of a tool that does not
+ * exist (audited as denied).
+ */
+function notReached(runtime: Runtime, view: PrincipalView, entry: ToolEntry | undefined, rec: CallRecord): CalledTool {
+  const known = entry ? undefined : runtime.catalogue.lastKnownTool(rec.name)
+  if (known && view.toolVisible(known) && runtime.supervisor.children.has(known.server))
+    return serverDown(runtime, view, known, rec)
+  if (rec.audited) record(view, rec.name, rec.args, rec.started, 'denied', rec.runId)
+  rec.observed?.forEach((o) => o.unknown())
+  return { outcome: unknownTool(rec.name) }
+}
+
+/** The call sent to the child that serves it, under its own name (as a CLIENT span while tracing). */
+function forwardCall(
+  runtime: Runtime,
+  child: ChildConnection,
+  entry: ToolEntry,
+  params: Record<string, unknown>,
+  ctx: ToolCallContext,
+  span: SpanHandle | undefined,
+): Promise<RelayOutcome> {
+  if (!span) return child.forward('tools/call', { ...params, name: entry.name }, ctx)
+  return forwardTraced(
+    span,
+    runtime.tracing!,
+    child,
+    {
+      server: entry.server,
+      method: 'tools/call',
+      target: entry.name,
+      params: { ...params, name: entry.name },
+      attributes: { 'gen_ai.tool.name': entry.name },
+    },
+    ctx,
+  )
+}
+
+/**
  * The answer to a call of a visible tool whose server is not running
  * (starting, restarting, failed): a tool error naming the server, its state
  * and when it starts again; nothing is sent. Audited as an error, observed
  * as `unavailable`.
  */
-function serverDown(
-  runtime: Runtime,
-  view: PrincipalView,
-  entry: ToolEntry,
-  call: {
-    name: string
-    args: Record<string, unknown>
-    started: number
-    observed: Set<ToolCallObserver> | undefined
-    runId?: string | undefined
-  },
-): CalledTool {
+function serverDown(runtime: Runtime, view: PrincipalView, entry: ToolEntry, call: CallRecord): CalledTool {
   const outcome = downOutcome(describeDown(runtime.supervisor, entry.server))
   if (view.recordCall !== undefined) record(view, call.name, call.args, call.started, 'error', call.runId)
   if (call.observed) observe(call.observed, call.started, entry.server, entry.name, outcome, 'unavailable')
   return { outcome, server: entry.server, down: true }
-}
-
-/**
- * A request to a child as a CLIENT span under `span` (`<method> <target>`):
- * the child gets that span as its parent in `_meta` (traceparent,
- * tracestate, baggage). Used for every request myc forwards while tracing.
- */
-export async function forwardTraced(
-  span: SpanHandle,
-  tracing: Tracing,
-  child: Pick<ChildConnection, 'forward'> & { protocolVersion?: string | undefined },
-  request: {
-    server: string
-    method: string
-    target: string
-    params: Record<string, unknown>
-    attributes?: SpanAttributes
-  },
-  ctx: { cancellation: Cancellation } & Parameters<ChildConnection['forward']>[2],
-): Promise<RelayOutcome> {
-  span.set({ 'mycelium.server': request.server })
-  const client = tracing.start(`${request.method} ${request.target}`, 'client', span, {
-    'mcp.method.name': request.method,
-    'mycelium.server': request.server,
-    'server.address': request.server,
-    ...(child.protocolVersion ? { 'mcp.protocol.version': child.protocolVersion } : {}),
-    ...request.attributes,
-  })
-  // Spans not exported (metrics alone): the caller's own context passes on untouched, as with tracing off.
-  const params = tracing.propagates
-    ? { ...request.params, _meta: withCarrier(request.params._meta, client.carrier()) }
-    : request.params
-  const outcome = await child.forward(request.method, params, ctx)
-  if (ctx.cancellation.aborted) client.event('cancelled')
-  // A timeout or a child that went away (a crash, a restart) is an event as well as the error status.
-  else if (!outcome.ok && outcome.error.code === RelayErrorCode.timeout) client.event('timeout')
-  else if (!outcome.ok && outcome.error.code === RelayErrorCode.connectionClosed) client.event('child_gone')
-  endSpan(client, outcome)
-  return outcome
-}
-
-/** A request myc serves as a SERVER span (`<method> <target>`, the MCP conventions' name) under the caller's `_meta` trace context. */
-export function serverSpan(
-  tracing: Tracing,
-  method: string,
-  target: string,
-  params: Record<string, unknown> | undefined,
-  attributes: SpanAttributes,
-): SpanHandle {
-  return tracing.start(target ? `${method} ${target}` : method, 'server', carrierOf(params?._meta), {
-    'mcp.method.name': method,
-    ...attributes,
-  })
-}
-
-/**
- * Ends a span by the request's outcome, with the `error.type` the MCP
- * conventions give: the JSON-RPC error code, `tool_error` for an isError
- * result, `cancelled` for a request cancelled before it was answered.
- */
-export function endSpan(span: SpanHandle, outcome: RelayOutcome | undefined): void {
-  if (!outcome) span.end('cancelled', 'cancelled')
-  else if (!outcome.ok) span.end(outcome.error.message, String(outcome.error.code))
-  else if ((outcome.result as { isError?: boolean }).isError) span.end('the tool answered isError', 'tool_error')
-  else span.end()
 }
 
 /** One call into the view's audit log (with the run_code run it belongs to, if any). */
@@ -429,16 +391,6 @@ function servedBy(child: ChildConnection, instance: InstanceInfo | undefined): A
     principal: info.person,
     ...(info.session !== undefined ? { session: info.session } : {}),
     ...(child.pid !== undefined ? { pid: child.pid } : {}),
-  }
-}
-
-/** What a span says of the instance of a scoped server that served a request (docs/team.md). */
-export function instanceAttributes(instance: InstanceInfo, child: ChildConnection): SpanAttributes {
-  return {
-    'mycelium.instance.scope': instance.scope,
-    'mycelium.instance.principal': instance.person,
-    ...(instance.session !== undefined ? { 'mycelium.instance.session': instance.session } : {}),
-    ...(child.pid !== undefined ? { 'mycelium.instance.pid': child.pid } : {}),
   }
 }
 

@@ -5,14 +5,8 @@ import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { ServedSkill } from '../skills/skill-index.js'
-import {
-  callerAttributes,
-  endSpan,
-  forwardTraced,
-  instanceAttributes,
-  listedTools,
-  serverSpan,
-} from '../runtime/principal-tools.js'
+import { listedTools } from '../runtime/principal-tools.js'
+import { callerAttributes, endSpan, forwardTraced, instanceAttributes, serverSpan } from '../runtime/request-spans.js'
 import { childForCaller } from '../runtime/caller-child.js'
 import type { ListKindName } from '../principal/seen-lists.js'
 import type { SpanAttributes, SpanHandle } from '../telemetry/tracing.js'
