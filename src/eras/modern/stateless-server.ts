@@ -1,4 +1,4 @@
-import { McpServer, ProtocolError, type ServerContext } from '@modelcontextprotocol/server'
+import { McpServer, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server'
 import {
   CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
@@ -79,13 +79,41 @@ function answer(outcome: RelayOutcome | undefined): Record<string, unknown> {
  * handler, tools/list and tools/call included, is myc's.
  */
 export async function statelessServer(options: StatelessServerOptions): Promise<McpServer> {
-  const { runtime, view, stepUp, parked, tasks } = options
+  const { runtime, view, tasks } = options
   const pageSize = options.pageSize ?? 1_000
-  const ttlMs = options.listTtlMs ?? MODERN_LIST_TTL_MS
   await runtime.whenStarted()
+  const mcp = newMcpServer(options)
+  registerStepUp(mcp, options)
+  const server = mcp.server
+  server.registerCapabilities(serverCapabilities(runtime, view, tasksExtensionCapability(runtime, view)))
+  const caps = server.getCapabilities()
+  const requests = new StatelessRequests(options, pageSize)
+  registerTools(server, requests, options)
+  if (caps.prompts) registerPrompts(server, requests, options)
+  if (caps.resources) registerResources(server, requests, options)
+  if (caps.completions) {
+    server.setRequestHandler(
+      'completion/complete',
+      (request, ctx) =>
+        requests.forwarded(
+          ctx,
+          { method: 'completion/complete', name: JSON.stringify(request.params.ref ?? null) },
+          (forward) => completeVisible(runtime, view, request.params as Record<string, unknown>, forward),
+        ) as never,
+    )
+  }
+  if (hasSkillsExtension(caps)) registerSkillHandlers(server, skillSourcesFor(runtime, view), pageSize)
+  registerTaskHandlers(server, runtime, view, tasks)
+  return mcp
+}
+
+/** The McpServer with the view's instructions, the lists' cache hints, and myc's requestState verified. */
+function newMcpServer(options: StatelessServerOptions): McpServer {
+  const { runtime, view, parked } = options
+  const ttlMs = options.listTtlMs ?? MODERN_LIST_TTL_MS
   const hint = { ttlMs, cacheScope: 'private' as const }
   const instructions = instructionsFor(runtime, view)
-  const mcp = new McpServer(
+  return new McpServer(
     { name: 'mycelium', version: runtime.deps.version },
     {
       ...(instructions ? { instructions } : {}),
@@ -100,30 +128,145 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
       requestState: { verify: parked.verify },
     },
   )
+}
+
+/** `activate_skill` registered for its scope challenge alone (the OAuth step-up), where clients present credentials. */
+function registerStepUp(mcp: McpServer, options: StatelessServerOptions): void {
+  const { view, stepUp } = options
   const activate = view.activateTool()
   // The SDK warns on every registration of a name outside its tool-name rule (a custom namespace.separator): then no challenge, and the call answers how to get the skill.
-  if (stepUp && activate && /^[A-Za-z0-9._-]{1,128}$/.test(activate.name)) {
-    mcp.registerTool(
-      activate.name,
-      {
-        description: activate.description ?? '',
-        scopeChallenge: ({ request }) => {
-          const skill = view.skillToStepUp(request.params?.name, request.params?.arguments)
-          if (skill === undefined || !/^[\u0021\u0023-\u005B\u005D-\u007E]+$/.test(skillScope(skill))) return undefined
-          return {
-            scopes: [skillScope(skill)],
-            errorDescription: `Skill ${skill} needs the scope ${skillScope(skill)}`,
-          }
-        },
+  if (!stepUp || !activate || !/^[A-Za-z0-9._-]{1,128}$/.test(activate.name)) return
+  mcp.registerTool(
+    activate.name,
+    {
+      description: activate.description ?? '',
+      scopeChallenge: ({ request }) => {
+        const skill = view.skillToStepUp(request.params?.name, request.params?.arguments)
+        if (skill === undefined || !/^[\u0021\u0023-\u005B\u005D-\u007E]+$/.test(skillScope(skill))) return undefined
+        return {
+          scopes: [skillScope(skill)],
+          errorDescription: `Skill ${skill} needs the scope ${skillScope(skill)}`,
+        }
       },
-      // Never called: tools/call below is myc's; this registration carries the scope challenge only.
-      () => ({ content: [], isError: true }),
-    )
+    },
+    // Never called: tools/call below is myc's; this registration carries the scope challenge only.
+    () => ({ content: [], isError: true }),
+  )
+}
+
+/** tools/list and tools/call. */
+function registerTools(server: Server, requests: StatelessRequests, options: StatelessServerOptions): void {
+  const { runtime, view } = options
+  server.setRequestHandler('tools/list', (request) =>
+    requests.list('tools/list', request.params, 'tools', 'tools', () => listedTools(runtime, view)),
+  )
+  server.setRequestHandler(
+    'tools/call',
+    (request, ctx) =>
+      requests.forwarded(ctx, { method: 'tools/call', name: String(request.params.name) }, async (forward, retry) => {
+        const called = await callVisibleTool(
+          runtime,
+          view,
+          { ...request.params, ...retry } as Record<string, unknown>,
+          {
+            ...forward,
+            builtin: () => ({ signal: forward.cancellation.signal }),
+            ...(options.chargeInnerCall ? { chargeInnerCall: options.chargeInnerCall } : {}),
+          },
+        )
+        return called?.outcome
+      }) as never,
+  )
+}
+
+/** prompts/list and prompts/get. */
+function registerPrompts(server: Server, requests: StatelessRequests, options: StatelessServerOptions): void {
+  const { runtime, view } = options
+  server.setRequestHandler('prompts/list', (request) =>
+    requests.list('prompts/list', request.params, 'prompts', 'prompts', () => visiblePrompts(runtime, view)),
+  )
+  server.setRequestHandler(
+    'prompts/get',
+    (request, ctx) =>
+      requests.forwarded(ctx, { method: 'prompts/get', name: String(request.params.name) }, (forward, retry) =>
+        getVisiblePrompt(runtime, view, { ...request.params, ...retry }, forward),
+      ) as never,
+  )
+}
+
+/** resources/list, resources/templates/list (no server started for it) and resources/read. */
+function registerResources(server: Server, requests: StatelessRequests, options: StatelessServerOptions): void {
+  const { runtime, view } = options
+  server.setRequestHandler('resources/list', (request) =>
+    requests.list('resources/list', request.params, 'resources', 'resources', () => visibleResources(runtime, view)),
+  )
+  server.setRequestHandler('resources/templates/list', (request) =>
+    requests.list(
+      'resources/templates/list',
+      request.params,
+      'templates',
+      'resourceTemplates',
+      () => visibleTemplates(runtime, view),
+      { startLazy: false },
+    ),
+  )
+  server.setRequestHandler(
+    'resources/read',
+    (request, ctx) =>
+      requests.forwarded(ctx, { method: 'resources/read', name: String(request.params.uri) }, (forward, retry) =>
+        readVisibleResource(runtime, view, { ...request.params, ...retry }, forward),
+      ) as never,
+  )
+}
+
+/** What a forwarded request runs: the principal's relay, given the forward context and the retry's own fields. */
+type ForwardRun = (forward: PrincipalForward, retry: Record<string, unknown>) => Promise<RelayOutcome | undefined>
+
+/** What the request's envelope says that a forwarded call needs. */
+interface CallEnvelope {
+  logLevel: LoggingLevel | undefined
+  clientCapabilities: ClientCapabilities | undefined
+  /** The request's requestState: myc's own (a parked call's), or a child's string. */
+  requestState: unknown
+}
+
+/** The handlers' shared steps for one credential's view: a list answered a page at a time, and a forwarded request. */
+class StatelessRequests {
+  private readonly reaches: (server: string) => boolean
+
+  constructor(
+    private readonly options: StatelessServerOptions,
+    private readonly pageSize: number,
+  ) {
+    this.reaches = (s: string) => options.view.serverVisible(s)
   }
-  const server = mcp.server
-  server.registerCapabilities(serverCapabilities(runtime, view, tasksExtensionCapability(runtime, view)))
-  const caps = server.getCapabilities()
-  const reaches = (s: string) => view.serverVisible(s)
+
+  /**
+   * A list answered from the catalogue, a page at a time, as a SERVER span of
+   * this face's revision when tracing; the lazy servers the view reaches are
+   * started first (not for resource templates).
+   */
+  list<T>(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    kind: string,
+    key: string,
+    items: () => readonly T[],
+    { startLazy = true } = {},
+  ): never {
+    const { runtime, view } = this.options
+    const page = () => {
+      const p = paginate(items(), decodeCursor(params?.cursor, kind), this.pageSize, kind)
+      return { [key]: p.items, ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}) }
+    }
+    const answer = startLazy
+      ? async () => {
+          await runtime.startLazy(this.reaches)
+          return page()
+        }
+      : page
+    return tracedList(runtime, view, method, params, answer, { protocolVersion: MODERN_PROTOCOL_VERSION }) as never
+  }
 
   /**
    * Runs a forwarded request as a call the runtime knows for all its rounds
@@ -136,68 +279,10 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
    * `input_required` from myc, and its retry, carrying myc's requestState,
    * resumes the call here instead of starting another.
    */
-  /** A list answered from the catalogue, as a SERVER span of this face's revision when tracing. */
-  const traced = <T>(method: string, params: Record<string, unknown> | undefined, list: () => T | Promise<T>) =>
-    tracedList(runtime, view, method, params, list, { protocolVersion: MODERN_PROTOCOL_VERSION })
-  const forwarded = async (
-    ctx: ServerContext,
-    target: CallTarget,
-    run: (forward: PrincipalForward, retry: Record<string, unknown>) => Promise<RelayOutcome | undefined>,
-  ) => {
-    const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
-    const logLevel = envelope?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined
-    const clientCapabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined
-    const requestState = ctx.mcpReq.requestState<unknown>()
-    let call: ParkedCall
-    let host: TaskHosting | undefined
-    if (isParkedState(requestState)) {
-      call = parked.resume(requestState, target, ctx)
-      call.clientCapabilities = clientCapabilities
-      // The round that has the answers may end as a task (a multi-round call escalating to one): held the same way as a first round's.
-      host = taskHosting(runtime, view, ctx, target)
-      call.answer(ctx.mcpReq.inputResponses)
-    } else {
-      // The tasks extension over a 2025 child (hosted-tasks.ts): a tool that runs only as a task needs the opt-in; one of a child with 2025 core tasks is asked for one.
-      if (needsTaskOptIn(runtime, view, ctx, target)) throw missingTasksExtension()
-      host = taskHosting(runtime, view, ctx, target)
-      call = parked.open(view, target, ctx)
-      call.clientCapabilities = clientCapabilities
-      const retry = {
-        ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
-        ...(typeof requestState === 'string' ? { requestState } : {}),
-        ...(host?.core ? { task: { ttl: HOSTED_TASK_TTL_MS } } : {}),
-      }
-      const callerEra = {
-        era: 'modern' as const,
-        ...(logLevel ? { logLevel } : {}),
-        ...(clientCapabilities ? { clientCapabilities } : {}),
-        ...taskCaller(tasks, ctx),
-      }
-      const owner = options.owner !== undefined ? { owner: options.owner, principalName: options.owner } : {}
-      call.start((origin) =>
-        run(
-          {
-            cancellation: call.cancellation,
-            caller: origin,
-            callerEra,
-            onProgress: (p) => call.progress(p),
-            protocolVersion: MODERN_PROTOCOL_VERSION,
-            ...owner,
-          },
-          retry,
-        ),
-      )
-    }
-    const token = ctx.mcpReq._meta?.progressToken
-    const sink: RoundSink = {
-      log: (level, data, server) => void ctx.mcpReq.log(level, data, server).catch(() => {}),
-      progress: (p) => {
-        if (token !== undefined)
-          void ctx.mcpReq
-            .notify({ method: 'notifications/progress', params: { ...p, progressToken: token } })
-            .catch(() => {})
-      },
-    }
+  async forwarded(ctx: ServerContext, target: CallTarget, run: ForwardRun): Promise<Record<string, unknown>> {
+    const { runtime, view, parked, tasks } = this.options
+    const { call, host } = this.openCall(ctx, target, run)
+    const sink = roundSink(ctx)
     // A task opt-in to a 2025 child's tool: what does not answer at once, or the child's own task, becomes a task myc holds (hosted-tasks.ts).
     const task = host
       ? await startAsTask(runtime, tasks.hosted, host, call, ctx, sink, (t) => parked.open(view, t, ctx))
@@ -219,98 +304,84 @@ export async function statelessServer(options: StatelessServerOptions): Promise<
     }
   }
 
-  server.setRequestHandler('tools/list', (request) =>
-    traced('tools/list', request.params, async () => {
-      await runtime.startLazy(reaches)
-      const page = paginate(
-        listedTools(runtime, view),
-        decodeCursor(request.params?.cursor, 'tools'),
-        pageSize,
-        'tools',
-      )
-      return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-    }),
-  )
-  server.setRequestHandler(
-    'tools/call',
-    (request, ctx) =>
-      forwarded(ctx, { method: 'tools/call', name: String(request.params.name) }, async (forward, retry) => {
-        const called = await callVisibleTool(
-          runtime,
-          view,
-          { ...request.params, ...retry } as Record<string, unknown>,
-          {
-            ...forward,
-            builtin: () => ({ signal: forward.cancellation.signal }),
-            ...(options.chargeInnerCall ? { chargeInnerCall: options.chargeInnerCall } : {}),
-          },
-        )
-        return called?.outcome
-      }) as never,
-  )
-  if (caps.prompts) {
-    server.setRequestHandler('prompts/list', (request) =>
-      traced('prompts/list', request.params, async () => {
-        await runtime.startLazy(reaches)
-        const page = paginate(
-          visiblePrompts(runtime, view),
-          decodeCursor(request.params?.cursor, 'prompts'),
-          pageSize,
-          'prompts',
-        )
-        return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-      }),
-    )
-    server.setRequestHandler(
-      'prompts/get',
-      (request, ctx) =>
-        forwarded(ctx, { method: 'prompts/get', name: String(request.params.name) }, (forward, retry) =>
-          getVisiblePrompt(runtime, view, { ...request.params, ...retry }, forward),
-        ) as never,
+  /** The call this request is: a parked one resumed with the retry's answers, or a new one started (held as a task where it opted in). */
+  private openCall(
+    ctx: ServerContext,
+    target: CallTarget,
+    run: ForwardRun,
+  ): { call: ParkedCall; host: TaskHosting | undefined } {
+    const { runtime, view, parked } = this.options
+    const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
+    const sent: CallEnvelope = {
+      logLevel: envelope?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined,
+      clientCapabilities: envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined,
+      requestState: ctx.mcpReq.requestState<unknown>(),
+    }
+    if (isParkedState(sent.requestState)) {
+      const call = parked.resume(sent.requestState, target, ctx)
+      call.clientCapabilities = sent.clientCapabilities
+      // The round that has the answers may end as a task (a multi-round call escalating to one): held the same way as a first round's.
+      const host = taskHosting(runtime, view, ctx, target)
+      call.answer(ctx.mcpReq.inputResponses)
+      return { call, host }
+    }
+    // The tasks extension over a 2025 child (hosted-tasks.ts): a tool that runs only as a task needs the opt-in; one of a child with 2025 core tasks is asked for one.
+    if (needsTaskOptIn(runtime, view, ctx, target)) throw missingTasksExtension()
+    const host = taskHosting(runtime, view, ctx, target)
+    const call = parked.open(view, target, ctx)
+    call.clientCapabilities = sent.clientCapabilities
+    this.startCall(ctx, call, host, sent, run)
+    return { call, host }
+  }
+
+  /** Starts a new call: the child gets the retry's own fields back, and the caller's era with its log level, capabilities and tasks. */
+  private startCall(
+    ctx: ServerContext,
+    call: ParkedCall,
+    host: TaskHosting | undefined,
+    sent: CallEnvelope,
+    run: ForwardRun,
+  ): void {
+    const { requestState, logLevel, clientCapabilities } = sent
+    const retry = {
+      ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+      ...(typeof requestState === 'string' ? { requestState } : {}),
+      ...(host?.core ? { task: { ttl: HOSTED_TASK_TTL_MS } } : {}),
+    }
+    const callerEra = {
+      era: 'modern' as const,
+      ...(logLevel ? { logLevel } : {}),
+      ...(clientCapabilities ? { clientCapabilities } : {}),
+      ...taskCaller(this.options.tasks, ctx),
+    }
+    const { owner } = this.options
+    const ownerFields = owner !== undefined ? { owner, principalName: owner } : {}
+    call.start((origin) =>
+      run(
+        {
+          cancellation: call.cancellation,
+          caller: origin,
+          callerEra,
+          onProgress: (p) => call.progress(p),
+          protocolVersion: MODERN_PROTOCOL_VERSION,
+          ...ownerFields,
+        },
+        retry,
+      ),
     )
   }
-  if (caps.resources) {
-    server.setRequestHandler('resources/list', (request) =>
-      traced('resources/list', request.params, async () => {
-        await runtime.startLazy(reaches)
-        const page = paginate(
-          visibleResources(runtime, view),
-          decodeCursor(request.params?.cursor, 'resources'),
-          pageSize,
-          'resources',
-        )
-        return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-      }),
-    )
-    server.setRequestHandler('resources/templates/list', (request) =>
-      traced('resources/templates/list', request.params, () => {
-        const page = paginate(
-          visibleTemplates(runtime, view),
-          decodeCursor(request.params?.cursor, 'templates'),
-          pageSize,
-          'templates',
-        )
-        return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-      }),
-    )
-    server.setRequestHandler(
-      'resources/read',
-      (request, ctx) =>
-        forwarded(ctx, { method: 'resources/read', name: String(request.params.uri) }, (forward, retry) =>
-          readVisibleResource(runtime, view, { ...request.params, ...retry }, forward),
-        ) as never,
-    )
+}
+
+/** Where a round's log messages and progress go: the request's own stream (progress only when it asked, with its token). */
+function roundSink(ctx: ServerContext): RoundSink {
+  const token = ctx.mcpReq._meta?.progressToken
+  return {
+    log: (level, data, server) => void ctx.mcpReq.log(level, data, server).catch(() => {}),
+    progress: (p) => {
+      if (token !== undefined)
+        void ctx.mcpReq
+          .notify({ method: 'notifications/progress', params: { ...p, progressToken: token } })
+          .catch(() => {})
+    },
   }
-  if (caps.completions) {
-    server.setRequestHandler(
-      'completion/complete',
-      (request, ctx) =>
-        forwarded(ctx, { method: 'completion/complete', name: JSON.stringify(request.params.ref ?? null) }, (forward) =>
-          completeVisible(runtime, view, request.params as Record<string, unknown>, forward),
-        ) as never,
-    )
-  }
-  if (hasSkillsExtension(caps)) registerSkillHandlers(server, skillSourcesFor(runtime, view), pageSize)
-  registerTaskHandlers(server, runtime, view, tasks)
-  return mcp
 }
