@@ -2,12 +2,11 @@
 // The function-size check of `npm run lint`: no function in src/ over 80 lines
 // (oxlint's max-lines-per-function, set for src/ in .oxlintrc.json, counts
 // every line from the opening line to the closing brace, comments and blank
-// lines included). The functions that were longer when the rule came are
-// listed below with the length they had: each may shrink, never grow, and the
-// check fails once one is short and still listed. .oxlintrc.json turns the
-// rule off for exactly the files of this list; the check keeps the two the same.
+// lines included). The functions that were longer when the rule came were
+// listed here and shrank into named steps until none was left: no file may be
+// exempted from the rule in .oxlintrc.json either.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { src } from './lint-src.mjs'
@@ -15,10 +14,8 @@ import { src } from './lint-src.mjs'
 const repo = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const MAX = 80
 const RULE = 'max-lines-per-function'
-/** `file function` -> the lines it had; `(anonymous)` is a function without a name (the longest one of its file). */
-const SHRINKING = new Map([])
 
-/** Every function of src/ over MAX lines, as `file name` -> lines (oxlint's count). */
+/** Every function of src/ over MAX lines, as `file name` -> lines (oxlint's count); `(anonymous)` is a function without a name (the longest one of its file). */
 function longFunctions() {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-functions-'))
   const config = path.join(dir, 'oxlintrc.json')
@@ -55,33 +52,16 @@ function exemptFiles() {
 }
 
 const problems = []
-const found = longFunctions()
-for (const [key, lines] of found) {
-  const allowed = SHRINKING.get(key)
+for (const [key, lines] of longFunctions()) {
   const [file, name] = key.split(' ')
-  if (allowed === undefined)
-    problems.push(`${file}: ${name} has ${lines} lines (at most ${MAX}): split it into named steps`)
-  else if (lines > allowed)
-    problems.push(`${file}: ${name} has ${lines} lines (it may only shrink from ${allowed}): split it into named steps`)
+  problems.push(`${file}: ${name} has ${lines} lines (at most ${MAX}): split it into named steps`)
 }
-for (const key of SHRINKING.keys()) {
-  const [file, name] = key.split(' ')
-  // A tree of a test's own holds only some of the listed files.
-  if (!existsSync(path.join(path.dirname(src), file))) {
-    if (!process.env.MYC_LINT_ROOT) problems.push(`${file} is gone: take its functions off the SHRINKING list`)
-  } else if (!found.has(key))
+// A test's own tree is checked for its functions alone.
+if (!process.env.MYC_LINT_ROOT)
+  for (const f of exemptFiles())
     problems.push(
-      `${file}: ${name} is back under ${MAX} lines: take it off the SHRINKING list of scripts/check-functions.mjs`,
+      `.oxlintrc.json exempts ${f} from ${RULE}: no file is exempt; split its long functions into named steps`,
     )
-}
-if (!process.env.MYC_LINT_ROOT) {
-  const listed = new Set([...SHRINKING.keys()].map((k) => k.split(' ')[0]))
-  const exempt = exemptFiles()
-  for (const f of exempt)
-    if (!listed.has(f)) problems.push(`.oxlintrc.json exempts ${f} from ${RULE}, but no function of it is listed here`)
-  for (const f of listed)
-    if (!exempt.has(f)) problems.push(`${f} has a listed function: exempt it from ${RULE} in .oxlintrc.json`)
-}
 for (const p of problems) console.error(`check-functions: ${p}`)
 if (problems.length) process.exit(1)
-console.log(`check-functions: no function in src/ over ${MAX} lines (${SHRINKING.size} shrinking towards it)`)
+console.log(`check-functions: no function in src/ over ${MAX} lines`)

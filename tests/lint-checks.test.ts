@@ -99,16 +99,11 @@ describe('the checks of npm run lint', () => {
     expect(long.stderr.trim().split('\n')).toEqual([
       'check-functions: src/policy/long.ts: tooLong has 81 lines (at most 80): split it into named steps',
     ])
-    // A listed function may not grow past its recorded length, and must leave the list once short.
-    const listed = /\['src\/([\w/.-]+\.ts) (\w+)', (\d+)\]/.exec(
-      readFileSync(path.join(repoRoot, 'scripts', 'check-functions.mjs'), 'utf8'),
+    // No function is listed any more: one that was (runChat) is held to 80 lines as any other.
+    const grown = run('check-functions.mjs', tree({ 'agent/chat.ts': body('runChat', 81) }))
+    expect(grown.stderr.trim()).toBe(
+      'check-functions: src/agent/chat.ts: runChat has 81 lines (at most 80): split it into named steps',
     )
-    if (!listed) return // every function is short now: nothing is left to shrink
-    const [, file, name] = listed as unknown as [string, string, string]
-    const grown = run('check-functions.mjs', tree({ [file]: body(name, 600) }))
-    expect(grown.stderr).toContain(`src/${file}: ${name} has 600 lines (it may only shrink from`)
-    const short = run('check-functions.mjs', tree({ [file]: body(name, 80) }))
-    expect(short.stderr).toContain(`src/${file}: ${name} is back under 80 lines`)
   })
 
   it('check-codes fails on a JSON-RPC code written as a number outside protocol/facts.ts', () => {
