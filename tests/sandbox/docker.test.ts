@@ -75,7 +75,10 @@ describe('docker executor', () => {
     const fake = fakeDocker()
     writeFileSync(
       path.join(fake.dir, 'docker'),
-      readFileSync(path.join(fake.dir, 'docker'), 'utf8').replace('run) echo ran-in-fake-docker ;;', 'run) sleep 5 ;;'),
+      readFileSync(path.join(fake.dir, 'docker'), 'utf8').replace(
+        'run) echo ran-in-fake-docker ;;',
+        'run) sleep 60 ;;',
+      ),
     )
     process.env.PATH = `${fake.dir}:${savedPath}`
     const sandbox = new Sandbox({ guard: new ShellGuard(), probe: new ExecutorProbe() })
@@ -84,11 +87,13 @@ describe('docker executor', () => {
       trust: 'sandboxed',
       executor: 'docker',
       workspace: mkdtempSync(path.join(tmpdir(), 'myc-dws-')),
-      timeoutMs: 300,
+      // Room for the fake docker (a shell script) to start and log its run on a busy machine.
+      timeoutMs: 2_000,
       outputLimitBytes: 1000,
       network: { allow: [] },
     })
     expect(r.ok && r.outcome.timedOut).toBe(true)
+    await waitFor(() => readFileSync(fake.log, 'utf8').split('\n').length > 2, 5_000, 'the run to be logged')
     const run = JSON.parse(readFileSync(fake.log, 'utf8').split('\n')[1]!) as string[]
     const name = run[run.indexOf('--name') + 1]
     // The fake docker logs each call as a JSON line: the kill's line is there once it ran.
