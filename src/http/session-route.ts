@@ -4,7 +4,7 @@ import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { HttpPrincipal } from './principals.js'
 import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
-import { EVENTS_PER_STREAM, STREAMS_PER_SESSION } from './event-log.js'
+import { EVENT_CHARS_PER_SESSION, EVENTS_PER_STREAM, STREAMS_PER_SESSION } from './event-log.js'
 import type { Room, Sessions } from './sessions.js'
 import type { SessionStore } from './session-store.js'
 import type { InboundRequest } from './node-bridge.js'
@@ -260,7 +260,7 @@ export class SessionRoute {
         return refusal(
           400,
           HttpRpcCode.server,
-          `Bad Request: Last-Event-ID ${JSON.stringify(lastEventId.slice(0, 80))} is no event of this session that is still kept (the newest ${STREAMS_PER_SESSION} streams, ${EVENTS_PER_STREAM} events each); open the stream again without Last-Event-ID`,
+          `Bad Request: Last-Event-ID ${JSON.stringify(lastEventId.slice(0, 80))} is no event of this session that it can resume after (it keeps the newest ${STREAMS_PER_SESSION} streams, ${EVENTS_PER_STREAM} events each, ${EVENT_CHARS_PER_SESSION / 1048576} MiB of them in all, and no answer larger than that); open the stream again without Last-Event-ID, or send the request again`,
         )
       return session.transport.handleRequest(request)
     }

@@ -44,6 +44,16 @@ export function keepResponseLine(line: string, message: { jsonrpc?: unknown; id?
     lines.set(result, { head: '{"jsonrpc":"2.0",', tail: line.slice(opening.length - 1) })
 }
 
+/**
+ * Lets go of the child's line kept beside `message`'s result: for an answer
+ * that another writer serializes (the HTTP transport) and that is kept a
+ * while (for a resumed stream), the line would double what it holds.
+ */
+export function forgetResponseLine(message: JSONRPCMessage): void {
+  const result = (message as { result?: unknown }).result
+  if (typeof result === 'object' && result !== null) lines.delete(result)
+}
+
 /** Results served again unchanged, and their text once it was made (at the first send over stdio; never over HTTP, where the SDK writes). */
 const reusable = new WeakMap<object, string | undefined>()
 

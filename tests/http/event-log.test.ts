@@ -1,6 +1,13 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 import { describe, expect, it } from 'vitest'
-import { EVENTS_PER_STREAM, parseEventId, SessionEventLog, STREAMS_PER_SESSION } from '../../src/http/event-log.js'
+import {
+  EVENT_CHARS_PER_SESSION,
+  EVENTS_PER_STREAM,
+  parseEventId,
+  SessionEventLog,
+  STREAMS_PER_SESSION,
+} from '../../src/http/event-log.js'
+import { keepResponseLine, responseLine } from '../../src/protocol/result-lines.js'
 
 const note = (n: number): JSONRPCMessage => ({
   jsonrpc: '2.0',
@@ -11,7 +18,8 @@ const note = (n: number): JSONRPCMessage => ({
 async function replay(log: SessionEventLog, after: string): Promise<{ stream: string; sent: Array<[string, number]> }> {
   const sent: Array<[string, number]> = []
   const stream = await log.replayEventsAfter(after, {
-    send: async (id, m) => void sent.push([id, (m as unknown as { params: { progress: number } }).params.progress]),
+    send: async (id, m) =>
+      void sent.push([id, (m as unknown as { params?: { progress: number } }).params?.progress ?? -1]),
   })
   return { stream, sent }
 }
@@ -43,6 +51,43 @@ describe('SessionEventLog: what a resumed stream replays', () => {
     expect((await replay(log, first)).sent).toHaveLength(EVENTS_PER_STREAM)
     for (let i = 0; i < STREAMS_PER_SESSION; i++) await log.storeEvent(`other_${i}`, note(i))
     expect(log.streamOf(first)).toBeUndefined()
+  })
+
+  it('keeps at most its budget of characters: the oldest events go, and an answer larger than it is sent but never kept', async () => {
+    expect(EVENT_CHARS_PER_SESSION).toBe(4 * 1024 * 1024)
+    const log = new SessionEventLog(1_000)
+    const answer = (n: number, chars: number): JSONRPCMessage => ({
+      jsonrpc: '2.0',
+      id: n,
+      result: { content: [{ type: 'text', text: 'x'.repeat(chars) }] },
+    })
+    const priming = await log.storeEvent('post_a', {} as JSONRPCMessage)
+    const big = await log.storeEvent('post_a', answer(1, 5_000))
+    expect(log.keptChars()).toBeLessThan(10)
+    // Resuming after the priming event would miss the answer that was not kept: refused, not answered with a gap.
+    expect(log.streamOf(priming)).toBeUndefined()
+    await expect(replay(log, priming)).rejects.toThrow(/can be resumed/)
+    expect(log.streamOf(big)).toBe('post_a')
+    // Three answers of ~400 characters: the oldest goes (with the priming events before it).
+    const primingB = await log.storeEvent('post_b', {} as JSONRPCMessage)
+    const ids = [await log.storeEvent('post_b', answer(2, 400)), await log.storeEvent('post_c', answer(3, 400))]
+    expect(log.streamOf(primingB)).toBe('post_b')
+    ids.push(await log.storeEvent('post_b', answer(4, 400)))
+    expect(log.keptChars()).toBeLessThanOrEqual(1_000)
+    expect(log.streamOf(primingB)).toBeUndefined()
+    // After the answer that went, what is left of its stream is whole: it is replayed.
+    expect(log.streamOf(ids[0]!)).toBe('post_b')
+    expect((await replay(log, ids[0]!)).sent.map(([id]) => id)).toEqual([ids[2]])
+    expect(log.streamOf(ids[1]!)).toBe('post_c')
+  })
+
+  it("lets go of a kept answer's child line (the SDK serializes the object; the line would double it)", async () => {
+    const message = { jsonrpc: '2.0' as const, id: 'r1', result: { content: [{ type: 'text', text: 'hi' }] } }
+    keepResponseLine(JSON.stringify({ result: message.result, jsonrpc: '2.0', id: 'r1' }), message)
+    const answer = { result: message.result, jsonrpc: '2.0' as const, id: 5 }
+    expect(responseLine(answer)).toBeDefined()
+    await new SessionEventLog().storeEvent('s', answer)
+    expect(responseLine(answer)).toBeUndefined()
   })
 
   it('splits ids at the last underscore', () => {
