@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { RequestId } from '@modelcontextprotocol/server'
-import { topLevelIdOfBytes } from '../protocol/top-level-id.js'
+import { leadingIdOfBytes, topLevelIdOfBytes } from '../protocol/top-level-id.js'
 
 /** A request as the routes see it: method, URL and headers, and its body read on demand (with a cap). */
 export interface InboundRequest {
@@ -13,6 +13,18 @@ export interface InboundRequest {
    * large, or smaller than `minBytes` (not worth a scan of its own).
    */
   requestId?(maxBytes: number, minBytes?: number): Promise<RequestId | null | undefined>
+  /**
+   * With a large body (Content-Length at least `minBytes`, or none), its top-level id
+   * when the body's first bytes hold it whole and `refuse` refuses it: the
+   * body is then not read on nor kept (the rest is thrown away as it
+   * comes), and there is no body to read. Undefined otherwise, the body
+   * read on as usual. It must be the first of these to ask for the body.
+   */
+  refusedLeadingId?(
+    maxBytes: number,
+    minBytes: number,
+    refuse: (id: RequestId) => boolean,
+  ): Promise<RequestId | undefined>
   /** The body as JSON, when it was read and parsed already (within the size and nesting limits): not parsed again. */
   parsed?: { value: unknown }
 }
@@ -24,6 +36,13 @@ const DISCARD_MS = 5_000
 export class BodyTimeoutError extends Error {
   constructor(readonly ms: number) {
     super(`the body did not arrive within ${ms} ms (http.bodyTimeoutMs)`)
+  }
+}
+
+/** A body refused for its leading id was asked for: it was never kept (a route's mistake, answered 500). */
+export class BodyRefusedError extends Error {
+  constructor() {
+    super('the body was refused for its id and not read')
   }
 }
 
@@ -62,70 +81,158 @@ export function inboundOf(
     ...(signal ? { signal } : {}),
   })
   // The body is read once, as bytes: decoded for readBody, scanned for requestId.
-  let read: Promise<ReadBytes> | undefined
-  const bytes = (maxBytes: number) => (read ??= readBytes(req, maxBytes, deadline))
+  let read: BodyRead | undefined
+  const bytes = (maxBytes: number, refuse?: (id: RequestId) => boolean) =>
+    (read ??= new BodyRead(req, maxBytes, deadline, refuse))
   return {
     request,
     readBody: async (maxBytes) => {
-      const body = await bytes(maxBytes)
+      const body = await bytes(maxBytes).done
+      if ('refused' in body) throw new BodyRefusedError()
       return body.tooLarge ? body : { tooLarge: false, text: body.bytes.toString('utf8') }
     },
     requestId: async (maxBytes, minBytes = 0) => {
-      const body = await bytes(maxBytes)
+      const body = await bytes(maxBytes).done
+      if ('refused' in body) throw new BodyRefusedError()
       return body.tooLarge || body.bytes.length < minBytes ? undefined : topLevelIdOfBytes(body.bytes)
     },
+    refusedLeadingId: async (maxBytes, minBytes, refuse) =>
+      // A chunked body (no length) may be large too.
+      !(Number(req.headers['content-length']) < minBytes) ? bytes(maxBytes, refuse).leading : undefined,
   }
 }
 
-/** A body read: too large, or its bytes. */
-type ReadBytes = { tooLarge: true } | { tooLarge: false; bytes: Buffer }
+/** A body read: too large, its bytes, or refused for its leading id (and not read on). */
+type ReadBytes = { tooLarge: true } | { tooLarge: false; bytes: Buffer } | { refused: RequestId }
+
+/** How much of a body is gathered before its leading id is looked at (when a refusal is asked for): enough for any id written first. */
+export const LEADING_BYTES = 16 * 1024
 
 /**
  * Reads a request body up to `maxBytes`, by `deadline` when given. A
  * declared Content-Length over it is refused before reading; otherwise
  * reading stops counting at the limit. A refused body is still read and
  * thrown away (so the client, still sending, gets the answer instead of a
- * reset connection).
+ * reset connection). With `refuse`, the body's first LEADING_BYTES are
+ * scanned for a top-level id (leadingIdOfBytes) before any more is kept:
+ * an id `refuse` refuses is the outcome, `leading` and `done`, once the
+ * rest has come and been thrown away as it came (answered earlier, a
+ * client still sending may see its connection reset instead); any other
+ * settles `leading` with undefined and the body is read on.
  */
-function readBytes(req: IncomingMessage, maxBytes: number, deadline?: { at: number; ms: number }): Promise<ReadBytes> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'])
-    if (declared > maxBytes) {
+class BodyRead {
+  readonly done: Promise<ReadBytes>
+  readonly leading: Promise<RequestId | undefined>
+  private settleLeading!: (id: RequestId | undefined) => void
+  private failLeading!: (error: Error) => void
+  private resolve!: (outcome: ReadBytes) => void
+  private reject!: (error: Error) => void
+  private readonly declared: number
+  private whole: Buffer | undefined
+  private chunks: Buffer[] = []
+  private size = 0
+  private refused: RequestId | undefined
+  private timer: NodeJS.Timeout | undefined
+  private settled = false
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly maxBytes: number,
+    deadline?: { at: number; ms: number },
+    private refuse?: (id: RequestId) => boolean,
+  ) {
+    this.leading = new Promise((resolve, reject) => {
+      this.settleLeading = resolve
+      this.failLeading = reject
+    })
+    this.done = new Promise((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
+    })
+    // Whoever awaits one gets its error; one nobody awaits (`done` of a body refused for its id, then cut off) must not end the process.
+    this.leading.catch(() => {})
+    this.done.catch(() => {})
+    this.declared = Number(req.headers['content-length'])
+    if (this.declared > maxBytes) {
       req.resume()
-      resolve({ tooLarge: true })
+      this.finish({ tooLarge: true })
       return
     }
-    // A declared length (which Node holds the body to) is read into one buffer of that size: no chunks kept, no copy of them all.
-    let whole = Number.isSafeInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined
-    let chunks: Buffer[] = []
-    let size = 0
-    const onData = (chunk: Buffer) => {
-      if (whole) {
-        size += chunk.copy(whole, size)
-        return
-      }
-      size += chunk.length
-      if (size > maxBytes) settle({ tooLarge: true })
-      else chunks.push(chunk)
+    if (!this.refuse) this.keepWhole()
+    if (deadline)
+      this.timer = setTimeout(
+        () => this.finish(new BodyTimeoutError(deadline.ms)),
+        Math.max(0, deadline.at - Date.now()),
+      )
+    req.on('data', this.onData).on('end', this.onEnd).on('error', this.onGone).on('aborted', this.onGone)
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    if (this.refused !== undefined) return
+    if (this.whole) {
+      this.size += chunk.copy(this.whole, this.size)
+      return
     }
-    const onEnd = () => settle({ tooLarge: false, bytes: whole ? whole.subarray(0, size) : Buffer.concat(chunks) })
-    const onGone = () => settle(new ClientGoneError())
-    const timer = deadline
-      ? setTimeout(() => settle(new BodyTimeoutError(deadline.ms)), Math.max(0, deadline.at - Date.now()))
-      : undefined
-    // The request object lives on with its connection (keep-alive): once settled, nothing of the body may hang from it.
-    const settle = (outcome: ReadBytes | Error) => {
-      clearTimeout(timer)
-      req.off('data', onData).off('end', onEnd).off('error', onGone).off('aborted', onGone)
-      // An error after the body was read (the client gone while its answer streams) is the answer's business, not this reader's.
-      req.on('error', () => {})
-      whole = undefined
-      chunks = []
-      if (outcome instanceof Error) reject(outcome)
-      else resolve(outcome)
+    this.size += chunk.length
+    if (this.size > this.maxBytes) return this.finish({ tooLarge: true })
+    this.chunks.push(chunk)
+    if (this.refuse && this.size >= LEADING_BYTES) this.checkLeading()
+  }
+
+  private readonly onEnd = (): void => {
+    if (this.refuse) this.checkLeading()
+    if (this.refused !== undefined) return this.finish({ refused: this.refused })
+    this.finish({
+      tooLarge: false,
+      bytes: this.whole ? this.whole.subarray(0, this.size) : Buffer.concat(this.chunks),
+    })
+  }
+
+  private readonly onGone = (): void => this.finish(new ClientGoneError())
+
+  /** The leading id looked at, once: refused (nothing more is kept), or the body read on. */
+  private checkLeading(): void {
+    const refuse = this.refuse!
+    this.refuse = undefined
+    const head = Buffer.concat(this.chunks)
+    const id = leadingIdOfBytes(head)
+    if (id !== undefined && refuse(id)) {
+      this.refused = id
+      this.chunks = []
+      return
     }
-    req.on('data', onData).on('end', onEnd).on('error', onGone).on('aborted', onGone)
-  })
+    this.chunks = [head]
+    this.settleLeading(undefined)
+    this.keepWhole()
+  }
+
+  /** A declared length (which Node holds the body to) is read into one buffer of that size: no chunks kept, no copy of them all. */
+  private keepWhole(): void {
+    if (!Number.isSafeInteger(this.declared) || this.declared <= 0) return
+    this.whole = Buffer.allocUnsafe(this.declared)
+    this.size = 0
+    for (const chunk of this.chunks) this.size += chunk.copy(this.whole, this.size)
+    this.chunks = []
+  }
+
+  /** The request object lives on with its connection (keep-alive): once settled, nothing of the body may hang from it. */
+  private finish(outcome: ReadBytes | Error): void {
+    if (this.settled) return
+    this.settled = true
+    clearTimeout(this.timer)
+    this.req.off('data', this.onData).off('end', this.onEnd).off('error', this.onGone).off('aborted', this.onGone)
+    // An error after the body was read (the client gone while its answer streams) is the answer's business, not this reader's.
+    this.req.on('error', () => {})
+    this.whole = undefined
+    this.chunks = []
+    if (outcome instanceof Error) {
+      this.failLeading(outcome)
+      this.reject(outcome)
+      return
+    }
+    this.settleLeading('refused' in outcome ? outcome.refused : undefined)
+    this.resolve(outcome)
+  }
 }
 
 /** A signal that aborts when the client goes away before `res` is finished (a request's own cancellation in the 2026 era). */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { RequestId } from '@modelcontextprotocol/server'
 import type { Logger } from '../logger.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
@@ -306,7 +307,9 @@ export class SessionRoute {
    * of it; else claimed while the request is read, until the function
    * returned is called (by then deliver counts it in flight, or it was
    * refused). So a large body sent many times at once with one id is
-   * decoded and parsed once. Small bodies are left to deliver's check.
+   * decoded and parsed once, and when the id comes first in it (as
+   * clients write it), each refused copy is refused from its first bytes,
+   * the rest never kept. Small bodies are left to deliver's check.
    */
   async claimEarly(inbound: InboundRequest, principal: HttpPrincipal): Promise<Response | (() => void) | undefined> {
     const { request } = inbound
@@ -314,10 +317,15 @@ export class SessionRoute {
     if (request.method !== 'POST' || sessionId === null || !inbound.requestId) return undefined
     const session = this.options.sessions.get(sessionId)
     if (!session || session.principal.key !== principal.key) return undefined
+    const taken = (id: RequestId) =>
+      session.requestIds.has(JSON.stringify(id)) || session.readingIds.has(JSON.stringify(id))
+    // An id written first is refused before the rest of its body is kept (forty such bodies at once held 160 MB).
+    const leading = await inbound.refusedLeadingId?.(this.options.maxMessageBytes, EARLY_SCAN_BYTES, taken)
+    if (leading !== undefined) return this.reusedId(session, leading)
     const id = await inbound.requestId(this.options.maxMessageBytes, EARLY_SCAN_BYTES)
     if (id === null || id === undefined) return undefined
+    if (taken(id)) return this.reusedId(session, id)
     const key = JSON.stringify(id)
-    if (session.requestIds.has(key) || session.readingIds.has(key)) return this.reusedId(session, id)
     session.readingIds.add(key)
     return () => session.readingIds.delete(key)
   }

@@ -140,6 +140,17 @@ export function topLevelIdOfBytes(bytes: Uint8Array): RequestId | null {
   return scan.run()
 }
 
+/**
+ * The top-level id in a body's first bytes, when its value is whole in
+ * them (it ends before they do): a request whose id comes early, as
+ * clients write it, can be refused for that id before the rest of its
+ * body arrives. Undefined when `bytes` hold no whole top-level id, or its
+ * value is no id. A later `"id"` member of the same body is not looked for.
+ */
+export function leadingIdOfBytes(bytes: Uint8Array): RequestId | undefined {
+  return new ByteScan(bytes, true).run() ?? undefined
+}
+
 /** The state of one topLevelIdOfBytes. */
 class ByteScan {
   private depth = 0
@@ -148,22 +159,35 @@ class ByteScan {
   private valueKey: string | undefined
   private found: RequestId | null = null
   private readonly decoder = new TextDecoder('utf-8')
+  /** Leading mode: the scan stopped at the first top-level id's value. */
+  private stopped = false
 
-  constructor(private readonly bytes: Uint8Array) {}
+  /** `leading`: stop at the first top-level id's value (null unless it ends within the bytes). */
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly leading = false,
+  ) {}
 
   run(): RequestId | null {
     const { bytes } = this
     let i = 0
     while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++
     if (bytes[i] !== 0x7b) return null
-    while (i < bytes.length) {
+    while (i < bytes.length && !this.stopped) {
       const c = bytes[i]!
       if (c === QUOTE) i = this.string(i)
       else if (this.depth === 1 && this.expecting === 'value' && this.valueKey === 'id' && isNumberByte(c))
         i = this.number(i)
       else i = this.structure(c, i)
     }
-    return this.found
+    return this.leading && !this.stopped ? null : this.found
+  }
+
+  /** In leading mode, the id's value was read: the scan stops there, with no id unless the value ended within the bytes. */
+  private settle(whole: boolean): void {
+    if (!this.leading) return
+    this.stopped = true
+    if (!whole) this.found = null
   }
 
   /** A string from its opening quote at `at`: a top-level key or the id's value is read; any other is skipped. Returns where it ends. */
@@ -176,6 +200,7 @@ class ByteScan {
       const value = end - at - 1 <= MAX_ID_CHARS * 6 ? this.decode(at + 1, end) : undefined
       this.found = value !== undefined && value.length <= MAX_ID_CHARS ? value : null
       this.valueKey = undefined
+      this.settle(end < this.bytes.length)
     }
     return end + 1
   }
@@ -202,6 +227,7 @@ class ByteScan {
     const n = Number(text)
     this.found = /^-?(0|[1-9]\d*)$/.test(text) && Number.isSafeInteger(n) ? n : null
     this.valueKey = undefined
+    this.settle(end < this.bytes.length)
     return end
   }
 
@@ -214,9 +240,11 @@ class ByteScan {
     } else if (this.depth === 1 && c === 0x2c) {
       this.expecting = 'key'
       this.valueKey = undefined
-    } else if (this.depth === 1 && this.expecting === 'value' && this.valueKey === 'id' && c >= 0x61 && c <= 0x7a)
+    } else if (this.depth === 1 && this.expecting === 'value' && this.valueKey === 'id' && c >= 0x61 && c <= 0x7a) {
       // true, false, null: a value other than a string or number is no id.
       this.found = null
+      this.settle(false)
+    }
     return at + 1
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { checkInbound, nestsDeeperThan } from '../../src/protocol/inbound.js'
-import { TopLevelIdScanner, topLevelId, topLevelIdOfBytes } from '../../src/protocol/top-level-id.js'
+import { leadingIdOfBytes, TopLevelIdScanner, topLevelId, topLevelIdOfBytes } from '../../src/protocol/top-level-id.js'
 import { REQUEST_PARAMS } from '../../src/protocol/params-check.js'
 import { SERVED_METHODS } from '../helpers/hostile-messages.js'
 
@@ -252,6 +252,21 @@ describe('the answer owed to each incoming message', () => {
     expect(topLevelIdOfBytes(Buffer.from('{"id":"é"}'))).not.toBe(topLevelIdOfBytes(Buffer.from('{"id":"Ã©"}')))
     const big = Buffer.from(JSON.stringify({ params: { blob: `"${'x'.repeat(4_000_000)}\\` }, id: 'after-4-MB' }))
     expect(topLevelIdOfBytes(big)).toBe('after-4-MB')
+  })
+
+  it("finds a leading id in a body's first bytes only when its value is whole there", () => {
+    const head = (text: string) => Buffer.from(text)
+    expect(leadingIdOfBytes(head('{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"a'))).toBe(77)
+    expect(leadingIdOfBytes(head('{ "id" : "k\\"7", "params": {"id": 1'))).toBe('k"7')
+    // Cut inside the id: 7 may be 77, "ab may be "abc".
+    expect(leadingIdOfBytes(head('{"jsonrpc":"2.0","id":7'))).toBeUndefined()
+    expect(leadingIdOfBytes(head('{"jsonrpc":"2.0","id":"ab'))).toBeUndefined()
+    // No id yet (it may come after the large value), one only nested, or a value that is no id.
+    expect(leadingIdOfBytes(head('{"jsonrpc":"2.0","params":{"blob":"xxxx'))).toBeUndefined()
+    expect(leadingIdOfBytes(head('{"params":{"id":5},"method":"x"'))).toBeUndefined()
+    expect(leadingIdOfBytes(head('{"id":null,"method":"x"'))).toBeUndefined()
+    expect(leadingIdOfBytes(head('{"id":1.5,"method":"x"'))).toBeUndefined()
+    expect(leadingIdOfBytes(head('[{"id":1},'))).toBeUndefined()
   })
 
   it('finds the id across pieces fed one at a time, keeping none of a huge value', () => {
