@@ -20,9 +20,9 @@ function parsePreapprovals(values: readonly string[], context: PatternContext): 
 }
 
 /**
- * Approvals for one agent session, decided before a call is sent: the
+ * Approvals for one agent run or chat, decided before a call is sent: the
  * tool's risk against the threshold, then what was answered earlier
- * (always / never hold for the session), `--approve`, and last a person on
+ * (always / never hold for the run or chat), `--approve`, and last a person on
  * the terminal, asked one call at a time. Without a terminal nothing waits:
  * the call is denied and the model is told so.
  */

@@ -204,7 +204,7 @@ export class Budget {
     return reply
   }
 
-  /** What was spent since the last call: a session file's `usage` record for the turn just recorded. */
+  /** What was spent since the last call: a chat record's `usage` entry for the turn just recorded. */
   unrecorded(): TokenUsage {
     const out = zero()
     for (const k of Object.keys(out) as Array<keyof TokenUsage>) out[k] = this.spent[k] - this.recorded[k]
@@ -212,7 +212,7 @@ export class Budget {
     return out
   }
 
-  /** A session file's `usage` record for what was spent since the last one: tokens, and the cost when a price is set. */
+  /** A chat record's `usage` entry for what was spent since the last one: tokens, and the cost when a price is set. */
   usageRecord(): {
     type: 'usage'
     inputTokens: number

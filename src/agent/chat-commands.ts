@@ -7,17 +7,17 @@ import type { PrincipalView } from '../principal/view.js'
 import type { AgentContext } from './agent-context.js'
 import { budgetCommand } from './budget.js'
 import type { TokenUsage } from './events.js'
-import { EXPORT_FORMATS, exportSession, type ExportFormat } from './session-export.js'
+import { EXPORT_FORMATS, exportChatRecord, type ExportFormat } from './chat-export.js'
 import type { ToolDoor } from './tool-call.js'
 import {
   firstTurns,
-  listSessions,
-  loadSession,
+  listChatRecords,
+  loadChatRecord,
   NOT_RECORDED,
-  SessionWriter,
+  ChatRecorder,
   summaryPair,
   turnStarts,
-  type LoadedSession,
+  type ChatRecord,
 } from './chat-store.js'
 
 /** Slash commands, for /help and tab completion. */
@@ -53,10 +53,10 @@ export interface ChatState {
   opened: Pick<AgentContext, 'budget' | 'client' | 'loaded'>
   conversation: BetaMessageParam[]
   usage: TokenUsage
-  /** Where sessions are recorded; undefined without a config file (nothing is). */
+  /** Where chat records are written; undefined without a config file (nothing is). */
   dir: string | undefined
-  /** The session being recorded. */
-  writer: SessionWriter
+  /** The chat record being written. */
+  writer: ChatRecorder
   /** Its saved name (`/save NAME`, or the one it was resumed by), if any. */
   name?: string | undefined
   model: string
@@ -66,35 +66,35 @@ export interface ChatState {
 }
 
 /**
- * Continues a recorded session: its conversation, and its skills as far as
+ * Continues a chat record: its conversation, and its skills as far as
  * today's policy lets the role reach them (a skill it no longer reaches is
- * dropped, and said so); the session is recorded on in its own file.
+ * dropped, and said so); the chat is recorded on in its own file.
  */
-export async function restoreSession(chat: ChatState, session: LoadedSession): Promise<void> {
+export async function resumeChatRecord(chat: ChatState, record: ChatRecord): Promise<void> {
   const { view, conversation, say } = chat
   conversation.length = 0
-  conversation.push(...session.messages)
+  conversation.push(...record.messages)
   const reachable = new Set(view.reachableSkills?.().map((s) => s.name) ?? [])
-  for (const name of session.activeSkills) {
+  for (const name of record.activeSkills) {
     if (!reachable.has(name)) say(`skill ${name} is no longer reachable for this role: dropped`)
     else if (!view.reachableSkills?.().find((s) => s.name === name)?.active) await view.activate?.(name, 'person')
   }
-  // Skills active now that the restored session did not have are turned off (protected ones stay).
-  const wanted = new Set(session.activeSkills)
+  // Skills active now that the resumed record did not have are turned off (protected ones stay).
+  const wanted = new Set(record.activeSkills)
   for (const s of view.reachableSkills?.() ?? [])
     if (s.active && !wanted.has(s.name)) view.deactivate?.(s.name, 'person')
-  chat.writer = new SessionWriter(chat.dir, session.id)
-  chat.name = session.name
-  say(`resumed session ${session.id}${session.name ? ` (${session.name})` : ''}: ${countOf(session.turns, 'turn')}`)
+  chat.writer = new ChatRecorder(chat.dir, record.id)
+  chat.name = record.name
+  say(`resumed session ${record.id}${record.name ? ` (${record.name})` : ''}: ${countOf(record.turns, 'turn')}`)
 }
 
-/** How to resume this chat's session: by its saved name when it has one, else by its id (as one shell word). */
+/** How to resume this chat: by its saved name when it has one, else by its id (as one shell word). */
 export function resumeHint(chat: Pick<ChatState, 'writer' | 'name'>): string {
   const by = chat.name ?? chat.writer.id
   return `myc chat --resume ${/^[\w.:@%+-]+$/.test(by) ? by : `'${by.replace(/'/g, `'\\''`)}'`}`
 }
 
-/** Records the skills active now in the session file. */
+/** Records the skills active now in the chat record. */
 export function recordSkills(chat: ChatState): void {
   chat.writer.append({ type: 'skills', active: chat.principal().activeSkills.map((s) => s.name) })
 }
@@ -139,7 +139,7 @@ const HANDLERS = new Map<string, Handler>([
   ['/add', (chat, arg) => skillCommand(chat, '/add', arg)],
   ['/remove', (chat, arg) => skillCommand(chat, '/remove', arg)],
   ['/save', saveCommand],
-  ['/sessions', sessionsCommand],
+  ['/sessions', listRecordsCommand],
   ['/fork', forkCommand],
   ['/compress', compressCommand],
   ['/export', (chat, _arg, rest) => exportCommand(chat, rest)],
@@ -211,8 +211,9 @@ function saveCommand(chat: ChatState, arg: string): void {
     chat.say(`session ${chat.writer.id}${arg ? ` saved as "${arg}"` : ' is recorded as it goes'} (${chat.writer.file})`)
 }
 
-function sessionsCommand(chat: ChatState): void {
-  const all = listSessions(chat.dir)
+/** /sessions: the chat records in this project's folder. */
+function listRecordsCommand(chat: ChatState): void {
+  const all = listChatRecords(chat.dir)
   chat.say(
     all.length
       ? all.map((x) => `${x.id}${x.name ? ` ${x.name}` : ''} · ${x.meta.mode} · ${countOf(x.turns, 'turn')}`).join('\n')
@@ -225,9 +226,9 @@ async function forkCommand(chat: ChatState, arg: string): Promise<void> {
   const source = arg.replace(/(?:^|\s)--at\s+\d+/, '').trim()
   const { dir } = chat
   try {
-    const from = source ? loadSession(dir, source) : loadSession(dir, chat.writer.id)
+    const from = source ? loadChatRecord(dir, source) : loadChatRecord(dir, chat.writer.id)
     const messages = at ? firstTurns(from.messages, Number(at[1])) : from.messages
-    const fork = new SessionWriter(dir, SessionWriter.newId())
+    const fork = new ChatRecorder(dir, ChatRecorder.newId())
     fork.append(
       {
         type: 'meta',
@@ -244,7 +245,7 @@ async function forkCommand(chat: ChatState, arg: string): Promise<void> {
       })),
       { type: 'skills', active: from.activeSkills },
     )
-    await restoreSession(chat, loadSession(dir, fork.id))
+    await resumeChatRecord(chat, loadChatRecord(dir, fork.id))
     chat.say(`forked ${from.id}${at ? ` at turn ${at[1]}` : ''} into ${fork.id}; ${from.id} is untouched`)
   } catch (error) {
     chat.say((error as Error).message)
@@ -293,7 +294,7 @@ async function exportCommand(chat: ChatState, rest: string[]): Promise<void> {
   const [formatArg, fileArg] = rest
   const format = (formatArg ?? 'md') as ExportFormat
   if (!EXPORT_FORMATS.includes(format)) return chat.say(`/export takes md, json or html, not "${formatArg}"`)
-  const text = await exportSession(loadSession(chat.dir, chat.writer.id), format)
+  const text = await exportChatRecord(loadChatRecord(chat.dir, chat.writer.id), format)
   const file = path.resolve(fileArg ?? `${chat.writer.id}.${format}`)
   writeFileSync(file, text)
   chat.say(`exported to ${file}`)
@@ -302,7 +303,7 @@ async function exportCommand(chat: ChatState, rest: string[]): Promise<void> {
 async function resumeCommand(chat: ChatState, arg: string): Promise<void> {
   if (!arg) return chat.say('/resume needs a session: /resume ID (or its saved name)')
   try {
-    await restoreSession(chat, loadSession(chat.dir, arg))
+    await resumeChatRecord(chat, loadChatRecord(chat.dir, arg))
   } catch (error) {
     chat.say((error as Error).message)
   }
@@ -313,7 +314,7 @@ function modelCommand(chat: ChatState, arg: string): void {
   chat.say(`model ${chat.model}`)
 }
 
-/** Through the principal's own recall tool: exactly what policy lets this session read. */
+/** Through the principal's own recall tool: exactly what policy lets this chat's principal read. */
 async function memoryCommand(chat: ChatState, arg: string): Promise<void> {
   const recall = chat.tools.named(`mycelium${chat.opened.loaded.config.namespace.separator}recall_memory`)
   if (!recall)

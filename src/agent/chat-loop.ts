@@ -29,7 +29,7 @@ export interface ChatParts {
  * The chat's loop, in named steps: read a line; run a slash command, or run
  * a turn (triggered skills, the agent's reply, the usage counted, the
  * conversation recorded, how it ended said); at the end, the prompt closed
- * and how to resume the session said.
+ * and how to resume the chat said.
  */
 export class ChatLoop {
   /** How much of opened.sampledUsage is in the chat's usage already (none yet: zeros, as the usage is). */
@@ -71,7 +71,7 @@ export class ChatLoop {
     }
   }
 
-  /** The prompt closes; on a terminal, the history is kept and how to resume this session is said. */
+  /** The prompt closes; on a terminal, the history is kept and how to resume this chat is said. */
   end(): void {
     const { io, prompt, chat, historyFile } = this.parts
     prompt.end(historyFile)
@@ -85,7 +85,7 @@ export class ChatLoop {
     try {
       await runCommand(line, chat)
     } catch (error) {
-      // A command that fails (a file that cannot be written, a damaged session file) is reported; the chat goes on.
+      // A command that fails (a file that cannot be written, a damaged chat record) is reported; the chat goes on.
       chat.say(`${line.split(/\s+/)[0]}: ${(error as Error).message}`)
     }
     prompt.showStatus(true)
@@ -141,7 +141,7 @@ export class ChatLoop {
     }
   }
 
-  /** The turn's messages (from `from` on), the spend so far and the skills active now, in the session file. */
+  /** The turn's messages (from `from` on), the spend so far and the skills active now, in the chat record. */
   private record(outcome: AgentOutcome, from: number): void {
     const { opened, chat } = this.parts
     const { conversation } = chat

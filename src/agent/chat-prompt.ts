@@ -11,7 +11,7 @@ export interface ChatIo {
   errors: Writable
   interactive: boolean
   env: Record<string, string | undefined>
-  /** A line on stderr: everything said here may quote a skill, a tool, a memory, a session file or an error from a child: controls are shown, never obeyed. */
+  /** A line on stderr: everything said here may quote a skill, a tool, a memory, a chat record or an error from a child: controls are shown, never obeyed. */
   say(text: string): void
 }
 

@@ -7,14 +7,15 @@ import { MycError } from '../errors.js'
 import { projectState, type StateConfig } from '../config/state-roots.js'
 
 /**
- * One record of a session file (append-only JSON Lines under
+ * One entry of a chat record, the file of one recorded agent conversation
+ * (what people and `myc sessions` call a session; append-only JSON Lines under
  * `.mycelium/sessions/<id>.jsonl`): the messages exactly as sent to and
  * received from the API (tool_use and tool_result blocks whole), the active
  * skills after each turn, usage, and a name when saved under one. A
- * workflow's session and the adhoc session it handed off to name each other
+ * workflow's record and the adhoc one it handed off to name each other
  * (`handoff.to`, `meta.from`).
  */
-const SessionRecordSchema = v.variant('type', [
+const ChatEntrySchema = v.variant('type', [
   v.strictObject({
     type: v.literal('meta'),
     id: v.string(),
@@ -23,7 +24,7 @@ const SessionRecordSchema = v.variant('type', [
     mode: v.string(),
     model: v.string(),
     version: v.string(),
-    /** The session this one was handed off from (a failed workflow's). */
+    /** The chat record this one was handed off from (a failed workflow's). */
     from: v.optional(v.string()),
   }),
   v.strictObject({
@@ -49,16 +50,16 @@ const SessionRecordSchema = v.variant('type', [
   }),
   /** /clear: the conversation starts again from here (the earlier messages stay above in the file). */
   v.strictObject({ type: v.literal('cleared') }),
-  /** A workflow handed off: the adhoc session that went on from its failure context. */
+  /** A workflow handed off: the adhoc chat record that went on from its failure context. */
   v.strictObject({ type: v.literal('handoff'), to: v.string(), contextFile: v.string() }),
 ])
-export type SessionRecord = v.InferOutput<typeof SessionRecordSchema>
+export type ChatEntry = v.InferOutput<typeof ChatEntrySchema>
 
-/** A session as loaded: its conversation and what it last had active. */
-export interface LoadedSession {
+/** A chat record as loaded: its conversation and what it last had active. */
+export interface ChatRecord {
   id: string
   file: string
-  meta: Extract<SessionRecord, { type: 'meta' }>
+  meta: Extract<ChatEntry, { type: 'meta' }>
   name?: string
   messages: BetaMessageParam[]
   activeSkills: string[]
@@ -66,39 +67,39 @@ export interface LoadedSession {
   turns: number
   /** The person's tasks (messages typed or given as the task); since the last /clear. */
   tasks: number
-  /** The first line of the session's first task. */
+  /** The first line of the conversation's first task. */
   firstTask?: string
   /** Summed over the usage records; `costUsd` when they were priced. */
   usage: { inputTokens: number; outputTokens: number; costUsd?: number }
-  /** A workflow that handed off: the adhoc session it went on in, and the failure context. */
+  /** A workflow that handed off: the adhoc chat record it went on in, and the failure context. */
   handoff?: { to: string; contextFile: string }
 }
 
 const ID = /^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$/
-/** What may name a file in the sessions folder: no separators, no dots. */
+/** What may name a file in the chat records' folder: no separators, no dots. */
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/
 
-/** Where sessions live: `agent.sessionsDir`, else `.mycelium/sessions/` beside the config (config/state-roots.ts). */
-export function sessionsDir(loaded: StateConfig): string {
+/** Where chat records live: `agent.sessionsDir`, else `.mycelium/sessions/` beside the config (config/state-roots.ts). */
+export function chatRecordsDir(loaded: StateConfig): string {
   return projectState(loaded).sessionsDir.path
 }
 
 /**
- * Where a config's sessions are recorded: `sessionsDir` beside the config
+ * Where a config's chats are recorded: `chatRecordsDir` beside the config
  * file; with no config file (myc started in any folder), nowhere, so that
  * myc writes no `.mycelium/` into a folder that is not a project.
  */
-export function recordedSessionsDir(loaded: StateConfig): string | undefined {
-  return loaded.file === undefined ? undefined : sessionsDir(loaded)
+export function recordedChatsDir(loaded: StateConfig): string | undefined {
+  return loaded.file === undefined ? undefined : chatRecordsDir(loaded)
 }
 
-/** Why a session cannot be found or recorded when there is no config file. */
+/** Why a chat record cannot be found or written when there is no config file (said as people say it: sessions). */
 export const NOT_RECORDED =
   'there is no config file here, so sessions are not recorded (run `myc init` to make this folder a project, or give --config)'
 
-/** Appends a session's records as they happen: a crash loses at most the turn in progress. Without a folder (no config file), records nothing. */
-export class SessionWriter {
-  /** The session's file, or `(not recorded)`. */
+/** Appends a chat record's entries as they happen: a crash loses at most the turn in progress. Without a folder (no config file), records nothing. */
+export class ChatRecorder {
+  /** The chat record's file, or `(not recorded)`. */
   readonly file: string
 
   constructor(
@@ -109,19 +110,19 @@ export class SessionWriter {
     this.file = dir === undefined ? '(not recorded)' : path.join(dir, `${id}.jsonl`)
   }
 
-  /** A new session id: when it started, and a random tail. */
+  /** A new chat id: when it started, and a random tail. */
   static newId(now = new Date()): string {
     const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
     return `${stamp}-${randomBytes(3).toString('hex')}`
   }
 
-  append(...records: SessionRecord[]): void {
-    if (this.dir !== undefined) appendFileSync(this.file, records.map((r) => `${JSON.stringify(r)}\n`).join(''))
+  append(...entries: ChatEntry[]): void {
+    if (this.dir !== undefined) appendFileSync(this.file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''))
   }
 }
 
-/** Finds a session by id or saved name. */
-function sessionFile(dir: string, idOrName: string): string {
+/** Finds a chat record by id or saved name. */
+function chatRecordFile(dir: string, idOrName: string): string {
   if (SAFE_ID.test(idOrName)) {
     const file = path.join(dir, `${idOrName}.jsonl`)
     try {
@@ -131,25 +132,25 @@ function sessionFile(dir: string, idOrName: string): string {
         throw new MycError('usage', `no session ${idOrName} in ${dir} (\`myc sessions list\` shows them)`)
     }
   }
-  const byName = listSessions(dir).find((s) => s.name === idOrName)
+  const byName = listChatRecords(dir).find((s) => s.name === idOrName)
   if (!byName)
     throw new MycError('usage', `no session named "${idOrName}" in ${dir} (\`myc sessions list\` shows them)`)
   return byName.file
 }
 
 /**
- * Reads a session file. A torn last line (a crash mid-write) is ignored; a
+ * Reads a chat record. A torn last line (a crash mid-write) is ignored; a
  * bad line anywhere else is an error naming the file and the line.
  */
-export function loadSession(dir: string | undefined, idOrName: string): LoadedSession {
+export function loadChatRecord(dir: string | undefined, idOrName: string): ChatRecord {
   if (dir === undefined) throw new MycError('usage', `no session ${idOrName}: ${NOT_RECORDED}`)
-  return loadSessionFile(sessionFile(dir, idOrName))
+  return loadChatRecordFile(chatRecordFile(dir, idOrName))
 }
 
-function loadSessionFile(file: string): LoadedSession {
+function loadChatRecordFile(file: string): ChatRecord {
   const lines = readFileSync(file, 'utf8').split('\n')
-  let meta: LoadedSession['meta'] | undefined
-  const loaded: Omit<LoadedSession, 'meta' | 'id' | 'file'> = {
+  let meta: ChatRecord['meta'] | undefined
+  const loaded: Omit<ChatRecord, 'meta' | 'id' | 'file'> = {
     messages: [],
     activeSkills: [],
     turns: 0,
@@ -169,7 +170,7 @@ function loadSessionFile(file: string): LoadedSession {
         `${file}:${i + 1}: not a JSON record (the session file is damaged; \`myc sessions rm\` removes it)`,
       )
     }
-    const parsed = v.safeParse(SessionRecordSchema, raw)
+    const parsed = v.safeParse(ChatEntrySchema, raw)
     if (!parsed.success)
       throw new MycError('usage', `${file}:${i + 1}: ${parsed.issues[0].message} (not a session record)`)
     const r = parsed.output
@@ -200,8 +201,8 @@ function loadSessionFile(file: string): LoadedSession {
   return { id: meta.id, file, meta, ...loaded }
 }
 
-/** Every session in the folder, newest first. Files that do not load are skipped. */
-export function listSessions(dir: string | undefined): LoadedSession[] {
+/** Every chat record in the folder, newest first. Files that do not load are skipped. */
+export function listChatRecords(dir: string | undefined): ChatRecord[] {
   let names: string[]
   if (dir === undefined) return []
   try {
@@ -209,19 +210,19 @@ export function listSessions(dir: string | undefined): LoadedSession[] {
   } catch {
     return []
   }
-  const out: LoadedSession[] = []
+  const out: ChatRecord[] = []
   for (const n of names) {
     try {
-      out.push(loadSessionFile(path.join(dir, n)))
+      out.push(loadChatRecordFile(path.join(dir, n)))
     } catch {
-      // A damaged file is not a session to list.
+      // A damaged file is not a chat record to list.
     }
   }
   return out.sort((a, b) => (a.meta.created < b.meta.created ? 1 : -1))
 }
 
-export function removeSession(dir: string, idOrName: string): string {
-  const file = sessionFile(dir, idOrName)
+export function removeChatRecord(dir: string, idOrName: string): string {
+  const file = chatRecordFile(dir, idOrName)
   rmSync(file)
   return file
 }

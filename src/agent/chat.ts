@@ -4,9 +4,9 @@ import type { Logger } from '../logger.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { startWithProgress } from '../runtime/start-progress.js'
-import { complete, restoreSession, type ChatState } from './chat-commands.js'
+import { complete, resumeChatRecord, type ChatState } from './chat-commands.js'
 import { EventStream, humanSink, markdownFor } from './event-stream.js'
-import { loadSession, recordedSessionsDir, SessionWriter } from './chat-store.js'
+import { loadChatRecord, recordedChatsDir, ChatRecorder } from './chat-store.js'
 import { ExitCode } from '../errors.js'
 import { openAgentContext, type AgentContext } from './agent-context.js'
 import { createApprovalGate } from './approvals.js'
@@ -25,7 +25,7 @@ export interface ChatOptions {
   role?: string | undefined
   skills?: string[] | undefined
   model?: string | undefined
-  /** A session (id or saved name) to continue. */
+  /** A chat record (id or saved name) to continue (`--resume`). */
   resume?: string | undefined
   /** `--approve`: risk levels or tool patterns allowed without asking, as adhoc's (agent/approvals.ts). */
   approve?: readonly string[] | undefined
@@ -50,7 +50,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
   const input = options.input ?? process.stdin
   const output = options.output ?? process.stdout
   const errors = options.errors ?? process.stderr
-  // Everything said here may quote a skill, a tool, a memory, a session file or an error from a child: controls are shown, never obeyed.
+  // Everything said here may quote a skill, a tool, a memory, a chat record or an error from a child: controls are shown, never obeyed.
   const say = (text: string) => errors.write(`${terminalText(text)}\n`)
   const io: ChatIo = {
     input,
@@ -81,7 +81,7 @@ interface Held {
 
 /**
  * Opens the chat, in the order a person sees it: the runtime and its
- * children, the session (new, or resumed), the prompt with the status line,
+ * children, the chat record (new, or resumed), the prompt with the status line,
  * the children's questions and the approvals asked through it.
  */
 async function openChat(options: ChatOptions, io: ChatIo, held: Held): Promise<ChatLoop> {
@@ -96,7 +96,7 @@ async function openChat(options: ChatOptions, io: ChatIo, held: Held): Promise<C
   const view = opened.viewFor(options.role)
   await startWithProgress(runtime, { stream: io.errors, env: options.env, logger: options.logger })
   const events = new EventStream(humanSink(io.output, io.errors, markdownFor(io.output, options.env)))
-  const chat = await beginSession(options, io, opened, view)
+  const chat = await beginChat(options, io, opened, view)
   const historyFile = userState(options.env).chatHistory.path // across chats; the newest HISTORY_LINES lines
   const prompt = (held.prompt = openPrompt(io, historyFile, chat, opened))
   if (io.interactive) {
@@ -116,14 +116,14 @@ async function openChat(options: ChatOptions, io: ChatIo, held: Held): Promise<C
   return new ChatLoop({ io, logger: options.logger, opened, runtime, view, events, chat, prompt, historyFile })
 }
 
-/** The session: recorded as it goes, or continued from disk. */
-async function beginSession(
+/** The chat: recorded as it goes, or continued from its chat record. */
+async function beginChat(
   options: ChatOptions,
   io: ChatIo,
   opened: AgentContext,
   view: PrincipalView,
 ): Promise<ChatState> {
-  const dir = recordedSessionsDir(opened.loaded)
+  const dir = recordedChatsDir(opened.loaded)
   // No config file: a chat with no tools, recorded nowhere (no `.mycelium/` in whatever folder this is); said once.
   if (dir === undefined)
     io.say(
@@ -138,16 +138,16 @@ async function beginSession(
     conversation: [],
     usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
     dir,
-    // Set just below: a new session, or the one resumed.
-    writer: undefined as unknown as SessionWriter,
+    // Set just below: a new chat record, or the one resumed.
+    writer: undefined as unknown as ChatRecorder,
     model: opened.model,
     version: options.version,
     say: io.say,
     principal,
   }
-  if (options.resume) await restoreSession(chat, loadSession(dir, options.resume))
+  if (options.resume) await resumeChatRecord(chat, loadChatRecord(dir, options.resume))
   else {
-    chat.writer = new SessionWriter(dir, SessionWriter.newId())
+    chat.writer = new ChatRecorder(dir, ChatRecorder.newId())
     chat.writer.append({
       type: 'meta',
       id: chat.writer.id,

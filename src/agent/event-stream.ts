@@ -7,24 +7,24 @@ import type { AgentEvent, AgentEventBody } from './events.js'
 import { countOf } from '../words.js'
 
 /**
- * Stamps events (seq, time, session id) and hands each to its sinks: the
+ * Stamps events (seq, time, and the chat's id as `sessionId`) and hands each to its sinks: the
  * JSON Lines stream on stdout (`--json`), or the human rendering (text on
  * stdout, tool activity on stderr).
  */
 export class EventStream {
-  /** Set again when a run continues a recorded session. */
-  sessionId: string
+  /** The id of the chat record the events belong to (their `sessionId`); set again when a run continues one or hands off. */
+  chatId: string
   private seq = 0
 
   constructor(
     private readonly sink: (event: AgentEvent) => void,
-    sessionId: string = randomUUID(),
+    chatId: string = randomUUID(),
   ) {
-    this.sessionId = sessionId
+    this.chatId = chatId
   }
 
   emit = (body: AgentEventBody): void => {
-    this.sink({ ...body, seq: ++this.seq, time: new Date().toISOString(), sessionId: this.sessionId } as AgentEvent)
+    this.sink({ ...body, seq: ++this.seq, time: new Date().toISOString(), sessionId: this.chatId } as AgentEvent)
   }
 }
 

@@ -7,7 +7,7 @@ import type { Runtime } from '../runtime/runtime.js'
 import type { SpanHandle, Tracing } from '../telemetry/tracing.js'
 import type { AgentContext } from './agent-context.js'
 import type { BudgetFlags } from './budget.js'
-import { SessionWriter, type LoadedSession } from './chat-store.js'
+import { ChatRecorder, type ChatRecord } from './chat-store.js'
 import { runAgent, type AgentOptions, type AgentOutcome } from './engine.js'
 import type { EventStream } from './event-stream.js'
 
@@ -18,7 +18,7 @@ export interface HeadlessOptions {
   onFailure?: 'prompt' | 'auto' | 'exit'
   /** adhoc: a failure context file a workflow wrote, for the system prompt. */
   contextFile?: string
-  /** A recorded session (id or saved name) to continue: its conversation and skills. */
+  /** A chat record (id or saved name) to continue (`--resume`): its conversation and skills. */
   resume?: string
   task: string
   configPath?: string | undefined
@@ -56,10 +56,10 @@ export interface RunContext {
   signal: AbortSignal
   /** The run's root span (tracing on): invoke_agent, with the tracing it belongs to. */
   run: { tracing: Tracing; span: SpanHandle } | undefined
-  /** The recorded sessions' folder (undefined: not recorded). */
+  /** The chat records' folder (undefined: not recorded). */
   dir: string | undefined
-  /** The recorded session this run continues (`--resume`). */
-  resumed: LoadedSession | undefined
+  /** The chat record this run continues (`--resume`). */
+  resumed: ChatRecord | undefined
 }
 
 /** How a run ended, as `session_end` tells it: an outcome, a workflow's failure context file perhaps. */
@@ -71,7 +71,7 @@ export interface RunEnd {
   exitCode?: number
 }
 
-/** A workflow's hand-off to adhoc: the new session's id, and the workflow session it came from. */
+/** A workflow's hand-off to adhoc: the new chat record's id, and the workflow's it came from. */
 export interface HandOff {
   id: string
   from: string
@@ -105,19 +105,19 @@ export function runPhaseAgent(
 }
 
 /**
- * Where a phase records: the resumed session, or a new one with its meta
- * written now. `handedOff`: the session a workflow handed off to, which
- * names the workflow's session it came from.
+ * Where a phase records: the resumed chat record, or a new one with its
+ * meta written now. `handedOff`: the record a workflow handed off to, which
+ * names the workflow's record it came from.
  */
-export function openPhaseSession(
+export function openPhaseRecord(
   ctx: RunContext,
   view: PrincipalView,
   as: 'run' | 'adhoc' | 'workflow',
   handedOff?: HandOff,
-): { writer: SessionWriter; conversation: BetaMessageParam[] } {
+): { writer: ChatRecorder; conversation: BetaMessageParam[] } {
   const { resumed, dir } = ctx
-  if (resumed && !handedOff) return { writer: new SessionWriter(dir, resumed.id), conversation: [...resumed.messages] }
-  const writer = new SessionWriter(dir, handedOff?.id ?? ctx.events.sessionId)
+  if (resumed && !handedOff) return { writer: new ChatRecorder(dir, resumed.id), conversation: [...resumed.messages] }
+  const writer = new ChatRecorder(dir, handedOff?.id ?? ctx.events.chatId)
   writer.append({
     type: 'meta',
     id: writer.id,
@@ -131,7 +131,7 @@ export function openPhaseSession(
   return { writer, conversation: [] }
 }
 
-/** The resumed session's skills, re-checked against today's policy (a phase handed off to starts afresh). */
+/** The resumed chat record's skills, re-checked against today's policy (a phase handed off to starts afresh). */
 export async function restoreSkills(ctx: RunContext, view: PrincipalView): Promise<void> {
   const { resumed } = ctx
   if (!resumed) return
@@ -146,7 +146,7 @@ export async function restoreSkills(ctx: RunContext, view: PrincipalView): Promi
 /** A phase's messages as sent and received (from `recorded` on), what the run spent since the last record and the skills active after it. */
 export function recordPhase(
   ctx: RunContext,
-  writer: SessionWriter,
+  writer: ChatRecorder,
   conversation: readonly BetaMessageParam[],
   recorded: number,
   view: PrincipalView,

@@ -9,7 +9,7 @@ import { costUsd } from './classifier.js'
 import type { AgentOutcome } from './engine.js'
 import { EventStream, humanSink, jsonLinesSink, markdownFor } from './event-stream.js'
 import type { EndReason } from './events.js'
-import { SessionWriter } from './chat-store.js'
+import { ChatRecorder } from './chat-store.js'
 import { sumUsage, type HeadlessOptions, type RunContext, type RunResult } from './headless-phase.js'
 import { runAsRole } from './role-phase.js'
 import { runWorkflow } from './workflow-phase.js'
@@ -41,7 +41,7 @@ export async function runHeadless(options: HeadlessOptions): Promise<number> {
 
 /**
  * One headless run, in steps: set up (the agent context, the root span, the
- * recorded session), the phases (run or adhoc as a role, or a workflow and
+ * chat record), the phases (run or adhoc as a role, or a workflow and
  * perhaps its hand-off: role-phase.ts, workflow-phase.ts), then the end
  * (`session_end` and the exit code), failed runs included.
  */
@@ -66,7 +66,7 @@ class HeadlessRun {
       options.json
         ? jsonLinesSink(this.stdout)
         : humanSink(this.stdout, this.stderr, markdownFor(this.stdout, options.env)),
-      SessionWriter.newId(),
+      ChatRecorder.newId(),
     )
     this.startedAt = performance.now()
   }
@@ -109,7 +109,7 @@ class HeadlessRun {
     return this.finish(end.result, end.exitCode)
   }
 
-  /** The agent context (config, runtime, views, client), the root span (tracing on) and the session it continues. */
+  /** The agent context (config, runtime, views, client), the root span (tracing on) and the chat record it continues. */
   private async setUp(
     kind: 'run' | 'adhoc' | 'workflow',
   ): Promise<{ ctx: RunContext; context: FailureContext | undefined }> {
@@ -126,11 +126,11 @@ class HeadlessRun {
     // One trace per run (tracing on): invoke_agent at its root, the chat and execute_tool spans under it.
     const run = startRunSpan(runtime.tracing, opened.model, kind)
     this.root = run?.span
-    // Every run is a recorded session (append-only, beside the config), or continues one.
-    const { recordedSessionsDir, loadSession } = await import('./chat-store.js')
-    const dir = recordedSessionsDir(opened.loaded)
-    const resumed = options.resume ? loadSession(dir, options.resume) : undefined
-    if (resumed) events.sessionId = resumed.id
+    // Every run is recorded in a chat record (append-only, beside the config), or continues one.
+    const { recordedChatsDir, loadChatRecord } = await import('./chat-store.js')
+    const dir = recordedChatsDir(opened.loaded)
+    const resumed = options.resume ? loadChatRecord(dir, options.resume) : undefined
+    if (resumed) events.chatId = resumed.id
     const ctx: RunContext = {
       options,
       stderr: this.stderr,

@@ -110,7 +110,7 @@ export class RiskClassifier {
   }
 }
 
-/** What the person (or `--approve`) has said so far in this session. */
+/** What the person (or `--approve`) has said so far in this run or chat (decided `by: "session"`). */
 export interface ApprovalMemory {
   /** `always` answers, by canonical id. */
   always: ReadonlySet<string>

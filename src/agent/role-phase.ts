@@ -7,7 +7,7 @@ import type { AgentOutcome } from './engine.js'
 import type { AgentEventBody } from './events.js'
 import {
   adhocView,
-  openPhaseSession,
+  openPhaseRecord,
   policyOf,
   recordPhase,
   restoreSkills,
@@ -27,7 +27,7 @@ export interface RolePhase {
   extra: string | undefined
   /** Emit `session_start` (a phase handed off to does not: the run has started). */
   announce: boolean
-  /** A workflow handed off, and this is a new session linked to that one. */
+  /** A workflow handed off, and this is a new chat record linked to that one. */
   handedOff?: HandOff
   /** The view, made already (a hand-off makes it before it hands off). */
   ready?: PrincipalView
@@ -35,7 +35,7 @@ export interface RolePhase {
 
 /**
  * The task as the adhoc role (or the run's role), over the role's view,
- * approvals in adhoc; recorded in the phase's session, its workers' usage
+ * approvals in adhoc; recorded in the phase's chat record, its workers' usage
  * counted into the outcome's.
  */
 export async function runAsRole(ctx: RunContext, phase: RolePhase): Promise<AgentOutcome> {
@@ -44,7 +44,7 @@ export async function runAsRole(ctx: RunContext, phase: RolePhase): Promise<Agen
     phase.ready ??
     (phase.as === 'adhoc' && options.role === undefined ? adhocView(ctx) : ctx.opened.viewFor(options.role))
   if (!phase.handedOff) await restoreSkills(ctx, view)
-  const { writer, conversation } = openPhaseSession(ctx, view, phase.as, phase.handedOff)
+  const { writer, conversation } = openPhaseRecord(ctx, view, phase.as, phase.handedOff)
   const recorded = conversation.length
   const { tools, workers: delegate, principal } = await roleToolDoor(ctx, view, phase.as)
   announceRole(ctx, phase, view, tools, principal)

@@ -2,11 +2,11 @@ import { projectState } from '../config/state-roots.js'
 import { ExitCode, MycError } from '../errors.js'
 import type { PrincipalView } from '../principal/view.js'
 import { terminalText } from '../terminal-text.js'
-import { SessionWriter } from './chat-store.js'
+import { ChatRecorder } from './chat-store.js'
 import type { AgentOutcome } from './engine.js'
 import {
   adhocView,
-  openPhaseSession,
+  openPhaseRecord,
   policyOf,
   recordPhase,
   restoreSkills,
@@ -47,13 +47,13 @@ export async function runWorkflow(ctx: RunContext): Promise<RunEnd> {
     version: options.version,
     ...(ctx.run?.span.traceId ? { traceId: ctx.run.span.traceId } : {}),
   })
-  // The workflow phase is a session of its own (mode workflow), recorded like a run's.
-  const session = openPhaseSession(ctx, view, 'workflow')
-  const recorded = session.conversation.length
+  // The workflow phase is a chat record of its own (mode workflow), recorded like a run's.
+  const record = openPhaseRecord(ctx, view, 'workflow')
+  const recorded = record.conversation.length
   const said: string[] = []
   const workflow = await runPhaseAgent(ctx, options.task, {
     tools,
-    conversation: session.conversation,
+    conversation: record.conversation,
     system: `${systemPrompt({ ...principal, servers: ctx.runtime, visible: () => false })}\n\nYou run a workflow: use the skills' scripts (list_skills, read_skill, run_script) to do the task. A script that fails ends the workflow.`,
     failed: () => toolbox.failure !== undefined,
     emit: (e) => {
@@ -61,18 +61,18 @@ export async function runWorkflow(ctx: RunContext): Promise<RunEnd> {
       events.emit(e)
     },
   })
-  recordPhase(ctx, session.writer, session.conversation, recorded, view)
+  recordPhase(ctx, record.writer, record.conversation, recorded, view)
   const failure = toolbox.failure
   if (workflow.reason !== 'failed' || !failure) return { result: workflow }
-  return afterFailure(ctx, { workflow, failure, writer: session.writer, said })
+  return afterFailure(ctx, { workflow, failure, writer: record.writer, said })
 }
 
 /** A workflow whose script failed, as far as it went. */
 interface FailedWorkflow {
   workflow: AgentOutcome
   failure: ScriptFailure
-  /** The workflow's session. */
-  writer: SessionWriter
+  /** The workflow's chat record. */
+  writer: ChatRecorder
   /** What the model said during the workflow. */
   said: string[]
 }
@@ -122,7 +122,7 @@ async function wantsHandOff(
   )
 }
 
-/** The adhoc phase after a failed workflow: a new session, linked both ways, with the failure context in its prompt. */
+/** The adhoc phase after a failed workflow: a new chat record, linked both ways, with the failure context in its prompt. */
 async function handOff(ctx: RunContext, failed: FailedWorkflow, contextFile: string): Promise<RunEnd> {
   const { options, events } = ctx
   const { workflow, writer } = failed
@@ -145,11 +145,11 @@ async function handOff(ctx: RunContext, failed: FailedWorkflow, contextFile: str
       exitCode: error instanceof MycError ? error.exitCode : ExitCode.runtime,
     }
   }
-  // The adhoc phase is a new session: the workflow's names it (handoff), it names the workflow's (meta.from), and the events from here on carry its id.
-  const handedOff: HandOff = { id: SessionWriter.newId(), from: writer.id }
+  // The adhoc phase is a new chat record: the workflow's names it (handoff), it names the workflow's (meta.from), and the events from here on carry its id.
+  const handedOff: HandOff = { id: ChatRecorder.newId(), from: writer.id }
   events.emit({ type: 'handoff', contextFile, to: 'adhoc' })
   writer.append({ type: 'handoff', to: handedOff.id, contextFile })
-  events.sessionId = handedOff.id
+  events.chatId = handedOff.id
   const written = await (await import('./failure-context.js')).readFailureContext(contextFile)
   const adhoc = await runAsRole(ctx, {
     as: 'adhoc',

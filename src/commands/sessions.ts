@@ -6,13 +6,17 @@ import { countOf } from '../words.js'
 import { commonArgs, jsonArgs, printJson, printResult } from './_shared.js'
 
 async function dirOf(io: CommandIO, configPath: string | undefined): Promise<string> {
-  const { sessionsDir } = await import('../agent/chat-store.js')
+  const { chatRecordsDir } = await import('../agent/chat-store.js')
   const loaded = await loadConfig({ configPath, cwd: io.cwd, env: io.env })
-  return sessionsDir(loaded)
+  return chatRecordsDir(loaded)
 }
 
-/** One line of `myc sessions list`: id, start (UTC), mode, the model's turns (as session_end counts them), name, the first task. */
-function sessionLine(s: {
+/**
+ * One line of `myc sessions list` (each session people see is a chat record,
+ * agent/chat-store.ts): id, start (UTC), mode, the model's turns (as
+ * session_end counts them), name, the first task.
+ */
+function listLine(s: {
   id: string
   name: string | null
   mode: string
@@ -31,8 +35,8 @@ const list = defineCommand({
   args: { ...commonArgs, ...jsonArgs },
   async run({ args, data }) {
     const io = commandIO(data)
-    const { listSessions } = await import('../agent/chat-store.js')
-    const sessions = listSessions(await dirOf(io, args.config)).map((s) => ({
+    const { listChatRecords } = await import('../agent/chat-store.js')
+    const records = listChatRecords(await dirOf(io, args.config)).map((s) => ({
       id: s.id,
       name: s.name ?? null,
       mode: s.meta.mode,
@@ -47,13 +51,13 @@ const list = defineCommand({
       usage: s.usage,
       file: s.file,
     }))
-    if (args.json) printJson(io, { ok: true, sessions })
-    else printResult(io, sessions.map(sessionLine).join('\n') || 'No sessions.')
+    if (args.json) printJson(io, { ok: true, sessions: records })
+    else printResult(io, records.map(listLine).join('\n') || 'No sessions.')
     return 0
   },
 })
 
-/** A recorded session, by id or saved name. */
+/** A chat record (a session, as people see it), by id or saved name. */
 const idArg = {
   id: {
     type: 'positional',
@@ -72,8 +76,8 @@ const show = defineCommand({
   },
   async run({ args, data }) {
     const io = commandIO(data)
-    const { loadSession } = await import('../agent/chat-store.js')
-    const s = loadSession(await dirOf(io, args.config), String(args.id))
+    const { loadChatRecord } = await import('../agent/chat-store.js')
+    const s = loadChatRecord(await dirOf(io, args.config), String(args.id))
     if (args.json) {
       printJson(io, {
         ok: true,
@@ -119,8 +123,8 @@ const rm = defineCommand({
   },
   async run({ args, data }) {
     const io = commandIO(data)
-    const { removeSession } = await import('../agent/chat-store.js')
-    printResult(io, `removed ${removeSession(await dirOf(io, args.config), String(args.id))}`)
+    const { removeChatRecord } = await import('../agent/chat-store.js')
+    printResult(io, `removed ${removeChatRecord(await dirOf(io, args.config), String(args.id))}`)
     return 0
   },
 })
@@ -134,15 +138,15 @@ const exportCommand = defineCommand({
   },
   async run({ args, data }) {
     const io = commandIO(data)
-    const [{ loadSession }, { exportSession, EXPORT_FORMATS }, { MycError }] = await Promise.all([
+    const [{ loadChatRecord }, { exportChatRecord, EXPORT_FORMATS }, { MycError }] = await Promise.all([
       import('../agent/chat-store.js'),
-      import('../agent/session-export.js'),
+      import('../agent/chat-export.js'),
       import('../errors.js'),
     ])
     const format = (args.format ?? 'md') as 'md' | 'json' | 'html'
     if (!EXPORT_FORMATS.includes(format))
       throw new MycError('usage', `--format takes md, json or html, not "${args.format}"`)
-    io.stdout.write(await exportSession(loadSession(await dirOf(io, args.config), String(args.id)), format))
+    io.stdout.write(await exportChatRecord(loadChatRecord(await dirOf(io, args.config), String(args.id)), format))
     return 0
   },
 })

@@ -178,9 +178,9 @@ describe('the spend in the session file', () => {
     const { mkdtempSync } = await import('node:fs')
     const { tmpdir } = await import('node:os')
     const path = await import('node:path')
-    const { SessionWriter, loadSession } = await import('../../src/agent/chat-store.js')
+    const { ChatRecorder, loadChatRecord } = await import('../../src/agent/chat-store.js')
     const dir = mkdtempSync(path.join(tmpdir(), 'myc-budget-session-'))
-    const writer = new SessionWriter(dir, SessionWriter.newId())
+    const writer = new ChatRecorder(dir, ChatRecorder.newId())
     writer.append({
       type: 'meta',
       id: writer.id,
@@ -197,7 +197,7 @@ describe('the spend in the session file', () => {
     writer.append(budget.usageRecord())
     // An older file's record, without cache tokens or cost, still loads.
     writer.append({ type: 'usage', inputTokens: 1, outputTokens: 1 })
-    const loaded = loadSession(dir, writer.id)
+    const loaded = loadChatRecord(dir, writer.id)
     expect(loaded.usage).toEqual({
       inputTokens: 31,
       outputTokens: 16,

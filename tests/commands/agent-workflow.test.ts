@@ -5,7 +5,7 @@ import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AgentEventSchema, type AgentEvent } from '../../src/agent/events.js'
 import { readFailureContext } from '../../src/agent/failure-context.js'
-import { loadSession } from '../../src/agent/chat-store.js'
+import { loadChatRecord } from '../../src/agent/chat-store.js'
 import { failingWorkflow, runAgentHere, workflowProject } from '../helpers/agent.js'
 import { FakeAnthropic, type FakeReply } from '../helpers/fake-anthropic.js'
 import { requireTool } from '../helpers/tools.js'
@@ -73,7 +73,7 @@ describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and w
     expect(end(r.events)).toMatchObject({ sessionId: id })
     const file = path.join(sessionsOf(config), `${id}.jsonl`)
     expect(existsSync(file)).toBe(true)
-    const session = loadSession(sessionsOf(config), id)
+    const session = loadChatRecord(sessionsOf(config), id)
     expect(session.meta).toMatchObject({ id, mode: 'workflow', role: 'ops' })
     // The messages as sent: the second request's, then the reply that ran release.sh and its (failed) result.
     const sent = fake.requests[before + 1]!.body.messages
@@ -112,7 +112,7 @@ describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and w
       ...session.messages,
       { role: 'user', content: 'what failed?' },
     ])
-    expect(loadSession(sessionsOf(config), id)).toMatchObject({ tasks: 2, turns: 3 })
+    expect(loadChatRecord(sessionsOf(config), id)).toMatchObject({ tasks: 2, turns: 3 })
   }, 60_000)
 
   it('--on-failure prompt without a terminal: prints the exact adhoc command and exits 3', async () => {
@@ -174,8 +174,8 @@ describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and w
     // From the hand-off on, the events carry the adhoc session's id.
     const adhocId = r.events.at(-1)!.sessionId
     expect(adhocId).not.toBe(workflowId)
-    const workflow = loadSession(sessionsOf(config), workflowId)
-    const adhoc = loadSession(sessionsOf(config), adhocId)
+    const workflow = loadChatRecord(sessionsOf(config), workflowId)
+    const adhoc = loadChatRecord(sessionsOf(config), adhocId)
     expect(workflow.meta.mode).toBe('workflow')
     expect(workflow.handoff).toEqual({ to: adhocId, contextFile: (handoff as { contextFile: string }).contextFile })
     expect(workflow.messages).toHaveLength(fake.requests[before + 1]!.body.messages.length + 2)

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { sessionsDir } from '../../src/agent/chat-store.js'
+import { chatRecordsDir } from '../../src/agent/chat-store.js'
 import { loadConfig } from '../../src/config/load.js'
 import { projectState, stateRoots, userState, type StateRoot } from '../../src/config/state-roots.js'
 import { roleDefinitionFile } from '../../src/inspect/reports.js'
@@ -89,7 +89,7 @@ describe('the registry of state roots', () => {
       store.file,
       store.keyFile,
       secrets.file,
-      sessionsDir(loaded),
+      chatRecordsDir(loaded),
       openMemoryStore(loaded).dir,
       roleDefinitionFile(loaded, 'dev'),
       ...watchedFolders(loaded),

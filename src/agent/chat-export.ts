@@ -1,7 +1,7 @@
 import { codeSpan, fencedBlock, inlineText, quoteBlock, safeMarkdown } from '../markdown-text.js'
 import { escapeHtml as escapeHtmlText, safeMarkdownRenderer } from '../markdown-html.js'
 import { jsonText, terminalText } from '../terminal-text.js'
-import type { LoadedSession } from './chat-store.js'
+import type { ChatRecord } from './chat-store.js'
 
 export type ExportFormat = 'md' | 'json' | 'html'
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['md', 'json', 'html']
@@ -28,22 +28,22 @@ function resultText(content: unknown): string {
 
 /**
  * Markdown for people: each turn's text, tool calls and results in fenced
- * blocks. Everything in it came from the session file (the model, the
+ * blocks. Everything in it came from the chat record (the model, the
  * tools, the children): text is quoted (its headings and blocks stay in
  * the quote) and made safe ({@link safeMarkdown}: no links but http(s),
  * mailto and relative ones, no raw HTML), calls and results are fenced with
  * a backtick run longer than any in them, names are code spans, and control
  * characters are shown as escapes ({@link terminalText}).
  */
-function toMarkdown(session: LoadedSession): string {
-  const meta = session.meta
+function toMarkdown(record: ChatRecord): string {
+  const meta = record.meta
   const out = [
-    `# Session ${inlineText(terminalText(`${session.id}${session.name ? ` (${session.name})` : ''}`))}`,
+    `# Session ${inlineText(terminalText(`${record.id}${record.name ? ` (${record.name})` : ''}`))}`,
     '',
     inlineText(terminalText(`${meta.mode} · role ${meta.role ?? '-'} · model ${meta.model} · started ${meta.created}`)),
     '',
   ]
-  for (const message of session.messages) {
+  for (const message of record.messages) {
     const who = inlineText(terminalText(String(message.role)))
     for (const b of blocks(message.content)) {
       if (b.type === 'text') out.push(`**${who}:**`, '', quoteBlock(safeMarkdown(terminalText(b.text ?? ''))), '')
@@ -67,8 +67,8 @@ function toMarkdown(session: LoadedSession): string {
 }
 
 /** JSON for programs: the same records as on disk (meta, then each message), one document. */
-function toJson(session: LoadedSession): string {
-  return `${jsonText({ meta: session.meta, name: session.name ?? null, activeSkills: session.activeSkills, usage: session.usage, messages: session.messages }, 2)}\n`
+function toJson(record: ChatRecord): string {
+  return `${jsonText({ meta: record.meta, name: record.name ?? null, activeSkills: record.activeSkills, usage: record.usage, messages: record.messages }, 2)}\n`
 }
 
 /** Text for the HTML export: control characters shown as escapes (a bidi override reorders a page too), then HTML-escaped. */
@@ -82,10 +82,10 @@ const escapeHtml = (text: string) => escapeHtmlText(terminalText(text))
  * the user typed is shown as typed), tool calls and results folded in
  * <details>.
  */
-async function toHtml(session: LoadedSession): Promise<string> {
+async function toHtml(record: ChatRecord): Promise<string> {
   const markdownToSafeHtml = await safeMarkdownRenderer()
   const parts: string[] = []
-  for (const message of session.messages) {
+  for (const message of record.messages) {
     for (const b of blocks(message.content)) {
       if (b.type === 'text') {
         const text =
@@ -105,7 +105,7 @@ async function toHtml(session: LoadedSession): Promise<string> {
         )
     }
   }
-  const title = `Session ${session.id}${session.name ? ` (${session.name})` : ''}`
+  const title = `Session ${record.id}${record.name ? ` (${record.name})` : ''}`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
@@ -121,12 +121,12 @@ details.tool{margin:.4rem 0 .4rem 1.5rem;border-left:3px solid #9bb;padding-left
 details.tool.error{border-color:#c55}summary{cursor:pointer;color:#355}
 pre{background:#f0f0f0;padding:.5rem;overflow:auto;white-space:pre-wrap}
 </style></head>
-<body><h1>${escapeHtml(title)}</h1><div class="meta">${escapeHtml(`${session.meta.mode} · role ${session.meta.role ?? '-'} · model ${session.meta.model} · started ${session.meta.created}`)}</div>
+<body><h1>${escapeHtml(title)}</h1><div class="meta">${escapeHtml(`${record.meta.mode} · role ${record.meta.role ?? '-'} · model ${record.meta.model} · started ${record.meta.created}`)}</div>
 ${parts.join('\n')}
 </body></html>
 `
 }
 
-export async function exportSession(session: LoadedSession, format: ExportFormat): Promise<string> {
-  return format === 'md' ? toMarkdown(session) : format === 'json' ? toJson(session) : toHtml(session)
+export async function exportChatRecord(record: ChatRecord, format: ExportFormat): Promise<string> {
+  return format === 'md' ? toMarkdown(record) : format === 'json' ? toJson(record) : toHtml(record)
 }
