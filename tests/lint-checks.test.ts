@@ -200,6 +200,41 @@ describe('the checks of npm run lint', () => {
     ])
   })
 
+  it('check-names fails on a name declared in src/agent/ that says session, not on imports, fields or text', () => {
+    const named = run(
+      'check-names.mjs',
+      tree({
+        'agent/a.ts': [
+          'import {',
+          '  type ChildSessions,',
+          "} from '../children/child-session.js'",
+          'export interface LoadedSession {',
+          '  id: string',
+          '}',
+          'export function resume(record: LoadedSession, sessions: ChildSessions) {',
+          '  const {',
+          '    sessionId: chatId,',
+          '    lastSession,',
+          '  } = { sessionId: record.id, lastSession: sessions }',
+          '  // const commentSession = 1',
+          "  return { type: 'session_end', sessionId: chatId, text: 'const quotedSession = 1', lastSession }",
+          '}',
+          'const [firstSession] = [1]',
+          'export { firstSession }',
+        ].join('\n'),
+        'http/b.ts': 'export const session = 1\n',
+      }),
+    )
+    expect(named.status).toBe(1)
+    const why =
+      'in the agent a recorded conversation is a chat record (ChatRecord, chatId; docs/architecture.md#vocabulary)'
+    expect(named.stderr.trim().split('\n')).toEqual([
+      `check-names: src/agent/a.ts:4 declares LoadedSession: ${why}`,
+      `check-names: src/agent/a.ts:8 declares lastSession: ${why}`,
+      `check-names: src/agent/a.ts:15 declares firstSession: ${why}`,
+    ])
+  })
+
   it('check-errors fails on an error told by its message or name, and on an empty catch', () => {
     const told = run(
       'check-errors.mjs',
