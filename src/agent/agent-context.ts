@@ -130,7 +130,7 @@ export async function openAgentContext(options: AgentContextOptions): Promise<Ag
   // A person at a terminal is asked to authorize an HTTP child again (`myc: authorize:`); a run with no one there fails the call with the fix.
   const reauthorize = process.stderr.isTTY ? (await import('../oauth/reauthorize.js')).stderrReauthorize() : undefined
   const { runtime, loaded, mode } = await openRuntime({
-    sessions: childSessions,
+    childSessions,
     configPath: options.configPath,
     logger: options.logger,
     version: options.version,

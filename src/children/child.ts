@@ -87,7 +87,7 @@ export interface ChildDeps {
   /** What each start spawns: the entry with its secrets filled in (default: `${secret:…}` from the local user's store; a scoped server's instance: children/instances.ts). */
   spawnConfig?: (config: ServerConfig) => Promise<ServerConfig>
   /** The session of each era (child-session.ts, implemented in src/eras/); a child gets the one of the era it negotiated. */
-  sessions: ChildSessions
+  childSessions: ChildSessions
 }
 
 /**
@@ -186,7 +186,7 @@ export class ChildConnection {
       this.protocolVersion = client.getNegotiatedProtocolVersion()
       // The era the child negotiated chooses its session.
       const spoken: Era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy'
-      const session = (this.session = this.deps.sessions[spoken](this.link(connected, log)))
+      const session = (this.session = this.deps.childSessions[spoken](this.link(connected, log)))
       this.era = spoken
       this.resourceUpdates = session.resourceUpdates
       log.debug(`speaks ${spoken === 'modern' ? 'MCP' : 'the 2025 era,'} ${this.protocolVersion ?? '?'}`)

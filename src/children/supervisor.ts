@@ -47,7 +47,7 @@ export interface SupervisorDeps {
   configDir: string
   events: SupervisorEvents
   /** The session of each era (src/eras/), handed to every child. */
-  sessions: ChildDeps['sessions']
+  childSessions: ChildDeps['childSessions']
   clientCapabilities?: ChildDeps['clientCapabilities']
   prespawned?: ChildDeps['prespawned']
   /** Asks the person to authorize an HTTP child again (not for the connections of other people: they log in through myc serve --http). */
@@ -108,7 +108,7 @@ export class ChildSupervisor {
       version: deps.version,
       host: deps.host,
       configDir: deps.configDir,
-      sessions: deps.sessions,
+      childSessions: deps.childSessions,
       ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       ...(deps.reauthorize ? { reauthorize: deps.reauthorize } : {}),
@@ -295,7 +295,7 @@ export class ChildSupervisor {
         version: deps.version,
         host: deps.host,
         configDir: deps.configDir,
-        sessions: deps.sessions,
+        childSessions: deps.childSessions,
         tokenStore: store,
         ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
         events: {
@@ -416,7 +416,7 @@ export class ChildSupervisor {
         version: deps.version,
         host: deps.host,
         configDir: deps.configDir,
-        sessions: deps.sessions,
+        childSessions: deps.childSessions,
         ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
       },
       events: deps.events,

@@ -42,7 +42,7 @@ export async function withStartedRuntime<T>(
   use: (inspection: Inspection) => Promise<T>,
 ): Promise<T> {
   const { runtime, loaded, mode } = await openRuntime({
-    sessions: childSessions,
+    childSessions,
     configPath: options.args.config,
     cwd: options.io.cwd,
     env: options.io.env,

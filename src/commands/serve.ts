@@ -176,7 +176,7 @@ async function openServeRuntime(args: ServeArgs, options: ServeOptions): Promise
     ? undefined
     : (await import('../oauth/reauthorize.js')).stderrReauthorize({ stderr: io.stderr })
   const { runtime, loaded, mode } = await openRuntime({
-    sessions: childSessions,
+    childSessions,
     configPath: args.config,
     cwd: io.cwd,
     env: io.env,

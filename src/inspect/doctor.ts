@@ -157,7 +157,7 @@ async function openForDoctor(
 ): Promise<{ runtime: Runtime; loaded: LoadedConfig; mode: PolicyMode } | undefined> {
   try {
     const opened = await openRuntime({
-      sessions: childSessions,
+      childSessions,
       configPath: options.configPath,
       logger: options.logger,
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),

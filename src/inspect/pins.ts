@@ -42,7 +42,7 @@ export async function surveyPins(options: {
   env?: Record<string, string | undefined>
 }): Promise<PinSurvey> {
   const { runtime, loaded } = await openRuntime({
-    sessions: childSessions,
+    childSessions,
     configPath: options.configPath,
     logger: options.logger,
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),

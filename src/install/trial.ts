@@ -33,7 +33,7 @@ export async function trialStart(options: {
   const loaded = { file: options.configFile, dir: path.dirname(options.configFile), config, secrets }
   const runtime = new Runtime({
     loaded,
-    sessions: childSessions,
+    childSessions,
     logger: options.logger,
     version,
     host: options.host,

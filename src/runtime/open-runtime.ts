@@ -13,7 +13,7 @@ import type { Reauthorize } from '../oauth/reauthorize.js'
 
 export interface OpenRuntimeOptions {
   /** The session of each era a child may speak (src/eras/: childSessions). */
-  sessions: ChildSessions
+  childSessions: ChildSessions
   configPath?: string
   cwd?: string
   env?: Record<string, string | undefined>
@@ -70,7 +70,7 @@ export async function openRuntime(
     logger: options.logger,
     version: options.version,
     host: hostForThisProcess(options.env ?? process.env),
-    sessions: options.sessions,
+    childSessions: options.childSessions,
     ...(options.waitForClientMs !== undefined ? { waitForClientMs: options.waitForClientMs } : {}),
     ...(options.prespawned ? { prespawned: options.prespawned } : {}),
     ...(options.oneShot ? { oneShot: options.oneShot } : {}),

@@ -44,7 +44,7 @@ export interface RuntimeDeps {
   version: string
   host: CommandHost
   /** The session of each era a child may speak (children/child-session.ts): src/eras/, handed in where the runtime is opened. */
-  sessions: ChildSessions
+  childSessions: ChildSessions
   /**
    * A client is about to connect (`myc serve`): each child's initialize waits
    * for that client's capabilities (see offerClientCapabilities), at most this
@@ -122,7 +122,7 @@ export class Runtime {
       version: deps.version,
       host: deps.host,
       configDir: deps.loaded.dir,
-      sessions: deps.sessions,
+      childSessions: deps.childSessions,
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       ...(deps.oneShot ? { oneShot: deps.oneShot } : {}),
       ...(deps.reauthorize ? { reauthorize: deps.reauthorize } : {}),

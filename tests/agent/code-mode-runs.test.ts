@@ -60,7 +60,7 @@ async function codeRuntime(
   const loaded = loadedConfig({ mcpServers: servers, agent: { codeMode: true } })
   const runtime = new Runtime({
     loaded,
-    sessions: childSessions,
+    childSessions,
     logger,
     version: 'test',
     host: hostForThisProcess(),

@@ -26,7 +26,7 @@ describe('ChildSupervisor.personalFor: people’s own connections are bounded', 
     web = await startHttpFixture('progress')
     const { config } = loadedConfig({ mcpServers: { web: { type: 'http', url: web.url } } })
     supervisor = new ChildSupervisor(config.servers, {
-      sessions: childSessions,
+      childSessions,
       logger: createLogger({ quiet: true }),
       version: '0.0.0-test',
       host: hostForThisProcess(),

@@ -129,7 +129,7 @@ describe('a child whose entry names a sealed secret', () => {
     expect(PrespawnedChildren.start(loaded, hostForThisProcess()).size).toBe(0)
     const { logger } = captureLogger()
     const runtime = new Runtime({
-      sessions: childSessions,
+      childSessions,
       loaded,
       logger,
       version: '0',
@@ -160,7 +160,7 @@ describe('a child whose entry names a sealed secret', () => {
     })
     const { logger } = captureLogger()
     const runtime = new Runtime({
-      sessions: childSessions,
+      childSessions,
       loaded,
       logger,
       version: '0',

@@ -34,7 +34,7 @@ export async function startRuntime(
   options: { clientCapabilities?: ClientCapabilities } = {},
 ): Promise<Runtime> {
   const runtime = new Runtime({
-    sessions: childSessions,
+    childSessions,
     loaded: loadedConfig(raw),
     logger,
     version: '0.0.0-test',
@@ -90,7 +90,7 @@ export class PolicyHarness {
     const { loadPolicyMode } = await import('../../src/principal/policy-mode.js')
     this.loaded = await this.load()
     this.runtime = new Runtime({
-      sessions: childSessions,
+      childSessions,
       loaded: this.loaded,
       logger: this.logger,
       version: 'test',

@@ -50,7 +50,7 @@ export async function scopedRuntime(
   const config = { XDG_CONFIG_HOME: path.join(folder, 'config'), MYC_TOKEN_KEY: TEST_TOKEN_KEY }
   const host = { ...hostForThisProcess(), env: { ...process.env, ...config, ...options.env } }
   const runtime = new Runtime({
-    sessions: childSessions,
+    childSessions,
     loaded: loadedConfig({ mcpServers: servers, ...(options.http ? { http: options.http } : {}) }),
     logger: createLogger({ quiet: !process.env.MYC_TEST_VERBOSE, verbose: Boolean(process.env.MYC_TEST_VERBOSE) }),
     version: '0.0.0-test',

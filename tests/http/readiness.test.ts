@@ -34,7 +34,7 @@ describe('/readyz while children start', () => {
       logger: createLogger({ quiet: true }),
       version: 'test',
       host: hostForThisProcess(),
-      sessions: childSessions,
+      childSessions,
     })
     // Not awaited: the slow child waits for its gate.
     void runtime.start()

@@ -44,7 +44,7 @@ async function report(
 ): Promise<{ args: string[]; env: Record<string, string> }> {
   const loaded = await loadConfig({ cwd: p.dir, env: p.env })
   const runtime = new Runtime({
-    sessions: childSessions,
+    childSessions,
     loaded,
     logger: captureLogger().logger,
     version: '0',

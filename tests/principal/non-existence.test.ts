@@ -19,7 +19,7 @@ describe('hidden tools and skills do not exist', () => {
 
   beforeAll(async () => {
     loaded = await loadConfig({ cwd: dir, env: process.env })
-    runtime = new Runtime({ sessions: childSessions, loaded, logger, version: 'test', host: hostForThisProcess() })
+    runtime = new Runtime({ childSessions, loaded, logger, version: 'test', host: hostForThisProcess() })
     mode = await loadPolicyMode(loaded, runtime.catalogue, logger)
     await runtime.start()
     if (mode.kind === 'policy') mode.state.invalidate()

@@ -184,7 +184,7 @@ describe('escalation modes and the audit log', () => {
   beforeAll(async () => {
     const base = await loadConfig({ cwd: dir, env: process.env })
     loaded = { ...base, config: { ...base.config, audit: { file: auditFile } } }
-    runtime = new Runtime({ sessions: childSessions, loaded, logger, version: 'test', host: hostForThisProcess() })
+    runtime = new Runtime({ childSessions, loaded, logger, version: 'test', host: hostForThisProcess() })
     await runtime.start()
   })
   afterAll(async () => {

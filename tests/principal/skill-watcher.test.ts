@@ -35,7 +35,7 @@ describe('watchSkills: the skill folders in force are the ones watched', () => {
     writeFileSync(configFile, JSON.stringify({ skills: { dirs: ['skills-a'] } }))
     const { logger } = captureLogger()
     const { runtime, loaded, mode } = await openRuntime({
-      sessions: childSessions,
+      childSessions,
       configPath: configFile,
       logger,
       version: 'test',

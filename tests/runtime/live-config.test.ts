@@ -31,7 +31,7 @@ async function serveFile(
   write(config)
   const { logger, lines } = captureLogger()
   const { runtime, loaded, mode } = await openRuntime({
-    sessions: childSessions,
+    childSessions,
     configPath: file,
     logger,
     version: 'test',

@@ -27,7 +27,7 @@ describe('a lock in force while serving: changed, new and unpinned definitions a
         q: fixtureEntry('echo'),
       },
     })
-    ;({ runtime } = await openRuntime({ sessions: childSessions, configPath: project.config, logger, version: 'test' }))
+    ;({ runtime } = await openRuntime({ childSessions, configPath: project.config, logger, version: 'test' }))
     await runtime.start()
     raw = await RawConnection.open(runtime)
     live = watchConfig({
@@ -134,7 +134,7 @@ describe('hidden text is withheld, lock or not', () => {
     if (pinned) await project.pin()
     const { logger, lines } = captureLogger()
     const { runtime } = await openRuntime({
-      sessions: childSessions,
+      childSessions,
       configPath: project.config,
       logger,
       version: 'test',

@@ -146,7 +146,7 @@ describe('a slow child', () => {
     const { hostForThisProcess } = await import('../../src/runtime/host.js')
     const { loadedConfig } = await import('../helpers/runtime.js')
     const runtime = new Runtime({
-      sessions: childSessions,
+      childSessions,
       loaded: loadedConfig({
         mcpServers: {
           slow: fixtureEntry('slow-start', { env: { SLOW_START_MS: '1200' }, startupTimeoutMs: 10_000 }),

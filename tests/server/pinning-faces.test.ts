@@ -45,7 +45,7 @@ async function changedProject(config: Record<string, unknown>, skills: Record<st
   await project.pin()
   project.write({ ...config, mcpServers: { p: pinnable({ PIN_DESCRIPTION: CHANGED }) } })
   const opened = await openRuntime({
-    sessions: childSessions,
+    childSessions,
     configPath: project.config,
     logger: createLogger({ quiet: true }),
     version: 'test',

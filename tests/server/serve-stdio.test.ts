@@ -18,7 +18,7 @@ describe('serving on stdio when the client goes away', () => {
       logger: createLogger({ quiet: true }),
       version: 'test',
       host: hostForThisProcess(),
-      sessions: childSessions,
+      childSessions,
       waitForClientMs: 600_000,
     })
     const stdin = new PassThrough()
