@@ -24,13 +24,13 @@ export interface RunnerSetup {
   typescript: boolean
 }
 
-/** What a run asks of its session while it runs. */
+/** What a run asks of its caller (an MCP session, or an agent's run) while it runs. */
 export interface RunHooks {
   /** The tools the code may call now. */
   tools(): ToolTable
-  /** Calls `listener` when what the session sees may have changed; returns the function that stops it. */
+  /** Calls `listener` when what the caller sees may have changed; returns the function that stops it. */
   onChange(listener: () => void): () => void
-  /** One inner call, decided again on the session's call path. */
+  /** One inner call, decided again on the caller's call path. */
   call(name: string, args: Record<string, unknown>): Promise<InnerAnswer>
 }
 
@@ -38,19 +38,19 @@ export interface RunHooks {
 export type CodeRuns = Pick<CodeRunner, 'limits' | 'run'> & { setup: Pick<RunnerSetup, 'typescript'> }
 
 /** What one run asks of whoever started it: as {@link RunHooks}, each inner call with a cancellation of its own. */
-export interface RunSession extends Omit<RunHooks, 'call'> {
+export interface RunCaller extends Omit<RunHooks, 'call'> {
   call(name: string, args: Record<string, unknown>, cancellation: Cancellation): Promise<InnerAnswer>
 }
 
 /**
  * One run_code run: runs `code` and answers its inner calls through
- * `session`, each with a cancellation that the run's cancels, and the run's
+ * `caller`, each with a cancellation that the run's cancels, and the run's
  * end too (nothing of a run outlives it). The result is run_code's answer.
  */
 export async function runWith(
   runner: CodeRuns,
   code: string,
-  session: RunSession,
+  caller: RunCaller,
   cancelled: Cancellation,
 ): Promise<ReturnType<typeof runResult>> {
   const inFlight = new Set<Cancellation>()
@@ -59,13 +59,13 @@ export async function runWith(
   }
   cancelled.onCancel(() => cancelAll('the run was cancelled'))
   const hooks: RunHooks = {
-    tools: () => session.tools(),
-    onChange: (listener) => session.onChange(listener),
+    tools: () => caller.tools(),
+    onChange: (listener) => caller.onChange(listener),
     async call(name, args) {
       const cancellation = new Cancellation()
       inFlight.add(cancellation)
       try {
-        return await session.call(name, args, cancellation)
+        return await caller.call(name, args, cancellation)
       } finally {
         inFlight.delete(cancellation)
       }
@@ -91,7 +91,7 @@ const EXIT_GRACE_MS = 2_000
  * Runs code mode's code (docs/code-mode.md): myc's own executable as the
  * runner, under `prlimit --data` (heap and off-heap memory) inside
  * bubblewrap (runner-args.ts), spoken to over its stdin and stdout. One
- * instance per process, shared by every session; each run is its own
+ * instance per process, shared by every caller; each run is its own
  * sandbox, discarded with its scratch folder when the run ends.
  */
 export class CodeRunner {
@@ -223,7 +223,7 @@ class Run {
     }
   }
 
-  /** Sends the session's tools when they differ from what the runner last got. */
+  /** Sends the caller's tools when they differ from what the runner last got. */
   private pushTools(): void {
     if (this.ended !== undefined) return
     const tools = this.hooks.tools()

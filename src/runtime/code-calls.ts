@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/client'
 import { innerAnswer } from '../code/code-result.js'
-import { runWith, type RunSession } from '../code/code-runner.js'
+import { runWith, type RunCaller } from '../code/code-runner.js'
 import type { ToolTable } from '../code/protocol.js'
 import { BUILTIN_SERVER } from '../policy/policy.js'
 import type { CodeModeHandle, PrincipalView } from '../principal/view.js'
@@ -53,11 +53,11 @@ export async function runCode(run: CodeCall): Promise<CallToolResult> {
     return toolError(
       `${code.wireName} needs "code": the body of an async function, such as return await tools.<server>.<tool>({ … })`,
     )
-  return runWith(code.runner, args.code, session(run), ctx.cancellation)
+  return runWith(code.runner, args.code, callerOf(run), ctx.cancellation)
 }
 
-/** What the runner asks of the session while a run runs. */
-function session(run: CodeCall): RunSession {
+/** What the runner asks of the run's caller while it runs: its view's tools, their changes, and its call path. */
+function callerOf(run: CodeCall): RunCaller {
   const { runtime, view, code, ctx, span } = run
   const meta = span && runtime.tracing?.propagates ? withCarrier(undefined, span.carrier()) : undefined
   return {
