@@ -29,14 +29,6 @@ const ALLOWED = new Map([
   ['roles.ts', 'commands/roles.ts is `myc roles`, the command of policy/roles.ts'],
   ['sandbox.ts', 'commands/sandbox.ts is `myc sandbox`, the command of sandbox/sandbox.ts'],
   ['search.ts', 'commands/search.ts is `myc search`, the command of install/search.ts'],
-  [
-    'sessions.ts',
-    'commands/sessions.ts is `myc sessions` (chat sessions); http/sessions.ts, the HTTP session table, is renamed once the eras work in http/ lands',
-  ],
-  [
-    'tokens.ts',
-    'commands/tokens.ts is `myc tokens` (model tokens); http/tokens.ts, the bearer tokens, is renamed once the eras work in http/ lands',
-  ],
 ])
 
 const byName = new Map()

@@ -8,7 +8,7 @@ import type { HttpPrincipal } from './principals.js'
 import type { HttpSession } from './http-session.js'
 import type { InboundRequest } from './node-bridge.js'
 import type { SessionStore } from './session-store.js'
-import type { Sessions } from './sessions.js'
+import type { Sessions } from './http-session-table.js'
 
 /**
  * One protocol era's face towards clients (docs/architecture.md, "Each era

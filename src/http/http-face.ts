@@ -20,9 +20,9 @@ import type { Era } from '../protocol/facts.js'
 import { PersonLogins } from './oauth-logins.js'
 import { SecretsRoute } from './secrets-route.js'
 import { instancesAnswer, INSTANCES_PATH } from './instances-route.js'
-import { MemorySessionTable, Sessions, type SessionTable } from './sessions.js'
+import { MemorySessionTable, Sessions, type SessionTable } from './http-session-table.js'
 import type { SessionStore } from './session-store.js'
-import { bearerMatches, bearerOf, matchToken, type HttpToken } from './tokens.js'
+import { bearerMatches, bearerOf, matchToken, type HttpToken } from './bearer-tokens.js'
 
 export interface HttpFaceOptions {
   runtime: Runtime

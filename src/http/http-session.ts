@@ -9,7 +9,7 @@ import type { Runtime } from '../runtime/runtime.js'
 import { SessionEventLog } from './event-log.js'
 import type { HttpPrincipal } from './principals.js'
 import { sessionView } from './session-view.js'
-import type { SessionEntry, Sessions } from './sessions.js'
+import type { SessionEntry, Sessions } from './http-session-table.js'
 
 /** One MCP session over Streamable HTTP (2025 era): its own principal, client connection and transport. */
 export interface HttpSession extends SessionEntry {

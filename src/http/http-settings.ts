@@ -13,7 +13,7 @@ import {
   type HttpPrincipal,
   type IdentityCheck,
 } from './principals.js'
-import { credentialKeyer, readMetricsToken, readTokens, SESSION_SECRET_ENV, type HttpToken } from './tokens.js'
+import { credentialKeyer, readMetricsToken, readTokens, SESSION_SECRET_ENV, type HttpToken } from './bearer-tokens.js'
 
 /**
  * What children are offered over HTTP, whoever connects: elicitation,

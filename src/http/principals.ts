@@ -3,7 +3,7 @@ import { scopeOf } from '../config/schema.js'
 import { MycError } from '../errors.js'
 import { chooseRole } from '../policy/roles.js'
 import { unreachableSkill, type ModeShape } from '../principal/policy-mode.js'
-import type { HttpToken } from './tokens.js'
+import type { HttpToken } from './bearer-tokens.js'
 
 /** Whether a verified identity's role exists, and which of its skills the role reaches (the others are dropped). */
 export type IdentityCheck = (

@@ -3,7 +3,7 @@ import type { Logger } from '../logger.js'
 import type { HttpSession } from './http-session.js'
 import type { HttpPrincipal } from './principals.js'
 import type { Admission, SessionStore, SessionUse, SharedSession } from './session-store.js'
-import type { Sessions } from './sessions.js'
+import type { Sessions } from './http-session-table.js'
 
 export interface SharedSessionsOptions {
   store: SessionStore

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { HttpFace, type HttpFaceOptions } from '../../src/http/http-face.js'
 import { abortedByClient, inboundOf } from '../../src/http/node-bridge.js'
 import { nodeServer, type ConnectionLimits } from '../../src/http/node-server.js'
-import { readTokens, type TokenConfig } from '../../src/http/tokens.js'
+import { readTokens, type TokenConfig } from '../../src/http/bearer-tokens.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { faceOptions, mcpHeaders } from './http.js'
 

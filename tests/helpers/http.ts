@@ -5,7 +5,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { HttpFace, HttpFaceOptions } from '../../src/http/http-face.js'
 import { abortedByClient, inboundOf, sendResponse } from '../../src/http/node-bridge.js'
 import { launchPrincipal } from '../../src/http/principals.js'
-import type { HttpToken } from '../../src/http/tokens.js'
+import type { HttpToken } from '../../src/http/bearer-tokens.js'
 import { openView } from '../../src/principal/view.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { bundle, requireBundle } from './e2e.js'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openSessionStore, type SessionStore } from '../../src/http/session-store.js'
-import { readMetricsToken } from '../../src/http/tokens.js'
+import { readMetricsToken } from '../../src/http/bearer-tokens.js'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { ALICE, openRawSession, serveFace, sessionRequest, type ServedFace } from '../helpers/http-face.js'
 import { modernDiscover } from '../helpers/http.js'

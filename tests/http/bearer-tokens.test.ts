@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { MycError } from '../../src/errors.js'
-import { bearerOf, matchToken, readTokens } from '../../src/http/tokens.js'
+import { bearerOf, matchToken, readTokens } from '../../src/http/bearer-tokens.js'
 
 const env = { TOKEN_A: 'a-long-random-token-for-alice', TOKEN_B: 'b-long-random-token-for-bob', EMPTY: '  ' }
 

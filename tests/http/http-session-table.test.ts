@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isExpired, MemorySessionTable, Sessions, type SessionEntry } from '../../src/http/sessions.js'
+import { isExpired, MemorySessionTable, Sessions, type SessionEntry } from '../../src/http/http-session-table.js'
 
 function entry(id: string, closed: string[]): SessionEntry {
   return {
