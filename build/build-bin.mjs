@@ -12,18 +12,22 @@
 // (`--version` 43 ms with it, 65 ms without, measured here with
 // `node build/bench-startup.mjs`), so release builds run each target on a
 // runner of its own platform. Linux bases are stripped of their symbol table
-// and debug sections first (17–18 MB each; docs/release.md).
+// and debug sections first (17–18 MB each; docs/release.md), and their
+// executables keep English-only ICU data, as Node's `small-icu` builds do
+// (19 MB less; build/shrink-icu.mjs).
 //
 //   node build/build-bin.mjs                 # the host's target (linux-x64 here)
 //   node build/build-bin.mjs --all           # every target
 //   node build/build-bin.mjs --target win-x64 --target macos-arm64
 //   node build/build-bin.mjs --no-code-cache # without the V8 code cache
+//   node build/build-bin.mjs --full-icu      # Linux: keep every language's ICU data
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { findIcuSymbol, shrinkIcu } from './shrink-icu.mjs'
 import { extractMember } from './untar.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -143,11 +147,11 @@ function signMacOS(file) {
   return true
 }
 
-const USAGE = 'usage: node build/build-bin.mjs [--all | --target T …] [--no-code-cache]'
+const USAGE = 'usage: node build/build-bin.mjs [--all | --target T …] [--no-code-cache] [--full-icu]'
 
 /** Parses the command line; unknown or incomplete options throw with the usage. */
 export function parseArgs(args) {
-  const options = { targets: [], all: false, codeCache: true }
+  const options = { targets: [], all: false, codeCache: true, fullIcu: false }
   for (let i = 0; i < args.length; i++) {
     const a = args[i]
     const value = () => {
@@ -157,6 +161,7 @@ export function parseArgs(args) {
     }
     if (a === '--all') options.all = true
     else if (a === '--no-code-cache') options.codeCache = false
+    else if (a === '--full-icu') options.fullIcu = true
     else if (a === '--target') options.targets.push(value())
     else if (a === '--help' || a === '-h') throw new Error(USAGE)
     else throw new Error(`unknown option "${a}"\n${USAGE}`)
@@ -196,18 +201,34 @@ function strippedBase(target, base) {
   return base
 }
 
+/**
+ * A Linux executable's ICU data cut to English (build/shrink-icu.mjs), in
+ * place; `original` is the base before stripping (it has the symbol that
+ * says where the data is). Returns which ICU data the executable has.
+ */
+function englishIcu(target, original, output, fullIcu) {
+  if (TARGETS[target].os !== 'linux' || fullIcu) return 'full'
+  const shrunk = shrinkIcu(readFileSync(output), findIcuSymbol(readFileSync(original)))
+  const partial = `${output}.${process.pid}`
+  writeFileSync(partial, shrunk.file)
+  renameSync(partial, output)
+  log(`${target}: English-only ICU data (${shrunk.kept} of ${shrunk.items} items, ${(shrunk.saved / 2 ** 20).toFixed(1)} MiB less)`)
+  return 'en'
+}
+
 /** Builds one target's executable; returns what build.json records of it. */
-async function buildTarget(target, hostNode, codeCache) {
-  const base = strippedBase(target, await baseBinary(target))
+async function buildTarget(target, hostNode, options) {
+  const original = await baseBinary(target)
   const output = path.join(outDir, outputName(target))
   rmSync(output, { force: true })
   const started = Date.now()
-  const cached = await buildWithNodeSea(target, base, hostNode, output, codeCache)
+  const cached = await buildWithNodeSea(target, strippedBase(target, original), hostNode, output, options.codeCache)
+  const icu = englishIcu(target, original, output, options.fullIcu)
   if (TARGETS[target].os === 'darwin') signMacOS(output)
   if (!TARGETS[target].exe) chmodSync(output, 0o755)
   const seconds = (Date.now() - started) / 1000
   log(`${target}: ${path.relative(root, output)} (${cached ? 'with' : 'without'} the V8 code cache, ${seconds.toFixed(1)} s)`)
-  return { target, file: path.relative(root, output), codeCache: cached, seconds }
+  return { target, file: path.relative(root, output), codeCache: cached, icu, seconds }
 }
 
 async function main() {
@@ -220,7 +241,7 @@ async function main() {
   const hostNode = await baseBinary(host)
   mkdirSync(outDir, { recursive: true })
   const built = []
-  for (const target of targets) built.push(await buildTarget(target, hostNode, options.codeCache))
+  for (const target of targets) built.push(await buildTarget(target, hostNode, options))
   writeFileSync(path.join(outDir, 'build.json'), `${JSON.stringify({ node: NODE_VERSION, built }, null, 2)}\n`)
 }
 

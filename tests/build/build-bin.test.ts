@@ -12,7 +12,7 @@ const buildBin = (await import(path.join(repoRoot, 'build', 'build-bin.mjs'))) a
   NODE_VERSION: string
   TARGETS: Record<string, Target>
   outputName: (t: string) => string
-  parseArgs: (args: string[]) => { targets: string[]; all: boolean; codeCache: boolean }
+  parseArgs: (args: string[]) => { targets: string[]; all: boolean; codeCache: boolean; fullIcu: boolean }
 }
 const { extractMember } = (await import(path.join(repoRoot, 'build', 'untar.mjs'))) as {
   extractMember: (tarball: string, member: string, dest: string) => Promise<void>
@@ -38,13 +38,15 @@ describe('build-bin.mjs', () => {
   })
 
   it('parses its options and names the fix for bad ones', () => {
-    expect(buildBin.parseArgs([])).toEqual({ targets: [], all: false, codeCache: true })
+    expect(buildBin.parseArgs([])).toEqual({ targets: [], all: false, codeCache: true, fullIcu: false })
     expect(buildBin.parseArgs(['--target', 'win-x64', '--target', 'macos-arm64', '--no-code-cache'])).toEqual({
       targets: ['win-x64', 'macos-arm64'],
       all: false,
       codeCache: false,
+      fullIcu: false,
     })
     expect(buildBin.parseArgs(['--all']).all).toBe(true)
+    expect(buildBin.parseArgs(['--full-icu']).fullIcu).toBe(true)
     expect(() => buildBin.parseArgs(['--target', 'solaris-sparc'])).toThrow(
       /unknown target "solaris-sparc" \(targets: linux-x64, linux-arm64/,
     )

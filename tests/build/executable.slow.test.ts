@@ -91,6 +91,13 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
     }
   })
 
+  it('is at most 100 MiB: its ICU data is English only (build/shrink-icu.mjs)', () => {
+    expect(JSON.parse(readFileSync(path.join(binDir, 'build.json'), 'utf8')).built).toContainEqual(
+      expect.objectContaining({ target: 'linux-x64', icu: 'en' }),
+    )
+    expect(statSync(linux).size).toBeLessThanOrEqual(100 * 2 ** 20)
+  })
+
   it.runIf(allTargets)('every target is built, with the right format and architecture', () => {
     for (const [name, want] of Object.entries(expected)) {
       const file = path.join(binDir, name)
@@ -189,6 +196,43 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
       expect(r.stderr).toMatch(/did you mean "command"/)
     }
   })
+
+  // Code mode runs the code in the executable itself (under bubblewrap): the place to see its Intl.
+  it.runIf(spawnSync('bwrap', ['--version']).status === 0)(
+    'speaks English through Intl as before; other languages fall back to English, legacy encodings still decode',
+    async () => {
+      const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-exe-icu-')), 'mycelium.config.json')
+      writeFileSync(file, JSON.stringify({ mcpServers: {}, session: { codeMode: true } }))
+      const client = new Client({ name: 'exe', version: '1' })
+      const transport = new StdioClientTransport({
+        command: linux,
+        args: ['serve', '--config', file],
+        env: { PATH: '/usr/bin:/bin', HOME: bareDir },
+        stderr: 'ignore',
+      })
+      await client.connect(transport)
+      try {
+        const code = `const d = new Date(Date.UTC(2026, 10, 29))
+          const long = (locale) => new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(d)
+          return [long('en-GB'), long('en-US'), long('de'), Intl.DateTimeFormat.supportedLocalesOf(['en-GB', 'de']),
+            new Intl.DisplayNames(['en'], { type: 'region' }).of('DE'), (1234.5).toLocaleString('en-IN'),
+            new TextDecoder('shift_jis').decode(new Uint8Array([0x82, 0xa0]))]`
+        const r = await client.callTool({ name: 'mycelium__run_code', arguments: { code } })
+        expect(r.isError, JSON.stringify(r.content)).toBeFalsy()
+        expect(JSON.parse((r.content as Array<{ text: string }>)[0]!.text)).toEqual([
+          '29 November 2026',
+          'November 29, 2026',
+          'November 29, 2026',
+          ['en-GB'],
+          'Germany',
+          '1,234.5',
+          'あ',
+        ])
+      } finally {
+        await client.close()
+      }
+    },
+  )
 
   it('serves MCP with a fixture child started by absolute path', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-exe-serve-')), 'mycelium.config.json')
