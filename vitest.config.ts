@@ -9,6 +9,14 @@ import { defineConfig } from 'vitest/config'
  * and restart timing, the reference servers, the executables) run with
  * `npm run test:slow` (vitest.slow.config.ts).
  */
+// Node reads the certificates NODE_EXTRA_CA_CERTS names at every start: about
+// 70 ms of CPU a process on this two-core machine, where CI images often set
+// it, and one run starts well over a thousand Node processes (fixture
+// servers, the bundle, scripts), none of which makes a TLS connection beyond
+// the test. Workers and every process they start inherit the environment
+// without it; tests/inspect/doctor.test.ts gives doctor the variable itself.
+delete process.env.NODE_EXTRA_CA_CERTS
+
 const shared = {
   exclude: ['**/node_modules/**', 'tests/**/*.slow.test.ts'],
   // Rebuilds build/myc.cjs when src/ is newer, so a focused run never tests stale code.

@@ -12,6 +12,9 @@ import { defineConfig } from 'vitest/config'
  *   runner, which starve each other on two cores (a Wine doctor run once
  *   printed nothing beside the auth scenarios).
  */
+// As in vitest.config.ts: no process of the suite reads the CA certificates at its start.
+delete process.env.NODE_EXTRA_CA_CERTS
+
 const SERIAL = [
   'tests/build/executable.slow.test.ts',
   'tests/build/windows-executable.slow.test.ts',
