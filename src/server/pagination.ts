@@ -36,6 +36,18 @@ export function paginate<T>(
   }
 }
 
+/** One page of a list as its answer: the items under `key` (`tools`, `prompts`…), and the next page's cursor when there is more. */
+export function listAnswer(
+  items: readonly unknown[],
+  cursor: unknown,
+  pageSize: number,
+  kind: string,
+  key: string,
+): Record<string, unknown> {
+  const page = paginate(items, decodeCursor(cursor, kind), pageSize, kind)
+  return { [key]: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) }
+}
+
 /**
  * The pages of one list as last served, kept while the list is made from the
  * same things (`sources`, compared one by one: the cached arrays and

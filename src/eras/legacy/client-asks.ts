@@ -2,6 +2,7 @@ import { ProtocolError, type Server } from '@modelcontextprotocol/server'
 import type { ClientCapabilities, RequestId } from '@modelcontextprotocol/client'
 import { passthrough } from '../../protocol/passthrough.js'
 import { RpcCode } from '../../protocol/facts.js'
+import type { BuiltinCallContext } from '../../principal/view.js'
 
 /** Whether a 2025 client that declared `caps` can be asked a child's `method`. */
 export function canAnswer(
@@ -79,4 +80,17 @@ export async function askClient(
     })
   }
   throw new ProtocolError(RpcCode.methodNotFound, `Method not found: ${method}`)
+}
+
+/** How a built-in asks the person at a 2025 client (BuiltinCallContext.elicit): on the stream of its request `related`; undefined when the client did not declare elicitation. */
+export function elicitOf(srv: Server, related: RequestId): BuiltinCallContext['elicit'] {
+  if (!srv.getClientCapabilities()?.elicitation) return undefined
+  return async (message, requestedSchema) => {
+    const result = await srv.request(
+      { method: 'elicitation/create', params: { mode: 'form', message, requestedSchema } },
+      passthrough,
+      { timeout: 10 * 60_000, relatedRequestId: related },
+    )
+    return result as { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }
+  }
 }

@@ -7,15 +7,14 @@ import type {
   Transport,
 } from '@modelcontextprotocol/client'
 import { InterceptTransport } from '../../protocol/intercept-transport.js'
-import { passthrough } from '../../protocol/passthrough.js'
 import type { Cancellation } from '../../protocol/cancellation.js'
 import type { RelayOutcome } from '../../protocol/request-relay.js'
 import type { Runtime, ConnectionHandle, CallOrigin } from '../../runtime/runtime.js'
-import { decodeCursor, ListPages, paginate } from '../../server/pagination.js'
+import { decodeCursor, ListPages, listAnswer, paginate } from '../../server/pagination.js'
 import type { CallerEra } from '../../children/child-session.js'
 import { coreTasksCapability } from './core-tasks.js'
 import { SessionTasks } from './session-tasks.js'
-import { askClient, canAnswer } from './client-asks.js'
+import { askClient, canAnswer, elicitOf } from './client-asks.js'
 import { registerSkillHandlers, type SkillSources } from '../../server/skills-handlers.js'
 import { serverCapabilities } from '../../server/server-capabilities.js'
 import {
@@ -49,19 +48,33 @@ export interface ClientConnectionOptions {
   sessionId?: string
 }
 
-/** What each forwarded request of a connection carries down to the child: who calls (for the child's own requests during it), in what era, and what a built-in may use. */
-type CallContext = ForwardContext & ToolCallContext & { caller: CallOrigin; callerEra: CallerEra }
+/**
+ * What each forwarded request of a connection carries down to the child: who
+ * calls (for the child's own requests during it), in what era, what a
+ * built-in may use, and the connection itself (`self`: the one table of
+ * forwarded methods serves every connection).
+ */
+type CallContext = ForwardContext &
+  ToolCallContext & { caller: CallOrigin; callerEra: CallerEra; self: ClientConnection }
+
+/** What a list method of myc's own needs of the capabilities (none: always served). */
+type ListNeeds = 'prompts' | 'resources' | undefined
+
+/** Answers one request of myc's own (a list, a subscription, the log level) for a connection. */
+type OwnRequest = (connection: ClientConnection, params: Record<string, unknown>) => Promise<Record<string, unknown>>
 
 /**
- * One client connected to myc: an SDK Server for the handshake and the list
- * methods, and an UpstreamRelay for the forwarded hot path. What the client
- * sees is computed per request from the principal's view.
+ * One client connected to myc: an SDK Server for the handshake and (through
+ * its fallback handler) the list methods, and an UpstreamRelay for the
+ * forwarded hot path; both answer from tables shared by every connection.
+ * What the client sees is computed per request from the principal's view.
  */
 export class ClientConnection implements ConnectionHandle {
   private srv: Server | undefined
   private readonly relay: UpstreamRelay<CallContext>
   private transport: InterceptTransport | undefined
-  private readonly subscriptions = new Set<string>()
+  /** The resources the client subscribed to (made at its first subscription). */
+  private subscriptions: Set<string> | undefined
   private logLevel: LoggingLevel | undefined
   private readonly pageSize: number
   private unsubscribeView: (() => void) | undefined
@@ -71,37 +84,49 @@ export class ClientConnection implements ConnectionHandle {
   /** Called when what a shared session store keeps changes: subscriptions, log level. */
   onstatechange?: () => void
 
-  /** The 2025 core tasks this connection's calls created (session-tasks.ts). */
-  private readonly tasks: SessionTasks
+  /** The 2025 core tasks this connection's calls created (session-tasks.ts), made at its first task. */
+  private taskTable: SessionTasks | undefined
+
+  /**
+   * The forwarded methods, one table for every connection (a session holds
+   * no handlers of its own): each forwarded call names its caller, so that
+   * what the child asks during it comes back here (Runtime.originOf).
+   */
+  private static readonly forwarded: ReadonlyMap<string, ForwardHandler<CallContext>> = new Map<
+    string,
+    ForwardHandler<CallContext>
+  >([
+    ['tools/call', (params, ctx) => ctx.self.callTool(params, ctx)],
+    ['prompts/get', (params, ctx) => ctx.self.getPrompt(params, ctx)],
+    ['resources/read', (params, ctx) => ctx.self.readResource(params, ctx)],
+    ['completion/complete', (params, ctx) => ctx.self.complete(params, ctx)],
+    // Tasks (2025-11-25): routed to the child that created them through this connection.
+    ['tasks/get', (params, ctx) => ctx.self.tasks.route('tasks/get', params, ctx)],
+    ['tasks/result', (params, ctx) => ctx.self.tasks.route('tasks/result', params, ctx)],
+    ['tasks/cancel', (params, ctx) => ctx.self.tasks.route('tasks/cancel', params, ctx)],
+    ['tasks/list', (_params, ctx) => ctx.self.tasks.list(ctx)],
+  ])
 
   constructor(private readonly options: ClientConnectionOptions) {
     const { runtime } = options
-    this.tasks = new SessionTasks({
-      runtime,
-      view: options.view,
-      clientCapabilities: () => this.clientCapabilities,
-      ask: (server, method, params, signal, related) => this.forwardRequest(server, method, params, signal, related),
-    })
     this.pageSize = options.pageSize ?? 1_000
     this.seen = new SeenLists((kind) => visibleList(runtime, options.view, kind))
-    // Each forwarded call names its caller, so that what the child asks during it comes back here (Runtime.originOf).
-    const handlers = new Map<string, ForwardHandler<CallContext>>([
-      ['tools/call', (params, ctx) => this.callTool(params, ctx)],
-      ['prompts/get', (params, ctx) => this.getPrompt(params, ctx)],
-      ['resources/read', (params, ctx) => this.readResource(params, ctx)],
-      ['completion/complete', (params, ctx) => this.complete(params, ctx)],
-      // Tasks (2025-11-25): routed to the child that created them through this connection.
-      ['tasks/get', (params, ctx) => this.tasks.route('tasks/get', params, ctx)],
-      ['tasks/result', (params, ctx) => this.tasks.route('tasks/result', params, ctx)],
-      ['tasks/cancel', (params, ctx) => this.tasks.route('tasks/cancel', params, ctx)],
-      ['tasks/list', (_params, ctx) => this.tasks.list(ctx)],
-    ])
     this.relay = new UpstreamRelay<CallContext>(
       (message, sendOptions) => this.transport!.send(message, sendOptions),
-      handlers,
+      ClientConnection.forwarded,
       (error) => runtime.logger.debug(`relay: ${String(error)}`),
       (requestId, cancellation, onProgress) => this.calledBy(requestId, cancellation, onProgress),
     )
+  }
+
+  /** The connection's core tasks: made at the first task-augmented call or tasks/* request. */
+  private get tasks(): SessionTasks {
+    return (this.taskTable ??= new SessionTasks({
+      runtime: this.options.runtime,
+      view: this.options.view,
+      clientCapabilities: () => this.clientCapabilities,
+      ask: (server, method, params, signal, related) => this.forwardRequest(server, method, params, signal, related),
+    }))
   }
 
   /** What a span of this connection's requests says of it: the revision it negotiated, and its HTTP session. */
@@ -134,7 +159,8 @@ export class ClientConnection implements ConnectionHandle {
       onProgress,
       caller: { connection: this, requestId },
       callerEra: this.callerEra(),
-      builtin: () => ({ signal: cancellation.signal, elicit: this.elicitFn(requestId) }),
+      self: this,
+      builtin: () => ({ signal: cancellation.signal, elicit: elicitOf(this.server, requestId) }),
     }
     const protocolVersion = this.srv?.getNegotiatedProtocolVersion()
     if (protocolVersion) ctx.protocolVersion = protocolVersion
@@ -166,88 +192,111 @@ export class ClientConnection implements ConnectionHandle {
     return this.options.view
   }
 
-  private instructions(): string | undefined {
-    return instructionsFor(this.options.runtime, this.view)
+  /**
+   * myc's own requests (lists, subscriptions, log level), one table for every
+   * connection, answered by the SDK Server's fallback handler: a Server holds
+   * no handler of its own for them (the SDK wraps each handler set on it
+   * twice, ~400 bytes a session; docs/benchmarks.md). Their params were
+   * checked on the way in (protocol/params-check.ts); a list whose
+   * capability the connection lacks is not found, as an unset method is.
+   */
+  private static readonly own: ReadonlyMap<string, { needs: ListNeeds; answer: OwnRequest }> = new Map([
+    ['tools/list', { needs: undefined, answer: (c, params) => c.listTools(params) }],
+    ['prompts/list', { needs: 'prompts', answer: (c, params) => c.listPrompts(params) }],
+    ['resources/list', { needs: 'resources', answer: (c, params) => c.listResources(params) }],
+    ['resources/templates/list', { needs: 'resources', answer: (c, params) => c.listTemplates(params) }],
+    ['resources/subscribe', { needs: 'resources', answer: (c, params) => c.subscribe(String(params.uri)) }],
+    ['resources/unsubscribe', { needs: 'resources', answer: (c, params) => c.unsubscribe(String(params.uri)) }],
+    ['logging/setLevel', { needs: undefined, answer: (c, params) => c.setLogLevel(params.level as LoggingLevel) }],
+  ] satisfies Array<[string, { needs: ListNeeds; answer: OwnRequest }]>)
+
+  /** A request of myc's own (ClientConnection.own), or not found. */
+  private answerOwn(method: string, params: Record<string, unknown> | undefined): Promise<Record<string, unknown>> {
+    const own = ClientConnection.own.get(method)
+    if (!own || (own.needs !== undefined && !this.server.getCapabilities()[own.needs]))
+      throw new ProtocolError(RpcCode.methodNotFound, 'Method not found')
+    return own.answer(this, params ?? {})
   }
 
   private registerHandlers(): void {
     const { server } = this
-    server.setRequestHandler('tools/list', (request) =>
-      this.tracedList('tools/list', request.params, async () => {
-        this.options.runtime.touch(this)
-        await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
-        const tools = this.visibleTools()
-        const offset = decodeCursor(request.params?.cursor, 'tools')
-        // The same visible list (a cached array) gives the same page, serialized once over stdio.
-        return this.toolPages.page([tools], offset, () => {
-          const page = paginate(tools, offset, this.pageSize, 'tools')
-          return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) }
-        }) as never
-      }),
-    )
-    if (this.server.getCapabilities().prompts) {
-      server.setRequestHandler('prompts/list', (request) =>
-        this.tracedList('prompts/list', request.params, async () => {
-          await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
-          const visible = visiblePrompts(this.options.runtime, this.view)
-          const page = paginate(visible, decodeCursor(request.params?.cursor, 'prompts'), this.pageSize, 'prompts')
-          return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-        }),
-      )
-    }
-    if (this.server.getCapabilities().resources) {
-      server.setRequestHandler('resources/list', (request) =>
-        this.tracedList('resources/list', request.params, async () => {
-          await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
-          const visible = visibleResources(this.options.runtime, this.view)
-          const page = paginate(visible, decodeCursor(request.params?.cursor, 'resources'), this.pageSize, 'resources')
-          return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-        }),
-      )
-      server.setRequestHandler('resources/templates/list', (request) =>
-        this.tracedList('resources/templates/list', request.params, () => {
-          const visible = visibleTemplates(this.options.runtime, this.view)
-          const page = paginate(visible, decodeCursor(request.params?.cursor, 'templates'), this.pageSize, 'templates')
-          return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } as never
-        }),
-      )
-      server.setRequestHandler('resources/subscribe', async (request) => {
-        const uri = request.params.uri
-        const child = this.childForUri(uri)
-        if (!child) throw new ProtocolError(RpcCode.invalidParams, `Resource not found: ${uri}`)
-        // A 2026 child has no resources/subscribe: its subscriptions/listen asks for the resource instead.
-        await watchResource(this.options.runtime, this, child, uri)
-        this.subscriptions.add(uri)
-        this.onstatechange?.()
-        return {}
-      })
-      server.setRequestHandler('resources/unsubscribe', async (request) => {
-        const uri = request.params.uri
-        this.subscriptions.delete(uri)
-        this.onstatechange?.()
-        await unwatchResource(this.options.runtime, this, this.childForUri(uri), uri)
-        return {}
-      })
+    // The SDK sets its own logging/setLevel for a server with logging; myc's (ClientConnection.own) answers instead.
+    server.removeRequestHandler('logging/setLevel')
+    server.fallbackRequestHandler = (request) => this.answerOwn(request.method, request.params)
+    server.fallbackNotificationHandler = async (notification) => {
+      if (notification.method === 'notifications/roots/list_changed') void this.options.runtime.rootsChanged()
     }
     if ((this.server.getCapabilities() as { extensions?: unknown }).extensions)
       registerSkillHandlers(server, this.skillSources(), this.pageSize)
-    server.setRequestHandler('logging/setLevel', async (request) => {
-      this.logLevel = request.params.level
-      this.onstatechange?.()
-      await Promise.all(
-        [...this.options.runtime.supervisor.children.values()]
-          .filter((c) => c.state === 'RUNNING' && c.capabilities?.logging && this.view.serverVisible(c.key))
-          .map((c) => c.request('logging/setLevel', { level: request.params.level }).catch(() => {})),
-      )
-      return {}
-    })
-    server.setNotificationHandler('notifications/roots/list_changed', () => {
-      void this.options.runtime.rootsChanged()
-    })
     server.oninitialized = () => {
       // Children asked for roots before a client was there; let them ask again.
       if (this.clientHasRoots) void this.options.runtime.rootsChanged()
     }
+  }
+
+  private listTools(params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.tracedList('tools/list', params, async () => {
+      this.options.runtime.touch(this)
+      await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
+      const tools = this.visibleTools()
+      const offset = decodeCursor(params.cursor, 'tools')
+      // The same visible list (a cached array) gives the same page, serialized once over stdio.
+      return (this.toolPages ??= new ListPages()).page([tools], offset, () => {
+        const page = paginate(tools, offset, this.pageSize, 'tools')
+        return { tools: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) }
+      })
+    })
+  }
+
+  private listPrompts(params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.tracedList('prompts/list', params, async () => {
+      await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
+      const visible = visiblePrompts(this.options.runtime, this.view)
+      return listAnswer(visible, params.cursor, this.pageSize, 'prompts', 'prompts')
+    })
+  }
+
+  private listResources(params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.tracedList('resources/list', params, async () => {
+      await this.options.runtime.startLazy((s) => this.view.serverVisible(s))
+      const visible = visibleResources(this.options.runtime, this.view)
+      return listAnswer(visible, params.cursor, this.pageSize, 'resources', 'resources')
+    })
+  }
+
+  private listTemplates(params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.tracedList('resources/templates/list', params, () => {
+      const visible = visibleTemplates(this.options.runtime, this.view)
+      return listAnswer(visible, params.cursor, this.pageSize, 'templates', 'resourceTemplates')
+    })
+  }
+
+  private async subscribe(uri: string): Promise<Record<string, unknown>> {
+    const child = this.childForUri(uri)
+    if (!child) throw new ProtocolError(RpcCode.invalidParams, `Resource not found: ${uri}`)
+    // A 2026 child has no resources/subscribe: its subscriptions/listen asks for the resource instead.
+    await watchResource(this.options.runtime, this, child, uri)
+    ;(this.subscriptions ??= new Set()).add(uri)
+    this.onstatechange?.()
+    return {}
+  }
+
+  private async unsubscribe(uri: string): Promise<Record<string, unknown>> {
+    this.subscriptions?.delete(uri)
+    this.onstatechange?.()
+    await unwatchResource(this.options.runtime, this, this.childForUri(uri), uri)
+    return {}
+  }
+
+  private async setLogLevel(level: LoggingLevel): Promise<Record<string, unknown>> {
+    this.logLevel = level
+    this.onstatechange?.()
+    await Promise.all(
+      [...this.options.runtime.supervisor.children.values()]
+        .filter((c) => c.state === 'RUNNING' && c.capabilities?.logging && this.view.serverVisible(c.key))
+        .map((c) => c.request('logging/setLevel', { level }).catch(() => {})),
+    )
+    return {}
   }
 
   /** This principal's skill sources: myc's own, and the visible children's. */
@@ -255,7 +304,8 @@ export class ClientConnection implements ConnectionHandle {
     return skillSourcesFor(this.options.runtime, this.view)
   }
 
-  private readonly toolPages = new ListPages()
+  /** The pages of tools/list as last served (made at the first list). */
+  private toolPages: ListPages | undefined
 
   /** The wire tools this principal sees (one list cache for every face: runtime/principal-tools.ts). */
   private visibleTools(): readonly unknown[] {
@@ -263,7 +313,7 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   isSubscribed(uri: string): boolean {
-    return this.subscriptions.has(uri)
+    return this.subscriptions?.has(uri) === true
   }
 
   private childForUri(uri: string) {
@@ -278,7 +328,7 @@ export class ClientConnection implements ConnectionHandle {
     const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, ctx)
     if (!called || ctx.cancellation.aborted) return undefined
     // A task-augmented call answers with a task: later tasks/* requests go to this child.
-    this.tasks.called(called.outcome, called.server)
+    if (called.outcome.ok && called.outcome.result.task !== undefined) this.tasks.called(called.outcome, called.server)
     return called.outcome
   }
 
@@ -297,29 +347,9 @@ export class ClientConnection implements ConnectionHandle {
     return completeVisible(this.options.runtime, this.view, params, ctx)
   }
 
-  /** Elicitation for a built-in, asked on the stream of the client's request `related`. */
-  private elicitFn(
-    related: RequestId,
-  ):
-    | ((
-        message: string,
-        requestedSchema: Record<string, unknown>,
-      ) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>)
-    | undefined {
-    if (!this.server.getClientCapabilities()?.elicitation) return undefined
-    return async (message, requestedSchema) => {
-      const result = await this.server.request(
-        { method: 'elicitation/create', params: { mode: 'form', message, requestedSchema } },
-        passthrough,
-        { timeout: 10 * 60_000, relatedRequestId: related },
-      )
-      return result as { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }
-    }
-  }
-
   /** What a shared session store keeps of this connection: resource subscriptions and the log level. */
   get sessionState(): { subscriptions: string[]; logLevel?: LoggingLevel } {
-    return { subscriptions: [...this.subscriptions], ...(this.logLevel ? { logLevel: this.logLevel } : {}) }
+    return { subscriptions: [...(this.subscriptions ?? [])], ...(this.logLevel ? { logLevel: this.logLevel } : {}) }
   }
 
   /**
@@ -330,8 +360,8 @@ export class ClientConnection implements ConnectionHandle {
   async restoreSessionState(state: { subscriptions: readonly string[]; logLevel?: LoggingLevel }): Promise<void> {
     if (state.logLevel) this.logLevel = state.logLevel
     for (const uri of state.subscriptions) {
-      if (this.subscriptions.has(uri)) continue
-      this.subscriptions.add(uri)
+      if (this.subscriptions?.has(uri)) continue
+      ;(this.subscriptions ??= new Set()).add(uri)
       const child = this.childForUri(uri)
       if (child) await watchResource(this.options.runtime, this, child, uri).catch(() => {})
     }
@@ -366,7 +396,7 @@ export class ClientConnection implements ConnectionHandle {
           this.view,
           coreTasksCapability(this.options.runtime, this.view),
         ),
-        instructions: this.instructions(),
+        instructions: instructionsFor(this.options.runtime, this.view),
       },
     )
     this.registerHandlers()
@@ -441,7 +471,7 @@ export class ClientConnection implements ConnectionHandle {
         this.notify('notifications/message', { ...params, logger: server }, related)
         return
       case 'notifications/resources/updated':
-        if (typeof params.uri === 'string' && this.subscriptions.has(params.uri))
+        if (typeof params.uri === 'string' && this.subscriptions?.has(params.uri))
           this.notify('notifications/resources/updated', params)
         return
       default:

@@ -2,6 +2,8 @@ import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Runtime } from '../../../src/runtime/runtime.js'
+import { openView, type PrincipalView } from '../../../src/principal/view.js'
+import { passthrough } from '../../../src/protocol/passthrough.js'
 import { fixtureServer } from '../../helpers/fixtures.js'
 import { captureLogger, connectClient, fixtureEntry, startRuntime, waitFor } from '../../helpers/runtime.js'
 
@@ -230,5 +232,62 @@ describe('child list changes, progress, cancellation and timeouts', () => {
       2_000,
       'relay to settle',
     )
+  })
+})
+
+describe('one table of myc’s own and forwarded requests, for every connection', () => {
+  let runtime: Runtime
+
+  beforeAll(async () => {
+    runtime = await startRuntime({ mcpServers: { text: fixtureEntry('text-echo'), echo: fixtureEntry('echo') } })
+  })
+  afterAll(async () => {
+    await runtime?.close()
+  })
+
+  it('each connection lists and calls through its own view only, at the same time', async () => {
+    const noEcho: PrincipalView = {
+      ...openView(),
+      toolVisible: (entry) => entry.server !== 'echo',
+      promptVisible: (entry) => entry.server !== 'echo',
+      serverVisible: (server) => server !== 'echo',
+    }
+    const open = await connectClient(runtime)
+    const narrow = await connectClient(runtime, { view: noEcho })
+    const [wide, small] = await Promise.all([open.client.listTools(), narrow.client.listTools()])
+    expect(wide.tools.map((t) => t.name)).toContain('echo__echo')
+    expect(small.tools.map((t) => t.name).sort()).toEqual(['text__add', 'text__echo', 'text__fail'])
+    const [opened, hidden, own] = await Promise.allSettled([
+      open.client.callTool({ name: 'echo__echo', arguments: { message: 'a' } }),
+      narrow.client.callTool({ name: 'echo__echo', arguments: { message: 'b' } }),
+      narrow.client.callTool({ name: 'text__echo', arguments: { message: 'c' } }),
+    ])
+    expect(opened).toMatchObject({ status: 'fulfilled', value: { structuredContent: { echoed: 'a' } } })
+    expect(hidden).toMatchObject({
+      status: 'rejected',
+      reason: { message: expect.stringMatching(/Unknown tool: echo__echo/) },
+    })
+    expect(own).toMatchObject({ status: 'fulfilled', value: { content: [{ type: 'text', text: 'c' }] } })
+    await open.client.close()
+    await narrow.client.close()
+  })
+
+  it('answers a list its capabilities lack, and a method it does not serve, as not found', async () => {
+    const tools = await startRuntime({ mcpServers: { text: fixtureEntry('text-echo') } })
+    try {
+      const { client } = await connectClient(tools)
+      expect(client.getServerCapabilities()?.prompts).toBeUndefined()
+      for (const [method, params] of [
+        ['prompts/list', {}],
+        ['resources/list', {}],
+        ['resources/subscribe', { uri: 'text://x' }],
+        ['myc/unknown', {}],
+      ] as const)
+        await expect(client.request({ method, params }, passthrough), method).rejects.toMatchObject({ code: -32601 })
+      expect((await client.listTools()).tools).toHaveLength(3)
+      await client.close()
+    } finally {
+      await tools.close()
+    }
   })
 })
