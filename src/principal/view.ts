@@ -92,18 +92,25 @@ export interface PrincipalView {
   chargeInnerCall?(): Promise<string | undefined>
 }
 
+/** The open view's members: they hold no state, so every open view shares them (a view is made per session). */
+const always = (): boolean => true
+const noBuiltins = (): never[] => []
+const noAnswer = (): undefined => undefined
+const unsubscribed = (): void => {}
+const neverChanges = (): (() => void) => unsubscribed
+
 /**
  * Open mode (docs/policy.md): no policy, every child tool, prompt and
  * resource is served, and no built-in tool is.
  */
 export function openView(): PrincipalView {
   return {
-    toolVisible: () => true,
-    promptVisible: () => true,
-    serverVisible: () => true,
-    builtinTools: () => [],
-    childSkillsVisible: () => true,
-    callBuiltin: () => undefined,
-    onChange: () => () => {},
+    toolVisible: always,
+    promptVisible: always,
+    serverVisible: always,
+    builtinTools: noBuiltins,
+    childSkillsVisible: always,
+    callBuiltin: noAnswer,
+    onChange: neverChanges,
   }
 }
