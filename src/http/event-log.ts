@@ -90,7 +90,7 @@ export class SessionEventLog implements EventStore {
   private stream(streamId: string): Stream {
     let stream = this.streams.get(streamId)
     if (stream) return stream
-    this.streams.set(streamId, (stream = { events: [], dropped: 0 }))
+    this.streams.set(flat(streamId), (stream = { events: [], dropped: 0 }))
     if (this.streams.size > STREAMS_PER_SESSION) {
       const [oldestId, oldest] = this.streams.entries().next().value!
       for (const event of oldest.events) this.chars -= event.chars
@@ -113,6 +113,16 @@ export class SessionEventLog implements EventStore {
     this.chars -= event.chars
     stream.dropped = Math.max(stream.dropped, event.n)
   }
+}
+
+/**
+ * A copy of `text` in one piece. The SDK builds a stream id out of some
+ * dozen pieces (a rope in V8: ~400 bytes where the 36 characters take 56);
+ * kept as a key of the log for the session's life, a flat copy is what it
+ * should hold.
+ */
+function flat(text: string): string {
+  return Buffer.from(text, 'utf8').toString('utf8')
 }
 
 /** `<stream>_<n>` split at its last underscore (stream ids may hold underscores). */

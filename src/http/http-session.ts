@@ -21,8 +21,8 @@ export interface HttpSession extends SessionEntry {
   readonly events: SessionEventLog
   /** The ids of its requests in flight (JSON text, so 7 and "7" differ): an id in flight is not taken again. */
   readonly requestIds: Set<string>
-  /** The ids of its large requests being read now, claimed before their bodies are decoded (SessionRoute.claimEarly). */
-  readonly readingIds: Set<string>
+  /** The ids of its large requests being read now, claimed before their bodies are decoded (SessionRoute.claimEarly); made at the first. */
+  readingIds?: Set<string>
   /** The client's initialize params (kept for a shared store, so another replica can replay the handshake). */
   initialize?: Record<string, unknown>
   /** The shared store's write in progress, if any (the next answer waits for it; rejected when the write failed). */
@@ -128,7 +128,6 @@ export function openSession(
     connection,
     view,
     requestIds: new Set(),
-    readingIds: new Set(),
     owner: principal.key,
     initialized: false,
     granted: new Set((principal.skills ?? []).filter((s) => !revoked.has(s))),

@@ -318,7 +318,7 @@ export class SessionRoute {
     const session = this.options.sessions.get(sessionId)
     if (!session || session.principal.key !== principal.key) return undefined
     const taken = (id: RequestId) =>
-      session.requestIds.has(JSON.stringify(id)) || session.readingIds.has(JSON.stringify(id))
+      session.requestIds.has(JSON.stringify(id)) || session.readingIds?.has(JSON.stringify(id)) === true
     // An id written first is refused before the rest of its body is kept (forty such bodies at once held 160 MB).
     const leading = await inbound.refusedLeadingId?.(this.options.maxMessageBytes, EARLY_SCAN_BYTES, taken)
     if (leading !== undefined) return this.reusedId(session, leading)
@@ -326,8 +326,9 @@ export class SessionRoute {
     if (id === null || id === undefined) return undefined
     if (taken(id)) return this.reusedId(session, id)
     const key = JSON.stringify(id)
-    session.readingIds.add(key)
-    return () => session.readingIds.delete(key)
+    const reading = (session.readingIds ??= new Set())
+    reading.add(key)
+    return () => reading.delete(key)
   }
 
   /** What a request whose id is already in flight on its session answers. */
