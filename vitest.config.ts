@@ -17,38 +17,26 @@ import { defineConfig } from 'vitest/config'
 // without it; tests/inspect/doctor.test.ts gives doctor the variable itself.
 delete process.env.NODE_EXTRA_CA_CERTS
 
-const shared = {
-  exclude: ['**/node_modules/**', 'tests/**/*.slow.test.ts'],
-  // Rebuilds build/myc.cjs when src/ is newer, so a focused run never tests stale code.
-  globalSetup: ['tests/helpers/fresh-bundle.ts', 'tests/helpers/fixture-sdk.ts'],
-  testTimeout: 30_000,
-  hookTimeout: 60_000,
-}
-
 export default defineConfig({
   test: {
-    // Two cores here and in CI. Most e2e time is spent waiting on child
-    // processes, so more workers than cores fill it: with isolated files a
-    // third worker gave 131-133 s against 144 s with two, and a fourth only
-    // slowed each test; with the shared module cache below, four give
-    // 134-141 s against 149 s with three (2026-11-25, all green; npm test 2m19s).
-    maxWorkers: 4,
+    include: ['tests/**/*.test.ts'],
+    exclude: ['**/node_modules/**', 'tests/**/*.slow.test.ts'],
+    // Rebuilds build/myc.cjs when src/ is newer, so a focused run never tests stale code;
+    // bundles the SDK the fixture servers load (tests/helpers/fixture-sdk.ts).
+    globalSetup: ['tests/helpers/fresh-bundle.ts', 'tests/helpers/fixture-sdk.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Two cores here and in CI, and most of a test's time is spent waiting on
+    // the processes it starts, so more workers than cores fill it: on an idle
+    // fresh clone six gave 94.5 s of vitest against 110 s with four (2026-11-29).
+    // One project, so that the e2e files run in the same workers instead of
+    // six more of their own (each loads src/ and the SDKs: ~1.5 s of CPU).
+    maxWorkers: 6,
     // Files share their worker's module cache instead of importing src/ and
     // the SDKs afresh each (isolate: false): 142-143 s of vitest against
     // 157 s isolated, on the same machine (2026-11-25, all green). No test
     // sets process-wide state (environment variables, globals) for another:
     // e2e tests give children their env explicitly.
-    projects: [
-      {
-        test: {
-          ...shared,
-          name: 'unit',
-          include: ['tests/**/*.test.ts'],
-          exclude: [...shared.exclude, 'tests/e2e/**'],
-          isolate: false,
-        },
-      },
-      { test: { ...shared, name: 'e2e', include: ['tests/e2e/**/*.test.ts'], isolate: false } },
-    ],
+    isolate: false,
   },
 })

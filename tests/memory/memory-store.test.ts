@@ -111,7 +111,7 @@ void (async () => {
 })()
 `,
     )
-    for (let round = 0; round < 6; round++) {
+    for (let round = 0; round < 3; round++) {
       const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] })
       const started = await new Promise<boolean>((resolve) => {
         child.stdout.once('data', () => resolve(true))
