@@ -72,7 +72,8 @@ describe.runIf(hasTmux)('progress while children start (tmux)', () => {
     term.open('serve', `${process.execPath} ${bundle} serve --config ${p.config}`)
     await waitFor(() => /slow\s+starting/.test(screen('serve')), 20_000, 'the line of the slow child')
     writeFileSync(p.gate, '')
-    await waitFor(() => !/slow\s+starting/.test(history('serve')), 20_000, 'the lines to go')
+    // Every child's line goes once all are up (on a busy machine echo may still be starting after slow).
+    await waitFor(() => !/\bstarting\b/.test(history('serve')), 20_000, 'the lines to go')
     expect(history('serve')).not.toMatch(/ready: \d+ tools/)
   }, 60_000)
 })
