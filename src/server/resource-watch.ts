@@ -66,3 +66,23 @@ export async function unwatchResource(
   if ([...runtime.connections].some((c) => c !== holder && c.isSubscribed(uri))) return
   await child.request('resources/unsubscribe', { uri }).catch(() => {})
 }
+
+/**
+ * Records `uri` in a connection's `subscriptions` before `watch` asks the
+ * child: the child may send its first update right after its answer, and
+ * when one read holds both, the update is handled before the answer's await
+ * returns (it was dropped as unsubscribed). A refused subscription is taken
+ * back.
+ */
+export async function subscribeFirst(
+  subscriptions: Set<string>,
+  uri: string,
+  watch: () => Promise<void>,
+): Promise<void> {
+  const had = subscriptions.has(uri)
+  subscriptions.add(uri)
+  await watch().catch((error: unknown) => {
+    if (!had) subscriptions.delete(uri)
+    throw error
+  })
+}

@@ -34,7 +34,7 @@ import { UpstreamRelay, type ForwardContext, type ForwardHandler } from '../../p
 import { callVisibleTool, listedTools, type ToolCallContext } from '../../runtime/principal-tools.js'
 import type { PrincipalView } from '../../principal/view.js'
 import { SeenLists, type ListKindName } from '../../principal/seen-lists.js'
-import { unwatchResource, watchResource } from '../../server/resource-watch.js'
+import { subscribeFirst, unwatchResource, watchResource } from '../../server/resource-watch.js'
 import { RpcCode, isObject } from '../../protocol/facts.js'
 
 export interface ClientConnectionOptions {
@@ -275,8 +275,9 @@ export class ClientConnection implements ConnectionHandle {
     const child = this.childForUri(uri)
     if (!child) throw new ProtocolError(RpcCode.invalidParams, `Resource not found: ${uri}`)
     // A 2026 child has no resources/subscribe: its subscriptions/listen asks for the resource instead.
-    await watchResource(this.options.runtime, this, child, uri)
-    ;(this.subscriptions ??= new Set()).add(uri)
+    await subscribeFirst((this.subscriptions ??= new Set()), uri, () =>
+      watchResource(this.options.runtime, this, child, uri),
+    )
     this.onstatechange?.()
     return {}
   }

@@ -125,6 +125,18 @@ describe('client connection over the merged catalogue (echo + paginated)', () =>
     await other.client.close()
   })
 
+  it('forwards an update the child sends before its answer to the subscription', async () => {
+    const updates: string[] = []
+    const { client: eager } = await connectClient(runtime)
+    eager.setNotificationHandler('notifications/resources/updated', (n) => {
+      updates.push(n.params.uri)
+    })
+    await eager.subscribeResource({ uri: 'echo://item/now' })
+    await waitFor(() => updates.length > 0, 5_000, 'the update sent with the answer')
+    expect(updates).toEqual(['echo://item/now'])
+    await eager.close()
+  })
+
   it('fans logging/setLevel out and forwards log messages with the server key as logger', async () => {
     const messages: Array<{ logger?: string; data: unknown }> = []
     client.setNotificationHandler('notifications/message', (n) => {
