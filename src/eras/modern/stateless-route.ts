@@ -85,6 +85,8 @@ export class StatelessRoute {
   }>()
   /** Listen streams open now, per credential (at most MAX_LISTENS_PER_CREDENTIAL each). */
   private readonly listens = new Map<string, number>()
+  /** Listen requests let through the cap whose stream is still opening, per credential: they count against it too. */
+  private readonly pendingListens = new Map<string, number>()
 
   constructor(private readonly options: StatelessRouteOptions) {
     const { runtime, logger } = options
@@ -231,21 +233,9 @@ export class StatelessRoute {
     }
     const listen = await this.listenFilter(view, body)
     if (listen) {
-      // One credential cannot take every stream the handler serves (the SDK's cap is for all of them together).
-      const open = this.listens.get(principal.key) ?? 0
-      if (open >= MAX_LISTENS_PER_CREDENTIAL)
-        return refusal(
-          429,
-          HttpRpcCode.server,
-          `Too Many Requests: this credential has ${open} subscriptions/listen streams open, the most one may; close one first`,
-        )
       // A listen stream is no call in flight (it lasts until the client or shutdown ends it): not counted, closed by close().
       release?.()
-      const params = (body as { params: Record<string, unknown> }).params
-      const parsedBody = { ...(body as Record<string, unknown>), params: { ...params, notifications: listen } }
-      return this.opening.run({ view, filter: listen, principal: principal.key }, () =>
-        this.handler.fetch(inbound.request, { authInfo, parsedBody }),
-      )
+      return this.openListen(inbound, principal.key, { view, filter: listen, authInfo, body })
     }
     this.answering++
     let done = false
@@ -274,6 +264,41 @@ export class StatelessRoute {
    * credential sees: a hidden or unknown one is left to tools/call, which
    * answers it as one that does not exist.
    */
+  /**
+   * Opens a subscriptions/listen stream, at most MAX_LISTENS_PER_CREDENTIAL
+   * per credential (the SDK's cap is for all of them together). A request
+   * let through holds its place from the check until its stream is counted,
+   * so that a burst of them cannot all pass the check at once.
+   */
+  private async openListen(
+    inbound: InboundRequest,
+    key: string,
+    opening: { view: CredentialView; filter: SubscriptionFilter; authInfo: AuthInfo; body: unknown },
+  ): Promise<Response> {
+    const open = (this.listens.get(key) ?? 0) + (this.pendingListens.get(key) ?? 0)
+    if (open >= MAX_LISTENS_PER_CREDENTIAL)
+      return refusal(
+        429,
+        HttpRpcCode.server,
+        `Too Many Requests: this credential has ${open} subscriptions/listen streams open, the most one may; close one first`,
+      )
+    this.pendingListens.set(key, (this.pendingListens.get(key) ?? 0) + 1)
+    const params = (opening.body as { params: Record<string, unknown> }).params
+    const parsedBody = {
+      ...(opening.body as Record<string, unknown>),
+      params: { ...params, notifications: opening.filter },
+    }
+    try {
+      return await this.opening.run({ view: opening.view, filter: opening.filter, principal: key }, () =>
+        this.handler.fetch(inbound.request, { authInfo: opening.authInfo, parsedBody }),
+      )
+    } finally {
+      const left = (this.pendingListens.get(key) ?? 1) - 1
+      if (left > 0) this.pendingListens.set(key, left)
+      else this.pendingListens.delete(key)
+    }
+  }
+
   private async paramHeaderMismatch(
     request: Request,
     view: CredentialView,
