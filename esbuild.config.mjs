@@ -2,7 +2,7 @@
 // executable needs) that runs with plain `node`; build/myc.cjs is the launcher
 // `myc` and `npx mycelium-agg` run (see the end of this file). Data the program reads at run
 // time (the skill templates) is embedded with `define`.
-import { readFile, writeFile } from 'node:fs/promises'
+import { copyFile, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { build } from 'esbuild'
@@ -44,6 +44,10 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: 'linked',
+  // import() becomes require(): code compiled from a V8 code cache (build/launcher.cjs on Node 20) loses the
+  // host options a dynamic import needs ("A dynamic import callback was not specified"), and what the bundle
+  // imports at run time is Node's own modules and its own chunks.
+  supported: { 'dynamic-import': false },
   external: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*', 'jose', 'redis', '@opentelemetry/*', 'marked'],
   define: {
     __MYC_VERSION__: JSON.stringify(pkg.version),
@@ -63,18 +67,7 @@ await build({
   logOverride: { 'empty-import-meta': 'silent' },
 })
 
-// The launcher: Node 22.1+ keeps the bundle's compiled code between runs
-// (module.enableCompileCache, in the OS temp folder; measured ~40 ms of every
-// start on Node 22 here), which works only for code loaded after it is
-// enabled: hence a file of its own. Older Nodes skip it. The single
-// executable embeds the bundle itself, with its own code cache.
-await writeFile(
-  path.join(root, 'build/myc.cjs'),
-  `#!/usr/bin/env node
-'use strict'
-try {
-  require('node:module').enableCompileCache?.()
-} catch {}
-require('./myc-main.cjs').runMain()
-`,
-)
+// The launcher, build/myc.cjs: loads the bundle and keeps its compiled code
+// between runs (build/launcher.cjs says how and where). A file of its own,
+// because a compile cache covers only code loaded after it is turned on.
+await copyFile(path.join(root, 'build/launcher.cjs'), path.join(root, 'build/myc.cjs'))

@@ -1,9 +1,22 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
+import {
+  appendFileSync,
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { node22 } from '../conformance/run.js'
+import { repoRoot } from '../helpers/fixtures.js'
 import { bundle, requireBundle } from '../helpers/e2e.js'
 
 /** Every file below `dir`. */
@@ -14,37 +27,110 @@ function filesBelow(dir: string): string[] {
     .map((e) => path.join(e.parentPath, e.name))
 }
 
+/** A copy of the launcher and the bundle in a folder of their own (as npm installs them): its launcher's path. */
+function installed(): string {
+  requireBundle()
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-launcher-'))
+  copyFileSync(bundle, path.join(dir, 'myc.cjs'))
+  copyFileSync(path.join(repoRoot, 'build', 'myc-main.cjs'), path.join(dir, 'myc-main.cjs'))
+  return path.join(dir, 'myc.cjs')
+}
+
+/** Runs the launcher with `node` and checks it printed myc's version: stdout and stderr. */
+function version(launcher: string, node = process.execPath, env: NodeJS.ProcessEnv = {}, args: string[] = []) {
+  const r = spawnSync(node, [...args, launcher, '--version'], {
+    encoding: 'utf8',
+    env: { ...process.env, NODE_DISABLE_COMPILE_CACHE: undefined, NODE_COMPILE_CACHE: undefined, ...env },
+  })
+  expect(r.status, r.stderr).toBe(0)
+  expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+  return `${r.stdout}${r.stderr}`
+}
+
+const cacheOf = (launcher: string) => path.join(path.dirname(launcher), '.code-cache')
+const nodeMajor = Number(process.versions.node.split('.')[0])
+
 /**
- * build/myc.cjs is a launcher: it turns on Node's compile cache (22.1+) and
- * loads the bundle, build/myc-main.cjs, so the bundle's compiled code is kept
- * between runs; on older Nodes it just loads the bundle.
+ * build/myc.cjs (build/launcher.cjs) loads the bundle, build/myc-main.cjs, and
+ * keeps V8's compiled code of it in `.code-cache/` beside it: Node's compile
+ * cache on 22.1+, a vm.Script code cache before. Only a folder of this user's
+ * that no one else may write is used.
  */
 describe('the build/myc.cjs launcher', () => {
-  it('runs myc on this Node', () => {
-    requireBundle()
-    const r = spawnSync(process.execPath, [bundle, '--version'], { encoding: 'utf8' })
-    expect(r.status, r.stderr).toBe(0)
-    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+  it.runIf(nodeMajor < 22)(
+    'keeps a code cache beside the bundle on this Node, uses it, and refuses a stale one',
+    () => {
+      const launcher = installed()
+      const out = version(launcher)
+      const [file, ...more] = filesBelow(cacheOf(launcher))
+      expect(more).toEqual([])
+      expect(path.basename(file!)).toMatch(
+        new RegExp(`^myc-main-${process.version}-${process.arch}-\\d+-[0-9a-f]+\\.bin$`),
+      )
+      expect(statSync(cacheOf(launcher)).mode & 0o777).toBe(0o700)
+      expect(statSync(file!).mode & 0o777).toBe(0o600)
+      // Accepted: the next run leaves it as it is (a refused cache is written again).
+      const { ino } = statSync(file!)
+      expect(version(launcher)).toBe(out)
+      expect(statSync(file!).ino).toBe(ino)
+      // Garbage of the right name is refused, not run, and replaced.
+      writeFileSync(file!, Buffer.alloc(4096, 7))
+      expect(version(launcher)).toBe(out)
+      expect(readFileSync(file!).equals(Buffer.alloc(4096, 7))).toBe(false)
+      // A rebuilt bundle gets a cache of its own; the old one goes.
+      appendFileSync(path.join(path.dirname(launcher), 'myc-main.cjs'), '\n// rebuilt\n')
+      expect(version(launcher)).toBe(out)
+      const after = filesBelow(cacheOf(launcher))
+      expect(after).toHaveLength(1)
+      expect(after[0]).not.toBe(file)
+    },
+  )
+
+  it('uses no cache folder that others may write, that is a link, or that is no folder', () => {
+    const open = installed()
+    mkdirSync(cacheOf(open))
+    chmodSync(cacheOf(open), 0o777)
+    version(open)
+    expect(filesBelow(cacheOf(open))).toEqual([])
+
+    const linked = installed()
+    const elsewhere = mkdtempSync(path.join(tmpdir(), 'myc-launcher-elsewhere-'))
+    symlinkSync(elsewhere, cacheOf(linked))
+    version(linked)
+    expect(filesBelow(elsewhere)).toEqual([])
+
+    const file = installed()
+    writeFileSync(cacheOf(file), '')
+    version(file)
+    expect(readFileSync(cacheOf(file), 'utf8')).toBe('')
   })
 
-  it('keeps the compiled bundle in the OS temp folder on Node 22, and uses it on the next run', async () => {
+  it('keeps nothing with NODE_DISABLE_COMPILE_CACHE, nor with source maps on (Node maps only a plain module)', () => {
+    const off = installed()
+    version(off, process.execPath, { NODE_DISABLE_COMPILE_CACHE: '1' })
+    expect(existsSync(cacheOf(off))).toBe(false)
+    const mapped = installed()
+    version(mapped, process.execPath, {}, ['--enable-source-maps'])
+    expect(filesBelow(cacheOf(mapped))).toEqual([])
+  })
+
+  it('leaves no dynamic import() in the bundle: code from a V8 code cache cannot run one on Node 20', () => {
     requireBundle()
+    const text = readFileSync(path.join(repoRoot, 'build', 'myc-main.cjs'), 'utf8')
+    expect(text.match(/(?<![\w$.])import\(/g) ?? []).toEqual([])
+  })
+
+  it('on Node 22 keeps the compile cache beside the bundle, not in the shared temp folder, and uses it', async () => {
     const node = await node22()
-    const tmp = mkdtempSync(path.join(tmpdir(), 'myc-launcher-'))
-    const env = { ...process.env, TMPDIR: tmp, TMP: tmp, TEMP: tmp, NODE_COMPILE_CACHE: undefined }
-    const first = spawnSync(node, [bundle, '--version'], { encoding: 'utf8', env })
-    expect(first.status, first.stderr).toBe(0)
-    const cached = filesBelow(path.join(tmp, 'node-compile-cache'))
-    expect(cached.length).toBeGreaterThan(0)
+    const launcher = installed()
+    const tmp = mkdtempSync(path.join(tmpdir(), 'myc-launcher-tmp-'))
+    const env = { TMPDIR: tmp, TMP: tmp, TEMP: tmp }
+    const first = version(launcher, node, env)
+    expect(filesBelow(cacheOf(launcher)).length).toBeGreaterThan(0)
+    expect(filesBelow(tmp)).toEqual([])
     // The second run reads it (NODE_DEBUG_NATIVE=COMPILE_CACHE says so).
-    const second = spawnSync(node, [bundle, '--version'], {
-      encoding: 'utf8',
-      env: { ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
-    })
-    expect(second.status, second.stderr).toBe(0)
-    expect(second.stdout.trim()).toBe(first.stdout.trim())
-    expect(`${second.stdout}${second.stderr}`).toMatch(
-      /myc-main\.cjs[^\n]*(cache hit|was accepted)|(cache hit|accepted)[^\n]*myc-main\.cjs/i,
-    )
+    const second = version(launcher, node, { ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' })
+    expect(second).toContain(first.trim())
+    expect(second).toMatch(/myc-main\.cjs[^\n]*(cache hit|was accepted)|(cache hit|accepted)[^\n]*myc-main\.cjs/i)
   }, 120_000)
 })
