@@ -48,7 +48,23 @@ await build({
   // host options a dynamic import needs ("A dynamic import callback was not specified"), and what the bundle
   // imports at run time is Node's own modules and its own chunks.
   supported: { 'dynamic-import': false },
-  external: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/*', 'jose', 'redis', '@opentelemetry/*', 'marked'],
+  // The embedded libraries travel gzipped (above) and are compiled on first use; the `fromSource` branch that
+  // imports them by name runs only from source, so in the bundle it reaches a module that says so, and the bundle
+  // never names them (the npm package has no dependencies to find them in).
+  plugins: [
+    {
+      name: 'embedded-only',
+      setup(b) {
+        b.onResolve({ filter: /^(@anthropic-ai\/sdk|jose|redis|@opentelemetry\/|marked)/ }, () => ({
+          path: 'embedded-only',
+          namespace: 'embedded-only',
+        }))
+        b.onLoad({ filter: /.*/, namespace: 'embedded-only' }, () => ({
+          contents: "throw new Error('an embedded library is loaded through src/embedded-module.ts in the bundle')",
+        }))
+      },
+    },
+  ],
   define: {
     __MYC_VERSION__: JSON.stringify(pkg.version),
     __MYC_ANTHROPIC_SDK__: JSON.stringify(anthropic),
