@@ -23,7 +23,7 @@ export default defineConfig({
     exclude: ['**/node_modules/**', 'tests/**/*.slow.test.ts'],
     // Rebuilds build/myc.cjs when src/ is newer, so a focused run never tests stale code;
     // bundles the SDK the fixture servers load (tests/helpers/fixture-sdk.ts).
-    globalSetup: ['tests/helpers/fresh-bundle.ts', 'tests/helpers/fixture-sdk.ts'],
+    globalSetup: ['tests/helpers/temp-root.ts', 'tests/helpers/fresh-bundle.ts', 'tests/helpers/fixture-sdk.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores here and in CI, and most of a test's time is spent waiting on

@@ -32,7 +32,7 @@ const SERIAL = [
 ]
 
 const shared = {
-  globalSetup: ['tests/helpers/fresh-bundle.ts', 'tests/helpers/fixture-sdk.ts'],
+  globalSetup: ['tests/helpers/temp-root.ts', 'tests/helpers/fresh-bundle.ts', 'tests/helpers/fixture-sdk.ts'],
   testTimeout: 30_000,
   hookTimeout: 60_000,
 }

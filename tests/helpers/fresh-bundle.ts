@@ -15,7 +15,7 @@ function newest(dir: string): number {
 
 /**
  * vitest global setup: the end-to-end tests spawn build/myc.cjs, so when
- * src/ (or the build script) is newer than the bundle, build it first.
+ * src/ (or the build script, or the launcher) is newer than the bundle, build it first.
  */
 export default function freshBundle(): void {
   const bundle = path.join(repoRoot, 'build', 'myc-main.cjs')
@@ -28,6 +28,7 @@ export default function freshBundle(): void {
   const sources = Math.max(
     newest(path.join(repoRoot, 'src')),
     statSync(path.join(repoRoot, 'esbuild.config.mjs')).mtimeMs,
+    statSync(path.join(repoRoot, 'build', 'launcher.cjs')).mtimeMs,
   )
   if (sources <= built) return
   process.stderr.write('build/myc.cjs is older than src/: building it first\n')

@@ -258,7 +258,8 @@ describe('refusals', () => {
       ...base,
       workspace: ws,
       trust: 'unrestricted',
-      command: `rm -rf ${tmpdir()}/../usr/lib`,
+      // Spelled from inside the workspace, it leaves it: /usr/lib.
+      command: `rm -rf ${ws}/${path.relative(ws, '/usr/lib')}`,
     })
     expect(outside).toMatchObject({ ok: false, error: { code: 'guard_blocked' } })
   })
