@@ -63,8 +63,6 @@ export interface CallerEra {
   logLevel?: LoggingLevel
   /** What the caller declared it can be asked (a 2026 request's envelope): a 2026 child asks only that, in its input_required results. */
   clientCapabilities?: ClientCapabilities
-  /** Hears of a task a 2026 child created for this request (its `resultType: "task"` answer, SEP-2663), before the caller has it. */
-  taskCreated?: (server: string, result: Record<string, unknown>) => void
 }
 
 /** How one request is forwarded: the relay's options, who calls (so that the child's own requests during it go back there) and in what era. */

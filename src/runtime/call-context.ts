@@ -1,3 +1,4 @@
+import type { ChildConnection } from '../children/child.js'
 import type { CallerEra } from '../children/child-session.js'
 import type { BuiltinCallContext } from '../principal/view.js'
 import type { Cancellation } from '../protocol/cancellation.js'
@@ -37,6 +38,12 @@ export interface ToolCallContext {
   caller?: object
   /** The caller's era (absent: a 2025-era client), for a modern child's envelope and its input_required answers. */
   callerEra?: CallerEra
+  /**
+   * Hears of the connection that answered a tools/call of a child, with its
+   * answer, before the caller has it: a task the child made lives there (a
+   * scoped server's instance: its person's own), and its follow-ups go there.
+   */
+  answered?: (child: ChildConnection, result: Record<string, unknown>) => void
   /** The run_code run this call is made in (an inner call): recorded in the audit log. */
   runId?: string
   /** How a run_code call's inner calls are made (default: callVisibleTool with the same view). */

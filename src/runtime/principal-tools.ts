@@ -124,6 +124,8 @@ export type { ToolCallContext } from './call-context.js'
 export interface CalledTool {
   outcome: RelayOutcome
   server?: string
+  /** The connection that answered (a scoped server's: the caller's instance), where a child did. */
+  child?: ChildConnection
   down?: true
 }
 
@@ -285,6 +287,7 @@ async function callChildTool(
   const { child, instance } = reached
   if (instance) span?.set(instanceAttributes(instance, child))
   let outcome = await forwardCall(runtime, child, entry, params, ctx, span)
+  if (outcome.ok) ctx.answered?.(child, outcome.result)
   // The person's login went away (logged out, refused on refresh): the way to log in again, as before the first.
   if (child !== shared && !outcome.ok && mycCodeOf(outcome.error[relayCause]) === 'needs_login')
     outcome = loginHint(entry.server, ctx.owner!)
@@ -306,7 +309,7 @@ async function callChildTool(
       server: entry.server,
       down: true,
     }
-  return { outcome, server: entry.server }
+  return { outcome, server: entry.server, child }
 }
 
 /**

@@ -5,7 +5,7 @@ import type { ProgressParams, RelayOutcome } from '../protocol/request-relay.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { ServedSkill } from '../skills/skill-index.js'
-import { listedTools } from '../runtime/principal-tools.js'
+import { listedTools, type ToolCallContext } from '../runtime/principal-tools.js'
 import { callerAttributes, endSpan, forwardTraced, instanceAttributes, serverSpan } from '../runtime/request-spans.js'
 import { childForCaller } from '../runtime/caller-child.js'
 import type { ListKindName } from '../principal/seen-lists.js'
@@ -59,6 +59,8 @@ export interface PrincipalForward {
   caller?: object
   /** The caller's era (absent: a 2025-era client), for a modern child's envelope and its input_required answers. */
   callerEra?: CallerEra
+  /** Hears of the connection that answered a tools/call, with its answer (where a task it made lives). */
+  answered?: ToolCallContext['answered']
 }
 
 /** The running child that serves `uri`, when the principal reaches it. */

@@ -108,5 +108,13 @@ export async function whoami(client: Client, name = 'gh__whoami'): Promise<Whoam
   return JSON.parse(firstText(result)) as Whoami
 }
 
+/** Whose instances run now (their people, sorted). */
+export function instancePeople(runtime: Runtime): string[] {
+  return runtime.supervisor
+    .instances()
+    .map((i) => i.principal)
+    .sort()
+}
+
 /** Whether a process is still there. */
 export { isAlive as alive } from './e2e.js'

@@ -13,6 +13,7 @@ import {
   peopleFace,
   perPersonEntry,
   personClient,
+  instancePeople,
   scopedRuntime,
   whoami,
   type Person,
@@ -78,12 +79,7 @@ describe('scope "principal": one process per person, over HTTP', () => {
     }
     // The same person again: the same process.
     expect((await whoami(await client('alice'))).pid).toBe(a.pid)
-    expect(
-      runtime.supervisor
-        .instances()
-        .map((i) => i.principal)
-        .sort(),
-    ).toEqual(['alice', 'bob'])
+    expect(instancePeople(runtime)).toEqual(['alice', 'bob'])
   }, 30_000)
 
   it('fails the calls of a person with no secret, naming it and the command that sets it; never a fallback', async () => {

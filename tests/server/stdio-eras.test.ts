@@ -188,7 +188,7 @@ describe("StdioEraConnection: the runtime's task registry", () => {
     })
     const created = (await first.answer(1)).result as { resultType?: string; taskId?: string }
     expect(created.resultType).toBe('task')
-    expect(tasks.ledger.serverOf('', created.taskId!)).toBe('conformance')
+    expect(tasks.ledger.holderOf('', created.taskId!)?.child).toBe(runtime.supervisor.children.get('conformance'))
     first.end()
     await first.closed
 

@@ -329,7 +329,7 @@ export class ClientConnection implements ConnectionHandle {
     const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, ctx)
     if (!called || ctx.cancellation.aborted) return undefined
     // A task-augmented call answers with a task: later tasks/* requests go to this child.
-    if (called.outcome.ok && called.outcome.result.task !== undefined) this.tasks.called(called.outcome, called.server)
+    if (called.outcome.ok && called.outcome.result.task !== undefined) this.tasks.called(called.outcome, called.child)
     return called.outcome
   }
 

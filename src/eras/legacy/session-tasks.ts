@@ -1,8 +1,11 @@
 import type { ClientCapabilities } from '@modelcontextprotocol/client'
+import type { ChildConnection } from '../../children/child.js'
+import { ChildTask } from '../../children/child-tasks.js'
 import type { PrincipalView } from '../../principal/view.js'
-import { RpcCode } from '../../protocol/facts.js'
+import { isObject, RpcCode } from '../../protocol/facts.js'
 import type { RelayOutcome } from '../../protocol/request-relay.js'
 import type { Runtime } from '../../runtime/runtime.js'
+import type { CoreTask } from '../modern/task-mapping.js'
 import { CoreTasksOverExtension, type CoreTaskContext } from './core-tasks.js'
 
 /** How long tasks/result may wait for a child's task to finish. */
@@ -25,40 +28,40 @@ export interface TaskOwner {
 
 /**
  * The 2025-11-25 core tasks of one 2025 connection: the tasks its
- * task-augmented tools/calls created, each routed to the child that runs it
- * (another connection's taskId is unknown here). A 2025 child's tasks/*
- * are its own; a 2026 child's tasks extension is mapped onto them
- * (core-tasks.ts).
+ * task-augmented tools/calls created, each routed to the child process that
+ * runs it (a scoped server's: the instance that made it, the caller's own;
+ * another connection's taskId is unknown here). A 2025 child's tasks/* are
+ * its own; a 2026 child's tasks extension is mapped onto them
+ * (core-tasks.ts). A task whose process is gone (a crash and restart, its
+ * instance stopped) answers as failed, saying why (child-tasks.ts).
  */
 export class SessionTasks {
-  /** Tasks created through this connection: task id → the server that runs it. */
-  private readonly servers = new Map<string, string>()
+  /** Tasks created through this connection, by task id: the process that runs each. */
+  private readonly held = new Map<string, ChildTask>()
   /** …and those on modern children, over their tasks extension. */
   private readonly overExtension = new CoreTasksOverExtension(TASK_RESULT_TIMEOUT_MS)
 
   constructor(private readonly owner: TaskOwner) {}
 
-  /** A tools/call of this connection was answered by `server`: a task it created is remembered (later tasks/* go there). */
-  called(outcome: RelayOutcome, server: string | undefined): void {
-    const task = outcome.ok ? (outcome.result.task as { taskId?: unknown } | undefined) : undefined
-    const taskId = task?.taskId
-    if (typeof taskId !== 'string' || server === undefined) return
-    this.servers.set(taskId, server)
-    if (this.owner.runtime.supervisor.children.get(server)?.era === 'modern') this.overExtension.remember(task)
+  /** A tools/call of this connection was answered by `child`: a task it created is remembered (later tasks/* go there). */
+  called(outcome: RelayOutcome, child: ChildConnection | undefined): void {
+    const task = outcome.ok ? outcome.result.task : undefined
+    if (!isObject(task) || typeof task.taskId !== 'string' || child === undefined) return
+    const ttl = typeof task.ttl === 'number' ? task.ttl : null
+    const createdAt = typeof task.createdAt === 'string' ? task.createdAt : new Date().toISOString()
+    this.held.set(task.taskId, new ChildTask(child, task.taskId, { createdAt, ttlMs: ttl }))
+    if (child.era === 'modern') this.overExtension.remember(task)
   }
 
-  /** tasks/get, tasks/result or tasks/cancel: to the child that runs the task, for this connection only. */
+  /** tasks/get, tasks/result or tasks/cancel: to the process that runs the task, for this connection only. */
   async route(
     method: string,
     params: Record<string, unknown> | undefined,
     ctx: CoreTaskContext & { requestId: string | number },
   ): Promise<RelayOutcome | undefined> {
-    const { runtime, view } = this.owner
     const taskId = params?.taskId
-    const server = typeof taskId === 'string' ? this.servers.get(taskId) : undefined
-    const child =
-      server !== undefined && view.serverVisible(server) ? runtime.supervisor.children.get(server) : undefined
-    if (!child)
+    const held = typeof taskId === 'string' ? this.held.get(taskId) : undefined
+    if (!held || !this.owner.view.serverVisible(held.child.key))
       return {
         ok: false,
         error: {
@@ -66,45 +69,77 @@ export class SessionTasks {
           message: `Unknown task: ${typeof taskId === 'string' ? taskId : JSON.stringify(taskId)}`,
         },
       }
+    const outcome = held.alive ? await this.ask(method, held, params, ctx) : undefined
+    if (ctx.cancellation.aborted) return undefined
+    // Its process is gone (before the request, or during it): the task is lost, and said so.
+    if (!held.alive && !outcome?.ok) return lostOutcome(method, held)
+    return outcome
+  }
+
+  private async ask(
+    method: string,
+    held: ChildTask,
+    params: Record<string, unknown> | undefined,
+    ctx: CoreTaskContext & { requestId: string | number },
+  ): Promise<RelayOutcome | undefined> {
+    const { child, taskId } = held
     if (child.era === 'modern')
-      return this.overExtension.route(method, child, taskId as string, ctx, {
+      return this.overExtension.route(method, child, taskId, ctx, {
         capabilities: this.owner.clientCapabilities(),
         ask: (m, p, signal) => this.owner.ask(child.key, m, p, signal, ctx.requestId),
       })
     // tasks/result waits for the task to finish: give it far longer than a call.
-    const outcome = await child.forward(method, params, {
+    return child.forward(method, params, {
       ...ctx,
       ...(method === 'tasks/result' ? { timeoutMs: Math.max(child.config.timeoutMs, TASK_RESULT_TIMEOUT_MS) } : {}),
     })
-    return ctx.cancellation.aborted ? undefined : outcome
   }
 
-  /** tasks/list: this connection's tasks, asked of each child that runs some (one page each). */
+  /** tasks/list: this connection's tasks, asked of each process that runs some (one page each); a lost one as failed. */
   async list(ctx: CoreTaskContext): Promise<RelayOutcome | undefined> {
-    const { runtime, view } = this.owner
-    const mine = new Set(this.servers.keys())
-    const children = runtime.supervisor.children
-    const servers = [...new Set(this.servers.values())].filter((s) => view.serverVisible(s))
+    const visible = [...this.held.values()].filter((t) => this.owner.view.serverVisible(t.child.key))
+    const running = visible.filter((t) => t.alive)
     // A modern child has no tasks/list: this connection's tasks there, one by one (core-tasks.ts).
-    const modern = [...this.servers].flatMap(([taskId, s]) =>
-      servers.includes(s) && children.get(s)?.era === 'modern' ? [[taskId, children.get(s)!] as const] : [],
-    )
+    const modern = running.flatMap((t) => (t.child.era === 'modern' ? [[t.taskId, t.child] as const] : []))
+    const children = [...new Set(running.filter((t) => t.child.era !== 'modern').map((t) => t.child))]
     const [lists, theirs] = await Promise.all([
-      Promise.all(
-        servers
-          .filter((s) => children.get(s)?.era !== 'modern')
-          .map((s) => children.get(s)?.forward('tasks/list', {}, ctx)),
-      ),
+      Promise.all(children.map(async (c) => [c, await c.forward('tasks/list', {}, ctx)] as const)),
       this.overExtension.list(modern, ctx),
     ])
     const tasks = [
-      ...lists.flatMap((o) =>
-        o?.ok && Array.isArray(o.result.tasks)
-          ? (o.result.tasks as Array<{ taskId: string }>).filter((t) => mine.has(t.taskId))
+      ...lists.flatMap(([child, o]) =>
+        o.ok && Array.isArray(o.result.tasks)
+          ? (o.result.tasks as Array<{ taskId: string }>).filter((t) => this.held.get(t.taskId)?.child === child)
           : [],
       ),
       ...theirs,
+      ...visible.filter((t) => !t.alive).map(lostTask),
     ]
     return ctx.cancellation.aborted ? undefined : { ok: true, result: { tasks } }
   }
+}
+
+/** A lost task as a 2025 Task: failed, saying why. */
+function lostTask(held: ChildTask): CoreTask {
+  return {
+    taskId: held.taskId,
+    status: 'failed',
+    ttl: held.made.ttlMs,
+    createdAt: held.made.createdAt,
+    lastUpdatedAt: held.lostSince,
+    statusMessage: held.lostMessage(),
+  }
+}
+
+/**
+ * A task whose process is gone: tasks/get (and tasks/list) says it failed
+ * and why, tasks/result fails with that, tasks/cancel is refused as for any
+ * ended task (2025-11-25: -32602). Nothing is sent to any process.
+ */
+function lostOutcome(method: string, held: ChildTask): RelayOutcome {
+  const message = held.lostMessage()
+  if (method === 'tasks/get') return { ok: true, result: lostTask(held) as unknown as Record<string, unknown> }
+  if (method === 'tasks/cancel')
+    return { ok: false, error: { code: RpcCode.invalidParams, message: `Cannot cancel: ${message}` } }
+  return { ok: false, error: { code: RpcCode.internalError, message, data: { taskId: held.taskId, status: 'failed' } } }
 }

@@ -89,13 +89,6 @@ export class ModernChildSession implements ChildSession {
     }
     if (asTask)
       outcome = outcome.then((o) => (o.ok ? { ok: true, result: coreCreateTaskResult(o.result) ?? o.result } : o))
-    const taskCreated = callerEra?.taskCreated
-    if (taskCreated) {
-      outcome = outcome.then((o) => {
-        if (o.ok && o.result.resultType === 'task') taskCreated(this.link.key, o.result)
-        return o
-      })
-    }
     return outcome
   }
 

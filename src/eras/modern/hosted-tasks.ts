@@ -338,7 +338,6 @@ function coreCreatedTask(
  *   error, a plain result, a question) is answered as it is.
  */
 export async function startAsTask(
-  runtime: Runtime,
   store: HostedTasks,
   hosting: TaskHosting,
   call: ParkedCall,
@@ -358,7 +357,8 @@ export async function startAsTask(
   }
   const now = await settle(MAX_TASK_TTL_MS)
   const created = now.kind === 'done' && now.outcome?.ok ? coreCreatedTask(now.outcome.result) : undefined
-  const child = runtime.supervisor.children.get(hosting.server)
+  // The task lives in the process that made it (a scoped server's: the caller's instance): its result and cancel go there.
+  const child = call.answeredBy
   if (!created || !child) return undefined
   const childTask = { taskId: created.taskId }
   const results = open({ method: 'tasks/result', name: created.taskId })

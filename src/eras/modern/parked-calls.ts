@@ -10,6 +10,7 @@ import { Cancellation } from '../../protocol/cancellation.js'
 import type { ProgressParams, RelayOutcome } from '../../protocol/request-relay.js'
 import type { PrincipalView } from '../../principal/view.js'
 import type { CallOrigin, ConnectionHandle, Runtime } from '../../runtime/runtime.js'
+import type { ChildConnection } from '../../children/child.js'
 import { isObject, RpcCode } from '../../protocol/facts.js'
 
 /**
@@ -150,6 +151,8 @@ export class ParkedCall implements ConnectionHandle {
   readonly clientHasRoots = false
   /** What the client declared in the request (each retry says it again). */
   clientCapabilities: ClientCapabilities | undefined
+  /** The connection that answered the call (a scoped server's: the caller's instance), where a task it made lives. */
+  answeredBy: ChildConnection | undefined
   private readonly questions = new Map<string, Question>()
   private asked = 0
   private lastQuestionAt = 0

@@ -280,12 +280,12 @@ class StatelessRequests {
    * resumes the call here instead of starting another.
    */
   async forwarded(ctx: ServerContext, target: CallTarget, run: ForwardRun): Promise<Record<string, unknown>> {
-    const { runtime, view, parked, tasks } = this.options
+    const { view, parked, tasks } = this.options
     const { call, host } = this.openCall(ctx, target, run)
     const sink = roundSink(ctx)
     // A task opt-in to a 2025 child's tool: what does not answer at once, or the child's own task, becomes a task myc holds (hosted-tasks.ts).
     const task = host
-      ? await startAsTask(runtime, tasks.hosted, host, call, ctx, sink, (t) => parked.open(view, t, ctx))
+      ? await startAsTask(tasks.hosted, host, call, ctx, sink, (t) => parked.open(view, t, ctx))
       : undefined
     if (task) return task
     let step: ParkedStep
@@ -352,10 +352,15 @@ class StatelessRequests {
       era: 'modern' as const,
       ...(logLevel ? { logLevel } : {}),
       ...(clientCapabilities ? { clientCapabilities } : {}),
-      ...taskCaller(this.options.tasks, ctx),
     }
     const { owner } = this.options
     const ownerFields = owner !== undefined ? { owner, principalName: owner } : {}
+    // The connection that answers is where a task it makes lives (a scoped server's: the caller's own instance).
+    const tasks = taskCaller(this.options.tasks, ctx)
+    const answered: PrincipalForward['answered'] = (child, result) => {
+      call.answeredBy = child
+      tasks.answered?.(child, result)
+    }
     call.start((origin) =>
       run(
         {
@@ -364,6 +369,7 @@ class StatelessRequests {
           callerEra,
           onProgress: (p) => call.progress(p),
           protocolVersion: MODERN_PROTOCOL_VERSION,
+          answered,
           ...ownerFields,
         },
         retry,

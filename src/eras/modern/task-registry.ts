@@ -1,3 +1,4 @@
+import type { ChildTask } from '../../children/child-tasks.js'
 import { HostedTasks, MAX_TASK_TTL_MS, taskKey } from './hosted-tasks.js'
 
 /** An entry kept this long when the child gives no `ttlMs`. */
@@ -11,19 +12,20 @@ export function keepFor(ttlMs: number | null | undefined): number {
   return Math.min(ttlMs ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS)
 }
 
-interface LedgerEntry {
-  server: string
+interface LedgerEntry<H> {
+  holder: H
   expiresAt: number
 }
 
 /**
- * Which child holds each task, by credential: the pure part of the routing.
- * An entry lives for its task's `ttlMs` from the last time the child
+ * Which child holds each task, by credential: the pure part of the routing
+ * (`H`, the holder: a ChildTask, the connection and process run that made
+ * it). An entry lives for its task's `ttlMs` from the last time the child
  * answered about it, and the map holds at most `max` of them (the least
  * recently used goes first).
  */
-export class TaskLedger {
-  private readonly entries = new Map<string, LedgerEntry>()
+export class TaskLedger<H> {
+  private readonly entries = new Map<string, LedgerEntry<H>>()
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -34,16 +36,16 @@ export class TaskLedger {
     return this.entries.size
   }
 
-  /** `owner`'s task `taskId` is held by `server`, for `ttlMs` from now (remembered again: pushed back, the most recently used). */
-  remember(owner: string, taskId: string, server: string, ttlMs: number | null | undefined): void {
+  /** `owner`'s task `taskId` is held by `holder`, for `ttlMs` from now (remembered again: pushed back, the most recently used). */
+  remember(owner: string, taskId: string, holder: H, ttlMs: number | null | undefined): void {
     const key = taskKey(owner, taskId)
     this.entries.delete(key)
-    this.entries.set(key, { server, expiresAt: this.now() + keepFor(ttlMs) })
+    this.entries.set(key, { holder, expiresAt: this.now() + keepFor(ttlMs) })
     if (this.entries.size > this.max) this.evict()
   }
 
-  /** The server holding `owner`'s task `taskId`; undefined for a task `owner` has not (any longer): another's included. */
-  serverOf(owner: string, taskId: string): string | undefined {
+  /** What holds `owner`'s task `taskId`; undefined for a task `owner` has not (any longer): another's included. */
+  holderOf(owner: string, taskId: string): H | undefined {
     const key = taskKey(owner, taskId)
     const entry = this.entries.get(key)
     if (!entry) return undefined
@@ -51,7 +53,7 @@ export class TaskLedger {
       this.entries.delete(key)
       return undefined
     }
-    return entry.server
+    return entry.holder
   }
 
   /** The expired entries first; then, while still too many, the least recently used. */
@@ -74,11 +76,11 @@ export class TaskLedger {
  * them. Tasks are keyed by credential, so no caller finds another's.
  */
 export class TaskRegistry {
-  readonly ledger: TaskLedger
+  readonly ledger: TaskLedger<ChildTask>
   readonly hosted: HostedTasks
 
-  constructor(parts: { ledger?: TaskLedger; hosted?: HostedTasks } = {}) {
-    this.ledger = parts.ledger ?? new TaskLedger()
+  constructor(parts: { ledger?: TaskLedger<ChildTask>; hosted?: HostedTasks } = {}) {
+    this.ledger = parts.ledger ?? new TaskLedger<ChildTask>()
     this.hosted = parts.hosted ?? new HostedTasks()
   }
 

@@ -11,6 +11,8 @@ import {
   type LoggingLevel,
 } from '@modelcontextprotocol/client'
 import type { CallerEra } from '../../children/child-session.js'
+import { ChildTask } from '../../children/child-tasks.js'
+import type { ToolCallContext } from '../../runtime/principal-tools.js'
 import { Cancellation } from '../../protocol/cancellation.js'
 import { passthrough } from '../../protocol/passthrough.js'
 import type { RelayOutcome } from '../../protocol/request-relay.js'
@@ -26,11 +28,14 @@ import { hasTasksExtension, isObject, TASKS_EXTENSION, RpcCode } from '../../pro
  * 2026-07-28 clients, over the modern children that have it. A child creates
  * the task (a tools/call answered with a CreateTaskResult, `resultType:
  * "task"`), which passes back to the client as it is; myc remembers whose
- * task it is and which child holds it, and routes the client's `tasks/get`,
- * `tasks/update` and `tasks/cancel` there (with the modern envelope, so the
- * child sees the extension the client declared). A taskId myc does not
- * know, or one created for another credential, answers -32602 exactly as
- * an unknown task: never "it exists, but not for you". A request that does
+ * task it is and which child process holds it (a scoped server's: the
+ * instance that made it, the caller's own; children/child-tasks.ts), and
+ * routes the client's `tasks/get`, `tasks/update` and `tasks/cancel` there
+ * (with the modern envelope, so the child sees the extension the client
+ * declared). A taskId myc does not know, or one created for another
+ * credential, answers -32602 exactly as an unknown task: never "it exists,
+ * but not for you". A task whose process is gone (a crash and restart, its
+ * instance stopped) answers as failed, saying so, without asking anyone. A request that does
  * not declare the extension gets -32021 naming it, as from the child itself.
  * (`tasks/list` and `tasks/result` are gone in this version of the
  * extension: the SDK answers them -32601.)
@@ -88,19 +93,25 @@ function ttlOf(value: unknown): number | null | undefined {
 }
 
 /**
- * What a forwarded request of `ctx` adds to its CallerEra: when it declared
+ * What a forwarded tools/call of `ctx` adds to its context: when it declared
  * the extension, a task a child creates for it is remembered as its
- * credential's (before the client has the taskId, so an immediate tasks/get
- * finds it). Nothing for a request that did not: a child does not create
- * tasks for it (the client's capabilities reach the child per request).
+ * credential's, with the connection that made it (a scoped server's instance:
+ * the caller's own), before the client has the taskId, so an immediate
+ * tasks/get finds it. Nothing for a request that did not: a child does not
+ * create tasks for it (the client's capabilities reach the child per request).
  */
-export function taskCaller(tasks: TaskRegistry, ctx: ServerContext): Pick<CallerEra, 'taskCreated'> {
+export function taskCaller(tasks: TaskRegistry, ctx: ServerContext): Pick<ToolCallContext, 'answered'> {
   if (!hasTasksExtension(declaredCapabilities(ctx))) return {}
   const owner = principalOf(ctx)
   return {
-    taskCreated: (server, result) => {
+    answered: (child, result) => {
       const task = createdTask(result)
-      if (task) tasks.ledger.remember(owner, task.taskId, server, task.ttlMs)
+      if (!task) return
+      const made = {
+        createdAt: typeof result.createdAt === 'string' ? result.createdAt : new Date().toISOString(),
+        ttlMs: task.ttlMs ?? null,
+      }
+      tasks.ledger.remember(owner, task.taskId, new ChildTask(child, task.taskId, made), task.ttlMs)
     },
   }
 }
@@ -146,9 +157,10 @@ function answerHosted(
  * Registers tasks/get, tasks/update and tasks/cancel on a 2026 request's
  * server, when its capabilities advertise the extension (capabilitiesOf:
  * a child the view reaches has it, or a 2025 child myc holds tasks for).
- * Each is answered by the child holding the task, or by myc for a task it
- * holds (hosted-tasks.ts), for the credential that created it, while the
- * view still reaches that child.
+ * Each is answered by the child process holding the task (a scoped server's:
+ * the instance that made it), or by myc for a task it holds
+ * (hosted-tasks.ts), for the credential that created it, while the view
+ * still reaches that child.
  */
 export function registerTaskHandlers(server: Server, runtime: Runtime, view: PrincipalView, tasks: TaskRegistry): void {
   if (!hasTasksExtension(server.getCapabilities())) return
@@ -159,37 +171,65 @@ export function registerTaskHandlers(server: Server, runtime: Runtime, view: Pri
       if (!hasTasksExtension(declared)) throw missingTasksExtension()
       const owner = principalOf(ctx)
       const taskId = params.taskId
+      if (typeof taskId !== 'string') throw unknownTask(taskId)
       // A task myc holds itself (a 2025 child's call, hosted-tasks.ts), while the view still reaches that child.
-      const hosted = typeof taskId === 'string' ? tasks.hosted.find(owner, taskId) : undefined
+      const hosted = tasks.hosted.find(owner, taskId)
       if (hosted && view.serverVisible(hosted.server))
         return answerHosted(
           method,
           hosted,
           ctx.mcpReq.inputResponses ?? (params.inputResponses as Record<string, unknown> | undefined),
         ) as never
-      const holder = typeof taskId === 'string' ? ledger.serverOf(owner, taskId) : undefined
-      const child =
-        holder !== undefined && view.serverVisible(holder) ? runtime.supervisor.children.get(holder) : undefined
-      if (!child || typeof taskId !== 'string') throw unknownTask(taskId)
-      // The SDK lifts a tasks/update's inputResponses off the params it hands over (as for a retried tools/call): the child needs them back.
-      const sent =
-        method === 'tasks/update' && ctx.mcpReq.inputResponses
-          ? { ...params, inputResponses: ctx.mcpReq.inputResponses }
-          : params
-      const logLevel = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY] as
-        LoggingLevel | undefined
-      const callerEra: CallerEra = {
-        era: 'modern',
-        ...(logLevel ? { logLevel } : {}),
-        ...(declared ? { clientCapabilities: declared } : {}),
-      }
-      const outcome = await child.forward(method, sent, {
-        cancellation: Cancellation.from(ctx.mcpReq.signal),
-        callerEra,
-      })
+      const held = ledger.holderOf(owner, taskId)
+      if (!held || !view.serverVisible(held.child.key)) throw unknownTask(taskId)
+      const outcome = held.alive ? await askHolder(method, held, params, ctx, declared) : undefined
+      // Its process is gone (before the request, or during it): the task is lost, and said so.
+      if (!held.alive && !outcome?.ok) return lostAnswer(method, held) as never
       // A tasks/get answered: the task is kept for its ttlMs from now (what the child says it keeps it for).
-      if (outcome.ok && method === 'tasks/get') ledger.remember(owner, taskId, child.key, ttlOf(outcome.result.ttlMs))
-      return answer(outcome) as never
+      if (outcome?.ok && method === 'tasks/get') ledger.remember(owner, taskId, held, ttlOf(outcome.result.ttlMs))
+      return answer(outcome!) as never
     })
+  }
+}
+
+/** A task request sent to the process holding the task, with the modern envelope of the request. */
+function askHolder(
+  method: (typeof TASK_METHODS)[number],
+  held: ChildTask,
+  params: Record<string, unknown>,
+  ctx: ServerContext,
+  declared: ClientCapabilities | undefined,
+): Promise<RelayOutcome> {
+  // The SDK lifts a tasks/update's inputResponses off the params it hands over (as for a retried tools/call): the child needs them back.
+  const sent =
+    method === 'tasks/update' && ctx.mcpReq.inputResponses
+      ? { ...params, inputResponses: ctx.mcpReq.inputResponses }
+      : params
+  const logLevel = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY] as
+    LoggingLevel | undefined
+  const callerEra: CallerEra = {
+    era: 'modern',
+    ...(logLevel ? { logLevel } : {}),
+    ...(declared ? { clientCapabilities: declared } : {}),
+  }
+  return held.child.forward(method, sent, { cancellation: Cancellation.from(ctx.mcpReq.signal), callerEra })
+}
+
+/**
+ * A task whose process is gone (a crash and restart, its instance stopped):
+ * tasks/get says it failed, and why; tasks/update and tasks/cancel are
+ * acknowledged as for any ended task (nothing is sent anywhere).
+ */
+function lostAnswer(method: (typeof TASK_METHODS)[number], held: ChildTask): Record<string, unknown> {
+  if (method !== 'tasks/get') return {}
+  const message = held.lostMessage()
+  return {
+    taskId: held.taskId,
+    status: 'failed',
+    statusMessage: message,
+    createdAt: held.made.createdAt,
+    lastUpdatedAt: held.lostSince,
+    ttlMs: held.made.ttlMs,
+    error: { code: RpcCode.internalError, message },
   }
 }

@@ -1,5 +1,6 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { ChildConnection } from '../../../src/children/child.js'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { ConnectionHandle, Runtime } from '../../../src/runtime/runtime.js'
@@ -341,7 +342,6 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
     const quick = running(async () => text('quick'))
     expect(
       await startAsTask(
-        runtime,
         registryOf(runtime).hosted,
         { server: 'kid', core: false },
         quick,
@@ -352,7 +352,6 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
     ).toBeUndefined()
     const slow = releasable()
     const created = await startAsTask(
-      runtime,
       registryOf(runtime).hosted,
       { server: 'kid', core: false },
       slow.call,
@@ -383,8 +382,11 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
         return Promise.resolve<RelayOutcome>({ ok: true, result: {} })
       },
     }
-    const runtime = { supervisor: { children: new Map([['core', child]]) } } as unknown as Runtime
+    // The server's own process never hears of it: the task lives in the connection that answered the call (a scoped server's instance).
+    const own = { key: 'core', forward: () => Promise.reject(new Error('sent to the server’s own process')) }
+    const runtime = { supervisor: { children: new Map([['core', own]]) } } as unknown as Runtime
     const calls = new ParkedCalls(fakeRuntime())
+    const answered = (call: ParkedCall) => Object.assign(call, { answeredBy: child as unknown as ChildConnection })
     const coreTask = {
       task: {
         taskId: 'child-1',
@@ -394,9 +396,8 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
         createdAt: '2026-01-01T00:00:00.000Z',
       },
     }
-    const toolCall = running(async () => ({ ok: true, result: coreTask }))
+    const toolCall = answered(running(async () => ({ ok: true, result: coreTask })))
     const created = (await startAsTask(
-      runtime,
       registryOf(runtime).hosted,
       { server: 'core', core: true },
       toolCall,
@@ -433,10 +434,9 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
     })
 
     const second = (await startAsTask(
-      runtime,
       registryOf(runtime).hosted,
       { server: 'core', core: true },
-      running(async () => ({ ok: true, result: { task: { taskId: 'child-2', status: 'working' } } })),
+      answered(running(async () => ({ ok: true, result: { task: { taskId: 'child-2', status: 'working' } } }))),
       ctxOf({ clientId: 'alice' }),
       sinkOf(),
       open(calls),
@@ -463,7 +463,6 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
     // A child answering something else (an error, a plain result) is answered as it is.
     expect(
       await startAsTask(
-        runtime,
         registryOf(runtime).hosted,
         { server: 'core', core: true },
         running(async () => ({ ok: false, error: { code: -32602, message: 'bad' } })),
@@ -474,7 +473,6 @@ describe('startAsTask: a task opt-in’s call becomes a task', () => {
     ).toBeUndefined()
     expect(
       await startAsTask(
-        runtime,
         registryOf(runtime).hosted,
         { server: 'core', core: true },
         running(async () => text('plain')),

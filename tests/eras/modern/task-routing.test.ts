@@ -1,6 +1,8 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server'
 import { describe, expect, it } from 'vitest'
+import type { ChildConnection } from '../../../src/children/child.js'
 import type { CallerEra } from '../../../src/children/child-session.js'
+import { ChildTask } from '../../../src/children/child-tasks.js'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { Runtime } from '../../../src/runtime/runtime.js'
@@ -16,6 +18,23 @@ import { DEFAULT_TASK_TTL_MS, keepFor, TaskLedger, TaskRegistry } from '../../..
 
 const CAPS_KEY = 'io.modelcontextprotocol/clientCapabilities'
 const WITH_TASKS = { extensions: { [TASKS_EXTENSION]: {} } }
+
+type Forward = (
+  method: string,
+  params: Record<string, unknown>,
+  options: { callerEra?: CallerEra },
+) => Promise<RelayOutcome>
+
+/** A child connection as the routing sees one: its key, a running process, and `forward`. */
+function fakeChild(key: string, forward: Forward = () => Promise.reject(new Error('not sent'))): ChildConnection {
+  return {
+    key,
+    state: 'RUNNING',
+    startedAt: new Date(0),
+    lastError: undefined,
+    forward,
+  } as unknown as ChildConnection
+}
 
 /** A handler context as the SDK gives one: the request's envelope, and the credential over HTTP. */
 function ctxOf(
@@ -37,17 +56,17 @@ describe('the task ledger: which child holds whose task', () => {
   it('finds a task only for the credential it was made for', () => {
     const ledger = new TaskLedger(() => 0)
     ledger.remember('token:0', 't1', 'a', 1_000)
-    expect(ledger.serverOf('token:0', 't1')).toBe('a')
-    expect(ledger.serverOf('token:1', 't1')).toBeUndefined()
-    expect(ledger.serverOf('token:0', 't2')).toBeUndefined()
+    expect(ledger.holderOf('token:0', 't1')).toBe('a')
+    expect(ledger.holderOf('token:1', 't1')).toBeUndefined()
+    expect(ledger.holderOf('token:0', 't2')).toBeUndefined()
   })
 
   it('keeps two credentials’ tasks apart when two children mint the same taskId', () => {
     const ledger = new TaskLedger(() => 0)
     ledger.remember('token:0', '1', 'a', 1_000)
     ledger.remember('token:1', '1', 'b', 1_000)
-    expect(ledger.serverOf('token:0', '1')).toBe('a')
-    expect(ledger.serverOf('token:1', '1')).toBe('b')
+    expect(ledger.holderOf('token:0', '1')).toBe('a')
+    expect(ledger.holderOf('token:1', '1')).toBe('b')
   })
 
   it('forgets a task after its ttlMs from the last time it was remembered', () => {
@@ -55,12 +74,12 @@ describe('the task ledger: which child holds whose task', () => {
     const ledger = new TaskLedger(() => now)
     ledger.remember('p', 't', 'a', 1_000)
     now = 999
-    expect(ledger.serverOf('p', 't')).toBe('a')
+    expect(ledger.holderOf('p', 't')).toBe('a')
     ledger.remember('p', 't', 'a', 1_000)
     now = 1_500
-    expect(ledger.serverOf('p', 't')).toBe('a')
+    expect(ledger.holderOf('p', 't')).toBe('a')
     now = 1_999
-    expect(ledger.serverOf('p', 't')).toBeUndefined()
+    expect(ledger.holderOf('p', 't')).toBeUndefined()
     expect(ledger.size).toBe(0)
   })
 
@@ -73,11 +92,11 @@ describe('the task ledger: which child holds whose task', () => {
     now = 20
     ledger.remember('p', 'new', 'a', 1_000)
     // 'short' had expired: nothing else had to go.
-    expect(['short', 'old', 'used', 'new'].map((t) => ledger.serverOf('p', t))).toEqual([undefined, 'a', 'a', 'a'])
+    expect(['short', 'old', 'used', 'new'].map((t) => ledger.holderOf('p', t))).toEqual([undefined, 'a', 'a', 'a'])
     ledger.remember('p', 'old', 'a', 1_000)
     ledger.remember('p', 'newer', 'a', 1_000)
     // 'used' was the least recently remembered.
-    expect(['old', 'used', 'new', 'newer'].map((t) => ledger.serverOf('p', t))).toEqual(['a', undefined, 'a', 'a'])
+    expect(['old', 'used', 'new', 'newer'].map((t) => ledger.holderOf('p', t))).toEqual(['a', undefined, 'a', 'a'])
     expect(ledger.size).toBe(3)
   })
 
@@ -112,16 +131,21 @@ describe('what is a task, and who declared the extension', () => {
   it('remembers a task a child creates for a request that declared the extension, as its credential’s', () => {
     const tasks = new TaskRegistry()
     const none = taskCaller(tasks, ctxOf({ capabilities: {}, clientId: 'token:0' }))
-    expect(none.taskCreated).toBeUndefined()
+    expect(none.answered).toBeUndefined()
     const caller = taskCaller(tasks, ctxOf({ capabilities: WITH_TASKS, clientId: 'token:0' }))
-    caller.taskCreated!('kids', { resultType: 'task', taskId: 'T', ttlMs: 1_000 })
-    caller.taskCreated!('kids', { resultType: 'complete', taskId: 'U' })
-    expect(tasks.ledger.serverOf('token:0', 'T')).toBe('kids')
-    expect(tasks.ledger.serverOf('token:1', 'T')).toBeUndefined()
-    expect(tasks.ledger.serverOf('token:0', 'U')).toBeUndefined()
+    const kids = fakeChild('kids')
+    caller.answered!(kids, { resultType: 'task', taskId: 'T', ttlMs: 1_000, createdAt: 'then' })
+    caller.answered!(kids, { resultType: 'complete', taskId: 'U' })
+    expect(tasks.ledger.holderOf('token:0', 'T')).toMatchObject({
+      child: kids,
+      taskId: 'T',
+      made: { createdAt: 'then', ttlMs: 1_000 },
+    })
+    expect(tasks.ledger.holderOf('token:1', 'T')).toBeUndefined()
+    expect(tasks.ledger.holderOf('token:0', 'U')).toBeUndefined()
     // Over stdio there is no credential: the launch's one principal.
-    taskCaller(tasks, ctxOf({ capabilities: WITH_TASKS })).taskCreated!('kids', { resultType: 'task', taskId: 'S' })
-    expect(tasks.ledger.serverOf('', 'S')).toBe('kids')
+    taskCaller(tasks, ctxOf({ capabilities: WITH_TASKS })).answered!(kids, { resultType: 'task', taskId: 'S' })
+    expect(tasks.ledger.holderOf('', 'S')?.child).toBe(kids)
   })
 })
 
@@ -143,23 +167,18 @@ function routed(options: { advertised?: boolean; visible?: (server: string) => b
     params: Record<string, unknown>
     callerEra: CallerEra | undefined
   }> = []
-  const child = (key: string) => ({
-    key,
-    forward: (method: string, params: Record<string, unknown>, o: { callerEra?: CallerEra }) => {
-      sent.push({ server: key, method, params, callerEra: o.callerEra })
-      return Promise.resolve(
-        options.answer ?? { ok: true, result: { taskId: params.taskId, status: 'working', ttlMs: 60_000 } },
-      )
-    },
-  })
-  const runtime = {
-    supervisor: {
-      children: new Map([
-        ['a', child('a')],
-        ['b', child('b')],
-      ]),
-    },
-  } as unknown as Runtime
+  const children = new Map(
+    ['a', 'b'].map((key) => [
+      key,
+      fakeChild(key, (method, params, o) => {
+        sent.push({ server: key, method, params, callerEra: o.callerEra })
+        return Promise.resolve(
+          options.answer ?? { ok: true, result: { taskId: params.taskId, status: 'working', ttlMs: 60_000 } },
+        )
+      }),
+    ]),
+  )
+  const runtime = { supervisor: { children } } as unknown as Runtime
   const view = { serverVisible: options.visible ?? (() => true) } as unknown as PrincipalView
   const tasks = new TaskRegistry()
   registerTaskHandlers(server, runtime, view, tasks)
@@ -173,7 +192,13 @@ function routed(options: { advertised?: boolean; visible?: (server: string) => b
       }),
     )
   }
-  return { handlers, sent, ledger: tasks.ledger, call }
+  /** `owner`'s task `taskId`, made by child `key` (its process running), remembered for `ttlMs`. */
+  const remember = (owner: string, taskId: string, key: string, ttlMs: number) => {
+    const held = new ChildTask(children.get(key)!, taskId, { createdAt: 'then', ttlMs })
+    tasks.ledger.remember(owner, taskId, held, ttlMs)
+    return held
+  }
+  return { handlers, sent, ledger: tasks.ledger, remember, children, call }
 }
 
 describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
@@ -184,7 +209,7 @@ describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
 
   it('go to the child holding the credential’s task, with the envelope’s capabilities; a tasks/get keeps it for its ttlMs', async () => {
     const r = routed()
-    r.ledger.remember('token:0', 'T', 'b', 1_000)
+    r.remember('token:0', 'T', 'b', 1_000)
     const ctx = ctxOf({ capabilities: WITH_TASKS, clientId: 'token:0' })
     expect(await r.call('tasks/get', { taskId: 'T' }, ctx)).toEqual({
       result: { taskId: 'T', status: 'working', ttlMs: 60_000 },
@@ -203,7 +228,7 @@ describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
 
   it('put back the inputResponses the SDK lifted off a tasks/update', async () => {
     const r = routed()
-    r.ledger.remember('token:0', 'T', 'a', 1_000)
+    r.remember('token:0', 'T', 'a', 1_000)
     await r.call(
       'tasks/update',
       { taskId: 'T' },
@@ -214,8 +239,8 @@ describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
 
   it('answer a task never made, another credential’s and one of a server the view no longer reaches the same -32602, sending nothing', async () => {
     const r = routed({ visible: (s) => s !== 'b' })
-    r.ledger.remember('token:0', 'mine', 'a', 1_000)
-    r.ledger.remember('token:0', 'hidden', 'b', 1_000)
+    r.remember('token:0', 'mine', 'a', 1_000)
+    r.remember('token:0', 'hidden', 'b', 1_000)
     const bob = ctxOf({ capabilities: WITH_TASKS, clientId: 'token:1' })
     const alice = ctxOf({ capabilities: WITH_TASKS, clientId: 'token:0' })
     for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
@@ -237,7 +262,7 @@ describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
 
   it('answer -32021 naming the extension to a request that did not declare it, before looking the task up', async () => {
     const r = routed()
-    r.ledger.remember('token:0', 'T', 'a', 1_000)
+    r.remember('token:0', 'T', 'a', 1_000)
     for (const capabilities of [undefined, {}, { extensions: {} }]) {
       const answer = await r.call(
         'tasks/get',
@@ -255,9 +280,46 @@ describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
     const r = routed({
       answer: { ok: false, error: { code: -32602, message: 'Unknown taskId: T', data: { why: 'expired' } } },
     })
-    r.ledger.remember('', 'T', 'a', 1_000)
+    r.remember('', 'T', 'a', 1_000)
     expect(await r.call('tasks/get', { taskId: 'T' }, ctxOf({ capabilities: WITH_TASKS }))).toEqual({
       error: { code: -32602, message: 'Unknown taskId: T', data: { why: 'expired' } },
     })
+  })
+})
+
+describe('a task of a process that is gone', () => {
+  const ctx = ctxOf({ capabilities: WITH_TASKS, clientId: 'token:0' })
+
+  it('answers tasks/get as failed, saying why, once the process that made it stopped or was restarted; sends nothing', async () => {
+    const r = routed()
+    r.remember('token:0', 'T', 'a', 60_000)
+    const a = r.children.get('a')! as { state: string; lastError?: string; startedAt?: Date }
+    a.state = 'FAILED'
+    a.lastError = 'exited with code 3'
+    const got = (await r.call('tasks/get', { taskId: 'T' }, ctx)) as { result: Record<string, unknown> }
+    const message =
+      'Task T failed: the process of server "a" that ran it is gone (it stopped: exited with code 3); call the tool again'
+    expect(got.result).toEqual({
+      taskId: 'T',
+      status: 'failed',
+      statusMessage: message,
+      createdAt: 'then',
+      lastUpdatedAt: expect.any(String),
+      ttlMs: 60_000,
+      error: { code: -32603, message },
+    })
+    // Ended: an update and a cancel are acknowledged, as for any ended task.
+    expect(await r.call('tasks/update', { taskId: 'T' }, ctx)).toEqual({ result: {} })
+    expect(await r.call('tasks/cancel', { taskId: 'T' }, ctx)).toEqual({ result: {} })
+    // Running again, but another process: the task is not there either.
+    a.state = 'RUNNING'
+    a.startedAt = new Date(1)
+    const again = (await r.call('tasks/get', { taskId: 'T' }, ctx)) as { result: { statusMessage: string } }
+    expect(again.result.statusMessage).toContain('(it was restarted)')
+    expect(r.sent).toEqual([])
+    // Another credential still gets an unknown task.
+    expect(
+      await r.call('tasks/get', { taskId: 'T' }, ctxOf({ capabilities: WITH_TASKS, clientId: 'token:1' })),
+    ).toEqual({ error: { code: -32602, message: 'Unknown taskId: T', data: undefined } })
   })
 })
