@@ -29,6 +29,16 @@ export class ChildTask {
     return this.child.state === 'RUNNING' && this.child.startedAt === this.run
   }
 
+  /** Still running for `ms` at most: its instance counts as busy meanwhile (task-holds.ts). */
+  hold(ms: number): void {
+    this.child.heldTasks.hold(this, Date.now() + ms)
+  }
+
+  /** Seen to end (terminal, cancelled, its result read), or no one can ask for it any more. */
+  release(): void {
+    this.child.heldTasks.release(this)
+  }
+
   /** When it was found lost (the same time for every answer about it). */
   get lostSince(): string {
     return (this.lostAt ??= new Date().toISOString())

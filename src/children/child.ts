@@ -31,6 +31,7 @@ import type { TokenStore } from '../oauth/token-store.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
 import { MODERN_PROTOCOL_VERSION, RpcCode, type Era } from '../protocol/facts.js'
 import { wireClient } from './child-client.js'
+import { TaskHolds } from './task-holds.js'
 import type { ChildSession, ChildSessions, ForwardOptions, InputSource, SessionLink } from './child-session.js'
 
 export { hasSkillsExtension, type ChildLists, type ListKind } from './child-lists.js'
@@ -121,6 +122,8 @@ export class ChildConnection {
   private probeKills = false
   /** The running child's session, in the era it speaks. */
   private session: ChildSession | undefined
+  /** The tasks its process runs for callers after their calls answered (child-tasks.ts): a scoped server's instance is busy while one is held. */
+  readonly heldTasks = new TaskHolds()
   /** What its sessions keep across restarts: the log level last asked, the resources clients subscribed to. */
   private readonly kept: SessionLink['kept'] = { resourceUris: [] }
 

@@ -12,11 +12,11 @@ import { missingSecretIn } from './secret-refs.js'
  * The instances of one scoped server (docs/team.md): one process per person
  * (`scope: "principal"`) or per MCP session (`"session"`), each a child
  * connection of its own with its own folders and its person's secrets.
- * Started on first use, kept while used, stopped after `idleMs` without a
- * request, at most `maxInstances` at once (the least recently used idle one
- * makes room; none idle, the call is refused at once), restarted after a
- * crash with backoff of its own: one person's instance never touches
- * another's.
+ * Started on first use, kept while used (a call in flight, or a task it runs
+ * for its person), stopped after `idleMs` without a request, at most
+ * `maxInstances` at once (the least recently used idle one makes room; none
+ * idle, the call is refused at once), restarted after a crash with backoff
+ * of its own: one person's instance never touches another's.
  */
 
 /** Whom an instance runs for. */
@@ -199,9 +199,10 @@ export class InstancePool {
     return info.session !== undefined ? `s\0${info.session}` : `p\0${info.person}`
   }
 
-  /** Whether a request is on its way to the instance, in flight, or its start is under way. */
+  /** Whether a request is on its way to the instance, in flight, or its start is under way, or it runs a task for its person (child-tasks.ts). */
   private busy(instance: Instance): boolean {
-    return instance.reserved || instance.child.inFlight > 0 || instance.child.state === 'INITIALIZING'
+    const { child } = instance
+    return instance.reserved || child.inFlight > 0 || child.state === 'INITIALIZING' || child.heldTasks.any()
   }
 
   /** Below the cap, or one idle instance (the least recently used) stopped to make room; false when every one is busy. */

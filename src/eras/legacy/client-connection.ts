@@ -413,6 +413,7 @@ export class ClientConnection implements ConnectionHandle {
     if (this.closed) return
     this.closed = true
     this.relay.abortAll()
+    this.taskTable?.close()
     this.unsubscribeView?.()
     this.options.runtime.removeConnection(this)
     this.onclose?.()

@@ -3,9 +3,10 @@ import type { ChildConnection } from '../../children/child.js'
 import { ChildTask } from '../../children/child-tasks.js'
 import type { PrincipalView } from '../../principal/view.js'
 import { isObject, RpcCode } from '../../protocol/facts.js'
-import type { RelayOutcome } from '../../protocol/request-relay.js'
+import { RelayErrorCode, type RelayOutcome } from '../../protocol/request-relay.js'
 import type { Runtime } from '../../runtime/runtime.js'
-import type { CoreTask } from '../modern/task-mapping.js'
+import { keepFor } from '../modern/task-registry.js'
+import { coreStatus, isTerminalStatus, type CoreTask } from '../modern/task-mapping.js'
 import { CoreTasksOverExtension, type CoreTaskContext } from './core-tasks.js'
 
 /** How long tasks/result may wait for a child's task to finish. */
@@ -33,7 +34,9 @@ export interface TaskOwner {
  * another connection's taskId is unknown here). A 2025 child's tasks/* are
  * its own; a 2026 child's tasks extension is mapped onto them
  * (core-tasks.ts). A task whose process is gone (a crash and restart, its
- * instance stopped) answers as failed, saying why (child-tasks.ts).
+ * instance stopped) answers as failed, saying why (child-tasks.ts); one that
+ * runs holds its instance (busy) until it is seen to end or this connection
+ * goes.
  */
 export class SessionTasks {
   /** Tasks created through this connection, by task id: the process that runs each. */
@@ -49,7 +52,9 @@ export class SessionTasks {
     if (!isObject(task) || typeof task.taskId !== 'string' || child === undefined) return
     const ttl = typeof task.ttl === 'number' ? task.ttl : null
     const createdAt = typeof task.createdAt === 'string' ? task.createdAt : new Date().toISOString()
-    this.held.set(task.taskId, new ChildTask(child, task.taskId, { createdAt, ttlMs: ttl }))
+    const held = new ChildTask(child, task.taskId, { createdAt, ttlMs: ttl })
+    this.held.set(task.taskId, held)
+    held.hold(keepFor(ttl))
     if (child.era === 'modern') this.overExtension.remember(task)
   }
 
@@ -73,6 +78,7 @@ export class SessionTasks {
     if (ctx.cancellation.aborted) return undefined
     // Its process is gone (before the request, or during it): the task is lost, and said so.
     if (!held.alive && !outcome?.ok) return lostOutcome(method, held)
+    if (outcome) settle(method, held, outcome)
     return outcome
   }
 
@@ -117,6 +123,28 @@ export class SessionTasks {
     ]
     return ctx.cancellation.aborted ? undefined : { ok: true, result: { tasks } }
   }
+
+  /** The connection went: no one can ask for its tasks any more, so they hold no instance. */
+  close(): void {
+    for (const held of this.held.values()) held.release()
+    this.held.clear()
+  }
+}
+
+/** Relay errors that say nothing of the task (no answer came): it may run on. */
+const NO_ANSWER: ReadonlySet<number> = new Set(Object.values(RelayErrorCode))
+
+/**
+ * What an answer says of the task: one seen to end (terminal, its result
+ * read or its error, cancelled) holds its instance no longer.
+ */
+function settle(method: string, held: ChildTask, outcome: RelayOutcome): void {
+  const ended = outcome.ok
+    ? method === 'tasks/result' ||
+      method === 'tasks/cancel' ||
+      (method === 'tasks/get' && isTerminalStatus(coreStatus(outcome.result.status)))
+    : method === 'tasks/result' && !NO_ANSWER.has(outcome.error.code)
+  if (ended) held.release()
 }
 
 /** A lost task as a 2025 Task: failed, saying why. */
@@ -137,6 +165,7 @@ function lostTask(held: ChildTask): CoreTask {
  * ended task (2025-11-25: -32602). Nothing is sent to any process.
  */
 function lostOutcome(method: string, held: ChildTask): RelayOutcome {
+  held.release()
   const message = held.lostMessage()
   if (method === 'tasks/get') return { ok: true, result: lostTask(held) as unknown as Record<string, unknown> }
   if (method === 'tasks/cancel')

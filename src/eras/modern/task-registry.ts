@@ -22,7 +22,7 @@ interface LedgerEntry<H> {
  * (`H`, the holder: a ChildTask, the connection and process run that made
  * it). An entry lives for its task's `ttlMs` from the last time the child
  * answered about it, and the map holds at most `max` of them (the least
- * recently used goes first).
+ * recently used goes first; `forgotten` hears of each entry it drops).
  */
 export class TaskLedger<H> {
   private readonly entries = new Map<string, LedgerEntry<H>>()
@@ -30,6 +30,7 @@ export class TaskLedger<H> {
   constructor(
     private readonly now: () => number = Date.now,
     private readonly max = MAX_TASKS,
+    private readonly forgotten: (holder: H) => void = () => {},
   ) {}
 
   get size(): number {
@@ -50,19 +51,24 @@ export class TaskLedger<H> {
     const entry = this.entries.get(key)
     if (!entry) return undefined
     if (entry.expiresAt <= this.now()) {
-      this.entries.delete(key)
+      this.drop(key, entry)
       return undefined
     }
     return entry.holder
   }
 
+  private drop(key: string, entry: LedgerEntry<H>): void {
+    this.entries.delete(key)
+    this.forgotten(entry.holder)
+  }
+
   /** The expired entries first; then, while still too many, the least recently used. */
   private evict(): void {
     const now = this.now()
-    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key)
-    for (const key of this.entries.keys()) {
+    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.drop(key, entry)
+    for (const [key, entry] of this.entries) {
       if (this.entries.size <= this.max) break
-      this.entries.delete(key)
+      this.drop(key, entry)
     }
   }
 }
@@ -80,7 +86,8 @@ export class TaskRegistry {
   readonly hosted: HostedTasks
 
   constructor(parts: { ledger?: TaskLedger<ChildTask>; hosted?: HostedTasks } = {}) {
-    this.ledger = parts.ledger ?? new TaskLedger<ChildTask>()
+    // A task forgotten (its ttl over, or too many) no longer holds its instance.
+    this.ledger = parts.ledger ?? new TaskLedger<ChildTask>(Date.now, MAX_TASKS, (task) => task.release())
     this.hosted = parts.hosted ?? new HostedTasks()
   }
 

@@ -19,7 +19,8 @@ import type { RelayOutcome } from '../../protocol/request-relay.js'
 import type { PrincipalView } from '../../principal/view.js'
 import type { Runtime } from '../../runtime/runtime.js'
 import { MAX_TASK_TTL_MS, type HostedTask } from './hosted-tasks.js'
-import type { TaskRegistry } from './task-registry.js'
+import { keepFor, type TaskRegistry } from './task-registry.js'
+import { coreStatus, isTerminalStatus } from './task-mapping.js'
 import { principalOf } from './parked-registry.js'
 import { hasTasksExtension, isObject, TASKS_EXTENSION, RpcCode } from '../../protocol/facts.js'
 
@@ -111,7 +112,9 @@ export function taskCaller(tasks: TaskRegistry, ctx: ServerContext): Pick<ToolCa
         createdAt: typeof result.createdAt === 'string' ? result.createdAt : new Date().toISOString(),
         ttlMs: task.ttlMs ?? null,
       }
-      tasks.ledger.remember(owner, task.taskId, new ChildTask(child, task.taskId, made), task.ttlMs)
+      const held = new ChildTask(child, task.taskId, made)
+      tasks.ledger.remember(owner, task.taskId, held, task.ttlMs)
+      held.hold(keepFor(task.ttlMs))
     },
   }
 }
@@ -185,8 +188,7 @@ export function registerTaskHandlers(server: Server, runtime: Runtime, view: Pri
       const outcome = held.alive ? await askHolder(method, held, params, ctx, declared) : undefined
       // Its process is gone (before the request, or during it): the task is lost, and said so.
       if (!held.alive && !outcome?.ok) return lostAnswer(method, held) as never
-      // A tasks/get answered: the task is kept for its ttlMs from now (what the child says it keeps it for).
-      if (outcome?.ok && method === 'tasks/get') ledger.remember(owner, taskId, held, ttlOf(outcome.result.ttlMs))
+      if (outcome?.ok) settle(method, held, outcome.result, (ttlMs) => ledger.remember(owner, taskId, held, ttlMs))
       return answer(outcome!) as never
     })
   }
@@ -216,11 +218,32 @@ function askHolder(
 }
 
 /**
+ * What the child's answer says of the task: a tasks/get keeps it for its
+ * ttlMs from now (what the child says it keeps it for), and the task holds
+ * its instance while it runs; one that ended, or was cancelled, holds it no
+ * longer.
+ */
+function settle(
+  method: (typeof TASK_METHODS)[number],
+  held: ChildTask,
+  result: Record<string, unknown>,
+  remember: (ttlMs: number | null | undefined) => void,
+): void {
+  if (method === 'tasks/cancel') return held.release()
+  if (method !== 'tasks/get') return
+  const ttlMs = ttlOf(result.ttlMs)
+  remember(ttlMs)
+  if (isTerminalStatus(coreStatus(result.status))) held.release()
+  else held.hold(keepFor(ttlMs))
+}
+
+/**
  * A task whose process is gone (a crash and restart, its instance stopped):
  * tasks/get says it failed, and why; tasks/update and tasks/cancel are
  * acknowledged as for any ended task (nothing is sent anywhere).
  */
 function lostAnswer(method: (typeof TASK_METHODS)[number], held: ChildTask): Record<string, unknown> {
+  held.release()
   if (method !== 'tasks/get') return {}
   const message = held.lostMessage()
   return {

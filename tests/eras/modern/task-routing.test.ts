@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { ChildConnection } from '../../../src/children/child.js'
 import type { CallerEra } from '../../../src/children/child-session.js'
 import { ChildTask } from '../../../src/children/child-tasks.js'
+import { TaskHolds } from '../../../src/children/task-holds.js'
 import type { PrincipalView } from '../../../src/principal/view.js'
 import type { RelayOutcome } from '../../../src/protocol/request-relay.js'
 import type { Runtime } from '../../../src/runtime/runtime.js'
@@ -25,13 +26,14 @@ type Forward = (
   options: { callerEra?: CallerEra },
 ) => Promise<RelayOutcome>
 
-/** A child connection as the routing sees one: its key, a running process, and `forward`. */
+/** A child connection as the routing sees one: its key, a running process, its held tasks, and `forward`. */
 function fakeChild(key: string, forward: Forward = () => Promise.reject(new Error('not sent'))): ChildConnection {
   return {
     key,
     state: 'RUNNING',
     startedAt: new Date(0),
     lastError: undefined,
+    heldTasks: new TaskHolds(),
     forward,
   } as unknown as ChildConnection
 }
@@ -143,6 +145,8 @@ describe('what is a task, and who declared the extension', () => {
     })
     expect(tasks.ledger.holderOf('token:1', 'T')).toBeUndefined()
     expect(tasks.ledger.holderOf('token:0', 'U')).toBeUndefined()
+    // The task runs: its process holds it (a scoped server's instance is busy meanwhile).
+    expect(kids.heldTasks.any()).toBe(true)
     // Over stdio there is no credential: the launch's one principal.
     taskCaller(tasks, ctxOf({ capabilities: WITH_TASKS })).answered!(kids, { resultType: 'task', taskId: 'S' })
     expect(tasks.ledger.holderOf('', 'S')?.child).toBe(kids)
@@ -287,7 +291,7 @@ describe('tasks/get, tasks/update and tasks/cancel, routed', () => {
   })
 })
 
-describe('a task of a process that is gone', () => {
+describe('a task of a process that is gone, and a task that holds its process', () => {
   const ctx = ctxOf({ capabilities: WITH_TASKS, clientId: 'token:0' })
 
   it('answers tasks/get as failed, saying why, once the process that made it stopped or was restarted; sends nothing', async () => {
@@ -321,5 +325,22 @@ describe('a task of a process that is gone', () => {
     expect(
       await r.call('tasks/get', { taskId: 'T' }, ctxOf({ capabilities: WITH_TASKS, clientId: 'token:1' })),
     ).toEqual({ error: { code: -32602, message: 'Unknown taskId: T', data: undefined } })
+  })
+
+  it('holds its process while it runs, and lets it go once a tasks/get says it ended, or it is cancelled', async () => {
+    const answers: Record<string, unknown>[] = [{ status: 'working' }, { status: 'completed' }]
+    const r = routed()
+    const b = r.children.get('b')!
+    ;(b as { forward: Forward }).forward = (_m, params) =>
+      Promise.resolve({ ok: true, result: { taskId: params.taskId, ttlMs: 60_000, ...answers.shift() } })
+    const held = r.remember('token:0', 'T', 'b', 60_000)
+    held.hold(60_000)
+    await r.call('tasks/get', { taskId: 'T' }, ctx)
+    expect(b.heldTasks.any()).toBe(true)
+    await r.call('tasks/get', { taskId: 'T' }, ctx)
+    expect(b.heldTasks.any()).toBe(false)
+    r.remember('token:0', 'U', 'b', 60_000).hold(60_000)
+    await r.call('tasks/cancel', { taskId: 'U' }, ctx)
+    expect(b.heldTasks.any()).toBe(false)
   })
 })
