@@ -72,9 +72,6 @@ export class AgentCall implements ConnectionHandle {
 
   catalogueChanged(): void {}
   childNotification(_server: string, _notification: JSONRPCNotification): void {}
-  isSubscribed(): boolean {
-    return false
-  }
   reaches(server: string): boolean {
     return this.view.serverVisible(server)
   }

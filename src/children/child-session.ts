@@ -19,14 +19,22 @@ import type { RelayOutcome, RelayRequestOptions, RequestRelay } from '../protoco
  * session puts myc's `_meta` envelope on every request, asks a 2025 caller
  * what the child's `input_required` needs (the input bridge), maps 2025 core
  * tasks onto the tasks extension, converts the child's errors for a 2025
- * caller, and keeps the child's one `subscriptions/listen` open. The
+ * caller, and keeps the child's one `subscriptions/listen` open. Each start's
+ * session asks the new process again for what clients asked of the child
+ * (`SessionLink.kept`), so that nothing they asked dies with a process. The
  * implementations are in src/eras/; which one a child gets is decided by the
  * era it negotiated.
  */
 export interface ChildSession {
   /** The era this session speaks. */
   readonly era: Era
-  /** Opens what the session keeps open while the child runs (a 2026 child's listen); before the child's lists are read. */
+  /**
+   * Opens what the session keeps open while the child runs, and asks the new
+   * process again for what myc's clients asked of the child (`kept`): a
+   * 2026 child's listen names the resources held, a 2025 child is sent
+   * resources/subscribe for each (a refusal is logged, never fails the
+   * start). Before the child's lists are read.
+   */
   open(): Promise<void>
   /** Sends one request of a caller and resolves with the child's answer (as the caller's era is to get it). */
   forward(method: string, params: Record<string, unknown> | undefined, options: ForwardOptions): Promise<RelayOutcome>
@@ -43,14 +51,12 @@ export interface ChildSession {
   /** Sees each message from the child before the SDK does; true to drop it. */
   screen(message: JSONRPCMessage): boolean
   /**
-   * How the child is asked for a resource's updates: `listen` by the
-   * session's own listen, which names the resources clients subscribed to
-   * (resourcesChanged); `subscribe` by forwarding resources/subscribe; not
-   * at all (undefined).
+   * The resources clients hold changed (`kept.resourceUris`): the child is
+   * asked for the ones added and let go of the ones no longer held. Resolves
+   * once it was asked for `added` (a resource just held, when given),
+   * rejecting when it refused; a refusal of any other is logged.
    */
-  readonly resourceUpdates: 'listen' | 'subscribe' | undefined
-  /** The resources clients subscribed to changed (`kept.resourceUris`): resolves once the child is asked for them. */
-  resourcesChanged(): Promise<void>
+  resourcesChanged(added?: string): Promise<void>
   /** The child stopped: nothing more is kept open. */
   close(): void
 }
@@ -100,7 +106,7 @@ export interface SessionLink {
   readonly clientInfo: Implementation
   /** The child's log (tagged with its key). */
   readonly log: Logger
-  /** What outlives a restart of the child: the log level last asked of it, the resources clients subscribed to. */
+  /** What outlives a restart of the child, asked of each start again: the log level last asked, the resources clients hold (children/child-resources.ts). */
   readonly kept: { logLevel?: LoggingLevel; resourceUris: readonly string[] }
   /** The relay of the child running now, for a request sent later (a bridged call's retry); undefined once it stopped. */
   current(): RequestRelay | undefined

@@ -32,6 +32,7 @@ import type { Reauthorize } from '../oauth/reauthorize.js'
 import { MODERN_PROTOCOL_VERSION, RpcCode, type Era } from '../protocol/facts.js'
 import { wireClient } from './child-client.js'
 import { TaskHolds } from './task-holds.js'
+import { ChildResources } from './child-resources.js'
 import type { ChildSession, ChildSessions, ForwardOptions, InputSource, SessionLink } from './child-session.js'
 
 export { hasSkillsExtension, type ChildLists, type ListKind } from './child-lists.js'
@@ -114,8 +115,6 @@ export class ChildConnection {
   pid: number | undefined
   /** The era spoken with the child (undefined until it ran once). */
   era: Era | undefined
-  /** How the child is asked for a resource's updates, as its session said when it last ran (ChildSession.resourceUpdates). */
-  resourceUpdates: ChildSession['resourceUpdates']
   /** The protocol version negotiated with it (`initialize`, or `server/discover` in the modern era). */
   protocolVersion: string | undefined
   /** Set when the child exited on the era probe: later starts of this connection initialize at once. */
@@ -124,8 +123,10 @@ export class ChildConnection {
   private session: ChildSession | undefined
   /** The tasks its process runs for callers after their calls answered (child-tasks.ts): a scoped server's instance is busy while one is held. */
   readonly heldTasks = new TaskHolds()
-  /** What its sessions keep across restarts: the log level last asked, the resources clients subscribed to. */
+  /** What its sessions keep across restarts and ask of each start again: the log level last asked, the resources clients subscribed to. */
   private readonly kept: SessionLink['kept'] = { resourceUris: [] }
+  /** Which of myc's clients want the updates of which of its resources (the record `kept.resourceUris` is made from). */
+  readonly resources = new ChildResources(this.kept, () => this.session)
 
   private client: Client | undefined
   private relay: RequestRelay | undefined
@@ -191,7 +192,6 @@ export class ChildConnection {
       const spoken: Era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy'
       const session = (this.session = this.deps.childSessions[spoken](this.link(connected, log)))
       this.era = spoken
-      this.resourceUpdates = session.resourceUpdates
       log.debug(`speaks ${spoken === 'modern' ? 'MCP' : 'the 2025 era,'} ${this.protocolVersion ?? '?'}`)
       client.onclose = () => this.onClosed()
       await session.open()
@@ -418,17 +418,6 @@ export class ChildConnection {
   async notify(method: string, params?: Record<string, unknown>): Promise<void> {
     if (this.state !== 'RUNNING' || !this.transport) return
     await this.session?.notify(method, params)
-  }
-
-  /**
-   * The child's resources some client is subscribed to now (a modern child
-   * has no resources/subscribe: its listen asks for their updates, opened
-   * again with them). Resolves once the child listens for them; at once when
-   * it is not running (its next listen asks for them) or serves no listen.
-   */
-  setResourceSubscriptions(uris: readonly string[]): Promise<void> {
-    this.kept.resourceUris = uris
-    return this.session?.resourcesChanged() ?? Promise.resolve()
   }
 
   /** Sends a request through the SDK client (setLevel, subscribe, ping). */

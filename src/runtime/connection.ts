@@ -28,8 +28,6 @@ export interface ConnectionHandle {
   readonly clientHasRoots: boolean
   /** What the client declared (a 2025 connection's `initialize`); what a modern child's `input_required` may ask it for. */
   readonly clientCapabilities?: ClientCapabilities | undefined
-  /** Whether this connection subscribed to updates of a resource. */
-  isSubscribed(uri: string): boolean
   /**
    * Who the client is, for the instances of scoped servers (docs/team.md):
    * its person (`owner`; absent, whoever runs myc) and its 2025 session.

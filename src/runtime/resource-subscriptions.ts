@@ -1,56 +1,40 @@
+import type { ChildConnection } from '../children/child.js'
+import type { ConnectionHandle } from './connection.js'
+
 /**
- * Which holders (client connections) subscribed to which resources of which
- * server: a server's listen asks for the union of its holders' resources.
+ * Which children each client connection asked for resource updates. The
+ * record of what a child is asked is the child's own (ChildConnection's
+ * `resources`: a shared child's, or one instance's of a scoped server),
+ * which every start of it asks for again; this only finds, for a
+ * connection that unsubscribes or goes away, the children that hold it.
  */
-export class ResourceSubscriptions<Holder> {
-  private readonly byServer = new Map<string, Map<string, Set<Holder>>>()
+export class ResourceSubscriptions {
+  private readonly byConnection = new Map<ConnectionHandle, Set<ChildConnection>>()
 
-  /** `holder` subscribed to `uri` of `server`; true when that server's set of resources grew. */
-  add(server: string, uri: string, holder: Holder): boolean {
-    let uris = this.byServer.get(server)
-    if (!uris) this.byServer.set(server, (uris = new Map()))
-    const holders = uris.get(uri)
-    if (holders) {
-      holders.add(holder)
-      return false
-    }
-    uris.set(uri, new Set([holder]))
-    return true
+  /** `connection` wants the updates of `uri`, which `child` serves. Rejects when the child refused (nothing is kept). */
+  async subscribe(connection: ConnectionHandle, child: ChildConnection, uri: string): Promise<void> {
+    let children = this.byConnection.get(connection)
+    if (!children) this.byConnection.set(connection, (children = new Set()))
+    children.add(child)
+    await child.resources.watch(connection, uri)
   }
 
-  /** Whether `holder` is subscribed to `uri` of `server`. */
-  has(server: string, uri: string, holder: Holder): boolean {
-    return this.byServer.get(server)?.get(uri)?.has(holder) ?? false
+  /** `connection` no longer wants the updates of `uri`: a child lets go of it when no other connection holds it. */
+  async unsubscribe(connection: ConnectionHandle, uri: string): Promise<void> {
+    const children = [...(this.byConnection.get(connection) ?? [])]
+    await Promise.all(children.map((child) => child.resources.unwatch(connection, uri)))
   }
 
-  /** `holder` unsubscribed from `uri`; the server whose set of resources shrank, if one did. */
-  remove(holder: Holder, uri: string): string | undefined {
-    for (const [server, uris] of this.byServer) {
-      const holders = uris.get(uri)
-      if (!holders?.delete(holder) || holders.size > 0) continue
-      uris.delete(uri)
-      if (uris.size === 0) this.byServer.delete(server)
-      return server
-    }
-    return undefined
+  /** `connection` went away: the children let go of everything it held. */
+  forget(connection: ConnectionHandle): void {
+    const children = this.byConnection.get(connection)
+    this.byConnection.delete(connection)
+    for (const child of children ?? []) void child.resources.forget(connection)
   }
 
-  /** `holder` is gone: every subscription of it is dropped; the servers whose sets of resources shrank. */
-  removeHolder(holder: Holder): string[] {
-    const shrank: string[] = []
-    for (const [server, uris] of this.byServer) {
-      for (const [uri, holders] of uris) {
-        if (!holders.delete(holder) || holders.size > 0) continue
-        uris.delete(uri)
-        if (!shrank.includes(server)) shrank.push(server)
-      }
-      if (uris.size === 0) this.byServer.delete(server)
-    }
-    return shrank
-  }
-
-  /** The resources of `server` some holder subscribed to, sorted. */
-  uris(server: string): string[] {
-    return [...(this.byServer.get(server)?.keys() ?? [])].sort()
+  /** A reload replaced `old` with `next` (the same server, its entry changed): the new child is asked for what the old one held. */
+  replaced(old: ChildConnection, next: ChildConnection): Promise<void> {
+    for (const children of this.byConnection.values()) if (children.delete(old)) children.add(next)
+    return next.resources.adopt(old.resources)
   }
 }

@@ -389,43 +389,31 @@ export class Runtime {
     // Its session ended: so do the instances of session-scoped servers it had (docs/team.md).
     if (connection.who?.sessionId !== undefined) void this.supervisor.endSession(connection.who.sessionId)
     if (this.lastActive === connection) this.lastActive = undefined
-    for (const server of this.resourceSubscriptions.removeHolder(connection))
-      void this.pushSubscriptions(server).catch(() => {})
+    this.resourceSubscriptions.forget(connection)
   }
 
-  /** Which connection subscribed to which resource of which modern child (what that child's listen asks for). */
-  private readonly resourceSubscriptions = new ResourceSubscriptions<ConnectionHandle>()
+  /** Which children each connection asked for resource updates (the record itself is each child's). */
+  private readonly resourceSubscriptions = new ResourceSubscriptions()
 
   /**
-   * A connection subscribed to a resource of a modern child (which has no
-   * resources/subscribe): the child's listen asks for the resources all
-   * connections subscribed to. Resolves once it does; rejects (the
-   * subscription dropped) when the child's listen could not be opened.
+   * A connection wants the updates of `uri`, which `child` serves (a shared
+   * child, or the instance of the connection's person or session): recorded
+   * on the child, which asks for them now and at every start of it (its
+   * session: resources/subscribe, or its listen). Resolves once it is
+   * asked; rejects when it refused (the subscription dropped).
    */
   async subscribeResource(connection: ConnectionHandle, child: ChildConnection, uri: string): Promise<void> {
-    const had = this.resourceSubscriptions.has(child.key, uri, connection)
-    this.resourceSubscriptions.add(child.key, uri, connection)
     try {
-      await this.pushSubscriptions(child.key)
-    } catch (error) {
-      if (!had && this.resourceSubscriptions.remove(connection, uri) !== undefined)
-        void this.pushSubscriptions(child.key).catch(() => {})
-      throw error
+      await this.resourceSubscriptions.subscribe(connection, child, uri)
+    } finally {
+      // Gone while its instance was starting: nothing stays asked for it.
+      if (!this.connections.has(connection)) this.resourceSubscriptions.forget(connection)
     }
   }
 
-  /** A connection unsubscribed from a resource: the modern child's listen stops asking for it when no other connection wants it. */
+  /** A connection unsubscribed from a resource: its child lets go of it when no other connection holds it. */
   async unsubscribeResource(connection: ConnectionHandle, uri: string): Promise<void> {
-    const server = this.resourceSubscriptions.remove(connection, uri)
-    if (server !== undefined) await this.pushSubscriptions(server).catch(() => {})
-  }
-
-  /** Tells a child which of its resources connections subscribed to (ignored by a legacy child: it has resources/subscribe). */
-  private pushSubscriptions(server: string): Promise<void> {
-    return (
-      this.supervisor.children.get(server)?.setResourceSubscriptions(this.resourceSubscriptions.uris(server)) ??
-      Promise.resolve()
-    )
+    await this.resourceSubscriptions.unsubscribe(connection, uri)
   }
 
   /**
@@ -448,14 +436,18 @@ export class Runtime {
       this.catalogue.clearServer(child.key)
       this.announce(ALL_KINDS)
     }
+    const replaced = diff.servers.changed.map((key) => [key, this.supervisor.children.get(key)] as const)
     await Promise.all(
       [...diff.servers.removed, ...diff.servers.changed].map((key) => this.supervisor.remove(key, drainMs, gone)),
     )
     await Promise.all(
       [...diff.servers.changed, ...diff.servers.added].map((key) => this.supervisor.add(key, servers.get(key)!)),
     )
-    // A changed server's new child listens for the resources connections still hold of it.
-    for (const key of diff.servers.changed) void this.pushSubscriptions(key).catch(() => {})
+    // A changed server's new child is asked for the resources connections still hold of it.
+    for (const [key, old] of replaced) {
+      const next = this.supervisor.children.get(key)
+      if (old && next) void this.resourceSubscriptions.replaced(old, next).catch(() => {}) // a refusal is the child's log's
+    }
     return diff
   }
 

@@ -49,10 +49,20 @@ export async function startRuntime(
 /** An SDK client connected to a new client connection of the runtime over an in-memory pair. */
 export async function connectClient(
   runtime: Runtime,
-  options: { view?: PrincipalView; capabilities?: Record<string, unknown>; setup?: (client: Client) => void } = {},
+  options: {
+    view?: PrincipalView
+    capabilities?: Record<string, unknown>
+    setup?: (client: Client) => void
+    /** The connection's person (an HTTP token's `name`): their instances of scoped servers serve it. */
+    owner?: string
+  } = {},
 ): Promise<{ client: Client; connection: ClientConnection }> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  const connection = new ClientConnection({ runtime, view: options.view ?? openView() })
+  const connection = new ClientConnection({
+    runtime,
+    view: options.view ?? openView(),
+    ...(options.owner !== undefined ? { owner: options.owner } : {}),
+  })
   await connection.connect(serverSide)
   const client = new Client({ name: 'test-client', version: '1.0.0' }, { capabilities: options.capabilities ?? {} })
   options.setup?.(client)

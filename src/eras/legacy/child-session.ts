@@ -2,19 +2,29 @@ import { passthrough } from '../../protocol/passthrough.js'
 import type { RelayOutcome } from '../../protocol/request-relay.js'
 import type { ChildSession, ForwardOptions, SessionLink } from '../../children/child-session.js'
 
+/** How long a new process may take to answer each resources/subscribe asked again at its start (as a 2026 child's listen acknowledgement). */
+const RESUBSCRIBE_TIMEOUT_MS = 10_000
+
 /**
  * A child spoken to in the 2025 era (the `initialize` handshake): a plain
  * relay. Every request goes to the child as the caller sent it and its
- * answer comes back untouched; a resource's updates are asked with
- * resources/subscribe; health is `ping`.
+ * answer comes back untouched; health is `ping`. The resources clients hold
+ * (`kept.resourceUris`) are asked with resources/subscribe, each once per
+ * process: all of them again right after initialize, when the child
+ * (re)starts, and later the ones added (resources/unsubscribe for the ones
+ * let go of).
  */
 export class LegacyChildSession implements ChildSession {
   readonly era = 'legacy'
+  /** The resources this process was sent resources/subscribe for, each with its answer (a refused one is taken out). */
+  private readonly asked = new Map<string, Promise<void>>()
+  private closed = false
 
   constructor(private readonly link: SessionLink) {}
 
-  open(): Promise<void> {
-    return Promise.resolve()
+  /** Asks the new process for every resource clients hold (a refusal is logged, naming the resource; the start goes on). */
+  async open(): Promise<void> {
+    await this.sync(undefined, Math.min(this.link.config.startupTimeoutMs, RESUBSCRIBE_TIMEOUT_MS))
   }
 
   forward(method: string, params: Record<string, unknown> | undefined, options: ForwardOptions): Promise<RelayOutcome> {
@@ -40,13 +50,54 @@ export class LegacyChildSession implements ChildSession {
     return false
   }
 
-  get resourceUpdates(): 'subscribe' | undefined {
-    return this.link.capabilities?.resources?.subscribe ? 'subscribe' : undefined
+  resourcesChanged(added?: string): Promise<void> {
+    return this.sync(added, this.link.config.timeoutMs)
   }
 
-  resourcesChanged(): Promise<void> {
-    return Promise.resolve()
+  close(): void {
+    this.closed = true
   }
 
-  close(): void {}
+  /**
+   * Brings the child in line with the resources held: resources/subscribe
+   * for each one not asked of this process yet, resources/unsubscribe for
+   * each one no longer held. Resolves once `added` is answered (rejecting
+   * when refused); nothing for a child that serves no subscriptions.
+   */
+  private async sync(added: string | undefined, timeoutMs: number): Promise<void> {
+    if (!this.link.capabilities?.resources?.subscribe) return
+    const held = new Set(this.link.kept.resourceUris)
+    const leaving = [...this.asked.keys()].filter((uri) => !held.has(uri)).map((uri) => this.letGo(uri))
+    let answer: Promise<void> | undefined
+    for (const uri of held) {
+      const asking = this.asked.get(uri) ?? this.ask(uri, timeoutMs, uri !== added)
+      if (uri === added) answer = asking
+    }
+    await Promise.all([...leaving, answer])
+  }
+
+  /** Sends resources/subscribe for `uri`; a refusal takes it out (the next change asks again), and is logged when no caller hears of it. */
+  private ask(uri: string, timeoutMs: number, logRefusal: boolean): Promise<void> {
+    const asking: Promise<void> = this.request('resources/subscribe', { uri }, timeoutMs).then(
+      () => {},
+      (error: unknown) => {
+        if (this.asked.get(uri) === asking) this.asked.delete(uri)
+        if (logRefusal && !this.closed)
+          this.link.log.warn(
+            `refused resources/subscribe of ${uri}, which clients of myc hold (their updates will not come): ${error instanceof Error ? error.message : String(error)}`,
+          )
+        throw error
+      },
+    )
+    // Its refusal is its caller's to hear, or logged above: never an unhandled rejection.
+    asking.catch(() => {})
+    this.asked.set(uri, asking)
+    return asking
+  }
+
+  private async letGo(uri: string): Promise<void> {
+    this.asked.delete(uri)
+    // A child that went away or refuses sends no more updates of it either way.
+    await this.request('resources/unsubscribe', { uri }, this.link.config.timeoutMs).catch(() => {})
+  }
 }

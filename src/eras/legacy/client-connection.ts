@@ -34,7 +34,7 @@ import { UpstreamRelay, type ForwardContext, type ForwardHandler } from '../../p
 import { callVisibleTool, listedTools, type ToolCallContext } from '../../runtime/principal-tools.js'
 import type { PrincipalView } from '../../principal/view.js'
 import { SeenLists, type ListKindName } from '../../principal/seen-lists.js'
-import { subscribeFirst, unwatchResource, watchResource } from '../../server/resource-watch.js'
+import { subscribeFirst, watchResource } from '../../server/resource-watch.js'
 import { RpcCode, isObject } from '../../protocol/facts.js'
 
 export interface ClientConnectionOptions {
@@ -274,7 +274,7 @@ export class ClientConnection implements ConnectionHandle {
   private async subscribe(uri: string): Promise<Record<string, unknown>> {
     const child = this.childForUri(uri)
     if (!child) throw new ProtocolError(RpcCode.invalidParams, `Resource not found: ${uri}`)
-    // A 2026 child has no resources/subscribe: its subscriptions/listen asks for the resource instead.
+    // Recorded on the child that serves it (the caller's own instance of a scoped server), which asks for it, in its era, at every start.
     await subscribeFirst((this.subscriptions ??= new Set()), uri, () =>
       watchResource(this.options.runtime, this, child, uri),
     )
@@ -285,7 +285,8 @@ export class ClientConnection implements ConnectionHandle {
   private async unsubscribe(uri: string): Promise<Record<string, unknown>> {
     this.subscriptions?.delete(uri)
     this.onstatechange?.()
-    await unwatchResource(this.options.runtime, this, this.childForUri(uri), uri)
+    // The child that serves it lets go of it when no other connection holds it.
+    await this.options.runtime.unsubscribeResource(this, uri)
     return {}
   }
 
@@ -311,10 +312,6 @@ export class ClientConnection implements ConnectionHandle {
   /** The wire tools this principal sees (one list cache for every face: runtime/principal-tools.ts). */
   private visibleTools(): readonly unknown[] {
     return listedTools(this.options.runtime, this.view)
-  }
-
-  isSubscribed(uri: string): boolean {
-    return this.subscriptions?.has(uri) === true
   }
 
   private childForUri(uri: string) {

@@ -37,7 +37,6 @@ const BRIDGED = new Set(['tools/call', 'prompts/get', 'resources/read'])
  */
 export class ModernChildSession implements ChildSession {
   readonly era = 'modern'
-  readonly resourceUpdates = 'listen'
   /** What the child is told on every request: the envelope's constant part. */
   private readonly envelope: EnvelopeMaterial
   private listener: ListenKeeper | undefined

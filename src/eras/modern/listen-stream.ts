@@ -9,7 +9,7 @@ import { SeenLists, type ListKindName } from '../../principal/seen-lists.js'
 import type { PrincipalView } from '../../principal/view.js'
 import type { ConnectionHandle, Runtime } from '../../runtime/runtime.js'
 import { childForUri, visibleList } from '../../server/principal-requests.js'
-import { unwatchResource, watchResource } from '../../server/resource-watch.js'
+import { watchResource } from '../../server/resource-watch.js'
 import { RpcCode, isObject } from '../../protocol/facts.js'
 
 /**
@@ -106,8 +106,6 @@ export class ListenStream implements ConnectionHandle {
   readonly clientCapabilities = undefined
   private readonly seen: SeenLists
   private readonly uris: ReadonlySet<string>
-  /** The resources a child was asked for on this stream's behalf (the others are of servers its principal does not reach). */
-  private readonly watched = new Set<string>()
   private unsubscribeView: (() => void) | undefined
   private state: 'new' | 'open' | 'closed' = 'new'
 
@@ -128,7 +126,6 @@ export class ListenStream implements ConnectionHandle {
     for (const uri of this.uris) {
       const child = childForUri(runtime, view, uri)
       if (!child) continue
-      this.watched.add(uri)
       // The stream was acknowledged with this resource in it already: an operator must hear that its updates will not come.
       watchResource(runtime, this, child, uri).catch((error: unknown) =>
         runtime.logger.warn(
@@ -138,16 +135,14 @@ export class ListenStream implements ConnectionHandle {
     }
   }
 
-  /** Leaves the runtime: the children are no longer asked for this stream's resources (unless another connection wants them). */
+  /** Leaves the runtime: the children are no longer asked for this stream's resources (unless another connection holds them). */
   close(): void {
     if (this.state === 'closed') return
     const wasOpen = this.state === 'open'
     this.state = 'closed'
     if (!wasOpen) return
-    const { runtime, view } = this.options
     this.unsubscribeView?.()
-    runtime.removeConnection(this)
-    for (const uri of this.watched) void unwatchResource(runtime, this, childForUri(runtime, view, uri), uri)
+    this.options.runtime.removeConnection(this)
   }
 
   // ConnectionHandle
@@ -173,10 +168,6 @@ export class ListenStream implements ConnectionHandle {
 
   canAnswer(): boolean {
     return false
-  }
-
-  isSubscribed(uri: string): boolean {
-    return this.state === 'open' && this.uris.has(uri)
   }
 
   forwardRequest(server: string, method: string): Promise<Record<string, unknown>> {

@@ -367,10 +367,6 @@ export class ParkedCall implements ConnectionHandle {
     return false
   }
 
-  isSubscribed(): boolean {
-    return false
-  }
-
   /**
    * Questions are out to the client and no request of it is here: the call
    * waits for a retry (or, held by a task, for tasks/update). Not while its

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { withoutSubscriptionId } from '../../../src/children/child-client.js'
 import { isEmptyFilter, listenFilter, sameFilter, subscriptionIdOf } from '../../../src/eras/modern/listen-filter.js'
-import { ResourceSubscriptions } from '../../../src/runtime/resource-subscriptions.js'
 
 const ID = 'io.modelcontextprotocol/subscriptionId'
 
@@ -105,31 +104,5 @@ describe('the subscription id on a child’s notifications', () => {
       params: { level: 'info', data: 'x', _meta: { traceparent: 't' } },
     }
     expect(withoutSubscriptionId(plain)).toBe(plain)
-  })
-})
-
-describe('which connections subscribed to which resources of which server', () => {
-  it('asks a server for the union of its holders’ resources, and drops one when its last holder leaves', () => {
-    const table = new ResourceSubscriptions<string>()
-    expect(table.add('s1', 'b://2', 'c1')).toBe(true)
-    expect(table.add('s1', 'a://1', 'c1')).toBe(true)
-    expect(table.add('s1', 'a://1', 'c2')).toBe(false)
-    expect(table.add('s2', 'x://9', 'c2')).toBe(true)
-    expect(table.uris('s1')).toEqual(['a://1', 'b://2'])
-    expect(table.uris('s2')).toEqual(['x://9'])
-    expect(table.uris('none')).toEqual([])
-    expect(table.has('s1', 'a://1', 'c2')).toBe(true)
-    expect(table.has('s1', 'b://2', 'c2')).toBe(false)
-    // c2 still holds a://1: s1 keeps it.
-    expect(table.remove('c1', 'a://1')).toBeUndefined()
-    expect(table.uris('s1')).toEqual(['a://1', 'b://2'])
-    expect(table.remove('c1', 'never://subscribed')).toBeUndefined()
-    expect(table.remove('c1', 'b://2')).toBe('s1')
-    expect(table.uris('s1')).toEqual(['a://1'])
-    // A connection that goes away lets go of everything it held.
-    expect(table.removeHolder('c2').sort()).toEqual(['s1', 's2'])
-    expect(table.uris('s1')).toEqual([])
-    expect(table.uris('s2')).toEqual([])
-    expect(table.removeHolder('c2')).toEqual([])
   })
 })

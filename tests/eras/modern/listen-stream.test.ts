@@ -10,7 +10,7 @@ import {
   visibleFilter,
   type ListenNotification,
 } from '../../../src/eras/modern/listen-stream.js'
-import { quietWindow, waitFor } from '../../helpers/wait-for.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const naming = { separator: '__', maxLength: 64 }
 const tool = (name: string) => ({ name, inputSchema: { type: 'object' as const } })
@@ -102,10 +102,9 @@ function setup(children: Record<string, Partial<ChildConnection>> = {}) {
     supervisor: { children: new Map(Object.entries(children).map(([k, c]) => [k, { key: k, ...c }])) },
     logger: { debug: (line: string) => asked.push(['debug', line]) },
     addConnection: (c: ConnectionHandle) => connections.add(c),
-    removeConnection: (c: ConnectionHandle) => connections.delete(c),
+    removeConnection: (c: ConnectionHandle) => (connections.delete(c), asked.push(['removeConnection', c])),
     subscribeResource: async (c: ConnectionHandle, child: ChildConnection, uri: string) =>
       void asked.push(['subscribeResource', c, child.key, uri]),
-    unsubscribeResource: async (c: ConnectionHandle, uri: string) => void asked.push(['unsubscribeResource', c, uri]),
   } as unknown as Runtime
   const listeners = new Set<() => void>()
   const view: PrincipalView = {
@@ -185,58 +184,21 @@ describe('ListenStream', () => {
       params: { level: 'info', data: 'x' },
     })
     expect(delivered).toEqual([{ method: 'notifications/resources/updated', params: { uri: 'o://1' } }])
-    expect(s.isSubscribed('o://1')).toBe(true)
-    expect(s.isSubscribed('o://2')).toBe(false)
     s.close()
-    expect(s.isSubscribed('o://1')).toBe(false)
+    s.childNotification('open', updated('o://1'))
+    expect(delivered).toHaveLength(1)
   })
 
-  it('asks a 2026 child through the runtime (its listen), and lets go when it closes', async () => {
-    // A 2026 child's session asks for a resource's updates on its listen.
-    const { asked, stream } = setup({
-      open: { config: { type: 'stdio' }, resourceUpdates: 'listen' } as Partial<ChildConnection>,
-    })
+  it('asks the child that serves each of its resources through the runtime, and lets go when it closes', async () => {
+    const { asked, stream } = setup({ open: { config: { type: 'stdio' } } as unknown as Partial<ChildConnection> })
     const s = stream({ resourceSubscriptions: ['o://1', 'h://1'] })
     s.open()
     await waitFor(() => asked.length > 0, 5_000, 'the runtime to be asked for o://1')
     // h://1 is of a server the principal does not reach: never asked for.
     expect(asked).toEqual([['subscribeResource', s, 'open', 'o://1']])
+    // Leaving the runtime is what lets go of its subscriptions (every child that holds it forgets it).
     s.close()
-    await waitFor(() => asked.length > 1, 5_000, 'the runtime to be told o://1 is no longer wanted')
-    expect(asked.slice(1)).toEqual([['unsubscribeResource', s, 'o://1']])
-  })
-
-  it('forwards resources/subscribe to a 2025 child that has it, and resources/unsubscribe when no other connection still wants it', async () => {
-    const requests: unknown[][] = []
-    const child = {
-      config: { type: 'stdio' },
-      // A 2025 child's session forwards resources/subscribe when the child serves subscriptions.
-      resourceUpdates: 'subscribe',
-      capabilities: { resources: { subscribe: true } },
-      request: async (method: string, params: unknown) => (requests.push([method, params]), {}),
-    } as unknown as Partial<ChildConnection>
-    const { connections, stream } = setup({ open: child })
-    const s = stream({ resourceSubscriptions: ['o://1'] })
-    s.open()
-    await waitFor(() => requests.length > 0, 5_000, 'resources/subscribe to reach the child')
-    expect(requests).toEqual([['resources/subscribe', { uri: 'o://1' }]])
-    // Another connection (a 2025 session) subscribed to it too: the child stays subscribed.
-    const other = { isSubscribed: (uri: string) => uri === 'o://1' } as unknown as ConnectionHandle
-    connections.add(other)
-    s.close()
-    // No resources/unsubscribe while the other connection still wants o://1 (the mocks settle within one turn of the event loop).
-    await quietWindow(0)
-    expect(requests).toHaveLength(1)
-    connections.delete(other)
-    const t = stream({ resourceSubscriptions: ['o://1'] })
-    t.open()
-    t.close()
-    await waitFor(
-      () => requests.at(-1)?.[0] === 'resources/unsubscribe',
-      5_000,
-      'resources/unsubscribe to reach the child',
-    )
-    expect(requests.at(-1)).toEqual(['resources/unsubscribe', { uri: 'o://1' }])
+    expect(asked.slice(1)).toEqual([['removeConnection', s]])
   })
 
   it('is never asked a child’s request: it reaches no server, answers nothing', async () => {
