@@ -30,9 +30,10 @@ export interface ConnectionHandle {
   readonly clientCapabilities?: ClientCapabilities | undefined
   /**
    * Who the client is, for the instances of scoped servers (docs/team.md):
-   * its person (`owner`; absent, whoever runs myc) and its 2025 session.
-   * Absent on a handle that is not a client's connection of its own (a
-   * 2026 call or listen stream, the agent): no instance's messages reach it
+   * its person (`owner`; absent, whoever runs myc) and its 2025 session (a
+   * 2026 listen stream has none: its subscriptions are its person's
+   * instance's). Absent on a handle that is not a client's connection of
+   * its own (a 2026 call, the agent): no instance's messages reach it
    * outside the calls it makes.
    */
   readonly who?: { readonly owner?: string; readonly sessionId?: string }

@@ -89,6 +89,8 @@ export interface ListenStreamOptions {
   view: PrincipalView
   /** What the stream delivers: the filter honoured (visibleFilter, narrowed by what myc advertises). */
   filter: SubscriptionFilter
+  /** The credential's person (a token's `name`, `jwt:<sub>`); absent, whoever runs myc (stdio, a loopback serve without tokens). */
+  owner?: string
   /** Puts a notification on the stream. */
   deliver(notification: ListenNotification): void
 }
@@ -96,14 +98,18 @@ export interface ListenStreamOptions {
 /**
  * A listen stream as a runtime connection: registered by open(), gone at
  * close(). Its resource subscriptions go through the same machinery as a
- * 2025 connection's resources/subscribe (resource-watch.ts); what it last
- * told of each list is kept per stream (SeenLists), so each stream hears of
- * a change once, and only of its principal's own lists.
+ * 2025 connection's resources/subscribe (resource-watch.ts), as its
+ * credential's person (`who`): a scoped server's are its person's
+ * instance's, whose updates reach only that person's connections. What it
+ * last told of each list is kept per stream (SeenLists), so each stream
+ * hears of a change once, and only of its principal's own lists.
  */
 export class ListenStream implements ConnectionHandle {
   /** A listen carries no requests: a child's question never comes here. */
   readonly clientHasRoots = false
   readonly clientCapabilities = undefined
+  /** Its credential's person, for the instances of scoped servers (a 2026 request has no session). */
+  readonly who: { readonly owner?: string }
   private readonly seen: SeenLists
   private readonly uris: ReadonlySet<string>
   private unsubscribeView: (() => void) | undefined
@@ -112,6 +118,7 @@ export class ListenStream implements ConnectionHandle {
   constructor(private readonly options: ListenStreamOptions) {
     this.seen = new SeenLists((kind) => visibleList(options.runtime, options.view, kind))
     this.uris = new Set(options.filter.resourceSubscriptions ?? [])
+    this.who = options.owner !== undefined ? { owner: options.owner } : {}
   }
 
   /** Joins the runtime: from now on the stream hears of changes; the children serving its resources are asked for their updates (best effort). */

@@ -81,6 +81,7 @@ export class StatelessRoute {
     view: CredentialView
     filter: SubscriptionFilter
     principal: string
+    owner?: string
     opened?: true
   }>()
   /** Listen streams open now, per credential (at most MAX_LISTENS_PER_CREDENTIAL each). */
@@ -151,6 +152,7 @@ export class StatelessRoute {
           runtime,
           view: opening.view,
           filter: opening.filter,
+          ...(opening.owner !== undefined ? { owner: opening.owner } : {}),
           deliver: (n) => listener(serverEventOf(n)),
         })
         // Outside the request's context: what opening starts (a child's listen, its reconnections) outlives the request.
@@ -289,7 +291,14 @@ export class StatelessRoute {
       params: { ...params, notifications: opening.filter },
     }
     try {
-      return await this.opening.run({ view: opening.view, filter: opening.filter, principal: key }, () =>
+      const owner = opening.authInfo.extra?.owner as string | undefined
+      const store = {
+        view: opening.view,
+        filter: opening.filter,
+        principal: key,
+        ...(owner !== undefined ? { owner } : {}),
+      }
+      return await this.opening.run(store, () =>
         this.handler.fetch(inbound.request, { authInfo: opening.authInfo, parsedBody }),
       )
     } finally {

@@ -189,13 +189,15 @@ describe('ListenStream', () => {
     expect(delivered).toHaveLength(1)
   })
 
-  it('asks the child that serves each of its resources through the runtime, and lets go when it closes', async () => {
+  it('asks the child that serves each of its resources through the runtime, as its person, and lets go when it closes', async () => {
     const { asked, stream } = setup({ open: { config: { type: 'stdio' } } as unknown as Partial<ChildConnection> })
     const s = stream({ resourceSubscriptions: ['o://1', 'h://1'] })
     s.open()
     await waitFor(() => asked.length > 0, 5_000, 'the runtime to be asked for o://1')
     // h://1 is of a server the principal does not reach: never asked for.
     expect(asked).toEqual([['subscribeResource', s, 'open', 'o://1']])
+    // A stream of a credential without a person is whoever runs myc's (a scoped server's own process is theirs).
+    expect(s.who).toEqual({})
     // Leaving the runtime is what lets go of its subscriptions (every child that holds it forgets it).
     s.close()
     expect(asked.slice(1)).toEqual([['removeConnection', s]])
