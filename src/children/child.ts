@@ -3,6 +3,7 @@ import {
   type ClientCapabilities,
   type Implementation,
   type JSONRPCNotification,
+  type LoggingLevel,
   type ServerCapabilities,
   type Transport,
 } from '@modelcontextprotocol/client'
@@ -420,7 +421,7 @@ export class ChildConnection {
     await this.session?.notify(method, params)
   }
 
-  /** Sends a request through the SDK client (setLevel, subscribe, ping). */
+  /** Sends a request through the SDK client (setLevel, ping); the level a client set is kept, and asked of every start again. */
   async request(
     method: string,
     params: Record<string, unknown> | undefined,
@@ -428,6 +429,7 @@ export class ChildConnection {
   ): Promise<Record<string, unknown>> {
     if (this.state !== 'RUNNING' || !this.client || !this.session)
       throw new Error(`Server "${this.key}" is not running`)
+    if (method === 'logging/setLevel') this.kept.logLevel = params?.level as LoggingLevel | undefined
     return this.session.request(method, params, timeoutMs)
   }
 

@@ -36,22 +36,22 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   return text.startsWith('[') || text.startsWith('{') ? JSON.parse(text) : text
 }
 
-describe('a shared 2025 child’s subscriptions outlive its process', () => {
+describe('what clients asked of a shared 2025 child outlives its process', () => {
   let runtime: Runtime
   const { logger, lines } = captureLogger()
   /** While this file exists, the child refuses resources/subscribe. */
   const refuse = path.join(mkdtempSync(path.join(tmpdir(), 'myc-refuse-')), 'refuse')
   beforeAll(async () => {
     const pp = fixtureEntry('per-person', { env: { REFUSE_SUBSCRIBE_IF: refuse } })
-    runtime = await startRuntime({ mcpServers: { pp } }, logger)
+    runtime = await startRuntime({ mcpServers: { pp, echo: fixtureEntry('echo') } }, logger)
   }, 30_000)
   afterAll(async () => {
     await runtime?.close()
   })
 
   /** Kills the child's process and waits for the supervisor to run a new one. */
-  async function killAndRestart(): Promise<void> {
-    const child = runtime.supervisor.children.get('pp')!
+  async function killAndRestart(server = 'pp'): Promise<void> {
+    const child = runtime.supervisor.children.get(server)!
     const before = child.pid!
     process.kill(before, 'SIGKILL')
     await waitFor(
@@ -88,6 +88,24 @@ describe('a shared 2025 child’s subscriptions outlive its process', () => {
       expect.objectContaining({ pid: runtime.supervisor.children.get('pp')!.pid }),
     )
     expect(await call(client, 'pp__subscribed')).toEqual([])
+    await client.close()
+  }, 30_000)
+  it('asks the restarted process for the log level a client set', async () => {
+    const heard: string[] = []
+    const { client } = await connectClient(runtime, {
+      setup: (c) => c.setNotificationHandler('notifications/message', (n) => void heard.push(n.params.level)),
+    })
+    await client.setLoggingLevel('error')
+    await killAndRestart('echo')
+    await call(client, 'echo__log')
+    // What must not happen: the new process sending an info message (nothing told it the level).
+    await quietWindow(200)
+    expect(heard).toEqual([])
+    // The message does come when the level lets it through.
+    await client.setLoggingLevel('info')
+    await call(client, 'echo__log')
+    await waitFor(() => heard.length === 1, 5_000, 'the info message')
+    expect(heard).toEqual(['info'])
     await client.close()
   }, 30_000)
 })

@@ -2,17 +2,17 @@ import { passthrough } from '../../protocol/passthrough.js'
 import type { RelayOutcome } from '../../protocol/request-relay.js'
 import type { ChildSession, ForwardOptions, SessionLink } from '../../children/child-session.js'
 
-/** How long a new process may take to answer each resources/subscribe asked again at its start (as a 2026 child's listen acknowledgement). */
+/** How long a new process may take to answer each request asked again at its start (as a 2026 child's listen acknowledgement). */
 const RESUBSCRIBE_TIMEOUT_MS = 10_000
 
 /**
  * A child spoken to in the 2025 era (the `initialize` handshake): a plain
  * relay. Every request goes to the child as the caller sent it and its
- * answer comes back untouched; health is `ping`. The resources clients hold
- * (`kept.resourceUris`) are asked with resources/subscribe, each once per
- * process: all of them again right after initialize, when the child
- * (re)starts, and later the ones added (resources/unsubscribe for the ones
- * let go of).
+ * answer comes back untouched; health is `ping`. What clients asked of the
+ * child is asked of each new process right after initialize: the log level
+ * last set (logging/setLevel), and the resources clients hold
+ * (`kept.resourceUris`), each with resources/subscribe once per process,
+ * later the ones added too (resources/unsubscribe for the ones let go of).
  */
 export class LegacyChildSession implements ChildSession {
   readonly era = 'legacy'
@@ -22,9 +22,15 @@ export class LegacyChildSession implements ChildSession {
 
   constructor(private readonly link: SessionLink) {}
 
-  /** Asks the new process for every resource clients hold (a refusal is logged, naming the resource; the start goes on). */
+  /** Asks the new process for the log level last set and every resource clients hold (a refusal is logged; the start goes on). */
   async open(): Promise<void> {
-    await this.sync(undefined, Math.min(this.link.config.startupTimeoutMs, RESUBSCRIBE_TIMEOUT_MS))
+    const timeoutMs = Math.min(this.link.config.startupTimeoutMs, RESUBSCRIBE_TIMEOUT_MS)
+    const level = this.link.kept.logLevel
+    if (level !== undefined && this.link.capabilities?.logging)
+      await this.request('logging/setLevel', { level }, timeoutMs).catch((error: unknown) =>
+        this.link.log.warn(`refused logging/setLevel ${level}, which a client of myc set: ${describe(error)}`),
+      )
+    await this.sync(undefined, timeoutMs)
   }
 
   forward(method: string, params: Record<string, unknown> | undefined, options: ForwardOptions): Promise<RelayOutcome> {
@@ -84,7 +90,7 @@ export class LegacyChildSession implements ChildSession {
         if (this.asked.get(uri) === asking) this.asked.delete(uri)
         if (logRefusal && !this.closed)
           this.link.log.warn(
-            `refused resources/subscribe of ${uri}, which clients of myc hold (their updates will not come): ${error instanceof Error ? error.message : String(error)}`,
+            `refused resources/subscribe of ${uri}, which clients of myc hold (their updates will not come): ${describe(error)}`,
           )
         throw error
       },
@@ -100,4 +106,8 @@ export class LegacyChildSession implements ChildSession {
     // A child that went away or refuses sends no more updates of it either way.
     await this.request('resources/unsubscribe', { uri }, this.link.config.timeoutMs).catch(() => {})
   }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }

@@ -161,11 +161,8 @@ export class ModernChildSession implements ChildSession {
   }
 
   async request(method: string, params: Record<string, unknown> | undefined, timeoutMs: number) {
-    // logging/setLevel is gone in the 2026 era: the level rides on each forwarded request's envelope instead.
-    if (method === 'logging/setLevel') {
-      this.link.kept.logLevel = params?.level as LoggingLevel | undefined
-      return {}
-    }
+    // logging/setLevel is gone in the 2026 era: the level (kept by the ChildConnection) rides on each forwarded request's envelope instead.
+    if (method === 'logging/setLevel') return {}
     return this.link.client.request({ method, params: params ?? {} }, passthrough, { timeout: timeoutMs })
   }
 
