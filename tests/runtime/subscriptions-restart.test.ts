@@ -17,6 +17,8 @@ import { quietWindow } from '../helpers/wait-for.js'
  */
 
 const COOKIE = 'person://cookie'
+/** Restarts come at once: what is tested is what the new process is asked, not the backoff. */
+const restart = { initialDelayMs: 10 }
 
 /** A client that counts the resource updates it hears. */
 async function counting(runtime: Runtime, owner?: string): Promise<{ client: Client; updates: () => number }> {
@@ -42,8 +44,8 @@ describe('what clients asked of a shared 2025 child outlives its process', () =>
   /** While this file exists, the child refuses resources/subscribe. */
   const refuse = path.join(mkdtempSync(path.join(tmpdir(), 'myc-refuse-')), 'refuse')
   beforeAll(async () => {
-    const pp = fixtureEntry('per-person', { env: { REFUSE_SUBSCRIBE_IF: refuse } })
-    runtime = await startRuntime({ mcpServers: { pp, echo: fixtureEntry('echo') } }, logger)
+    const pp = fixtureEntry('per-person', { env: { REFUSE_SUBSCRIBE_IF: refuse }, restart })
+    runtime = await startRuntime({ mcpServers: { pp, echo: fixtureEntry('echo', { restart }) } }, logger)
   }, 30_000)
   afterAll(async () => {
     await runtime?.close()
@@ -115,9 +117,9 @@ describe('an instance’s subscriptions outlive its process, and stay its person
   beforeAll(async () => {
     ;({ runtime } = await scopedRuntime(
       {
-        gh: perPersonEntry(),
+        gh: perPersonEntry({ restart }),
         // A scoped server whose instances speak 2026-07-28: their own listen names the resources.
-        watch: fixtureEntry('watched-resources', { era: 'modern', scope: 'principal' }),
+        watch: fixtureEntry('watched-resources', { era: 'modern', scope: 'principal', restart }),
       },
       { kept: { local: { github: 'operator' }, alice: { github: 'alice' }, bob: { github: 'bob' } } },
     ))
