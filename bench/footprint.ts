@@ -6,7 +6,7 @@
  * (it reads /proc); an executable that was not built is reported absent.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
@@ -57,6 +57,13 @@ function residentMiB(pid: number): { rss: number; anon: number; file: number } {
  * figure may carry them, which the file part of the row shows.
  */
 function dropFromPageCache(file: string): void {
+  // Pages not yet written back (an executable built a moment ago) cannot be dropped: write them first.
+  const fd = openSync(file, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
   spawnSync('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none'], { stdio: 'ignore' })
 }
 

@@ -83,7 +83,7 @@ async function serve(
 
 const HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }
 
-/** One 2025 session, as a client opens it: initialize, initialized, one tools/call. Resolves with its id. */
+/** One 2025 session, as a client opens it: initialize, initialized, one tools/call (`echo` of the bench's children). Resolves with its id. */
 async function openSession(url: string, tool: string, token?: string): Promise<string> {
   const auth: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {}
   const init = await fetch(url, {
@@ -114,11 +114,13 @@ async function openSession(url: string, tool: string, token?: string): Promise<s
       jsonrpc: '2.0',
       id: 2,
       method: 'tools/call',
-      params: { name: tool, arguments: { m: 'hi' } },
+      // The echo fixture takes `message`, the tiny child `m`: each ignores the other.
+      params: { name: tool, arguments: { message: 'hi', m: 'hi' } },
     }),
   })
   const text = await call.text()
-  if (!text.includes('"result"')) throw new Error(`the call of session ${id} failed: ${text.slice(0, 200)}`)
+  if (!text.includes('"result"') || text.includes('"isError":true'))
+    throw new Error(`the call of session ${id} failed: ${text.slice(0, 200)}`)
   return id
 }
 
