@@ -55,6 +55,8 @@ export async function connectClient(
     setup?: (client: Client) => void
     /** The connection's person (an HTTP token's `name`): their instances of scoped servers serve it. */
     owner?: string
+    /** Its 2025 HTTP session's id: its instances of `scope: "session"` servers serve it. */
+    sessionId?: string
   } = {},
 ): Promise<{ client: Client; connection: ClientConnection }> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
@@ -62,6 +64,7 @@ export async function connectClient(
     runtime,
     view: options.view ?? openView(),
     ...(options.owner !== undefined ? { owner: options.owner } : {}),
+    ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
   })
   await connection.connect(serverSide)
   const client = new Client({ name: 'test-client', version: '1.0.0' }, { capabilities: options.capabilities ?? {} })

@@ -12,7 +12,7 @@ import { hostForThisProcess } from '../../src/runtime/host.js'
 import { Runtime } from '../../src/runtime/runtime.js'
 import type { Tracing } from '../../src/telemetry/tracing.js'
 import { connectHttp, faceOptions, serveFace } from './http.js'
-import { fixtureEntry, loadedConfig } from './runtime.js'
+import { connectClient, fixtureEntry, loadedConfig } from './runtime.js'
 
 /** The people of the scoped-server tests: their myc tokens (each an http.tokens entry with a `name`). */
 export const PEOPLE = {
@@ -106,6 +106,27 @@ export async function whoami(client: Client, name = 'gh__whoami'): Promise<Whoam
   const result = await client.callTool({ name, arguments: {} })
   if (result.isError) throw new Error(`whoami failed: ${firstText(result)}`)
   return JSON.parse(firstText(result)) as Whoami
+}
+
+/** A client of `runtime` (its person `owner`, its 2025 session `sessionId`) that counts the resource updates it hears. */
+export async function countingClient(
+  runtime: Runtime,
+  who: { owner?: string; sessionId?: string } = {},
+): Promise<{ client: Client; updates: () => number }> {
+  let updates = 0
+  const { client } = await connectClient(runtime, {
+    ...who,
+    setup: (c) => c.setNotificationHandler('notifications/resources/updated', () => void updates++),
+  })
+  return { client, updates: () => updates }
+}
+
+/** Calls a tool that must succeed (else throws its text); its text, parsed when it is JSON. */
+export async function callOk(client: Client, name: string, args: Record<string, unknown> = {}): Promise<unknown> {
+  const result = await client.callTool({ name, arguments: args })
+  const text = firstText(result)
+  if (result.isError) throw new Error(`${name} failed: ${text}`)
+  return text.startsWith('[') || text.startsWith('{') ? JSON.parse(text) : text
 }
 
 /** Whose instances run now (their people, sorted). */

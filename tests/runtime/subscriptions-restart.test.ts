@@ -5,7 +5,7 @@ import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { captureLogger, connectClient, fixtureEntry, startRuntime, waitFor } from '../helpers/runtime.js'
-import { firstText, perPersonEntry, scopedRuntime, whoami } from '../helpers/scoped.js'
+import { callOk as call, countingClient, perPersonEntry, scopedRuntime, whoami } from '../helpers/scoped.js'
 import { quietWindow } from '../helpers/wait-for.js'
 
 /**
@@ -19,24 +19,6 @@ import { quietWindow } from '../helpers/wait-for.js'
 const COOKIE = 'person://cookie'
 /** Restarts come at once: what is tested is what the new process is asked, not the backoff. */
 const restart = { initialDelayMs: 10 }
-
-/** A client that counts the resource updates it hears. */
-async function counting(runtime: Runtime, owner?: string): Promise<{ client: Client; updates: () => number }> {
-  let updates = 0
-  const { client } = await connectClient(runtime, {
-    ...(owner !== undefined ? { owner } : {}),
-    setup: (c) => c.setNotificationHandler('notifications/resources/updated', () => void updates++),
-  })
-  return { client, updates: () => updates }
-}
-
-/** What the per-person (or watched-resources) process serving `client` says of itself. */
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<unknown> {
-  const result = await client.callTool({ name, arguments: args })
-  expect(result.isError, firstText(result)).toBeFalsy()
-  const text = firstText(result)
-  return text.startsWith('[') || text.startsWith('{') ? JSON.parse(text) : text
-}
 
 describe('what clients asked of a shared 2025 child outlives its process', () => {
   let runtime: Runtime
@@ -64,7 +46,7 @@ describe('what clients asked of a shared 2025 child outlives its process', () =>
   }
 
   it('asks the restarted process again: an update after the restart reaches the subscribed client', async () => {
-    const { client, updates } = await counting(runtime)
+    const { client, updates } = await countingClient(runtime)
     await client.subscribeResource({ uri: COOKIE })
     await killAndRestart()
     expect(await call(client, 'pp__subscribed')).toEqual([COOKIE])
@@ -79,7 +61,7 @@ describe('what clients asked of a shared 2025 child outlives its process', () =>
   }, 30_000)
 
   it('a restarted process that refuses a subscription is logged, naming the server and the resource, and serves on', async () => {
-    const { client } = await counting(runtime)
+    const { client } = await countingClient(runtime)
     await client.subscribeResource({ uri: COOKIE })
     writeFileSync(refuse, '')
     await killAndRestart()
@@ -145,8 +127,8 @@ describe('an instance’s subscriptions outlive its process, and stay its person
   }
 
   it('a 2025 instance killed and restarted is asked again; only its subscriber hears, another’s restart leaves it be', async () => {
-    const alice = await counting(runtime, 'alice')
-    const bob = await counting(runtime, 'bob')
+    const alice = await countingClient(runtime, { owner: 'alice' })
+    const bob = await countingClient(runtime, { owner: 'bob' })
     await alice.client.subscribeResource({ uri: COOKIE })
     expect((await whoami(bob.client)).secret).toBe('bob')
     await killInstance('gh', 'alice')
@@ -170,8 +152,8 @@ describe('an instance’s subscriptions outlive its process, and stay its person
     type Wire = Array<{ acknowledged?: { resourceSubscriptions?: string[] } }>
     const listensFor = async (client: Client) =>
       ((await call(client, 'watch__wire')) as Wire).at(-1)?.acknowledged?.resourceSubscriptions ?? []
-    const alice = await counting(runtime, 'alice')
-    const bob = await counting(runtime, 'bob')
+    const alice = await countingClient(runtime, { owner: 'alice' })
+    const bob = await countingClient(runtime, { owner: 'bob' })
     await alice.client.subscribeResource({ uri: 'watch://a' })
     expect(await listensFor(alice.client)).toEqual(['watch://a'])
     await call(alice.client, 'watch__touch', { uri: 'watch://a' })
