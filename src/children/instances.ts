@@ -60,6 +60,8 @@ export interface PoolDeps {
   start(owner: InstanceOwner): Omit<InstanceStart, 'folders'>
   /** The instances folder (instance-folders.ts). */
   dir: string
+  /** The stops under way of instances stopped for good, by their folder (shared by the pools of every reload: a new one starts after). */
+  leaving: Map<string, Promise<void>>
   /** Told of every instance made (the supervisor's `instanceOf`). */
   made(child: ChildConnection, info: InstanceInfo): void
   /** Told of every restart after a failure (`myc_child_restarts_total`). */
@@ -245,6 +247,8 @@ export class InstancePool {
     instance.child = new ChildConnection(this.server, this.config, {
       ...this.deps.child,
       spawnConfig: async () => {
+        // Its slot's last instance may be stopping still: it starts once that one's folders (the same) are gone.
+        await this.deps.leaving.get(folders.root)
         const start = this.startOf(instance)
         const filled = await filledEntry(this.config, start).catch((error: unknown) => {
           instance.missing = missingSecretIn(error) !== undefined
@@ -336,12 +340,26 @@ export class InstancePool {
     this.sweeper.unref()
   }
 
-  /** Stops an instance with its process tree, and removes its folders unless `persist`. */
+  /**
+   * Stops an instance with its process tree, and removes its folders unless
+   * `persist`. It leaves the pool at once: the next instance of its slot may
+   * be made meanwhile, and starts once this one is gone (`leaving`).
+   */
   private async remove(instance: Instance, budget?: StopBudget): Promise<void> {
     const key = this.keyOf(instance)
     if (this.instances.get(key) === instance) this.instances.delete(key)
     clearTimeout(instance.restart)
     instance.restart = undefined
+    const { leaving } = this.deps
+    const root = instance.folders.root
+    const gone = this.stopped(instance, budget)
+    leaving.set(root, gone)
+    await gone
+    if (leaving.get(root) === gone) leaving.delete(root)
+  }
+
+  /** Stops its process tree; then its folders are removed unless `persist`. */
+  private async stopped(instance: Instance, budget: StopBudget | undefined): Promise<void> {
     await instance.child.stop(budget)
     if (!this.config.persist) await removeFolders(instance.folders).catch(() => {})
   }

@@ -353,8 +353,9 @@ export class ChildSupervisor {
     this.pools.clear()
   }
 
-  /** The instances of scoped servers, by server. */
+  /** The instances of scoped servers, by server; and the stops under way of those stopped for good, by folder. */
   private readonly pools = new Map<string, InstancePool>()
+  private readonly leaving = new Map<string, Promise<void>>()
   private readonly instanceInfo = new WeakMap<ChildConnection, InstanceInfo>()
 
   /** Whom `child` runs for, when it is an instance of a scoped server (not its own process, which is the local person's). */
@@ -422,6 +423,7 @@ export class ChildSupervisor {
       events: deps.events,
       start: (owner) => this.instanceStart(owner),
       dir: this.instancesDir,
+      leaving: this.leaving,
       made: (child, info) => this.instanceInfo.set(child, info),
       restarted: (server) => this.restarts.set(server, (this.restarts.get(server) ?? 0) + 1),
       ...(deps.random ? { random: deps.random } : {}),
