@@ -57,6 +57,12 @@ export interface ChildSession {
    * rejecting when it refused; a refusal of any other is logged.
    */
   resourcesChanged(added?: string): Promise<void>
+  /**
+   * The log level clients set changed (`kept.logLevel`): a 2025 child that
+   * logs is sent it (logging/setLevel), rejecting when it refused; a 2026
+   * child's requests carry it on their envelope.
+   */
+  levelChanged(): Promise<void>
   /** The child stopped: nothing more is kept open. */
   close(): void
 }
@@ -106,7 +112,7 @@ export interface SessionLink {
   readonly clientInfo: Implementation
   /** The child's log (tagged with its key). */
   readonly log: Logger
-  /** What outlives a restart of the child, asked of each start again: the log level last asked, the resources clients hold (children/child-resources.ts). */
+  /** What outlives a restart of the child, asked of each start again: the log level in force, the resources clients hold (children/child-record.ts). */
   readonly kept: { logLevel?: LoggingLevel; resourceUris: readonly string[] }
   /** The relay of the child running now, for a request sent later (a bridged call's retry); undefined once it stopped. */
   current(): RequestRelay | undefined

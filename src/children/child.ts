@@ -3,7 +3,6 @@ import {
   type ClientCapabilities,
   type Implementation,
   type JSONRPCNotification,
-  type LoggingLevel,
   type ServerCapabilities,
   type Transport,
 } from '@modelcontextprotocol/client'
@@ -33,7 +32,7 @@ import type { Reauthorize } from '../oauth/reauthorize.js'
 import { MODERN_PROTOCOL_VERSION, RpcCode, type Era } from '../protocol/facts.js'
 import { wireClient } from './child-client.js'
 import { TaskHolds } from './task-holds.js'
-import { ChildResources } from './child-resources.js'
+import { ChildRecord } from './child-record.js'
 import type { ChildSession, ChildSessions, ForwardOptions, InputSource, SessionLink } from './child-session.js'
 
 export { hasSkillsExtension, type ChildLists, type ListKind } from './child-lists.js'
@@ -91,6 +90,8 @@ export interface ChildDeps {
   spawnConfig?: (config: ServerConfig) => Promise<ServerConfig>
   /** The session of each era (child-session.ts, implemented in src/eras/); a child gets the one of the era it negotiated. */
   childSessions: ChildSessions
+  /** What clients asked of the child, its slot's (slot-records.ts: a scoped server's person's, kept for their next instance); default: its own. */
+  record?: ChildRecord
 }
 
 /**
@@ -124,10 +125,8 @@ export class ChildConnection {
   private session: ChildSession | undefined
   /** The tasks its process runs for callers after their calls answered (child-tasks.ts): a scoped server's instance is busy while one is held. */
   readonly heldTasks = new TaskHolds()
-  /** What its sessions keep across restarts and ask of each start again: the log level last asked, the resources clients subscribed to. */
-  private readonly kept: SessionLink['kept'] = { resourceUris: [] }
-  /** Which of myc's clients want the updates of which of its resources (the record `kept.resourceUris` is made from). */
-  readonly resources = new ChildResources(this.kept, () => this.session)
+  /** What clients asked of it (the level they set, the resources they hold): kept across restarts, asked of each start again by its session. */
+  readonly record: ChildRecord
 
   private client: Client | undefined
   private relay: RequestRelay | undefined
@@ -139,7 +138,9 @@ export class ChildConnection {
     readonly key: string,
     readonly config: ServerConfig,
     private readonly deps: ChildDeps,
-  ) {}
+  ) {
+    this.record = deps.record ?? new ChildRecord()
+  }
 
   private setState(next: ChildState): void {
     const previous = this.state
@@ -192,6 +193,7 @@ export class ChildConnection {
       // The era the child negotiated chooses its session.
       const spoken: Era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy'
       const session = (this.session = this.deps.childSessions[spoken](this.link(connected, log)))
+      this.record.attach(session)
       this.era = spoken
       log.debug(`speaks ${spoken === 'modern' ? 'MCP' : 'the 2025 era,'} ${this.protocolVersion ?? '?'}`)
       client.onclose = () => this.onClosed()
@@ -233,7 +235,7 @@ export class ChildConnection {
       protocolVersion: this.protocolVersion,
       clientInfo: { name: 'mycelium', version: this.deps.version },
       log,
-      kept: this.kept,
+      kept: this.record.kept,
       current: () => (this.state === 'RUNNING' ? this.relay : undefined),
       notRunning: () => this.notRunning(),
       inputSource: (caller) => this.deps.events.inputSource?.(this, caller),
@@ -421,7 +423,7 @@ export class ChildConnection {
     await this.session?.notify(method, params)
   }
 
-  /** Sends a request through the SDK client (setLevel, ping); the level a client set is kept, and asked of every start again. */
+  /** Sends a request through the SDK client (ping…; the log level clients set is the record's: ChildRecord.setLevel). */
   async request(
     method: string,
     params: Record<string, unknown> | undefined,
@@ -429,7 +431,6 @@ export class ChildConnection {
   ): Promise<Record<string, unknown>> {
     if (this.state !== 'RUNNING' || !this.client || !this.session)
       throw new Error(`Server "${this.key}" is not running`)
-    if (method === 'logging/setLevel') this.kept.logLevel = params?.level as LoggingLevel | undefined
     return this.session.request(method, params, timeoutMs)
   }
 
@@ -447,6 +448,7 @@ export class ChildConnection {
     this.relay = undefined
     this.transport = undefined
     this.pid = undefined
+    if (this.session) this.record.detach(this.session)
     this.session?.close()
     this.session = undefined
     this.lists = EMPTY_LISTS

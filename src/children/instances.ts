@@ -7,6 +7,7 @@ import { instanceFolders, removeFolders, type InstanceFolders } from './instance
 import { filledEntry, fingerprint, instanceEntry, type InstanceStart } from './instance-spawn.js'
 import type { StopBudget } from './process-tree.js'
 import { missingSecretIn } from './secret-refs.js'
+import { sessionSlot, slotOf, type ServerRecords } from './slot-records.js'
 
 /**
  * The instances of one scoped server (docs/team.md): one process per person
@@ -16,7 +17,11 @@ import { missingSecretIn } from './secret-refs.js'
  * for its person), stopped after `idleMs` without a request, at most
  * `maxInstances` at once (the least recently used idle one makes room; none
  * idle, the call is refused at once), restarted after a crash with backoff
- * of its own: one person's instance never touches another's.
+ * of its own: one person's instance never touches another's. What a
+ * person's clients asked (their subscriptions, their log level) is their
+ * slot's, not an instance's (slot-records.ts): each instance made for them
+ * is asked for it at its start. It keeps no instance running: none runs
+ * between an idle stop and the person's next call.
  */
 
 /** Whom an instance runs for. */
@@ -62,6 +67,8 @@ export interface PoolDeps {
   dir: string
   /** The stops under way of instances stopped for good, by their folder (shared by the pools of every reload: a new one starts after). */
   leaving: Map<string, Promise<void>>
+  /** What clients asked of each slot (person or session), which every instance made for it takes (slot-records.ts). */
+  records: ServerRecords
   /** Told of every instance made (the supervisor's `instanceOf`). */
   made(child: ChildConnection, info: InstanceInfo): void
   /** Told of every restart after a failure (`myc_child_restarts_total`). */
@@ -123,7 +130,7 @@ export class InstancePool {
    */
   async acquire(owner: InstanceOwner): Promise<Acquired> {
     if (this.closing) return { refused: `Server "${this.server}" is stopping` }
-    const key = owner.session !== undefined ? `s\0${owner.session}` : `p\0${owner.person}`
+    const key = slotOf(owner)
     this.sweep(key)
     let instance = this.instances.get(key)
     if (instance) {
@@ -197,8 +204,7 @@ export class InstancePool {
   }
 
   private keyOf(instance: Instance): string {
-    const { info } = instance
-    return info.session !== undefined ? `s\0${info.session}` : `p\0${info.person}`
+    return slotOf(instance.info)
   }
 
   /** Whether a request is on its way to the instance, in flight, or its start is under way, or it runs a task for its person (child-tasks.ts). */
@@ -246,6 +252,8 @@ export class InstancePool {
     const current = () => this.instances.get(key) === instance
     instance.child = new ChildConnection(this.server, this.config, {
       ...this.deps.child,
+      // What its person's (or session's) clients asked is the slot's: every instance made for it is asked again.
+      record: this.deps.records.take(key),
       spawnConfig: async () => {
         // Its slot's last instance may be stopping still: it starts once that one's folders (the same) are gone.
         await this.deps.leaving.get(folders.root)
@@ -352,21 +360,22 @@ export class InstancePool {
     instance.restart = undefined
     const { leaving } = this.deps
     const root = instance.folders.root
-    const gone = this.stopped(instance, budget)
+    const gone = this.stopped(instance, key, budget)
     leaving.set(root, gone)
     await gone
     if (leaving.get(root) === gone) leaving.delete(root)
   }
 
-  /** Stops its process tree; then its folders are removed unless `persist`. */
-  private async stopped(instance: Instance, budget: StopBudget | undefined): Promise<void> {
+  /** Stops its process tree; then its slot's record is let go of (kept if anything is held in it) and its folders removed unless `persist`. */
+  private async stopped(instance: Instance, key: string, budget: StopBudget | undefined): Promise<void> {
     await instance.child.stop(budget)
+    this.deps.records.release(key, instance.child.record)
     if (!this.config.persist) await removeFolders(instance.folders).catch(() => {})
   }
 
   /** Stops the instance of a session that ended (its DELETE, its idle end, its client gone). */
   async endSession(session: string): Promise<void> {
-    const instance = this.instances.get(`s\0${session}`)
+    const instance = this.instances.get(sessionSlot(session))
     if (instance) await this.remove(instance)
   }
 

@@ -17,6 +17,8 @@ import {
   type InstanceSummary,
 } from './instances.js'
 import { userSecrets, type SecretLookup } from './secret-refs.js'
+import type { ChildRecord } from './child-record.js'
+import { OWN_SLOT, slotOf, SlotRecords } from './slot-records.js'
 
 /** What the instances of scoped servers need from the process that runs them (docs/team.md). */
 interface InstanceDeps {
@@ -82,6 +84,8 @@ const STABLE_AFTER_MS = 30_000
  */
 export class ChildSupervisor {
   readonly children = new Map<string, ChildConnection>()
+  /** What clients asked of each server's own process and of each person's or session's instances, kept across processes. */
+  readonly records = new SlotRecords()
   private readonly attempts = new Map<string, number>()
   /** How many times each server has been restarted after a failure, since this process began (never reset: a counter). */
   readonly restarts = new Map<string, number>()
@@ -109,6 +113,8 @@ export class ChildSupervisor {
       host: deps.host,
       configDir: deps.configDir,
       childSessions: deps.childSessions,
+      // A reload that changes the server: its next process takes what clients asked of this one.
+      record: this.records.take(key, OWN_SLOT),
       ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       ...(deps.reauthorize ? { reauthorize: deps.reauthorize } : {}),
@@ -151,6 +157,7 @@ export class ChildSupervisor {
     this.children.delete(key)
     onRemoved(child)
     await Promise.all([child.stop(), this.pools.get(key)?.stopAll()])
+    this.records.release(key, OWN_SLOT, child.record)
     this.pools.delete(key)
     await this.dropLocalFolders(key, child.config)
   }
@@ -385,6 +392,13 @@ export class ChildSupervisor {
     return pool.acquire(owner)
   }
 
+  /** What `owner`'s clients ask of scoped server `key`, an instance running or not; undefined where instanceFor has none. */
+  recordFor(key: string, owner: InstanceOwner): ChildRecord | undefined {
+    const shared = this.children.get(key)
+    if (!shared || shared.config.type !== 'stdio' || scopeOf(shared.config) === 'shared') return undefined
+    return this.records.of(key, slotOf(owner))
+  }
+
   /** Every scoped server's instances now. */
   instances(): InstanceSummary[] {
     return [...this.pools.values()].flatMap((pool) => pool.list())
@@ -398,8 +412,9 @@ export class ChildSupervisor {
     return counts
   }
 
-  /** A session ended: its instances stop (scope session). */
+  /** A session ended: its instances stop (scope session), and what its clients asked of them goes. */
   async endSession(session: string): Promise<void> {
+    this.records.endSession(session)
     await Promise.all([...this.pools.values()].map((pool) => pool.endSession(session)))
   }
 
@@ -423,6 +438,7 @@ export class ChildSupervisor {
       events: deps.events,
       start: (owner) => this.instanceStart(owner),
       dir: this.instancesDir,
+      records: this.records.forServer(key),
       leaving: this.leaving,
       made: (child, info) => this.instanceInfo.set(child, info),
       restarted: (server) => this.restarts.set(server, (this.restarts.get(server) ?? 0) + 1),

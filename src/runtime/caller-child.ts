@@ -1,5 +1,6 @@
 import type { ChildConnection } from '../children/child.js'
-import type { InstanceInfo } from '../children/instances.js'
+import type { ChildRecord } from '../children/child-record.js'
+import type { InstanceInfo, InstanceOwner } from '../children/instances.js'
 import { scopeOf, type ServerConfig } from '../config/schema.js'
 import { LOCAL_PRINCIPAL } from '../oauth/token-store.js'
 import { RelayErrorCode, type RelayOutcome } from '../protocol/request-relay.js'
@@ -62,14 +63,31 @@ export async function childForCaller(runtime: Runtime, server: string, caller: C
  * session: it reaches its person's instance.
  */
 async function instanceForCaller(runtime: Runtime, shared: ChildConnection, caller: Caller): Promise<Reached> {
-  const session = scopeOf(shared.config) === 'session' ? caller.sessionId : undefined
-  if (caller.owner === undefined && session === undefined) return { child: shared }
-  const acquired = await runtime.supervisor.instanceFor(shared.key, {
-    person: caller.owner ?? LOCAL_PRINCIPAL,
-    ...(session !== undefined ? { session } : {}),
-  })
+  const owner = instanceOwner(shared, caller)
+  const acquired = owner && (await runtime.supervisor.instanceFor(shared.key, owner))
   if (!acquired) return { child: shared }
   return 'refused' in acquired ? toolError(acquired.refused) : acquired
+}
+
+/** Whose instance of scoped server `shared` serves a caller (instanceForCaller); undefined: the server's own process. */
+function instanceOwner(shared: ChildConnection, caller: Caller): InstanceOwner | undefined {
+  const session = scopeOf(shared.config) === 'session' ? caller.sessionId : undefined
+  if (caller.owner === undefined && session === undefined) return undefined
+  return { person: caller.owner ?? LOCAL_PRINCIPAL, ...(session !== undefined ? { session } : {}) }
+}
+
+/**
+ * Where what a caller asks of `server` outside a call (the log level) is
+ * kept: for a scoped server, the slot of the instance their requests reach
+ * (their person's or session's, whether one runs now or not: the next one
+ * started is asked for it); else the server's own process's. Undefined for
+ * a server not in the config.
+ */
+export function recordForCaller(runtime: Runtime, server: string, caller: Caller): ChildRecord | undefined {
+  const shared = runtime.supervisor.children.get(server)
+  if (!shared) return undefined
+  const owner = scopeOf(shared.config) === 'shared' ? undefined : instanceOwner(shared, caller)
+  return (owner && runtime.supervisor.recordFor(server, owner)) || shared.record
 }
 
 function toolError(text: string): Reached {

@@ -1,11 +1,12 @@
-import type { ClientCapabilities, JSONRPCNotification } from '@modelcontextprotocol/client'
+import type { ClientCapabilities, JSONRPCNotification, LoggingLevel } from '@modelcontextprotocol/client'
 import type { CallOrigin, ChildRequestOrigin, ConnectionHandle } from './connection.js'
 
 export type { CallOrigin, ChildRequestOrigin, ConnectionHandle } from './connection.js'
 import { capabilitiesForChildren } from '../children/client-capabilities.js'
 import type { ChildConnection, ChildState, ListKind } from '../children/child.js'
 import type { ChildSessions, InputSource } from '../children/child-session.js'
-import { ResourceSubscriptions } from './resource-subscriptions.js'
+import { AskedRecords } from './asked-records.js'
+import type { ChildRecord } from '../children/child-record.js'
 import type { CommandHost } from '../children/resolve-command.js'
 import type { PrespawnedChildren } from '../children/prespawn.js'
 import { URGENT_STOP_BUDGET } from '../children/process-tree.js'
@@ -389,39 +390,51 @@ export class Runtime {
     // Its session ended: so do the instances of session-scoped servers it had (docs/team.md).
     if (connection.who?.sessionId !== undefined) void this.supervisor.endSession(connection.who.sessionId)
     if (this.lastActive === connection) this.lastActive = undefined
-    this.resourceSubscriptions.forget(connection)
+    this.asked.forget(connection)
   }
 
-  /** Which children each connection asked for resource updates (the record itself is each child's). */
-  private readonly resourceSubscriptions = new ResourceSubscriptions()
+  /** Which records of what clients asked of children each connection holds something in (the records are the slots': children/slot-records.ts). */
+  private readonly asked = new AskedRecords()
 
   /**
    * A connection wants the updates of `uri`, which `child` serves (a shared
    * child, or the instance of the connection's person or session): recorded
-   * on the child, which asks for them now and at every start of it (its
-   * session: resources/subscribe, or its listen). Resolves once it is
-   * asked; rejects when it refused (the subscription dropped).
+   * in the child's record (its slot's: the person's next instance takes it),
+   * and asked of the child now and at every start (its session:
+   * resources/subscribe, or its listen). Resolves once it is asked; rejects
+   * when it refused (the subscription dropped).
    */
   async subscribeResource(connection: ConnectionHandle, child: ChildConnection, uri: string): Promise<void> {
-    try {
-      await this.resourceSubscriptions.subscribe(connection, child, uri)
-    } finally {
-      // Gone while its instance was starting: nothing stays asked for it.
-      if (!this.connections.has(connection)) this.resourceSubscriptions.forget(connection)
-    }
+    await this.holding(connection, () => this.asked.subscribe(connection, child.record, uri))
   }
 
   /** A connection unsubscribed from a resource: its child lets go of it when no other connection holds it. */
   async unsubscribeResource(connection: ConnectionHandle, uri: string): Promise<void> {
-    await this.resourceSubscriptions.unsubscribe(connection, uri)
+    await this.asked.unsubscribe(connection, uri)
+  }
+
+  /** A connection set the log level of what `record`'s children send (their slot's: a process running or not). Rejects when the running child refused. */
+  async setLogLevel(connection: ConnectionHandle, record: ChildRecord, level: LoggingLevel): Promise<void> {
+    await this.holding(connection, () => this.asked.setLevel(connection, record, level))
+  }
+
+  /** Records what `connection` asks; if it went away meanwhile (while its instance was starting), nothing stays asked for it. */
+  private async holding(connection: ConnectionHandle, ask: () => Promise<void>): Promise<void> {
+    try {
+      await ask()
+    } finally {
+      if (!this.connections.has(connection)) this.asked.forget(connection)
+    }
   }
 
   /**
    * Applies a reloaded config: servers added are started, servers removed are
    * stopped, servers whose entry changed are restarted with it, and every
    * other child is left as it is (its calls in flight included). Connections hear
-   * of the entries that come and go through the usual list-changed path.
-   * Resolves with what changed once the new children are up or failed.
+   * of the entries that come and go through the usual list-changed path; a
+   * changed server's new processes take what clients asked of the old ones
+   * (their slots' records). Resolves with what changed once the new children
+   * are up or failed.
    */
   async applyConfig(next: LoadedConfig, drainMs = RELOAD_DRAIN_MS): Promise<ConfigDiff> {
     const diff = diffConfig(this.loaded.config, next.config)
@@ -436,18 +449,12 @@ export class Runtime {
       this.catalogue.clearServer(child.key)
       this.announce(ALL_KINDS)
     }
-    const replaced = diff.servers.changed.map((key) => [key, this.supervisor.children.get(key)] as const)
     await Promise.all(
       [...diff.servers.removed, ...diff.servers.changed].map((key) => this.supervisor.remove(key, drainMs, gone)),
     )
     await Promise.all(
       [...diff.servers.changed, ...diff.servers.added].map((key) => this.supervisor.add(key, servers.get(key)!)),
     )
-    // A changed server's new child is asked for the resources connections still hold of it.
-    for (const [key, old] of replaced) {
-      const next = this.supervisor.children.get(key)
-      if (old && next) void this.resourceSubscriptions.replaced(old, next).catch(() => {}) // a refusal is the child's log's
-    }
     return diff
   }
 

@@ -9,8 +9,9 @@ import { childForCaller } from '../runtime/caller-child.js'
  * `subscriptions/listen`): one way for every face and every child. The
  * subscription goes to the connection that serves the holder (a scoped
  * server's instance of its person or session, docs/team.md), is recorded
- * there (Runtime.subscribeResource, children/child-resources.ts), and each
- * start of that child asks for it again in its own era (ChildSession:
+ * in its record (Runtime.subscribeResource, children/child-record.ts: the
+ * slot's, which the person's next instance takes too), and each start of
+ * that child asks for it again in its own era (ChildSession:
  * resources/subscribe, or the child's listen).
  */
 

@@ -98,7 +98,7 @@ describe('myc secrets', () => {
       key: 'gh',
       scope: 'principal',
       state: 'RUNNING',
-      tools: 8,
+      tools: 10,
     })
     // Its own process's folders are gone once it stopped.
     expect(existsSync(path.join(path.dirname(config), '.mycelium', 'instances', 'gh'))).toBe(true)

@@ -27,7 +27,9 @@ describe('what clients asked of a shared 2025 child outlives its process', () =>
   const refuse = path.join(mkdtempSync(path.join(tmpdir(), 'myc-refuse-')), 'refuse')
   beforeAll(async () => {
     const pp = fixtureEntry('per-person', { env: { REFUSE_SUBSCRIBE_IF: refuse }, restart })
-    runtime = await startRuntime({ mcpServers: { pp, echo: fixtureEntry('echo', { restart }) } }, logger)
+    // `late`: started on the first list that shows it (lazy), after a client set the level.
+    const late = fixtureEntry('per-person', { startup: 'lazy' })
+    runtime = await startRuntime({ mcpServers: { pp, echo: fixtureEntry('echo', { restart }), late } }, logger)
   }, 30_000)
   afterAll(async () => {
     await runtime?.close()
@@ -90,6 +92,15 @@ describe('what clients asked of a shared 2025 child outlives its process', () =>
     await call(client, 'echo__log')
     await waitFor(() => heard.length === 1, 5_000, 'the info message')
     expect(heard).toEqual(['info'])
+    await client.close()
+  }, 30_000)
+
+  it('keeps the level a client set for a child not running then, and sends it at its start', async () => {
+    const { client } = await connectClient(runtime)
+    expect(runtime.supervisor.children.get('late')!.state).toBe('STOPPED')
+    await client.setLoggingLevel('critical')
+    await client.listTools()
+    expect(await call(client, 'late__level')).toBe('critical')
     await client.close()
   }, 30_000)
 })

@@ -25,12 +25,23 @@ export class LegacyChildSession implements ChildSession {
   /** Asks the new process for the log level last set and every resource clients hold (a refusal is logged; the start goes on). */
   async open(): Promise<void> {
     const timeoutMs = Math.min(this.link.config.startupTimeoutMs, RESUBSCRIBE_TIMEOUT_MS)
-    const level = this.link.kept.logLevel
-    if (level !== undefined && this.link.capabilities?.logging)
-      await this.request('logging/setLevel', { level }, timeoutMs).catch((error: unknown) =>
-        this.link.log.warn(`refused logging/setLevel ${level}, which a client of myc set: ${describe(error)}`),
-      )
+    await this.sendLevel(timeoutMs).catch((error: unknown) =>
+      this.link.log.warn(
+        `refused logging/setLevel ${this.link.kept.logLevel}, which a client of myc set: ${describe(error)}`,
+      ),
+    )
     await this.sync(undefined, timeoutMs)
+  }
+
+  levelChanged(): Promise<void> {
+    return this.sendLevel(this.link.config.timeoutMs)
+  }
+
+  /** Sends the level in force, if any, to a child that logs. */
+  private async sendLevel(timeoutMs: number): Promise<void> {
+    const level = this.link.kept.logLevel
+    if (level === undefined || !this.link.capabilities?.logging) return
+    await this.request('logging/setLevel', { level }, timeoutMs)
   }
 
   forward(method: string, params: Record<string, unknown> | undefined, options: ForwardOptions): Promise<RelayOutcome> {

@@ -35,6 +35,7 @@ import { callVisibleTool, listedTools, type ToolCallContext } from '../../runtim
 import type { PrincipalView } from '../../principal/view.js'
 import { SeenLists, type ListKindName } from '../../principal/seen-lists.js'
 import { subscribeFirst, watchResource } from '../../server/resource-watch.js'
+import { setLogLevel } from '../../server/log-level.js'
 import { RpcCode, isObject } from '../../protocol/facts.js'
 
 export interface ClientConnectionOptions {
@@ -293,11 +294,8 @@ export class ClientConnection implements ConnectionHandle {
   private async setLogLevel(level: LoggingLevel): Promise<Record<string, unknown>> {
     this.logLevel = level
     this.onstatechange?.()
-    await Promise.all(
-      [...this.options.runtime.supervisor.children.values()]
-        .filter((c) => c.state === 'RUNNING' && c.capabilities?.logging && this.view.serverVisible(c.key))
-        .map((c) => c.request('logging/setLevel', { level }).catch(() => {})),
-    )
+    // Kept for each server it sees, in the record its requests reach (its own instance's of a scoped server), running or not.
+    await setLogLevel(this.options.runtime, this, level)
     return {}
   }
 

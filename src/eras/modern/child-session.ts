@@ -161,7 +161,7 @@ export class ModernChildSession implements ChildSession {
   }
 
   async request(method: string, params: Record<string, unknown> | undefined, timeoutMs: number) {
-    // logging/setLevel is gone in the 2026 era: the level (kept by the ChildConnection) rides on each forwarded request's envelope instead.
+    // logging/setLevel is gone in the 2026 era: the level (the record's, children/child-record.ts) rides on each forwarded request's envelope instead.
     if (method === 'logging/setLevel') return {}
     return this.link.client.request({ method, params: params ?? {} }, passthrough, { timeout: timeoutMs })
   }
@@ -177,6 +177,11 @@ export class ModernChildSession implements ChildSession {
 
   resourcesChanged(): Promise<void> {
     return this.listener?.update() ?? Promise.resolve()
+  }
+
+  /** Nothing is sent: the level in force (`kept.logLevel`) rides on each later request's envelope. */
+  levelChanged(): Promise<void> {
+    return Promise.resolve()
   }
 
   close(): void {
