@@ -53,9 +53,12 @@ describe('a scoped server’s idleMs and maxInstances', () => {
   it('stops an instance idle for idleMs, and not one with a call in flight', async () => {
     const { alice, bob } = await people({ idleMs: 400 })
     const { pid: a, home } = await whoami(alice)
-    const b = (await whoami(bob)).pid
-    // Bob's call outlasts idleMs several times over: his instance is in use all along.
+    // Bob's first call outlasts idleMs several times over: his instance is in use from its start,
+    // however long the machine takes between two calls.
     const long = bob.callTool({ name: 'gh__wait', arguments: { ms: 2_000 } })
+    const bobs = () => runtime!.supervisor.instances().find((i) => i.principal === 'bob' && i.pid !== null)?.pid
+    await waitFor(() => bobs() !== undefined, 10_000, 'bob’s instance to start')
+    const b = bobs()!
     await waitFor(() => !alive(a), 10_000, 'alice’s idle instance to stop')
     // Its folders go with it (persist is off).
     await waitFor(() => !existsSync(path.dirname(home!)), 5_000, 'alice’s instance folder to be removed')
