@@ -11,8 +11,21 @@ import { repoRoot } from '../helpers/fixtures.js'
 
 const fixtures = path.join(repoRoot, 'tests', 'fixtures')
 
-/** A policy-mode config over the basic fixture skills, a deny that does not parse, and two caps naming no skill (one in roles/ops.yaml). */
-function config(session: Record<string, unknown> = {}): { file: string; dir: string } {
+const servers = {
+  echo: { command: process.execPath, args: [path.join(fixtures, 'servers', 'echo.mjs')] },
+  grow: { command: process.execPath, args: [path.join(fixtures, 'servers', 'list-changing.mjs')] },
+}
+
+/**
+ * A policy-mode config over the basic fixture skills and the given servers
+ * (each a child every command here starts: a config names only the ones its
+ * case reads), a deny that does not parse, and two caps naming no skill (one
+ * in roles/ops.yaml).
+ */
+function config(
+  names: Array<keyof typeof servers>,
+  session: Record<string, unknown> = {},
+): { file: string; dir: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-policy-commands-'))
   mkdirSync(path.join(dir, 'roles'))
   writeFileSync(path.join(dir, 'roles', 'ops.yaml'), 'allowedSkills: [common, missing]\n')
@@ -20,10 +33,7 @@ function config(session: Record<string, unknown> = {}): { file: string; dir: str
   writeFileSync(
     file,
     JSON.stringify({
-      mcpServers: {
-        echo: { command: process.execPath, args: [path.join(fixtures, 'servers', 'echo.mjs')] },
-        grow: { command: process.execPath, args: [path.join(fixtures, 'servers', 'list-changing.mjs')] },
-      },
+      mcpServers: Object.fromEntries(names.map((name) => [name, servers[name]])),
       skills: { dirs: [path.join(fixtures, 'policy', 'basic', 'skills')] },
       roles: {
         default: 'guest',
@@ -42,11 +52,17 @@ const TYPO = 'roles.definitions.capped.allowedSkills: no skill is named "typo" (
 const MISSING = 'roles.definitions.ops.allowedSkills: no skill is named "missing" (remove it or fix the name)'
 
 describe('inspection commands on the policy core (in process)', () => {
-  const { file, dir } = config()
+  // Each command starts every server of its config, so each names only what its case reads: echo
+  // for the tools a list or preview shows (and the common skill every session starts with), grow
+  // for writer's. Roles, caps, deny patterns and built-ins are decided from the config and the
+  // skills alone: the commands that check only those run on a config without servers.
+  const grown = config(['echo', 'grow'])
+  const echo = config(['echo'])
+  const { file, dir } = config([])
 
   it('myc tools lists the built-ins serve would offer: exec and run_script once a skill allows them', async () => {
     const ids = async (extra: string[]) =>
-      (await json(['tools', '--config', file, '--role', 'developer', ...extra])).doc.tools.map(
+      (await json(['tools', '--config', echo.file, '--role', 'developer', ...extra])).doc.tools.map(
         (t: { id: string }) => t.id,
       )
     expect(await ids([])).toEqual([
@@ -67,13 +83,13 @@ describe('inspection commands on the policy core (in process)', () => {
       'mycelium:run_script',
       'echo:echo',
     ])
-    const all = (await json(['tools', '--config', file, '--role', 'developer', '--all'])).doc.tools
+    const all = (await json(['tools', '--config', echo.file, '--role', 'developer', '--all'])).doc.tools
     expect(all.find((t: { id: string }) => t.id === 'mycelium:exec')).toMatchObject({
       wireName: 'mycelium__exec',
       server: 'mycelium',
       visible: false,
     })
-    const off = config({ metaTools: false })
+    const off = config(['echo'], { metaTools: false })
     expect(
       (await json(['tools', '--config', off.file, '--role', 'developer', '--skills', 'shell'])).doc.tools.map(
         (t: { id: string }) => t.id,
@@ -82,7 +98,7 @@ describe('inspection commands on the policy core (in process)', () => {
   })
 
   it('myc preview skill goes through previewActivation: built-ins count, already-active and disabled are said', async () => {
-    const shell = await json(['preview', 'skill', 'shell', '--config', file, '--role', 'developer'])
+    const shell = await json(['preview', 'skill', 'shell', '--config', echo.file, '--role', 'developer'])
     expect(shell.code).toBe(0)
     expect(shell.doc).toMatchObject({
       ok: true,
@@ -96,29 +112,32 @@ describe('inspection commands on the policy core (in process)', () => {
       ],
     })
     expect(shell.doc.addedTokens).toBeGreaterThan(0)
-    const writer = (await json(['preview', 'skill', 'writer', '--config', file, '--role', 'developer'])).doc
+    const writer = (await json(['preview', 'skill', 'writer', '--config', grown.file, '--role', 'developer'])).doc
     expect(writer.added.map((t: { id: string }) => t.id)).toEqual(
       expect.arrayContaining(['echo:add', 'echo:fail', 'grow:grow']),
     )
     expect(writer.added.map((t: { id: string }) => t.id)).not.toContain('echo:echo')
-    expect((await json(['preview', 'skill', 'common', '--config', file, '--role', 'developer'])).doc).toMatchObject({
+    expect(
+      (await json(['preview', 'skill', 'common', '--config', echo.file, '--role', 'developer'])).doc,
+    ).toMatchObject({
       ok: true,
       alreadyActive: true,
       added: [],
       addedTokens: 0,
     })
-    expect((await myc(['preview', 'skill', 'common', '--config', file, '--role', 'developer'])).stdout).toMatch(
+    expect((await myc(['preview', 'skill', 'common', '--config', echo.file, '--role', 'developer'])).stdout).toMatch(
       /common is already active for role developer/,
     )
-    const broken = await json(['preview', 'skill', 'broken', '--config', file, '--role', 'developer'])
+    const broken = await json(['preview', 'skill', 'broken', '--config', echo.file, '--role', 'developer'])
     expect(broken.code).toBe(2)
     expect(broken.doc.error.message).toMatch(/^skill "broken" is disabled: /)
   })
 
   it('myc preview skill answers a person, not the agent: the skill exists, the role cannot reach it, and which roles can', async () => {
-    const out = await myc(['preview', 'skill', 'writer', '--config', file, '--role', 'guest'])
+    // shell names only built-ins, so it is enabled with no server configured.
+    const out = await myc(['preview', 'skill', 'shell', '--config', file, '--role', 'guest'])
     expect(out.code).toBe(2)
-    expect(out.stderr).toMatch(/skill "writer" exists, but role "guest" cannot reach it; roles that can: developer/)
+    expect(out.stderr).toMatch(/skill "shell" exists, but role "guest" cannot reach it; roles that can: developer/)
     expect(out.stderr).not.toMatch(/list_skills/)
     expect((await json(['preview', 'skill', 'nope', '--config', file, '--role', 'guest'])).doc.error.message).toBe(
       'no skill is named "nope" (`myc skills` lists them)',
@@ -171,7 +190,7 @@ describe('inspection commands on the policy core (in process)', () => {
     expect(
       (await json(['explain', 'mycelium__exec', '--config', file, '--role', 'developer', '--skills', 'shell'])).doc,
     ).toMatchObject({ tool: 'mycelium:exec', visible: true })
-    const off = config({ metaTools: false })
+    const off = config([], { metaTools: false })
     expect(
       (await json(['explain', 'mycelium:list_skills', '--config', off.file, '--role', 'developer'])).doc,
     ).toMatchObject({
@@ -184,7 +203,9 @@ describe('inspection commands on the policy core (in process)', () => {
   })
 
   it('myc explain says whether a role is in code mode, and how a session in it reaches a tool it does not list', async () => {
-    const code = config({ codeMode: true })
+    const code = config([], { codeMode: true })
+    // echo:echo's own line needs the tool in the catalogue.
+    const echoCode = config(['echo'], { codeMode: true })
     const runCode = (await json(['explain', 'mycelium__run_code', '--config', code.file, '--role', 'developer'])).doc
     expect(runCode).toMatchObject({ ok: true, tool: 'mycelium:run_code', visible: true })
     expect(runCode.steps.slice(0, 2)).toEqual([
@@ -200,7 +221,7 @@ describe('inspection commands on the policy core (in process)', () => {
       },
     ])
     expect(
-      (await json(['explain', 'echo:echo', '--config', code.file, '--role', 'developer'])).doc.steps.at(-1),
+      (await json(['explain', 'echo:echo', '--config', echoCode.file, '--role', 'developer'])).doc.steps.at(-1),
     ).toEqual({
       rule: 'code mode',
       verdict: 'info',
