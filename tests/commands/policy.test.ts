@@ -1,18 +1,52 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import type { Client } from '@modelcontextprotocol/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectHere, runHere } from '../helpers/cli.js'
-import { repoRoot } from '../helpers/fixtures.js'
+import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 import { waitFor } from '../helpers/runtime.js'
 
-const config = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
+const basic = path.join(repoRoot, 'tests/fixtures/policy/basic')
+const config = path.join(basic, 'mycelium.config.json')
+
+/**
+ * The basic fixture's config with only the servers named, for the commands
+ * that read no other (a command or session starts every server of its
+ * config). Without grow, writer names a server that is not configured, so it
+ * is disabled; without echo, every skill but shell is.
+ */
+function basicWith(servers: Array<'echo' | 'grow'>): string {
+  const raw = JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: Record<string, { args: string[] }> }
+  const entries = { echo: fixtureServer('echo'), grow: fixtureServer('list-changing') }
+  const dir = mkdtempSync(path.join(tmpdir(), 'myc-policy-'))
+  const file = path.join(dir, 'mycelium.config.json')
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...raw,
+      mcpServers: Object.fromEntries(servers.map((s) => [s, { ...raw.mcpServers[s], args: [entries[s]] }])),
+      skills: { dirs: [path.join(basic, 'skills')] },
+    }),
+  )
+  return file
+}
+const echoOnly = basicWith(['echo'])
+const noServers = basicWith([])
 
 const myc = (args: string[], cwd = repoRoot) => runHere(args, '', { cwd })
 
-describe('policy mode in process', () => {
+describe('a guest session in process', () => {
+  // The cases only read the session: one myc serve for them all.
+  let client: Client
+  beforeAll(async () => {
+    ;({ client } = await connectHere(['--config', config, '--role', 'guest']))
+  })
+  afterAll(async () => {
+    await client.close()
+  })
+
   it('a guest session sees only its tools', async () => {
-    const { client } = await connectHere(['--config', config, '--role', 'guest'])
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
       'mycelium__list_skills',
       'mycelium__activate_skill',
@@ -22,9 +56,22 @@ describe('policy mode in process', () => {
       'echo__echo',
     ])
     await expect(client.callTool({ name: 'grow__grow', arguments: {} })).rejects.toThrow(/Unknown tool: grow__grow/)
-    await client.close()
   })
 
+  it('serves the role its skills with verified reads, and nothing else (skills over MCP)', async () => {
+    const { SkillsClient } = await import('@modelcontextprotocol/client/ext/skills')
+    const skills = new SkillsClient(client)
+    expect(skills.supported).toBe(true)
+    const listing = await skills.list()
+    expect(listing.skills.map((s) => s.frontmatter.name)).toEqual(['common', 'reader'])
+    const file = await skills.read(listing.skills[1]!)
+    expect(file.verified).toBe(true)
+    expect(file.text).toContain('Reader instructions.')
+    await expect(skills.get('skill://mycelium/writer/SKILL.md')).rejects.toThrow(/Skill not found/)
+  })
+})
+
+describe('policy mode in process', () => {
   it('a developer activates a skill, is told the list changed, calls the new tool, deactivates, and it is gone', async () => {
     let changed = 0
     const { client } = await connectHere(['serve', '--config', config], {
@@ -46,16 +93,16 @@ describe('policy mode in process', () => {
   })
 
   it('--skills starts a session with more skills; an unknown role exits 2 naming the roles', async () => {
-    const { client } = await connectHere(['--config', config, '--role', 'developer', '--skills', 'reader'])
+    const { client } = await connectHere(['--config', echoOnly, '--role', 'developer', '--skills', 'reader'])
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo__add')
     await client.close()
-    const bad = await myc(['serve', '--config', config, '--role', 'root'])
+    const bad = await myc(['serve', '--config', echoOnly, '--role', 'root'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toMatch(/unknown role "root" \(from --role\); roles: developer, guest, lead/)
   })
 
   it('myc tools --role and --json', async () => {
-    const { code, stdout } = await myc(['tools', '--config', config, '--role', 'guest', '--json'])
+    const { code, stdout } = await myc(['tools', '--config', echoOnly, '--role', 'guest', '--json'])
     expect(code).toBe(0)
     const doc = JSON.parse(stdout)
     expect(doc.role).toBe('guest')
@@ -74,19 +121,21 @@ describe('policy mode in process', () => {
   })
 
   it('myc roles, skills list/show/lint, policy check, explain and preview', async () => {
-    const roles = JSON.parse((await myc(['roles', '--config', config, '--json'])).stdout).roles
+    // Each command on the servers it reads: none for the roles and a skill's text, echo for the
+    // skills its tools decide, and grow as well for writer's tools.
+    const roles = JSON.parse((await myc(['roles', '--config', noServers, '--json'])).stdout).roles
     expect(roles.map((r: { name: string }) => r.name)).toEqual(['developer', 'guest', 'lead'])
     expect(roles.find((r: { name: string }) => r.name === 'lead')).toMatchObject({
       inherits: ['developer'],
       deny: ['echo:fail'],
     })
 
-    const skills = JSON.parse((await myc(['skills', 'list', '--config', config, '--json'])).stdout).skills
+    const skills = JSON.parse((await myc(['skills', 'list', '--config', echoOnly, '--json'])).stdout).skills
     expect(skills.find((s: { name: string }) => s.name === 'broken')).toMatchObject({ enabled: false })
-    const shown = JSON.parse((await myc(['skills', 'show', 'writer', '--config', config, '--json'])).stdout).skill
+    const shown = JSON.parse((await myc(['skills', 'show', 'writer', '--config', noServers, '--json'])).stdout).skill
     expect(shown.instructions).toBe('Writer instructions: be careful.')
 
-    const lint = await myc(['skills', 'lint', '--config', config, '--json'])
+    const lint = await myc(['skills', 'lint', '--config', echoOnly, '--json'])
     expect(lint.code).toBe(3)
     const problems = JSON.parse(lint.stdout).problems.map((p: { message: string }) => p.message)
     expect(problems).toEqual(
@@ -97,10 +146,10 @@ describe('policy mode in process', () => {
       ]),
     )
 
-    const check = await myc(['policy', 'check', '--role', 'developer', '--config', config, '--json'])
+    const check = await myc(['policy', 'check', '--role', 'developer', '--config', echoOnly, '--json'])
     expect(check.code).toBe(3)
     expect(JSON.parse(check.stdout).violations.join('\n')).toMatch(/no_such_tool/)
-    expect((await myc(['policy', 'check', '--role', 'guest', '--config', config])).code).toBe(0)
+    expect((await myc(['policy', 'check', '--role', 'guest', '--config', echoOnly])).code).toBe(0)
 
     const explain = JSON.parse(
       (await myc(['explain', 'echo__fail', '--role', 'lead', '--skills', 'writer', '--config', config, '--json']))
@@ -171,40 +220,34 @@ describe('ask mode in process', () => {
     return file
   }
 
-  it.each([
-    ['approves', { action: 'accept', content: { approve: true } }, true],
-    ['declines', { action: 'decline' }, false],
-  ] as const)('the user %s through elicitation', async (_what, answer, activated) => {
-    const asked: string[] = []
-    const { client } = await connectHere(['--config', askConfig()], {
+  // One session for both answers: a declined activation changes nothing, so it goes first.
+  let client: Client
+  let answer: { action: 'accept'; content: { approve: boolean } } | { action: 'decline' }
+  const asked: string[] = []
+  beforeAll(async () => {
+    ;({ client } = await connectHere(['--config', askConfig()], {
       capabilities: { elicitation: { form: {} } },
       setup: (c) =>
         c.setRequestHandler('elicitation/create', (req) => {
           asked.push((req.params as { message: string }).message)
           return answer
         }),
-    })
+    }))
+  })
+  afterAll(async () => {
+    await client.close()
+  })
+
+  it.each([
+    ['declines', { action: 'decline' }, false],
+    ['approves', { action: 'accept', content: { approve: true } }, true],
+  ] as const)('the user %s through elicitation', async (_what, reply, activated) => {
+    answer = reply
+    asked.length = 0
     const r = await client.callTool({ name: 'mycelium__activate_skill', arguments: { name: 'writer' } })
     expect(asked).toHaveLength(1)
     expect(r.isError === true).toBe(!activated)
     expect((await client.listTools()).tools.map((t) => t.name).includes('grow__grow')).toBe(activated)
-    await client.close()
-  })
-})
-
-describe('skills over MCP in process', () => {
-  it('serves the role its skills with verified reads, and nothing else', async () => {
-    const { SkillsClient } = await import('@modelcontextprotocol/client/ext/skills')
-    const { client } = await connectHere(['--config', config, '--role', 'guest'])
-    const skills = new SkillsClient(client)
-    expect(skills.supported).toBe(true)
-    const listing = await skills.list()
-    expect(listing.skills.map((s) => s.frontmatter.name)).toEqual(['common', 'reader'])
-    const file = await skills.read(listing.skills[1]!)
-    expect(file.verified).toBe(true)
-    expect(file.text).toContain('Reader instructions.')
-    await expect(skills.get('skill://mycelium/writer/SKILL.md')).rejects.toThrow(/Skill not found/)
-    await client.close()
   })
 })
 
