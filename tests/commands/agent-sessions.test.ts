@@ -12,8 +12,12 @@ const textOf = (content: unknown): string =>
     ? content
     : (content as Array<{ type: string; text?: string }>).map((b) => b.text ?? `[${b.type}]`).join('')
 
-/** A project with a role that reaches a skill of echo's tools. */
-function project(): { config: string; sessions: string } {
+/**
+ * A project with a role that reaches a skill of echo's tools. Every run starts
+ * each server of its config: the cases that never look at a tool leave echo
+ * out (`echo: false`; the skill is then disabled, the role still there).
+ */
+function project({ echo = true } = {}): { config: string; sessions: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-sessions-'))
   mkdirSync(path.join(dir, 'skills', 'talk'), { recursive: true })
   writeFileSync(
@@ -21,7 +25,10 @@ function project(): { config: string; sessions: string } {
     '---\nname: talk\ndescription: Echo things\nallowedRoles: [dev]\nallowedTools: ["echo:echo"]\n---\n',
   )
   const config = path.join(dir, 'mycelium.config.json')
-  writeFileSync(config, JSON.stringify({ mcpServers: { echo: fixtureEntry('echo') }, roles: { default: 'dev' } }))
+  writeFileSync(
+    config,
+    JSON.stringify({ mcpServers: echo ? { echo: fixtureEntry('echo') } : {}, roles: { default: 'dev' } }),
+  )
   return { config, sessions: path.join(dir, '.mycelium', 'sessions') }
 }
 
@@ -95,7 +102,7 @@ describe('recorded sessions (in process)', () => {
   }, 60_000)
 
   it('myc run records, --resume continues with a follow-up; a torn last line is ignored, a bad one elsewhere is named', async () => {
-    const { config, sessions } = project()
+    const { config, sessions } = project({ echo: false })
     const first = await runAgentHere(['run', 'first task', '--json', '--config', config], { fake })
     const id = (first.events[0] as { sessionId: string }).sessionId
     const file = path.join(sessions, `${id}.jsonl`)
@@ -119,7 +126,7 @@ describe('recorded sessions (in process)', () => {
   }, 60_000)
 
   it('myc sessions list counts turns as session_end does, and shows the start date and the first task line', async () => {
-    const { config } = project()
+    const { config } = project({ echo: false })
     fake.setScript((req) =>
       req.body.messages.length === 1
         ? { content: [{ type: 'tool_use', name: 'no_such_tool', input: {} }], stop_reason: 'tool_use' }
@@ -149,7 +156,7 @@ describe('recorded sessions (in process)', () => {
   }, 60_000)
 
   it('/fork --at N starts a new session from the first N turns; the old one is untouched', async () => {
-    const { config } = project()
+    const { config } = project({ echo: false })
     fake.setScript((req) => ({ content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }))
     const before = fake.requests.length
     const r = await runAgentHere(['chat', '--config', config], { fake, input: 'one\ntwo\n/fork --at 1\nthree\n' })
@@ -168,7 +175,7 @@ describe('recorded sessions (in process)', () => {
   }, 60_000)
 
   it('/compress summarises the older turns with the model, keeps the last two whole, and a resumed session reads the same', async () => {
-    const { config } = project()
+    const { config } = project({ echo: false })
     fake.setScript((req) => {
       if (req.body.stream !== true) return { content: [{ type: 'text', text: 'SUMMARY: the user said one.' }] }
       return { content: [{ type: 'text', text: `seen ${req.body.messages.length} messages` }] }
@@ -193,7 +200,7 @@ describe('recorded sessions (in process)', () => {
   }, 60_000)
 
   it('/export writes the current session in the format asked', async () => {
-    const { config } = project()
+    const { config } = project({ echo: false })
     fake.setScript(() => ({ content: [{ type: 'text', text: 'exported soon' }] }))
     const out = path.join(mkdtempSync(path.join(tmpdir(), 'myc-chat-export-')), 'chat.json')
     const r = await runAgentHere(['chat', '--config', config], {
