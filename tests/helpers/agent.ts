@@ -212,9 +212,12 @@ export const ofType = <T extends AgentEventBody['type']>(events: AgentEventBody[
  * A project whose `deploy` skill ships a script that works and one that
  * fails; the adhoc role reaches echo. With `danger`, the adhoc role's
  * default skill has echo:echo only, and its skill `danger` (off) has
- * echo:add, high risk.
+ * echo:add, high risk. With `echo: false`, for a case that reads no tool of
+ * echo: no server (a run starts every server of its config), and the adhoc
+ * role's skill allows nothing.
  */
-export function workflowProject(options: { danger?: boolean; codeMode?: boolean } = {}): string {
+export function workflowProject(options: { danger?: boolean; codeMode?: boolean; echo?: boolean } = {}): string {
+  const echo = options.echo ?? true
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-wf-'))
   const skill = (name: string, roles: string, tools: string) => {
     mkdirSync(path.join(dir, 'skills', name, 'scripts'), { recursive: true })
@@ -224,7 +227,7 @@ export function workflowProject(options: { danger?: boolean; codeMode?: boolean 
     )
   }
   skill('deploy', 'ops', '[]')
-  skill('investigate', 'adhoc', options.danger ? '["echo:echo"]' : '["echo:*"]')
+  skill('investigate', 'adhoc', !echo ? '[]' : options.danger ? '["echo:echo"]' : '["echo:*"]')
   if (options.danger) skill('danger', 'adhoc', '["echo:add"]')
   const script = (name: string, body: string) => {
     const file = path.join(dir, 'skills', 'deploy', 'scripts', name)
@@ -236,7 +239,7 @@ export function workflowProject(options: { danger?: boolean; codeMode?: boolean 
   writeFileSync(
     path.join(dir, 'mycelium.config.json'),
     JSON.stringify({
-      mcpServers: { echo: fixtureEntry('echo') },
+      mcpServers: echo ? { echo: fixtureEntry('echo') } : {},
       roles: { default: 'ops' },
       session: { defaultSkills: ['investigate'] },
       agent: {
