@@ -4,35 +4,14 @@ import path from 'node:path'
 import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectHere, runHere } from '../helpers/cli.js'
-import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
+import { policyBasicWith, repoRoot } from '../helpers/fixtures.js'
 import { waitFor } from '../helpers/runtime.js'
 
-const basic = path.join(repoRoot, 'tests/fixtures/policy/basic')
-const config = path.join(basic, 'mycelium.config.json')
+const config = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
 
-/**
- * The basic fixture's config with only the servers named, for the commands
- * that read no other (a command or session starts every server of its
- * config). Without grow, writer names a server that is not configured, so it
- * is disabled; without echo, every skill but shell is.
- */
-function basicWith(servers: Array<'echo' | 'grow'>): string {
-  const raw = JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: Record<string, { args: string[] }> }
-  const entries = { echo: fixtureServer('echo'), grow: fixtureServer('list-changing') }
-  const dir = mkdtempSync(path.join(tmpdir(), 'myc-policy-'))
-  const file = path.join(dir, 'mycelium.config.json')
-  writeFileSync(
-    file,
-    JSON.stringify({
-      ...raw,
-      mcpServers: Object.fromEntries(servers.map((s) => [s, { ...raw.mcpServers[s], args: [entries[s]] }])),
-      skills: { dirs: [path.join(basic, 'skills')] },
-    }),
-  )
-  return file
-}
-const echoOnly = basicWith(['echo'])
-const noServers = basicWith([])
+// Each command and session starts every server of its config: these name fewer than the fixture.
+const echoOnly = policyBasicWith(['echo'])
+const noServers = policyBasicWith([])
 
 const myc = (args: string[], cwd = repoRoot) => runHere(args, '', { cwd })
 
