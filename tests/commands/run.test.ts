@@ -8,12 +8,14 @@ import { AgentEventSchema, type AgentEvent } from '../../src/agent/events.js'
 import { runAgentHere, type AgentRun } from '../helpers/agent.js'
 import { writeConfig } from '../helpers/e2e.js'
 import { FakeAnthropic, toolResults, type RecordedRequest } from '../helpers/fake-anthropic.js'
-import { repoRoot } from '../helpers/fixtures.js'
+import { policyBasicWith, repoRoot } from '../helpers/fixtures.js'
 import { fixtureEntry } from '../helpers/runtime.js'
 import { requireTool } from '../helpers/tools.js'
 
 const policyConfig = path.join(repoRoot, 'tests/fixtures/policy/basic/mycelium.config.json')
 const openConfig = writeConfig({ mcpServers: { echo: fixtureEntry('echo') } })
+// A run starts every server of its config: a case that calls no tool of a child runs without one.
+const bareConfig = writeConfig({ mcpServers: {} })
 
 type Ran = AgentRun
 
@@ -202,14 +204,14 @@ describe('myc run (in process) against a fake Messages API', () => {
 
   it('exits 1 with one clear line when the API rejects the key or cannot be reached, and still ends the stream', async () => {
     fake.setScript(() => ({ status: 401, error: { type: 'authentication_error', message: 'invalid x-api-key' } }))
-    const rejected = await run(['x', '--json', '--config', openConfig], { fake })
+    const rejected = await run(['x', '--json', '--config', bareConfig], { fake })
     expect(rejected.code).toBe(1)
     expect(rejected.events.find((e) => e.type === 'error')).toMatchObject({
       code: 'api_key_rejected',
       message: expect.stringContaining('ANTHROPIC_API_KEY'),
     })
     expect(last(rejected)).toMatchObject({ type: 'session_end', reason: 'error', exitCode: 1 })
-    const unreachable = await run(['x', '--config', openConfig], { env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } })
+    const unreachable = await run(['x', '--config', bareConfig], { env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } })
     expect(unreachable.code).toBe(1)
     expect(unreachable.stderr).toMatch(/cannot reach the Anthropic API at http:\/\/127\.0\.0\.1:9/)
     expect(unreachable.stdout).toBe('')
@@ -278,8 +280,9 @@ describe('myc run (in process) against a fake Messages API', () => {
           ][i]!,
       )
       const before = fake.requests.length
+      // shell's tools are built-ins: the basic skills with no server.
       const r = await run(
-        ['run things', '--json', '--config', policyConfig, '--role', 'developer', '--skills', 'shell'],
+        ['run things', '--json', '--config', policyBasicWith([]), '--role', 'developer', '--skills', 'shell'],
         { fake },
       )
       expect(r.code, r.stderr).toBe(0)
@@ -303,7 +306,7 @@ describe('myc run (in process) against a fake Messages API', () => {
 
   it('streams text_delta events with --include-partial, and they add up to the text', async () => {
     fake.setScript(() => ({ content: [{ type: 'text', text: 'A longer answer, streamed in pieces.' }] }))
-    const r = await run(['x', '--json', '--include-partial', '--config', openConfig], { fake })
+    const r = await run(['x', '--json', '--include-partial', '--config', bareConfig], { fake })
     expect(r.code).toBe(0)
     const deltas = r.events.filter((e) => e.type === 'text_delta') as Array<{ text: string }>
     expect(deltas.length).toBeGreaterThan(1)
