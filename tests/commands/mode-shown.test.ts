@@ -12,7 +12,11 @@ async function cli(argv: string[]): Promise<{ code: number; stdout: string; stde
   return { ...r, stderr: stripAnsi(r.stderr) }
 }
 
-/** A config over the echo fixture in a folder of its own, with skills when given (policy mode). */
+/**
+ * A config over the echo fixture in a folder of its own, with skills when
+ * given (policy mode). A command starts every server of its config: one
+ * whose checks read nothing of echo's passes `mcpServers: {}` in `extra`.
+ */
 function project(extra: Record<string, unknown> = {}, skills: Record<string, string> = {}): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'myc-mode-shown-'))
   for (const [name, text] of Object.entries(skills)) {
@@ -62,7 +66,8 @@ describe('myc tools: what a session is offered, and the mode and role it shows',
     )
     expect(json).toMatchObject({ mode: 'policy', role: 'dev', lazyTools: false })
     expect(json.tools.map((t: { id: string }) => t.id)).toContain('echo:add')
-    const { stderr } = await cli(['tools', '--config', config])
+    const bare = project({ mcpServers: {}, roles: { default: 'guest' } }, { adder })
+    const { stderr } = await cli(['tools', '--config', bare])
     expect(stderr).toMatch(/^myc: policy mode: role guest; a session sees what its role's active skills allow$/m)
   })
 })
@@ -70,14 +75,15 @@ describe('myc tools: what a session is offered, and the mode and role it shows',
 describe('myc status: the mode, and the role a session gets when it chooses none', () => {
   it('open mode (lazy) and policy mode, in --json and on stderr', async () => {
     const open = JSON.parse(
-      (await cli(['status', '--json', '--config', project({ session: { lazyTools: true } })])).stdout,
+      (await cli(['status', '--json', '--config', project({ mcpServers: {}, session: { lazyTools: true } })])).stdout,
     )
     expect(open).toMatchObject({ ok: true, mode: 'open', role: null, lazyTools: true })
-    const config = project({ roles: { default: 'guest' } }, { adder })
-    expect(JSON.parse((await cli(['status', '--json', '--config', config])).stdout)).toMatchObject({
+    const bare = project({ mcpServers: {}, roles: { default: 'guest' } }, { adder })
+    expect(JSON.parse((await cli(['status', '--json', '--config', bare])).stdout)).toMatchObject({
       mode: 'policy',
       role: 'guest',
     })
+    const config = project({ roles: { default: 'guest' } }, { adder })
     const { stdout, stderr } = await cli(['status', '--config', config])
     expect(stdout).toMatch(/^RUNNING +echo/m)
     expect(stderr).toMatch(/^myc: policy mode: a session that chooses no role is role guest/m)
@@ -86,7 +92,7 @@ describe('myc status: the mode, and the role a session gets when it chooses none
 
 describe('myc skill add: the first skill ends open mode, and says so', () => {
   it('which role sees what, the role of a session that chooses none, and the way back; once', async () => {
-    const config = project()
+    const config = project({ mcpServers: {} })
     const dir = path.dirname(config)
     const first = await cli(['skill', 'add', 'notes', '--json', '--config', config])
     expect(first.code).toBe(0)
