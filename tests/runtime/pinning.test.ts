@@ -184,8 +184,12 @@ describe('hidden text is withheld, lock or not', () => {
 
 describe('pinServer: what a command that adds a server calls', () => {
   it('pins one server into the lock (created when there is none), leaves the others, and leaves hidden text out', async () => {
-    const project = new PinProject({ mcpServers: { p: pinnable() } })
-    await project.pin()
+    // The server already in the lock is pinned by the same function: no child needs to run.
+    const project = new PinProject({ mcpServers: {} })
+    await pinServer(project.lock, 'p', {
+      tools: [{ name: 'read', description: 'Reads a file', inputSchema: { type: 'object' } }],
+      prompts: [],
+    })
     const before = JSON.parse(readFileSync(project.lock, 'utf8')) as { servers: Record<string, unknown> }
     const tagged = { name: 'tagged', description: `x${String.fromCodePoint(0xe0041)}`, inputSchema: { type: 'object' } }
     const { hidden } = await pinServer(project.lock, 'added', {
