@@ -19,6 +19,8 @@ const CLIENT = 3
 
 const config = () =>
   writeConfig({ mcpServers: { probe: { command: process.execPath, args: [fixtureServer('meta-echo')] } } })
+/** For what myc answers itself: myc starts every server of its config, and no span here is of a child. */
+const bareConfig = () => writeConfig({ mcpServers: {} })
 
 /** myc serve over stdio with the given environment; a tools/call of probe__meta with the caller's trace context; myc closed (its spans flushed). */
 async function callThroughMyc(
@@ -177,7 +179,7 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
       { name: 'traced-2026', version: '1' },
       { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } },
     )
-    await connectHere(['serve', '--era', 'auto', '--config', echoConfig], { env, client: modern })
+    await connectHere(['serve', '--era', 'auto', '--config', bareConfig()], { env, client: modern })
     const modernTrace = '0af7651916cd43dd8448eb211c80319c'
     await modern.listTools({ _meta: { traceparent: `00-${modernTrace}-${CALLER_SPAN}-01` } }, { cacheMode: 'bypass' })
     await modern.close()
@@ -231,7 +233,7 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '50',
     }
-    const { client } = await connectHere(['serve', '--config', config()], { env })
+    const { client } = await connectHere(['serve', '--config', bareConfig()], { env })
     await expect(client.callTool({ name: 'nope__never', arguments: {} })).rejects.toThrow(/Unknown tool/)
     await client.close()
     await waitFor(() => receiver.spans.length >= 1, 10_000, 'the span')
@@ -243,7 +245,10 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
   })
 
   it('exports OTLP/protobuf by default', async () => {
-    await callThroughMyc({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' })
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' }
+    const { client } = await connectHere(['serve', '--config', bareConfig()], { env })
+    await client.listTools()
+    await client.close()
     await waitFor(() => receiver.requests.length >= 1, 10_000, 'an export')
     expect(receiver.requests[0]!.contentType).toBe('application/x-protobuf')
     expect(receiver.requests[0]!.bytes).toBeGreaterThan(50)
