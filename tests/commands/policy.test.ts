@@ -93,7 +93,10 @@ describe('policy mode in process', () => {
       'mycelium:search_tools',
       'echo:echo',
     ])
-    const all = JSON.parse((await myc(['tools', '--config', config, '--role', 'guest', '--all', '--json'])).stdout)
+    // grow alone: its tools are there, hidden from a guest.
+    const all = JSON.parse(
+      (await myc(['tools', '--config', policyBasicWith(['grow']), '--role', 'guest', '--all', '--json'])).stdout,
+    )
     expect(all.tools.filter((t: { visible: boolean }) => !t.visible).map((t: { id: string }) => t.id)).toContain(
       'grow:grow',
     )
