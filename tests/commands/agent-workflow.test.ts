@@ -21,6 +21,8 @@ const listed = async (config: string) =>
     }
   ).sessions
 const sessionsOf = (config: string) => path.join(path.dirname(config), '.mycelium', 'sessions')
+/** The project without echo, for a case that reads no tool of it (a run starts every server of its config). */
+const noEcho = () => workflowProject({ echo: false })
 
 describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and what a failure leads to", () => {
   const fake = new FakeAnthropic()
@@ -65,7 +67,7 @@ describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and w
 
   it('records the workflow phase as a session (mode workflow) that myc sessions lists and myc run --resume continues', async () => {
     failingRun()
-    const config = workflowProject({ echo: false })
+    const config = noEcho()
     const before = fake.requests.length
     const r = await myc(['workflow', 'release it', '--config', config, '--on-failure', 'exit'], fake)
     expect(r.code, r.stderr).toBe(3)
@@ -117,7 +119,7 @@ describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and w
 
   it('--on-failure prompt without a terminal: prints the exact adhoc command and exits 3', async () => {
     failingRun()
-    const r = await myc(['workflow', 'release it', '--config', workflowProject({ echo: false })], fake)
+    const r = await myc(['workflow', 'release it', '--config', noEcho()], fake)
     expect(r.code).toBe(3)
     const file = end(r.events).contextFile!
     expect(r.stderr).toContain(`myc adhoc --context ${file}`)
@@ -164,7 +166,7 @@ describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and w
 
   it('a hand-off is a second session, and the two name each other', async () => {
     failingRun()
-    const config = workflowProject({ echo: false })
+    const config = noEcho()
     const before = fake.requests.length
     const r = await myc(['workflow', 'release it', '--config', config, '--on-failure', 'auto'], fake)
     expect(r.code, r.stderr).toBe(0)
@@ -191,19 +193,16 @@ describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and w
 
   it('myc adhoc --context FILE starts from the context; a bad file is refused naming the field', async () => {
     failingRun()
-    const failed = await myc(
-      ['workflow', 'release it', '--config', workflowProject({ echo: false }), '--on-failure', 'exit'],
-      fake,
-    )
+    const failed = await myc(['workflow', 'release it', '--config', noEcho(), '--on-failure', 'exit'], fake)
     const file = end(failed.events).contextFile!
     fake.setScript(() => ({ content: [{ type: 'text', text: 'on it' }] }))
     const before = fake.requests.length
-    const r = await myc(['adhoc', 'fix it', '--config', workflowProject({ echo: false }), '--context', file], fake)
+    const r = await myc(['adhoc', 'fix it', '--config', noEcho(), '--context', file], fake)
     expect(r.code, r.stderr).toBe(0)
     expect(JSON.stringify(fake.requests[before]!.body.system)).toContain('disk full')
     const bad = path.join(path.dirname(file), 'bad.json')
     writeFileSync(bad, JSON.stringify({ version: 1, skillId: 'x' }))
-    const refused = await myc(['adhoc', 'fix it', '--config', workflowProject({ echo: false }), '--context', bad], fake)
+    const refused = await myc(['adhoc', 'fix it', '--config', noEcho(), '--context', bad], fake)
     expect(refused.code).toBe(2)
     expect(refused.events.find((e) => e.type === 'error')).toMatchObject({
       message: expect.stringMatching(/--context: .*bad\.json: scriptPath/),
@@ -212,13 +211,10 @@ describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and w
 
   it('is also myc run --mode workflow (the --mode form)', async () => {
     failingRun()
-    const r = await myc(
-      ['run', 'release it', '--mode', 'workflow', '--on-failure', 'exit', '--config', workflowProject({ echo: false })],
-      fake,
-    )
+    const r = await myc(['run', 'release it', '--mode', 'workflow', '--on-failure', 'exit', '--config', noEcho()], fake)
     expect(r.code).toBe(3)
     expect(r.events[0]).toMatchObject({ type: 'session_start', mode: 'workflow' })
-    const bad = await myc(['run', 'x', '--mode', 'sideways', '--config', workflowProject({ echo: false })], fake)
+    const bad = await myc(['run', 'x', '--mode', 'sideways', '--config', noEcho()], fake)
     expect(bad.code).toBe(2)
   }, 60_000)
 
@@ -226,16 +222,7 @@ describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and w
     failingRun()
     // --skills deploy is the workflow role's (ops); the adhoc role cannot reach it, so its view cannot be made.
     const r = await myc(
-      [
-        'workflow',
-        'release it',
-        '--config',
-        workflowProject({ echo: false }),
-        '--skills',
-        'deploy',
-        '--on-failure',
-        'auto',
-      ],
+      ['workflow', 'release it', '--config', noEcho(), '--skills', 'deploy', '--on-failure', 'auto'],
       fake,
     )
     expect(r.events.some((e) => e.type === 'handoff')).toBe(false)
@@ -248,10 +235,7 @@ describe.runIf(hasBwrap)("myc workflow (in process): skills' scripts only, and w
   }, 60_000)
 
   it('refuses a bad --on-failure', async () => {
-    const r = await myc(
-      ['workflow', 'x', '--config', workflowProject({ echo: false }), '--on-failure', 'sometimes'],
-      fake,
-    )
+    const r = await myc(['workflow', 'x', '--config', noEcho(), '--on-failure', 'sometimes'], fake)
     expect(r.code).toBe(2)
     // A bad flag is the CLI's usage error; with --json, in the stream's own shape: an error event, then session_end.
     expect(r.events.map((e) => e.type)).toEqual(['error', 'session_end'])
