@@ -172,17 +172,21 @@ export class ChildStdioTransport implements Transport {
   }
 
   private onLine(line: string): void {
-    let message: JSONRPCMessage
+    let message: unknown
     try {
-      message = JSON.parse(line) as JSONRPCMessage
+      message = JSON.parse(line)
     } catch {
+      message = undefined
+    }
+    // Not JSON, or JSON but no message (`null` would stop myc below).
+    if (typeof message !== 'object' || message === null) {
       this.onerror?.(new Error(`not a JSON-RPC message on stdout: ${line.slice(0, 200)}`))
       return
     }
     // A response to one of the relay's requests (string ids; the SDK numbers its own): its line may go out again as it is.
     if (typeof (message as { id?: unknown }).id === 'string' && (message as { result?: unknown }).result !== undefined)
       keepResponseLine(line, message)
-    this.onmessage?.(message)
+    this.onmessage?.(message as JSONRPCMessage)
   }
 
   send(message: JSONRPCMessage): Promise<void> {
