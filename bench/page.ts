@@ -90,16 +90,21 @@ function largeMessages(sides: Record<string, SideFigures>, base: string): string
 function tenMiB(t: SidesResult['tenMiB']): string {
   return (
     table(
-      ['small calls through myc', 'p50 (ms)', 'p99 (ms)'],
+      ['small calls through myc', 'p50 (ms)', 'p99 (ms)', 'longest (ms)'],
       [
-        ['alone', fixed(t.alone.p50, 3), fixed(t.alone.p99, 3)],
+        ['alone', fixed(t.alone.p50, 3), fixed(t.alone.p99, 3), fixed(t.alone.max, 1)],
         [
-          `beside 10 MiB answers from another child (${t.bigAnswers} answered meanwhile)`,
+          `beside ${t.bigAnswers} 10 MiB answers from another child, one after another (${fixed(t.beside.calls, 0)} calls)`,
           fixed(t.beside.p50, 3),
           fixed(t.beside.p99, 3),
+          fixed(t.beside.max, 1),
         ],
       ],
-    ) + `\n\nmyc's peak resident memory (VmHWM) over the case: ${fixed(t.peakRssMiB, 1)} MiB.`
+    ) +
+    `\n\nmyc's peak resident memory (VmHWM) over the case: ${fixed(t.peakRssMiB, 1)} MiB.` +
+    (t.loop
+      ? ` Its event loop while the big answers went through: held at most ${fixed(t.loop.maxMs, 1)} ms at once, p99 ${fixed(t.loop.p99Ms, 1)} ms (a call that arrives during one turn waits for it).`
+      : '')
   )
 }
 

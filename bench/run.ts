@@ -20,17 +20,18 @@ import { footprint, footprintRows, IDLE_RSS_TARGET_MIB, SIZE_TARGET_MIB, type Fo
 import { scale, scaleRows, SESSION_TARGET_KIB, SESSIONS_TARGET, type ScaleFigures } from './scale.js'
 import { machine, writePage } from './page.js'
 import type { Connected } from './peers.js'
-import { sidesBench, type SideMakers } from './sides.js'
+import { sidesBench, tenMiB, type SideMakers } from './sides.js'
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)))
 const bundle = path.join(root, 'build', 'myc.cjs')
 const echoFixture = path.join(root, 'tests', 'fixtures', 'servers', 'echo.mjs')
 const bareRelay = path.join(root, 'bench', 'bare-relay.mjs')
 const copyRelay = path.join(root, 'bench', 'copy-relay.mjs')
+const loopDelay = path.join(root, 'bench', 'loop-delay.mjs')
 const quick = process.argv.includes('--quick')
 /** Node flags for every myc the bench starts (stdio and HTTP), from MYC_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` with `--only http`). */
 const mycNodeArgs = process.env.MYC_NODE_ARGS ? process.env.MYC_NODE_ARGS.split(' ') : []
-/** `--only calls|startup|policy|skills|http|code|footprint|scale|sides`: one section, its figures printed as JSON (for profiling runs). */
+/** `--only calls|startup|policy|skills|http|code|footprint|scale|sides|tenMiB`: one section, its figures printed as JSON (for profiling runs). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined
 // NODE_EXTRA_CA_CERTS slows every Node start here (measured on the development machine); keep it out of start-up figures.
 const env = { ...(process.env as Record<string, string>) }
@@ -388,6 +389,7 @@ async function main() {
       footprint: footprintBench,
       scale: scaleBench,
       sides: () => sidesBench(sideMakers(), quick),
+      tenMiB: () => tenMiB(sideMakers(), quick),
     }
     if (!sections[only]) throw new Error(`--only takes one of ${Object.keys(sections).join(', ')}`)
     const figures = await sections[only]!()
@@ -444,17 +446,19 @@ function sideMakers(): SideMakers {
     },
     mycTwoChildren: async () => {
       const config = tmpConfig({ echo: echoEntry(), bulk: echoEntry({ ECHO_BIG: '1' }) })
+      // myc's event loop measured over the case (bench/loop-delay.mjs), told through this file.
+      const loopFile = path.join(path.dirname(config), 'loop-delay.json')
       const transport = new StdioClientTransport({
         command: process.execPath,
-        args: [...mycNodeArgs, bundle, 'serve', '--config', config],
-        env,
+        args: [...mycNodeArgs, '--import', loopDelay, bundle, 'serve', '--config', config],
+        env: { ...env, MYC_BENCH_LOOP_FILE: loopFile },
         stderr: 'ignore',
         // The SDK client's stdio reader stops at 10 MiB by default and closes the connection: a 10 MiB answer needs more.
         maxBufferSize: 32 * 1024 * 1024,
       })
       const client = new Client({ name: 'bench', version: '1' })
       await client.connect(transport)
-      return { ...connected(client, 'echo__echo'), pid: transport.pid ?? undefined }
+      return { ...connected(client, 'echo__echo'), pid: transport.pid ?? undefined, loopFile }
     },
   }
 }

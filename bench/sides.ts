@@ -9,7 +9,7 @@
  */
 import { createServer } from 'node:http'
 import { performance } from 'node:perf_hooks'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { passthrough } from '../src/protocol/passthrough.js'
 import { callsInFlight } from './in-flight.js'
 import { isAbsent, mcpHubHttp, oneMcpHttp, oneMcpStdio, startPeer, type Connected, type PeerSide } from './peers.js'
@@ -20,8 +20,8 @@ export interface SideMakers {
   echo: { command: string; args: string[] }
   stdio: (target: 'direct' | 'copy' | 'myc') => Promise<Connected>
   http: (target: 'direct' | 'myc' | 'mycNoMetrics' | 'mycTraced', traceSink: string) => Promise<Connected>
-  /** A myc with two echo children (`echo`, and `bulk` with its `big` tool), for the 10 MiB case. */
-  mycTwoChildren: () => Promise<Connected & { pid: number | undefined }>
+  /** A myc with two echo children (`echo`, and `bulk` with its `big` tool), for the 10 MiB case; it measures its event loop (bench/loop-delay.mjs) into `loopFile`. */
+  mycTwoChildren: () => Promise<Connected & { pid: number | undefined; loopFile: string }>
 }
 
 export interface SideFigures {
@@ -125,43 +125,71 @@ async function measure(sides: Record<string, PeerSide>, quick: boolean): Promise
   )
 }
 
-/** What a 10 MiB answer does to small calls beside it through one myc (to another child), and myc's peak memory. */
-async function tenMiB(makers: SideMakers, quick: boolean) {
+/** p50, p99 and the longest of sequential small calls to `side`, made until `done()` says so. */
+async function smallCallsUntil(side: Connected, done: () => boolean) {
+  const times: number[] = []
+  while (!done()) {
+    const t0 = performance.now()
+    await call(side, 'ping')
+    times.push(performance.now() - t0)
+  }
+  times.sort((a, b) => a - b)
+  return { p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1)!, calls: times.length }
+}
+
+/**
+ * What 10 MiB answers do to small calls beside them through one myc (to
+ * another child): small calls one after another alone, then while a fixed
+ * number of 10 MiB calls go through one after another (so that every run
+ * covers as many big answers, however fast the small calls are); myc's
+ * peak memory, and how long its event loop was held meanwhile.
+ */
+export async function tenMiB(makers: Pick<SideMakers, 'mycTwoChildren'>, quick: boolean) {
   const myc = await makers.mycTwoChildren()
-  const small: Connected = myc
   const bulk: Connected = { ...myc, tool: 'bulk__big' }
   const bytes = 10 * 1024 * 1024
-  const plan = { warm: 100, blocks: 1, perBlock: quick ? 200 : 600 }
+  const bigAnswers = quick ? 3 : 10
   try {
-    const alone = (await latencies({ myc: small }, 'ping', plan)).myc!
-    let running = true
+    for (let i = 0; i < 100; i++) await call(myc, 'ping')
+    let alone = 0
+    const aloneFigures = await smallCallsUntil(myc, () => ++alone > (quick ? 200 : 600))
+    if (myc.pid) process.kill(myc.pid, 'SIGUSR2')
     let answers = 0
     const big = (async () => {
-      while (running) {
+      for (; answers < bigAnswers; answers++) {
         const r = await bulk.client.request(
           { method: 'tools/call', params: { name: bulk.tool, arguments: { bytes } } },
           passthrough,
         )
         const text = (r.content as Array<{ text: string }>)[0]!.text
         if (text.length !== bytes) throw new Error(`bench 10 MiB: an answer of ${text.length} characters`)
-        answers++
       }
     })()
-    const beside = (await latencies({ myc: small }, 'ping', { ...plan, warm: 0 })).myc!
-    running = false
+    let failed = false
+    big.catch(() => (failed = true))
+    const beside = await smallCallsUntil(myc, () => failed || answers === bigAnswers)
     await big
     const status = myc.pid ? readFileSync(`/proc/${myc.pid}/status`, 'utf8') : ''
     const hwm = /VmHWM:\s+(\d+) kB/.exec(status)
     return {
-      alone,
+      alone: aloneFigures,
       beside,
-      p50Ratio: beside.p50 / alone.p50,
-      bigAnswers: answers,
+      p50Ratio: beside.p50 / aloneFigures.p50,
+      bigAnswers,
       peakRssMiB: hwm ? Number(hwm[1]) / 1024 : undefined,
+      loop: await loopDelay(myc.pid, myc.loopFile),
     }
   } finally {
     await myc.close()
   }
+}
+
+/** How long myc's event loop was held while the big answers went through (bench/loop-delay.mjs): asked with a second SIGUSR2. */
+async function loopDelay(pid: number | undefined, file: string): Promise<{ p99Ms: number; maxMs: number } | undefined> {
+  if (!pid) return undefined
+  process.kill(pid, 'SIGUSR2')
+  for (let i = 0; i < 250 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { p99Ms: number; maxMs: number }) : undefined
 }
 
 /** Every side of the page, stdio then HTTP, then the 10 MiB case. */

@@ -30,11 +30,12 @@ const sides: SidesResult = {
     'mcp-hub <&>': figures(1.2, 1_500),
   },
   tenMiB: {
-    alone: { p50: 0.3, p99: 0.9 },
-    beside: { p50: 0.35, p99: 4 },
+    alone: { p50: 0.3, p99: 0.9, max: 2, calls: 600 },
+    beside: { p50: 0.35, p99: 4, max: 40, calls: 2_000 },
     p50Ratio: 1.17,
     bigAnswers: 12,
     peakRssMiB: 150,
+    loop: { p99Ms: 2.5, maxMs: 9.25 },
   },
 }
 const results = { date: '2026-11-29T08:00:00.000Z', node: 'v20.20.2', quick: true, sides }
@@ -71,6 +72,10 @@ describe('the benchmark page (bench/page.ts, bench/chart.ts)', () => {
     // myc against the copy relay, in the run's own ratio.
     expect(text).toMatch(/\| myc \| 0\.300 \| 0\.600 \| 15,000 \| 1\.25× \| 0\.79× \|/)
     expect(text).toContain('![Latency and throughput per side, stdio and HTTP](benchmarks.svg)')
+    expect(text).toContain(
+      '| beside 12 10 MiB answers from another child, one after another (2,000 calls) | 0.350 | 4.000 | 40.0 |',
+    )
+    expect(text).toContain('held at most 9.3 ms at once, p99 2.5 ms')
     writePage(root, results)
     expect(readFileSync(page, 'utf8')).toBe(text)
     const svg = readFileSync(path.join(root, 'docs', 'benchmarks.svg'), 'utf8')
