@@ -11,6 +11,7 @@ import { mycCodeOf } from '../errors.js'
 import { redactUrl, redactUrls } from '../redact.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
+import type { LineParser } from '../protocol/line-parser.js'
 import { childAuthProvider, NeedsLoginError, needsLoginIn, type ChildAuth } from '../oauth/child-auth.js'
 import { TokenStore } from '../oauth/token-store.js'
 import { MAX_AUTHORIZATIONS_PER_CALL, type Reauthorize } from '../oauth/reauthorize.js'
@@ -33,6 +34,7 @@ export function createChildTransport(
     stderrLine?: ((line: string) => void) | undefined
     tokenStore?: TokenStore | undefined
     reauthorize?: Reauthorize | undefined
+    lines?: LineParser | undefined
   },
 ): Transport {
   if (config.type === 'stdio') {
@@ -48,6 +50,7 @@ export function createChildTransport(
       ...(spec.windowsVerbatimArguments ? { windowsVerbatimArguments: true } : {}),
       ...(early ? { early } : {}),
       onStderrLine: options.stderrLine ?? ((line) => log.info(line)),
+      lines: options.lines,
     })
   }
   const url = new URL(config.url)

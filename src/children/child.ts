@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config/schema.js'
 import { mycCodeOf, type MycErrorCode } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
+import type { LineParser } from '../protocol/line-parser.js'
 import { RequestRelay, type RelayOutcome } from '../protocol/request-relay.js'
 import type { CommandHost } from './resolve-command.js'
 import type { PrespawnedChildren } from './prespawn.js'
@@ -92,6 +93,8 @@ export interface ChildDeps {
   childSessions: ChildSessions
   /** What clients asked of the child, its slot's (slot-records.ts: a scoped server's person's, kept for their next instance); default: its own. */
   record?: ChildRecord
+  /** Parses a stdio child's large lines off the event loop (the supervisor's, for all its children); without it they are parsed on it. */
+  lines?: LineParser
 }
 
 /**
@@ -270,6 +273,7 @@ export class ChildConnection {
       stderrLine: this.deps.oneShot?.stderrLine,
       tokenStore: this.deps.tokenStore,
       reauthorize: this.deps.reauthorize,
+      lines: this.deps.lines,
     })
     const transport =
       inner instanceof ChildStdioTransport ? new ChildProcessTransport(inner) : new InterceptTransport(inner)

@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client'
 import { MycError } from '../errors.js'
+import { byteLineSplitter, type LineBlocks } from '../protocol/byte-lines.js'
 import { lineSplitter } from '../protocol/json-lines.js'
+import type { LineParser, ParsedLine } from '../protocol/line-parser.js'
 import { LineWriter } from '../protocol/line-writer.js'
-import { keepResponseLine } from '../protocol/result-lines.js'
+import { keepResponseBytes, keepResponseLine } from '../protocol/result-lines.js'
 import { requestLine } from '../protocol/request-lines.js'
 import { DEFAULT_STOP_BUDGET, signalTree, stopTree, type StopBudget } from './process-tree.js'
 
@@ -19,7 +21,12 @@ export interface StdioChildOptions {
   onStderrLine?: (line: string) => void
   /** The child, started already (prespawn.ts): taken over instead of spawning one. */
   early?: EarlyChild
+  /** Parses its large lines off the event loop (one worker for all children: the supervisor's); without it they are parsed here. */
+  lines?: LineParser | undefined
 }
+
+/** A line this long (in bytes) or longer is parsed off the event loop (`lines`) and relayed as its bytes. */
+export const LARGE_LINE_BYTES = 1024 * 1024
 
 /**
  * A child process started before its connection existed (startEarly), and
@@ -34,7 +41,7 @@ export interface EarlyChild {
   exit?: ExitInfo
   /** Its stdio closed ('close'): it exited, and all it wrote is in `stdout` and `stderr`. */
   closed: boolean
-  stdout: string[]
+  stdout: Buffer[]
   stderr: string[]
   /** Stops keeping output (the transport that takes the child over reads it from here on). */
   release(): void
@@ -56,9 +63,9 @@ export function startEarly(
       child.stderr!.off('data', keepErr)
     },
   }
-  const keepOut = (chunk: string) => void early.stdout.push(chunk)
+  const keepOut = (chunk: Buffer) => void early.stdout.push(chunk)
   const keepErr = (chunk: string) => void early.stderr.push(chunk)
-  child.stdout!.setEncoding('utf8').on('data', keepOut)
+  child.stdout!.on('data', keepOut)
   child.stderr!.setEncoding('utf8').on('data', keepErr)
   child.stdin!.on('error', () => {})
   child.once('spawn', () => (early.spawned = true))
@@ -86,6 +93,12 @@ function spawnStdioChild(
   })
 }
 
+/** A message waiting to be handed on: `ready` once its line is parsed (`message` undefined for one that was no message). */
+interface BacklogEntry {
+  ready: boolean
+  message?: JSONRPCMessage | undefined
+}
+
 /** How the child process ended. */
 export interface ExitInfo {
   code: number | null
@@ -98,6 +111,12 @@ export interface ExitInfo {
  * closing it ends the whole tree (npx, sh wrappers and the real server), and
  * it parses messages with plain JSON.parse: the SDK's Protocol validates what
  * it handles, and relayed results must pass through untouched.
+ *
+ * It reads bytes. A line of LARGE_LINE_BYTES or more is never decoded on
+ * the event loop: its bytes are collected as they come and parsed by a
+ * worker (`lines`), and a response among them goes to a stdio client as
+ * those bytes, the id spliced (result-lines.ts). Messages are handed on in
+ * the order the child wrote them: those after a large line wait for it.
  */
 export class ChildStdioTransport implements Transport {
   onclose?: () => void
@@ -108,6 +127,10 @@ export class ChildStdioTransport implements Transport {
   private closed = false
   /** One write per event-loop turn to the child's stdin. */
   private writer: LineWriter | undefined
+  /** Messages read after a large line still being parsed, in the child's order (empty when none is). */
+  private readonly backlog: BacklogEntry[] = []
+  /** The child's output ended while the backlog waited: closing follows it. */
+  private endedWithBacklog = false
   exitInfo?: ExitInfo
   /** How long close() waits at each step; the owner may shorten it before closing. */
   stopBudget: StopBudget = DEFAULT_STOP_BUDGET
@@ -145,10 +168,13 @@ export class ChildStdioTransport implements Transport {
         signalTree(child, 'SIGKILL')
       }
       child.stdin!.on('error', (error) => this.onerror?.(error))
-      const onStdout = lineSplitter((line) => this.onLine(line))
+      const onStdout = byteLineSplitter(
+        (line) => this.onLine(line),
+        (line) => this.onLargeLine(line),
+        LARGE_LINE_BYTES,
+      )
       // A child that never ends its stderr lines must not grow memory forever.
       const onStderr = lineSplitter((line) => this.options.onStderrLine?.(line), { maxLength: 64 * 1024 })
-      child.stdout!.setEncoding('utf8')
       child.stderr!.setEncoding('utf8')
       if (early) {
         // What an early child wrote so far comes first, then the rest as it arrives (all in this turn: nothing falls between).
@@ -164,29 +190,86 @@ export class ChildStdioTransport implements Transport {
       if (early?.exit) exited(early.exit.code, early.exit.signal)
       else child.once('exit', exited)
       // 'close' comes after the last stdout data, unlike 'exit' (an early child's output waited, unread, in its pipe).
-      if (early?.closed) setImmediate(() => this.finish())
-      else child.once('close', () => this.finish())
+      if (early?.closed) setImmediate(() => this.outputEnded())
+      else child.once('close', () => this.outputEnded())
       if (early?.spawned) spawned()
       else child.once('spawn', spawned)
     })
   }
 
   private onLine(line: string): void {
+    const message = this.parse(line)
+    if (!message) return
+    if (this.backlog.length === 0) this.onmessage?.(message)
+    else this.backlog.push({ ready: true, message })
+  }
+
+  /** A line's message, its text kept when it is a response to one of the relay's requests; undefined (and the error told) when it is none. */
+  private parse(line: string): JSONRPCMessage | undefined {
     let message: unknown
     try {
       message = JSON.parse(line)
     } catch {
       message = undefined
     }
-    // Not JSON, or JSON but no message (`null` would stop myc below).
     if (typeof message !== 'object' || message === null) {
       this.onerror?.(new Error(`not a JSON-RPC message on stdout: ${line.slice(0, 200)}`))
-      return
+      return undefined
     }
     // A response to one of the relay's requests (string ids; the SDK numbers its own): its line may go out again as it is.
     if (typeof (message as { id?: unknown }).id === 'string' && (message as { result?: unknown }).result !== undefined)
       keepResponseLine(line, message)
-    this.onmessage?.(message as JSONRPCMessage)
+    return message as JSONRPCMessage
+  }
+
+  /** A large line goes to the worker; what the child writes after it waits in the backlog until it is parsed. */
+  private onLargeLine(line: LineBlocks): void {
+    const entry: BacklogEntry = { ready: false }
+    this.backlog.push(entry)
+    const parsing =
+      this.options.lines?.parse(line) ?? Promise.resolve<ParsedLine>({ kind: 'unread', bytes: line.concat() })
+    void parsing.then((parsed) => {
+      entry.message = this.largeMessage(parsed)
+      entry.ready = true
+      this.deliver()
+    })
+  }
+
+  /** Hands on the backlog's messages, in order, up to the first large line still being parsed. */
+  private deliver(): void {
+    while (this.backlog.length > 0 && this.backlog[0]!.ready) {
+      const { message } = this.backlog.shift()!
+      if (message && !this.closed) this.onmessage?.(message)
+    }
+    if (this.backlog.length === 0 && this.endedWithBacklog) this.finish()
+  }
+
+  /** The message a large line parsed to (its bytes kept for the splice), or undefined (an error told, or a blank line). */
+  private largeMessage(parsed: ParsedLine): JSONRPCMessage | undefined {
+    switch (parsed.kind) {
+      case 'blank':
+        return undefined
+      case 'unread': {
+        const text = parsed.bytes.toString('utf8', 0, parsed.bytes.length - (parsed.bytes.at(-1) === 0x0d ? 1 : 0))
+        return text.trim() === '' ? undefined : this.parse(text)
+      }
+      case 'invalid':
+        this.onerror?.(new Error(`not a JSON-RPC message on stdout: ${parsed.start}`))
+        return undefined
+      case 'lost':
+        this.onerror?.(new Error(`a large line on stdout was lost: ${parsed.reason}`))
+        return undefined
+    }
+    const { message, bytes } = parsed
+    if (bytes && typeof (message as { id?: unknown }).id === 'string')
+      keepResponseBytes(bytes, parsed.lastIdAt, message)
+    return message as JSONRPCMessage
+  }
+
+  /** The child's stdio closed: after the last of its lines is handed on. */
+  private outputEnded(): void {
+    if (this.backlog.length === 0) this.finish()
+    else this.endedWithBacklog = true
   }
 
   send(message: JSONRPCMessage): Promise<void> {

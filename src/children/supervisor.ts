@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js'
 import { backoffDelay } from './backoff.js'
 import { ChildConnection, type ChildDeps, type ChildEvents, type ChildState } from './child.js'
 import type { StopBudget } from './process-tree.js'
+import { LineParser } from '../protocol/line-parser.js'
 import type { CommandHost } from './resolve-command.js'
 import { LOCAL_PRINCIPAL, type TokenStore } from '../oauth/token-store.js'
 import { instancesDir, userState } from '../config/state-roots.js'
@@ -95,6 +96,8 @@ export class ChildSupervisor {
   /** Servers whose restarts are used up: they stay FAILED until a reload or a restart of myc. */
   private readonly givenUp = new Set<string>()
   private closing = false
+  /** One worker for the large lines of every child (started at the first one). */
+  private readonly lines = new LineParser()
 
   constructor(
     servers: ReadonlyMap<string, ServerConfig>,
@@ -115,6 +118,7 @@ export class ChildSupervisor {
       childSessions: deps.childSessions,
       // A reload that changes the server: its next process takes what clients asked of this one.
       record: this.records.take(key, OWN_SLOT),
+      lines: this.lines,
       ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       ...(deps.reauthorize ? { reauthorize: deps.reauthorize } : {}),
@@ -358,6 +362,7 @@ export class ChildSupervisor {
     this.personal.clear()
     this.personalUsed.clear()
     this.pools.clear()
+    this.lines.close()
   }
 
   /** The instances of scoped servers, by server; and the stops under way of those stopped for good, by folder. */
@@ -433,6 +438,7 @@ export class ChildSupervisor {
         host: deps.host,
         configDir: deps.configDir,
         childSessions: deps.childSessions,
+        lines: this.lines,
         ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
       },
       events: deps.events,

@@ -18,10 +18,22 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client'
  * A result myc serves again and again unchanged (a list page, see
  * pagination.ts) is serialized once, at its first send, and its text reused.
  */
-const lines = new WeakMap<object, { head: string; tail: string }>()
+const lines = new WeakMap<object, { head: string; tail: string } | KeptBytes>()
 
-/** Remembers `line`, a response the child wrote for `message` (already parsed from it), when its id can be replaced in place. */
-export function keepResponseLine(line: string, message: { jsonrpc?: unknown; id?: unknown; result?: unknown }): void {
+/** A child's response line kept as its bytes (a large one, read by a worker: protocol/line-parser.ts), and where the id goes. */
+interface KeptBytes {
+  bytes: Buffer
+  /** The bytes before the new `"id":…` member, */
+  headEnd: number
+  /** and where the bytes after it start. */
+  tailStart: number
+}
+
+/** The start of a response as the Python SDK writes it, before its id. */
+const PYTHON_HEAD = '{"jsonrpc":"2.0",'
+
+/** The `"id":…` member of a response whose line may be kept: a string id, and the three members a response is rebuilt from (a client's SDK may refuse others). */
+function idMember(message: { jsonrpc?: unknown; id?: unknown; result?: unknown }): string | undefined {
   const { id, result } = message
   if (
     typeof id !== 'string' ||
@@ -30,18 +42,47 @@ export function keepResponseLine(line: string, message: { jsonrpc?: unknown; id?
     result === null ||
     Array.isArray(result)
   )
-    return
-  // Only the three members a response is rebuilt from (a client's SDK may refuse others).
+    return undefined
   let members = 0
-  for (const _ in message) if (++members > 3) return
-  const member = `"id":${JSON.stringify(id)}`
+  for (const _ in message) if (++members > 3) return undefined
+  return `"id":${JSON.stringify(id)}`
+}
+
+/** Remembers `line`, a response the child wrote for `message` (already parsed from it), when its id can be replaced in place. */
+export function keepResponseLine(line: string, message: { jsonrpc?: unknown; id?: unknown; result?: unknown }): void {
+  const member = idMember(message)
+  if (member === undefined) return
+  const result = message.result as object
   if (line.endsWith(`,${member}}`)) {
     lines.set(result, { head: line.slice(0, line.length - member.length - 1), tail: '}' })
     return
   }
-  const opening = `{"jsonrpc":"2.0",${member},`
+  const opening = `${PYTHON_HEAD}${member},`
   if (line.startsWith(opening) && line.indexOf('"id":', opening.length) === -1)
-    lines.set(result, { head: '{"jsonrpc":"2.0",', tail: line.slice(opening.length - 1) })
+    lines.set(result, { head: PYTHON_HEAD, tail: line.slice(opening.length - 1) })
+}
+
+/**
+ * The same for a line kept as bytes (valid UTF-8, without its newline):
+ * `lastIdAt` is where the last `"id":` in them starts (found where the line
+ * was parsed, off the event loop). Written out, the bytes are not copied.
+ */
+export function keepResponseBytes(
+  bytes: Buffer,
+  lastIdAt: number,
+  message: { jsonrpc?: unknown; id?: unknown; result?: unknown },
+): void {
+  const member = idMember(message)
+  if (member === undefined) return
+  const result = message.result as object
+  const tail = Buffer.from(`,${member}}`)
+  if (bytes.length > tail.length && bytes.subarray(bytes.length - tail.length).equals(tail)) {
+    lines.set(result, { bytes, headEnd: bytes.length - tail.length + 1, tailStart: bytes.length - 1 })
+    return
+  }
+  const opening = Buffer.from(`${PYTHON_HEAD}${member},`)
+  if (bytes.length > opening.length && bytes.subarray(0, opening.length).equals(opening) && lastIdAt < opening.length)
+    lines.set(result, { bytes, headEnd: PYTHON_HEAD.length, tailStart: opening.length - 1 })
 }
 
 /**
@@ -62,12 +103,18 @@ export function markReusable(result: object): void {
   if (!reusable.has(result)) reusable.set(result, undefined)
 }
 
-/** The line for a response `{ result, jsonrpc, id }` whose result's text is known, with this message's id; undefined for anything else. */
-export function responseLine(message: JSONRPCMessage): string | undefined {
+/**
+ * The line for a response `{ result, jsonrpc, id }` whose result's text is
+ * known, with this message's id: text, or the pieces of a line kept as
+ * bytes; undefined for anything else.
+ */
+export function responseLine(message: JSONRPCMessage): string | Buffer[] | undefined {
   const result = (message as { result?: unknown }).result
   if (typeof result !== 'object' || result === null) return undefined
   const id = JSON.stringify((message as { id: unknown }).id)
   const kept = lines.get(result)
+  if (kept && 'bytes' in kept)
+    return [kept.bytes.subarray(0, kept.headEnd), Buffer.from(`"id":${id}`), kept.bytes.subarray(kept.tailStart)]
   if (kept) return `${kept.head}"id":${id}${kept.tail}`
   if (!reusable.has(result)) return undefined
   let text = reusable.get(result)

@@ -126,9 +126,9 @@ export class StdioServerStream implements Transport {
       const drained = this.drained
       if (drained) setImmediate(drained)
     }
-    let line: string
+    let line: string | Buffer[]
     try {
-      // A child's result relayed as it came is written as the child wrote it, under this client's id.
+      // A child's result relayed as it came is written as the child wrote it, under this client's id (a large one as its bytes).
       line = responseLine(message) ?? JSON.stringify(message)
     } catch (error) {
       return Promise.reject(error)

@@ -4,14 +4,14 @@ import { LineWriter } from '../../src/protocol/line-writer.js'
 
 /** A real Writable that records each write; `full` makes write() say the buffer is full until drained by hand. */
 class Recorder extends Writable {
-  readonly writes: string[] = []
+  readonly writes: Array<string | Buffer> = []
   full = false
   private release: (() => void) | undefined
   fail: Error | undefined
   constructor() {
     super({ highWaterMark: 1, decodeStrings: false })
   }
-  override _write(chunk: string, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+  override _write(chunk: string | Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
     this.writes.push(chunk)
     if (this.fail) return done(this.fail)
     if (this.full) this.release = () => done()
@@ -59,6 +59,22 @@ describe('LineWriter: one write per burst, in order', () => {
     out.drainNow()
     await tick()
     expect(out.writes).toEqual(['one\n', 'two\nthree\n'])
+  })
+
+  it('hands the pieces of a line kept as bytes to the stream as they are, in order with the text around them', async () => {
+    const out = new Recorder()
+    const writer = new LineWriter(out)
+    const head = Buffer.from('{"result":{"n":1},')
+    const tail = Buffer.from('}')
+    void writer.write('a')
+    void writer.write([head, Buffer.from('"id":7'), tail])
+    void writer.write('b')
+    void writer.write([head, Buffer.from('"id":8'), tail])
+    await tick()
+    expect(out.writes.map(String).join('')).toBe('a\n{"result":{"n":1},"id":7}\nb\n{"result":{"n":1},"id":8}\n')
+    // The same bytes, not a copy of them.
+    expect(out.writes.filter((w) => w === head)).toHaveLength(2)
+    expect(out.writes.filter((w) => w === tail)).toHaveLength(2)
   })
 
   it('reports a failed write once and refuses lines after it', async () => {

@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 import { describe, expect, it } from 'vitest'
-import { keepResponseLine, markReusable, responseLine } from '../../src/protocol/result-lines.js'
+import { keepResponseBytes, keepResponseLine, markReusable, responseLine } from '../../src/protocol/result-lines.js'
 
 /** A child's response line parsed as the child transport does, and kept. */
 function childLine(line: string) {
@@ -15,13 +15,13 @@ describe('relayed lines', () => {
     const line =
       '{"result":{"content":[{"type":"text","text":"h\\u00e9 \\"id\\":\\"myc-1\\""}],"n":12345678901234567890},"jsonrpc":"2.0","id":"myc-1"}'
     const { result } = childLine(line)
-    const out = responseLine(answer(7, result))!
+    const out = responseLine(answer(7, result)) as string
     expect(out).toBe(
       '{"result":{"content":[{"type":"text","text":"h\\u00e9 \\"id\\":\\"myc-1\\""}],"n":12345678901234567890},"jsonrpc":"2.0","id":7}',
     )
     // The same message as serializing it would give.
     expect(JSON.parse(out)).toEqual(JSON.parse(JSON.stringify(answer(7, result))))
-    expect(JSON.parse(responseLine(answer('client-"x"', result))!).id).toBe('client-"x"')
+    expect(JSON.parse(responseLine(answer('client-"x"', result)) as string).id).toBe('client-"x"')
   })
 
   it('writes a Python SDK response (jsonrpc, id, result) in place, but not when the line names another "id"', () => {
@@ -56,6 +56,50 @@ describe('relayed lines', () => {
   })
 })
 
+/** A child's response line parsed as a worker parses a large one (protocol/line-parser.ts), and kept as its bytes. */
+function childBytes(line: string) {
+  const message = JSON.parse(line) as { jsonrpc?: unknown; id?: unknown; result?: Record<string, unknown> }
+  const bytes = Buffer.from(line)
+  keepResponseBytes(bytes, bytes.lastIndexOf('"id":'), message)
+  return { message, bytes }
+}
+/** The text of what responseLine gives: a line, or the pieces of one. */
+const text = (line: string | Buffer[] | undefined) =>
+  line === undefined ? undefined : typeof line === 'string' ? line : Buffer.concat(line).toString()
+
+describe('relayed lines kept as bytes', () => {
+  it('are written as the child wrote them, under the client’s id, from the very bytes (no copy, no encoding)', () => {
+    const line =
+      '{"result":{"content":[{"type":"text","text":"hé \\"id\\":\\"myc-1\\""}]},"jsonrpc":"2.0","id":"myc-1"}'
+    const { message, bytes } = childBytes(line)
+    const pieces = responseLine(answer(7, message.result))
+    expect(Array.isArray(pieces)).toBe(true)
+    expect((pieces as Buffer[])[0]!.buffer).toBe(bytes.buffer)
+    expect(text(pieces)).toBe(line.replace('"id":"myc-1"}', '"id":7}'))
+    expect(JSON.parse(text(responseLine(answer('c-"x"', message.result)))!)).toEqual({ ...message, id: 'c-"x"' })
+  })
+
+  it('take a Python SDK response in place, but not when the line names another "id" (the last one would win)', () => {
+    const { message } = childBytes('{"jsonrpc":"2.0","id":"myc-2","result":{"content":[]}}')
+    expect(text(responseLine(answer('a', message.result)))).toBe('{"jsonrpc":"2.0","id":"a","result":{"content":[]}}')
+    const nested = childBytes('{"jsonrpc":"2.0","id":"myc-3","result":{"structuredContent":{"id":"myc-3"}}}')
+    expect(responseLine(answer('a', nested.message.result))).toBeUndefined()
+    const twice = childBytes('{"jsonrpc":"2.0","id":"myc-4","result":{},"id":"myc-4" }')
+    expect(responseLine(answer('a', twice.message.result))).toBeUndefined()
+  })
+
+  it('keep nothing they cannot rewrite safely, like lines kept as text', () => {
+    for (const line of [
+      '{"result":{},"jsonrpc":"2.0","id":"myc-5","extra":1}',
+      '{"result":{},"jsonrpc":"2.0","id" : "myc-5"}',
+      '{"result":{},"jsonrpc":"2.0","id":5}',
+    ]) {
+      const { message } = childBytes(line)
+      expect(responseLine(answer(1, message.result!)), line).toBeUndefined()
+    }
+  })
+})
+
 describe('reusable results', () => {
   it('are serialized once, at the first send, and written under each message’s own id', () => {
     let serialized = 0
@@ -63,8 +107,8 @@ describe('reusable results', () => {
     expect(responseLine(answer(1, result))).toBeUndefined()
     markReusable(result)
     expect(serialized).toBe(0)
-    const first = responseLine(answer(1, result))!
-    const second = responseLine(answer('two', result))!
+    const first = responseLine(answer(1, result)) as string
+    const second = responseLine(answer('two', result)) as string
     expect(serialized).toBe(1)
     expect(JSON.parse(first)).toEqual({ jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'a' }] } })
     expect(JSON.parse(second)).toEqual({ jsonrpc: '2.0', id: 'two', result: { tools: [{ name: 'a' }] } })

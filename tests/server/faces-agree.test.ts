@@ -9,6 +9,7 @@ import { visibleList } from '../../src/server/principal-requests.js'
 import { StdioEraConnection } from '../../src/server/stdio-eras.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { PolicyHarness } from '../helpers/runtime.js'
+import { eachLine } from '../helpers/stdio-lines.js'
 import { clientFaces } from '../../src/eras/client-faces.js'
 
 const ENVELOPE = {
@@ -22,16 +23,9 @@ function connection(h: PolicyHarness, view: PrincipalView) {
   const stdin = new PassThrough()
   const stdout = new PassThrough()
   const answers = new Map<unknown, Record<string, unknown>>()
-  let buffer = ''
-  stdout.setEncoding('utf8')
-  stdout.on('data', (chunk: string) => {
-    buffer += chunk
-    let nl: number
-    while ((nl = buffer.indexOf('\n')) !== -1) {
-      const m = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>
-      buffer = buffer.slice(nl + 1)
-      if (m.method === undefined) answers.set(m.id, m)
-    }
+  eachLine(stdout, (line) => {
+    const m = JSON.parse(line) as Record<string, unknown>
+    if (m.method === undefined) answers.set(m.id, m)
   })
   const conn = new StdioEraConnection({ runtime: h.runtime, faces: clientFaces(), view, era: 'auto' })
   void conn.connect(new StdioServerStream(stdin, stdout))

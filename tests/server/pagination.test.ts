@@ -20,7 +20,7 @@ describe('ListPages', () => {
     const second = pages.page([items], 2, build(items, 2, counter))
     expect(second).not.toBe(first)
     expect(decodeCursor(first.nextCursor, 'tools')).toBe(2)
-    expect(JSON.parse(responseLine({ jsonrpc: '2.0', id: 9, result: first } as never)!)).toEqual({
+    expect(JSON.parse(responseLine({ jsonrpc: '2.0', id: 9, result: first } as never) as string)).toEqual({
       jsonrpc: '2.0',
       id: 9,
       result: first,

@@ -9,6 +9,7 @@ import { TaskRegistry } from '../../src/eras/modern/task-registry.js'
 import { clientFaces } from '../../src/eras/client-faces.js'
 import { fixtureEntry, startRuntime } from '../helpers/runtime.js'
 import { waitFor } from '../helpers/wait-for.js'
+import { eachLine } from '../helpers/stdio-lines.js'
 
 const MODERN = '2026-07-28'
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
@@ -50,16 +51,7 @@ function serve(runtime: Runtime, era: StdioEraMode = 'auto', tasks?: TaskRegistr
   const stdin = new PassThrough()
   const stdout = new PassThrough()
   const out: Array<Record<string, unknown>> = []
-  let buffer = ''
-  stdout.setEncoding('utf8')
-  stdout.on('data', (chunk: string) => {
-    buffer += chunk
-    let nl: number
-    while ((nl = buffer.indexOf('\n')) !== -1) {
-      out.push(JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>)
-      buffer = buffer.slice(nl + 1)
-    }
-  })
+  eachLine(stdout, (line) => out.push(JSON.parse(line) as Record<string, unknown>))
   const connection = new StdioEraConnection({ runtime, view: openView(), era, faces: clientFaces(tasks) })
   const closed = new Promise<void>((resolve) => (connection.onclose = resolve))
   void connection.connect(new StdioServerStream(stdin, stdout))

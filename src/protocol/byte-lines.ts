@@ -1,0 +1,105 @@
+/** The size of one block a large line is copied into as it arrives (each its own ArrayBuffer, so it can be transferred). */
+const BLOCK_BYTES = 1024 * 1024
+
+/**
+ * The bytes of one large line, copied as they arrive into blocks of its
+ * own: nothing else shares their memory (a chunk read from a pipe may hold
+ * the end of one line and the start of the next), so they can be handed to
+ * a worker thread without a copy (`transferable`). Copying a 64 KiB chunk
+ * costs microseconds; the copy of the whole line is spread over the turns
+ * that read it, where one concatenation at its end would take a turn.
+ */
+export class LineBlocks {
+  private readonly blocks: Buffer[] = []
+  /** Bytes used in the last block. */
+  private used = BLOCK_BYTES
+  length = 0
+
+  append(bytes: Uint8Array): void {
+    let from = 0
+    while (from < bytes.length) {
+      if (this.used === BLOCK_BYTES) {
+        this.blocks.push(Buffer.allocUnsafeSlow(BLOCK_BYTES))
+        this.used = 0
+      }
+      const n = Math.min(BLOCK_BYTES - this.used, bytes.length - from)
+      this.blocks.at(-1)!.set(bytes.subarray(from, from + n), this.used)
+      this.used += n
+      from += n
+    }
+    this.length += bytes.length
+  }
+
+  /** The blocks, the last one cut to what it holds; each view covers the start of its own ArrayBuffer. */
+  transferable(): Uint8Array[] {
+    return this.blocks.map((block, i) => (i === this.blocks.length - 1 ? block.subarray(0, this.used) : block))
+  }
+
+  /** The line as one Buffer (where no worker reads it). */
+  concat(): Buffer {
+    return Buffer.concat(this.transferable(), this.length)
+  }
+}
+
+/**
+ * Splits a byte stream into newline-delimited lines without decoding what
+ * it does not need to: a line shorter than `largeAt` bytes is decoded to
+ * text (a trailing `\r` dropped, blank lines skipped) and handed to
+ * `onLine`; a longer one is never made into one string here, but collected
+ * as `LineBlocks` and handed to `onLarge` whole (its `\r` and blankness are
+ * the reader's to judge). A newline byte never occurs inside a UTF-8
+ * sequence, so a line's text is decoded from all its bytes at once.
+ */
+export function byteLineSplitter(
+  onLine: (line: string) => void,
+  onLarge: (line: LineBlocks) => void,
+  largeAt: number,
+): (chunk: Buffer) => void {
+  /** The start of the current line, while it is short, as the pieces of the chunks that brought it. */
+  let parts: Buffer[] = []
+  let partsLength = 0
+  /** The current line, once it is known to be large. */
+  let large: LineBlocks | undefined
+  const small = (bytes: Buffer, start: number, end: number) => {
+    if (end > start && bytes[end - 1] === 0x0d) end--
+    const line = bytes.toString('utf8', start, end)
+    if (line.trim() !== '') onLine(line)
+  }
+  const lineEnds = (chunk: Buffer, start: number, nl: number) => {
+    if (large === undefined && partsLength + nl - start >= largeAt) {
+      large = new LineBlocks()
+      for (const part of parts) large.append(part)
+    }
+    if (large !== undefined) {
+      large.append(chunk.subarray(start, nl))
+      const line = large
+      large = undefined
+      onLarge(line)
+    } else if (parts.length === 0) small(chunk, start, nl)
+    else {
+      parts.push(chunk.subarray(start, nl))
+      const bytes = Buffer.concat(parts, partsLength + nl - start)
+      small(bytes, 0, bytes.length)
+    }
+    parts = []
+    partsLength = 0
+  }
+  return (chunk) => {
+    let start = 0
+    let nl: number
+    while ((nl = chunk.indexOf(0x0a, start)) !== -1) {
+      lineEnds(chunk, start, nl)
+      start = nl + 1
+    }
+    if (start === chunk.length) return
+    const rest = start === 0 ? chunk : chunk.subarray(start)
+    if (large !== undefined) return large.append(rest)
+    parts.push(rest)
+    partsLength += rest.length
+    if (partsLength < largeAt) return
+    large = new LineBlocks()
+    for (const part of parts) large.append(part)
+    parts = []
+    partsLength = 0
+  }
+}
