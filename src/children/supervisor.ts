@@ -111,15 +111,9 @@ export class ChildSupervisor {
     return new ChildConnection(key, config, {
       // A scoped server's own process lists its tools for everyone and serves the local person: it runs as their instance.
       ...(scopeOf(config) !== 'shared' ? { spawnConfig: (c) => this.localEntry(key, c as StdioServerConfig) } : {}),
-      logger: deps.logger,
-      version: deps.version,
-      host: deps.host,
-      configDir: deps.configDir,
-      childSessions: deps.childSessions,
+      ...this.childBasics(),
       // A reload that changes the server: its next process takes what clients asked of this one.
       record: this.records.take(key, OWN_SLOT),
-      lines: this.lines,
-      ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
       ...(deps.prespawned ? { prespawned: deps.prespawned } : {}),
       ...(deps.reauthorize ? { reauthorize: deps.reauthorize } : {}),
       ...(deps.oneShot ? { oneShot: { stderrLine: (line: string) => this.keepStderr(key, line) } } : {}),
@@ -428,19 +422,18 @@ export class ChildSupervisor {
     await Promise.all([...this.pools.values()].map((pool) => pool.personChanged(person)))
   }
 
+  /** What every child connection of this supervisor is made with: a server's own process and each instance. */
+  private childBasics() {
+    const { lines, deps } = this
+    const { logger, version, host, configDir, childSessions, clientCapabilities: caps } = deps
+    return { logger, version, host, configDir, childSessions, lines, ...(caps && { clientCapabilities: caps }) }
+  }
+
   private pool(key: string, config: StdioServerConfig): InstancePool {
     const { deps } = this
     return new InstancePool(key, config, {
       logger: deps.logger,
-      child: {
-        logger: deps.logger,
-        version: deps.version,
-        host: deps.host,
-        configDir: deps.configDir,
-        childSessions: deps.childSessions,
-        lines: this.lines,
-        ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
-      },
+      child: this.childBasics(),
       events: deps.events,
       start: (owner) => this.instanceStart(owner),
       dir: this.instancesDir,
