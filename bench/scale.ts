@@ -40,10 +40,17 @@ interface PrincipalsFigures {
 
 export type ScaleFigures = { sessions: SessionsFigures; principals: PrincipalsFigures } | { absent: string }
 
-/** How long after the last session opened its memory is read: the memory reducer runs once allocation has stopped a while (20–40 s in runs here). */
-const SETTLE_MS = 45_000
+/** How long after the last session opened its memory is read (after a full collection: settledKiB), so that the sessions' own work is done. */
+const SETTLE_MS = 5_000
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** VmRSS of a process, in KiB, after a full garbage collection in it (gc-on-signal.mjs). */
+async function settledKiB(pid: number): Promise<number> {
+  process.kill(pid, 'SIGUSR2')
+  await sleep(2_000)
+  return rssKiB(pid)
+}
 
 /** VmRSS of a process, in KiB. */
 function rssKiB(pid: number): number {
@@ -57,7 +64,9 @@ async function serve(
   config: string,
   env: Record<string, string>,
 ): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const proc: ChildProcess = spawn(process.execPath, [bundle, 'serve', '--http', '127.0.0.1:0', '--config', config], {
+  const gcOnSignal = ['--expose-gc', '--import', new URL('gc-on-signal.mjs', import.meta.url).href]
+  const args = [...gcOnSignal, bundle, 'serve', '--http', '127.0.0.1:0', '--config', config]
+  const proc: ChildProcess = spawn(process.execPath, args, {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   })
@@ -154,13 +163,13 @@ async function sessionsFigures(bundle: string, echo: string, env: Record<string,
   try {
     await inParallel(100, 20, () => openSession(myc.url, 'echo__echo'))
     await sleep(3_000)
-    const before = rssKiB(myc.pid)
+    const before = await settledKiB(myc.pid)
     const started = performance.now()
     await inParallel(n, 32, () => openSession(myc.url, 'echo__echo'))
     const openSeconds = (performance.now() - started) / 1000
     // Once V8's memory reducer has given back what opening them left (it runs a while after allocation stops).
     await sleep(SETTLE_MS)
-    const after = rssKiB(myc.pid)
+    const after = await settledKiB(myc.pid)
     const perSessionKiB = (after - before) / n
     return {
       sessions: n,
@@ -202,10 +211,10 @@ async function principalsFigures(
   const myc = await serve(bundle, config, { ...env, ...tokenEnv, MYC_BENCH_SCRAPER: scraper })
   try {
     await sleep(3_000)
-    const before = rssKiB(myc.pid)
+    const before = await settledKiB(myc.pid)
     await inParallel(people, 10, (i) => openSession(myc.url, 'tiny__echo', tokens[i]))
     await sleep(5_000)
-    const after = rssKiB(myc.pid)
+    const after = await settledKiB(myc.pid)
     const listed = (await (
       await fetch(new URL('/instances', myc.url), { headers: { Authorization: `Bearer ${scraper}` } })
     ).json()) as { instances: Array<{ pid: number | null }> }
