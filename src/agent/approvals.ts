@@ -1,5 +1,5 @@
 import type { MyceliumConfig } from '../config/schema.js'
-import { MycError } from '../errors.js'
+import { usageError } from '../errors.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { decideApproval, riskRank, RISK_LEVELS, type Preapproval, type RiskClassifier, type RiskLevel } from './risk.js'
 import type { CallApprovals, OfferedTool } from './tool-call.js'
@@ -14,7 +14,7 @@ function parsePreapprovals(values: readonly string[], context: PatternContext): 
     if ((RISK_LEVELS as readonly string[]).includes(value)) return { level: value as RiskLevel }
     const parsed = parsePattern(value, context)
     if (!parsed.ok)
-      throw new Error(`--approve takes a risk level (${RISK_LEVELS.join(', ')}) or a tool pattern: ${parsed.error}`)
+      throw usageError(`--approve takes a risk level (${RISK_LEVELS.join(', ')}) or a tool pattern: ${parsed.error}`)
     return { pattern: parsed.pattern }
   })
 }
@@ -119,12 +119,7 @@ export async function createApprovalGate(
     separator: config.namespace.separator,
     servers: new Set([...runtime.supervisor.children.keys(), 'mycelium']),
   }
-  let preapproved
-  try {
-    preapproved = parsePreapprovals(approve, context)
-  } catch (error) {
-    throw new MycError('usage', (error as Error).message)
-  }
+  const preapproved = parsePreapprovals(approve, context)
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
   const terminal = interactive ? (await import('./terminal-approval.js')).askOnTerminal : undefined
   return new ApprovalGate({
