@@ -1,12 +1,9 @@
-import { spawnSync } from 'node:child_process'
 import {
   appendFileSync,
   chmodSync,
-  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   statSync,
   symlinkSync,
@@ -15,39 +12,10 @@ import {
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { node22 } from '../conformance/run.js'
+import { requireBundle } from '../helpers/e2e.js'
 import { repoRoot } from '../helpers/fixtures.js'
-import { bundle, requireBundle } from '../helpers/e2e.js'
+import { cacheOf, filesBelow, installed, version } from '../helpers/launcher.js'
 
-/** Every file below `dir`. */
-function filesBelow(dir: string): string[] {
-  if (!existsSync(dir)) return []
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => path.join(e.parentPath, e.name))
-}
-
-/** A copy of the launcher and the bundle in a folder of their own (as npm installs them): its launcher's path. */
-function installed(): string {
-  requireBundle()
-  const dir = mkdtempSync(path.join(tmpdir(), 'myc-launcher-'))
-  copyFileSync(bundle, path.join(dir, 'myc.cjs'))
-  copyFileSync(path.join(repoRoot, 'build', 'myc-main.cjs'), path.join(dir, 'myc-main.cjs'))
-  return path.join(dir, 'myc.cjs')
-}
-
-/** Runs the launcher with `node` and checks it printed myc's version: stdout and stderr. */
-function version(launcher: string, node = process.execPath, env: NodeJS.ProcessEnv = {}, args: string[] = []) {
-  const r = spawnSync(node, [...args, launcher, '--version'], {
-    encoding: 'utf8',
-    env: { ...process.env, NODE_DISABLE_COMPILE_CACHE: undefined, NODE_COMPILE_CACHE: undefined, ...env },
-  })
-  expect(r.status, r.stderr).toBe(0)
-  expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
-  return `${r.stdout}${r.stderr}`
-}
-
-const cacheOf = (launcher: string) => path.join(path.dirname(launcher), '.code-cache')
 const nodeMajor = Number(process.versions.node.split('.')[0])
 
 /**
@@ -119,18 +87,4 @@ describe('the build/myc.cjs launcher', () => {
     const text = readFileSync(path.join(repoRoot, 'build', 'myc-main.cjs'), 'utf8')
     expect(text.match(/(?<![\w$.])import\(/g) ?? []).toEqual([])
   })
-
-  it('on Node 22 keeps the compile cache beside the bundle, not in the shared temp folder, and uses it', async () => {
-    const node = await node22()
-    const launcher = installed()
-    const tmp = mkdtempSync(path.join(tmpdir(), 'myc-launcher-tmp-'))
-    const env = { TMPDIR: tmp, TMP: tmp, TEMP: tmp }
-    const first = version(launcher, node, env)
-    expect(filesBelow(cacheOf(launcher)).length).toBeGreaterThan(0)
-    expect(filesBelow(tmp)).toEqual([])
-    // The second run reads it (NODE_DEBUG_NATIVE=COMPILE_CACHE says so).
-    const second = version(launcher, node, { ...env, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' })
-    expect(second).toContain(first.trim())
-    expect(second).toMatch(/myc-main\.cjs[^\n]*(cache hit|was accepted)|(cache hit|accepted)[^\n]*myc-main\.cjs/i)
-  }, 120_000)
 })
