@@ -34,7 +34,8 @@ function cacheDir() {
   } catch (error) {
     if (error.code !== 'EEXIST') return undefined // a read-only install: no cache
   }
-  const stat = fs.lstatSync(dir)
+  const stat = fs.lstatSync(dir, { throwIfNoEntry: false })
+  if (!stat) return undefined // removed between the two calls: this run goes without
   const mine = typeof process.getuid !== 'function' || stat.uid === process.getuid()
   return stat.isDirectory() && mine && (stat.mode & 0o077) === 0 ? dir : undefined
 }
@@ -42,10 +43,11 @@ function cacheDir() {
 /** Node 20 and 22.0: the bundle compiled with V8's cached data from `dir`, written there when missing or refused. */
 function loadWithCodeCache(dir) {
   const vm = require('node:vm')
-  const source = fs.readFileSync(bundle, 'utf8')
-  const crc = require('node:zlib').crc32?.(source)
+  const bytes = fs.readFileSync(bundle)
+  const crc = require('node:zlib').crc32?.(bytes)
   if (crc === undefined) return require(bundle)
-  const file = path.join(dir, `myc-main-${process.version}-${process.arch}-${source.length}-${crc.toString(16)}.bin`)
+  const source = bytes.toString('utf8')
+  const file = path.join(dir, `myc-main-${process.version}-${process.arch}-${bytes.length}-${crc.toString(16)}.bin`)
   const cachedData = readIfThere(file)
   const script = new vm.Script(Module.wrap(source), {
     filename: bundle,
