@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -20,11 +21,22 @@ export default function tempRoot(): () => void {
   return () => {
     if (before === undefined) delete process.env.TMPDIR
     else process.env.TMPDIR = before
-    try {
-      rmSync(root, { recursive: true, force: true, maxRetries: 3 })
-    } catch (error) {
-      // A folder a test made unreadable as a user other than root: say where it is, the run's result stands.
-      process.stderr.write(`could not remove the run's temp folder ${root}: ${String(error)}\n`)
-    }
+    removeTree(root)
+  }
+}
+
+/**
+ * `rm -rf` where there is one: a run leaves ~10,000 entries, which Node 20's
+ * `rmSync` (a JavaScript walk, a call per entry) took 0.3-0.8 s of the main
+ * process to remove at the run's end, against 0.15-0.2 s for rm.
+ */
+function removeTree(root: string): void {
+  const rm = spawnSync('rm', ['-rf', root], { encoding: 'utf8' })
+  if (rm.status === 0) return
+  try {
+    rmSync(root, { recursive: true, force: true, maxRetries: 3 })
+  } catch (error) {
+    // A folder a test made unreadable as a user other than root: say where it is, the run's result stands.
+    process.stderr.write(`could not remove the run's temp folder ${root}: ${String(error)}\n`)
   }
 }
