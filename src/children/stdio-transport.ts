@@ -257,7 +257,11 @@ export class ChildStdioTransport implements Transport {
         this.onerror?.(new Error(`not a JSON-RPC message on stdout: ${parsed.start}`))
         return undefined
       case 'lost':
-        this.onerror?.(new Error(`a large line on stdout was lost: ${parsed.reason}`))
+        // Which call it answered is gone with it: closing the connection ends every call in flight at once.
+        this.onerror?.(
+          new Error(`a large line on stdout was lost (${parsed.reason}): the child's connection is closed`),
+        )
+        void this.close()
         return undefined
     }
     const { message, bytes } = parsed

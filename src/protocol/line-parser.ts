@@ -72,8 +72,9 @@ const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffs
  * children go on meanwhile). One worker, started at the first large line
  * and kept; it holds the process open only while it has lines to parse.
  * A worker that cannot start leaves the line to be parsed by the caller
- * (`unread`); one that dies loses the lines it held (`lost`), and the next
- * large line starts another.
+ * (`unread`); one that dies loses the lines it held (`lost`: the child's
+ * transport closes its connection, so no call waits for an answer that
+ * is gone), and the next large line starts another.
  */
 export class LineParser {
   private worker: Worker | undefined

@@ -96,4 +96,22 @@ describe('a large line from a child is parsed off the event loop', () => {
     ])
     expect(seen[0]).toEqual(seen[1])
   })
+
+  it('a line the worker lost closes the connection, so that no call waits for its answer', async () => {
+    const losing = new LineParser()
+    // The real worker, stopped while it holds the line (as if it had died): the line is lost.
+    const parse = losing.parse.bind(losing)
+    losing.parse = (line) => {
+      const parsed = parse(line)
+      losing.close()
+      return parsed
+    }
+    const { transport, got, errors } = await open(losing)
+    let closed = false
+    transport.onclose = () => (closed = true)
+    await transport.send(call('myc-big', { bytes: 2 * LARGE_LINE_BYTES }))
+    await waitFor(() => closed, 20_000, 'the connection to close')
+    expect(got.map(named)).not.toContain('myc-big')
+    expect(errors[0]).toMatch(/^a large line on stdout was lost \(closed\): the child's connection is closed$/)
+  })
 })
