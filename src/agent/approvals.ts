@@ -102,6 +102,23 @@ export class ApprovalGate implements CallApprovals {
   }
 }
 
+/** How `--approve`'s tool patterns are read: the config's separator and its children's keys. */
+function patternContext(config: MyceliumConfig, runtime: Pick<Runtime, 'supervisor'>): PatternContext {
+  return {
+    separator: config.namespace.separator,
+    servers: new Set([...runtime.supervisor.children.keys(), 'mycelium']),
+  }
+}
+
+/** `--approve`'s values checked before any child starts: a typo is a usage error, never one after the start-up. */
+export function checkPreapprovals(
+  config: MyceliumConfig,
+  runtime: Pick<Runtime, 'supervisor'>,
+  approve: readonly string[],
+): void {
+  parsePreapprovals(approve, patternContext(config, runtime))
+}
+
 /**
  * The approval gate of a run: risk from the config's rules, built-ins,
  * annotations and names; `--approve` values; asking through `ask` (the
@@ -115,10 +132,7 @@ export async function createApprovalGate(
   ask?: AskPerson,
 ): Promise<ApprovalGate> {
   const { RiskClassifier } = await import('./risk.js')
-  const context = {
-    separator: config.namespace.separator,
-    servers: new Set([...runtime.supervisor.children.keys(), 'mycelium']),
-  }
+  const context = patternContext(config, runtime)
   const preapproved = parsePreapprovals(approve, context)
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
   const terminal = interactive ? (await import('./terminal-approval.js')).askOnTerminal : undefined

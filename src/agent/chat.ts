@@ -9,7 +9,7 @@ import { EventStream, humanSink, markdownFor } from './event-stream.js'
 import { loadChatRecord, recordedChatsDir, ChatRecorder } from './chat-store.js'
 import { ExitCode } from '../errors.js'
 import { openAgentContext, type AgentContext } from './agent-context.js'
-import { createApprovalGate } from './approvals.js'
+import { checkPreapprovals, createApprovalGate } from './approvals.js'
 import { roleTools } from './role-tools.js'
 import type { ToolDoor } from './tool-call.js'
 import { readHistory, statusLine } from './chat-line.js'
@@ -94,6 +94,7 @@ async function openChat(options: ChatOptions, io: ChatIo, held: Held): Promise<C
   })
   const runtime = held.runtime!
   const view = opened.viewFor(options.role)
+  checkPreapprovals(opened.loaded.config, runtime, options.approve ?? [])
   await startWithProgress(runtime, { stream: io.errors, env: options.env, logger: options.logger })
   const events = new EventStream(humanSink(io.output, io.errors, markdownFor(io.output, options.env)))
   const chat = await beginChat(options, io, opened, view)

@@ -3,6 +3,7 @@ import { ExitCode, MycError } from '../errors.js'
 import type { MyceliumConfig } from '../config/schema.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { startWithProgress } from '../runtime/start-progress.js'
+import { checkPreapprovals } from './approvals.js'
 import { endRunSpan, startRunSpan } from './run-span.js'
 import { checkRunPrincipal, openAgentContext } from './agent-context.js'
 import { costUsd } from './classifier.js'
@@ -95,6 +96,7 @@ class HeadlessRun {
     const { ctx, context } = await this.setUp(kind)
     // The flags against the config before any child starts: a usage error never follows a child's start-up.
     checkRunPrincipal(ctx.opened, { kind, role: options.role, skills: options.skills }, options.env)
+    checkPreapprovals(ctx.opened.loaded.config, ctx.runtime, options.approve ?? [])
     // On a terminal, a line per child while they start (not with --json).
     await startWithProgress(ctx.runtime, {
       stream: this.stderr,

@@ -80,6 +80,8 @@ const cases: Array<[string, 'open' | 'policy', string[], RegExp]> = [
   ['adhoc --skills unreachable', 'policy', ['adhoc', 'a task', '--skills', 'nope'], /cannot use skill "nope"/],
   ['workflow --role unknown', 'policy', ['workflow', 'a task', '--role', 'nope'], /unknown role "nope"/],
   ['chat --role unknown', 'policy', ['chat', '--role', 'nope'], /unknown role "nope"/],
+  ['adhoc --approve a typo', 'policy', ['adhoc', 'a task', '--approve', 'echo:'], /--approve takes a risk level/],
+  ['chat --approve a typo', 'policy', ['chat', '--approve', 'echo:'], /--approve takes a risk level/],
 ]
 
 describe('usage errors before any child starts (in process)', () => {
