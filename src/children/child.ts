@@ -32,7 +32,7 @@ import type { TokenStore } from '../oauth/token-store.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
 import { MODERN_PROTOCOL_VERSION, RpcCode, type Era } from '../protocol/facts.js'
 import { wireClient } from './child-client.js'
-import { TaskHolds } from './task-holds.js'
+import { TaskHolds, TaskStatusLog } from './task-holds.js'
 import { ChildRecord } from './child-record.js'
 import type { ChildSession, ChildSessions, ForwardOptions, InputSource, SessionLink } from './child-session.js'
 
@@ -128,6 +128,8 @@ export class ChildConnection {
   private session: ChildSession | undefined
   /** The tasks its process runs for callers after their calls answered (child-tasks.ts): a scoped server's instance is busy while one is held. */
   readonly heldTasks = new TaskHolds()
+  /** What it last told of its tasks' status (task-holds.ts). */
+  readonly taskStatuses = new TaskStatusLog()
   /** What clients asked of it (the level they set, the resources they hold): kept across restarts, asked of each start again by its session. */
   readonly record: ChildRecord
 

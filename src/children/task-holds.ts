@@ -29,3 +29,26 @@ export class TaskHolds {
     return this.held.size > 0
   }
 }
+
+/**
+ * The last notifications/tasks/status a child sent, by task id (a few
+ * dozen). A task that ends at once can be told ended before the answer
+ * that made it has reached its caller's connection: that connection finds
+ * the status here when it learns of the task (eras/legacy/session-tasks.ts).
+ */
+export class TaskStatusLog {
+  private readonly last = new Map<string, Record<string, unknown>>()
+
+  note(params: Record<string, unknown> | undefined): void {
+    if (typeof params?.taskId !== 'string') return
+    this.last.delete(params.taskId)
+    this.last.set(params.taskId, params)
+    if (this.last.size > STATUSES_KEPT) this.last.delete(this.last.keys().next().value!)
+  }
+
+  get(taskId: string): Record<string, unknown> | undefined {
+    return this.last.get(taskId)
+  }
+}
+
+const STATUSES_KEPT = 64

@@ -290,6 +290,7 @@ export class Runtime {
    */
   private onChildNotification(child: ChildConnection, notification: JSONRPCNotification): void {
     const instance = this.supervisor.instanceOf(child)
+    if (notification.method === 'notifications/tasks/status') child.taskStatuses.note(notification.params)
     if (notification.method === 'notifications/message') {
       const owner = this.originOf(child)
       if (owner.kind === 'call')

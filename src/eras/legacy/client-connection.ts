@@ -127,6 +127,7 @@ export class ClientConnection implements ConnectionHandle {
       view: this.options.view,
       clientCapabilities: () => this.clientCapabilities,
       ask: (server, method, params, signal, related) => this.forwardRequest(server, method, params, signal, related),
+      tell: (params) => this.notify('notifications/tasks/status', params),
     }))
   }
 
@@ -470,6 +471,9 @@ export class ClientConnection implements ConnectionHandle {
       case 'notifications/resources/updated':
         if (typeof params.uri === 'string' && this.subscriptions?.has(params.uri))
           this.notify('notifications/resources/updated', params)
+        return
+      case 'notifications/tasks/status':
+        this.taskTable?.told(server, params)
         return
       default:
         // An instance's list change (a scoped server's, docs/team.md), told only to its person's or session's connections.

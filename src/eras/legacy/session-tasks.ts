@@ -25,6 +25,8 @@ export interface TaskOwner {
     signal: AbortSignal,
     related: string | number,
   ): Promise<Record<string, unknown>>
+  /** Tells the client a notifications/tasks/status. */
+  tell(params: Record<string, unknown>): void
 }
 
 /**
@@ -46,7 +48,12 @@ export class SessionTasks {
 
   constructor(private readonly owner: TaskOwner) {}
 
-  /** A tools/call of this connection was answered by `child`: a task it created is remembered (later tasks/* go there). */
+  /**
+   * A tools/call of this connection was answered by `child`: a task it
+   * created is remembered (later tasks/* go there). What the child told of
+   * it before this answer got here (a task that ended at once) is told to
+   * the client after the answer.
+   */
   called(outcome: RelayOutcome, child: ChildConnection | undefined): void {
     const task = outcome.ok ? outcome.result.task : undefined
     if (!isObject(task) || typeof task.taskId !== 'string' || child === undefined) return
@@ -56,6 +63,9 @@ export class SessionTasks {
     this.held.set(task.taskId, held)
     held.hold(keepFor(ttl))
     if (child.era === 'modern') this.overExtension.remember(task)
+    const told = child.taskStatuses.get(task.taskId)
+    // (Unless a newer one came meanwhile, and was told as it came.)
+    if (told) setImmediate(() => child.taskStatuses.get(held.taskId) === told && this.told(child.key, told))
   }
 
   /** tasks/get, tasks/result or tasks/cancel: to the process that runs the task, for this connection only. */
@@ -122,6 +132,19 @@ export class SessionTasks {
       ...visible.filter((t) => !t.alive).map(lostTask),
     ]
     return ctx.cancellation.aborted ? undefined : { ok: true, result: { tasks } }
+  }
+
+  /**
+   * A 2025 child's notifications/tasks/status: told to this connection's
+   * client when it is about a task this connection's call made on
+   * `server`, and to no other; one that ended holds its instance no longer.
+   * A 2026 child's tasks extension says nothing here.
+   */
+  told(server: string, params: Record<string, unknown>): void {
+    const held = typeof params.taskId === 'string' ? this.held.get(params.taskId) : undefined
+    if (!held || held.child.key !== server || held.child.era === 'modern' || !held.alive) return
+    if (isTerminalStatus(coreStatus(params.status))) held.release()
+    this.owner.tell(params)
   }
 
   /** The connection went: no one can ask for its tasks any more, so they hold no instance. */

@@ -46,12 +46,19 @@ describe.each([
   let runtime: Runtime
   let server: Server
   const open: Record<Person, Client> = {} as Record<Person, Client>
+  /** The notifications/tasks/status each person's session was told. */
+  const told: Record<Person, Array<Record<string, unknown>>> = { alice: [], bob: [], carol: [] }
 
   beforeAll(async () => {
     ;({ runtime } = await scopedRuntime({ jobs: fixtureEntry('conformance', { scope: 'principal', era }) }))
     let url: string
     ;({ url, server } = await peopleFace(runtime))
-    for (const person of ['alice', 'bob'] as const) open[person] = (await personClient(url, person)).client
+    for (const person of ['alice', 'bob'] as const) {
+      open[person] = (await personClient(url, person)).client
+      open[person].fallbackNotificationHandler = async (n) => {
+        if (n.method === 'notifications/tasks/status') told[person].push(n.params as Record<string, unknown>)
+      }
+    }
   }, 30_000)
   afterAll(async () => {
     await Promise.all(Object.values(open).map((c) => c.close().catch(() => {})))
@@ -82,6 +89,13 @@ describe.each([
         error: { code: -32602, message: 'Unknown task: ' + alices },
       })
       expect(never).toEqual({ error: { code: -32602, message: 'Unknown task: never-made' } })
+    }
+    // A 2025 child tells of its tasks' status changes: each to the session whose call made the task, and no other.
+    if (era === 'legacy') {
+      await waitFor(() => told.alice.some((t) => t.status === 'completed'), 10_000, 'alice’s task to be told completed')
+      await waitFor(() => told.bob.some((t) => t.status === 'completed'), 10_000, 'bob’s task to be told completed')
+      expect(told.alice.map((t) => t.taskId)).toEqual(told.alice.map(() => alices))
+      expect(told.bob.map((t) => t.taskId)).toEqual(told.bob.map(() => bobs))
     }
   }, 30_000)
 
