@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { runAgentHere } from '../helpers/agent.js'
 import { connectHere, startHttpHere } from '../helpers/cli.js'
@@ -33,28 +33,46 @@ async function callThroughMyc(
   return (result.structuredContent as { meta: Record<string, unknown> }).meta
 }
 
-describe('OpenTelemetry: one trace from the caller through myc to the child (in process)', () => {
-  let receiver: OtlpReceiver
-  beforeEach(async () => {
-    receiver = new OtlpReceiver()
-    await receiver.start()
-  })
-  afterEach(() => receiver.close())
+/** A trace id of its own for each case that shares one myc and one receiver: a case reads its own spans only. */
+const traceOf = (n: number) => `4bf92f3577b34da6a3ce929d0e0e47${String(n).padStart(2, '0')}`
 
-  it('a tools/call is a SERVER span under the caller’s, the child’s call a CLIENT span under it, and the child gets that span as its parent', async () => {
+describe('OpenTelemetry: the calls of one myc serve, each a trace of its own (in process)', () => {
+  const receiver = new OtlpReceiver()
+  let client: Client
+  // probe answers with what it got; echo has prompts, resources and completions. myc ends only after the cases.
+  beforeAll(async () => {
+    await receiver.start()
     const env = {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SERVICE_NAME: 'myc-under-test',
       OTEL_BSP_SCHEDULE_DELAY: '50',
     }
-    const childMeta = await callThroughMyc(env)
-    await waitFor(() => receiver.spans.length >= 2, 10_000, 'the spans at the receiver')
-    const server = receiver.spans.find((s) => s.kind === SERVER) as ReceivedSpan
-    const client = receiver.spans.find((s) => s.kind === CLIENT) as ReceivedSpan
+    const both = writeConfig({
+      mcpServers: {
+        probe: { command: process.execPath, args: [fixtureServer('meta-echo')] },
+        echo: { command: process.execPath, args: [fixtureServer('echo')] },
+      },
+    })
+    ;({ client } = await connectHere(['serve', '--config', both], { env }))
+  })
+  afterAll(async () => {
+    await client?.close()
+    await receiver.close()
+  })
+  const spansOf = (traceId: string) => receiver.spans.filter((s) => s.traceId === traceId)
+
+  it('a tools/call is a SERVER span under the caller’s, the child’s call a CLIENT span under it, and the child gets that span as its parent', async () => {
+    const trace = traceOf(1)
+    const meta = { traceparent: `00-${trace}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' }
+    const result = await client.callTool({ name: 'probe__meta', arguments: {}, _meta: meta })
+    const childMeta = (result.structuredContent as { meta: Record<string, unknown> }).meta
+    await waitFor(() => spansOf(trace).length >= 2, 10_000, 'the spans at the receiver')
+    const server = spansOf(trace).find((s) => s.kind === SERVER) as ReceivedSpan
+    const child = spansOf(trace).find((s) => s.kind === CLIENT) as ReceivedSpan
     expect(server).toMatchObject({
       name: 'tools/call probe__meta',
-      traceId: TRACE,
+      traceId: trace,
       parentSpanId: CALLER_SPAN,
       serviceName: 'myc-under-test',
     })
@@ -64,25 +82,17 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
       'mycelium.server': 'probe',
       'mcp.protocol.version': '2025-11-25',
     })
-    expect(client).toMatchObject({ name: 'tools/call meta', traceId: TRACE, parentSpanId: server.spanId })
+    expect(child).toMatchObject({ name: 'tools/call meta', traceId: trace, parentSpanId: server.spanId })
     // The revision myc speaks with the child, on its CLIENT span.
-    expect(client.attributes['mcp.protocol.version']).toMatch(/^20\d\d-\d\d-\d\d$/)
+    expect(child.attributes['mcp.protocol.version']).toMatch(/^20\d\d-\d\d-\d\d$/)
     // The child's traceparent: the same trace, its parent the CLIENT span myc exported; tracestate passed on.
-    expect(childMeta.traceparent).toBe(`00-${TRACE}-${client.spanId}-01`)
+    expect(childMeta.traceparent).toBe(`00-${trace}-${child.spanId}-01`)
     expect(childMeta.tracestate).toBe('vendor=opaque')
   })
 
   it('prompts/get, resources/read and completion/complete are SERVER spans too, each with the CLIENT span of its child under it', async () => {
-    const env = {
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-    }
-    const echoConfig = writeConfig({
-      mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
-    })
-    const { client } = await connectHere(['serve', '--config', echoConfig], { env })
-    const traceparent = `00-${TRACE}-${CALLER_SPAN}-01`
+    const trace = traceOf(2)
+    const traceparent = `00-${trace}-${CALLER_SPAN}-01`
     await client.getPrompt({ name: 'echo__greet', arguments: { who: 'Ada' }, _meta: { traceparent } })
     await client.readResource({ uri: 'echo://static', _meta: { traceparent } })
     const completion = await client.complete({
@@ -90,10 +100,9 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
       argument: { name: 'who', value: 'al' },
       _meta: { traceparent },
     })
-    await client.close()
     expect(completion.completion.values.length).toBeGreaterThan(0)
-    await waitFor(() => receiver.spans.length >= 6, 10_000, 'six spans')
-    const named = (name: string) => receiver.spans.find((s) => s.name === name)!
+    await waitFor(() => spansOf(trace).length >= 6, 10_000, 'six spans')
+    const named = (name: string) => spansOf(trace).find((s) => s.name === name)!
     expect(named('prompts/get echo__greet')).toMatchObject({
       kind: SERVER,
       parentSpanId: CALLER_SPAN,
@@ -104,7 +113,7 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
       parentSpanId: named('prompts/get echo__greet').spanId,
     })
     // Resources keep their URI at the child: both spans have the one name.
-    const reads = receiver.spans.filter((s) => s.name === 'resources/read echo://static')
+    const reads = spansOf(trace).filter((s) => s.name === 'resources/read echo://static')
     const readServer = reads.find((s) => s.kind === SERVER)!
     expect(readServer).toMatchObject({ parentSpanId: CALLER_SPAN, attributes: { 'mcp.resource.uri': 'echo://static' } })
     expect(reads.find((s) => s.kind === CLIENT)).toMatchObject({ parentSpanId: readServer.spanId })
@@ -118,6 +127,65 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
       parentSpanId: named('completion/complete echo__greet').spanId,
     })
   })
+
+  it('the lists myc answers itself are SERVER spans under the caller’s, with no child span', async () => {
+    const trace = traceOf(4)
+    const _meta = { traceparent: `00-${trace}-${CALLER_SPAN}-01` }
+    await client.listTools({ _meta })
+    await client.listPrompts({ _meta })
+    await client.listResources({ _meta })
+    await client.listResourceTemplates({ _meta })
+    const methods = ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']
+    await waitFor(() => methods.every((m) => spansOf(trace).some((s) => s.name === m)), 10_000, 'the list spans')
+    for (const method of methods)
+      expect(spansOf(trace).find((s) => s.name === method)).toMatchObject({
+        kind: SERVER,
+        parentSpanId: CALLER_SPAN,
+        attributes: { 'mcp.method.name': method },
+      })
+    // Later spans of the trace would come in the same export: none is a child's.
+    expect(spansOf(trace).filter((s) => s.kind === CLIENT)).toEqual([])
+    // A 2026-07-28 client's list, served by the stateless server: the same span.
+    const modern = new Client(
+      { name: 'traced-2026', version: '1' },
+      { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    )
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    }
+    await connectHere(['serve', '--era', 'auto', '--config', bareConfig()], { env, client: modern })
+    const modernTrace = '0af7651916cd43dd8448eb211c80319c'
+    await modern.listTools({ _meta: { traceparent: `00-${modernTrace}-${CALLER_SPAN}-01` } }, { cacheMode: 'bypass' })
+    await modern.close()
+    await waitFor(() => spansOf(modernTrace).some((s) => s.name === 'tools/list'), 10_000, 'the 2026 list span')
+    expect(spansOf(modernTrace).find((s) => s.name === 'tools/list')).toMatchObject({
+      kind: SERVER,
+      parentSpanId: CALLER_SPAN,
+    })
+  })
+
+  it('a hidden or unknown tool is a span with the caller’s name and the same error, and no server', async () => {
+    await expect(client.callTool({ name: 'nope__never', arguments: {} })).rejects.toThrow(/Unknown tool/)
+    const named = () => receiver.spans.find((s) => s.name === 'tools/call nope__never')
+    await waitFor(() => named() !== undefined, 10_000, 'the span')
+    const span = named()!
+    expect(span).toMatchObject({ kind: SERVER, status: { code: 2 } })
+    expect(span.attributes['mycelium.server']).toBeUndefined()
+    // A new trace of its own when the caller sent none.
+    expect(span.parentSpanId).toBeUndefined()
+    expect(receiver.spans.filter((s) => s.traceId === span.traceId)).toHaveLength(1)
+  })
+})
+
+describe('OpenTelemetry: one trace from the caller through myc to the child (in process)', () => {
+  let receiver: OtlpReceiver
+  beforeEach(async () => {
+    receiver = new OtlpReceiver()
+    await receiver.start()
+  })
+  afterEach(() => receiver.close())
 
   it('over HTTP, the traceparent header is the parent when _meta names none', async () => {
     const env = {
@@ -147,51 +215,6 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
     } finally {
       await m.stop()
     }
-  })
-
-  it('the lists myc answers itself are SERVER spans under the caller’s, with no child span', async () => {
-    const env = {
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-    }
-    const echoConfig = writeConfig({
-      mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } },
-    })
-    const { client } = await connectHere(['serve', '--config', echoConfig], { env })
-    const _meta = { traceparent: `00-${TRACE}-${CALLER_SPAN}-01` }
-    await client.listTools({ _meta })
-    await client.listPrompts({ _meta })
-    await client.listResources({ _meta })
-    await client.listResourceTemplates({ _meta })
-    await client.close()
-    const methods = ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']
-    await waitFor(() => methods.every((m) => receiver.spans.some((s) => s.name === m)), 10_000, 'the list spans')
-    for (const method of methods)
-      expect(receiver.spans.find((s) => s.name === method && s.traceId === TRACE)).toMatchObject({
-        kind: SERVER,
-        parentSpanId: CALLER_SPAN,
-        attributes: { 'mcp.method.name': method },
-      })
-    expect(receiver.spans.filter((s) => s.kind === CLIENT)).toEqual([])
-    // A 2026-07-28 client's list, served by the stateless server: the same span.
-    const modern = new Client(
-      { name: 'traced-2026', version: '1' },
-      { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } },
-    )
-    await connectHere(['serve', '--era', 'auto', '--config', bareConfig()], { env, client: modern })
-    const modernTrace = '0af7651916cd43dd8448eb211c80319c'
-    await modern.listTools({ _meta: { traceparent: `00-${modernTrace}-${CALLER_SPAN}-01` } }, { cacheMode: 'bypass' })
-    await modern.close()
-    await waitFor(
-      () => receiver.spans.some((s) => s.name === 'tools/list' && s.traceId === modernTrace),
-      10_000,
-      'the 2026 list span',
-    )
-    expect(receiver.spans.find((s) => s.name === 'tools/list' && s.traceId === modernTrace)).toMatchObject({
-      kind: SERVER,
-      parentSpanId: CALLER_SPAN,
-    })
   })
 
   it('an HTTP child gets the trace context in its request headers as in _meta: myc’s CLIENT span while tracing, else the caller’s', async () => {
@@ -227,23 +250,6 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
     }
   })
 
-  it('a hidden or unknown tool is a span with the caller’s name and the same error, and no server', async () => {
-    const env = {
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-    }
-    const { client } = await connectHere(['serve', '--config', bareConfig()], { env })
-    await expect(client.callTool({ name: 'nope__never', arguments: {} })).rejects.toThrow(/Unknown tool/)
-    await client.close()
-    await waitFor(() => receiver.spans.length >= 1, 10_000, 'the span')
-    const [span] = receiver.spans
-    expect(span).toMatchObject({ name: 'tools/call nope__never', kind: SERVER, status: { code: 2 } })
-    expect(span!.attributes['mycelium.server']).toBeUndefined()
-    // A new trace of its own when the caller sent none.
-    expect(span!.parentSpanId).toBeUndefined()
-  })
-
   it('exports OTLP/protobuf by default', async () => {
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' }
     const { client } = await connectHere(['serve', '--config', bareConfig()], { env })
@@ -267,35 +273,29 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
     await dead.start()
     const url = dead.url
     await dead.close()
-    const { client } = await connectHere(['serve', '--config', config()], {
-      env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_BSP_SCHEDULE_DELAY: '10',
-      },
-    })
     // An endpoint that takes the export and never answers: a call that waited on it would never answer either.
     const held = await silentEndpoint()
-    try {
-      const { client: heldClient } = await connectHere(['serve', '--config', config()], {
+    const serveTo = (endpoint: string) =>
+      connectHere(['serve', '--config', config()], {
         env: {
-          OTEL_EXPORTER_OTLP_ENDPOINT: held.url,
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
           OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
           OTEL_BSP_SCHEDULE_DELAY: '10',
         },
       })
+    const [{ client }, { client: heldClient }] = await Promise.all([serveTo(url), serveTo(held.url)])
+    try {
       await heldClient.callTool({ name: 'probe__meta', arguments: {} })
       await waitFor(() => held.connections() > 0, 10_000, 'an export to the endpoint that never answers')
       for (let i = 0; i < 20; i++) await heldClient.callTool({ name: 'probe__meta', arguments: {} })
+      // A refused connection: the calls answer all the same.
+      for (let i = 0; i < 20; i++) await client.callTool({ name: 'probe__meta', arguments: {} })
+    } finally {
       // The held exports fail once the endpoint goes, so that myc's last flush on close does not wait for them.
       held.close()
-      await heldClient.close()
-    } finally {
-      held.close()
     }
-    // A refused connection: the calls answer all the same.
-    for (let i = 0; i < 20; i++) await client.callTool({ name: 'probe__meta', arguments: {} })
-    await client.close()
+    // Each close waits out its last export's retries (at most the shutdown budget): both at once.
+    await Promise.all([heldClient.close(), client.close()])
   })
 
   it('myc run is one trace: invoke_agent, a chat span per request, execute_tool, then myc’s call to the child, whose traceparent is in it', async () => {
