@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Client, ProtocolError } from '@modelcontextprotocol/client'
@@ -113,19 +113,17 @@ export async function connectToMyc(
   return { client, transport }
 }
 
-/** Every process below `pid` (children, grandchildren…), from `ps`. */
+/**
+ * Every process below `pid` (children, grandchildren…). On Linux from each
+ * thread's `children` list in /proc: tests poll this every few milliseconds
+ * while a tree starts, and a `ps` per look cost more CPU than the tree itself.
+ */
 export function descendants(pid: number): number[] {
-  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' })
-  const children = new Map<number, number[]>()
-  for (const line of out.trim().split('\n')) {
-    const [p, pp] = line.trim().split(/\s+/).map(Number)
-    if (p === undefined || pp === undefined) continue
-    children.set(pp, [...(children.get(pp) ?? []), p])
-  }
+  const childrenOf = existsSync('/proc/self/task') ? childrenInProc : childrenFromPs()
   const result: number[] = []
   const queue = [pid]
   while (queue.length > 0) {
-    for (const c of children.get(queue.shift()!) ?? []) {
+    for (const c of childrenOf(queue.shift()!)) {
       result.push(c)
       queue.push(c)
     }
@@ -133,13 +131,63 @@ export function descendants(pid: number): number[] {
   return result
 }
 
+/** The children of `pid` as /proc lists them, by each of its threads. */
+function childrenInProc(pid: number): number[] {
+  let threads: string[]
+  try {
+    threads = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    // The process is gone (ENOENT): it has no children.
+    return []
+  }
+  return threads.flatMap((tid) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number)
+    } catch {
+      // The thread or the process ended since the listing (ENOENT, ESRCH): no children of it.
+      return []
+    }
+  })
+}
+
+/** Where there is no /proc (macOS): every process's children, from one `ps`. */
+function childrenFromPs(): (pid: number) => number[] {
+  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' })
+  const children = new Map<number, number[]>()
+  for (const line of out.trim().split('\n')) {
+    const [p, pp] = line.trim().split(/\s+/).map(Number)
+    if (p === undefined || pp === undefined) continue
+    children.set(pp, [...(children.get(pp) ?? []), p])
+  }
+  return (pid) => children.get(pid) ?? []
+}
+
+/**
+ * Whether `pid` runs. A process that exited but is not reaped yet (a zombie:
+ * its parent went first, and the machine's init may reap orphans only every
+ * second or so) does not: it holds nothing but its number.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch {
+    // ESRCH: no such process (or EPERM, another user's: not one a test started).
     return false
   }
+  return !isZombie(pid)
+}
+
+/** Whether /proc says `pid` is a zombie (false where there is no /proc, or the process is gone). */
+function isZombie(pid: number): boolean {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    // No /proc (macOS), or the process was reaped since: no zombie to see.
+    return false
+  }
+  // "pid (name) state …": the name may hold spaces and parentheses, the state follows the last ')'.
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z'
 }
 
 /** A call's JSON-RPC error as "code message" ("answered" when it succeeded), to compare nonexistence answers. */
