@@ -1,10 +1,12 @@
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import type { Server } from 'node:http'
 import path from 'node:path'
 import type { Client } from '@modelcontextprotocol/client'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Runtime } from '../../src/runtime/runtime.js'
 import { waitFor } from '../helpers/runtime.js'
+import { quietWindow } from '../helpers/wait-for.js'
 import {
   alive,
   firstText,
@@ -21,6 +23,12 @@ const KEPT = {
   alice: { github: 'a' },
   bob: { github: 'b' },
   carol: { github: 'c' },
+}
+
+/** A file not there yet, whose path a `gh__wait` call waits on: the call answers once `release` writes it. */
+function releaseFile(): { path: string; release: () => void } {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-release-')), 'done')
+  return { path: file, release: () => writeFileSync(file, '') }
 }
 
 /**
@@ -53,16 +61,22 @@ describe('a scoped server’s idleMs and maxInstances', () => {
   it('stops an instance idle for idleMs, and not one with a call in flight', async () => {
     const { alice, bob } = await people({ idleMs: 400 })
     const { pid: a, home } = await whoami(alice)
-    // Bob's first call outlasts idleMs several times over: his instance is in use from its start,
+    // Bob's first call lasts until the test has looked: his instance is in use from its start,
     // however long the machine takes between two calls.
-    const long = bob.callTool({ name: 'gh__wait', arguments: { ms: 2_000 } })
+    const done = releaseFile()
+    const long = bob.callTool({ name: 'gh__wait', arguments: { until: done.path } })
     const bobs = () => runtime!.supervisor.instances().find((i) => i.principal === 'bob' && i.pid !== null)?.pid
     await waitFor(() => bobs() !== undefined, 10_000, 'bob’s instance to start')
     const b = bobs()!
     await waitFor(() => !alive(a), 10_000, 'alice’s idle instance to stop')
     // Its folders go with it (persist is off).
     await waitFor(() => !existsSync(path.dirname(home!)), 5_000, 'alice’s instance folder to be removed')
+    // What must not happen: bob's instance stopped (or asked to stop) while his call runs, though its
+    // start is now longer ago than idleMs and a sweep: an instance stopping leaves the list at once.
+    await quietWindow(600)
+    expect(bobs()).toBe(b)
     expect(alive(b)).toBe(true)
+    done.release()
     expect(firstText(await long)).toBe(`waited ${b}`)
     await waitFor(() => !alive(b), 10_000, 'bob’s instance to stop once idle')
     expect(runtime!.supervisor.instances()).toEqual([])
@@ -91,10 +105,11 @@ describe('a scoped server’s idleMs and maxInstances', () => {
     const c = (await whoami(carol)).pid
     await waitFor(() => !alive(a), 5_000, 'alice’s instance to stop')
     expect(alive(b) && alive(c)).toBe(true)
-    // Both busy: alice is told at once, as temporary, naming the cap.
+    // Both busy (until the test has looked): alice is told at once, as temporary, naming the cap.
+    const done = releaseFile()
     const busy = [
-      bob.callTool({ name: 'gh__wait', arguments: { ms: 1_500 } }),
-      carol.callTool({ name: 'gh__wait', arguments: { ms: 1_500 } }),
+      bob.callTool({ name: 'gh__wait', arguments: { until: done.path } }),
+      carol.callTool({ name: 'gh__wait', arguments: { until: done.path } }),
     ]
     await waitFor(
       () => runtime!.supervisor.instances().every((i) => i.inFlight > 0),
@@ -104,6 +119,7 @@ describe('a scoped server’s idleMs and maxInstances', () => {
     const refused = await alice.callTool({ name: 'gh__whoami', arguments: {} })
     expect(refused.isError).toBe(true)
     expect(firstText(refused)).toBe('gh: every instance is busy (maxInstances 2); retry shortly')
+    done.release()
     expect((await Promise.all(busy)).map(firstText)).toEqual([`waited ${b}`, `waited ${c}`])
     // Once one is idle again, alice gets hers.
     expect((await whoami(alice)).secret).toBe('a')
