@@ -230,15 +230,16 @@ export class RedisSessionStore implements SessionStore {
     return new RedisTokenEntries(this.redis, `${redactUrl(this.url)} (the people's secrets)`, SECRET_ENTRIES)
   }
 
-  /** Connects (and pings) at start: an unreachable Redis is a runtime error naming the setting. `connectTimeoutMs`: how long a connection may take (5 s). */
+  /** Connects (and pings) at start: an unreachable Redis is a runtime error naming the setting. `connectTimeoutMs`: how long a connection may take (5 s); `commandTimeoutMs`: each command's deadline (2 s). */
   static async connect(
     url: string,
-    options: StoreEvents & { connectTimeoutMs?: number } = {},
+    options: StoreOptions & { connectTimeoutMs?: number } = {},
   ): Promise<RedisSessionStore> {
     const redis = await connectRedis(url, {
       onError: (error) => options.onError?.(error),
       ...(options.onChange ? { onChange: options.onChange } : {}),
       ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
+      ...(options.commandTimeoutMs !== undefined ? { timeoutMs: options.commandTimeoutMs } : {}),
     })
     return new RedisSessionStore(redis, url)
   }
@@ -304,8 +305,13 @@ export interface StoreEvents {
   onChange?(up: boolean, error?: Error): void
 }
 
+/** How a Redis store is opened: its events, and each command's deadline (2 s; a test of an outage shortens it). */
+interface StoreOptions extends StoreEvents {
+  commandTimeoutMs?: number
+}
+
 /** The store `http.sessionStore` names: "memory" (default) or a redis:// / rediss:// URL. */
-export async function openSessionStore(setting: string, events: StoreEvents = {}): Promise<SessionStore> {
+export async function openSessionStore(setting: string, options: StoreOptions = {}): Promise<SessionStore> {
   if (setting === 'memory') return new MemorySessionStore()
-  return RedisSessionStore.connect(setting, events)
+  return RedisSessionStore.connect(setting, options)
 }

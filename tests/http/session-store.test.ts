@@ -126,7 +126,8 @@ describe.skipIf(!hasRedis())('Redis', () => {
 
   it('a paused Redis fails each command within its deadline (StoreUnavailable), says not ready, and is ready again once it goes on', async () => {
     const changes: boolean[] = []
-    const store = await openSessionStore(redis.url, { onChange: (up) => changes.push(up) })
+    // A short deadline (2 s by default) with room for a busy machine: each paused command waits it out.
+    const store = await openSessionStore(redis.url, { onChange: (up) => changes.push(up), commandTimeoutMs: 500 })
     try {
       await store.save(record('p1'), 60_000)
       redis.pause()
