@@ -27,7 +27,8 @@ describe.skipIf(!hasRedis())('a Redis session store that stops answering', () =>
   beforeAll(async () => {
     runtime = await startRuntime({ mcpServers: { echo: fixtureEntry('echo') } })
     redis = await startRedis()
-    store = await openSessionStore(redis.url)
+    // Each command's deadline: what a request waits while Redis is paused (2 s by default), room left for a busy machine.
+    store = await openSessionStore(redis.url, { commandTimeoutMs: 500 })
     const metricsToken = readMetricsToken({ env: 'M' }, { M: SCRAPER }, [])
     plain = await serveFace(runtime, { sharedStore: store, metricsToken })
     limited = await serveFace(runtime, {
@@ -91,7 +92,7 @@ describe.skipIf(!hasRedis())('a Redis session store that stops answering', () =>
   it('a Redis that is gone (stopped) is the same: 503 at once, never a request served without it', async () => {
     const session = await openRawSession(plain.url, ALICE)
     const other = await startRedis()
-    const gone = await openSessionStore(other.url)
+    const gone = await openSessionStore(other.url, { commandTimeoutMs: 500 })
     const face = await serveFace(runtime, { sharedStore: gone })
     try {
       const opened = await openRawSession(face.url, ALICE)
