@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { osKeyVault } from '../../src/oauth/keychain.js'
 import { TokenStore, type StoredLogin } from '../../src/oauth/token-store.js'
@@ -21,6 +22,34 @@ const login = (token: string): StoredLogin => ({
   authorizationServerUrl: 'https://auth.example.com',
   savedAt: 0,
 })
+
+/**
+ * Another process (a fresh module cache) opening the login kept in `dir`, with the key vault of `platform`
+ * (this machine's by default): the token store and keychain modules bundled once into a script plain node runs,
+ * where node with tsx compiled src/ afresh at each start. What it prints: the access token, or null.
+ */
+const OPENER = `import { TokenStore } from './src/oauth/token-store.ts'
+import { osKeyVault } from './src/oauth/keychain.ts'
+const [dir, platform] = process.argv.slice(2)
+const store = new TokenStore(dir, 'local', undefined, osKeyVault(process.env, platform))
+process.stdout.write(JSON.stringify((await store.get('https://mcp.example.com/mcp'))?.tokens.access_token ?? null))`
+let opener = ''
+beforeAll(async () => {
+  opener = path.join(mkdtempSync(path.join(tmpdir(), 'myc-keychain-opener-')), 'open-login.mjs')
+  await build({
+    stdin: { contents: OPENER, resolveDir: repoRoot, loader: 'ts', sourcefile: 'open-login.ts' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile: opener,
+    logLevel: 'warning',
+  })
+})
+const openInAnotherProcess = (dir: string, env: Record<string, string>, platform?: NodeJS.Platform) =>
+  spawnSync(process.execPath, [opener, dir, ...(platform ? [platform] : [])], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  })
 
 /**
  * The token store's key in a real OS keychain: GNOME Keyring on a D-Bus
@@ -73,17 +102,11 @@ describe.skipIf(!ready)(
       expect(Buffer.from(kept.stdout.trim(), 'base64')).toHaveLength(32)
       expect(readFileSync(store.file, 'utf8')).not.toContain('at-keychain-1')
       // Another process (a fresh module cache) opens the login with the keychain's key.
-      const script = `import { TokenStore } from './src/oauth/token-store.ts'; import { osKeyVault } from './src/oauth/keychain.ts'; const s = new TokenStore(${JSON.stringify(path.join(env.XDG_CONFIG_HOME!, 'mycelium'))}, 'local', undefined, osKeyVault(process.env)); process.stdout.write(JSON.stringify((await s.get('https://mcp.example.com/mcp'))?.tokens.access_token ?? null))`
-      const other = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        env: { ...process.env, ...env },
-        encoding: 'utf8',
-      })
+      const dir = path.join(env.XDG_CONFIG_HOME!, 'mycelium')
+      const other = openInAnotherProcess(dir, env)
       expect(other.stdout, other.stderr).toBe('"at-keychain-1"')
       // Without the keychain's key the entry does not open: it is sealed with that key, not a file's.
-      const elsewhere = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        env: { ...process.env, ...env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent' },
-        encoding: 'utf8',
-      })
+      const elsewhere = openInAnotherProcess(dir, { ...env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent' })
       expect(elsewhere.stdout, elsewhere.stderr).toBe('null')
     }, 30_000)
 
@@ -138,12 +161,7 @@ describe.skipIf(process.platform === 'win32')(
       ])
       expect(readFileSync(env.FAKE_SECURITY_LOG, 'utf8')).not.toContain(key)
       // Another process opens the login with the keychain's key (and makes no key file).
-      const script = `import { TokenStore } from './src/oauth/token-store.ts'; import { osKeyVault } from './src/oauth/keychain.ts'; const s = new TokenStore(${JSON.stringify(dir)}, 'local', undefined, osKeyVault(process.env, 'darwin')); process.stdout.write(JSON.stringify((await s.get('https://mcp.example.com/mcp'))?.tokens.access_token ?? null))`
-      const other = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        env: { ...process.env, ...env },
-        encoding: 'utf8',
-        cwd: repoRoot,
-      })
+      const other = openInAnotherProcess(dir, env, 'darwin')
       expect(other.stdout, other.stderr).toBe('"at-mac-1"')
       expect(existsSync(store.keyFile)).toBe(false)
     })
@@ -189,12 +207,7 @@ describe.skipIf(process.platform === 'win32')(
         true,
       )
       expect(readFileSync(env.FAKE_VAULT_LOG, 'utf8')).not.toContain(key)
-      const script = `import { TokenStore } from './src/oauth/token-store.ts'; import { osKeyVault } from './src/oauth/keychain.ts'; const s = new TokenStore(${JSON.stringify(dir)}, 'local', undefined, osKeyVault(process.env, 'win32')); process.stdout.write(JSON.stringify((await s.get('https://mcp.example.com/mcp'))?.tokens.access_token ?? null))`
-      const other = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        env: { ...process.env, ...env },
-        encoding: 'utf8',
-        cwd: repoRoot,
-      })
+      const other = openInAnotherProcess(dir, env, 'win32')
       expect(other.stdout, other.stderr).toBe('"at-win-1"')
     })
   },
