@@ -43,6 +43,8 @@ const recorded = (config: string, sessionId: string) => {
   }
 }
 
+// A run starts every server of its config, and a budget is myc's alone: the loops below have no server, and the
+// model's calls of echo__echo, a tool that does not exist there, are answered by myc; each is a turn all the same.
 describe('budgets: no request starts that could pass the cap (in process)', () => {
   const fake = new FakeAnthropic()
   beforeAll(async () => {
@@ -91,7 +93,7 @@ describe('budgets: no request starts that could pass the cap (in process)', () =
 
   it('--max-budget-usd: the requests that fit are sent, none that could pass the cap; the spend is in session_end and the session file', async () => {
     // Each request may write up to 2000 tokens ($0.03), and writes 10: the worst case, not the usual, decides.
-    const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, agent: { price, maxTokens: 2_000 } })
+    const config = writeConfig({ mcpServers: {}, agent: { price, maxTokens: 2_000 } })
     fake.setScript(() => ({
       content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'again' } }],
       usage: { input_tokens: 300, output_tokens: 10 },
@@ -126,7 +128,7 @@ describe('budgets: no request starts that could pass the cap (in process)', () =
 
   it('--max-tokens-total: stops before the request that could take the tokens past N', async () => {
     // 1,100 tokens a request; each may write up to 2,000.
-    const config = writeConfig({ mcpServers: { echo: fixtureEntry('echo') }, agent: { maxTokens: 2_000 } })
+    const config = writeConfig({ mcpServers: {}, agent: { maxTokens: 2_000 } })
     fake.setScript(() => ({
       content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'again' } }],
       usage: { input_tokens: 1_000, output_tokens: 100 },
@@ -160,9 +162,9 @@ describe('budgets: no request starts that could pass the cap (in process)', () =
   }, 30_000)
 
   it('a role’s budget (or the one it inherits) wins over agent.budget; another role keeps agent.budget', async () => {
-    // A run starts every server of its config: grow is left out (writer, the skill of its tools, is never active here).
+    // No server (see above): a role's budget is myc's alone.
     const config = writeConfig({
-      mcpServers: { echo: fixtureEntry('echo') },
+      mcpServers: {},
       skills: { dirs: [fixtureSkills] },
       roles: {
         default: 'guest',
