@@ -81,7 +81,11 @@ describe('policy mode in process', () => {
   })
 
   it('myc tools --role and --json', async () => {
-    const { code, stdout } = await myc(['tools', '--config', echoOnly, '--role', 'guest', '--json'])
+    // grow alone (the second): its tools are there, hidden from a guest. The two only read: at once.
+    const [{ code, stdout }, growOnly] = await Promise.all([
+      myc(['tools', '--config', echoOnly, '--role', 'guest', '--json']),
+      myc(['tools', '--config', policyBasicWith(['grow']), '--role', 'guest', '--all', '--json']),
+    ])
     expect(code).toBe(0)
     const doc = JSON.parse(stdout)
     expect(doc.role).toBe('guest')
@@ -93,10 +97,7 @@ describe('policy mode in process', () => {
       'mycelium:search_tools',
       'echo:echo',
     ])
-    // grow alone: its tools are there, hidden from a guest.
-    const all = JSON.parse(
-      (await myc(['tools', '--config', policyBasicWith(['grow']), '--role', 'guest', '--all', '--json'])).stdout,
-    )
+    const all = JSON.parse(growOnly.stdout)
     expect(all.tools.filter((t: { visible: boolean }) => !t.visible).map((t: { id: string }) => t.id)).toContain(
       'grow:grow',
     )
@@ -104,20 +105,29 @@ describe('policy mode in process', () => {
 
   it('myc roles, skills list/show/lint, policy check, explain and preview', async () => {
     // Each command on the servers it reads: none for the roles and a skill's text, echo for the
-    // skills its tools decide, and grow as well for writer's tools.
-    const roles = JSON.parse((await myc(['roles', '--config', noServers, '--json'])).stdout).roles
+    // skills its tools decide, and grow as well for writer's tools. They only read: all at once.
+    const [roleList, skillList, skillShow, lint, check, guestCheck, explained, previewed] = await Promise.all([
+      myc(['roles', '--config', noServers, '--json']),
+      myc(['skills', 'list', '--config', echoOnly, '--json']),
+      myc(['skills', 'show', 'writer', '--config', noServers, '--json']),
+      myc(['skills', 'lint', '--config', echoOnly, '--json']),
+      myc(['policy', 'check', '--role', 'developer', '--config', echoOnly, '--json']),
+      myc(['policy', 'check', '--role', 'guest', '--config', echoOnly]),
+      myc(['explain', 'echo__fail', '--role', 'lead', '--skills', 'writer', '--config', config, '--json']),
+      myc(['preview', 'skill', 'writer', '--role', 'developer', '--config', config, '--json']),
+    ])
+    const roles = JSON.parse(roleList.stdout).roles
     expect(roles.map((r: { name: string }) => r.name)).toEqual(['developer', 'guest', 'lead'])
     expect(roles.find((r: { name: string }) => r.name === 'lead')).toMatchObject({
       inherits: ['developer'],
       deny: ['echo:fail'],
     })
 
-    const skills = JSON.parse((await myc(['skills', 'list', '--config', echoOnly, '--json'])).stdout).skills
+    const skills = JSON.parse(skillList.stdout).skills
     expect(skills.find((s: { name: string }) => s.name === 'broken')).toMatchObject({ enabled: false })
-    const shown = JSON.parse((await myc(['skills', 'show', 'writer', '--config', noServers, '--json'])).stdout).skill
+    const shown = JSON.parse(skillShow.stdout).skill
     expect(shown.instructions).toBe('Writer instructions: be careful.')
 
-    const lint = await myc(['skills', 'lint', '--config', echoOnly, '--json'])
     expect(lint.code).toBe(3)
     const problems = JSON.parse(lint.stdout).problems.map((p: { message: string }) => p.message)
     expect(problems).toEqual(
@@ -128,21 +138,15 @@ describe('policy mode in process', () => {
       ]),
     )
 
-    const check = await myc(['policy', 'check', '--role', 'developer', '--config', echoOnly, '--json'])
     expect(check.code).toBe(3)
     expect(JSON.parse(check.stdout).violations.join('\n')).toMatch(/no_such_tool/)
-    expect((await myc(['policy', 'check', '--role', 'guest', '--config', echoOnly])).code).toBe(0)
+    expect(guestCheck.code).toBe(0)
 
-    const explain = JSON.parse(
-      (await myc(['explain', 'echo__fail', '--role', 'lead', '--skills', 'writer', '--config', config, '--json']))
-        .stdout,
-    )
+    const explain = JSON.parse(explained.stdout)
     expect(explain.visible).toBe(false)
     expect(explain.steps.some((s: { rule: string }) => s.rule === 'role lead deny')).toBe(true)
 
-    const preview = JSON.parse(
-      (await myc(['preview', 'skill', 'writer', '--role', 'developer', '--config', config, '--json'])).stdout,
-    )
+    const preview = JSON.parse(previewed.stdout)
     expect(preview.added.map((t: { wireName: string }) => t.wireName)).toContain('grow__grow')
     expect(preview.addedTokens).toBeGreaterThan(0)
   })
