@@ -15,7 +15,8 @@ import { waitFor } from '../helpers/wait-for.js'
  * left nothing behind.
  */
 describe.runIf(hasBwrap)('code mode: the sandbox around the code', () => {
-  const file = codeProject({ codeMode: { mounts: ['.'], maxOutputBytes: 4096 } })
+  // The smallest memory limit there is (the memory bomb fills it, and a smaller one is less to fill).
+  const file = codeProject({ codeMode: { mounts: ['.'], maxOutputBytes: 4096, memoryMb: 128 } })
   const dir = path.dirname(file)
   mkdirSync(path.join(dir, 'data'))
   writeFileSync(path.join(dir, 'data', 'a.txt'), 'mounted text')
@@ -110,13 +111,13 @@ describe.runIf(hasBwrap)('code mode: the sandbox around the code', () => {
 
   it('ends a memory bomb at the memory limit, on the heap and off it', async () => {
     const heap = await runCode(client, 'const a = []\nwhile (true) a.push(new Array(1e6).fill(1.5))')
-    expect(heap).toEqual({ text: 'The run stopped at the memory limit (codeMode.memoryMb, 256 MB).', isError: true })
+    expect(heap).toEqual({ text: 'The run stopped at the memory limit (codeMode.memoryMb, 128 MB).', isError: true })
     // Off the heap, whichever allocation meets the limit first decides: the code's own (a RangeError it could catch), or the process's.
     const buffers = await runCode(client, 'const a = []\nwhile (true) a.push(Buffer.alloc(16e6, 1))')
     expect(buffers.isError).toBe(true)
     expect([
       'RangeError: Array buffer allocation failed\n    at code.js:2:28',
-      'The run stopped at the memory limit (codeMode.memoryMb, 256 MB).',
+      'The run stopped at the memory limit (codeMode.memoryMb, 128 MB).',
     ]).toContain(buffers.text)
     const scratch = await runCode(
       client,
