@@ -45,7 +45,11 @@ export function createOtelMetrics(
 ): OperationMetrics {
   const { metrics } = deps
   const Exporter = settings.protocol === 'http/json' ? deps.JsonMetricExporter : deps.ProtoMetricExporter
-  const inner = new Exporter({ url: settings.metricsUrl, headers: settings.headers }) as unknown as PushMetricExporter
+  const inner = new Exporter({
+    url: settings.metricsUrl,
+    headers: settings.headers,
+    timeoutMillis: settings.exporterTimeoutMillis,
+  }) as unknown as PushMetricExporter
   const exporter = warnOnce(inner, deps, settings, options.warn)
   const reader = new metrics.PeriodicExportingMetricReader({
     exporter,

@@ -122,7 +122,11 @@ function tracerProvider(
 ) {
   const { core, sdk } = deps
   const Exporter = settings.protocol === 'http/json' ? deps.JsonTraceExporter : deps.ProtoTraceExporter
-  const inner = new Exporter({ url: settings.tracesUrl, headers: settings.headers }) as unknown as SpanExporter
+  const inner = new Exporter({
+    url: settings.tracesUrl,
+    headers: settings.headers,
+    timeoutMillis: settings.exporterTimeoutMillis,
+  }) as unknown as SpanExporter
   let warned = false
   const exporter: SpanExporter = {
     export(spans: ReadableSpan[], done) {

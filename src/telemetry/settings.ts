@@ -15,6 +15,8 @@ export interface TracingSettings {
   serviceName: string
   headers: Record<string, string>
   sampler: { name: string; arg: number | undefined }
+  /** OTEL_EXPORTER_OTLP_TRACES_TIMEOUT or OTEL_EXPORTER_OTLP_TIMEOUT: how long one export may take, its retries included (10 s). */
+  exporterTimeoutMillis: number
   batch: { scheduledDelayMillis: number; maxQueueSize: number; maxExportBatchSize: number; exportTimeoutMillis: number }
 }
 
@@ -36,6 +38,16 @@ function headerList(text: string | undefined): Record<string, string> {
     }
   }
   return out
+}
+
+/**
+ * The OTLP exporter's timeout, its retries included: the signal's own
+ * variable, else OTEL_EXPORTER_OTLP_TIMEOUT, else 10 s (the specification's
+ * default). Read from myc's environment, as every other setting is, and
+ * handed to the exporter, which would otherwise read the process's.
+ */
+function exporterTimeout(env: Record<string, string | undefined>, own: string | undefined): number {
+  return Math.max(1, number(own?.trim() ? own : env.OTEL_EXPORTER_OTLP_TIMEOUT, 10_000))
 }
 
 /** Off for every signal: OTEL_SDK_DISABLED=true. */
@@ -101,6 +113,7 @@ export function tracingSettings(
       name: (env.OTEL_TRACES_SAMPLER || 'parentbased_always_on').trim().toLowerCase(),
       arg: arg !== undefined && Number.isFinite(arg) ? arg : undefined,
     },
+    exporterTimeoutMillis: exporterTimeout(env, env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT),
     batch: {
       scheduledDelayMillis: number(env.OTEL_BSP_SCHEDULE_DELAY, 5_000),
       maxQueueSize: number(env.OTEL_BSP_MAX_QUEUE_SIZE, 2_048),
@@ -120,6 +133,8 @@ export interface MetricsSettings {
   /** OTEL_METRIC_EXPORT_INTERVAL and OTEL_METRIC_EXPORT_TIMEOUT, in milliseconds (the timeout never above the interval, as the SDK requires). */
   exportIntervalMillis: number
   exportTimeoutMillis: number
+  /** OTEL_EXPORTER_OTLP_METRICS_TIMEOUT or OTEL_EXPORTER_OTLP_TIMEOUT: how long the exporter may take over one export, its retries included (10 s). */
+  exporterTimeoutMillis: number
 }
 
 /**
@@ -149,5 +164,6 @@ export function metricsSettings(
     },
     exportIntervalMillis: interval,
     exportTimeoutMillis: Math.min(interval, Math.max(1, number(env.OTEL_METRIC_EXPORT_TIMEOUT, 30_000))),
+    exporterTimeoutMillis: exporterTimeout(env, env.OTEL_EXPORTER_OTLP_METRICS_TIMEOUT),
   }
 }

@@ -108,6 +108,7 @@ describe('metricsSettings: on with the OTLP endpoint, off on its own', () => {
       headers: {},
       exportIntervalMillis: 60_000,
       exportTimeoutMillis: 30_000,
+      exporterTimeoutMillis: 10_000,
     })
     expect(
       metricsSettings(
@@ -153,6 +154,18 @@ describe('metricsSettings: on with the OTLP endpoint, off on its own', () => {
         config,
       ),
     ).toMatchObject({ protocol: 'http/json', headers: { a: '1', b: '2' } })
+  })
+
+  it('reads the exporter’s timeout from myc’s environment: the signal’s own variable, else the general one, else 10 s', () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_EXPORTER_OTLP_TIMEOUT: '500' }
+    expect(tracingSettings(env, undefined)?.exporterTimeoutMillis).toBe(500)
+    expect(metricsSettings(env, undefined)?.exporterTimeoutMillis).toBe(500)
+    const own = { ...env, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '200', OTEL_EXPORTER_OTLP_METRICS_TIMEOUT: '300' }
+    expect(tracingSettings(own, undefined)?.exporterTimeoutMillis).toBe(200)
+    expect(metricsSettings(own, undefined)?.exporterTimeoutMillis).toBe(300)
+    const nonsense = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_EXPORTER_OTLP_TIMEOUT: 'soon' }
+    expect(tracingSettings(nonsense, undefined)?.exporterTimeoutMillis).toBe(10_000)
+    expect(metricsSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c' }, undefined)?.exporterTimeoutMillis).toBe(10_000)
   })
 
   it('reads the export interval and timeout, ignoring nonsense; the timeout never above the interval', () => {
