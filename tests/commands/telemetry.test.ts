@@ -281,6 +281,8 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
           OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
           OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
           OTEL_BSP_SCHEDULE_DELAY: '10',
+          // An export gives up after half a second, retries included: what each close waits for at most.
+          OTEL_EXPORTER_OTLP_TIMEOUT: '500',
         },
       })
     const [{ client }, { client: heldClient }] = await Promise.all([serveTo(url), serveTo(held.url)])
@@ -294,7 +296,7 @@ describe('OpenTelemetry: one trace from the caller through myc to the child (in 
       // The held exports fail once the endpoint goes, so that myc's last flush on close does not wait for them.
       held.close()
     }
-    // Each close waits out its last export's retries (at most the shutdown budget): both at once.
+    // Each close waits out its last export (OTEL_EXPORTER_OTLP_TIMEOUT): both at once.
     await Promise.all([heldClient.close(), client.close()])
   })
 
