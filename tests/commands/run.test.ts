@@ -196,8 +196,9 @@ describe('myc run (in process) against a fake Messages API', () => {
   }, 30_000)
 
   it('exits 3 at max turns, with session_end saying so', async () => {
+    // No server: the turns are myc's to count, and a call of a tool that does not exist is a turn all the same.
     fake.setScript(() => ({ content: [{ type: 'tool_use', name: 'echo__echo', input: { message: 'again' } }] }))
-    const r = await run(['loop', '--json', '--config', openConfig, '--max-turns', '2'], { fake })
+    const r = await run(['loop', '--json', '--config', bareConfig, '--max-turns', '2'], { fake })
     expect(r.code).toBe(3)
     expect(last(r)).toMatchObject({ ok: false, reason: 'max_turns', turns: 2, exitCode: 3 })
   }, 30_000)
