@@ -6,6 +6,7 @@ import type { StopBudget } from './process-tree.js'
 import { LineParser } from '../protocol/line-parser.js'
 import type { CommandHost } from './resolve-command.js'
 import { LOCAL_PRINCIPAL, type TokenStore } from '../oauth/token-store.js'
+import { PersonalConnections } from './personal-connections.js'
 import { instancesDir, userState } from '../config/state-roots.js'
 import { SecretStore } from '../oauth/secret-store.js'
 import { instanceFolders, removeFolders } from './instance-folders.js'
@@ -55,7 +56,7 @@ export interface SupervisorDeps {
   prespawned?: ChildDeps['prespawned']
   /** Asks the person to authorize an HTTP child again (not for the connections of other people: they log in through myc serve --http). */
   reauthorize?: ChildDeps['reauthorize']
-  /** People's own connections (personalFor): how many are kept at once, and after how long unused one is let go (defaults MAX_PERSONAL, PERSONAL_IDLE_MS). */
+  /** People's own connections (personalFor): how many are kept at once, and after how long unused one is let go (personal-connections.ts). */
   personal?: { max?: number; idleMs?: number; now?: () => number }
   random?: () => number
   /**
@@ -69,11 +70,6 @@ export interface SupervisorDeps {
 
 /** How many of a one-shot command's child's last stderr lines are shown when it fails. */
 const STDERR_TAIL_LINES = 10
-
-/** People's own connections kept at once (personalFor); beyond, the one unused longest is let go. */
-const MAX_PERSONAL = 256
-/** A person's connection unused this long is let go; their next call opens it again. */
-const PERSONAL_IDLE_MS = 10 * 60_000
 
 /** A child that stayed up this long starts its restart count afresh. */
 const STABLE_AFTER_MS = 30_000
@@ -103,6 +99,7 @@ export class ChildSupervisor {
     servers: ReadonlyMap<string, ServerConfig>,
     private readonly deps: SupervisorDeps,
   ) {
+    this.personal = new PersonalConnections(deps, (key) => this.children.get(key))
     for (const [key, config] of servers) if (!config.disabled) this.children.set(key, this.connection(key, config))
   }
 
@@ -270,76 +267,17 @@ export class ChildSupervisor {
     this.stderrTails.set(key, tail)
   }
 
-  /** Connections of an HTTP server that carry one person's own OAuth login (`myc serve --http`), by server and owner, least recently used first. */
-  private readonly personal = new Map<string, ChildConnection>()
-  private readonly personalUsed = new Map<string, number>()
+  /** Connections of an HTTP server that carry one person's own OAuth login (personal-connections.ts). */
+  private readonly personal: PersonalConnections
 
-  /**
-   * The connection of HTTP server `key` whose requests carry `owner`'s own
-   * OAuth login (`store`, that principal's entries): made on first use and
-   * started whenever it is not running (a person who has just logged in is
-   * tried again at once; no restart timer). Its lists and state are its
-   * own, never the catalogue's (the shared connection lists the tools); the
-   * child's questions during a call reach the caller as any child's do.
-   * Undefined for a server not in the config, or not over HTTP.
-   */
-  async personalFor(key: string, owner: string, store: TokenStore): Promise<ChildConnection | undefined> {
-    const shared = this.children.get(key)
-    if (!shared || shared.config.type === 'stdio' || this.closing) return undefined
-    const id = `${key}\0${owner}`
-    let child = this.personal.get(id)
-    // A reload that changed the server: the old person's connection goes.
-    if (child && child.config !== shared.config) {
-      void child.stop()
-      child = undefined
-    }
-    if (!child) {
-      const { deps } = this
-      child = new ChildConnection(key, shared.config, {
-        logger: deps.logger,
-        version: deps.version,
-        host: deps.host,
-        configDir: deps.configDir,
-        childSessions: deps.childSessions,
-        tokenStore: store,
-        ...(deps.clientCapabilities ? { clientCapabilities: deps.clientCapabilities } : {}),
-        events: {
-          stateChanged: (c, previous) =>
-            deps.logger.debug(
-              `[${key}, for ${owner}] ${previous} → ${c.state}${c.lastError ? `: ${c.lastError}` : ''}`,
-            ),
-          listsChanged: () => {},
-          notification: () => {},
-          request: (c, method, params, signal) => deps.events.request(c, method, params, signal),
-          inputSource: (c, caller) => deps.events.inputSource?.(c, caller),
-        },
-      })
-    }
-    // Most recently used last; the others are let go when idle too long or too many.
-    this.personal.delete(id)
-    this.personal.set(id, child)
-    this.personalUsed.set(id, (this.deps.personal?.now ?? Date.now)())
-    this.letGoOfPersonal(id)
-    if (child.state !== 'RUNNING') await child.start().catch(() => {})
-    return child
+  /** HTTP server `key`'s connection for `owner`'s own OAuth login (`store`): PersonalConnections.connectionFor. */
+  personalFor(key: string, owner: string, store: TokenStore): Promise<ChildConnection | undefined> {
+    return this.closing ? Promise.resolve(undefined) : this.personal.connectionFor(key, owner, store)
   }
 
   /** How many people's connections are open now. */
   get personalCount(): number {
-    return this.personal.size
-  }
-
-  /** Stops people's connections unused for PERSONAL_IDLE_MS, and the least recently used beyond MAX_PERSONAL; never one with a call in flight, nor `keep`. */
-  private letGoOfPersonal(keep: string): void {
-    const max = this.deps.personal?.max ?? MAX_PERSONAL
-    const idleBefore = (this.deps.personal?.now ?? Date.now)() - (this.deps.personal?.idleMs ?? PERSONAL_IDLE_MS)
-    for (const [id, child] of this.personal) {
-      if (id === keep || !child.callersInFlight().next().done) continue
-      if (this.personal.size <= max && (this.personalUsed.get(id) ?? 0) > idleBefore) continue
-      this.personal.delete(id)
-      this.personalUsed.delete(id)
-      void child.stop()
-    }
+    return this.personal.count
   }
 
   /** Stops every child (and its process tree) in parallel, every scoped server's instances with them. */
@@ -349,12 +287,11 @@ export class ChildSupervisor {
     this.timers.clear()
     this.planned.clear()
     await Promise.all([
-      ...[...this.children.values(), ...this.personal.values()].map((child) => child.stop(budget)),
+      ...[...this.children.values()].map((child) => child.stop(budget)),
+      this.personal.stopAll(budget),
       ...[...this.pools.values()].map((pool) => pool.stopAll(budget)),
     ])
     await Promise.all([...this.children.values()].map((child) => this.dropLocalFolders(child.key, child.config)))
-    this.personal.clear()
-    this.personalUsed.clear()
     this.pools.clear()
     this.lines.close()
   }
