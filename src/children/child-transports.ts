@@ -6,7 +6,7 @@ import {
   StreamableHTTPClientTransport,
   type Transport,
 } from '@modelcontextprotocol/client'
-import type { ServerConfig } from '../config/schema.js'
+import type { ServerConfig } from '../config/server-schema.js'
 import { mycCodeOf } from '../errors.js'
 import { redactUrl, redactUrls } from '../redact.js'
 import type { Logger } from '../logger.js'

@@ -6,7 +6,7 @@ import {
   type ServerCapabilities,
   type Transport,
 } from '@modelcontextprotocol/client'
-import type { ServerConfig } from '../config/schema.js'
+import type { ServerConfig } from '../config/server-schema.js'
 import { mycCodeOf, type MycErrorCode } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'

@@ -1,5 +1,5 @@
-import type { StdioServerConfig } from '../config/schema.js'
-import { DEFAULT_INSTANCE_IDLE_MS, DEFAULT_MAX_INSTANCES } from '../config/schema.js'
+import type { StdioServerConfig } from '../config/server-schema.js'
+import { DEFAULT_INSTANCE_IDLE_MS, DEFAULT_MAX_INSTANCES } from '../config/server-schema.js'
 import type { Logger } from '../logger.js'
 import { backoffDelay } from './backoff.js'
 import { ChildConnection, type ChildDeps, type ChildEvents, type ChildState } from './child.js'

@@ -1,5 +1,5 @@
 import type { LoadedConfig } from '../config/load.js'
-import { scopeOf } from '../config/schema.js'
+import { scopeOf } from '../config/server-schema.js'
 import { signalTree } from './process-tree.js'
 import { hasSecretRefs } from './secret-refs.js'
 import type { CommandHost } from './resolve-command.js'

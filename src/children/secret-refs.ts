@@ -1,4 +1,4 @@
-import type { ServerConfig } from '../config/schema.js'
+import type { ServerConfig } from '../config/server-schema.js'
 import { replaceSecretRefs, secretRefsIn } from '../config/expand-env.js'
 import { SecretStore } from '../oauth/secret-store.js'
 

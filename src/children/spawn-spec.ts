@@ -1,5 +1,5 @@
 import path from 'node:path'
-import type { StdioServerConfig } from '../config/schema.js'
+import type { StdioServerConfig } from '../config/server-schema.js'
 import { resolveCommand, type CommandHost } from './resolve-command.js'
 
 /** Exactly what a stdio child is started with: the same for an early start (prespawn.ts) and a normal one, so one can stand for the other. */

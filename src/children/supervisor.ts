@@ -1,4 +1,4 @@
-import { scopeOf, type ServerConfig, type StdioServerConfig } from '../config/schema.js'
+import { scopeOf, type ServerConfig, type StdioServerConfig } from '../config/server-schema.js'
 import type { Logger } from '../logger.js'
 import { backoffDelay } from './backoff.js'
 import { ChildConnection, type ChildDeps, type ChildEvents, type ChildState } from './child.js'

@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty'
 import { commandIO, type CommandIO } from '../command-io.js'
-import type { HttpServerConfig } from '../config/schema.js'
+import type { HttpServerConfig } from '../config/server-schema.js'
 import { ExitCode, MycError, usageError } from '../errors.js'
 import { redactUrl } from '../redact.js'
 import { terminalText } from '../terminal-text.js'

@@ -8,7 +8,7 @@ import { defaultMode, modeLine } from '../inspect/mode-line.js'
 import { commonArgs, jsonArgs, printHeader, printJson, printResult, commandLogger } from './_shared.js'
 import { withStartedRuntime } from './_runtime.js'
 import { withholdingText } from '../pinning/gate.js'
-import { scopeOf } from '../config/schema.js'
+import { scopeOf } from '../config/server-schema.js'
 import { showHiddenText } from '../pinning/hidden-text.js'
 
 export default defineCommand({

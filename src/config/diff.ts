@@ -1,4 +1,5 @@
-import type { MyceliumConfig, ServerConfig } from './schema.js'
+import type { MyceliumConfig } from './schema.js'
+import type { ServerConfig } from './server-schema.js'
 
 /** What changed between two validated configs, as a running `myc serve` applies it. */
 export interface ConfigDiff {

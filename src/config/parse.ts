@@ -1,14 +1,8 @@
 import * as v from 'valibot'
 import { MycError } from '../errors.js'
 import { expandTree, formatPath, isSecretPath, isSecretRefPath, SECRET_NAME } from './expand-env.js'
-import {
-  ConfigSchema,
-  HTTP_ONLY_KEYS,
-  SCOPED_ONLY_KEYS,
-  STDIO_ONLY_KEYS,
-  type MyceliumConfig,
-  type ServerConfig,
-} from './schema.js'
+import { ConfigSchema, type MyceliumConfig } from './schema.js'
+import { HTTP_ONLY_KEYS, SCOPED_ONLY_KEYS, STDIO_ONLY_KEYS, type ServerConfig } from './server-schema.js'
 import { didYouMean } from './suggest.js'
 
 /** Server keys: a letter or digit, then letters, digits, `_` and `-`. */

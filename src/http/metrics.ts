@@ -7,7 +7,7 @@ import { observeProcess } from '../telemetry/process-metrics.js'
 import { createPrometheusRegistry, PROMETHEUS_TEXT, type PrometheusRegistry } from '../telemetry/prometheus.js'
 import { loadTelemetryDeps } from '../telemetry/telemetry-deps.js'
 import { MCP_DURATION_BUCKETS } from '../telemetry/tracing.js'
-import { scopeOf } from '../config/schema.js'
+import { scopeOf } from '../config/server-schema.js'
 
 /** What the HTTP face needs of the metrics: the text of `GET /metrics`, and word of a rate-limited request. */
 export interface MetricsEndpoint {

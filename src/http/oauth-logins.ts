@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { HttpServerConfig } from '../config/schema.js'
+import type { HttpServerConfig } from '../config/server-schema.js'
 import type { Logger } from '../logger.js'
 import { beginLogin, escapeHtml, type StartedLogin } from '../oauth/login.js'
 import type { PrincipalView } from '../principal/view.js'

@@ -1,5 +1,5 @@
 import type { LoadedConfig } from '../config/load.js'
-import { scopeOf } from '../config/schema.js'
+import { scopeOf } from '../config/server-schema.js'
 import { MycError } from '../errors.js'
 import { chooseRole } from '../policy/roles.js'
 import { unreachableSkill, type ModeShape } from '../principal/policy-mode.js'

@@ -1,4 +1,4 @@
-import type { ServerConfig } from '../config/schema.js'
+import type { ServerConfig } from '../config/server-schema.js'
 import type { TokenStore } from '../oauth/token-store.js'
 import { redactUrl } from '../redact.js'
 

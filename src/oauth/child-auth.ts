@@ -4,7 +4,7 @@ import {
   type AuthProvider,
   type FetchLike,
 } from '@modelcontextprotocol/client'
-import type { OAuthConfig } from '../config/schema.js'
+import type { OAuthConfig } from '../config/server-schema.js'
 import { MycError } from '../errors.js'
 import type { StoredLogin, TokenStore } from './token-store.js'
 

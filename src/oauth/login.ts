@@ -16,7 +16,7 @@ import {
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client'
-import type { HttpServerConfig } from '../config/schema.js'
+import type { HttpServerConfig } from '../config/server-schema.js'
 import { MODERN_PROTOCOL_VERSION } from '../protocol/facts.js'
 import { authorizationAddress } from './browser.js'
 import { loginWithTokens } from './child-auth.js'

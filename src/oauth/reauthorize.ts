@@ -1,5 +1,5 @@
 import { terminalText } from '../terminal-text.js'
-import type { HttpServerConfig } from '../config/schema.js'
+import type { HttpServerConfig } from '../config/server-schema.js'
 import type { TokenStore } from './token-store.js'
 
 /** How many authorizations one request may ask the person for (a step-up, then another, …). */

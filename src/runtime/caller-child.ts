@@ -1,7 +1,7 @@
 import type { ChildConnection } from '../children/child.js'
 import type { ChildRecord } from '../children/child-record.js'
 import type { InstanceInfo, InstanceOwner } from '../children/instances.js'
-import { scopeOf, type ServerConfig } from '../config/schema.js'
+import { scopeOf, type ServerConfig } from '../config/server-schema.js'
 import { LOCAL_PRINCIPAL } from '../oauth/token-store.js'
 import { RelayErrorCode, type RelayOutcome } from '../protocol/request-relay.js'
 import type { Runtime } from './runtime.js'

@@ -1,7 +1,7 @@
 import type { JSONRPCNotification } from '@modelcontextprotocol/client'
 import type { ChildConnection, ChildLists, ListKind } from '../children/child.js'
 import type { InstanceInfo } from '../children/instances.js'
-import { scopeOf } from '../config/schema.js'
+import { scopeOf } from '../config/server-schema.js'
 import { LOCAL_PRINCIPAL } from '../oauth/token-store.js'
 import type { ConnectionHandle } from './connection.js'
 

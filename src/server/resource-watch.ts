@@ -1,6 +1,6 @@
 import type { ChildConnection } from '../children/child.js'
 import type { ConnectionHandle, Runtime } from '../runtime/runtime.js'
-import { scopeOf } from '../config/schema.js'
+import { scopeOf } from '../config/server-schema.js'
 import { childForCaller } from '../runtime/caller-child.js'
 
 /**

@@ -6,7 +6,7 @@ import { PrespawnedChildren } from '../../src/children/prespawn.js'
 import { currentHost } from '../../src/children/resolve-command.js'
 import { stdioSpawnSpec } from '../../src/children/spawn-spec.js'
 import { ChildStdioTransport } from '../../src/children/stdio-transport.js'
-import type { StdioServerConfig } from '../../src/config/schema.js'
+import type { StdioServerConfig } from '../../src/config/server-schema.js'
 import { isAlive } from '../helpers/e2e.js'
 import { loadedConfig } from '../helpers/runtime.js'
 

@@ -3,7 +3,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio'
 import { describe, expect, it } from 'vitest'
 import { describeResolution, inheritedEnvironment, sameSpawn, stdioSpawnSpec } from '../../src/children/spawn-spec.js'
 import type { CommandHost } from '../../src/children/resolve-command.js'
-import type { StdioServerConfig } from '../../src/config/schema.js'
+import type { StdioServerConfig } from '../../src/config/server-schema.js'
 
 const host: CommandHost = {
   platform: 'linux',
