@@ -1,10 +1,10 @@
-import type { ClientCapabilities, JSONRPCNotification, LoggingLevel } from '@modelcontextprotocol/client'
+import type { ClientCapabilities, LoggingLevel } from '@modelcontextprotocol/client'
 import type { CallOrigin, ChildRequestOrigin, ConnectionHandle } from './connection.js'
 
 export type { CallOrigin, ChildRequestOrigin, ConnectionHandle } from './connection.js'
 import { capabilitiesForChildren } from '../children/client-capabilities.js'
 import type { ChildConnection, ChildState, ListKind } from '../children/child.js'
-import type { ChildSessions, InputSource } from '../children/child-session.js'
+import type { ChildSessions } from '../children/child-session.js'
 import { AskedRecords } from './asked-records.js'
 import type { ChildRecord } from '../children/child-record.js'
 import type { CommandHost } from '../children/resolve-command.js'
@@ -23,9 +23,9 @@ import { ConflictReport } from './conflict-report.js'
 import type { Tracing } from '../telemetry/tracing.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
 import { TokenStore } from '../oauth/token-store.js'
-import type { InstanceInfo } from '../children/instances.js'
 import { stateRoots } from '../config/state-roots.js'
-import { audienceOf, InstanceLists } from './instance-routing.js'
+import { InstanceLists } from './instance-routing.js'
+import { ChildRouting } from './child-routing.js'
 import { PersonSecretStores } from './person-secrets.js'
 
 /** How long a list request waits for children still in their first start. */
@@ -80,8 +80,9 @@ export interface RuntimeDeps {
 export class Runtime {
   readonly supervisor: ChildSupervisor
   readonly catalogue: Catalogue
-  readonly connections = new Set<ConnectionHandle>()
-  private lastActive: ConnectionHandle | undefined
+  /** The client connections, and where what children send them goes (child-routing.ts). */
+  private readonly routing: ChildRouting
+  private readonly instanceLists = new InstanceLists()
 
   /** A child's roots/list outside any call gets an empty list (a shared server over HTTP: whose roots would they be?). */
   rootsWithinCallsOnly = false
@@ -96,6 +97,11 @@ export class Runtime {
 
   constructor(readonly deps: RuntimeDeps) {
     this.loaded = deps.loaded
+    this.routing = new ChildRouting(
+      deps.logger,
+      (child) => this.supervisor.instanceOf(child),
+      () => this.rootsWithinCallsOnly,
+    )
     this.secrets = new PersonSecretStores(deps.host.env)
     const { config } = deps.loaded
     if (deps.waitForClientMs !== undefined) {
@@ -138,9 +144,9 @@ export class Runtime {
       events: {
         stateChanged: (child, previous) => this.childStateListeners.forEach((listener) => listener(child, previous)),
         listsChanged: (child, kinds) => this.onListsChanged(child, kinds),
-        notification: (child, n) => this.onChildNotification(child, n),
-        request: (child, method, params, signal) => this.onChildRequest(child, method, params, signal),
-        inputSource: (child, caller) => this.inputSourceOf(child, caller as CallOrigin),
+        notification: (child, n) => this.routing.notification(child, n),
+        request: (child, method, params, signal) => this.routing.request(child, method, params, signal),
+        inputSource: (child, caller) => this.routing.inputSourceOf(child, caller as CallOrigin),
       },
     })
   }
@@ -226,7 +232,7 @@ export class Runtime {
   private onListsChanged(child: ChildConnection, kinds: readonly ListKind[]): void {
     const instance = this.supervisor.instanceOf(child)
     // An instance's lists are its person's only: told to them when they changed, never to the catalogue.
-    if (instance) return this.tell(child, instance, this.instanceLists.changed(child, kinds))
+    if (instance) return this.routing.tell(child, instance, this.instanceLists.changed(child, kinds))
     if (child.state === 'RUNNING') this.catalogue.setServer(child.key, child.lists, kinds)
     else if (child.state === 'FAILED')
       this.catalogue.serverDown(child.key) // crashed: a call to its tools says so
@@ -245,152 +251,27 @@ export class Runtime {
     const changed = new Set<'tools' | 'prompts' | 'resources'>()
     // Skill changes travel as resources/list_changed, as the Skills extension does.
     for (const kind of kinds) changed.add(kind === 'resourceTemplates' || kind === 'skills' ? 'resources' : kind)
-    for (const connection of this.connections) connection.catalogueChanged(changed)
+    for (const connection of this.routing.connections) connection.catalogueChanged(changed)
   }
 
-  /**
-   * Whose call, if any, is waiting on `child` now (see ChildRequestOrigin).
-   * A call parked on its client's answers (a 2026 client asked through
-   * input_required) counts only when no other call is in flight: its child
-   * is waiting for those answers, so what it asks now is likelier another
-   * call's (and a parked call that is never retried must not block every
-   * other caller of that child until it times out).
-   */
+  /** Whose call, if any, is waiting on `child` now (ChildRouting.originOf). */
   originOf(child: Pick<ChildConnection, 'callersInFlight'>): ChildRequestOrigin {
-    let found: CallOrigin | undefined
-    let parked: CallOrigin | undefined
-    const seen = new Set<ConnectionHandle>()
-    const parkedSeen = new Set<ConnectionHandle>()
-    for (const caller of child.callersInFlight()) {
-      const origin = caller as CallOrigin
-      if (!this.connections.has(origin.connection)) continue
-      if (origin.connection.awaitingClient?.()) {
-        parkedSeen.add(origin.connection)
-        parked = origin
-        continue
-      }
-      seen.add(origin.connection)
-      // The newest call of that connection: its stream is the likeliest to be open still.
-      found = origin
-    }
-    if (seen.size === 0 && parkedSeen.size > 0) {
-      if (parkedSeen.size > 1) return { kind: 'ambiguous', connections: parkedSeen.size }
-      return { kind: 'call', origin: parked! }
-    }
-    if (seen.size > 1) return { kind: 'ambiguous', connections: seen.size }
-    return found ? { kind: 'call', origin: found } : { kind: 'none' }
-  }
-
-  /**
-   * A log message goes to the connection whose call the child is serving
-   * (on that call's stream); with calls of several connections in flight it
-   * goes to none of them (whose it is cannot be known), and outside any call
-   * to every connection. Other notifications (resource updates) go to every
-   * connection, which keeps what concerns it.
-   */
-  private onChildNotification(child: ChildConnection, notification: JSONRPCNotification): void {
-    const instance = this.supervisor.instanceOf(child)
-    if (notification.method === 'notifications/tasks/status') child.taskStatuses.note(notification.params)
-    if (notification.method === 'notifications/message') {
-      const owner = this.originOf(child)
-      if (owner.kind === 'call')
-        return owner.origin.connection.childNotification(child.key, notification, owner.origin.requestId)
-      if (owner.kind === 'ambiguous') {
-        this.logger.debug(
-          `a log message from "${child.key}" was not forwarded: calls from ${owner.connections} clients are in flight to it, and it does not say which one it belongs to`,
-        )
-        return
-      }
-    }
-    this.tell(child, instance, [notification])
-  }
-
-  private readonly instanceLists = new InstanceLists()
-
-  /** Notifications of `child` outside any call: to every connection, or only to its audience (a scoped server's: instance-routing.ts). */
-  private tell(child: ChildConnection, instance: InstanceInfo | undefined, notifications: JSONRPCNotification[]): void {
-    const hears = audienceOf(child, instance)
-    for (const connection of this.connections)
-      if (!hears || hears(connection)) for (const n of notifications) connection.childNotification(child.key, n)
-  }
-
-  /**
-   * A child's request to the client (elicitation, sampling, roots, tasks)
-   * goes to the connection whose call caused it, and to no other: refused
-   * when calls of several connections are in flight to that child. Outside
-   * any call, it goes to a connection that reaches the child and declared
-   * the capability (the most recently active first), else it is refused.
-   */
-  private onChildRequest(
-    child: ChildConnection,
-    method: string,
-    params: Record<string, unknown> | undefined,
-    signal: AbortSignal,
-  ): Promise<Record<string, unknown>> {
-    const owner = this.originOf(child)
-    if (owner.kind === 'call')
-      return owner.origin.connection.forwardRequest(child.key, method, params, signal, owner.origin.requestId)
-    if (owner.kind === 'ambiguous') {
-      this.logger.warn(
-        `refused ${method} from "${child.key}": calls from ${owner.connections} clients are in flight to it, and a server cannot say which call it asks for`,
-      )
-      return Promise.reject(
-        new Error(
-          `mycelium cannot tell which of ${owner.connections} clients with calls in flight to "${child.key}" this ${method} is for, so it is refused; try again when the other calls have finished`,
-        ),
-      )
-    }
-    if (method === 'roots/list' && this.rootsWithinCallsOnly) return Promise.resolve({ roots: [] })
-    const connection = this.pickConnection(child, method, params)
-    if (!connection)
-      return Promise.reject(new Error(`no MCP client that reaches "${child.key}" is connected to mycelium`))
-    return connection.forwardRequest(child.key, method, params, signal)
-  }
-
-  /**
-   * The connection a child's request outside any call goes to: one that
-   * reaches the child and can answer, the most recently active first; else
-   * one that reaches it (it refuses cleanly, naming what is missing).
-   */
-  private pickConnection(
-    child: ChildConnection,
-    method: string,
-    params: Record<string, unknown> | undefined,
-  ): ConnectionHandle | undefined {
-    const hears = audienceOf(child, this.supervisor.instanceOf(child))
-    const reaching = [...this.connections].reverse().filter((c) => c.reaches(child.key) && (!hears || hears(c)))
-    if (this.lastActive && reaching.includes(this.lastActive)) reaching.unshift(this.lastActive)
-    return reaching.find((c) => c.canAnswer(method, params)) ?? reaching[0]
-  }
-
-  /**
-   * The client a modern child's `input_required` is asked of, for a call
-   * of a 2025 client: the connection that made the call, on that call's
-   * stream (never another connection); none once it has gone.
-   */
-  private inputSourceOf(child: ChildConnection, origin: CallOrigin): InputSource | undefined {
-    const connection = origin.connection
-    if (!this.connections.has(connection)) return undefined
-    return {
-      capabilities: connection.clientCapabilities,
-      ask: (method, params, signal) => connection.forwardRequest(child.key, method, params, signal, origin.requestId),
-    }
+    return this.routing.originOf(child)
   }
 
   /** Marks a connection as the one that last sent a request. */
   touch(connection: ConnectionHandle): void {
-    this.lastActive = connection
+    this.routing.touch(connection)
   }
 
   addConnection(connection: ConnectionHandle): void {
-    this.connections.add(connection)
+    this.routing.connections.add(connection)
   }
 
   removeConnection(connection: ConnectionHandle): void {
-    this.connections.delete(connection)
+    this.routing.remove(connection)
     // Its session ended: so do the instances of session-scoped servers it had (docs/team.md).
     if (connection.who?.sessionId !== undefined) void this.supervisor.endSession(connection.who.sessionId)
-    if (this.lastActive === connection) this.lastActive = undefined
     this.asked.forget(connection)
   }
 
@@ -424,7 +305,7 @@ export class Runtime {
     try {
       await ask()
     } finally {
-      if (!this.connections.has(connection)) this.asked.forget(connection)
+      if (!this.routing.connections.has(connection)) this.asked.forget(connection)
     }
   }
 
