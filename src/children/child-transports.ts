@@ -11,6 +11,7 @@ import { mycCodeOf } from '../errors.js'
 import { redactUrl, redactUrls } from '../redact.js'
 import type { Logger } from '../logger.js'
 import { InterceptTransport } from '../protocol/intercept-transport.js'
+import { MODERN_PROTOCOL_VERSION, type Era } from '../protocol/facts.js'
 import type { LineParser } from '../protocol/line-parser.js'
 import { childAuthProvider, NeedsLoginError, needsLoginIn, type ChildAuth } from '../oauth/child-auth.js'
 import { TokenStore } from '../oauth/token-store.js'
@@ -121,7 +122,7 @@ export function isLateProbeAnswer(message: { id?: unknown; method?: unknown }): 
 }
 
 /** Whether a connect failed because the connection went away (the SDK's closed connection, or a send to a process that ended). */
-export function connectionGone(error: unknown): boolean {
+function connectionGone(error: unknown): boolean {
   return (
     (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) || mycCodeOf(error) === 'child_gone'
   )
@@ -138,8 +139,47 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, message: string)
   ]).finally(() => clearTimeout(timer))
 }
 
+/**
+ * How long the `server/discover` probe of a stdio child in `era: "auto"`
+ * may take before the child counts as a 2025 server that stays silent on an
+ * unknown request (it then gets `initialize` on the same process), and at
+ * most half the start's time, so that initialize has the rest. The
+ * 2025 reference servers answer the probe with -32601 at once; a slow
+ * starter that misses it is still served, in the 2025 era.
+ */
+const STDIO_PROBE_TIMEOUT_MS = 5_000
+
+/** The SDK's version negotiation for a start in `era` (none for `legacy`), with `remaining` ms of the start left. */
+export function negotiationFor(era: 'auto' | Era, stdio: boolean, remaining: number) {
+  if (era === 'legacy') return undefined
+  return {
+    mode: era === 'modern' ? { pin: MODERN_PROTOCOL_VERSION } : ('auto' as const),
+    // On stdio, silence is a 2025 server (initialize follows); over HTTP it is an outage, so the probe may take the whole start.
+    probe: {
+      timeoutMs: stdio && era === 'auto' ? Math.min(STDIO_PROBE_TIMEOUT_MS, Math.ceil(remaining / 2)) : remaining,
+    },
+  }
+}
+
+/** What a failed connect throws: why, when a stdio child's process ended (`exit`) on the way. */
+export function connectFailure(
+  error: unknown,
+  era: 'auto' | Era,
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined,
+): unknown {
+  if (exit === undefined) return error
+  // The SDK probes a custom stdio transport in place: a child that exits on the probe ends the connect with a negotiation error.
+  if (era === 'auto') return new ProbeClosedError(error)
+  // A process that ended is the reason, not the closed connection it left behind (what it said is in myc's log on stderr, tagged with its name).
+  if (!connectionGone(error)) return error
+  return new Error(
+    `${exitWords(exit)} before finishing ${era === 'legacy' ? 'initialize' : 'its handshake'} (its stderr, if it wrote any, is in myc's log (stderr))`,
+    { cause: error },
+  )
+}
+
 /** How a child process ended, in words. */
-export function exitWords(exit: { code: number | null; signal: NodeJS.Signals | null }): string {
+function exitWords(exit: { code: number | null; signal: NodeJS.Signals | null }): string {
   return exit.signal ? `it was ended by ${exit.signal}` : `it exited with code ${exit.code}`
 }
 

@@ -21,16 +21,16 @@ import { EMPTY_LISTS, fetchLists, LIST_METHODS, type ChildLists, type ListKind }
 import {
   ChildProcessTransport,
   createChildTransport,
-  connectionGone,
+  connectFailure,
   describeStartError,
-  exitWords,
   isLateProbeAnswer,
+  negotiationFor,
   ProbeClosedError,
   withTimeout,
 } from './child-transports.js'
 import type { TokenStore } from '../oauth/token-store.js'
 import type { Reauthorize } from '../oauth/reauthorize.js'
-import { MODERN_PROTOCOL_VERSION, RpcCode, type Era } from '../protocol/facts.js'
+import { RpcCode, type Era } from '../protocol/facts.js'
 import { wireClient } from './child-client.js'
 import { TaskHolds, TaskStatusLog } from './task-holds.js'
 import { ChildRecord } from './child-record.js'
@@ -43,16 +43,6 @@ export type ChildState = 'STOPPED' | 'INITIALIZING' | 'RUNNING' | 'FAILED'
 
 /** How long a health ping may take. */
 const PING_TIMEOUT_MS = 5_000
-/**
- * How long the `server/discover` probe of a stdio child in `era: "auto"`
- * may take before the child counts as a 2025 server that stays silent on an
- * unknown request (it then gets `initialize` on the same process), and at
- * most half the start's time, so that initialize has the rest. The
- * 2025 reference servers answer the probe with -32601 at once; a slow
- * starter that misses it is still served, in the 2025 era.
- */
-const STDIO_PROBE_TIMEOUT_MS = 5_000
-
 /** What a child connection tells its owner. */
 export interface ChildEvents {
   stateChanged(child: ChildConnection, previous: ChildState): void
@@ -294,17 +284,7 @@ export class ChildConnection {
     deadline.at ??= Date.now() + this.config.startupTimeoutMs
     const remaining = Math.max(1, deadline.at - Date.now())
     const stdio = inner instanceof ChildStdioTransport
-    const negotiation =
-      era === 'legacy'
-        ? undefined
-        : {
-            mode: era === 'modern' ? { pin: MODERN_PROTOCOL_VERSION } : ('auto' as const),
-            // On stdio, silence is a 2025 server (initialize follows); over HTTP it is an outage, so the probe may take the whole start.
-            probe: {
-              timeoutMs:
-                stdio && era === 'auto' ? Math.min(STDIO_PROBE_TIMEOUT_MS, Math.ceil(remaining / 2)) : remaining,
-            },
-          }
+    const negotiation = negotiationFor(era, stdio, remaining)
     const client = new Client(
       { name: 'mycelium', version: this.deps.version },
       { capabilities, listMaxPages: 0, ...(negotiation ? { versionNegotiation: negotiation } : {}) },
@@ -324,15 +304,7 @@ export class ChildConnection {
     } catch (error) {
       await client.close().catch(() => {})
       if (this.connecting === client) this.connecting = undefined
-      // The SDK probes a custom stdio transport in place: a child that exits on the probe ends the connect with a negotiation error.
-      if (era === 'auto' && stdio && inner.exitInfo !== undefined) throw new ProbeClosedError(error)
-      // A process that ended is the reason, not the closed connection it left behind (what it said is in myc's log on stderr, tagged with its name).
-      if (stdio && inner.exitInfo !== undefined && connectionGone(error))
-        throw new Error(
-          `${exitWords(inner.exitInfo)} before finishing ${era === 'legacy' ? 'initialize' : 'its handshake'} (its stderr, if it wrote any, is in myc's log (stderr))`,
-          { cause: error },
-        )
-      throw error
+      throw connectFailure(error, era, stdio ? inner.exitInfo : undefined)
     }
     connected = true
     if (this.connecting === client) this.connecting = undefined
