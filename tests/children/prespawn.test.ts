@@ -11,7 +11,7 @@ import { isAlive } from '../helpers/e2e.js'
 import { loadedConfig } from '../helpers/runtime.js'
 
 const host = currentHost(false)
-const until = async (ok: () => boolean, ms = 3_000) => {
+const until = async (ok: () => boolean, ms = 20_000) => {
   const deadline = Date.now() + ms
   while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   return ok()
