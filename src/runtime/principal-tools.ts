@@ -143,10 +143,13 @@ export function callVisibleTool(
   ctx: ToolCallContext,
 ): Promise<CalledTool | undefined> {
   const tracing = runtime.tracing
-  // Tracing off: not one more step on the hot path.
-  return tracing === undefined
-    ? call(runtime, view, params, ctx, undefined)
-    : tracedCall(tracing, runtime, view, params, ctx)
+  if (tracing !== undefined) return tracedCall(tracing, runtime, view, params, ctx)
+  // Tracing off: not one more step on the hot path. `call` is no async function (see there), so what it throws is a rejection here, as before.
+  try {
+    return call(runtime, view, params, ctx, undefined)
+  } catch (error) {
+    return Promise.reject(error)
+  }
 }
 
 /**
@@ -190,7 +193,14 @@ interface CallRecord {
   runId?: string | undefined
 }
 
-async function call(
+/**
+ * One call, on every relayed tools/call: a plain function returning the
+ * promise of the step that answers (a built-in's, or the child's), not an
+ * async one, so a call to a child costs no async frame of its own and no
+ * extra turns of the microtask queue to hand its answer up. It may throw:
+ * callers turn that into a rejection.
+ */
+function call(
   runtime: Runtime,
   view: PrincipalView,
   params: Record<string, unknown>,
@@ -202,14 +212,16 @@ async function call(
   const observed = watching !== undefined && watching.size > 0 ? watching : undefined
   if (typeof name !== 'string') {
     observed?.forEach((o) => o.unknown())
-    return { outcome: unknownTool(name) }
+    return Promise.resolve({ outcome: unknownTool(name) })
   }
   const args = (params.arguments ?? {}) as Record<string, unknown>
   // Lazy open mode's call_tool: the call it stands for goes the same way as one sent directly.
   const unwrapped = view.unwrapCall?.(name, args)
   if (unwrapped)
     return 'error' in unwrapped
-      ? { outcome: { ok: true, result: { content: [{ type: 'text', text: unwrapped.error }], isError: true } } }
+      ? Promise.resolve({
+          outcome: { ok: true, result: { content: [{ type: 'text', text: unwrapped.error }], isError: true } },
+        })
       : call(runtime, view, { ...params, name: unwrapped.name, arguments: unwrapped.arguments }, ctx, span)
   // The audit log, where the view keeps one (policy mode), and the observers: nothing is measured without either (every relayed call passes here, so no closures either).
   const audited = view.recordCall !== undefined
@@ -231,7 +243,8 @@ async function call(
           call: ctx.innerCall ?? innerCallOf(runtime, view),
         })
       : view.callBuiltin(name, args, ctx.builtin)
-  if (builtin) return builtinAnswer(runtime, view, ctx, { ...rec, runId: runId ?? ctx.runId }, await builtin)
+  if (builtin)
+    return builtin.then((result) => builtinAnswer(runtime, view, ctx, { ...rec, runId: runId ?? ctx.runId }, result))
   return callChildTool(runtime, view, params, ctx, span, rec)
 }
 
@@ -262,8 +275,9 @@ function builtinAnswer(
  * A child's tool, if the principal sees it: forwarded on the connection the
  * caller reaches (the shared one, or its own), and the answer audited and
  * observed; a hidden or unknown name answers as a tool that does not exist.
+ * No async frame: the answer is handed on in one promise reaction.
  */
-async function callChildTool(
+function callChildTool(
   runtime: Runtime,
   view: PrincipalView,
   params: Record<string, unknown>,
@@ -271,26 +285,64 @@ async function callChildTool(
   span: SpanHandle | undefined,
   rec: CallRecord,
 ): Promise<CalledTool | undefined> {
-  const { name, args, started, observed } = rec
-  const entry = runtime.catalogue.toolByWire(name)
+  const entry = runtime.catalogue.toolByWire(rec.name)
   const shared = entry && view.toolVisible(entry) ? runtime.supervisor.children.get(entry.server) : undefined
-  if (!entry || !shared) return notReached(runtime, view, entry, { ...rec, runId: ctx.runId })
+  if (!entry || !shared) return Promise.resolve(notReached(runtime, view, entry, { ...rec, runId: ctx.runId }))
   // A server logged in per person, or scoped: the caller's own connection, or why there is none.
   // No owner nor session (stdio, the agent), or a plain server: the shared connection, with no extra step on the hot path.
   const viaShared = (ctx.owner === undefined && ctx.sessionId === undefined) || !ownConnections(shared.config)
-  if (viaShared && shared.state !== 'RUNNING') return serverDown(runtime, view, entry, { ...rec, runId: ctx.runId })
-  const reached: Reached = viaShared ? { child: shared } : await childForCaller(runtime, entry.server, ctx)
+  if (!viaShared) {
+    const own: OwnCall = { runtime, view, params, ctx, span, rec, entry, shared }
+    return childForCaller(runtime, entry.server, ctx).then((reached) => reachedChild(own, reached))
+  }
+  if (shared.state !== 'RUNNING') return Promise.resolve(serverDown(runtime, view, entry, { ...rec, runId: ctx.runId }))
+  return forwardCall(runtime, shared, entry, params, ctx, span).then((outcome) =>
+    childAnswer(runtime, view, ctx, rec, entry, shared, undefined, outcome),
+  )
+}
+
+/** A call to a per-person or scoped server, while the caller's own connection to it is found. */
+interface OwnCall {
+  runtime: Runtime
+  view: PrincipalView
+  params: Record<string, unknown>
+  ctx: ToolCallContext
+  span: SpanHandle | undefined
+  rec: CallRecord
+  entry: ToolEntry
+  shared: ChildConnection
+}
+
+/** The caller's own connection to a per-person or scoped server, once found: the call forwarded on it, or why there is none. */
+function reachedChild(own: OwnCall, reached: Reached): CalledTool | Promise<CalledTool | undefined> {
+  const { runtime, view, params, ctx, span, rec, entry, shared } = own
   if ('outcome' in reached) {
-    if (rec.audited) record(view, name, args, started, 'error', ctx.runId)
+    if (rec.audited) record(view, rec.name, rec.args, rec.started, 'error', ctx.runId)
     return { outcome: reached.outcome, server: entry.server }
   }
   const { child, instance } = reached
   if (instance) span?.set(instanceAttributes(instance, child))
-  let outcome = await forwardCall(runtime, child, entry, params, ctx, span)
+  return forwardCall(runtime, child, entry, params, ctx, span).then((outcome) => {
+    // The person's login went away (logged out, refused on refresh): the way to log in again, as before the first.
+    if (child !== shared && !outcome.ok && mycCodeOf(outcome.error[relayCause]) === 'needs_login')
+      outcome = loginHint(entry.server, ctx.owner!)
+    return childAnswer(runtime, view, ctx, rec, entry, child, instance, outcome)
+  })
+}
+
+/** A child's answer to a forwarded call, told to the caller's `answered`, the observers and the audit log. */
+function childAnswer(
+  runtime: Runtime,
+  view: PrincipalView,
+  ctx: ToolCallContext,
+  rec: CallRecord,
+  entry: ToolEntry,
+  child: ChildConnection,
+  instance: InstanceInfo | undefined,
+  outcome: RelayOutcome,
+): CalledTool | undefined {
+  const { name, args, started, observed } = rec
   if (outcome.ok) ctx.answered?.(child, outcome.result)
-  // The person's login went away (logged out, refused on refresh): the way to log in again, as before the first.
-  if (child !== shared && !outcome.ok && mycCodeOf(outcome.error[relayCause]) === 'needs_login')
-    outcome = loginHint(entry.server, ctx.owner!)
   if (observed) observe(observed, started, entry.server, entry.name, ctx.cancellation.aborted ? undefined : outcome)
   if (ctx.cancellation.aborted) return undefined
   if (rec.audited)

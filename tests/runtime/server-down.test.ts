@@ -135,4 +135,24 @@ describe('calls to a server that is down', () => {
       /^Server "once" failed \(exited with code 3\) and is not restarted any more: its restarts are used up\. The call was not sent to it\. `myc status` shows why/,
     )
   })
+
+  it('answers a call whose view throws with a rejection, never a throw (the call path has no async frame to catch it)', async () => {
+    const broken = Object.create(view, {
+      callBuiltin: {
+        value: () => {
+          throw new Error('the view broke')
+        },
+      },
+    }) as PrincipalView
+    let called: Promise<unknown> | undefined
+    expect(() => {
+      called = callVisibleTool(
+        h.runtime,
+        broken,
+        { name: 'later__echo', arguments: {} },
+        { cancellation: new Cancellation(), builtin: () => ({ signal: new AbortController().signal }) },
+      )
+    }).not.toThrow()
+    await expect(called).rejects.toThrow('the view broke')
+  })
 })

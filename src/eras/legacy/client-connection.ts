@@ -317,16 +317,15 @@ export class ClientConnection implements ConnectionHandle {
     return childForUri(this.options.runtime, this.view, uri)
   }
 
-  private async callTool(
-    params: Record<string, unknown> | undefined,
-    ctx: CallContext,
-  ): Promise<RelayOutcome | undefined> {
+  /** No async frame (every relayed call passes here): the answer goes on in one promise reaction. */
+  private callTool(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
     this.options.runtime.touch(this)
-    const called = await callVisibleTool(this.options.runtime, this.view, params ?? {}, ctx)
-    if (!called || ctx.cancellation.aborted) return undefined
-    // A task-augmented call answers with a task: later tasks/* requests go to this child.
-    if (called.outcome.ok && called.outcome.result.task !== undefined) this.tasks.called(called.outcome, called.child)
-    return called.outcome
+    return callVisibleTool(this.options.runtime, this.view, params ?? {}, ctx).then((called) => {
+      if (!called || ctx.cancellation.aborted) return undefined
+      // A task-augmented call answers with a task: later tasks/* requests go to this child.
+      if (called.outcome.ok && called.outcome.result.task !== undefined) this.tasks.called(called.outcome, called.child)
+      return called.outcome
+    })
   }
 
   private getPrompt(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<RelayOutcome | undefined> {
