@@ -2,6 +2,9 @@ import type { Writable } from 'node:stream'
 
 const isText = (line: string | readonly Uint8Array[]): line is string => typeof line === 'string'
 
+/** Settled once: `.then` on it queues a microtask. Node's `queueMicrotask` makes an AsyncResource and a bound function for each one, and enters and leaves its async context around the callback (seen in profiles of a relayed call, twice a call). */
+const SETTLED = Promise.resolve()
+
 /**
  * Writes newline-delimited messages to a stream, one `write` per burst: the
  * lines queued by the current callback and by the promise reactions already
@@ -36,9 +39,9 @@ export class LineWriter {
     this.pending.push(line)
     if (!this.scheduled && !this.blocked) {
       this.scheduled = true
-      queueMicrotask(this.flush)
+      void SETTLED.then(this.flush)
     }
-    return Promise.resolve()
+    return SETTLED
   }
 
   /** Writes what is queued now (also used before closing). */
