@@ -80,27 +80,39 @@ export function checkInbound(value: unknown): Inbound {
       : `Invalid Request: a JSON-RPC message must be an object, not ${describe(value)}`
     return { kind: 'invalid', reason, reply: errorReply(null, JsonRpcError.invalidRequest, reason) }
   }
-  const rawId = Object.hasOwn(value, 'id') ? value.id : undefined
-  // The id an error can carry: only a well-formed id of something that tried to be a request.
-  const replyId = isId(rawId) && !Object.hasOwn(value, 'result') && !Object.hasOwn(value, 'error') ? rawId : null
-  const invalid: Invalid = (reason, id = replyId, code = JsonRpcError.invalidRequest) => ({
-    kind: 'invalid',
-    reason,
-    reply: errorReply(id, code, reason),
-  })
   if (value.jsonrpc !== '2.0')
-    return invalid(`Invalid Request: "jsonrpc" must be "2.0"${value.jsonrpc === undefined ? ' (it is missing)' : ''}`)
-  return Object.hasOwn(value, 'method') ? checkCall(value, invalid) : checkResponse(value, invalid)
+    return invalid(
+      value,
+      `Invalid Request: "jsonrpc" must be "2.0"${value.jsonrpc === undefined ? ' (it is missing)' : ''}`,
+    )
+  return Object.hasOwn(value, 'method') ? checkCall(value) : checkResponse(value)
 }
 
-/** The answer to a message that is not to pass: its reason, and the error reply for an id that can carry one. */
-type Invalid = (reason: string, id?: RequestId | null, code?: number) => Inbound
+/** The id an error can carry: only a well-formed id of something that tried to be a request. */
+function replyIdOf(value: Record<string, unknown>): RequestId | null {
+  const rawId = Object.hasOwn(value, 'id') ? value.id : undefined
+  return isId(rawId) && !Object.hasOwn(value, 'result') && !Object.hasOwn(value, 'error') ? rawId : null
+}
+
+/**
+ * The answer to a message that is not to pass: its reason, and the error
+ * reply for an id that can carry one (made only here: a message that passes
+ * costs no closure and no reply).
+ */
+function invalid(
+  value: Record<string, unknown>,
+  reason: string,
+  id: RequestId | null = replyIdOf(value),
+  code: number = JsonRpcError.invalidRequest,
+): Inbound {
+  return { kind: 'invalid', reason, reply: errorReply(id, code, reason) }
+}
 
 /** A request or a notification (the message has a `method`). */
-function checkCall(value: Record<string, unknown>, invalid: Invalid): Inbound {
+function checkCall(value: Record<string, unknown>): Inbound {
   const method = value.method
   if (typeof method !== 'string' || method === '')
-    return invalid(`Invalid Request: "method" must be a non-empty string (got ${describe(method)})`)
+    return invalid(value, `Invalid Request: "method" must be a non-empty string (got ${describe(method)})`)
   const params = value.params
   if (!Object.hasOwn(value, 'id')) {
     const problem = notificationParamsProblem(method, params)
@@ -117,11 +129,12 @@ function checkCall(value: Record<string, unknown>, invalid: Invalid): Inbound {
   const rawId = value.id
   if (!isId(rawId))
     return invalid(
+      value,
       `Invalid Request: "id" must be a string or an integer (got ${describe(rawId)}${typeof rawId === 'number' ? ' that is not a safe integer' : ''})`,
       null,
     )
   const problem = requestParamsProblem(method, params)
-  if (problem) return invalid(`Invalid params for ${method}: ${problem}`, rawId, JsonRpcError.invalidParams)
+  if (problem) return invalid(value, `Invalid params for ${method}: ${problem}`, rawId, JsonRpcError.invalidParams)
   return {
     kind: 'request',
     id: rawId,
@@ -133,23 +146,28 @@ function checkCall(value: Record<string, unknown>, invalid: Invalid): Inbound {
 }
 
 /** A response: a `result` or an `error`, never both. */
-function checkResponse(value: Record<string, unknown>, invalid: Invalid): Inbound {
+function checkResponse(value: Record<string, unknown>): Inbound {
   const hasResult = Object.hasOwn(value, 'result')
   if (hasResult === Object.hasOwn(value, 'error'))
     return invalid(
+      value,
       'Invalid Request: a message needs "method" (a request or notification), or "result" or "error" (a response)',
     )
   const rawId = value.id
   if (!isId(rawId))
-    return invalid(`Invalid response: "id" must be a string or an integer (got ${describe(rawId)})`, null)
+    return invalid(value, `Invalid response: "id" must be a string or an integer (got ${describe(rawId)})`, null)
   if (hasResult) {
     if (!isObject(value.result))
-      return invalid(`Invalid response: "result" must be an object (got ${describe(value.result)})`, null)
+      return invalid(value, `Invalid response: "result" must be an object (got ${describe(value.result)})`, null)
     return { kind: 'response', message: { jsonrpc: '2.0', id: rawId, result: value.result } as JSONRPCMessage }
   }
   const error = value.error
   if (!isObject(error) || !Number.isSafeInteger(error.code) || typeof error.message !== 'string') {
-    return invalid('Invalid response: "error" must be an object with an integer "code" and a string "message"', null)
+    return invalid(
+      value,
+      'Invalid response: "error" must be an object with an integer "code" and a string "message"',
+      null,
+    )
   }
   const wireError =
     error.data === undefined
