@@ -1,6 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 import type { Cancellation } from './cancellation.js'
 import { RpcCode } from './facts.js'
+import { sentOk } from './line-writer.js'
 
 /** The key of what a relay's own error was made from (the error a send threw): local only, never written on the wire (JSON leaves symbol keys out). */
 export const relayCause: unique symbol = Symbol('relayCause')
@@ -118,7 +119,9 @@ export class RequestRelay {
         sentParams === undefined
           ? { jsonrpc: '2.0' as const, id, method }
           : { jsonrpc: '2.0' as const, id, method, params: sentParams }
-      this.send(message).catch((error: unknown) => {
+      const sent = this.send(message)
+      if (sentOk(sent)) return
+      sent.catch((error: unknown) => {
         this.settle(id, {
           ok: false,
           error: {

@@ -2,6 +2,7 @@ import type { JSONRPCMessage, RequestId, TransportSendOptions } from '@modelcont
 import { Cancellation } from './cancellation.js'
 import type { ProgressParams, RelayOutcome } from './request-relay.js'
 import { RpcCode } from './facts.js'
+import { sentOk } from './line-writer.js'
 
 /** What a forwarded-request handler gets besides the params. */
 export interface ForwardContext {
@@ -111,7 +112,7 @@ export class UpstreamRelay<C extends ForwardContext = ForwardContext> {
       this.onError(error)
       return
     }
-    sent.catch(this.onError)
+    if (!sentOk(sent)) sent.catch(this.onError)
   }
 
   /** Cancels every forwarded call (the client went away). */

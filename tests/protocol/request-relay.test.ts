@@ -1,5 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
+import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { LineWriter } from '../../src/protocol/line-writer.js'
 import { Cancellation } from '../../src/protocol/cancellation.js'
 import { RelayErrorCode, RequestRelay } from '../../src/protocol/request-relay.js'
 
@@ -98,6 +100,25 @@ describe('RequestRelay', () => {
       method: 'notifications/cancelled',
       params: { requestId: received[0]!.id, reason: 'stop' },
     })
+  })
+
+  it('settles a call whose line a broken writer refuses with a connection error, and waits on one it queued', async () => {
+    const broken = new Writable({ write: (_chunk, _encoding, done) => done(new Error('EPIPE')) })
+    broken.on('error', () => {})
+    const writer = new LineWriter(broken)
+    const relay = new RequestRelay((m) => writer.write(JSON.stringify(m)))
+    // Queued while the writer still looks whole: the call waits for its answer (the peer's going away ends it).
+    const queued = relay.request('tools/call', {}, { timeoutMs: 5_000 })
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    expect(relay.inFlight).toBe(1)
+    // Refused once the writer knows it is broken: the call ends at once, with why.
+    const refused = await relay.request('tools/call', {}, { timeoutMs: 60_000 })
+    expect(refused).toMatchObject({
+      ok: false,
+      error: { code: RelayErrorCode.connectionClosed, message: 'Could not send the request: EPIPE' },
+    })
+    relay.failAll('gone')
+    expect(await queued).toMatchObject({ ok: false, error: { message: 'gone' } })
   })
 
   it('fails every waiting call when the peer goes away', async () => {
