@@ -7,7 +7,9 @@
 export class Cancellation {
   private done = false
   private why: unknown
-  private listeners: Array<() => void> | undefined
+  /** The first listener, and any after it in order: a relayed call has one, so it costs no array. */
+  private first: (() => void) | undefined
+  private more: Array<() => void> | undefined
   private controller: AbortController | undefined
 
   get aborted(): boolean {
@@ -33,24 +35,30 @@ export class Cancellation {
       listener()
       return
     }
-    ;(this.listeners ??= []).push(listener)
+    if (this.first === undefined) this.first = listener
+    else (this.more ??= []).push(listener)
   }
 
   /** Forgets a listener (its request finished). */
   off(listener: () => void): void {
-    const list = this.listeners
-    if (!list) return
-    const i = list.indexOf(listener)
-    if (i !== -1) list.splice(i, 1)
+    const more = this.more
+    if (this.first === listener) {
+      this.first = more?.shift()
+      return
+    }
+    if (!more) return
+    const i = more.indexOf(listener)
+    if (i !== -1) more.splice(i, 1)
   }
 
   cancel(reason: unknown): void {
     if (this.done) return
     this.done = true
     this.why = reason
-    const list = this.listeners
-    this.listeners = undefined
-    if (list) for (const listener of list) listener()
+    const { first, more } = this
+    this.first = this.more = undefined
+    first?.()
+    if (more) for (const listener of more) listener()
     this.controller?.abort(reason)
   }
 

@@ -167,6 +167,21 @@ describe('Cancellation', () => {
     expect(c.reason).toBe('why')
   })
 
+  it('calls its listeners in the order they came, whichever were taken off', () => {
+    const c = new Cancellation()
+    const calls: string[] = []
+    const listener = (name: string) => () => calls.push(name)
+    const [a, b, c1, d] = [listener('a'), listener('b'), listener('c'), listener('d')]
+    for (const l of [a, b, c1, d]) c.onCancel(l)
+    c.off(a)
+    c.off(c1)
+    c.onCancel(a)
+    c.off(b)
+    c.off(() => {})
+    c.cancel('why')
+    expect(calls).toEqual(['d', 'a'])
+  })
+
   it('makes an AbortSignal only when asked, aborted with the same reason', () => {
     const c = new Cancellation()
     const signal = c.signal
