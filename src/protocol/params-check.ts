@@ -31,14 +31,21 @@ function optional(check: Check): Check & { optional: true } {
   })
 }
 
-/** An object with these fields (others allowed). A missing required field is named as such. */
+/**
+ * An object with these fields (others allowed). A missing required field is
+ * named as such; a missing optional one is not checked further (nor is its
+ * path made: every request's params pass here).
+ */
 function object(shape: Readonly<Record<string, Check>>): Check {
   const entries = Object.entries(shape)
   return (v, p) => {
     if (!isObject(v)) return `${p} must be an object${got(v)}`
     for (const [key, check] of entries) {
       const value = Object.hasOwn(v, key) ? v[key] : undefined
-      if (value === undefined && !(check as { optional?: boolean }).optional) return `${p}.${key} is required`
+      if (value === undefined) {
+        if ((check as { optional?: boolean }).optional) continue
+        return `${p}.${key} is required`
+      }
       const problem = check(value, `${p}.${key}`)
       if (problem) return problem
     }
