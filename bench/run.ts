@@ -23,7 +23,10 @@ import type { Connected } from './peers.js'
 import { sidesBench, tenMiB, type SideMakers } from './sides.js'
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)))
-const bundle = path.join(root, 'build', 'myc.cjs')
+/** The myc it measures: build/myc.cjs, or MYC_BENCH_BUNDLE (another build's myc.cjs, say the one before a change, to run beside it). */
+const bundle = process.env.MYC_BENCH_BUNDLE
+  ? path.resolve(process.env.MYC_BENCH_BUNDLE)
+  : path.join(root, 'build', 'myc.cjs')
 const echoFixture = path.join(root, 'tests', 'fixtures', 'servers', 'echo.mjs')
 const bareRelay = path.join(root, 'bench', 'bare-relay.mjs')
 const copyRelay = path.join(root, 'bench', 'copy-relay.mjs')
