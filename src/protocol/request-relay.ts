@@ -43,6 +43,22 @@ interface Pending {
   onCancel?: (() => void) | undefined
 }
 
+const settled = (): void => {}
+
+/**
+ * Lets go of what a settled call's entry points to (its promise, and so its
+ * answer and every step waiting on it). A Map's old table that the entry
+ * once sat in can outlive it in the old generation; every scavenge until a
+ * full collection takes what such a table points to as alive and promotes
+ * it (about 1.2 kB a call at 32 in flight, 2 MB a scavenge, docs/benchmarks.md).
+ */
+function forget(entry: Pending): void {
+  entry.resolve = settled
+  entry.cancellation = undefined
+  entry.onCancel = undefined
+  entry.onProgress = undefined
+}
+
 /** JSON-RPC error codes the relay produces itself. */
 export const RelayErrorCode = {
   /** The SDK's RequestTimeout. */
@@ -182,7 +198,9 @@ export class RequestRelay {
     this.pending.delete(id)
     if (entry.onCancel) entry.cancellation!.off(entry.onCancel)
     // The timer stays armed when the last call settles (it is unref'd, and finds nothing when it fires): one call at a time would otherwise set and clear a timer each.
-    entry.resolve(outcome)
+    const resolve = entry.resolve
+    forget(entry)
+    resolve(outcome)
   }
 
   /**
