@@ -106,13 +106,18 @@ export function markReusable(result: object): void {
 /**
  * The line for a response `{ result, jsonrpc, id }` whose result's text is
  * known, with this message's id: text, or the pieces of a line kept as
- * bytes; undefined for anything else.
+ * bytes; undefined for anything else. A child's line is handed out once and
+ * then forgotten: the table of kept lines holds only answers on their way
+ * (an entry left to the collector stays until the result is found dead, and
+ * the table grew to hundreds of kilobytes that every scavenge walked).
  */
 export function responseLine(message: JSONRPCMessage): string | Buffer[] | undefined {
   const result = (message as { result?: unknown }).result
   if (typeof result !== 'object' || result === null) return undefined
   const id = JSON.stringify((message as { id: unknown }).id)
   const kept = lines.get(result)
+  // Used once (a child's answer answers one request): let go now, not when the collector finds the result dead.
+  if (kept) lines.delete(result)
   if (kept && 'bytes' in kept)
     return [kept.bytes.subarray(0, kept.headEnd), Buffer.from(`"id":${id}`), kept.bytes.subarray(kept.tailStart)]
   if (kept) return `${kept.head}"id":${id}${kept.tail}`

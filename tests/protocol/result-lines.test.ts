@@ -21,7 +21,7 @@ describe('relayed lines', () => {
     )
     // The same message as serializing it would give.
     expect(JSON.parse(out)).toEqual(JSON.parse(JSON.stringify(answer(7, result))))
-    expect(JSON.parse(responseLine(answer('client-"x"', result)) as string).id).toBe('client-"x"')
+    expect(JSON.parse(responseLine(answer('client-"x"', childLine(line).result)) as string).id).toBe('client-"x"')
   })
 
   it('writes a Python SDK response (jsonrpc, id, result) in place, but not when the line names another "id"', () => {
@@ -46,6 +46,15 @@ describe('relayed lines', () => {
       if (typeof message.result === 'object' && message.result !== null)
         expect(responseLine(answer(1, message.result)), line).toBeUndefined()
     }
+  })
+
+  it('hands a child’s line out once, then lets go of it (the same result again is serialized)', () => {
+    const { result } = childLine('{"result":{"n":1.50},"jsonrpc":"2.0","id":"myc-6"}')
+    expect(responseLine(answer(1, result))).toBe('{"result":{"n":1.50},"jsonrpc":"2.0","id":1}')
+    expect(responseLine(answer(2, result))).toBeUndefined()
+    const { message } = childBytes('{"result":{"n":2.50},"jsonrpc":"2.0","id":"myc-7"}')
+    expect(text(responseLine(answer(3, message.result!)))).toBe('{"result":{"n":2.50},"jsonrpc":"2.0","id":3}')
+    expect(responseLine(answer(4, message.result!))).toBeUndefined()
   })
 
   it('serializes a result rebuilt on the way (nothing is written from a stale line)', () => {
@@ -76,7 +85,10 @@ describe('relayed lines kept as bytes', () => {
     expect(Array.isArray(pieces)).toBe(true)
     expect((pieces as Buffer[])[0]!.buffer).toBe(bytes.buffer)
     expect(text(pieces)).toBe(line.replace('"id":"myc-1"}', '"id":7}'))
-    expect(JSON.parse(text(responseLine(answer('c-"x"', message.result)))!)).toEqual({ ...message, id: 'c-"x"' })
+    expect(JSON.parse(text(responseLine(answer('c-"x"', childBytes(line).message.result)))!)).toEqual({
+      ...message,
+      id: 'c-"x"',
+    })
   })
 
   it('take a Python SDK response in place, but not when the line names another "id" (the last one would win)', () => {
