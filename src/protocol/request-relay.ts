@@ -47,10 +47,11 @@ const settled = (): void => {}
 
 /**
  * Lets go of what a settled call's entry points to (its promise, and so its
- * answer and every step waiting on it). A Map's old table that the entry
- * once sat in can outlive it in the old generation; every scavenge until a
- * full collection takes what such a table points to as alive and promotes
- * it (about 1.2 kB a call at 32 in flight, 2 MB a scavenge, docs/benchmarks.md).
+ * answer and every step waiting on it). Something in the old generation can
+ * still point to the entry (a Map's former table that it sat in, likely);
+ * every scavenge until a full collection then takes all it points to as
+ * alive and promotes it (~2 MB a scavenge at 32 in flight before this, ~1 MB
+ * after: docs/benchmarks.md).
  */
 function forget(entry: Pending): void {
   entry.resolve = settled
