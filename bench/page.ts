@@ -67,17 +67,18 @@ const oneLine = (text: string) =>
     .replace(/\s+/g, ' ')
     .trim()
 
-function largeMessages(sides: Record<string, SideFigures>, base: string): string {
+/** The large-message table: each size's p50, and its ratio to each of `bases` (the first is the floor). */
+function largeMessages(sides: Record<string, SideFigures>, bases: string[]): string {
   const labels = Object.keys(LARGE_SIZES)
   const rows = table(
-    ['side', ...labels.flatMap((l) => [`${l} p50 (ms)`, `vs ${base}`])],
+    ['side', ...labels.flatMap((l) => [`${l} p50 (ms)`, ...bases.map((b) => `vs ${b}`)])],
     Object.entries(sides)
       .filter(([, s]) => s.absent === undefined)
       .map(([name, s]) => [
         name,
         ...labels.flatMap((l) => [
           s.large?.[l] === undefined ? 'failed' : fixed(s.large[l], 2),
-          ratio(s.large?.[l], sides[base]!.large?.[l]),
+          ...bases.map((b) => ratio(s.large?.[l], sides[b]?.large?.[l])),
         ]),
       ]),
   )
@@ -177,11 +178,11 @@ function pageSection(results: Record<string, unknown>): string {
     '',
     'stdio:',
     '',
-    largeMessages(sides.stdio, 'copy relay'),
+    largeMessages(sides.stdio, ['copy relay']),
     '',
-    'HTTP:',
+    "HTTP (copy relay: bench/http-copy-relay.mjs, the same copy over HTTP; direct: the SDK's own HTTP server):",
     '',
-    largeMessages(sides.http, 'direct'),
+    largeMessages(sides.http, ['copy relay', 'direct']),
     '',
     '### A 10 MiB answer beside small calls',
     '',

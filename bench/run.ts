@@ -30,6 +30,7 @@ const bundle = process.env.MYC_BENCH_BUNDLE
 const echoFixture = path.join(root, 'tests', 'fixtures', 'servers', 'echo.mjs')
 const bareRelay = path.join(root, 'bench', 'bare-relay.mjs')
 const copyRelay = path.join(root, 'bench', 'copy-relay.mjs')
+const httpCopyRelay = path.join(root, 'bench', 'http-copy-relay.mjs')
 const loopDelay = path.join(root, 'bench', 'loop-delay.mjs')
 const quick = process.argv.includes('--quick')
 /** Node flags for every myc the bench starts (stdio and HTTP), from MYC_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` with `--only http`). */
@@ -439,12 +440,14 @@ function sideMakers(): SideMakers {
       const started =
         target === 'direct'
           ? await listening([echoFixture], { FIXTURE_HTTP: '127.0.0.1:0' }, /listening on (http:\S+)/)
-          : await mycHttp(
-              { http: { metrics: target !== 'mycNoMetrics' } },
-              target === 'mycTraced'
-                ? { OTEL_EXPORTER_OTLP_ENDPOINT: traceSink, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }
-                : {},
-            )
+          : target === 'copy'
+            ? await listening([httpCopyRelay, process.execPath, echoFixture], {}, /listening on (http:\S+)/)
+            : await mycHttp(
+                { http: { metrics: target !== 'mycNoMetrics' } },
+                target === 'mycTraced'
+                  ? { OTEL_EXPORTER_OTLP_ENDPOINT: traceSink, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }
+                  : {},
+              )
       return http(started.url, started.stop, target === 'direct' ? 'echo' : 'echo__echo')
     },
     mycTwoChildren: async () => {

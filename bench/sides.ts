@@ -19,7 +19,7 @@ export interface SideMakers {
   env: Record<string, string>
   echo: { command: string; args: string[] }
   stdio: (target: 'direct' | 'copy' | 'myc') => Promise<Connected>
-  http: (target: 'direct' | 'myc' | 'mycNoMetrics' | 'mycTraced', traceSink: string) => Promise<Connected>
+  http: (target: 'direct' | 'copy' | 'myc' | 'mycNoMetrics' | 'mycTraced', traceSink: string) => Promise<Connected>
   /** A myc with two echo children (`echo`, and `bulk` with its `big` tool), for the 10 MiB case; it measures its event loop (bench/loop-delay.mjs) into `loopFile`. */
   mycTwoChildren: () => Promise<Connected & { pid: number | undefined; loopFile: string }>
 }
@@ -211,6 +211,7 @@ export async function sidesBench(makers: SideMakers, quick: boolean) {
   const traceSink = `http://127.0.0.1:${(sink.address() as { port: number }).port}`
   const http: Record<string, PeerSide> = {
     direct: await makers.http('direct', traceSink),
+    'copy relay': await makers.http('copy', traceSink),
     myc: await makers.http('myc', traceSink),
     'myc, metrics off': await makers.http('mycNoMetrics', traceSink),
     'myc, traced': await makers.http('mycTraced', traceSink),

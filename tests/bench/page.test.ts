@@ -25,6 +25,7 @@ const sides: SidesResult = {
   },
   http: {
     direct: figures(0.6, 4_000),
+    'copy relay': figures(0.5, 4_500),
     myc: figures(0.75, 3_500),
     '1MCP': { absent: 'MYC_BENCH_1MCP not set' },
     'mcp-hub <&>': figures(1.2, 1_500),
@@ -71,6 +72,12 @@ describe('the benchmark page (bench/page.ts, bench/chart.ts)', () => {
     expect(text).toContain('| mcp-hub | absent: no stdio face (HTTP only) |')
     // myc against the copy relay, in the run's own ratio.
     expect(text).toMatch(/\| myc \| 0\.300 \| 0\.600 \| 15,000 \| 1\.25× \| 0\.79× \|/)
+    // Over HTTP the large messages are set against the HTTP copy relay and against direct.
+    expect(text).toContain(
+      '| side | 64 KiB p50 (ms) | vs copy relay | vs direct | 1 MiB p50 (ms) | vs copy relay | vs direct |',
+    )
+    expect(text).toContain('| copy relay | 1.50 | 1.00× | 0.83× | 10.00 | 1.00× | 0.83× |')
+    expect(text).toContain('| myc | 2.25 | 1.50× | 1.25× | 15.00 | 1.50× | 1.25× |')
     expect(text).toContain('![Latency and throughput per side, stdio and HTTP](benchmarks.svg)')
     expect(text).toContain(
       '| beside 12 10 MiB answers from another child, one after another (2,000 calls) | 0.350 | 4.000 | 40.0 |',
@@ -89,8 +96,8 @@ describe('the benchmark page (bench/page.ts, bench/chart.ts)', () => {
     () => {
       const dir = mkdtempSync(path.join(tmpdir(), 'myc-bench-chart-'))
       const svg = renderChart(panels(sides), 'caption')
-      // One bar per side measured: 4 + 3 sides in two panels each.
-      expect(svg.match(/<rect x=/g)).toHaveLength(14)
+      // One bar per side measured: 4 + 4 sides in two panels each.
+      expect(svg.match(/<rect x=/g)).toHaveLength(16)
       const chart = render(svg, dir, 'chart')
       const height = /height="(\d+)"/.exec(svg)![1]
       const blank = render(
