@@ -52,8 +52,9 @@ export class SessionEventLog implements EventStore {
     const chars = jsonChars(message, this.maxChars)
     if (chars > this.maxChars) stream.dropped = n
     else {
-      // The SDK writes the answer from the object; a child's line kept beside it would double what is kept.
-      forgetResponseLine(message)
+      // A child's line kept beside the answer would double what is kept: it serves the write that follows
+      // (spliced-answers.ts: the SDK writes the event in the turn this resolves) and goes after it.
+      setImmediate(forgetResponseLine, message)
       stream.events.push({ n, message, chars })
       this.chars += chars
       if (stream.events.length > EVENTS_PER_STREAM) this.dropFirst(stream)

@@ -9,6 +9,7 @@ import type { Runtime } from '../runtime/runtime.js'
 import { SessionEventLog } from './event-log.js'
 import type { HttpPrincipal } from './principals.js'
 import { sessionView } from './session-view.js'
+import { writeChildLines } from './spliced-answers.js'
 import type { SessionEntry, Sessions } from './http-session-table.js'
 
 /** One MCP session over Streamable HTTP (2025 era): its own principal, client connection and transport. */
@@ -114,6 +115,8 @@ export function openSession(
     maxRequestBodySize: options.maxMessageBytes,
     eventStore: events,
   })
+  // A child's answer goes out as the child wrote it, the client's id spliced in.
+  writeChildLines(transport)
   const connection = options.connection({
     runtime,
     view,
