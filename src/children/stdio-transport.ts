@@ -280,7 +280,7 @@ export class ChildStdioTransport implements Transport {
     const stdin = this.child?.stdin
     if (!stdin || this.closed || !stdin.writable)
       return Promise.reject(new MycError('child_gone', 'child process is not running'))
-    let line: string
+    let line: string | Buffer[]
     try {
       // A large call's arguments as the client wrote them, spliced (protocol/request-lines.ts).
       line = requestLine(message) ?? JSON.stringify(message)

@@ -5,7 +5,8 @@ import { leadingIdOfBytes, topLevelIdOfBytes } from '../protocol/top-level-id.js
 /** A request as the routes see it: method, URL and headers, and its body read on demand (with a cap). */
 export interface InboundRequest {
   request: Request
-  readBody(maxBytes: number): Promise<{ tooLarge: true } | { tooLarge: false; text: string }>
+  /** The body: too large, or its text (and the bytes it was decoded from, where they were read). */
+  readBody(maxBytes: number): Promise<{ tooLarge: true } | { tooLarge: false; text: string; bytes?: Buffer }>
   /**
    * The body's top-level JSON-RPC id (null: none), found without decoding
    * the body into one string or parsing it: a request refused for its id
@@ -89,7 +90,7 @@ export function inboundOf(
     readBody: async (maxBytes) => {
       const body = await bytes(maxBytes).done
       if ('refused' in body) throw new BodyRefusedError()
-      return body.tooLarge ? body : { tooLarge: false, text: body.bytes.toString('utf8') }
+      return body.tooLarge ? body : { tooLarge: false, text: body.bytes.toString('utf8'), bytes: body.bytes }
     },
     requestId: async (maxBytes, minBytes = 0) => {
       const body = await bytes(maxBytes).done

@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js'
 import { checkInbound, MAX_NESTING, nestsDeeperThan } from '../protocol/inbound.js'
 import { RpcCode } from '../protocol/facts.js'
 import { topLevelId } from '../protocol/top-level-id.js'
+import { keepArgumentsText } from '../protocol/request-lines.js'
 import type { Runtime } from '../runtime/runtime.js'
 import { HttpRpcCode, refusal } from './responses.js'
 import type { InboundRequest } from './node-bridge.js'
@@ -57,6 +58,9 @@ export async function readPostMessage(
     ? withHeaderTraceContext(checked.message, request.headers)
     : checked.message
   const isRequest = checked.kind === 'request'
+  // A large call's arguments go on to a stdio child as the client wrote them (request-lines.ts), as over stdio.
+  if (isRequest && checked.method === 'tools/call')
+    keepArgumentsText(body.text, (message as { params?: unknown }).params, body.bytes)
   return {
     ok: true,
     message,

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 import { closingQuote } from './json-text.js'
 
@@ -15,9 +16,11 @@ import { closingQuote } from './json-text.js'
  * the child reads the very value myc's checks read, byte for byte as
  * before. It is keyed by that object: arguments rebuilt on the way (a lazy
  * `call_tool` unwrapped, say) are serialized as usual, and nothing changes
- * an arguments object in place.
+ * an arguments object in place. Where the request came as bytes (an HTTP
+ * body), the arguments' own bytes are kept instead of their text, and
+ * written to the child as they are: neither copied nor encoded again.
  */
-const texts = new WeakMap<object, string>()
+const texts = new WeakMap<object, string | Buffer>()
 
 /** Below this many characters a request is serialized again (cheaper than reading it twice). */
 export const MIN_SPLICED_CHARS = 8 * 1024
@@ -30,30 +33,54 @@ export const MIN_SPLICED_CHARS = 8 * 1024
  */
 const STEPS_PER_CHAR = 1 / 16
 
-/** Remembers the text of `params.arguments` in `line`, a request parsed to `params`, when it can be sent on as it is. */
-export function keepArgumentsText(line: string, params: unknown): void {
+/**
+ * Remembers the text of `params.arguments` in `line`, a request parsed to
+ * `params`, when it can be sent on as it is. `bytes`, when given, are the
+ * UTF-8 bytes `line` was decoded from: valid UTF-8, the arguments' part of
+ * them is kept in place of the text.
+ */
+export function keepArgumentsText(line: string, params: unknown, bytes?: Buffer): void {
   if (line.length < MIN_SPLICED_CHARS || typeof params !== 'object' || params === null) return
   const args = (params as { arguments?: unknown }).arguments
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return
   const span = argumentsSpan(line)
   if (span === undefined) return
   const text = line.slice(span.start, span.end)
-  if (isCanonical(text)) texts.set(args, text)
+  if (isCanonical(text)) texts.set(args, (bytes && argumentsBytes(line, span, bytes)) ?? text)
 }
 
-/** The line of a request whose arguments' text is kept, as JSON.stringify would write it (`arguments` moved last); undefined for any other message. */
-export function requestLine(message: JSONRPCMessage): string | undefined {
+/**
+ * The bytes of the arguments in `bytes`, the UTF-8 that `line` was decoded
+ * from, found by the byte lengths of the short text before and after them;
+ * undefined when `bytes` are not valid UTF-8 (then `line` holds a
+ * replacement character where they do not: only the text is the value read).
+ */
+function argumentsBytes(line: string, span: { start: number; end: number }, bytes: Buffer): Buffer | undefined {
+  if (!isUtf8(bytes)) return undefined
+  return bytes.subarray(
+    Buffer.byteLength(line.slice(0, span.start)),
+    bytes.length - Buffer.byteLength(line.slice(span.end)),
+  )
+}
+
+/**
+ * The line of a request whose arguments' text is kept, as JSON.stringify
+ * would write it (`arguments` moved last): text, or the pieces of its bytes
+ * around the arguments' own; undefined for any other message.
+ */
+export function requestLine(message: JSONRPCMessage): string | Buffer[] | undefined {
   const params = (message as { params?: unknown }).params
   if (typeof params !== 'object' || params === null) return undefined
   const args = (params as { arguments?: unknown }).arguments
-  const text = typeof args === 'object' && args !== null ? texts.get(args) : undefined
-  if (text === undefined) return undefined
+  const kept = typeof args === 'object' && args !== null ? texts.get(args) : undefined
+  if (kept === undefined) return undefined
   const keys = Object.keys(message)
   if (keys[keys.length - 1] !== 'params') return undefined
   const { arguments: _spliced, ...rest } = params as Record<string, unknown>
   const head = JSON.stringify({ ...message, params: rest })
   // `params` is the last member: the head ends with its closing brace and the message's.
-  return `${head.slice(0, -2)}${head.endsWith(':{}}') ? '' : ','}"arguments":${text}}}`
+  const before = `${head.slice(0, -2)}${head.endsWith(':{}}') ? '' : ','}"arguments":`
+  return typeof kept === 'string' ? `${before}${kept}}}` : [Buffer.from(before), kept, Buffer.from('}}')]
 }
 
 /** What the walk of a request line knows at each point. */

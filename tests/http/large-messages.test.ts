@@ -7,7 +7,7 @@ import { mcpHeaders } from '../helpers/http.js'
 import { fixtureEntry, startRuntime } from '../helpers/runtime.js'
 
 /** One request on a 2025 session as a plain POST: the answer's SSE text as it came. */
-async function post(served: ServedFace, session: string, body: Record<string, unknown>): Promise<string> {
+async function post(served: ServedFace, session: string, body: Record<string, unknown> | string): Promise<string> {
   const response = await fetch(served.url, {
     method: 'POST',
     headers: mcpHeaders({
@@ -15,7 +15,7 @@ async function post(served: ServedFace, session: string, body: Record<string, un
       'Mcp-Session-Id': session,
       'MCP-Protocol-Version': '2025-11-25',
     }),
-    body: JSON.stringify({ jsonrpc: '2.0', ...body }),
+    body: typeof body === 'string' ? body : JSON.stringify({ jsonrpc: '2.0', ...body }),
   })
   expect(response.headers.get('content-type')).toBe('text/event-stream')
   return response.text()
@@ -73,6 +73,20 @@ describe('large messages over Streamable HTTP (2025 session)', () => {
         `{"result":${text},"jsonrpc":"2.0","id":${id}}`,
       )
     }
+  })
+
+  it('hands a large call to the child with the value the client wrote, its text kept or serialised again', async () => {
+    const message = 'é'.repeat(64 * 1024)
+    const canonical = JSON.stringify({ jsonrpc: '2.0', ...call(9, 'echo__echo', { message }) })
+    const spaced = `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo__echo","arguments": {"message": "\\u00e9${message}"}}}`
+    expect(JSON.parse(answerData(await post(served, session, canonical)))).toMatchObject({
+      id: 9,
+      result: { structuredContent: { echoed: message } },
+    })
+    expect(JSON.parse(answerData(await post(served, session, spaced)))).toMatchObject({
+      id: 10,
+      result: { structuredContent: { echoed: `é${message}` } },
+    })
   })
 
   it('reads the answer for the checks as before: an isError answer is a tool error to the observers', async () => {

@@ -5,9 +5,9 @@ import { isCanonical, keepArgumentsText, MIN_SPLICED_CHARS, requestLine } from '
 const pad = 'p'.repeat(MIN_SPLICED_CHARS)
 
 /** A client's request line as it arrives, parsed; and the message the relay sends on for it (new id, the child's name). */
-function relayed(line: string): { sent: JSONRPCMessage; params: Record<string, unknown> } {
+function relayed(line: string, bytes?: Buffer): { sent: JSONRPCMessage; params: Record<string, unknown> } {
   const request = JSON.parse(line) as { params: Record<string, unknown> }
-  keepArgumentsText(line, request.params)
+  keepArgumentsText(line, request.params, bytes)
   const params = { ...request.params, name: 'child-tool' }
   return { sent: { jsonrpc: '2.0', id: 'myc-1', method: 'tools/call', params } as JSONRPCMessage, params }
 }
@@ -49,10 +49,14 @@ function randomValue(next: () => number, depth = 0): unknown {
   return object
 }
 
+/** The same run of pseudo-random numbers for the same seed. */
+function numbers(seed: number): () => number {
+  return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31)
+}
+
 describe('a large call sent on with its arguments as the client wrote them', () => {
   it('writes exactly what serializing the request writes, or leaves it to be serialized', () => {
-    let seed = 11
-    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31)
+    const next = numbers(11)
     let spliced = 0
     for (let n = 0; n < 2_000; n++) {
       const args = { value: randomValue(next), pad }
@@ -65,6 +69,49 @@ describe('a large call sent on with its arguments as the client wrote them', () 
     }
     // Most arguments are written as JSON.stringify writes them: those are spliced.
     expect(spliced).toBeGreaterThan(1_000)
+  })
+
+  it("splices the arguments' own bytes where the line came as bytes (an HTTP body), text around them or not", () => {
+    const next = numbers(5)
+    let spliced = 0
+    for (let n = 0; n < 500; n++) {
+      const args = { value: randomValue(next), pad }
+      // Characters of two, three and four bytes before and after the arguments: their bytes are found by the text's byte lengths.
+      const line = JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'tools/call',
+        params: { name: 'é__😀', arguments: args, _meta: { z: '€' } },
+        id: `é${n}`,
+      })
+      const bytes = Buffer.from(line)
+      const { sent } = relayed(line, bytes)
+      const pieces = requestLine(sent)
+      if (pieces === undefined) continue
+      spliced++
+      expect(Array.isArray(pieces)).toBe(true)
+      const joined = Buffer.concat(pieces as Buffer[])
+      expect(joined.toString()).toBe(serialized(sent))
+      // The arguments are the body's own bytes, not a copy.
+      expect((pieces as Buffer[])[1]!.buffer).toBe(bytes.buffer)
+    }
+    expect(spliced).toBeGreaterThan(250)
+  })
+
+  it('keeps the text, not the bytes, of a body that is not valid UTF-8 (the text holds what was read)', () => {
+    const bytes = Buffer.from(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'a__b', arguments: { pad, m: 'AB' } },
+      }),
+    )
+    bytes[bytes.indexOf('AB')] = 0xff
+    const line = bytes.toString('utf8')
+    const { sent } = relayed(line, bytes)
+    expect(requestLine(sent)).toBe(serialized(sent))
+    // The child reads the replacement character the checks read.
+    expect(requestLine(sent)).toContain('"m":"\ufffdB"')
   })
 
   it('splices whatever surrounds the arguments in the line (spaces, other members, their order)', () => {
