@@ -1,8 +1,9 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 
 /**
- * Results whose text is known, so that they go out to a stdio client
- * without being serialized (again). Both kinds are keyed by the result
+ * Results whose text is known, so that they go out to a client (over
+ * stdio, or in an SSE event: http/spliced-answers.ts) without being
+ * serialized (again). Both kinds are keyed by the result
  * object: a result rebuilt on the way (a spread, a task mapped across
  * eras) is serialized as usual, and nothing mutates such a result in place.
  *
@@ -87,15 +88,15 @@ export function keepResponseBytes(
 
 /**
  * Lets go of the child's line kept beside `message`'s result: for an answer
- * that another writer serializes (the HTTP transport) and that is kept a
- * while (for a resumed stream), the line would double what it holds.
+ * that is kept a while once written (for a resumed stream, which
+ * serializes it again), the line would double what it holds.
  */
 export function forgetResponseLine(message: JSONRPCMessage): void {
   const result = (message as { result?: unknown }).result
   if (typeof result === 'object' && result !== null) lines.delete(result)
 }
 
-/** Results served again unchanged, and their text once it was made (at the first send over stdio; never over HTTP, where the SDK writes). */
+/** Results served again unchanged, and their text once it was made (at their first send). */
 const reusable = new WeakMap<object, string | undefined>()
 
 /** Marks a result that will be served again exactly as it is (nothing may change it afterwards). */
