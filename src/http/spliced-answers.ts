@@ -34,17 +34,36 @@ export function writeChildLines(transport: WebStandardStreamableHTTPServerTransp
   if (typeof own !== 'function') return
   target.writeSSEEvent = function (this: unknown, controller, encoder, message, eventId) {
     const line = responseLine(message)
-    const pieces = line === undefined ? undefined : typeof line === 'string' ? [Buffer.from(line)] : line
-    if (!pieces || pieces.some((piece) => piece.includes(CR)))
+    if (line === undefined || (typeof line === 'string' ? line.includes('\r') : line.some((p) => p.includes(CR))))
       return own.call(this, controller, encoder, message, eventId)
     try {
-      controller.enqueue(Buffer.from(`event: message\n${eventId ? `id: ${eventId}\n` : ''}data: `))
-      for (const piece of pieces) controller.enqueue(piece)
-      controller.enqueue(Buffer.from('\n\n'))
+      for (const chunk of eventChunks(`event: message\n${eventId ? `id: ${eventId}\n` : ''}data: `, line))
+        controller.enqueue(chunk)
       return true
     } catch (error) {
       target.onerror?.(error instanceof Error ? error : new Error(String(error)))
       return false
     }
   }
+}
+
+/** Pieces of a line shorter than this are joined with what surrounds them (the id, a brace) rather than sent alone. */
+const JOIN_BELOW = 1024
+
+/** An event's bytes in as few chunks as its line allows: the line's small pieces joined to the event's own text, a large piece passed on as it is (not copied). */
+function eventChunks(head: string, line: string | Buffer[]): Buffer[] {
+  if (typeof line === 'string') return [Buffer.from(`${head}${line}\n\n`)]
+  const chunks: Buffer[] = []
+  let small: Buffer[] = [Buffer.from(head)]
+  for (const piece of line) {
+    if (piece.length < JOIN_BELOW) small.push(piece)
+    else {
+      if (small.length > 0) chunks.push(Buffer.concat(small))
+      chunks.push(piece)
+      small = []
+    }
+  }
+  small.push(Buffer.from('\n\n'))
+  chunks.push(Buffer.concat(small))
+  return chunks
 }

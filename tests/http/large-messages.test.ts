@@ -23,8 +23,10 @@ async function post(served: ServedFace, session: string, body: Record<string, un
 
 /** The data of the SSE event that answers a request (the one with a result or an error), as its text. */
 function answerData(sse: string): string {
-  const data = sse
-    .split('\n\n')
+  const events = sse.split('\n\n')
+  // Every event ends with its blank line (an unfinished one is dropped by an SSE reader).
+  expect(events.pop()).toBe('')
+  const data = events
     .map((event) =>
       event
         .split('\n')
@@ -73,6 +75,11 @@ describe('large messages over Streamable HTTP (2025 session)', () => {
         `{"result":${text},"jsonrpc":"2.0","id":${id}}`,
       )
     }
+    // The id second, as the Python SDK writes it: the large rest of the line follows the spliced id.
+    const text = JSON.stringify({ content: [{ type: 'text', text: 'x'.repeat(LARGE_LINE_BYTES) }] })
+    expect(
+      answerData(await post(served, session, call(11, 'bulk__big', { bytes: LARGE_LINE_BYTES, style: 'python' }))),
+    ).toBe(`{"jsonrpc":"2.0","id":11,"result":${text}}`)
   })
 
   it('hands a large call to the child with the value the client wrote, its text kept or serialised again', async () => {
