@@ -26,7 +26,7 @@ const CR = 0x0d
  * The writer is the SDK transport's own method (`writeSSEEvent`, private
  * in its types, SDK 2.x), replaced on this instance: with an SDK that has
  * none by that name, nothing is replaced and the SDK writes every event as
- * before (tests/http/large-answers.test.ts then fails, which says so).
+ * before (tests/http/large-messages.test.ts then fails, which says so).
  */
 export function writeChildLines(transport: WebStandardStreamableHTTPServerTransport): void {
   const target = transport as unknown as { writeSSEEvent?: EventWriter; onerror?: (error: Error) => void }
