@@ -19,18 +19,31 @@
 // NODE_DISABLE_COMPILE_CACHE turns both off; with source maps on
 // (--enable-source-maps) the bundle is loaded as a plain module, whose frames
 // Node maps. The single executable embeds its own code cache instead.
+//
+// Code mode's runner (MYC_CODE_RUNNER=1) starts through this launcher too,
+// inside its sandbox, where myc binds `.code-cache/` read-only and only when
+// it passed the rules above outside (src/code/code-mode.ts): there the
+// launcher only reads, never makes the folder nor writes a cache, and says
+// what became of the cache in a global the runner reports to myc.
 const fs = require('node:fs')
 const path = require('node:path')
 const Module = require('node:module')
 
 const bundle = path.join(__dirname, 'myc-main.cjs')
+/** Code mode's runner: the cache is read, never written (its folder is read-only in the sandbox all the same). */
+const readOnly = process.env.MYC_CODE_RUNNER === '1'
+
+/** What became of the code cache in this start (code mode's runner reports it: src/code/runner.ts). */
+function report(use) {
+  globalThis[Symbol.for('mycelium.codeCache')] = use
+}
 
 /** `.code-cache/` beside the bundle when it is ours alone, else undefined. */
 function cacheDir() {
   if (process.env.NODE_DISABLE_COMPILE_CACHE) return undefined
   const dir = path.join(__dirname, '.code-cache')
   try {
-    fs.mkdirSync(dir, { mode: 0o700 })
+    if (!readOnly) fs.mkdirSync(dir, { mode: 0o700 })
   } catch (error) {
     if (error.code !== 'EEXIST') return undefined // a read-only install: no cache
   }
@@ -54,7 +67,8 @@ function loadWithCodeCache(dir) {
     cachedData,
     importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   })
-  if (!cachedData || script.cachedDataRejected) process.once('exit', () => keep(dir, file, script))
+  report(!cachedData ? 'missing' : script.cachedDataRejected ? 'rejected' : 'accepted')
+  if (!readOnly && (!cachedData || script.cachedDataRejected)) process.once('exit', () => keep(dir, file, script))
   const mod = new Module(bundle, module)
   mod.filename = bundle
   mod.paths = Module._nodeModulePaths(__dirname)
@@ -91,7 +105,9 @@ function load() {
   const dir = cacheDir()
   if (!dir) return require(bundle)
   if (typeof Module.enableCompileCache === 'function') {
+    // Node's own cache: in the runner's sandbox its writes fail on the read-only folder.
     Module.enableCompileCache(dir)
+    report('compile-cache')
     return require(bundle)
   }
   return loadWithCodeCache(dir)

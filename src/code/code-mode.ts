@@ -10,6 +10,7 @@ import type { Logger } from '../logger.js'
 import { ExecutorProbe } from '../sandbox/probe.js'
 import { noNewProcessesFilter, seccompArches } from '../sandbox/seccomp.js'
 import { MINIMAL_PATH } from '../sandbox/types.js'
+import { trustedCacheDir } from './code-cache.js'
 import { CodeRunner } from './code-runner.js'
 
 /** How myc starts its own executable as code mode's runner. */
@@ -20,6 +21,8 @@ export interface RunnerLaunch {
   files: string[]
   /** Whether that executable strips TypeScript types (Node.js 22.13 and later). */
   typescript: boolean
+  /** The launcher's code cache folder (`.code-cache/` beside the bundle), shown read-only to the runner when trusted. */
+  codeCache?: string
 }
 
 /** Code mode where it can run, or why it cannot and what would fix it (`myc doctor` shows both). */
@@ -42,7 +45,21 @@ export async function selfLaunch(): Promise<RunnerLaunch | undefined> {
   })()
   if (sea) return { argv: [process.execPath], files: [], typescript }
   const bundle = typeof __filename === 'string' && __filename.endsWith('.cjs') ? __filename : undefined
-  return bundle ? { argv: [process.execPath, bundle], files: [bundle], typescript } : undefined
+  return bundle ? bundleLaunch(bundle, typescript) : undefined
+}
+
+/**
+ * Node.js with `bundle` as the runner: started through the npm package's
+ * launcher beside it (build/launcher.cjs), with the launcher's code cache
+ * shown read-only, when both are there and the cache is trusted; else the
+ * bundle alone, compiled from its source at every run.
+ */
+export function bundleLaunch(bundle: string, typescript: boolean, env: NodeJS.ProcessEnv = process.env): RunnerLaunch {
+  const dir = path.dirname(realpathSync(bundle))
+  const launcher = path.join(dir, 'myc.cjs')
+  const codeCache = env.NODE_DISABLE_COMPILE_CACHE ? undefined : trustedCacheDir(path.join(dir, '.code-cache'))
+  if (!codeCache || !existsSync(launcher)) return { argv: [process.execPath, bundle], files: [bundle], typescript }
+  return { argv: [process.execPath, launcher], files: [launcher, bundle], typescript, codeCache }
 }
 
 /** Whether this Node.js strips TypeScript types (22.13 and later): the runner is this same executable. */
@@ -129,6 +146,7 @@ export async function prepareCodeMode(
     emptyFile,
     filter,
     typescript: launch.typescript,
+    codeCache: launch.codeCache,
   }
   return { ok: true, runner: new CodeRunner(setup, { timeoutMs, memoryMb, maxOutputBytes }) }
 }

@@ -1,4 +1,4 @@
-import type { RunEnd } from './protocol.js'
+import type { CodeCacheUse, RunEnd } from './protocol.js'
 
 /** A tool result as much as code mode reads of it. */
 interface ToolResult {
@@ -12,7 +12,7 @@ export type InnerAnswer = { ok: true; value: unknown } | { ok: false; message: s
 
 /** How a run ended, on myc's side. */
 export type RunOutcome =
-  | ({ kind: 'done'; output: string; truncated: boolean } & RunEnd)
+  | ({ kind: 'done'; output: string; truncated: boolean; codeCache?: CodeCacheUse } & RunEnd)
   /** A limit myc enforced: the time, or the runner's own output over what one line may carry. */
   | { kind: 'limit'; limit: 'time' | 'output' | 'memory' }
   /** The runner did not start, or ended without an answer. */

@@ -4,6 +4,7 @@ import type { Mask } from '../sandbox/masks.js'
 import type { OwnFiles } from '../sandbox/own-files.js'
 import { runnerArgs } from '../sandbox/runner-args.js'
 import { Cancellation } from '../protocol/cancellation.js'
+import { trustedCacheDir } from './code-cache.js'
 import { runResult, type InnerAnswer, type CodeLimits, type RunOutcome } from './code-result.js'
 import { readRunnerLine, RUNNER_SWITCH, type FromRunner, type ToolTable, type ToRunner } from './protocol.js'
 
@@ -22,6 +23,8 @@ export interface RunnerSetup {
   filter: Buffer
   /** Whether the runner strips TypeScript types (Node.js 22.13 and later). */
   typescript: boolean
+  /** The launcher's trusted code cache folder, bound read-only (code-mode.ts). */
+  codeCache?: string
 }
 
 /** What a run asks of its caller (an MCP session, or an agent's run) while it runs. */
@@ -105,6 +108,8 @@ export class CodeRunner {
     const { setup, limits } = this
     const args = runnerArgs({
       own: setup.own,
+      // Judged again at each run: a cache folder removed or replaced since the setup is not bound.
+      codeCache: setup.codeCache === undefined ? undefined : trustedCacheDir(setup.codeCache),
       mounts: setup.mounts,
       masks: setup.masks,
       emptyFile: setup.emptyFile,

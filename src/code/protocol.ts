@@ -26,10 +26,24 @@ export type RunEnd =
   /** The code's heap reached its part of the memory limit. */
   | { ok: false; limit: 'memory' }
 
+/**
+ * What became of V8's code cache when the runner started (build/launcher.cjs
+ * reports it): read and accepted, read and refused, none for this bundle,
+ * Node's own compile cache (Node.js 22.1 and later), or none at all (the
+ * single executable's embedded cache, or no trusted cache). Only for tests
+ * and debugging: the code inside may forge it.
+ */
+export type CodeCacheUse = 'accepted' | 'rejected' | 'missing' | 'compile-cache' | 'none'
+
+const CODE_CACHE_USES: readonly string[] = ['accepted', 'rejected', 'missing', 'compile-cache', 'none']
+
+/** The global (a `Symbol.for` key) the launcher sets to a {@link CodeCacheUse}. */
+export const CODE_CACHE_KEY = 'mycelium.codeCache'
+
 /** runner → myc. */
 export type FromRunner =
   | { type: 'call'; id: number; name: string; arguments: Record<string, unknown> }
-  | ({ type: 'done'; output: string; truncated: boolean } & RunEnd)
+  | ({ type: 'done'; output: string; truncated: boolean; codeCache?: CodeCacheUse } & RunEnd)
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -50,7 +64,13 @@ export function readRunnerLine(line: string): FromRunner | undefined {
   }
   if (value.type !== 'done' || typeof value.output !== 'string' || typeof value.truncated !== 'boolean')
     return undefined
-  const base = { type: 'done' as const, output: value.output, truncated: value.truncated }
+  const codeCache = CODE_CACHE_USES.includes(value.codeCache as string) ? (value.codeCache as CodeCacheUse) : undefined
+  const base = {
+    type: 'done' as const,
+    output: value.output,
+    truncated: value.truncated,
+    ...(codeCache && { codeCache }),
+  }
   if (value.ok === true)
     return typeof value.value === 'string' ? { ...base, ok: true, value: value.value } : { ...base, ok: true }
   if (value.ok === false && value.limit === 'memory') return { ...base, ok: false, limit: 'memory' }

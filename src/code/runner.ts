@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline'
 import { Worker } from 'node:worker_threads'
-import type { RunEnd, ToRunner } from './protocol.js'
+import { CODE_CACHE_KEY, type RunEnd, type ToRunner } from './protocol.js'
 
 /*
  * Code mode's runner (docs/code-mode.md): myc's own executable started
@@ -49,7 +49,8 @@ export function runRunner(): void {
           .subarray(0, limit + 1)
           .toString('utf8'),
       }
-    send({ type: 'done', output: text, truncated: output.truncated, ...end }, () => process.exit(0))
+    const codeCache = (globalThis as Record<symbol, unknown>)[Symbol.for(CODE_CACHE_KEY)] ?? 'none'
+    send({ type: 'done', output: text, truncated: output.truncated, codeCache, ...end }, () => process.exit(0))
   }
   const keep = (chunk: Buffer | string) => {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk

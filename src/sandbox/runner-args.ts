@@ -7,6 +7,8 @@ import type { OwnFiles } from './own-files.js'
 export interface RunnerSandboxInput {
   /** The runner's own files (own-files.ts), bound read-only at their real paths, and the links that lead to them. */
   own: OwnFiles
+  /** The launcher's code cache folder (real path, already judged trusted), bound read-only: the runner reads it, nothing in the sandbox can write it. */
+  codeCache?: string
   /** `codeMode.mounts`: folders or files shown read-only at their own paths. */
   mounts: readonly string[]
   /** myc's state inside those mounts, hidden (the kinds `hide-dir` and `hide-file` only). */
@@ -57,6 +59,7 @@ export function runnerArgs(input: RunnerSandboxInput): string[] {
   const folders = new Set(input.own.links.map((l) => path.dirname(l.path)))
   for (const folder of folders) if (folder !== '/') args.push('--dir', folder)
   for (const link of input.own.links) args.push('--symlink', link.target, link.path)
+  if (input.codeCache !== undefined) args.push('--ro-bind', input.codeCache, input.codeCache)
   for (const mount of input.mounts) args.push('--ro-bind', mount, mount)
   const hiddenDirs: string[] = []
   for (const m of input.masks) {

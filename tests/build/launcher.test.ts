@@ -9,6 +9,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
+import { spawnSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -80,6 +81,22 @@ describe('the build/myc.cjs launcher', () => {
     const mapped = installed()
     version(mapped, process.execPath, {}, ['--enable-source-maps'])
     expect(filesBelow(cacheOf(mapped))).toEqual([])
+  })
+
+  it('as code mode’s runner (MYC_CODE_RUNNER=1) only reads: it makes no cache folder and writes no cache', () => {
+    const runAsRunner = (launcher: string) => {
+      const env = { ...process.env, MYC_CODE_RUNNER: '1', NODE_DISABLE_COMPILE_CACHE: undefined }
+      // Its stdin closed at once: the runner exits with nothing to run.
+      const r = spawnSync(process.execPath, [launcher], { env, input: '', encoding: 'utf8' })
+      expect(r.status, r.stderr).toBe(0)
+    }
+    const fresh = installed()
+    runAsRunner(fresh)
+    expect(existsSync(cacheOf(fresh))).toBe(false)
+    const empty = installed()
+    mkdirSync(cacheOf(empty), { mode: 0o700 })
+    runAsRunner(empty)
+    expect(filesBelow(cacheOf(empty))).toEqual([])
   })
 
   it('leaves no dynamic import() in the bundle: code from a V8 code cache cannot run one on Node 20', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Client } from '@modelcontextprotocol/client'
 import type { LoadedConfig } from '../../src/config/load.js'
-import { prepareCodeMode, type RunnerLaunch } from '../../src/code/code-mode.js'
+import { bundleLaunch, prepareCodeMode, type RunnerLaunch } from '../../src/code/code-mode.js'
 import type { CodeRunner } from '../../src/code/code-runner.js'
 import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { fixtureServer, repoRoot } from './fixtures.js'
@@ -13,11 +13,24 @@ import { requireTool } from './tools.js'
 /** The bundle code mode's runner runs in tests (the global setup builds it when src/ is newer). */
 export const runnerBundle = path.join(repoRoot, 'build', 'myc-main.cjs')
 
-/** This Node.js with the bundle: the runner as `node build/myc.cjs` would start it. */
+/** This Node.js with the bundle alone (no launcher, no code cache). */
 export const testLaunch: RunnerLaunch = {
   argv: [process.execPath, runnerBundle],
   files: [runnerBundle],
   typescript: false,
+}
+
+/**
+ * The runner as `node build/myc.cjs` would start it: through the launcher,
+ * from the code cache it keeps beside the bundle, made first by running the
+ * launcher once (as any `myc` command outside does).
+ */
+function cachedLaunch(bundle = runnerBundle): RunnerLaunch {
+  const r = spawnSync(process.execPath, [path.join(path.dirname(bundle), 'myc.cjs'), '--version'], {
+    env: { ...process.env, NODE_DISABLE_COMPILE_CACHE: undefined, NODE_COMPILE_CACHE: undefined },
+  })
+  if (r.status !== 0) throw new Error(`the launcher did not start: ${r.stderr.toString()}`)
+  return bundleLaunch(bundle, false, {})
 }
 
 export const hasBwrap = requireTool(
@@ -25,9 +38,9 @@ export const hasBwrap = requireTool(
   process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0,
 )
 
-/** Code mode's runner for a loaded config, started from the test bundle; throws where code mode cannot run. */
-export async function testCodeRunner(loaded: LoadedConfig): Promise<CodeRunner> {
-  const setup = await prepareCodeMode(loaded, { probe: new ExecutorProbe(), launch: testLaunch })
+/** Code mode's runner for a loaded config, started from the test bundle through its launcher; throws where code mode cannot run. */
+export async function testCodeRunner(loaded: LoadedConfig, launch = cachedLaunch()): Promise<CodeRunner> {
+  const setup = await prepareCodeMode(loaded, { probe: new ExecutorProbe(), launch })
   if (!setup.ok) throw new Error(`code mode cannot run here: ${setup.reason} (fix: ${setup.fix})`)
   return setup.runner
 }
@@ -75,11 +88,12 @@ export async function runCode(client: Client, code: string): Promise<{ text: str
   return { text: content.map((c) => c.text).join('\n'), isError: result.isError === true }
 }
 
-/** Processes of code mode runs alive now (bubblewrap and the runner name the test bundle in their arguments). */
+/** Processes of code mode runs alive now (bubblewrap names the test bundle in its arguments; the runner is the bundle or its launcher, with no argument). */
 export function runnerProcesses(): string[] {
+  const launcher = path.join(path.dirname(runnerBundle), 'myc.cjs')
   return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
     .split('\n')
-    .filter((line) => line.includes(runnerBundle))
+    .filter((line) => line.includes(runnerBundle) || line.trimEnd().endsWith(` ${launcher}`))
 }
 
 /**

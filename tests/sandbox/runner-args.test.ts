@@ -8,10 +8,11 @@ import { runnerArgs } from '../../src/sandbox/runner-args.js'
 import { noNewProcessesFilter } from '../../src/sandbox/seccomp.js'
 
 describe('code mode’s runner sandbox, its parts', () => {
-  it('builds the exact bwrap arguments: an empty root, the runner’s files, mounts, hidden state, no new process', () => {
+  it('builds the exact bwrap arguments: an empty root, the runner’s files and code cache, mounts, hidden state, no new process', () => {
     expect(
       runnerArgs({
         own: { files: ['/usr/bin/node', '/opt/myc/myc-main.cjs'], links: [{ path: '/lib', target: 'usr/lib' }] },
+        codeCache: '/opt/myc/.code-cache',
         mounts: ['/data'],
         masks: [
           { path: '/data/skills', kind: 'hide-dir' },
@@ -30,6 +31,8 @@ describe('code mode’s runner sandbox, its parts', () => {
       ...['--size', '1024', '--tmpfs', '/tmp'],
       ...['--ro-bind', '/usr/bin/node', '/usr/bin/node', '--ro-bind', '/opt/myc/myc-main.cjs', '/opt/myc/myc-main.cjs'],
       ...['--symlink', 'usr/lib', '/lib'],
+      // The launcher's code cache: read-only, as everything else but the scratch /tmp.
+      ...['--ro-bind', '/opt/myc/.code-cache', '/opt/myc/.code-cache'],
       ...['--ro-bind', '/data', '/data', '--tmpfs', '/data/skills'],
       ...['--ro-bind', '/tmp/empty', '/data/mycelium.config.json', '--remount-ro', '/data/skills'],
       ...['--remount-ro', '/', '--clearenv', '--setenv', 'A', '1', '--setenv', 'B', '2'],
