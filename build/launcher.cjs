@@ -106,8 +106,9 @@ function load() {
   if (!dir) return require(bundle)
   if (typeof Module.enableCompileCache === 'function') {
     // Node's own cache: in the runner's sandbox its writes fail on the read-only folder.
-    Module.enableCompileCache(dir)
-    report('compile-cache')
+    const { status } = Module.enableCompileCache(dir)
+    const { ENABLED, ALREADY_ENABLED } = Module.constants.compileCacheStatus
+    report(status === ENABLED || status === ALREADY_ENABLED ? 'compile-cache' : 'none')
     return require(bundle)
   }
   return loadWithCodeCache(dir)

@@ -1,8 +1,9 @@
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { node22 } from '../conformance/run.js'
+import { hasBwrap, runOnce, tamper } from '../helpers/code-mode.js'
 import { cacheOf, filesBelow, installed, version } from '../helpers/launcher.js'
 
 /**
@@ -24,4 +25,25 @@ describe('the build/myc.cjs launcher on Node 22', () => {
     expect(second).toContain(first.trim())
     expect(second).toMatch(/myc-main\.cjs[^\n]*(cache hit|was accepted)|(cache hit|accepted)[^\n]*myc-main\.cjs/i)
   }, 120_000)
+
+  it.runIf(hasBwrap)(
+    'as code mode’s runner, reads the compile cache in its sandbox, which the code cannot change',
+    async () => {
+      const node = await node22()
+      const launcher = installed()
+      version(launcher, node)
+      const dir = cacheOf(launcher)
+      const [file, ...more] = filesBelow(dir)
+      expect(more).toEqual([])
+      const before = readFileSync(file!)
+      const bundle = path.join(path.dirname(launcher), 'myc-main.cjs')
+      const launch = { argv: [node, launcher], files: [launcher, bundle], typescript: true, codeCache: dir }
+      const out = await runOnce(launch, tamper(path.dirname(file!), file!))
+      expect(out).toMatchObject({ kind: 'done', ok: true, codeCache: 'compile-cache' })
+      expect(JSON.parse((out as { value: string }).value)).toEqual(Array(6).fill('EROFS'))
+      expect(filesBelow(dir)).toEqual([file])
+      expect(readFileSync(file!).equals(before)).toBe(true)
+    },
+    120_000,
+  )
 })

@@ -2,10 +2,8 @@ import { appendFileSync, chmodSync, mkdtempSync, readFileSync, symlinkSync, writ
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/config/load.js'
-import { bundleLaunch, type RunnerLaunch } from '../../src/code/code-mode.js'
-import type { RunOutcome } from '../../src/code/code-result.js'
-import { codeProject, hasBwrap, testCodeRunner } from '../helpers/code-mode.js'
+import { bundleLaunch } from '../../src/code/code-mode.js'
+import { hasBwrap, runOnce, tamper } from '../helpers/code-mode.js'
 import { cacheOf, filesBelow, installed, version } from '../helpers/launcher.js'
 
 const nodeMajor = Number(process.versions.node.split('.')[0])
@@ -17,27 +15,6 @@ function cachedCopy() {
   const dir = cacheOf(launcher)
   return { bundle: path.join(path.dirname(launcher), 'myc-main.cjs'), dir, file: filesBelow(dir)[0]! }
 }
-
-const hooks = { tools: () => [], onChange: () => () => {}, call: async () => ({ ok: true as const, value: null }) }
-
-/** One run of `code` by a runner started as `launch` says. */
-async function runOnce(launch: RunnerLaunch, code: string): Promise<RunOutcome> {
-  const file = codeProject()
-  const runner = await testCodeRunner(await loadConfig({ configPath: file, cwd: path.dirname(file), env: {} }), launch)
-  return runner.run(code, hooks, { onCancel() {} })
-}
-
-/** Code that tries every way to change the cache folder: the error code of each try (all EROFS when none works). */
-const tamper = (dir: string, file: string) => `const fs = require('node:fs')
-const tries = [
-  () => fs.writeFileSync(${JSON.stringify(file)}, 'poison'),
-  () => fs.appendFileSync(${JSON.stringify(file)}, 'poison'),
-  () => fs.writeFileSync(${JSON.stringify(path.join(dir, 'myc-main-new.bin'))}, 'poison'),
-  () => fs.rmSync(${JSON.stringify(file)}),
-  () => fs.renameSync(${JSON.stringify(file)}, ${JSON.stringify(`${file}.moved`)}),
-  () => fs.chmodSync(${JSON.stringify(dir)}, 0o777),
-]
-return tries.map((t) => { try { t(); return 'written' } catch (error) { return error.code } })`
 
 /**
  * Code mode's runner, Node.js with the bundle, starts through the launcher

@@ -6,6 +6,8 @@ import type { Client } from '@modelcontextprotocol/client'
 import type { LoadedConfig } from '../../src/config/load.js'
 import { bundleLaunch, prepareCodeMode, type RunnerLaunch } from '../../src/code/code-mode.js'
 import type { CodeRunner } from '../../src/code/code-runner.js'
+import type { RunOutcome } from '../../src/code/code-result.js'
+import { loadConfig } from '../../src/config/load.js'
 import { ExecutorProbe } from '../../src/sandbox/probe.js'
 import { fixtureServer, repoRoot } from './fixtures.js'
 import { requireTool } from './tools.js'
@@ -44,6 +46,27 @@ export async function testCodeRunner(loaded: LoadedConfig, launch = cachedLaunch
   if (!setup.ok) throw new Error(`code mode cannot run here: ${setup.reason} (fix: ${setup.fix})`)
   return setup.runner
 }
+
+const noHooks = { tools: () => [], onChange: () => () => {}, call: async () => ({ ok: true as const, value: null }) }
+
+/** One run of `code` by a runner started as `launch` says. */
+export async function runOnce(launch: RunnerLaunch, code: string): Promise<RunOutcome> {
+  const file = codeProject()
+  const runner = await testCodeRunner(await loadConfig({ configPath: file, cwd: path.dirname(file), env: {} }), launch)
+  return runner.run(code, noHooks, { onCancel() {} })
+}
+
+/** Code that tries every way to change the cache folder: the error code of each try (all EROFS when none works). */
+export const tamper = (dir: string, file: string) => `const fs = require('node:fs')
+const tries = [
+  () => fs.writeFileSync(${JSON.stringify(file)}, 'poison'),
+  () => fs.appendFileSync(${JSON.stringify(file)}, 'poison'),
+  () => fs.writeFileSync(${JSON.stringify(path.join(dir, 'myc-main-new.bin'))}, 'poison'),
+  () => fs.rmSync(${JSON.stringify(file)}),
+  () => fs.renameSync(${JSON.stringify(file)}, ${JSON.stringify(`${file}.moved`)}),
+  () => fs.chmodSync(${JSON.stringify(dir)}, 0o777),
+]
+return tries.map((t) => { try { t(); return 'written' } catch (error) { return error.code } })`
 
 const SKILLS: Record<string, string> = {
   common: 'allowedRoles: ["*"]\nallowedTools: [echo:echo]',
