@@ -1,7 +1,10 @@
+import { realpathSync } from 'node:fs'
+import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Client } from '@modelcontextprotocol/client'
 import { codeProject, FORGED_CALL, hasBwrap, runCode, runnerProcesses } from '../helpers/code-mode.js'
 import { connectToMyc, protocolErrorOf, runMyc } from '../helpers/e2e.js'
+import { repoRoot } from '../helpers/fixtures.js'
 import { connectHttp, modernRequest, startHttpMyc, type HttpMyc } from '../helpers/http.js'
 import { OtlpReceiver } from '../helpers/otlp-receiver.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -77,6 +80,20 @@ describe.runIf(hasBwrap)('code mode through build/myc.cjs', () => {
     )
     expect(r.isError).toBe(false)
     expect(r.text).not.toContain(canary)
+    await client.close()
+  })
+
+  it('starts the runner through the launcher, its code cache beside the bundle shown read-only', async () => {
+    const cache = path.join(realpathSync(path.join(repoRoot, 'build')), '.code-cache')
+    const { client } = await connectToMyc(['serve', '--config', codeProject()])
+    const r = await runCode(
+      client,
+      `const fs = require('node:fs')
+       let write
+       try { fs.writeFileSync(${JSON.stringify(path.join(cache, 'planted.bin'))}, 'x'); write = 'written' } catch (e) { write = e.code }
+       return [fs.existsSync(${JSON.stringify(cache)}), write]`,
+    )
+    expect(JSON.parse(r.text)).toEqual([true, 'EROFS'])
     await client.close()
   })
 
