@@ -15,7 +15,8 @@
 // the file's contents). Older Nodes get a V8 code cache through vm.Script,
 // in a file named for the Node version and the bundle's length and CRC-32
 // (V8 checks only the source's length, so a rebuilt bundle of the same length
-// must never meet an old cache), written once when a run ends without one.
+// must never meet an old cache), written once when a run without one ends or
+// has run for a few seconds (a long `myc serve`).
 // NODE_DISABLE_COMPILE_CACHE turns both off; with source maps on
 // (--enable-source-maps) the bundle is loaded as a plain module, whose frames
 // Node maps. The single executable embeds its own code cache instead.
@@ -68,7 +69,7 @@ function loadWithCodeCache(dir) {
     importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   })
   report(!cachedData ? 'missing' : script.cachedDataRejected ? 'rejected' : 'accepted')
-  if (!readOnly && (!cachedData || script.cachedDataRejected)) process.once('exit', () => keep(dir, file, script))
+  if (!readOnly && (!cachedData || script.cachedDataRejected)) keepSoon(() => keep(dir, file, script))
   const mod = new Module(bundle, module)
   mod.filename = bundle
   mod.paths = Module._nodeModulePaths(__dirname)
@@ -76,6 +77,25 @@ function loadWithCodeCache(dir) {
   script.runInThisContext().call(mod.exports, mod.exports, Module.createRequire(bundle), mod, bundle, __dirname)
   mod.loaded = true
   return mod.exports
+}
+
+/**
+ * How long a start that is still running waits before it keeps its compiled
+ * code: `myc serve` runs for hours, and code mode's runners start from the
+ * cache it keeps (they never write one themselves).
+ */
+const KEEP_AFTER_MS = 3000
+
+/** Calls `write` once: after KEEP_AFTER_MS, or when the process exits first. */
+function keepSoon(write) {
+  let kept = false
+  const once = () => {
+    if (kept) return
+    kept = true
+    write()
+  }
+  process.once('exit', once)
+  setTimeout(once, KEEP_AFTER_MS).unref()
 }
 
 function readIfThere(file) {
@@ -109,6 +129,8 @@ function load() {
     const { status } = Module.enableCompileCache(dir)
     const { ENABLED, ALREADY_ENABLED } = Module.constants.compileCacheStatus
     report(status === ENABLED || status === ALREADY_ENABLED ? 'compile-cache' : 'none')
+    // Node writes it when the process exits; a long run writes it early too (Node 22.10 and later).
+    if (!readOnly && typeof Module.flushCompileCache === 'function') keepSoon(() => Module.flushCompileCache())
     return require(bundle)
   }
   return loadWithCodeCache(dir)

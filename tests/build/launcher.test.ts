@@ -9,13 +9,14 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { requireBundle } from '../helpers/e2e.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { cacheOf, filesBelow, installed, version } from '../helpers/launcher.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const nodeMajor = Number(process.versions.node.split('.')[0])
 
@@ -54,6 +55,24 @@ describe('the build/myc.cjs launcher', () => {
       expect(after[0]).not.toBe(file)
     },
   )
+
+  it.runIf(nodeMajor < 22)('keeps the cache while a long run (myc serve) still runs', async () => {
+    const launcher = installed()
+    const dir = mkdtempSync(path.join(tmpdir(), 'myc-launcher-serve-'))
+    writeFileSync(path.join(dir, 'mycelium.config.json'), '{ "mcpServers": {} }')
+    const env = { ...process.env, NODE_DISABLE_COMPILE_CACHE: undefined }
+    // Its stdin stays open: serve runs until it is killed.
+    const serve = spawn(process.execPath, [launcher, 'serve', '--config', path.join(dir, 'mycelium.config.json')], {
+      env,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    })
+    try {
+      await waitFor(() => filesBelow(cacheOf(launcher)).length === 1, 20_000, 'the cache to be kept while serve runs')
+      expect(serve.exitCode).toBeNull()
+    } finally {
+      serve.kill('SIGKILL')
+    }
+  })
 
   it('uses no cache folder that others may write, that is a link, or that is no folder', () => {
     const open = installed()
