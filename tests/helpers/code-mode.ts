@@ -1,7 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { crc32 } from 'node:zlib'
 import type { Client } from '@modelcontextprotocol/client'
 import type { LoadedConfig } from '../../src/config/load.js'
 import { bundleLaunch, prepareCodeMode, type RunnerLaunch } from '../../src/code/code-mode.js'
@@ -28,6 +29,7 @@ export const testLaunch: RunnerLaunch = {
  * launcher once (as any `myc` command outside does).
  */
 function cachedLaunch(bundle = runnerBundle): RunnerLaunch {
+  if (cacheIsThere(bundle)) return bundleLaunch(bundle, false, {})
   const r = spawnSync(process.execPath, [path.join(path.dirname(bundle), 'myc.cjs'), '--version'], {
     env: { ...process.env, NODE_DISABLE_COMPILE_CACHE: undefined, NODE_COMPILE_CACHE: undefined },
   })
@@ -39,6 +41,14 @@ export const hasBwrap = requireTool(
   'bwrap',
   process.platform === 'linux' && spawnSync('bwrap', ['--version']).status === 0,
 )
+
+/** Whether the launcher's Node 20 cache of `bundle` is there already (build/launcher.cjs names it by length and CRC-32); Node 22's cannot be told. */
+function cacheIsThere(bundle: string): boolean {
+  if (Number(process.versions.node.split('.')[0]) >= 22) return false
+  const bytes = readFileSync(bundle)
+  const name = `myc-main-${process.version}-${process.arch}-${bytes.length}-${crc32(bytes).toString(16)}.bin`
+  return existsSync(path.join(path.dirname(bundle), '.code-cache', name))
+}
 
 /** Code mode's runner for a loaded config, started from the test bundle through its launcher; throws where code mode cannot run. */
 export async function testCodeRunner(loaded: LoadedConfig, launch = cachedLaunch()): Promise<CodeRunner> {
