@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { requireBundle, writeConfig } from '../helpers/e2e.js'
 import { RawClient } from '../helpers/raw-client.js'
@@ -13,7 +14,13 @@ describe('myc serve (build/myc.cjs) over a long soak', () => {
 
   beforeAll(async () => {
     requireBundle()
-    client = new RawClient(writeConfig({ mcpServers: { echo: fixtureEntry('echo') } }))
+    // A full collection on SIGUSR2 (bench/gc-on-signal.mjs) before each reading: what is kept, not what V8 has not yet collected.
+    const gcOnSignal = fileURLToPath(new URL('../../bench/gc-on-signal.mjs', import.meta.url))
+    client = new RawClient(writeConfig({ mcpServers: { echo: fixtureEntry('echo') } }), [
+      '--expose-gc',
+      '--import',
+      gcOnSignal,
+    ])
     const init = await client.request('init', 'initialize', {
       protocolVersion: '2025-11-25',
       capabilities: {},
@@ -48,14 +55,23 @@ describe('myc serve (build/myc.cjs) over a long soak', () => {
       })
       await Promise.all(lanes)
     }
+    // RSS read after a full collection: without one, how much garbage is still held depends on when V8 last ran a
+    // major collection (a myc that promotes little to the old generation may run none over the whole soak, and its
+    // RSS then climbs by 20+ MiB of garbage, 2026-11-29). A leak survives the collection; garbage does not.
+    const collectedRss = async () => {
+      client.proc.kill('SIGUSR2')
+      // The signal is handled on myc's next turn; a ping after it is answered once the collection is done.
+      await client.request(`gc-${sent}`, 'ping', {})
+      return client.rssKiB()
+    }
     await run(5_000)
-    baseline = client.rssKiB()
-    // RSS sampled every 2,500 calls: the heap breathes (V8 sizes it by the allocation rate, more on a busy
-    // machine), so compare the lowest points of an early and a late window, which a leak lifts and breathing does not.
+    baseline = await collectedRss()
+    // RSS sampled every 2,500 calls; the lowest points of an early and a late window compared, which a leak lifts
+    // and the heap's breathing does not.
     const samples: number[] = []
     for (let at = 7_500; at <= 60_000; at += 2_500) {
       await run(at)
-      samples.push(client.rssKiB())
+      samples.push(await collectedRss())
     }
     const early = Math.min(...samples.slice(0, 6)) // 7,500 … 20,000 calls
     const late = Math.min(...samples.slice(-8)) // 42,500 … 60,000 calls

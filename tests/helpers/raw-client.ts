@@ -16,8 +16,9 @@ export class RawClient {
   private waiters = new Map<string, (answer: unknown) => void>()
   readonly exited: Promise<number | null>
 
-  constructor(config: string) {
-    this.proc = spawn(process.execPath, [bundle, 'serve', '--config', config], { stdio: 'pipe' })
+  /** `nodeArgs`: flags for the Node that runs the bundle (the soak's `--expose-gc`). */
+  constructor(config: string, nodeArgs: readonly string[] = []) {
+    this.proc = spawn(process.execPath, [...nodeArgs, bundle, 'serve', '--config', config], { stdio: 'pipe' })
     this.exited = new Promise((resolve) => this.proc.once('exit', (code) => resolve(code)))
     this.proc.stderr.setEncoding('utf8')
     this.proc.stderr.on('data', (chunk: string) => {
