@@ -385,9 +385,9 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     const held = opened.filter((l) => l.status === 200)
     // bob's own SDK client may hold some already: 16 in all, whatever he had.
     expect(held.length).toBeLessThanOrEqual(16)
-    await waitFor(async () => (await gauge()) === before + held.length, 5_000, 'the gauge to count the new streams')
+    await waitFor(async () => (await gauge()) === before + held.length, 15_000, 'the gauge to count the new streams')
     held[0]!.close()
-    await waitFor(async () => (await gauge()) === before + held.length - 1, 5_000, 'the closed stream to be let go')
+    await waitFor(async () => (await gauge()) === before + held.length - 1, 15_000, 'the closed stream to be let go')
     const again = await rawListen()
     expect(again.status).toBe(200)
     // Another credential is not held back by bob's streams.
@@ -395,6 +395,6 @@ describe('subscriptions/listen for 2026 clients, per principal, over HTTP and st
     expect(aliceOwn.honoredFilter).toEqual({ toolsListChanged: true })
     again.close()
     for (const l of held) l.close()
-    await waitFor(async () => (await gauge()) <= before + 1, 5_000, 'the streams to be let go')
+    await waitFor(async () => (await gauge()) <= before + 1, 15_000, 'the streams to be let go')
   })
 })
