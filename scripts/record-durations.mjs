@@ -3,12 +3,13 @@
 // vitest's JSON report and writes tests/durations.json (seconds, one decimal).
 // Run it on an idle machine when files were added or changed much.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 
 const root = path.join(import.meta.dirname, '..')
-const report = path.join(mkdtempSync(path.join(tmpdir(), 'myc-durations-')), 'report.json')
+const folder = mkdtempSync(path.join(tmpdir(), 'myc-durations-'))
+const report = path.join(folder, 'report.json')
 const run = spawnSync('npx', ['vitest', 'run', '--reporter=json', `--outputFile=${report}`], {
   cwd: root,
   stdio: 'inherit',
@@ -18,7 +19,9 @@ if (run.status !== 0) {
   process.exit(1)
 }
 const durations = {}
-for (const file of JSON.parse(readFileSync(report, 'utf8')).testResults) {
+const results = JSON.parse(readFileSync(report, 'utf8')).testResults
+rmSync(folder, { recursive: true, force: true })
+for (const file of results) {
   durations[path.relative(root, file.name)] = Math.round((file.endTime - file.startTime) / 100) / 10
 }
 const sorted = Object.fromEntries(Object.entries(durations).sort(([a], [b]) => (a < b ? -1 : 1)))
