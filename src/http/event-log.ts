@@ -54,7 +54,8 @@ export class SessionEventLog implements EventStore {
     else {
       // A child's line kept beside the answer would double what is kept: it serves the write that follows
       // (spliced-answers.ts: the SDK writes the event in the turn this resolves) and goes after it.
-      setImmediate(forgetResponseLine, message)
+      // (Only an answer can have one: a notification or a request schedules nothing.)
+      if ('result' in message) setImmediate(forgetResponseLine, message)
       stream.events.push({ n, message, chars })
       this.chars += chars
       if (stream.events.length > EVENTS_PER_STREAM) this.dropFirst(stream)
