@@ -9,6 +9,7 @@ import { build } from 'esbuild'
 // The same reader the program uses from source (run with `node --import tsx`).
 import { readTemplateDir } from './src/assets/templates.ts'
 import { embed } from './build/embed.ts'
+import { EMBEDDED_LIBRARIES } from './build/embedded-libraries.mjs'
 
 const root = path.dirname(new URL(import.meta.url).pathname)
 const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'))
@@ -16,20 +17,9 @@ const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'))
 // Gzipped, the grammar is a third of the size: less for every start to scan.
 const wasm = async (file) => gzipSync(await readFile(path.join(root, 'node_modules', file)), { level: 9 }).toString('base64')
 
-/** A module bundled on its own, as gzipped base64 text to embed with `define` (compiled by src/embedded-module.ts), its source map beside the bundle. */
-const embedded = (name, contents) => embed(name, contents, { root, outdir: path.join(root, 'build') })
-// The Anthropic SDK is bundled on its own and embedded as text, compiled only when the agent runs
-// (src/agent/anthropic-sdk.ts): parsed with the rest, it slowed every start by ~25 ms.
-const anthropic = await embedded('anthropic-sdk', "export { default as Anthropic } from '@anthropic-ai/sdk'; export { mcpContent, UnsupportedMCPValueError } from '@anthropic-ai/sdk/helpers/beta/mcp'")
-// jose and node-redis likewise (src/http/http-deps.ts): only `myc serve --http` uses them.
-const httpDeps = await embedded('http-deps', "export * as jose from 'jose'; export { createClient as createRedisClient } from 'redis'")
-// marked likewise (src/markdown-html.ts): only an HTML export of a session uses it.
-const marked = await embedded('marked', "export { Marked } from 'marked'")
-// OpenTelemetry likewise (src/telemetry/telemetry-deps.ts): loaded only when tracing, metrics or /metrics are on.
-const telemetryDeps = await embedded(
-  'telemetry-deps',
-  "export * as api from '@opentelemetry/api'; export * as core from '@opentelemetry/core'; export * as sdk from '@opentelemetry/sdk-trace'; export * as resources from '@opentelemetry/resources'; export { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'; export { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'; export * as metrics from '@opentelemetry/sdk-metrics'; export { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'; export { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto'; export * as prometheus from '@opentelemetry/exporter-prometheus'",
-)
+// The libraries few runs use: files beside the bundle, compiled on first use (build/embedded-libraries.mjs says why).
+for (const [name, contents] of Object.entries(EMBEDDED_LIBRARIES))
+  await embed(name, contents, { root, outdir: path.join(root, 'build') })
 
 await build({
   entryPoints: [path.join(root, 'src/cli.ts')],
@@ -48,7 +38,7 @@ await build({
   // host options a dynamic import needs ("A dynamic import callback was not specified"), and what the bundle
   // imports at run time is Node's own modules and its own chunks.
   supported: { 'dynamic-import': false },
-  // The embedded libraries travel gzipped (above) and are compiled on first use; the `fromSource` branch that
+  // The embedded libraries are files of their own (above), compiled on first use; the `fromSource` branch that
   // imports them by name runs only from source, so in the bundle it reaches a module that says so, and the bundle
   // never names them (the npm package has no dependencies to find them in).
   plugins: [
@@ -67,10 +57,8 @@ await build({
   ],
   define: {
     __MYC_VERSION__: JSON.stringify(pkg.version),
-    __MYC_ANTHROPIC_SDK__: JSON.stringify(anthropic),
-    __MYC_HTTP_DEPS__: JSON.stringify(httpDeps),
-    __MYC_TELEMETRY_DEPS__: JSON.stringify(telemetryDeps),
-    __MYC_MARKED__: JSON.stringify(marked),
+    // src/embedded-module.ts: the embedded libraries are read from their files (or the executable's assets).
+    __MYC_EMBEDDED__: 'true',
     __MYC_TEMPLATES__: JSON.stringify(await readTemplateDir(path.join(root, 'skills'))),
     // The shell guard's grammar travels inside the bundle (and so the executable), as two strings (src/sandbox/guard/grammar.ts says why).
     __MYC_WASM_RUNTIME__: JSON.stringify(await wasm('web-tree-sitter/tree-sitter.wasm')),

@@ -14,7 +14,8 @@
 // runner of its own platform. Linux bases are stripped of their symbol table
 // and debug sections first (17–18 MB each; docs/release.md), and their
 // executables keep English-only ICU data, as Node's `small-icu` builds do
-// (19 MB less; build/shrink-icu.mjs).
+// (19 MB less; build/shrink-icu.mjs). The libraries few runs use are assets of
+// the blob, not part of the bundle (build/embedded-libraries.mjs).
 //
 //   node build/build-bin.mjs                 # the host's target (linux-x64 here)
 //   node build/build-bin.mjs --all           # every target
@@ -28,6 +29,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { findIcuSymbol, shrinkIcu } from './shrink-icu.mjs'
+import { EMBEDDED_LIBRARIES, embeddedFile } from './embedded-libraries.mjs'
 import { extractMember } from './untar.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -115,6 +117,22 @@ function quiet(command, args) {
   }
 }
 
+/**
+ * The blob's config: the bundle, and as assets the embedded libraries'
+ * gzipped files (build/embedded-libraries.mjs), which the bundle reads with
+ * `node:sea`'s getAsset on first use. A library whose file is missing stops
+ * the build: the executable would fail only when that library is first used.
+ */
+export function seaConfig(output, useCodeCache, buildDir = path.join(root, 'build')) {
+  const assets = {}
+  for (const name of Object.keys(EMBEDDED_LIBRARIES)) {
+    const file = path.join(buildDir, embeddedFile(name))
+    if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first`)
+    assets[embeddedFile(name)] = file
+  }
+  return { main: bundle, output, disableExperimentalSEAWarning: true, useCodeCache, assets }
+}
+
 /** Node's own SEA steps: a blob made by the same Node version, injected into a copy of the base. */
 async function buildWithNodeSea(target, base, hostNode, output, codeCache) {
   const work = path.join(cache, 'sea-work', target)
@@ -123,7 +141,7 @@ async function buildWithNodeSea(target, base, hostNode, output, codeCache) {
   const blob = path.join(work, 'sea-prep.blob')
   // The V8 code cache is only valid for the architecture that made it.
   const useCodeCache = codeCache && target === hostTarget()
-  writeFileSync(path.join(work, 'sea-config.json'), JSON.stringify({ main: bundle, output: blob, disableExperimentalSEAWarning: true, useCodeCache }))
+  writeFileSync(path.join(work, 'sea-config.json'), JSON.stringify(seaConfig(blob, useCodeCache)))
   quiet(hostNode, ['--experimental-sea-config', path.join(work, 'sea-config.json')])
   copyFileSync(base, output)
   // The base's signature would be invalid after injection (Node's SEA steps for macOS).

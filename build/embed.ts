@@ -6,10 +6,11 @@ import { build } from 'esbuild'
 /**
  * Bundles `contents` (an ES module's text, its imports resolved from `root`)
  * on its own as CommonJS, for src/embedded-module.ts to compile as
- * `<outdir>/<name>.cjs`: returns it as gzipped base64 text to embed with
- * `define`, and writes its source map beside, as `<outdir>/<name>.cjs.map`
- * (the text ends by naming it; the map names the libraries' files in
- * node_modules, without their contents).
+ * `<outdir>/<name>.cjs`: writes it gzipped as `<outdir>/<name>.cjs.gz` (the
+ * file the npm package carries and the single executable's asset) and its
+ * source map beside, as `<outdir>/<name>.cjs.map` (the text ends by naming
+ * it; the map names the libraries' files in node_modules, without their
+ * contents). Returns the gzipped file's path.
  */
 export async function embed(
   name: string,
@@ -31,5 +32,7 @@ export async function embed(
   const file = (ext: string) => out.outputFiles.find((f) => f.path.endsWith(ext))!
   await mkdir(options.outdir, { recursive: true })
   await writeFile(file('.cjs.map').path, file('.cjs.map').contents)
-  return gzipSync(file('.cjs').contents, { level: 9 }).toString('base64')
+  const gzipped = path.join(options.outdir, `${name}.cjs.gz`)
+  await writeFile(gzipped, gzipSync(file('.cjs').contents, { level: 9 }))
+  return gzipped
 }

@@ -22,13 +22,9 @@ function safeHref(href: string): boolean {
   return allowedLinkDestination(href) && !/[\u0000-\u0020\u007f-\u009f]/.test(href.trim())
 }
 
-/** marked's own bundle, gzipped and base64, inside build/myc-main.cjs (esbuild.config.mjs); absent when run from source. */
-declare const __MYC_MARKED__: string | undefined
-
-/** marked, loaded when an export needs it: in the bundle it travels gzipped, so no other run parses it. */
+/** marked, loaded when an export needs it: built, it is a gzipped file beside the bundle, so no other run reads or parses it. */
 const loadMarked: () => Promise<Pick<typeof import('marked'), 'Marked'>> = lazyEmbedded(
   'marked',
-  typeof __MYC_MARKED__ === 'string' ? __MYC_MARKED__ : undefined,
   () => import('marked'),
 )
 

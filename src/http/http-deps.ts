@@ -8,20 +8,13 @@ export interface HttpDeps {
   createRedisClient: typeof createClient
 }
 
-/** Their own bundle, gzipped and base64, inside build/myc-main.cjs (esbuild.config.mjs); absent when run from source. */
-declare const __MYC_HTTP_DEPS__: string | undefined
-
 /**
- * Loads jose and node-redis on first use. In the bundle they travel gzipped
- * and are compiled only here, as the Anthropic SDK is: parsed with the rest,
- * their 1.3 MB slowed every start (even `myc --version`) by ~30 ms, for the
- * few runs that serve HTTP with JWTs or Redis.
+ * Loads jose and node-redis on first use. Built, they are a gzipped file
+ * beside the bundle compiled only here, as the Anthropic SDK is: parsed with
+ * the rest, their 1.3 MB slowed every start (even `myc --version`) by ~30 ms,
+ * for the few runs that serve HTTP with JWTs or Redis.
  */
-export const loadHttpDeps: () => Promise<HttpDeps> = lazyEmbedded(
-  'http-deps',
-  typeof __MYC_HTTP_DEPS__ === 'string' ? __MYC_HTTP_DEPS__ : undefined,
-  async () => {
-    const [jose, redis] = await Promise.all([import('jose'), import('redis')])
-    return { jose, createRedisClient: redis.createClient }
-  },
-)
+export const loadHttpDeps: () => Promise<HttpDeps> = lazyEmbedded('http-deps', async () => {
+  const [jose, redis] = await Promise.all([import('jose'), import('redis')])
+  return { jose, createRedisClient: redis.createClient }
+})

@@ -28,41 +28,34 @@ export interface TelemetryDeps {
   prometheus: Pick<typeof import('@opentelemetry/exporter-prometheus'), 'PrometheusExporter' | 'PrometheusSerializer'>
 }
 
-/** Their own bundle, gzipped and base64, inside build/myc-main.cjs (esbuild.config.mjs); absent when run from source. */
-declare const __MYC_TELEMETRY_DEPS__: string | undefined
-
 /**
- * Loads OpenTelemetry on first use, only when tracing, metrics or `/metrics` are on. In the bundle it
- * travels gzipped and is compiled only here, as the Anthropic SDK is, so a
+ * Loads OpenTelemetry on first use, only when tracing, metrics or `/metrics` are on. Built, it is a
+ * gzipped file beside the bundle compiled only here, as the Anthropic SDK is, so a
  * start without tracing pays nothing for it.
  */
-export const loadTelemetryDeps: () => Promise<TelemetryDeps> = lazyEmbedded(
-  'telemetry-deps',
-  typeof __MYC_TELEMETRY_DEPS__ === 'string' ? __MYC_TELEMETRY_DEPS__ : undefined,
-  async () => {
-    const [api, core, sdk, resources, json, proto, metrics, jsonMetrics, protoMetrics, prometheus] = await Promise.all([
-      import('@opentelemetry/api'),
-      import('@opentelemetry/core'),
-      import('@opentelemetry/sdk-trace'),
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/exporter-trace-otlp-proto'),
-      import('@opentelemetry/sdk-metrics'),
-      import('@opentelemetry/exporter-metrics-otlp-http'),
-      import('@opentelemetry/exporter-metrics-otlp-proto'),
-      import('@opentelemetry/exporter-prometheus'),
-    ])
-    return {
-      api,
-      core,
-      sdk,
-      resources,
-      JsonTraceExporter: json.OTLPTraceExporter,
-      ProtoTraceExporter: proto.OTLPTraceExporter,
-      metrics,
-      JsonMetricExporter: jsonMetrics.OTLPMetricExporter,
-      ProtoMetricExporter: protoMetrics.OTLPMetricExporter,
-      prometheus,
-    }
-  },
-)
+export const loadTelemetryDeps: () => Promise<TelemetryDeps> = lazyEmbedded('telemetry-deps', async () => {
+  const [api, core, sdk, resources, json, proto, metrics, jsonMetrics, protoMetrics, prometheus] = await Promise.all([
+    import('@opentelemetry/api'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/exporter-trace-otlp-proto'),
+    import('@opentelemetry/sdk-metrics'),
+    import('@opentelemetry/exporter-metrics-otlp-http'),
+    import('@opentelemetry/exporter-metrics-otlp-proto'),
+    import('@opentelemetry/exporter-prometheus'),
+  ])
+  return {
+    api,
+    core,
+    sdk,
+    resources,
+    JsonTraceExporter: json.OTLPTraceExporter,
+    ProtoTraceExporter: proto.OTLPTraceExporter,
+    metrics,
+    JsonMetricExporter: jsonMetrics.OTLPMetricExporter,
+    ProtoMetricExporter: protoMetrics.OTLPMetricExporter,
+    prometheus,
+  }
+})

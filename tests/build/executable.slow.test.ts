@@ -6,6 +6,7 @@ import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { binaryFormat, elfSectionNames } from '../helpers/binary-format.js'
+import { toolsWithTelemetry } from '../helpers/e2e.js'
 import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 
 // Builds and runs build/bin/myc-linux-x64 (on a Linux x64 host). The other
@@ -28,6 +29,10 @@ const expected: Record<string, { format: string; arch: string }> = {
 const onLinuxX64 = process.platform === 'linux' && process.arch === 'x64'
 const { NODE_VERSION } = (await import(path.join(repoRoot, 'build', 'build-bin.mjs'))) as { NODE_VERSION: string }
 const allTargets = Boolean(process.env.MYC_TEST_ALL_TARGETS)
+const { EMBEDDED_LIBRARIES, embeddedFile } = (await import(path.join(repoRoot, 'build', 'embedded-libraries.mjs'))) as {
+  EMBEDDED_LIBRARIES: Record<string, string>
+  embeddedFile: (name: string) => string
+}
 
 // A PATH with no node on it: the executable must not need one.
 const bareDir = mkdtempSync(path.join(tmpdir(), 'myc-nonode-'))
@@ -233,6 +238,20 @@ describe.runIf(onLinuxX64)('the Linux single executable', () => {
       }
     },
   )
+
+  it('carries each embedded library as an asset, and loads one from it when first used', async () => {
+    const exe = readFileSync(linux)
+    for (const name of Object.keys(EMBEDDED_LIBRARIES))
+      expect(exe.includes(readFileSync(path.join(repoRoot, 'build', embeddedFile(name)))), name).toBe(true)
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-exe-otel-')), 'mycelium.config.json')
+    writeFileSync(
+      file,
+      JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [fixtureServer('echo')] } } }),
+    )
+    const r = await toolsWithTelemetry(linux, file)
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.paths).toContain('/v1/metrics')
+  })
 
   it('serves MCP with a fixture child started by absolute path', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'myc-exe-serve-')), 'mycelium.config.json')

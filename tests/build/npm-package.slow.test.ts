@@ -5,9 +5,14 @@ import path from 'node:path'
 import { Client } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { toolsWithTelemetry } from '../helpers/e2e.js'
 import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+const { EMBEDDED_LIBRARIES, embeddedFile } = (await import(path.join(repoRoot, 'build', 'embedded-libraries.mjs'))) as {
+  EMBEDDED_LIBRARIES: Record<string, string>
+  embeddedFile: (name: string) => string
+}
 
 describe('the npm package', () => {
   const work = mkdtempSync(path.join(tmpdir(), 'myc-pack-'))
@@ -30,6 +35,7 @@ describe('the npm package', () => {
     const allowed = [
       /^build\/myc\.cjs$/,
       /^build\/myc-main\.cjs$/,
+      /^build\/[a-z-]+\.cjs\.gz$/,
       /^mycelium\.schema\.json$/,
       /^skills\/[a-z0-9-]+\/SKILL\.md$/,
       /^README\.md$/,
@@ -50,6 +56,7 @@ describe('the npm package', () => {
       'README.md',
       'LICENSE',
       'CHANGELOG.md',
+      ...Object.keys(EMBEDDED_LIBRARIES).map((name) => `build/${embeddedFile(name)}`),
     ])
       expect(files).toContain(must)
   })
@@ -105,5 +112,9 @@ describe('the npm package', () => {
       { type: 'text', text: '42' },
     ])
     await client.close()
+    // OpenTelemetry is a file of the package beside the bundle, read when tracing or metrics are on.
+    const r = await toolsWithTelemetry(bin, config)
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.paths).toContain('/v1/metrics')
   }, 120_000)
 })

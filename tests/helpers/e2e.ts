@@ -5,6 +5,7 @@ import path from 'node:path'
 import { Client, ProtocolError } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { fixtureServer, repoRoot } from './fixtures.js'
+import { OtlpReceiver } from './otlp-receiver.js'
 
 /** The bundle the end-to-end tests run (`npm run build` makes it; `npm test` builds first). */
 export const bundle = path.join(repoRoot, 'build', 'myc.cjs')
@@ -33,14 +34,16 @@ export function runMyc(
 /**
  * {@link runMyc} without blocking this process: for a test whose myc talks to
  * a server in the test's own process (a registry, an OAuth server).
+ * `command` runs another myc (the executable, an installed package's bin).
  */
 export function runMycAsync(
   args: string[],
-  options: { cwd?: string; env?: Record<string, string> } = {},
+  options: { cwd?: string; env?: Record<string, string>; command?: string } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  requireBundle()
+  if (!options.command) requireBundle()
+  const argv = options.command ? [options.command, ...args] : [process.execPath, bundle, ...args]
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bundle, ...args], {
+    const child = spawn(argv[0]!, argv.slice(1), {
       stdio: ['ignore', 'pipe', 'pipe'],
       ...(options.cwd ? { cwd: options.cwd } : {}),
       ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
@@ -56,6 +59,27 @@ export function runMycAsync(
       resolve({ code, stdout, stderr })
     })
   })
+}
+
+/**
+ * Runs `<command> tools --config <config>` with OTLP metrics sent to a
+ * receiver in this process, which they reach only if OpenTelemetry, an
+ * embedded library (build/embedded-libraries.mjs), was read and loaded:
+ * the run, and the paths the receiver was sent.
+ */
+export async function toolsWithTelemetry(
+  command: string,
+  config: string,
+): Promise<{ code: number | null; stderr: string; paths: string[] }> {
+  const receiver = new OtlpReceiver()
+  await receiver.start()
+  try {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }
+    const r = await runMycAsync(['tools', '--config', config], { command, env })
+    return { code: r.code, stderr: r.stderr, paths: receiver.requests.map((q) => q.path) }
+  } finally {
+    await receiver.close()
+  }
 }
 
 /** A fixture server over Streamable HTTP on a free port (FIXTURE_HTTP): its /mcp URL, and stop(). */
