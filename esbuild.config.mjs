@@ -9,17 +9,17 @@ import { build } from 'esbuild'
 // The same reader the program uses from source (run with `node --import tsx`).
 import { readTemplateDir } from './src/assets/templates.ts'
 import { embed } from './build/embed.ts'
-import { EMBEDDED_LIBRARIES } from './build/embedded-libraries.mjs'
+import { EMBEDDED_DATA, EMBEDDED_LIBRARIES } from './build/embedded-libraries.mjs'
 
 const root = path.dirname(new URL(import.meta.url).pathname)
 const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'))
 
-// Gzipped, the grammar is a third of the size: less for every start to scan.
-const wasm = async (file) => gzipSync(await readFile(path.join(root, 'node_modules', file)), { level: 9 }).toString('base64')
-
 // The libraries few runs use: files beside the bundle, compiled on first use (build/embedded-libraries.mjs says why).
 for (const [name, contents] of Object.entries(EMBEDDED_LIBRARIES))
   await embed(name, contents, { root, outdir: path.join(root, 'build') })
+// The shell guard's grammar likewise, gzipped (a third of the size).
+for (const [name, file] of Object.entries(EMBEDDED_DATA))
+  await writeFile(path.join(root, 'build', name), gzipSync(await readFile(path.join(root, 'node_modules', file)), { level: 9 }))
 
 await build({
   entryPoints: [path.join(root, 'src/cli.ts')],
@@ -57,12 +57,9 @@ await build({
   ],
   define: {
     __MYC_VERSION__: JSON.stringify(pkg.version),
-    // src/embedded-module.ts: the embedded libraries are read from their files (or the executable's assets).
+    // src/embedded-module.ts: the embedded libraries and the grammar are read from their files (or the executable's assets).
     __MYC_EMBEDDED__: 'true',
     __MYC_TEMPLATES__: JSON.stringify(await readTemplateDir(path.join(root, 'skills'))),
-    // The shell guard's grammar travels inside the bundle (and so the executable), as two strings (src/sandbox/guard/grammar.ts says why).
-    __MYC_WASM_RUNTIME__: JSON.stringify(await wasm('web-tree-sitter/tree-sitter.wasm')),
-    __MYC_WASM_BASH__: JSON.stringify(await wasm('tree-sitter-bash/tree-sitter-bash.wasm')),
   },
   // web-tree-sitter's ESM build breaks in a CommonJS bundle (measured on the development machine).
   alias: { 'web-tree-sitter': path.join(root, 'node_modules/web-tree-sitter/tree-sitter.cjs') },

@@ -14,8 +14,8 @@
 // runner of its own platform. Linux bases are stripped of their symbol table
 // and debug sections first (17–18 MB each; docs/release.md), and their
 // executables keep English-only ICU data, as Node's `small-icu` builds do
-// (19 MB less; build/shrink-icu.mjs). The libraries few runs use are assets of
-// the blob, not part of the bundle (build/embedded-libraries.mjs).
+// (19 MB less; build/shrink-icu.mjs). The libraries and the grammar few runs
+// use are assets of the blob, not part of the bundle (build/embedded-libraries.mjs).
 //
 //   node build/build-bin.mjs                 # the host's target (linux-x64 here)
 //   node build/build-bin.mjs --all           # every target
@@ -29,7 +29,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { findIcuSymbol, shrinkIcu } from './shrink-icu.mjs'
-import { EMBEDDED_LIBRARIES, embeddedFile } from './embedded-libraries.mjs'
+import { embeddedFiles } from './embedded-libraries.mjs'
 import { extractMember } from './untar.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -118,17 +118,17 @@ function quiet(command, args) {
 }
 
 /**
- * The blob's config: the bundle, and as assets the embedded libraries'
- * gzipped files (build/embedded-libraries.mjs), which the bundle reads with
- * `node:sea`'s getAsset on first use. A library whose file is missing stops
+ * The blob's config: the bundle, and as assets the embedded libraries' and
+ * the shell guard grammar's gzipped files (build/embedded-libraries.mjs),
+ * which the bundle reads with `node:sea`'s getAsset on first use. A library whose file is missing stops
  * the build: the executable would fail only when that library is first used.
  */
 export function seaConfig(output, useCodeCache, buildDir = path.join(root, 'build')) {
   const assets = {}
-  for (const name of Object.keys(EMBEDDED_LIBRARIES)) {
-    const file = path.join(buildDir, embeddedFile(name))
+  for (const name of embeddedFiles()) {
+    const file = path.join(buildDir, name)
     if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first`)
-    assets[embeddedFile(name)] = file
+    assets[name] = file
   }
   return { main: bundle, output, disableExperimentalSEAWarning: true, useCodeCache, assets }
 }

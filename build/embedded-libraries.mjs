@@ -22,3 +22,16 @@ export const EMBEDDED_LIBRARIES = {
 
 /** The file (in build/, beside the bundle) and the single executable's asset that hold a library, gzipped. */
 export const embeddedFile = (name) => `${name}.cjs.gz`
+
+/**
+ * Data few runs use, gzipped beside the bundle the same way: the shell guard's grammar
+ * (src/sandbox/guard/grammar.ts), each file's name and where it is in node_modules. As base64
+ * text in the bundle it was 354 KB of the source every process holds.
+ */
+export const EMBEDDED_DATA = {
+  'tree-sitter.wasm.gz': 'web-tree-sitter/tree-sitter.wasm',
+  'tree-sitter-bash.wasm.gz': 'tree-sitter-bash/tree-sitter-bash.wasm',
+}
+
+/** Every file beside the bundle, and asset of the executable: the libraries' and the data's. */
+export const embeddedFiles = () => [...Object.keys(EMBEDDED_LIBRARIES).map(embeddedFile), ...Object.keys(EMBEDDED_DATA)]

@@ -9,14 +9,17 @@ import { MycError } from '../../src/errors.js'
 import { requireBundle } from '../helpers/e2e.js'
 import { repoRoot } from '../helpers/fixtures.js'
 
-const { EMBEDDED_LIBRARIES, embeddedFile } = (await import(path.join(repoRoot, 'build', 'embedded-libraries.mjs'))) as {
+const { EMBEDDED_LIBRARIES, embeddedFiles } = (await import(
+  path.join(repoRoot, 'build', 'embedded-libraries.mjs')
+)) as {
   EMBEDDED_LIBRARIES: Record<string, string>
-  embeddedFile: (name: string) => string
+  embeddedFiles: () => string[]
 }
 const { seaConfig } = (await import(path.join(repoRoot, 'build', 'build-bin.mjs'))) as {
   seaConfig: (output: string, useCodeCache: boolean, buildDir?: string) => { assets: Record<string, string> }
 }
 const names = Object.keys(EMBEDDED_LIBRARIES).sort()
+const files = embeddedFiles().sort()
 
 /** Every file below src/, with its text. */
 function sources(dir = path.join(repoRoot, 'src')): string[] {
@@ -30,10 +33,10 @@ function sources(dir = path.join(repoRoot, 'src')): string[] {
 }
 
 /**
- * The libraries only a few runs use travel beside the bundle, not in it
- * (build/embedded-libraries.mjs): the npm package must carry each one's
- * file and the single executable each one's asset, or the run that first
- * uses it fails.
+ * The libraries and the grammar only a few runs use travel beside the
+ * bundle, not in it (build/embedded-libraries.mjs): the npm package must
+ * carry each one's file and the single executable each one's asset, or the
+ * run that first uses it fails.
  */
 describe('the embedded libraries: files of the npm package, assets of the executable', () => {
   it('are the ones src/ loads with lazyEmbedded, no more, no fewer', () => {
@@ -44,18 +47,19 @@ describe('the embedded libraries: files of the npm package, assets of the execut
   })
 
   it('each is a file the npm package lists, beside the bundle', () => {
-    const files = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { files: string[] }).files
-    for (const name of names) expect(files, name).toContain(`build/${embeddedFile(name)}`)
+    const listed = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { files: string[] }).files
+    expect(files).toEqual(expect.arrayContaining(names.map((n) => `${n}.cjs.gz`)))
+    expect(files).toEqual(expect.arrayContaining(['tree-sitter.wasm.gz', 'tree-sitter-bash.wasm.gz']))
+    for (const file of files) expect(listed, file).toContain(`build/${file}`)
   })
 
   it('each is an asset of the executable, from its built file; a missing file stops the build', () => {
     requireBundle()
     const { assets } = seaConfig('blob', true)
-    expect(Object.keys(assets).sort()).toEqual(names.map(embeddedFile))
-    for (const name of names) {
-      const file = assets[embeddedFile(name)]!
-      expect(file).toBe(path.join(repoRoot, 'build', embeddedFile(name)))
-      expect(gunzipSync(readFileSync(file)).length, name).toBeGreaterThan(10_000)
+    expect(Object.keys(assets).sort()).toEqual(files)
+    for (const name of files) {
+      expect(assets[name]).toBe(path.join(repoRoot, 'build', name))
+      expect(gunzipSync(readFileSync(assets[name]!)).length, name).toBeGreaterThan(10_000)
     }
     const empty = mkdtempSync(path.join(tmpdir(), 'myc-no-assets-'))
     expect(() => seaConfig('blob', true, empty)).toThrow(/anthropic-sdk\.cjs\.gz is missing: run `npm run build` first/)

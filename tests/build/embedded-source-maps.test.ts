@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { gunzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { embed } from '../../build/embed.js'
 import { compileEmbedded, lazyEmbedded } from '../../src/embedded-module.js'
@@ -15,7 +16,7 @@ async function stackOfEmbedded(): Promise<string> {
     root: repoRoot,
     outdir: dir,
   })
-  const { fail } = await compileEmbedded<Thrower>('thrower', readFileSync(file), dir)
+  const { fail } = compileEmbedded<Thrower>('thrower', gunzipSync(readFileSync(file)), dir)
   try {
     fail()
   } catch (error) {

@@ -9,9 +9,8 @@ import { toolsWithTelemetry } from '../helpers/e2e.js'
 import { fixtureServer, repoRoot } from '../helpers/fixtures.js'
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-const { EMBEDDED_LIBRARIES, embeddedFile } = (await import(path.join(repoRoot, 'build', 'embedded-libraries.mjs'))) as {
-  EMBEDDED_LIBRARIES: Record<string, string>
-  embeddedFile: (name: string) => string
+const { embeddedFiles } = (await import(path.join(repoRoot, 'build', 'embedded-libraries.mjs'))) as {
+  embeddedFiles: () => string[]
 }
 
 describe('the npm package', () => {
@@ -35,7 +34,7 @@ describe('the npm package', () => {
     const allowed = [
       /^build\/myc\.cjs$/,
       /^build\/myc-main\.cjs$/,
-      /^build\/[a-z-]+\.cjs\.gz$/,
+      /^build\/[a-z-]+\.(cjs|wasm)\.gz$/,
       /^mycelium\.schema\.json$/,
       /^skills\/[a-z0-9-]+\/SKILL\.md$/,
       /^README\.md$/,
@@ -56,7 +55,7 @@ describe('the npm package', () => {
       'README.md',
       'LICENSE',
       'CHANGELOG.md',
-      ...Object.keys(EMBEDDED_LIBRARIES).map((name) => `build/${embeddedFile(name)}`),
+      ...embeddedFiles().map((name) => `build/${name}`),
     ])
       expect(files).toContain(must)
   })
@@ -116,5 +115,8 @@ describe('the npm package', () => {
     const r = await toolsWithTelemetry(bin, config)
     expect(r.code, r.stderr).toBe(0)
     expect(r.paths).toContain('/v1/metrics')
+    // The shell guard's grammar is two files of the package too.
+    const guard = execFileSync(bin, ['sandbox', 'guard', '--json', '--', 'ls -la | grep foo'], { encoding: 'utf8' })
+    expect(JSON.parse(guard)).toEqual({ ok: true, commands: 2 })
   }, 120_000)
 })

@@ -1,29 +1,23 @@
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import type { Parser as TsParser } from 'web-tree-sitter'
-
-/**
- * Gzipped and base64 (esbuild.config.mjs), absent when run from source. Two strings, not one object:
- * esbuild hoists an object `define` into a module every other module initialises, which would
- * make each start hold both strings (350 KB) whether the guard runs or not.
- */
-declare const __MYC_WASM_RUNTIME__: string | undefined
-declare const __MYC_WASM_BASH__: string | undefined
+import { embeddedBuild, readEmbedded } from '../../embedded-module.js'
 
 /** A bash parser: tree-sitter-bash on web-tree-sitter, loaded on first use. */
 export type BashParser = TsParser
 
 /**
- * The two wasm files: embedded gzipped in the bundle and the executable
- * (esbuild `define`), read from node_modules when run from source.
+ * The two wasm files: built, gzipped files beside the bundle and assets of
+ * the executable (build/embedded-libraries.mjs), read when the guard first
+ * runs; from source, read from node_modules.
  */
 async function wasmBytes(): Promise<{ runtime: Uint8Array; bash: Uint8Array }> {
-  if (typeof __MYC_WASM_RUNTIME__ === 'string' && typeof __MYC_WASM_BASH__ === 'string') {
-    const { gunzipSync } = await import('node:zlib')
-    return {
-      runtime: gunzipSync(Buffer.from(__MYC_WASM_RUNTIME__, 'base64')),
-      bash: gunzipSync(Buffer.from(__MYC_WASM_BASH__, 'base64')),
-    }
+  if (embeddedBuild()) {
+    const [runtime, bash] = await Promise.all([
+      readEmbedded('tree-sitter.wasm.gz', 'shell grammar runtime'),
+      readEmbedded('tree-sitter-bash.wasm.gz', 'bash grammar'),
+    ])
+    return { runtime, bash }
   }
   const require = createRequire(import.meta.url)
   const [runtime, bash] = await Promise.all([
