@@ -67,24 +67,41 @@ type WorkerAnswer = { n: number } & (
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
 /**
+ * How long a worker with no line to parse is kept: a worker thread is a
+ * second V8 isolate, about 10 MiB of an idle serve's memory (measured:
+ * docs/benchmarks.md, "Size and memory"), and starting one again costs a
+ * few ms against the ≥ 1 MiB line that needs it.
+ */
+const WORKER_IDLE_MS = 30_000
+
+/**
  * Parses large lines on a worker thread, so that a 10 MiB answer does not
  * hold the event loop while it is decoded and parsed (calls to other
  * children go on meanwhile). One worker, started at the first large line
- * and kept; it holds the process open only while it has lines to parse.
- * A worker that cannot start leaves the line to be parsed by the caller
- * (`unread`); one that dies loses the lines it held (`lost`: the child's
- * transport closes its connection, so no call waits for an answer that
- * is gone), and the next large line starts another.
+ * and stopped after `idleMs` without a line; it holds the process open
+ * only while it has lines to parse. A worker that cannot start leaves the
+ * line to be parsed by the caller (`unread`); one that dies loses the lines
+ * it held (`lost`: the child's transport closes its connection, so no call
+ * waits for an answer that is gone), and the next large line starts another.
  */
 export class LineParser {
   private worker: Worker | undefined
   private next = 0
   private readonly waiting = new Map<number, (parsed: ParsedLine) => void>()
   private closed = false
+  private idleTimer: NodeJS.Timeout | undefined
+
+  constructor(private readonly idleMs = WORKER_IDLE_MS) {}
+
+  /** Whether a worker is running (started, and not yet stopped for idleness, closed or lost). */
+  get running(): boolean {
+    return this.worker !== undefined
+  }
 
   parse(line: LineBlocks): Promise<ParsedLine> {
     const worker = this.closed ? undefined : (this.worker ?? this.start())
     if (!worker) return Promise.resolve({ kind: 'unread', bytes: line.concat() })
+    clearTimeout(this.idleTimer)
     const n = this.next++
     return new Promise((resolve) => {
       if (this.waiting.size === 0) worker.ref()
@@ -100,6 +117,7 @@ export class LineParser {
   /** Stops the worker; lines it was parsing are `lost`. */
   close(): void {
     this.closed = true
+    clearTimeout(this.idleTimer)
     const worker = this.worker
     if (!worker) return
     this.lose(worker, 'closed')
@@ -126,7 +144,7 @@ export class LineParser {
     const resolve = this.waiting.get(answer.n)
     if (!resolve) return
     this.waiting.delete(answer.n)
-    if (this.waiting.size === 0) worker.unref()
+    if (this.waiting.size === 0) this.idle(worker)
     if (answer.kind === 'message')
       resolve({
         kind: 'message',
@@ -136,6 +154,18 @@ export class LineParser {
       })
     else if (answer.kind === 'unread') resolve({ kind: 'unread', bytes: asBuffer(answer.bytes) })
     else resolve(answer.kind === 'blank' ? { kind: 'blank' } : { kind: 'invalid', start: answer.start })
+  }
+
+  /** Nothing left to parse: the worker no longer holds the process open, and stops after idleMs unless a line comes. */
+  private idle(worker: Worker): void {
+    worker.unref()
+    clearTimeout(this.idleTimer)
+    this.idleTimer = setTimeout(() => {
+      if (this.worker !== worker || this.waiting.size > 0) return
+      this.worker = undefined
+      void worker.terminate()
+    }, this.idleMs)
+    this.idleTimer.unref()
   }
 
   private lose(worker: Worker, reason: string): void {

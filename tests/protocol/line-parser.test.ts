@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { LineBlocks } from '../../src/protocol/byte-lines.js'
 import { LineParser, type ParsedLine } from '../../src/protocol/line-parser.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const blocksOf = (bytes: Buffer) => {
   const line = new LineBlocks()
@@ -56,6 +57,19 @@ describe('LineParser: large lines parsed on a worker thread', () => {
     const parsed = await parse(deep)
     expect(parsed.kind).toBe('unread')
     expect((parsed as { bytes: Buffer }).bytes.toString()).toBe(deep)
+  })
+
+  it('stops its worker when it has had no line for a while, and starts another for the next line', async () => {
+    const idle = new LineParser(10)
+    expect(idle.running).toBe(false)
+    expect((await idle.parse(blocksOf(Buffer.from('{"a":1}')))).kind).toBe('message')
+    await waitFor(() => !idle.running)
+    expect(await idle.parse(blocksOf(Buffer.from('{"a":2}')))).toMatchObject({ kind: 'message', message: { a: 2 } })
+    idle.close()
+    expect(idle.running).toBe(false)
+    // The default keeps it between lines that come close together.
+    await parse('{"a":3}')
+    expect(parser.running).toBe(true)
   })
 
   it('once closed, leaves every line to the caller', async () => {
