@@ -58,7 +58,8 @@ describe('the embedded modules: one loader, and source maps', () => {
       expect(existsSync(map), map).toBe(true)
       const sources = (JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] }).sources
       expect(
-        sources.some((s) => s.startsWith('../node_modules/')),
+        // ../node_modules/… in a clone; further up when node_modules is a link to another checkout's (a git worktree).
+        sources.some((s) => s.startsWith('../') && s.includes('/node_modules/')),
         name,
       ).toBe(true)
     }
