@@ -21,7 +21,7 @@ export const EMBEDDED_LIBRARIES = {
 }
 
 /** The file (in build/, beside the bundle) and the single executable's asset that hold a library, gzipped. */
-export const embeddedFile = (name) => `${name}.cjs.gz`
+const embeddedFile = (name) => `${name}.cjs.gz`
 
 /**
  * Data few runs use, gzipped beside the bundle the same way: the shell guard's grammar
