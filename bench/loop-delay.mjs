@@ -2,7 +2,7 @@
 // long its event loop was held. The first SIGUSR2 starts the measure, the
 // second writes it to MYC_BENCH_LOOP_FILE ({ p99Ms, maxMs }): a call that
 // arrives while one turn runs waits for that turn.
-import { writeFileSync } from 'node:fs'
+import { renameSync, writeFileSync } from 'node:fs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 
 const file = process.env.MYC_BENCH_LOOP_FILE
@@ -17,6 +17,8 @@ if (file) {
       return
     }
     delays.disable()
-    writeFileSync(file, JSON.stringify({ p99Ms: delays.percentile(99) / 1e6, maxMs: delays.max / 1e6 }))
+    // Written whole under another name, then renamed: the bench reads the file as soon as it exists.
+    writeFileSync(`${file}.part`, JSON.stringify({ p99Ms: delays.percentile(99) / 1e6, maxMs: delays.max / 1e6 }))
+    renameSync(`${file}.part`, file)
   })
 }
