@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client'
 import { MycError } from '../errors.js'
@@ -27,6 +28,14 @@ export interface StdioChildOptions {
 
 /** A line this long (in bytes) or longer is parsed off the event loop (`lines`) and relayed as its bytes. */
 export const LARGE_LINE_BYTES = 1024 * 1024
+
+/**
+ * A response line this long (in bytes) or longer, parsed here, is relayed
+ * as its bytes too (valid UTF-8): writing them saves joining its text
+ * around the new id and encoding it again, which a large answer pays in
+ * fresh memory. Shorter ones are relayed as text.
+ */
+export const BYTES_KEPT_FROM = 16 * 1024
 
 /**
  * A child process started before its connection existed (startEarly), and
@@ -93,6 +102,16 @@ function spawnStdioChild(
   })
 }
 
+/**
+ * Keeps a response's line for the splice: its bytes when they are given
+ * and valid UTF-8 (else `line`, decoded with replacement characters, is
+ * the value the checks read, and its text is what goes out).
+ */
+function keepResponse(line: string, bytes: Buffer | undefined, message: object): void {
+  if (bytes !== undefined && isUtf8(bytes)) keepResponseBytes(bytes, bytes.lastIndexOf('"id":'), message)
+  else keepResponseLine(line, message)
+}
+
 /** A message waiting to be handed on: `ready` once its line is parsed (`message` undefined for one that was no message). */
 interface BacklogEntry {
   ready: boolean
@@ -115,7 +134,8 @@ export interface ExitInfo {
  * It reads bytes. A line of LARGE_LINE_BYTES or more is never decoded on
  * the event loop: its bytes are collected as they come and parsed by a
  * worker (`lines`), and a response among them goes to a stdio client as
- * those bytes, the id spliced (result-lines.ts). Messages are handed on in
+ * those bytes, the id spliced (result-lines.ts); so does a response of
+ * BYTES_KEPT_FROM or more parsed here. Messages are handed on in
  * the order the child wrote them: those after a large line wait for it.
  */
 export class ChildStdioTransport implements Transport {
@@ -169,9 +189,10 @@ export class ChildStdioTransport implements Transport {
       }
       child.stdin!.on('error', (error) => this.onerror?.(error))
       const onStdout = byteLineSplitter(
-        (line) => this.onLine(line),
+        (line, bytes) => this.onLine(line, bytes),
         (line) => this.onLargeLine(line),
         LARGE_LINE_BYTES,
+        BYTES_KEPT_FROM,
       )
       // A child that never ends its stderr lines must not grow memory forever.
       const onStderr = lineSplitter((line) => this.options.onStderrLine?.(line), { maxLength: 64 * 1024 })
@@ -197,15 +218,19 @@ export class ChildStdioTransport implements Transport {
     })
   }
 
-  private onLine(line: string): void {
-    const message = this.parse(line)
+  private onLine(line: string, bytes?: Buffer): void {
+    const message = this.parse(line, bytes)
     if (!message) return
     if (this.backlog.length === 0) this.onmessage?.(message)
     else this.backlog.push({ ready: true, message })
   }
 
-  /** A line's message, its text kept when it is a response to one of the relay's requests; undefined (and the error told) when it is none. */
-  private parse(line: string): JSONRPCMessage | undefined {
+  /**
+   * A line's message, its text (or `bytes`, the UTF-8 it was decoded from)
+   * kept when it is a response to one of the relay's requests; undefined
+   * (and the error told) when it is none.
+   */
+  private parse(line: string, bytes?: Buffer): JSONRPCMessage | undefined {
     let message: unknown
     try {
       message = JSON.parse(line)
@@ -218,7 +243,7 @@ export class ChildStdioTransport implements Transport {
     }
     // A response to one of the relay's requests (string ids; the SDK numbers its own): its line may go out again as it is.
     if (typeof (message as { id?: unknown }).id === 'string' && (message as { result?: unknown }).result !== undefined)
-      keepResponseLine(line, message)
+      keepResponse(line, bytes, message)
     return message as JSONRPCMessage
   }
 

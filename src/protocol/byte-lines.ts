@@ -41,30 +41,72 @@ export class LineBlocks {
   }
 }
 
+/** Calls `lineEnds` for each newline in `chunk`, in order; says where the bytes after the last one start. */
+function eachNewline(chunk: Buffer, lineEnds: (chunk: Buffer, start: number, nl: number) => void): number {
+  let start = 0
+  let nl: number
+  while ((nl = chunk.indexOf(0x0a, start)) !== -1) {
+    lineEnds(chunk, start, nl)
+    start = nl + 1
+  }
+  return start
+}
+
+/** A line that came in pieces, its `last` one now: joined into one copy, handed to `line` whole. */
+function joined(
+  parts: Buffer[],
+  length: number,
+  last: Buffer,
+  line: (bytes: Buffer, start: number, end: number) => void,
+): void {
+  parts.push(last)
+  const bytes = Buffer.concat(parts, length + last.length)
+  line(bytes, 0, bytes.length)
+}
+
+/**
+ * A short line, `bytes` from `start` to `end` (its newline cut off):
+ * decoded without its trailing `\r` and handed to `onLine` (a blank one
+ * skipped), with its bytes when it has `bytesAt` or more of them.
+ */
+function handOn(
+  bytes: Buffer,
+  start: number,
+  end: number,
+  bytesAt: number,
+  onLine: (line: string, bytes?: Buffer) => void,
+): void {
+  if (end > start && bytes[end - 1] === 0x0d) end--
+  const line = bytes.toString('utf8', start, end)
+  if (line.trim() === '') return
+  if (end - start < bytesAt) onLine(line)
+  else onLine(line, start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end))
+}
+
 /**
  * Splits a byte stream into newline-delimited lines without decoding what
  * it does not need to: a line shorter than `largeAt` bytes is decoded to
  * text (a trailing `\r` dropped, blank lines skipped) and handed to
- * `onLine`; a longer one is never made into one string here, but collected
- * as `LineBlocks` and handed to `onLarge` whole (its `\r` and blankness are
- * the reader's to judge). A newline byte never occurs inside a UTF-8
- * sequence, so a line's text is decoded from all its bytes at once.
+ * `onLine`, with its bytes (without the `\r`) when it has `bytesAt` or
+ * more of them (a view of the chunk that brought it, or the one copy its
+ * pieces were joined into for decoding: never copied for this); a longer
+ * one is never made into one string here, but collected as `LineBlocks`
+ * and handed to `onLarge` whole (its `\r` and blankness are the reader's
+ * to judge). A newline byte never occurs inside a UTF-8 sequence, so a
+ * line's text is decoded from all its bytes at once.
  */
 export function byteLineSplitter(
-  onLine: (line: string) => void,
+  onLine: (line: string, bytes?: Buffer) => void,
   onLarge: (line: LineBlocks) => void,
   largeAt: number,
+  bytesAt = Number.POSITIVE_INFINITY,
 ): (chunk: Buffer) => void {
   /** The start of the current line, while it is short, as the pieces of the chunks that brought it. */
   let parts: Buffer[] = []
   let partsLength = 0
   /** The current line, once it is known to be large. */
   let large: LineBlocks | undefined
-  const small = (bytes: Buffer, start: number, end: number) => {
-    if (end > start && bytes[end - 1] === 0x0d) end--
-    const line = bytes.toString('utf8', start, end)
-    if (line.trim() !== '') onLine(line)
-  }
+  const small = (bytes: Buffer, start: number, end: number) => handOn(bytes, start, end, bytesAt, onLine)
   const lineEnds = (chunk: Buffer, start: number, nl: number) => {
     if (large === undefined && partsLength + nl - start >= largeAt) {
       large = new LineBlocks()
@@ -76,21 +118,12 @@ export function byteLineSplitter(
       large = undefined
       onLarge(line)
     } else if (parts.length === 0) small(chunk, start, nl)
-    else {
-      parts.push(chunk.subarray(start, nl))
-      const bytes = Buffer.concat(parts, partsLength + nl - start)
-      small(bytes, 0, bytes.length)
-    }
+    else joined(parts, partsLength, chunk.subarray(start, nl), small)
     parts = []
     partsLength = 0
   }
   return (chunk) => {
-    let start = 0
-    let nl: number
-    while ((nl = chunk.indexOf(0x0a, start)) !== -1) {
-      lineEnds(chunk, start, nl)
-      start = nl + 1
-    }
+    const start = eachNewline(chunk, lineEnds)
     if (start === chunk.length) return
     const rest = start === 0 ? chunk : chunk.subarray(start)
     if (large !== undefined) return large.append(rest)

@@ -21,7 +21,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client'
  */
 const lines = new WeakMap<object, { head: string; tail: string } | KeptBytes>()
 
-/** A child's response line kept as its bytes (a large one, read by a worker: protocol/line-parser.ts), and where the id goes. */
+/** A child's response line kept as its bytes (a long one: children/stdio-transport.ts, protocol/line-parser.ts), and where the id goes. */
 interface KeptBytes {
   bytes: Buffer
   /** The bytes before the new `"id":…` member, */
@@ -66,7 +66,7 @@ export function keepResponseLine(line: string, message: { jsonrpc?: unknown; id?
 /**
  * The same for a line kept as bytes (valid UTF-8, without its newline):
  * `lastIdAt` is where the last `"id":` in them starts (found where the line
- * was parsed, off the event loop). Written out, the bytes are not copied.
+ * was parsed). Written out, the bytes are not copied.
  */
 export function keepResponseBytes(
   bytes: Buffer,

@@ -1,6 +1,11 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ChildStdioTransport, LARGE_LINE_BYTES, startEarly } from '../../src/children/stdio-transport.js'
+import {
+  BYTES_KEPT_FROM,
+  ChildStdioTransport,
+  LARGE_LINE_BYTES,
+  startEarly,
+} from '../../src/children/stdio-transport.js'
 import { LineParser } from '../../src/protocol/line-parser.js'
 import { responseLine } from '../../src/protocol/result-lines.js'
 import { fixtureServer } from '../helpers/fixtures.js'
@@ -113,5 +118,41 @@ describe('a large line from a child is parsed off the event loop', () => {
     await waitFor(() => closed, 20_000, 'the connection to close')
     expect(got.map(named)).not.toContain('myc-big')
     expect(errors[0]).toMatch(/^a large line on stdout was lost \(closed\): the child's connection is closed$/)
+  })
+})
+
+describe('a response line between BYTES_KEPT_FROM and LARGE_LINE_BYTES is parsed here and relayed as its bytes', () => {
+  /** The child's answer to `args` (and what the client gets for it, under id 9), as responseLine makes it. */
+  async function answerTo(args: Record<string, unknown>) {
+    const { transport, got, errors } = await open(parser)
+    await transport.send(call('myc-m', args))
+    await waitFor(() => got.length === 2, 20_000, 'the answer and the notification after it')
+    expect(errors).toEqual([])
+    expect(got.map(named)).toEqual(['myc-m', 'after myc-m'])
+    const result = (got[0] as unknown as { result: { content: Array<{ text: string }>; isError?: boolean } }).result
+    return { result, line: responseLine({ jsonrpc: '2.0', id: 9, result } as JSONRPCMessage) }
+  }
+  const bytes = 100 * 1024
+
+  it('goes out as the child wrote it, the id spliced, its bytes not copied (the id last, or second)', async () => {
+    const last = await answerTo({ bytes, char: 'é', cr: true })
+    const text = JSON.stringify({ content: [{ type: 'text', text: 'é'.repeat(bytes) }] })
+    expect(Array.isArray(last.line)).toBe(true)
+    expect(Buffer.concat(last.line as Buffer[]).toString()).toBe(`{"result":${text},\r"jsonrpc":"2.0","id":9}`)
+    const second = await answerTo({ bytes, style: 'python', isError: true })
+    expect(second.result.isError).toBe(true)
+    const failed = JSON.stringify({ content: [{ type: 'text', text: 'x'.repeat(bytes) }], isError: true })
+    expect(Array.isArray(second.line)).toBe(true)
+    expect(Buffer.concat(second.line as Buffer[]).toString()).toBe(`{"jsonrpc":"2.0","id":9,"result":${failed}}`)
+  })
+
+  it('goes out as text when its bytes are not UTF-8 (the replacement characters the checks read), or it is short', async () => {
+    const latin = await answerTo({ bytes, char: 'é', latin1: true })
+    expect(latin.result.content[0]!.text).toBe('\uFFFD'.repeat(bytes))
+    expect(typeof latin.line).toBe('string')
+    expect(latin.line).toBe(`{"result":${JSON.stringify(latin.result)},"jsonrpc":"2.0","id":9}`)
+    const short = await answerTo({ bytes: BYTES_KEPT_FROM - 100 })
+    expect(typeof short.line).toBe('string')
+    expect(short.line).toBe(`{"result":${JSON.stringify(short.result)},"jsonrpc":"2.0","id":9}`)
   })
 })

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { byteLineSplitter, type LineBlocks } from '../../src/protocol/byte-lines.js'
 
-/** Feeds `chunks` to a splitter with `largeAt`, and what it handed on, in order: small lines as text, large ones as their bytes. */
-function split(chunks: Array<string | Buffer>, largeAt: number) {
-  const seen: Array<{ small: string } | { large: Buffer }> = []
+/** Feeds `chunks` to a splitter with `largeAt` (and `bytesAt`), and what it handed on, in order: small lines as text (and bytes), large ones as their bytes. */
+function split(chunks: Array<string | Buffer>, largeAt: number, bytesAt?: number) {
+  const seen: Array<{ small: string; bytes?: string } | { large: Buffer }> = []
   const feed = byteLineSplitter(
-    (line) => seen.push({ small: line }),
+    (line, bytes) => seen.push(bytes ? { small: line, bytes: bytes.toString() } : { small: line }),
     (line: LineBlocks) => seen.push({ large: line.concat() }),
     largeAt,
+    bytesAt,
   )
   for (const chunk of chunks) feed(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
   return seen
@@ -41,6 +42,18 @@ describe('byteLineSplitter: lines from bytes, large ones never decoded', () => {
     // One byte short of the limit is still text.
     expect(split([`${'z'.repeat(999)}\n`], 1000)).toEqual([{ small: 'z'.repeat(999) }])
     expect(split([`${'z'.repeat(1000)}\n`], 1000)).toEqual([{ large: Buffer.from('z'.repeat(1000)) }])
+  })
+
+  it('hands a short line of `bytesAt` bytes or more on with its bytes too (without the \\r), in one chunk or many', () => {
+    const medium = `{"m":"${'é'.repeat(20)}"}`
+    const stream = `{"s":1}\n${medium}\r\n`
+    const expected = [{ small: '{"s":1}' }, { small: medium, bytes: medium }]
+    for (const size of [stream.length, 5]) {
+      const bytes = Buffer.from(stream)
+      const chunks: Buffer[] = []
+      for (let at = 0; at < bytes.length; at += size) chunks.push(bytes.subarray(at, at + size))
+      expect(split(chunks, 1000, 20), `pieces of ${size}`).toEqual(expected)
+    }
   })
 
   it('collects a large line larger than one block exactly, and keeps nothing of it once handed on', () => {

@@ -39,6 +39,18 @@ function serve(runtime: Runtime) {
   }
 }
 
+/** A 2025 session opened on `client`: initialize answered, then initialized. */
+async function initialized(client: ReturnType<typeof serve>): Promise<void> {
+  client.send({
+    jsonrpc: '2.0',
+    id: 'i',
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  })
+  await client.answer('i')
+  client.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+}
+
 const big = (id: number, args: Record<string, unknown>, extra: object = {}) => ({
   jsonrpc: '2.0',
   id,
@@ -57,14 +69,7 @@ describe('large answers through myc (stdio), beside small calls to another child
 
   it('relays a large answer as the child wrote it, under the client’s id, while small calls go on', async () => {
     const client = serve(runtime)
-    client.send({
-      jsonrpc: '2.0',
-      id: 'i',
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    })
-    await client.answer('i')
-    client.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    await initialized(client)
     const bytes = 2 * LARGE_LINE_BYTES
     client.send(big(1, { bytes, char: 'é' }))
     client.send(big(2, { bytes, style: 'python', isError: true }))
@@ -86,6 +91,24 @@ describe('large answers through myc (stdio), beside small calls to another child
       ['bulk:big', 'ok'],
       ['bulk:big', 'tool_error'],
     ])
+    await client.end()
+  })
+
+  it('relays a 100 KiB answer (parsed on the loop) as the child wrote it, under the client’s id, and a non-UTF-8 one as text', async () => {
+    const client = serve(runtime)
+    await initialized(client)
+    const bytes = 100 * 1024
+    outcomes.length = 0
+    client.send(big(4, { bytes, char: 'é', cr: true }))
+    client.send(big(5, { bytes, style: 'python', isError: true }))
+    client.send(big(6, { bytes, char: 'é', latin1: true }))
+    const text = JSON.stringify({ content: [{ type: 'text', text: 'é'.repeat(bytes) }] })
+    expect(await client.answer(4)).toBe(`{"result":${text},\r"jsonrpc":"2.0","id":4}`)
+    const failed = JSON.stringify({ content: [{ type: 'text', text: 'x'.repeat(bytes) }], isError: true })
+    expect(await client.answer(5)).toBe(`{"jsonrpc":"2.0","id":5,"result":${failed}}`)
+    const replaced = JSON.stringify({ content: [{ type: 'text', text: '\uFFFD'.repeat(bytes) }] })
+    expect(await client.answer(6)).toBe(`{"result":${replaced},"jsonrpc":"2.0","id":6}`)
+    expect(outcomes.map(([, outcome]) => outcome)).toEqual(['ok', 'tool_error', 'ok'])
     await client.end()
   })
 
