@@ -1,3 +1,5 @@
+import { StringDecoder } from 'node:string_decoder'
+
 /** The size of one block a large line is copied into as it arrives (each its own ArrayBuffer, so it can be transferred). */
 const BLOCK_BYTES = 1024 * 1024
 
@@ -132,6 +134,66 @@ export function byteLineSplitter(
     if (partsLength < largeAt) return
     large = new LineBlocks()
     for (const part of parts) large.append(part)
+    parts = []
+    partsLength = 0
+  }
+}
+
+/** Where the text of one line longer than a limit goes, as it arrives (none of it is kept). */
+export interface OversizedLine {
+  feed(text: string): void
+  end(): void
+}
+
+/**
+ * Splits a byte stream into newline-delimited lines of at most `maxBytes`
+ * bytes each (a trailing `\r` dropped, blank lines skipped), handing each
+ * to `onLine` as its text, with the bytes it was decoded from when it has
+ * `bytesAt` or more of them (a view of the chunk that brought it, or of the
+ * one copy its pieces were joined into). A longer line is never kept: its
+ * text goes to a sink from `oversized` as it arrives (decoded across chunk
+ * boundaries), then `end()` at its newline.
+ */
+export function boundedByteLineSplitter(
+  onLine: (line: string, bytes?: Buffer) => void,
+  limits: { maxBytes: number; bytesAt: number },
+  oversized: () => OversizedLine,
+): (chunk: Buffer | string) => void {
+  const { maxBytes, bytesAt } = limits
+  /** The start of the current line, as the pieces of the chunks that brought it. */
+  let parts: Buffer[] = []
+  let partsLength = 0
+  /** Inside an oversized line: where its text goes, and the decoder that carries a character split between chunks. */
+  let sink: { line: OversizedLine; decoder: StringDecoder } | undefined
+  const whole = (bytes: Buffer, start: number, end: number) => {
+    const length = end - start - (end > start && bytes[end - 1] === 0x0d ? 1 : 0)
+    if (length <= maxBytes) return handOn(bytes, start, end, bytesAt, onLine)
+    const refused = oversized()
+    refused.feed(bytes.toString('utf8', start, start + length))
+    refused.end()
+  }
+  const lineEnds = (chunk: Buffer, start: number, nl: number) => {
+    if (sink) {
+      sink.line.feed(sink.decoder.end(chunk.subarray(start, nl)))
+      sink.line.end()
+      sink = undefined
+    } else if (parts.length === 0) whole(chunk, start, nl)
+    else joined(parts, partsLength, chunk.subarray(start, nl), whole)
+    parts = []
+    partsLength = 0
+  }
+  return (input) => {
+    // A stream set to decode hands over text: its bytes again (the lines are cut and decoded here).
+    const chunk = typeof input === 'string' ? Buffer.from(input) : input
+    const start = eachNewline(chunk, lineEnds)
+    if (start === chunk.length) return
+    const rest = start === 0 ? chunk : chunk.subarray(start)
+    if (sink) return sink.line.feed(sink.decoder.write(rest))
+    parts.push(rest)
+    partsLength += rest.length
+    if (partsLength <= maxBytes) return
+    sink = { line: oversized(), decoder: new StringDecoder('utf8') }
+    for (const part of parts) sink.line.feed(sink.decoder.write(part))
     parts = []
     partsLength = 0
   }

@@ -2,10 +2,10 @@ import type { Readable, Writable } from 'node:stream'
 import type { JSONRPCMessage, RequestId, Transport } from '@modelcontextprotocol/client'
 import { checkInbound, errorReply, JsonRpcError, MAX_NESTING, nestsDeeperThan, parseErrorReply } from './inbound.js'
 import { TopLevelIdScanner, topLevelId } from './top-level-id.js'
-import { lineSplitter } from './json-lines.js'
+import { boundedByteLineSplitter } from './byte-lines.js'
 import { LineWriter } from './line-writer.js'
 import { responseLine } from './result-lines.js'
-import { keepArgumentsText } from './request-lines.js'
+import { keepArgumentsText, MIN_SPLICED_CHARS } from './request-lines.js'
 
 /** The default cap on one incoming message (`limits.maxMessageBytes`). */
 const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -33,7 +33,7 @@ export class StdioServerStream implements Transport {
   /** Ids of requests read but not yet answered: answered before closing on EOF. */
   private readonly unanswered = new Set<RequestId>()
   private drained: (() => void) | undefined
-  private readonly onData: (chunk: string) => void
+  private readonly onData: (chunk: Buffer | string) => void
   private readonly onEnd = () => void this.endOfInput()
   private readonly onErr = (error: Error) => this.onerror?.(error)
   private readonly maxBytes: number
@@ -51,13 +51,13 @@ export class StdioServerStream implements Transport {
       const scanner = new TopLevelIdScanner()
       return { feed: (text: string) => scanner.feed(text), end: () => this.refuseOversized(scanner.id()) }
     }
-    this.onData = lineSplitter((line) => this.onLine(line), { maxLength: this.maxBytes, oversized })
+    // A line's bytes come with it when it may be a large call (request-lines.ts keeps no shorter one).
+    const limits = { maxBytes: this.maxBytes, bytesAt: MIN_SPLICED_CHARS }
+    this.onData = boundedByteLineSplitter((line, bytes) => this.onLine(line, bytes), limits, oversized)
   }
 
-  private onLine(line: string): void {
-    // A character is at most 3 UTF-8 bytes: only long lines need counting.
-    if (line.length * 3 > this.maxBytes && Buffer.byteLength(line) > this.maxBytes)
-      return this.refuseOversized(topLevelId(line))
+  /** A line of at most maxBytes bytes, as its text (and the bytes it was decoded from, for a long one). */
+  private onLine(line: string, bytes: Buffer | undefined): void {
     if (nestsDeeperThan(line, MAX_NESTING)) {
       const reason = `Invalid Request: the message nests arrays and objects deeper than ${MAX_NESTING} levels`
       return this.reject(reason, errorReply(topLevelId(line), JsonRpcError.invalidRequest, reason))
@@ -73,8 +73,9 @@ export class StdioServerStream implements Transport {
     if (inbound.kind === 'invalid') return this.reject(inbound.reason, inbound.reply)
     if (inbound.kind === 'request') {
       this.unanswered.add(inbound.id)
-      // A large call's arguments go on to the child as the client wrote them (request-lines.ts).
-      if (inbound.method === 'tools/call') keepArgumentsText(line, (inbound.message as { params?: unknown }).params)
+      // A large call's arguments go on to the child as the client wrote them, their bytes (request-lines.ts).
+      if (inbound.method === 'tools/call')
+        keepArgumentsText(line, (inbound.message as { params?: unknown }).params, bytes)
     }
     this.onmessage?.(inbound.message)
   }
@@ -110,7 +111,7 @@ export class StdioServerStream implements Transport {
   }
 
   async start(): Promise<void> {
-    this.input.setEncoding('utf8')
+    // Bytes, not text: lines are cut and decoded whole (byte-lines.ts), and a large call's bytes go on as they came.
     this.input.on('data', this.onData)
     this.input.on('end', this.onEnd)
     this.input.on('close', this.onEnd)
@@ -128,7 +129,7 @@ export class StdioServerStream implements Transport {
     }
     let line: string | Buffer[]
     try {
-      // A child's result relayed as it came is written as the child wrote it, under this client's id (a large one as its bytes).
+      // A child's result relayed as it came is written as the child wrote it, under this client's id (a long one as its bytes).
       line = responseLine(message) ?? JSON.stringify(message)
     } catch (error) {
       return Promise.reject(error)

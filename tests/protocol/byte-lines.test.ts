@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { byteLineSplitter, type LineBlocks } from '../../src/protocol/byte-lines.js'
+import { boundedByteLineSplitter, byteLineSplitter, type LineBlocks } from '../../src/protocol/byte-lines.js'
 
 /** Feeds `chunks` to a splitter with `largeAt` (and `bytesAt`), and what it handed on, in order: small lines as text (and bytes), large ones as their bytes. */
 function split(chunks: Array<string | Buffer>, largeAt: number, bytesAt?: number) {
@@ -62,5 +62,59 @@ describe('byteLineSplitter: lines from bytes, large ones never decoded', () => {
     expect(seen).toHaveLength(2)
     expect((seen[0] as { large: Buffer }).large.equals(big)).toBe(true)
     expect(seen[1]).toEqual({ small: '{"after":true}' })
+  })
+})
+
+/** Feeds `chunks` to a bounded splitter, and what it handed on: lines as text and bytes, oversized ones as the text their sink was fed. */
+function bounded(chunks: Array<string | Buffer>, maxBytes: number, bytesAt = 0) {
+  const seen: Array<{ line: string; bytes?: string } | { refused: string }> = []
+  const feed = boundedByteLineSplitter(
+    (line, bytes) => seen.push(bytes ? { line, bytes: bytes.toString() } : { line }),
+    { maxBytes, bytesAt },
+    () => {
+      let text = ''
+      return { feed: (part) => void (text += part), end: () => void seen.push({ refused: text }) }
+    },
+  )
+  for (const chunk of chunks) feed(chunk)
+  return seen
+}
+
+/** `text`'s bytes in pieces of `size`. */
+const pieces = (text: string, size: number) => {
+  const bytes = Buffer.from(text)
+  const out: Buffer[] = []
+  for (let at = 0; at < bytes.length; at += size) out.push(bytes.subarray(at, at + size))
+  return out
+}
+
+describe('boundedByteLineSplitter: a client’s lines as text and bytes, none longer than the limit kept', () => {
+  it('hands each line on with the bytes it was decoded from, however the chunks cut it (a character split too)', () => {
+    const stream = '{"a":"é"}\r\n\n  \n{"b":"日本"}\n'
+    const expected = [
+      { line: '{"a":"é"}', bytes: '{"a":"é"}' },
+      { line: '{"b":"日本"}', bytes: '{"b":"日本"}' },
+    ]
+    for (const size of [1, 2, 7, 100]) expect(bounded(pieces(stream, size), 20), `pieces of ${size}`).toEqual(expected)
+    // Text from a stream set to decode is cut the same way.
+    expect(bounded([stream], 20)).toEqual(expected)
+    // A line shorter than `bytesAt` comes without its bytes.
+    expect(bounded([stream], 20, 11)).toEqual([{ line: '{"a":"é"}' }, expected[1]])
+  })
+
+  it('accepts a line of exactly the limit, and refuses a longer one without keeping it, its text decoded across chunks', () => {
+    const limit = `{"x":"${'é'.repeat(5)}"}` // 18 bytes
+    const justOver = `{"x":"${'é'.repeat(5)}y"}` // 19 bytes
+    const over = `{"x":"${'é'.repeat(12)}"}` // 32 bytes
+    const stream = `${limit}\n${justOver}\n${over}\r\n{"after":1}\n`
+    for (const size of [1, 3, 18, 100]) {
+      expect(bounded(pieces(stream, size), 18), `pieces of ${size}`).toEqual([
+        { line: limit, bytes: limit },
+        { refused: justOver },
+        // The sink has the line as it came: its \r too when the newline came in a later chunk.
+        { refused: expect.stringMatching(/^\{"x":"é{12}"\}\r?$/) },
+        { line: '{"after":1}', bytes: '{"after":1}' },
+      ])
+    }
   })
 })
