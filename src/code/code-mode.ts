@@ -10,6 +10,7 @@ import type { Logger } from '../logger.js'
 import { ExecutorProbe } from '../sandbox/probe.js'
 import { noNewProcessesFilter, seccompArches } from '../sandbox/seccomp.js'
 import { MINIMAL_PATH } from '../sandbox/types.js'
+import { singleExecutable } from '../single-executable.js'
 import { trustedCacheDir } from './code-cache.js'
 import { CodeRunner } from './code-runner.js'
 
@@ -36,14 +37,7 @@ export type CodeModeSetup = { ok: true; runner: CodeRunner } | { ok: false; reas
 export async function selfLaunch(): Promise<RunnerLaunch | undefined> {
   const typescript = await stripsTypes()
   if (typeof require !== 'function') return undefined
-  const sea = (() => {
-    try {
-      return (require('node:sea') as { isSea(): boolean }).isSea()
-    } catch {
-      return false // A Node.js without node:sea runs no single executable.
-    }
-  })()
-  if (sea) return { argv: [process.execPath], files: [], typescript }
+  if (singleExecutable()) return { argv: [process.execPath], files: [], typescript }
   const bundle = typeof __filename === 'string' && __filename.endsWith('.cjs') ? __filename : undefined
   return bundle ? bundleLaunch(bundle, typescript) : undefined
 }
