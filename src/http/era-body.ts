@@ -9,7 +9,8 @@ import type { InboundRequest } from './node-bridge.js'
  * goes to answers that). The request handed on reads the same text again
  * without touching the stream. Other requests, and a Content-Type other
  * than JSON, are not read here. The value parsed travels with the request
- * handed on (`parsed`), so a 4 MB body is parsed once, not twice.
+ * handed on (`parsed`), so a 4 MB body is parsed once, not twice; so does
+ * what runs once its answer is over (`answered`).
  */
 export async function readForEra(
   inbound: InboundRequest,
@@ -20,6 +21,7 @@ export async function readForEra(
     return { inbound, body: { parsed: false } }
   const read = await inbound.readBody(maxBytes)
   const again: InboundRequest = { request, readBody: () => Promise.resolve(read) }
+  if (inbound.answered) again.answered = inbound.answered
   if (read.tooLarge || nestsDeeperThan(read.text, MAX_NESTING)) return { inbound: again, body: { parsed: false } }
   try {
     const value = JSON.parse(read.text) as unknown

@@ -8,7 +8,7 @@ import { protectedResourceMetadata, type JwtVerifier } from './jwt.js'
 import type { MetricsEndpoint } from './metrics.js'
 import { innerCallCharge, overLimit, type RateLimit } from './rate-limit.js'
 import { allowedHostnames, checkHost, checkOrigin, corsHeaders, preflightHeaders } from './request-guard.js'
-import { HttpRpcCode, onBodyDone, refusal, withHeaders } from './responses.js'
+import { HttpRpcCode, refusal, untilAnswered, withHeaders } from './responses.js'
 import { InFlightLimit, MAX_IN_FLIGHT_PER_CREDENTIAL } from './in-flight.js'
 import { StoreUnavailable } from './redis-client.js'
 import type { HttpSession } from './http-session.js'
@@ -292,7 +292,7 @@ export class HttpFace {
       )
     }
     try {
-      return onBodyDone(await this.routeFor(inbound, principal, release), release)
+      return untilAnswered(inbound, await this.routeFor(inbound, principal, release), release)
     } catch (error) {
       release()
       throw error

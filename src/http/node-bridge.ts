@@ -28,6 +28,37 @@ export interface InboundRequest {
   ): Promise<RequestId | undefined>
   /** The body as JSON, when it was read and parsed already (within the size and nesting limits): not parsed again. */
   parsed?: { value: unknown }
+  /**
+   * Has `done` called once the answer to this request is over: written to
+   * its end, or the client gone (`AnswerEnd`, run by nodeServer after
+   * sendResponse). How long a request's answer streams is how long it is in
+   * flight. Absent for a request served another way: a route then watches
+   * its answer's body instead (`untilAnswered`, responses.ts).
+   */
+  answered?(done: () => void): void
+}
+
+/**
+ * What is to run once one request's answer is over (InboundRequest.answered):
+ * the server that writes the answer runs it, once, when the answer has been
+ * written to its end or its client went away. So the routes count a request
+ * in flight without a stream and a Response of their own around its answer.
+ */
+export class AnswerEnd {
+  private calls: (() => void)[] | undefined = []
+
+  /** `call` runs when the answer is over (at once if it is over already). */
+  add(call: () => void): void {
+    if (this.calls) this.calls.push(call)
+    else call()
+  }
+
+  /** The answer is over: every call added runs, in the order added; later ones run as they are added. */
+  run(): void {
+    const calls = this.calls
+    this.calls = undefined
+    if (calls) for (const call of calls) call()
+  }
 }
 
 /** How long a refused upload may go on being discarded after the answer before its connection is cut. */
@@ -63,13 +94,16 @@ export class ClientGoneError extends Error {
  * `signal`, when given, becomes the Request's: it aborts when the client
  * goes away before its answer is complete (a 2026-era request's cancellation).
  * `bodyTimeoutMs`, when given, is how long from now the body may take to
- * arrive (BodyTimeoutError past it).
+ * arrive (BodyTimeoutError past it). `end`, when given, is run by whoever
+ * writes the answer once it is over: the routes hand it what is to run then
+ * (`answered`).
  */
 export function inboundOf(
   req: IncomingMessage,
   base: string,
   signal?: AbortSignal,
   bodyTimeoutMs?: number,
+  end?: AnswerEnd,
 ): InboundRequest {
   const deadline = bodyTimeoutMs === undefined ? undefined : { at: Date.now() + bodyTimeoutMs, ms: bodyTimeoutMs }
   const headers = new Headers()
@@ -85,7 +119,7 @@ export function inboundOf(
   let read: BodyRead | undefined
   const bytes = (maxBytes: number, refuse?: (id: RequestId) => boolean) =>
     (read ??= new BodyRead(req, maxBytes, deadline, refuse))
-  return {
+  const inbound: InboundRequest = {
     request,
     readBody: async (maxBytes) => {
       const body = await bytes(maxBytes).done
@@ -101,6 +135,8 @@ export function inboundOf(
       // A chunked body (no length) may be large too.
       !(Number(req.headers['content-length']) < minBytes) ? bytes(maxBytes, refuse).leading : undefined,
   }
+  if (end) inbound.answered = (done) => end.add(done)
+  return inbound
 }
 
 /** A body read: too large, its bytes, or refused for its leading id (and not read on). */

@@ -4,7 +4,7 @@ import { formatListen, type ListenAddress } from '../config/listen-address.js'
 import { MycError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import { RpcCode } from '../protocol/facts.js'
-import { sendResponse } from './node-bridge.js'
+import { AnswerEnd, sendResponse } from './node-bridge.js'
 
 /** `http.bodyTimeoutMs` by default: how long a request body may take to arrive. */
 const BODY_TIMEOUT_MS = 30_000
@@ -42,11 +42,13 @@ function rawAnswer(status: string, message: string, headers: Record<string, stri
  * inboundOf: a body not arrived by then is answered 408 and its connection
  * closed), and one client address holds at most `maxConnectionsPerAddress`
  * connections (one more is answered 429 and closed). Headers are bounded by
- * Node's headersTimeout (60 s).
+ * Node's headersTimeout (60 s). `answer` also gets the request's AnswerEnd
+ * (for inboundOf), run once its answer has been written to its end or the
+ * client went away.
  */
 export function nodeServer(
   logger: Logger,
-  answer: (req: IncomingMessage, res: ServerResponse, bodyTimeoutMs: number) => Promise<Response>,
+  answer: (req: IncomingMessage, res: ServerResponse, bodyTimeoutMs: number, end: AnswerEnd) => Promise<Response>,
   limits: ConnectionLimits = { bodyTimeoutMs: BODY_TIMEOUT_MS, maxConnectionsPerAddress: MAX_CONNECTIONS_PER_ADDRESS },
 ): NodeHttpServer {
   /** The answer under way on each connection (the latest request's). */
@@ -56,23 +58,8 @@ export function nodeServer(
     // A connection over the cap was answered already: its request goes no further.
     if (refused.has(req.socket)) return void req.socket.destroy()
     answering.set(req.socket, res)
-    void (async () => {
-      let response: Response
-      try {
-        response = await answer(req, res, limits.bodyTimeoutMs)
-      } catch {
-        // Only a request the web Request cannot hold (a header value, a method) gets here.
-        response = new Response(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            error: { code: RpcCode.invalidRequest, message: 'Bad Request' },
-            id: null,
-          }),
-          { status: 400, headers: { 'Content-Type': 'application/json' } },
-        )
-      }
-      await sendResponse(req, res, response)
-    })().catch((error: unknown) => {
+    const end = new AnswerEnd()
+    answerOne(req, res, () => answer(req, res, limits.bodyTimeoutMs, end), end).catch((error: unknown) => {
       logger.debug(`http: ${String(error)}`)
       res.destroy()
     })
@@ -89,6 +76,38 @@ export function nodeServer(
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
   capConnections(server, logger, limits.maxConnectionsPerAddress, refused)
   return server
+}
+
+/**
+ * Writes `answer`'s response (a request the web Request cannot hold, where
+ * answer throws, gets a 400), then runs `end`: the answer is over, written
+ * to its end, failed, or its client gone.
+ */
+async function answerOne(
+  req: IncomingMessage,
+  res: ServerResponse,
+  answer: () => Promise<Response>,
+  end: AnswerEnd,
+): Promise<void> {
+  let response: Response
+  try {
+    response = await answer()
+  } catch {
+    // Only a request the web Request cannot hold (a header value, a method) gets here.
+    response = new Response(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        error: { code: RpcCode.invalidRequest, message: 'Bad Request' },
+        id: null,
+      }),
+      { status: 400, headers: { 'Content-Type': 'application/json' } },
+    )
+  }
+  try {
+    await sendResponse(req, res, response)
+  } finally {
+    end.run()
+  }
 }
 
 /** At most `max` open connections per client address: one more is answered 429 at once and closed (and its request, if one comes, ignored). */

@@ -1,5 +1,6 @@
 /** JSON-RPC codes of myc's HTTP refusals. */
 import { RpcCode } from '../protocol/facts.js'
+import type { InboundRequest } from './node-bridge.js'
 export const HttpRpcCode = {
   /** A refusal of the HTTP layer (auth, origin, limits…): JSON-RPC's implementation-defined server error. */
   server: RpcCode.serverError,
@@ -46,11 +47,24 @@ export function withHeaders(response: Response, headers: Record<string, string>)
 }
 
 /**
+ * `response` as it is, with `done` called once it is over: the server that
+ * writes it says when (`inbound.answered`: written to its end, or the client
+ * gone), so nothing is wrapped around it. A request served another way has
+ * its answer's body watched instead (onBodyDone: a stream and a Response
+ * more).
+ */
+export function untilAnswered(inbound: InboundRequest, response: Response, done: () => void): Response {
+  if (!inbound.answered) return onBodyDone(response, done)
+  inbound.answered(done)
+  return response
+}
+
+/**
  * The same response, calling `done` once its body has been read to the end,
  * failed, or been cancelled (the client went away): how long a request's
  * answer streams is how long it is in flight.
  */
-export function onBodyDone(response: Response, done: () => void): Response {
+function onBodyDone(response: Response, done: () => void): Response {
   if (!response.body) {
     done()
     return response

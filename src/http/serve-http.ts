@@ -183,10 +183,10 @@ function listeners(
     bodyTimeoutMs: config.http.bodyTimeoutMs,
     maxConnectionsPerAddress: config.http.maxConnectionsPerAddress,
   }
+  const base = `http://${formatListen(settings.listen)}`
   const server = nodeServer(
     logger,
-    (req, res, bodyTimeoutMs) =>
-      face.handle(inboundOf(req, `http://${formatListen(settings.listen)}`, abortedByClient(res), bodyTimeoutMs)),
+    (req, res, bodyTimeoutMs, end) => face.handle(inboundOf(req, base, abortedByClient(res), bodyTimeoutMs, end)),
     limits,
   )
   const metricsListen = settings.metricsListen

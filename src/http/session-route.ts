@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js'
 import type { PrincipalView } from '../principal/view.js'
 import type { Runtime } from '../runtime/runtime.js'
 import type { HttpPrincipal } from './principals.js'
-import { HttpRpcCode, onBodyDone, refusal } from './responses.js'
+import { HttpRpcCode, refusal, untilAnswered } from './responses.js'
 import { EVENT_CHARS_PER_SESSION, EVENTS_PER_STREAM, STREAMS_PER_SESSION } from './event-log.js'
 import type { Room, Sessions } from './http-session-table.js'
 import type { SessionStore } from './session-store.js'
@@ -151,7 +151,7 @@ export class SessionRoute {
       return refusal(403, HttpRpcCode.server, `Forbidden: ${error instanceof Error ? error.message : String(error)}`)
     }
     session.initialize = (read.message as { params?: Record<string, unknown> }).params ?? {}
-    const response = await this.deliver(session, request, read)
+    const response = await this.deliver(session, inbound, read)
     // An initialize the transport refused (Accept header, protocol) leaves no session behind.
     if (response.status !== 200) {
       this.end(session)
@@ -268,7 +268,7 @@ export class SessionRoute {
     // Initialization completes with notifications/initialized; until then the session lives UNINITIALIZED_SESSION_MS at most.
     if (!read.isRequest && (read.message as { method?: unknown }).method === 'notifications/initialized')
       session.initialized = true
-    return this.deliver(session, request, read)
+    return this.deliver(session, inbound, read)
   }
 
   /**
@@ -279,9 +279,10 @@ export class SessionRoute {
    */
   private async deliver(
     session: HttpSession,
-    request: Request,
+    inbound: InboundRequest,
     read: Extract<ReadMessage, { ok: true }>,
   ): Promise<Response> {
+    const { request } = inbound
     if (!read.isRequest) {
       this.options.sessions.touch(session)
       return session.transport.handleRequest(request, { parsedBody: read.message })
@@ -293,7 +294,7 @@ export class SessionRoute {
     }
     const done = this.begin(session, JSON.stringify(read.id))
     try {
-      return onBodyDone(await session.transport.handleRequest(request, { parsedBody: read.message }), done)
+      return untilAnswered(inbound, await session.transport.handleRequest(request, { parsedBody: read.message }), done)
     } catch (error) {
       done()
       throw error

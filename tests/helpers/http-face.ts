@@ -48,7 +48,7 @@ export async function serveFace(
   let base = ''
   const server = nodeServer(
     runtime.logger,
-    (req, res, bodyTimeoutMs) => face.handle(inboundOf(req, base, abortedByClient(res), bodyTimeoutMs)),
+    (req, res, bodyTimeoutMs, end) => face.handle(inboundOf(req, base, abortedByClient(res), bodyTimeoutMs, end)),
     limits,
   )
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -22,7 +22,7 @@ import { childForUri } from '../../server/principal-requests.js'
 import { isObject } from '../../protocol/facts.js'
 import { checkParamHeaders, paramHeaderRefusal, paramHeadersOf, toolCallOf } from './param-headers.js'
 import type { HttpPrincipal } from '../../http/principals.js'
-import { HttpRpcCode, onBodyDone, refusal } from '../../http/responses.js'
+import { HttpRpcCode, refusal, untilAnswered } from '../../http/responses.js'
 import type { InboundRequest } from '../../http/node-bridge.js'
 
 /** subscriptions/listen streams one credential may hold open at once. */
@@ -252,7 +252,8 @@ export class StatelessRoute {
       const parsedBody = this.options.runtime.tracing?.propagates
         ? withHeaderTraceContext(body, inbound.request.headers)
         : body
-      return onBodyDone(mismatch ?? (await this.handler.fetch(inbound.request, { authInfo, parsedBody })), finish)
+      const response = mismatch ?? (await this.handler.fetch(inbound.request, { authInfo, parsedBody }))
+      return untilAnswered(inbound, response, finish)
     } catch (error) {
       finish()
       throw error
