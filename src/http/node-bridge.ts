@@ -282,6 +282,20 @@ export function abortedByClient(res: ServerResponse): AbortSignal {
 }
 
 /**
+ * Holds what is written on `res`'s connection until the next tick, then
+ * sends it in one write: the headers of a streamed answer go out with what
+ * of its body is ready in this turn (a session's priming event), rather than
+ * in a write of their own; one that has nothing ready yet still gets its
+ * headers at once.
+ */
+function holdUntilNextTick(res: ServerResponse): void {
+  const socket = res.socket
+  if (!socket || socket.writableCorked > 0) return
+  socket.cork()
+  process.nextTick(() => socket.uncork())
+}
+
+/**
  * Writes a web Response to a node:http response, streaming its body (SSE
  * included) as it comes, with backpressure. When the client goes away the
  * body is cancelled, which tells the transport the stream is gone.
@@ -308,6 +322,7 @@ export async function sendResponse(req: IncomingMessage, res: ServerResponse, re
     res.end()
     return
   }
+  holdUntilNextTick(res)
   res.flushHeaders()
   const reader = response.body.getReader()
   let gone = false
