@@ -227,6 +227,8 @@ export class SessionRoute {
    * something was taken away.
    */
   private narrow(session: HttpSession, principal: HttpPrincipal): boolean {
+    // Nothing granted, nothing to take away (most sessions, at every request).
+    if (session.granted.size === 0) return false
     const grants = new Set(principal.skills ?? [])
     const lost = [...session.granted].filter((s) => !grants.has(s))
     if (lost.length === 0) return false
