@@ -10,7 +10,7 @@ import type { InboundRequest } from './node-bridge.js'
  * without touching the stream. Other requests, and a Content-Type other
  * than JSON, are not read here. The value parsed travels with the request
  * handed on (`parsed`), so a 4 MB body is parsed once, not twice; so does
- * what runs once its answer is over (`answered`).
+ * what runs once its answer is over (`answered`) and its client's signal.
  */
 export async function readForEra(
   inbound: InboundRequest,
@@ -22,6 +22,7 @@ export async function readForEra(
   const read = await inbound.readBody(maxBytes)
   const again: InboundRequest = { request, readBody: () => Promise.resolve(read) }
   if (inbound.answered) again.answered = inbound.answered
+  if (inbound.signal) again.signal = inbound.signal
   if (read.tooLarge || nestsDeeperThan(read.text, MAX_NESTING)) return { inbound: again, body: { parsed: false } }
   try {
     const value = JSON.parse(read.text) as unknown

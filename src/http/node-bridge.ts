@@ -36,6 +36,19 @@ export interface InboundRequest {
    * its answer's body instead (`untilAnswered`, responses.ts).
    */
   answered?(done: () => void): void
+  /**
+   * Aborts when the client goes away before its answer is complete: a 2026
+   * request's cancellation. The Request carries no signal of its own (the
+   * 2025 session transport reads none, and a Request following a signal costs
+   * a controller and a listener at every request); the 2026 route makes its
+   * request with this one (`withClientSignal`).
+   */
+  signal?: AbortSignal
+}
+
+/** `inbound`'s Request, following its client's signal when there is one (a 2026 request's cancellation). */
+export function withClientSignal(inbound: InboundRequest): Request {
+  return inbound.signal ? new Request(inbound.request, { signal: inbound.signal }) : inbound.request
 }
 
 /**
@@ -91,7 +104,7 @@ export class ClientGoneError extends Error {
  * and headers (no body: the URL is built on `base`, never on the Host
  * header), and the body read from the node stream on demand. Throws when the
  * request cannot be a web Request (a header value or method it refuses).
- * `signal`, when given, becomes the Request's: it aborts when the client
+ * `signal`, when given, is the request's `signal`: it aborts when the client
  * goes away before its answer is complete (a 2026-era request's cancellation).
  * `bodyTimeoutMs`, when given, is how long from now the body may take to
  * arrive (BodyTimeoutError past it). `end`, when given, is run by whoever
@@ -110,11 +123,7 @@ export function inboundOf(
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
   const url = new URL(req.url ?? '/', base)
   // An absolute-form target (`POST http://elsewhere/mcp`) is read as its path here.
-  const request = new Request(new URL(url.pathname + url.search, base), {
-    method: req.method ?? 'GET',
-    headers,
-    ...(signal ? { signal } : {}),
-  })
+  const request = new Request(new URL(url.pathname + url.search, base), { method: req.method ?? 'GET', headers })
   // The body is read once, as bytes: decoded for readBody, scanned for requestId.
   let read: BodyRead | undefined
   const bytes = (maxBytes: number, refuse?: (id: RequestId) => boolean) =>
@@ -136,6 +145,7 @@ export function inboundOf(
       !(Number(req.headers['content-length']) < minBytes) ? bytes(maxBytes, refuse).leading : undefined,
   }
   if (end) inbound.answered = (done) => end.add(done)
+  if (signal) inbound.signal = signal
   return inbound
 }
 

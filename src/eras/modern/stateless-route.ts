@@ -23,7 +23,7 @@ import { isObject } from '../../protocol/facts.js'
 import { checkParamHeaders, paramHeaderRefusal, paramHeadersOf, toolCallOf } from './param-headers.js'
 import type { HttpPrincipal } from '../../http/principals.js'
 import { HttpRpcCode, refusal, untilAnswered } from '../../http/responses.js'
-import type { InboundRequest } from '../../http/node-bridge.js'
+import { withClientSignal, type InboundRequest } from '../../http/node-bridge.js'
 
 /** subscriptions/listen streams one credential may hold open at once. */
 const MAX_LISTENS_PER_CREDENTIAL = 16
@@ -252,7 +252,7 @@ export class StatelessRoute {
       const parsedBody = this.options.runtime.tracing?.propagates
         ? withHeaderTraceContext(body, inbound.request.headers)
         : body
-      const response = mismatch ?? (await this.handler.fetch(inbound.request, { authInfo, parsedBody }))
+      const response = mismatch ?? (await this.handler.fetch(withClientSignal(inbound), { authInfo, parsedBody }))
       return untilAnswered(inbound, response, finish)
     } catch (error) {
       finish()
@@ -300,7 +300,7 @@ export class StatelessRoute {
         ...(owner !== undefined ? { owner } : {}),
       }
       return await this.opening.run(store, () =>
-        this.handler.fetch(inbound.request, { authInfo: opening.authInfo, parsedBody }),
+        this.handler.fetch(withClientSignal(inbound), { authInfo: opening.authInfo, parsedBody }),
       )
     } finally {
       const left = (this.pendingListens.get(key) ?? 1) - 1
