@@ -12,7 +12,7 @@ export interface PersonalDeps {
   configDir: string
   childSessions: ChildDeps['childSessions']
   clientCapabilities?: ChildDeps['clientCapabilities']
-  events: Pick<ChildEvents, 'request' | 'inputSource'>
+  events: Pick<ChildEvents, 'request' | 'inputSource' | 'notification'>
   /** How many are kept at once, and after how long unused one is let go (defaults MAX_PERSONAL, PERSONAL_IDLE_MS). */
   personal?: { max?: number; idleMs?: number; now?: () => number }
 }
@@ -31,6 +31,8 @@ const PERSONAL_IDLE_MS = 10 * 60_000
 export class PersonalConnections {
   private readonly open = new Map<string, ChildConnection>()
   private readonly used = new Map<string, number>()
+  /** Whose login each connection carries. */
+  private readonly owners = new WeakMap<ChildConnection, string>()
 
   constructor(
     private readonly deps: PersonalDeps,
@@ -65,6 +67,11 @@ export class PersonalConnections {
     return child
   }
 
+  /** The person whose own login `child` carries, when it is one of these connections. */
+  ownerOf(child: ChildConnection): string | undefined {
+    return this.owners.get(child)
+  }
+
   /** How many are open now. */
   get count(): number {
     return this.open.size
@@ -81,7 +88,7 @@ export class PersonalConnections {
   private connection(shared: ChildConnection, owner: string, store: TokenStore): ChildConnection {
     const { deps } = this
     const key = shared.key
-    return new ChildConnection(key, shared.config, {
+    const child = new ChildConnection(key, shared.config, {
       logger: deps.logger,
       version: deps.version,
       host: deps.host,
@@ -93,11 +100,14 @@ export class PersonalConnections {
         stateChanged: (c, previous) =>
           deps.logger.debug(`[${key}, for ${owner}] ${previous} → ${c.state}${c.lastError ? `: ${c.lastError}` : ''}`),
         listsChanged: () => {},
-        notification: () => {},
+        // Heard by the person only (ChildRouting asks ownerOf): a log message during a call goes to its caller.
+        notification: (c, notification) => deps.events.notification(c, notification),
         request: (c, method, params, signal) => deps.events.request(c, method, params, signal),
         inputSource: (c, caller) => deps.events.inputSource?.(c, caller),
       },
     })
+    this.owners.set(child, owner)
+    return child
   }
 
   /** Stops connections unused for PERSONAL_IDLE_MS, and the least recently used beyond MAX_PERSONAL; never one with a call in flight, nor `keep`. */

@@ -301,6 +301,11 @@ export class ChildSupervisor {
   private readonly leaving = new Map<string, Promise<void>>()
   private readonly instanceInfo = new WeakMap<ChildConnection, InstanceInfo>()
 
+  /** The person whose own OAuth login `child` carries, when it is one of people's own connections (personalFor). */
+  personalOwnerOf(child: ChildConnection): string | undefined {
+    return this.personal.ownerOf(child)
+  }
+
   /** Whom `child` runs for, when it is an instance of a scoped server (not its own process, which is the local person's). */
   instanceOf(child: ChildConnection): InstanceInfo | undefined {
     return this.instanceInfo.get(child)

@@ -21,6 +21,8 @@ export class ChildRouting {
     private readonly instanceOf: (child: ChildConnection) => InstanceInfo | undefined,
     /** Whether a child's roots/list outside any call gets an empty list (Runtime.rootsWithinCallsOnly). */
     private readonly rootsWithinCallsOnly: () => boolean,
+    /** The person whose own login `child` carries, when it is one of people's own connections (ChildSupervisor.personalFor). */
+    private readonly personalOwnerOf: (child: ChildConnection) => string | undefined = () => undefined,
   ) {}
 
   /**
@@ -82,7 +84,7 @@ export class ChildRouting {
 
   /** Notifications of `child` outside any call: to every connection, or only to its audience (a scoped server's: instance-routing.ts). */
   tell(child: ChildConnection, instance: InstanceInfo | undefined, notifications: JSONRPCNotification[]): void {
-    const hears = audienceOf(child, instance)
+    const hears = audienceOf(child, instance, this.personalOwnerOf(child))
     for (const connection of this.connections)
       if (!hears || hears(connection)) for (const n of notifications) connection.childNotification(child.key, n)
   }
@@ -130,7 +132,7 @@ export class ChildRouting {
     method: string,
     params: Record<string, unknown> | undefined,
   ): ConnectionHandle | undefined {
-    const hears = audienceOf(child, this.instanceOf(child))
+    const hears = audienceOf(child, this.instanceOf(child), this.personalOwnerOf(child))
     const reaching = [...this.connections].reverse().filter((c) => c.reaches(child.key) && (!hears || hears(c)))
     if (this.lastActive && reaching.includes(this.lastActive)) reaching.unshift(this.lastActive)
     return reaching.find((c) => c.canAnswer(method, params)) ?? reaching[0]

@@ -13,12 +13,17 @@ import type { ConnectionHandle } from './connection.js'
  * (`scope: "principal"`) or its session's (`"session"`); a scoped server's
  * own process is the local person's instance, and speaks only to the
  * connections of whoever runs myc (stdio, a loopback serve without tokens).
- * Undefined: everyone.
+ * A person's own connection to a server logged in as them
+ * (children/personal-connections.ts, `personalOwner`) speaks only to that
+ * person's connections. Undefined: everyone.
  */
 export function audienceOf(
   child: ChildConnection,
   instance: InstanceInfo | undefined,
+  personalOwner?: string,
 ): ((connection: ConnectionHandle) => boolean) | undefined {
+  if (personalOwner !== undefined)
+    return (c) => c.who !== undefined && (c.who.owner ?? LOCAL_PRINCIPAL) === personalOwner
   if (instance?.session !== undefined) return (c) => c.who?.sessionId === instance.session
   if (instance) return (c) => c.who !== undefined && (c.who.owner ?? LOCAL_PRINCIPAL) === instance.person
   const scope = scopeOf(child.config)

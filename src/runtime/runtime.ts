@@ -101,6 +101,7 @@ export class Runtime {
       deps.logger,
       (child) => this.supervisor.instanceOf(child),
       () => this.rootsWithinCallsOnly,
+      (child) => this.supervisor.personalOwnerOf(child),
     )
     this.secrets = new PersonSecretStores(deps.host.env)
     const { config } = deps.loaded

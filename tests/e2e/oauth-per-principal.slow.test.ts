@@ -145,8 +145,16 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
 
     const a = await client(alice)
     const b = await client(bob)
+    const heard = { alice: [] as string[], bob: [] as string[] }
+    a.setNotificationHandler('notifications/message', (n) => void heard.alice.push(String(n.params.data)))
+    b.setNotificationHandler('notifications/message', (n) => void heard.bob.push(String(n.params.data)))
     const aliceSays = whoami(await a.callTool({ name: 'gh__whoami', arguments: {} }))
+    // What the server logs during alice's call (on her own login's connection) reaches her, and no one else.
+    expect(heard.alice).toEqual([aliceSays.replace(/^you are logged in \((.*)\)$/, 'call of $1')])
+    expect(heard.bob).toEqual([])
     const bobSays = whoami(await b.callTool({ name: 'gh__whoami', arguments: {} }))
+    expect(heard.bob).toEqual([bobSays.replace(/^you are logged in \((.*)\)$/, 'call of $1')])
+    expect(heard.alice).toHaveLength(1)
     // The operator's login was the first; alice's and bob's are their own.
     expect(aliceSays).toMatch(/^you are logged in \(login \d+\)$/)
     expect(bobSays).toMatch(/^you are logged in \(login \d+\)$/)

@@ -80,7 +80,10 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 /** The MCP server of one session; `whoami` names the login (the authorization code exchange, counted from 1) its token came from. */
 function mcpServer(write: boolean, login: number): Server {
-  const server = new Server({ name: 'oauth-protected', version: '1.0.0' }, { capabilities: { tools: {}, prompts: {} } })
+  const server = new Server(
+    { name: 'oauth-protected', version: '1.0.0' },
+    { capabilities: { tools: {}, prompts: {}, logging: {} } },
+  )
   server.setRequestHandler('prompts/list', () => ({
     prompts: [{ name: 'whose', description: 'Names the login of this session' }],
   }))
@@ -94,11 +97,18 @@ function mcpServer(write: boolean, login: number): Server {
       : []),
   ]
   server.setRequestHandler('tools/list', () => ({ tools }))
-  server.setRequestHandler('tools/call', (request) => ({
-    content: [
-      { type: 'text', text: request.params.name === 'write' ? 'written' : `you are logged in (login ${login})` },
-    ],
-  }))
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    // A log message on the call's stream, naming the login: it is for whoever made the call.
+    await ctx.mcpReq.notify({
+      method: 'notifications/message',
+      params: { level: 'info', data: `call of login ${login}` },
+    })
+    return {
+      content: [
+        { type: 'text', text: request.params.name === 'write' ? 'written' : `you are logged in (login ${login})` },
+      ],
+    }
+  })
   return server
 }
 
