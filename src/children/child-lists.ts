@@ -7,6 +7,7 @@ import type {
   Tool,
 } from '@modelcontextprotocol/client'
 import { SKILLS_EXTENSION_ID, type Skill as SkillEntry } from '@modelcontextprotocol/core/ext/skills'
+import { RpcCode } from '../protocol/facts.js'
 import { passthrough } from '../protocol/passthrough.js'
 
 /** The lists a child serves, each in the child's own order. */
@@ -73,7 +74,9 @@ export async function fetchLists(
   await Promise.all(
     kinds.map(async (kind) => {
       const spec = LIST_METHODS[kind]
-      next[kind] = spec.has(capabilities) ? ((await listAll(client, spec.method, spec.field, options)) as never) : []
+      if (!spec.has(capabilities)) return void (next[kind] = [])
+      const listing = listAll(client, spec.method, spec.field, options)
+      next[kind] = (await (kind === 'resourceTemplates' ? orNoTemplates(listing, options.warn) : listing)) as never
     }),
   )
   if (hasSkillsExtension(capabilities)) {
@@ -81,6 +84,22 @@ export async function fetchLists(
     next.resourceTemplates = next.resourceTemplates.filter((t) => !t.uriTemplate.startsWith('skill://'))
   }
   return next
+}
+
+/**
+ * Resource templates of a server that declares resources but does not
+ * answer resources/templates/list (Method not found, as a server made with
+ * the SDK's low-level Server and no handler for it does): none, said once
+ * a listing, where its tools and resources would otherwise go unlisted too.
+ */
+async function orNoTemplates(listing: Promise<unknown[]>, warn: (message: string) => void): Promise<unknown[]> {
+  try {
+    return await listing
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code !== RpcCode.methodNotFound) throw error
+    warn('resources/templates/list: the server declares resources but does not answer it; no resource templates')
+    return []
+  }
 }
 
 /** Follows a list's pagination to the end (a cursor seen twice ends it, and so do MAX_PAGES pages). */

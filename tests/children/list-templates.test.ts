@@ -1,0 +1,31 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Runtime } from '../../src/runtime/runtime.js'
+import { captureLogger, connectClient, fixtureEntry, startRuntime } from '../helpers/runtime.js'
+
+/**
+ * A server that declares resources but answers resources/templates/list
+ * with Method not found (the SDK's low-level Server without a handler for
+ * it) is still served: its tools and resources are listed, it has no
+ * templates, and the log says why. Before, the failed list failed its whole
+ * start and none of its tools was listed. A real child process.
+ */
+describe('a child without resources/templates/list', () => {
+  let runtime: Runtime
+  const { logger, lines } = captureLogger()
+  beforeAll(async () => {
+    const watched = fixtureEntry('watched-resources', { env: { NO_TEMPLATES: '1' } })
+    runtime = await startRuntime({ mcpServers: { watched } }, logger)
+  }, 30_000)
+  afterAll(async () => {
+    await runtime?.close()
+  })
+
+  it('is running with its tools and resources listed, no templates, and a warning naming the method', async () => {
+    expect(runtime.supervisor.children.get('watched')!.state).toBe('RUNNING')
+    const { client } = await connectClient(runtime)
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('watched__touch')
+    expect((await client.listResources()).resources.length).toBeGreaterThan(0)
+    expect((await client.listResourceTemplates()).resourceTemplates).toEqual([])
+    expect(lines.some((l) => l.includes('[watched]') && l.includes('resources/templates/list'))).toBe(true)
+  })
+})
