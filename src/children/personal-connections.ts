@@ -3,6 +3,7 @@ import type { TokenStore } from '../oauth/token-store.js'
 import { ChildConnection, type ChildDeps, type ChildEvents } from './child.js'
 import type { StopBudget } from './process-tree.js'
 import type { CommandHost } from './resolve-command.js'
+import { slotOf, type SlotRecords } from './slot-records.js'
 
 /** What the people's connections need of the supervisor's deps (SupervisorDeps has them all). */
 export interface PersonalDeps {
@@ -37,6 +38,8 @@ export class PersonalConnections {
   constructor(
     private readonly deps: PersonalDeps,
     private readonly shared: (key: string) => ChildConnection | undefined,
+    /** What each person's clients asked of a server (log level, subscriptions): their slot's record, kept across their connections. */
+    private readonly records: SlotRecords,
   ) {}
 
   /**
@@ -54,7 +57,7 @@ export class PersonalConnections {
     let child = this.open.get(id)
     // A reload that changed the server: the old person's connection goes.
     if (child && child.config !== shared.config) {
-      void child.stop()
+      void this.retire(child)
       child = undefined
     }
     child ??= this.connection(shared, owner, store)
@@ -82,13 +85,22 @@ export class PersonalConnections {
     const all = [...this.open.values()]
     this.open.clear()
     this.used.clear()
-    await Promise.all(all.map((child) => child.stop(budget)))
+    await Promise.all(all.map((child) => this.retire(child, budget)))
+  }
+
+  /** Stops a connection for good; its person's record stays while it holds something (their next connection takes it). */
+  private async retire(child: ChildConnection, budget?: StopBudget): Promise<void> {
+    const owner = this.owners.get(child)
+    await child.stop(budget)
+    if (owner !== undefined) this.records.release(child.key, slotOf({ person: owner }), child.record)
   }
 
   private connection(shared: ChildConnection, owner: string, store: TokenStore): ChildConnection {
     const { deps } = this
     const key = shared.key
     const child = new ChildConnection(key, shared.config, {
+      // The person's level and subscriptions, asked again at each start of this connection and of their next.
+      record: this.records.take(key, slotOf({ person: owner })),
       logger: deps.logger,
       version: deps.version,
       host: deps.host,
@@ -119,7 +131,7 @@ export class PersonalConnections {
       if (this.open.size <= max && (this.used.get(id) ?? 0) > idleBefore) continue
       this.open.delete(id)
       this.used.delete(id)
-      void child.stop()
+      void this.retire(child)
     }
   }
 }

@@ -99,7 +99,7 @@ export class ChildSupervisor {
     servers: ReadonlyMap<string, ServerConfig>,
     private readonly deps: SupervisorDeps,
   ) {
-    this.personal = new PersonalConnections(deps, (key) => this.children.get(key))
+    this.personal = new PersonalConnections(deps, (key) => this.children.get(key), this.records)
     for (const [key, config] of servers) if (!config.disabled) this.children.set(key, this.connection(key, config))
   }
 
@@ -338,6 +338,11 @@ export class ChildSupervisor {
     const shared = this.children.get(key)
     if (!shared || shared.config.type !== 'stdio' || scopeOf(shared.config) === 'shared') return undefined
     return this.records.of(key, slotOf(owner))
+  }
+
+  /** What `owner`'s clients ask of a server logged in per person (personalFor), a connection of theirs open or not. */
+  personalRecord(key: string, owner: string): ChildRecord {
+    return this.records.of(key, slotOf({ person: owner }))
   }
 
   /** Every scoped server's instances now. */

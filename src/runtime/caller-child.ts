@@ -80,12 +80,15 @@ function instanceOwner(shared: ChildConnection, caller: Caller): InstanceOwner |
  * Where what a caller asks of `server` outside a call (the log level) is
  * kept: for a scoped server, the slot of the instance their requests reach
  * (their person's or session's, whether one runs now or not: the next one
- * started is asked for it); else the server's own process's. Undefined for
- * a server not in the config.
+ * started is asked for it); for a server logged in per person, their own
+ * connection's slot (the same rule); else the server's own process's.
+ * Undefined for a server not in the config.
  */
 export function recordForCaller(runtime: Runtime, server: string, caller: Caller): ChildRecord | undefined {
   const shared = runtime.supervisor.children.get(server)
   if (!shared) return undefined
+  if (caller.owner !== undefined && isPersonal(shared.config))
+    return runtime.supervisor.personalRecord(server, caller.owner)
   const owner = scopeOf(shared.config) === 'shared' ? undefined : instanceOwner(shared, caller)
   return (owner && runtime.supervisor.recordFor(server, owner)) || shared.record
 }

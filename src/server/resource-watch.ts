@@ -1,7 +1,7 @@
 import type { ChildConnection } from '../children/child.js'
 import type { ConnectionHandle, Runtime } from '../runtime/runtime.js'
 import { scopeOf } from '../config/server-schema.js'
-import { childForCaller } from '../runtime/caller-child.js'
+import { childForCaller, isPersonal } from '../runtime/caller-child.js'
 
 /**
  * Asking a child for a resource's updates on behalf of one of myc's
@@ -18,16 +18,18 @@ import { childForCaller } from '../runtime/caller-child.js'
 /**
  * The connection a holder's subscription goes to: a scoped server's instance
  * of the holder's person or session (docs/team.md; a 2026 listen stream has
- * no session: its person's), else `child` itself. Rejects with the reason
- * when the holder has no instance now, or is no client connection of its
- * own.
+ * no session: its person's), a named person's own connection to a server
+ * logged in per person (docs/auth.md), else `child` itself. Rejects with the
+ * reason when the holder has no instance or login now, or is no client
+ * connection of its own.
  */
 async function holderChild(
   runtime: Runtime,
   holder: ConnectionHandle,
   child: ChildConnection,
 ): Promise<ChildConnection> {
-  if (scopeOf(child.config) === 'shared') return child
+  const ownLogin = isPersonal(child.config) && holder.who?.owner !== undefined
+  if (scopeOf(child.config) === 'shared' && !ownLogin) return child
   if (!holder.who)
     throw new Error(
       `resource subscriptions of "${child.key}", one process per person or session, need a client of its own`,

@@ -159,6 +159,16 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
     expect(aliceSays).toMatch(/^you are logged in \(login \d+\)$/)
     expect(bobSays).toMatch(/^you are logged in \(login \d+\)$/)
     expect(new Set([aliceSays, bobSays, 'you are logged in (login 1)']).size).toBe(3)
+    // A log level and a subscription a person's client sets are asked of their own login's connection only.
+    const loginOf = (says: string) => Number(/\(login (\d+)\)/.exec(says)![1])
+    await a.setLoggingLevel('warning')
+    const resource = (await a.listResources()).resources.find((r) => r.name.endsWith('session'))!
+    await a.subscribeResource({ uri: resource.uri })
+    expect(server.asked.map(({ login, method }) => `${login} ${method}`)).toEqual([
+      `${loginOf(aliceSays)} logging/setLevel`,
+      `${loginOf(aliceSays)} resources/subscribe`,
+    ])
+    expect(server.asked[0]!.params.level).toBe('warning')
     // Again, and over the 2026-07-28 route: the same person, the same login; prompts go out as their caller too.
     expect(whoami(await a.callTool({ name: 'gh__whoami', arguments: {} }))).toBe(aliceSays)
     const prompt = (await a.getPrompt({ name: 'gh__whose' })).messages[0]!.content as { text: string }

@@ -27,6 +27,8 @@ export interface OAuthTestServer {
   registrations: Array<Record<string, unknown>>
   /** `METHOD /path` of every request, in order. */
   requests: string[]
+  /** What each login's sessions were asked outside calls (`logging/setLevel`, `resources/subscribe`), in order. */
+  asked: Array<{ login: number; method: string; params: Record<string, unknown> }>
   /** While true, the MCP endpoint refuses every token (a login the resource no longer honours). */
   refuseAll: boolean
   /** Makes every access token issued so far invalid (the next MCP request answers 401). */
@@ -79,11 +81,23 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 }
 
 /** The MCP server of one session; `whoami` names the login (the authorization code exchange, counted from 1) its token came from. */
-function mcpServer(write: boolean, login: number): Server {
+function mcpServer(write: boolean, login: number, asked: OAuthTestServer['asked']): Server {
   const server = new Server(
     { name: 'oauth-protected', version: '1.0.0' },
-    { capabilities: { tools: {}, prompts: {}, logging: {} } },
+    { capabilities: { tools: {}, prompts: {}, logging: {}, resources: { subscribe: true } } },
   )
+  // Which login a level or a subscription was asked of: the one whose session it came on.
+  for (const method of ['logging/setLevel', 'resources/subscribe', 'resources/unsubscribe'] as const) {
+    server.removeRequestHandler(method)
+    server.setRequestHandler(method, (request) => {
+      asked.push({ login, method, params: { ...request.params } })
+      return {}
+    })
+  }
+  server.setRequestHandler('resources/list', () => ({
+    resources: [{ uri: 'login://session', name: 'session', description: 'The login of this session' }],
+  }))
+  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }))
   server.setRequestHandler('prompts/list', () => ({
     prompts: [{ name: 'whose', description: 'Names the login of this session' }],
   }))
@@ -133,6 +147,7 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
     tokenRequests: [],
     registrations: [],
     requests: [],
+    asked: [],
     refuseAll: false,
     revokeAccessTokens: () => access.clear(),
     revokeRefreshTokens: () => refresh.clear(),
@@ -291,7 +306,7 @@ export async function startOAuthServer(options: OAuthTestServerOptions = {}): Pr
             sessionIdGenerator: () => randomUUID(),
             onsessioninitialized: (sid) => void sessions.set(sid, created),
           })
-          await mcpServer(options.writeScope !== undefined, token.login).connect(created)
+          await mcpServer(options.writeScope !== undefined, token.login, state.asked).connect(created)
           transport = created
         }
         const response = await transport.handleRequest(
