@@ -76,7 +76,7 @@ export async function fetchLists(
       const spec = LIST_METHODS[kind]
       if (!spec.has(capabilities)) return void (next[kind] = [])
       const listing = listAll(client, spec.method, spec.field, options)
-      next[kind] = (await (kind === 'resourceTemplates' ? orNoTemplates(listing, options.warn) : listing)) as never
+      next[kind] = (await (kind === 'tools' ? listing : orNone(listing, spec.method, options.warn))) as never
     }),
   )
   if (hasSkillsExtension(capabilities)) {
@@ -87,17 +87,22 @@ export async function fetchLists(
 }
 
 /**
- * Resource templates of a server that declares resources but does not
- * answer resources/templates/list (Method not found, as a server made with
- * the SDK's low-level Server and no handler for it does): none, said once
- * a listing, where its tools and resources would otherwise go unlisted too.
+ * A list the server declares but does not answer (Method not found: the
+ * SDK's low-level Server without that handler, most often for
+ * resources/templates/list): none, said once a listing, where its tools
+ * would otherwise go unlisted too. Tools are not spared: a server that
+ * declares them and cannot list them fails its start, naming the error.
  */
-async function orNoTemplates(listing: Promise<unknown[]>, warn: (message: string) => void): Promise<unknown[]> {
+async function orNone(
+  listing: Promise<unknown[]>,
+  method: string,
+  warn: (message: string) => void,
+): Promise<unknown[]> {
   try {
     return await listing
   } catch (error) {
     if ((error as { code?: unknown } | null)?.code !== RpcCode.methodNotFound) throw error
-    warn('resources/templates/list: the server declares resources but does not answer it; no resource templates')
+    warn(`${method}: the server declares it but does not answer it (Method not found); taken as an empty list`)
     return []
   }
 }

@@ -9,12 +9,13 @@ import { captureLogger, connectClient, fixtureEntry, startRuntime } from '../hel
  * templates, and the log says why. Before, the failed list failed its whole
  * start and none of its tools was listed. A real child process.
  */
-describe('a child without resources/templates/list', () => {
+describe('a child without resources/templates/list, or resources/list', () => {
   let runtime: Runtime
   const { logger, lines } = captureLogger()
   beforeAll(async () => {
     const watched = fixtureEntry('watched-resources', { env: { NO_TEMPLATES: '1' } })
-    runtime = await startRuntime({ mcpServers: { watched } }, logger)
+    const bare = fixtureEntry('watched-resources', { env: { NO_TEMPLATES: '1', NO_RESOURCES: '1' } })
+    runtime = await startRuntime({ mcpServers: { watched, bare } }, logger)
   }, 30_000)
   afterAll(async () => {
     await runtime?.close()
@@ -27,5 +28,14 @@ describe('a child without resources/templates/list', () => {
     expect((await client.listResources()).resources.length).toBeGreaterThan(0)
     expect((await client.listResourceTemplates()).resourceTemplates).toEqual([])
     expect(lines.some((l) => l.includes('[watched]') && l.includes('resources/templates/list'))).toBe(true)
+  })
+
+  it('one that answers neither resources/list: running, its tools listed, none of its resources', async () => {
+    expect(runtime.supervisor.children.get('bare')!.state).toBe('RUNNING')
+    const { client } = await connectClient(runtime)
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('bare__touch')
+    expect((await client.listResources()).resources.every((r) => !r.uri.includes('bare'))).toBe(true)
+    expect(runtime.supervisor.children.get('bare')!.lists.resources).toEqual([])
+    expect(lines.some((l) => l.includes('[bare]') && l.includes('resources/list: the server declares it'))).toBe(true)
   })
 })
