@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundle, requireBundle, writeConfig } from '../helpers/e2e.js'
 import { connectHttp, modernRequest, startHttpMyc, type HttpMyc } from '../helpers/http.js'
 import { callbackCode, startOAuthServer, type OAuthTestServer } from '../helpers/oauth-server.js'
+import { quietWindow, waitFor } from '../helpers/wait-for.js'
 
 /**
  * `myc serve --http` in front of an OAuth-protected HTTP server with an
@@ -150,11 +151,18 @@ describe('OAuth per person behind myc serve --http (build/myc.cjs)', () => {
     b.setNotificationHandler('notifications/message', (n) => void heard.bob.push(String(n.params.data)))
     const aliceSays = whoami(await a.callTool({ name: 'gh__whoami', arguments: {} }))
     // What the server logs during alice's call (on her own login's connection) reaches her, and no one else.
-    expect(heard.alice).toEqual([aliceSays.replace(/^you are logged in \((.*)\)$/, 'call of $1')])
+    const login = (says: string, as: string) => says.replace(/^you are logged in \((.*)\)$/, as)
+    expect(heard.alice).toEqual([login(aliceSays, 'call of $1')])
     expect(heard.bob).toEqual([])
+    // And what it says outside any call, after it: to alice's sessions only.
+    await waitFor(() => heard.alice.length === 2, 10_000, 'the message after alice’s call')
+    expect(heard.alice[1]).toBe(login(aliceSays, 'after a call of $1'))
     const bobSays = whoami(await b.callTool({ name: 'gh__whoami', arguments: {} }))
-    expect(heard.bob).toEqual([bobSays.replace(/^you are logged in \((.*)\)$/, 'call of $1')])
-    expect(heard.alice).toHaveLength(1)
+    await waitFor(() => heard.bob.length === 2, 10_000, 'the message after bob’s call')
+    expect(heard.bob).toEqual([login(bobSays, 'call of $1'), login(bobSays, 'after a call of $1')])
+    // Bob's connection outside his call must not reach alice, whose session hears such messages (above).
+    await quietWindow(300)
+    expect(heard.alice).toHaveLength(2)
     // The operator's login was the first; alice's and bob's are their own.
     expect(aliceSays).toMatch(/^you are logged in \(login \d+\)$/)
     expect(bobSays).toMatch(/^you are logged in \(login \d+\)$/)

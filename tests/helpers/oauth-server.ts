@@ -117,6 +117,11 @@ function mcpServer(write: boolean, login: number, asked: OAuthTestServer['asked'
       method: 'notifications/message',
       params: { level: 'info', data: `call of login ${login}` },
     })
+    // And one outside any call, once this one has been answered: it is for the login's person, on no call's stream.
+    setTimeout(() => {
+      const after = { level: 'info' as const, data: `after a call of login ${login}` }
+      void server.notification({ method: 'notifications/message', params: after }).catch(() => {})
+    }, 20)
     return {
       content: [
         { type: 'text', text: request.params.name === 'write' ? 'written' : `you are logged in (login ${login})` },
