@@ -48,6 +48,8 @@ export interface InstanceSummary {
   state: ChildState
   /** Requests it is answering now. */
   inFlight: number
+  /** Tasks it runs for its callers now (each keeps it from being stopped while idle, task-holds.ts). */
+  tasks: number
   startedAt: string | null
   lastUsed: string
 }
@@ -395,6 +397,7 @@ export class InstancePool {
       pid: child.pid ?? null,
       state: child.state,
       inFlight: child.inFlight,
+      tasks: child.heldTasks.count(),
       startedAt: child.startedAt?.toISOString() ?? null,
       lastUsed: new Date(lastUsed).toISOString(),
     }))

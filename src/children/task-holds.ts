@@ -25,8 +25,13 @@ export class TaskHolds {
 
   /** Whether a task of the running process is held now (one past its time, or of a process gone, is let go). */
   any(now = Date.now()): boolean {
+    return this.count(now) > 0
+  }
+
+  /** How many tasks of the running process are held now (one past its time, or of a process gone, is let go). */
+  count(now = Date.now()): number {
     for (const [task, until] of this.held) if (until <= now || !task.alive) this.held.delete(task)
-    return this.held.size > 0
+    return this.held.size
   }
 }
 

@@ -102,6 +102,11 @@ describe.each([
   it('fails a task whose instance crashed at once, a tasks/result waiting on it too; the other person’s goes on', async () => {
     const { alice, bob } = open
     const [alices, bobs] = await Promise.all([created(alice, 60), created(bob, 60)])
+    // Each instance runs its person's task, and says so (GET /instances).
+    expect(runtime.supervisor.instances().map((i) => [i.principal, i.tasks])).toEqual([
+      ['alice', 1],
+      ['bob', 1],
+    ])
     const waiting = ask(alice, 'tasks/result', { taskId: alices })
     const pid = runtime.supervisor.instances().find((i) => i.principal === 'alice')!.pid!
     // A 2025 child holds the tasks/result until the task ends: it is on its way to alice's instance. (Over a
