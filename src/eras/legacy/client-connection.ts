@@ -34,8 +34,7 @@ import { UpstreamRelay, type ForwardContext, type ForwardHandler } from '../../p
 import { callVisibleTool, listedTools, type ToolCallContext } from '../../runtime/principal-tools.js'
 import type { PrincipalView } from '../../principal/view.js'
 import { SeenLists, type ListKindName } from '../../principal/seen-lists.js'
-import { subscribeFirst, watchResource } from '../../server/resource-watch.js'
-import { setLogLevel } from '../../server/log-level.js'
+import { SessionAsks, type AskedState } from './session-asks.js'
 import { RpcCode, isObject } from '../../protocol/facts.js'
 
 export interface ClientConnectionOptions {
@@ -74,9 +73,8 @@ export class ClientConnection implements ConnectionHandle {
   private srv: Server | undefined
   private readonly relay: UpstreamRelay<CallContext>
   private transport: InterceptTransport | undefined
-  /** The resources the client subscribed to (made at its first subscription). */
-  private subscriptions: Set<string> | undefined
-  private logLevel: LoggingLevel | undefined
+  /** What the client asked outside its calls: subscriptions and the log level (session-asks.ts). */
+  private readonly asks: SessionAsks
   private readonly pageSize: number
   private unsubscribeView: (() => void) | undefined
   private closed = false
@@ -112,6 +110,12 @@ export class ClientConnection implements ConnectionHandle {
     const { runtime } = options
     this.pageSize = options.pageSize ?? 1_000
     this.seen = new SeenLists((kind) => visibleList(runtime, options.view, kind))
+    this.asks = new SessionAsks(
+      runtime,
+      this,
+      (uri) => this.childForUri(uri),
+      () => this.onstatechange?.(),
+    )
     this.relay = new UpstreamRelay<CallContext>(
       (message, sendOptions) => this.transport!.send(message, sendOptions),
       ClientConnection.forwarded,
@@ -207,9 +211,9 @@ export class ClientConnection implements ConnectionHandle {
     ['prompts/list', { needs: 'prompts', answer: (c, params) => c.listPrompts(params) }],
     ['resources/list', { needs: 'resources', answer: (c, params) => c.listResources(params) }],
     ['resources/templates/list', { needs: 'resources', answer: (c, params) => c.listTemplates(params) }],
-    ['resources/subscribe', { needs: 'resources', answer: (c, params) => c.subscribe(String(params.uri)) }],
-    ['resources/unsubscribe', { needs: 'resources', answer: (c, params) => c.unsubscribe(String(params.uri)) }],
-    ['logging/setLevel', { needs: undefined, answer: (c, params) => c.setLogLevel(params.level as LoggingLevel) }],
+    ['resources/subscribe', { needs: 'resources', answer: (c, params) => c.asks.subscribe(String(params.uri)) }],
+    ['resources/unsubscribe', { needs: 'resources', answer: (c, params) => c.asks.unsubscribe(String(params.uri)) }],
+    ['logging/setLevel', { needs: undefined, answer: (c, params) => c.asks.setLogLevel(params.level as LoggingLevel) }],
   ] satisfies Array<[string, { needs: ListNeeds; answer: OwnRequest }]>)
 
   /** A request of myc's own (ClientConnection.own), or not found. */
@@ -273,33 +277,6 @@ export class ClientConnection implements ConnectionHandle {
     })
   }
 
-  private async subscribe(uri: string): Promise<Record<string, unknown>> {
-    const child = this.childForUri(uri)
-    if (!child) throw new ProtocolError(RpcCode.invalidParams, `Resource not found: ${uri}`)
-    // Recorded on the child that serves it (the caller's own instance of a scoped server), which asks for it, in its era, at every start.
-    await subscribeFirst((this.subscriptions ??= new Set()), uri, () =>
-      watchResource(this.options.runtime, this, child, uri),
-    )
-    this.onstatechange?.()
-    return {}
-  }
-
-  private async unsubscribe(uri: string): Promise<Record<string, unknown>> {
-    this.subscriptions?.delete(uri)
-    this.onstatechange?.()
-    // The child that serves it lets go of it when no other connection holds it.
-    await this.options.runtime.unsubscribeResource(this, uri)
-    return {}
-  }
-
-  private async setLogLevel(level: LoggingLevel): Promise<Record<string, unknown>> {
-    this.logLevel = level
-    this.onstatechange?.()
-    // Kept for each server it sees, in the record its requests reach (its own instance's of a scoped server), running or not.
-    await setLogLevel(this.options.runtime, this, level)
-    return {}
-  }
-
   /** This principal's skill sources: myc's own, and the visible children's. */
   private skillSources(): SkillSources {
     return skillSourcesFor(this.options.runtime, this.view)
@@ -344,23 +321,13 @@ export class ClientConnection implements ConnectionHandle {
   }
 
   /** What a shared session store keeps of this connection: resource subscriptions and the log level. */
-  get sessionState(): { subscriptions: string[]; logLevel?: LoggingLevel } {
-    return { subscriptions: [...(this.subscriptions ?? [])], ...(this.logLevel ? { logLevel: this.logLevel } : {}) }
+  get sessionState(): AskedState {
+    return this.asks.state
   }
 
-  /**
-   * Takes back a session's state kept by another process (a session moved
-   * between replicas): its subscriptions (asked of the children again, best
-   * effort) and its log level.
-   */
-  async restoreSessionState(state: { subscriptions: readonly string[]; logLevel?: LoggingLevel }): Promise<void> {
-    if (state.logLevel) this.logLevel = state.logLevel
-    for (const uri of state.subscriptions) {
-      if (this.subscriptions?.has(uri)) continue
-      ;(this.subscriptions ??= new Set()).add(uri)
-      const child = this.childForUri(uri)
-      if (child) await watchResource(this.options.runtime, this, child, uri).catch(() => {})
-    }
+  /** Takes back a session's state kept by another process (a session moved between replicas): session-asks.ts. */
+  restoreSessionState(state: { subscriptions: readonly string[]; logLevel?: LoggingLevel }): Promise<void> {
+    return this.asks.restore(state)
   }
 
   /** Connects to the client over the given transport (stdio, HTTP, in-memory). */
@@ -464,11 +431,11 @@ export class ClientConnection implements ConnectionHandle {
     const params = (notification.params ?? {}) as Record<string, unknown>
     switch (notification.method) {
       case 'notifications/message':
-        if (this.logLevel === undefined && !this.server.getCapabilities().logging) return
+        if (this.asks.logLevel === undefined && !this.server.getCapabilities().logging) return
         this.notify('notifications/message', { ...params, logger: server }, related)
         return
       case 'notifications/resources/updated':
-        if (typeof params.uri === 'string' && this.subscriptions?.has(params.uri))
+        if (typeof params.uri === 'string' && this.asks.subscribed(params.uri))
           this.notify('notifications/resources/updated', params)
         return
       case 'notifications/tasks/status':
