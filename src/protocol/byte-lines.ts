@@ -109,11 +109,16 @@ export function byteLineSplitter(
   /** The current line, once it is known to be large. */
   let large: LineBlocks | undefined
   const small = (bytes: Buffer, start: number, end: number) => handOn(bytes, start, end, bytesAt, onLine)
+  /** The current line is large: what came of it so far goes into its blocks. */
+  const growLarge = (): LineBlocks => {
+    const blocks = new LineBlocks()
+    for (const part of parts) blocks.append(part)
+    parts = []
+    partsLength = 0
+    return blocks
+  }
   const lineEnds = (chunk: Buffer, start: number, nl: number) => {
-    if (large === undefined && partsLength + nl - start >= largeAt) {
-      large = new LineBlocks()
-      for (const part of parts) large.append(part)
-    }
+    if (large === undefined && partsLength + nl - start >= largeAt) large = growLarge()
     if (large !== undefined) {
       large.append(chunk.subarray(start, nl))
       const line = large
@@ -132,10 +137,7 @@ export function byteLineSplitter(
     parts.push(rest)
     partsLength += rest.length
     if (partsLength < largeAt) return
-    large = new LineBlocks()
-    for (const part of parts) large.append(part)
-    parts = []
-    partsLength = 0
+    large = growLarge()
   }
 }
 
